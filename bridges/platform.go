@@ -1,0 +1,159 @@
+// Package bridges holds the platform contract (what a chat adapter implements
+// and what it may call) and the platform-neutral conversation core.
+//
+// The core never names a platform: differences are expressed by Limits and
+// by the optional ability interfaces (Typer, FileFetcher, Reactor).
+package bridges
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// ConversationKey identifies one conversation: a Slack thread, a Discord
+// thread (or DM channel), a WhatsApp chat. Thread is "" when the channel
+// itself is the conversation (DMs, WhatsApp).
+type ConversationKey struct {
+	Bot     string // configured bot name
+	Channel string // platform channel / chat id
+	Thread  string // platform thread id (Slack thread_ts, Discord thread channel id) or ""
+}
+
+// LogValue implements slog.LogValuer.
+func (k ConversationKey) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("bot", k.Bot),
+		slog.String("channel", k.Channel),
+		slog.String("thread", k.Thread),
+	)
+}
+
+// String renders the key as bot/channel/thread.
+func (k ConversationKey) String() string { return k.Bot + "/" + k.Channel + "/" + k.Thread }
+
+// File is an attachment of an inbound message. The adapter fills what it
+// knows; the core downloads it through the platform's FileFetcher.
+type File struct {
+	ID       string
+	Name     string
+	MimeType string
+	Size     int64
+	URL      string
+}
+
+// Inbound is a message addressed to the bot. The adapter has already decided
+// that the bot should see it (mention, owned thread, DM) and has stripped the
+// bot mention from Text. Text is plain CommonMark-ish text, unescaped.
+type Inbound struct {
+	Key      ConversationKey
+	MsgID    string // platform message id, unique per bot (dedupe key)
+	UserID   string
+	UserName string
+	Text     string
+	Files    []File
+	At       time.Time
+}
+
+// Action is a click on a button of a card (or an equivalent reaction/reply).
+// Reply sends a private answer to the clicker (ephemeral where the platform
+// has it); it may be nil when the platform cannot answer privately.
+type Action struct {
+	Key      ConversationKey
+	CardID   string // Message.CardID of the card
+	Choice   string // Button.ID that was pressed
+	UserID   string
+	UserName string
+	Reply    func(ctx context.Context, text string) error
+}
+
+// ButtonStyle hints how to draw a button.
+type ButtonStyle int
+
+// Button styles.
+const (
+	StyleDefault ButtonStyle = iota
+	StylePrimary
+	StyleDanger
+)
+
+// Button is one choice on a card. ID is short (≤ 32 bytes) so that
+// CardID + ID fits platform limits (Discord custom_id ≤ 100).
+type Button struct {
+	ID    string
+	Label string
+	Style ButtonStyle
+}
+
+// Message is what the core asks an adapter to show. Text is CommonMark; the
+// adapter converts it to the platform's markup. The core has already split it
+// to fit Limits.MaxMessageRunes (conversion may add a little: adapters keep
+// a margin or split again). A message with Buttons is a card: clicks come
+// back as Actions carrying CardID.
+type Message struct {
+	Text    string
+	CardID  string
+	Buttons []Button
+}
+
+// MessageRef identifies a posted message so it can be edited.
+type MessageRef struct {
+	Key ConversationKey
+	ID  string // platform message id (Slack ts, Discord message id)
+}
+
+// Limits describe what a platform can do; the core adapts to them.
+type Limits struct {
+	MaxMessageRunes int           // split longer text
+	CanEdit         bool          // Edit works (for streaming and card updates)
+	CanButtons      bool          // cards have clickable buttons
+	CanThreads      bool          // conversations are threads
+	EditInterval    time.Duration // min time between edits/posts in one channel
+	MaxButtons      int           // buttons per card
+}
+
+// Handler is implemented by the core and called by adapters. Both methods
+// must return quickly (they never wait for the agent).
+type Handler interface {
+	// HandleMessage records m durably; nil means accepted (or a duplicate
+	// already accepted) and the adapter may acknowledge the platform. A
+	// message refused by access control also returns nil (nothing to
+	// retry) and is answered or ignored by the core.
+	HandleMessage(ctx context.Context, m Inbound) error
+	// HandleAction routes a click to the conversation that owns the card.
+	HandleAction(ctx context.Context, a Action) error
+	// Owns reports whether the conversation exists (the bot owns that
+	// thread), so that adapters can route un-mentioned thread messages.
+	Owns(ctx context.Context, key ConversationKey) (bool, error)
+}
+
+// Platform is one configured bot's adapter.
+type Platform interface {
+	Limits() Limits
+	// Run connects, reconnects and delivers events to h until ctx ends. It
+	// returns nil on ctx cancellation and an error on a fatal problem
+	// (bad credentials, missing privileged intent).
+	Run(ctx context.Context, h Handler) error
+	// Post sends a message into the conversation (into its thread).
+	Post(ctx context.Context, key ConversationKey, m Message) (MessageRef, error)
+	// Edit replaces a posted message's text and buttons (no buttons =
+	// buttons removed).
+	Edit(ctx context.Context, ref MessageRef, m Message) error
+}
+
+// Typer is an optional ability: show that the agent is working.
+// SetTyping(on=false) clears the indicator where the platform allows.
+type Typer interface {
+	SetTyping(ctx context.Context, key ConversationKey, on bool) error
+}
+
+// FileFetcher is an optional ability: download an inbound attachment,
+// reading at most max bytes (ErrTooLarge beyond).
+type FileFetcher interface {
+	FetchFile(ctx context.Context, f File, max int64) ([]byte, error)
+}
+
+// Reactor is an optional ability: react to a message with an emoji name.
+type Reactor interface {
+	React(ctx context.Context, key ConversationKey, msgID, emoji string) error
+}
