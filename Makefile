@@ -1,0 +1,36 @@
+# agentbridge — developer entry points. `make run` runs the bridge, `make test` runs every test.
+CLAUDE_VERSION := 2.1.330
+TOOLS          := $(CURDIR)/.tools
+export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
+export GOTOOLCHAIN := local
+# The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
+export CGO_ENABLED := 1
+
+.PHONY: run test build claude bench
+
+build:
+	go build -o bin/bridge ./cmd/bridge
+
+# Runs the bridge with ./bridge.yaml; writes the commented example first when it is missing.
+run: build claude
+	@if [ ! -f bridge.yaml ]; then \
+		./bin/bridge example-config > bridge.yaml; \
+		echo "Wrote bridge.yaml from the example: set the tokens it references (see README.md), then run 'make run' again."; \
+		exit 2; \
+	fi
+	./bin/bridge run -config bridge.yaml
+
+# Installs the pinned Claude Code CLI into .tools (no root needed) unless that version is already there.
+claude:
+	@if [ "$$(claude --version 2>/dev/null | cut -d' ' -f1)" != "$(CLAUDE_VERSION)" ]; then \
+		echo "installing @anthropic-ai/claude-code@$(CLAUDE_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @anthropic-ai/claude-code@$(CLAUDE_VERSION); \
+	fi
+	@claude --version
+
+test: claude
+	go vet ./...
+	go test -count=1 -timeout 60m ./...
+
+bench: claude
+	go test -run '^$$' -bench . -benchtime 20x ./...
