@@ -1,0 +1,51 @@
+// Package store is the bridge's durable state in one SQLite file
+// (mattn/go-sqlite3, WAL): conversations, the inbox ledger of inbound
+// messages, the outbox of final replies, the approvals audit log and usage
+// accounting. Open applies the embedded schema migrations (package
+// migrations).
+//
+// # Concurrency
+//
+// A *Store is safe for concurrent use by many goroutines and by several
+// processes on the same file. Each write is one statement or one BEGIN
+// IMMEDIATE transaction (DSN _txlock=immediate), so read-check-write sequences
+// such as state transitions cannot interleave; writers wait for each other up
+// to the busy timeout (5 s) instead of failing. Reads never block writers (WAL).
+// Methods honour ctx: a cancelled context aborts the statement and rolls back.
+//
+// # Durability
+//
+// Every method has committed its change when it returns nil; nothing is
+// buffered in memory. A committed change survives a crash of the process.
+// The database runs with synchronous=NORMAL in WAL mode: after an operating
+// system crash or power loss the most recent commits may be rolled back, but
+// the file is never corrupted.
+//
+// # Inbox state machine
+//
+//	pending ──► sent ──► started ──► completed | cancelled | failed
+//	   ▲          │         │
+//	   └──────────┴─────────┘  ResetForRedelivery only (after a crash)
+//
+// MarkInbox moves a message only forward: to any state later in the chain,
+// skipping is allowed (pending → cancelled when a queued message is dropped),
+// re-marking the current state is an idempotent no-op, and the three final
+// states never change. Anything else returns ErrBadTransition. Moving sent or
+// started back to pending is reserved for ResetForRedelivery, which also
+// counts the attempt.
+//
+// # Outbox and approvals
+//
+// Outbox rows go pending → posted, or pending → failed once a reply has
+// failed MaxOutboxAttempts times; each failed attempt is counted. An approval
+// is open until its first decision is recorded; later decisions return
+// ErrAlreadyDecided, so a click racing a timeout is decided exactly once.
+//
+// # Schema version
+//
+// The schema version is the highest version recorded in the schema_version
+// table (one row per applied migration, with its file name and time). A
+// table, rather than PRAGMA user_version, keeps the history of when each
+// migration ran. Open refuses a database whose version is newer than the
+// newest embedded migration (ErrSchemaTooNew) and never changes such a file.
+package store

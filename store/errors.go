@@ -1,0 +1,21 @@
+package store
+
+import "errors"
+
+// Sentinel errors. Methods wrap them with context; test with errors.Is.
+var (
+	// ErrNotFound: the conversation, message or approval does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrSchemaTooNew: the database was written by a newer bridge whose
+	// schema this binary does not know. Open refuses it untouched.
+	ErrSchemaTooNew = errors.New("database schema is newer than this binary supports")
+	// ErrBadTransition: the requested state change is not allowed by the
+	// state machine (see the package documentation).
+	ErrBadTransition = errors.New("state transition not allowed")
+	// ErrAlreadyDecided: the approval already has a decision.
+	ErrAlreadyDecided = errors.New("approval already decided")
+	// ErrDuplicate: a row with this id already exists.
+	ErrDuplicate = errors.New("duplicate")
+	// ErrInvalidArgument: a required field is empty or a value is unknown.
+	ErrInvalidArgument = errors.New("invalid argument")
+)

@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// OutboxState is the state of a final reply waiting to be posted.
+type OutboxState string
+
+// Outbox states.
+const (
+	OutboxPending OutboxState = "pending" // to be posted (again)
+	OutboxPosted  OutboxState = "posted"  // on the platform; final
+	OutboxFailed  OutboxState = "failed"  // gave up after MaxOutboxAttempts; final
+)
+
+// MaxOutboxAttempts is how many failed posts MarkOutboxFailed tolerates
+// before it marks a reply failed and PendingOutbox stops returning it.
+const MaxOutboxAttempts = 5
+
+// OutboxMessage is one final reply.
+type OutboxMessage struct {
+	ID             string
+	ConversationID string
+	Key            ConversationKey // where to post
+	Text           string
+	State          OutboxState
+	Attempts       int    // failed post attempts
+	LastError      string // error of the last failed attempt
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+const outboxCols = `id, conversation_id, bot, channel, thread, text, state, attempts, last_error, created_at, updated_at`
+
+func scanOutbox(r scanner) (OutboxMessage, error) {
+	var m OutboxMessage
+	var created, updated int64
+	err := r.Scan(&m.ID, &m.ConversationID, &m.Key.Bot, &m.Key.Channel, &m.Key.Thread, &m.Text, &m.State,
+		&m.Attempts, &m.LastError, &created, &updated)
+	if err != nil {
+		return OutboxMessage{}, err
+	}
+	m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
+	return m, nil
+}
+
+// AddOutbox durably stores a reply as pending and returns it as stored. The
+// caller sets ConversationID (must exist) and Text, and Key when the reply
+// goes somewhere other than the conversation's own key (a zero Key means the
+// conversation's). ID is chosen if empty; the rest is set by the store.
+func (s *Store) AddOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
+	if m.ConversationID == "" {
+		return OutboxMessage{}, fmt.Errorf("add outbox: conversation id is required: %w", ErrInvalidArgument)
+	}
+	if m.ID == "" {
+		m.ID = uuid.NewString()
+	}
+	var out OutboxMessage
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		key, err := conversationKeyTx(ctx, tx, m.ConversationID)
+		if err != nil {
+			return err
+		}
+		if m.Key == (ConversationKey{}) {
+			m.Key = key
+		}
+		now := s.nowMS()
+		_, err = tx.ExecContext(ctx, `INSERT INTO outbox
+			(id, conversation_id, bot, channel, thread, text, state, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, m.ConversationID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Text, OutboxPending, now, now)
+		if err != nil {
+			return insertErr(err)
+		}
+		out, err = scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE id = ?`, m.ID))
+		if err != nil {
+			return fmt.Errorf("read back: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("add outbox reply to conversation %s: %w", m.ConversationID, err)
+	}
+	return out, nil
+}
+
+// OutboxByID returns the outbox message id, or an error wrapping ErrNotFound.
+func (s *Store) OutboxByID(ctx context.Context, id string) (OutboxMessage, error) {
+	m, err := scanOutbox(s.db.QueryRowContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return OutboxMessage{}, fmt.Errorf("outbox message %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("get outbox message %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// MarkOutboxPosted marks reply id posted. Marking a posted reply again is a
+// no-op; a failed reply cannot become posted (ErrBadTransition).
+func (s *Store) MarkOutboxPosted(ctx context.Context, id string) error {
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		cur, err := outboxStateTx(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		switch cur {
+		case OutboxPosted:
+			return nil
+		case OutboxPending:
+		default:
+			return fmt.Errorf("%s → %s: %w", cur, OutboxPosted, ErrBadTransition)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE outbox SET state = ?, updated_at = ? WHERE id = ?`,
+			OutboxPosted, s.nowMS(), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark outbox message %s posted: %w", id, err)
+	}
+	return nil
+}
+
+// MarkOutboxFailed records a failed attempt to post pending reply id: it
+// counts the attempt and stores errText. The reply stays pending, to be
+// retried, until it has failed MaxOutboxAttempts times; then it becomes
+// failed. It returns the reply as updated. A reply that is no longer pending
+// returns ErrBadTransition.
+func (s *Store) MarkOutboxFailed(ctx context.Context, id, errText string) (OutboxMessage, error) {
+	var out OutboxMessage
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		cur, err := outboxStateTx(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur != OutboxPending {
+			return fmt.Errorf("%s → %s: %w", cur, OutboxFailed, ErrBadTransition)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = ?, updated_at = ?,
+			state = CASE WHEN attempts + 1 >= ? THEN ? ELSE state END
+			WHERE id = ?`, errText, s.nowMS(), MaxOutboxAttempts, OutboxFailed, id)
+		if err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		out, err = scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE id = ?`, id))
+		if err != nil {
+			return fmt.Errorf("read back: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("mark outbox message %s failed: %w", id, err)
+	}
+	if out.State == OutboxFailed {
+		s.logger.WarnContext(ctx, "outbox reply given up", "outbox", id, "conversation", out.ConversationID,
+			"attempts", out.Attempts)
+	}
+	return out, nil
+}
+
+func outboxStateTx(ctx context.Context, tx *sql.Tx, id string) (OutboxState, error) {
+	var cur OutboxState
+	err := tx.QueryRowContext(ctx, `SELECT state FROM outbox WHERE id = ?`, id).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("read state: %w", err)
+	}
+	return cur, nil
+}
+
+// PendingOutbox returns every pending reply, oldest first.
+func (s *Store) PendingOutbox(ctx context.Context) ([]OutboxMessage, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE state = ? ORDER BY seq`, OutboxPending)
+	if err != nil {
+		return nil, fmt.Errorf("pending outbox: %w", err)
+	}
+	out, err := collect(rows, scanOutbox)
+	if err != nil {
+		return nil, fmt.Errorf("pending outbox: %w", err)
+	}
+	return out, nil
+}
+
+// PendingOutboxForConversation returns the pending replies of conversation
+// convID, oldest first.
+func (s *Store) PendingOutboxForConversation(ctx context.Context, convID string) ([]OutboxMessage, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+outboxCols+` FROM outbox
+		WHERE state = ? AND conversation_id = ? ORDER BY seq`, OutboxPending, convID)
+	if err != nil {
+		return nil, fmt.Errorf("pending outbox of conversation %s: %w", convID, err)
+	}
+	out, err := collect(rows, scanOutbox)
+	if err != nil {
+		return nil, fmt.Errorf("pending outbox of conversation %s: %w", convID, err)
+	}
+	return out, nil
+}

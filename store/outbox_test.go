@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+func outboxIDs(ms []OutboxMessage) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
+func TestOutboxFlow(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	a := newConv(t, s, "bot", "C", "A")
+	b := newConv(t, s, "bot", "C", "B")
+
+	r1, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: a.ID, Text: "first"})
+	if err != nil {
+		t.Fatalf("AddOutbox: %v", err)
+	}
+	if r1.ID == "" || r1.Key != a.Key || r1.State != OutboxPending || r1.Attempts != 0 || r1.Text != "first" {
+		t.Fatalf("AddOutbox returned %+v", r1)
+	}
+	elsewhere := ConversationKey{Bot: "bot", Channel: "C", Thread: "other"}
+	r2, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: b.ID, Key: elsewhere, Text: "second"})
+	if err != nil || r2.Key != elsewhere {
+		t.Fatalf("AddOutbox with key: %+v, %v", r2, err)
+	}
+	r3, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: a.ID, Text: "third"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pending, err := s.PendingOutbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(outboxIDs(pending)), fmt.Sprint([]string{r1.ID, r2.ID, r3.ID}); got != want {
+		t.Fatalf("PendingOutbox = %v, want %v", got, want)
+	}
+	forA, err := s.PendingOutboxForConversation(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(outboxIDs(forA)), fmt.Sprint([]string{r1.ID, r3.ID}); got != want {
+		t.Fatalf("PendingOutboxForConversation = %v, want %v", got, want)
+	}
+
+	if err := s.MarkOutboxPosted(ctx, r1.ID); err != nil {
+		t.Fatalf("MarkOutboxPosted: %v", err)
+	}
+	if err := s.MarkOutboxPosted(ctx, r1.ID); err != nil {
+		t.Fatalf("MarkOutboxPosted again (no-op): %v", err)
+	}
+	_, err = s.MarkOutboxFailed(ctx, r1.ID, "late failure")
+	wantErrIs(t, "MarkOutboxFailed on posted", err, ErrBadTransition)
+	if got, _ := s.OutboxByID(ctx, r1.ID); got.State != OutboxPosted || got.Attempts != 0 {
+		t.Fatalf("posted reply changed: %+v", got)
+	}
+
+	// r2 fails until it is given up.
+	for i := 1; i <= MaxOutboxAttempts; i++ {
+		got, err := s.MarkOutboxFailed(ctx, r2.ID, fmt.Sprint("error ", i))
+		if err != nil {
+			t.Fatalf("MarkOutboxFailed %d: %v", i, err)
+		}
+		wantState := OutboxPending
+		if i == MaxOutboxAttempts {
+			wantState = OutboxFailed
+		}
+		if got.Attempts != i || got.State != wantState || got.LastError != fmt.Sprint("error ", i) {
+			t.Fatalf("after failure %d: %+v, want attempts %d state %s", i, got, i, wantState)
+		}
+	}
+	_, err = s.MarkOutboxFailed(ctx, r2.ID, "again")
+	wantErrIs(t, "MarkOutboxFailed on failed", err, ErrBadTransition)
+	wantErrIs(t, "MarkOutboxPosted on failed", s.MarkOutboxPosted(ctx, r2.ID), ErrBadTransition)
+
+	pending, err = s.PendingOutbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(outboxIDs(pending)), fmt.Sprint([]string{r3.ID}); got != want {
+		t.Fatalf("PendingOutbox after post/fail = %v, want %v", got, want)
+	}
+	if forB, err := s.PendingOutboxForConversation(ctx, b.ID); err != nil || len(forB) != 0 {
+		t.Fatalf("PendingOutboxForConversation(b) = %v, %v; want none", forB, err)
+	}
+}
+
+func TestOutboxErrors(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	conv := newConv(t, s, "bot", "C", "T")
+	r, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: conv.ID, Text: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"add without conversation", func() error { _, err := s.AddOutbox(ctx, OutboxMessage{Text: "x"}); return err }(), ErrInvalidArgument},
+		{"add to unknown conversation", func() error {
+			_, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: "nope", Text: "x"})
+			return err
+		}(), ErrNotFound},
+		{"add duplicate id", func() error {
+			_, err := s.AddOutbox(ctx, OutboxMessage{ID: r.ID, ConversationID: conv.ID, Text: "y"})
+			return err
+		}(), ErrDuplicate},
+		{"posted unknown", s.MarkOutboxPosted(ctx, "nope"), ErrNotFound},
+		{"failed unknown", func() error { _, err := s.MarkOutboxFailed(ctx, "nope", "e"); return err }(), ErrNotFound},
+		{"get unknown", func() error { _, err := s.OutboxByID(ctx, "nope"); return err }(), ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantErrIs(t, tt.name, tt.err, tt.want) })
+	}
+}

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/migrations"
+	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
+)
+
+// dsnParams are the connection settings every connection of the pool gets.
+const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate"
+
+// Store is the bridge database. Create it with Open; it is safe for
+// concurrent use. Close it when done.
+type Store struct {
+	db     *sql.DB
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// Open opens (creating if needed) the SQLite database at path, creating its
+// parent directory, and applies every embedded migration the file does not
+// have yet, each in its own transaction. Opening an up-to-date database
+// changes nothing. A database whose schema is newer than this binary knows is
+// refused with an error wrapping ErrSchemaTooNew. logger may be nil.
+func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
+	ms, err := migrations.List()
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return open(ctx, path, logger, ms)
+}
+
+func open(ctx context.Context, path string, logger *slog.Logger, ms []migrations.Migration) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("open store: empty path: %w", ErrInvalidArgument)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("open store %s: create directory: %w", path, err)
+	}
+	db, err := sql.Open("sqlite3", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{db: db, logger: logger, now: time.Now}
+	if err := s.init(ctx, ms); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
+	}
+	return s, nil
+}
+
+// initRetries bounds how often init retries after SQLITE_BUSY (about 5 s in
+// total with initBackoff).
+const (
+	initRetries = 50
+	initBackoff = 100 * time.Millisecond
+)
+
+// init checks the connection settings and migrates, retrying while the file
+// is busy: switching a fresh file to WAL needs an exclusive lock, and SQLite
+// reports SQLITE_BUSY without waiting when two connections race for it (two
+// processes starting on a new file). Every step of initOnce is idempotent.
+func (s *Store) init(ctx context.Context, ms []migrations.Migration) error {
+	for attempt := 1; ; attempt++ {
+		err := s.initOnce(ctx, ms)
+		if err == nil || !isBusy(err) || attempt >= initRetries {
+			return err
+		}
+		s.logger.DebugContext(ctx, "database busy during open, retrying", "attempt", attempt, "err", err)
+		t := time.NewTimer(min(time.Duration(attempt)*10*time.Millisecond, initBackoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
+func (s *Store) initOnce(ctx context.Context, ms []migrations.Migration) error {
+	var journal string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	if !strings.EqualFold(journal, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", journal)
+	}
+	var fk int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+		return fmt.Errorf("read foreign_keys: %w", err)
+	}
+	if fk != 1 {
+		return errors.New("foreign keys are not enabled (is the binary built with cgo?)")
+	}
+	return s.migrate(ctx, ms)
+}
+
+// dsn builds the go-sqlite3 URI for path. SQLite decodes %XX escapes in URI
+// file names and go-sqlite3 splits parameters at the first '?', so '%', '?'
+// and '#' in the path are escaped.
+func dsn(path string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + esc + "?" + dsnParams
+}
+
+// Close closes the database. Calls after the first return nil.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// withTx runs fn in a transaction (BEGIN IMMEDIATE, from the DSN) and commits
+// it when fn returns nil; otherwise it rolls back and returns fn's error.
+func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(err, fmt.Errorf("rollback: %w", rbErr))
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// nowMS returns the store clock as Unix milliseconds, the schema's time unit.
+func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
+
+// fromMS converts a stored Unix-millisecond time to a UTC time.Time.
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// rowsAffected returns how many rows res changed.
+func rowsAffected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("rows affected: %w", err)
+	}
+	return n, nil
+}
+
+// insertErr wraps an INSERT error, mapping a UNIQUE violation to ErrDuplicate.
+func insertErr(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey) {
+		return fmt.Errorf("insert: %w: %w", ErrDuplicate, err)
+	}
+	return fmt.Errorf("insert: %w", err)
+}
