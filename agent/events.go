@@ -16,6 +16,9 @@ type Init struct {
 	Model          string
 	PermissionMode string
 	Tools          []string
+	CWD            string
+	Version        string          // claude_code_version
+	Raw            json.RawMessage // the whole line
 }
 
 // TextDelta is a streamed piece of assistant text (stream_event
@@ -27,6 +30,26 @@ type TextDelta struct {
 
 // ThinkingDelta is a streamed piece of extended thinking.
 type ThinkingDelta struct{ Text string }
+
+// ToolInputDelta is a streamed piece of a tool call's JSON input
+// (stream_event content_block_delta input_json_delta). The complete input
+// arrives later as a ToolUse.
+type ToolInputDelta struct {
+	Index           int // content block index within the assistant message
+	PartialJSON     string
+	ParentToolUseID string
+}
+
+// UserText is text the CLI reports as a user message: markers such as
+// "[Request interrupted by user]", local command output, a subagent's
+// prompt (ParentToolUseID set) or, with Replay, the echo of a message the
+// host sent (--replay-user-messages).
+type UserText struct {
+	UUID            string
+	Text            string
+	ParentToolUseID string
+	Replay          bool
+}
 
 // AssistantText is a complete assistant text block (from an `assistant` line).
 // With partial messages on, the same text was already seen as TextDeltas.
@@ -47,9 +70,10 @@ type ToolUse struct {
 // ToolResult is the outcome of a tool call (from a `user` line's tool_result
 // block). Content is the result flattened to text.
 type ToolResult struct {
-	ToolUseID string
-	IsError   bool
-	Content   string
+	ToolUseID       string
+	IsError         bool
+	Content         string
+	ParentToolUseID string // set for tool calls made inside a subagent
 }
 
 // PermissionRequest is a control_request can_use_tool: the CLI waits until the
@@ -63,10 +87,12 @@ type PermissionRequest struct {
 	Description             string
 	BlockedPath             string
 	DecisionReason          string
+	DecisionReasonType      string            // e.g. "workingDir", "hook"
 	Suggestions             []json.RawMessage // permission_suggestions, verbatim
 	ToolUseID               string
-	AgentID                 string // set when a subagent asks
-	RequiresUserInteraction bool   // AskUserQuestion, ExitPlanMode
+	AgentID                 string          // set when a subagent asks
+	RequiresUserInteraction bool            // AskUserQuestion, ExitPlanMode
+	Raw                     json.RawMessage // the whole control_request line
 }
 
 // PermissionCancelled reports a control_cancel_request: the permission request
@@ -107,10 +133,92 @@ type TaskNotification struct {
 	ToolUseID  string
 }
 
+// TaskUpdated reports system/task_updated: a patch to a task's state
+// (Status is empty when the patch does not change it).
+type TaskUpdated struct {
+	TaskID string
+	Status string
+	Patch  json.RawMessage
+}
+
+// TaskProgress reports system/task_progress of a running subagent.
+type TaskProgress struct {
+	TaskID       string
+	ToolUseID    string
+	Description  string
+	LastToolName string
+}
+
+// BackgroundTask is one entry of a BackgroundTasks list.
+type BackgroundTask struct {
+	TaskID      string
+	TaskType    string
+	Description string
+}
+
+// BackgroundTasks reports system/background_tasks_changed: the complete
+// list of background tasks now running (empty when none).
+type BackgroundTasks struct{ Tasks []BackgroundTask }
+
+// APIRetry reports system/api_retry: the CLI is retrying a failed model API
+// call after Delay.
+type APIRetry struct {
+	Attempt    int
+	MaxRetries int
+	Delay      time.Duration
+	Status     int    // HTTP status of the failed call, 0 if none
+	Error      string // e.g. "server_error"
+}
+
+// PermissionDenied reports system/permission_denied: the CLI refused a tool
+// call without asking the host (no permission prompt tool, or a classifier).
+type PermissionDenied struct {
+	ToolName       string
+	ToolUseID      string
+	Message        string
+	DecisionReason string // e.g. "Classifier unavailable"; may be empty
+	ReasonType     string // decision_reason_type, e.g. "classifier"
+}
+
+// Notice reports system/informational: a message from the CLI meant for the
+// user (Level e.g. "warning", Tag a stable identifier).
+type Notice struct {
+	Level string
+	Tag   string
+	Text  string
+}
+
+// HookCallback is a control_request hook_callback (only sent for hooks the
+// host registered). The Session answers it itself with an empty success
+// ("continue with the normal flow"), so consumers only observe it.
+type HookCallback struct {
+	RequestID  string
+	CallbackID string
+	ToolUseID  string
+	Input      json.RawMessage
+}
+
+// ControlResponse is the CLI's answer to a control_request the host sent.
+// Session consumes the answers to its own requests (Interrupt, SetModel,
+// SetPermissionMode) and drops any other one: it never appears on
+// Session.Events. DecodeLine returns it so other readers of the stream see
+// everything.
+type ControlResponse struct {
+	RequestID string
+	Subtype   string // "success" or "error"
+	Error     string // for "error"
+	ErrorCode string // for "error", e.g. "bypass_not_launched"
+	Response  json.RawMessage
+}
+
 // StatusChange reports system/status (e.g. a permission mode change).
+// Status is "requesting" when a model call starts and "" when only the
+// permission mode changed; UserMessageUUIDs lists the host messages the
+// request carries (when the CLI reports them).
 type StatusChange struct {
-	Status         string
-	PermissionMode string
+	Status           string
+	PermissionMode   string
+	UserMessageUUIDs []string
 }
 
 // Usage is the token usage of a result.
@@ -138,6 +246,7 @@ type Result struct {
 	TerminalReason string
 	Origin         string // origin.kind, e.g. "task-notification"; "" for host-started turns
 	UUID           string
+	Raw            json.RawMessage // the whole line (modelUsage, permission_denials, ...)
 }
 
 // DecodeError reports a stdout line that could not be decoded (not JSON, or
@@ -147,7 +256,9 @@ type DecodeError struct {
 	Err  error
 }
 
-// Unknown is a well-formed line of a kind this package does not model.
+// Unknown is a well-formed JSON line of a kind this package does not model
+// (an unknown type, system subtype, control request subtype or stream event).
+// It is logged at debug level and otherwise ignored.
 type Unknown struct {
 	Type    string
 	Subtype string
@@ -168,6 +279,16 @@ type Exit struct {
 func (Init) isEvent()                {}
 func (TextDelta) isEvent()           {}
 func (ThinkingDelta) isEvent()       {}
+func (ToolInputDelta) isEvent()      {}
+func (UserText) isEvent()            {}
+func (TaskUpdated) isEvent()         {}
+func (TaskProgress) isEvent()        {}
+func (BackgroundTasks) isEvent()     {}
+func (APIRetry) isEvent()            {}
+func (PermissionDenied) isEvent()    {}
+func (Notice) isEvent()              {}
+func (HookCallback) isEvent()        {}
+func (ControlResponse) isEvent()     {}
 func (AssistantText) isEvent()       {}
 func (ToolUse) isEvent()             {}
 func (ToolResult) isEvent()          {}

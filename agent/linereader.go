@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLineBytes is the default cap on one stdout line (Options.MaxLineBytes).
+const DefaultMaxLineBytes = 64 << 20
+
+// lineReaderBufSize is the bufio buffer size; lines longer than this are
+// assembled from several reads.
+const lineReaderBufSize = 64 << 10
+
+// lineReaderKeepCap is the largest line buffer kept between lines; a bigger
+// one (left by a long line) is dropped so an idle session does not pin it.
+const lineReaderKeepCap = 1 << 20
+
+// ErrLineTooLong is wrapped by the error lineReader.next returns for a line
+// longer than the cap. The line has been skipped; reading may go on.
+var ErrLineTooLong = errors.New("line too long")
+
+// lineTooLongError describes a skipped oversize line.
+type lineTooLongError struct {
+	Size  int64  // total length of the skipped line, without the newline
+	Max   int    // the cap
+	Start []byte // the first bytes of the line
+}
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("stdout line of %d bytes exceeds the %d byte cap: skipped", e.Size, e.Max)
+}
+
+func (e *lineTooLongError) Unwrap() error { return ErrLineTooLong }
+
+// lineReader splits a stream into newline-terminated lines of any length up
+// to max bytes, unlike bufio.Scanner (64 KiB by default, fatal on
+// overflow). An oversize line is skipped up to its newline without being
+// buffered whole and reported as a *lineTooLongError; the next call reads
+// the following line. Not safe for concurrent use.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &lineReader{r: bufio.NewReaderSize(r, lineReaderBufSize), max: max}
+}
+
+// next returns the next line without its trailing "\n" (and "\r"). The slice
+// is only valid until the following call. A last line without a newline is
+// returned before io.EOF. Errors other than *lineTooLongError come from the
+// underlying reader and end the stream.
+func (lr *lineReader) next() ([]byte, error) {
+	if cap(lr.buf) > lineReaderKeepCap {
+		lr.buf = nil
+	}
+	lr.buf = lr.buf[:0]
+	var (
+		tooLong bool
+		skipped int64  // length of the oversize line so far
+		start   []byte // its first bytes, for the error
+	)
+	for {
+		frag, err := lr.r.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+			return nil, err
+		}
+		content := frag
+		hasNL := len(frag) > 0 && frag[len(frag)-1] == '\n'
+		if hasNL {
+			content = frag[:len(frag)-1]
+		}
+		switch {
+		case tooLong:
+			skipped += int64(len(content))
+		case len(lr.buf)+len(content) > lr.max:
+			tooLong = true
+			skipped = int64(len(lr.buf) + len(content))
+			start = append(start, lr.buf[:min(len(lr.buf), decodeErrorLineMax)]...)
+			start = append(start, content[:min(len(content), decodeErrorLineMax-len(start))]...)
+			lr.buf = lr.buf[:0]
+		default:
+			lr.buf = append(lr.buf, content...)
+		}
+		if !hasNL && err != io.EOF {
+			continue // bufio.ErrBufferFull: the line goes on
+		}
+		if tooLong {
+			return nil, &lineTooLongError{Size: skipped, Max: lr.max, Start: start}
+		}
+		if !hasNL && len(lr.buf) == 0 {
+			return nil, io.EOF
+		}
+		line := lr.buf
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		return line, nil
+	}
+}
