@@ -1,0 +1,176 @@
+// Package config holds agentbridge's typed configuration: a strict YAML
+// loader with ${ENV} expansion, defaults, validation that reports every
+// problem at once with its line number, and an embedded commented example.
+//
+// A Config returned by Load or Parse is complete and valid: defaults are
+// filled in, durations parsed, and relative paths resolved. Paths are
+// resolved like this:
+//
+//   - data_dir, agents.*.workdir, agents.*.home and a relative
+//     agents.*.command that contains a path separator (e.g. ./bin/claude)
+//     are relative to the directory of the config file;
+//   - bots[].whatsapp.device_store is relative to data_dir.
+//
+// A bare command such as "claude" is left alone and looked up in PATH when
+// the agent starts.
+//
+// Config values are plain data: the package keeps no state and never logs.
+// Secret values (platform tokens, agent env values) are redacted by the
+// String, GoString and LogValue methods of the types that hold them.
+package config
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// Defaults applied by Load and Parse when a key is absent (or, for string
+// keys, empty).
+const (
+	DefaultDataDir         = "./data"
+	DefaultLogLevel        = "info"
+	DefaultLogFormat       = "text"
+	DefaultHTTPListen      = "127.0.0.1:9464"
+	DefaultCommand         = "claude"
+	DefaultWorkdir         = "./workspace"
+	DefaultPermissionMode  = "default"
+	DefaultIdleTimeout     = 30 * time.Minute
+	DefaultApprovalTimeout = 10 * time.Minute
+	DefaultMaxLive         = 8
+	DefaultVerbosity       = "compact"
+	DefaultSlackAPIURL     = "https://slack.com/api/"
+	DefaultDiscordAPIURL   = "https://discord.com/api/v9/"
+	DefaultDeviceStore     = "whatsapp.db"
+
+	// DBFile is the bridge database's file name inside data_dir.
+	DBFile = "bridge.db"
+)
+
+// Platform names accepted in bots[].platform.
+const (
+	PlatformSlack    = "slack"
+	PlatformDiscord  = "discord"
+	PlatformWhatsApp = "whatsapp"
+)
+
+// Permission modes accepted in agents.*.permission_mode.
+const (
+	ModeDefault     = "default"
+	ModeAcceptEdits = "acceptEdits"
+	ModePlan        = "plan"
+	ModeBypass      = "bypassPermissions"
+)
+
+// Rule actions accepted in agents.*.rules[].action.
+const (
+	ActionAllow = "allow"
+	ActionDeny  = "deny"
+	ActionAsk   = "ask"
+)
+
+// Verbosity levels accepted in bots[].verbosity.
+const (
+	VerbosityQuiet   = "quiet"
+	VerbosityCompact = "compact"
+	VerbosityFull    = "full"
+)
+
+// Config is the whole bridge configuration (YAML top level).
+type Config struct {
+	DataDir string            // yaml data_dir, default "./data"; resolved against the config file's directory
+	Log     Log               // yaml log
+	HTTP    HTTP              // yaml http
+	Agents  map[string]*Agent // yaml agents, keyed by profile name (== Agent.Name)
+	Bots    []*Bot            // yaml bots, in file order; at least one
+}
+
+// Log configures the bridge's own logging (yaml log).
+type Log struct {
+	Level  string // debug|info|warn|error, default info
+	Format string // text|json, default text
+}
+
+// HTTP configures the health and metrics listener (yaml http).
+type HTTP struct {
+	// Listen is the host:port for /healthz and /metrics. Default
+	// "127.0.0.1:9464" when the key is absent or null; an explicit empty
+	// string ("") disables the listener.
+	Listen string
+}
+
+// Agent is a named Claude Code CLI profile (yaml agents.NAME).
+type Agent struct {
+	Name               string            // the map key under agents
+	Command            string            // yaml command, default "claude"
+	Args               []string          // yaml args: extra CLI flags, appended
+	Workdir            string            // yaml workdir, default "./workspace"; resolved, created by the agent package if missing
+	Home               string            // yaml home: HOME for the agent; empty = the bridge's HOME
+	Model              string            // yaml model; empty = the CLI's default
+	PermissionMode     string            // yaml permission_mode: default|acceptEdits|plan|bypassPermissions
+	AllowBypass        bool              // yaml allow_bypass: required for bypassPermissions
+	AllowedTools       []string          // yaml allowed_tools, passed to --allowed-tools
+	DisallowedTools    []string          // yaml disallowed_tools
+	AppendSystemPrompt string            // yaml append_system_prompt
+	MaxTurns           int               // yaml max_turns; 0 = unlimited, never negative
+	IdleTimeout        time.Duration     // yaml idle_timeout, default 30m; 0 = never stop an idle process
+	ApprovalTimeout    time.Duration     // yaml approval_timeout, default 10m; 0 = wait forever
+	MaxLive            int               // yaml max_live, default 8; at least 1
+	Env                map[string]string // yaml env: extra environment for the agent; values are secrets
+	Rules              []Rule            // yaml rules: permission policy, first match wins
+}
+
+// Bot is one chat bot (yaml bots[]). Exactly the section matching Platform
+// is non-nil: Slack for "slack", Discord for "discord", WhatsApp for
+// "whatsapp" (filled with defaults when the YAML omits it).
+type Bot struct {
+	Name      string    // yaml name: unique, non-empty
+	Platform  string    // yaml platform: slack|discord|whatsapp
+	Agent     string    // yaml agent: a key of Config.Agents
+	Verbosity string    // yaml verbosity: quiet|compact|full, default compact (tool-progress detail)
+	Slack     *Slack    // yaml slack
+	Discord   *Discord  // yaml discord
+	WhatsApp  *WhatsApp // yaml whatsapp
+	Access    Access    // yaml access
+}
+
+// Slack holds a Slack bot's credentials (yaml bots[].slack).
+type Slack struct {
+	BotToken string // yaml bot_token (xoxb-…), required, secret
+	AppToken string // yaml app_token (xapp-…, Socket Mode), required, secret
+	APIURL   string // yaml api_url, default "https://slack.com/api/"; always ends in "/"
+}
+
+// Discord holds a Discord bot's credentials (yaml bots[].discord).
+type Discord struct {
+	Token  string // yaml token, required, secret
+	APIURL string // yaml api_url, default "https://discord.com/api/v9/"; always ends in "/"
+}
+
+// WhatsApp holds a WhatsApp bot's settings (yaml bots[].whatsapp).
+type WhatsApp struct {
+	DeviceStore string // yaml device_store, default "whatsapp.db"; resolved against data_dir
+}
+
+// Access lists who may use a bot (yaml bots[].access). Entries are
+// platform ids (channel / chat ids, user ids or phone numbers).
+type Access struct {
+	Channels  []string // allowed channels / chats; empty = any the bot is in
+	Users     []string // who may talk; empty = anyone in allowed channels
+	Approvers []string // may approve any permission request (the requester always may)
+	Admins    []string // may run admin commands and approve
+}
+
+// DBPath is the bridge's SQLite database file: data_dir/bridge.db.
+func (c *Config) DBPath() string {
+	return filepath.Join(c.DataDir, DBFile)
+}
+
+// Bot returns the bot named name, or nil if there is none.
+func (c *Config) Bot(name string) *Bot {
+	for _, b := range c.Bots {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}

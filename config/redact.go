@@ -1,0 +1,165 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// This file keeps secrets (platform tokens, agent env values) out of fmt,
+// slog and encoding/json output: every type that holds one formats itself
+// with the secret replaced by "<redacted>" (or "<empty>" when unset).
+// Consequently a Config cannot be round-tripped through JSON; it is never
+// meant to be written back.
+
+const redactedText = "<redacted>"
+
+func redact(s string) string {
+	if s == "" {
+		return "<empty>"
+	}
+	return redactedText
+}
+
+// String implements fmt.Stringer with the tokens redacted.
+func (s Slack) String() string {
+	return fmt.Sprintf("slack{bot_token:%s app_token:%s api_url:%s}", redact(s.BotToken), redact(s.AppToken), s.APIURL)
+}
+
+// GoString implements fmt.GoStringer (%#v) with the tokens redacted.
+func (s Slack) GoString() string {
+	return fmt.Sprintf("config.Slack{BotToken:%q, AppToken:%q, APIURL:%q}", redact(s.BotToken), redact(s.AppToken), s.APIURL)
+}
+
+// LogValue implements slog.LogValuer with the tokens redacted.
+func (s Slack) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("bot_token", redact(s.BotToken)),
+		slog.String("app_token", redact(s.AppToken)),
+		slog.String("api_url", s.APIURL))
+}
+
+// String implements fmt.Stringer with the token redacted.
+func (d Discord) String() string {
+	return fmt.Sprintf("discord{token:%s api_url:%s}", redact(d.Token), d.APIURL)
+}
+
+// GoString implements fmt.GoStringer (%#v) with the token redacted.
+func (d Discord) GoString() string {
+	return fmt.Sprintf("config.Discord{Token:%q, APIURL:%q}", redact(d.Token), d.APIURL)
+}
+
+// LogValue implements slog.LogValuer with the token redacted.
+func (d Discord) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("token", redact(d.Token)), slog.String("api_url", d.APIURL))
+}
+
+// envKeys returns the sorted names of an agent's env entries.
+func envKeys(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// String implements fmt.Stringer: the profile's main settings and the
+// names (never the values) of its env entries.
+func (a Agent) String() string {
+	return fmt.Sprintf("agent{name:%s command:%s workdir:%s permission_mode:%s model:%s max_live:%d env:[%s] rules:%d}",
+		a.Name, a.Command, a.Workdir, a.PermissionMode, a.Model, a.MaxLive, strings.Join(envKeys(a.Env), " "), len(a.Rules))
+}
+
+// GoString implements fmt.GoStringer (%#v) like String.
+func (a Agent) GoString() string { return "config." + a.String() }
+
+// LogValue implements slog.LogValuer with env values redacted.
+func (a Agent) LogValue() slog.Value {
+	env := make([]slog.Attr, 0, len(a.Env))
+	for _, k := range envKeys(a.Env) {
+		env = append(env, slog.String(k, redactedText))
+	}
+	return slog.GroupValue(
+		slog.String("name", a.Name),
+		slog.String("command", a.Command),
+		slog.String("workdir", a.Workdir),
+		slog.String("permission_mode", a.PermissionMode),
+		slog.String("model", a.Model),
+		slog.Int("max_live", a.MaxLive),
+		slog.Duration("idle_timeout", a.IdleTimeout),
+		slog.Duration("approval_timeout", a.ApprovalTimeout),
+		slog.Int("rules", len(a.Rules)),
+		slog.Attr{Key: "env", Value: slog.GroupValue(env...)})
+}
+
+// String implements fmt.Stringer: name, platform, agent and the
+// platform section with its secrets redacted.
+func (b Bot) String() string {
+	var sec string
+	switch {
+	case b.Slack != nil:
+		sec = " " + b.Slack.String()
+	case b.Discord != nil:
+		sec = " " + b.Discord.String()
+	case b.WhatsApp != nil:
+		sec = fmt.Sprintf(" whatsapp{device_store:%s}", b.WhatsApp.DeviceStore)
+	}
+	return fmt.Sprintf("bot{name:%s platform:%s agent:%s verbosity:%s%s}", b.Name, b.Platform, b.Agent, b.Verbosity, sec)
+}
+
+// GoString implements fmt.GoStringer (%#v) like String.
+func (b Bot) GoString() string { return "config." + b.String() }
+
+// LogValue implements slog.LogValuer: the bot's identity, no secrets.
+func (b Bot) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", b.Name), slog.String("platform", b.Platform), slog.String("agent", b.Agent))
+}
+
+// Redacted JSON encodings, so that slog's JSON handler (which marshals
+// values without LogValue, e.g. a whole Config) and json.Marshal never see
+// a secret. The local types drop the methods to avoid recursion.
+
+// MarshalJSON implements json.Marshaler with the tokens redacted.
+func (s Slack) MarshalJSON() ([]byte, error) {
+	type plain Slack
+	s.BotToken, s.AppToken = redact(s.BotToken), redact(s.AppToken)
+	return json.Marshal(plain(s))
+}
+
+// MarshalJSON implements json.Marshaler with the token redacted.
+func (d Discord) MarshalJSON() ([]byte, error) {
+	type plain Discord
+	d.Token = redact(d.Token)
+	return json.Marshal(plain(d))
+}
+
+// MarshalJSON implements json.Marshaler with env values redacted.
+func (a Agent) MarshalJSON() ([]byte, error) {
+	type plain Agent
+	if a.Env != nil {
+		env := make(map[string]string, len(a.Env))
+		for k := range a.Env {
+			env[k] = redactedText
+		}
+		a.Env = env
+	}
+	return json.Marshal(plain(a))
+}
+
+// LogValue implements slog.LogValuer: a short overview without secrets
+// (see Summary for the full picture).
+func (c *Config) LogValue() slog.Value {
+	bots := make([]string, 0, len(c.Bots))
+	for _, b := range c.Bots {
+		bots = append(bots, b.Name)
+	}
+	return slog.GroupValue(
+		slog.String("data_dir", c.DataDir),
+		slog.String("http_listen", c.HTTP.Listen),
+		slog.Any("agents", slices.Sorted(maps.Keys(c.Agents))),
+		slog.Any("bots", bots))
+}

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// secrets are the values in exampleEnv that must never be printed.
+func secrets() []string {
+	return []string{exampleEnv["SLACK_BOT_TOKEN"], exampleEnv["SLACK_APP_TOKEN"], exampleEnv["DISCORD_BOT_TOKEN"], exampleEnv["ANTHROPIC_API_KEY"]}
+}
+
+// TestNoSecretsInOutput formats the example config every way a caller
+// might and checks that no token or env value appears.
+func TestNoSecretsInOutput(t *testing.T) {
+	c := mustParse(t, Example(), exampleEnv)
+	slack, discord, agent := c.Bots[0].Slack, c.Bots[1].Discord, c.Agents["coder"]
+
+	var logs bytes.Buffer
+	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
+		slog.New(h).Info("config", "config", c, "bot", c.Bots[0], "bot2", c.Bots[1], "slack", slack, "discord", discord,
+			"agent", agent, "agentval", *agent, "slackval", *slack)
+	}
+	outputs := map[string]string{
+		"Summary": c.Summary(),
+		"slog":    logs.String(),
+	}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		for name, v := range map[string]any{
+			"config": c, "config value": *c, "bots": c.Bots, "bot value": *c.Bots[0], "bot": c.Bots[1],
+			"slack": slack, "slack value": *slack, "discord": discord, "discord value": *discord,
+			"agent": agent, "agent value": *agent, "agents": c.Agents,
+		} {
+			outputs[name+" "+verb] = fmt.Sprintf(verb, v)
+		}
+	}
+	for name, out := range outputs {
+		for _, s := range secrets() {
+			if strings.Contains(out, s) {
+				t.Errorf("%s leaks a secret: %s", name, out)
+			}
+		}
+	}
+	// The redacted forms still say what is there.
+	if s := fmt.Sprint(slack); !strings.Contains(s, "bot_token:<redacted>") || !strings.Contains(s, "api_url:https://slack.com/api/") {
+		t.Errorf("slack formats as %q", s)
+	}
+	if s := fmt.Sprint(Discord{}); !strings.Contains(s, "token:<empty>") {
+		t.Errorf("empty discord token formats as %q", s)
+	}
+	if !strings.Contains(logs.String(), `"ANTHROPIC_API_KEY":"<redacted>"`) {
+		t.Errorf("agent LogValue should name env keys with redacted values:\n%s", logs.String())
+	}
+}
+
+func TestSummary(t *testing.T) {
+	c := mustParse(t, Example(), exampleEnv)
+	s := c.Summary()
+	for _, want := range []string{
+		"bots (2):",
+		"  team-slack: platform=slack agent=coder verbosity=compact",
+		"  team-discord: platform=discord agent=coder",
+		"agents (1):",
+		"  coder: command=claude",
+		"idle_timeout=30m approval_timeout=10m",
+		"env=ANTHROPIC_API_KEY",
+		"http: listen=127.0.0.1:9464",
+		"bridge.db",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestJSONRedacted(t *testing.T) {
+	c := mustParse(t, Example(), exampleEnv)
+	out, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets() {
+		if strings.Contains(string(out), s) {
+			t.Fatalf("json.Marshal leaks a secret: %s", out)
+		}
+	}
+	for _, want := range []string{`"BotToken":"<redacted>"`, `"Token":"<redacted>"`, `"ANTHROPIC_API_KEY":"<redacted>"`, `"Name":"team-slack"`} {
+		want = strings.NewReplacer("<", `\u003c`, ">", `\u003e`).Replace(want) // encoding/json's HTML escaping
+		if !strings.Contains(string(out), want) {
+			t.Errorf("json lacks %s: %s", want, out)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package config
+
+import (
+	"go.yaml.in/yaml/v3"
+)
+
+// This file maps YAML keys to struct fields. Keys are snake_case as in
+// DESIGN §5; every mapping is strict (unknown keys are problems).
+
+func (d *decoder) config(root *yaml.Node) *Config {
+	c := &Config{}
+	d.fields(root, "", map[string]field{
+		"data_dir": d.str(&c.DataDir),
+		"log": func(v *yaml.Node, p string) {
+			d.fields(v, p, map[string]field{
+				"level":  d.str(&c.Log.Level),
+				"format": d.str(&c.Log.Format),
+			})
+		},
+		"http": func(v *yaml.Node, p string) {
+			d.fields(v, p, map[string]field{
+				"listen": d.str(&c.HTTP.Listen),
+			})
+		},
+		"agents": func(v *yaml.Node, p string) {
+			c.Agents = map[string]*Agent{}
+			d.pairs(v, p, func(name string, k, v *yaml.Node) {
+				ap := child(p, name)
+				d.lines[ap] = k.Line
+				c.Agents[name] = d.agent(name, v, ap)
+			})
+		},
+		"bots": func(v *yaml.Node, p string) {
+			d.list(v, p, "bots", func(item *yaml.Node, bp string) {
+				if d.mappingItem(item, bp) {
+					c.Bots = append(c.Bots, d.bot(item, bp))
+				} else {
+					c.Bots = append(c.Bots, nil) // keep indexes aligned with paths
+				}
+			})
+		},
+	})
+	return c
+}
+
+func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
+	a := &Agent{
+		Name:            name,
+		IdleTimeout:     DefaultIdleTimeout,
+		ApprovalTimeout: DefaultApprovalTimeout,
+		MaxLive:         DefaultMaxLive,
+	}
+	d.fields(v, p, map[string]field{
+		"command":              d.str(&a.Command),
+		"args":                 d.strList(&a.Args),
+		"workdir":              d.str(&a.Workdir),
+		"home":                 d.str(&a.Home),
+		"model":                d.str(&a.Model),
+		"permission_mode":      d.str(&a.PermissionMode),
+		"allow_bypass":         d.boolean(&a.AllowBypass),
+		"allowed_tools":        d.strList(&a.AllowedTools),
+		"disallowed_tools":     d.strList(&a.DisallowedTools),
+		"append_system_prompt": d.str(&a.AppendSystemPrompt),
+		"max_turns":            d.integer(&a.MaxTurns),
+		"idle_timeout":         d.duration(&a.IdleTimeout),
+		"approval_timeout":     d.duration(&a.ApprovalTimeout),
+		"max_live":             d.integer(&a.MaxLive),
+		"env": func(v *yaml.Node, ep string) {
+			a.Env = map[string]string{}
+			d.pairs(v, ep, func(key string, k, v *yaml.Node) {
+				kp := child(ep, key)
+				d.lines[kp] = k.Line
+				if !validEnvName(key) {
+					d.addf(k.Line, kp, "bad environment variable name")
+					return
+				}
+				if s, ok := d.scalar(v, kp, "a string"); ok {
+					a.Env[key] = s
+				} else if !d.bad[kp] {
+					a.Env[key] = "" // null: set but empty
+				}
+			})
+		},
+		"rules": func(v *yaml.Node, rp string) {
+			d.list(v, rp, "rules", func(item *yaml.Node, ip string) {
+				var r Rule
+				if d.mappingItem(item, ip) {
+					d.fields(item, ip, map[string]field{
+						"tool":   d.str(&r.Tool),
+						"match":  d.str(&r.Match),
+						"action": d.str(&r.Action),
+					})
+				}
+				a.Rules = append(a.Rules, r)
+			})
+		},
+	})
+	return a
+}
+
+func (d *decoder) bot(v *yaml.Node, p string) *Bot {
+	b := &Bot{}
+	d.fields(v, p, map[string]field{
+		"name":      d.str(&b.Name),
+		"platform":  d.str(&b.Platform),
+		"agent":     d.str(&b.Agent),
+		"verbosity": d.str(&b.Verbosity),
+		"slack": func(v *yaml.Node, sp string) {
+			b.Slack = &Slack{}
+			d.fields(v, sp, map[string]field{
+				"bot_token": d.str(&b.Slack.BotToken),
+				"app_token": d.str(&b.Slack.AppToken),
+				"api_url":   d.str(&b.Slack.APIURL),
+			})
+		},
+		"discord": func(v *yaml.Node, dp string) {
+			b.Discord = &Discord{}
+			d.fields(v, dp, map[string]field{
+				"token":   d.str(&b.Discord.Token),
+				"api_url": d.str(&b.Discord.APIURL),
+			})
+		},
+		"whatsapp": func(v *yaml.Node, wp string) {
+			b.WhatsApp = &WhatsApp{}
+			d.fields(v, wp, map[string]field{
+				"device_store": d.str(&b.WhatsApp.DeviceStore),
+			})
+		},
+		"access": func(v *yaml.Node, ap string) {
+			d.fields(v, ap, map[string]field{
+				"channels":  d.strList(&b.Access.Channels),
+				"users":     d.strList(&b.Access.Users),
+				"approvers": d.strList(&b.Access.Approvers),
+				"admins":    d.strList(&b.Access.Admins),
+			})
+		},
+	})
+	return b
+}

@@ -1,0 +1,239 @@
+package config
+
+import (
+	"maps"
+	"net"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// finish fills defaults, checks every cross-field rule and resolves
+// relative paths against baseDir. Problems go to d.
+func (d *decoder) finish(c *Config, baseDir string) {
+	d.finishTop(c, baseDir)
+	for _, name := range slices.Sorted(maps.Keys(c.Agents)) {
+		d.finishAgent(c.Agents[name], child("agents", name), baseDir)
+	}
+	seen := map[string]int{}
+	for i, b := range c.Bots {
+		if b != nil {
+			d.finishBot(c, b, index("bots", i), seen, i)
+		}
+	}
+	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
+}
+
+func (d *decoder) finishTop(c *Config, baseDir string) {
+	c.DataDir = resolvePath(baseDir, orDefault(c.DataDir, DefaultDataDir))
+	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
+	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
+	d.oneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")
+	d.oneOf("log.format", c.Log.Format, "log format", "text", "json")
+
+	if !d.set["http.listen"] && !d.bad["http.listen"] {
+		c.HTTP.Listen = DefaultHTTPListen
+	}
+	if l := c.HTTP.Listen; l != "" {
+		if _, port, err := net.SplitHostPort(l); err != nil || port == "" {
+			d.addf(d.lineOf("http.listen"), "http.listen", `want host:port (e.g. "127.0.0.1:9464", or "" to disable), got %s`, d.show("http.listen", l))
+		}
+	}
+	if len(c.Bots) == 0 && !d.bad["bots"] {
+		d.addf(d.lineOf("bots"), "bots", "at least one bot is required")
+	}
+}
+
+func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
+	if a.Name == "" {
+		d.addf(d.lineOf(p), p, "agent name must not be empty")
+	}
+	a.Command = orDefault(a.Command, DefaultCommand)
+	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
+		a.Command = resolvePath(baseDir, a.Command)
+	}
+	a.Workdir = resolvePath(baseDir, orDefault(a.Workdir, DefaultWorkdir))
+	if a.Home != "" {
+		a.Home = resolvePath(baseDir, a.Home)
+	}
+	a.PermissionMode = orDefault(a.PermissionMode, DefaultPermissionMode)
+	mp := child(p, "permission_mode")
+	if d.oneOf(mp, a.PermissionMode, "permission_mode", ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass) &&
+		a.PermissionMode == ModeBypass && !a.AllowBypass {
+		d.addf(d.lineOf(mp), mp, "bypassPermissions requires allow_bypass: true in the same agent")
+	}
+	if tp := child(p, "max_turns"); a.MaxTurns < 0 {
+		d.addf(d.lineOf(tp), tp, "must not be negative (0 = unlimited)")
+	}
+	if lp := child(p, "max_live"); a.MaxLive < 1 {
+		d.addf(d.lineOf(lp), lp, "must be at least 1")
+	}
+	for i, r := range a.Rules {
+		rp := index(child(p, "rules"), i)
+		if !d.bad[rp] {
+			d.checkRule(r, rp)
+		}
+	}
+}
+
+func (d *decoder) checkRule(r Rule, rp string) {
+	tp, mp, ap := child(rp, "tool"), child(rp, "match"), child(rp, "action")
+	switch {
+	case r.Tool == "":
+		d.required(tp, "tool is required (a tool name such as Bash, Edit or mcp__server__*)")
+	default:
+		if err := checkGlob(r.Tool); err != nil {
+			d.addf(d.lineOf(tp), tp, "bad pattern %s: %v", d.show(tp, r.Tool), err)
+		}
+	}
+	if err := checkGlob(r.Match); err != nil {
+		d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
+	}
+	if r.Action == "" {
+		d.required(ap, "action is required (allow, deny or ask)")
+	} else {
+		d.oneOf(ap, r.Action, "action", ActionAllow, ActionDeny, ActionAsk)
+	}
+}
+
+func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i int) {
+	np := child(p, "name")
+	switch first, dup := seen[b.Name]; {
+	case b.Name == "":
+		d.required(np, "bot name is required")
+	case dup:
+		d.addf(d.lineOf(np), np, "duplicate bot name %s (also used by bots[%d] at line %d)", d.show(np, b.Name), first, d.lineOf(child(index("bots", first), "name")))
+	default:
+		seen[b.Name] = i
+	}
+
+	ap := child(p, "agent")
+	switch {
+	case b.Agent == "":
+		d.required(ap, "agent is required (a key under agents)")
+	case c.Agents[b.Agent] == nil:
+		d.addf(d.lineOf(ap), ap, "agent %s is not defined", d.show(ap, b.Agent))
+	}
+
+	b.Verbosity = orDefault(b.Verbosity, DefaultVerbosity)
+	d.oneOf(child(p, "verbosity"), b.Verbosity, "verbosity", VerbosityQuiet, VerbosityCompact, VerbosityFull)
+
+	pp := child(p, "platform")
+	switch b.Platform {
+	case "":
+		d.required(pp, "platform is required (slack, discord or whatsapp)")
+		return
+	case PlatformSlack, PlatformDiscord, PlatformWhatsApp:
+	default:
+		d.oneOf(pp, b.Platform, "platform", PlatformSlack, PlatformDiscord, PlatformWhatsApp)
+		return
+	}
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{PlatformSlack, b.Slack != nil}, {PlatformDiscord, b.Discord != nil}, {PlatformWhatsApp, b.WhatsApp != nil}} {
+		if s.set && s.name != b.Platform {
+			sp := child(p, s.name)
+			d.addf(d.lineOf(sp), sp, "%s settings given for a %s bot (platform: %s)", s.name, b.Platform, b.Platform)
+		}
+	}
+	switch b.Platform {
+	case PlatformSlack:
+		b.Discord, b.WhatsApp = nil, nil
+		sp := child(p, "slack")
+		if b.Slack == nil {
+			d.required(sp, "slack settings are required for a slack bot (bot_token, app_token)")
+			return
+		}
+		d.token(child(sp, "bot_token"), b.Slack.BotToken, "slack")
+		d.token(child(sp, "app_token"), b.Slack.AppToken, "slack")
+		b.Slack.APIURL = d.apiURL(child(sp, "api_url"), b.Slack.APIURL, DefaultSlackAPIURL)
+	case PlatformDiscord:
+		b.Slack, b.WhatsApp = nil, nil
+		dp := child(p, "discord")
+		if b.Discord == nil {
+			d.required(dp, "discord settings are required for a discord bot (token)")
+			return
+		}
+		d.token(child(dp, "token"), b.Discord.Token, "discord")
+		b.Discord.APIURL = d.apiURL(child(dp, "api_url"), b.Discord.APIURL, DefaultDiscordAPIURL)
+	case PlatformWhatsApp:
+		b.Slack, b.Discord = nil, nil
+		if b.WhatsApp == nil {
+			b.WhatsApp = &WhatsApp{}
+		}
+		b.WhatsApp.DeviceStore = resolvePath(c.DataDir, orDefault(b.WhatsApp.DeviceStore, DefaultDeviceStore))
+	}
+}
+
+// token reports a missing or empty secret without ever printing it.
+func (d *decoder) token(path, value, platform string) {
+	if value != "" || d.bad[path] {
+		return
+	}
+	if r, ok := d.raw[path]; ok {
+		d.addf(d.lineOf(path), path, "is empty (from %q); required for a %s bot", r, platform)
+		return
+	}
+	d.required(path, "required for a "+platform+" bot")
+}
+
+// apiURL checks an api_url override and returns it with a trailing "/",
+// or def when it is empty.
+func (d *decoder) apiURL(path, value, def string) string {
+	if value == "" {
+		return def
+	}
+	u, err := url.Parse(value)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.addf(d.lineOf(path), path, "want an http(s) URL such as %q, got %s", def, d.show(path, value))
+		return value
+	}
+	if !strings.HasSuffix(value, "/") {
+		value += "/"
+	}
+	return value
+}
+
+// required reports a missing value at path unless a problem is already
+// recorded there (e.g. an unset ${VAR}).
+func (d *decoder) required(path, msg string) {
+	if !d.bad[path] {
+		d.addf(d.lineOf(path), path, "%s", msg)
+	}
+}
+
+// oneOf reports value at path unless it is one of allowed.
+func (d *decoder) oneOf(path, value, what string, allowed ...string) bool {
+	if slices.Contains(allowed, value) {
+		return true
+	}
+	if !d.bad[path] {
+		d.addf(d.lineOf(path), path, "unknown %s %s (want %s)", what, d.show(path, value), orList(allowed))
+	}
+	return false
+}
+
+// orList formats "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// resolvePath makes p absolute relative to base (itself absolute).
+func resolvePath(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
