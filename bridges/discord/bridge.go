@@ -1,0 +1,227 @@
+// Package discord is the Discord adapter of agentbridge: a gateway bot
+// (bwmarrin/discordgo) that implements bridges.Platform plus the optional
+// Typer and FileFetcher abilities.
+//
+// # Conversations
+//
+// A message in a guild channel that mentions the bot starts a public
+// thread on that message (named from its first words); the thread is the
+// conversation. On Discord a thread is itself a channel, and its id equals
+// the id of the message it was started from. Conversation keys are:
+//
+//   - thread in a guild: Key{Bot, Channel: parent channel id, Thread: thread id}
+//     (Post and Edit address the thread id; access rules see the parent);
+//   - DM: Key{Bot, Channel: DM channel id, Thread: ""};
+//   - a guild channel where the thread could not be created (missing
+//     permission): Key{Bot, Channel: channel id, Thread: ""}.
+//
+// Every user message inside a thread is delivered when it mentions the bot
+// or when Handler.Owns says the bot owns that thread; in DMs every message
+// is delivered. Messages of bots (the bot itself included), webhooks and
+// system messages are ignored. The bot mention is stripped from the text.
+//
+// # Cards
+//
+// A Message with Buttons becomes a message with components: action rows of
+// at most 5 buttons, at most 5 rows, labels cut to 80 characters, and
+// custom_id = "c:" + CardID + ":" + Button.ID (at most 100 characters;
+// Button.ID must not contain ':'). A click is acknowledged at once with a
+// deferred update (interaction response type 6), then passed to
+// Handler.HandleAction; Action.Reply sends an ephemeral follow-up (flag 64)
+// that only the clicker sees.
+//
+// # Delivery guarantees
+//
+// discordgo resumes the gateway session after op 7, op 9 and dropped
+// sockets (Run drives the reconnects); replayed events are dropped by a
+// bounded memory of recent message and interaction ids, so each message
+// reaches Handler.HandleMessage at most once per process (the core's ledger
+// deduplicates across restarts). Messages are delivered one at a time, in
+// gateway order. Discord does not redeliver events sent while the bridge
+// was not connected at all.
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/bwmarrin/discordgo"
+)
+
+// Compile-time checks of the abilities this adapter offers.
+var (
+	_ bridges.Platform    = (*Bridge)(nil)
+	_ bridges.Typer       = (*Bridge)(nil)
+	_ bridges.FileFetcher = (*Bridge)(nil)
+)
+
+const (
+	// maxContentRunes is Discord's hard limit for message content.
+	maxContentRunes = 2000
+	// maxMessageRunes is what the core is told (Limits.MaxMessageRunes):
+	// below the hard limit so that markup conversion rarely needs a split.
+	maxMessageRunes = 1900
+	// maxButtons is 5 action rows of 5 buttons.
+	maxButtons    = 25
+	buttonsPerRow = 5
+	maxLabelRunes = 80
+	maxCustomID   = 100
+	// customIDPrefix marks the adapter's card buttons.
+	customIDPrefix = "c:"
+
+	// gatewayIntents: guild and DM messages with their content, and guild
+	// create events (channels and threads for the state cache).
+	gatewayIntents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
+		discordgo.IntentsDirectMessages | discordgo.IntentsMessageContent
+
+	recentIDs    = 4096 // replayed-event memory
+	channelInfos = 4096 // channel → parent/thread cache
+)
+
+// Bridge is one configured Discord bot. Create it with New, then call Run
+// once; Post, Edit, SetTyping and FetchFile may be called concurrently,
+// before, during and after Run.
+type Bridge struct {
+	name    string
+	log     *slog.Logger
+	session *discordgo.Session
+	gateway *gatewayDialer
+	http    *http.Client // downloads (no credentials are sent)
+
+	// Tunables, fixed after New (tests in this package shorten them).
+	typingEvery  time.Duration // re-send the typing indicator this often
+	typingMax    time.Duration // stop an indicator nobody turned off
+	ackTimeout   time.Duration // budget of the interaction acknowledgement
+	openTimeout  time.Duration // budget of one gateway handshake
+	backoffMin   time.Duration // reconnect backoff
+	backoffMax   time.Duration
+	deliverTries int           // HandleMessage attempts per message
+	deliverPause time.Duration // first pause between attempts (doubles)
+	queueSize    int           // buffer of the ordered message queue
+
+	recent *lru[string, struct{}] // message and interaction ids already handled
+	chans  *lru[string, chanInfo] // channel id → kind and parent
+
+	mu      sync.Mutex
+	botID   string
+	running bool
+	runCtx  context.Context // valid while running
+	typers  map[string]*typer
+	wg      sync.WaitGroup // goroutines started by handlers (typing, clicks)
+}
+
+// New creates the adapter for bot (whose Discord section must be set). It
+// does not connect: Run does. logger receives the adapter's logs, with
+// the bot name attached; nil discards them.
+func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
+	if bot == nil || bot.Discord == nil {
+		return nil, errors.New("discord: bot has no discord section")
+	}
+	token := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(bot.Discord.Token), "Bot "))
+	if token == "" {
+		return nil, fmt.Errorf("discord bot %q: token is empty", bot.Name)
+	}
+	apiURL := bot.Discord.APIURL
+	if apiURL == "" {
+		apiURL = config.DefaultDiscordAPIURL
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	var rt http.RoundTripper = base
+	if apiURL != discordgo.EndpointAPI {
+		t, err := newRewriteTransport(discordgo.EndpointAPI, apiURL, base)
+		if err != nil {
+			return nil, fmt.Errorf("discord bot %q: %w", bot.Name, err)
+		}
+		rt = t
+	}
+
+	s, err := discordgo.New("Bot " + token)
+	if err != nil {
+		return nil, fmt.Errorf("discord bot %q: create session: %w", bot.Name, err)
+	}
+	s.Client = &http.Client{Transport: rt, Timeout: 20 * time.Second}
+	s.Identify.Intents = gatewayIntents
+	s.SyncEvents = true              // handlers run in gateway order; they only enqueue
+	s.ShouldReconnectOnError = false // Run drives reconnects and sees why they fail
+	s.LogLevel = -1                  // discordgo would log through the global log package
+	s.State.MaxMessageCount = 0
+	s.State.TrackPresences = false
+	s.State.TrackMembers = false
+	s.State.TrackVoice = false
+	s.State.TrackEmojis = false
+	s.State.TrackStickers = false
+
+	g := &gatewayDialer{}
+	s.Dialer = g.dialer(gatewayProxied())
+
+	return &Bridge{
+		name:         bot.Name,
+		log:          logger.With("bot", bot.Name, "platform", config.PlatformDiscord),
+		session:      s,
+		gateway:      g,
+		http:         &http.Client{Transport: base, Timeout: 2 * time.Minute},
+		typingEvery:  8 * time.Second,
+		typingMax:    30 * time.Minute,
+		ackTimeout:   2500 * time.Millisecond,
+		openTimeout:  time.Minute,
+		backoffMin:   time.Second,
+		backoffMax:   time.Minute,
+		deliverTries: 4,
+		deliverPause: 250 * time.Millisecond,
+		queueSize:    1024,
+		recent:       newLRU[string, struct{}](recentIDs),
+		chans:        newLRU[string, chanInfo](channelInfos),
+		typers:       map[string]*typer{},
+	}, nil
+}
+
+// gatewayProxied reports whether an HTTP proxy is configured for the
+// Discord gateway host.
+func gatewayProxied() bool {
+	req, err := http.NewRequest(http.MethodGet, "https://gateway.discord.gg/", nil)
+	if err != nil {
+		return false
+	}
+	u, err := http.ProxyFromEnvironment(req)
+	return err == nil && u != nil
+}
+
+// Limits implements bridges.Platform.
+func (b *Bridge) Limits() bridges.Limits {
+	return bridges.Limits{
+		MaxMessageRunes: maxMessageRunes,
+		CanEdit:         true,
+		CanButtons:      true,
+		CanThreads:      true,
+		EditInterval:    time.Second,
+		MaxButtons:      maxButtons,
+	}
+}
+
+// BotUserID is the bot's Discord user id, known once Run has connected
+// ("" before).
+func (b *Bridge) BotUserID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.botID
+}
+
+// channelOf is the Discord channel a conversation's messages go to.
+func channelOf(k bridges.ConversationKey) string {
+	if k.Thread != "" {
+		return k.Thread
+	}
+	return k.Channel
+}

@@ -1,0 +1,226 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/config"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	botName = "team-discord"
+	guild   = "800000000000000001"
+	wait    = 10 * time.Second
+)
+
+// recorder is a Handler that records what the adapter delivers. Like the
+// core, it owns a conversation once a message for it was accepted.
+type recorder struct {
+	mu          sync.Mutex
+	msgs        []bridges.Inbound
+	acts        []bridges.Action
+	actAt       []time.Time // when HandleAction was called
+	owned       map[bridges.ConversationKey]bool
+	failNext    int           // HandleMessage fails this many times
+	actionDelay time.Duration // HandleAction sleeps this long (a slow core)
+	changed     chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{owned: map[bridges.ConversationKey]bool{}, changed: make(chan struct{})}
+}
+
+func (r *recorder) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func (r *recorder) HandleMessage(_ context.Context, m bridges.Inbound) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failNext > 0 {
+		r.failNext--
+		return errors.New("database is locked")
+	}
+	r.msgs = append(r.msgs, m)
+	r.owned[m.Key] = true
+	r.notify()
+	return nil
+}
+
+func (r *recorder) HandleAction(_ context.Context, a bridges.Action) error {
+	r.mu.Lock()
+	d := r.actionDelay
+	r.actAt = append(r.actAt, time.Now())
+	r.mu.Unlock()
+	time.Sleep(d)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.acts = append(r.acts, a)
+	r.notify()
+	return nil
+}
+
+func (r *recorder) Owns(_ context.Context, k bridges.ConversationKey) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.owned[k], nil
+}
+
+func (r *recorder) messages() []bridges.Inbound {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]bridges.Inbound(nil), r.msgs...)
+}
+
+// waitFor waits until cond holds over the recorder's state.
+func (r *recorder) waitFor(t *testing.T, what string, cond func(msgs []bridges.Inbound, acts []bridges.Action) bool) {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		r.mu.Lock()
+		ok := cond(r.msgs, r.acts)
+		ch := r.changed
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s; delivered: %+v", what, r.messages())
+		}
+	}
+}
+
+// waitMsg waits for the delivery of platform message id and returns it.
+func (r *recorder) waitMsg(t *testing.T, id string) bridges.Inbound {
+	t.Helper()
+	var got bridges.Inbound
+	r.waitFor(t, "message "+id, func(msgs []bridges.Inbound, _ []bridges.Action) bool {
+		for _, m := range msgs {
+			if m.MsgID == id {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func (r *recorder) waitAction(t *testing.T) bridges.Action {
+	t.Helper()
+	var got bridges.Action
+	r.waitFor(t, "an action", func(_ []bridges.Inbound, acts []bridges.Action) bool {
+		if len(acts) > 0 {
+			got = acts[0]
+			return true
+		}
+		return false
+	})
+	return got
+}
+
+func testBot(f *discordfake.Fake) *config.Bot {
+	return &config.Bot{
+		Name:     botName,
+		Platform: config.PlatformDiscord,
+		Agent:    "coder",
+		Discord:  &config.Discord{Token: f.Token(), APIURL: f.URL()},
+	}
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func newTestBridge(t *testing.T, bot *config.Bot) *Bridge {
+	t.Helper()
+	b, err := New(bot, testLogger(t))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	b.backoffMin = 50 * time.Millisecond
+	b.backoffMax = 500 * time.Millisecond
+	b.deliverPause = 10 * time.Millisecond
+	return b
+}
+
+// running is a Bridge whose Run is in progress.
+type running struct {
+	*Bridge
+	rec  *recorder
+	errc chan error
+	stop context.CancelFunc
+}
+
+// start runs b with a fresh recorder; the test's cleanup stops it and
+// fails when Run returned an error.
+func start(t *testing.T, b *Bridge) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{Bridge: b, rec: newRecorder(), errc: make(chan error, 1), stop: cancel}
+	go func() { r.errc <- b.Run(ctx, r.rec) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-r.errc:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(wait):
+			t.Errorf("Run did not return after cancel")
+		}
+	})
+	return r
+}
+
+// startReady starts a bridge on f and waits until it is connected.
+func startReady(t *testing.T, f *discordfake.Fake) *running {
+	t.Helper()
+	r := start(t, newTestBridge(t, testBot(f)))
+	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	// READY is processed by the client just after the fake sent it.
+	for deadline := time.Now().Add(wait); r.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("BotUserID = %q, want %q", r.BotUserID(), f.BotID())
+		}
+	}
+	return r
+}
+
+// runErr waits for Run to return by itself.
+func (r *running) runErr(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.errc:
+		r.errc <- nil // for the cleanup
+		return err
+	case <-time.After(wait):
+		t.Fatalf("Run did not return")
+		return nil
+	}
+}
+
+// countIDs counts deliveries per platform message id.
+func countIDs(msgs []bridges.Inbound) map[string]int {
+	n := map[string]int{}
+	for _, m := range msgs {
+		n[m.MsgID]++
+	}
+	return n
+}
+
+func isTooLarge(err error) bool { return errors.Is(err, ErrTooLarge) }

@@ -1,0 +1,286 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/bwmarrin/discordgo"
+)
+
+const (
+	// maxThreadName is Discord's limit for thread names.
+	maxThreadName = 100
+	// threadArchiveMinutes: threads auto-archive after a week without
+	// activity (a new message unarchives them).
+	threadArchiveMinutes = 10080
+	// codeThreadAlreadyCreated is Discord's JSON error code when a message
+	// already has a thread (its id is the message id).
+	codeThreadAlreadyCreated = 160004
+	// handleTimeout bounds one Handler call.
+	handleTimeout = 30 * time.Second
+)
+
+// chanInfo is what routing needs to know about a channel.
+type chanInfo struct {
+	parentID   string // for threads: the channel the thread belongs to
+	thread     bool
+	threadable bool // a guild text or announcement channel: threads can be started in it
+}
+
+func infoOf(c *discordgo.Channel) chanInfo {
+	return chanInfo{
+		parentID:   c.ParentID,
+		thread:     c.IsThread(),
+		threadable: c.Type == discordgo.ChannelTypeGuildText || c.Type == discordgo.ChannelTypeGuildNews,
+	}
+}
+
+// channelInfo looks a channel up: cache, then discordgo's state (filled by
+// GUILD_CREATE), then REST.
+func (b *Bridge) channelInfo(ctx context.Context, id string) (chanInfo, error) {
+	if ci, ok := b.chans.Get(id); ok {
+		return ci, nil
+	}
+	if st := b.session.State; st != nil {
+		if c, err := st.Channel(id); err == nil {
+			st.RLock()
+			ci := infoOf(c)
+			st.RUnlock()
+			b.chans.Add(id, ci)
+			return ci, nil
+		}
+	}
+	c, err := b.session.Channel(id, discordgo.WithContext(ctx))
+	if err != nil {
+		return chanInfo{}, fmt.Errorf("look up discord channel %s: %w", id, err)
+	}
+	ci := infoOf(c)
+	b.chans.Add(id, ci)
+	return ci, nil
+}
+
+// handleMessage routes one MESSAGE_CREATE (see the package doc). It runs
+// on the single message worker, so messages reach the core in order.
+func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discordgo.Message) {
+	if m == nil || m.Author == nil {
+		return
+	}
+	botID := b.BotUserID()
+	if m.Author.ID == botID || m.Author.Bot || m.WebhookID != "" {
+		return
+	}
+	if m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply {
+		return
+	}
+	if _, dup := b.recent.Get(m.ID); dup {
+		b.log.Debug("discord message replayed; dropped", "msg_id", m.ID)
+		return
+	}
+	log := b.log.With("msg_id", m.ID, "channel", m.ChannelID)
+	mentioned := mentionsBot(m, botID)
+	text := stripMention(m.Content, botID)
+
+	var key bridges.ConversationKey
+	if m.GuildID == "" {
+		key = bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID}
+	} else {
+		ci, err := b.channelInfo(ctx, m.ChannelID)
+		if err != nil {
+			log.Warn("discord message dropped: unknown channel", "err", err)
+			return
+		}
+		switch {
+		case ci.thread:
+			key = bridges.ConversationKey{Bot: b.name, Channel: ci.parentID, Thread: m.ChannelID}
+			if !mentioned {
+				owns, err := h.Owns(ctx, key)
+				if err != nil {
+					log.Warn("discord message dropped: thread ownership unknown", "err", err)
+					return
+				}
+				if !owns {
+					b.recent.Add(m.ID, struct{}{})
+					return
+				}
+			}
+		case !mentioned:
+			b.recent.Add(m.ID, struct{}{})
+			return
+		default:
+			key = b.startThread(ctx, m, text, ci)
+		}
+	}
+
+	in := bridges.Inbound{
+		Key:      key,
+		MsgID:    m.ID,
+		UserID:   m.Author.ID,
+		UserName: displayName(m),
+		Text:     text,
+		Files:    attachments(m),
+		At:       m.Timestamp,
+	}
+	if b.deliver(ctx, h, in) {
+		b.recent.Add(m.ID, struct{}{})
+	}
+}
+
+// startThread starts the conversation thread on message m in a guild
+// channel and returns its key. When no thread can be made the channel
+// itself is the conversation.
+func (b *Bridge) startThread(ctx context.Context, m *discordgo.Message, text string, ci chanInfo) bridges.ConversationKey {
+	inChannel := bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID}
+	if !ci.threadable {
+		return inChannel
+	}
+	name := threadName(text, displayName(m))
+	th, err := b.session.MessageThreadStartComplex(m.ChannelID, m.ID, &discordgo.ThreadStart{
+		Name:                name,
+		AutoArchiveDuration: threadArchiveMinutes,
+		Type:                discordgo.ChannelTypeGuildPublicThread,
+	}, discordgo.WithContext(ctx))
+	threadID := ""
+	switch {
+	case err == nil:
+		threadID = th.ID
+		b.chans.Add(th.ID, infoOf(th))
+	case restCode(err) == codeThreadAlreadyCreated:
+		threadID = m.ID // a thread started on a message has the message's id
+		b.chans.Add(threadID, chanInfo{parentID: m.ChannelID, thread: true})
+	default:
+		b.log.Warn("discord: could not start a thread; answering in the channel (does the bot have Create Public Threads?)",
+			"channel", m.ChannelID, "msg_id", m.ID, "err", err)
+		return inChannel
+	}
+	return bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID, Thread: threadID}
+}
+
+// restCode is the JSON error code of a Discord REST error, or 0.
+func restCode(err error) int {
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Message != nil {
+		return re.Message.Code
+	}
+	return 0
+}
+
+// deliver hands in to the core, retrying a few times when it fails
+// (a busy database); it reports whether the core accepted it.
+func (b *Bridge) deliver(ctx context.Context, h bridges.Handler, in bridges.Inbound) bool {
+	pause := b.deliverPause
+	for attempt := 1; ; attempt++ {
+		hctx, cancel := context.WithTimeout(ctx, handleTimeout)
+		err := h.HandleMessage(hctx, in)
+		cancel()
+		if err == nil {
+			return true
+		}
+		if attempt >= b.deliverTries || ctx.Err() != nil {
+			b.log.Error("discord message not accepted by the bridge; dropped", "key", in.Key, "msg_id", in.MsgID, "attempts", attempt, "err", err)
+			return false
+		}
+		b.log.Warn("discord message not accepted; retrying", "key", in.Key, "msg_id", in.MsgID, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
+// mentionsBot reports whether m mentions the bot user.
+func mentionsBot(m *discordgo.Message, botID string) bool {
+	if botID == "" {
+		return false
+	}
+	for _, u := range m.Mentions {
+		if u != nil && u.ID == botID {
+			return true
+		}
+	}
+	return strings.Contains(m.Content, "<@"+botID+">") || strings.Contains(m.Content, "<@!"+botID+">")
+}
+
+// stripMention removes the bot's mentions (<@id> and <@!id>) and trims.
+func stripMention(content, botID string) string {
+	if botID != "" {
+		for _, tag := range []string{"<@" + botID + ">", "<@!" + botID + ">"} {
+			content = strings.ReplaceAll(content, tag+" ", "")
+			content = strings.ReplaceAll(content, tag, "")
+		}
+	}
+	return strings.TrimSpace(content)
+}
+
+// displayName is the author's server nickname, global display name or
+// username, in that order.
+func displayName(m *discordgo.Message) string {
+	if m.Member != nil && m.Member.Nick != "" {
+		return m.Member.Nick
+	}
+	if m.Author.GlobalName != "" {
+		return m.Author.GlobalName
+	}
+	return m.Author.Username
+}
+
+func attachments(m *discordgo.Message) []bridges.File {
+	var out []bridges.File
+	for _, a := range m.Attachments {
+		if a == nil {
+			continue
+		}
+		out = append(out, bridges.File{
+			ID:       a.ID,
+			Name:     a.Filename,
+			MimeType: a.ContentType,
+			Size:     int64(a.Size),
+			URL:      a.URL,
+		})
+	}
+	return out
+}
+
+// threadName makes a thread name from the first words of text: one line,
+// mentions and markup characters dropped, at most 100 characters, cut at a
+// word boundary. An empty text gives "Conversation with NAME".
+func threadName(text, author string) string {
+	var words []string
+	for _, w := range strings.Fields(text) {
+		if strings.HasPrefix(w, "<@") || strings.HasPrefix(w, "<#") {
+			continue // user, role and channel mentions read badly in a title
+		}
+		w = strings.TrimFunc(w, func(r rune) bool { return strings.ContainsRune("*_~`>#|", r) || unicode.IsControl(r) })
+		if w != "" {
+			words = append(words, w)
+		}
+	}
+	name := ""
+	for _, w := range words {
+		next := w
+		if name != "" {
+			next = name + " " + w
+		}
+		if len([]rune(next)) > maxThreadName {
+			if name == "" { // one very long word
+				name = string([]rune(w)[:maxThreadName-1]) + "…"
+			} else if len([]rune(name)) < maxThreadName {
+				name += "…"
+			}
+			break
+		}
+		name = next
+	}
+	if name == "" {
+		name = "Conversation with " + author
+		if r := []rune(name); len(r) > maxThreadName {
+			name = string(r[:maxThreadName])
+		}
+	}
+	return name
+}

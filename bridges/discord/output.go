@@ -1,0 +1,140 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/bwmarrin/discordgo"
+)
+
+// noMentions stops a message from pinging anyone: agent output that
+// contains "@everyone" or a user mention stays plain text.
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+// Post implements bridges.Platform. The text is converted to Discord
+// markdown; if the result is longer than 2,000 characters it is split
+// again and sent as several messages, the buttons going with the last one,
+// whose reference is returned.
+func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
+	ch := channelOf(key)
+	if ch == "" {
+		return bridges.MessageRef{}, fmt.Errorf("discord post: %w: conversation key has no channel", ErrBadMessage)
+	}
+	comps, err := components(m)
+	if err != nil {
+		return bridges.MessageRef{}, fmt.Errorf("discord post to %s: %w", ch, err)
+	}
+	text := toDiscord(m.Text)
+	if strings.TrimSpace(text) == "" && len(comps) == 0 {
+		return bridges.MessageRef{}, fmt.Errorf("discord post to %s: %w: empty message", ch, ErrBadMessage)
+	}
+	parts := splitMessage(text, maxContentRunes)
+	if len(parts) == 0 {
+		parts = []string{""}
+	}
+	if len(parts) > 1 {
+		b.log.Debug("discord message split after conversion", "channel", ch, "parts", len(parts))
+	}
+	var ref bridges.MessageRef
+	for i, p := range parts {
+		send := &discordgo.MessageSend{
+			Content:         p,
+			Components:      []discordgo.MessageComponent{},
+			AllowedMentions: noMentions(),
+		}
+		if i == len(parts)-1 {
+			send.Components = comps
+		}
+		msg, err := b.session.ChannelMessageSendComplex(ch, send, discordgo.WithContext(ctx))
+		if err != nil {
+			return ref, fmt.Errorf("discord post to %s (part %d of %d): %w", ch, i+1, len(parts), err)
+		}
+		ref = bridges.MessageRef{Key: key, ID: msg.ID}
+	}
+	return ref, nil
+}
+
+// Edit implements bridges.Platform: it replaces the message's text and
+// buttons (no buttons = components removed). Text longer than 2,000
+// characters after conversion is cut (with "…") at a safe boundary.
+func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) error {
+	ch := channelOf(ref.Key)
+	if ch == "" || ref.ID == "" {
+		return fmt.Errorf("discord edit: %w: incomplete message reference", ErrBadMessage)
+	}
+	comps, err := components(m)
+	if err != nil {
+		return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
+	}
+	text := truncateMessage(toDiscord(m.Text), maxContentRunes)
+	if strings.TrimSpace(text) == "" && len(comps) == 0 {
+		return fmt.Errorf("discord edit %s/%s: %w: empty message", ch, ref.ID, ErrBadMessage)
+	}
+	_, err = b.session.ChannelMessageEditComplex(&discordgo.MessageEdit{
+		ID:              ref.ID,
+		Channel:         ch,
+		Content:         &text,
+		Components:      &comps,
+		AllowedMentions: noMentions(),
+	}, discordgo.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
+	}
+	return nil
+}
+
+// components lays a card's buttons out in action rows (never nil, so that
+// an edit without buttons removes them).
+func components(m bridges.Message) ([]discordgo.MessageComponent, error) {
+	out := []discordgo.MessageComponent{}
+	if len(m.Buttons) == 0 {
+		return out, nil
+	}
+	if len(m.Buttons) > maxButtons {
+		return nil, fmt.Errorf("%w: %d buttons, Discord allows %d", ErrBadMessage, len(m.Buttons), maxButtons)
+	}
+	seen := map[string]bool{}
+	var row discordgo.ActionsRow
+	for _, btn := range m.Buttons {
+		id, err := customID(m.CardID, btn.ID)
+		if err != nil {
+			return nil, err
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("%w: duplicate button id %q", ErrBadMessage, btn.ID)
+		}
+		seen[id] = true
+		label := btn.Label
+		if strings.TrimSpace(label) == "" {
+			label = btn.ID
+		}
+		row.Components = append(row.Components, discordgo.Button{
+			Label:    truncateRunes(label, maxLabelRunes),
+			Style:    buttonStyle(btn.Style),
+			CustomID: id,
+		})
+		if len(row.Components) == buttonsPerRow {
+			out = append(out, row)
+			row = discordgo.ActionsRow{}
+		}
+	}
+	if len(row.Components) > 0 {
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+func buttonStyle(s bridges.ButtonStyle) discordgo.ButtonStyle {
+	switch s {
+	case bridges.StylePrimary:
+		return discordgo.PrimaryButton
+	case bridges.StyleDanger:
+		return discordgo.DangerButton
+	default:
+		return discordgo.SecondaryButton
+	}
+}
