@@ -107,6 +107,8 @@ type frameParser struct {
 
 	hdr      []byte // the frame header read so far
 	left     uint64 // payload bytes still to skip
+	masked   bool   // the payload is masked with key (client frames; servers do not mask)
+	key      [4]byte
 	isClose  bool
 	closeBuf []byte // the first two payload bytes of a close frame
 	broken   bool
@@ -138,7 +140,12 @@ func (p *frameParser) feed(b []byte) {
 			}
 			if p.isClose && len(p.closeBuf) < 2 {
 				k := min(int(n), 2-len(p.closeBuf))
-				p.closeBuf = append(p.closeBuf, b[:k]...)
+				for _, c := range b[:k] {
+					if p.masked {
+						c ^= p.key[len(p.closeBuf)]
+					}
+					p.closeBuf = append(p.closeBuf, c)
+				}
 			}
 			b = b[n:]
 			p.left -= n
@@ -191,6 +198,10 @@ func (p *frameParser) startFrame() {
 			p.broken = true
 			return
 		}
+	}
+	p.masked = h[1]&0x80 != 0
+	if p.masked {
+		copy(p.key[:], h[len(h)-4:])
 	}
 	p.isClose = h[0]&0x0f == websocket.CloseMessage
 	if p.isClose && length > 125 { // control frames are short

@@ -19,7 +19,7 @@ import (
 // so that everything else stays byte for byte as the agent wrote it.
 
 var (
-	deepHeading = regexp.MustCompile(`^ {0,3}#{4,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$`)
+	deepHeading = regexp.MustCompile(`^ {0,3}#{4,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
 	thematic    = regexp.MustCompile(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
 	setextH1    = regexp.MustCompile(`^ {0,3}=+[ \t]*$`)
 	setextH2    = regexp.MustCompile(`^ {0,3}-+[ \t]*$`)

@@ -224,3 +224,5 @@ func countIDs(msgs []bridges.Inbound) map[string]int {
 }
 
 func isTooLarge(err error) bool { return errors.Is(err, ErrTooLarge) }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -121,7 +121,11 @@ func (b *Bridge) onReady(r *discordgo.Ready) {
 	b.mu.Lock()
 	b.botID = r.User.ID
 	b.mu.Unlock()
-	b.log.Info("discord gateway ready", "user", r.User.Username, "user_id", r.User.ID)
+	attrs := []any{"user", r.User.Username, "user_id", r.User.ID}
+	if r.Application != nil && r.Application.ID != "" {
+		attrs = append(attrs, "invite_url", InviteURL(r.Application.ID))
+	}
+	b.log.Info("discord gateway ready", attrs...)
 }
 
 // connectLoop opens the gateway and reopens it (RESUME) after every
