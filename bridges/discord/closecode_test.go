@@ -46,7 +46,7 @@ func TestFrameParserFindsCloseCodes(t *testing.T) {
 	var stream bytes.Buffer
 	stream.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 	stream.Write(frame(1, []byte(`{"op":10,"d":{"heartbeat_interval":41250}}`), false))
-	stream.Write(frame(1, bytes.Repeat([]byte("x"), 300), false))   // 16-bit length
+	stream.Write(frame(1, bytes.Repeat([]byte("x"), 300), false))    // 16-bit length
 	stream.Write(frame(2, bytes.Repeat([]byte{0x88}, 70000), false)) // 64-bit length, bytes that look like close opcodes
 	stream.Write(frame(9, nil, false))                               // ping, empty
 	stream.Write(frame(8, closePayload(1012, "restart"), true))      // masked
