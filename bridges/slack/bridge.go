@@ -1,0 +1,171 @@
+// Package slack is the Slack adapter: Socket Mode for events, the Web API
+// for posting, Block Kit buttons for cards.
+//
+// Conversations. A top-level channel message that mentions the bot starts
+// a conversation keyed by that message: Key{Bot, Channel, Thread: its ts},
+// and every answer goes into its thread. Inside a thread the core owns
+// (Handler.Owns), every user message reaches the agent without a mention;
+// a mention inside any other thread makes that thread a conversation. In a
+// direct message (channel type im) no mention is needed: top-level DMs all
+// share one conversation, Key{Bot, Channel: the DM, Thread: ""}, answered
+// at top level; a message inside a DM thread (e.g. an assistant thread)
+// belongs to Key{Bot, DM, thread_ts}. Group DMs (mpim) behave like
+// channels. Messages from bots (the bot's own included), edits, deletions
+// and other subtypes are ignored; "file_share" and "thread_broadcast"
+// messages count as user messages.
+//
+// Delivery. Envelopes are handled one at a time in arrival order. A
+// message envelope is acknowledged only after Handler.HandleMessage
+// returned nil (it was durably accepted); on an error it is not
+// acknowledged and Slack sends it again. Each message (channel + ts) is
+// handed to the core once: Slack's retries and the app_mention event that
+// duplicates a channel message are acknowledged without a second call.
+// Interactive envelopes are acknowledged at once, then Handler.HandleAction
+// runs.
+//
+// Text. Outgoing CommonMark becomes mrkdwn (ToMrkdwn); a Post whose
+// converted text is over 4,000 characters is split again into several
+// messages. Incoming text is unescaped, the bot mention removed, and
+// <url|label> links, <@U…> mentions and <#C…> channels turned into plain
+// text.
+package slack
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+)
+
+var (
+	_ bridges.Platform    = (*Bridge)(nil)
+	_ bridges.Typer       = (*Bridge)(nil)
+	_ bridges.FileFetcher = (*Bridge)(nil)
+	_ bridges.Reactor     = (*Bridge)(nil)
+)
+
+// Slack limits the adapter works within.
+const (
+	// maxMessageRunes is what the core may send per message (CommonMark);
+	// it leaves room for conversion before Slack's advised 4,000.
+	maxMessageRunes = 3500
+	// maxTextRunes is the most the adapter puts in one message's text.
+	maxTextRunes = 4000
+	// maxEditRunes caps an edited text (chat.update edits one message and
+	// cannot split; Slack truncates at 40,000).
+	maxEditRunes = 39000
+	// maxSectionRunes is the text limit of a section block.
+	maxSectionRunes = 3000
+	// maxCardRunes caps a card's section text in total (Slack answers
+	// msg_blocks_too_long somewhere above ~13,000).
+	maxCardRunes = 12000
+	// maxButtonsPerBlock is the element limit of an actions block.
+	maxButtonsPerBlock = 25
+	// maxButtonRunes is the button text limit.
+	maxButtonRunes = 75
+)
+
+// Bridge is one Slack bot. Create it with New; Run it once. Post, Edit,
+// SetTyping, React and FetchFile may be called from any goroutine, also
+// before or after Run.
+type Bridge struct {
+	name       string
+	api        *slackapi.Client
+	httpClient *http.Client
+	log        *slog.Logger
+	redact     redactor
+
+	// handlerTimeout bounds one Handler call so that envelopes are acked
+	// (or left for Slack's retry) within Slack's 3 s.
+	handlerTimeout time.Duration
+	// reconnectMin / reconnectMax bound the backoff between Socket Mode
+	// sessions that ended with an error.
+	reconnectMin, reconnectMax time.Duration
+
+	selfMu sync.RWMutex
+	self   identity
+
+	seen    *seenSet    // messages handed to the core (channel/ts)
+	users   *userCache  // user id → display name
+	latest  *boundedMap // conversation key → ts of its latest inbound message
+	typing  typingState // thread status availability and hourglass reactions
+	editGen editGens    // newest pending Edit per message
+}
+
+// identity is the bot's own ids, learnt from auth.test.
+type identity struct {
+	userID string // U… (mentions look like <@U…>)
+	botID  string // B… (bot_id of its own messages)
+}
+
+// New creates the adapter for a configured Slack bot. It checks the
+// configuration only; it does not contact Slack (Run does). A nil logger
+// discards logs.
+func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
+	if bot == nil || bot.Slack == nil {
+		return nil, ErrNoConfig
+	}
+	sc := bot.Slack
+	if sc.BotToken == "" || sc.AppToken == "" {
+		return nil, fmt.Errorf("slack bot %q: bot_token and app_token are required: %w", bot.Name, ErrNoConfig)
+	}
+	apiURL := sc.APIURL
+	if apiURL == "" {
+		apiURL = config.DefaultSlackAPIURL
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	httpClient := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	b := &Bridge{
+		name:       bot.Name,
+		httpClient: httpClient,
+		log:        logger.With(slog.String("bot", bot.Name), slog.String("platform", config.PlatformSlack)),
+		redact:     newRedactor(sc.BotToken, sc.AppToken),
+		api: slackapi.New(sc.BotToken,
+			slackapi.OptionAppLevelToken(sc.AppToken),
+			slackapi.OptionAPIURL(apiURL),
+			slackapi.OptionHTTPClient(httpClient),
+		),
+		handlerTimeout: 2500 * time.Millisecond,
+		reconnectMin:   time.Second,
+		reconnectMax:   time.Minute,
+		seen:           newSeenSet(20000),
+		users:          newUserCache(5000, time.Hour),
+		latest:         newBoundedMap(10000),
+		typing:         newTypingState(),
+		editGen:        editGens{gen: map[string]uint64{}},
+	}
+	return b, nil
+}
+
+// Limits implements bridges.Platform.
+func (b *Bridge) Limits() bridges.Limits {
+	return bridges.Limits{
+		MaxMessageRunes: maxMessageRunes,
+		CanEdit:         true,
+		CanButtons:      true,
+		CanThreads:      true,
+		EditInterval:    time.Second,
+		MaxButtons:      maxButtonsPerBlock,
+	}
+}
+
+func (b *Bridge) identity() identity {
+	b.selfMu.RLock()
+	defer b.selfMu.RUnlock()
+	return b.self
+}
+
+func (b *Bridge) setIdentity(id identity) {
+	b.selfMu.Lock()
+	defer b.selfMu.Unlock()
+	b.self = id
+}

@@ -1,0 +1,14 @@
+package slack
+
+import "errors"
+
+// Sentinel errors of the Slack adapter.
+var (
+	// ErrFileTooLarge: FetchFile stopped at its size cap.
+	ErrFileTooLarge = errors.New("slack: file larger than the allowed size")
+	// ErrNoConfig: New was given no bot or no slack section.
+	ErrNoConfig = errors.New("slack: missing slack configuration")
+	// ErrFatal wraps errors that retrying cannot fix (bad or revoked
+	// tokens, a missing scope): Run returns them.
+	ErrFatal = errors.New("slack: fatal error")
+)

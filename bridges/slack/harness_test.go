@@ -1,0 +1,219 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/config"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const waitLong = 5 * time.Second
+
+// stubHandler records what the adapter hands to the core. Like the core,
+// it owns a conversation once it accepted a message for it.
+type stubHandler struct {
+	mu       sync.Mutex
+	msgs     []bridges.Inbound
+	returned []time.Time // when each accepted HandleMessage returned
+	calls    int         // HandleMessage calls, failed ones included
+	actions  []bridges.Action
+	owned    map[bridges.ConversationKey]bool
+	failNext int           // fail this many HandleMessage calls
+	gate     chan struct{} // when set, HandleMessage waits for it to close
+}
+
+func newStub() *stubHandler {
+	return &stubHandler{owned: map[bridges.ConversationKey]bool{}}
+}
+
+var errStub = errors.New("stub: database is locked")
+
+func (h *stubHandler) HandleMessage(ctx context.Context, m bridges.Inbound) error {
+	h.mu.Lock()
+	gate := h.gate
+	h.calls++
+	h.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failNext > 0 {
+		h.failNext--
+		return errStub
+	}
+	h.msgs = append(h.msgs, m)
+	h.owned[m.Key] = true
+	h.returned = append(h.returned, time.Now())
+	return nil
+}
+
+func (h *stubHandler) HandleAction(_ context.Context, a bridges.Action) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.actions = append(h.actions, a)
+	return nil
+}
+
+func (h *stubHandler) Owns(_ context.Context, key bridges.ConversationKey) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.owned[key], nil
+}
+
+func (h *stubHandler) messages() []bridges.Inbound {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]bridges.Inbound(nil), h.msgs...)
+}
+
+func (h *stubHandler) actionList() []bridges.Action {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]bridges.Action(nil), h.actions...)
+}
+
+// messagesFor returns the accepted messages with the given Slack ts.
+func (h *stubHandler) messagesFor(ts string) []bridges.Inbound {
+	var out []bridges.Inbound
+	for _, m := range h.messages() {
+		if strings.HasSuffix(m.MsgID, ":"+ts) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitUntil polls cond until it holds or fails the test after timeout.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// env is a running adapter connected to a fake Slack.
+type env struct {
+	fake *slackfake.Server
+	b    *Bridge
+	h    *stubHandler
+	logs *syncBuffer
+}
+
+func botConfig(apiURL, botToken string) *config.Bot {
+	return &config.Bot{
+		Name:     "team",
+		Platform: config.PlatformSlack,
+		Agent:    "coder",
+		Slack:    &config.Slack{BotToken: botToken, AppToken: slackfake.AppToken, APIURL: apiURL},
+	}
+}
+
+// newBridge creates an adapter for the fake without running it. At the
+// end of the test it checks that no token reached the logs.
+func newBridge(t *testing.T, fake *slackfake.Server, botToken string) (*Bridge, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, err := New(botConfig(fake.URL(), botToken), logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.reconnectMin = 50 * time.Millisecond
+	t.Cleanup(func() {
+		b.httpClient.CloseIdleConnections()
+		out := logs.String()
+		for _, secret := range []string{botToken, slackfake.AppToken, "xoxb-", "xapp-"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("logs contain a token (%q):\n%s", secret, out)
+			}
+		}
+		if t.Failed() {
+			t.Logf("adapter logs:\n%s", out)
+		}
+	})
+	return b, logs
+}
+
+// start runs an adapter against a new fake Slack until the test ends.
+func start(t *testing.T, opts ...slackfake.Option) *env {
+	t.Helper()
+	fake := slackfake.New(t, opts...)
+	b, logs := newBridge(t, fake, slackfake.BotToken)
+	h := newStub()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, h) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run returned %v after cancel, want nil", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	if err := fake.WaitForConnections(1, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	return &env{fake: fake, b: b, h: h, logs: logs}
+}
+
+// waitAcked waits until every envelope about ts is acked.
+func (e *env) waitAcked(t *testing.T, ts string) {
+	t.Helper()
+	waitUntil(t, waitLong, "acks for "+ts, func() bool {
+		envs := e.fake.EnvelopesFor(ts)
+		if len(envs) == 0 {
+			return false
+		}
+		for _, en := range envs {
+			if !en.Acked {
+				return false
+			}
+		}
+		return true
+	})
+}
