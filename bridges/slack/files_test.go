@@ -1,0 +1,78 @@
+package slack
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+func TestInboundFilesAndFetch(t *testing.T) {
+	e := start(t)
+	content := bytes.Repeat([]byte("0123456789"), 100) // 1,000 bytes
+	f := e.fake.AddFile("log.txt", "text/plain", content)
+	sent := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "see attached", Files: []slackfake.File{f}})
+	e.waitAcked(t, sent.TS)
+	msgs := e.h.messagesFor(sent.TS)
+	if len(msgs) != 1 || len(msgs[0].Files) != 1 {
+		t.Fatalf("messages = %+v", msgs)
+	}
+	got := msgs[0].Files[0]
+	want := bridges.File{ID: f.ID, Name: "log.txt", MimeType: "text/plain", Size: 1000, URL: f.URLPrivateDownload}
+	if got != want {
+		t.Errorf("file = %+v, want %+v", got, want)
+	}
+
+	tests := []struct {
+		name    string
+		file    bridges.File
+		max     int64
+		wantErr error
+	}{
+		{name: "within cap", file: got, max: 1000},
+		{name: "no cap", file: got, max: 0},
+		{name: "declared size over cap", file: got, max: 999, wantErr: ErrFileTooLarge},
+		{name: "actual size over cap", file: bridges.File{ID: f.ID, Name: "log.txt", URL: got.URL}, max: 10, wantErr: ErrFileTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := e.b.FetchFile(t.Context(), tt.file, tt.max)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("FetchFile = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, content) {
+				t.Errorf("got %d bytes, want the file's %d", len(data), len(content))
+			}
+		})
+	}
+}
+
+func TestFetchFileNeedsTheBotToken(t *testing.T) {
+	fake := slackfake.New(t)
+	f := fake.AddFile("a.png", "image/png", []byte("png"))
+	b, _ := newBridge(t, fake, "xoxb-not-the-right-one")
+	if _, err := b.FetchFile(t.Context(), bridges.File{ID: f.ID, URL: f.URLPrivateDownload}, 100); err == nil {
+		t.Fatal("download with a wrong token succeeded")
+	}
+	if n := fake.FileDownloads(); n != 1 {
+		t.Errorf("%d download attempts, want 1", n)
+	}
+}
+
+// The token is only sent to Slack hosts or the configured API host.
+func TestFetchFileRefusesForeignHosts(t *testing.T) {
+	fake := slackfake.New(t)
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	_, err := b.FetchFile(t.Context(), bridges.File{ID: "F1", URL: "http://files.example.com/F1/x"}, 100)
+	if err == nil {
+		t.Fatal("FetchFile sent the token to a foreign host")
+	}
+}

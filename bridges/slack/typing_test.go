@@ -1,0 +1,87 @@
+package slack
+
+import (
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+func TestTypingUsesThreadStatus(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	key := threadKey(root)
+	if err := e.b.SetTyping(t.Context(), key, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.SetTyping(t.Context(), key, false); err != nil {
+		t.Fatal(err)
+	}
+	st := e.fake.Statuses()
+	if len(st) != 2 || st[0].Status != workingStatus || st[1].Status != "" || st[0].ThreadTS != root || st[0].Channel != "C1" {
+		t.Errorf("statuses = %+v", st)
+	}
+	if r := e.fake.Reactions(); len(r) != 0 {
+		t.Errorf("reactions = %+v, want none", r)
+	}
+}
+
+// Where Slack refuses thread statuses the adapter marks the latest
+// message with an hourglass instead, and remembers the refusal.
+func TestTypingFallsBackToReaction(t *testing.T) {
+	e := start(t)
+	e.fake.FailMethod("assistant.threads.setStatus", "channel_type_not_supported", -1)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	follow := e.fake.SendMessage("C1", "U1", "and this", root)
+	e.waitAcked(t, follow)
+	key := threadKey(root)
+	for range 2 {
+		if err := e.b.SetTyping(t.Context(), key, true); err != nil {
+			t.Fatal(err)
+		}
+		if !e.fake.HasReaction("C1", follow, workingReaction) {
+			t.Fatalf("no %s on the latest message; reactions %+v", workingReaction, e.fake.Reactions())
+		}
+		if err := e.b.SetTyping(t.Context(), key, false); err != nil {
+			t.Fatal(err)
+		}
+		if e.fake.HasReaction("C1", follow, workingReaction) {
+			t.Fatal("reaction not removed")
+		}
+	}
+	if n := e.fake.CallCount("assistant.threads.setStatus"); n != 1 {
+		t.Errorf("%d setStatus calls, want 1 (the refusal is remembered)", n)
+	}
+}
+
+func TestTypingTopLevelDMUsesReaction(t *testing.T) {
+	e := start(t)
+	ts := e.fake.SendMessage("D1", "U1", "hi", "")
+	e.waitAcked(t, ts)
+	key := bridges.ConversationKey{Bot: "team", Channel: "D1"}
+	if err := e.b.SetTyping(t.Context(), key, true); err != nil {
+		t.Fatal(err)
+	}
+	if !e.fake.HasReaction("D1", ts, workingReaction) {
+		t.Fatalf("reactions = %+v", e.fake.Reactions())
+	}
+	if n := e.fake.CallCount("assistant.threads.setStatus"); n != 0 {
+		t.Errorf("%d setStatus calls for a thread-less DM", n)
+	}
+}
+
+func TestReact(t *testing.T) {
+	fake := slackfake.New(t)
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	key := threadKey("1.1")
+	for _, id := range []string{"C1:5.5", "C1:5.5"} { // twice: already_reacted is fine
+		if err := b.React(t.Context(), key, id, ":eyes:"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !fake.HasReaction("C1", "5.5", "eyes") {
+		t.Errorf("reactions = %+v", fake.Reactions())
+	}
+}
