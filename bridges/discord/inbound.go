@@ -139,10 +139,11 @@ func (b *Bridge) startThread(ctx context.Context, m *discordgo.Message, text str
 		return inChannel
 	}
 	name := threadName(text, displayName(m))
+	// No type: a thread started on a message takes it from the parent
+	// (public thread, or announcement thread in an announcement channel).
 	th, err := b.session.MessageThreadStartComplex(m.ChannelID, m.ID, &discordgo.ThreadStart{
 		Name:                name,
 		AutoArchiveDuration: threadArchiveMinutes,
-		Type:                discordgo.ChannelTypeGuildPublicThread,
 	}, discordgo.WithContext(ctx))
 	threadID := ""
 	switch {

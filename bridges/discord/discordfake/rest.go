@@ -404,9 +404,9 @@ func (f *Fake) startThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeThreadAlreadyCreated, "A thread has already been created for this message", nil)
 		return
 	}
-	typ := b.Type
-	if typ == 0 {
-		typ = ChannelPublicThread
+	typ := ChannelPublicThread // from a message, the type follows the parent
+	if parent.Type == 5 {
+		typ = 10 // announcement thread
 	}
 	archive := b.AutoArchiveDuration
 	if archive == 0 {
