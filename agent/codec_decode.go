@@ -229,7 +229,7 @@ func decodeSystem(line []byte, subtype string) ([]Event, error) {
 	case "status":
 		ev = StatusChange{Status: w.Status, PermissionMode: w.PermissionMode, UserMessageUUIDs: w.UserMessageUUIDs}
 	case "task_started":
-		ev = TaskStarted{TaskID: w.TaskID, TaskType: w.TaskType, Description: w.Description, ToolUseID: w.ToolUseID}
+		ev = TaskStarted{TaskID: w.TaskID, TaskType: w.TaskType, Description: w.Description, ToolUseID: w.ToolUseID, Background: w.IsBackgrounded}
 	case "task_updated":
 		var p wireTaskPatch
 		if len(w.Patch) > 0 && w.Patch[0] == '{' {

@@ -118,9 +118,10 @@ const (
 // TaskStarted reports system/task_started (background Bash, subagents).
 type TaskStarted struct {
 	TaskID      string
-	TaskType    string
+	TaskType    string // e.g. "local_bash", "local_agent"
 	Description string
 	ToolUseID   string
+	Background  bool // is_backgrounded: the turn's result may come before the task ends
 }
 
 // TaskNotification reports system/task_notification: a background task

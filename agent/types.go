@@ -34,6 +34,17 @@ type Decision struct {
 }
 
 // Options describe how to spawn one CLI process.
+//
+// The process gets a minimal environment: PATH (the bridge's), HOME (Home,
+// or the bridge's), LANG (the bridge's, or C.UTF-8), TMPDIR (a fresh
+// directory the session creates and removes after the exit), then Env on
+// top (Env may override any of them). Nothing else of the bridge's
+// environment reaches the agent.
+//
+// PermissionMode "bypassPermissions" is passed as --permission-mode
+// bypassPermissions, which is all the CLI needs (and lets set_permission_mode
+// switch back to it later); run as root, the CLI also requires
+// IS_SANDBOX=1 in Env and Start refuses without it.
 type Options struct {
 	Command            string   // executable, default "claude"
 	Args               []string // extra flags, appended last
@@ -55,4 +66,5 @@ type Options struct {
 
 	MaxLineBytes   int           // stdout line cap, default 64 MiB
 	ControlTimeout time.Duration // wait for control_response, default 10s
+	CloseGrace     time.Duration // Close: wait this long for a graceful exit before killing, default 10s
 }

@@ -1,0 +1,497 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// stdoutDrainGrace is how long the reader may keep reading stdout after the
+// process exited (a child that inherited stdout can hold it open) before the
+// pipe is closed under it.
+const stdoutDrainGrace = 2 * time.Second
+
+// waitDelay bounds how long exec.Cmd.Wait waits for stderr to close after
+// the process exited or was killed (exec.Cmd.WaitDelay).
+const waitDelay = 2 * time.Second
+
+// Session is one running Claude Code CLI process in stream-json mode: a
+// persistent conversation whose stdin stays open, so messages can be sent at
+// any time (mid-turn, during background tasks, after CLI-initiated turns).
+//
+// All methods are safe for concurrent use. Events must be drained by the
+// caller until the channel is closed (after the Exit event); the session
+// buffers without bound meanwhile, so its stdout reader never stalls.
+type Session struct {
+	log  *slog.Logger
+	opts Options // normalized
+	cmd  *exec.Cmd
+	pid  int
+
+	tmpDir string // created by Start, removed after exit ("" if Env set TMPDIR)
+	stdin  *os.File
+	stdout *os.File
+	stderr *tailBuffer
+
+	writes     chan writeReq
+	writerDone chan struct{} // closed when the writer goroutine returned
+	exited     chan struct{} // closed when cmd.Wait returned
+	done       chan struct{} // closed after the Exit event was queued
+	kill       context.CancelFunc
+	events     *eventQueue
+	nextReq    atomic.Int64
+	wg         sync.WaitGroup
+
+	mu       sync.Mutex
+	st       turnState
+	controls map[string]chan ControlResponse // host request id → waiter
+	closing  bool                            // Close/stop began: no more writes accepted
+	reason   string                          // why the host stopped it ("closed", "idle", "evicted")
+	onChange func()                          // set by Pool; called without mu after state changes
+}
+
+// writeReq is one line for the writer goroutine; closeStdin instead closes
+// stdin after every earlier line was written.
+type writeReq struct {
+	line       []byte
+	closeStdin bool
+	done       chan error // capacity 1
+}
+
+// Start spawns the CLI for opts and returns at once; it does not wait for
+// the CLI to print anything (it prints nothing before the first message).
+// ctx bounds only the start: the process lives until Close or until it
+// exits by itself (Exit event). Start creates Workdir (and Home, if set)
+// when missing.
+func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	opts, err := opts.normalized()
+	if err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.Workdir, 0o755); err != nil {
+		return nil, fmt.Errorf("start agent: create workdir: %w", err)
+	}
+	if opts.Home != "" {
+		if err := os.MkdirAll(opts.Home, 0o700); err != nil {
+			return nil, fmt.Errorf("start agent: create home: %w", err)
+		}
+	}
+	tmpDir := ""
+	if _, set := opts.Env["TMPDIR"]; !set {
+		if tmpDir, err = os.MkdirTemp("", "agentbridge-agent-"); err != nil {
+			return nil, fmt.Errorf("start agent: create TMPDIR: %w", err)
+		}
+	}
+	s, err := spawn(opts, tmpDir, logger)
+	if err != nil {
+		if tmpDir != "" {
+			_ = os.RemoveAll(tmpDir)
+		}
+		return nil, fmt.Errorf("start agent %s: %w", opts.SessionID, err)
+	}
+	return s, nil
+}
+
+// spawn starts the process and the session's goroutines.
+func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	killCtx, kill := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(killCtx, opts.Command, cliArgs(opts)...)
+	cmd.Dir = opts.Workdir
+	cmd.Env = cliEnv(opts, tmpDir)
+	cmd.Stdin = stdinR
+	cmd.Stdout = stdoutW
+	stderr := newTailBuffer(stderrTailBytes)
+	cmd.Stderr = stderr
+	// Own process group: terminal signals to the bridge do not reach the
+	// agent, and a kill takes the agent's children (tool commands) along.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = waitDelay
+
+	err = cmd.Start()
+	// The child has its own copies now (or failed to start).
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		kill()
+		stdinW.Close()
+		stdoutR.Close()
+		return nil, fmt.Errorf("spawn %s: %w", opts.Command, err)
+	}
+
+	s := &Session{
+		opts:       opts,
+		cmd:        cmd,
+		pid:        cmd.Process.Pid,
+		tmpDir:     tmpDir,
+		stdin:      stdinW,
+		stdout:     stdoutR,
+		stderr:     stderr,
+		writes:     make(chan writeReq),
+		writerDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+		done:       make(chan struct{}),
+		kill:       kill,
+		events:     newEventQueue(),
+		controls:   map[string]chan ControlResponse{},
+		st:         newTurnState(),
+	}
+	s.log = logger.With("session_id", opts.SessionID, "pid", s.pid)
+	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model, "permission_mode", opts.PermissionMode)
+
+	readerDone := make(chan struct{})
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.events.run() }()
+	go func() { defer s.wg.Done(); s.writeLoop() }()
+	go func() { defer s.wg.Done(); defer close(readerDone); s.readLoop() }()
+	go func() { defer s.wg.Done(); s.waitLoop(readerDone) }()
+	return s, nil
+}
+
+// killGroup SIGKILLs the process group of cmd (the CLI and its children).
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// SessionID returns the Claude session id (the one passed with --session-id
+// or --resume).
+func (s *Session) SessionID() string { return s.opts.SessionID }
+
+// PID returns the CLI's process id.
+func (s *Session) PID() int { return s.pid }
+
+// Events returns the session's event stream (always the same channel). It
+// is closed right after the Exit event. The consumer must drain it until
+// it is closed; events are queued without bound until then.
+func (s *Session) Events() <-chan Event { return s.events.out }
+
+// Done is closed once the process has exited and its Exit event is queued.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Alive reports whether the process is running and the host has not begun
+// to stop it.
+func (s *Session) Alive() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closing && !s.st.exited
+}
+
+// Busy reports whether the agent is working: a sent message has not been
+// completed or cancelled, a turn is running (including turns the CLI starts
+// itself), a permission request waits for an answer, or a background task
+// runs. A busy session is never stopped for idleness or eviction.
+func (s *Session) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.busy()
+}
+
+// LastActive returns when the session last sent or received anything.
+func (s *Session) LastActive() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.lastActive
+}
+
+// PendingPermissions returns the ids of the permission requests waiting
+// for Respond.
+func (s *Session) PendingPermissions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.pendingPermissionIDs()
+}
+
+// Send writes a user message to the CLI and returns once it is written; it
+// never waits for the turn. Messages sent while a turn runs are queued or
+// folded in by the CLI; Lifecycle events with m.UUID report what happened
+// to it. An empty m.UUID is replaced by a random one (then the receipts
+// cannot be matched by the caller). If ctx ends while the line is being
+// written, Send returns ctx's error and the message may still arrive.
+func (s *Session) Send(ctx context.Context, m UserMessage) error {
+	if m.UUID == "" {
+		m.UUID = uuid.NewString()
+	}
+	line, err := encodeUserMessage(m)
+	if err != nil {
+		return fmt.Errorf("send to agent %s: %w", s.opts.SessionID, err)
+	}
+	s.mu.Lock()
+	if s.closing || s.st.exited {
+		s.mu.Unlock()
+		return fmt.Errorf("send to agent %s: %w", s.opts.SessionID, ErrClosed)
+	}
+	s.st.sent(m.UUID)
+	s.mu.Unlock()
+	if err := s.write(ctx, line); err != nil {
+		s.mu.Lock()
+		s.st.unsent(m.UUID)
+		s.mu.Unlock()
+		s.changed()
+		return fmt.Errorf("send to agent %s: %w", s.opts.SessionID, err)
+	}
+	s.log.Debug("agent message sent", "uuid", m.UUID, "bytes", len(line), "images", len(m.Images))
+	return nil
+}
+
+// Respond answers the pending permission request requestID. Allow without
+// UpdatedInput sends the request's original input; a deny without Message
+// gets a generic one. It returns ErrNotPending when the request was already
+// answered, cancelled by the CLI (PermissionCancelled) or never existed.
+func (s *Session) Respond(ctx context.Context, requestID string, d Decision) error {
+	s.mu.Lock()
+	input, ok := s.st.takePermission(requestID)
+	exited := s.st.exited
+	s.mu.Unlock()
+	if !ok {
+		if exited {
+			return fmt.Errorf("respond to %s: %w", requestID, ErrClosed)
+		}
+		return fmt.Errorf("respond to %s: %w", requestID, ErrNotPending)
+	}
+	s.changed()
+	line, err := encodePermission(requestID, input, d)
+	if err != nil {
+		s.restorePermission(requestID, input)
+		return fmt.Errorf("respond to %s: %w", requestID, err)
+	}
+	if err := s.write(ctx, line); err != nil {
+		s.restorePermission(requestID, input)
+		return fmt.Errorf("respond to %s: %w", requestID, err)
+	}
+	s.log.Info("agent permission answered", "request_id", requestID, "allow", d.Allow, "interrupt", d.Interrupt,
+		"updated_input", d.UpdatedInput != nil, "updated_permissions", len(d.UpdatedPermissions))
+	return nil
+}
+
+// restorePermission puts back a request whose answer could not be written.
+func (s *Session) restorePermission(requestID string, input []byte) {
+	s.mu.Lock()
+	if !s.st.exited {
+		s.st.perms[requestID] = input
+	}
+	s.mu.Unlock()
+	s.changed()
+}
+
+// Interrupt asks the CLI to stop the running turn (like pressing Esc): the
+// turn ends with an error Result and pending permissions are cancelled.
+// It waits for the CLI's acknowledgement (Options.ControlTimeout).
+func (s *Session) Interrupt(ctx context.Context) error {
+	_, err := s.control(ctx, "interrupt", encodeInterrupt)
+	return err
+}
+
+// SetModel switches the model for the following turns.
+func (s *Session) SetModel(ctx context.Context, model string) error {
+	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return encodeSetModel(id, model) })
+	return err
+}
+
+// SetPermissionMode switches the permission mode (default, acceptEdits,
+// plan, ...). The CLI refuses unknown modes, and bypassPermissions unless
+// the session was started with it: the refusal is a *ControlError.
+func (s *Session) SetPermissionMode(ctx context.Context, mode string) error {
+	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return encodeSetPermissionMode(id, mode) })
+	return err
+}
+
+// control sends a host control request and waits for its control_response.
+func (s *Session) control(ctx context.Context, subtype string, encode func(id string) ([]byte, error)) (ControlResponse, error) {
+	id := fmt.Sprintf("host-%d", s.nextReq.Add(1))
+	line, err := encode(id)
+	if err != nil {
+		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
+	}
+	ch := make(chan ControlResponse, 1)
+	s.mu.Lock()
+	if s.closing || s.st.exited {
+		s.mu.Unlock()
+		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
+	}
+	s.controls[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.controls, id)
+		s.mu.Unlock()
+	}()
+	if err := s.write(ctx, line); err != nil {
+		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
+	}
+	timer := time.NewTimer(s.opts.ControlTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		if r.Subtype != "success" {
+			return r, &ControlError{Request: subtype, Message: r.Error, Code: r.ErrorCode}
+		}
+		s.log.Debug("agent control request answered", "request", subtype, "request_id", id)
+		return r, nil
+	case <-timer.C:
+		return ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)
+	case <-ctx.Done():
+		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ctx.Err())
+	case <-s.exited:
+		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
+	}
+}
+
+// write hands line to the writer goroutine and waits until it is written.
+func (s *Session) write(ctx context.Context, line []byte) error {
+	req := writeReq{line: line, done: make(chan error, 1)}
+	select {
+	case s.writes <- req:
+	case <-s.writerDone:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writeLoop is the only writer of stdin: lines never interleave. It ends
+// when stdin is closed on request, a write fails, or the process exited.
+func (s *Session) writeLoop() {
+	defer close(s.writerDone)
+	defer s.stdin.Close()
+	for {
+		select {
+		case req := <-s.writes:
+			if req.closeStdin {
+				req.done <- nil
+				return
+			}
+			_, err := s.stdin.Write(req.line)
+			if err != nil {
+				err = fmt.Errorf("write agent stdin: %w", err)
+			} else {
+				s.touch()
+			}
+			req.done <- err
+			if err != nil {
+				s.log.Warn("agent stdin write failed", "err", err)
+				return
+			}
+		case <-s.exited:
+			return
+		}
+	}
+}
+
+// touch records activity.
+func (s *Session) touch() {
+	s.mu.Lock()
+	s.st.lastActive = time.Now()
+	s.mu.Unlock()
+}
+
+// changed tells the pool that Busy or Alive may have changed.
+func (s *Session) changed() {
+	s.mu.Lock()
+	f := s.onChange
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// setOnChange installs the pool's notification hook.
+func (s *Session) setOnChange(f func()) {
+	s.mu.Lock()
+	s.onChange = f
+	s.mu.Unlock()
+}
+
+// Close stops the session gracefully: it closes stdin (the CLI finishes
+// the running turn, prints its result and exits), waits up to
+// Options.CloseGrace or until ctx ends, then kills the process group. It
+// returns once the process is gone; the Exit event (Expected true, Reason
+// "closed") is queued by then. Closing an exited session is a no-op.
+func (s *Session) Close(ctx context.Context) error {
+	return s.stop(ctx, "closed")
+}
+
+// stop is Close with a reason; the first reason given wins.
+func (s *Session) stop(ctx context.Context, reason string) error {
+	s.mu.Lock()
+	if s.reason == "" && !s.st.exited {
+		s.reason = reason
+	}
+	s.closing = true
+	s.mu.Unlock()
+	s.changed()
+
+	grace := time.NewTimer(s.opts.CloseGrace)
+	defer grace.Stop()
+	req := writeReq{closeStdin: true, done: make(chan error, 1)}
+	select {
+	case s.writes <- req:
+		s.log.Debug("agent stdin closed", "reason", reason)
+	case <-s.writerDone:
+	case <-s.done:
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-grace.C:
+		s.log.Warn("agent did not exit within the grace period: killing", "grace", s.opts.CloseGrace)
+	case <-ctx.Done():
+		s.log.Warn("agent close cancelled: killing", "err", ctx.Err())
+	}
+	s.kill()
+	<-s.done
+	return nil
+}
+
+// tryStop stops the session for reason only if it is not busy, atomically
+// with respect to Send: once it returns true, Send fails with ErrClosed.
+// The stop itself runs in the caller's goroutine.
+func (s *Session) tryBeginStop(reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || s.st.exited || s.st.busy() {
+		return false
+	}
+	s.closing = true
+	s.reason = reason
+	return true
+}

@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultCommand        = "claude"
+	DefaultControlTimeout = 10 * time.Second
+	DefaultCloseGrace     = 10 * time.Second
+	defaultLang           = "C.UTF-8"
+	defaultPath           = "/usr/local/bin:/usr/bin:/bin"
+)
+
+// normalized returns opts with defaults filled in and paths made absolute,
+// or an error for options the CLI would reject.
+func (opts Options) normalized() (Options, error) {
+	if opts.Command == "" {
+		opts.Command = DefaultCommand
+	}
+	if opts.ControlTimeout <= 0 {
+		opts.ControlTimeout = DefaultControlTimeout
+	}
+	if opts.CloseGrace <= 0 {
+		opts.CloseGrace = DefaultCloseGrace
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.Workdir == "" {
+		return opts, fmt.Errorf("agent options: Workdir is required")
+	}
+	abs, err := filepath.Abs(opts.Workdir)
+	if err != nil {
+		return opts, fmt.Errorf("agent options: workdir %s: %w", opts.Workdir, err)
+	}
+	opts.Workdir = abs
+	if opts.Home != "" {
+		if opts.Home, err = filepath.Abs(opts.Home); err != nil {
+			return opts, fmt.Errorf("agent options: home: %w", err)
+		}
+	}
+	switch {
+	case opts.Resume && opts.SessionID == "":
+		return opts, fmt.Errorf("agent options: Resume needs a SessionID")
+	case !opts.Resume && opts.SessionID == "":
+		opts.SessionID = uuid.NewString()
+	case !opts.Resume:
+		if _, err := uuid.Parse(opts.SessionID); err != nil {
+			return opts, fmt.Errorf("agent options: session id %q is not a UUID (--session-id needs one): %w", opts.SessionID, err)
+		}
+	}
+	if opts.MaxTurns < 0 {
+		return opts, fmt.Errorf("agent options: MaxTurns %d is negative", opts.MaxTurns)
+	}
+	if opts.PermissionMode == "bypassPermissions" && os.Geteuid() == 0 && opts.Env["IS_SANDBOX"] == "" {
+		return opts, fmt.Errorf("agent options: the CLI refuses bypassPermissions as root unless IS_SANDBOX=1 is in the agent env")
+	}
+	return opts, nil
+}
+
+// cliArgs returns the CLI arguments for opts (normalized).
+func cliArgs(opts Options) []string {
+	args := []string{
+		"-p",
+		"--output-format", "stream-json",
+		"--input-format", "stream-json",
+		"--verbose",
+		"--permission-prompt-tool", "stdio",
+		"--include-partial-messages",
+	}
+	if opts.Resume {
+		args = append(args, "--resume", opts.SessionID)
+	} else {
+		args = append(args, "--session-id", opts.SessionID)
+	}
+	if opts.Model != "" {
+		args = append(args, "--model", opts.Model)
+	}
+	if opts.PermissionMode != "" {
+		args = append(args, "--permission-mode", opts.PermissionMode)
+	}
+	// One "--flag=value" per tool: the flags are variadic, and the "="
+	// form cannot swallow a following argument. Repeats accumulate.
+	for _, t := range opts.AllowedTools {
+		args = append(args, "--allowed-tools="+t)
+	}
+	for _, t := range opts.DisallowedTools {
+		args = append(args, "--disallowed-tools="+t)
+	}
+	if opts.AppendSystemPrompt != "" {
+		args = append(args, "--append-system-prompt", opts.AppendSystemPrompt)
+	}
+	if opts.MaxTurns > 0 {
+		args = append(args, "--max-turns", strconv.Itoa(opts.MaxTurns))
+	}
+	return append(args, opts.Args...)
+}
+
+// cliEnv returns the agent's complete environment: PATH, HOME, LANG and
+// TMPDIR from the bridge (or defaults), then opts.Env on top. Sorted, so it
+// is deterministic.
+func cliEnv(opts Options, tmpDir string) []string {
+	env := map[string]string{
+		"PATH":   os.Getenv("PATH"),
+		"HOME":   opts.Home,
+		"LANG":   os.Getenv("LANG"),
+		"TMPDIR": tmpDir,
+	}
+	if env["PATH"] == "" {
+		env["PATH"] = defaultPath
+	}
+	if env["HOME"] == "" {
+		env["HOME"], _ = os.UserHomeDir()
+	}
+	if env["LANG"] == "" {
+		env["LANG"] = defaultLang
+	}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		if v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeCLI writes a shell script standing in for the claude CLI (it ignores
+// its arguments) and returns its path.
+func fakeCLI(t *testing.T, script string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fake-claude")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSessionMalformedOutputAndCrash drives a session with a scripted fake
+// CLI: undecodable and oversize lines become DecodeErrors and the stream
+// goes on; hook callbacks and unsupported control requests are answered
+// automatically; an exit the host did not ask for is an unexpected Exit
+// with the stderr tail, credentials redacted.
+func TestSessionMalformedOutputAndCrash(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin.jsonl")
+	cli := fakeCLI(t, `
+echo 'not json at all'
+head -c 5000 /dev/zero | tr '\0' 'x'; echo
+echo '{"type":"control_request","request_id":"hk-1","request":{"subtype":"hook_callback","callback_id":"h1","input":{"tool_name":"Bash"}}}'
+echo '{"type":"control_request","request_id":"el-1","request":{"subtype":"elicitation"}}'
+echo '{"type":"control_request","request_id":"perm-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}'
+head -n 3 > "$OUT"
+echo 'API key sk-ant-abcdefghijklmnop1234 failed' >&2
+echo 'SLACK_BOT_TOKEN=xoxb-123456789-abcdef and Authorization: Bearer abcdefghijk123' >&2
+exit 3
+`)
+	s, err := Start(context.Background(), Options{
+		Command: cli, Workdir: t.TempDir(), Home: t.TempDir(), MaxLineBytes: 1000,
+		Env: map[string]string{"OUT": out},
+	}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
+
+	p := nextPermission(t, rec)
+	if p.RequestID != "perm-1" || !s.Busy() {
+		t.Fatalf("permission %+v busy %v", p, s.Busy())
+	}
+	respond(t, s, "perm-1", Decision{Allow: true})
+	ex := nextExit(t, rec)
+	if ex.Expected || ex.Code != 3 || ex.Reason != "crashed" || ex.Err == nil {
+		t.Errorf("exit %+v", ex)
+	}
+	for _, secret := range []string{"sk-ant-abcdefghijklmnop1234", "xoxb-123456789-abcdef", "abcdefghijk123"} {
+		if strings.Contains(ex.StderrTail, secret) {
+			t.Errorf("stderr tail leaks %q: %q", secret, ex.StderrTail)
+		}
+	}
+	if !strings.Contains(ex.StderrTail, "API key") || !strings.Contains(ex.StderrTail, "[redacted]") {
+		t.Errorf("stderr tail %q", ex.StderrTail)
+	}
+	rec.waitClosed(t)
+
+	var decodeErrs, hooks, unknowns int
+	for _, ev := range rec.all() {
+		switch e := ev.(type) {
+		case DecodeError:
+			decodeErrs++
+		case HookCallback:
+			hooks++
+		case Unknown:
+			if e.Type == "control_request" && e.Subtype == "elicitation" {
+				unknowns++
+			}
+		}
+	}
+	if decodeErrs != 2 || hooks != 1 || unknowns != 1 {
+		t.Errorf("decode errors %d (want 2), hook callbacks %d (want 1), unknown control requests %d (want 1)", decodeErrs, hooks, unknowns)
+	}
+
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(data)), "\n")
+	sort.Strings(got)
+	want := []string{
+		`{"type":"control_response","response":{"subtype":"error","request_id":"el-1","error":"unsupported control request subtype elicitation"}}`,
+		`{"type":"control_response","response":{"subtype":"success","request_id":"hk-1","response":{}}}`,
+		`{"type":"control_response","response":{"subtype":"success","request_id":"perm-1","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stdin got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSessionExitWithoutAsking: a CLI that exits 0 by itself is an
+// unexpected exit with reason "exited"; pending state is cleared.
+func TestSessionExitWithoutAsking(t *testing.T) {
+	cli := fakeCLI(t, `echo '{"type":"control_request","request_id":"p","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}'; read line; exit 0`)
+	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir()}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	nextPermission(t, rec)
+	send(t, s, "bye")
+	ex := nextExit(t, rec)
+	if ex.Expected || ex.Reason != "exited" || ex.Code != 0 {
+		t.Errorf("exit %+v", ex)
+	}
+	rec.waitClosed(t)
+	if s.Busy() || s.Alive() || len(s.PendingPermissions()) != 0 {
+		t.Errorf("after exit: busy %v alive %v pending %v", s.Busy(), s.Alive(), s.PendingPermissions())
+	}
+	if err := s.Respond(context.Background(), "p", Decision{Allow: true}); err == nil {
+		t.Error("Respond after exit succeeded")
+	}
+	if err := s.Interrupt(context.Background()); err == nil {
+		t.Error("Interrupt after exit succeeded")
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Errorf("Close after exit: %v", err)
+	}
+}
+
+// TestSessionControlTimeout: a CLI that never answers makes control
+// requests fail with ErrControlTimeout.
+func TestSessionControlTimeout(t *testing.T) {
+	cli := fakeCLI(t, `cat > /dev/null`)
+	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), ControlTimeout: 200 * time.Millisecond}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	defer func() { _ = s.Close(context.Background()); rec.waitClosed(t) }()
+	if err := s.SetModel(context.Background(), "x"); !errors.Is(err, ErrControlTimeout) {
+		t.Errorf("SetModel: %v, want ErrControlTimeout", err)
+	}
+}
+
+func TestStartRejectsBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"no workdir", Options{}},
+		{"resume without id", Options{Workdir: t.TempDir(), Resume: true}},
+		{"session id not a uuid", Options{Workdir: t.TempDir(), SessionID: "conv-1"}},
+		{"negative max turns", Options{Workdir: t.TempDir(), MaxTurns: -1}},
+		{"missing command", Options{Workdir: t.TempDir(), Command: filepath.Join(t.TempDir(), "nope")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if s, err := Start(context.Background(), tt.opts, nil); err == nil {
+				_ = s.Close(context.Background())
+				t.Error("Start succeeded")
+			}
+		})
+	}
+}

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// readLoop reads and decodes stdout until EOF (or until waitLoop closes
+// the pipe), updating the session state and queueing events.
+func (s *Session) readLoop() {
+	lr := newLineReader(s.stdout, s.opts.MaxLineBytes)
+	for {
+		line, err := lr.next()
+		if err != nil {
+			var tl *lineTooLongError
+			if errors.As(err, &tl) {
+				s.log.Warn("agent stdout line over the cap skipped", "bytes", tl.Size, "max", tl.Max)
+				s.handle(DecodeError{Line: tl.Start, Err: err})
+				continue
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				s.log.Warn("agent stdout read failed", "err", err)
+			}
+			return
+		}
+		for _, ev := range DecodeLine(line) {
+			s.handle(ev)
+		}
+	}
+}
+
+// handle applies one decoded event to the session state, answers what the
+// session answers itself (hook callbacks, unsupported control requests,
+// control responses to its own requests), and queues the event.
+func (s *Session) handle(ev Event) {
+	var (
+		reply   []byte
+		forward = true
+	)
+	s.mu.Lock()
+	wasBusy := s.st.busy()
+	s.st.observe(ev)
+	switch e := ev.(type) {
+	case ControlResponse:
+		forward = false
+		if ch, ok := s.controls[e.RequestID]; ok {
+			delete(s.controls, e.RequestID)
+			ch <- e // buffered, one answer per request
+		} else {
+			s.log.Debug("agent control response nobody waits for: dropped", "request_id", e.RequestID, "subtype", e.Subtype)
+		}
+	case HookCallback:
+		// No hooks are registered by this package; if one fires anyway,
+		// "continue normally" is the answer that cannot hang the turn.
+		reply, _ = encodeControlSuccess(e.RequestID, wireEmpty{})
+	case Unknown:
+		s.log.Debug("agent output of unknown kind ignored", "type", e.Type, "subtype", e.Subtype, "bytes", len(e.Raw))
+		if e.Type == "control_request" {
+			if id := controlRequestID(e.Raw); id != "" {
+				reply, _ = encodeControlError(id, "unsupported control request subtype "+e.Subtype)
+			}
+		}
+	case DecodeError:
+		s.log.Warn("agent output undecodable", "err", e.Err, "start", redactSecrets(string(e.Line[:min(len(e.Line), 80)])))
+	case Result:
+		s.log.Debug("agent result", "subtype", e.Subtype, "is_error", e.IsError, "origin", e.Origin, "cost_usd", e.CostUSD)
+	}
+	nowBusy := s.st.busy()
+	s.mu.Unlock()
+
+	if forward {
+		s.events.push(ev)
+	}
+	if reply != nil {
+		s.wg.Add(1)
+		go func() { // never block the reader on stdin
+			defer s.wg.Done()
+			if err := s.write(context.Background(), reply); err != nil {
+				s.log.Warn("agent automatic control reply failed", "err", err)
+			}
+		}()
+	}
+	if wasBusy != nowBusy {
+		s.changed()
+	}
+}
+
+// waitLoop waits for the process to exit, lets the reader finish, cleans
+// up and emits the final Exit event.
+func (s *Session) waitLoop(readerDone <-chan struct{}) {
+	waitErr := s.cmd.Wait()
+	close(s.exited)
+	_ = killGroup(s.cmd) // children left behind by a crash
+	select {
+	case <-readerDone:
+	case <-time.After(stdoutDrainGrace):
+		s.log.Warn("agent stdout still open after exit: closing it", "grace", stdoutDrainGrace)
+		_ = s.stdout.Close()
+		<-readerDone
+	}
+	_ = s.stdout.Close()
+	s.kill() // releases the command's context
+
+	s.mu.Lock()
+	reason := s.reason
+	s.st.exit()
+	s.mu.Unlock()
+
+	exit := Exit{Code: s.cmd.ProcessState.ExitCode(), Err: waitErr, StderrTail: s.stderr.String(), Expected: reason != "", Reason: reason}
+	if !exit.Expected {
+		exit.Reason = "crashed"
+		if exit.Code == 0 {
+			exit.Reason = "exited"
+		}
+	}
+	level := slog.LevelInfo
+	if !exit.Expected {
+		level = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), level, "agent exited", "code", exit.Code, "err", waitErr, "expected", exit.Expected,
+		"reason", exit.Reason, "stderr_tail", exit.StderrTail)
+	if s.tmpDir != "" {
+		if err := os.RemoveAll(s.tmpDir); err != nil {
+			s.log.Warn("agent TMPDIR not removed", "dir", s.tmpDir, "err", err)
+		}
+	}
+	s.events.push(exit)
+	s.events.close()
+	close(s.done)
+	s.changed()
+}

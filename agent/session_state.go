@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"sort"
+	"time"
+)
+
+// turnState is what a Session knows about the agent's activity, derived
+// from what it sent and what the CLI printed. Guarded by Session.mu.
+type turnState struct {
+	msgs       map[string]string // sent message uuid → last lifecycle state ("" = no receipt yet)
+	turn       bool              // a turn runs: system/init seen, its result not yet
+	perms      map[string][]byte // pending can_use_tool request id → original input
+	tasks      map[string]bool   // running task id → backgrounded
+	lastActive time.Time
+	exited     bool
+}
+
+func newTurnState() turnState {
+	return turnState{
+		msgs:       map[string]string{},
+		perms:      map[string][]byte{},
+		tasks:      map[string]bool{},
+		lastActive: time.Now(),
+	}
+}
+
+// busy: see Session.Busy.
+func (t *turnState) busy() bool {
+	if t.exited {
+		return false
+	}
+	return len(t.msgs) > 0 || t.turn || len(t.perms) > 0 || len(t.tasks) > 0
+}
+
+func (t *turnState) sent(uuid string) {
+	t.msgs[uuid] = ""
+	t.lastActive = time.Now()
+}
+
+func (t *turnState) unsent(uuid string) { delete(t.msgs, uuid) }
+
+// takePermission removes and returns a pending request's input.
+func (t *turnState) takePermission(id string) ([]byte, bool) {
+	in, ok := t.perms[id]
+	if ok {
+		delete(t.perms, id)
+	}
+	return in, ok
+}
+
+func (t *turnState) pendingPermissionIDs() []string {
+	ids := make([]string, 0, len(t.perms))
+	for id := range t.perms {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// observe updates the state for one event read from the CLI.
+func (t *turnState) observe(ev Event) {
+	t.lastActive = time.Now()
+	switch e := ev.(type) {
+	case Lifecycle:
+		if _, ours := t.msgs[e.UUID]; !ours {
+			return // a message of an earlier process, or not sent by this host
+		}
+		switch e.State {
+		case LifecycleCompleted, LifecycleCancelled:
+			delete(t.msgs, e.UUID)
+		default:
+			t.msgs[e.UUID] = e.State
+		}
+	case Init:
+		t.turn = true
+	case Result:
+		t.turn = false
+		// Messages the finished turn was working on are done even if their
+		// "completed" receipt is still to come; queued ones are not.
+		for id, st := range t.msgs {
+			if st == LifecycleStarted {
+				delete(t.msgs, id)
+			}
+		}
+	case PermissionRequest:
+		t.perms[e.RequestID] = e.Input
+	case PermissionCancelled:
+		delete(t.perms, e.RequestID)
+	case TaskStarted:
+		t.tasks[e.TaskID] = e.Background
+	case TaskNotification:
+		delete(t.tasks, e.TaskID)
+	case BackgroundTasks:
+		// The authoritative list of background tasks: forget finished ones
+		// whose notification was missed; foreground tasks end with the turn.
+		listed := make(map[string]bool, len(e.Tasks))
+		for _, bt := range e.Tasks {
+			listed[bt.TaskID] = true
+			t.tasks[bt.TaskID] = true
+		}
+		for id, bg := range t.tasks {
+			if bg && !listed[id] {
+				delete(t.tasks, id)
+			}
+		}
+	}
+}
+
+// exit clears everything: nothing is pending once the process is gone.
+func (t *turnState) exit() {
+	t.exited = true
+	t.turn = false
+	clear(t.msgs)
+	clear(t.perms)
+	clear(t.tasks)
+}

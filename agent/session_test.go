@@ -1,0 +1,333 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
+)
+
+// TestSessionHelloAndFollowUp: a message gets its receipts and a result; a
+// follow-up runs on the same process; the session is idle in between.
+func TestSessionHelloAndFollowUp(t *testing.T) {
+	h := newHarness(t)
+	opts := h.opts()
+	s, rec := h.start(opts)
+	if s.SessionID() != opts.SessionID || s.PID() <= 0 || !s.Alive() {
+		t.Fatalf("SessionID %q PID %d Alive %v", s.SessionID(), s.PID(), s.Alive())
+	}
+	before := s.LastActive()
+
+	id := send(t, s, "hello")
+	if !s.Busy() {
+		t.Error("not Busy right after Send")
+	}
+	nextLifecycle(t, rec, id, LifecycleQueued)
+	in := rec.next(t, "Init", func(ev Event) bool { _, ok := ev.(Init); return ok }).(Init)
+	if in.SessionID != opts.SessionID || in.CWD != opts.Workdir {
+		t.Errorf("Init session %q cwd %q, want %q %q", in.SessionID, in.CWD, opts.SessionID, opts.Workdir)
+	}
+	r := nextResult(t, rec)
+	if r.IsError || r.Text != "pong: hello" || r.SessionID != opts.SessionID || r.Origin != "" {
+		t.Fatalf("result %+v", r)
+	}
+	nextLifecycle(t, rec, id, LifecycleCompleted)
+	waitUntil(t, "idle after the result", 5*time.Second, func() bool { return !s.Busy() })
+	if !s.LastActive().After(before) {
+		t.Error("LastActive did not advance")
+	}
+	pid := s.PID()
+
+	id2 := send(t, s, "second message")
+	r2 := nextResult(t, rec)
+	if r2.Text != "pong: second message" {
+		t.Errorf("follow-up result %q", r2.Text)
+	}
+	nextLifecycle(t, rec, id2, LifecycleCompleted)
+	if s.PID() != pid || !s.Alive() {
+		t.Errorf("follow-up changed process: pid %d → %d, alive %v", pid, s.PID(), s.Alive())
+	}
+	var deltas strings.Builder
+	for _, ev := range rec.all() {
+		if d, ok := ev.(TextDelta); ok {
+			deltas.WriteString(d.Text)
+		}
+	}
+	if !strings.Contains(deltas.String(), "pong: hello") {
+		t.Errorf("streamed deltas %q lack the first answer", deltas.String())
+	}
+
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ex := nextExit(t, rec)
+	if !ex.Expected || ex.Reason != "closed" || ex.Code != 0 {
+		t.Errorf("exit %+v", ex)
+	}
+	rec.waitClosed(t)
+	if s.Alive() || s.Busy() {
+		t.Error("Alive or Busy after Close")
+	}
+	if err := s.Send(context.Background(), UserMessage{UUID: "x", Text: "late"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Send after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestSessionMessageMidTurn: a message sent while a slow answer streams is
+// delivered (receipts) and answered in its own turn.
+func TestSessionMessageMidTurn(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	first := send(t, s, "[slow 20] first")
+	rec.next(t, "a text delta", func(ev Event) bool { _, ok := ev.(TextDelta); return ok })
+	second := send(t, s, "second while busy")
+	nextLifecycle(t, rec, second, LifecycleQueued)
+
+	r1 := nextResult(t, rec)
+	r2 := nextResult(t, rec)
+	if !strings.HasPrefix(r1.Text, "pong: [slow 20] first") || r2.Text != "pong: second while busy" {
+		t.Errorf("results %q / %q", r1.Text, r2.Text)
+	}
+	for _, id := range []string{first, second} {
+		found := map[string]bool{}
+		for _, ev := range rec.all() {
+			if l, ok := ev.(Lifecycle); ok && l.UUID == id {
+				found[l.State] = true
+			}
+		}
+		if !found[LifecycleQueued] || !found[LifecycleStarted] {
+			t.Errorf("message %s receipts %v", id, found)
+		}
+	}
+	nextLifecycle(t, rec, second, LifecycleCompleted)
+}
+
+// TestSessionPermissionAllow: the tool runs after an allow with the
+// original input.
+func TestSessionPermissionAllow(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	send(t, s, "[bash touch ran.txt && echo hello]")
+	p := nextPermission(t, rec)
+	if p.ToolName != "Bash" || !strings.Contains(string(p.Input), "touch ran.txt") {
+		t.Fatalf("permission %+v", p)
+	}
+	if got := s.PendingPermissions(); len(got) != 1 || got[0] != p.RequestID {
+		t.Errorf("PendingPermissions %v", got)
+	}
+	if !s.Busy() {
+		t.Error("not Busy with a pending permission")
+	}
+	respond(t, s, p.RequestID, Decision{Allow: true})
+	tr := rec.next(t, "tool result", func(ev Event) bool { _, ok := ev.(ToolResult); return ok }).(ToolResult)
+	if tr.IsError || tr.Content != "hello" {
+		t.Errorf("tool result %+v", tr)
+	}
+	r := nextResult(t, rec)
+	if r.IsError || r.Text != "tool said: hello" {
+		t.Errorf("result %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(h.wd, "ran.txt")); err != nil {
+		t.Errorf("tool did not run: %v", err)
+	}
+	if err := s.Respond(context.Background(), p.RequestID, Decision{Allow: true}); !errors.Is(err, ErrNotPending) {
+		t.Errorf("second answer: %v, want ErrNotPending", err)
+	}
+}
+
+// TestSessionPermissionDeny: the tool is refused with the host's message
+// and the turn goes on to a result.
+func TestSessionPermissionDeny(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	send(t, s, "[bash touch denied.txt && echo hello]")
+	p := nextPermission(t, rec)
+	respond(t, s, p.RequestID, Decision{Message: "Denied by @alice"})
+	tr := rec.next(t, "tool result", func(ev Event) bool { _, ok := ev.(ToolResult); return ok }).(ToolResult)
+	if !tr.IsError || !strings.Contains(tr.Content, "Denied by @alice") {
+		t.Errorf("tool result %+v", tr)
+	}
+	r := nextResult(t, rec)
+	if r.IsError || !strings.Contains(r.Text, "Denied by @alice") {
+		t.Errorf("result %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(h.wd, "denied.txt")); !os.IsNotExist(err) {
+		t.Errorf("denied tool ran anyway (stat err %v)", err)
+	}
+}
+
+// TestSessionAlwaysAllow: allowing with the CLI's own addRules suggestion
+// makes the identical second call run without asking.
+func TestSessionAlwaysAllow(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	const prompt = "[bash touch always.txt]"
+	send(t, s, prompt)
+	p := nextPermission(t, rec)
+	var rules []json.RawMessage
+	for _, sug := range p.Suggestions {
+		var k struct{ Type string }
+		if json.Unmarshal(sug, &k) == nil && k.Type == "addRules" {
+			rules = append(rules, sug)
+		}
+	}
+	if len(rules) == 0 {
+		t.Fatalf("no addRules suggestion in %s", p.Raw)
+	}
+	respond(t, s, p.RequestID, Decision{Allow: true, UpdatedPermissions: rules})
+	nextResult(t, rec)
+	if err := os.Remove(filepath.Join(h.wd, "always.txt")); err != nil {
+		t.Fatalf("first call did not run: %v", err)
+	}
+
+	send(t, s, prompt)
+	r := nextResult(t, rec)
+	if r.Text != "tool said: (Bash completed with no output)" {
+		t.Errorf("second result %q", r.Text)
+	}
+	for _, ev := range rec.all() {
+		if q, ok := ev.(PermissionRequest); ok && q.RequestID != p.RequestID {
+			t.Errorf("second identical call asked again: %s", q.Input)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.wd, "always.txt")); err != nil {
+		t.Errorf("second call did not run: %v", err)
+	}
+}
+
+// TestSessionAskUserQuestion: the answer travels in updatedInput.answers
+// and reaches the model.
+func TestSessionAskUserQuestion(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	send(t, s, "[ask Which database should we use? | Postgres | SQLite]")
+	p := nextPermission(t, rec)
+	if p.ToolName != "AskUserQuestion" || !p.RequiresUserInteraction {
+		t.Fatalf("permission %+v", p)
+	}
+	var input map[string]any
+	if err := json.Unmarshal(p.Input, &input); err != nil {
+		t.Fatal(err)
+	}
+	input["answers"] = map[string]string{"Which database should we use?": "SQLite"}
+	updated, _ := json.Marshal(input)
+	respond(t, s, p.RequestID, Decision{Allow: true, UpdatedInput: updated})
+	r := nextResult(t, rec)
+	if !strings.Contains(r.Text, "answer was:") || !strings.Contains(r.Text, "SQLite") {
+		t.Errorf("result %q does not carry the answer", r.Text)
+	}
+}
+
+// TestSessionInterrupt: an interrupt ends a streaming turn with an error
+// result; the process stays usable.
+func TestSessionInterrupt(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	send(t, s, "[slow 100] never finishes")
+	rec.next(t, "a text delta", func(ev Event) bool { _, ok := ev.(TextDelta); return ok })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Interrupt(ctx); err != nil {
+		t.Fatalf("Interrupt: %v", err)
+	}
+	r := nextResult(t, rec)
+	if !r.IsError || strings.HasPrefix(r.Text, "pong") {
+		t.Errorf("interrupted result %+v", r)
+	}
+	send(t, s, "after interrupt")
+	if r := nextResult(t, rec); r.Text != "pong: after interrupt" {
+		t.Errorf("result after interrupt %q", r.Text)
+	}
+}
+
+// TestSessionBackgroundTask: the turn's result comes first; the task's
+// notification and a CLI-initiated result follow; Busy covers the task.
+func TestSessionBackgroundTask(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	send(t, s, "[bgbash sleep 2; echo done]")
+	var first Result
+	for got := false; !got; {
+		switch e := rec.next(t, "permission or result", func(ev Event) bool {
+			switch ev.(type) {
+			case PermissionRequest, Result:
+				return true
+			}
+			return false
+		}).(type) {
+		case PermissionRequest:
+			respond(t, s, e.RequestID, Decision{Allow: true})
+		case Result:
+			first, got = e, true
+		}
+	}
+	if first.Origin != "" || first.IsError {
+		t.Errorf("first result %+v", first)
+	}
+	var started *TaskStarted
+	for _, ev := range rec.all() {
+		if ts, ok := ev.(TaskStarted); ok {
+			started = &ts
+		}
+	}
+	if started == nil || !started.Background || started.TaskType != "local_bash" {
+		t.Fatalf("no background TaskStarted before the first result: %+v", started)
+	}
+	if !s.Busy() {
+		t.Error("not Busy while the background task runs")
+	}
+	n := rec.next(t, "task notification", func(ev Event) bool { _, ok := ev.(TaskNotification); return ok }).(TaskNotification)
+	if n.TaskID != started.TaskID || n.Status != "completed" {
+		t.Errorf("notification %+v", n)
+	}
+	second := nextResult(t, rec)
+	if second.Origin != "task-notification" || second.IsError {
+		t.Errorf("CLI-initiated result %+v", second)
+	}
+	waitUntil(t, "idle after the task", 10*time.Second, func() bool { return !s.Busy() })
+}
+
+// TestSessionKillAndResume: a SIGKILL mid-turn is an unexpected Exit; a
+// session resumed with the same id sees the earlier conversation.
+func TestSessionKillAndResume(t *testing.T) {
+	h := newHarness(t)
+	opts := h.opts()
+	s, rec := h.start(opts)
+	send(t, s, "remember the word alpha")
+	if r := nextResult(t, rec); r.Text != "pong: remember the word alpha" {
+		t.Fatalf("result %q", r.Text)
+	}
+	send(t, s, "[slow 100] interrupted by a kill")
+	rec.next(t, "a text delta", func(ev Event) bool { _, ok := ev.(TextDelta); return ok })
+	if err := syscall.Kill(s.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ex := nextExit(t, rec)
+	if ex.Expected || ex.Reason != "crashed" || ex.Code != -1 || ex.Err == nil {
+		t.Errorf("exit %+v", ex)
+	}
+	rec.waitClosed(t)
+	if s.Alive() {
+		t.Error("Alive after kill")
+	}
+
+	opts.Resume = true
+	s2, rec2 := h.start(opts)
+	send(t, s2, "[echo-history]")
+	r := nextResult(t, rec2)
+	if !strings.Contains(r.Text, "remember the word alpha") {
+		t.Errorf("resumed session does not see the history: %q", r.Text)
+	}
+	reqs := h.srv.MessagesRequests()
+	last := reqs[len(reqs)-1]
+	if texts := strings.Join(fakemodel.UserTexts(last), "|"); !strings.Contains(texts, "remember the word alpha") {
+		t.Errorf("last model request lacks the earlier message: %q", texts)
+	}
+}
