@@ -1,0 +1,380 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+)
+
+// janitorMaxSleep bounds how long the idle janitor sleeps between checks.
+const janitorMaxSleep = time.Second
+
+// PoolLimit is the policy of one agent profile, passed with every Acquire.
+type PoolLimit struct {
+	Profile     string        // sessions are counted per profile
+	MaxLive     int           // live processes of the profile at most; <= 0 = unlimited
+	IdleTimeout time.Duration // stop a session idle (not Busy) this long; 0 = never
+	// OnWait, if set, is called once by an Acquire that has to wait because
+	// MaxLive processes are live and none is idle (so the caller can post a
+	// visible "queued" notice). It must not block.
+	OnWait func()
+}
+
+// Pool keeps live Sessions by conversation key: at most MaxLive per
+// profile, idle ones stopped after IdleTimeout, the least recently used
+// idle one evicted when a profile is full. A Busy session (turn running,
+// permission pending, background task) is never stopped by the pool.
+//
+// The pool does not persist anything and does not pick session ids: the
+// caller owns them. A session the pool stopped (Exit Reason "idle" or
+// "evicted", Expected true) or that crashed (Expected false) is forgotten;
+// the caller's next Acquire for that key spawns a new process and must
+// pass Options with Resume true and the same SessionID (and the same Home
+// and Workdir) to continue the conversation. Resume only works once the
+// CLI has written the conversation, i.e. after the first message.
+//
+// All methods are safe for concurrent use.
+type Pool struct {
+	log *slog.Logger
+
+	mu      sync.Mutex
+	entries map[string]*poolEntry
+	changed chan struct{} // closed and replaced whenever something changed
+	closed  bool
+
+	stopJanitor chan struct{}
+	wg          sync.WaitGroup // janitor, monitors, background stops
+}
+
+// poolEntry is one key's session. s is nil while it is being started.
+type poolEntry struct {
+	key      string
+	limit    PoolLimit
+	s        *Session
+	stopping bool // the pool or Remove is stopping it
+}
+
+// NewPool returns an empty pool and starts its idle janitor; Close stops it.
+func NewPool(logger *slog.Logger) *Pool {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pool{
+		log:         logger,
+		entries:     map[string]*poolEntry{},
+		changed:     make(chan struct{}),
+		stopJanitor: make(chan struct{}),
+	}
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.janitor() }()
+	return p
+}
+
+// notifyLocked wakes everything waiting for a change. Needs p.mu.
+func (p *Pool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// notify is notifyLocked for callers without p.mu (the sessions' hook).
+func (p *Pool) notify() {
+	p.mu.Lock()
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+// Acquire returns the live session of key, or starts one with opts (opts
+// is ignored when a live session exists). When the profile already has
+// limit.MaxLive live processes, it stops the least recently active idle
+// session of the profile (Exit Reason "evicted") and takes its place; if
+// every one is busy, it calls limit.OnWait once and waits until a slot
+// frees up or ctx ends.
+func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
+	told := false
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, fmt.Errorf("acquire agent for %s: %w", key, ErrPoolClosed)
+		}
+		if e, ok := p.entries[key]; ok {
+			if e.s != nil && !e.stopping && e.s.Alive() {
+				p.mu.Unlock()
+				return e.s, nil
+			}
+			// Starting, stopping or just exited: wait for it to settle.
+			if err := p.waitLocked(ctx); err != nil {
+				return nil, fmt.Errorf("acquire agent for %s: %w", key, err)
+			}
+			continue
+		}
+		if limit.MaxLive <= 0 || p.liveLocked(limit.Profile) < limit.MaxLive {
+			e := &poolEntry{key: key, limit: limit}
+			p.entries[key] = e
+			p.mu.Unlock()
+			return p.start(ctx, e, opts)
+		}
+		victim := p.evictableLocked(limit.Profile)
+		if victim != nil {
+			p.mu.Unlock()
+			p.log.Info("agent pool full: evicting the least recently used idle session",
+				"profile", limit.Profile, "max_live", limit.MaxLive, "evicted", victim.key, "for", key)
+			_ = victim.s.stop(ctx, "evicted")
+			p.forget(victim)
+			continue
+		}
+		if p.stoppingLocked(limit.Profile) {
+			// A slot is about to free up: no need to tell anyone.
+			if err := p.waitLocked(ctx); err != nil {
+				return nil, fmt.Errorf("acquire agent for %s: %w", key, err)
+			}
+			continue
+		}
+		if !told {
+			told = true
+			p.log.Info("agent pool full and every session busy: waiting", "profile", limit.Profile, "max_live", limit.MaxLive, "key", key)
+			if limit.OnWait != nil {
+				p.mu.Unlock()
+				limit.OnWait()
+				continue
+			}
+		}
+		if err := p.waitLocked(ctx); err != nil {
+			return nil, fmt.Errorf("acquire agent for %s: wait for a free slot: %w", key, err)
+		}
+	}
+}
+
+// waitLocked releases p.mu and waits for the next change or ctx's end.
+func (p *Pool) waitLocked(ctx context.Context) error {
+	ch := p.changed
+	p.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// start runs Start for a reserved entry and registers the session.
+func (p *Pool) start(ctx context.Context, e *poolEntry, opts Options) (*Session, error) {
+	s, err := Start(ctx, opts, p.log.With("key", e.key, "profile", e.limit.Profile))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.notifyLocked()
+	if err != nil {
+		delete(p.entries, e.key)
+		return nil, fmt.Errorf("acquire agent for %s: %w", e.key, err)
+	}
+	e.s = s
+	s.setOnChange(p.notify)
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.monitor(e) }()
+	if p.closed { // Close is waiting for this entry and will stop it
+		return nil, fmt.Errorf("acquire agent for %s: %w", e.key, ErrPoolClosed)
+	}
+	return s, nil
+}
+
+// monitor forgets e once its process has exited (stopped or crashed).
+func (p *Pool) monitor(e *poolEntry) {
+	<-e.s.Done()
+	p.forget(e)
+	p.log.Debug("agent pool: session gone", "key", e.key, "profile", e.limit.Profile)
+}
+
+// forget removes e (if still registered) and wakes waiters.
+func (p *Pool) forget(e *poolEntry) {
+	p.mu.Lock()
+	if p.entries[e.key] == e {
+		delete(p.entries, e.key)
+	}
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+// stoppingLocked reports whether a session of profile is being stopped.
+func (p *Pool) stoppingLocked(profile string) bool {
+	for _, e := range p.entries {
+		if e.limit.Profile == profile && e.stopping {
+			return true
+		}
+	}
+	return false
+}
+
+// liveLocked counts the processes of profile: running, starting or stopping.
+func (p *Pool) liveLocked(profile string) int {
+	n := 0
+	for _, e := range p.entries {
+		if e.limit.Profile == profile {
+			n++
+		}
+	}
+	return n
+}
+
+// evictableLocked marks and returns the least recently active idle session
+// of profile, or nil.
+func (p *Pool) evictableLocked(profile string) *poolEntry {
+	var cands []*poolEntry
+	for _, e := range p.entries {
+		if e.limit.Profile == profile && e.s != nil && !e.stopping {
+			cands = append(cands, e)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].s.LastActive().Before(cands[j].s.LastActive()) })
+	for _, e := range cands {
+		if e.s.tryBeginStop("evicted") {
+			e.stopping = true
+			return e
+		}
+	}
+	return nil
+}
+
+// Get returns the live session of key, if any.
+func (p *Pool) Get(key string) (*Session, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.entries[key]
+	if !ok || e.s == nil || e.stopping || !e.s.Alive() {
+		return nil, false
+	}
+	return e.s, true
+}
+
+// Remove stops the session of key gracefully (Exit Reason "closed") and
+// forgets it, waiting for the process to end (see Session.Close). Removing
+// a key without a session is a no-op.
+func (p *Pool) Remove(ctx context.Context, key string) error {
+	for {
+		p.mu.Lock()
+		e, ok := p.entries[key]
+		if !ok {
+			p.mu.Unlock()
+			return nil
+		}
+		if e.s == nil { // still starting
+			if err := p.waitLocked(ctx); err != nil {
+				return fmt.Errorf("remove agent %s: %w", key, err)
+			}
+			continue
+		}
+		e.stopping = true
+		s := e.s
+		p.mu.Unlock()
+		p.notify()
+		err := s.Close(ctx)
+		p.forget(e)
+		if err != nil {
+			return fmt.Errorf("remove agent %s: %w", key, err)
+		}
+		return nil
+	}
+}
+
+// Len returns how many sessions the pool holds (live, starting or stopping).
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
+}
+
+// janitor stops sessions that stayed idle longer than their IdleTimeout.
+func (p *Pool) janitor() {
+	for {
+		sleep := p.reapIdle()
+		p.mu.Lock()
+		ch := p.changed
+		p.mu.Unlock()
+		timer := time.NewTimer(sleep)
+		select {
+		case <-p.stopJanitor:
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-ch:
+			timer.Stop()
+		}
+	}
+}
+
+// reapIdle starts stopping every expired idle session and returns how long
+// to sleep until the next one could expire.
+func (p *Pool) reapIdle() time.Duration {
+	now := time.Now()
+	sleep := janitorMaxSleep
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return sleep
+	}
+	for _, e := range p.entries {
+		if e.s == nil || e.stopping || e.limit.IdleTimeout <= 0 || e.s.Busy() {
+			continue
+		}
+		left := e.limit.IdleTimeout - now.Sub(e.s.LastActive())
+		if left > 0 {
+			sleep = min(sleep, left)
+			continue
+		}
+		if !e.s.tryBeginStop("idle") {
+			continue
+		}
+		e.stopping = true
+		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
+		s := e.s
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			_ = s.stop(context.Background(), "idle") // bounded by CloseGrace
+		}()
+	}
+	return max(sleep, 10*time.Millisecond)
+}
+
+// Close stops every session gracefully (each Exit has Reason "closed" unless
+// already stopping), waits for all processes to end or ctx to expire (then
+// they are killed), and stops the janitor. Acquire fails with ErrPoolClosed
+// afterwards.
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.stopJanitor)
+	p.notifyLocked()
+	p.mu.Unlock()
+
+	var stops sync.WaitGroup
+	asked := map[*poolEntry]bool{}
+	for {
+		p.mu.Lock()
+		if len(p.entries) == 0 {
+			p.mu.Unlock()
+			break
+		}
+		for _, e := range p.entries {
+			if e.s != nil && !asked[e] {
+				asked[e] = true
+				e.stopping = true
+				s := e.s
+				stops.Add(1)
+				go func() { defer stops.Done(); _ = s.stop(ctx, "closed") }()
+			}
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		<-ch // stop kills once ctx ends, so every entry goes away
+	}
+	stops.Wait()
+	p.wg.Wait()
+	return nil
+}
