@@ -11,4 +11,7 @@ var (
 	// ErrFatal wraps errors that retrying cannot fix (bad or revoked
 	// tokens, a missing scope): Run returns them.
 	ErrFatal = errors.New("slack: fatal error")
+
+	// errSuperseded: a rate-limited Edit gave way to a newer one.
+	errSuperseded = errors.New("superseded by a newer edit")
 )

@@ -20,8 +20,17 @@ import (
 // digit: Slack only honours *bold* / _it_ / ~strike~ at word boundaries.
 const zwsp = "\u200b"
 
-// bullets per nesting depth of unordered lists.
-var bullets = [...]string{"•", "◦", "▪"}
+// bullet is the marker of an unordered list item at a nesting depth (1…).
+func bullet(depth int) string {
+	switch (depth - 1) % 3 {
+	case 0:
+		return "•"
+	case 1:
+		return "◦"
+	default:
+		return "▪"
+	}
+}
 
 // ToMrkdwn converts CommonMark (with the GitHub extensions for tables,
 // strikethrough, task lists and bare links) to Slack mrkdwn:
@@ -155,7 +164,7 @@ func (r *mrkdwnRenderer) list(n *ast.List) string {
 	}
 	var items []string
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		marker := bullets[(r.listDepth-1)%len(bullets)] + " "
+		marker := bullet(r.listDepth) + " "
 		if n.IsOrdered() {
 			marker = fmt.Sprintf("%d. ", num)
 			num++
@@ -432,10 +441,8 @@ func linkURL(u string) string {
 
 // escapeRaw escapes &, < and > in text taken verbatim (code).
 func escapeRaw(v []byte) string {
-	return mrkdwnEscaper.Replace(string(v))
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(string(v))
 }
-
-var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // escapeText resolves CommonMark backslash escapes and entity references
 // in a text segment and escapes the result for mrkdwn.
@@ -480,7 +487,5 @@ func literalMarkers(v []byte) []byte {
 
 // resolveText resolves escapes and entities without escaping the result.
 func resolveText(v []byte) string {
-	return htmlUnescaper.Replace(escapeText(v))
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(escapeText(v))
 }
-
-var htmlUnescaper = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">")

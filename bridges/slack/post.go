@@ -114,8 +114,6 @@ func (b *Bridge) ephemeral(ctx context.Context, channel, thread, user, text stri
 	return nil
 }
 
-var errSuperseded = errors.New("superseded by a newer edit")
-
 // retry runs call, and again after Retry-After each time Slack answers
 // 429, until it succeeds, fails otherwise, ctx ends, or superseded (if
 // set) reports a newer call (errSuperseded).

@@ -62,15 +62,24 @@ func fromMentionEvent(e *slackevents.AppMentionEvent) incoming {
 	}
 }
 
-// userSubtypes are the message subtypes that are a user talking.
-var userSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true}
+// userSubtype reports whether a message subtype is a user talking.
+func userSubtype(subtype string) bool {
+	switch subtype {
+	case "", "file_share", "thread_broadcast":
+		return true
+	}
+	return false
+}
 
 // route decides whether the bot should see a message and hands it to the
 // core. It returns an error only when the message must not be
 // acknowledged (the core did not accept it; Slack will resend it).
+//
+// The whole decision, core calls included, is bounded by handlerTimeout
+// so that the envelope is acked within Slack's 3 s or left for a retry.
 func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) error {
 	self := b.identity()
-	if !userSubtypes[in.subtype] || in.botID != "" || in.user == "" || in.user == self.userID || in.ts == "" {
+	if !userSubtype(in.subtype) || in.botID != "" || in.user == "" || in.user == self.userID || in.ts == "" {
 		return nil // bots (ourselves included), edits, deletions, joins…
 	}
 	dedupe := in.channel + "/" + in.ts
@@ -81,6 +90,8 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 	inThread := in.threadTS != "" && in.threadTS != in.ts
 	mentioned := in.mention || mentions(in.text, self.userID)
 
+	ctx, cancel := context.WithTimeout(ctx, b.handlerTimeout)
+	defer cancel()
 	key := bridges.ConversationKey{Bot: b.name, Channel: in.channel}
 	switch {
 	case isDM:
@@ -90,9 +101,7 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 	case inThread:
 		key.Thread = in.threadTS
 		if !mentioned {
-			hctx, cancel := context.WithTimeout(ctx, b.handlerTimeout)
-			owned, err := h.Owns(hctx, key)
-			cancel()
+			owned, err := h.Owns(ctx, key)
 			if err != nil {
 				return fmt.Errorf("check thread ownership: %w", err)
 			}
@@ -115,10 +124,7 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		Files:    files(in.files),
 		At:       tsTime(in.ts),
 	}
-	hctx, cancel := context.WithTimeout(ctx, b.handlerTimeout)
-	err := h.HandleMessage(hctx, m)
-	cancel()
-	if err != nil {
+	if err := h.HandleMessage(ctx, m); err != nil {
 		return fmt.Errorf("handle message: %w", err)
 	}
 	b.seen.Add(dedupe)

@@ -16,10 +16,15 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// fatalCodes are Slack error codes that retrying cannot fix.
-var fatalCodes = map[string]bool{
-	"invalid_auth": true, "not_authed": true, "account_inactive": true, "token_revoked": true,
-	"token_expired": true, "missing_scope": true, "not_allowed_token_type": true, "invalid_token": true,
+// fatalCode reports whether a Slack error code is one that retrying
+// cannot fix.
+func fatalCode(code string) bool {
+	switch code {
+	case "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
+		"missing_scope", "not_allowed_token_type", "invalid_token":
+		return true
+	}
+	return false
 }
 
 // Run connects with Socket Mode and delivers events to h until ctx ends
@@ -117,12 +122,12 @@ func isFatal(err error) bool {
 		return false
 	}
 	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok {
-		return fatalCodes[se.Err]
+		return fatalCode(se.Err)
 	}
 	if sc, ok := errors.AsType[slackapi.StatusCodeError](err); ok {
 		return sc.Code == 401 || sc.Code == 403 || sc.Code == 404
 	}
-	return fatalCodes[err.Error()]
+	return fatalCode(err.Error())
 }
 
 // sleep waits d or until ctx ends (false).

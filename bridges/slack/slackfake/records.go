@@ -78,7 +78,7 @@ type Envelope struct {
 	RetryOf string // envelope id this one re-sends
 	Conn    int    // socket connection number it went to (0: not yet)
 	Queued  time.Time
-	Sent    time.Time // written to the socket (zero: not yet)
+	Sent    time.Time // taken by the socket writer (zero: not yet)
 	Acked   bool
 	AckedAt time.Time
 }

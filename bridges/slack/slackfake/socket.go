@@ -157,16 +157,18 @@ func (s *Server) writeLoop(c *wsConn) {
 		case <-c.done:
 			return
 		case f := <-c.out:
-			_ = c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			if err := c.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
-				c.kill()
-				return
-			}
 			if f.env != nil {
+				// Recorded before the write so that an ack can never
+				// precede it.
 				s.mu.Lock()
 				f.env.Sent = time.Now()
 				s.notify()
 				s.mu.Unlock()
+			}
+			_ = c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			if err := c.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
+				c.kill()
+				return
 			}
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, []byte("ping"), time.Now().Add(5*time.Second)); err != nil {
@@ -210,11 +212,16 @@ func (s *Server) gone(c *wsConn) {
 	c.kill()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.goneLocked(c)
+}
+
+// goneLocked forgets c (again: it is idempotent). s.mu must be held.
+func (s *Server) goneLocked(c *wsConn) {
 	delete(s.conns, c.id)
 	if s.active == c {
 		s.active = nil
 	}
-	// Frames the writer never wrote go back to the queue unchanged.
+	// Frames the writer never took go back to the queue unchanged.
 	for _, e := range s.envelopes {
 		if e.Conn == c.id && e.Sent.IsZero() && !e.Acked {
 			e.Conn = 0
@@ -258,8 +265,11 @@ func (s *Server) Disconnect() bool {
 func (s *Server) DropSocket() bool {
 	s.mu.Lock()
 	c := s.active
-	s.active = nil
-	s.notify()
+	if c != nil {
+		// Forget it now, not when the reader notices, so that the next
+		// connection surely gets the retries of what it left unacked.
+		s.goneLocked(c)
+	}
 	s.mu.Unlock()
 	if c == nil {
 		return false
