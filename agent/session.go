@@ -239,6 +239,9 @@ func (s *Session) PendingPermissions() []string {
 // to it. An empty m.UUID is replaced by a random one (then the receipts
 // cannot be matched by the caller). If ctx ends while the line is being
 // written, Send returns ctx's error and the message may still arrive.
+// Send fails with ErrClosed once the process exited or a stop began (Close,
+// or the pool stopping an idle session): wait for the Exit event, then
+// acquire a new (resumed) session.
 func (s *Session) Send(ctx context.Context, m UserMessage) error {
 	if m.UUID == "" {
 		m.UUID = uuid.NewString()

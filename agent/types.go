@@ -39,7 +39,8 @@ type Decision struct {
 // or the bridge's), LANG (the bridge's, or C.UTF-8), TMPDIR (a fresh
 // directory the session creates and removes after the exit), then Env on
 // top (Env may override any of them). Nothing else of the bridge's
-// environment reaches the agent.
+// environment reaches the agent. An Env entry with an empty value removes
+// the variable.
 //
 // PermissionMode "bypassPermissions" is passed as --permission-mode
 // bypassPermissions, which is all the CLI needs (and lets set_permission_mode

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// benchResult reads events until a Result (or fails on Exit).
+func benchResult(b *testing.B, events <-chan Event) Result {
+	b.Helper()
+	timeout := time.After(eventTimeout)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				b.Fatal("events closed before a result")
+			}
+			switch e := ev.(type) {
+			case Result:
+				return e
+			case Exit:
+				b.Fatalf("agent exited: %+v", e)
+			}
+		case <-timeout:
+			b.Fatal("no result")
+		}
+	}
+}
+
+// benchClose closes s and drains its events.
+func benchClose(b *testing.B, s *Session) {
+	b.Helper()
+	if err := s.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	for range s.Events() {
+	}
+}
+
+func benchSend(b *testing.B, s *Session, text string) {
+	b.Helper()
+	if err := s.Send(context.Background(), UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkFollowUpLive: one message on a live process → its result.
+// Run: go test ./agent -run '^$' -bench 'FollowUpLive|SpawnResume' -benchtime 20x
+func BenchmarkFollowUpLive(b *testing.B) {
+	h := newHarness(b)
+	s, err := Start(context.Background(), h.opts(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer benchClose(b, s)
+	benchSend(b, s, "warm up")
+	benchResult(b, s.Events())
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		benchSend(b, s, fmt.Sprintf("follow-up %d", i))
+		if r := benchResult(b, s.Events()); r.IsError {
+			b.Fatalf("result %+v", r)
+		}
+	}
+}
+
+// BenchmarkSpawnResume: per message, spawn the CLI with --resume, send,
+// wait for the result (the exit afterwards is not timed).
+func BenchmarkSpawnResume(b *testing.B) {
+	h := newHarness(b)
+	opts := h.opts()
+	s, err := Start(context.Background(), opts, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSend(b, s, "first message")
+	benchResult(b, s.Events())
+	benchClose(b, s)
+	opts.Resume = true
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		s, err := Start(context.Background(), opts, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchSend(b, s, fmt.Sprintf("resumed %d", i))
+		if r := benchResult(b, s.Events()); r.IsError {
+			b.Fatalf("result %+v", r)
+		}
+		b.StopTimer()
+		benchClose(b, s)
+		b.StartTimer()
+	}
+}
