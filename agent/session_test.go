@@ -331,3 +331,36 @@ func TestSessionKillAndResume(t *testing.T) {
 		t.Errorf("last model request lacks the earlier message: %q", texts)
 	}
 }
+
+// TestSessionImageMessage: a message with an image block is accepted by
+// the CLI and reaches the model as an image.
+func TestSessionImageMessage(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	// A 1x1 PNG, as in the img1 capture.
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
+		"\x00\x00\x00\rIDATx\xdac\xfc\xcf\xc0P\x0f\x00\x04\x85\x01\x80\x84\xa9\x8c!\x00\x00\x00\x00IEND\xaeB`\x82")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Send(ctx, UserMessage{UUID: "img-1", Text: "what is in this image?", Images: []Image{{MediaType: "image/png", Data: png}}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := nextResult(t, rec); r.IsError {
+		t.Errorf("result %q is an error", r.Text)
+	}
+	reqs := h.srv.MessagesRequests()
+	if texts := strings.Join(fakemodel.UserTexts(reqs[len(reqs)-1]), "|"); !strings.Contains(texts, "what is in this image?") {
+		t.Errorf("the model request lacks the text: %q", texts)
+	}
+	found := false
+	for _, m := range reqs[len(reqs)-1].Messages {
+		for _, b := range m.Blocks {
+			if b.Type == "image" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("the model request carries no image block")
+	}
+}
