@@ -27,6 +27,10 @@ func convertSlackText(text, selfID string, name func(id string) string) string {
 			out.WriteString(unescape(text))
 			break
 		}
+		// The innermost "<" before the ">" opens the sequence (Slack
+		// escapes literal "<", so stray ones are just text).
+		lt += strings.LastIndexByte(text[lt:lt+gt], '<')
+		gt = strings.IndexByte(text[lt:], '>')
 		out.WriteString(unescape(text[:lt]))
 		inner := text[lt+1 : lt+gt]
 		text = text[lt+gt+1:]
@@ -81,9 +85,32 @@ func convertSlackText(text, selfID string, name func(id string) string) string {
 	return strings.TrimSpace(out.String())
 }
 
+// unescape turns &amp; &lt; &gt; back into & < > (one pass: "&amp;lt;"
+// becomes "&lt;").
 func unescape(s string) string {
 	if !strings.Contains(s, "&") {
 		return s
 	}
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '&' {
+			switch {
+			case strings.HasPrefix(s[i:], "&amp;"):
+				b.WriteByte('&')
+				i += len("&amp;") - 1
+				continue
+			case strings.HasPrefix(s[i:], "&lt;"):
+				b.WriteByte('<')
+				i += len("&lt;") - 1
+				continue
+			case strings.HasPrefix(s[i:], "&gt;"):
+				b.WriteByte('>')
+				i += len("&gt;") - 1
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -3,6 +3,7 @@ package slack
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 )
 
@@ -64,4 +65,22 @@ func TestRedactor(t *testing.T) {
 	if !strings.Contains(got, "app_id=A1") {
 		t.Errorf("redaction removed too much: %s", got)
 	}
+}
+
+func FuzzConvertSlackText(f *testing.F) {
+	for _, s := range []string{"<@UBOT> hi", "<https://e.com|x>", "&amp;lt;", "<<@UBOT>>", "<!here|@here>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := convertSlackText(s, "UBOT", nil) // must not panic
+		if !utf8.ValidString(out) && utf8.ValidString(s) {
+			t.Fatalf("invalid UTF-8 from %q", s)
+		}
+		// A leading bot mention is removed without a trace.
+		if !strings.ContainsAny(s, "<>") {
+			if with, without := convertSlackText("<@UBOT> "+s, "UBOT", nil), convertSlackText(s, "UBOT", nil); with != without {
+				t.Fatalf("mention left a trace: %q vs %q", with, without)
+			}
+		}
+	})
 }

@@ -441,12 +441,32 @@ func linkURL(u string) string {
 
 // escapeRaw escapes &, < and > in text taken verbatim (code).
 func escapeRaw(v []byte) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(string(v))
+	if !bytes.ContainsAny(v, "&<>") {
+		return string(v)
+	}
+	var b strings.Builder
+	b.Grow(len(v) + 16)
+	for _, c := range v {
+		switch c {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // escapeText resolves CommonMark backslash escapes and entity references
 // in a text segment and escapes the result for mrkdwn.
 func escapeText(v []byte) string {
+	if !bytes.ContainsAny(v, "\\&\x00") {
+		return escapeRaw(v) // nothing to resolve
+	}
 	v = literalMarkers(v)
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
@@ -487,5 +507,5 @@ func literalMarkers(v []byte) []byte {
 
 // resolveText resolves escapes and entities without escaping the result.
 func resolveText(v []byte) string {
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(escapeText(v))
+	return unescape(escapeText(v))
 }

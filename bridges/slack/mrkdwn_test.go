@@ -102,3 +102,17 @@ func FuzzToMrkdwn(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkToMrkdwn converts a typical agent answer (~2 KB).
+func BenchmarkToMrkdwn(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join("testdata", "mrkdwn", "lists.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	code, _ := os.ReadFile(filepath.Join("testdata", "mrkdwn", "code.md"))
+	text := strings.Repeat(string(src)+"\n\n"+string(code)+"\n\n", 3)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		_ = ToMrkdwn(text)
+	}
+}
