@@ -3,8 +3,8 @@ package slack
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 )
 
 func TestConvertSlackText(t *testing.T) {
