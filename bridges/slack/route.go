@@ -124,11 +124,13 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		Files:    files(in.files),
 		At:       tsTime(in.ts),
 	}
+	// Remembered first: the core may show the working indicator (a
+	// reaction on this message) before HandleMessage returns.
+	b.latest.Set(key.String(), in.ts)
 	if err := h.HandleMessage(ctx, m); err != nil {
 		return fmt.Errorf("handle message: %w", err)
 	}
 	b.seen.Add(dedupe)
-	b.latest.Set(key.String(), in.ts)
 	b.log.Debug("slack message delivered", slog.Any("key", key), slog.String("ts", in.ts))
 	return nil
 }
