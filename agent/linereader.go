@@ -20,7 +20,7 @@ const lineReaderKeepCap = 1 << 20
 
 // ErrLineTooLong is wrapped by the error lineReader.next returns for a line
 // longer than the cap. The line has been skipped; reading may go on.
-var ErrLineTooLong = errors.New("line too long")
+var ErrLineTooLong = errors.New("agent: stdout line too long")
 
 // lineTooLongError describes a skipped oversize line.
 type lineTooLongError struct {
