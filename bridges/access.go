@@ -1,0 +1,40 @@
+package bridges
+
+import (
+	"slices"
+
+	"github.com/agentbridge/agentbridge/config"
+)
+
+// Access rules of a bot (config.Access). Ids are compared verbatim: adapters
+// report channel and user ids in the form admins write in the config.
+
+// channelAllowed reports whether the bot may work in channel (an empty
+// Channels list allows every channel the bot is in).
+func channelAllowed(b *config.Bot, channel string) bool {
+	return len(b.Access.Channels) == 0 || slices.Contains(b.Access.Channels, channel)
+}
+
+// userAllowed reports whether user may talk to the bot: anyone when Users is
+// empty, else the listed users, approvers and admins.
+func userAllowed(b *config.Bot, user string) bool {
+	a := b.Access
+	return len(a.Users) == 0 || slices.Contains(a.Users, user) || isApprover(b, user)
+}
+
+// isApprover reports whether user may decide any permission request of the
+// bot (approvers and admins).
+func isApprover(b *config.Bot, user string) bool {
+	return slices.Contains(b.Access.Approvers, user) || isAdmin(b, user)
+}
+
+// isAdmin reports whether user is one of the bot's admins.
+func isAdmin(b *config.Bot, user string) bool {
+	return slices.Contains(b.Access.Admins, user)
+}
+
+// mayRunAdminCommand reports whether user may run admin-only commands: the
+// admins, or anyone allowed to talk when the bot has no admins configured.
+func mayRunAdminCommand(b *config.Bot, user string) bool {
+	return len(b.Access.Admins) == 0 || isAdmin(b, user)
+}

@@ -1,0 +1,197 @@
+package bridges
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// onEvent handles one event of the live session.
+func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
+	switch e := ev.(type) {
+	case agent.Init:
+		cv.resume = true // the session exists: later spawns resume it
+		cv.beginTurn(ctx)
+	case agent.TextDelta:
+		if e.ParentToolUseID == "" {
+			cv.beginTurn(ctx).addDelta(e.Text)
+			cv.touchLive(ctx)
+		}
+	case agent.AssistantText:
+		if e.ParentToolUseID == "" {
+			cv.beginTurn(ctx).addText(e.Text)
+			cv.touchLive(ctx)
+		}
+	case agent.ToolUse:
+		line := ""
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			line = toolLine(e, cv.profile.Workdir)
+		}
+		cv.beginTurn(ctx).addTool(e, line)
+		cv.touchLive(ctx)
+	case agent.ToolResult:
+		if verbosity(cv.bot) == config.VerbosityFull && cv.turn != nil {
+			cv.turn.addToolResult(e)
+			cv.touchLive(ctx)
+		}
+	case agent.PermissionDenied:
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			cv.beginTurn(ctx).addNote("› " + codeSpan(e.ToolName+" refused: "+oneLine(e.Message, 120)))
+			cv.touchLive(ctx)
+		}
+	case agent.PermissionRequest:
+		cv.onPermission(ctx, e)
+	case agent.PermissionCancelled:
+		cv.closeCard(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
+	case agent.Lifecycle:
+		cv.onLifecycle(ctx, e)
+	case agent.TaskStarted:
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			cv.notice(ctx, "⏳ Background task started: "+oneLine(orDefault(e.Description, e.TaskType), 200))
+		}
+	case agent.TaskNotification:
+		cv.notice(ctx, taskNotice(e))
+	case agent.Notice:
+		if e.Level == "warning" || e.Level == "error" {
+			cv.notice(ctx, "ℹ️ "+oneLine(e.Text, 500))
+		}
+	case agent.Result:
+		cv.onResult(ctx, e)
+	case agent.Exit:
+		cv.onExit(ctx, e)
+	case agent.DecodeError:
+		cv.log.Warn("agent wrote an undecodable line", "err", e.Err)
+	default:
+		cv.log.Debug("agent event", "type", fmt.Sprintf("%T", ev))
+	}
+}
+
+// beginTurn returns the running turn, starting one if needed.
+func (cv *conversation) beginTurn(ctx context.Context) *turn {
+	if cv.turn == nil {
+		cv.turn = newTurn(cv.core.clock.Now())
+		cv.setTyping(ctx, true)
+	}
+	return cv.turn
+}
+
+// onLifecycle moves a ledger message along its delivery states.
+func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
+	a, ours := cv.inflight[e.UUID]
+	if !ours {
+		cv.log.Debug("lifecycle for a message this worker did not send", "uuid", e.UUID, "state", e.State)
+		return
+	}
+	switch e.State {
+	case agent.LifecycleStarted:
+		cv.finishInbox(ctx, e.UUID, store.InboxStarted, "")
+		cv.beginTurn(ctx).requesters[a.id] = a
+	case agent.LifecycleCompleted:
+		cv.finishInbox(ctx, e.UUID, store.InboxCompleted, "")
+		delete(cv.inflight, e.UUID)
+	case agent.LifecycleCancelled:
+		cv.finishInbox(ctx, e.UUID, store.InboxCancelled, "cancelled by the agent")
+		delete(cv.inflight, e.UUID)
+	}
+}
+
+// onResult ends a turn: usage, the final answer through the outbox, the
+// live message's final form.
+func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
+	t := cv.beginTurn(ctx)
+	if err := cv.core.st.AddUsage(ctx, store.Usage{
+		ConversationID: cv.id, SessionID: r.SessionID, CostUSD: r.CostUSD,
+		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
+		DurationMS: r.Duration.Milliseconds(), NumTurns: r.NumTurns, IsError: r.IsError,
+	}); err != nil {
+		cv.log.Error("record usage", "err", err)
+	}
+	if r.IsError && resumeFailed(r) {
+		cv.log.Warn("resume failed; the next spawn starts the session fresh", "session", cv.row.SessionID)
+		cv.freshRetry = true
+		cv.endTurn(ctx)
+		return // the process exits next; its Exit re-delivers the message
+	}
+
+	activity, answer := t.final(r.Text)
+	if r.IsError { // keep whatever the turn showed; the answer is the failure
+		activity, answer = t.segs, resultError(r)
+		if cv.stopping {
+			answer = "⏹ Stopped."
+		}
+	}
+	quiet := verbosity(cv.bot) == config.VerbosityQuiet
+	text := answer
+	if !quiet {
+		d := r.Duration
+		if d <= 0 {
+			d = cv.core.clock.Now().Sub(t.start)
+		}
+		text = strings.TrimSpace(text + "\n\n" + footer(d, r.CostUSD))
+	}
+	replyInLive := t.live.posted && len(activity) == 0
+	if t.live.posted && !replyInLive {
+		cv.finishLive(ctx, tail(render(activity), cv.maxRunes()))
+	}
+	for i, c := range chunks(text, cv.maxRunes()) {
+		row, err := cv.core.st.AddOutbox(ctx, store.OutboxMessage{ConversationID: cv.id, Text: c})
+		if err != nil {
+			cv.log.Error("store reply in the outbox; posting directly", "err", err)
+			cv.notice(ctx, c)
+			continue
+		}
+		if i == 0 && replyInLive {
+			cv.editReply[row.ID] = t.live.ref
+		}
+	}
+	cv.endTurn(ctx)
+	cv.flushOutbox(ctx)
+	if cv.restartAfterTurn {
+		cv.restartAfterTurn = false
+		cv.restartProcess(ctx)
+	}
+}
+
+// endTurn forgets the running turn.
+func (cv *conversation) endTurn(ctx context.Context) {
+	if cv.turn == nil {
+		return
+	}
+	cv.cancelTimer(timerLive, "")
+	cv.turn = nil
+	cv.stopping = false
+	cv.setTyping(ctx, false)
+}
+
+// resumeFailed reports the CLI's answer to --resume of a session it does not
+// have (e.g. its HOME or workdir changed).
+func resumeFailed(r agent.Result) bool {
+	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
+}
+
+// taskNotice describes a finished background task.
+func taskNotice(e agent.TaskNotification) string {
+	summary := oneLine(orDefault(e.Summary, e.TaskID), 300)
+	switch e.Status {
+	case "completed":
+		return "✅ Background task finished: " + summary
+	case "failed":
+		return "❌ Background task failed: " + summary
+	case "stopped", "killed":
+		return "⏹ Background task stopped: " + summary
+	default:
+		return "ℹ️ Background task " + e.Status + ": " + summary
+	}
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}

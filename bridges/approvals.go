@@ -1,0 +1,351 @@
+package bridges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// acceptEditsPermission is the updatedPermissions entry that switches the
+// session to acceptEdits (plan approval "Approve + accept edits").
+var acceptEditsPermission = json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`)
+
+// onPermission handles a can_use_tool request: a policy rule answers it, or
+// a card asks the people who may decide.
+func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRequest) {
+	cv.beginTurn(ctx)
+	switch req.ToolName {
+	case "AskUserQuestion":
+		cv.openQuestion(ctx, req)
+		return
+	case "ExitPlanMode":
+		cv.openPlan(ctx, req)
+		return
+	}
+	subject := permissionSubject(req.ToolName, req.Input)
+	if rule, ok := matchRule(cv.profile.Rules, req.ToolName, subject); ok && rule.Action != config.ActionAsk {
+		cv.ruleDecision(ctx, req, rule)
+		return
+	}
+	always, label := alwaysPermissions(req.Suggestions)
+	reason := req.DecisionReason
+	if reason == "" && req.BlockedPath != "" {
+		reason = "Path: " + req.BlockedPath
+	}
+	if req.AgentID != "" {
+		reason = strings.TrimSpace(reason + " (asked by a subagent)")
+	}
+	cv.openCard(ctx, &card{
+		id:          req.RequestID,
+		kind:        cardPermission,
+		req:         req,
+		body:        permissionBody(req.ToolName, req.Input, req.Description, reason, cv.profile.Workdir),
+		always:      always,
+		alwaysLabel: label,
+	})
+}
+
+// permissionSubject is what policy rules match for a tool: the command for
+// Bash, the file path for file tools, the URL for WebFetch.
+func permissionSubject(tool string, input json.RawMessage) string {
+	in := inputMap(input)
+	switch tool {
+	case "Bash":
+		return str(in, "command")
+	case "Write", "Edit", "MultiEdit", "Read":
+		return str(in, "file_path")
+	case "NotebookEdit":
+		return str(in, "notebook_path")
+	case "WebFetch":
+		return str(in, "url")
+	case "WebSearch":
+		return str(in, "query")
+	default:
+		return ""
+	}
+}
+
+// matchRule returns the first rule matching tool and subject.
+func matchRule(rules []config.Rule, tool, subject string) (config.Rule, bool) {
+	for _, r := range rules {
+		if r.Matches(tool, subject) {
+			return r, true
+		}
+	}
+	return config.Rule{}, false
+}
+
+// ruleDecision answers a request by policy, without a card, and audits it.
+func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, rule config.Rule) {
+	desc := "rule " + rule.Tool
+	if rule.Match != "" {
+		desc += " " + fmt.Sprintf("%q", rule.Match)
+	}
+	d := agent.Decision{Allow: true, UpdatedInput: req.Input}
+	audit := store.DecisionRuleAllow
+	msg := ""
+	if rule.Action == config.ActionDeny {
+		msg = "Denied by the bridge's policy (" + desc + "). Do not retry this call; tell the user what you needed instead."
+		d = agent.Decision{Message: msg}
+		audit = store.DecisionRuleDeny
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(permissionSubject(req.ToolName, req.Input), 100)))
+			cv.touchLive(ctx)
+		}
+	}
+	cv.respond(ctx, req.RequestID, d)
+	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+		ID: req.RequestID, ConversationID: cv.id, ToolName: req.ToolName, Input: req.Input,
+		RequestedBy: strings.Join(authorIDs(cv.requesters()), ","),
+	}); err != nil {
+		cv.log.Error("audit permission request", "request", req.RequestID, "err", err)
+	}
+	if _, err := cv.core.st.RecordApprovalDecision(ctx, req.RequestID, audit, desc, msg); err != nil {
+		cv.log.Error("audit rule decision", "request", req.RequestID, "err", err)
+	}
+	cv.log.Info("permission decided by rule", "tool", req.ToolName, "decision", audit, "rule", desc)
+}
+
+// openCard posts a card, records the request and starts its timeout. A
+// card that cannot be posted is denied at once (nobody could answer it).
+func (cv *conversation) openCard(ctx context.Context, cd *card) {
+	cd.requesters = cv.requesters()
+	cv.cardSeq++
+	cd.seq = cv.cardSeq
+	if t := cv.turn; t != nil && t.live.posted {
+		// Close the live message so the rest of the turn appears below the card.
+		cv.finishLive(ctx, tail(render(t.segs), cv.maxRunes()))
+		t.live = liveMsg{}
+		t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
+	}
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	ref, err := cv.platform.Post(ctx, cv.key, cd.message(cv.limits, cv.maxRunes()))
+	refJSON := ""
+	if err == nil {
+		cd.ref, cd.posted = ref, true
+		refJSON = encodeRef(ref)
+	}
+	if _, aerr := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
+		RequestedBy: strings.Join(authorIDs(cd.requesters), ","), CardRef: refJSON,
+	}); aerr != nil {
+		cv.log.Error("audit permission request", "request", cd.id, "err", aerr)
+	}
+	if err != nil {
+		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
+		msg := "The approval request could not be shown to the user (chat error), so the call was denied. Try again later."
+		cv.respond(ctx, cd.id, agent.Decision{Message: msg})
+		cv.audit(ctx, cd.id, store.DecisionDeny, "", msg)
+		return
+	}
+	cv.cards[cd.id] = cd
+	if d := cv.profile.ApprovalTimeout; d > 0 {
+		cv.after(d, timerApproval, cd.id)
+	}
+}
+
+// onAction handles a click on one of this conversation's cards.
+func (cv *conversation) onAction(ctx context.Context, a Action) {
+	cd := cv.cards[a.CardID]
+	if cd == nil {
+		replyPrivately(ctx, cv.log, a, "This request is no longer open.")
+		return
+	}
+	who := author{a.UserID, a.UserName}
+	if !cv.mayDecide(cd, who.id) {
+		cv.log.Info("click refused: not allowed to decide", "user", a.UserID, "card", cd.id)
+		replyPrivately(ctx, cv.log, a, "Sorry, only "+names(cd.requesters)+", approvers or admins can answer this request.")
+		return
+	}
+	var problem string
+	switch cd.kind {
+	case cardQuestion:
+		problem = cv.clickQuestion(ctx, cd, a.Choice, who)
+	default:
+		problem = cv.decide(ctx, cd, a.Choice, who)
+	}
+	if problem != "" {
+		replyPrivately(ctx, cv.log, a, problem)
+	}
+}
+
+// mayDecide: the people whose messages started the turn, approvers, admins.
+func (cv *conversation) mayDecide(cd *card, user string) bool {
+	_, requester := cd.requesters[user]
+	return requester || isApprover(cv.bot, user)
+}
+
+// decide applies a choice to a permission or plan card. It returns a
+// problem to tell the clicker, or "".
+func (cv *conversation) decide(ctx context.Context, cd *card, choice string, who author) string {
+	by := mention(who)
+	in := cd.req.Input
+	switch {
+	case cd.kind == cardPermission && choice == ChoiceAllow:
+		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Allowed by "+by)
+	case cd.kind == cardPermission && choice == ChoiceAlways && cd.always != nil:
+		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: cd.always},
+			store.DecisionAlways, who, "", "✅ Always allowed by "+by)
+	case cd.kind == cardPermission && choice == ChoiceDeny:
+		msg := "Denied by " + by
+		cv.resolve(ctx, cd, agent.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ "+msg)
+	case cd.kind == cardPlan && choice == ChoiceApprove:
+		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Plan approved by "+by)
+	case cd.kind == cardPlan && choice == ChoiceApproveEdits:
+		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: []json.RawMessage{acceptEditsPermission}},
+			store.DecisionAlways, who, "accept edits", "✅ Plan approved by "+by+" (edits accepted automatically)")
+	case cd.kind == cardPlan && choice == ChoiceReject:
+		msg := "Rejected by " + by + ". Stay in plan mode: revise the plan with the user and present it again."
+		cv.resolve(ctx, cd, agent.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ Plan rejected by "+by)
+	default:
+		return "That choice is not available on this request."
+	}
+	return ""
+}
+
+// resolve answers the CLI, audits the decision and closes the card.
+func (cv *conversation) resolve(ctx context.Context, cd *card, d agent.Decision, audit store.Decision, who author, msg, status string) {
+	cv.respond(ctx, cd.id, d)
+	cv.audit(ctx, cd.id, audit, who.id, msg)
+	cv.log.Info("permission decided", "tool", cd.req.ToolName, "decision", audit, "by", who.id)
+	cv.retireCard(ctx, cd, status)
+}
+
+// respond answers a permission request on the live session.
+func (cv *conversation) respond(ctx context.Context, id string, d agent.Decision) {
+	if cv.sess == nil {
+		return
+	}
+	if err := cv.sess.Respond(ctx, id, d); err != nil {
+		cv.log.Warn("answer permission request", "request", id, "err", err)
+	}
+}
+
+// audit records a decision in the approvals table.
+func (cv *conversation) audit(ctx context.Context, id string, d store.Decision, by, msg string) {
+	if _, err := cv.core.st.RecordApprovalDecision(ctx, id, d, by, msg); err != nil {
+		cv.log.Error("audit permission decision", "request", id, "decision", d, "err", err)
+	}
+}
+
+// retireCard shows how a card ended (no buttons) and forgets it.
+func (cv *conversation) retireCard(ctx context.Context, cd *card, status string) {
+	delete(cv.cards, cd.id)
+	cv.cancelTimer(timerApproval, cd.id)
+	if !cd.posted {
+		return
+	}
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	text := truncate(decidedText(cd.body, status), cv.maxRunes())
+	if err := cv.platform.Edit(ctx, cd.ref, Message{Text: text, CardID: cd.id}); err != nil {
+		cv.log.Warn("update decided card", "card", cd.id, "err", err)
+	}
+}
+
+// closeCard ends a card without answering the CLI (it withdrew the request,
+// or the process is gone).
+func (cv *conversation) closeCard(ctx context.Context, id string, audit store.Decision, by, status string) {
+	cd := cv.cards[id]
+	if cd == nil {
+		return
+	}
+	cv.audit(ctx, id, audit, by, status)
+	cv.retireCard(ctx, cd, status)
+}
+
+// expireCard denies a card nobody answered within approval_timeout.
+func (cv *conversation) expireCard(ctx context.Context, id string) {
+	cd := cv.cards[id]
+	if cd == nil {
+		return
+	}
+	wait := formatWait(cv.profile.ApprovalTimeout)
+	msg := "Nobody approved this tool call within " + wait + " (the bridge's approval timeout), so it was denied. " +
+		"Do not retry it now: tell the user what you wanted to do so they can approve it when they are back."
+	if cd.kind == cardQuestion {
+		msg = "The user did not answer within " + wait + ". Continue without the answer or ask again later."
+	}
+	cv.respond(ctx, id, agent.Decision{Message: msg})
+	cv.audit(ctx, id, store.DecisionTimeout, "", msg)
+	cv.log.Info("permission request expired", "request", id, "after", wait)
+	cv.retireCard(ctx, cd, "⌛ Expired: no answer within "+wait+".")
+}
+
+// expireAllCards closes every open card, e.g. when the process is gone.
+func (cv *conversation) expireAllCards(ctx context.Context, status string) {
+	ids := make([]string, 0, len(cv.cards))
+	for id := range cv.cards {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cv.closeCard(ctx, id, store.DecisionExpired, "", status)
+	}
+}
+
+// requesters are the people who may decide the turn's requests besides the
+// approvers: the authors of the messages the turn handles, or (for turns the
+// agent started itself) the last author and the conversation's owner.
+func (cv *conversation) requesters() map[string]author {
+	out := make(map[string]author)
+	if cv.turn != nil {
+		for id, a := range cv.turn.requesters {
+			out[id] = a
+		}
+	}
+	if len(out) == 0 {
+		if cv.lastAuthor.id != "" {
+			out[cv.lastAuthor.id] = cv.lastAuthor
+		}
+		if o := cv.row.OwnerUserID; o != "" {
+			if _, ok := out[o]; !ok {
+				out[o] = author{id: o}
+			}
+		}
+	}
+	return out
+}
+
+func authorIDs(m map[string]author) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func names(m map[string]author) string {
+	var ns []string
+	for _, id := range authorIDs(m) {
+		ns = append(ns, mention(m[id]))
+	}
+	if len(ns) == 0 {
+		return "the requester"
+	}
+	return strings.Join(ns, ", ")
+}
+
+// encodeRef stores a card's message reference in the audit table, so a
+// restarted bridge can close the card.
+func encodeRef(ref MessageRef) string {
+	b, err := json.Marshal(ref)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func decodeRef(s string) (MessageRef, bool) {
+	var ref MessageRef
+	if s == "" || json.Unmarshal([]byte(s), &ref) != nil || ref.ID == "" {
+		return MessageRef{}, false
+	}
+	return ref, true
+}

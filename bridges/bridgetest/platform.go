@@ -1,0 +1,303 @@
+// Package bridgetest provides test doubles for the conversation core: an
+// in-memory Platform that records posts, edits and cards and can click
+// buttons as any user, a scripted fake agent pool, and a manual clock.
+package bridgetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+)
+
+// Msg is a message as the platform shows it now, with its history.
+type Msg struct {
+	Ref     bridges.MessageRef
+	Key     bridges.ConversationKey
+	Text    string
+	CardID  string
+	Buttons []bridges.Button
+	Edits   int      // times it was edited
+	History []string // every text it showed, oldest first
+	Posted  time.Time
+}
+
+// HasButton reports whether the message shows a button with id.
+func (m Msg) HasButton(id string) bool {
+	return slices.ContainsFunc(m.Buttons, func(b bridges.Button) bool { return b.ID == id })
+}
+
+// Call is one Post or Edit the platform received.
+type Call struct {
+	Op  string // "post" or "edit"
+	Key bridges.ConversationKey
+	At  time.Time
+}
+
+// Platform is an in-memory bridges.Platform. It is safe for concurrent use.
+type Platform struct {
+	limits bridges.Limits
+	clock  func() time.Time
+
+	mu       sync.Mutex
+	handler  bridges.Handler
+	ready    chan struct{} // closed once Run has a handler
+	msgs     []*Msg
+	byID     map[string]*Msg
+	calls    []Call
+	typing   map[bridges.ConversationKey]bool
+	changed  chan struct{}
+	failPost func(bridges.ConversationKey, bridges.Message) error
+	failEdit func(bridges.MessageRef, bridges.Message) error
+	nextID   int
+}
+
+var (
+	_ bridges.Platform = (*Platform)(nil)
+	_ bridges.Typer    = (*Platform)(nil)
+)
+
+// New returns a platform with the given limits.
+func New(limits bridges.Limits) *Platform {
+	return &Platform{
+		limits:  limits,
+		clock:   time.Now,
+		ready:   make(chan struct{}),
+		byID:    make(map[string]*Msg),
+		typing:  make(map[bridges.ConversationKey]bool),
+		changed: make(chan struct{}),
+	}
+}
+
+// SetClock makes the platform time-stamp calls with now (e.g. a FakeClock).
+func (p *Platform) SetClock(now func() time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clock = now
+}
+
+// Limits implements bridges.Platform.
+func (p *Platform) Limits() bridges.Limits { return p.limits }
+
+// Run implements bridges.Platform: it keeps h until ctx ends.
+func (p *Platform) Run(ctx context.Context, h bridges.Handler) error {
+	p.mu.Lock()
+	if p.handler == nil {
+		p.handler = h
+		close(p.ready)
+	}
+	p.mu.Unlock()
+	<-ctx.Done()
+	return nil
+}
+
+// Post implements bridges.Platform.
+func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failPost != nil {
+		if err := p.failPost(key, m); err != nil {
+			return bridges.MessageRef{}, err
+		}
+	}
+	p.nextID++
+	ref := bridges.MessageRef{Key: key, ID: "m" + strconv.Itoa(p.nextID)}
+	msg := &Msg{Ref: ref, Key: key, Text: m.Text, CardID: m.CardID, Buttons: slices.Clone(m.Buttons),
+		History: []string{m.Text}, Posted: p.clock()}
+	p.msgs = append(p.msgs, msg)
+	p.byID[ref.ID] = msg
+	p.calls = append(p.calls, Call{Op: "post", Key: key, At: p.clock()})
+	p.notifyLocked()
+	return ref, nil
+}
+
+// Edit implements bridges.Platform.
+func (p *Platform) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failEdit != nil {
+		if err := p.failEdit(ref, m); err != nil {
+			return err
+		}
+	}
+	msg := p.byID[ref.ID]
+	if msg == nil {
+		return fmt.Errorf("bridgetest: edit of unknown message %s", ref.ID)
+	}
+	msg.Text, msg.CardID, msg.Buttons = m.Text, m.CardID, slices.Clone(m.Buttons)
+	msg.Edits++
+	msg.History = append(msg.History, m.Text)
+	p.calls = append(p.calls, Call{Op: "edit", Key: ref.Key, At: p.clock()})
+	p.notifyLocked()
+	return nil
+}
+
+// SetTyping implements bridges.Typer.
+func (p *Platform) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.typing[key] = on
+	return nil
+}
+
+// Typing reports the typing indicator of key.
+func (p *Platform) Typing(key bridges.ConversationKey) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.typing[key]
+}
+
+// FailPosts makes Post return f's error when f returns one (nil clears it).
+func (p *Platform) FailPosts(f func(bridges.ConversationKey, bridges.Message) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failPost = f
+}
+
+// FailEdits makes Edit return f's error when f returns one (nil clears it).
+func (p *Platform) FailEdits(f func(bridges.MessageRef, bridges.Message) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failEdit = f
+}
+
+func (p *Platform) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Handler waits until Run has been called and returns its handler.
+func (p *Platform) Handler(ctx context.Context) (bridges.Handler, error) {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("bridgetest: platform not running: %w", ctx.Err())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.handler, nil
+}
+
+// Send delivers an inbound message to the core, as the adapter would.
+func (p *Platform) Send(ctx context.Context, m bridges.Inbound) error {
+	h, err := p.Handler(ctx)
+	if err != nil {
+		return err
+	}
+	if m.At.IsZero() {
+		m.At = time.Now()
+	}
+	return h.HandleMessage(ctx, m)
+}
+
+// Click presses button choice of card cardID in conversation key as the
+// given user and returns the private replies the clicker got.
+func (p *Platform) Click(ctx context.Context, key bridges.ConversationKey, cardID, choice, userID, userName string) ([]string, error) {
+	h, err := p.Handler(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var replies []string
+	err = h.HandleAction(ctx, bridges.Action{
+		Key: key, CardID: cardID, Choice: choice, UserID: userID, UserName: userName,
+		Reply: func(ctx context.Context, text string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			replies = append(replies, text)
+			return nil
+		},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(replies), err
+}
+
+// Messages returns copies of the messages of key (all keys when key is the
+// zero value), in post order.
+func (p *Platform) Messages(key bridges.ConversationKey) []Msg {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Msg
+	for _, m := range p.msgs {
+		if key == (bridges.ConversationKey{}) || m.Key == key {
+			c := *m
+			c.Buttons = slices.Clone(m.Buttons)
+			c.History = slices.Clone(m.History)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Calls returns every Post and Edit so far.
+func (p *Platform) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.calls)
+}
+
+// Count returns how many posts and edits were made.
+func (p *Platform) Count() (posts, edits int) {
+	for _, c := range p.Calls() {
+		if c.Op == "post" {
+			posts++
+		} else {
+			edits++
+		}
+	}
+	return posts, edits
+}
+
+// WaitFor waits until some message of key (any key for the zero value)
+// satisfies pred, and returns it; it fails the test after timeout.
+func (p *Platform) WaitFor(tb testing.TB, key bridges.ConversationKey, timeout time.Duration, what string, pred func(Msg) bool) Msg {
+	tb.Helper()
+	var found Msg
+	p.WaitUntil(tb, timeout, what, func(ms []Msg) bool {
+		for _, m := range ms {
+			if (key == (bridges.ConversationKey{}) || m.Key == key) && pred(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// WaitUntil waits until cond holds for the platform's messages (all keys);
+// it fails the test after timeout, listing what the platform shows.
+func (p *Platform) WaitUntil(tb testing.TB, timeout time.Duration, what string, cond func([]Msg) bool) {
+	tb.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		changed := p.changed
+		p.mu.Unlock()
+		if cond(p.Messages(bridges.ConversationKey{})) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			tb.Fatalf("bridgetest: timed out after %s waiting for %s; messages:\n%s", timeout, what, p.Dump())
+			return
+		}
+	}
+}
+
+// Dump renders every message for failure output.
+func (p *Platform) Dump() string {
+	var s string
+	for _, m := range p.Messages(bridges.ConversationKey{}) {
+		s += fmt.Sprintf("[%s %s card=%q edits=%d buttons=%d] %q\n", m.Ref.ID, m.Key, m.CardID, m.Edits, len(m.Buttons), m.Text)
+	}
+	return s
+}

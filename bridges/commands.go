@@ -1,0 +1,273 @@
+package bridges
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+	"github.com/google/uuid"
+)
+
+// CommandPrefix starts a chat command.
+const CommandPrefix = "!"
+
+// command is one chat command. Commands run when the worker reaches them in
+// the ledger; they are never sent to the agent.
+type command struct {
+	name  string
+	usage string
+	help  string
+	admin bool // only admins (everyone allowed to talk when the bot has no admins)
+}
+
+// commands lists the chat commands in help order.
+func commands() []command {
+	return []command{
+		{name: "help", help: "show this help"},
+		{name: "stop", help: "interrupt the running turn"},
+		{name: "new", help: "start a fresh session (the agent forgets this conversation)"},
+		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", admin: true},
+		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", admin: true},
+		{name: "cost", help: "show the cost of this conversation and of the bot"},
+		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
+	}
+}
+
+// parseCommand recognises "!name args" for a known command name. Other text
+// starting with "!" is an ordinary message.
+func parseCommand(text string) (name, arg string, ok bool) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, CommandPrefix) {
+		return "", "", false
+	}
+	t = t[len(CommandPrefix):]
+	word, rest, _ := strings.Cut(t, " ")
+	word = strings.ToLower(strings.TrimSpace(word))
+	for _, c := range commands() {
+		if c.name == word {
+			return word, strings.TrimSpace(rest), true
+		}
+	}
+	return "", "", false
+}
+
+// runCommand executes a command from ledger message m.
+func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, name, arg string) {
+	who := author{m.UserID, m.UserName}
+	for _, c := range commands() {
+		if c.name == name && c.admin && !mayRunAdminCommand(cv.bot, who.id) {
+			cv.notice(ctx, "⛔ "+CommandPrefix+name+" is for admins only.")
+			return
+		}
+	}
+	cv.log.Info("command", "command", name, "arg", arg, "user", who.id)
+	switch name {
+	case "help":
+		cv.notice(ctx, cv.helpText())
+	case "stop":
+		cv.cmdStop(ctx)
+	case "new":
+		cv.cmdNew(ctx, who)
+	case "model":
+		cv.cmdModel(ctx, arg)
+	case "mode":
+		cv.cmdMode(ctx, arg)
+	case "cost":
+		cv.cmdCost(ctx)
+	case "status":
+		cv.notice(ctx, cv.statusText())
+	}
+}
+
+func (cv *conversation) helpText() string {
+	var b strings.Builder
+	b.WriteString("**Commands**\n")
+	for _, c := range commands() {
+		b.WriteString("• `" + CommandPrefix + c.name)
+		if c.usage != "" {
+			b.WriteString(" " + c.usage)
+		}
+		b.WriteString("` — " + c.help)
+		if c.admin {
+			b.WriteString(" _(admin)_")
+		}
+		b.WriteString("\n")
+	}
+	if len(cv.bot.Access.Admins) == 0 {
+		b.WriteString("_Admin commands are open to everyone because this bot has no admins configured._")
+	} else {
+		b.WriteString("_Admin commands are limited to the bot's admins._")
+	}
+	if cv.profile.AllowBypass {
+		b.WriteString("\n_`" + CommandPrefix + "mode bypassPermissions` is allowed for this agent._")
+	}
+	return b.String()
+}
+
+func (cv *conversation) cmdStop(ctx context.Context) {
+	if cv.sess == nil || (cv.turn == nil && len(cv.inflight) == 0) {
+		cv.notice(ctx, "Nothing to stop.")
+		return
+	}
+	if err := cv.sess.Interrupt(ctx); err != nil {
+		cv.notice(ctx, "⚠️ Could not interrupt the agent: "+oneLine(err.Error(), 200))
+		return
+	}
+	cv.stopping = true
+}
+
+func (cv *conversation) cmdNew(ctx context.Context, who author) {
+	if cv.acquiring {
+		cv.notice(ctx, "⏳ The agent is still starting; try "+CommandPrefix+"new again in a moment.")
+		return
+	}
+	id := uuid.NewString()
+	if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+		cv.log.Error("store new session id", "err", err)
+		cv.notice(ctx, "⚠️ Could not start a fresh session (database error).")
+		return
+	}
+	cv.closeSession(ctx, "⌛ Expired: a new session was started.")
+	for ledgerID := range cv.inflight {
+		cv.finishInbox(ctx, ledgerID, store.InboxCancelled, "!new by "+who.id)
+	}
+	clear(cv.inflight)
+	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false
+	cv.notice(ctx, "🆕 Started a fresh session. The agent no longer sees the earlier messages of this thread.")
+}
+
+func (cv *conversation) cmdModel(ctx context.Context, arg string) {
+	model := strings.TrimSpace(arg)
+	if model == "" || strings.ContainsAny(model, " \t\n`") {
+		cv.notice(ctx, "Usage: `"+CommandPrefix+"model NAME` (or `"+CommandPrefix+"model default`). Current model: "+codeSpan(orDefault(cv.effectiveModel(), "the CLI's default")))
+		return
+	}
+	if model == "default" {
+		model = ""
+	}
+	if err := cv.core.st.SetModel(ctx, cv.id, model); err != nil {
+		cv.log.Error("store model override", "err", err)
+		cv.notice(ctx, "⚠️ Could not change the model (database error).")
+		return
+	}
+	cv.row.Model = model
+	shown := orDefault(cv.effectiveModel(), "the CLI's default")
+	if cv.sess != nil {
+		target := cv.effectiveModel()
+		if target == "" {
+			target = "default"
+		}
+		if err := cv.sess.SetModel(ctx, target); err != nil {
+			cv.notice(ctx, "⚠️ Saved, but the running agent refused the model: "+oneLine(err.Error(), 200)+". It applies when the agent restarts.")
+			return
+		}
+	}
+	cv.notice(ctx, "🧠 Model set to "+codeSpan(shown)+".")
+}
+
+func (cv *conversation) cmdMode(ctx context.Context, arg string) {
+	mode := strings.TrimSpace(arg)
+	valid := map[string]bool{config.ModeDefault: true, config.ModeAcceptEdits: true, config.ModePlan: true,
+		config.ModeBypass: cv.profile.AllowBypass}
+	if !valid[mode] {
+		msg := "Usage: `" + CommandPrefix + "mode default|acceptEdits|plan`"
+		if mode == config.ModeBypass {
+			msg = "⛔ bypassPermissions is not allowed for this agent (allow_bypass is off)."
+		}
+		cv.notice(ctx, msg+" Current mode: "+codeSpan(cv.effectiveMode()))
+		return
+	}
+	old := cv.effectiveMode()
+	if err := cv.core.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
+		cv.log.Error("store permission mode override", "err", err)
+		cv.notice(ctx, "⚠️ Could not change the mode (database error).")
+		return
+	}
+	cv.row.PermissionMode = mode
+	switch {
+	case cv.sess == nil:
+	case mode == config.ModeBypass || old == config.ModeBypass:
+		// The CLI only enters or leaves bypass at launch: restart it.
+		if cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 {
+			cv.restartAfterTurn = true
+			cv.notice(ctx, "🔐 Mode set to "+codeSpan(mode)+"; it applies when the current turn ends (the agent restarts).")
+			return
+		}
+		cv.restartProcess(ctx)
+	default:
+		if err := cv.sess.SetPermissionMode(ctx, mode); err != nil {
+			cv.notice(ctx, "⚠️ Saved, but the running agent refused the mode: "+oneLine(err.Error(), 200)+". It applies when the agent restarts.")
+			return
+		}
+	}
+	cv.notice(ctx, "🔐 Mode set to "+codeSpan(mode)+".")
+}
+
+func (cv *conversation) cmdCost(ctx context.Context) {
+	conv, err := cv.core.st.UsageTotals(ctx, cv.id)
+	if err != nil {
+		cv.log.Error("usage totals", "err", err)
+		cv.notice(ctx, "⚠️ Could not read the usage (database error).")
+		return
+	}
+	bot, err := cv.core.st.BotUsageTotals(ctx, cv.bot.Name)
+	if err != nil {
+		cv.log.Error("bot usage totals", "err", err)
+		cv.notice(ctx, "⚠️ Could not read the usage (database error).")
+		return
+	}
+	cv.notice(ctx, fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(cv.bot.Name), totalsLine(bot)))
+}
+
+func totalsLine(t store.Totals) string {
+	return fmt.Sprintf("$%.4f over %d turns (%s in, %s out tokens, %s)", t.CostUSD, t.Count,
+		compactCount(t.InputTokens+t.CacheReadTokens+t.CacheCreationTokens), compactCount(t.OutputTokens),
+		formatDuration(time.Duration(t.DurationMS)*time.Millisecond))
+}
+
+func compactCount(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	default:
+		return fmt.Sprint(n)
+	}
+}
+
+func (cv *conversation) statusText() string {
+	state := "not running (starts with the next message)"
+	switch {
+	case cv.acquiring:
+		state = "starting"
+	case cv.sess != nil && cv.turn != nil:
+		state = "live, turn running"
+	case cv.sess != nil:
+		state = "live, idle"
+	}
+	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
+		codeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), len(cv.cards),
+		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode()))
+}
+
+func (cv *conversation) effectiveModel() string {
+	if cv.row.Model != "" {
+		return cv.row.Model
+	}
+	return cv.profile.Model
+}
+
+func (cv *conversation) effectiveMode() string {
+	if cv.row.PermissionMode != "" {
+		return cv.row.PermissionMode
+	}
+	return cv.profileMode()
+}
+
+func (cv *conversation) profileMode() string {
+	return orDefault(cv.profile.PermissionMode, config.ModeDefault)
+}

@@ -1,0 +1,237 @@
+package bridges
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/queue"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// input is one item of a conversation's queue. The worker goroutine handles
+// them one at a time and is the only goroutine touching conversation state.
+type input interface{ isInput() }
+
+type (
+	inPoke   struct{}           // pending ledger messages may be deliverable
+	inAction struct{ a Action } // a click on one of our cards
+	inEvent  struct {
+		gen uint64
+		ev  agent.Event
+	} // from the session of generation gen
+	inAcquired struct {
+		gen  uint64
+		sess AgentSession
+		err  error
+	} // Acquire finished
+	inWaiting struct{ gen uint64 } // Acquire waits for a free slot
+	inTimer   struct {
+		kind timerKind
+		id   string
+		seq  uint64
+	} // a timer fired
+	inOutbox struct{} // pending replies may be postable
+)
+
+func (inPoke) isInput()     {}
+func (inAction) isInput()   {}
+func (inEvent) isInput()    {}
+func (inAcquired) isInput() {}
+func (inWaiting) isInput()  {}
+func (inTimer) isInput()    {}
+func (inOutbox) isInput()   {}
+
+// timerKind names what a timer is for.
+type timerKind int
+
+const (
+	timerLive     timerKind = iota // flush the live message
+	timerApproval                  // a card's approval timeout (id = card id)
+	timerOutbox                    // retry posting replies
+	timerRetry                     // retry delivering after a store error
+)
+
+type timerKey struct {
+	kind timerKind
+	id   string
+}
+
+type pendingTimer struct {
+	t   Timer
+	seq uint64
+}
+
+// author is who wrote a message.
+type author struct{ id, name string }
+
+// conversation is the state of one conversation, owned by its worker.
+type conversation struct {
+	core     *Core
+	key      ConversationKey
+	id       string // store conversation id
+	bot      *config.Bot
+	profile  *config.Agent
+	platform Platform
+	limits   Limits
+	budget   *budget
+	log      *slog.Logger
+	q        *queue.Queue[input]
+	rescan   atomic.Bool // a message was accepted while the queue was full
+
+	// Owned by the worker goroutine.
+	row              store.Conversation // settings: session id, overrides
+	sess             AgentSession
+	gen              uint64 // generation of sess; events of older ones are ignored
+	acquiring        bool
+	resume           bool              // the next spawn resumes row.SessionID
+	freshRetry       bool              // the resume failed: spawn the same id fresh once
+	inflight         map[string]author // ledger id → author, sent but not finished
+	turn             *turn
+	cards            map[string]*card // open cards by id
+	cardSeq          int
+	lastAuthor       author
+	stopping         bool // !stop asked for an interrupt
+	restartAfterTurn bool // a setting needs a new process once the turn ends
+	timers           map[timerKey]pendingTimer
+	timerSeq         uint64
+	outboxRetrying   bool
+	outboxDelay      time.Duration
+	editReply        map[string]MessageRef // outbox id → live message to edit instead of posting
+}
+
+// newConversation creates a conversation and its queue; c.mu is held.
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p Platform) *conversation {
+	key := ConversationKey(row.Key)
+	lim := p.Limits()
+	if lim.EditInterval <= 0 {
+		lim.EditInterval = defaultEditInterval
+	}
+	cv := &conversation{
+		core:      c,
+		key:       key,
+		id:        row.ID,
+		bot:       bot,
+		profile:   profile,
+		platform:  p,
+		limits:    lim,
+		budget:    c.budgetForLocked(key),
+		log:       c.log.With("key", key, "conversation", row.ID),
+		row:       row,
+		resume:    row.SessionID != "",
+		inflight:  make(map[string]author),
+		cards:     make(map[string]*card),
+		timers:    make(map[timerKey]pendingTimer),
+		editReply: make(map[string]MessageRef),
+	}
+	cv.q = c.newQueue(cv)
+	return cv
+}
+
+// poke tells the worker that the ledger has a new pending message. If the
+// queue is full the message stays pending and the worker rescans after the
+// input it is handling.
+func (cv *conversation) poke() {
+	if err := cv.q.Push(inPoke{}); err != nil {
+		cv.rescan.Store(true)
+		if errors.Is(err, queue.ErrFull) {
+			cv.log.Warn("conversation queue full; message stays pending in the ledger", "capacity", cv.core.opts.QueueCapacity)
+		}
+	}
+}
+
+// handle is the worker: it dispatches one input.
+func (cv *conversation) handle(ctx context.Context, in input) {
+	switch v := in.(type) {
+	case inPoke:
+		cv.deliverPending(ctx)
+	case inAction:
+		cv.onAction(ctx, v.a)
+	case inEvent:
+		if v.gen == cv.gen && cv.sess != nil {
+			cv.onEvent(ctx, v.ev)
+		}
+	case inAcquired:
+		cv.onAcquired(ctx, v)
+	case inWaiting:
+		if v.gen == cv.gen && cv.acquiring {
+			cv.notice(ctx, "⏳ All agent slots are busy; your message is queued and will be handled as soon as one frees up.")
+		}
+	case inTimer:
+		cv.onTimer(ctx, v)
+	case inOutbox:
+		cv.flushOutbox(ctx)
+	}
+	if cv.rescan.Swap(false) {
+		cv.deliverPending(ctx)
+	}
+}
+
+// after schedules a timer input; an existing timer of the same kind and id
+// is replaced.
+func (cv *conversation) after(d time.Duration, kind timerKind, id string) {
+	k := timerKey{kind, id}
+	if old, ok := cv.timers[k]; ok {
+		old.t.Stop()
+	}
+	cv.timerSeq++
+	seq := cv.timerSeq
+	q, ctx := cv.q, cv.core.runCtx
+	t := cv.core.clock.AfterFunc(d, func() {
+		_ = q.PushWait(ctx, inTimer{kind: kind, id: id, seq: seq}) // fails only when stopping
+	})
+	cv.timers[k] = pendingTimer{t: t, seq: seq}
+}
+
+// cancelTimer stops a pending timer.
+func (cv *conversation) cancelTimer(kind timerKind, id string) {
+	k := timerKey{kind, id}
+	if old, ok := cv.timers[k]; ok {
+		old.t.Stop()
+		delete(cv.timers, k)
+	}
+}
+
+// hasTimer reports whether a timer is pending.
+func (cv *conversation) hasTimer(kind timerKind, id string) bool {
+	_, ok := cv.timers[timerKey{kind, id}]
+	return ok
+}
+
+// stopTimers stops every timer; called after the worker stopped.
+func (cv *conversation) stopTimers() {
+	for k, t := range cv.timers {
+		t.t.Stop()
+		delete(cv.timers, k)
+	}
+}
+
+// onTimer dispatches a fired timer, ignoring stale ones.
+func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
+	k := timerKey{v.kind, v.id}
+	pt, ok := cv.timers[k]
+	if !ok || pt.seq != v.seq {
+		return // cancelled or replaced
+	}
+	delete(cv.timers, k)
+	switch v.kind {
+	case timerLive:
+		cv.flushLive(ctx)
+	case timerApproval:
+		cv.expireCard(ctx, v.id)
+	case timerOutbox:
+		cv.outboxRetrying = false
+		cv.flushOutbox(ctx)
+	case timerRetry:
+		cv.deliverPending(ctx)
+	}
+}
+
+// spawn runs f in a goroutine tracked by the core (waited for on stop).
+func (cv *conversation) spawn(f func()) {
+	cv.core.workers.Go(f)
+}

@@ -1,0 +1,332 @@
+package bridges
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/queue"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Defaults for zero CoreOptions fields.
+const (
+	DefaultQueueCapacity = 256
+	DefaultOutboxBackoff = 2 * time.Second
+	maxOutboxBackoff     = time.Minute
+	defaultEditInterval  = time.Second
+)
+
+// CoreOptions configure the conversation core.
+type CoreOptions struct {
+	Config *config.Config // required: bots, agent profiles, access lists
+	Store  *store.Store   // required: conversations, ledger, outbox, audit, usage
+	Pool   AgentPool      // required: agent processes (NewAgentPool over *agent.Pool)
+	Logger *slog.Logger   // default discards
+	// Clock is the source of time and timers; default the real clock.
+	Clock Clock
+	// QueueCapacity bounds each conversation's input queue; default
+	// DefaultQueueCapacity. A message that finds the queue full stays
+	// pending in the ledger and is delivered with the next input.
+	QueueCapacity int
+	// OutboxBackoff is the first delay before re-posting a reply that failed;
+	// it doubles per attempt up to a minute. Default DefaultOutboxBackoff.
+	OutboxBackoff time.Duration
+	// SlowHandler is how long one input may take before it is logged as
+	// slow; default queue.DefaultSlowAfter.
+	SlowHandler time.Duration
+}
+
+// Core is the platform-neutral conversation core: it implements Handler for
+// every platform adapter, owns one worker per active conversation and drives
+// the agent sessions. Create it with NewCore and start it with Run.
+type Core struct {
+	cfg   *config.Config
+	st    *store.Store
+	pool  AgentPool
+	log   *slog.Logger
+	clock Clock
+	opts  CoreOptions
+
+	mu        sync.Mutex
+	runCtx    context.Context // set by Run; cancelled when Run stops
+	running   bool
+	platforms map[string]Platform // by bot name
+	convs     map[ConversationKey]*conversation
+	budgets   map[budgetKey]*budget
+	workers   sync.WaitGroup // conversation queues and their helpers
+}
+
+var _ Handler = (*Core)(nil)
+
+// NewCore returns a core; nothing runs until Run.
+func NewCore(opts CoreOptions) *Core {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.QueueCapacity <= 0 {
+		opts.QueueCapacity = DefaultQueueCapacity
+	}
+	if opts.OutboxBackoff <= 0 {
+		opts.OutboxBackoff = DefaultOutboxBackoff
+	}
+	return &Core{
+		cfg:     opts.Config,
+		st:      opts.Store,
+		pool:    opts.Pool,
+		log:     opts.Logger,
+		clock:   opts.Clock,
+		opts:    opts,
+		convs:   make(map[ConversationKey]*conversation),
+		budgets: make(map[budgetKey]*budget),
+	}
+}
+
+// Run starts the core with one adapter per bot (keyed by bot name; every key
+// must be a configured bot), recovers what the previous run left behind
+// (see recovery.go) and runs every platform with the core as its Handler. It
+// returns nil when ctx ends, or the first fatal platform error (after
+// stopping the others). On return every conversation worker has stopped;
+// agent processes are left to the pool's owner to close.
+func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
+	if c.cfg == nil || c.st == nil || c.pool == nil {
+		return errors.New("run core: Config, Store and Pool are required")
+	}
+	for name := range platforms {
+		if c.cfg.Bot(name) == nil {
+			return fmt.Errorf("run core: platform for bot %q: %w", name, ErrUnknownBot)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		cancel()
+		return errors.New("run core: already running")
+	}
+	c.runCtx, c.running, c.platforms = ctx, true, platforms
+	c.mu.Unlock()
+	defer func() {
+		cancel()
+		c.stop()
+	}()
+
+	if err := c.resetInterrupted(ctx); err != nil {
+		return fmt.Errorf("run core: %w", err)
+	}
+	errc := make(chan error, len(platforms))
+	var wg sync.WaitGroup
+	for name, p := range platforms {
+		wg.Go(func() {
+			if err := p.Run(ctx, c); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("platform of bot %s: %w", name, err)
+				cancel()
+			}
+		})
+	}
+	wg.Go(func() { c.recoverStartup(ctx) })
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return err
+	}
+	<-ctx.Done() // platforms return nil only when ctx ends; wait for it anyway
+	return nil
+}
+
+// stop closes every conversation worker and waits for them.
+func (c *Core) stop() {
+	c.mu.Lock()
+	c.running = false
+	convs := make([]*conversation, 0, len(c.convs))
+	for _, cv := range c.convs {
+		convs = append(convs, cv)
+	}
+	c.convs = make(map[ConversationKey]*conversation)
+	c.mu.Unlock()
+	for _, cv := range convs {
+		cv.q.Close()
+	}
+	for _, cv := range convs {
+		cv.q.Wait()
+		cv.stopTimers()
+	}
+	c.workers.Wait()
+}
+
+// HandleMessage implements Handler: access check, durable ledger entry, then
+// hand-off to the conversation's worker. It never waits for the agent.
+func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
+	bot := c.cfg.Bot(m.Key.Bot)
+	if bot == nil {
+		return fmt.Errorf("handle message %s: bot %q: %w", m.MsgID, m.Key.Bot, ErrUnknownBot)
+	}
+	if m.MsgID == "" || m.Key.Channel == "" {
+		return fmt.Errorf("handle message for %s: message id and channel are required: %w", m.Key, ErrInvalidMessage)
+	}
+	log := c.log.With("key", m.Key, "msg", m.MsgID, "user", m.UserID)
+	if !channelAllowed(bot, m.Key.Channel) {
+		log.Info("message ignored: channel not allowed")
+		return nil
+	}
+	if !userAllowed(bot, m.UserID) {
+		log.Info("message refused: user not allowed")
+		c.refuse(ctx, m)
+		return nil
+	}
+	conv, created, err := c.st.GetOrCreateConversation(ctx, storeKey(m.Key), bot.Agent, m.UserID)
+	if err != nil {
+		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
+	}
+	files, err := encodeFiles(m.Files)
+	if err != nil {
+		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
+	}
+	msg, dup, err := c.st.Enqueue(ctx, store.InboxMessage{
+		ConversationID: conv.ID, Bot: m.Key.Bot, PlatformMsgID: m.MsgID,
+		UserID: m.UserID, UserName: m.UserName, Text: m.Text, Files: files,
+	})
+	if err != nil {
+		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
+	}
+	if dup {
+		log.Debug("duplicate delivery ignored", "ledger", msg.ID, "state", msg.State)
+		return nil
+	}
+	log.Debug("message accepted", "ledger", msg.ID, "new_conversation", created)
+	cv, err := c.conversation(conv)
+	if err != nil {
+		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
+		return nil // durable: the next run delivers it
+	}
+	cv.poke()
+	return nil
+}
+
+// HandleAction implements Handler: it routes a click to the conversation
+// that owns the card. Clicks on cards no worker knows (e.g. from before a
+// restart) are answered privately.
+func (c *Core) HandleAction(ctx context.Context, a Action) error {
+	if c.cfg.Bot(a.Key.Bot) == nil {
+		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, ErrUnknownBot)
+	}
+	c.mu.Lock()
+	cv := c.convs[a.Key]
+	c.mu.Unlock()
+	if cv == nil {
+		replyPrivately(ctx, c.log, a, "This request is no longer open.")
+		return nil
+	}
+	if err := cv.q.Push(inAction{a}); err != nil {
+		replyPrivately(ctx, c.log, a, "The bridge is busy with this conversation; please try again in a moment.")
+		return fmt.Errorf("handle action on %s: %w: %w", a.CardID, ErrBusy, err)
+	}
+	return nil
+}
+
+// Owns implements Handler: whether the bot has a conversation at key.
+func (c *Core) Owns(ctx context.Context, key ConversationKey) (bool, error) {
+	c.mu.Lock()
+	_, live := c.convs[key]
+	c.mu.Unlock()
+	if live {
+		return true, nil
+	}
+	_, err := c.st.GetConversation(ctx, storeKey(key))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("owns %s: %w", key, err)
+	}
+}
+
+// conversation returns the running worker of conv, starting one if needed.
+func (c *Core) conversation(conv store.Conversation) (*conversation, error) {
+	key := ConversationKey(conv.Key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.running {
+		return nil, ErrNotRunning
+	}
+	if cv := c.convs[key]; cv != nil {
+		return cv, nil
+	}
+	bot := c.cfg.Bot(key.Bot)
+	p := c.platforms[key.Bot]
+	if bot == nil || p == nil {
+		return nil, fmt.Errorf("conversation %s: %w", key, ErrUnknownBot)
+	}
+	profile := c.cfg.Agents[bot.Agent]
+	if profile == nil {
+		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
+	}
+	cv := newConversation(c, conv, bot, profile, p)
+	c.convs[key] = cv
+	return cv, nil
+}
+
+// budgetForLocked returns the shared edit budget of key's channel; c.mu is
+// held.
+func (c *Core) budgetForLocked(key ConversationKey) *budget {
+	k := budgetKey{key.Bot, key.Channel}
+	b := c.budgets[k]
+	if b == nil {
+		b = &budget{}
+		c.budgets[k] = b
+	}
+	return b
+}
+
+// platform returns the adapter of bot, or nil.
+func (c *Core) platform(bot string) Platform {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.platforms[bot]
+}
+
+// refuse tells a user who may not talk to the bot so, in the conversation.
+func (c *Core) refuse(ctx context.Context, m Inbound) {
+	p := c.platform(m.Key.Bot)
+	if p == nil {
+		return
+	}
+	if _, err := p.Post(ctx, m.Key, Message{Text: "Sorry, you are not allowed to talk to this bot."}); err != nil {
+		c.log.Warn("post refusal", "key", m.Key, "err", err)
+	}
+}
+
+// replyPrivately answers a clicker through Action.Reply, if the platform
+// offers it.
+func replyPrivately(ctx context.Context, log *slog.Logger, a Action, text string) {
+	if a.Reply == nil {
+		return
+	}
+	if err := a.Reply(ctx, text); err != nil {
+		log.Warn("private reply to a click failed", "key", a.Key, "user", a.UserID, "err", err)
+	}
+}
+
+func storeKey(k ConversationKey) store.ConversationKey { return store.ConversationKey(k) }
+
+// newQueue creates a conversation's input queue.
+func (c *Core) newQueue(cv *conversation) *queue.Queue[input] {
+	return queue.New(cv.handle, queue.Options[input]{
+		Name:      cv.key.String(),
+		Capacity:  c.opts.QueueCapacity,
+		SlowAfter: c.opts.SlowHandler,
+		Logger:    c.log,
+		OnPanic: func(in input, r any, _ []byte) {
+			cv.log.Error("conversation worker recovered from a panic", "input", fmt.Sprintf("%T", in), "panic", fmt.Sprint(r))
+		},
+	})
+}

@@ -1,0 +1,206 @@
+package bridges_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+func TestMessageAnsweredThroughOutbox(t *testing.T) {
+	h := start(t, setup{})
+	k := key("T1")
+	h.send(k, "m1", "alice", "hello")
+	reply := h.waitText(k, "pong: hello")
+	if !strings.Contains(reply.Text, "_") || !strings.Contains(reply.Text, "$0.0010") {
+		t.Errorf("reply lacks the cost footer: %q", reply.Text)
+	}
+	h.waitLedgerFinal(k)
+
+	conv := h.conversation(k)
+	if conv.SessionID == "" || conv.OwnerUserID != "alice" || conv.Agent != "coder" {
+		t.Errorf("conversation = %+v", conv)
+	}
+	acq := h.pool.Acquisitions()
+	if len(acq) != 1 || acq[0].Opts.SessionID != conv.SessionID || acq[0].Opts.Resume {
+		t.Fatalf("acquisitions = %+v, want one new session with the stored id", acq)
+	}
+	if acq[0].Limit.Profile != "coder" || acq[0].Limit.MaxLive != 4 || acq[0].Opts.Workdir != "/srv/project" {
+		t.Errorf("acquire limit/options from the profile: %+v", acq[0])
+	}
+	sent := h.session(1).Sent()
+	msgs, err := h.st.UndeliveredInbox(ctxT(t), conv.ID)
+	if err != nil || len(msgs) != 0 {
+		t.Fatalf("undelivered = %v, %v", msgs, err)
+	}
+	in, err := h.st.InboxByID(ctxT(t), sent[0].UUID)
+	if err != nil {
+		t.Fatalf("the agent message's uuid is not a ledger id: %v", err)
+	}
+	if in.State != store.InboxCompleted || in.PlatformMsgID != "m1" {
+		t.Errorf("ledger entry = %+v", in)
+	}
+	tot, err := h.st.UsageTotals(ctxT(t), conv.ID)
+	if err != nil || tot.Count != 1 || tot.CostUSD != 0.001 {
+		t.Errorf("usage = %+v, %v", tot, err)
+	}
+	pending, err := h.st.PendingOutbox(ctxT(t))
+	if err != nil || len(pending) != 0 {
+		t.Errorf("outbox still pending: %v %v", pending, err)
+	}
+}
+
+func TestBurstReachesAgentWhileTurnRuns(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+		if m.Text == "first" {
+			s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+			s.Emit(agent.TextDelta{Text: "working…"})
+			<-release
+		}
+		s.Reply(m, "answer to "+m.Text)
+	}
+	h := start(t, setup{script: script})
+	defer once.Do(func() { close(release) })
+	k := key("T1")
+	h.send(k, "m1", "alice", "first")
+	sess := h.session(1)
+	if _, err := sess.WaitSent(ctxT(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	h.send(k, "m2", "bob", "second")
+	h.send(k, "m3", "alice", "third")
+	// Both follow-ups reach the agent while the first turn still runs.
+	sent, err := sess.WaitSent(ctxT(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range sent {
+		texts = append(texts, m.Text)
+	}
+	if strings.Join(texts, ",") != "first,second,third" {
+		t.Fatalf("agent got %v, want first,second,third in order", texts)
+	}
+	once.Do(func() { close(release) })
+	for _, w := range []string{"answer to first", "answer to second", "answer to third"} {
+		h.waitText(k, w)
+	}
+	h.waitLedgerFinal(k)
+}
+
+func TestDuplicateDeliveryIsOneAgentMessage(t *testing.T) {
+	h := start(t, setup{})
+	k := key("T1")
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() { h.send(k, "same-id", "alice", "once please") })
+	}
+	wg.Wait()
+	h.waitText(k, "pong: once please")
+	h.send(k, "same-id", "alice", "once please") // a late redelivery
+	h.send(k, "m2", "alice", "next")
+	h.waitText(k, "pong: next")
+	sent := h.session(1).Sent()
+	if len(sent) != 2 || sent[0].Text != "once please" || sent[1].Text != "next" {
+		t.Fatalf("agent got %d messages %+v, want the duplicate once", len(sent), sent)
+	}
+}
+
+func TestOrderPreservedWithinConversation(t *testing.T) {
+	h := start(t, setup{})
+	k := key("T1")
+	const n = 30
+	for i := range n {
+		h.send(k, fmt.Sprintf("m%d", i), "alice", fmt.Sprintf("msg %d", i))
+	}
+	h.waitText(k, fmt.Sprintf("pong: msg %d", n-1))
+	sent := h.session(1).Sent()
+	if len(sent) != n {
+		t.Fatalf("agent got %d messages, want %d", len(sent), n)
+	}
+	for i, m := range sent {
+		if m.Text != fmt.Sprintf("msg %d", i) {
+			t.Fatalf("message %d is %q: order not preserved", i, m.Text)
+		}
+	}
+}
+
+func TestConversationsAreIndependent(t *testing.T) {
+	h := start(t, setup{})
+	for i := range 5 {
+		h.send(key(fmt.Sprint("T", i)), fmt.Sprint("m", i), "alice", fmt.Sprint("hello ", i))
+	}
+	for i := range 5 {
+		h.waitText(key(fmt.Sprint("T", i)), fmt.Sprint("pong: hello ", i))
+	}
+	if n := len(h.pool.Sessions()); n != 5 {
+		t.Fatalf("%d sessions for 5 conversations", n)
+	}
+	ids := map[string]bool{}
+	for _, s := range h.pool.Sessions() {
+		ids[s.Opts.SessionID] = true
+	}
+	if len(ids) != 5 {
+		t.Fatalf("session ids not distinct: %v", ids)
+	}
+}
+
+func TestAccessControl(t *testing.T) {
+	h := start(t, setup{access: config.Access{Channels: []string{"C1"}, Users: []string{"alice"}, Approvers: []string{"carol"}, Admins: []string{"dave"}}})
+	other := bridges.ConversationKey{Bot: "bot", Channel: "C9", Thread: "T1"}
+	h.send(other, "x1", "alice", "wrong channel")
+	h.send(key("T1"), "x2", "mallory", "let me in")
+	h.waitText(key("T1"), "not allowed")
+	for i, u := range []string{"alice", "carol", "dave"} {
+		h.send(key("T1"), fmt.Sprint("ok", i), u, "hi from "+u)
+		h.waitText(key("T1"), "pong: hi from "+u)
+	}
+	if ms := h.plat.Messages(other); len(ms) != 0 {
+		t.Errorf("bot spoke in a channel it may not use: %+v", ms)
+	}
+	if owns, err := h.core.Owns(ctxT(t), other); err != nil || owns {
+		t.Errorf("Owns(disallowed channel) = %v, %v", owns, err)
+	}
+	if owns, err := h.core.Owns(ctxT(t), key("T1")); err != nil || !owns {
+		t.Errorf("Owns(T1) = %v, %v", owns, err)
+	}
+	for _, s := range h.pool.Sessions() {
+		for _, m := range s.Sent() {
+			if strings.Contains(m.Text, "let me in") || strings.Contains(m.Text, "wrong channel") {
+				t.Errorf("refused message reached the agent: %q", m.Text)
+			}
+		}
+	}
+}
+
+func TestUnknownBotAndInvalidMessage(t *testing.T) {
+	h := start(t, setup{})
+	ctx := ctxT(t)
+	hd, err := h.plat.Handler(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		in   bridges.Inbound
+		want error
+	}{
+		{"unknown bot", bridges.Inbound{Key: bridges.ConversationKey{Bot: "nope", Channel: "C"}, MsgID: "1"}, bridges.ErrUnknownBot},
+		{"no message id", bridges.Inbound{Key: key("T")}, bridges.ErrInvalidMessage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := hd.HandleMessage(ctx, tt.in); !errorsIs(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}

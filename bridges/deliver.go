@@ -1,0 +1,257 @@
+package bridges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/store"
+	"github.com/google/uuid"
+)
+
+// maxRedeliveries is how often a message is delivered again after the agent
+// died while handling it; after that it is marked failed.
+const maxRedeliveries = 1
+
+// maxImageBytes caps an image attachment forwarded to the agent.
+const maxImageBytes = 5 << 20
+
+// redeliveryNote prefixes a message delivered again after a crash.
+const redeliveryNote = "[agentbridge: your previous turn was interrupted because the agent process stopped unexpectedly. " +
+	"This message is delivered again; check what was already done before repeating any action.]\n\n"
+
+// deliverPending walks the conversation's pending ledger messages in order:
+// commands run at once, replies that answer an open card decide it, and
+// everything else is written to the agent as soon as a session is live.
+func (cv *conversation) deliverPending(ctx context.Context) {
+	msgs, err := cv.core.st.PendingInbox(ctx, cv.id)
+	if err != nil {
+		if ctx.Err() == nil {
+			cv.log.Error("read pending messages; retrying", "err", err)
+			cv.after(time.Second, timerRetry, "")
+		}
+		return
+	}
+	blocked := false // a message could not be sent: later ones must wait (order)
+	for _, m := range msgs {
+		if name, arg, ok := parseCommand(m.Text); ok {
+			cv.runCommand(ctx, m, name, arg)
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "command")
+			continue
+		}
+		if cv.answerFromText(ctx, m) {
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "answered a card")
+			continue
+		}
+		if blocked {
+			continue
+		}
+		if m.Attempts > maxRedeliveries {
+			cv.finishInbox(ctx, m.ID, store.InboxFailed, "agent stopped again while handling it")
+			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(author{m.UserID, m.UserName})))
+			continue
+		}
+		if cv.sess == nil {
+			cv.ensureSession(ctx)
+			blocked = true
+			continue
+		}
+		if err := cv.send(ctx, m); err != nil {
+			cv.log.Warn("write to agent failed; the message stays pending", "ledger", m.ID, "err", err)
+			blocked = true
+		}
+	}
+}
+
+// send writes ledger message m to the live session and marks it sent.
+func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
+	um := agent.UserMessage{UUID: m.ID, Text: m.Text}
+	if files := decodeFiles(m.Files); len(files) > 0 {
+		var notes []string
+		um.Images, notes = cv.fetchImages(ctx, files)
+		if len(notes) > 0 {
+			um.Text = strings.TrimSpace(um.Text + "\n\n" + strings.Join(notes, "\n"))
+		}
+	}
+	if m.Attempts > 0 {
+		um.Text = redeliveryNote + um.Text
+	}
+	if err := cv.sess.Send(ctx, um); err != nil {
+		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
+	}
+	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	a := author{m.UserID, m.UserName}
+	cv.inflight[m.ID] = a
+	cv.lastAuthor = a
+	return nil
+}
+
+// finishInbox moves a ledger message to state, logging (not failing) a
+// refused transition: the ledger is the authority and stays consistent.
+func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
+	if err := cv.core.st.MarkInbox(ctx, id, state, why); err != nil {
+		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
+	}
+}
+
+// ensureSession starts acquiring an agent process unless one is live or on
+// its way. The result arrives as inAcquired.
+func (cv *conversation) ensureSession(ctx context.Context) {
+	if cv.sess != nil || cv.acquiring {
+		return
+	}
+	if cv.row.SessionID == "" {
+		id := uuid.NewString()
+		if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+			cv.log.Error("store new session id; retrying", "err", err)
+			cv.after(time.Second, timerRetry, "")
+			return
+		}
+		cv.row.SessionID, cv.resume = id, false
+	}
+	opts := cv.agentOptions()
+	cv.acquiring = true
+	cv.gen++
+	gen := cv.gen
+	limit := AgentLimit{
+		Profile:     cv.profile.Name,
+		MaxLive:     cv.profile.MaxLive,
+		IdleTimeout: cv.profile.IdleTimeout,
+		OnWait: func() {
+			_ = cv.q.PushWait(cv.core.runCtx, inWaiting{gen: gen})
+		},
+	}
+	runCtx, q, pool, key := cv.core.runCtx, cv.q, cv.core.pool, cv.id
+	cv.log.Debug("acquiring agent", "session", opts.SessionID, "resume", opts.Resume)
+	cv.spawn(func() {
+		sess, err := pool.Acquire(runCtx, key, limit, opts)
+		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, err: err}); perr != nil && sess != nil {
+			drain(sess) // the conversation stopped: nobody will read the session
+		}
+	})
+}
+
+// onAcquired installs a new session or reports why there is none.
+func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
+	if v.gen != cv.gen || !cv.acquiring {
+		// Cannot happen: gen changes only when a new acquire starts, and
+		// !new refuses to run while one is under way.
+		if v.sess != nil {
+			cv.log.Warn("ignoring a session acquired for an outdated request")
+			go drain(v.sess)
+		}
+		return
+	}
+	cv.acquiring = false
+	if v.err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		cv.log.Error("start agent", "err", v.err)
+		cv.notice(ctx, "⚠️ I could not start the agent: "+oneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
+		return
+	}
+	cv.sess = v.sess
+	cv.freshRetry = false
+	q, runCtx, gen, sess := cv.q, cv.core.runCtx, cv.gen, v.sess
+	go forward(runCtx, q, gen, sess)
+	cv.deliverPending(ctx)
+}
+
+// forward copies a session's events into the conversation queue until the
+// session's channel closes. If the conversation stops first it keeps
+// draining, so the session never blocks on an unread channel.
+func forward(ctx context.Context, q interface {
+	PushWait(context.Context, input) error
+}, gen uint64, s AgentSession) {
+	for ev := range s.Events() {
+		if err := q.PushWait(ctx, inEvent{gen: gen, ev: ev}); err != nil {
+			drain(s)
+			return
+		}
+	}
+}
+
+// drain discards a session's remaining events.
+func drain(s AgentSession) {
+	for range s.Events() {
+	}
+}
+
+// agentOptions builds the spawn options from the bot's agent profile and the
+// conversation's overrides.
+func (cv *conversation) agentOptions() agent.Options {
+	p := cv.profile
+	opts := agent.Options{
+		Command:            p.Command,
+		Args:               append([]string(nil), p.Args...),
+		Workdir:            p.Workdir,
+		Home:               p.Home,
+		Model:              p.Model,
+		PermissionMode:     p.PermissionMode,
+		AllowedTools:       append([]string(nil), p.AllowedTools...),
+		DisallowedTools:    append([]string(nil), p.DisallowedTools...),
+		AppendSystemPrompt: p.AppendSystemPrompt,
+		MaxTurns:           p.MaxTurns,
+		Env:                maps.Clone(p.Env),
+		SessionID:          cv.row.SessionID,
+		Resume:             cv.resume && !cv.freshRetry,
+	}
+	if cv.row.Model != "" {
+		opts.Model = cv.row.Model
+	}
+	if cv.row.PermissionMode != "" {
+		opts.PermissionMode = cv.row.PermissionMode
+	}
+	return opts
+}
+
+// fetchImages downloads image attachments through the platform's
+// FileFetcher; other files (or failures) become notes for the agent.
+func (cv *conversation) fetchImages(ctx context.Context, files []File) ([]agent.Image, []string) {
+	ff, _ := cv.platform.(FileFetcher)
+	var imgs []agent.Image
+	var notes []string
+	for _, f := range files {
+		if ff == nil || !strings.HasPrefix(f.MimeType, "image/") {
+			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s (%s)]", f.Name, f.MimeType))
+			continue
+		}
+		data, err := ff.FetchFile(ctx, f, maxImageBytes)
+		if err != nil {
+			cv.log.Warn("fetch attachment", "file", f.Name, "err", err)
+			notes = append(notes, fmt.Sprintf("[attachment could not be fetched: %s]", f.Name))
+			continue
+		}
+		imgs = append(imgs, agent.Image{MediaType: f.MimeType, Data: data})
+	}
+	return imgs, notes
+}
+
+// encodeFiles stores attachments in the ledger as JSON (nil when none).
+func encodeFiles(files []File) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(files)
+	if err != nil {
+		return nil, fmt.Errorf("encode attachments: %w", err)
+	}
+	return b, nil
+}
+
+// decodeFiles reads attachments back from the ledger.
+func decodeFiles(b []byte) []File {
+	if len(b) == 0 {
+		return nil
+	}
+	var files []File
+	if err := json.Unmarshal(b, &files); err != nil {
+		return nil
+	}
+	return files
+}

@@ -1,0 +1,231 @@
+package bridges_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitTimeout = 10 * time.Second
+
+// setup describes a test core.
+type setup struct {
+	script        bridgetest.Script
+	limits        bridges.Limits
+	verbosity     string
+	access        config.Access
+	profile       func(*config.Agent)
+	clock         bridges.Clock
+	dbPath        string
+	platform      *bridgetest.Platform
+	pool          *bridgetest.FakePool
+	outboxBackoff time.Duration
+}
+
+// harness is a running core over a fake pool, an in-memory platform and a
+// real SQLite store.
+type harness struct {
+	t      *testing.T
+	cfg    *config.Config
+	st     *store.Store
+	pool   *bridgetest.FakePool
+	plat   *bridgetest.Platform
+	core   *bridges.Core
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	logs   *logSink
+}
+
+func defaultLimits() bridges.Limits {
+	return bridges.Limits{MaxMessageRunes: 4000, CanEdit: true, CanButtons: true, CanThreads: true,
+		EditInterval: 50 * time.Millisecond, MaxButtons: 25}
+}
+
+func start(t *testing.T, s setup) *harness {
+	t.Helper()
+	if s.limits == (bridges.Limits{}) {
+		s.limits = defaultLimits()
+	}
+	if s.dbPath == "" {
+		s.dbPath = filepath.Join(t.TempDir(), "bridge.db")
+	}
+	agentCfg := &config.Agent{Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 4,
+		IdleTimeout: time.Minute, ApprovalTimeout: 10 * time.Minute, PermissionMode: "default"}
+	if s.profile != nil {
+		s.profile(agentCfg)
+	}
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents:  map[string]*config.Agent{"coder": agentCfg},
+		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
+			Access: s.access}},
+	}
+	logs := &logSink{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx := context.Background()
+	st, err := store.Open(ctx, s.dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := s.pool
+	if pool == nil {
+		pool = bridgetest.NewFakePool(s.script)
+	}
+	plat := s.platform
+	if plat == nil {
+		plat = bridgetest.New(s.limits)
+	}
+	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: logger, Clock: s.clock,
+		OutboxBackoff: s.outboxBackoff})
+	runCtx, cancel := context.WithCancel(ctx)
+	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}
+	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()
+	t.Cleanup(func() {
+		h.stop()
+		if s.pool == nil {
+			pool.Close()
+		}
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Logf("core log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// stop stops the core and waits for Run to return.
+func (h *harness) stop() {
+	h.once.Do(func() {
+		h.cancel()
+		select {
+		case err := <-h.done:
+			if err != nil {
+				h.t.Errorf("Run: %v", err)
+			}
+		case <-time.After(waitTimeout):
+			h.t.Error("core did not stop")
+		}
+	})
+}
+
+func key(thread string) bridges.ConversationKey {
+	return bridges.ConversationKey{Bot: "bot", Channel: "C1", Thread: thread}
+}
+
+// send delivers a message from user (id = name) and fails the test on error.
+func (h *harness) send(k bridges.ConversationKey, msgID, user, text string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := h.plat.Send(ctx, bridges.Inbound{Key: k, MsgID: msgID, UserID: user, UserName: user, Text: text}); err != nil {
+		h.t.Fatalf("send %s: %v", msgID, err)
+	}
+}
+
+// session waits for the n-th agent session.
+func (h *harness) session(n int) *bridgetest.FakeSession {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	s, err := h.pool.WaitSession(ctx, n)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+// waitText waits for a message of k containing sub.
+func (h *harness) waitText(k bridges.ConversationKey, sub string) bridgetest.Msg {
+	h.t.Helper()
+	return h.plat.WaitFor(h.t, k, waitTimeout, "a message containing "+sub, func(m bridgetest.Msg) bool {
+		return strings.Contains(m.Text, sub)
+	})
+}
+
+// waitCard waits for an open card (with buttons or a card id and choices).
+func (h *harness) waitCard(k bridges.ConversationKey, sub string) bridgetest.Msg {
+	h.t.Helper()
+	return h.plat.WaitFor(h.t, k, waitTimeout, "a card containing "+sub, func(m bridgetest.Msg) bool {
+		return m.CardID != "" && strings.Contains(m.Text, sub)
+	})
+}
+
+// conversation returns the stored conversation of k.
+func (h *harness) conversation(k bridges.ConversationKey) store.Conversation {
+	h.t.Helper()
+	c, err := h.st.GetConversation(context.Background(), store.ConversationKey(k))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+// waitLedger waits until every message of k is in a final state and
+// returns them in order.
+func (h *harness) waitLedgerFinal(k bridges.ConversationKey) {
+	h.t.Helper()
+	conv := h.conversation(k)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		und, err := h.st.UndeliveredInbox(context.Background(), conv.ID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if len(und) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("ledger still has %d unfinished messages (first: %s %s)", len(und), und[0].PlatformMsgID, und[0].State)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func orStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// logSink collects the core's log for failure output.
+type logSink struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,205 @@
+package bridges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// removeTimeout bounds how long the worker waits for the pool to stop a
+// process it no longer wants (!new, a mode that needs a restart).
+const removeTimeout = 15 * time.Second
+
+// onExit handles the end of the session's process. An unexpected end is a
+// crash: the thread is told, open cards expire, and the messages the agent
+// had not finished go back to pending, to be re-delivered once to the
+// resumed session with a note that the previous turn was interrupted.
+func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
+	cv.sess = nil
+	if e.Expected {
+		cv.log.Debug("agent stopped", "reason", e.Reason)
+		cv.expireAllCards(ctx, "⌛ Expired: the agent stopped.")
+		cv.interruptTurn(ctx)
+		return
+	}
+	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr", truncate(e.StderrTail, 500))
+	cv.expireAllCards(ctx, "⌛ Expired: agent restarted.")
+	cv.interruptTurn(ctx)
+	n, err := cv.core.st.ResetForRedelivery(ctx, cv.id)
+	if err != nil {
+		cv.log.Error("reset messages for redelivery", "err", err)
+	}
+	clear(cv.inflight)
+	switch {
+	case cv.freshRetry:
+		cv.notice(ctx, "⚠️ The previous session could not be resumed, so the agent starts a new one; it does not remember the earlier messages of this thread.")
+	case n > 0:
+		cv.notice(ctx, fmt.Sprintf("⚠️ The agent process stopped unexpectedly (exit code %d). Resuming the session and delivering the interrupted message again…", e.Code))
+	default:
+		cv.notice(ctx, fmt.Sprintf("⚠️ The agent process stopped unexpectedly (exit code %d). It will resume with the next message.", e.Code))
+	}
+	cv.deliverPending(ctx)
+}
+
+// interruptTurn ends a turn cut short by the process ending: the live
+// message keeps what it showed, marked as interrupted.
+func (cv *conversation) interruptTurn(ctx context.Context) {
+	if t := cv.turn; t != nil && t.live.posted {
+		cv.finishLive(ctx, tail(render(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
+	}
+	cv.endTurn(ctx)
+}
+
+// closeSession stops the live process (if any) and forgets it: its later
+// events are ignored. Open cards close with status.
+func (cv *conversation) closeSession(ctx context.Context, status string) {
+	cv.expireAllCards(ctx, status)
+	cv.endTurn(ctx)
+	if cv.sess == nil {
+		return
+	}
+	if err := cv.sess.Interrupt(ctx); err != nil {
+		cv.log.Debug("interrupt before close", "err", err)
+	}
+	cv.sess = nil
+	cv.gen++ // events still queued from the old process are ignored
+	rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	if err := cv.core.pool.Remove(rctx, cv.id); err != nil {
+		cv.log.Warn("stop agent process", "err", err)
+	}
+}
+
+// restartProcess stops the idle process so the next message spawns one with
+// the current settings (resuming the session).
+func (cv *conversation) restartProcess(ctx context.Context) {
+	cv.closeSession(ctx, "⌛ Expired: the agent restarted.")
+	cv.deliverPending(ctx)
+}
+
+// resetInterrupted runs before any platform starts: messages that were sent
+// to an agent process of the previous run but not finished go back to
+// pending (counting an attempt), so they are delivered again, in order,
+// before anything new.
+func (c *Core) resetInterrupted(ctx context.Context) error {
+	ids, err := c.st.ConversationsWithUndelivered(ctx)
+	if err != nil {
+		return fmt.Errorf("recover interrupted messages: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := c.st.ResetForRedelivery(ctx, id); err != nil {
+			return fmt.Errorf("recover interrupted messages: %w", err)
+		}
+	}
+	return nil
+}
+
+// recoverStartup finishes what the previous run left open: approval cards
+// are closed as expired ("bridge restarted"), replies still in the outbox
+// are posted, and pending ledger messages are delivered.
+func (c *Core) recoverStartup(ctx context.Context) {
+	c.closeStaleCards(ctx)
+	pending, err := c.st.PendingOutbox(ctx)
+	if err != nil {
+		c.log.Error("startup: read pending replies", "err", err)
+	}
+	seen := make(map[string]bool)
+	for _, m := range pending {
+		if !seen[m.ConversationID] {
+			seen[m.ConversationID] = true
+			if cv := c.restore(ctx, m.ConversationID); cv != nil {
+				if err := cv.q.PushWait(ctx, inOutbox{}); err != nil {
+					c.log.Warn("startup: queue pending replies", "conversation", m.ConversationID, "err", err)
+				}
+			}
+		}
+	}
+	ids, err := c.st.ConversationsWithUndelivered(ctx)
+	if err != nil {
+		c.log.Error("startup: read undelivered messages", "err", err)
+	}
+	for _, id := range ids {
+		if cv := c.restore(ctx, id); cv != nil {
+			cv.poke()
+		}
+	}
+	if len(pending) > 0 || len(ids) > 0 {
+		c.log.Info("startup recovery", "pending_replies", len(pending), "conversations_with_messages", len(ids))
+	}
+}
+
+// restore returns the worker of conversation id, starting it.
+func (c *Core) restore(ctx context.Context, id string) *conversation {
+	conv, err := c.st.ConversationByID(ctx, id)
+	if err != nil {
+		c.log.Error("startup: load conversation", "conversation", id, "err", err)
+		return nil
+	}
+	cv, err := c.conversation(conv)
+	if err != nil {
+		c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
+		return nil
+	}
+	return cv
+}
+
+// closeStaleCards closes the cards of permission requests that were open
+// when the previous run ended: their processes are gone.
+func (c *Core) closeStaleCards(ctx context.Context) {
+	open, err := c.st.OpenApprovals(ctx)
+	if err != nil {
+		c.log.Error("startup: read open approvals", "err", err)
+		return
+	}
+	const status = "⌛ Expired: bridge restarted."
+	for _, a := range open {
+		if ref, ok := decodeRef(a.CardRef); ok {
+			if p := c.platform(ref.Key.Bot); p != nil {
+				text := truncate(decidedText(staleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
+				if err := p.Edit(ctx, ref, Message{Text: text, CardID: a.ID}); err != nil {
+					c.log.Warn("startup: close stale card", "approval", a.ID, "err", err)
+				}
+			}
+		}
+		if _, err := c.st.RecordApprovalDecision(ctx, a.ID, store.DecisionExpired, "", "bridge restarted"); err != nil {
+			c.log.Warn("startup: expire approval", "approval", a.ID, "err", err)
+		}
+	}
+}
+
+// staleCardBody re-renders a card from its audit record.
+func staleCardBody(a store.Approval, workdir string) string {
+	switch a.ToolName {
+	case "ExitPlanMode":
+		return planBody(str(inputMap(a.Input), "plan"), defaultMaxRunes)
+	case "AskUserQuestion":
+		var in struct {
+			Questions []question `json:"questions"`
+		}
+		if err := json.Unmarshal(a.Input, &in); err == nil && len(in.Questions) > 0 {
+			return questionBody(in.Questions, nil)
+		}
+	}
+	return permissionBody(a.ToolName, a.Input, "", "", workdir)
+}
+
+// workdirOf returns the agent workdir of bot, for relative paths in cards.
+func (c *Core) workdirOf(bot string) string {
+	if b := c.cfg.Bot(bot); b != nil {
+		if p := c.cfg.Agents[b.Agent]; p != nil {
+			return p.Workdir
+		}
+	}
+	return ""
+}
+
+func maxRunesOf(p Platform) int {
+	if n := p.Limits().MaxMessageRunes; n > 0 {
+		return n
+	}
+	return defaultMaxRunes
+}

@@ -1,0 +1,121 @@
+package bridges
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+)
+
+// segKind is the kind of one piece of a turn's visible activity.
+type segKind int
+
+const (
+	segText segKind = iota // assistant text
+	segTool                // a compact tool line (already markdown)
+)
+
+type segment struct {
+	kind segKind
+	text string
+}
+
+// turn is what the worker knows about the running turn: who started it and
+// what it has shown so far.
+type turn struct {
+	start      time.Time
+	requesters map[string]author // authors of the messages this turn handles
+	segs       []segment
+	streaming  bool                     // the last segment is text receiving deltas
+	tools      map[string]agent.ToolUse // tool calls of the turn by id
+	toolSeg    map[string]int           // tool id → index of its line in segs
+	live       liveMsg
+}
+
+func newTurn(now time.Time) *turn {
+	return &turn{
+		start:      now,
+		requesters: make(map[string]author),
+		tools:      make(map[string]agent.ToolUse),
+		toolSeg:    make(map[string]int),
+	}
+}
+
+// addDelta appends streamed assistant text.
+func (t *turn) addDelta(s string) {
+	if t.streaming && len(t.segs) > 0 {
+		t.segs[len(t.segs)-1].text += s
+		return
+	}
+	t.segs = append(t.segs, segment{segText, s})
+	t.streaming = true
+}
+
+// addText records a complete assistant text block. If the block was
+// streamed, its deltas already hold the text and the block just ends.
+func (t *turn) addText(s string) {
+	if t.streaming {
+		t.streaming = false
+		return
+	}
+	if strings.TrimSpace(s) != "" {
+		t.segs = append(t.segs, segment{segText, s})
+	}
+}
+
+// addTool records a tool call and, if line is not empty, its compact line.
+func (t *turn) addTool(u agent.ToolUse, line string) {
+	t.streaming = false
+	t.tools[u.ID] = u
+	if line == "" {
+		return
+	}
+	t.toolSeg[u.ID] = len(t.segs)
+	t.segs = append(t.segs, segment{segTool, line})
+}
+
+// addToolResult appends an abbreviated result under the tool's line.
+func (t *turn) addToolResult(r agent.ToolResult) {
+	i, ok := t.toolSeg[r.ToolUseID]
+	if !ok {
+		return
+	}
+	t.segs[i].text += "\n" + resultLine(r)
+}
+
+// addNote appends a line such as a refused tool call.
+func (t *turn) addNote(line string) {
+	t.streaming = false
+	t.segs = append(t.segs, segment{segTool, line})
+}
+
+// render joins segments into markdown: text blocks as paragraphs, tool
+// lines one per line.
+func render(segs []segment) string {
+	var b strings.Builder
+	for i, s := range segs {
+		if i > 0 {
+			if s.kind == segTool && segs[i-1].kind == segTool {
+				b.WriteString("\n")
+			} else {
+				b.WriteString("\n\n")
+			}
+		}
+		b.WriteString(strings.TrimSpace(s.text))
+	}
+	return b.String()
+}
+
+// final splits the turn into the activity to keep in the live message and
+// the answer: the result text, or else the last text block.
+func (t *turn) final(resultText string) (activity []segment, answer string) {
+	activity = t.segs
+	answer = resultText
+	if n := len(t.segs); n > 0 && t.segs[n-1].kind == segText {
+		activity = t.segs[:n-1]
+		if strings.TrimSpace(answer) == "" {
+			answer = t.segs[n-1].text
+		}
+	}
+	return activity, strings.TrimSpace(answer)
+}
