@@ -14,7 +14,6 @@ import (
 func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 	switch e := ev.(type) {
 	case agent.Init:
-		cv.resume = true // the session exists: later spawns resume it
 		cv.beginTurn(ctx)
 	case agent.TextDelta:
 		if e.ParentToolUseID == "" {

@@ -124,30 +124,30 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		t.live = liveMsg{}
 		t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
 	}
+	if d := cv.profile.ApprovalTimeout; d > 0 {
+		cv.after(d, timerApproval, cd.id) // counted from when the card shows
+	}
+	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
+		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
+	}); err != nil {
+		cv.log.Error("audit permission request", "request", cd.id, "err", err)
+	}
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	ref, err := cv.platform.Post(ctx, cv.key, cd.message(cv.limits, cv.maxRunes()))
-	refJSON := ""
-	if err == nil {
-		cd.ref, cd.posted = ref, true
-		refJSON = encodeRef(ref)
-	}
-	if _, aerr := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
-		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
-		RequestedBy: strings.Join(authorIDs(cd.requesters), ","), CardRef: refJSON,
-	}); aerr != nil {
-		cv.log.Error("audit permission request", "request", cd.id, "err", aerr)
-	}
 	if err != nil {
+		cv.cancelTimer(timerApproval, cd.id)
 		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
 		msg := "The approval request could not be shown to the user (chat error), so the call was denied. Try again later."
 		cv.respond(ctx, cd.id, agent.Decision{Message: msg})
 		cv.audit(ctx, cd.id, store.DecisionDeny, "", msg)
 		return
 	}
-	cv.cards[cd.id] = cd
-	if d := cv.profile.ApprovalTimeout; d > 0 {
-		cv.after(d, timerApproval, cd.id)
+	cd.ref, cd.posted = ref, true
+	if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref)); err != nil {
+		cv.log.Error("store card reference", "request", cd.id, "err", err)
 	}
+	cv.cards[cd.id] = cd
 }
 
 // onAction handles a click on one of this conversation's cards.

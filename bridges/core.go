@@ -118,7 +118,8 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 		c.stop()
 	}()
 
-	if err := c.resetInterrupted(ctx); err != nil {
+	work, err := c.prepareRecovery(ctx)
+	if err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
 	errc := make(chan error, len(platforms))
@@ -131,7 +132,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 			}
 		})
 	}
-	wg.Go(func() { c.recoverStartup(ctx) })
+	wg.Go(func() { c.recoverStartup(ctx, work) })
 	wg.Wait()
 	close(errc)
 	if err := <-errc; err != nil {

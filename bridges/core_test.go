@@ -50,10 +50,7 @@ func TestMessageAnsweredThroughOutbox(t *testing.T) {
 	if err != nil || tot.Count != 1 || tot.CostUSD != 0.001 {
 		t.Errorf("usage = %+v, %v", tot, err)
 	}
-	pending, err := h.st.PendingOutbox(ctxT(t))
-	if err != nil || len(pending) != 0 {
-		t.Errorf("outbox still pending: %v %v", pending, err)
-	}
+	h.waitOutboxEmpty()
 }
 
 func TestBurstReachesAgentWhileTurnRuns(t *testing.T) {

@@ -84,6 +84,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
 	}
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	a := author{m.UserID, m.UserName}
 	cv.inflight[m.ID] = a
 	cv.lastAuthor = a
@@ -130,7 +131,9 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	cv.spawn(func() {
 		sess, err := pool.Acquire(runCtx, key, limit, opts)
 		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, err: err}); perr != nil && sess != nil {
-			drain(sess) // the conversation stopped: nobody will read the session
+			// The conversation stopped: nobody will read the session. Its
+			// channel closes when the pool's owner closes the pool.
+			go drain(sess)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -119,7 +120,8 @@ func (h *harness) stop() {
 				h.t.Errorf("Run: %v", err)
 			}
 		case <-time.After(waitTimeout):
-			h.t.Error("core did not stop")
+			buf := make([]byte, 1<<20)
+			h.t.Errorf("core did not stop; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
 		}
 	})
 }
@@ -194,6 +196,37 @@ func (h *harness) waitLedgerFinal(k bridges.ConversationKey) {
 			h.t.Fatalf("ledger still has %d unfinished messages (first: %s %s)", len(und), und[0].PlatformMsgID, und[0].State)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitOutboxEmpty waits until no reply is pending.
+func (h *harness) waitOutboxEmpty() {
+	h.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		pending, err := h.st.PendingOutbox(context.Background())
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if len(pending) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("outbox still has %d pending replies", len(pending))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitFor polls cond until it holds or the test times out.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -81,54 +81,68 @@ func (cv *conversation) restartProcess(ctx context.Context) {
 	cv.deliverPending(ctx)
 }
 
-// resetInterrupted runs before any platform starts: messages that were sent
+// startupWork is what the previous run left open, read before any platform
+// starts so that nothing of this run is mistaken for it.
+type startupWork struct {
+	staleCards  []store.Approval // open approvals: their processes are gone
+	outboxConvs []string         // conversations with replies still to post
+	inboxConvs  []string         // conversations with messages to deliver
+}
+
+// prepareRecovery runs before any platform starts. Messages that were sent
 // to an agent process of the previous run but not finished go back to
 // pending (counting an attempt), so they are delivered again, in order,
-// before anything new.
-func (c *Core) resetInterrupted(ctx context.Context) error {
+// before anything new; and it notes what recoverStartup must finish.
+func (c *Core) prepareRecovery(ctx context.Context) (startupWork, error) {
+	var w startupWork
 	ids, err := c.st.ConversationsWithUndelivered(ctx)
 	if err != nil {
-		return fmt.Errorf("recover interrupted messages: %w", err)
+		return w, fmt.Errorf("recover interrupted messages: %w", err)
 	}
 	for _, id := range ids {
 		if _, err := c.st.ResetForRedelivery(ctx, id); err != nil {
-			return fmt.Errorf("recover interrupted messages: %w", err)
+			return w, fmt.Errorf("recover interrupted messages: %w", err)
 		}
 	}
-	return nil
-}
-
-// recoverStartup finishes what the previous run left open: approval cards
-// are closed as expired ("bridge restarted"), replies still in the outbox
-// are posted, and pending ledger messages are delivered.
-func (c *Core) recoverStartup(ctx context.Context) {
-	c.closeStaleCards(ctx)
+	w.inboxConvs = ids
+	if w.staleCards, err = c.st.OpenApprovals(ctx); err != nil {
+		return w, fmt.Errorf("recover open approvals: %w", err)
+	}
 	pending, err := c.st.PendingOutbox(ctx)
 	if err != nil {
-		c.log.Error("startup: read pending replies", "err", err)
+		return w, fmt.Errorf("recover pending replies: %w", err)
 	}
 	seen := make(map[string]bool)
 	for _, m := range pending {
 		if !seen[m.ConversationID] {
 			seen[m.ConversationID] = true
-			if cv := c.restore(ctx, m.ConversationID); cv != nil {
-				if err := cv.q.PushWait(ctx, inOutbox{}); err != nil {
-					c.log.Warn("startup: queue pending replies", "conversation", m.ConversationID, "err", err)
-				}
+			w.outboxConvs = append(w.outboxConvs, m.ConversationID)
+		}
+	}
+	return w, nil
+}
+
+// recoverStartup finishes what the previous run left open, while the
+// platforms already run: approval cards are closed as expired ("bridge
+// restarted"), replies still in the outbox are posted, and pending ledger
+// messages are delivered.
+func (c *Core) recoverStartup(ctx context.Context, w startupWork) {
+	c.closeStaleCards(ctx, w.staleCards)
+	for _, id := range w.outboxConvs {
+		if cv := c.restore(ctx, id); cv != nil {
+			if err := cv.q.PushWait(ctx, inOutbox{}); err != nil && ctx.Err() == nil {
+				c.log.Warn("startup: queue pending replies", "conversation", id, "err", err)
 			}
 		}
 	}
-	ids, err := c.st.ConversationsWithUndelivered(ctx)
-	if err != nil {
-		c.log.Error("startup: read undelivered messages", "err", err)
-	}
-	for _, id := range ids {
+	for _, id := range w.inboxConvs {
 		if cv := c.restore(ctx, id); cv != nil {
 			cv.poke()
 		}
 	}
-	if len(pending) > 0 || len(ids) > 0 {
-		c.log.Info("startup recovery", "pending_replies", len(pending), "conversations_with_messages", len(ids))
+	if len(w.staleCards)+len(w.outboxConvs)+len(w.inboxConvs) > 0 {
+		c.log.Info("startup recovery", "stale_cards", len(w.staleCards), "conversations_with_replies", len(w.outboxConvs),
+			"conversations_with_messages", len(w.inboxConvs))
 	}
 }
 
@@ -136,12 +150,16 @@ func (c *Core) recoverStartup(ctx context.Context) {
 func (c *Core) restore(ctx context.Context, id string) *conversation {
 	conv, err := c.st.ConversationByID(ctx, id)
 	if err != nil {
-		c.log.Error("startup: load conversation", "conversation", id, "err", err)
+		if ctx.Err() == nil {
+			c.log.Error("startup: load conversation", "conversation", id, "err", err)
+		}
 		return nil
 	}
 	cv, err := c.conversation(conv)
 	if err != nil {
-		c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
+		if ctx.Err() == nil {
+			c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
+		}
 		return nil
 	}
 	return cv
@@ -149,12 +167,7 @@ func (c *Core) restore(ctx context.Context, id string) *conversation {
 
 // closeStaleCards closes the cards of permission requests that were open
 // when the previous run ended: their processes are gone.
-func (c *Core) closeStaleCards(ctx context.Context) {
-	open, err := c.st.OpenApprovals(ctx)
-	if err != nil {
-		c.log.Error("startup: read open approvals", "err", err)
-		return
-	}
+func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 	const status = "⌛ Expired: bridge restarted."
 	for _, a := range open {
 		if ref, ok := decodeRef(a.CardRef); ok {

@@ -145,6 +145,30 @@ func (p *FakePool) WaitSession(ctx context.Context, n int) (*FakeSession, error)
 	}
 }
 
+// WaitSessionFor waits until at least n sessions were created for key and
+// returns the n-th (1-based) of them.
+func (p *FakePool) WaitSessionFor(ctx context.Context, key string, n int) (*FakeSession, error) {
+	for {
+		p.mu.Lock()
+		var mine []*FakeSession
+		for _, s := range p.all {
+			if s.Key == key {
+				mine = append(mine, s)
+			}
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		if len(mine) >= n {
+			return mine[n-1], nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bridgetest: waiting for session %d of %s: %w", n, key, ctx.Err())
+		}
+	}
+}
+
 // Decision is a recorded Respond call.
 type Decision struct {
 	RequestID string

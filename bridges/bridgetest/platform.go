@@ -84,13 +84,14 @@ func (p *Platform) SetClock(now func() time.Time) {
 // Limits implements bridges.Platform.
 func (p *Platform) Limits() bridges.Limits { return p.limits }
 
-// Run implements bridges.Platform: it keeps h until ctx ends.
+// Run implements bridges.Platform: it delivers to h until ctx ends. A
+// platform may be run again (by a restarted core); the latest h wins.
 func (p *Platform) Run(ctx context.Context, h bridges.Handler) error {
 	p.mu.Lock()
 	if p.handler == nil {
-		p.handler = h
 		close(p.ready)
 	}
+	p.handler = h
 	p.mu.Unlock()
 	<-ctx.Done()
 	return nil
@@ -195,27 +196,67 @@ func (p *Platform) Send(ctx context.Context, m bridges.Inbound) error {
 	return h.HandleMessage(ctx, m)
 }
 
+// Clicked is a click handed to the core. The core answers the clicker
+// privately (if at all) from the conversation's worker, so after
+// HandleAction returned.
+type Clicked struct {
+	mu      sync.Mutex
+	replies []string
+	changed chan struct{}
+}
+
+// Replies returns the private replies so far.
+func (c *Clicked) Replies() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.replies)
+}
+
+// WaitReply waits for the first private reply and returns it; it fails the
+// test after timeout.
+func (c *Clicked) WaitReply(tb testing.TB, timeout time.Duration) string {
+	tb.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		if len(c.replies) > 0 {
+			r := c.replies[0]
+			c.mu.Unlock()
+			return r
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			tb.Fatalf("bridgetest: no private reply to the click within %s", timeout)
+			return ""
+		}
+	}
+}
+
 // Click presses button choice of card cardID in conversation key as the
-// given user and returns the private replies the clicker got.
-func (p *Platform) Click(ctx context.Context, key bridges.ConversationKey, cardID, choice, userID, userName string) ([]string, error) {
+// given user. HandleAction's error is returned; private replies arrive on
+// the returned Clicked.
+func (p *Platform) Click(ctx context.Context, key bridges.ConversationKey, cardID, choice, userID, userName string) (*Clicked, error) {
 	h, err := p.Handler(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var replies []string
+	c := &Clicked{changed: make(chan struct{})}
 	err = h.HandleAction(ctx, bridges.Action{
 		Key: key, CardID: cardID, Choice: choice, UserID: userID, UserName: userName,
 		Reply: func(ctx context.Context, text string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			replies = append(replies, text)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.replies = append(c.replies, text)
+			close(c.changed)
+			c.changed = make(chan struct{})
 			return nil
 		},
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Clone(replies), err
+	return c, err
 }
 
 // Messages returns copies of the messages of key (all keys when key is the
