@@ -1,0 +1,276 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+)
+
+const (
+	dGuild    = "900000000000000001"
+	dChannel  = "900000000000000002"
+	dAlice    = "900000000000000011"
+	dStranger = "900000000000000066"
+)
+
+type discordEnv struct {
+	dc      *discordfake.Fake
+	model   *fakemodel.Server
+	bridge  *bridgeProc
+	workdir string
+}
+
+func startDiscordBridge(t *testing.T) *discordEnv {
+	t.Helper()
+	claude := needClaude(t)
+	dir := t.TempDir()
+	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, workdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dc := discordfake.New(t)
+	fm := fakemodel.New(t)
+	cfg := fmt.Sprintf(`data_dir: ./data
+log: { level: debug, format: text }
+http: { listen: "{{HTTP}}" }
+agents:
+%sbots:
+  - name: guild
+    platform: discord
+    agent: coder
+    discord: { token: "${DISCORD_BOT_TOKEN}", api_url: %q }
+    access:
+      users: [%q]
+`, agentYAML(claude, home, workdir, fm.Env(), ""), dc.URL(), dAlice)
+	p := startBridge(t, dir, cfg, "DISCORD_BOT_TOKEN="+dc.Token())
+	if err := dc.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live > 0 }, e2eWait); err != nil {
+		t.Fatalf("bridge never got READY: %v", err)
+	}
+	t.Cleanup(func() {
+		if strings.Contains(p.logs.String(), dc.Token()) {
+			t.Errorf("bridge logs contain the Discord token")
+		}
+	})
+	return &discordEnv{dc: dc, model: fm, bridge: p, workdir: workdir}
+}
+
+// startThread mentions the bot in the guild channel and returns the thread id.
+func (e *discordEnv) startThread(t *testing.T, text string) string {
+	t.Helper()
+	id := e.dc.SendMessage(dChannel, dGuild, dAlice, "<@"+e.dc.BotID()+"> "+text, true)
+	if err := e.dc.Wait(e2eWait, func() bool {
+		for _, th := range e.dc.Threads() {
+			if th.MessageID == id {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("no thread started on %s: %v", id, err)
+	}
+	return id // a thread started on a message has the message's id
+}
+
+func (e *discordEnv) waitText(t *testing.T, thread, want string) discordfake.Message {
+	t.Helper()
+	m, err := e.dc.WaitForMessage(func(m discordfake.Message) bool {
+		return m.ChannelID == thread && m.AuthorIsBot && strings.Contains(m.Content, want)
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("thread %s never showed %q: %v\n%s", thread, want, err, e.dump(thread))
+	}
+	return m
+}
+
+func (e *discordEnv) dump(thread string) string {
+	var b strings.Builder
+	for _, m := range e.dc.Messages(thread) {
+		fmt.Fprintf(&b, "\n[%s bot=%v buttons=%d] %q", m.ID, m.AuthorIsBot, len(m.Buttons()), m.Content)
+	}
+	return b.String()
+}
+
+func (e *discordEnv) waitCard(t *testing.T, thread string) discordfake.Message {
+	t.Helper()
+	m, err := e.dc.WaitForMessage(func(m discordfake.Message) bool {
+		return m.ChannelID == thread && len(m.Buttons()) > 0
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("no card in thread %s: %v\n%s", thread, err, e.dump(thread))
+	}
+	return m
+}
+
+func customID(t *testing.T, m discordfake.Message, choice string) string {
+	t.Helper()
+	for _, b := range m.Buttons() {
+		if strings.HasSuffix(b.CustomID, ":"+choice) {
+			return b.CustomID
+		}
+	}
+	t.Fatalf("card has no %q button: %+v", choice, m.Buttons())
+	return ""
+}
+
+// clickAndCheckAck clicks and asserts the interaction was acknowledged in < 3 s.
+func (e *discordEnv) clickAndCheckAck(t *testing.T, thread, msgID, user, cid string) {
+	t.Helper()
+	iid := e.dc.Click(thread, msgID, user, cid)
+	var resp discordfake.InteractionResponse
+	if err := e.dc.Wait(e2eWait, func() bool {
+		for _, r := range e.dc.InteractionResponses() {
+			if r.InteractionID == iid {
+				resp = r
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("interaction %s never acknowledged: %v", iid, err)
+	}
+	if resp.Late || resp.Latency() >= 3*time.Second {
+		t.Errorf("interaction acknowledged after %v (late=%v), want < 3s", resp.Latency(), resp.Late)
+	}
+}
+
+func TestDiscordE2EConversation(t *testing.T) {
+	e := startDiscordBridge(t)
+	thread := e.startThread(t, "hello discord")
+	e.waitText(t, thread, "pong: hello discord")
+	var name string
+	for _, th := range e.dc.Threads() {
+		if th.ID == thread {
+			name = th.Name
+		}
+	}
+	if !strings.Contains(name, "hello") {
+		t.Errorf("thread name %q is not from the message's first words", name)
+	}
+	e.dc.SendMessage(thread, dGuild, dAlice, "[echo-history] and now?", false)
+	e.waitText(t, thread, "history: hello discord")
+	sessions := map[string]bool{}
+	for _, r := range e.model.MessagesRequests() {
+		if id := r.Header.Get("X-Claude-Code-Session-Id"); id != "" {
+			sessions[id] = true
+		}
+	}
+	if len(sessions) != 1 {
+		t.Errorf("the thread used %d Claude sessions, want 1", len(sessions))
+	}
+}
+
+func TestDiscordE2EApprovals(t *testing.T) {
+	e := startDiscordBridge(t)
+	thread := e.startThread(t, "[bash touch allowed.txt]")
+	card := e.waitCard(t, thread)
+
+	// A stranger's click is acknowledged, refused ephemerally, and decides nothing.
+	e.clickAndCheckAck(t, thread, card.ID, dStranger, customID(t, card, "allow"))
+	if err := e.dc.Wait(e2eWait, func() bool {
+		for _, f := range e.dc.Followups() {
+			if f.Ephemeral() {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("stranger got no ephemeral refusal: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if m, _ := e.dc.Message(card.ID); len(m.Buttons()) == 0 {
+		t.Fatalf("a stranger's click decided the card: %q", m.Content)
+	}
+
+	e.clickAndCheckAck(t, thread, card.ID, dAlice, customID(t, card, "allow"))
+	e.waitText(t, thread, "tool said")
+	if _, err := os.Stat(filepath.Join(e.workdir, "allowed.txt")); err != nil {
+		t.Errorf("allowed tool did not run: %v", err)
+	}
+
+	e.dc.SendMessage(thread, dGuild, dAlice, "[bash touch denied.txt]", false)
+	var card2 discordfake.Message
+	m, err := e.dc.WaitForMessage(func(m discordfake.Message) bool {
+		return m.ChannelID == thread && m.ID != card.ID && len(m.Buttons()) > 0
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("no second card: %v\n%s", err, e.dump(thread))
+	}
+	card2 = m
+	e.clickAndCheckAck(t, thread, card2.ID, dAlice, customID(t, card2, "deny"))
+	if err := e.dc.Wait(e2eWait, func() bool {
+		m, _ := e.dc.Message(card2.ID)
+		return len(m.Buttons()) == 0 && strings.Contains(strings.ToLower(m.Content), "denied")
+	}); err != nil {
+		m, _ := e.dc.Message(card2.ID)
+		t.Fatalf("denied card not updated: %q", m.Content)
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := os.Stat(filepath.Join(e.workdir, "denied.txt")); err == nil {
+		t.Error("denied tool ran")
+	}
+}
+
+func TestDiscordE2ELongAnswer(t *testing.T) {
+	e := startDiscordBridge(t)
+	thread := e.startThread(t, "[long 5000]")
+	if err := e.dc.Wait(e2eWait, func() bool {
+		total := 0
+		for _, m := range e.dc.Messages(thread) {
+			if m.AuthorIsBot {
+				total += utf8.RuneCountInString(m.Content)
+			}
+		}
+		return total >= 5000
+	}); err != nil {
+		t.Fatalf("long answer never fully arrived: %v\n%s", err, e.dump(thread))
+	}
+	time.Sleep(2 * time.Second)
+	n := 0
+	for _, m := range e.dc.Messages(thread) {
+		if !m.AuthorIsBot {
+			continue
+		}
+		n++
+		if r := utf8.RuneCountInString(m.Content); r > 2000 {
+			t.Errorf("message %s has %d chars > 2000", m.ID, r)
+		}
+		if c := strings.Count(m.Content, "```"); c%2 != 0 {
+			t.Errorf("message %s has unbalanced fences:\n%s", m.ID, m.Content)
+		}
+	}
+	if n < 3 {
+		t.Errorf("5,000-char answer arrived in %d messages, want >= 3", n)
+	}
+}
+
+func TestDiscordE2EReconnectMidTurn(t *testing.T) {
+	e := startDiscordBridge(t)
+	thread := e.startThread(t, "[slow 30] before the reconnect")
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return strings.Contains(fakemodel.LastUserText(r), "before the reconnect")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.dc.Reconnect()
+	e.dc.SendMessage(thread, dGuild, dAlice, "during the reconnect", false)
+	e.waitText(t, thread, "before the reconnect")
+	e.waitText(t, thread, "pong: during the reconnect")
+	count := 0
+	for _, r := range e.model.MessagesRequests() {
+		if strings.Contains(fakemodel.LastUserText(r), "during the reconnect") {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("message sent during the reconnect reached the model %d times, want 1", count)
+	}
+}

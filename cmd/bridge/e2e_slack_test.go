@@ -1,0 +1,293 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+const (
+	slackChan = "C0001"
+	alice     = "UALICE"
+	stranger  = "UEVE"
+	e2eWait   = 90 * time.Second
+)
+
+// slackEnv is a running bridge binary wired to a fake Slack and the real
+// Claude Code CLI talking to the fake model.
+type slackEnv struct {
+	slack   *slackfake.Server
+	model   *fakemodel.Server
+	bridge  *bridgeProc
+	workdir string
+}
+
+func startSlackBridge(t *testing.T) *slackEnv {
+	t.Helper()
+	claude := needClaude(t)
+	dir := t.TempDir()
+	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, workdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sl := slackfake.New(t)
+	fm := fakemodel.New(t)
+	cfg := fmt.Sprintf(`data_dir: ./data
+log: { level: debug, format: text }
+http: { listen: "{{HTTP}}" }
+agents:
+%sbots:
+  - name: team
+    platform: slack
+    agent: coder
+    slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
+    access:
+      users: [%s]
+`, agentYAML(claude, home, workdir, fm.Env(), ""), sl.URL(), alice)
+	p := startBridge(t, dir, cfg, "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
+	if err := sl.WaitForConnections(1, e2eWait); err != nil {
+		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
+	}
+	t.Cleanup(func() {
+		if strings.Contains(p.logs.String(), slackfake.BotToken) || strings.Contains(p.logs.String(), slackfake.AppToken) {
+			t.Errorf("bridge logs contain a Slack token")
+		}
+	})
+	return &slackEnv{slack: sl, model: fm, bridge: p, workdir: workdir}
+}
+
+// waitThreadPost waits for a bot post in the thread whose text contains want.
+func (e *slackEnv) waitThreadPost(t *testing.T, thread, want string) slackfake.Message {
+	t.Helper()
+	m, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
+		return m.ThreadTS == thread && strings.Contains(e.text(m), want)
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("no post containing %q in thread %s: %v\nposts: %s", want, thread, err, e.dump())
+	}
+	return m
+}
+
+// waitThreadText waits until the latest version of some message in the
+// thread (posted or edited) contains want.
+func (e *slackEnv) waitThreadText(t *testing.T, thread, want string) {
+	t.Helper()
+	err := e.slack.WaitFor(func() bool {
+		for _, p := range e.slack.Posts() {
+			if p.ThreadTS != thread {
+				continue
+			}
+			if cur, ok := e.slack.Current(p.Channel, p.TS); ok && strings.Contains(e.text(cur), want) {
+				return true
+			}
+		}
+		return false
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("thread %s never showed %q: %v\nposts: %s", thread, want, err, e.dump())
+	}
+}
+
+func (e *slackEnv) text(m slackfake.Message) string {
+	return m.Text + "\n" + strings.Join(m.Sections, "\n")
+}
+
+func (e *slackEnv) dump() string {
+	var b strings.Builder
+	for _, p := range e.slack.Posts() {
+		cur, _ := e.slack.Current(p.Channel, p.TS)
+		fmt.Fprintf(&b, "\n[%s thread=%s buttons=%d] %q", p.TS, p.ThreadTS, len(cur.Buttons), e.text(cur))
+	}
+	return b.String()
+}
+
+// waitCard waits for a card (a post with buttons) in the thread.
+func (e *slackEnv) waitCard(t *testing.T, thread string) slackfake.Message {
+	t.Helper()
+	m, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
+		return m.ThreadTS == thread && len(m.Buttons) > 0
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("no card in thread %s: %v\nposts: %s", thread, err, e.dump())
+	}
+	return m
+}
+
+func button(t *testing.T, m slackfake.Message, actionID string) slackfake.Button {
+	t.Helper()
+	for _, b := range m.Buttons {
+		if b.ActionID == actionID {
+			return b
+		}
+	}
+	t.Fatalf("card has no %q button: %+v", actionID, m.Buttons)
+	return slackfake.Button{}
+}
+
+func TestSlackE2EConversation(t *testing.T) {
+	e := startSlackBridge(t)
+	ts := e.slack.Mention(slackChan, alice, "hello there", "")
+	e.waitThreadPost(t, ts, "pong: hello there")
+
+	// A follow-up in the thread needs no mention and reaches the same session.
+	e.slack.SendMessage(slackChan, alice, "[echo-history] what did I say?", ts)
+	e.waitThreadText(t, ts, "history: hello there")
+
+	sessions := map[string]bool{}
+	for _, r := range e.model.MessagesRequests() {
+		if id := r.Header.Get("X-Claude-Code-Session-Id"); id != "" {
+			sessions[id] = true
+		}
+	}
+	if len(sessions) != 1 {
+		t.Errorf("the thread used %d Claude sessions, want 1: %v", len(sessions), sessions)
+	}
+	// A stranger (not in access.users) does not reach the agent.
+	before := len(e.model.MessagesRequests())
+	e.slack.SendMessage(slackChan, stranger, "let me in", ts)
+	e.slack.SendMessage(slackChan, alice, "still me", ts)
+	e.waitThreadText(t, ts, "pong: still me")
+	for _, r := range e.model.MessagesRequests()[before:] {
+		if strings.Contains(fakemodel.LastUserText(r), "let me in") {
+			t.Errorf("a stranger's message reached the agent")
+		}
+	}
+}
+
+func TestSlackE2EApprovals(t *testing.T) {
+	e := startSlackBridge(t)
+
+	// Allow by the requester runs the tool; a stranger's click changes nothing.
+	ts := e.slack.Mention(slackChan, alice, "[bash touch allowed.txt]", "")
+	card := e.waitCard(t, ts)
+	if !strings.Contains(e.text(card), "touch allowed.txt") {
+		t.Errorf("card does not show the command: %q", e.text(card))
+	}
+	e.slack.Click(slackChan, card.TS, stranger, "allow", "")
+	if _, err := e.slack.WaitForEphemeral(func(m slackfake.Ephemeral) bool { return m.User == stranger }, e2eWait); err != nil {
+		t.Fatalf("stranger got no ephemeral refusal: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if cur, _ := e.slack.Current(slackChan, card.TS); len(cur.Buttons) == 0 {
+		t.Fatalf("a stranger's click decided the card: %q", e.text(cur))
+	}
+	if _, err := os.Stat(filepath.Join(e.workdir, "allowed.txt")); err == nil {
+		t.Fatal("the tool ran after a stranger's click")
+	}
+	e.slack.Click(slackChan, card.TS, alice, "allow", "")
+	e.waitThreadText(t, ts, "tool said")
+	if _, err := os.Stat(filepath.Join(e.workdir, "allowed.txt")); err != nil {
+		t.Errorf("allowed tool did not run: %v", err)
+	}
+	if err := e.slack.WaitFor(func() bool {
+		cur, _ := e.slack.Current(slackChan, card.TS)
+		return len(cur.Buttons) == 0
+	}, e2eWait); err != nil {
+		t.Errorf("decided card still has buttons")
+	}
+
+	// Deny refuses the tool; the turn still ends with an answer.
+	ts2 := e.slack.Mention(slackChan, alice, "[bash touch denied.txt]", "")
+	card2 := e.waitCard(t, ts2)
+	e.slack.Click(slackChan, card2.TS, alice, "deny", "")
+	e.waitThreadText(t, ts2, "tool said")
+	if _, err := os.Stat(filepath.Join(e.workdir, "denied.txt")); err == nil {
+		t.Error("denied tool ran")
+	}
+	cur, _ := e.slack.Current(slackChan, card2.TS)
+	if !strings.Contains(strings.ToLower(e.text(cur)), "denied") {
+		t.Errorf("denied card does not say so: %q", e.text(cur))
+	}
+}
+
+func TestSlackE2EStop(t *testing.T) {
+	e := startSlackBridge(t)
+	ts := e.slack.Mention(slackChan, alice, "[slow 300] [slowms 100] tell me a long story", "")
+	// Wait until the answer is streaming, then stop it.
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return strings.Contains(fakemodel.LastUserText(r), "long story")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	start := time.Now()
+	e.slack.SendMessage(slackChan, alice, "!stop", ts)
+	// The stream (300 × 100 ms = 30 s) ends long before it would have.
+	e.slack.SendMessage(slackChan, alice, "after the stop", ts)
+	e.waitThreadText(t, ts, "pong: after the stop")
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the interrupted answer still ran for %v", d)
+	}
+}
+
+func TestSlackE2ELongAnswerSplit(t *testing.T) {
+	e := startSlackBridge(t)
+	ts := e.slack.Mention(slackChan, alice, "[long 9000]", "")
+	// The footer closes the turn; wait for the last chunk, then check all.
+	var chunks []slackfake.Message
+	err := e.slack.WaitFor(func() bool {
+		chunks = chunks[:0]
+		total := 0
+		for _, p := range e.slack.Posts() {
+			if p.ThreadTS == ts && len(p.Buttons) == 0 {
+				cur, _ := e.slack.Current(p.Channel, p.TS)
+				chunks = append(chunks, cur)
+				total += utf8.RuneCountInString(cur.Text)
+			}
+		}
+		return total >= 9000
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("long answer never fully arrived: %v\n%s", err, e.dump())
+	}
+	time.Sleep(2 * time.Second) // let the last edits land
+	n := 0
+	for _, p := range e.slack.Posts() {
+		if p.ThreadTS != ts {
+			continue
+		}
+		cur, _ := e.slack.Current(p.Channel, p.TS)
+		n++
+		if r := utf8.RuneCountInString(cur.Text); r > 4000 {
+			t.Errorf("message %s has %d chars > 4000", p.TS, r)
+		}
+		if c := strings.Count(cur.Text, "```"); c%2 != 0 {
+			t.Errorf("message %s has unbalanced fences (%d):\n%s", p.TS, c, cur.Text)
+		}
+	}
+	if n < 3 {
+		t.Errorf("9,000-char answer arrived in %d messages, want >= 3", n)
+	}
+}
+
+func TestSlackE2ERateLimitAndDisconnect(t *testing.T) {
+	e := startSlackBridge(t)
+	e.slack.Inject429("chat.postMessage", 3)
+	e.slack.Inject429("chat.update", 3)
+	ts := e.slack.Mention(slackChan, alice, "through the storm", "")
+	e.waitThreadText(t, ts, "pong: through the storm")
+
+	// A disconnect envelope mid-turn loses nothing.
+	e.slack.SendMessage(slackChan, alice, "[slow 30] mid-turn", ts)
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return strings.Contains(fakemodel.LastUserText(r), "mid-turn")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.slack.Disconnect()
+	e.slack.SendMessage(slackChan, alice, "sent while reconnecting", ts)
+	e.waitThreadText(t, ts, "mid-turn")
+	e.waitThreadText(t, ts, "sent while reconnecting")
+	if e.slack.Connections() < 2 {
+		t.Errorf("bridge did not reconnect: %d connections", e.slack.Connections())
+	}
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bridgeBin is the `bridge` binary built once by TestMain for end-to-end tests.
+var bridgeBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bridge-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bridgeBin = filepath.Join(dir, "bridge")
+	build := exec.Command("go", "build", "-o", bridgeBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build bridge:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needClaude returns the path of the claude CLI; it skips the test when the CLI
+// is missing, except under CI=true where that is a failure.
+func needClaude(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("claude")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("claude CLI not on PATH under CI=true: %v", err)
+		}
+		t.Skip("claude CLI not on PATH")
+	}
+	return p
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer for a child's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// bridgeProc is a running `bridge run` child process.
+type bridgeProc struct {
+	cmd     *exec.Cmd
+	addr    string
+	dir     string
+	logs    *syncBuffer
+	done    chan struct{}
+	exitErr error
+}
+
+// agentYAML renders an agent profile pointing the real CLI at a fake model.
+func agentYAML(claude, home, workdir string, env []string, extra string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  coder:\n    command: %q\n    home: %q\n    workdir: %q\n    idle_timeout: 10m\n    approval_timeout: 2m\n    max_live: 4\n", claude, home, workdir)
+	b.WriteString("    env:\n")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "      %s: %q\n", k, v)
+	}
+	b.WriteString(extra)
+	return b.String()
+}
+
+// startBridge writes cfg (with {{HTTP}} replaced by a free address) into a
+// temp dir and runs the bridge binary there until the test ends, then stops
+// it with SIGTERM and checks it exits 0. env is the bridge's own environment
+// (besides PATH and HOME).
+func startBridge(t *testing.T, dir, cfg string, env ...string) *bridgeProc {
+	t.Helper()
+	addr := freeAddr(t)
+	cfg = strings.ReplaceAll(cfg, "{{HTTP}}", addr)
+	path := filepath.Join(dir, "bridge.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &bridgeProc{addr: addr, dir: dir, logs: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(bridgeBin, "run", "-config", path)
+	p.cmd.Dir = dir
+	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exitErr = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		if err := p.stop(60 * time.Second); err != nil {
+			t.Errorf("bridge stop: %v\nlogs:\n%s", err, p.logs)
+		}
+		if t.Failed() {
+			t.Logf("bridge logs:\n%s", p.logs)
+		}
+	})
+	p.waitHealthy(t)
+	return p
+}
+
+func (p *bridgeProc) waitHealthy(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			t.Fatalf("bridge exited early: %v\nlogs:\n%s", p.exitErr, p.logs)
+		default:
+		}
+		resp, err := http.Get("http://" + p.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("bridge not healthy after 60s\nlogs:\n%s", p.logs)
+}
+
+// stop sends SIGTERM and waits; a non-zero exit is an error.
+func (p *bridgeProc) stop(timeout time.Duration) error {
+	select {
+	case <-p.done:
+		return p.exitErr
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.exitErr
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("bridge did not stop within %v after SIGTERM", timeout)
+	}
+}
+
+// waitLog waits until the bridge's logs contain s.
+func (p *bridgeProc) waitLog(ctx context.Context, s string) bool {
+	for !strings.Contains(p.logs.String(), s) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// ctxTimeout is a context that ends after d or with the test.
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

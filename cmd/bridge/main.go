@@ -1,0 +1,82 @@
+// Command bridge connects Slack, Discord and WhatsApp conversations to
+// persistent Claude Code agents. See README.md and `bridge example-config`.
+//
+// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes of the CLI contract.
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks errors that exit with exitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const usageText = `usage: bridge <command> [flags]
+
+commands:
+  run [-config bridge.yaml]        run the bridge until SIGINT/SIGTERM
+  check-config [-config FILE]      validate the config and print a summary
+  example-config                   print the commented example config
+  version                          print the version
+`
+
+// run dispatches a subcommand and maps its error to an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, args[1:], stderr, lookupEnv)
+	case "check-config":
+		err = cmdCheckConfig(args[1:], stdout, stderr, lookupEnv)
+	case "example-config":
+		err = cmdExampleConfig(args[1:], stdout)
+	case "version":
+		fmt.Fprintf(stdout, "bridge %s\n", version)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+	default:
+		fmt.Fprintf(stderr, "bridge: unknown command %q\n\n%s", args[0], usageText)
+		return exitUsage
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "bridge %s: %v\n", args[0], err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitRuntime
+}

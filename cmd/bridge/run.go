@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/discord"
+	"github.com/agentbridge/agentbridge/bridges/slack"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// shutdownGrace bounds the graceful stop of agents and the HTTP server.
+const shutdownGrace = 30 * time.Second
+
+func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
+	cfg, err := loadConfig("run", args, stderr, lookupEnv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg.Log, stderr)
+
+	platforms, err := buildPlatforms(cfg, logger)
+	if err != nil {
+		return usageError{err}
+	}
+
+	st, err := store.Open(ctx, cfg.DBPath(), logger)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+
+	pool := agent.NewPool(logger)
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		if err := pool.Close(stopCtx); err != nil {
+			logger.Warn("stop agents", "err", err)
+		}
+	}()
+
+	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: bridges.NewAgentPool(pool), Logger: logger})
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	httpDone := make(chan error, 1)
+	if cfg.HTTP.Listen != "" {
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen)
+		if err != nil {
+			return err
+		}
+		logger.Info("http listening", "addr", ln.Addr().String())
+		go func() { httpDone <- serveHTTP(ctx, srv, ln) }()
+	} else {
+		httpDone <- nil
+	}
+
+	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
+	runErr := core.Run(ctx, platforms)
+	cancel()
+	httpErr := <-httpDone
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return fmt.Errorf("bridge stopped: %w", runErr)
+	}
+	if httpErr != nil {
+		return httpErr
+	}
+	logger.Info("bridge stopped")
+	return nil
+}
+
+// buildPlatforms creates one adapter per configured bot.
+func buildPlatforms(cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, error) {
+	out := make(map[string]bridges.Platform, len(cfg.Bots))
+	for _, b := range cfg.Bots {
+		var (
+			p   bridges.Platform
+			err error
+		)
+		switch b.Platform {
+		case "slack":
+			p, err = slack.New(b, logger.With("bot", b.Name))
+		case "discord":
+			p, err = discord.New(b, logger.With("bot", b.Name))
+		default:
+			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bot %q: %w", b.Name, err)
+		}
+		out[b.Name] = p
+	}
+	return out, nil
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level)) // validated by config; default info
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func listenHTTP(addr string) (*http.Server, net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
+}
+
+// serveHTTP serves until ctx ends, then shuts the server down gracefully.
+func serveHTTP(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	<-errc
+	return nil
+}
