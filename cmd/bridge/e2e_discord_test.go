@@ -29,38 +29,24 @@ type discordEnv struct {
 
 func startDiscordBridge(t *testing.T) *discordEnv {
 	t.Helper()
-	claude := needClaude(t)
-	dir := t.TempDir()
-	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
-	for _, d := range []string{home, workdir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	dc := discordfake.New(t)
-	fm := fakemodel.New(t)
-	cfg := fmt.Sprintf(`data_dir: ./data
-log: { level: debug, format: text }
-http: { listen: "{{HTTP}}" }
-agents:
-%sbots:
+	ab := startAgentBridge(t, fmt.Sprintf(`bots:
   - name: guild
     platform: discord
     agent: coder
     discord: { token: "${DISCORD_BOT_TOKEN}", api_url: %q }
     access:
       users: [%q]
-`, agentYAML(claude, home, workdir, fm.Env(), ""), dc.URL(), dAlice)
-	p := startBridge(t, dir, cfg, "DISCORD_BOT_TOKEN="+dc.Token())
+`, dc.URL(), dAlice), "DISCORD_BOT_TOKEN="+dc.Token())
 	if err := dc.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live > 0 }, e2eWait); err != nil {
 		t.Fatalf("bridge never got READY: %v", err)
 	}
 	t.Cleanup(func() {
-		if strings.Contains(p.logs.String(), dc.Token()) {
+		if strings.Contains(ab.bridge.logs.String(), dc.Token()) {
 			t.Errorf("bridge logs contain the Discord token")
 		}
 	})
-	return &discordEnv{dc: dc, model: fm, bridge: p, workdir: workdir}
+	return &discordEnv{dc: dc, model: ab.model, bridge: ab.bridge, workdir: ab.workdir}
 }
 
 // startThread mentions the bot in the guild channel and returns the thread id.

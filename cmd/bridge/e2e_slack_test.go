@@ -31,38 +31,25 @@ type slackEnv struct {
 
 func startSlackBridge(t *testing.T) *slackEnv {
 	t.Helper()
-	claude := needClaude(t)
-	dir := t.TempDir()
-	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
-	for _, d := range []string{home, workdir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	sl := slackfake.New(t)
-	fm := fakemodel.New(t)
-	cfg := fmt.Sprintf(`data_dir: ./data
-log: { level: debug, format: text }
-http: { listen: "{{HTTP}}" }
-agents:
-%sbots:
+	ab := startAgentBridge(t, fmt.Sprintf(`bots:
   - name: team
     platform: slack
     agent: coder
     slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
     access:
       users: [%s]
-`, agentYAML(claude, home, workdir, fm.Env(), ""), sl.URL(), alice)
-	p := startBridge(t, dir, cfg, "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
+`, sl.URL(), alice), "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {
 		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
 	}
 	t.Cleanup(func() {
-		if strings.Contains(p.logs.String(), slackfake.BotToken) || strings.Contains(p.logs.String(), slackfake.AppToken) {
+		logs := ab.bridge.logs.String()
+		if strings.Contains(logs, slackfake.BotToken) || strings.Contains(logs, slackfake.AppToken) {
 			t.Errorf("bridge logs contain a Slack token")
 		}
 	})
-	return &slackEnv{slack: sl, model: fm, bridge: p, workdir: workdir}
+	return &slackEnv{slack: sl, model: ab.model, bridge: ab.bridge, workdir: ab.workdir}
 }
 
 // waitThreadPost waits for a bot post in the thread whose text contains want.

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
 )
 
 // bridgeBin is the `bridge` binary built once by TestMain for end-to-end tests.
@@ -90,8 +92,34 @@ type bridgeProc struct {
 	exitErr error
 }
 
+// agentBridge is a bridge binary whose agent profile "coder" runs the real
+// Claude Code CLI against a fake model.
+type agentBridge struct {
+	model   *fakemodel.Server
+	bridge  *bridgeProc
+	workdir string
+}
+
+// startAgentBridge starts the fake model and the bridge with the given bots
+// section (YAML text starting with "bots:"); env is the bridge's environment.
+func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
+	t.Helper()
+	claude := needClaude(t)
+	dir := t.TempDir()
+	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, workdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fm := fakemodel.New(t)
+	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
+		agentYAML(claude, home, workdir, fm.Env()) + bots
+	return agentBridge{model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+}
+
 // agentYAML renders an agent profile pointing the real CLI at a fake model.
-func agentYAML(claude, home, workdir string, env []string, extra string) string {
+func agentYAML(claude, home, workdir string, env []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  coder:\n    command: %q\n    home: %q\n    workdir: %q\n    idle_timeout: 10m\n    approval_timeout: 2m\n    max_live: 4\n", claude, home, workdir)
 	b.WriteString("    env:\n")
@@ -99,7 +127,6 @@ func agentYAML(claude, home, workdir string, env []string, extra string) string 
 		k, v, _ := strings.Cut(kv, "=")
 		fmt.Fprintf(&b, "      %s: %q\n", k, v)
 	}
-	b.WriteString(extra)
 	return b.String()
 }
 
