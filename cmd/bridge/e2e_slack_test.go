@@ -23,6 +23,7 @@ const (
 // slackEnv is a running bridge binary wired to a fake Slack and the real
 // Claude Code CLI talking to the fake model.
 type slackEnv struct {
+	ab      *agentBridge
 	slack   *slackfake.Server
 	model   *fakemodel.Server
 	bridge  *bridgeProc
@@ -49,7 +50,7 @@ func startSlackBridge(t *testing.T) *slackEnv {
 			t.Errorf("bridge logs contain a Slack token")
 		}
 	})
-	return &slackEnv{slack: sl, model: ab.model, bridge: ab.bridge, workdir: ab.workdir}
+	return &slackEnv{ab: &ab, slack: sl, model: ab.model, bridge: ab.bridge, workdir: ab.workdir}
 }
 
 // waitThreadPost waits for a bot post in the thread whose text contains want.
@@ -276,5 +277,40 @@ func TestSlackE2ERateLimitAndDisconnect(t *testing.T) {
 	e.waitThreadText(t, ts, "sent while reconnecting")
 	if e.slack.Connections() < 2 {
 		t.Errorf("bridge did not reconnect: %d connections", e.slack.Connections())
+	}
+}
+
+func TestSlackE2EBridgeCrashMidTurn(t *testing.T) {
+	e := startSlackBridge(t)
+	ts := e.slack.Mention(slackChan, alice, "[slow 40] [slowms 100] survive the crash", "")
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return strings.Contains(fakemodel.LastUserText(r), "survive the crash")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.bridge.kill9()
+	// A message sent while the bridge is down waits in Slack's queue.
+	e.slack.SendMessage(slackChan, alice, "sent while down", ts)
+	restarted := time.Now()
+	e.ab.restart(t)
+	e.bridge = e.ab.bridge
+	e.waitThreadText(t, ts, "pong: sent while down")
+	// The interrupted message reached the model again after the restart.
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return r.Time.After(restarted) && strings.Contains(fakemodel.LastUserText(r), "survive the crash")
+	}); err != nil {
+		t.Errorf("the interrupted message was not re-delivered after the restart: %v", err)
+	}
+	// The interrupted message was re-delivered to the agent with a note.
+	var told bool
+	for _, r := range e.model.MessagesRequests() {
+		for _, txt := range fakemodel.UserTexts(r) {
+			if strings.Contains(strings.ToLower(txt), "interrupted") {
+				told = true
+			}
+		}
+	}
+	if !told {
+		t.Errorf("the agent was not told its previous turn was interrupted")
 	}
 }

@@ -84,6 +84,7 @@ func (s *syncBuffer) String() string {
 
 // bridgeProc is a running `bridge run` child process.
 type bridgeProc struct {
+	killed  bool // killed on purpose: the cleanup expects no clean exit
 	cmd     *exec.Cmd
 	addr    string
 	dir     string
@@ -95,7 +96,9 @@ type bridgeProc struct {
 // agentBridge is a bridge binary whose agent profile "coder" runs the real
 // Claude Code CLI against a fake model.
 type agentBridge struct {
-	model   *fakemodel.Server
+	dir, cfg string
+	env      []string
+	model    *fakemodel.Server
 	bridge  *bridgeProc
 	workdir string
 }
@@ -115,7 +118,13 @@ func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
 	fm := fakemodel.New(t)
 	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
 		agentYAML(claude, home, workdir, fm.Env()) + bots
-	return agentBridge{model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+}
+
+// restart starts the bridge again on the same config and data directory.
+func (ab *agentBridge) restart(t *testing.T) {
+	t.Helper()
+	ab.bridge = startBridge(t, ab.dir, ab.cfg, ab.env...)
 }
 
 // agentYAML renders an agent profile pointing the real CLI at a fake model.
@@ -184,10 +193,20 @@ func (p *bridgeProc) waitHealthy(t *testing.T) {
 	t.Fatalf("bridge not healthy after 60s\nlogs:\n%s", p.logs)
 }
 
+// kill9 kills the bridge with SIGKILL (a crash) and waits for it.
+func (p *bridgeProc) kill9() {
+	p.killed = true
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
 // stop sends SIGTERM and waits; a non-zero exit is an error.
 func (p *bridgeProc) stop(timeout time.Duration) error {
 	select {
 	case <-p.done:
+		if p.killed {
+			return nil
+		}
 		return p.exitErr
 	default:
 	}
