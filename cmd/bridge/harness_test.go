@@ -99,8 +99,8 @@ type agentBridge struct {
 	dir, cfg string
 	env      []string
 	model    *fakemodel.Server
-	bridge  *bridgeProc
-	workdir string
+	bridge   *bridgeProc
+	workdir  string
 }
 
 // startAgentBridge starts the fake model and the bridge with the given bots
