@@ -2,7 +2,7 @@ package bridges
 
 import (
 	"context"
-	"time"
+	"fmt"
 
 	"github.com/agentbridge/agentbridge/agent"
 )
@@ -20,24 +20,30 @@ type AgentSession interface {
 	Events() <-chan agent.Event
 }
 
-// AgentLimit is how many processes an agent profile may keep live and when
-// an idle one is stopped.
-type AgentLimit struct {
-	Profile     string        // agent profile name: the cap is per profile
-	MaxLive     int           // live processes of the profile
-	IdleTimeout time.Duration // stop a process idle this long; 0 = never
-	// OnWait is called (once, from the Acquire caller's goroutine) when
-	// Acquire has to wait for a free slot.
-	OnWait func()
-}
-
 // AgentPool hands out agent sessions by conversation key and caps live
 // processes per profile. The core calls Acquire only when it has no live
 // session for key (after the previous session's Exit event).
 type AgentPool interface {
 	// Acquire spawns a process for key with opts (new session or resume,
 	// per opts.Resume), waiting for a free slot of the profile if needed.
-	Acquire(ctx context.Context, key string, limit AgentLimit, opts agent.Options) (AgentSession, error)
+	Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, error)
 	// Remove stops key's live process, if any, and forgets it.
 	Remove(ctx context.Context, key string) error
 }
+
+var _ AgentSession = (*agent.Session)(nil)
+
+// NewAgentPool adapts the agent package's pool to AgentPool.
+func NewAgentPool(p *agent.Pool) AgentPool { return agentPool{p} }
+
+type agentPool struct{ p *agent.Pool }
+
+func (a agentPool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, error) {
+	s, err := a.p.Acquire(ctx, key, limit, opts)
+	if err != nil {
+		return nil, fmt.Errorf("acquire agent: %w", err)
+	}
+	return s, nil
+}
+
+func (a agentPool) Remove(ctx context.Context, key string) error { return a.p.Remove(ctx, key) }

@@ -134,8 +134,12 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 		text = strings.TrimSpace(text + "\n\n" + footer(d, r.CostUSD))
 	}
 	replyInLive := t.live.posted && len(activity) == 0
-	if t.live.posted && !replyInLive {
+	switch {
+	case t.live.posted && !replyInLive:
 		cv.finishLive(ctx, tail(render(activity), cv.maxRunes()))
+	case !t.live.posted && len(activity) > 0 && cv.streams():
+		// A turn faster than the first live post: its activity leads the reply.
+		text = render(activity) + "\n\n" + text
 	}
 	for i, c := range chunks(text, cv.maxRunes()) {
 		row, err := cv.core.st.AddOutbox(ctx, store.OutboxMessage{ConversationID: cv.id, Text: c})

@@ -118,12 +118,12 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	cv.acquiring = true
 	cv.gen++
 	gen := cv.gen
-	limit := AgentLimit{
+	limit := agent.PoolLimit{
 		Profile:     cv.profile.Name,
 		MaxLive:     cv.profile.MaxLive,
 		IdleTimeout: cv.profile.IdleTimeout,
 		OnWait: func() {
-			_ = cv.q.PushWait(cv.core.runCtx, inWaiting{gen: gen})
+			_ = cv.q.Push(inWaiting{gen: gen}) // must not block; the notice is only informational
 		},
 	}
 	runCtx, q, pool, key := cv.core.runCtx, cv.q, cv.core.pool, cv.id

@@ -91,3 +91,21 @@ func toolScript(s *bridgetest.FakeSession, m agent.UserMessage) {
 }
 
 func agentCancel(id string) agent.Event { return agent.PermissionCancelled{RequestID: id} }
+
+type agentUserMessage = agent.UserMessage
+
+func agentLifecycle(id, state string) agent.Event { return agent.Lifecycle{UUID: id, State: state} }
+
+func agentTaskStarted(id, desc string) agent.Event {
+	return agent.TaskStarted{TaskID: id, TaskType: "local_bash", Description: desc}
+}
+
+func agentTaskDone(id, status, summary string) agent.Event {
+	return agent.TaskNotification{TaskID: id, Status: status, Summary: summary}
+}
+
+func agentTextDelta(s string) agent.Event { return agent.TextDelta{Text: s} }
+
+func agentResult(text, origin string) agent.Event {
+	return agent.Result{Subtype: "success", Text: text, Origin: origin, CostUSD: 0.001}
+}

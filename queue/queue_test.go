@@ -84,7 +84,10 @@ func TestFullPolicy(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
 	q := New(func(ctx context.Context, v int) {
-		started <- struct{}{}
+		select {
+		case started <- struct{}{}:
+		default:
+		}
 		<-release
 	}, Options[int]{Capacity: 2})
 	defer func() { close(release); q.Close(); q.Wait() }()

@@ -26,7 +26,7 @@ func Pong(s *FakeSession, m agent.UserMessage) {
 // Acquisition records one Acquire call.
 type Acquisition struct {
 	Key   string
-	Limit bridges.AgentLimit
+	Limit agent.PoolLimit
 	Opts  agent.Options
 }
 
@@ -61,7 +61,7 @@ func (p *FakePool) FailAcquire(err error) {
 }
 
 // Acquire implements bridges.AgentPool.
-func (p *FakePool) Acquire(ctx context.Context, key string, limit bridges.AgentLimit, opts agent.Options) (bridges.AgentSession, error) {
+func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (bridges.AgentSession, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acquires = append(p.acquires, Acquisition{Key: key, Limit: limit, Opts: opts})
