@@ -20,9 +20,10 @@ run: build claude
 	fi
 	./bin/bridge run -config bridge.yaml
 
-# Installs the pinned Claude Code CLI into .tools (no root needed) unless that version is already there.
+# Installs the pinned Claude Code CLI into .tools (no root needed) unless that version is already there;
+# .tools comes first on PATH, so tests always run the pinned CLI whatever else is installed.
 claude:
-	@if [ "$$(claude --version 2>/dev/null | cut -d' ' -f1)" != "$(CLAUDE_VERSION)" ]; then \
+	@if [ "$$("$(TOOLS)/node_modules/.bin/claude" --version 2>/dev/null | cut -d' ' -f1)" != "$(CLAUDE_VERSION)" ]; then \
 		echo "installing @anthropic-ai/claude-code@$(CLAUDE_VERSION) into .tools"; \
 		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @anthropic-ai/claude-code@$(CLAUDE_VERSION); \
 	fi
