@@ -259,8 +259,8 @@ func TestSlackE2ELongAnswerSplit(t *testing.T) {
 
 func TestSlackE2ERateLimitAndDisconnect(t *testing.T) {
 	e := startSlackBridge(t)
-	e.slack.Inject429("chat.postMessage", 3)
-	e.slack.Inject429("chat.update", 3)
+	e.slack.Inject429("chat.postMessage", 6)
+	e.slack.Inject429("chat.update", 10)
 	ts := e.slack.Mention(slackChan, alice, "through the storm", "")
 	e.waitThreadText(t, ts, "pong: through the storm")
 
@@ -312,5 +312,29 @@ func TestSlackE2EBridgeCrashMidTurn(t *testing.T) {
 	}
 	if !told {
 		t.Errorf("the agent was not told its previous turn was interrupted")
+	}
+}
+
+func TestSlackE2EImageAttachment(t *testing.T) {
+	e := startSlackBridge(t)
+	// A 1x1 PNG.
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
+		"\x00\x00\x00\rIDATx\xdac\xfc\xcf\xc0P\x0f\x00\x04\x85\x01\x80\x84\xa9\x8c!\x00\x00\x00\x00IEND\xaeB`\x82")
+	f := e.slack.AddFile("dot.png", "image/png", png)
+	sent := e.slack.Send(slackfake.Msg{Channel: slackChan, User: alice, Text: "<@" + slackfake.BotUserID + "> what is in this picture?", Files: []slackfake.File{f}})
+	e.waitThreadPost(t, sent.TS, "pong: ")
+	if e.slack.FileDownloads() == 0 {
+		t.Fatal("the bridge never downloaded the attachment")
+	}
+	found := false
+	for _, r := range e.model.MessagesRequests() {
+		for _, m := range r.Messages {
+			for _, b := range m.Blocks {
+				found = found || b.Type == "image"
+			}
+		}
+	}
+	if !found {
+		t.Error("no model request carried the image block")
 	}
 }
