@@ -92,9 +92,9 @@ func buildPlatforms(cfg *config.Config, logger *slog.Logger) (map[string]bridges
 		)
 		switch b.Platform {
 		case "slack":
-			p, err = slack.New(b, logger.With("bot", b.Name))
+			p, err = slack.New(b, logger)
 		case "discord":
-			p, err = discord.New(b, logger.With("bot", b.Name))
+			p, err = discord.New(b, logger)
 		default:
 			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
