@@ -80,20 +80,20 @@ func (cv *conversation) beginTurn(ctx context.Context) *turn {
 
 // onLifecycle moves a ledger message along its delivery states.
 func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
-	a, ours := cv.inflight[e.UUID]
+	sm, ours := cv.inflight[e.UUID]
 	if !ours {
 		cv.log.Debug("lifecycle for a message this worker did not send", "uuid", e.UUID, "state", e.State)
 		return
 	}
 	switch e.State {
 	case agent.LifecycleStarted:
-		cv.finishInbox(ctx, e.UUID, store.InboxStarted, "")
-		cv.beginTurn(ctx).requesters[a.id] = a
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
+		cv.beginTurn(ctx).requesters[sm.from.id] = sm.from
 	case agent.LifecycleCompleted:
-		cv.finishInbox(ctx, e.UUID, store.InboxCompleted, "")
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
 		delete(cv.inflight, e.UUID)
 	case agent.LifecycleCancelled:
-		cv.finishInbox(ctx, e.UUID, store.InboxCancelled, "cancelled by the agent")
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "cancelled by the agent")
 		delete(cv.inflight, e.UUID)
 	}
 }

@@ -131,8 +131,8 @@ func (cv *conversation) cmdNew(ctx context.Context, who author) {
 		return
 	}
 	cv.closeSession(ctx, "⌛ Expired: a new session was started.")
-	for ledgerID := range cv.inflight {
-		cv.finishInbox(ctx, ledgerID, store.InboxCancelled, "!new by "+who.id)
+	for _, sm := range cv.inflight {
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "!new by "+who.id)
 	}
 	clear(cv.inflight)
 	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false

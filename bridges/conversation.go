@@ -69,6 +69,12 @@ type pendingTimer struct {
 // author is who wrote a message.
 type author struct{ id, name string }
 
+// sentMsg is a ledger message written to the agent and not finished yet.
+type sentMsg struct {
+	ledgerID string
+	from     author
+}
+
 // conversation is the state of one conversation, owned by its worker.
 type conversation struct {
 	core     *Core
@@ -90,7 +96,8 @@ type conversation struct {
 	acquiring        bool
 	resume           bool              // the next spawn resumes row.SessionID
 	freshRetry       bool              // the resume failed: spawn the same id fresh once
-	inflight         map[string]author // ledger id → author, sent but not finished
+	inflight         map[string]sentMsg // agent message uuid → what was sent, until finished
+	spared           map[string]int    // ledger id → resets that were no crash (a failed resume)
 	turn             *turn
 	cards            map[string]*card // open cards by id
 	cardSeq          int
@@ -123,7 +130,8 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		log:       c.log.With("key", key, "conversation", row.ID),
 		row:       row,
 		resume:    row.SessionID != "",
-		inflight:  make(map[string]author),
+		inflight:  make(map[string]sentMsg),
+		spared:    make(map[string]int),
 		cards:     make(map[string]*card),
 		timers:    make(map[timerKey]pendingTimer),
 		editReply: make(map[string]MessageRef),

@@ -50,7 +50,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 		if blocked {
 			continue
 		}
-		if m.Attempts > maxRedeliveries {
+		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
 			cv.finishInbox(ctx, m.ID, store.InboxFailed, "agent stopped again while handling it")
 			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(author{m.UserID, m.UserName})))
 			continue
@@ -78,6 +78,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 		}
 	}
 	if m.Attempts > 0 {
+		um.UUID = redeliveryUUID(m.ID, m.Attempts)
 		um.Text = redeliveryNote + um.Text
 	}
 	if err := cv.sess.Send(ctx, um); err != nil {
@@ -86,9 +87,21 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	a := author{m.UserID, m.UserName}
-	cv.inflight[m.ID] = a
+	cv.inflight[um.UUID] = sentMsg{ledgerID: m.ID, from: a}
 	cv.lastAuthor = a
 	return nil
+}
+
+// redeliveryUUID is the agent message uuid of a re-delivery. A resumed CLI
+// ignores a user message whose uuid its transcript already holds, so a
+// re-delivery needs a new one; it is derived from the ledger id and the
+// attempt, so the same attempt always gets the same uuid.
+func redeliveryUUID(ledgerID string, attempt int) string {
+	ns, err := uuid.Parse(ledgerID)
+	if err != nil {
+		return uuid.NewString()
+	}
+	return uuid.NewSHA1(ns, fmt.Appendf(nil, "redelivery-%d", attempt)).String()
 }
 
 // finishInbox moves a ledger message to state, logging (not failing) a

@@ -32,7 +32,8 @@ type setup struct {
 	clock         bridges.Clock
 	dbPath        string
 	platform      *bridgetest.Platform
-	pool          *bridgetest.FakePool
+	pool          *bridgetest.FakePool // shared fake pool (the caller closes it)
+	agents        bridges.AgentPool    // a real pool instead of a fake one
 	outboxBackoff time.Duration
 }
 
@@ -83,21 +84,26 @@ func start(t *testing.T, s setup) *harness {
 		t.Fatal(err)
 	}
 	pool := s.pool
-	if pool == nil {
+	var agents bridges.AgentPool = pool
+	switch {
+	case s.agents != nil:
+		agents = s.agents
+	case pool == nil:
 		pool = bridgetest.NewFakePool(s.script)
+		agents = pool
 	}
 	plat := s.platform
 	if plat == nil {
 		plat = bridgetest.New(s.limits)
 	}
-	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: logger, Clock: s.clock,
+	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff})
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()
 	t.Cleanup(func() {
 		h.stop()
-		if s.pool == nil {
+		if s.pool == nil && pool != nil {
 			pool.Close()
 		}
 		if err := st.Close(); err != nil {

@@ -24,6 +24,9 @@ func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
 		cv.log.Debug("agent stopped", "reason", e.Reason)
 		cv.expireAllCards(ctx, "⌛ Expired: the agent stopped.")
 		cv.interruptTurn(ctx)
+		// A process evicted between its spawn and the first write leaves
+		// pending messages behind: they need a new one.
+		cv.deliverPending(ctx)
 		return
 	}
 	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr", truncate(e.StderrTail, 500))
@@ -33,14 +36,24 @@ func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
 	if err != nil {
 		cv.log.Error("reset messages for redelivery", "err", err)
 	}
+	if cv.freshRetry {
+		// The agent never saw these messages: the reset is not a crash.
+		for _, sm := range cv.inflight {
+			cv.spared[sm.ledgerID]++
+		}
+	}
 	clear(cv.inflight)
+	how := fmt.Sprintf("exit code %d", e.Code)
+	if e.Code < 0 && e.Err != nil {
+		how = oneLine(e.Err.Error(), 80)
+	}
 	switch {
 	case cv.freshRetry:
 		cv.notice(ctx, "⚠️ The previous session could not be resumed, so the agent starts a new one; it does not remember the earlier messages of this thread.")
 	case n > 0:
-		cv.notice(ctx, fmt.Sprintf("⚠️ The agent process stopped unexpectedly (exit code %d). Resuming the session and delivering the interrupted message again…", e.Code))
+		cv.notice(ctx, "⚠️ The agent process stopped unexpectedly ("+how+"). Resuming the session and delivering the interrupted message again…")
 	default:
-		cv.notice(ctx, fmt.Sprintf("⚠️ The agent process stopped unexpectedly (exit code %d). It will resume with the next message.", e.Code))
+		cv.notice(ctx, "⚠️ The agent process stopped unexpectedly ("+how+"). It will resume with the next message.")
 	}
 	cv.deliverPending(ctx)
 }

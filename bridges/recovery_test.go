@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/store"
@@ -50,7 +51,10 @@ func TestAgentCrashRecovery(t *testing.T) {
 	if n := len(second.Sent()); n != 1 {
 		t.Errorf("message delivered %d times to the resumed session", n)
 	}
-	in, err := h.st.InboxByID(ctxT(t), sent[0].UUID)
+	if sent[0].UUID == first.Sent()[0].UUID {
+		t.Error("the re-delivery reused the message uuid: a resumed CLI ignores it")
+	}
+	in, err := h.st.InboxByID(ctxT(t), ledgerID(t, h.st, h.conversation(k).ID, "m1"))
 	if err != nil || in.State != store.InboxCompleted || in.Attempts != 1 {
 		t.Errorf("ledger = %+v, %v", in, err)
 	}
@@ -162,5 +166,56 @@ func TestHandleMessageIsDurableBeforeReturning(t *testing.T) {
 	msgs, err := h.st.UndeliveredInbox(context.Background(), conv.ID)
 	if err != nil || len(msgs) != 1 || msgs[0].PlatformMsgID != "m1" {
 		t.Fatalf("ledger after HandleMessage = %+v, %v", msgs, err)
+	}
+}
+
+func TestFailedResumeStartsFreshWithoutGivingUp(t *testing.T) {
+	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+		if s.Opts.Resume {
+			// What the CLI does for --resume of a session it never wrote.
+			s.Emit(agent.Result{Subtype: "error_during_execution", IsError: true,
+				Errors: []string{"No conversation found with session ID: " + s.Opts.SessionID}})
+			go s.Kill()
+			return
+		}
+		toolScript(s, m)
+	}
+	h := start(t, setup{script: script})
+	k := key("T1")
+	h.send(k, "m1", "alice", "hang")
+	first := h.session(1)
+	if _, err := first.WaitSent(ctxT(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	first.Kill() // crash during the very first turn: nothing to resume
+	h.waitText(k, "could not be resumed")
+	third := h.session(3)
+	if third.Opts.Resume || third.Opts.SessionID != first.Opts.SessionID {
+		t.Fatalf("after a failed resume the session must start fresh with the same id: %+v", third.Opts)
+	}
+	sent, err := third.WaitSent(ctxT(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(sent[0].Text, "hang") {
+		t.Errorf("fresh session got %q", sent[0].Text)
+	}
+	for _, m := range h.plat.Messages(k) {
+		if strings.Contains(m.Text, "gave up") {
+			t.Errorf("a failed resume counted as a crash: %q", m.Text)
+		}
+	}
+}
+
+func TestEvictedBeforeFirstWriteReacquires(t *testing.T) {
+	pool := bridgetest.NewFakePool(nil)
+	defer pool.Close()
+	pool.FailSends(1) // the first session is evicted before the core writes to it
+	h := start(t, setup{pool: pool})
+	k := key("T1")
+	h.send(k, "m1", "alice", "hello")
+	h.waitText(k, "pong: hello")
+	if n := len(pool.Sessions()); n != 2 {
+		t.Errorf("%d sessions, want a second one after the eviction", n)
 	}
 }

@@ -40,6 +40,7 @@ type FakePool struct {
 	all      []*FakeSession
 	acquires []Acquisition
 	fail     error
+	evict    int // sessions to evict at their first Send
 	changed  chan struct{}
 }
 
@@ -60,6 +61,15 @@ func (p *FakePool) FailAcquire(err error) {
 	p.fail = err
 }
 
+// FailSends makes the next n new sessions behave like a session the pool
+// evicted between Acquire and the first write: Send fails and the session
+// exits with Exit{Expected: true, Reason: "evicted"}.
+func (p *FakePool) FailSends(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.evict = n
+}
+
 // Acquire implements bridges.AgentPool.
 func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (bridges.AgentSession, error) {
 	p.mu.Lock()
@@ -78,6 +88,10 @@ func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimi
 			delete(p.live, key)
 		}
 	})
+	if p.evict > 0 {
+		p.evict--
+		s.evictOnSend = true
+	}
 	p.live[key] = s
 	p.all = append(p.all, s)
 	close(p.changed)
@@ -180,19 +194,20 @@ type FakeSession struct {
 	Key  string
 	Opts agent.Options
 
-	script  Script
-	onExit  func(*FakeSession)
-	inbox   chan agent.UserMessage
-	done    chan struct{} // closed at exit
-	emitMu  sync.Mutex    // serialises Emit with the final Exit
-	events  chan agent.Event
-	exited  bool
-	mu      sync.Mutex
-	sent    []agent.UserMessage
-	decided []Decision
-	waiting map[string]chan agent.Decision
-	calls   []string // interrupt, set_model X, set_permission_mode X
-	changed chan struct{}
+	script      Script
+	onExit      func(*FakeSession)
+	inbox       chan agent.UserMessage
+	done        chan struct{} // closed at exit
+	emitMu      sync.Mutex    // serialises Emit with the final Exit
+	events      chan agent.Event
+	exited      bool
+	mu          sync.Mutex
+	evictOnSend bool
+	sent        []agent.UserMessage
+	decided     []Decision
+	waiting     map[string]chan agent.Decision
+	calls       []string // interrupt, set_model X, set_permission_mode X
+	changed     chan struct{}
 }
 
 var _ bridges.AgentSession = (*FakeSession)(nil)
@@ -225,6 +240,11 @@ func (s *FakeSession) run() {
 // Send implements bridges.AgentSession.
 func (s *FakeSession) Send(ctx context.Context, m agent.UserMessage) error {
 	s.mu.Lock()
+	if s.evictOnSend {
+		s.mu.Unlock()
+		s.Close("evicted")
+		return errors.New("bridgetest: session closed")
+	}
 	if s.Exited() {
 		s.mu.Unlock()
 		return errors.New("bridgetest: session exited")
