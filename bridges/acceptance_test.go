@@ -76,10 +76,10 @@ type liveSetup struct {
 	approvalTimeout time.Duration
 	editInterval    time.Duration
 	// Shared between runs of a restart test.
-	srv             *fakemodel.Server
-	dbPath, home    string
-	workdir         string
-	platform        *bridgetest.Platform
+	srv          *fakemodel.Server
+	dbPath, home string
+	workdir      string
+	platform     *bridgetest.Platform
 }
 
 func startLive(t *testing.T, ls liveSetup) *live {
@@ -249,7 +249,9 @@ func TestAcceptanceFiftyConversations(t *testing.T) {
 	}
 	// Second round: most processes were evicted (max_live 10) and resume.
 	for i := range n {
-		wg.Go(func() { l.send(keys[i], fmt.Sprint("b", i), fmt.Sprint("user", i), fmt.Sprintf("[echo-history] conv%02d beta", i)) })
+		wg.Go(func() {
+			l.send(keys[i], fmt.Sprint("b", i), fmt.Sprint("user", i), fmt.Sprintf("[echo-history] conv%02d beta", i))
+		})
 	}
 	wg.Wait()
 	for i := range n {

@@ -94,10 +94,10 @@ type conversation struct {
 	sess             AgentSession
 	gen              uint64 // generation of sess; events of older ones are ignored
 	acquiring        bool
-	resume           bool              // the next spawn resumes row.SessionID
-	freshRetry       bool              // the resume failed: spawn the same id fresh once
+	resume           bool               // the next spawn resumes row.SessionID
+	freshRetry       bool               // the resume failed: spawn the same id fresh once
 	inflight         map[string]sentMsg // agent message uuid → what was sent, until finished
-	spared           map[string]int    // ledger id → resets that were no crash (a failed resume)
+	spared           map[string]int     // ledger id → resets that were no crash (a failed resume)
 	turn             *turn
 	cards            map[string]*card // open cards by id
 	cardSeq          int
