@@ -2,7 +2,6 @@ package bridges
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -54,6 +53,7 @@ const (
 	timerApproval                  // a card's approval timeout (id = card id)
 	timerOutbox                    // retry posting replies
 	timerRetry                     // retry delivering after a store error
+	timerRetire                    // stop the worker if it is still idle
 )
 
 type timerKey struct {
@@ -140,18 +140,6 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 	return cv
 }
 
-// poke tells the worker that the ledger has a new pending message. If the
-// queue is full the message stays pending and the worker rescans after the
-// input it is handling.
-func (cv *conversation) poke() {
-	if err := cv.q.Push(inPoke{}); err != nil {
-		cv.rescan.Store(true)
-		if errors.Is(err, queue.ErrFull) {
-			cv.log.Warn("conversation queue full; message stays pending in the ledger", "capacity", cv.core.opts.QueueCapacity)
-		}
-	}
-}
-
 // handle is the worker: it dispatches one input.
 func (cv *conversation) handle(ctx context.Context, in input) {
 	switch v := in.(type) {
@@ -177,6 +165,27 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	if cv.rescan.Swap(false) {
 		cv.deliverPending(ctx)
 	}
+	switch {
+	case cv.q.Closed():
+	case !cv.idle():
+		cv.cancelTimer(timerRetire, "")
+	case !cv.hasTimer(timerRetire, ""):
+		cv.after(cv.core.opts.RetireIdleAfter, timerRetire, "")
+	}
+}
+
+// idle reports whether the worker holds nothing that needs it: no process,
+// card, unfinished message, reply to retry or timer.
+func (cv *conversation) idle() bool {
+	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying {
+		return false
+	}
+	for k := range cv.timers {
+		if k.kind != timerRetire {
+			return false
+		}
+	}
+	return true
 }
 
 // after schedules a timer input; an existing timer of the same kind and id
@@ -236,6 +245,10 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 		cv.flushOutbox(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)
+	case timerRetire:
+		if cv.idle() && cv.core.retire(cv) {
+			cv.log.Debug("conversation worker retired")
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 const (
 	DefaultQueueCapacity = 256
 	DefaultOutboxBackoff = 2 * time.Second
+	DefaultRetireIdleAfter = 10 * time.Minute
 	maxOutboxBackoff     = time.Minute
 	defaultEditInterval  = time.Second
 )
@@ -39,6 +40,11 @@ type CoreOptions struct {
 	// SlowHandler is how long one input may take before it is logged as
 	// slow; default queue.DefaultSlowAfter.
 	SlowHandler time.Duration
+	// RetireIdleAfter stops the worker of a conversation that has had no
+	// agent process, open card, unfinished message or unposted reply for
+	// this long; its next message starts a new worker. Default
+	// DefaultRetireIdleAfter.
+	RetireIdleAfter time.Duration
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for
@@ -76,6 +82,9 @@ func NewCore(opts CoreOptions) *Core {
 	}
 	if opts.OutboxBackoff <= 0 {
 		opts.OutboxBackoff = DefaultOutboxBackoff
+	}
+	if opts.RetireIdleAfter <= 0 {
+		opts.RetireIdleAfter = DefaultRetireIdleAfter
 	}
 	return &Core{
 		cfg:     opts.Config,
@@ -202,13 +211,14 @@ func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 		return nil
 	}
 	log.Debug("message accepted", "ledger", msg.ID, "new_conversation", created)
-	cv, err := c.conversation(conv)
-	if err != nil {
+	switch cv, err := c.deliver(conv, inPoke{}); {
+	case errors.Is(err, queue.ErrFull):
+		cv.rescan.Store(true) // delivered after the input the worker is handling
+		log.Warn("conversation queue full; the message stays pending in the ledger", "ledger", msg.ID)
+	case err != nil:
 		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
-		return nil // durable: the next run delivers it
 	}
-	cv.poke()
-	return nil
+	return nil // durable either way
 }
 
 // HandleAction implements Handler: it routes a click to the conversation
@@ -220,12 +230,16 @@ func (c *Core) HandleAction(ctx context.Context, a Action) error {
 	}
 	c.mu.Lock()
 	cv := c.convs[a.Key]
+	var err error
+	if cv != nil {
+		err = cv.q.Push(inAction{a})
+	}
 	c.mu.Unlock()
-	if cv == nil {
+	switch {
+	case cv == nil || errors.Is(err, queue.ErrClosed):
 		replyPrivately(ctx, c.log, a, "This request is no longer open.")
 		return nil
-	}
-	if err := cv.q.Push(inAction{a}); err != nil {
+	case err != nil:
 		replyPrivately(ctx, c.log, a, "The bridge is busy with this conversation; please try again in a moment.")
 		return fmt.Errorf("handle action on %s: %w: %w", a.CardID, ErrBusy, err)
 	}
@@ -251,11 +265,22 @@ func (c *Core) Owns(ctx context.Context, key ConversationKey) (bool, error) {
 	}
 }
 
-// conversation returns the running worker of conv, starting one if needed.
-func (c *Core) conversation(conv store.Conversation) (*conversation, error) {
-	key := ConversationKey(conv.Key)
+// deliver hands in to conv's worker, starting one if needed. c.mu is held
+// throughout, so a worker that retires cannot close its queue in between.
+func (c *Core) deliver(conv store.Conversation, in input) (*conversation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	cv, err := c.conversationLocked(conv)
+	if err != nil {
+		return nil, err
+	}
+	return cv, cv.q.Push(in)
+}
+
+// conversationLocked returns the running worker of conv, starting one if
+// needed; c.mu is held.
+func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error) {
+	key := ConversationKey(conv.Key)
 	if !c.running {
 		return nil, ErrNotRunning
 	}
@@ -274,6 +299,26 @@ func (c *Core) conversation(conv store.Conversation) (*conversation, error) {
 	cv := newConversation(c, conv, bot, profile, p)
 	c.convs[key] = cv
 	return cv, nil
+}
+
+// retire stops an idle worker unless input is waiting for it. It runs on
+// the worker itself, which exits after the current input.
+func (c *Core) retire(cv *conversation) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cv.q.Len() > 0 || c.convs[cv.key] != cv {
+		return false
+	}
+	delete(c.convs, cv.key)
+	cv.q.Close()
+	return true
+}
+
+// ActiveConversations returns how many conversation workers are running.
+func (c *Core) ActiveConversations() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.convs)
 }
 
 // budgetForLocked returns the shared edit budget of key's channel; c.mu is

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -199,5 +200,28 @@ func TestUnknownBotAndInvalidMessage(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestIdleWorkerRetires(t *testing.T) {
+	h := start(t, setup{retireAfter: 30 * time.Millisecond})
+	k := key("T1")
+	h.send(k, "m1", "alice", "hello")
+	h.waitText(k, "pong: hello")
+	time.Sleep(100 * time.Millisecond)
+	if n := h.core.ActiveConversations(); n != 1 {
+		t.Fatalf("%d workers: a conversation with a live agent must keep its worker", n)
+	}
+	if err := h.pool.Remove(ctxT(t), h.conversation(k).ID); err != nil { // the pool stops the idle agent
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker to retire", func() bool { return h.core.ActiveConversations() == 0 })
+	if owns, err := h.core.Owns(ctxT(t), k); err != nil || !owns {
+		t.Fatalf("Owns after retirement = %v, %v", owns, err)
+	}
+	h.send(k, "m2", "alice", "are you back?")
+	h.waitText(k, "pong: are you back?")
+	if s := h.session(2); !s.Opts.Resume {
+		t.Errorf("a retired conversation must resume its session: %+v", s.Opts)
 	}
 }

@@ -35,6 +35,7 @@ type setup struct {
 	pool          *bridgetest.FakePool // shared fake pool (the caller closes it)
 	agents        bridges.AgentPool    // a real pool instead of a fake one
 	outboxBackoff time.Duration
+	retireAfter   time.Duration
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -97,7 +98,7 @@ func start(t *testing.T, s setup) *harness {
 		plat = bridgetest.New(s.limits)
 	}
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
-		OutboxBackoff: s.outboxBackoff})
+		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter})
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()

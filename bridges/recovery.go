@@ -142,16 +142,10 @@ func (c *Core) prepareRecovery(ctx context.Context) (startupWork, error) {
 func (c *Core) recoverStartup(ctx context.Context, w startupWork) {
 	c.closeStaleCards(ctx, w.staleCards)
 	for _, id := range w.outboxConvs {
-		if cv := c.restore(ctx, id); cv != nil {
-			if err := cv.q.PushWait(ctx, inOutbox{}); err != nil && ctx.Err() == nil {
-				c.log.Warn("startup: queue pending replies", "conversation", id, "err", err)
-			}
-		}
+		c.restore(ctx, id, inOutbox{})
 	}
 	for _, id := range w.inboxConvs {
-		if cv := c.restore(ctx, id); cv != nil {
-			cv.poke()
-		}
+		c.restore(ctx, id, inPoke{})
 	}
 	if len(w.staleCards)+len(w.outboxConvs)+len(w.inboxConvs) > 0 {
 		c.log.Info("startup recovery", "stale_cards", len(w.staleCards), "conversations_with_replies", len(w.outboxConvs),
@@ -159,23 +153,18 @@ func (c *Core) recoverStartup(ctx context.Context, w startupWork) {
 	}
 }
 
-// restore returns the worker of conversation id, starting it.
-func (c *Core) restore(ctx context.Context, id string) *conversation {
+// restore hands in to the worker of conversation id, starting it.
+func (c *Core) restore(ctx context.Context, id string, in input) {
 	conv, err := c.st.ConversationByID(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
 			c.log.Error("startup: load conversation", "conversation", id, "err", err)
 		}
-		return nil
+		return
 	}
-	cv, err := c.conversation(conv)
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
-		}
-		return nil
+	if _, err := c.deliver(conv, in); err != nil && ctx.Err() == nil {
+		c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
 	}
-	return cv
 }
 
 // closeStaleCards closes the cards of permission requests that were open
