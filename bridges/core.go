@@ -15,11 +15,11 @@ import (
 
 // Defaults for zero CoreOptions fields.
 const (
-	DefaultQueueCapacity = 256
-	DefaultOutboxBackoff = 2 * time.Second
+	DefaultQueueCapacity   = 256
+	DefaultOutboxBackoff   = 2 * time.Second
 	DefaultRetireIdleAfter = 10 * time.Minute
-	maxOutboxBackoff     = time.Minute
-	defaultEditInterval  = time.Second
+	maxOutboxBackoff       = time.Minute
+	defaultEditInterval    = time.Second
 )
 
 // CoreOptions configure the conversation core.
