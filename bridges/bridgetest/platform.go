@@ -54,6 +54,7 @@ type Platform struct {
 	changed  chan struct{}
 	failPost func(bridges.ConversationKey, bridges.Message) error
 	failEdit func(bridges.MessageRef, bridges.Message) error
+	observe  func(Call, Msg)
 	nextID   int
 }
 
@@ -114,6 +115,9 @@ func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m brid
 	p.byID[ref.ID] = msg
 	p.calls = append(p.calls, Call{Op: "post", Key: key, At: p.clock()})
 	p.notifyLocked()
+	if p.observe != nil {
+		p.observe(p.calls[len(p.calls)-1], *msg)
+	}
 	return ref, nil
 }
 
@@ -135,6 +139,9 @@ func (p *Platform) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.M
 	msg.History = append(msg.History, m.Text)
 	p.calls = append(p.calls, Call{Op: "edit", Key: ref.Key, At: p.clock()})
 	p.notifyLocked()
+	if p.observe != nil {
+		p.observe(p.calls[len(p.calls)-1], *msg)
+	}
 	return nil
 }
 
@@ -151,6 +158,15 @@ func (p *Platform) Typing(key bridges.ConversationKey) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.typing[key]
+}
+
+// Observe calls f after every successful Post and Edit with the call and
+// the message as it now is. f runs with the platform locked: it must not
+// call the platform.
+func (p *Platform) Observe(f func(Call, Msg)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observe = f
 }
 
 // FailPosts makes Post return f's error when f returns one (nil clears it).
