@@ -102,6 +102,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 // live message's final form.
 func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	t := cv.beginTurn(ctx)
+	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
 	if err := cv.core.st.AddUsage(ctx, store.Usage{
 		ConversationID: cv.id, SessionID: r.SessionID, CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,

@@ -229,6 +229,7 @@ func (cv *conversation) respond(ctx context.Context, id string, d agent.Decision
 
 // audit records a decision in the approvals table.
 func (cv *conversation) audit(ctx context.Context, id string, d store.Decision, by, msg string) {
+	cv.core.opts.Metrics.approval(cv.bot.Name, string(d))
 	if _, err := cv.core.st.RecordApprovalDecision(ctx, id, d, by, msg); err != nil {
 		cv.log.Error("audit permission decision", "request", id, "decision", d, "err", err)
 	}

@@ -45,6 +45,9 @@ type CoreOptions struct {
 	// this long; its next message starts a new worker. Default
 	// DefaultRetireIdleAfter.
 	RetireIdleAfter time.Duration
+	// Metrics, when set, counts messages, results, approvals, agent exits
+	// and failed posts (see NewMetrics).
+	Metrics *Metrics
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for
@@ -184,11 +187,13 @@ func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 	log := c.log.With("key", m.Key, "msg", m.MsgID, "user", m.UserID)
 	if !channelAllowed(bot, m.Key.Channel) {
 		log.Info("message ignored: channel not allowed")
+		c.opts.Metrics.message(m.Key.Bot, "ignored")
 		return nil
 	}
 	if !userAllowed(bot, m.UserID) {
 		log.Info("message refused: user not allowed")
 		c.refuse(ctx, m)
+		c.opts.Metrics.message(m.Key.Bot, "refused")
 		return nil
 	}
 	conv, created, err := c.st.GetOrCreateConversation(ctx, storeKey(m.Key), bot.Agent, m.UserID)
@@ -208,9 +213,11 @@ func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 	}
 	if dup {
 		log.Debug("duplicate delivery ignored", "ledger", msg.ID, "state", msg.State)
+		c.opts.Metrics.message(m.Key.Bot, "duplicate")
 		return nil
 	}
 	log.Debug("message accepted", "ledger", msg.ID, "new_conversation", created)
+	c.opts.Metrics.message(m.Key.Bot, "accepted")
 	switch cv, err := c.deliver(conv, inPoke{}); {
 	case errors.Is(err, queue.ErrFull):
 		cv.rescan.Store(true) // delivered after the input the worker is handling

@@ -225,3 +225,73 @@ func TestIdleWorkerRetires(t *testing.T) {
 		t.Errorf("a retired conversation must resume its session: %+v", s.Opts)
 	}
 }
+
+func TestAttachmentsAndTyping(t *testing.T) {
+	release := make(chan struct{})
+	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+		<-release
+		s.Reply(m, "seen")
+	}
+	h := start(t, setup{script: script})
+	k := key("T1")
+	png := []byte("\x89PNG fake image")
+	h.plat.AddFile("F1", png)
+	ctx := ctxT(t)
+	err := h.plat.Send(ctx, bridges.Inbound{Key: k, MsgID: "m1", UserID: "alice", UserName: "alice", Text: "look",
+		Files: []bridges.File{{ID: "F1", Name: "shot.png", MimeType: "image/png"}, {ID: "F2", Name: "notes.pdf", MimeType: "application/pdf"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := h.session(1).WaitSent(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent[0].Images) != 1 || string(sent[0].Images[0].Data) != string(png) || sent[0].Images[0].MediaType != "image/png" {
+		t.Errorf("image not forwarded: %+v", sent[0].Images)
+	}
+	if !strings.Contains(sent[0].Text, "look") || !strings.Contains(sent[0].Text, "[attachment not forwarded: notes.pdf (application/pdf)]") {
+		t.Errorf("text = %q", sent[0].Text)
+	}
+	waitFor(t, "the typing indicator", func() bool { return h.plat.Typing(k) })
+	close(release)
+	h.waitText(k, "seen")
+	waitFor(t, "the typing indicator to clear", func() bool { return !h.plat.Typing(k) })
+}
+
+func TestQueueFullKeepsMessagesInLedger(t *testing.T) {
+	lim := defaultLimits()
+	lim.CanEdit = false
+	plat := bridgetest.New(lim)
+	block := make(chan struct{})
+	var blocked sync.Once
+	entered := make(chan struct{})
+	plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
+		if strings.Contains(m.Text, "pong: first") {
+			blocked.Do(func() { close(entered); <-block }) // the worker hangs in a slow platform call
+		}
+		return nil
+	})
+	h := start(t, setup{platform: plat, limits: lim, queueCapacity: 1})
+	k := key("T1")
+	h.send(k, "m0", "alice", "first")
+	<-entered
+	for i := 1; i <= 5; i++ { // the queue holds one input: most of these do not fit
+		h.send(k, fmt.Sprint("m", i), "alice", fmt.Sprint("queued ", i))
+	}
+	if !strings.Contains(h.logs.String(), "conversation queue full") {
+		t.Error("a full queue was not reported")
+	}
+	close(block)
+	h.waitText(k, "pong: queued 5")
+	h.waitLedgerFinal(k)
+	sent := h.session(1).Sent()
+	if len(sent) != 6 {
+		t.Fatalf("agent got %d messages, want 6", len(sent))
+	}
+	for i, m := range sent[1:] {
+		if m.Text != fmt.Sprint("queued ", i+1) {
+			t.Errorf("message %d = %q: order lost", i+1, m.Text)
+		}
+	}
+}

@@ -36,6 +36,7 @@ type setup struct {
 	agents        bridges.AgentPool    // a real pool instead of a fake one
 	outboxBackoff time.Duration
 	retireAfter   time.Duration
+	queueCapacity int
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -98,7 +99,7 @@ func start(t *testing.T, s setup) *harness {
 		plat = bridgetest.New(s.limits)
 	}
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
-		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter})
+		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity})
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()

@@ -35,6 +35,7 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // stopping: the reply stays pending for the next run
 		}
+		cv.core.opts.Metrics.outboxFailure(cv.bot.Name)
 		upd, merr := cv.core.st.MarkOutboxFailed(ctx, row.ID, err.Error())
 		if merr != nil {
 			cv.log.Error("record failed reply", "outbox", row.ID, "err", merr)

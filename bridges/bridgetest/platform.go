@@ -55,12 +55,14 @@ type Platform struct {
 	failPost func(bridges.ConversationKey, bridges.Message) error
 	failEdit func(bridges.MessageRef, bridges.Message) error
 	observe  func(Call, Msg)
+	files    map[string][]byte
 	nextID   int
 }
 
 var (
-	_ bridges.Platform = (*Platform)(nil)
-	_ bridges.Typer    = (*Platform)(nil)
+	_ bridges.Platform    = (*Platform)(nil)
+	_ bridges.Typer       = (*Platform)(nil)
+	_ bridges.FileFetcher = (*Platform)(nil)
 )
 
 // New returns a platform with the given limits.
@@ -101,12 +103,15 @@ func (p *Platform) Run(ctx context.Context, h bridges.Handler) error {
 // Post implements bridges.Platform.
 func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failPost != nil {
-		if err := p.failPost(key, m); err != nil {
+	fail := p.failPost
+	p.mu.Unlock()
+	if fail != nil { // called unlocked: it may block to simulate a slow platform
+		if err := fail(key, m); err != nil {
 			return bridges.MessageRef{}, err
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.nextID++
 	ref := bridges.MessageRef{Key: key, ID: "m" + strconv.Itoa(p.nextID)}
 	msg := &Msg{Ref: ref, Key: key, Text: m.Text, CardID: m.CardID, Buttons: slices.Clone(m.Buttons),
@@ -124,12 +129,15 @@ func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m brid
 // Edit implements bridges.Platform.
 func (p *Platform) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failEdit != nil {
-		if err := p.failEdit(ref, m); err != nil {
+	fail := p.failEdit
+	p.mu.Unlock()
+	if fail != nil {
+		if err := fail(ref, m); err != nil {
 			return err
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	msg := p.byID[ref.ID]
 	if msg == nil {
 		return fmt.Errorf("bridgetest: edit of unknown message %s", ref.ID)
@@ -153,6 +161,30 @@ func (p *Platform) SetTyping(ctx context.Context, key bridges.ConversationKey, o
 	return nil
 }
 
+// AddFile makes FetchFile return data for the file with id.
+func (p *Platform) AddFile(id string, data []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.files == nil {
+		p.files = make(map[string][]byte)
+	}
+	p.files[id] = data
+}
+
+// FetchFile implements bridges.FileFetcher for files added with AddFile.
+func (p *Platform) FetchFile(ctx context.Context, f bridges.File, max int64) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	data, ok := p.files[f.ID]
+	if !ok {
+		return nil, fmt.Errorf("bridgetest: no file %s", f.ID)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("bridgetest: file %s has %d bytes > %d", f.ID, len(data), max)
+	}
+	return slices.Clone(data), nil
+}
+
 // Typing reports the typing indicator of key.
 func (p *Platform) Typing(key bridges.ConversationKey) bool {
 	p.mu.Lock()
@@ -170,6 +202,7 @@ func (p *Platform) Observe(f func(Call, Msg)) {
 }
 
 // FailPosts makes Post return f's error when f returns one (nil clears it).
+// f is called without the platform's lock and may block.
 func (p *Platform) FailPosts(f func(bridges.ConversationKey, bridges.Message) error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -1,0 +1,86 @@
+package bridges
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the core's Prometheus metrics. A nil *Metrics records nothing,
+// so the core works without them (tests, embedding).
+type Metrics struct {
+	messages  *prometheus.CounterVec
+	turns     *prometheus.CounterVec
+	cost      *prometheus.CounterVec
+	approvals *prometheus.CounterVec
+	exits     *prometheus.CounterVec
+	outbox    *prometheus.CounterVec
+}
+
+// NewMetrics creates the core's metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_messages_total",
+			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",
+		}, []string{"bot", "outcome"}),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_agent_results_total",
+			Help: "Agent turn results by outcome (ok, error).",
+		}, []string{"bot", "outcome"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_agent_cost_usd_total",
+			Help: "Agent cost in US dollars as reported by the CLI.",
+		}, []string{"bot"}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_approvals_total",
+			Help: "Permission decisions by decision (allow, always, deny, timeout, rule-allow, ...).",
+		}, []string{"bot", "decision"}),
+		exits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_agent_exits_total",
+			Help: "Agent process exits by reason (closed, idle, evicted, crashed, exited).",
+		}, []string{"bot", "reason"}),
+		outbox: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_outbox_post_failures_total",
+			Help: "Failed attempts to post a final reply (retried until the attempt limit).",
+		}, []string{"bot"}),
+	}
+	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox)
+	return m
+}
+
+func (m *Metrics) message(bot, outcome string) {
+	if m != nil {
+		m.messages.WithLabelValues(bot, outcome).Inc()
+	}
+}
+
+func (m *Metrics) result(bot string, isError bool, costUSD float64) {
+	if m == nil {
+		return
+	}
+	outcome := "ok"
+	if isError {
+		outcome = "error"
+	}
+	m.turns.WithLabelValues(bot, outcome).Inc()
+	if costUSD > 0 {
+		m.cost.WithLabelValues(bot).Add(costUSD)
+	}
+}
+
+func (m *Metrics) approval(bot, decision string) {
+	if m != nil {
+		m.approvals.WithLabelValues(bot, decision).Inc()
+	}
+}
+
+func (m *Metrics) exit(bot, reason string) {
+	if m != nil {
+		m.exits.WithLabelValues(bot, reason).Inc()
+	}
+}
+
+func (m *Metrics) outboxFailure(bot string) {
+	if m != nil {
+		m.outbox.WithLabelValues(bot).Inc()
+	}
+}
