@@ -149,6 +149,16 @@ func TestSlackE2EConversation(t *testing.T) {
 			t.Errorf("a stranger's message reached the agent")
 		}
 	}
+	m := e.bridge.metrics(t)
+	for _, want := range []string{
+		`agentbridge_messages_total{bot="team",outcome="accepted"} 3`,
+		`agentbridge_messages_total{bot="team",outcome="refused"} 1`,
+		`agentbridge_agent_results_total{bot="team",outcome="ok"} 3`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 func TestSlackE2EApprovals(t *testing.T) {

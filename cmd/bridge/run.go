@@ -52,13 +52,18 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		}
 	}()
 
-	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: bridges.NewAgentPool(pool), Logger: logger})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	core := bridges.NewCore(bridges.CoreOptions{
+		Config: cfg, Store: st, Pool: bridges.NewAgentPool(pool), Logger: logger,
+		Metrics: bridges.NewMetrics(reg),
+	})
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg)
 		if err != nil {
 			return err
 		}
@@ -116,13 +121,11 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func listenHTTP(addr string) (*http.Server, net.Listener, error) {
+func listenHTTP(addr string, reg *prometheus.Registry) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
