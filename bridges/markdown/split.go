@@ -16,7 +16,9 @@ import "unicode"
 // start of the next one; a fence left open at the end of the text is closed
 // too, so every chunk has balanced fences. Fences whose opening line is
 // longer than a quarter of maxRunes cannot be repeated within the limit and
-// are split like plain text.
+// are split like plain text, and a run of backticks or tildes that long may
+// have to start a chunk (where it reads as a fence); neither happens with
+// chat-sized limits.
 //
 // Whitespace at a cut stays at the end of the earlier chunk: concatenating
 // the chunks gives back text, except for the fence lines Split added.
