@@ -165,24 +165,10 @@ func (l *live) waitLiveCard(k bridges.ConversationKey, sub string, not ...string
 // waitFinal waits until the ledger of k has nothing left to do.
 func (l *live) waitFinal(k bridges.ConversationKey) {
 	l.t.Helper()
-	conv := l.conversation(k)
-	deadline := time.Now().Add(liveTimeout)
-	for {
-		und, err := l.st.UndeliveredInbox(context.Background(), conv.ID)
-		if err != nil {
-			l.t.Fatal(err)
-		}
-		if len(und) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("ledger of %s still has %d unfinished messages", k, len(und))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	l.waitLedgerFinalWithin(k, liveTimeout)
 }
 
-// userTextsOf returns the user texts of every model request.
+// userTexts returns the user texts of every model request.
 func (l *live) userTexts() [][]string {
 	var out [][]string
 	for _, r := range l.srv.MessagesRequests() {

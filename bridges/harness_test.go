@@ -186,12 +186,16 @@ func (h *harness) conversation(k bridges.ConversationKey) store.Conversation {
 	return c
 }
 
-// waitLedger waits until every message of k is in a final state and
-// returns them in order.
+// waitLedgerFinal waits until every message of k is in a final state.
 func (h *harness) waitLedgerFinal(k bridges.ConversationKey) {
 	h.t.Helper()
+	h.waitLedgerFinalWithin(k, waitTimeout)
+}
+
+func (h *harness) waitLedgerFinalWithin(k bridges.ConversationKey, timeout time.Duration) {
+	h.t.Helper()
 	conv := h.conversation(k)
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(timeout)
 	for {
 		und, err := h.st.UndeliveredInbox(context.Background(), conv.ID)
 		if err != nil {
@@ -201,7 +205,7 @@ func (h *harness) waitLedgerFinal(k bridges.ConversationKey) {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("ledger still has %d unfinished messages (first: %s %s)", len(und), und[0].PlatformMsgID, und[0].State)
+			h.t.Fatalf("ledger of %s still has %d unfinished messages (first: %s %s)", k, len(und), und[0].PlatformMsgID, und[0].State)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
