@@ -488,10 +488,20 @@ func (s *Session) stop(ctx context.Context, reason string) error {
 // tryStop stops the session for reason only if it is not busy, atomically
 // with respect to Send: once it returns true, Send fails with ErrClosed.
 // The stop itself runs in the caller's goroutine.
+// freshGrace is how long a new session that has not been sent a message yet
+// is protected from eviction.
+const freshGrace = 30 * time.Second
+
 func (s *Session) tryBeginStop(reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || s.st.exited || s.st.busy() {
+		return false
+	}
+	// A session spawned for a message that is not written yet would be
+	// evicted before it did anything (and could not be resumed): give its
+	// caller a moment to send.
+	if reason == "evicted" && !s.st.everSent && time.Since(s.st.lastActive) < freshGrace {
 		return false
 	}
 	s.closing = true

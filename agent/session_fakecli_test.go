@@ -167,3 +167,34 @@ func TestStartRejectsBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestFreshSessionNotEvictedBeforeFirstSend: a session spawned for a message
+// that is not written yet is protected from eviction (it could not even be
+// resumed), but an idle stop or a session that has been used may proceed.
+func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
+	cli := fakeCLI(t, "cat > /dev/null\n")
+	start := func() *Session {
+		s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir()}, testLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := record(t, s)
+		t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
+		return s
+	}
+	s := start()
+	if s.tryBeginStop("evicted") {
+		t.Fatal("a fresh session that was never sent a message was evictable")
+	}
+	if !s.tryBeginStop("idle") {
+		t.Fatal("an idle stop of a fresh session was refused")
+	}
+
+	used := start()
+	used.mu.Lock()
+	used.st.everSent = true // as after a completed first message
+	used.mu.Unlock()
+	if !used.tryBeginStop("evicted") {
+		t.Fatal("a used idle session was not evictable")
+	}
+}

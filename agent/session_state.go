@@ -13,6 +13,7 @@ type turnState struct {
 	perms      map[string][]byte // pending can_use_tool request id → original input
 	tasks      map[string]bool   // running task id → backgrounded
 	lastActive time.Time
+	everSent   bool // a user message was written: the session can be resumed
 	exited     bool
 }
 
@@ -35,6 +36,7 @@ func (t *turnState) busy() bool {
 
 func (t *turnState) sent(uuid string) {
 	t.msgs[uuid] = ""
+	t.everSent = true
 	t.lastActive = time.Now()
 }
 
