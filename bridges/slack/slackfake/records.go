@@ -235,46 +235,38 @@ func (s *Server) WaitForConnections(n int, timeout time.Duration) error {
 // WaitForPost waits for a chat.postMessage matching pred (nil: any) and
 // returns the first match.
 func (s *Server) WaitForPost(pred func(Message) bool, timeout time.Duration) (Message, error) {
-	var found Message
-	err := s.WaitFor(func() bool {
-		for _, m := range s.Posts() {
-			if pred == nil || pred(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	}, timeout)
+	m, err := waitMatch(s, s.Posts, pred, timeout)
 	if err != nil {
-		return Message{}, fmt.Errorf("no matching post; posts so far: %s: %w", describe(s.Posts()), err)
+		return m, fmt.Errorf("no matching post; posts so far: %s: %w", describe(s.Posts()), err)
 	}
-	return found, nil
+	return m, nil
 }
 
 // WaitForUpdate waits for a chat.update matching pred (nil: any) and
 // returns the first match.
 func (s *Server) WaitForUpdate(pred func(Message) bool, timeout time.Duration) (Message, error) {
-	var found Message
-	err := s.WaitFor(func() bool {
-		for _, m := range s.Updates() {
-			if pred == nil || pred(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	}, timeout)
+	m, err := waitMatch(s, s.Updates, pred, timeout)
 	if err != nil {
-		return Message{}, fmt.Errorf("no matching update; updates so far: %s: %w", describe(s.Updates()), err)
+		return m, fmt.Errorf("no matching update; updates so far: %s: %w", describe(s.Updates()), err)
 	}
-	return found, nil
+	return m, nil
 }
 
 // WaitForEphemeral waits for a chat.postEphemeral matching pred (nil: any).
 func (s *Server) WaitForEphemeral(pred func(Ephemeral) bool, timeout time.Duration) (Ephemeral, error) {
-	var found Ephemeral
+	m, err := waitMatch(s, s.Ephemerals, pred, timeout)
+	if err != nil {
+		return m, fmt.Errorf("no matching ephemeral message (%d so far): %w", len(s.Ephemerals()), err)
+	}
+	return m, nil
+}
+
+// waitMatch waits until list returns an element matching pred (nil: any)
+// and returns the first match.
+func waitMatch[T any](s *Server, list func() []T, pred func(T) bool, timeout time.Duration) (T, error) {
+	var found T
 	err := s.WaitFor(func() bool {
-		for _, m := range s.Ephemerals() {
+		for _, m := range list() {
 			if pred == nil || pred(m) {
 				found = m
 				return true
@@ -282,10 +274,7 @@ func (s *Server) WaitForEphemeral(pred func(Ephemeral) bool, timeout time.Durati
 		}
 		return false
 	}, timeout)
-	if err != nil {
-		return Ephemeral{}, fmt.Errorf("no matching ephemeral message (%d so far): %w", len(s.Ephemerals()), err)
-	}
-	return found, nil
+	return found, err
 }
 
 // WaitForAck waits for the ack of an envelope.
