@@ -258,25 +258,32 @@ func validateBody(w http.ResponseWriter, b *wireMessageBody) bool {
 	return true
 }
 
-func isEmpty(content string, comps []wireComponent, attachments int) bool {
-	return content == "" && len(comps) == 0 && attachments == 0
-}
-
-func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
-	var b wireMessageBody
+// decodeNewMessage reads and validates the body of a new message; on a bad
+// one it has already answered the request and returns ok false.
+func decodeNewMessage(w http.ResponseWriter, r *http.Request) (b wireMessageBody, content string, comps []wireComponent, ok bool) {
 	if !decodeBody(w, r, &b) || !validateBody(w, &b) {
-		return
+		return b, "", nil, false
 	}
-	content := ""
 	if b.Content != nil {
 		content = *b.Content
 	}
-	var comps []wireComponent
 	if b.Components != nil {
 		comps = *b.Components
 	}
 	if isEmpty(content, comps, 0) {
 		writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message", nil)
+		return b, "", nil, false
+	}
+	return b, content, comps, true
+}
+
+func isEmpty(content string, comps []wireComponent, attachments int) bool {
+	return content == "" && len(comps) == 0 && attachments == 0
+}
+
+func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
+	b, content, comps, ok := decodeNewMessage(w, r)
+	if !ok {
 		return
 	}
 	f.mu.Lock()
@@ -506,20 +513,8 @@ func (f *Fake) interactionCallback(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fake) executeWebhook(w http.ResponseWriter, r *http.Request) {
-	var b wireMessageBody
-	if !decodeBody(w, r, &b) || !validateBody(w, &b) {
-		return
-	}
-	content := ""
-	if b.Content != nil {
-		content = *b.Content
-	}
-	var comps []wireComponent
-	if b.Components != nil {
-		comps = *b.Components
-	}
-	if isEmpty(content, comps, 0) {
-		writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message", nil)
+	b, content, comps, ok := decodeNewMessage(w, r)
+	if !ok {
 		return
 	}
 	f.mu.Lock()
