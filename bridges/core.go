@@ -67,6 +67,7 @@ type Core struct {
 	platforms map[string]Platform // by bot name
 	convs     map[ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
+	refused   map[refusalKey]time.Time // last refusal told per conversation and user
 	workers   sync.WaitGroup // conversation queues and their helpers
 }
 
@@ -98,6 +99,7 @@ func NewCore(opts CoreOptions) *Core {
 		opts:    opts,
 		convs:   make(map[ConversationKey]*conversation),
 		budgets: make(map[budgetKey]*budget),
+		refused: make(map[refusalKey]time.Time),
 	}
 }
 
@@ -347,12 +349,37 @@ func (c *Core) platform(bot string) Platform {
 	return c.platforms[bot]
 }
 
-// refuse tells a user who may not talk to the bot so, in the conversation.
+// refusalEvery is how often one user is told, per conversation, that they
+// may not talk to the bot: a colleague chatting in a bot's thread is told
+// once, not on every message.
+const refusalEvery = time.Hour
+
+type refusalKey struct {
+	key  ConversationKey
+	user string
+}
+
+// refuse tells a user who may not talk to the bot so, in the conversation,
+// at most once per refusalEvery.
 func (c *Core) refuse(ctx context.Context, m Inbound) {
-	p := c.platform(m.Key.Bot)
-	if p == nil {
+	now := c.clock.Now()
+	c.mu.Lock()
+	p := c.platforms[m.Key.Bot]
+	rk := refusalKey{m.Key, m.UserID}
+	last, told := c.refused[rk]
+	if p == nil || told && now.Sub(last) < refusalEvery {
+		c.mu.Unlock()
 		return
 	}
+	if len(c.refused) >= 10000 { // bound the memory: forget old refusals
+		for k, at := range c.refused {
+			if now.Sub(at) >= refusalEvery {
+				delete(c.refused, k)
+			}
+		}
+	}
+	c.refused[rk] = now
+	c.mu.Unlock()
 	if _, err := p.Post(ctx, m.Key, Message{Text: "Sorry, you are not allowed to talk to this bot."}); err != nil {
 		c.log.Warn("post refusal", "key", m.Key, "err", err)
 	}

@@ -295,3 +295,35 @@ func TestQueueFullKeepsMessagesInLedger(t *testing.T) {
 		}
 	}
 }
+
+// TestStrangerRefusedOncePerHour: a user who may not talk to the bot is told
+// so once per conversation and hour, not on every message of a chat they
+// share with the bot's users.
+func TestStrangerRefusedOncePerHour(t *testing.T) {
+	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	h := start(t, setup{clock: clock, access: config.Access{Users: []string{"alice"}}})
+	refusals := func(k bridges.ConversationKey) int {
+		n := 0
+		for _, m := range h.plat.Messages(k) {
+			if strings.Contains(m.Text, "not allowed") {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range 3 {
+		h.send(key("T1"), fmt.Sprint("m", i), "mallory", "chatting in the thread")
+	}
+	if n := refusals(key("T1")); n != 1 {
+		t.Fatalf("three messages from a stranger got %d refusals, want 1", n)
+	}
+	h.send(key("T2"), "other-thread", "mallory", "elsewhere")
+	if n := refusals(key("T2")); n != 1 {
+		t.Errorf("a stranger in another conversation got %d refusals, want 1", n)
+	}
+	clock.Advance(time.Hour)
+	h.send(key("T1"), "later", "mallory", "an hour later")
+	if n := refusals(key("T1")); n != 2 {
+		t.Errorf("after an hour the stranger got %d refusals in all, want 2", n)
+	}
+}
