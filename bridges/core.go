@@ -68,7 +68,7 @@ type Core struct {
 	convs     map[ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time // last refusal told per conversation and user
-	workers   sync.WaitGroup // conversation queues and their helpers
+	workers   sync.WaitGroup           // conversation queues and their helpers
 }
 
 var _ Handler = (*Core)(nil)
