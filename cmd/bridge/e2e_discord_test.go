@@ -260,3 +260,15 @@ func TestDiscordE2EReconnectMidTurn(t *testing.T) {
 		t.Errorf("message sent during the reconnect reached the model %d times, want 1", count)
 	}
 }
+
+func TestDiscordE2EDirectMessage(t *testing.T) {
+	e := startDiscordBridge(t)
+	const dm = "900000000000000050"
+	e.dc.SendMessage(dm, "", dAlice, "hello without a mention", false)
+	e.waitText(t, dm, "pong: hello without a mention")
+	e.dc.SendMessage(dm, "", dAlice, "[echo-history] again", false)
+	e.waitText(t, dm, "history: hello without a mention")
+	if n := len(e.dc.Threads()); n != 0 {
+		t.Errorf("a DM started %d threads", n)
+	}
+}
