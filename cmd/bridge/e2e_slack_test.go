@@ -336,3 +336,26 @@ func TestSlackE2EImageAttachment(t *testing.T) {
 		t.Error("no model request carried the image block")
 	}
 }
+
+// TestSlackE2EAgentNeverSeesBridgeTokens: the bridge runs with the Slack
+// tokens in its environment; a command run by the agent prints its own
+// environment, which must hold neither token.
+func TestSlackE2EAgentNeverSeesBridgeTokens(t *testing.T) {
+	e := startSlackBridge(t)
+	ts := e.slack.Mention(slackChan, alice, "[bash env > agent-env.txt]", "")
+	card := e.waitCard(t, ts)
+	e.slack.Click(slackChan, card.TS, alice, "allow", "")
+	e.waitThreadText(t, ts, "tool said")
+	env, err := os.ReadFile(filepath.Join(e.workdir, "agent-env.txt"))
+	if err != nil {
+		t.Fatalf("the agent's command did not run: %v", err)
+	}
+	if !strings.Contains(string(env), "ANTHROPIC_BASE_URL=") {
+		t.Fatalf("agent env lacks the profile's env; got:\n%s", env)
+	}
+	for _, secret := range []string{slackfake.BotToken, slackfake.AppToken, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"} {
+		if strings.Contains(string(env), secret) {
+			t.Errorf("the agent's environment contains %q", secret)
+		}
+	}
+}
