@@ -359,3 +359,31 @@ func TestSlackE2EAgentNeverSeesBridgeTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestSlackE2EQuestionCard: AskUserQuestion becomes a card with one button
+// per option; the click answers the model.
+func TestSlackE2EQuestionCard(t *testing.T) {
+	e := startSlackBridge(t)
+	ts := e.slack.Mention(slackChan, alice, "[ask Which database should we use? | Postgres | SQLite]", "")
+	card := e.waitCard(t, ts)
+	if !strings.Contains(e.text(card), "Which database should we use?") {
+		t.Errorf("question card lacks the question: %q", e.text(card))
+	}
+	var pick string
+	for _, b := range card.Buttons {
+		if strings.Contains(b.Text, "SQLite") {
+			pick = b.ActionID
+		}
+	}
+	if pick == "" {
+		t.Fatalf("no SQLite button: %+v", card.Buttons)
+	}
+	e.slack.Click(slackChan, card.TS, alice, pick, "")
+	e.waitThreadText(t, ts, "answer was:")
+	for _, p := range e.slack.Posts() {
+		cur, _ := e.slack.Current(p.Channel, p.TS)
+		if p.ThreadTS == ts && strings.Contains(cur.Text, "answer was:") && !strings.Contains(cur.Text, "SQLite") {
+			t.Errorf("the model's reply does not carry the chosen option: %q", cur.Text)
+		}
+	}
+}
