@@ -16,10 +16,23 @@
 // # Durability
 //
 // Every method has committed its change when it returns nil; nothing is
-// buffered in memory. A committed change survives a crash of the process.
-// The database runs with synchronous=NORMAL in WAL mode: after an operating
-// system crash or power loss the most recent commits may be rolled back, but
-// the file is never corrupted.
+// buffered in memory. The database runs with synchronous=FULL in WAL mode:
+// every commit is synced to disk (fsync of the WAL) before the method
+// returns, so a committed change survives a crash of the process, of the
+// operating system and a power loss. This is what lets the bridge
+// acknowledge a platform message once Enqueue returned. (NORMAL would sync
+// only at checkpoints: after a power loss the most recent commits, messages
+// already acknowledged, could be rolled back.) The cost is one fsync per
+// write transaction; BENCHMARKS.md records it.
+//
+// # Retention
+//
+// Prune deletes what is finished and older than a cutoff (the bridge runs it
+// in the background with the configured retention, see Pruner): final inbox
+// rows, posted or failed outbox rows, decided approvals, usage rows, and
+// conversations that have been inactive since before the cutoff and have
+// nothing left that is not finished. Undelivered messages, unposted replies
+// and open approvals are never pruned, however old.
 //
 // # Inbox state machine
 //

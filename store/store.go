@@ -16,7 +16,7 @@ import (
 )
 
 // dsnParams are the connection settings every connection of the pool gets.
-const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate"
+const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate"
 
 // Store is the bridge database. Create it with Open; it is safe for
 // concurrent use. Close it when done.
@@ -24,6 +24,8 @@ type Store struct {
 	db     *sql.DB
 	logger *slog.Logger
 	now    func() time.Time
+
+	pruneBatch int // rows per Prune transaction; defaultPruneBatch
 }
 
 // Open opens (creating if needed) the SQLite database at path, creating its
@@ -53,7 +55,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, ms []migrations
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, logger: logger, now: time.Now}
+	s := &Store{db: db, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
 	if err := s.init(ctx, ms); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
 	}

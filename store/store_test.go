@@ -51,7 +51,7 @@ func TestOpenMigratesEmptyDatabase(t *testing.T) {
 			t.Errorf("table %s missing", table)
 		}
 	}
-	pragmas := map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "1", "busy_timeout": "5000"}
+	pragmas := map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "2", "busy_timeout": "5000"}
 	for p, want := range pragmas {
 		var got string
 		if err := s.db.QueryRow("PRAGMA " + p).Scan(&got); err != nil {
