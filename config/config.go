@@ -82,6 +82,10 @@ type Config struct {
 	HTTP    HTTP              // yaml http
 	Agents  map[string]*Agent // yaml agents, keyed by profile name (== Agent.Name)
 	Bots    []*Bot            // yaml bots, in file order; at least one
+	// Retention is how long finished rows are kept in the database (yaml
+	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
+	// keep everything). See store.Prune for what is pruned.
+	Retention time.Duration
 }
 
 // Log configures the bridge's own logging (yaml log).

@@ -48,7 +48,7 @@ func TestExampleNeedsItsEnv(t *testing.T) {
 // (the whatsapp keys in the commented-out bot).
 func TestExampleCoversEveryKey(t *testing.T) {
 	keys := []string{
-		"data_dir", "log", "level", "format", "http", "listen", "agents",
+		"data_dir", "retention", "log", "level", "format", "http", "listen", "agents",
 		"command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
 		"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns",
 		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",

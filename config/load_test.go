@@ -42,6 +42,7 @@ func TestDefaults(t *testing.T) {
 		{"log.level", c.Log.Level, "info"},
 		{"log.format", c.Log.Format, "text"},
 		{"http.listen", c.HTTP.Listen, "127.0.0.1:9464"},
+		{"retention", c.Retention, 90 * 24 * time.Hour},
 		{"agent name", a.Name, "coder"},
 		{"command", a.Command, "claude"},
 		{"workdir", a.Workdir, filepath.Join(dir, "workspace")},

@@ -70,6 +70,7 @@ func TestSummary(t *testing.T) {
 		"env=ANTHROPIC_API_KEY",
 		"http: listen=127.0.0.1:9464",
 		"bridge.db",
+		"retention: 90d",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)

@@ -39,6 +39,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 				}
 			})
 		},
+		"retention": d.retention(&c.Retention),
 	})
 	return c
 }

@@ -73,9 +73,16 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		httpDone <- nil
 	}
 
+	pruneDone := make(chan struct{})
+	go func() {
+		defer close(pruneDone)
+		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger}.Run(ctx)
+	}()
+
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
 	runErr := core.Run(ctx, platforms)
 	cancel()
+	<-pruneDone // before the store closes
 	httpErr := <-httpDone
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("bridge stopped: %w", runErr)
