@@ -1,35 +1,294 @@
 package agent
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 // eventsChanBuffer is the buffer of the channel returned by Session.Events.
-// Behind it sits an unbounded queue, so the stdout reader never waits for
-// a slow consumer.
+// Behind it sits the session's eventQueue, so the stdout reader never waits
+// for a slow consumer.
 const eventsChanBuffer = 64
 
-// eventQueue is an unbounded FIFO between the stdout reader (push) and the
-// pump goroutine that feeds Session.Events (run). After close, run delivers
-// what is queued and then closes the output channel.
+// Default limits of a session's event queue. Far above what a consumer
+// that keeps up ever leaves queued (it reads within milliseconds; a turn
+// streams a few hundred events a second at most), they only bind when the
+// consumer is stuck.
+const (
+	defaultQueueMaxEvents = 10_000
+	defaultQueueMaxBytes  = 64 << 20
+)
+
+// eventOverhead is the size charged per queued event on top of its payload
+// (interface, struct and slice slot), so that many tiny events also count.
+const eventOverhead = 64
+
+// EventsDropped stands in a session's event stream where events were
+// dropped because the consumer fell behind (see eventQueue). It never
+// appears while the consumer keeps up.
+type EventsDropped struct {
+	// Count is how many events were dropped here: streaming deltas
+	// (thinking, tool input) and progress reports (task progress and
+	// updates, background task lists, API retries, status changes, hook
+	// callbacks, unknown output). Text deltas, tool calls and results,
+	// permission requests, lifecycle receipts, results and the exit are
+	// never among them.
+	Count int
+	// Overflow is set when the queue stayed over its limit after dropping
+	// what it could: the session is being stopped (an Exit follows, as
+	// for a crash) and from here on only Result, PermissionRequest,
+	// PermissionCancelled, Lifecycle and Exit events are queued. Err says
+	// what happened.
+	Overflow bool
+	Err      error
+}
+
+func (EventsDropped) isEvent() {}
+
+// eventQueue is the FIFO between the stdout reader (push) and the pump
+// goroutine that feeds Session.Events (run). push never blocks. After close,
+// run delivers what is queued and then closes the output channel.
+//
+// The queue is bounded by maxEvents events and maxBytes bytes (payload
+// estimate, see eventSize; a single event larger than maxBytes is still
+// accepted when it is alone). A push that takes it over a limit makes it,
+// in this order:
+//
+//  1. coalesce adjacent text, thinking and tool-input deltas of the same
+//     block into one event each (nothing is lost: consumers concatenate
+//     deltas);
+//  2. drop the queued streaming deltas and progress reports that consumers
+//     may miss (see EventsDropped.Count), leaving one EventsDropped in their
+//     place that says how many went;
+//  3. if it is still over the limit, overflow: queue EventsDropped with
+//     Overflow set, call onOverflow once (the session stops its process,
+//     so an Exit follows) and from then on accept only Result,
+//     PermissionRequest, PermissionCancelled, Lifecycle and Exit.
+//
+// So a Result, a permission request or the Exit is never dropped, and
+// every drop is announced in the stream. The session's own state (Busy,
+// PendingPermissions) is updated before events are queued and does not
+// depend on what the queue drops.
 type eventQueue struct {
-	mu     sync.Mutex
-	items  []Event
-	closed bool
-	wake   chan struct{} // capacity 1: "something changed"
-	out    chan Event
+	mu         sync.Mutex
+	items      []Event
+	bytes      int // eventSize sum of items
+	closed     bool
+	overflowed bool
+	dropped    int // events dropped in total (for tests and logs)
+	wake       chan struct{} // capacity 1: "something changed"
+	out        chan Event
+
+	maxEvents  int
+	maxBytes   int
+	onOverflow func(error) // called once, without mu, when the queue overflows; may be nil
 }
 
 func newEventQueue() *eventQueue {
-	return &eventQueue{wake: make(chan struct{}, 1), out: make(chan Event, eventsChanBuffer)}
+	return &eventQueue{
+		wake:      make(chan struct{}, 1),
+		out:       make(chan Event, eventsChanBuffer),
+		maxEvents: defaultQueueMaxEvents,
+		maxBytes:  defaultQueueMaxBytes,
+	}
 }
 
-// push appends ev; it never blocks. Pushing after close is a no-op.
+// setOnOverflow sets the function called (once, from push) when the queue
+// overflows; the session stops its process there. Call it before the first
+// push.
+func (q *eventQueue) setOnOverflow(f func(error)) {
+	q.mu.Lock()
+	q.onOverflow = f
+	q.mu.Unlock()
+}
+
+// push appends ev, applying the limits described on eventQueue; it never
+// blocks. Pushing after close is a no-op.
 func (q *eventQueue) push(ev Event) {
 	q.mu.Lock()
-	if !q.closed {
-		q.items = append(q.items, ev)
+	if q.closed || q.overflowed && !essential(ev) {
+		if !q.closed {
+			q.dropped++
+		}
+		q.mu.Unlock()
+		return
+	}
+	q.items = append(q.items, ev)
+	q.bytes += eventSize(ev)
+	var overflow func(error)
+	var err error
+	if q.over() {
+		q.coalesce()
+		if q.over() {
+			q.shed()
+		}
+		if q.over() && !q.overflowed {
+			err = fmt.Errorf("agent event queue overflow: the consumer fell behind by %d events (%d bytes; limits %d events, %d bytes)",
+				len(q.items), q.bytes, q.maxEvents, q.maxBytes)
+			q.overflowed = true
+			marker := EventsDropped{Overflow: true, Err: err}
+			q.items = append(q.items, marker)
+			q.bytes += eventSize(marker)
+			overflow = q.onOverflow
+		}
 	}
 	q.mu.Unlock()
+	if overflow != nil {
+		overflow(err)
+	}
 	q.signal()
+}
+
+// over reports whether the queue is over a limit; mu is held.
+func (q *eventQueue) over() bool {
+	return len(q.items) > q.maxEvents || q.bytes > q.maxBytes && len(q.items) > 1
+}
+
+// coalesce merges runs of adjacent deltas of the same block; mu is held.
+func (q *eventQueue) coalesce() {
+	out := q.items[:0]
+	for _, ev := range q.items {
+		if n := len(out); n > 0 {
+			if merged, ok := mergeDeltas(out[n-1], ev); ok {
+				out[n-1] = merged
+				continue
+			}
+		}
+		out = append(out, ev)
+	}
+	clear(q.items[len(out):]) // release what moved
+	q.items = out
+}
+
+// mergeDeltas returns a and b as one event when both are deltas of the same
+// block.
+func mergeDeltas(a, b Event) (Event, bool) {
+	switch x := a.(type) {
+	case TextDelta:
+		if y, ok := b.(TextDelta); ok && x.ParentToolUseID == y.ParentToolUseID {
+			x.Text += y.Text
+			return x, true
+		}
+	case ThinkingDelta:
+		if y, ok := b.(ThinkingDelta); ok {
+			x.Text += y.Text
+			return x, true
+		}
+	case ToolInputDelta:
+		if y, ok := b.(ToolInputDelta); ok && x.Index == y.Index && x.ParentToolUseID == y.ParentToolUseID {
+			x.PartialJSON += y.PartialJSON
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// shed drops every queued droppable event, leaving one EventsDropped where
+// the first one was (or adding to a marker already queued); mu is held.
+func (q *eventQueue) shed() {
+	out := q.items[:0]
+	marker := -1 // index in out of the marker for this shed
+	n := 0
+	for _, ev := range q.items {
+		switch e := ev.(type) {
+		case EventsDropped:
+			if !e.Overflow && marker < 0 {
+				marker = len(out) // reuse a marker of an earlier shed
+			}
+		default:
+			if droppable(ev) {
+				n++
+				if marker < 0 {
+					marker = len(out)
+					out = append(out, EventsDropped{})
+				}
+				continue
+			}
+		}
+		out = append(out, ev)
+	}
+	clear(q.items[len(out):])
+	q.items = out
+	if n > 0 {
+		m := q.items[marker].(EventsDropped)
+		m.Count += n
+		q.items[marker] = m
+		q.dropped += n
+	}
+	q.bytes = 0
+	for _, ev := range q.items {
+		q.bytes += eventSize(ev)
+	}
+}
+
+// droppable reports whether ev may be dropped when the consumer falls
+// behind: streaming deltas other than text, and progress reports.
+func droppable(ev Event) bool {
+	switch ev.(type) {
+	case ThinkingDelta, ToolInputDelta, TaskProgress, TaskUpdated, BackgroundTasks, APIRetry, StatusChange,
+		HookCallback, Unknown:
+		return true
+	}
+	return false
+}
+
+// essential reports whether ev is still queued after an overflow.
+func essential(ev Event) bool {
+	switch ev.(type) {
+	case Result, PermissionRequest, PermissionCancelled, Lifecycle, Exit:
+		return true
+	}
+	return false
+}
+
+// eventSize estimates the memory an event holds: its variable-length
+// payload plus eventOverhead.
+func eventSize(ev Event) int {
+	n := eventOverhead
+	switch e := ev.(type) {
+	case Init:
+		n += len(e.Raw) + len(e.CWD)
+		for _, t := range e.Tools {
+			n += len(t)
+		}
+	case TextDelta:
+		n += len(e.Text)
+	case ThinkingDelta:
+		n += len(e.Text)
+	case ToolInputDelta:
+		n += len(e.PartialJSON)
+	case UserText:
+		n += len(e.Text)
+	case AssistantText:
+		n += len(e.Text)
+	case ToolUse:
+		n += len(e.Input)
+	case ToolResult:
+		n += len(e.Content)
+	case PermissionRequest:
+		n += len(e.Raw) + len(e.Input) + len(e.Description) + len(e.DecisionReason)
+		for _, s := range e.Suggestions {
+			n += len(s)
+		}
+	case TaskUpdated:
+		n += len(e.Patch)
+	case Notice:
+		n += len(e.Text)
+	case HookCallback:
+		n += len(e.Input)
+	case Result:
+		n += len(e.Raw) + len(e.Text)
+		for _, s := range e.Errors {
+			n += len(s)
+		}
+	case DecodeError:
+		n += len(e.Line)
+	case Unknown:
+		n += len(e.Raw)
+	case Exit:
+		n += len(e.StderrTail)
+	}
+	return n
 }
 
 // close marks the end of the stream: run closes out once drained.
@@ -54,23 +313,37 @@ func (q *eventQueue) len() int {
 	return len(q.items)
 }
 
+// pop removes and returns the oldest event. done is true once the queue is
+// closed and empty.
+func (q *eventQueue) pop() (ev Event, ok, done bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil, false, q.closed
+	}
+	ev = q.items[0]
+	q.items[0] = nil // let the payload go once delivered
+	q.items = q.items[1:]
+	if len(q.items) == 0 {
+		q.items = nil // release the backing array
+	}
+	q.bytes -= eventSize(ev)
+	return ev, true, false
+}
+
 // run delivers queued events to out in order until the queue is closed and
-// empty, then closes out. It blocks while the consumer does not read.
+// empty, then closes out. It blocks while the consumer does not read; an
+// event counts against the queue's limits until it is in out.
 func (q *eventQueue) run() {
 	for {
-		q.mu.Lock()
-		batch := q.items
-		q.items = nil
-		done := q.closed && len(batch) == 0
-		q.mu.Unlock()
-		if done {
+		ev, ok, done := q.pop()
+		switch {
+		case done:
 			close(q.out)
 			return
-		}
-		for _, ev := range batch {
+		case ok:
 			q.out <- ev
-		}
-		if len(batch) == 0 {
+		default:
 			<-q.wake
 		}
 	}

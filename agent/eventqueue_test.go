@@ -1,13 +1,55 @@
 package agent
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestEventQueueUnboundedAndOrdered: pushes never block however slow the
-// consumer; everything arrives in order, then the channel closes.
-func TestEventQueueUnboundedAndOrdered(t *testing.T) {
+// drainQueue starts q's pump after everything was pushed, closes q and
+// returns every event delivered, in order.
+func drainQueue(t *testing.T, q *eventQueue) []Event {
+	t.Helper()
+	q.close()
+	done := make(chan struct{})
+	go func() { defer close(done); q.run() }()
+	var got []Event
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-q.out:
+			if !ok {
+				<-done
+				return got
+			}
+			got = append(got, ev)
+		case <-timeout:
+			t.Fatal("event queue not drained within 10s")
+		}
+	}
+}
+
+// smallQueue is a queue with the given limits and a counted overflow hook.
+func smallQueue(maxEvents, maxBytes int) (*eventQueue, *atomic.Int32, *atomic.Value) {
+	q := newEventQueue()
+	q.maxEvents, q.maxBytes = maxEvents, maxBytes
+	var calls atomic.Int32
+	var lastErr atomic.Value
+	q.setOnOverflow(func(err error) {
+		calls.Add(1)
+		lastErr.Store(err)
+	})
+	return q, &calls, &lastErr
+}
+
+// TestEventQueueOrderedAndNonBlocking: pushes never block however slow the
+// consumer; below the limits everything arrives unchanged and in order, then
+// the channel closes.
+func TestEventQueueOrderedAndNonBlocking(t *testing.T) {
 	q := newEventQueue()
 	done := make(chan struct{})
 	go func() { defer close(done); q.run() }()
@@ -15,7 +57,7 @@ func TestEventQueueUnboundedAndOrdered(t *testing.T) {
 	pushed := make(chan struct{})
 	go func() {
 		for i := range n {
-			q.push(Lifecycle{UUID: string(rune('a' + i%26)), State: string(rune(i))})
+			q.push(TextDelta{Text: fmt.Sprint(i)}) // deltas stay separate while under the limits
 		}
 		q.close()
 		q.push(Lifecycle{UUID: "after close"}) // ignored
@@ -28,8 +70,8 @@ func TestEventQueueUnboundedAndOrdered(t *testing.T) {
 	}
 	i := 0
 	for ev := range q.out {
-		if l := ev.(Lifecycle); l.State != string(rune(i)) {
-			t.Fatalf("event %d out of order: %+v", i, l)
+		if d, ok := ev.(TextDelta); !ok || d.Text != fmt.Sprint(i) {
+			t.Fatalf("event %d = %#v, want TextDelta %d", i, ev, i)
 		}
 		i++
 	}
@@ -37,7 +79,218 @@ func TestEventQueueUnboundedAndOrdered(t *testing.T) {
 		t.Errorf("got %d events, want %d", i, n)
 	}
 	<-done
-	if q.len() != 0 {
-		t.Errorf("%d events left", q.len())
+	if q.len() != 0 || q.bytes != 0 {
+		t.Errorf("%d events (%d bytes) left", q.len(), q.bytes)
+	}
+}
+
+// TestEventQueueLimits: what a stuck consumer finds once it reads again,
+// for each stage of the policy.
+func TestEventQueueLimits(t *testing.T) {
+	res := Result{Text: "done"}
+	perm := PermissionRequest{RequestID: "r1", ToolName: "Bash"}
+	cases := []struct {
+		name      string
+		maxEvents int
+		maxBytes  int
+		push      []Event
+		want      []Event
+		overflow  bool
+	}{
+		{
+			name:      "under the limits nothing changes",
+			maxEvents: 10, maxBytes: 1 << 20,
+			push: []Event{TextDelta{Text: "a"}, TextDelta{Text: "b"}, ThinkingDelta{Text: "t"}, res},
+			want: []Event{TextDelta{Text: "a"}, TextDelta{Text: "b"}, ThinkingDelta{Text: "t"}, res},
+		},
+		{
+			name:      "deltas of the same block are coalesced first, losing nothing",
+			maxEvents: 6, maxBytes: 1 << 20,
+			push: []Event{
+				Init{SessionID: "s"},
+				TextDelta{Text: "Hel"}, TextDelta{Text: "lo"}, TextDelta{Text: " sub", ParentToolUseID: "t1"}, TextDelta{Text: "agent", ParentToolUseID: "t1"},
+				ThinkingDelta{Text: "hm"}, ThinkingDelta{Text: "m"},
+				ToolInputDelta{Index: 1, PartialJSON: `{"a"`}, ToolInputDelta{Index: 1, PartialJSON: `:1}`}, ToolInputDelta{Index: 2, PartialJSON: `{}`},
+			},
+			want: []Event{
+				Init{SessionID: "s"},
+				TextDelta{Text: "Hello"}, TextDelta{Text: " subagent", ParentToolUseID: "t1"},
+				ThinkingDelta{Text: "hmm"},
+				ToolInputDelta{Index: 1, PartialJSON: `{"a":1}`}, ToolInputDelta{Index: 2, PartialJSON: `{}`},
+			},
+		},
+		{
+			name:      "then progress is dropped, announced where it was",
+			maxEvents: 6, maxBytes: 1 << 20,
+			push: []Event{
+				TextDelta{Text: "x"}, TaskProgress{TaskID: "1"}, ToolUse{ID: "t1"}, APIRetry{Attempt: 1}, StatusChange{Status: "requesting"},
+				perm, ThinkingDelta{Text: "a"}, Lifecycle{UUID: "u", State: LifecycleCompleted}, Unknown{Type: "x"}, res,
+			},
+			want: []Event{
+				TextDelta{Text: "x"}, EventsDropped{Count: 5}, ToolUse{ID: "t1"}, perm, Lifecycle{UUID: "u", State: LifecycleCompleted}, res,
+			},
+		},
+		{
+			name:      "a later shed adds to the marker still queued",
+			maxEvents: 3, maxBytes: 1 << 20,
+			push: []Event{
+				ToolUse{ID: "t1"}, TaskProgress{}, TaskProgress{}, TaskProgress{}, // shed: 3
+				res, TaskUpdated{}, BackgroundTasks{}, // shed: 2 more
+			},
+			want: []Event{ToolUse{ID: "t1"}, EventsDropped{Count: 5}, res},
+		},
+		{
+			name:      "still over: overflow, then only essentials",
+			maxEvents: 4, maxBytes: 1 << 20,
+			push: []Event{
+				ToolUse{ID: "t1"}, ToolResult{ToolUseID: "t1"}, AssistantText{Text: "a"}, TaskProgress{}, ToolUse{ID: "t2"},
+				AssistantText{Text: "lost"}, TextDelta{Text: "lost"}, ToolUse{ID: "lost"}, Notice{Text: "lost"},
+				perm, PermissionCancelled{RequestID: "r1"}, Lifecycle{UUID: "u", State: LifecycleStarted}, res, Exit{Code: -1},
+			},
+			want: []Event{
+				ToolUse{ID: "t1"}, ToolResult{ToolUseID: "t1"}, AssistantText{Text: "a"}, EventsDropped{Count: 1}, ToolUse{ID: "t2"},
+				EventsDropped{Overflow: true},
+				perm, PermissionCancelled{RequestID: "r1"}, Lifecycle{UUID: "u", State: LifecycleStarted}, res, Exit{Code: -1},
+			},
+			overflow: true,
+		},
+		{
+			name:      "one event over the byte limit alone is kept",
+			maxEvents: 10, maxBytes: 100,
+			push: []Event{ToolResult{ToolUseID: "big", Content: strings.Repeat("x", 1000)}},
+			want: []Event{ToolResult{ToolUseID: "big", Content: strings.Repeat("x", 1000)}},
+		},
+		{
+			name:      "bytes count like events",
+			maxEvents: 10, maxBytes: 1000,
+			push: []Event{
+				ToolResult{ToolUseID: "a", Content: strings.Repeat("x", 600)}, Unknown{Raw: make([]byte, 300)},
+				ToolResult{ToolUseID: "b", Content: strings.Repeat("y", 600)}, res,
+			},
+			want: []Event{
+				ToolResult{ToolUseID: "a", Content: strings.Repeat("x", 600)}, EventsDropped{Count: 1},
+				ToolResult{ToolUseID: "b", Content: strings.Repeat("y", 600)}, EventsDropped{Overflow: true}, res,
+			},
+			overflow: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			q, calls, lastErr := smallQueue(tc.maxEvents, tc.maxBytes)
+			for _, ev := range tc.push {
+				q.push(ev)
+			}
+			got := drainQueue(t, q)
+			for i := range got { // the overflow error is checked below
+				if d, ok := got[i].(EventsDropped); ok && d.Overflow {
+					if d.Err == nil || !strings.Contains(d.Err.Error(), "agent event queue overflow") {
+						t.Errorf("overflow marker error = %v", d.Err)
+					}
+					d.Err = nil
+					got[i] = d
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("delivered:\n%s\nwant:\n%s", fmtEvents(got), fmtEvents(tc.want))
+			}
+			wantCalls := int32(0)
+			if tc.overflow {
+				wantCalls = 1
+				if err, _ := lastErr.Load().(error); err == nil || !strings.Contains(err.Error(), "consumer fell behind") {
+					t.Errorf("overflow hook error = %v", err)
+				}
+			}
+			if n := calls.Load(); n != wantCalls {
+				t.Errorf("overflow hook called %d times, want %d", n, wantCalls)
+			}
+		})
+	}
+}
+
+func fmtEvents(evs []Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		s := fmt.Sprintf("%#v", ev)
+		if len(s) > 120 {
+			s = s[:120] + "…"
+		}
+		fmt.Fprintf(&b, "  %s\n", s)
+	}
+	return b.String()
+}
+
+// TestEventQueueNeverLosesEssentials pushes long random streams into small
+// queues nobody reads: every Result, permission request, cancellation,
+// lifecycle receipt and the Exit arrive, in order; every dropped event is
+// accounted for by a marker; text deltas are only ever lost after an
+// overflow; memory stays within the limits plus the essentials.
+func TestEventQueueNeverLosesEssentials(t *testing.T) {
+	kinds := []func(i int) Event{
+		func(i int) Event { return TextDelta{Text: fmt.Sprint(i, " ")} },
+		func(i int) Event { return ThinkingDelta{Text: "t"} },
+		func(i int) Event { return ToolInputDelta{Index: i % 3, PartialJSON: "{"} },
+		func(i int) Event { return TaskProgress{TaskID: fmt.Sprint(i)} },
+		func(i int) Event { return StatusChange{Status: "requesting"} },
+		func(i int) Event { return ToolUse{ID: fmt.Sprint(i)} },
+		func(i int) Event { return ToolResult{ToolUseID: fmt.Sprint(i), Content: strings.Repeat("r", i%500)} },
+		func(i int) Event { return PermissionRequest{RequestID: fmt.Sprint(i)} },
+		func(i int) Event { return PermissionCancelled{RequestID: fmt.Sprint(i)} },
+		func(i int) Event { return Lifecycle{UUID: fmt.Sprint(i), State: LifecycleStarted} },
+		func(i int) Event { return Result{UUID: fmt.Sprint(i)} },
+	}
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 42))
+			maxEvents := 5 + r.IntN(50)
+			q, calls, _ := smallQueue(maxEvents, 2000+r.IntN(20000))
+			var essentials []Event
+			text := ""
+			peak := 0
+			for i := range 2000 {
+				ev := kinds[r.IntN(len(kinds))](i)
+				if essential(ev) {
+					essentials = append(essentials, ev)
+				}
+				if d, ok := ev.(TextDelta); ok {
+					text += d.Text
+				}
+				q.push(ev)
+				if !q.overflowed {
+					peak = max(peak, q.len())
+				}
+			}
+			q.push(Exit{Code: 1})
+			essentials = append(essentials, Exit{Code: 1})
+			if peak > maxEvents {
+				t.Errorf("queue held %d events before overflowing, limit %d", peak, maxEvents)
+			}
+			got := drainQueue(t, q)
+			var gotEssentials []Event
+			gotText, dropped, overflowed := "", 0, false
+			for _, ev := range got {
+				switch e := ev.(type) {
+				case EventsDropped:
+					dropped += e.Count
+					overflowed = overflowed || e.Overflow
+				case TextDelta:
+					gotText += e.Text
+				}
+				if essential(ev) {
+					gotEssentials = append(gotEssentials, ev)
+				}
+			}
+			if !reflect.DeepEqual(gotEssentials, essentials) {
+				t.Fatalf("essential events: got %d, want %d (in order)", len(gotEssentials), len(essentials))
+			}
+			if !overflowed && gotText != text {
+				t.Errorf("text deltas lost without an overflow")
+			}
+			if overflowed != (calls.Load() == 1) || calls.Load() > 1 {
+				t.Errorf("overflow marker %v, hook called %d times", overflowed, calls.Load())
+			}
+			if !overflowed && dropped != q.dropped {
+				t.Errorf("markers account for %d dropped events, the queue dropped %d", dropped, q.dropped)
+			}
+		})
 	}
 }

@@ -64,6 +64,8 @@ func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 		cv.onExit(ctx, e)
 	case agent.DecodeError:
 		cv.log.Warn("agent wrote an undecodable line", "err", e.Err)
+	case agent.EventsDropped:
+		cv.onEventsDropped(ctx, e)
 	default:
 		cv.log.Debug("agent event", "type", fmt.Sprintf("%T", ev))
 	}
@@ -167,6 +169,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 		return
 	}
 	cv.cancelTimer(timerLive, "")
+	cv.reportBounds(cv.turn)
 	cv.turn = nil
 	cv.stopping = false
 	cv.setTyping(ctx, false)

@@ -15,6 +15,8 @@ type budgetKey struct{ bot, channel string }
 type budget struct {
 	mu   sync.Mutex
 	next time.Time // earliest time a streaming edit may go
+
+	workers int // conversation workers holding it; guarded by Core.mu
 }
 
 // take reserves a slot at now. An urgent reservation always succeeds (and

@@ -165,6 +165,7 @@ func (c *Core) stop() {
 		convs = append(convs, cv)
 	}
 	c.convs = make(map[ConversationKey]*conversation)
+	c.budgets = make(map[budgetKey]*budget)
 	c.mu.Unlock()
 	for _, cv := range convs {
 		cv.q.Close()
@@ -319,6 +320,7 @@ func (c *Core) retire(cv *conversation) bool {
 		return false
 	}
 	delete(c.convs, cv.key)
+	c.releaseBudgetLocked(cv.key)
 	cv.q.Close()
 	return true
 }
@@ -330,8 +332,8 @@ func (c *Core) ActiveConversations() int {
 	return len(c.convs)
 }
 
-// budgetForLocked returns the shared edit budget of key's channel; c.mu is
-// held.
+// budgetForLocked returns the shared edit budget of key's channel for a new
+// worker, which releases it with releaseBudgetLocked; c.mu is held.
 func (c *Core) budgetForLocked(key ConversationKey) *budget {
 	k := budgetKey{key.Bot, key.Channel}
 	b := c.budgets[k]
@@ -339,7 +341,21 @@ func (c *Core) budgetForLocked(key ConversationKey) *budget {
 		b = &budget{}
 		c.budgets[k] = b
 	}
+	b.workers++
 	return b
+}
+
+// releaseBudgetLocked drops a retiring worker's hold on its channel's
+// budget, forgetting the budget with the channel's last worker; c.mu is
+// held. (A worker retires long after its last post, so the budget's
+// reservation has passed by then.)
+func (c *Core) releaseBudgetLocked(key ConversationKey) {
+	k := budgetKey{key.Bot, key.Channel}
+	if b := c.budgets[k]; b != nil {
+		if b.workers--; b.workers <= 0 {
+			delete(c.budgets, k)
+		}
+	}
 }
 
 // platform returns the adapter of bot, or nil.
@@ -371,13 +387,7 @@ func (c *Core) refuse(ctx context.Context, m Inbound) {
 		c.mu.Unlock()
 		return
 	}
-	if len(c.refused) >= 10000 { // bound the memory: forget old refusals
-		for k, at := range c.refused {
-			if now.Sub(at) >= refusalEvery {
-				delete(c.refused, k)
-			}
-		}
-	}
+	c.makeRoomForRefusalLocked(now)
 	c.refused[rk] = now
 	c.mu.Unlock()
 	if _, err := p.Post(ctx, m.Key, Message{Text: "Sorry, you are not allowed to talk to this bot."}); err != nil {

@@ -110,6 +110,9 @@ func (cv *conversation) finishInbox(ctx context.Context, id string, state store.
 	if err := cv.core.st.MarkInbox(ctx, id, state, why); err != nil {
 		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
 	}
+	if state.Final() {
+		delete(cv.spared, id) // nothing is redelivered once final
+	}
 }
 
 // ensureSession starts acquiring an agent process unless one is live or on

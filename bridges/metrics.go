@@ -7,6 +7,7 @@ import (
 // Metrics are the core's Prometheus metrics. A nil *Metrics records nothing,
 // so the core works without them (tests, embedding).
 type Metrics struct {
+	bounds    boundMetrics
 	messages  *prometheus.CounterVec
 	turns     *prometheus.CounterVec
 	cost      *prometheus.CounterVec
@@ -18,6 +19,7 @@ type Metrics struct {
 // NewMetrics creates the core's metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		bounds: newBoundMetrics(reg),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_messages_total",
 			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",
@@ -50,6 +52,50 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) message(bot, outcome string) {
 	if m != nil {
 		m.messages.WithLabelValues(bot, outcome).Inc()
+	}
+}
+
+// boundMetrics count what bounded memory made the bridge drop.
+type boundMetrics struct {
+	evictions     *prometheus.CounterVec
+	eventsDropped *prometheus.CounterVec
+	overflows     *prometheus.CounterVec
+}
+
+func newBoundMetrics(reg prometheus.Registerer) boundMetrics {
+	b := boundMetrics{
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_memory_evictions_total",
+			Help: "Entries the core forgot to keep its memory bounded, by what: refusals (who was told they may not talk), turn_activity (old lines of a long turn's live message), turn_tools (old tool calls of a long turn).",
+		}, []string{"what"}),
+		eventsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_agent_events_dropped_total",
+			Help: "Agent progress events (thinking and tool-input deltas, progress reports) dropped because the core fell behind the agent's output.",
+		}, []string{"bot"}),
+		overflows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_agent_event_overflows_total",
+			Help: "Agent processes stopped because the core fell too far behind their output (their event queue overflowed).",
+		}, []string{"bot"}),
+	}
+	reg.MustRegister(b.evictions, b.eventsDropped, b.overflows)
+	return b
+}
+
+func (m *Metrics) evicted(what string, n int) {
+	if m != nil && n > 0 {
+		m.bounds.evictions.WithLabelValues(what).Add(float64(n))
+	}
+}
+
+func (m *Metrics) agentEventsDropped(bot string, n int, overflow bool) {
+	if m == nil {
+		return
+	}
+	if n > 0 {
+		m.bounds.eventsDropped.WithLabelValues(bot).Add(float64(n))
+	}
+	if overflow {
+		m.bounds.overflows.WithLabelValues(bot).Inc()
 	}
 }
 

@@ -30,6 +30,12 @@ type turn struct {
 	tools      map[string]agent.ToolUse // tool calls of the turn by id
 	toolSeg    map[string]int           // tool id → index of its line in segs
 	live       liveMsg
+
+	// Bounds (see bounds.go).
+	size        int      // bytes of segs' text, an upper bound
+	toolOrder   []string // ids in tools, oldest first
+	trimmedSegs int      // segments dropped to stay within maxTurnActivity
+	forgotTools int      // tool calls forgotten beyond maxTurnTools
 }
 
 func newTurn(now time.Time) *turn {
@@ -43,12 +49,19 @@ func newTurn(now time.Time) *turn {
 
 // addDelta appends streamed assistant text.
 func (t *turn) addDelta(s string) {
+	defer t.grew(len(s))
 	if t.streaming && len(t.segs) > 0 {
 		t.segs[len(t.segs)-1].text += s
 		return
 	}
 	t.segs = append(t.segs, segment{segText, s})
 	t.streaming = true
+}
+
+// grew accounts n more bytes of activity and applies the size bound.
+func (t *turn) grew(n int) {
+	t.size += n
+	t.trimActivity()
 }
 
 // addText records a complete assistant text block. If the block was
@@ -60,18 +73,21 @@ func (t *turn) addText(s string) {
 	}
 	if strings.TrimSpace(s) != "" {
 		t.segs = append(t.segs, segment{segText, s})
+		t.grew(len(s))
 	}
 }
 
 // addTool records a tool call and, if line is not empty, its compact line.
 func (t *turn) addTool(u agent.ToolUse, line string) {
 	t.streaming = false
+	t.rememberTool(u.ID)
 	t.tools[u.ID] = u
 	if line == "" {
 		return
 	}
 	t.toolSeg[u.ID] = len(t.segs)
 	t.segs = append(t.segs, segment{segTool, line})
+	t.grew(len(line))
 }
 
 // addToolResult appends an abbreviated result under the tool's line.
@@ -80,13 +96,16 @@ func (t *turn) addToolResult(r agent.ToolResult) {
 	if !ok {
 		return
 	}
-	t.segs[i].text += "\n" + resultLine(r)
+	line := "\n" + resultLine(r)
+	t.segs[i].text += line
+	t.grew(len(line))
 }
 
 // addNote appends a line such as a refused tool call.
 func (t *turn) addNote(line string) {
 	t.streaming = false
 	t.segs = append(t.segs, segment{segTool, line})
+	t.grew(len(line))
 }
 
 // render joins segments into markdown: text blocks as paragraphs, tool
