@@ -75,7 +75,7 @@ type eventQueue struct {
 	bytes      int // eventSize sum of items
 	closed     bool
 	overflowed bool
-	dropped    int // events dropped in total (for tests and logs)
+	dropped    int           // events dropped in total (for tests and logs)
 	wake       chan struct{} // capacity 1: "something changed"
 	out        chan Event
 
