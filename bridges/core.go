@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -48,6 +49,11 @@ type CoreOptions struct {
 	// Metrics, when set, counts messages, results, approvals, agent exits
 	// and failed posts (see NewMetrics).
 	Metrics *Metrics
+	// Sandboxes confine each agent profile's processes, by profile name
+	// (see agent/sandbox). Run refuses to start when a profile whose
+	// config names a sandbox other than "none" has none here: agents are
+	// never silently unconfined.
+	Sandboxes map[string]sandbox.Sandbox
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for
@@ -116,6 +122,11 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	for name := range platforms {
 		if c.cfg.Bot(name) == nil {
 			return fmt.Errorf("run core: platform for bot %q: %w", name, ErrUnknownBot)
+		}
+	}
+	for name, a := range c.cfg.Agents {
+		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.opts.Sandboxes[name] == nil {
+			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/google/uuid"
 )
@@ -16,6 +18,10 @@ import (
 // maxRedeliveries is how often a message is delivered again after the agent
 // died while handling it; after that it is marked failed.
 const maxRedeliveries = 1
+
+// SessionsDir is the directory under data_dir that holds each agent
+// session's private state (data_dir/sessions/<session id>).
+const SessionsDir = "sessions"
 
 // maxImageBytes caps an image attachment forwarded to the agent.
 const maxImageBytes = 5 << 20
@@ -216,6 +222,19 @@ func (cv *conversation) agentOptions() agent.Options {
 		Env:                maps.Clone(p.Env),
 		SessionID:          cv.row.SessionID,
 		Resume:             cv.resume && !cv.freshRetry,
+		Sandbox:            cv.core.opts.Sandboxes[p.Name],
+	}
+	for _, b := range p.SandboxBinds {
+		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
+	}
+	if cfg := cv.core.cfg; cfg.DataDir != "" {
+		// The session's private CLI state lives with the bridge's data, which
+		// the sandbox hides — except this directory.
+		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)
+		opts.Hide = append(opts.Hide, cfg.DataDir)
+	}
+	if cv.core.cfg.Path != "" {
+		opts.Hide = append(opts.Hide, cv.core.cfg.Path)
 	}
 	if cv.row.Model != "" {
 		opts.Model = cv.row.Model

@@ -69,6 +69,22 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 	if lp := child(p, "max_live"); a.MaxLive < 1 {
 		d.addf(d.lineOf(lp), lp, "must be at least 1")
 	}
+	a.Sandbox = orDefault(a.Sandbox, DefaultSandbox())
+	d.oneOf(child(p, "sandbox"), a.Sandbox, "sandbox", SandboxBwrap, SandboxNone)
+	for i := range a.SandboxBinds {
+		bp := index(child(p, "sandbox_binds"), i)
+		b := &a.SandboxBinds[i]
+		switch {
+		case d.bad[bp]:
+		case b.Path == "":
+			d.required(child(bp, "path"), "path is required (a file or directory the agent may see)")
+		default:
+			b.Path = resolvePath(baseDir, b.Path)
+			if b.Path == "/" {
+				d.addf(d.lineOf(child(bp, "path")), child(bp, "path"), `"/" would show the whole machine: bind the directories the agent needs`)
+			}
+		}
+	}
 	for i, r := range a.Rules {
 		rp := index(child(p, "rules"), i)
 		if !d.bad[rp] {
