@@ -120,7 +120,7 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 
 	activity, answer := t.final(r.Text)
 	if r.IsError { // keep whatever the turn showed; the answer is the failure
-		activity, answer = t.segs, resultError(r)
+		activity, answer = t.segs, cv.failureText(r)
 		if cv.stopping {
 			answer = "⏹ Stopped."
 		}
