@@ -44,8 +44,8 @@ type card struct {
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
 	grants      []config.Rule // what "Always allow" stores for the conversation (see alwaysPermissions)
-	questions   []question // cardQuestion
-	picked      [][]bool   // cardQuestion: selected options per question
+	questions   []question    // cardQuestion
+	picked      [][]bool      // cardQuestion: selected options per question
 }
 
 // question is one AskUserQuestion question.
