@@ -201,7 +201,9 @@ func drain(s AgentSession) {
 }
 
 // agentOptions builds the spawn options from the bot's agent profile and the
-// conversation's overrides.
+// conversation's overrides. It runs at every spawn and resume, so a stored
+// bypassPermissions override applies only while the profile still has
+// allow_bypass (see effectiveMode).
 func (cv *conversation) agentOptions() agent.Options {
 	p := cv.profile
 	opts := agent.Options{
