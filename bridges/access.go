@@ -33,8 +33,8 @@ func isAdmin(b *config.Bot, user string) bool {
 	return slices.Contains(b.Access.Admins, user)
 }
 
-// mayRunAdminCommand reports whether user may run admin-only commands: the
-// admins, or anyone allowed to talk when the bot has no admins configured.
-func mayRunAdminCommand(b *config.Bot, user string) bool {
-	return len(b.Access.Admins) == 0 || isAdmin(b, user)
+// adminsConfigured reports whether the bot has admins. Without them the
+// admin-only commands are disabled.
+func adminsConfigured(b *config.Bot) bool {
+	return len(b.Access.Admins) > 0
 }

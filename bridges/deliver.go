@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/google/uuid"
 )
@@ -46,11 +47,11 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	for _, m := range msgs {
 		if name, arg, ok := parseCommand(m.Text); ok {
 			cv.runCommand(ctx, m, name, arg)
-			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "command")
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
 		}
 		if cv.answerFromText(ctx, m) {
-			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "answered a card")
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
 		if blocked {
@@ -133,6 +134,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 		}
 		cv.row.SessionID, cv.resume = id, false
 	}
+	cv.noteRefusedBypass(ctx)
 	opts := cv.agentOptions()
 	cv.acquiring = true
 	cv.gen++
@@ -205,7 +207,9 @@ func drain(s AgentSession) {
 }
 
 // agentOptions builds the spawn options from the bot's agent profile and the
-// conversation's overrides.
+// conversation's overrides. It runs at every spawn and resume, so a stored
+// bypassPermissions override applies only while the profile still has
+// allow_bypass (see effectiveMode).
 func (cv *conversation) agentOptions() agent.Options {
 	p := cv.profile
 	opts := agent.Options{
@@ -239,10 +243,27 @@ func (cv *conversation) agentOptions() agent.Options {
 	if cv.row.Model != "" {
 		opts.Model = cv.row.Model
 	}
-	if cv.row.PermissionMode != "" {
-		opts.PermissionMode = cv.row.PermissionMode
-	}
+	opts.PermissionMode = cv.effectiveMode()
 	return opts
+}
+
+// bypassAllowed reports whether bypassPermissions may reach the CLI now:
+// only while the profile has allow_bypass (checked at every spawn, so a
+// stored "!mode bypassPermissions" stops applying once it is turned off).
+func (cv *conversation) bypassAllowed() bool {
+	return cv.profile.AllowBypass
+}
+
+// noteRefusedBypass tells the conversation, once per worker, that its
+// stored bypassPermissions override is not applied.
+func (cv *conversation) noteRefusedBypass(ctx context.Context) {
+	if cv.row.PermissionMode != config.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
+		return
+	}
+	cv.bypassRefusalShown = true
+	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
+	cv.notice(ctx, "🔐 This conversation was set to "+codeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
+		"so the agent runs in "+codeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+CommandPrefix+"mode`.")
 }
 
 // fetchImages downloads image attachments through the platform's

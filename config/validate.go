@@ -63,6 +63,7 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 		a.PermissionMode == ModeBypass && !a.AllowBypass {
 		d.addf(d.lineOf(mp), mp, "bypassPermissions requires allow_bypass: true in the same agent")
 	}
+	d.checkArgs(a.Args, p)
 	if tp := child(p, "max_turns"); a.MaxTurns < 0 {
 		d.addf(d.lineOf(tp), tp, "must not be negative (0 = unlimited)")
 	}
