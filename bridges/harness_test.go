@@ -74,7 +74,7 @@ func start(t *testing.T, s setup) *harness {
 		s.profile(agentCfg)
 	}
 	cfg := &config.Config{
-		DataDir: t.TempDir(),
+		DataDir: filepath.Dir(s.dbPath), // shared by restarts on the same database, like a real data_dir
 		Agents:  map[string]*config.Agent{"coder": agentCfg},
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
