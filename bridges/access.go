@@ -9,6 +9,17 @@ import (
 // Access rules of a bot (config.Access). Ids are compared verbatim: adapters
 // report channel and user ids in the form admins write in the config.
 
+// Allowed implements Handler: whether user may talk to the bot key.Bot in
+// key.Channel, by the same rules HandleMessage applies (an unknown bot
+// allows nobody). It does no I/O.
+func (c *Core) Allowed(key ConversationKey, user string) bool {
+	if c.cfg == nil {
+		return false
+	}
+	b := c.cfg.Bot(key.Bot)
+	return b != nil && channelAllowed(b, key.Channel) && userAllowed(b, user)
+}
+
 // channelAllowed reports whether the bot may work in channel (an empty
 // Channels list allows every channel the bot is in).
 func channelAllowed(b *config.Bot, channel string) bool {

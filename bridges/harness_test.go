@@ -38,6 +38,9 @@ type setup struct {
 	retireAfter   time.Duration
 	queueCapacity int
 	metrics       *bridges.Metrics
+	// silent hides the platform's optional abilities (Ephemeral, Typer,
+	// FileFetcher) from the core, like a platform that has none.
+	silent bool
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -101,9 +104,13 @@ func start(t *testing.T, s setup) *harness {
 	}
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics})
+	var asPlatform bridges.Platform = plat
+	if s.silent {
+		asPlatform = struct{ bridges.Platform }{plat}
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}
-	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()
+	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": asPlatform}) }()
 	t.Cleanup(func() {
 		h.stop()
 		if s.pool == nil && pool != nil {
