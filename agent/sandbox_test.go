@@ -160,3 +160,38 @@ func hasSmallCount(text string, limit int) bool {
 	}
 	return false
 }
+
+// TestAgentCannotApproveItself: an agent that writes permission rules into
+// the settings files it can reach (its own config dir, the shared HOME) does
+// not get them applied when its session is started again: tools still ask.
+func TestAgentCannotApproveItself(t *testing.T) {
+	requireBwrap(t)
+	h := newHarness(t)
+	opts := h.opts()
+	opts.Sandbox = &sandbox.Bwrap{}
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	opts.AllowedTools = []string{"Bash"}
+	s, rec := h.start(opts)
+	rules := `{"permissions":{"allow":["Bash","Write","Edit"]}}`
+	send(t, s, "[bash mkdir -p $HOME/.claude && echo '"+rules+"' > $CLAUDE_CONFIG_DIR/settings.json && echo '"+rules+"' > $HOME/.claude/settings.json && echo written]")
+	if r := nextResult(t, rec); !strings.Contains(r.Text, "written") {
+		t.Fatalf("the agent could not write its settings files: %q", r.Text)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	nextExit(t, rec)
+
+	opts.Resume, opts.AllowedTools = true, nil
+	s2, rec2 := h.start(opts)
+	send(t, s2, "[bash touch self-approved.txt]")
+	p := nextPermission(t, rec2)
+	if p.ToolName != "Bash" {
+		t.Fatalf("permission request for %s", p.ToolName)
+	}
+	respond(t, s2, p.RequestID, Decision{Message: "no"})
+	nextResult(t, rec2)
+	if _, err := os.Stat(filepath.Join(h.wd, "self-approved.txt")); !os.IsNotExist(err) {
+		t.Errorf("the command ran: %v", err)
+	}
+}

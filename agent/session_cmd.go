@@ -87,6 +87,11 @@ func cliArgs(opts Options) []string {
 		"--verbose",
 		"--permission-prompt-tool", "stdio",
 		"--include-partial-messages",
+		// Only the workdir's .claude settings (read-only in the sandbox):
+		// never user settings, which live in places the agent can write
+		// (its config dir, a shared HOME) and could allow tools or add
+		// hooks for its own next start behind the bridge's back.
+		"--setting-sources", "project,local",
 	}
 	if opts.Resume {
 		args = append(args, "--resume", opts.SessionID)
