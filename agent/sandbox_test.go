@@ -162,8 +162,9 @@ func hasSmallCount(text string, limit int) bool {
 }
 
 // TestAgentCannotApproveItself: an agent that writes permission rules into
-// the settings files it can reach (its own config dir, the shared HOME) does
-// not get them applied when its session is started again: tools still ask.
+// the settings files it can reach (its own config dir, the shared HOME), or
+// an MCP server into the workdir's .mcp.json, does not get them applied
+// when its session is started again: tools still ask, the server never runs.
 func TestAgentCannotApproveItself(t *testing.T) {
 	requireBwrap(t)
 	h := newHarness(t)
@@ -173,7 +174,9 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	opts.AllowedTools = []string{"Bash"}
 	s, rec := h.start(opts)
 	rules := `{"permissions":{"allow":["Bash","Write","Edit"]}}`
-	send(t, s, "[bash mkdir -p $HOME/.claude && echo '"+rules+"' > $CLAUDE_CONFIG_DIR/settings.json && echo '"+rules+"' > $HOME/.claude/settings.json && echo written]")
+	mcp := `{"mcpServers":{"x":{"command":"/bin/sh","args":["-c","touch mcp-ran.txt"]}}}`
+	send(t, s, "[bash mkdir -p $HOME/.claude && echo '"+rules+"' > $CLAUDE_CONFIG_DIR/settings.json && echo '"+rules+
+		"' > $HOME/.claude/settings.json && echo '"+mcp+"' > .mcp.json && echo written]")
 	if r := nextResult(t, rec); !strings.Contains(r.Text, "written") {
 		t.Fatalf("the agent could not write its settings files: %q", r.Text)
 	}
@@ -193,5 +196,8 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	nextResult(t, rec2)
 	if _, err := os.Stat(filepath.Join(h.wd, "self-approved.txt")); !os.IsNotExist(err) {
 		t.Errorf("the command ran: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.wd, "mcp-ran.txt")); !os.IsNotExist(err) {
+		t.Errorf("the agent's .mcp.json server ran at the next start: %v", err)
 	}
 }

@@ -92,6 +92,10 @@ func cliArgs(opts Options) []string {
 		// (its config dir, a shared HOME) and could allow tools or add
 		// hooks for its own next start behind the bridge's back.
 		"--setting-sources", "project,local",
+		// No MCP servers from files: the CLI starts a workdir .mcp.json's
+		// servers without asking, so an agent allowed to edit files could
+		// run any command at its next start. Servers come only from flags.
+		"--strict-mcp-config",
 	}
 	if opts.Resume {
 		args = append(args, "--resume", opts.SessionID)

@@ -9,7 +9,7 @@ import (
 
 func TestCLIArgs(t *testing.T) {
 	base := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose",
-		"--permission-prompt-tool", "stdio", "--include-partial-messages", "--setting-sources", "project,local"}
+		"--permission-prompt-tool", "stdio", "--include-partial-messages", "--setting-sources", "project,local", "--strict-mcp-config"}
 	tests := []struct {
 		name string
 		opts Options
