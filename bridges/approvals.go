@@ -29,14 +29,18 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 		return
 	}
 	subject := permissionSubject(req.ToolName, req.Input)
-	if rule, ok := matchRule(cv.profile.Rules, req.ToolName, subject); ok && rule.Action != config.ActionAsk {
-		cv.ruleDecision(ctx, req, rule)
+	v := config.Decide(cv.profile.Rules, req.ToolName, subject)
+	if v.Action == config.ActionAllow || v.Action == config.ActionDeny {
+		cv.ruleDecision(ctx, req, v)
 		return
 	}
 	always, label := alwaysPermissions(req.Suggestions)
 	reason := req.DecisionReason
 	if reason == "" && req.BlockedPath != "" {
 		reason = "Path: " + req.BlockedPath
+	}
+	if v.Why != "" && (v.Action == config.ActionAsk || len(cv.profile.Rules) > 0) {
+		reason = strings.TrimSpace(reason + " (policy: " + v.Why + ")")
 	}
 	if req.AgentID != "" {
 		reason = strings.TrimSpace(reason + " (asked by a subagent)")
@@ -71,18 +75,10 @@ func permissionSubject(tool string, input json.RawMessage) string {
 	}
 }
 
-// matchRule returns the first rule matching tool and subject.
-func matchRule(rules []config.Rule, tool, subject string) (config.Rule, bool) {
-	for _, r := range rules {
-		if r.Matches(tool, subject) {
-			return r, true
-		}
-	}
-	return config.Rule{}, false
-}
-
-// ruleDecision answers a request by policy, without a card, and audits it.
-func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, rule config.Rule) {
+// ruleDecision answers a request by policy, without a card, and audits it
+// with the rule that decided.
+func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, v config.Verdict) {
+	rule := v.Rule
 	desc := "rule " + rule.Tool
 	if rule.Match != "" {
 		desc += " " + fmt.Sprintf("%q", rule.Match)
@@ -90,8 +86,12 @@ func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRe
 	d := agent.Decision{Allow: true, UpdatedInput: req.Input}
 	audit := store.DecisionRuleAllow
 	msg := ""
-	if rule.Action == config.ActionDeny {
-		msg = "Denied by the bridge's policy (" + desc + "). Do not retry this call; tell the user what you needed instead."
+	if v.Action == config.ActionDeny {
+		why := desc
+		if v.Why != "" {
+			why = v.Why
+		}
+		msg = "Denied by the bridge's policy (" + why + "). Do not retry this call; tell the user what you needed instead."
 		d = agent.Decision{Message: msg}
 		audit = store.DecisionRuleDeny
 		if verbosity(cv.bot) != config.VerbosityQuiet {
@@ -109,7 +109,7 @@ func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRe
 	if _, err := cv.core.st.RecordApprovalDecision(ctx, req.RequestID, audit, desc, msg); err != nil {
 		cv.log.Error("audit rule decision", "request", req.RequestID, "err", err)
 	}
-	cv.log.Info("permission decided by rule", "tool", req.ToolName, "decision", audit, "rule", desc)
+	cv.log.Info("permission decided by rule", "tool", req.ToolName, "decision", audit, "rule", desc, "why", v.Why)
 }
 
 // openCard posts a card, records the request and starts its timeout. A

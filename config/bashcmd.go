@@ -2,7 +2,6 @@ package config
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -47,12 +46,7 @@ func (c *shCmd) display() string {
 	if c.writes != "" {
 		parts = append(parts, "> "+c.writes)
 	}
-	s := strings.Join(parts, " ")
-	if utf8.RuneCountInString(s) > 80 {
-		r := []rune(s)
-		s = string(r[:79]) + "…"
-	}
-	return s
+	return shorten(strings.Join(parts, " "))
 }
 
 // maxShDepth bounds how deeply shell code run by other commands (sh -c,

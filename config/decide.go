@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Verdict is what the policy rules say about one permission request.
@@ -38,10 +39,22 @@ func Decide(rules []Rule, tool, subject string) Verdict {
 	}
 	for _, r := range rules {
 		if knownAction(r.Action) && r.Matches(tool, subject) {
-			return Verdict{Action: r.Action, Rule: r, Why: "rule " + r.describe()}
+			why := "rule " + r.describe() + " matches"
+			if subject != "" {
+				why = fmt.Sprintf("`%s` matches rule %s", shorten(subject), r.describe())
+			}
+			return Verdict{Action: r.Action, Rule: r, Why: why}
 		}
 	}
-	return Verdict{Why: "no rule matches"}
+	return Verdict{}
+}
+
+// shorten cuts s to 80 characters for messages.
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= 80 {
+		return s
+	}
+	return string([]rune(s)[:79]) + "…"
 }
 
 func knownAction(a string) bool {
