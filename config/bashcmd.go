@@ -32,6 +32,18 @@ type shCmd struct {
 	words   []shWord   // the command name and its arguments; empty for a bare assignment or a lone redirection
 	writes  string     // an output redirection to a file (not /dev/null), as written; "" if none
 	unknown string     // why the command is not understood; "" if it is
+	wrapper bool       // a wrapper that runs a command checked on its own (nice, timeout, sh -c, …): allowed unless a deny or ask rule matches it
+
+	args []arg // words[1:] as the patterns see them; see classified
+}
+
+// classified returns the arguments of c classified for matching, computed
+// once.
+func (c *shCmd) classified() []arg {
+	if c.args == nil && len(c.words) > 1 {
+		c.args = classify(c.words[1:])
+	}
+	return c.args
 }
 
 // display is the command as written, shortened for messages.
@@ -50,8 +62,12 @@ func (c *shCmd) display() string {
 }
 
 // maxShDepth bounds how deeply shell code run by other commands (sh -c,
-// eval, trap, su -c) is followed; deeper code is not understood.
-const maxShDepth = 8
+// eval, trap, su -c) is followed, and maxWraps how many wrappers (sudo
+// env nice …) are followed around one command; deeper is not understood.
+const (
+	maxShDepth = 8
+	maxWraps   = 16
+)
 
 // shContext is what an enclosing statement or wrapper gives the commands
 // inside it.
@@ -59,6 +75,7 @@ type shContext struct {
 	assigns []shAssign // environment given by a wrapper or prefix assignment
 	writes  string     // an output redirection of an enclosing statement
 	depth   int        // nesting of shell code strings
+	wraps   int        // wrappers around the current command
 }
 
 // analyzer collects the simple commands of one command line.

@@ -300,7 +300,7 @@ func (p *bashPattern) allows(c *shCmd) bool {
 	if len(c.words) == 0 || !c.words[0].static || !globMatch(p.name, c.words[0].text) {
 		return false
 	}
-	args := classify(c.words[1:])
+	args := c.classified()
 	// The pattern's positional words come first, in order; flags among
 	// them must be the pattern's. What follows is the rest.
 	matched, tail := 0, len(args)
@@ -368,12 +368,12 @@ func (p *bashPattern) mayMatch(c *shCmd) bool {
 	if len(c.words) == 0 {
 		return false
 	}
-	args := classify(c.words[1:])
+	args := c.classified()
 	switch name := c.words[0]; {
 	case !name.static:
-		if name.multi {
-			args = append([]arg{{kind: argDyn, multi: true, optsOpen: true}}, args...)
-		}
+		// Any program, but not any words: with an unquoted $CMD every
+		// deny rule would match, and the command is asked anyway (not
+		// understood).
 	case globMatch(p.name, name.text):
 	case !strings.Contains(p.name, "/") && globMatch(p.name, path.Base(name.text)):
 	default:

@@ -15,7 +15,7 @@ import (
 // unwrapped is what a wrapper invocation runs.
 type unwrapped struct {
 	plain   bool       // not a wrapper invocation after all (command -v x, bash script.sh, env alone): an ordinary command
-	self    bool       // the wrapper is also checked as a command itself (sudo, su, doas, find)
+	self    bool       // the wrapper needs an allow rule itself (sudo, su, doas, find); else it is allowed unless a deny or ask rule matches it
 	inner   [][]shWord // commands it runs
 	code    []string   // shell code it runs
 	assigns []shAssign // environment it gives what it runs
@@ -49,6 +49,10 @@ func (a *analyzer) simple(c shCmd, ctx shContext) {
 	}
 	u, ok := unwrap(wrapperName(name.text), c.words[1:])
 	switch {
+	case ok && ctx.wraps >= maxWraps:
+		c.unknown = "commands wrapped too deeply"
+		a.add(c)
+		return
 	case !ok || u.plain:
 		a.add(c)
 		return
@@ -57,12 +61,13 @@ func (a *analyzer) simple(c shCmd, ctx shContext) {
 		a.add(c)
 		return
 	}
-	if u.self {
-		a.add(c)
-	}
+	wrapper := c
+	wrapper.wrapper = !u.self
+	a.add(wrapper)
 	inner := ctx
 	inner.assigns = append(append([]shAssign(nil), c.assigns...), u.assigns...)
 	inner.writes = c.writes
+	inner.wraps++
 	for _, words := range u.inner {
 		a.simple(shCmd{assigns: inner.assigns, words: words, writes: c.writes}, inner)
 	}
@@ -110,7 +115,8 @@ type wrapperSpec struct {
 }
 
 // simpleWrappers run their command unchanged but for scheduling, time
-// limits, buffering or the session: only the command they run is checked.
+// limits, buffering or the session: the command they run must be allowed;
+// they need no allow rule themselves, but deny and ask rules apply to them.
 var simpleWrappers = map[string]wrapperSpec{
 	"nohup":   {},
 	"builtin": {},

@@ -103,10 +103,10 @@ func decideOne(rules []bashRule, c *shCmd) (bashRule, bool) {
 func decideBash(rules []Rule, command string) Verdict {
 	brs := bashRules(rules)
 	cmds, parseErr := analyzeBash(command)
-	decided := make([]bashRule, len(cmds))
 	var askRule *bashRule
 	var unknown, unruled *shCmd
-	allowed := 0
+	var allowed []string // why each command is allowed
+	var allowRule *Rule  // the first allow rule that decided
 	for i := range cmds {
 		c := &cmds[i]
 		r, ok := decideOne(brs, c)
@@ -117,19 +117,21 @@ func decideBash(rules []Rule, command string) Verdict {
 			if unknown == nil {
 				unknown = c
 			}
+		case c.wrapper && (!ok || r.Action == ActionAllow):
+			// Checked through the command it runs.
 		case !ok:
 			if unruled == nil {
 				unruled = c
 			}
-			continue
+		case r.Action == ActionAllow:
+			allowed = append(allowed, fmt.Sprintf("`%s` by %s", c.display(), r.describe()))
+			if allowRule == nil {
+				allowRule = &r.Rule
+			}
 		}
 		if ok && r.Action == ActionAsk && askRule == nil {
 			askRule = &r
 		}
-		if ok && r.Action == ActionAllow {
-			allowed++
-		}
-		decided[i] = r
 	}
 	if parseErr != nil {
 		// Only rules that match every command apply to text that does not
@@ -155,18 +157,13 @@ func decideBash(rules []Rule, command string) Verdict {
 		return ask("a command matches rule " + askRule.describe())
 	case unruled != nil:
 		return Verdict{Why: fmt.Sprintf("no rule allows `%s`", unruled.display())}
-	case len(cmds) == 0 || allowed < len(cmds):
+	case allowRule == nil:
 		return Verdict{Why: "no command to decide"}
 	}
-	why := make([]string, 0, 4)
-	for i := range cmds {
-		if i == 3 {
-			why = append(why, fmt.Sprintf("and %d more", len(cmds)-i))
-			break
-		}
-		why = append(why, fmt.Sprintf("`%s` by %s", cmds[i].display(), decided[i].describe()))
+	if n := len(allowed); n > 3 {
+		allowed = append(allowed[:3], fmt.Sprintf("and %d more", n-3))
 	}
-	return Verdict{Action: ActionAllow, Rule: decided[0].Rule, Why: "allowed: " + strings.Join(why, "; ")}
+	return Verdict{Action: ActionAllow, Rule: *allowRule, Why: "allowed: " + strings.Join(allowed, "; ")}
 }
 
 // shortErr keeps the first line of a parse error.
