@@ -117,8 +117,9 @@ func decideBash(rules []Rule, command string) Verdict {
 			if unknown == nil {
 				unknown = c
 			}
-		case c.wrapper && (!ok || r.Action == ActionAllow):
-			// Checked through the command it runs.
+		case c.wrapper:
+			// Needs no allow rule: it is checked through the command it
+			// runs (its deny rules were applied above, its ask rules below).
 		case !ok:
 			if unruled == nil {
 				unruled = c

@@ -257,6 +257,10 @@ func TestDecideCatchAll(t *testing.T) {
 		{[]Rule{{Tool: "Bash", Match: "FOO=*", Action: ActionAllow}, {Tool: "Bash", Match: "ls", Action: ActionAllow}}, "FOO=$(ls); ls", ActionAllow},
 		{[]Rule{{Tool: "Bash", Match: "LD_PRELOAD=* *", Action: ActionDeny}, {Tool: "Bash", Action: ActionAllow}}, "LD_PRELOAD=x ls", ActionDeny},
 		{[]Rule{{Tool: "Bash", Match: "export *", Action: ActionAllow}}, "export X=1", ActionAllow},
+		{[]Rule{{Tool: "Bash", Match: "git status *", Action: ActionAllow}}, "git $X status", none},
+		{[]Rule{{Tool: "Bash", Match: "git status *", Action: ActionAllow}}, `git "$X" status`, none},
+		{[]Rule{{Tool: "Bash", Match: "git status *", Action: ActionAllow}}, "git status $X", ActionAllow},
+		{[]Rule{{Tool: "Bash", Match: "git * status", Action: ActionAllow}}, `git "$X" status`, none},
 		{[]Rule{{Tool: "Bash", Match: "export X=*", Action: ActionAllow}}, "export Y=1", none},
 		{[]Rule{{Tool: "Bash", Match: "rm [a-", Action: ActionDeny}}, "rm [a-", none}, // malformed: matches nothing
 	}
