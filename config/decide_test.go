@@ -203,6 +203,50 @@ func TestDecideBash(t *testing.T) {
 	}
 }
 
+// TestRulesDocExamples checks the examples of docs/rules.md: each rule
+// alone, as allow (or as deny where the doc says so).
+func TestRulesDocExamples(t *testing.T) {
+	cases := []struct {
+		match, action string
+		yes, no       []string
+	}{
+		{"rm -rf *", ActionAllow,
+			[]string{"rm -rf /", "rm -fr /", "rm -r -f /", "rm -rfv /", "rm / -rf", "rm -rf -- /"},
+			[]string{"rm -r /", "rm -- -rf", "rm --recursive --force /"}},
+		{"git status *", ActionAllow,
+			[]string{"git status", "git status -s", "git status --short src/", "git status -- a.go"},
+			[]string{"git -c core.pager=x status", "git statusx", "git status > f", "./git status", "/tmp/x/git status"}},
+		{"git push --force *", ActionDeny,
+			[]string{"git push --force", "git push origin main --force", "git -C repo push --force"},
+			[]string{"git push -f"}},
+		{"git status*", ActionAllow, []string{"git status", "git statusx"}, []string{"git status -s"}},
+		{"wc -l", ActionAllow, []string{"wc -l"}, []string{"wc -l f", "wc -lc", "wc"}},
+		{"npm run 'test:unit'", ActionAllow, []string{"npm run test:unit"}, []string{"npm run test:unit -- --watch"}},
+		{"GOFLAGS=-mod=mod go build *", ActionAllow,
+			[]string{"GOFLAGS=-mod=mod go build ./..."}, []string{"go build ./...", "GOFLAGS=-x go build"}},
+		{"*", ActionAllow, []string{"ls -la", "git status"}, []string{"$CMD x", "ls > out", "FOO=1 ls"}},
+		{"", ActionAllow, []string{"ls > out && FOO=1 make"}, []string{`echo "x`, `bash -c "$CMD"`}},
+		{"git -C * diff *", ActionAllow, []string{"git -C /repo diff --stat"}, []string{"git diff -C /repo"}},
+		{"cat *", ActionAllow, []string{`cat "$f"`}, nil},
+		{"ls *", ActionAllow, []string{"ls *.go"}, nil},
+		{"rm -rf *", ActionDeny, []string{`rm -rf "$HOME"`, "rm $OPTS /", "$CMD -rf /", "FOO=1 rm -rf / > log", "rm -rf /\necho \"x"}, nil},
+		{"setsid *", ActionDeny, []string{"setsid sleep 1000 &"}, nil},
+	}
+	for _, tc := range cases {
+		rules := []Rule{{Tool: "Bash", Match: tc.match, Action: tc.action}}
+		for _, c := range tc.yes {
+			if v := Decide(rules, "Bash", c); v.Action != tc.action {
+				t.Errorf("%s %q: Decide(%q) = %+v, want %s", tc.action, tc.match, c, v, tc.action)
+			}
+		}
+		for _, c := range tc.no {
+			if v := Decide(rules, "Bash", c); v.Action == tc.action {
+				t.Errorf("%s %q: Decide(%q) = %+v, want no match", tc.action, tc.match, c, v)
+			}
+		}
+	}
+}
+
 // TestDecideRuleOrder: the first rule that matches a command wins, so
 // rules appended after a profile's (per-conversation grants) never
 // override its deny or ask rules.
