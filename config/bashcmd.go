@@ -74,14 +74,14 @@ const (
 type shContext struct {
 	assigns []shAssign // environment given by a wrapper or prefix assignment
 	writes  string     // an output redirection of an enclosing statement
-	depth   int        // nesting of shell code strings
 	wraps   int        // wrappers around the current command
 }
 
 // analyzer collects the simple commands of one command line.
 type analyzer struct {
-	src  string // the source being walked, for word text in messages
-	cmds []shCmd
+	src   string // the source being walked, for word text in messages
+	depth int    // nesting of the shell code being walked (sh -c, eval, …)
+	cmds  []shCmd
 }
 
 func newShParser() *syntax.Parser {
@@ -104,7 +104,7 @@ func analyzeBash(command string) (cmds []shCmd, err error) {
 // owner is the command that runs it, recorded as not understood when the
 // code cannot be followed.
 func (a *analyzer) nested(code string, ctx shContext, owner shCmd) {
-	if ctx.depth >= maxShDepth {
+	if a.depth >= maxShDepth {
 		owner.unknown = "shell code nested too deeply"
 		a.add(owner)
 		return
@@ -116,11 +116,11 @@ func (a *analyzer) nested(code string, ctx shContext, owner shCmd) {
 	})
 	saved := a.src
 	a.src = code
-	inner := ctx
-	inner.depth++
+	a.depth++
 	for _, s := range stmts {
-		a.stmt(s, inner)
+		a.stmt(s, ctx)
 	}
+	a.depth--
 	a.src = saved
 	if err != nil {
 		owner.unknown = "the shell code it runs does not parse"
@@ -145,7 +145,6 @@ func (a *analyzer) stmt(s *syntax.Stmt, ctx shContext) {
 	for _, r := range s.Redirs {
 		a.redirect(r, &ctx)
 	}
-	fresh := shContext{depth: ctx.depth} // for code that runs later or elsewhere
 	switch c := s.Cmd.(type) {
 	case nil:
 		if ctx.writes != "" { // "> file" alone truncates the file
@@ -194,7 +193,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, ctx shContext) {
 			a.stmts(it.Stmts, ctx)
 		}
 	case *syntax.FuncDecl:
-		a.stmt(c.Body, fresh) // the body runs when called; its commands are checked now
+		a.stmt(c.Body, shContext{}) // the body runs when called; its commands are checked now
 	case *syntax.ArithmCmd:
 		a.subst(c.X)
 	case *syntax.TestClause:
