@@ -49,8 +49,9 @@ func Decide(rules []Rule, tool, subject string) Verdict {
 	return Verdict{}
 }
 
-// shorten cuts s to 80 characters for messages.
+// shorten puts s on one line and cuts it to 80 characters, for messages.
 func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= 80 {
 		return s
 	}
