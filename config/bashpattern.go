@@ -23,6 +23,16 @@ type bashPattern struct {
 
 type patAssign struct{ name, value string } // value is a glob
 
+// CheckBashPattern reports why match cannot be the match of a Bash rule,
+// or nil. Load checks the rules of the config file with it; code that
+// builds rules (per-conversation grants) should too: a rule whose pattern
+// does not compile matches nothing. A simple command written literally
+// (git push origin main) is a valid pattern that matches itself.
+func CheckBashPattern(match string) error {
+	_, err := compileBashPattern(match)
+	return err
+}
+
 // compileBashPattern parses the match of a Bash rule.
 func compileBashPattern(match string) (*bashPattern, error) {
 	if match == "" {

