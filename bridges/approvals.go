@@ -29,23 +29,26 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 	}
 	subject := permissionSubject(req.ToolName, req.Input)
 	grants := cv.activeGrants(ctx)
-	rule, byGrant, matched := decidePolicy(cv.profile.Rules, grants, req.ToolName, subject)
+	v, grant := decidePolicy(cv.profile.Rules, grants, req.ToolName, subject)
 	switch {
-	case matched && byGrant:
-		cv.grantDecision(ctx, req, rule, grants)
+	case v.Action == config.ActionAllow && grant != nil:
+		cv.grantDecision(ctx, req, v, *grant)
 		return
-	case matched && rule.Action != config.ActionAsk:
-		cv.ruleDecision(ctx, req, rule)
+	case v.Action == config.ActionAllow || v.Action == config.ActionDeny:
+		cv.ruleDecision(ctx, req, v)
 		return
 	}
 	always, grantsToStore, label := alwaysPermissions(req.Suggestions)
-	if matched {
+	if v.Rule.Action == config.ActionAsk {
 		// A profile rule says to ask every time: a grant would never apply.
 		always, grantsToStore, label = nil, nil, ""
 	}
 	reason := req.DecisionReason
 	if reason == "" && req.BlockedPath != "" {
 		reason = "Path: " + req.BlockedPath
+	}
+	if v.Why != "" && (v.Action == config.ActionAsk || len(cv.profile.Rules) > 0) {
+		reason = strings.TrimSpace(reason + " (policy: " + v.Why + ")")
 	}
 	if req.AgentID != "" {
 		reason = strings.TrimSpace(reason + " (asked by a subagent)")
@@ -81,24 +84,19 @@ func permissionSubject(tool string, input json.RawMessage) string {
 	}
 }
 
-// matchRule returns the first rule matching tool and subject.
-func matchRule(rules []config.Rule, tool, subject string) (config.Rule, bool) {
-	for _, r := range rules {
-		if r.Matches(tool, subject) {
-			return r, true
-		}
-	}
-	return config.Rule{}, false
-}
-
-// ruleDecision answers a request by a profile policy rule.
-func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, rule config.Rule) {
-	desc := "rule " + ruleText(rule)
-	if rule.Action != config.ActionDeny {
+// ruleDecision answers a request by the profile's policy rules (verdict v,
+// allow or deny), without a card.
+func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, v config.Verdict) {
+	desc := "rule " + ruleText(v.Rule)
+	if v.Action != config.ActionDeny {
 		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow, desc, "")
 		return
 	}
-	msg := "Denied by the bridge's policy (" + desc + "). Do not retry this call; tell the user what you needed instead."
+	why := desc
+	if v.Why != "" {
+		why = v.Why
+	}
+	msg := "Denied by the bridge's policy (" + why + "). Do not retry this call; tell the user what you needed instead."
 	if verbosity(cv.bot) != config.VerbosityQuiet {
 		cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(permissionSubject(req.ToolName, req.Input), 100)))
 		cv.touchLive(ctx)

@@ -19,17 +19,64 @@ import (
 // files. Later requests of the conversation that match a grant are allowed
 // by the bridge without a card, across eviction, resume and restart.
 
-// decidePolicy returns the rule that decides a request of a conversation:
-// the profile's policy rules first, then the conversation's grants as allow
-// rules. byGrant reports that no profile rule matched, so a grant decided.
-// ok is false when nothing matched (the request needs a card).
-func decidePolicy(profile []config.Rule, grants []store.Grant, tool, subject string) (rule config.Rule, byGrant, ok bool) {
-	rule, ok = matchRule(append(slices.Clip(profile), grantRules(grants)...), tool, subject)
-	if !ok {
-		return config.Rule{}, false, false
+// decidePolicy decides a request of a conversation by policy: the
+// profile's rules first (a deny, an allow or an explicit ask rule there is
+// final), then the conversation's grants. grant is the grant that allowed
+// the request, or nil when the profile decided or nothing did. A Verdict
+// without Action means no rule applies: the request needs a card.
+//
+// Bash grants mean what the CLI's rule meant: "npm test:*" became the
+// command pattern "npm test *" (see docs/rules.md), evaluated after the
+// profile's rules by config.Decide; any other grant allows exactly the
+// command line that was allowed, nothing else.
+func decidePolicy(profile []config.Rule, grants []store.Grant, tool, subject string) (v config.Verdict, grant *store.Grant) {
+	pv := config.Decide(profile, tool, subject)
+	if pv.Action == config.ActionAllow || pv.Action == config.ActionDeny || pv.Rule.Action == config.ActionAsk {
+		return pv, nil
 	}
-	_, byProfile := matchRule(profile, tool, subject)
-	return rule, !byProfile, true
+	for i, g := range grants {
+		if g.Tool == "Bash" && tool == "Bash" && strings.TrimSpace(g.Match) == strings.TrimSpace(subject) {
+			return config.Verdict{Action: config.ActionAllow, Rule: grantRule(g), Why: "the exact command was allowed"}, &grants[i]
+		}
+	}
+	var rules []config.Rule
+	var from []int // grant index of each rule
+	for i, g := range grants {
+		if patternGrant(g) {
+			rules = append(rules, grantRule(g))
+			from = append(from, i)
+		}
+	}
+	if len(rules) == 0 {
+		return pv, nil
+	}
+	gv := config.Decide(append(slices.Clip(profile), rules...), tool, subject)
+	if gv.Action != config.ActionAllow {
+		return pv, nil
+	}
+	for j, r := range rules {
+		if r == gv.Rule {
+			return gv, &grants[from[j]]
+		}
+	}
+	// Several rules allowed the parts of a command together; the profile
+	// alone did not, so a grant was needed: name the first that helps.
+	for j, r := range rules {
+		if config.Decide(append(slices.Clip(profile), r), tool, subject).Action == config.ActionAllow {
+			return gv, &grants[from[j]]
+		}
+	}
+	return gv, &grants[from[0]]
+}
+
+// patternGrant reports whether g is matched as a rule: grants of tools
+// other than Bash (globs over the subject) and Bash prefix grants ("git
+// push *"). Other Bash grants allow only their exact command line.
+func patternGrant(g store.Grant) bool {
+	if g.Tool != "Bash" {
+		return true
+	}
+	return strings.HasSuffix(g.Match, " *") && config.CheckBashPattern(g.Match) == nil
 }
 
 // grantRules returns grants as allow rules, in order.
@@ -58,14 +105,8 @@ func (cv *conversation) activeGrants(ctx context.Context) []store.Grant {
 
 // grantDecision allows a request matching one of the conversation's grants,
 // without a card, and audits it.
-func (cv *conversation) grantDecision(ctx context.Context, req agent.PermissionRequest, rule config.Rule, grants []store.Grant) {
-	desc := "grant " + ruleText(rule)
-	for _, g := range grants {
-		if grantRule(g) == rule {
-			desc = fmt.Sprintf("grant #%d %s (granted by %s)", g.Num, ruleText(rule), orDefault(g.GrantedBy, "unknown"))
-			break
-		}
-	}
+func (cv *conversation) grantDecision(ctx context.Context, req agent.PermissionRequest, v config.Verdict, g store.Grant) {
+	desc := fmt.Sprintf("grant #%d %s (granted by %s)", g.Num, ruleText(grantRule(g)), orDefault(g.GrantedBy, "unknown"))
 	cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionGrant, desc, "")
 }
 
@@ -222,9 +263,16 @@ func grantFromCLIRule(tool, content string) (config.Rule, bool) {
 	case tool != "Bash":
 		r.Match = content
 	case strings.HasSuffix(content, ":*"):
-		r.Match = escapeGlob(strings.TrimSpace(strings.TrimSuffix(content, ":*"))) + " *"
+		// "npm test:*": the command and any further arguments.
+		r.Match = strings.TrimSpace(strings.TrimSuffix(content, ":*")) + " *"
+		if config.CheckBashPattern(r.Match) != nil {
+			return config.Rule{}, false
+		}
+	case strings.TrimSpace(content) == "":
+		return config.Rule{}, false
 	default:
-		r.Match = escapeGlob(content)
+		// Exactly this command line (see decidePolicy).
+		r.Match = strings.TrimSpace(content)
 	}
 	return r, true
 }

