@@ -11,7 +11,7 @@ RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o /out/bridge ./cmd/bridg
 FROM node:22-bookworm-slim
 ARG CLAUDE_VERSION=2.1.330
 RUN npm install -g --no-fund --no-audit @anthropic-ai/claude-code@${CLAUDE_VERSION} \
- && apt-get update && apt-get install -y --no-install-recommends ca-certificates git \
+ && apt-get update && apt-get install -y --no-install-recommends ca-certificates git bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 bridge \
  && mkdir -p /data /workspace && chown bridge:bridge /data /workspace

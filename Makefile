@@ -6,13 +6,13 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude bench
+.PHONY: run test build claude sandbox bench
 
 build:
 	go build -o bin/bridge ./cmd/bridge
 
 # Runs the bridge with ./bridge.yaml; writes the commented example first when it is missing.
-run: build claude
+run: build claude sandbox
 	@if [ ! -f bridge.yaml ]; then \
 		./bin/bridge example-config > bridge.yaml; \
 		echo "Wrote bridge.yaml from the example: set the tokens it references (see README.md), then run 'make run' again."; \
@@ -29,7 +29,19 @@ claude:
 	fi
 	@claude --version
 
-test: claude
+# The agent sandbox needs bubblewrap (Linux). Installed with apt when run as root on Debian/Ubuntu;
+# otherwise this says what to install (or set `sandbox: none`, see SECURITY.md).
+sandbox:
+	@if [ "$$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing bubblewrap (the agent sandbox)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+		else \
+			echo "bubblewrap (bwrap) is missing: install the package 'bubblewrap' (e.g. sudo apt-get install bubblewrap)" >&2; exit 1; \
+		fi; \
+	fi
+
+test: claude sandbox
 	go vet ./...
 	go test -count=1 -timeout 60m ./...
 

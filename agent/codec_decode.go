@@ -271,7 +271,7 @@ func decodeResult(line []byte) ([]Event, error) {
 		Subtype: w.Subtype, IsError: w.IsError, Text: w.Result, SessionID: w.SessionID,
 		NumTurns: w.NumTurns, Duration: time.Duration(w.DurationMS * float64(time.Millisecond)),
 		CostUSD: w.TotalCostUSD, Usage: Usage(w.Usage), StopReason: w.StopReason,
-		TerminalReason: w.TerminalReason, UUID: w.UUID, Raw: bytes.Clone(line),
+		TerminalReason: w.TerminalReason, APIErrorStatus: w.APIErrorStatus, UUID: w.UUID, Raw: bytes.Clone(line),
 	}
 	for _, e := range w.Errors {
 		r.Errors = append(r.Errors, rawText(e))

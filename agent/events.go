@@ -245,6 +245,7 @@ type Result struct {
 	Usage          Usage
 	StopReason     string
 	TerminalReason string
+	APIErrorStatus int    // HTTP status of the model API error that ended the turn (401 = bad credentials); 0 = none
 	Origin         string // origin.kind, e.g. "task-notification"; "" for host-started turns
 	UUID           string
 	Raw            json.RawMessage // the whole line (modelUsage, permission_denials, ...)

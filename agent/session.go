@@ -83,13 +83,8 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(opts.Workdir, 0o755); err != nil {
-		return nil, fmt.Errorf("start agent: create workdir: %w", err)
-	}
-	if opts.Home != "" {
-		if err := os.MkdirAll(opts.Home, 0o700); err != nil {
-			return nil, fmt.Errorf("start agent: create home: %w", err)
-		}
+	if err := prepareDirs(opts); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
 	}
 	tmpDir := ""
 	if _, set := opts.Env["TMPDIR"]; !set {
@@ -119,8 +114,16 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		stdinW.Close()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
+	path, args, err := commandLine(opts, tmpDir)
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		stdoutR.Close()
+		stdoutW.Close()
+		return nil, err
+	}
 	killCtx, kill := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(killCtx, opts.Command, cliArgs(opts)...)
+	cmd := exec.CommandContext(killCtx, path, args...)
 	cmd.Dir = opts.Workdir
 	cmd.Env = cliEnv(opts, tmpDir)
 	cmd.Stdin = stdinR
@@ -128,8 +131,9 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	stderr := newTailBuffer(stderrTailBytes)
 	cmd.Stderr = stderr
 	// Own process group: terminal signals to the bridge do not reach the
-	// agent, and a kill takes the agent's children (tool commands) along.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// agent, and a kill takes the agent's children (tool commands) along;
+	// on Linux the process is also killed when the bridge dies.
+	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
 
@@ -162,7 +166,8 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		st:         newTurnState(),
 	}
 	s.log = logger.With("session_id", opts.SessionID, "pid", s.pid)
-	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model, "permission_mode", opts.PermissionMode)
+	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
+		"permission_mode", opts.PermissionMode, "sandbox", opts.Sandbox.Name())
 
 	readerDone := make(chan struct{})
 	s.wg.Add(4)

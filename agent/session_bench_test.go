@@ -4,11 +4,34 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 )
+
+// benchSandboxes runs bench once unconfined and once in bubblewrap (with a
+// private state dir, as the bridge runs agents), when bwrap is installed.
+func benchSandboxes(b *testing.B, bench func(b *testing.B, opts Options, h *harness)) {
+	b.Run("sandbox=none", func(b *testing.B) {
+		h := newHarness(b)
+		bench(b, h.opts(), h)
+	})
+	b.Run("sandbox=bwrap", func(b *testing.B) {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			b.Skip("bwrap not installed")
+		}
+		h := newHarness(b)
+		opts := h.opts()
+		opts.Sandbox = &sandbox.Bwrap{}
+		opts.StateDir = filepath.Join(b.TempDir(), "state")
+		bench(b, opts, h)
+	})
+}
 
 // benchResult reads events until a Result (or fails on Exit).
 func benchResult(b *testing.B, events <-chan Event) Result {
@@ -51,9 +74,10 @@ func benchSend(b *testing.B, s *Session, text string) {
 
 // BenchmarkFollowUpLive: one message on a live process → its result.
 // Run: go test ./agent -run '^$' -bench 'FollowUpLive|SpawnResume' -benchtime 20x
-func BenchmarkFollowUpLive(b *testing.B) {
-	h := newHarness(b)
-	s, err := Start(context.Background(), h.opts(), slog.New(slog.DiscardHandler))
+func BenchmarkFollowUpLive(b *testing.B) { benchSandboxes(b, benchFollowUpLive) }
+
+func benchFollowUpLive(b *testing.B, opts Options, _ *harness) {
+	s, err := Start(context.Background(), opts, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,9 +97,9 @@ func BenchmarkFollowUpLive(b *testing.B) {
 
 // BenchmarkSpawnResume: per message, spawn the CLI with --resume, send,
 // wait for the result (the exit afterwards is not timed).
-func BenchmarkSpawnResume(b *testing.B) {
-	h := newHarness(b)
-	opts := h.opts()
+func BenchmarkSpawnResume(b *testing.B) { benchSandboxes(b, benchSpawnResume) }
+
+func benchSpawnResume(b *testing.B, opts Options, _ *harness) {
 	s, err := Start(context.Background(), opts, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)

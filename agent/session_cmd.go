@@ -3,12 +3,15 @@ package agent
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 )
 
 // Defaults for Options fields left zero.
@@ -48,6 +51,14 @@ func (opts Options) normalized() (Options, error) {
 			return opts, fmt.Errorf("agent options: home: %w", err)
 		}
 	}
+	if opts.StateDir != "" {
+		if opts.StateDir, err = filepath.Abs(opts.StateDir); err != nil {
+			return opts, fmt.Errorf("agent options: state dir: %w", err)
+		}
+	}
+	if opts.Sandbox == nil {
+		opts.Sandbox = sandbox.None{}
+	}
 	switch {
 	case opts.Resume && opts.SessionID == "":
 		return opts, fmt.Errorf("agent options: Resume needs a SessionID")
@@ -76,6 +87,15 @@ func cliArgs(opts Options) []string {
 		"--verbose",
 		"--permission-prompt-tool", "stdio",
 		"--include-partial-messages",
+		// Only the workdir's .claude settings (read-only in the sandbox):
+		// never user settings, which live in places the agent can write
+		// (its config dir, a shared HOME) and could allow tools or add
+		// hooks for its own next start behind the bridge's back.
+		"--setting-sources", "project,local",
+		// No MCP servers from files: the CLI starts a workdir .mcp.json's
+		// servers without asking, so an agent allowed to edit files could
+		// run any command at its next start. Servers come only from flags.
+		"--strict-mcp-config",
 	}
 	if opts.Resume {
 		args = append(args, "--resume", opts.SessionID)
@@ -127,6 +147,10 @@ func cliEnv(opts Options, tmpDir string) []string {
 	for k, v := range opts.Env {
 		env[k] = v
 	}
+	if opts.StateDir != "" {
+		// After Env: the private state dir is not the profile's to change.
+		env["CLAUDE_CONFIG_DIR"] = cliConfigDir(opts)
+	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		if v != "" {
@@ -135,4 +159,78 @@ func cliEnv(opts Options, tmpDir string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// cliConfigDir is the CLI's config dir inside the session's state dir.
+func cliConfigDir(opts Options) string { return filepath.Join(opts.StateDir, "claude") }
+
+// prepareDirs creates the directories a spawn needs: the workdir, Home,
+// the state dir with the CLI's config dir (private: 0700) and the
+// workdir's .claude directory (shown read-only in the sandbox).
+func prepareDirs(opts Options) error {
+	if err := os.MkdirAll(opts.Workdir, 0o755); err != nil {
+		return fmt.Errorf("create workdir: %w", err)
+	}
+	if opts.Home != "" {
+		if err := os.MkdirAll(opts.Home, 0o700); err != nil {
+			return fmt.Errorf("create home: %w", err)
+		}
+	}
+	if opts.StateDir != "" {
+		if err := os.MkdirAll(cliConfigDir(opts), 0o700); err != nil {
+			return fmt.Errorf("create state dir: %w", err)
+		}
+		if err := os.Chmod(opts.StateDir, 0o700); err != nil {
+			return fmt.Errorf("state dir permissions: %w", err)
+		}
+	}
+	if _, ok := opts.Sandbox.(sandbox.None); !ok {
+		if err := os.MkdirAll(filepath.Join(opts.Workdir, ".claude"), 0o755); err != nil {
+			return fmt.Errorf("create workdir .claude: %w", err)
+		}
+	}
+	return nil
+}
+
+// commandLine returns the program and arguments that run the CLI for opts
+// (normalized) inside its sandbox. The executable is resolved in the
+// bridge's PATH with symbolic links followed, so that the sandbox shows
+// only its directory.
+func commandLine(opts Options, tmpDir string) (string, []string, error) {
+	exe, err := exec.LookPath(opts.Command)
+	if err != nil {
+		return "", nil, fmt.Errorf("find the CLI %q: %w", opts.Command, err)
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return "", nil, fmt.Errorf("find the CLI %q: %w", opts.Command, err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	spec := sandbox.Spec{
+		Argv:       append([]string{exe}, cliArgs(opts)...),
+		Dir:        opts.Workdir,
+		Home:       opts.Home,
+		SharedHome: opts.Home != "",
+		ReadOnly:   []string{filepath.Dir(exe)},
+		Binds:      opts.Binds,
+		Protect:    []string{filepath.Join(opts.Workdir, ".claude")},
+		Hide:       opts.Hide,
+	}
+	if spec.Home == "" {
+		spec.Home, _ = os.UserHomeDir()
+	}
+	if opts.StateDir != "" {
+		spec.Private = append(spec.Private, opts.StateDir)
+	}
+	if tmpDir != "" {
+		spec.Private = append(spec.Private, tmpDir)
+	} else if t := opts.Env["TMPDIR"]; filepath.IsAbs(t) {
+		spec.Private = append(spec.Private, t)
+	}
+	path, args, err := opts.Sandbox.Command(spec)
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox %s: %w", opts.Sandbox.Name(), err)
+	}
+	return path, args, nil
 }

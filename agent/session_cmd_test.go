@@ -9,7 +9,7 @@ import (
 
 func TestCLIArgs(t *testing.T) {
 	base := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose",
-		"--permission-prompt-tool", "stdio", "--include-partial-messages"}
+		"--permission-prompt-tool", "stdio", "--include-partial-messages", "--setting-sources", "project,local", "--strict-mcp-config"}
 	tests := []struct {
 		name string
 		opts Options
@@ -47,6 +47,8 @@ func TestCLIEnv(t *testing.T) {
 		want []string
 	}{
 		{"defaults", Options{}, []string{"HOME=/home/bridge", "LANG=C.UTF-8", "PATH=/bin:/usr/bin", "TMPDIR=/tmp/s1"}},
+		{"private state dir wins over env", Options{StateDir: "/data/sessions/s1", Env: map[string]string{"CLAUDE_CONFIG_DIR": "/shared"}},
+			[]string{"CLAUDE_CONFIG_DIR=/data/sessions/s1/claude", "HOME=/home/bridge", "LANG=C.UTF-8", "PATH=/bin:/usr/bin", "TMPDIR=/tmp/s1"}},
 		{"home and env", Options{Home: "/srv/agent", Env: map[string]string{"ANTHROPIC_API_KEY": "k", "LANG": "de_DE.UTF-8"}},
 			[]string{"ANTHROPIC_API_KEY=k", "HOME=/srv/agent", "LANG=de_DE.UTF-8", "PATH=/bin:/usr/bin", "TMPDIR=/tmp/s1"}},
 	}

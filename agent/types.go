@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 )
 
 // Image is an image attached to a user message, sent as a base64 image block.
@@ -42,6 +44,12 @@ type Decision struct {
 // environment reaches the agent. An Env entry with an empty value removes
 // the variable.
 //
+// With Home set, the sandbox shows it read-write (shared by the profile's
+// sessions); with Home empty the agent's HOME is the bridge's, and the
+// sandbox replaces it with an empty private directory. The workdir's
+// .claude directory (project settings) is created if missing and is
+// read-only inside the sandbox: permission rules are the bridge's.
+//
 // PermissionMode "bypassPermissions" is passed as --permission-mode
 // bypassPermissions, which is all the CLI needs (and lets set_permission_mode
 // switch back to it later); run as root, the CLI also requires
@@ -58,6 +66,22 @@ type Options struct {
 	AppendSystemPrompt string
 	MaxTurns           int
 	Env                map[string]string // extra environment; nothing else leaks in
+
+	// Sandbox confines the process; nil runs it unconfined (sandbox.None).
+	// Whatever the sandbox, the process gets its own process group and,
+	// on Linux, SIGKILL when the bridge dies.
+	Sandbox sandbox.Sandbox
+	// StateDir is the session's private state directory (created 0700 if
+	// missing). The CLI keeps its config dir there (CLAUDE_CONFIG_DIR =
+	// StateDir/claude: transcripts, todos, shell snapshots, settings it
+	// writes), so sessions sharing a HOME do not see each other's state.
+	// Resume needs the same StateDir. "" = the CLI's default, HOME/.claude.
+	StateDir string
+	// Binds are extra paths the sandbox shows (the profile's sandbox_binds).
+	Binds []sandbox.Bind
+	// Hide are paths the sandbox never shows: the bridge's data_dir and
+	// config file. StateDir is visible even when it lies inside one.
+	Hide []string
 
 	// SessionID is the Claude session id. With Resume false the CLI is
 	// started with --session-id SessionID (a new conversation), with Resume

@@ -138,6 +138,7 @@ type wireResult struct {
 	Usage          wireUsage         `json:"usage"`
 	StopReason     string            `json:"stop_reason"`
 	TerminalReason string            `json:"terminal_reason"`
+	APIErrorStatus int               `json:"api_error_status"` // null when no API error
 	Origin         json.RawMessage   `json:"origin"`
 	UUID           string            `json:"uuid"`
 }

@@ -80,6 +80,7 @@ type liveSetup struct {
 	dbPath, home string
 	workdir      string
 	platform     *bridgetest.Platform
+	noAPIKey     bool // the agent gets no ANTHROPIC_API_KEY
 }
 
 func startLive(t *testing.T, ls liveSetup) *live {
@@ -109,6 +110,9 @@ func startLive(t *testing.T, ls liveSetup) *live {
 	for _, kv := range ls.srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
+	}
+	if ls.noAPIKey {
+		delete(env, "ANTHROPIC_API_KEY")
 	}
 	apool := agent.NewPool(slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	counted := &countingPool{AgentPool: bridges.NewAgentPool(apool)}

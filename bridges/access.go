@@ -9,6 +9,17 @@ import (
 // Access rules of a bot (config.Access). Ids are compared verbatim: adapters
 // report channel and user ids in the form admins write in the config.
 
+// Allowed implements Handler: whether user may talk to the bot key.Bot in
+// key.Channel, by the same rules HandleMessage applies (an unknown bot
+// allows nobody). It does no I/O.
+func (c *Core) Allowed(key ConversationKey, user string) bool {
+	if c.cfg == nil {
+		return false
+	}
+	b := c.cfg.Bot(key.Bot)
+	return b != nil && channelAllowed(b, key.Channel) && userAllowed(b, user)
+}
+
 // channelAllowed reports whether the bot may work in channel (an empty
 // Channels list allows every channel the bot is in).
 func channelAllowed(b *config.Bot, channel string) bool {
@@ -33,8 +44,8 @@ func isAdmin(b *config.Bot, user string) bool {
 	return slices.Contains(b.Access.Admins, user)
 }
 
-// mayRunAdminCommand reports whether user may run admin-only commands: the
-// admins, or anyone allowed to talk when the bot has no admins configured.
-func mayRunAdminCommand(b *config.Bot, user string) bool {
-	return len(b.Access.Admins) == 0 || isAdmin(b, user)
+// adminsConfigured reports whether the bot has admins. Without them the
+// admin-only commands are disabled.
+func adminsConfigured(b *config.Bot) bool {
+	return len(b.Access.Admins) > 0
 }

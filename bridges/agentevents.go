@@ -122,7 +122,10 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 
 	activity, answer := t.final(r.Text)
 	if r.IsError { // keep whatever the turn showed; the answer is the failure
-		activity, answer = t.segs, resultError(r)
+		activity, answer = t.segs, cv.failureText(r)
+		if authFailed(r) {
+			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
+		}
 		if cv.stopping {
 			answer = "⏹ Stopped."
 		}

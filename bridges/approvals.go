@@ -3,7 +3,6 @@ package bridges
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -29,14 +28,27 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 		return
 	}
 	subject := permissionSubject(req.ToolName, req.Input)
-	if rule, ok := matchRule(cv.profile.Rules, req.ToolName, subject); ok && rule.Action != config.ActionAsk {
-		cv.ruleDecision(ctx, req, rule)
+	grants := cv.activeGrants(ctx)
+	v, grant := decidePolicy(cv.profile.Rules, grants, req.ToolName, subject)
+	switch {
+	case v.Action == config.ActionAllow && grant != nil:
+		cv.grantDecision(ctx, req, v, *grant)
+		return
+	case v.Action == config.ActionAllow || v.Action == config.ActionDeny:
+		cv.ruleDecision(ctx, req, v)
 		return
 	}
-	always, label := alwaysPermissions(req.Suggestions)
+	always, grantsToStore, label := alwaysPermissions(req.Suggestions)
+	if v.Rule.Action == config.ActionAsk {
+		// A profile rule says to ask every time: a grant would never apply.
+		always, grantsToStore, label = nil, nil, ""
+	}
 	reason := req.DecisionReason
 	if reason == "" && req.BlockedPath != "" {
 		reason = "Path: " + req.BlockedPath
+	}
+	if v.Why != "" && (v.Action == config.ActionAsk || len(cv.profile.Rules) > 0) {
+		reason = strings.TrimSpace(reason + " (policy: " + v.Why + ")")
 	}
 	if req.AgentID != "" {
 		reason = strings.TrimSpace(reason + " (asked by a subagent)")
@@ -48,6 +60,7 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 		body:        permissionBody(req.ToolName, req.Input, req.Description, reason, cv.profile.Workdir),
 		always:      always,
 		alwaysLabel: label,
+		grants:      grantsToStore,
 	})
 }
 
@@ -71,34 +84,30 @@ func permissionSubject(tool string, input json.RawMessage) string {
 	}
 }
 
-// matchRule returns the first rule matching tool and subject.
-func matchRule(rules []config.Rule, tool, subject string) (config.Rule, bool) {
-	for _, r := range rules {
-		if r.Matches(tool, subject) {
-			return r, true
-		}
+// ruleDecision answers a request by the profile's policy rules (verdict v,
+// allow or deny), without a card.
+func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, v config.Verdict) {
+	desc := "rule " + ruleText(v.Rule)
+	if v.Action != config.ActionDeny {
+		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow, desc, "")
+		return
 	}
-	return config.Rule{}, false
+	why := desc
+	if v.Why != "" {
+		why = v.Why
+	}
+	msg := "Denied by the bridge's policy (" + why + "). Do not retry this call; tell the user what you needed instead."
+	if verbosity(cv.bot) != config.VerbosityQuiet {
+		cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(permissionSubject(req.ToolName, req.Input), 100)))
+		cv.touchLive(ctx)
+	}
+	cv.autoDecision(ctx, req, agent.Decision{Message: msg}, store.DecisionRuleDeny, desc, msg)
 }
 
-// ruleDecision answers a request by policy, without a card, and audits it.
-func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, rule config.Rule) {
-	desc := "rule " + rule.Tool
-	if rule.Match != "" {
-		desc += " " + fmt.Sprintf("%q", rule.Match)
-	}
-	d := agent.Decision{Allow: true, UpdatedInput: req.Input}
-	audit := store.DecisionRuleAllow
-	msg := ""
-	if rule.Action == config.ActionDeny {
-		msg = "Denied by the bridge's policy (" + desc + "). Do not retry this call; tell the user what you needed instead."
-		d = agent.Decision{Message: msg}
-		audit = store.DecisionRuleDeny
-		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(permissionSubject(req.ToolName, req.Input), 100)))
-			cv.touchLive(ctx)
-		}
-	}
+// autoDecision answers a request without a card (a policy rule or a grant
+// decided it), records it in the audit log as requested and decided at
+// once, with desc naming what decided, and counts it.
+func (cv *conversation) autoDecision(ctx context.Context, req agent.PermissionRequest, d agent.Decision, audit store.Decision, desc, msg string) {
 	cv.respond(ctx, req.RequestID, d)
 	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
 		ID: req.RequestID, ConversationID: cv.id, ToolName: req.ToolName, Input: req.Input,
@@ -106,10 +115,8 @@ func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRe
 	}); err != nil {
 		cv.log.Error("audit permission request", "request", req.RequestID, "err", err)
 	}
-	if _, err := cv.core.st.RecordApprovalDecision(ctx, req.RequestID, audit, desc, msg); err != nil {
-		cv.log.Error("audit rule decision", "request", req.RequestID, "err", err)
-	}
-	cv.log.Info("permission decided by rule", "tool", req.ToolName, "decision", audit, "rule", desc)
+	cv.audit(ctx, req.RequestID, audit, desc, msg)
+	cv.log.Info("permission decided without a card", "tool", req.ToolName, "decision", audit, "by", desc)
 }
 
 // openCard posts a card, records the request and starts its timeout. A
@@ -190,8 +197,9 @@ func (cv *conversation) decide(ctx context.Context, cd *card, choice string, who
 	case cd.kind == cardPermission && choice == ChoiceAllow:
 		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Allowed by "+by)
 	case cd.kind == cardPermission && choice == ChoiceAlways && cd.always != nil:
+		granted, note := cv.storeGrants(ctx, cd, who)
 		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: cd.always},
-			store.DecisionAlways, who, "", "✅ Always allowed by "+by)
+			store.DecisionAlways, who, granted, "✅ Always allowed by "+by+note)
 	case cd.kind == cardPermission && choice == ChoiceDeny:
 		msg := "Denied by " + by
 		cv.resolve(ctx, cd, agent.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ "+msg)

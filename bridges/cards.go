@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // Button ids of cards. Adapters that map reactions or numbered replies to
@@ -42,8 +43,9 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	questions   []question // cardQuestion
-	picked      [][]bool   // cardQuestion: selected options per question
+	grants      []config.Rule // what "Always allow" stores for the conversation (see alwaysPermissions)
+	questions   []question    // cardQuestion
+	picked      [][]bool      // cardQuestion: selected options per question
 }
 
 // question is one AskUserQuestion question.
@@ -295,55 +297,4 @@ func (cd *card) textChoices() string {
 		}
 		return "Reply **1** (or yes) to allow, **3** (or no) to deny."
 	}
-}
-
-// alwaysPermissions picks what "Always allow" sends from the CLI's
-// suggestions: its rules (and the directories they need) when it offers
-// rules, so that allowing one command does not also switch the whole session
-// to accept every edit; otherwise every suggestion (e.g. Write/Edit's
-// "accept edits for this session"). The label says what it means.
-func alwaysPermissions(sugg []json.RawMessage) ([]json.RawMessage, string) {
-	if len(sugg) == 0 {
-		return nil, ""
-	}
-	type rule struct {
-		ToolName    string `json:"toolName"`
-		RuleContent string `json:"ruleContent"`
-	}
-	type suggestion struct {
-		Type  string `json:"type"`
-		Mode  string `json:"mode"`
-		Rules []rule `json:"rules"`
-	}
-	var rules, dirs []json.RawMessage
-	var ruleNames, modes []string
-	for _, raw := range sugg {
-		var s suggestion
-		if json.Unmarshal(raw, &s) != nil {
-			continue
-		}
-		switch s.Type {
-		case "addRules", "replaceRules":
-			rules = append(rules, raw)
-			for _, r := range s.Rules {
-				name := r.ToolName
-				if r.RuleContent != "" {
-					name += "(" + r.RuleContent + ")"
-				}
-				ruleNames = append(ruleNames, name)
-			}
-		case "addDirectories":
-			dirs = append(dirs, raw)
-		case "setMode":
-			modes = append(modes, s.Mode)
-		}
-	}
-	if len(rules) > 0 {
-		return append(rules, dirs...), "Always allow adds the rule " + codeSpan(truncate(strings.Join(ruleNames, ", "), 200))
-	}
-	label := "Always allow applies the agent's suggestion"
-	if len(modes) > 0 {
-		label = "Always allow switches this session to " + codeSpan(strings.Join(modes, ", ")) + " mode"
-	}
-	return sugg, label
 }

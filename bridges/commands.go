@@ -20,20 +20,43 @@ type command struct {
 	name  string
 	usage string
 	help  string
-	admin bool // only admins (everyone allowed to talk when the bot has no admins)
+	who   authority // who may run it
+	// adminArg, when set, is a first argument word that makes the command
+	// admin-only (e.g. "rm" for "!rules rm N").
+	adminArg string
 }
+
+// authority says who may run a command.
+type authority int
+
+const (
+	anyone       authority = iota // everyone allowed to talk to the bot
+	participants                  // the conversation's participants and admins
+	admins                        // the bot's admins; disabled when it has none
+)
 
 // commands lists the chat commands in help order.
 func commands() []command {
 	return []command{
 		{name: "help", help: "show this help"},
-		{name: "stop", help: "interrupt the running turn"},
-		{name: "new", help: "start a fresh session (the agent forgets this conversation)"},
-		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", admin: true},
-		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", admin: true},
+		{name: "stop", help: "interrupt the running turn", who: participants},
+		{name: "new", help: "start a fresh session (the agent forgets this conversation)", who: participants},
+		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", who: admins},
+		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", who: admins},
+		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm"},
 		{name: "cost", help: "show the cost of this conversation and of the bot"},
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
 	}
+}
+
+// required is the authority running c with arg needs.
+func (c command) required(arg string) authority {
+	if c.adminArg != "" {
+		if w, _, _ := strings.Cut(strings.TrimSpace(arg), " "); strings.EqualFold(w, c.adminArg) {
+			return admins
+		}
+	}
+	return c.who
 }
 
 // parseCommand recognises "!name args" for a known command name. Other text
@@ -54,14 +77,14 @@ func parseCommand(text string) (name, arg string, ok bool) {
 	return "", "", false
 }
 
-// runCommand executes a command from ledger message m.
+// runCommand executes a command from ledger message m, if its author may
+// run it.
 func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, name, arg string) {
 	who := author{m.UserID, m.UserName}
-	for _, c := range commands() {
-		if c.name == name && c.admin && !mayRunAdminCommand(cv.bot, who.id) {
-			cv.notice(ctx, "⛔ "+CommandPrefix+name+" is for admins only.")
-			return
-		}
+	if refusal := cv.commandRefusal(ctx, m, name, arg); refusal != "" {
+		cv.log.Info("command refused", "command", name, "user", who.id)
+		cv.notice(ctx, refusal)
+		return
 	}
 	cv.log.Info("command", "command", name, "arg", arg, "user", who.id)
 	switch name {
@@ -75,11 +98,52 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 		cv.cmdModel(ctx, arg)
 	case "mode":
 		cv.cmdMode(ctx, arg)
+	case "rules":
+		cv.cmdRules(ctx, arg, who)
 	case "cost":
 		cv.cmdCost(ctx)
 	case "status":
 		cv.notice(ctx, cv.statusText())
 	}
+}
+
+// commandRefusal returns why the author of m may not run command name with
+// arg, or "" when they may: admin commands need an admin (and are disabled
+// when the bot has none); participant commands need an admin or someone who
+// wrote in this conversation before (see store.IsParticipant).
+func (cv *conversation) commandRefusal(ctx context.Context, m store.InboxMessage, name, arg string) string {
+	var c command
+	for _, cc := range commands() {
+		if cc.name == name {
+			c = cc
+		}
+	}
+	shown := CommandPrefix + name
+	if c.adminArg != "" && c.required(arg) == admins {
+		shown += " " + c.adminArg
+	}
+	switch c.required(arg) {
+	case admins:
+		if !adminsConfigured(cv.bot) {
+			return "⛔ " + shown + " is disabled: this bot has no admins. Admins must be configured (access.admins) to use it."
+		}
+		if !isAdmin(cv.bot, m.UserID) {
+			return "⛔ " + shown + " is for admins only."
+		}
+	case participants:
+		if isAdmin(cv.bot, m.UserID) {
+			return ""
+		}
+		ok, err := cv.core.st.IsParticipant(ctx, cv.id, m.UserID, m.ID)
+		if err != nil {
+			cv.log.Error("check command authority", "command", name, "err", err)
+			return "⚠️ Could not check who may run " + shown + " (database error)."
+		}
+		if !ok {
+			return "⛔ " + shown + " is for the people taking part in this conversation and admins."
+		}
+	}
+	return ""
 }
 
 func (cv *conversation) helpText() string {
@@ -91,13 +155,16 @@ func (cv *conversation) helpText() string {
 			b.WriteString(" " + c.usage)
 		}
 		b.WriteString("` — " + c.help)
-		if c.admin {
+		switch c.who {
+		case admins:
 			b.WriteString(" _(admin)_")
+		case participants:
+			b.WriteString(" _(participants and admins)_")
 		}
 		b.WriteString("\n")
 	}
-	if len(cv.bot.Access.Admins) == 0 {
-		b.WriteString("_Admin commands are open to everyone because this bot has no admins configured._")
+	if !adminsConfigured(cv.bot) {
+		b.WriteString("_Admin commands are disabled because this bot has no admins: admins must be configured (access.admins) to use them._")
 	} else {
 		b.WriteString("_Admin commands are limited to the bot's admins._")
 	}
@@ -261,13 +328,22 @@ func (cv *conversation) effectiveModel() string {
 	return cv.profile.Model
 }
 
+// effectiveMode is the permission mode the agent runs in: the
+// conversation's override, else the profile's. bypassPermissions, from
+// either, counts only while the profile allows it (bypassAllowed).
 func (cv *conversation) effectiveMode() string {
-	if cv.row.PermissionMode != "" {
-		return cv.row.PermissionMode
+	if m := cv.row.PermissionMode; m != "" && (m != config.ModeBypass || cv.bypassAllowed()) {
+		return m
 	}
 	return cv.profileMode()
 }
 
+// profileMode is the profile's permission mode; a bypassPermissions the
+// profile does not allow (which check-config refuses) falls back to default.
 func (cv *conversation) profileMode() string {
-	return orDefault(cv.profile.PermissionMode, config.ModeDefault)
+	m := orDefault(cv.profile.PermissionMode, config.ModeDefault)
+	if m == config.ModeBypass && !cv.bypassAllowed() {
+		return config.ModeDefault
+	}
+	return m
 }

@@ -1,6 +1,7 @@
 package bridges_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,22 +95,28 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-func TestAdminCommandsOpenWithoutAdmins(t *testing.T) {
+func TestAdminCommandsDisabledWithoutAdmins(t *testing.T) {
 	h := start(t, setup{})
 	k := key("T1")
 	h.send(k, "c1", "alice", "!mode acceptEdits")
-	h.waitText(k, "Mode set to `acceptEdits`")
+	h.waitText(k, "!mode is disabled: this bot has no admins. Admins must be configured")
 	h.send(k, "c2", "alice", "!help")
-	h.waitText(k, "open to everyone")
+	help := h.waitText(k, "**Commands**")
+	if !strings.Contains(help.Text, "Admin commands are disabled because this bot has no admins: admins must be configured") {
+		t.Errorf("help does not say admin commands are disabled:\n%s", help.Text)
+	}
 	h.send(k, "m1", "alice", "!important: not a command")
 	h.waitText(k, "pong: !important: not a command")
-	if s := h.session(1); s.Opts.PermissionMode != "acceptEdits" {
-		t.Errorf("mode override not used at spawn: %+v", s.Opts)
+	if s := h.session(1); s.Opts.PermissionMode != "default" {
+		t.Errorf("a refused !mode changed the spawn: %+v", s.Opts)
+	}
+	if c := h.conversation(k); c.PermissionMode != "" {
+		t.Errorf("a refused !mode was stored: %+v", c)
 	}
 }
 
 func TestBypassModeRestartsProcess(t *testing.T) {
-	h := start(t, setup{profile: func(a *config.Agent) { a.AllowBypass = true }})
+	h := start(t, setup{access: config.Access{Admins: []string{"alice"}}, profile: func(a *config.Agent) { a.AllowBypass = true }})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hi")
 	h.waitText(k, "pong: hi")
@@ -121,6 +128,60 @@ func TestBypassModeRestartsProcess(t *testing.T) {
 	second := h.session(2)
 	if !first.Exited() || second.Opts.PermissionMode != "bypassPermissions" || !second.Opts.Resume {
 		t.Errorf("bypass needs a resumed process launched in that mode: first exited=%v second=%+v", first.Exited(), second.Opts)
+	}
+}
+
+// TestStoredBypassRecheckedAtSpawn: a "!mode bypassPermissions" stored while
+// allow_bypass was on does not reach the CLI once it is off, at the first
+// spawn and at every later one (resume), and the conversation is told once.
+func TestStoredBypassRecheckedAtSpawn(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "bridge.db")
+	k := key("T1")
+	{
+		h := start(t, setup{dbPath: dbPath, access: config.Access{Admins: []string{"alice"}}, profile: func(a *config.Agent) { a.AllowBypass = true }})
+		h.send(k, "c1", "alice", "!mode bypassPermissions")
+		h.waitText(k, "Mode set to `bypassPermissions`")
+		h.stop()
+	}
+	// The admin turns allow_bypass off and restarts the bridge.
+	plat := bridgetest.New(defaultLimits())
+	h := start(t, setup{dbPath: dbPath, platform: plat, access: config.Access{Admins: []string{"alice"}},
+		profile: func(a *config.Agent) { a.PermissionMode = "acceptEdits" }})
+	if c := h.conversation(k); c.PermissionMode != "bypassPermissions" {
+		t.Fatalf("stored override = %q", c.PermissionMode)
+	}
+	h.send(k, "m1", "alice", "hi")
+	h.waitText(k, "pong: hi")
+	h.waitText(k, "allow_bypass is now off")
+	h.send(k, "c2", "alice", "!new") // the next message spawns a second process
+	h.waitText(k, "Started a fresh session")
+	h.send(k, "m2", "alice", "again")
+	h.waitText(k, "pong: again")
+	for i, a := range h.pool.Acquisitions() {
+		if a.Opts.PermissionMode != "acceptEdits" {
+			t.Errorf("spawn %d: permission mode %q, want the profile's acceptEdits", i+1, a.Opts.PermissionMode)
+		}
+		for _, arg := range a.Opts.Args {
+			if strings.Contains(arg, "dangerously") || strings.Contains(arg, "bypass") {
+				t.Errorf("spawn %d: args %q", i+1, a.Opts.Args)
+			}
+		}
+	}
+	if n := len(h.pool.Acquisitions()); n != 2 {
+		t.Errorf("%d spawns, want 2", n)
+	}
+	told := 0
+	for _, m := range plat.Messages(k) {
+		if strings.Contains(m.Text, "allow_bypass is now off") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("told %d times about the ignored bypass, want once", told)
+	}
+	h.send(k, "c3", "alice", "!status")
+	if st := h.waitText(k, "📊 Session"); !strings.Contains(st.Text, "mode: `acceptEdits`") {
+		t.Errorf("status shows a mode the agent does not run in:\n%s", st.Text)
 	}
 }
 

@@ -90,25 +90,26 @@ type conversation struct {
 	rescan   atomic.Bool // a message was accepted while the queue was full
 
 	// Owned by the worker goroutine.
-	row              store.Conversation // settings: session id, overrides
-	sess             AgentSession
-	gen              uint64 // generation of sess; events of older ones are ignored
-	acquiring        bool
-	resume           bool               // the next spawn resumes row.SessionID
-	freshRetry       bool               // the resume failed: spawn the same id fresh once
-	inflight         map[string]sentMsg // agent message uuid → what was sent, until finished
-	spared           map[string]int     // ledger id → resets that were no crash (a failed resume)
-	turn             *turn
-	cards            map[string]*card // open cards by id
-	cardSeq          int
-	lastAuthor       author
-	stopping         bool // !stop asked for an interrupt
-	restartAfterTurn bool // a setting needs a new process once the turn ends
-	timers           map[timerKey]pendingTimer
-	timerSeq         uint64
-	outboxRetrying   bool
-	outboxDelay      time.Duration
-	editReply        map[string]MessageRef // outbox id → live message to edit instead of posting
+	row                store.Conversation // settings: session id, overrides
+	sess               AgentSession
+	gen                uint64 // generation of sess; events of older ones are ignored
+	acquiring          bool
+	resume             bool               // the next spawn resumes row.SessionID
+	freshRetry         bool               // the resume failed: spawn the same id fresh once
+	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
+	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
+	turn               *turn
+	cards              map[string]*card // open cards by id
+	cardSeq            int
+	lastAuthor         author
+	stopping           bool // !stop asked for an interrupt
+	restartAfterTurn   bool // a setting needs a new process once the turn ends
+	bypassRefusalShown bool // told that a stored bypassPermissions is not applied
+	timers             map[timerKey]pendingTimer
+	timerSeq           uint64
+	outboxRetrying     bool
+	outboxDelay        time.Duration
+	editReply          map[string]MessageRef // outbox id → live message to edit instead of posting
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -48,6 +49,11 @@ type CoreOptions struct {
 	// Metrics, when set, counts messages, results, approvals, agent exits
 	// and failed posts (see NewMetrics).
 	Metrics *Metrics
+	// Sandboxes confine each agent profile's processes, by profile name
+	// (see agent/sandbox). Run refuses to start when a profile whose
+	// config names a sandbox other than "none" has none here: agents are
+	// never silently unconfined.
+	Sandboxes map[string]sandbox.Sandbox
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for
@@ -67,7 +73,7 @@ type Core struct {
 	platforms map[string]Platform // by bot name
 	convs     map[ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
-	refused   map[refusalKey]time.Time // last refusal told per conversation and user
+	refused   map[refusalKey]time.Time // last refusal told per bot and user
 	workers   sync.WaitGroup           // conversation queues and their helpers
 }
 
@@ -116,6 +122,11 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	for name := range platforms {
 		if c.cfg.Bot(name) == nil {
 			return fmt.Errorf("run core: platform for bot %q: %w", name, ErrUnknownBot)
+		}
+	}
+	for name, a := range c.cfg.Agents {
+		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.opts.Sandboxes[name] == nil {
+			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -365,23 +376,29 @@ func (c *Core) platform(bot string) Platform {
 	return c.platforms[bot]
 }
 
-// refusalEvery is how often one user is told, per conversation, that they
-// may not talk to the bot: a colleague chatting in a bot's thread is told
-// once, not on every message.
+// refusalEvery is how often one person is told, per bot, that they may not
+// talk to it: someone chatting in the bot's threads is told once an hour,
+// not on every message nor in every conversation.
 const refusalEvery = time.Hour
 
+// strangerNotice is the private answer to a stranger: polite, and it names
+// nobody and nothing of the bot's configuration.
+const strangerNotice = "Sorry, you don't have access to this bot."
+
 type refusalKey struct {
-	key  ConversationKey
+	bot  string
 	user string
 }
 
-// refuse tells a user who may not talk to the bot so, in the conversation,
-// at most once per refusalEvery.
+// refuse tells a user who may not talk to the bot so, privately and at most
+// once per refusalEvery per bot and user: through the platform's Ephemeral
+// ability where it has one, else not at all. Nothing is posted in the
+// conversation.
 func (c *Core) refuse(ctx context.Context, m Inbound) {
 	now := c.clock.Now()
 	c.mu.Lock()
 	p := c.platforms[m.Key.Bot]
-	rk := refusalKey{m.Key, m.UserID}
+	rk := refusalKey{m.Key.Bot, m.UserID}
 	last, told := c.refused[rk]
 	if p == nil || told && now.Sub(last) < refusalEvery {
 		c.mu.Unlock()
@@ -390,9 +407,17 @@ func (c *Core) refuse(ctx context.Context, m Inbound) {
 	c.makeRoomForRefusalLocked(now)
 	c.refused[rk] = now
 	c.mu.Unlock()
-	if _, err := p.Post(ctx, m.Key, Message{Text: "Sorry, you are not allowed to talk to this bot."}); err != nil {
-		c.log.Warn("post refusal", "key", m.Key, "err", err)
+	eph, ok := p.(Ephemeral)
+	if !ok {
+		c.opts.Metrics.strangerNotice(m.Key.Bot, "none")
+		return
 	}
+	if err := eph.PostEphemeral(ctx, m.Key, m.UserID, strangerNotice); err != nil {
+		c.log.Warn("private notice to a stranger failed", "key", m.Key, "user", m.UserID, "err", err)
+		c.opts.Metrics.strangerNotice(m.Key.Bot, "failed")
+		return
+	}
+	c.opts.Metrics.strangerNotice(m.Key.Bot, "ephemeral")
 }
 
 // replyPrivately answers a clicker through Action.Reply, if the platform

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/google/uuid"
 )
@@ -16,6 +19,10 @@ import (
 // maxRedeliveries is how often a message is delivered again after the agent
 // died while handling it; after that it is marked failed.
 const maxRedeliveries = 1
+
+// SessionsDir is the directory under data_dir that holds each agent
+// session's private state (data_dir/sessions/<session id>).
+const SessionsDir = "sessions"
 
 // maxImageBytes caps an image attachment forwarded to the agent.
 const maxImageBytes = 5 << 20
@@ -40,11 +47,11 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	for _, m := range msgs {
 		if name, arg, ok := parseCommand(m.Text); ok {
 			cv.runCommand(ctx, m, name, arg)
-			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "command")
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
 		}
 		if cv.answerFromText(ctx, m) {
-			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "answered a card")
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
 		if blocked {
@@ -130,6 +137,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 		}
 		cv.row.SessionID, cv.resume = id, false
 	}
+	cv.noteRefusedBypass(ctx)
 	opts := cv.agentOptions()
 	cv.acquiring = true
 	cv.gen++
@@ -202,7 +210,9 @@ func drain(s AgentSession) {
 }
 
 // agentOptions builds the spawn options from the bot's agent profile and the
-// conversation's overrides.
+// conversation's overrides. It runs at every spawn and resume, so a stored
+// bypassPermissions override applies only while the profile still has
+// allow_bypass (see effectiveMode).
 func (cv *conversation) agentOptions() agent.Options {
 	p := cv.profile
 	opts := agent.Options{
@@ -219,14 +229,44 @@ func (cv *conversation) agentOptions() agent.Options {
 		Env:                maps.Clone(p.Env),
 		SessionID:          cv.row.SessionID,
 		Resume:             cv.resume && !cv.freshRetry,
+		Sandbox:            cv.core.opts.Sandboxes[p.Name],
+	}
+	for _, b := range p.SandboxBinds {
+		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
+	}
+	if cfg := cv.core.cfg; cfg.DataDir != "" {
+		// The session's private CLI state lives with the bridge's data, which
+		// the sandbox hides — except this directory.
+		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)
+		opts.Hide = append(opts.Hide, cfg.DataDir)
+	}
+	if cv.core.cfg.Path != "" {
+		opts.Hide = append(opts.Hide, cv.core.cfg.Path)
 	}
 	if cv.row.Model != "" {
 		opts.Model = cv.row.Model
 	}
-	if cv.row.PermissionMode != "" {
-		opts.PermissionMode = cv.row.PermissionMode
-	}
+	opts.PermissionMode = cv.effectiveMode()
 	return opts
+}
+
+// bypassAllowed reports whether bypassPermissions may reach the CLI now:
+// only while the profile has allow_bypass (checked at every spawn, so a
+// stored "!mode bypassPermissions" stops applying once it is turned off).
+func (cv *conversation) bypassAllowed() bool {
+	return cv.profile.AllowBypass
+}
+
+// noteRefusedBypass tells the conversation, once per worker, that its
+// stored bypassPermissions override is not applied.
+func (cv *conversation) noteRefusedBypass(ctx context.Context) {
+	if cv.row.PermissionMode != config.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
+		return
+	}
+	cv.bypassRefusalShown = true
+	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
+	cv.notice(ctx, "🔐 This conversation was set to "+codeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
+		"so the agent runs in "+codeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+CommandPrefix+"mode`.")
 }
 
 // fetchImages downloads image attachments through the platform's

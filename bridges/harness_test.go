@@ -37,6 +37,10 @@ type setup struct {
 	outboxBackoff time.Duration
 	retireAfter   time.Duration
 	queueCapacity int
+	metrics       *bridges.Metrics
+	// silent hides the platform's optional abilities (Ephemeral, Typer,
+	// FileFetcher) from the core, like a platform that has none.
+	silent bool
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -73,7 +77,7 @@ func start(t *testing.T, s setup) *harness {
 		s.profile(agentCfg)
 	}
 	cfg := &config.Config{
-		DataDir: t.TempDir(),
+		DataDir: filepath.Dir(s.dbPath), // shared by restarts on the same database, like a real data_dir
 		Agents:  map[string]*config.Agent{"coder": agentCfg},
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
@@ -99,10 +103,14 @@ func start(t *testing.T, s setup) *harness {
 		plat = bridgetest.New(s.limits)
 	}
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
-		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity})
+		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics})
+	var asPlatform bridges.Platform = plat
+	if s.silent {
+		asPlatform = struct{ bridges.Platform }{plat}
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}
-	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()
+	go func() { h.done <- core.Run(runCtx, map[string]bridges.Platform{"bot": asPlatform}) }()
 	t.Cleanup(func() {
 		h.stop()
 		if s.pool == nil && pool != nil {

@@ -14,6 +14,7 @@ type Metrics struct {
 	approvals *prometheus.CounterVec
 	exits     *prometheus.CounterVec
 	outbox    *prometheus.CounterVec
+	strangers *prometheus.CounterVec
 }
 
 // NewMetrics creates the core's metrics and registers them with reg.
@@ -44,8 +45,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "agentbridge_outbox_post_failures_total",
 			Help: "Failed attempts to post a final reply (retried until the attempt limit).",
 		}, []string{"bot"}),
+		strangers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_stranger_notices_total",
+			Help: "Notices due to users refused by access control (at most one an hour per bot and user) by how they went: ephemeral (a private notice), none (the platform has no private notice: silence), failed.",
+		}, []string{"bot", "how"}),
 	}
-	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox)
+	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox, m.strangers)
 	return m
 }
 
@@ -128,5 +133,11 @@ func (m *Metrics) exit(bot, reason string) {
 func (m *Metrics) outboxFailure(bot string) {
 	if m != nil {
 		m.outbox.WithLabelValues(bot).Inc()
+	}
+}
+
+func (m *Metrics) strangerNotice(bot, how string) {
+	if m != nil {
+		m.strangers.WithLabelValues(bot, how).Inc()
 	}
 }

@@ -2,7 +2,8 @@
 // and what it may call) and the platform-neutral conversation core.
 //
 // The core never names a platform: differences are expressed by Limits and
-// by the optional ability interfaces (Typer, FileFetcher, Reactor).
+// by the optional ability interfaces (Typer, FileFetcher, Reactor,
+// Ephemeral).
 package bridges
 
 import (
@@ -118,13 +119,25 @@ type Handler interface {
 	// HandleMessage records m durably; nil means accepted (or a duplicate
 	// already accepted) and the adapter may acknowledge the platform. A
 	// message refused by access control also returns nil (nothing to
-	// retry) and is answered or ignored by the core.
+	// retry): the core counts it and tells the stranger privately where
+	// the platform can (Ephemeral, at most once an hour per person), and
+	// posts nothing in the conversation.
 	HandleMessage(ctx context.Context, m Inbound) error
 	// HandleAction routes a click to the conversation that owns the card.
 	HandleAction(ctx context.Context, a Action) error
 	// Owns reports whether the conversation exists (the bot owns that
 	// thread), so that adapters can route un-mentioned thread messages.
 	Owns(ctx context.Context, key ConversationKey) (bool, error)
+	// Allowed reports whether user may talk to the bot key.Bot in
+	// key.Channel (for a thread: its parent channel; key.Thread is not
+	// looked at). It is cheap (no I/O). Adapters ask it before any side
+	// effect of an inbound message that a stranger must not cause:
+	// starting a thread, status, reaction, typing, lookups, downloads.
+	// When it is false the adapter does none of them and still hands the
+	// message to HandleMessage, keyed by where it already is (the channel,
+	// or the existing thread; never a thread made for it) and without
+	// files, so that the core counts the refusal and answers it its way.
+	Allowed(key ConversationKey, user string) bool
 }
 
 // Platform is one configured bot's adapter.
@@ -151,6 +164,15 @@ type Typer interface {
 // reading at most max bytes (ErrTooLarge beyond).
 type FileFetcher interface {
 	FetchFile(ctx context.Context, f File, max int64) ([]byte, error)
+}
+
+// Ephemeral is an optional ability: show text to one user only, in the
+// conversation at key (key.Thread "" = the channel itself). Nobody else
+// sees it and it starts no thread. Platforms that cannot do this outside
+// an interaction (Discord, WhatsApp) do not implement it, and the core
+// stays silent there.
+type Ephemeral interface {
+	PostEphemeral(ctx context.Context, key ConversationKey, user, text string) error
 }
 
 // Reactor is an optional ability: react to a message with an emoji name.

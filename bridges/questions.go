@@ -135,14 +135,23 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 // answerFromText lets a plain reply answer an open card: any reply answers
 // an open question (as free text, or option numbers), and on platforms
 // without buttons "1" / "2" / "3" / "yes" / "no" decide the newest
-// permission or plan card. It reports whether m was consumed.
+// permission or plan card. A reply from someone who may not decide the
+// card is refused with a notice. It reports whether m was consumed.
 func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage) bool {
 	if len(cv.cards) == 0 {
 		return false
 	}
 	who := author{m.UserID, m.UserName}
 	text := strings.TrimSpace(m.Text)
-	if cd := cv.newestCard(cardQuestion); cd != nil && cv.mayDecide(cd, who.id) && text != "" {
+	if cd := cv.newestCard(cardQuestion); cd != nil && text != "" {
+		// While a question is open every reply is read as its answer, so a
+		// reply from someone who may not decide it is refused like a click
+		// (and not passed on: it was written as an answer).
+		if !cv.mayDecide(cd, who.id) {
+			cv.log.Info("typed answer refused: not allowed to decide", "user", who.id, "card", cd.id)
+			cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this question; your message was not passed on.")
+			return true
+		}
 		cv.answerQuestion(ctx, cd, cd.textAnswers(text), who)
 		return true
 	}

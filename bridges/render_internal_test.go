@@ -74,30 +74,6 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-func TestAlwaysPermissions(t *testing.T) {
-	rule := json.RawMessage(`{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test"}],"behavior":"allow","destination":"localSettings"}`)
-	dirs := json.RawMessage(`{"type":"addDirectories","directories":["/srv/project"],"destination":"session"}`)
-	mode := json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`)
-	tests := []struct {
-		name      string
-		in        []json.RawMessage
-		wantN     int
-		wantLabel string
-	}{
-		{"none", nil, 0, ""},
-		{"rules win over a mode switch", []json.RawMessage{rule, dirs, mode}, 2, "adds the rule `Bash(npm test)`"},
-		{"only a mode", []json.RawMessage{mode}, 1, "switches this session to `acceptEdits` mode"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, label := alwaysPermissions(tt.in)
-			if len(got) != tt.wantN || !strings.Contains(label, tt.wantLabel) {
-				t.Errorf("got %d %q", len(got), label)
-			}
-		})
-	}
-}
-
 func TestParseCommand(t *testing.T) {
 	tests := []struct{ in, name, arg string }{
 		{"!help", "help", ""},

@@ -21,6 +21,7 @@ package config
 
 import (
 	"path/filepath"
+	"runtime"
 	"time"
 )
 
@@ -41,6 +42,10 @@ const (
 	DefaultSlackAPIURL     = "https://slack.com/api/"
 	DefaultDiscordAPIURL   = "https://discord.com/api/v9/"
 	DefaultDeviceStore     = "whatsapp.db"
+
+	// Sandboxes accepted in agents.*.sandbox (see DefaultSandbox).
+	SandboxBwrap = "bwrap"
+	SandboxNone  = "none"
 
 	// DBFile is the bridge database's file name inside data_dir.
 	DBFile = "bridge.db"
@@ -77,6 +82,7 @@ const (
 
 // Config is the whole bridge configuration (YAML top level).
 type Config struct {
+	Path    string            // the config file, absolute (set by Load; "" after Parse): the sandbox hides it
 	DataDir string            // yaml data_dir, default "./data"; resolved against the config file's directory
 	Log     Log               // yaml log
 	HTTP    HTTP              // yaml http
@@ -121,6 +127,24 @@ type Agent struct {
 	MaxLive            int               // yaml max_live, default 8; at least 1
 	Env                map[string]string // yaml env: extra environment for the agent; values are secrets
 	Rules              []Rule            // yaml rules: permission policy, first match wins
+	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()
+	SandboxBinds       []SandboxBind     // yaml sandbox_binds: extra paths the sandboxed agent sees
+}
+
+// SandboxBind is an extra path a sandboxed agent may see, at the same place
+// as outside (yaml agents.*.sandbox_binds[]).
+type SandboxBind struct {
+	Path     string // yaml path: resolved against the config file's directory, absolute
+	Writable bool   // yaml mode: "rw" = true, "ro" (default) = false
+}
+
+// DefaultSandbox is agents.*.sandbox when the YAML omits it: bwrap on Linux,
+// none elsewhere (the bridge warns at start).
+func DefaultSandbox() string {
+	if runtime.GOOS == "linux" {
+		return SandboxBwrap
+	}
+	return SandboxNone
 }
 
 // Bot is one chat bot (yaml bots[]). Exactly the section matching Platform

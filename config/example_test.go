@@ -25,17 +25,21 @@ func TestExampleLoads(t *testing.T) {
 	if got := c.Agents["coder"].Env["ANTHROPIC_API_KEY"]; got != exampleEnv["ANTHROPIC_API_KEY"] {
 		t.Errorf("coder env ANTHROPIC_API_KEY = %q", got)
 	}
+	if got, ok := c.Agents["coder"].Env["CLAUDE_CODE_OAUTH_TOKEN"]; !ok || got != "" {
+		t.Errorf("coder env CLAUDE_CODE_OAUTH_TOKEN = %q, %v; want present and empty without the variable", got, ok)
+	}
 	if got := len(c.Agents["coder"].Rules); got == 0 {
 		t.Error("the example should show policy rules")
 	}
 }
 
 // TestExampleNeedsItsEnv: without the environment the example reports
-// exactly the three unset token variables plus the API key.
+// exactly the three unset platform token variables; the agent's
+// credentials (API key or OAuth token) are optional for check-config.
 func TestExampleNeedsItsEnv(t *testing.T) {
 	got := problemsOf(t, Example(), nil)
-	if len(got) != 4 {
-		t.Fatalf("got %d problems, want 4 unset variables:\n%s", len(got), fmtProblems(got))
+	if len(got) != 3 {
+		t.Fatalf("got %d problems, want 3 unset variables:\n%s", len(got), fmtProblems(got))
 	}
 	for _, p := range got {
 		if !strings.Contains(p.Msg, "is not set") {
@@ -52,6 +56,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
 		"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns",
 		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",
+		"sandbox", "sandbox_binds", "path", "mode",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",
 		"discord", "token", "whatsapp", "device_store",
 		"access", "channels", "users", "approvers", "admins",

@@ -24,7 +24,14 @@ func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(data, path, lookupEnv)
+	c, err := Parse(data, path, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if c.Path, err = filepath.Abs(path); err != nil {
+		return nil, fmt.Errorf("config %s: resolve path: %w", path, err)
+	}
+	return c, nil
 }
 
 // Parse decodes a config document. name is the file's path: it prefixes

@@ -6,22 +6,26 @@ import (
 	"unicode/utf8"
 )
 
-// Rule is one permission policy entry (yaml agents.*.rules[]). The first
-// rule whose Tool and Match both match a permission request decides it.
+// Rule is one permission policy entry (yaml agents.*.rules[]). Decide
+// applies a list of rules to a permission request; the first rule that
+// matches decides (for Bash: each simple command of the command line).
 type Rule struct {
 	// Tool is the tool name, e.g. "Bash", "Edit" or "mcp__github__*". It
 	// is a glob (see Matches) and must not be empty.
 	Tool string
-	// Match is a glob over the request's subject: the command for Bash,
-	// the file path for Read/Edit/Write, the URL for WebFetch (the caller
-	// decides). Empty matches any subject.
+	// Match is, for Bash, a command pattern written as shell words
+	// (docs/rules.md; Decide parses both the command and the pattern). For
+	// other tools it is a glob over the request's subject: the file path
+	// for Read/Edit/Write, the URL for WebFetch (see Matches). Empty
+	// matches any subject.
 	Match string
 	// Action is allow, deny or ask (ask = show the approval card).
 	Action string
 }
 
-// Matches reports whether the rule applies to a request for tool with the
-// given subject.
+// Matches reports whether the rule's globs match tool and the subject as
+// text. Decide uses it for every tool but Bash, whose commands are parsed
+// instead: do not use Matches to decide Bash requests.
 //
 // Tool and Match are globs in the style of path.Match, with one
 // difference: '*' matches any sequence of characters including '/' and

@@ -82,6 +82,24 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 				}
 			})
 		},
+		"sandbox": d.str(&a.Sandbox),
+		"sandbox_binds": func(v *yaml.Node, bp string) {
+			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
+				var b SandboxBind
+				var mode string
+				if d.mappingItem(item, ip) {
+					d.fields(item, ip, map[string]field{
+						"path": d.str(&b.Path),
+						"mode": d.str(&mode),
+					})
+				}
+				if mode != "" {
+					d.oneOf(child(ip, "mode"), mode, "mode", "ro", "rw")
+				}
+				b.Writable = mode == "rw"
+				a.SandboxBinds = append(a.SandboxBinds, b)
+			})
+		},
 		"rules": func(v *yaml.Node, rp string) {
 			d.list(v, rp, "rules", func(item *yaml.Node, ip string) {
 				var r Rule

@@ -64,11 +64,28 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 		a.PermissionMode == ModeBypass && !a.AllowBypass {
 		d.addf(d.lineOf(mp), mp, "bypassPermissions requires allow_bypass: true in the same agent")
 	}
+	d.checkArgs(a.Args, p)
 	if tp := child(p, "max_turns"); a.MaxTurns < 0 {
 		d.addf(d.lineOf(tp), tp, "must not be negative (0 = unlimited)")
 	}
 	if lp := child(p, "max_live"); a.MaxLive < 1 {
 		d.addf(d.lineOf(lp), lp, "must be at least 1")
+	}
+	a.Sandbox = orDefault(a.Sandbox, DefaultSandbox())
+	d.oneOf(child(p, "sandbox"), a.Sandbox, "sandbox", SandboxBwrap, SandboxNone)
+	for i := range a.SandboxBinds {
+		bp := index(child(p, "sandbox_binds"), i)
+		b := &a.SandboxBinds[i]
+		switch {
+		case d.bad[bp]:
+		case b.Path == "":
+			d.required(child(bp, "path"), "path is required (a file or directory the agent may see)")
+		default:
+			b.Path = resolvePath(baseDir, b.Path)
+			if b.Path == "/" {
+				d.addf(d.lineOf(child(bp, "path")), child(bp, "path"), `"/" would show the whole machine: bind the directories the agent needs`)
+			}
+		}
 	}
 	for i, r := range a.Rules {
 		rp := index(child(p, "rules"), i)
@@ -88,8 +105,20 @@ func (d *decoder) checkRule(r Rule, rp string) {
 			d.addf(d.lineOf(tp), tp, "bad pattern %s: %v", d.show(tp, r.Tool), err)
 		}
 	}
-	if err := checkGlob(r.Match); err != nil {
-		d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
+	bash := r.Tool != "" && checkGlob(r.Tool) == nil && globMatch(r.Tool, "Bash")
+	if r.Tool != "Bash" { // for other tools match is a glob over the subject
+		if err := checkGlob(r.Match); err != nil {
+			d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
+		}
+	}
+	if bash && !d.bad[mp] { // for Bash, match is a command pattern
+		if _, err := compileBashPattern(r.Match); err != nil {
+			why := err.Error()
+			if _, expanded := d.raw[mp]; expanded {
+				why = "not a valid command pattern" // the parser's message may quote the expanded value
+			}
+			d.addf(d.lineOf(mp), mp, "bad pattern %s: %s (a Bash command pattern, see docs/rules.md)", d.show(mp, r.Match), why)
+		}
 	}
 	if r.Action == "" {
 		d.required(ap, "action is required (allow, deny or ask)")

@@ -39,6 +39,16 @@ func TestProblems(t *testing.T) {
 			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, log, retention)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
+		{"unknown sandbox", withAgent("    sandbox: docker"), nil,
+			[]want{{3, "agents.coder.sandbox", `unknown sandbox "docker" (want bwrap or none)`}}},
+		{"sandbox bind without path", withAgent("    sandbox_binds:", "      - {mode: ro}"), nil,
+			[]want{{4, "agents.coder.sandbox_binds[0].path", "path is required"}}},
+		{"sandbox bind bad mode", withAgent("    sandbox_binds:", "      - {path: /srv/ref, mode: write}"), nil,
+			[]want{{4, "agents.coder.sandbox_binds[0].mode", `unknown mode "write" (want ro or rw)`}}},
+		{"sandbox bind of the root", withAgent("    sandbox_binds:", "      - path: /"), nil,
+			[]want{{4, "agents.coder.sandbox_binds[0].path", "would show the whole machine"}}},
+		{"unknown sandbox bind key", withAgent("    sandbox_binds:", "      - {path: /srv, mod: rw}"), nil,
+			[]want{{4, "agents.coder.sandbox_binds[0].mod", "unknown key"}}},
 		{"unknown agent key", withAgent("    comand: claude"), nil,
 			[]want{{3, "agents.coder.comand", "unknown key"}}},
 		{"unknown rule key", withAgent("    rules:", "      - tool: Bash", "        acton: deny"), nil,
@@ -230,7 +240,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, workdir)\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, sandbox, sandbox_binds, workdir)\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)

@@ -21,6 +21,7 @@ const (
 	DecisionCancelled Decision = "cancelled"  // the CLI withdrew the request (control_cancel_request)
 	DecisionRuleAllow Decision = "rule-allow" // a policy rule allowed it, no card
 	DecisionRuleDeny  Decision = "rule-deny"  // a policy rule denied it, no card
+	DecisionGrant     Decision = "grant"      // an "Always allow" grant of the conversation allowed it, no card
 	DecisionExpired   Decision = "expired"    // closed by a process exit or bridge restart
 )
 

@@ -39,6 +39,14 @@ type Call struct {
 	At  time.Time
 }
 
+// Private is a message shown to one user only (bridges.Ephemeral).
+type Private struct {
+	Key  bridges.ConversationKey
+	User string
+	Text string
+	At   time.Time
+}
+
 // Platform is an in-memory bridges.Platform. It is safe for concurrent use.
 type Platform struct {
 	limits bridges.Limits
@@ -56,6 +64,7 @@ type Platform struct {
 	failEdit func(bridges.MessageRef, bridges.Message) error
 	observe  func(Call, Msg)
 	files    map[string][]byte
+	privates []Private
 	nextID   int
 }
 
@@ -63,6 +72,7 @@ var (
 	_ bridges.Platform    = (*Platform)(nil)
 	_ bridges.Typer       = (*Platform)(nil)
 	_ bridges.FileFetcher = (*Platform)(nil)
+	_ bridges.Ephemeral   = (*Platform)(nil)
 )
 
 // New returns a platform with the given limits.
@@ -159,6 +169,23 @@ func (p *Platform) SetTyping(ctx context.Context, key bridges.ConversationKey, o
 	defer p.mu.Unlock()
 	p.typing[key] = on
 	return nil
+}
+
+// PostEphemeral implements bridges.Ephemeral: it records the message (see
+// Privates); it is not one of Messages.
+func (p *Platform) PostEphemeral(ctx context.Context, key bridges.ConversationKey, user, text string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.privates = append(p.privates, Private{Key: key, User: user, Text: text, At: p.clock()})
+	p.notifyLocked()
+	return nil
+}
+
+// Privates returns the messages shown to one user (PostEphemeral) so far.
+func (p *Platform) Privates() []Private {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.privates)
 }
 
 // AddFile makes FetchFile return data for the file with id.

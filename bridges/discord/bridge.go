@@ -20,6 +20,16 @@
 // is delivered. Messages of bots (the bot itself included), webhooks and
 // system messages are ignored. The bot mention is stripped from the text.
 //
+// # Strangers
+//
+// A user the bot's access rules refuse (Handler.Allowed) gets no thread:
+// their mention reaches the core bare (no text, name or files) and keyed
+// by the channel, so that it is counted. The adapter has no Ephemeral
+// ability (Discord shows private messages only in answer to an
+// interaction), so a stranger's message is answered by silence. A
+// stranger's click is still acknowledged and answered privately by the
+// core like anyone's.
+//
 // # Cards
 //
 // A Message with Buttons becomes a message with components: action rows of

@@ -30,13 +30,14 @@ type recorder struct {
 	acts        []bridges.Action
 	actAt       []time.Time // when HandleAction was called
 	owned       map[bridges.ConversationKey]bool
-	failNext    int           // HandleMessage fails this many times
-	actionDelay time.Duration // HandleAction sleeps this long (a slow core)
+	refuse      map[string]bool // users Allowed refuses (strangers)
+	failNext    int             // HandleMessage fails this many times
+	actionDelay time.Duration   // HandleAction sleeps this long (a slow core)
 	changed     chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{owned: map[bridges.ConversationKey]bool{}, changed: make(chan struct{})}
+	return &recorder{owned: map[bridges.ConversationKey]bool{}, refuse: map[string]bool{}, changed: make(chan struct{})}
 }
 
 func (r *recorder) notify() {
@@ -52,7 +53,9 @@ func (r *recorder) HandleMessage(_ context.Context, m bridges.Inbound) error {
 		return errors.New("database is locked")
 	}
 	r.msgs = append(r.msgs, m)
-	r.owned[m.Key] = true
+	if !r.refuse[m.UserID] { // a stranger's message is refused: no conversation
+		r.owned[m.Key] = true
+	}
 	r.notify()
 	return nil
 }
@@ -74,6 +77,12 @@ func (r *recorder) Owns(_ context.Context, k bridges.ConversationKey) (bool, err
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.owned[k], nil
+}
+
+func (r *recorder) Allowed(_ bridges.ConversationKey, user string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.refuse[user]
 }
 
 func (r *recorder) messages() []bridges.Inbound {

@@ -111,19 +111,19 @@ func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discor
 		case !mentioned:
 			b.recent.Add(m.ID, struct{}{})
 			return
+		case !h.Allowed(bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID}, m.Author.ID):
+			// Access first: a stranger gets no thread. The message
+			// reaches the core keyed by the channel; Discord has no
+			// private notice outside an interaction, so nobody answers.
+			key = bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID}
 		default:
 			key = b.startThread(ctx, m, text, ci)
 		}
 	}
 
-	in := bridges.Inbound{
-		Key:      key,
-		MsgID:    m.ID,
-		UserID:   m.Author.ID,
-		UserName: displayName(m),
-		Text:     text,
-		Files:    attachments(m),
-		At:       m.Timestamp,
+	in := bridges.Inbound{Key: key, MsgID: m.ID, UserID: m.Author.ID, At: m.Timestamp}
+	if h.Allowed(key, m.Author.ID) { // a stranger's message reaches the core bare
+		in.UserName, in.Text, in.Files = displayName(m), text, attachments(m)
 	}
 	if b.deliver(ctx, h, in) {
 		b.recent.Add(m.ID, struct{}{})

@@ -14,6 +14,12 @@
 // and other subtypes are ignored; "file_share" and "thread_broadcast"
 // messages count as user messages.
 //
+// Strangers. A message from a user the bot's access rules refuse
+// (Handler.Allowed) causes nothing visible: no thread is started for a
+// top-level mention (it reaches the core keyed by the channel), no name
+// lookup, no working indicator; the core answers it with at most one
+// ephemeral notice an hour (PostEphemeral), never a public message.
+//
 // Delivery. Envelopes are handled one at a time in arrival order. A
 // message envelope is acknowledged only after Handler.HandleMessage
 // returned nil (it was durably accepted); on an error it is not
@@ -48,6 +54,7 @@ var (
 	_ bridges.Typer       = (*Bridge)(nil)
 	_ bridges.FileFetcher = (*Bridge)(nil)
 	_ bridges.Reactor     = (*Bridge)(nil)
+	_ bridges.Ephemeral   = (*Bridge)(nil)
 )
 
 // Slack limits the adapter works within.

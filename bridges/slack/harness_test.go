@@ -32,12 +32,13 @@ type stubHandler struct {
 	calls    int         // HandleMessage calls, failed ones included
 	actions  []bridges.Action
 	owned    map[bridges.ConversationKey]bool
-	failNext int           // fail this many HandleMessage calls
-	gate     chan struct{} // when set, HandleMessage waits for it to close
+	refuse   map[string]bool // users Allowed refuses (strangers)
+	failNext int             // fail this many HandleMessage calls
+	gate     chan struct{}   // when set, HandleMessage waits for it to close
 }
 
 func newStub() *stubHandler {
-	return &stubHandler{owned: map[bridges.ConversationKey]bool{}}
+	return &stubHandler{owned: map[bridges.ConversationKey]bool{}, refuse: map[string]bool{}}
 }
 
 var errStub = errors.New("stub: database is locked")
@@ -61,7 +62,9 @@ func (h *stubHandler) HandleMessage(ctx context.Context, m bridges.Inbound) erro
 		return errStub
 	}
 	h.msgs = append(h.msgs, m)
-	h.owned[m.Key] = true
+	if !h.refuse[m.UserID] { // a stranger's message is refused: no conversation
+		h.owned[m.Key] = true
+	}
 	h.returned = append(h.returned, time.Now())
 	return nil
 }
@@ -77,6 +80,12 @@ func (h *stubHandler) Owns(_ context.Context, key bridges.ConversationKey) (bool
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.owned[key], nil
+}
+
+func (h *stubHandler) Allowed(_ bridges.ConversationKey, user string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.refuse[user]
 }
 
 func (h *stubHandler) messages() []bridges.Inbound {

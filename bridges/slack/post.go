@@ -92,6 +92,13 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 	return nil
 }
 
+// PostEphemeral implements bridges.Ephemeral with chat.postEphemeral: only
+// user sees text, in key's thread (or in the channel when key.Thread is
+// ""), and Slack does not keep it.
+func (b *Bridge) PostEphemeral(ctx context.Context, key bridges.ConversationKey, user, text string) error {
+	return b.ephemeral(ctx, key.Channel, key.Thread, user, text)
+}
+
 // ephemeral posts text privately to user in a channel (thread).
 func (b *Bridge) ephemeral(ctx context.Context, channel, thread, user, text string) error {
 	chunks := splitMrkdwn(ToMrkdwn(text), maxTextRunes)

@@ -93,6 +93,7 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 	ctx, cancel := context.WithTimeout(ctx, b.handlerTimeout)
 	defer cancel()
 	key := bridges.ConversationKey{Bot: b.name, Channel: in.channel}
+	allowed := h.Allowed(key, in.user)
 	switch {
 	case isDM:
 		if inThread {
@@ -110,23 +111,29 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 			}
 		}
 	case mentioned:
-		key.Thread = in.ts // the mention starts a thread on itself
+		if allowed {
+			key.Thread = in.ts // the mention starts a thread on itself
+		} // a stranger's starts none: the core answers in the channel
 	default:
 		return nil // top-level channel chatter
 	}
 
 	m := bridges.Inbound{
-		Key:      key,
-		MsgID:    in.channel + ":" + in.ts,
-		UserID:   in.user,
-		UserName: b.userName(ctx, in.user),
-		Text:     b.plainText(ctx, in.text, self.userID),
-		Files:    files(in.files),
-		At:       tsTime(in.ts),
+		Key:    key,
+		MsgID:  in.channel + ":" + in.ts,
+		UserID: in.user,
+		At:     tsTime(in.ts),
 	}
-	// Remembered first: the core may show the working indicator (a
-	// reaction on this message) before HandleMessage returns.
-	b.latest.Set(key.String(), in.ts)
+	// A stranger's message reaches the core bare, for it to count and
+	// answer privately: no lookups, no files, no working indicator.
+	if allowed {
+		m.UserName = b.userName(ctx, in.user)
+		m.Text = b.plainText(ctx, in.text, self.userID)
+		m.Files = files(in.files)
+		// Remembered first: the core may show the working indicator (a
+		// reaction on this message) before HandleMessage returns.
+		b.latest.Set(key.String(), in.ts)
+	}
 	if err := h.HandleMessage(ctx, m); err != nil {
 		return fmt.Errorf("handle message: %w", err)
 	}

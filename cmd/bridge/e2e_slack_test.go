@@ -32,8 +32,14 @@ type slackEnv struct {
 
 func startSlackBridge(t *testing.T) *slackEnv {
 	t.Helper()
+	return startSlackBridgeWith(t, profileOptions{})
+}
+
+// startSlackBridgeWith is startSlackBridge with a varied agent profile.
+func startSlackBridgeWith(t *testing.T, po profileOptions) *slackEnv {
+	t.Helper()
 	sl := slackfake.New(t)
-	ab := startAgentBridge(t, fmt.Sprintf(`bots:
+	ab := startAgentBridgeWith(t, po, fmt.Sprintf(`bots:
   - name: team
     platform: slack
     agent: coder

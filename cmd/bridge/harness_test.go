@@ -108,9 +108,24 @@ type agentBridge struct {
 // section (YAML text starting with "bots:"); env is the bridge's environment.
 func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
 	t.Helper()
+	return startAgentBridgeWith(t, profileOptions{}, bots, env...)
+}
+
+// profileOptions vary the "coder" profile of an agent bridge.
+type profileOptions struct {
+	workdirIsConfigDir bool   // workdir: the directory of bridge.yaml and data/ (the worst case)
+	extra              string // more profile keys, each line indented by four spaces
+}
+
+// startAgentBridgeWith is startAgentBridge with a varied profile.
+func startAgentBridgeWith(t *testing.T, po profileOptions, bots string, env ...string) agentBridge {
+	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
+	if po.workdirIsConfigDir {
+		workdir = dir
+	}
 	for _, d := range []string{home, workdir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -118,7 +133,7 @@ func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
 	}
 	fm := fakemodel.New(t)
 	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
-		agentYAML(claude, home, workdir, fm.Env()) + bots
+		agentYAML(claude, home, workdir, fm.Env()) + po.extra + bots
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 

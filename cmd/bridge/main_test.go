@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,33 @@ bots:
 	code, _, stderr := runCLI(t, exampleEnv, "run", "-config", path)
 	if code != exitUsage || !strings.Contains(stderr, `platform "whatsapp" is not available`) {
 		t.Fatalf("run with a whatsapp bot: code %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestRunWithoutBwrap: a machine without bubblewrap cannot start sandboxed
+// agents: the bridge refuses to start and says which package to install and
+// how to opt out.
+func TestRunWithoutBwrap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the default sandbox is bwrap only on Linux")
+	}
+	cfg := `data_dir: ./data
+http: { listen: "" }
+agents:
+  coder: {}
+bots:
+  - name: d
+    platform: discord
+    agent: coder
+    discord: { token: "${DISCORD_BOT_TOKEN}", api_url: "http://127.0.0.1:1/api/v9/" }
+`
+	path := filepath.Join(t.TempDir(), "b.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no bwrap (nor anything else) on PATH
+	code, _, stderr := runCLI(t, exampleEnv, "run", "-config", path)
+	if code == exitOK || !strings.Contains(stderr, `"bubblewrap"`) || !strings.Contains(stderr, "sandbox: none") {
+		t.Fatalf("run without bwrap: code %d, stderr:\n%s", code, stderr)
 	}
 }

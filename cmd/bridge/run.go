@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord"
 	"github.com/agentbridge/agentbridge/bridges/slack"
@@ -31,10 +34,17 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return err
 	}
 	logger := newLogger(cfg.Log, stderr)
+	if err := hardenProcess(); err != nil {
+		logger.Warn("could not make the bridge process non-dumpable", "err", err)
+	}
 
 	platforms, err := buildPlatforms(cfg, logger)
 	if err != nil {
 		return usageError{err}
+	}
+	sandboxes, err := buildSandboxes(ctx, cfg, logger)
+	if err != nil {
+		return err
 	}
 
 	st, err := store.Open(ctx, cfg.DBPath(), logger)
@@ -56,7 +66,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	core := bridges.NewCore(bridges.CoreOptions{
 		Config: cfg, Store: st, Pool: bridges.NewAgentPool(pool), Logger: logger,
-		Metrics: bridges.NewMetrics(reg),
+		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
 	})
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -114,6 +124,34 @@ func buildPlatforms(cfg *config.Config, logger *slog.Logger) (map[string]bridges
 			return nil, fmt.Errorf("bot %q: %w", b.Name, err)
 		}
 		out[b.Name] = p
+	}
+	return out, nil
+}
+
+// buildSandboxes creates and checks one sandbox per agent profile, so that
+// a machine that cannot confine agents fails at start with what to do.
+func buildSandboxes(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]sandbox.Sandbox, error) {
+	out := make(map[string]sandbox.Sandbox, len(cfg.Agents))
+	checked := map[string]error{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		a := cfg.Agents[name]
+		sb, err := sandbox.New(a.Sandbox, "")
+		if err != nil {
+			return nil, usageError{fmt.Errorf("agent profile %q: %w", name, err)}
+		}
+		if a.Sandbox == config.SandboxNone {
+			logger.Warn("agent profile runs without a sandbox: its agents can read and signal what the bridge's Unix user can (see SECURITY.md)",
+				"profile", name)
+		}
+		cerr, done := checked[sb.Name()]
+		if !done {
+			cerr = sb.Check(ctx)
+			checked[sb.Name()] = cerr
+		}
+		if cerr != nil {
+			return nil, fmt.Errorf("agent profile %q: sandbox %s: %w", name, sb.Name(), cerr)
+		}
+		out[name] = sb
 	}
 	return out, nil
 }

@@ -1,0 +1,58 @@
+package bridgetest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Core is a real bridges.Core run by RunCore for adapter tests.
+type Core struct {
+	*bridges.Core
+	Pool  *FakePool
+	Clock *FakeClock
+	Store *store.Store
+}
+
+// RunCore runs a real core until the test ends: cfg as given, a SQLite
+// store in tb.TempDir(), a FakePool playing script (Pong if nil), a
+// FakeClock set to a fixed date, and platforms keyed by bot name (adapters
+// under test, whose Run the core calls). The cleanup stops the core, then
+// closes the pool and the store, and fails the test when Run failed.
+func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Platform, script Script) *Core {
+	tb.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "bridge.db"), nil)
+	if err != nil {
+		tb.Fatalf("bridgetest: open store: %v", err)
+	}
+	c := &Core{
+		Pool:  NewFakePool(script),
+		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
+		Store: st,
+	}
+	c.Core = bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, platforms) }()
+	tb.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("bridgetest: core Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			tb.Error("bridgetest: core did not stop")
+		}
+		c.Pool.Close()
+		if err := st.Close(); err != nil {
+			tb.Errorf("bridgetest: close store: %v", err)
+		}
+	})
+	return c
+}

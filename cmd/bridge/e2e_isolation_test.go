@@ -1,0 +1,217 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+// needBwrap skips without bubblewrap, except under CI=true (.ci/run
+// installs it) where that is a failure.
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bwrap not on PATH under CI=true: %v", err)
+		}
+		t.Skip("bwrap not on PATH")
+	}
+}
+
+// toolResultWith returns the text of the first tool result the model
+// received that contains marker, or "".
+func toolResultWith(fm *fakemodel.Server, marker string) string {
+	for _, r := range fm.MessagesRequests() {
+		for _, m := range r.Messages {
+			for _, b := range m.Blocks {
+				if b.Type == "tool_result" && strings.Contains(b.Text, marker) {
+					return b.Text
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// section returns the lines of out between the line "== name" and the next
+// "== " line (or the end).
+func section(out, name string) string {
+	_, rest, ok := strings.Cut(out, "== "+name+"\n")
+	if !ok {
+		return "(section " + name + " missing)"
+	}
+	body, _, _ := strings.Cut(rest, "== ")
+	return strings.TrimSpace(body)
+}
+
+// TestE2EAgentIsolation: an agent whose commands run without asking (the
+// worst case: Bash pre-approved, workdir = the directory holding bridge.yaml
+// and data/) tries every leak of the threat model; each fails, judged by the
+// tool result the model received. A second conversation's secret is out of
+// its reach too.
+func TestE2EAgentIsolation(t *testing.T) {
+	needBwrap(t)
+	e := startSlackBridgeWith(t, profileOptions{workdirIsConfigDir: true, extra: "    allowed_tools: [Bash]\n"})
+	const secret = "SECRET-ALPHA-7731"
+	first := e.slack.Mention(slackChan, alice, "please remember "+secret, "")
+	e.waitThreadText(t, first, "pong: please remember "+secret)
+
+	pid := e.bridge.cmd.Process.Pid
+	dir := e.ab.dir
+	cmd := strings.Join([]string{
+		"echo LEAKTEST",
+		fmt.Sprintf("echo '== environ'; cat /proc/%d/environ", pid),
+		fmt.Sprintf("echo '== config'; cat %s/bridge.yaml", dir),
+		fmt.Sprintf("echo '== db'; head -c 64 %s/data/bridge.db", dir),
+		// The pattern does not match its own text, so this command's own
+		// transcript is no false positive.
+		fmt.Sprintf("echo '== search'; grep -rlsI -D skip 'SECRET-ALPHA-77[3]1' \"$HOME\" /tmp /var/tmp %s", dir),
+		fmt.Sprintf("echo '== kill'; kill -9 %d", pid),
+		`echo '== settings'; echo '{"permissions":{"allow":["Bash"]}}' > .claude/settings.local.json`,
+		"echo '== caps'; grep CapEff /proc/self/status",
+		"echo '== end'",
+	}, "; ")
+	second := e.slack.Mention(slackChan, alice, "[bash "+cmd+"]", "")
+	e.approveUntil(t, second, "tool said") // the CLI asks before writing .claude/: the requester allows it
+	out := toolResultWith(e.model, "LEAKTEST")
+	if out == "" {
+		t.Fatalf("the model never received the tool result\nposts: %s", e.dump())
+	}
+	t.Logf("tool result:\n%s", out)
+
+	for _, tok := range []string{slackfake.BotToken, slackfake.AppToken} {
+		if strings.Contains(out, tok) {
+			t.Errorf("the agent read a Slack token")
+		}
+	}
+	checks := []struct{ section, want string }{
+		{"environ", "No such file or directory"}, // the bridge is not in the agent's PID namespace
+		{"db", "No such file or directory"},      // data_dir is an empty directory inside
+		{"kill", "No such process"},
+		{"settings", "Read-only file system"},
+		{"caps", "CapEff:\t0000000000000000"},
+	}
+	for _, c := range checks {
+		if got := section(out, c.section); !strings.Contains(got, c.want) {
+			t.Errorf("%s: got %q, want it to say %q", c.section, got, c.want)
+		}
+	}
+	if got := section(out, "config"); strings.Contains(got, "platform:") || strings.Contains(got, "bot_token") {
+		t.Errorf("the agent read the config file: %q", got)
+	}
+	if got := section(out, "search"); got != "" {
+		t.Errorf("the agent found another conversation's secret in: %q", got)
+	}
+	if resp, err := http.Get("http://" + e.bridge.addr + "/healthz"); err != nil {
+		t.Errorf("the bridge is gone after the agent's kill: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	if _, err := os.Stat(filepath.Join(e.workdir, ".claude", "settings.local.json")); !os.IsNotExist(err) {
+		t.Errorf("the agent wrote the workspace's settings.local.json: %v", err)
+	}
+	// The secret is in the first conversation's own private state.
+	m, _ := filepath.Glob(filepath.Join(dir, "data", "sessions", "*", "claude", "projects", "*", "*.jsonl"))
+	found := false
+	for _, f := range m {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), secret) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the first conversation's transcript (with the secret) is not under data/sessions: %v", m)
+	}
+}
+
+// approveUntil clicks Allow (as alice) on every card in the thread until
+// some message of the thread contains want.
+func (e *slackEnv) approveUntil(t *testing.T, thread, want string) {
+	t.Helper()
+	clicked := map[string]bool{}
+	deadline := time.Now().Add(e2eWait)
+	for time.Now().Before(deadline) {
+		for _, p := range e.slack.Posts() {
+			cur, ok := e.slack.Current(p.Channel, p.TS)
+			if !ok || p.ThreadTS != thread {
+				continue
+			}
+			if strings.Contains(e.text(cur), want) {
+				return
+			}
+			if len(cur.Buttons) > 0 && !clicked[p.TS] {
+				clicked[p.TS] = true
+				e.slack.Click(p.Channel, p.TS, alice, "allow", "")
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("thread %s never showed %q\nposts: %s", thread, want, e.dump())
+}
+
+// agentProcesses lists processes whose command line contains any of marks.
+func agentProcesses(marks ...string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		line := strings.ReplaceAll(string(b), "\x00", " ")
+		for _, m := range marks {
+			if strings.Contains(line, m) {
+				out = append(out, e.Name()+": "+line)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestE2EBridgeKillTakesAgents: SIGKILL of the bridge while an agent has a
+// detached background command (new session, own process group) leaves no
+// process of that conversation within 2 s; SIGTERM likewise.
+func TestE2EBridgeKillTakesAgents(t *testing.T) {
+	needBwrap(t)
+	for _, stop := range []string{"SIGKILL", "SIGTERM"} {
+		t.Run(stop, func(t *testing.T) {
+			e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n"})
+			marker := fmt.Sprintf("sleep %d", 10000+rand.IntN(50000))
+			ts := e.slack.Mention(slackChan, alice, "[bash setsid "+marker+" >/dev/null 2>&1 </dev/null & echo started]", "")
+			e.waitThreadText(t, ts, "tool said: started")
+			if ps := agentProcesses(marker); len(ps) == 0 {
+				t.Fatalf("the detached command is not running")
+			}
+			if ps := agentProcesses(e.ab.dir); len(ps) == 0 {
+				t.Fatalf("no agent process found for this test's directory")
+			}
+			if stop == "SIGKILL" {
+				e.bridge.kill9()
+			} else if err := e.bridge.stop(60 * time.Second); err != nil {
+				t.Fatalf("SIGTERM: %v", err)
+			}
+			deadline := time.Now().Add(2 * time.Second)
+			for {
+				ps := agentProcesses(marker, e.ab.dir)
+				if len(ps) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("2 s after %s of the bridge these are still running:\n%s", stop, strings.Join(ps, "\n"))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
