@@ -49,12 +49,20 @@ func (c PruneCounts) LogValue() slog.Value {
 //     window, not all time);
 //   - conversations created, changed and last active before it that have no
 //     row left in any table referring to them (the ones above, and any other
-//     table with a foreign key to conversations, e.g. grants). An old
-//     conversation therefore stays as long as anything of it is unfinished
-//     or kept. The next message in a deleted conversation's thread starts a
-//     new conversation: a new agent session (the CLI's own transcript of the
-//     old one is usually gone by then too), the author as owner, no !model
-//     or !mode override.
+//     table with a foreign key to conversations, e.g. grants, which are
+//     never pruned). An old conversation therefore stays as long as anything
+//     of it is unfinished or kept. The next message in a deleted
+//     conversation's thread starts a new conversation: a new agent session
+//     (the CLI's own transcript of the old one is usually gone by then too),
+//     the author as owner, no !model or !mode override.
+//
+// Consequences: someone whose last message in a conversation was pruned is
+// no longer one of its participants (IsParticipant reads the ledger) until
+// they write again; usage totals cover the retention period; a grant keeps
+// the id of the approval that created it after that approval was pruned
+// (who granted it stays in the grant). A message that arrives for a
+// conversation just as Prune deletes it fails to enqueue (ErrNotFound) and
+// is redelivered by its platform, which creates the conversation anew.
 //
 // Rows are deleted in batches, each its own transaction, so a large backlog
 // does not block writers for long; a cancelled ctx stops between (or

@@ -207,6 +207,12 @@ func TestPruneKeepsExactlyWhatIsUnfinishedOrRecent(t *testing.T) {
 	if err := f.s.SetModel(ctx, changed.ID, "opus"); err != nil { // an admin's !model: a recent change
 		t.Fatal(err)
 	}
+	// An old grant ("Always allow") keeps its conversation: grants are
+	// never pruned.
+	granted := f.conv(t, old, "granted", true)
+	if _, err := f.s.AddGrants(ctx, granted.ID, []Grant{{Tool: "Bash", Match: "git status", GrantedBy: "U1"}}); err != nil {
+		t.Fatal(err)
+	}
 	// A row of a table this package does not know refers to it: it stays.
 	referred := f.conv(t, old, "referred", true)
 	if _, err := f.s.db.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, conv TEXT NOT NULL REFERENCES conversations (id))`); err != nil {
@@ -224,6 +230,9 @@ func TestPruneKeepsExactlyWhatIsUnfinishedOrRecent(t *testing.T) {
 	want := PruneCounts{Inbox: 4, Outbox: 2, Approvals: 1, Usage: 3, Conversations: 2}
 	if got != want {
 		t.Errorf("Prune counts = %+v, want %+v", got, want)
+	}
+	if gs, err := f.s.ActiveGrants(ctx, granted.ID); err != nil || len(gs) != 1 {
+		t.Errorf("grants after prune = %v, %v; want the one kept", gs, err)
 	}
 	for _, table := range []string{"conversations", "inbox", "outbox", "approvals", "usage"} {
 		wantIDs := slices.Sorted(slices.Values(f.keep[table]))
