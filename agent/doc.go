@@ -20,7 +20,11 @@
 //     permission requests; Interrupt, SetModel and SetPermissionMode are
 //     control requests that wait for the CLI's acknowledgement; Events
 //     delivers everything, ending with exactly one Exit, then the channel is
-//     closed. The consumer must drain Events until it is closed.
+//     closed. The consumer must drain Events until it is closed. What waits
+//     for a slow consumer is bounded: deltas are coalesced, then thinking
+//     and progress events dropped (an EventsDropped says so), and a
+//     consumer that stops reading has its session stopped; results,
+//     permission requests and the Exit are never dropped.
 //
 //   - Pool: live sessions by conversation key, at most MaxLive per profile,
 //     idle ones stopped after IdleTimeout, the least recently used idle one
