@@ -86,6 +86,10 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	}
 	if m.Attempts > 0 {
 		um.UUID = redeliveryUUID(m.ID, m.Attempts)
+	}
+	if m.Attempts-cv.spared[m.ID] > 0 {
+		// Only a message a crash interrupted gets the note, not one that
+		// merely went to a process whose resume failed.
 		um.Text = redeliveryNote + um.Text
 	}
 	if err := cv.sess.Send(ctx, um); err != nil {

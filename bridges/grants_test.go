@@ -309,7 +309,7 @@ func TestPolicyDecisionsCounted(t *testing.T) {
 	h := start(t, setup{script: toolScript, metrics: bridges.NewMetrics(reg), profile: func(a *config.Agent) {
 		a.Rules = []config.Rule{
 			{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny},
-			{Tool: "Bash", Match: "git status*", Action: config.ActionAllow},
+			{Tool: "Bash", Match: "git status *", Action: config.ActionAllow},
 		}
 	}})
 	k := key("T1")
