@@ -63,7 +63,7 @@ func (d *decoder) retention(dst *time.Duration) field {
 		case err != nil:
 			d.addf(d.lines[path], path, `bad retention %s (want days such as "90d", a duration such as "36h", or "0" to keep everything)`, d.show(path, s))
 		case r > 0 && r < MinRetention:
-			d.addf(d.lines[path], path, "retention %s is shorter than a day: want at least 1d (24h), or 0 to keep everything", d.show(path, s))
+			d.addf(d.lines[path], path, "%s is shorter than a day (want at least 1d, i.e. 24h, or 0 to keep everything)", d.show(path, s))
 		default:
 			*dst = r
 		}

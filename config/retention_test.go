@@ -58,8 +58,8 @@ func TestRetentionProblems(t *testing.T) {
 		line string
 		msg  string
 	}{
-		{"minutes typo", "retention: 90m", `retention "90m" is shorter than a day`},
-		{"an hour", "retention: 1h", "want at least 1d (24h), or 0"},
+		{"minutes typo", "retention: 90m", `"90m" is shorter than a day`},
+		{"an hour", "retention: 1h", "want at least 1d, i.e. 24h, or 0"},
 		{"no unit", "retention: 90", `bad retention "90" (want days such as "90d"`},
 		{"negative days", "retention: -5d", `bad retention "-5d"`},
 		{"negative hours", "retention: -48h", `bad retention "-48h"`},
