@@ -2,8 +2,10 @@ package bridges
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // manualClock is a Clock that moves only when told; its timers never fire.
@@ -40,12 +43,30 @@ type stoppedTimer struct{}
 
 func (stoppedTimer) Stop() bool { return true }
 
-// quietPlatform accepts posts and does nothing else.
-type quietPlatform struct{ Platform }
+// quietPlatform accepts posts and edits and does nothing else.
+type quietPlatform struct{}
+
+func (quietPlatform) Limits() Limits { return Limits{} }
+
+func (quietPlatform) Run(ctx context.Context, _ Handler) error {
+	<-ctx.Done()
+	return nil
+}
 
 func (quietPlatform) Post(context.Context, ConversationKey, Message) (MessageRef, error) {
 	return MessageRef{}, nil
 }
+
+func (quietPlatform) Edit(context.Context, MessageRef, Message) error { return nil }
+
+// noAgents is an AgentPool that never has an agent.
+type noAgents struct{}
+
+func (noAgents) Acquire(context.Context, string, agent.PoolLimit, agent.Options) (AgentSession, error) {
+	return nil, errors.New("no agents here")
+}
+
+func (noAgents) Remove(context.Context, string) error { return nil }
 
 // TestRefusalMemoryBounded: a flood of strangers within the hour never makes
 // the core remember more than maxRefusals of them; the oldest are forgotten
@@ -200,6 +221,68 @@ func TestBudgetReleasedWithLastWorker(t *testing.T) {
 	c.releaseBudgetLocked(k2)
 	if len(c.budgets) != 0 {
 		t.Errorf("budgets left after the last worker: %v", slices.Collect(maps.Keys(c.budgets)))
+	}
+}
+
+// TestRetiredWorkersReleaseBudgets: once the workers of a channel retire,
+// the core holds no budget for it.
+func TestRetiredWorkersReleaseBudgets(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := &config.Config{
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
+		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
+	}
+	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: noAgents{}, RetireIdleAfter: 300 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, map[string]Platform{"bot": quietPlatform{}}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	budgets := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.budgets)
+	}
+	waitUntil(t, "the core running", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.running
+	})
+	for i, thread := range []string{"1", "2", "3"} { // two threads of one channel, one of another
+		key := ConversationKey{Bot: "bot", Channel: "C", Thread: thread}
+		if i == 2 {
+			key.Channel = "D"
+		}
+		if err := c.HandleMessage(ctx, Inbound{Key: key, MsgID: "m" + thread, UserID: "U1", Text: "!help"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, b := c.ActiveConversations(), budgets(); n != 3 || b != 2 {
+		t.Fatalf("%d workers with %d budgets, want 3 workers sharing 2", n, b)
+	}
+	waitUntil(t, "every worker retired", func() bool { return c.ActiveConversations() == 0 })
+	if n := budgets(); n != 0 {
+		t.Errorf("%d channel budgets left after every worker retired", n)
+	}
+}
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
