@@ -30,7 +30,10 @@ const waitDelay = 2 * time.Second
 //
 // All methods are safe for concurrent use. Events must be drained by the
 // caller until the channel is closed (after the Exit event); the session
-// buffers without bound meanwhile, so its stdout reader never stalls.
+// buffers meanwhile, so its stdout reader never stalls, up to a bound (see
+// EventsDropped): past it streaming pieces are merged or dropped, and a
+// consumer that still does not keep up gets the process killed (an
+// unexpected Exit) rather than unbounded memory.
 type Session struct {
 	log  *slog.Logger
 	opts Options // normalized
@@ -168,6 +171,10 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	s.log = logger.With("session_id", opts.SessionID, "pid", s.pid)
 	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
 		"permission_mode", opts.PermissionMode, "sandbox", opts.Sandbox.Name())
+	s.events.setOnOverflow(func(err error) {
+		s.log.Error("agent stopped: its events were not read in time", "err", err)
+		s.kill() // like a crash: the Exit is unexpected, so the host delivers the interrupted message again
+	})
 
 	readerDone := make(chan struct{})
 	s.wg.Add(4)
@@ -199,7 +206,8 @@ func (s *Session) PID() int { return s.pid }
 
 // Events returns the session's event stream (always the same channel). It
 // is closed right after the Exit event. The consumer must drain it until
-// it is closed; events are queued without bound until then.
+// it is closed; events are queued until then, within the bounds described
+// on Session.
 func (s *Session) Events() <-chan Event { return s.events.out }
 
 // Done is closed once the process has exited and its Exit event is queued.
