@@ -306,7 +306,7 @@ func (s *Session) Respond(ctx context.Context, requestID string, d Decision) err
 		s.restorePermission(requestID, input)
 		return fmt.Errorf("respond to %s: %w", requestID, err)
 	}
-	s.log.Info("agent permission answered", "request_id", requestID, "allow", d.Allow, "interrupt", d.Interrupt,
+	s.log.Info("agent permission answered", "request", requestID, "allow", d.Allow, "interrupt", d.Interrupt,
 		"updated_input", d.UpdatedInput != nil, "updated_permissions", len(d.UpdatedPermissions))
 	return nil
 }
@@ -373,7 +373,7 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 		if r.Subtype != "success" {
 			return r, &ControlError{Request: subtype, Message: r.Error, Code: r.ErrorCode}
 		}
-		s.log.Debug("agent control request answered", "request", subtype, "request_id", id)
+		s.log.Debug("agent control request answered", "subtype", subtype, "request", id)
 		return r, nil
 	case <-timer.C:
 		return ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)

@@ -51,7 +51,7 @@ func (s *Session) handle(ev Event) {
 			delete(s.controls, e.RequestID)
 			ch <- e // buffered, one answer per request
 		} else {
-			s.log.Debug("agent control response nobody waits for: dropped", "request_id", e.RequestID, "subtype", e.Subtype)
+			s.log.Debug("agent control response nobody waits for: dropped", "request", e.RequestID, "subtype", e.Subtype)
 		}
 	case HookCallback:
 		// No hooks are registered by this package; if one fires anyway,

@@ -141,7 +141,7 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		cv.log.Error("audit permission request", "request", cd.id, "err", err)
 	}
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	ref, err := cv.platform.Post(ctx, cv.key, cd.message(cv.limits, cv.maxRunes()))
+	ref, err := cv.post(ctx, cd.message(cv.limits, cv.maxRunes()))
 	if err != nil {
 		cv.cancelTimer(timerApproval, cd.id)
 		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
@@ -243,7 +243,9 @@ func (cv *conversation) audit(ctx context.Context, id string, d store.Decision, 
 	}
 }
 
-// retireCard shows how a card ended (no buttons) and forgets it.
+// retireCard shows how a card ended (no buttons) and forgets it. Where the
+// card can no longer be edited, the status is posted as a new message
+// quoting the card.
 func (cv *conversation) retireCard(ctx context.Context, cd *card, status string) {
 	delete(cv.cards, cd.id)
 	cv.cancelTimer(timerApproval, cd.id)
@@ -252,7 +254,8 @@ func (cv *conversation) retireCard(ctx context.Context, cd *card, status string)
 	}
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	text := truncate(decidedText(cd.body, status), cv.maxRunes())
-	if err := cv.platform.Edit(ctx, cd.ref, Message{Text: text, CardID: cd.id}); err != nil {
+	instead := Message{Text: truncate(status, cv.maxRunes()), ReplyTo: cd.ref.ID}
+	if _, err := cv.editOrPost(ctx, cd.ref, Message{Text: text, CardID: cd.id}, instead); err != nil {
 		cv.log.Warn("update decided card", "card", cd.id, "err", err)
 	}
 }

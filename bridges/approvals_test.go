@@ -313,8 +313,8 @@ func TestPlanCard(t *testing.T) {
 
 func TestNumberedRepliesWithoutButtons(t *testing.T) {
 	lim := defaultLimits()
-	lim.CanButtons, lim.CanEdit = false, false
-	h := start(t, setup{script: toolScript, limits: lim})
+	lim.CanButtons = false
+	h := start(t, setup{noEdit: true, script: toolScript, limits: lim})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: touch a.txt")
 	card := h.waitCard(k, "touch a.txt")

@@ -198,7 +198,7 @@ func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 	if m.MsgID == "" || m.Key.Channel == "" {
 		return fmt.Errorf("handle message for %s: message id and channel are required: %w", m.Key, ErrInvalidMessage)
 	}
-	log := c.log.With("key", m.Key, "msg", m.MsgID, "user", m.UserID)
+	log := c.log.With("key", m.Key, "msg_id", m.MsgID, "user", m.UserID)
 	if !channelAllowed(bot, m.Key.Channel) {
 		log.Info("message ignored: channel not allowed")
 		c.opts.Metrics.message(m.Key.Bot, "ignored")

@@ -268,7 +268,6 @@ func TestAttachmentsAndTyping(t *testing.T) {
 
 func TestQueueFullKeepsMessagesInLedger(t *testing.T) {
 	lim := defaultLimits()
-	lim.CanEdit = false
 	plat := bridgetest.New(lim)
 	block := make(chan struct{})
 	var blocked sync.Once
@@ -279,7 +278,7 @@ func TestQueueFullKeepsMessagesInLedger(t *testing.T) {
 		}
 		return nil
 	})
-	h := start(t, setup{platform: plat, limits: lim, queueCapacity: 1})
+	h := start(t, setup{noEdit: true, platform: plat, limits: lim, queueCapacity: 1})
 	k := key("T1")
 	h.send(k, "m0", "alice", "first")
 	<-entered

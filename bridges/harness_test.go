@@ -41,6 +41,8 @@ type setup struct {
 	// silent hides the platform's optional abilities (Ephemeral, Typer,
 	// FileFetcher) from the core, like a platform that has none.
 	silent bool
+	// noEdit hides the platform's Editor ability (bridgetest.WithoutEdit).
+	noEdit bool
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -59,7 +61,7 @@ type harness struct {
 }
 
 func defaultLimits() bridges.Limits {
-	return bridges.Limits{MaxMessageRunes: 4000, CanEdit: true, CanButtons: true, CanThreads: true,
+	return bridges.Limits{MaxMessageRunes: 4000, CanButtons: true,
 		EditInterval: 50 * time.Millisecond, MaxButtons: 25}
 }
 
@@ -105,8 +107,16 @@ func start(t *testing.T, s setup) *harness {
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics})
 	var asPlatform bridges.Platform = plat
-	if s.silent {
+	switch {
+	case s.silent && s.noEdit:
 		asPlatform = struct{ bridges.Platform }{plat}
+	case s.silent:
+		asPlatform = struct {
+			bridges.Platform
+			bridges.Editor
+		}{plat, plat}
+	case s.noEdit:
+		asPlatform = bridgetest.WithoutEdit(plat)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: core, cancel: cancel, done: make(chan error, 1), logs: logs}

@@ -15,9 +15,10 @@ type liveMsg struct {
 }
 
 // streams reports whether this conversation shows a turn while it runs: the
-// platform can edit and the bot is not quiet.
+// platform can edit (Editor) and the bot is not quiet.
 func (cv *conversation) streams() bool {
-	return cv.limits.CanEdit && verbosity(cv.bot) != config.VerbosityQuiet
+	_, edits := cv.platform.(Editor)
+	return edits && verbosity(cv.bot) != config.VerbosityQuiet
 }
 
 // maxRunes is the platform's message limit.
@@ -66,15 +67,20 @@ func (cv *conversation) flushLive(ctx context.Context) {
 		return
 	}
 	if !t.live.posted {
-		ref, err := cv.platform.Post(ctx, cv.key, Message{Text: text})
+		ref, err := cv.post(ctx, Message{Text: text})
 		if err != nil {
 			cv.log.Warn("post live message", "err", err)
 			return
 		}
 		t.live.ref, t.live.posted = ref, true
-	} else if err := cv.platform.Edit(ctx, t.live.ref, Message{Text: text}); err != nil {
-		cv.log.Warn("edit live message", "err", err)
-		return
+	} else {
+		// Past Limits.EditMaxAge the turn continues in a new message.
+		ref, err := cv.editOrPost(ctx, t.live.ref, Message{Text: text}, Message{Text: text})
+		if err != nil {
+			cv.log.Warn("edit live message", "err", err)
+			return
+		}
+		t.live.ref = ref
 	}
 	t.live.shown = text
 }
@@ -88,11 +94,12 @@ func (cv *conversation) finishLive(ctx context.Context, text string) {
 		return
 	}
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	if err := cv.platform.Edit(ctx, t.live.ref, Message{Text: text}); err != nil {
+	ref, err := cv.editOrPost(ctx, t.live.ref, Message{Text: text}, Message{Text: text})
+	if err != nil {
 		cv.log.Warn("finish live message", "err", err)
 		return
 	}
-	t.live.shown = text
+	t.live.ref, t.live.shown = ref, text
 }
 
 // notice posts a short message from the bridge itself (not via the outbox:

@@ -67,12 +67,12 @@ func (cv *conversation) retryOutbox() {
 }
 
 // postReply shows one reply: as an edit of the turn's live message when the
-// reply replaces it, else as a new post.
+// reply replaces it and the platform can still edit it, else as a new post.
 func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) error {
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	if ref, ok := cv.editReply[row.ID]; ok {
 		delete(cv.editReply, row.ID) // a retry posts instead
-		if err := cv.platform.Edit(ctx, ref, Message{Text: row.Text}); err != nil {
+		if _, err := cv.editOrPost(ctx, ref, Message{Text: row.Text}, Message{Text: row.Text}); err != nil {
 			return fmt.Errorf("edit live message into reply: %w", err)
 		}
 		return nil

@@ -2,8 +2,9 @@
 // and what it may call) and the platform-neutral conversation core.
 //
 // The core never names a platform: differences are expressed by Limits and
-// by the optional ability interfaces (Typer, FileFetcher, Reactor,
-// Ephemeral).
+// by the optional ability interfaces (Editor, Typer, FileFetcher,
+// Ephemeral). Rule of thumb: what the core may call is an interface,
+// numbers and policy are Limits.
 package bridges
 
 import (
@@ -91,26 +92,37 @@ type Button struct {
 // to fit Limits.MaxMessageRunes (conversion may add a little: adapters keep
 // a margin or split again). A message with Buttons is a card: clicks come
 // back as Actions carrying CardID.
+//
+// ReplyTo is the platform id of a message of the same conversation that
+// this one quotes: the inbound message an answer replies to, or the
+// message (a card) that a status posted instead of an edit is about. It is
+// "" for no quote; adapters that cannot quote ignore it.
 type Message struct {
 	Text    string
 	CardID  string
 	Buttons []Button
+	ReplyTo string
 }
 
 // MessageRef identifies a posted message so it can be edited.
 type MessageRef struct {
 	Key ConversationKey
 	ID  string // platform message id (Slack ts, Discord message id)
+	// At is when the message was posted, by the core's clock: the core
+	// sets it after Post (adapters leave it zero) and compares it with
+	// Limits.EditMaxAge. Zero means unknown (too old when there is a limit).
+	At time.Time `json:",omitzero"`
 }
 
 // Limits describe what a platform can do; the core adapts to them.
 type Limits struct {
-	MaxMessageRunes int           // split longer text
-	CanEdit         bool          // Edit works (for streaming and card updates)
-	CanButtons      bool          // cards have clickable buttons
-	CanThreads      bool          // conversations are threads
-	EditInterval    time.Duration // min time between edits/posts in one channel
-	MaxButtons      int           // buttons per card
+	MaxMessageRunes int  // split longer text
+	CanButtons      bool // cards have clickable buttons
+	// EditMaxAge is how long after posting a message can still be edited
+	// (Editor); 0 = no limit. Past it the core posts a new message instead.
+	EditMaxAge   time.Duration
+	EditInterval time.Duration // min time between edits/posts in one channel
+	MaxButtons   int           // buttons per card
 }
 
 // Handler is implemented by the core and called by adapters. Both methods
@@ -149,8 +161,14 @@ type Platform interface {
 	Run(ctx context.Context, h Handler) error
 	// Post sends a message into the conversation (into its thread).
 	Post(ctx context.Context, key ConversationKey, m Message) (MessageRef, error)
-	// Edit replaces a posted message's text and buttons (no buttons =
-	// buttons removed).
+}
+
+// Editor is an optional ability: replace a posted message's text and
+// buttons (no buttons = buttons removed). The core streams a turn into one
+// message only on an Editor, and edits only messages younger than
+// Limits.EditMaxAge; otherwise it posts a new message (a card's status
+// quotes the card through Message.ReplyTo).
+type Editor interface {
 	Edit(ctx context.Context, ref MessageRef, m Message) error
 }
 
@@ -173,9 +191,4 @@ type FileFetcher interface {
 // stays silent there.
 type Ephemeral interface {
 	PostEphemeral(ctx context.Context, key ConversationKey, user, text string) error
-}
-
-// Reactor is an optional ability: react to a message with an emoji name.
-type Reactor interface {
-	React(ctx context.Context, key ConversationKey, msgID, emoji string) error
 }

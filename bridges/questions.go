@@ -80,9 +80,18 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 	}
 	cd.body = questionBody(cd.questions, cd.picked)
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	if err := cv.platform.Edit(ctx, cd.ref, cd.message(cv.limits, cv.maxRunes())); err != nil {
+	m := cd.message(cv.limits, cv.maxRunes())
+	ref, err := cv.editOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below
+	if err != nil {
 		cv.log.Warn("update question card", "card", cd.id, "err", err)
+		return ""
 	}
+	if ref.ID != cd.ref.ID {
+		if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref)); err != nil {
+			cv.log.Error("store card reference", "request", cd.id, "err", err)
+		}
+	}
+	cd.ref = ref
 	return ""
 }
 

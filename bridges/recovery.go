@@ -176,13 +176,14 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 		if ref, ok := decodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
 				text := truncate(decidedText(staleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
-				if err := p.Edit(ctx, ref, Message{Text: text, CardID: a.ID}); err != nil {
-					c.log.Warn("startup: close stale card", "approval", a.ID, "err", err)
+				instead := Message{Text: status, ReplyTo: ref.ID}
+				if _, err := editOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, Message{Text: text, CardID: a.ID}, instead); err != nil {
+					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
 				}
 			}
 		}
 		if _, err := c.st.RecordApprovalDecision(ctx, a.ID, store.DecisionExpired, "", "bridge restarted"); err != nil {
-			c.log.Warn("startup: expire approval", "approval", a.ID, "err", err)
+			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
 		}
 	}
 }

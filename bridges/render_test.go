@@ -79,9 +79,8 @@ func TestStreamedAnswerRespectsEditBudget(t *testing.T) {
 
 func TestNoStreamingWhenPlatformCannotEdit(t *testing.T) {
 	lim := defaultLimits()
-	lim.CanEdit = false
 	step := make(chan string)
-	h := start(t, setup{script: streamScript(step), limits: lim})
+	h := start(t, setup{noEdit: true, script: streamScript(step), limits: lim})
 	k := key("T1")
 	h.send(k, "m1", "alice", "go")
 	h.session(1)
@@ -102,8 +101,7 @@ func TestLongAnswerSplit(t *testing.T) {
 	script := func(s *bridgetest.FakeSession, m agent.UserMessage) { s.Reply(m, long) }
 	lim := defaultLimits()
 	lim.MaxMessageRunes = 500
-	lim.CanEdit = false
-	h := start(t, setup{script: script, limits: lim})
+	h := start(t, setup{noEdit: true, script: script, limits: lim})
 	k := key("T1")
 	h.send(k, "m1", "alice", "long please")
 	h.waitText(k, "Done.")
@@ -175,7 +173,6 @@ func TestVerbosity(t *testing.T) {
 func TestOutboxRetriesUntilPosted(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	lim := defaultLimits()
-	lim.CanEdit = false
 	plat := bridgetest.New(lim)
 	var fails atomic.Int32
 	plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
@@ -184,7 +181,7 @@ func TestOutboxRetriesUntilPosted(t *testing.T) {
 		}
 		return nil
 	})
-	h := start(t, setup{clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
+	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
 	waitFor(t, "the first failure", func() bool { return fails.Load() >= 1 })
@@ -206,7 +203,6 @@ func TestOutboxRetriesUntilPosted(t *testing.T) {
 func TestOutboxGivesUpVisibly(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	lim := defaultLimits()
-	lim.CanEdit = false
 	plat := bridgetest.New(lim)
 	var fails atomic.Int32
 	plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
@@ -216,7 +212,7 @@ func TestOutboxGivesUpVisibly(t *testing.T) {
 		}
 		return nil
 	})
-	h := start(t, setup{clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
+	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
 	for i := 0; fails.Load() < store.MaxOutboxAttempts && i < 100; i++ {

@@ -22,6 +22,7 @@ type Msg struct {
 	Text    string
 	CardID  string
 	Buttons []bridges.Button
+	ReplyTo string   // Message.ReplyTo it was posted with
 	Edits   int      // times it was edited
 	History []string // every text it showed, oldest first
 	Posted  time.Time
@@ -70,6 +71,7 @@ type Platform struct {
 
 var (
 	_ bridges.Platform    = (*Platform)(nil)
+	_ bridges.Editor      = (*Platform)(nil)
 	_ bridges.Typer       = (*Platform)(nil)
 	_ bridges.FileFetcher = (*Platform)(nil)
 	_ bridges.Ephemeral   = (*Platform)(nil)
@@ -124,7 +126,7 @@ func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m brid
 	defer p.mu.Unlock()
 	p.nextID++
 	ref := bridges.MessageRef{Key: key, ID: "m" + strconv.Itoa(p.nextID)}
-	msg := &Msg{Ref: ref, Key: key, Text: m.Text, CardID: m.CardID, Buttons: slices.Clone(m.Buttons),
+	msg := &Msg{Ref: ref, Key: key, Text: m.Text, CardID: m.CardID, Buttons: slices.Clone(m.Buttons), ReplyTo: m.ReplyTo,
 		History: []string{m.Text}, Posted: p.clock()}
 	p.msgs = append(p.msgs, msg)
 	p.byID[ref.ID] = msg
@@ -136,7 +138,7 @@ func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m brid
 	return ref, nil
 }
 
-// Edit implements bridges.Platform.
+// Edit implements bridges.Editor.
 func (p *Platform) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) error {
 	p.mu.Lock()
 	fail := p.failEdit
@@ -417,4 +419,38 @@ func (p *Platform) Dump() string {
 		s += fmt.Sprintf("[%s %s card=%q edits=%d buttons=%d] %q\n", m.Ref.ID, m.Key, m.CardID, m.Edits, len(m.Buttons), m.Text)
 	}
 	return s
+}
+
+// WithoutEdit returns p as a platform that cannot edit (not a
+// bridges.Editor), keeping its other abilities (Typer, FileFetcher,
+// Ephemeral): the core must post new messages instead of editing.
+func WithoutEdit(p *Platform) bridges.Platform { return postOnly{p} }
+
+// postOnly hides Platform.Edit.
+type postOnly struct{ p *Platform }
+
+var (
+	_ bridges.Typer       = postOnly{}
+	_ bridges.FileFetcher = postOnly{}
+	_ bridges.Ephemeral   = postOnly{}
+)
+
+func (o postOnly) Limits() bridges.Limits { return o.p.Limits() }
+
+func (o postOnly) Run(ctx context.Context, h bridges.Handler) error { return o.p.Run(ctx, h) }
+
+func (o postOnly) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
+	return o.p.Post(ctx, key, m)
+}
+
+func (o postOnly) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
+	return o.p.SetTyping(ctx, key, on)
+}
+
+func (o postOnly) FetchFile(ctx context.Context, f bridges.File, max int64) ([]byte, error) {
+	return o.p.FetchFile(ctx, f, max)
+}
+
+func (o postOnly) PostEphemeral(ctx context.Context, key bridges.ConversationKey, user, text string) error {
+	return o.p.PostEphemeral(ctx, key, user, text)
 }

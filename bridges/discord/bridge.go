@@ -69,6 +69,7 @@ import (
 // Compile-time checks of the abilities this adapter offers.
 var (
 	_ bridges.Platform    = (*Bridge)(nil)
+	_ bridges.Editor      = (*Bridge)(nil)
 	_ bridges.Typer       = (*Bridge)(nil)
 	_ bridges.FileFetcher = (*Bridge)(nil)
 )
@@ -212,9 +213,7 @@ func gatewayProxied() bool {
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
 		MaxMessageRunes: maxMessageRunes,
-		CanEdit:         true,
 		CanButtons:      true,
-		CanThreads:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtons,
 	}

@@ -51,9 +51,9 @@ import (
 
 var (
 	_ bridges.Platform    = (*Bridge)(nil)
+	_ bridges.Editor      = (*Bridge)(nil)
 	_ bridges.Typer       = (*Bridge)(nil)
 	_ bridges.FileFetcher = (*Bridge)(nil)
-	_ bridges.Reactor     = (*Bridge)(nil)
 	_ bridges.Ephemeral   = (*Bridge)(nil)
 )
 
@@ -157,9 +157,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
 		MaxMessageRunes: maxMessageRunes,
-		CanEdit:         true,
 		CanButtons:      true,
-		CanThreads:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtonsPerBlock,
 	}

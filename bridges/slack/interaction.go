@@ -57,7 +57,7 @@ func (b *Bridge) interaction(ctx context.Context, h bridges.Handler, cb slackapi
 		cancel()
 		if err != nil {
 			b.log.Warn("slack button click not handled", slog.Any("key", key), slog.String("card", cardID),
-				slog.String("choice", choice), slog.String("error", b.redact.Err(err)))
+				slog.String("choice", choice), slog.String("err", b.redact.Err(err)))
 		}
 	}
 }

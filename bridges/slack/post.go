@@ -83,7 +83,7 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 		return err
 	})
 	if errors.Is(err, errSuperseded) {
-		b.log.Debug("slack edit dropped for a newer one", slog.String("ts", ref.ID))
+		b.log.Debug("slack edit dropped for a newer one", slog.String("msg_id", ref.ID))
 		return nil
 	}
 	if err != nil {

@@ -138,7 +138,7 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		return fmt.Errorf("handle message: %w", err)
 	}
 	b.seen.Add(dedupe)
-	b.log.Debug("slack message delivered", slog.Any("key", key), slog.String("ts", in.ts))
+	b.log.Debug("slack message delivered", slog.Any("key", key), slog.String("msg_id", in.ts))
 	return nil
 }
 

@@ -84,7 +84,7 @@ func (b *Bridge) authTest(ctx context.Context) (identity, error) {
 		if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
 			delay = max(delay, rl.RetryAfter)
 		}
-		b.log.Warn("slack auth.test failed, retrying", slog.String("error", b.redact.Err(err)), slog.Duration("in", delay))
+		b.log.Warn("slack auth.test failed, retrying", slog.String("err", b.redact.Err(err)), slog.Duration("in", delay))
 		if !sleep(ctx, delay) {
 			return identity{}, ctx.Err()
 		}
@@ -109,7 +109,7 @@ func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client) error {
 		if time.Since(started) > 2*b.reconnectMax {
 			delay = b.reconnectMin
 		}
-		b.log.Warn("slack socket mode stopped, restarting", slog.String("error", b.redact.Err(err)), slog.Duration("in", delay))
+		b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)), slog.Duration("in", delay))
 		if !sleep(ctx, delay) {
 			return nil
 		}
@@ -159,7 +159,7 @@ func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridg
 		if c, ok := ev.Data.(*slackapi.ConnectionErrorEvent); ok {
 			msg = b.redact.Err(c.ErrorObj)
 		}
-		b.log.Warn("slack socket connection failed", slog.String("error", msg))
+		b.log.Warn("slack socket connection failed", slog.String("err", msg))
 	case socketmode.EventTypeInvalidAuth:
 		b.log.Error("slack rejected the app token")
 	case socketmode.EventTypeHello:
@@ -169,7 +169,7 @@ func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridg
 		if c, ok := ev.Data.(*slackapi.IncomingEventError); ok {
 			msg = b.redact.Err(c.ErrorObj)
 		}
-		b.log.Warn("slack socket read failed", slog.String("error", msg))
+		b.log.Warn("slack socket read failed", slog.String("err", msg))
 	case socketmode.EventTypeErrorWriteFailed:
 		b.log.Warn("slack socket write failed; Slack will resend unacknowledged events")
 	case socketmode.EventTypeErrorBadMessage:
@@ -195,7 +195,7 @@ func (b *Bridge) ack(ctx context.Context, sm *socketmode.Client, req *socketmode
 	actx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	if err := sm.AckCtx(actx, req.EnvelopeID, nil); err != nil {
-		b.log.Warn("slack ack failed", slog.String("envelope", req.EnvelopeID), slog.String("error", b.redact.Err(err)))
+		b.log.Warn("slack ack failed", slog.String("envelope", req.EnvelopeID), slog.String("err", b.redact.Err(err)))
 	}
 }
 
@@ -209,7 +209,7 @@ func (b *Bridge) badMessage(ctx context.Context, sm *socketmode.Client, ev socke
 	var req socketmode.Request
 	_ = json.Unmarshal(bad.Message, &req)
 	b.log.Warn("slack sent an envelope that could not be parsed; acknowledging it",
-		slog.String("type", req.Type), slog.String("envelope", req.EnvelopeID), slog.String("error", b.redact.Err(bad.Cause)))
+		slog.String("type", req.Type), slog.String("envelope", req.EnvelopeID), slog.String("err", b.redact.Err(bad.Cause)))
 	b.ack(ctx, sm, &req)
 }
 
@@ -237,7 +237,7 @@ func (b *Bridge) eventsAPI(ctx context.Context, sm *socketmode.Client, h bridges
 	}
 	if err := b.route(ctx, h, in); err != nil {
 		b.log.Warn("slack message not accepted; leaving it for Slack to resend",
-			slog.String("channel", in.channel), slog.String("ts", in.ts), slog.String("error", b.redact.Err(err)))
+			slog.String("channel", in.channel), slog.String("msg_id", in.ts), slog.String("err", b.redact.Err(err)))
 		return
 	}
 	b.ack(ctx, sm, ev.Request)

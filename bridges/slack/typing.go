@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
 	slackapi "github.com/slack-go/slack"
@@ -91,7 +90,7 @@ func (b *Bridge) disableStatus(channel, code string) {
 		b.typing.noStatusIn[channel] = true
 	}
 	b.log.Info("slack thread status unavailable; using a reaction instead",
-		slog.String("channel", channel), slog.String("error", code), slog.Bool("app_wide", appWideStatusError(code)))
+		slog.String("channel", channel), slog.String("err", code), slog.Bool("app_wide", appWideStatusError(code)))
 }
 
 // typingReaction adds or removes the working reaction.
@@ -124,24 +123,6 @@ func (b *Bridge) typingReaction(ctx context.Context, key bridges.ConversationKey
 	}
 	if err != nil {
 		return fmt.Errorf("slack working reaction on %s: %w", key, err)
-	}
-	return nil
-}
-
-// React implements bridges.Reactor: add the emoji (a name like "eyes" or
-// ":eyes:") to a message of the conversation. msgID is a message ts or an
-// Inbound.MsgID ("channel:ts"). Reacting twice is not an error.
-func (b *Bridge) React(ctx context.Context, key bridges.ConversationKey, msgID, emoji string) error {
-	channel, ts := key.Channel, msgID
-	if c, t, ok := strings.Cut(msgID, ":"); ok {
-		channel, ts = c, t
-	}
-	err := b.api.AddReactionContext(ctx, strings.Trim(emoji, ":"), slackapi.NewRefToMessage(channel, ts))
-	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok && se.Err == "already_reacted" {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("slack react %s on %s: %w", emoji, msgID, err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
 func TestTypingUsesThreadStatus(t *testing.T) {
@@ -69,19 +68,5 @@ func TestTypingTopLevelDMUsesReaction(t *testing.T) {
 	}
 	if n := e.fake.CallCount("assistant.threads.setStatus"); n != 0 {
 		t.Errorf("%d setStatus calls for a thread-less DM", n)
-	}
-}
-
-func TestReact(t *testing.T) {
-	fake := slackfake.New(t)
-	b, _ := newBridge(t, fake, slackfake.BotToken)
-	key := threadKey("1.1")
-	for _, id := range []string{"C1:5.5", "C1:5.5"} { // twice: already_reacted is fine
-		if err := b.React(t.Context(), key, id, ":eyes:"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !fake.HasReaction("C1", "5.5", "eyes") {
-		t.Errorf("reactions = %+v", fake.Reactions())
 	}
 }

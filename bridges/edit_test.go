@@ -1,0 +1,65 @@
+package bridges_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/config"
+)
+
+// A decided card is edited where the platform can still edit it; otherwise
+// (no Editor, or older than Limits.EditMaxAge) the status is posted as a
+// new message quoting the card, and the card stays as it was.
+func TestDecisionEditsCardOrPostsStatus(t *testing.T) {
+	tests := []struct {
+		name     string
+		noEdit   bool
+		maxAge   time.Duration
+		age      time.Duration // how long after posting the card is decided
+		wantEdit bool
+	}{
+		{"editor without age limit", false, 0, 3 * time.Hour, true},
+		{"editor, card younger than EditMaxAge", false, 15 * time.Minute, 5 * time.Minute, true},
+		{"editor, card older than EditMaxAge", false, 15 * time.Minute, 16 * time.Minute, false},
+		{"platform cannot edit", true, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			lim := defaultLimits()
+			lim.EditMaxAge = tt.maxAge
+			h := start(t, setup{script: toolScript, clock: clock, limits: lim, noEdit: tt.noEdit,
+				profile: func(a *config.Agent) { a.ApprovalTimeout = 24 * time.Hour }})
+			k := key("T1")
+			h.send(k, "m1", "alice", "bash: make deploy")
+			card := h.waitCard(k, "make deploy")
+			clock.Advance(tt.age)
+			if _, err := h.plat.Click(ctxT(t), k, card.CardID, bridges.ChoiceAllow, "alice", "alice"); err != nil {
+				t.Fatal(err)
+			}
+			h.waitText(k, "allowed")
+			status := h.plat.WaitFor(t, k, waitTimeout, "the decision shown", func(m bridgetest.Msg) bool {
+				return strings.Contains(m.Text, "✅ Allowed by @alice")
+			})
+			now := h.plat.Messages(k)[0]
+			if now.Ref.ID != card.Ref.ID {
+				t.Fatalf("first message is %s, want the card %s", now.Ref.ID, card.Ref.ID)
+			}
+			if tt.wantEdit {
+				if status.Ref.ID != card.Ref.ID || now.Edits != 1 || len(now.Buttons) != 0 {
+					t.Errorf("card not edited into its status: status in %s, card %+v", status.Ref.ID, now)
+				}
+				return
+			}
+			if status.Ref.ID == card.Ref.ID || now.Edits != 0 {
+				t.Fatalf("card edited (%d edits) although it could not be", now.Edits)
+			}
+			if status.ReplyTo != card.Ref.ID || status.Text != "✅ Allowed by @alice" || len(status.Buttons) != 0 {
+				t.Errorf("status posted instead = %+v, want a short message quoting %s", status, card.Ref.ID)
+			}
+		})
+	}
+}
