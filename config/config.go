@@ -41,7 +41,6 @@ const (
 	DefaultVerbosity       = "compact"
 	DefaultSlackAPIURL     = "https://slack.com/api/"
 	DefaultDiscordAPIURL   = "https://discord.com/api/v9/"
-	DefaultDeviceStore     = "whatsapp.db"
 
 	// Sandboxes accepted in agents.*.sandbox (see DefaultSandbox).
 	SandboxBwrap = "bwrap"
@@ -176,7 +175,7 @@ type Discord struct {
 
 // WhatsApp holds a WhatsApp bot's settings (yaml bots[].whatsapp).
 type WhatsApp struct {
-	DeviceStore string // yaml device_store, default "whatsapp.db"; resolved against data_dir
+	DeviceStore string // yaml device_store, default DefaultDeviceStore(bot name); resolved against data_dir
 }
 
 // Access lists who may use a bot (yaml bots[].access). Entries are

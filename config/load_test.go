@@ -56,7 +56,7 @@ func TestDefaults(t *testing.T) {
 		{"sandbox_binds", len(a.SandboxBinds), 0},
 		{"config path", c.Path, file},
 		{"verbosity", b.Verbosity, "compact"},
-		{"device_store", b.WhatsApp.DeviceStore, filepath.Join(dir, "data", "whatsapp.db")},
+		{"device_store", b.WhatsApp.DeviceStore, filepath.Join(dir, "data", "whatsapp-phone.db")},
 		{"no slack section", b.Slack == nil, true},
 		{"no discord section", b.Discord == nil, true},
 		{"Bot(phone)", c.Bot("phone") == b, true},

@@ -22,6 +22,7 @@ func (d *decoder) finish(c *Config, baseDir string) {
 			d.finishBot(c, b, index("bots", i), seen, i)
 		}
 	}
+	d.checkDeviceStores(c)
 	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
 }
 
@@ -193,7 +194,7 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 		if b.WhatsApp == nil {
 			b.WhatsApp = &WhatsApp{}
 		}
-		b.WhatsApp.DeviceStore = resolvePath(c.DataDir, orDefault(b.WhatsApp.DeviceStore, DefaultDeviceStore))
+		b.WhatsApp.DeviceStore = resolvePath(c.DataDir, orDefault(b.WhatsApp.DeviceStore, DefaultDeviceStore(b.Name)))
 	}
 }
 

@@ -122,6 +122,21 @@ func TestProblems(t *testing.T) {
 			"  - name: b", "    platform: discord", "    agent: coder", "    discord: {token: t}",
 			"  - name: b", "    platform: discord", "    agent: coder", "    discord: {token: u}"), nil,
 			[]want{{8, "bots[1].name", `duplicate bot name "b" (also used by bots[0] at line 4)`}}},
+		{"two whatsapp bots on one device store", withBot(
+			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: wa.db}",
+			"  - name: b", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: ./wa.db}"), nil,
+			[]want{{11, "bots[1].whatsapp.device_store", `is also used by bots[0] (a): each WhatsApp bot needs its own whatsapp.device_store file`}}},
+		{"default device store of one bot named like another's", withBot(
+			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: whatsapp-b.db}",
+			"  - name: b", "    platform: whatsapp", "    agent: coder"), nil,
+			[]want{{9, "bots[1].platform", `whatsapp-b.db is also used by bots[0] (a)`}}},
+		{"whatsapp device store is the bridge database", withBot(
+			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: bridge.db}"), nil,
+			[]want{{7, "bots[0].whatsapp.device_store", "must not be the bridge database"}}},
+		{"whatsapp device store is the bridge database by absolute path", src(
+			"data_dir: /srv/bridge", "agents: {coder: {}}", "bots:",
+			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: /srv/bridge/data/../bridge.db}"), nil,
+			[]want{{7, "bots[0].whatsapp.device_store", "must not be the bridge database (/srv/bridge/bridge.db)"}}},
 		{"empty bot name", withBot("  - name: \"\"", "    platform: discord", "    agent: coder", "    discord: {token: t}"), nil,
 			[]want{{4, "bots[0].name", "bot name is required"}}},
 		{"missing bot name", withBot("  - platform: discord", "    agent: coder", "    discord: {token: t}"), nil,
