@@ -1,0 +1,209 @@
+package whatsapp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+)
+
+// fakeCall is one call the fake client received.
+type fakeCall struct {
+	Op      string // method name
+	To      types.JID
+	Message *waE2E.Message                // SendMessage
+	IDs     []types.MessageID             // MarkRead
+	State   string                        // SendChatPresence / SendPresence state
+	Phones  []string                      // IsOnWhatsApp, PairPhone
+	Media   whatsmeow.DownloadableMessage // Download
+}
+
+// fakeClient is a recording waClient: it sends nothing, remembers every
+// call, builds messages with the real builders and delivers events given
+// to Dispatch to the registered handlers, like the real client.
+type fakeClient struct {
+	builder *whatsmeow.Client // the real builders (they need no connection)
+
+	mu        sync.Mutex
+	calls     []fakeCall
+	handlers  map[uint32]whatsmeow.EventHandlerWithSuccessStatus
+	order     []uint32
+	nextID    uint32
+	nextMsg   int
+	connected bool
+	loggedIn  bool
+	files     map[string][]byte // Download results by direct path
+	onWA      map[string]types.IsOnWhatsAppResponse
+	sendErr   error
+	pairCode  string
+	pairErr   error
+	qr        chan whatsmeow.QRChannelItem // what GetQRChannel returns; tests feed it
+}
+
+var _ waClient = (*fakeClient)(nil)
+
+func newFakeClient(builder *whatsmeow.Client) *fakeClient {
+	return &fakeClient{builder: builder, handlers: map[uint32]whatsmeow.EventHandlerWithSuccessStatus{},
+		files: map[string][]byte{}, onWA: map[string]types.IsOnWhatsAppResponse{}, loggedIn: true,
+		qr: make(chan whatsmeow.QRChannelItem, 8)}
+}
+
+func (f *fakeClient) record(c fakeCall) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+}
+
+// Calls returns the calls so far, oldest first.
+func (f *fakeClient) Calls() []fakeCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeCall(nil), f.calls...)
+}
+
+// Dispatch delivers evt to the handlers in registration order, stopping
+// at the first that reports failure (as whatsmeow does); it reports
+// whether all succeeded.
+func (f *fakeClient) Dispatch(evt any) bool {
+	f.mu.Lock()
+	var hs []whatsmeow.EventHandlerWithSuccessStatus
+	for _, id := range f.order {
+		if h, ok := f.handlers[id]; ok {
+			hs = append(hs, h)
+		}
+	}
+	f.mu.Unlock()
+	for _, h := range hs {
+		if !h(evt) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fakeClient) SendMessage(_ context.Context, to types.JID, m *waE2E.Message, _ ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error) {
+	f.mu.Lock()
+	err := f.sendErr
+	f.nextMsg++
+	id := fmt.Sprintf("SENT%03d", f.nextMsg)
+	f.mu.Unlock()
+	f.record(fakeCall{Op: "SendMessage", To: to, Message: m})
+	if err != nil {
+		return whatsmeow.SendResponse{}, err
+	}
+	return whatsmeow.SendResponse{ID: id, Timestamp: time.Now()}, nil
+}
+
+func (f *fakeClient) BuildReaction(chat, sender types.JID, id types.MessageID, reaction string) *waE2E.Message {
+	return f.builder.BuildReaction(chat, sender, id, reaction)
+}
+
+func (f *fakeClient) BuildEdit(chat types.JID, id types.MessageID, m *waE2E.Message) *waE2E.Message {
+	return f.builder.BuildEdit(chat, id, m)
+}
+
+func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state types.ChatPresence, _ types.ChatPresenceMedia) error {
+	f.record(fakeCall{Op: "SendChatPresence", To: jid, State: string(state)})
+	return nil
+}
+
+func (f *fakeClient) SendPresence(_ context.Context, state types.Presence) error {
+	f.record(fakeCall{Op: "SendPresence", State: string(state)})
+	return nil
+}
+
+func (f *fakeClient) MarkRead(_ context.Context, ids []types.MessageID, _ time.Time, chat, _ types.JID, _ ...types.ReceiptType) error {
+	f.record(fakeCall{Op: "MarkRead", To: chat, IDs: ids})
+	return nil
+}
+
+func (f *fakeClient) Download(_ context.Context, msg whatsmeow.DownloadableMessage) ([]byte, error) {
+	f.record(fakeCall{Op: "Download", Media: msg})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.files[msg.GetDirectPath()]
+	if !ok {
+		return nil, fmt.Errorf("fake: no media at %q", msg.GetDirectPath())
+	}
+	return data, nil
+}
+
+func (f *fakeClient) AddEventHandler(h whatsmeow.EventHandler) uint32 {
+	return f.AddEventHandlerWithSuccessStatus(func(evt any) bool { h(evt); return true })
+}
+
+func (f *fakeClient) AddEventHandlerWithSuccessStatus(h whatsmeow.EventHandlerWithSuccessStatus) uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	f.handlers[f.nextID] = h
+	f.order = append(f.order, f.nextID)
+	return f.nextID
+}
+
+func (f *fakeClient) RemoveEventHandler(id uint32) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.handlers[id]
+	delete(f.handlers, id)
+	return ok
+}
+
+func (f *fakeClient) IsOnWhatsApp(_ context.Context, phones []string) ([]types.IsOnWhatsAppResponse, error) {
+	f.record(fakeCall{Op: "IsOnWhatsApp", Phones: phones})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]types.IsOnWhatsAppResponse, 0, len(phones))
+	for _, p := range phones {
+		r, ok := f.onWA[p]
+		if !ok {
+			r = types.IsOnWhatsAppResponse{Query: p}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (f *fakeClient) Connect() error {
+	f.record(fakeCall{Op: "Connect"})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.connected = true
+	return nil
+}
+
+func (f *fakeClient) Disconnect() {
+	f.record(fakeCall{Op: "Disconnect"})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.connected = false
+}
+
+func (f *fakeClient) IsConnected() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connected
+}
+
+func (f *fakeClient) IsLoggedIn() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.loggedIn
+}
+
+// GetQRChannel returns f.qr, which the test feeds.
+func (f *fakeClient) GetQRChannel(context.Context) (<-chan whatsmeow.QRChannelItem, error) {
+	f.record(fakeCall{Op: "GetQRChannel"})
+	return f.qr, nil
+}
+
+func (f *fakeClient) PairPhone(_ context.Context, phone string, _ bool, _ whatsmeow.PairClientType, _ string) (string, error) {
+	f.record(fakeCall{Op: "PairPhone", Phones: []string{phone}})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pairCode, f.pairErr
+}
