@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +39,9 @@ type LinkOptions struct {
 	// Phone asks for a pairing code for this number (E.164, "+15551234567")
 	// instead of showing QR codes.
 	Phone string
-	// Relink deletes the device already stored (if any) and links a new one.
+	// Relink deletes the device already stored (if any) and links a new
+	// one; if that fails, the bot is left unlinked. The phone keeps listing
+	// the old device until it is removed there.
 	Relink bool
 	// Timeout bounds the attempt; 0 = DefaultLinkTimeout.
 	Timeout time.Duration
@@ -263,6 +267,11 @@ func phoneOf(jid types.JID) string {
 // device; a bot that is not linked gives an error wrapping ErrNotLinked
 // that names the command to run (configPath is the -config argument).
 func CheckLinked(ctx context.Context, bot, deviceStore, configPath string, log *slog.Logger) (types.JID, error) {
+	notLinked := fmt.Errorf("whatsapp bot %q is %w to a phone yet: run `bridge whatsapp-link -config %s -bot %s` first",
+		bot, ErrNotLinked, configPath, bot)
+	if _, err := os.Stat(deviceStore); errors.Is(err, fs.ErrNotExist) {
+		return types.JID{}, notLinked // without creating the store
+	}
 	container, err := OpenDeviceStore(ctx, deviceStore, log)
 	if err != nil {
 		return types.JID{}, err
@@ -273,8 +282,7 @@ func CheckLinked(ctx context.Context, bot, deviceStore, configPath string, log *
 		return types.JID{}, fmt.Errorf("whatsapp device store %s: %w", deviceStore, err)
 	}
 	if dev.ID == nil {
-		return types.JID{}, fmt.Errorf("whatsapp bot %q is %w to a phone yet: run `bridge whatsapp-link -config %s -bot %s` first",
-			bot, ErrNotLinked, configPath, bot)
+		return types.JID{}, notLinked
 	}
 	return *dev.ID, nil
 }

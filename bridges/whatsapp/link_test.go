@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -302,6 +303,9 @@ func TestLinkAlreadyLinkedAndRelink(t *testing.T) {
 	if _, err := CheckLinked(t.Context(), "phone", path, "conf/bridge.yaml", nil); !errors.Is(err, ErrNotLinked) ||
 		!strings.Contains(err.Error(), "bridge whatsapp-link -config conf/bridge.yaml -bot phone") {
 		t.Fatalf("CheckLinked on a new store: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("CheckLinked created the device store: %v", err)
 	}
 	c, err := OpenDeviceStore(t.Context(), path, nil)
 	if err != nil {

@@ -44,6 +44,9 @@ const usageText = `usage: bridge <command> [flags]
 commands:
   run [-config bridge.yaml]        run the bridge until SIGINT/SIGTERM
   check-config [-config FILE]      validate the config and print a summary
+  whatsapp-link [-config FILE] -bot NAME [-phone +NUMBER] [-relink]
+                                   link a WhatsApp bot to a phone (QR code, or a
+                                   pairing code with -phone)
   example-config                   print the commented example config
   version                          print the version
 `
@@ -60,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		err = cmdRun(ctx, args[1:], stderr, lookupEnv)
 	case "check-config":
 		err = cmdCheckConfig(args[1:], stdout, stderr, lookupEnv)
+	case "whatsapp-link":
+		err = cmdWhatsAppLink(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "example-config":
 		err = cmdExampleConfig(args[1:], stdout)
 	case "version":

@@ -107,26 +107,6 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func TestRunRejectsUnbuiltPlatform(t *testing.T) {
-	cfg := `data_dir: ./data
-http: { listen: "" }
-agents:
-  coder: {}
-bots:
-  - name: phone
-    platform: whatsapp
-    agent: coder
-    whatsapp: { device_store: whatsapp.db }
-`
-	path := filepath.Join(t.TempDir(), "wa.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr := runCLI(t, exampleEnv, "run", "-config", path)
-	if code != exitUsage || !strings.Contains(stderr, `platform "whatsapp" is not available`) {
-		t.Fatalf("run with a whatsapp bot: code %d, stderr:\n%s", code, stderr)
-	}
-}
 
 // TestRunWithoutBwrap: a machine without bubblewrap cannot start sandboxed
 // agents: the bridge refuses to start and says which package to install and

@@ -38,7 +38,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)
 	}
 
-	platforms, err := buildPlatforms(cfg, logger)
+	platforms, err := buildPlatforms(ctx, cfg, logger)
 	if err != nil {
 		return usageError{err}
 	}
@@ -105,7 +105,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 }
 
 // buildPlatforms creates one adapter per configured bot.
-func buildPlatforms(cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, error) {
+func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, error) {
 	out := make(map[string]bridges.Platform, len(cfg.Bots))
 	for _, b := range cfg.Bots {
 		var (
@@ -117,6 +117,8 @@ func buildPlatforms(cfg *config.Config, logger *slog.Logger) (map[string]bridges
 			p, err = slack.New(b, logger)
 		case "discord":
 			p, err = discord.New(b, logger)
+		case config.PlatformWhatsApp:
+			err = checkWhatsAppBot(ctx, cfg, b)
 		default:
 			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
