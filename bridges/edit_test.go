@@ -1,7 +1,9 @@
 package bridges_test
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,5 +63,49 @@ func TestDecisionEditsCardOrPostsStatus(t *testing.T) {
 				t.Errorf("status posted instead = %+v, want a short message quoting %s", status, card.Ref.ID)
 			}
 		})
+	}
+}
+
+// A turn streamed longer than Limits.EditMaxAge continues in a new message
+// instead of editing one that is too old; the final answer is complete.
+func TestStreamPastEditMaxAge(t *testing.T) {
+	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	step := make(chan string)
+	lim := defaultLimits()
+	lim.EditInterval = time.Second
+	lim.EditMaxAge = 10 * time.Second
+	plat := bridgetest.New(lim)
+	plat.SetClock(clock.Now)
+	var mu sync.Mutex
+	var late []string
+	plat.Observe(func(c bridgetest.Call, m bridgetest.Msg) {
+		if c.Op == "edit" && c.At.Sub(m.Posted) >= lim.EditMaxAge {
+			mu.Lock()
+			late = append(late, fmt.Sprintf("%s edited %s after posting", m.Ref.ID, c.At.Sub(m.Posted)))
+			mu.Unlock()
+		}
+	})
+	h := start(t, setup{script: streamScript(step), clock: clock, platform: plat, limits: lim})
+	k := key("T1")
+	h.send(k, "m1", "alice", "stream for 30 seconds")
+	h.session(1)
+	const total, tick = 30 * time.Second, 250 * time.Millisecond
+	for i := range int(total / tick) {
+		step <- fmt.Sprintf("word%d ", i)
+		time.Sleep(time.Millisecond) // let the worker take the delta
+		clock.Advance(tick)
+	}
+	close(step)
+	final := h.waitText(k, "_30.0s · $0.0123_")
+	if !strings.Contains(final.Text, "word0 ") || !strings.Contains(final.Text, "word119") {
+		t.Errorf("final answer incomplete: %q", final.Text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(late) > 0 {
+		t.Errorf("messages edited past EditMaxAge: %v", late)
+	}
+	if n := len(plat.Messages(k)); n < 3 {
+		t.Errorf("%d messages for a 30 s stream with a 10 s edit window, want a new one about every 10 s", n)
 	}
 }
