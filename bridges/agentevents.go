@@ -90,7 +90,9 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 	switch e.State {
 	case agent.LifecycleStarted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
-		cv.beginTurn(ctx).requesters[sm.from.id] = sm.from
+		t := cv.beginTurn(ctx)
+		t.requesters[sm.from.id] = sm.from
+		t.replyTo = sm.platformID
 	case agent.LifecycleCompleted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
 		delete(cv.inflight, e.UUID)
@@ -148,7 +150,11 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 		text = render(activity) + "\n\n" + text
 	}
 	for i, c := range chunks(text, cv.maxRunes()) {
-		row, err := cv.core.st.AddOutbox(ctx, store.OutboxMessage{ConversationID: cv.id, Text: c})
+		row := store.OutboxMessage{ConversationID: cv.id, Text: c}
+		if i == 0 {
+			row.ReplyTo = t.replyTo // the first part quotes the user's message
+		}
+		row, err := cv.core.st.AddOutbox(ctx, row)
 		if err != nil {
 			cv.log.Error("store reply in the outbox; posting directly", "err", err)
 			cv.notice(ctx, c)

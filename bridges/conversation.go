@@ -71,8 +71,9 @@ type author struct{ id, name string }
 
 // sentMsg is a ledger message written to the agent and not finished yet.
 type sentMsg struct {
-	ledgerID string
-	from     author
+	ledgerID   string
+	platformID string // Inbound.MsgID
+	from       author
 }
 
 // conversation is the state of one conversation, owned by its worker.

@@ -98,7 +98,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	a := author{m.UserID, m.UserName}
-	cv.inflight[um.UUID] = sentMsg{ledgerID: m.ID, from: a}
+	cv.inflight[um.UUID] = sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: a}
 	cv.lastAuthor = a
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
@@ -108,4 +109,47 @@ func TestStreamPastEditMaxAge(t *testing.T) {
 	if n := len(plat.Messages(k)); n < 3 {
 		t.Errorf("%d messages for a 30 s stream with a 10 s edit window, want a new one about every 10 s", n)
 	}
+}
+
+// The first part of an answer quotes the user's message (Message.ReplyTo =
+// Inbound.MsgID); the other parts and the streamed live message of a turn
+// quote as documented.
+func TestAnswerQuotesTheUserMessage(t *testing.T) {
+	long := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n", 30) + "Done."
+	t.Run("posted answer, split", func(t *testing.T) {
+		lim := defaultLimits()
+		lim.MaxMessageRunes = 500
+		script := func(s *bridgetest.FakeSession, m agent.UserMessage) { s.Reply(m, long) }
+		h := start(t, setup{noEdit: true, script: script, limits: lim})
+		k := key("T1")
+		h.send(k, "m1", "alice", "long please")
+		h.waitText(k, "Done.")
+		ms := h.plat.Messages(k)
+		if len(ms) < 2 {
+			t.Fatalf("%d messages, want a split answer", len(ms))
+		}
+		for i, m := range ms {
+			if want := map[bool]string{true: "m1", false: ""}[i == 0]; m.ReplyTo != want {
+				t.Errorf("part %d quotes %q, want %q", i, m.ReplyTo, want)
+			}
+		}
+	})
+	t.Run("streamed answer", func(t *testing.T) {
+		step := make(chan string)
+		h := start(t, setup{script: streamScript(step)})
+		k := key("T1")
+		h.send(k, "m7", "alice", "go")
+		h.session(1)
+		step <- "partial "
+		live := h.waitText(k, "partial")
+		if live.ReplyTo != "m7" {
+			t.Errorf("live message quotes %q, want m7", live.ReplyTo)
+		}
+		step <- "rest"
+		close(step)
+		h.waitText(k, "partial rest")
+		if n := len(h.plat.Messages(k)); n != 1 {
+			t.Errorf("%d messages, want the answer in the live message", n)
+		}
+	})
 }

@@ -67,7 +67,7 @@ func (cv *conversation) flushLive(ctx context.Context) {
 		return
 	}
 	if !t.live.posted {
-		ref, err := cv.post(ctx, Message{Text: text})
+		ref, err := cv.post(ctx, Message{Text: text, ReplyTo: t.replyTo})
 		if err != nil {
 			cv.log.Warn("post live message", "err", err)
 			return

@@ -72,12 +72,12 @@ func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) 
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	if ref, ok := cv.editReply[row.ID]; ok {
 		delete(cv.editReply, row.ID) // a retry posts instead
-		if _, err := cv.editOrPost(ctx, ref, Message{Text: row.Text}, Message{Text: row.Text}); err != nil {
+		if _, err := cv.editOrPost(ctx, ref, Message{Text: row.Text}, Message{Text: row.Text, ReplyTo: row.ReplyTo}); err != nil {
 			return fmt.Errorf("edit live message into reply: %w", err)
 		}
 		return nil
 	}
-	if _, err := cv.platform.Post(ctx, ConversationKey(row.Key), Message{Text: row.Text}); err != nil {
+	if _, err := cv.platform.Post(ctx, ConversationKey(row.Key), Message{Text: row.Text, ReplyTo: row.ReplyTo}); err != nil {
 		return fmt.Errorf("post reply: %w", err)
 	}
 	return nil

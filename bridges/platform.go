@@ -93,10 +93,11 @@ type Button struct {
 // a margin or split again). A message with Buttons is a card: clicks come
 // back as Actions carrying CardID.
 //
-// ReplyTo is the platform id of a message of the same conversation that
-// this one quotes: the inbound message an answer replies to, or the
-// message (a card) that a status posted instead of an edit is about. It is
-// "" for no quote; adapters that cannot quote ignore it.
+// ReplyTo names a message of the same conversation that this one quotes:
+// the Inbound.MsgID of the user's message that the first part of an answer
+// (or the turn's first live message) replies to, or the MessageRef.ID of a
+// card that a status posted instead of an edit is about. It is "" for no
+// quote; adapters that cannot quote ignore it.
 type Message struct {
 	Text    string
 	CardID  string

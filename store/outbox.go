@@ -30,6 +30,7 @@ type OutboxMessage struct {
 	ConversationID string
 	Key            ConversationKey // where to post
 	Text           string
+	ReplyTo        string // platform id of the inbound message the reply quotes, or ""
 	State          OutboxState
 	Attempts       int    // failed post attempts
 	LastError      string // error of the last failed attempt
@@ -37,12 +38,12 @@ type OutboxMessage struct {
 	UpdatedAt      time.Time
 }
 
-const outboxCols = `id, conversation_id, bot, channel, thread, text, state, attempts, last_error, created_at, updated_at`
+const outboxCols = `id, conversation_id, bot, channel, thread, text, reply_to, state, attempts, last_error, created_at, updated_at`
 
 func scanOutbox(r scanner) (OutboxMessage, error) {
 	var m OutboxMessage
 	var created, updated int64
-	err := r.Scan(&m.ID, &m.ConversationID, &m.Key.Bot, &m.Key.Channel, &m.Key.Thread, &m.Text, &m.State,
+	err := r.Scan(&m.ID, &m.ConversationID, &m.Key.Bot, &m.Key.Channel, &m.Key.Thread, &m.Text, &m.ReplyTo, &m.State,
 		&m.Attempts, &m.LastError, &created, &updated)
 	if err != nil {
 		return OutboxMessage{}, err
@@ -52,7 +53,7 @@ func scanOutbox(r scanner) (OutboxMessage, error) {
 }
 
 // AddOutbox durably stores a reply as pending and returns it as stored. The
-// caller sets ConversationID (must exist) and Text, and Key when the reply
+// caller sets ConversationID (must exist), Text, optionally ReplyTo, and Key when the reply
 // goes somewhere other than the conversation's own key (a zero Key means the
 // conversation's). ID is chosen if empty; the rest is set by the store.
 func (s *Store) AddOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
@@ -73,9 +74,9 @@ func (s *Store) AddOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, 
 		}
 		now := s.nowMS()
 		_, err = tx.ExecContext(ctx, `INSERT INTO outbox
-			(id, conversation_id, bot, channel, thread, text, state, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ID, m.ConversationID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Text, OutboxPending, now, now)
+			(id, conversation_id, bot, channel, thread, text, reply_to, state, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, m.ConversationID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Text, m.ReplyTo, OutboxPending, now, now)
 		if err != nil {
 			return insertErr(err)
 		}

@@ -20,11 +20,11 @@ func TestOutboxFlow(t *testing.T) {
 	a := newConv(t, s, "bot", "C", "A")
 	b := newConv(t, s, "bot", "C", "B")
 
-	r1, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: a.ID, Text: "first"})
+	r1, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: a.ID, Text: "first", ReplyTo: "C:1.1"})
 	if err != nil {
 		t.Fatalf("AddOutbox: %v", err)
 	}
-	if r1.ID == "" || r1.Key != a.Key || r1.State != OutboxPending || r1.Attempts != 0 || r1.Text != "first" {
+	if r1.ID == "" || r1.Key != a.Key || r1.State != OutboxPending || r1.Attempts != 0 || r1.Text != "first" || r1.ReplyTo != "C:1.1" {
 		t.Fatalf("AddOutbox returned %+v", r1)
 	}
 	elsewhere := ConversationKey{Bot: "bot", Channel: "C", Thread: "other"}
@@ -50,6 +50,9 @@ func TestOutboxFlow(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(outboxIDs(forA)), fmt.Sprint([]string{r1.ID, r3.ID}); got != want {
 		t.Fatalf("PendingOutboxForConversation = %v, want %v", got, want)
+	}
+	if forA[0].ReplyTo != "C:1.1" || forA[1].ReplyTo != "" {
+		t.Errorf("reply_to read back as %q, %q", forA[0].ReplyTo, forA[1].ReplyTo)
 	}
 
 	if err := s.MarkOutboxPosted(ctx, r1.ID); err != nil {
