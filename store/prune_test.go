@@ -3,10 +3,10 @@ package store
 import (
 	"context"
 	"errors"
-	"strings"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
