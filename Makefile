@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude sandbox bench
+.PHONY: run test build claude sandbox bench image-test
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -44,6 +44,11 @@ sandbox:
 test: claude sandbox
 	go vet ./...
 	go test -count=1 -timeout 60m ./...
+
+# Builds the Dockerfile with podman from locally made bases (no registry) and checks the image:
+# /healthz, non-root user, the pinned CLI, bwrap inside, SIGTERM. Needs root, podman, runc, mmdebstrap.
+image-test:
+	bash .ci/image-test
 
 bench: claude
 	go test -run '^$$' -bench . -benchtime 20x ./...

@@ -28,6 +28,16 @@ func requireBwrap(tb testing.TB) {
 	}
 }
 
+// sandboxedOpts are h's options in bubblewrap with a private state dir and
+// Bash pre-approved, as the bridge would run a trusting profile.
+func sandboxedOpts(t *testing.T, h *harness) Options {
+	opts := h.opts()
+	opts.Sandbox = &sandbox.Bwrap{}
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	opts.AllowedTools = []string{"Bash"}
+	return opts
+}
+
 // processesMatching lists the pids whose command line contains marker.
 func processesMatching(marker string) []string {
 	var out []string
@@ -130,10 +140,7 @@ func TestSandboxedSession(t *testing.T) {
 func TestSandboxStopTakesDetachedChildren(t *testing.T) {
 	requireBwrap(t)
 	h := newHarness(t)
-	opts := h.opts()
-	opts.Sandbox = &sandbox.Bwrap{}
-	opts.StateDir = filepath.Join(t.TempDir(), "state")
-	opts.AllowedTools = []string{"Bash"}
+	opts := sandboxedOpts(t, h)
 	s, rec := h.start(opts)
 	marker := fmt.Sprintf("sleep %d", 5000+rand.IntN(4000))
 	send(t, s, "[bash setsid "+marker+" >/dev/null 2>&1 < /dev/null & echo started]")
@@ -168,10 +175,7 @@ func hasSmallCount(text string, limit int) bool {
 func TestAgentCannotApproveItself(t *testing.T) {
 	requireBwrap(t)
 	h := newHarness(t)
-	opts := h.opts()
-	opts.Sandbox = &sandbox.Bwrap{}
-	opts.StateDir = filepath.Join(t.TempDir(), "state")
-	opts.AllowedTools = []string{"Bash"}
+	opts := sandboxedOpts(t, h)
 	s, rec := h.start(opts)
 	rules := `{"permissions":{"allow":["Bash","Write","Edit"]}}`
 	mcp := `{"mcpServers":{"x":{"command":"/bin/sh","args":["-c","touch mcp-ran.txt"]}}}`

@@ -21,6 +21,12 @@ func benchSandboxes(b *testing.B, bench func(b *testing.B, opts Options, h *harn
 		h := newHarness(b)
 		bench(b, h.opts(), h)
 	})
+	b.Run("sandbox=none,private-state", func(b *testing.B) {
+		h := newHarness(b)
+		opts := h.opts()
+		opts.StateDir = filepath.Join(b.TempDir(), "state")
+		bench(b, opts, h)
+	})
 	b.Run("sandbox=bwrap", func(b *testing.B) {
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			b.Skip("bwrap not installed")

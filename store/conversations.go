@@ -225,3 +225,25 @@ func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) 
 	}
 	return out, nil
 }
+
+// SessionIDs returns every session id a conversation currently uses (the
+// ones a spawn would resume).
+func (s *Store) SessionIDs(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT session_id FROM conversations WHERE session_id <> ''`)
+	if err != nil {
+		return nil, fmt.Errorf("list session ids: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]bool)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list session ids: %w", err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list session ids: %w", err)
+	}
+	return out, nil
+}

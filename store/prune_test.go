@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -356,4 +357,38 @@ func TestPrunerRetentionOffReturnsAtOnce(t *testing.T) {
 	if ids := f.ids(t, "inbox"); len(ids) != 1 {
 		t.Errorf("inbox left = %v, want the message kept", ids)
 	}
+}
+
+// TestPrunerAlsoGetsTheCutoff: the extra retention hook runs after each
+// prune with the same cutoff, and its failure is logged, not fatal.
+func TestPrunerAlsoGetsTheCutoff(t *testing.T) {
+	f := newPruneFixture(t)
+	h := &recordHandler{ch: make(chan slog.Record, 16)}
+	now := f.cutoff.Add(30 * 24 * time.Hour)
+	got := make(chan time.Time, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := Pruner{Store: f.s, Retention: 30 * 24 * time.Hour, Logger: slog.New(h), Now: func() time.Time { return now },
+		Also: func(_ context.Context, before time.Time) error {
+			got <- before
+			return errors.New("disk says no")
+		}}
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx) }()
+	select {
+	case before := <-got:
+		if !before.Equal(f.cutoff) {
+			t.Errorf("Also got cutoff %v, want %v", before, f.cutoff)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Also was not called")
+	}
+	for {
+		r := nextRecord(t, h.ch)
+		if r.Level == slog.LevelWarn && strings.Contains(r.Message, "outside the database failed") {
+			break
+		}
+	}
+	cancel()
+	<-done
 }

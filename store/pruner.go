@@ -20,6 +20,10 @@ type Pruner struct {
 	// Now is the clock that sets the cutoff (Now() - Retention); default
 	// time.Now.
 	Now func() time.Time
+	// Also, if set, runs after each prune with the same cutoff, for
+	// retention outside the database (e.g. agent session state on disk).
+	// Its error is logged like a failed prune.
+	Also func(ctx context.Context, before time.Time) error
 }
 
 // Run prunes now and then every p.Every until ctx ends. Each run that
@@ -72,5 +76,10 @@ func (p Pruner) once(ctx context.Context, log *slog.Logger, now time.Time) {
 			"deleted", counts, "took", took)
 	default:
 		log.Debug("prune: nothing older than the retention period", "retention", p.Retention, "before", before)
+	}
+	if p.Also != nil && ctx.Err() == nil {
+		if err := p.Also(ctx, before); err != nil && ctx.Err() == nil {
+			log.Warn("prune outside the database failed; retrying at the next run", "before", before, "err", err)
+		}
 	}
 }

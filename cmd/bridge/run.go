@@ -86,7 +86,11 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	pruneDone := make(chan struct{})
 	go func() {
 		defer close(pruneDone)
-		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger}.Run(ctx)
+		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
+			Also: func(ctx context.Context, before time.Time) error {
+				_, err := bridges.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
+				return err
+			}}.Run(ctx)
 	}()
 
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
