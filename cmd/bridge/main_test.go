@@ -107,7 +107,6 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-
 // TestRunWithoutBwrap: a machine without bubblewrap cannot start sandboxed
 // agents: the bridge refuses to start and says which package to install and
 // how to opt out.
