@@ -116,7 +116,11 @@ func TestAlwaysAllowGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDecisions(t, sess, 3)
-	as, _ = h.st.ApprovalsForConversation(ctxT(t), conv.ID)
+	// The CLI gets the answer before the audit row is written: wait for it.
+	waitFor(t, "the third decision audited", func() bool {
+		as, _ = h.st.ApprovalsForConversation(ctxT(t), conv.ID)
+		return len(as) == 3 && as[2].Decision != ""
+	})
 	if len(as) != 3 || as[1].Decision != store.DecisionGrant || !strings.Contains(as[1].DecidedBy, `grant #1 Bash "git push origin main" (granted by carol)`) ||
 		as[1].RequestedBy != "bob" || as[2].Decision != store.DecisionDeny {
 		t.Errorf("audit = %+v", as)
