@@ -90,14 +90,7 @@ func TestStreamPastEditMaxAge(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "stream for 30 seconds")
 	h.session(1)
-	const total, tick = 30 * time.Second, 250 * time.Millisecond
-	for i := range int(total / tick) {
-		step <- fmt.Sprintf("word%d ", i)
-		time.Sleep(time.Millisecond) // let the worker take the delta
-		clock.Advance(tick)
-	}
-	close(step)
-	final := h.waitText(k, "_30.0s · $0.0123_")
+	final := h.streamWords(step, clock, k, 30*time.Second, 250*time.Millisecond)
 	if !strings.Contains(final.Text, "word0 ") || !strings.Contains(final.Text, "word119") {
 		t.Errorf("final answer incomplete: %q", final.Text)
 	}

@@ -3,6 +3,7 @@ package bridges_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"runtime"
@@ -292,3 +293,17 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// streamWords streams "word<i> " deltas through step, one every tick of
+// the fake clock, for total, then ends the answer and returns the final
+// reply (with its footer).
+func (h *harness) streamWords(step chan<- string, clock *bridgetest.FakeClock, k bridges.ConversationKey, total, tick time.Duration) bridgetest.Msg {
+	h.t.Helper()
+	for i := range int(total / tick) {
+		step <- fmt.Sprintf("word%d ", i)
+		time.Sleep(time.Millisecond) // let the worker take the delta
+		clock.Advance(tick)
+	}
+	close(step)
+	return h.waitText(k, fmt.Sprintf("_%.1fs · $0.0123_", total.Seconds()))
+}

@@ -46,13 +46,7 @@ func TestStreamedAnswerRespectsEditBudget(t *testing.T) {
 
 	// 30 s of streaming: a delta every 100 ms.
 	const total, tick = 30 * time.Second, 100 * time.Millisecond
-	for i := range int(total / tick) {
-		step <- fmt.Sprintf("word%d ", i)
-		time.Sleep(time.Millisecond) // let the worker take the delta
-		clock.Advance(tick)
-	}
-	close(step)
-	final := h.waitText(k, "_30.0s · $0.0123_")
+	final := h.streamWords(step, clock, k, total, tick)
 	if !strings.Contains(final.Text, "word0 ") || !strings.Contains(final.Text, "word299") {
 		t.Errorf("final answer incomplete: %q", truncateTest(final.Text, 200))
 	}
