@@ -121,12 +121,15 @@ func FuzzSplitMrkdwn(f *testing.F) {
 		}
 		in := ToMrkdwn(md)
 		chunks := splitMrkdwn(in, limit)
-		for _, ch := range chunks {
+		for i, ch := range chunks {
 			if n := utf8.RuneCountInString(ch); n > limit {
 				t.Fatalf("chunk of %d runes > %d", n, limit)
 			}
 			if !utf8.ValidString(ch) && utf8.ValidString(in) {
 				t.Fatalf("invalid UTF-8 in chunk %q", ch)
+			}
+			if fenceAfter(false, ch) && !fenceAfter(false, in) {
+				t.Fatalf("chunk %d ends inside a ``` block: %q", i, ch)
 			}
 		}
 		strip := func(s string) string {
