@@ -1,0 +1,116 @@
+package whatsapp
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/agentbridge/agentbridge/bridges"
+)
+
+// Memory sizes of the adapter's bounded caches.
+const (
+	seenCap     = 4096 // message ids already handed to the core (dedupe)
+	sentCap     = 2048 // messages the bot sent (quotes of them, reactions on cards)
+	receivedCap = 2048 // accepted messages (for quoting them) and their media
+)
+
+// Options configure a Bridge.
+type Options struct {
+	Bot    string   // configured bot name (ConversationKey.Bot)
+	Client waClient // the connected (or connectable) client of the linked device
+	// Self returns the bot's own phone-number JID and LID (with or
+	// without device parts; either may be empty): Store.GetJID and
+	// Store.GetLID of the real client.
+	Self func() (pn, lid types.JID)
+	LIDs lidLookup // LID → phone number mappings (Store.LIDs)
+	Log  *slog.Logger
+	// TypingRefresh is how often a "composing" presence is repeated while
+	// the agent works (WhatsApp clears it after ~25 s); 0 = 10 s.
+	TypingRefresh time.Duration
+}
+
+// Bridge is one WhatsApp bot's adapter (bridges.Platform, Typer and
+// FileFetcher). It has no Editor (WhatsApp users get whole answers, not a
+// stream) and no buttons: cards list numbered choices, answered by a
+// number (quoting the card or not) or a 👍 / 👎 reaction on the card.
+type Bridge struct {
+	bot  string
+	cli  waClient
+	self func() (types.JID, types.JID)
+	lids lidLookup
+	log  *slog.Logger
+
+	typingRefresh time.Duration
+
+	seen     *boundedMap[string, bool]        // dedupe keys of accepted messages
+	sent     *boundedMap[string, sentMsg]     // by message id
+	received *boundedMap[string, receivedMsg] // by message id
+
+	mu     sync.Mutex
+	h      bridges.Handler
+	typing map[string]context.CancelFunc // refreshing "composing" per chat
+	runCtx context.Context
+}
+
+// sentMsg is a message the bot sent: what a quote of it needs, and the
+// card it belongs to.
+type sentMsg struct {
+	chat   types.JID
+	text   string
+	cardID string
+	kind   cardKind
+}
+
+// receivedMsg is an accepted inbound message: what quoting it needs.
+type receivedMsg struct {
+	chat   types.JID
+	sender types.JID // as it arrived (non-AD)
+	msg    *waE2E.Message
+	media  whatsmeow.DownloadableMessage // its attachment, or nil
+}
+
+var (
+	_ bridges.Platform    = (*Bridge)(nil)
+	_ bridges.Typer       = (*Bridge)(nil)
+	_ bridges.FileFetcher = (*Bridge)(nil)
+)
+
+// New returns the adapter; Run connects it.
+func New(o Options) *Bridge {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	self := o.Self
+	if self == nil {
+		self = func() (types.JID, types.JID) { return types.EmptyJID, types.EmptyJID }
+	}
+	refresh := o.TypingRefresh
+	if refresh <= 0 {
+		refresh = 10 * time.Second
+	}
+	return &Bridge{
+		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot),
+		typingRefresh: refresh,
+		seen:          newBoundedMap[string, bool](seenCap),
+		sent:          newBoundedMap[string, sentMsg](sentCap),
+		received:      newBoundedMap[string, receivedMsg](receivedCap),
+		typing:        map[string]context.CancelFunc{},
+	}
+}
+
+// Limits implements bridges.Platform: no buttons (numbered choices), no
+// edits; the core splits CommonMark a little below the rendered limit.
+func (b *Bridge) Limits() bridges.Limits {
+	return bridges.Limits{
+		MaxMessageRunes: maxTextRunes - 200, // rendering adds a little; splitText cuts again
+		CanButtons:      false,
+		EditInterval:    2 * time.Second, // pacing: at most a message every 2 s per chat
+	}
+}

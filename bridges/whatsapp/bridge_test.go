@@ -1,0 +1,446 @@
+package whatsapp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.mau.fi/whatsmeow/proto/waCommon"
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/config"
+)
+
+// Phone numbers and JIDs of the tests.
+const (
+	alice    = "+15551110001" // allowed, approver
+	bob      = "+15552220002" // allowed, not an approver
+	stranger = "+15559990009" // not allowed
+	botPhone = "15550000001"
+	botLID   = "88800000001"
+	aliceLID = "77700000001" // mapped to alice in the LID map
+	unmapped = "66600000001" // a LID nobody mapped
+)
+
+var group = types.NewJID("120363000000000001", types.GroupServer)
+
+func pnJID(phone string) types.JID {
+	return types.NewJID(strings.TrimPrefix(phone, "+"), types.DefaultUserServer)
+}
+
+func lidJID(user string) types.JID { return types.NewJID(user, types.HiddenUserServer) }
+
+// script answers "pong: TEXT", asks for Bash on "ask …", writes a long
+// answer on "long", and asks a question on "question".
+func script(s *bridgetest.FakeSession, m agent.UserMessage) {
+	switch {
+	case strings.HasPrefix(m.Text, "ask "):
+		id := "req-" + strings.TrimPrefix(m.Text, "ask ")
+		input, _ := json.Marshal(map[string]string{"command": "make test"})
+		req := agent.PermissionRequest{RequestID: id, ToolName: "Bash", Input: input, ToolUseID: "tu-" + id}
+		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+		s.Emit(agent.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
+		d, ok := s.Ask(req)
+		if !ok {
+			return
+		}
+		out := "denied " + id
+		if d.Allow {
+			out = "allowed " + id
+		}
+		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
+		s.Emit(agent.Result{Subtype: "success", Text: out, SessionID: s.Opts.SessionID})
+	case m.Text == "long":
+		var b strings.Builder
+		for i := range 30 {
+			fmt.Fprintf(&b, "Paragraph %d: %s\n\n", i+1, strings.Repeat("lorem ipsum ", 25))
+		}
+		s.Reply(m, "**Long** answer\n\n"+b.String())
+	default:
+		s.Reply(m, "pong: **"+m.Text+"**")
+	}
+}
+
+// env is the adapter over the recording fake client, run by a real core.
+type env struct {
+	t    *testing.T
+	fake *fakeClient
+	b    *Bridge
+	core *bridgetest.Core
+	n    int
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	dev, err := OpenDeviceStore(ctx, filepath.Join(t.TempDir(), "device.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dev.Close() })
+	if err := dev.LIDMap.PutLIDMapping(ctx, lidJID(aliceLID), pnJID(alice)); err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeClient(nil)
+	self := func() (types.JID, types.JID) {
+		pn, lid := pnJID("+"+botPhone), lidJID(botLID)
+		pn.Device, lid.Device = 7, 7
+		return pn, lid
+	}
+	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap})
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots: []*config.Bot{{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{},
+			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b}, script)
+	e := &env{t: t, fake: fake, b: b, core: core}
+	e.waitCalls("the adapter connects", func(cs []fakeCall) bool { return slices.ContainsFunc(cs, op("Connect")) })
+	return e
+}
+
+func op(name string) func(fakeCall) bool { return func(c fakeCall) bool { return c.Op == name } }
+
+// msg builds an incoming text message.
+func (e *env) msg(chat, sender types.JID, text string) *events.Message {
+	e.n++
+	return &events.Message{
+		Info: types.MessageInfo{
+			MessageSource: types.MessageSource{Chat: chat, Sender: sender, IsGroup: chat.Server == types.GroupServer},
+			ID:            fmt.Sprintf("IN%03d", e.n), PushName: "Person", Timestamp: time.Unix(1_800_000_000+int64(e.n), 0),
+		},
+		Message: &waE2E.Message{Conversation: proto.String(text)},
+	}
+}
+
+// extended makes m an extended text message with the given context.
+func extended(m *events.Message, ci *waE2E.ContextInfo) *events.Message {
+	m.Message = &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(m.Message.GetConversation()), ContextInfo: ci}}
+	return m
+}
+
+func (e *env) dispatch(evt *events.Message) {
+	e.t.Helper()
+	if !e.fake.Dispatch(evt) {
+		e.t.Fatalf("handler refused %s", evt.Info.ID)
+	}
+}
+
+// waitCalls waits until the fake's calls satisfy cond.
+func (e *env) waitCalls(what string, cond func([]fakeCall) bool) []fakeCall {
+	e.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		cs := e.fake.Calls()
+		if cond(cs) {
+			return cs
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s; calls:\n%s", what, dumpCalls(cs))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitText waits for a message sent to chat whose text contains sub.
+func (e *env) waitText(chat types.JID, sub string) fakeCall {
+	e.t.Helper()
+	var found fakeCall
+	e.waitCalls(fmt.Sprintf("a message to %s with %q", chat, sub), func(cs []fakeCall) bool {
+		for _, c := range cs {
+			if c.Op == "SendMessage" && c.To == chat && strings.Contains(textOf(c), sub) {
+				found = c
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func textOf(c fakeCall) string {
+	if c.Message == nil {
+		return ""
+	}
+	return c.Message.GetExtendedTextMessage().GetText() + c.Message.GetConversation()
+}
+
+func sends(cs []fakeCall) []fakeCall {
+	var out []fakeCall
+	for _, c := range cs {
+		if c.Op == "SendMessage" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func dumpCalls(cs []fakeCall) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "  %s to=%s state=%s ids=%v text=%q\n", c.Op, c.To, c.State, c.IDs, textOf(c))
+	}
+	return b.String()
+}
+
+// agentTexts are the user messages the agents received, in order.
+func (e *env) agentTexts() []string {
+	var out []string
+	for _, s := range e.core.Pool.Sessions() {
+		for _, m := range s.Sent() {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// A private message is answered in the chat: rendered markup, the first
+// part quoting the user's message, read receipt and composing presence.
+func TestPrivateChatAnswered(t *testing.T) {
+	e := start(t)
+	in := e.msg(pnJID(alice), pnJID(alice), "hello")
+	e.dispatch(in)
+	got := e.waitText(pnJID(alice), "pong: *hello*")
+	ci := got.Message.GetExtendedTextMessage().GetContextInfo()
+	if ci.GetStanzaID() != in.Info.ID || ci.GetParticipant() != pnJID(alice).String() || ci.GetQuotedMessage().GetConversation() != "hello" {
+		t.Errorf("answer does not quote the message: %+v", ci)
+	}
+	cs := e.waitCalls("typing cleared", func(cs []fakeCall) bool {
+		return slices.ContainsFunc(cs, func(c fakeCall) bool {
+			return c.Op == "SendChatPresence" && c.State == string(types.ChatPresencePaused)
+		})
+	})
+	if !slices.ContainsFunc(cs, func(c fakeCall) bool { return c.Op == "MarkRead" && slices.Contains(c.IDs, in.Info.ID) }) {
+		t.Errorf("message not marked read:\n%s", dumpCalls(cs))
+	}
+	if !slices.ContainsFunc(cs, func(c fakeCall) bool {
+		return c.Op == "SendChatPresence" && c.To == pnJID(alice) && c.State == string(types.ChatPresenceComposing)
+	}) {
+		t.Errorf("no composing presence:\n%s", dumpCalls(cs))
+	}
+	if got := e.agentTexts(); !slices.Equal(got, []string{"hello"}) {
+		t.Errorf("agent got %q", got)
+	}
+}
+
+// In a group the bot answers mentions of its phone JID or its LID and
+// replies quoting its messages; other group messages are not its business.
+func TestGroupAddressing(t *testing.T) {
+	e := start(t)
+	e.dispatch(e.msg(group, pnJID(alice), "just chatting"))
+	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" by phone"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))
+	first := e.waitText(group, "pong: *by phone*")
+	e.dispatch(extended(e.msg(group, pnJID(bob), "@"+botLID+" by lid"), &waE2E.ContextInfo{MentionedJID: []string{botLID + "@lid"}}))
+	e.waitText(group, "pong: *by lid*")
+	if first.Op == "" || len(sends(e.fake.Calls())) < 1 {
+		t.Fatal("no answer")
+	}
+	sentID := "SENT001" // the fake numbers its sends: the first answer
+	e.dispatch(extended(e.msg(group, pnJID(bob), "quoting you"), &waE2E.ContextInfo{StanzaID: proto.String(sentID), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
+	e.waitText(group, "pong: *quoting you*")
+	e.dispatch(extended(e.msg(group, pnJID(bob), "@12345 someone else"), &waE2E.ContextInfo{MentionedJID: []string{"12345@s.whatsapp.net"}}))
+	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" last"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))
+	e.waitText(group, "pong: *last*")
+	if got, want := e.agentTexts(), []string{"by phone", "by lid", "quoting you", "last"}; !slices.Equal(got, want) {
+		t.Errorf("agent got %q, want %q", got, want)
+	}
+}
+
+// Own messages, edits, protocol messages, status broadcasts and
+// newsletters cause nothing; a redelivered message is handled once.
+func TestIgnoredMessages(t *testing.T) {
+	e := start(t)
+	own := e.msg(pnJID(alice), pnJID("+"+botPhone), "mine")
+	own.Info.IsFromMe = true
+	edit := e.msg(pnJID(alice), pnJID(alice), "edited")
+	edit.IsEdit = true
+	edit2 := e.msg(pnJID(alice), pnJID(alice), "edited too")
+	edit2.Info.Edit = types.EditAttributeMessageEdit
+	proto1 := e.msg(pnJID(alice), pnJID(alice), "")
+	proto1.Message = &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{Type: waE2E.ProtocolMessage_REVOKE.Enum()}}
+	status := e.msg(types.StatusBroadcastJID, pnJID(alice), "my status")
+	news := e.msg(types.NewJID("1203630000", types.NewsletterServer), pnJID(alice), "news")
+	for _, m := range []*events.Message{own, edit, edit2, proto1, status, news} {
+		e.dispatch(m)
+	}
+	real := e.msg(pnJID(alice), pnJID(alice), "real")
+	e.dispatch(real)
+	e.dispatch(real) // redelivery
+	e.waitText(pnJID(alice), "pong: *real*")
+	if got := e.agentTexts(); !slices.Equal(got, []string{"real"}) {
+		t.Errorf("agent got %q, want only the real message once", got)
+	}
+	for _, c := range sends(e.fake.Calls()) {
+		if c.To != pnJID(alice) || !strings.Contains(textOf(c), "real") {
+			t.Errorf("unexpected send: %s", dumpCalls([]fakeCall{c}))
+		}
+	}
+}
+
+// A LID sender is mapped to the phone number before the access check
+// (the private chat is then the phone number's); an unmapped LID and a
+// stranger's number get nothing at all: no answer, no receipt, no
+// presence, no download.
+func TestLIDSendersAndStrangers(t *testing.T) {
+	e := start(t)
+	e.dispatch(e.msg(pnJID(stranger), pnJID(stranger), "let me in"))
+	e.dispatch(e.msg(lidJID(unmapped), lidJID(unmapped), "me too"))
+	img := e.msg(pnJID(stranger), pnJID(stranger), "")
+	img.Message = &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Caption: proto.String("look"), Mimetype: proto.String("image/png"), DirectPath: proto.String("/x")}}
+	e.dispatch(img)
+	e.dispatch(extended(e.msg(group, pnJID(stranger), "@"+botPhone+" hi"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))
+	viaLID := e.msg(lidJID(aliceLID), lidJID(aliceLID), "via lid")
+	e.dispatch(viaLID)
+	e.waitText(pnJID(alice), "pong: *via lid*")
+	for _, c := range e.fake.Calls() {
+		if c.Op == "Connect" || c.To == pnJID(alice) || c.To == lidJID(aliceLID) {
+			continue
+		}
+		t.Errorf("call caused by a stranger: %s", dumpCalls([]fakeCall{c}))
+	}
+	if got := e.agentTexts(); !slices.Equal(got, []string{"via lid"}) {
+		t.Errorf("agent got %q", got)
+	}
+}
+
+// An image's caption is the text and the image is downloaded for the
+// agent.
+func TestImageWithCaption(t *testing.T) {
+	e := start(t)
+	e.fake.mu.Lock()
+	e.fake.files["/img/1"] = []byte("\x89PNG fake")
+	e.fake.mu.Unlock()
+	m := e.msg(pnJID(alice), pnJID(alice), "")
+	m.Message = &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Caption: proto.String("what is this"),
+		Mimetype: proto.String("image/png"), DirectPath: proto.String("/img/1"), FileLength: proto.Uint64(10)}}
+	e.dispatch(m)
+	e.waitText(pnJID(alice), "what is this")
+	if !slices.ContainsFunc(e.fake.Calls(), op("Download")) {
+		t.Errorf("image not downloaded:\n%s", dumpCalls(e.fake.Calls()))
+	}
+	if got := e.agentTexts(); len(got) != 1 || !strings.Contains(got[0], "what is this") {
+		t.Errorf("agent got %q", got)
+	}
+}
+
+// A long answer is split into messages of at most ~3,500 characters; only
+// the first quotes the user's message.
+func TestLongAnswerSplit(t *testing.T) {
+	e := start(t)
+	in := e.msg(pnJID(alice), pnJID(alice), "long")
+	e.dispatch(in)
+	e.waitText(pnJID(alice), "Paragraph 30")
+	out := sends(e.fake.Calls())
+	if len(out) < 2 {
+		t.Fatalf("%d messages, want a split answer", len(out))
+	}
+	if !strings.HasPrefix(textOf(out[0]), "*Long* answer") {
+		t.Errorf("first part not rendered: %.40q", textOf(out[0]))
+	}
+	for i, c := range out {
+		if n := utf8.RuneCountInString(textOf(c)); n > maxTextRunes {
+			t.Errorf("part %d has %d runes", i, n)
+		}
+		quoted := c.Message.GetExtendedTextMessage().GetContextInfo().GetStanzaID()
+		if (i == 0) != (quoted == in.Info.ID) {
+			t.Errorf("part %d quotes %q", i, quoted)
+		}
+	}
+}
+
+// card waits for the permission card of request id and returns its
+// message id.
+func (e *env) card(chat types.JID, id string) string {
+	e.t.Helper()
+	var found string
+	e.waitCalls("the card of "+id, func(cs []fakeCall) bool {
+		n := 0
+		for _, c := range cs {
+			if c.Op != "SendMessage" {
+				continue
+			}
+			n++
+			msgID := fmt.Sprintf("SENT%03d", n)
+			if sm, ok := e.b.sent.Get(msgID); ok && sm.cardID == id && c.To == chat && strings.Contains(textOf(c), "Reply *1*") {
+				found = msgID
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// Approvals by number: a bare "1" decides the pending card, a "3" quoting
+// a card decides that card; someone who is not an approver is refused.
+func TestApprovalByNumber(t *testing.T) {
+	e := start(t)
+	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask a"))
+	e.card(pnJID(alice), "req-a")
+	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "1"))
+	e.waitText(pnJID(alice), "allowed req-a")
+
+	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask b"))
+	cardB := e.card(pnJID(alice), "req-b")
+	e.dispatch(extended(e.msg(pnJID(alice), pnJID(alice), "3"), &waE2E.ContextInfo{StanzaID: proto.String(cardB), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
+	e.waitText(pnJID(alice), "denied req-b")
+
+	e.dispatch(extended(e.msg(group, pnJID(bob), "@"+botPhone+" ask c"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))
+	cardC := e.card(group, "req-c")
+	e.dispatch(extended(e.msg(group, pnJID(alice), "1"), &waE2E.ContextInfo{StanzaID: proto.String(cardC), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
+	e.waitText(group, "allowed req-c")
+	if d := decisions(e); !slices.Equal(d, []bool{true, false, true}) {
+		t.Errorf("decisions %v", d)
+	}
+}
+
+// Approvals by reaction: 👍 on the card allows, 👎 denies; a stranger's
+// reaction is ignored.
+func TestApprovalByReaction(t *testing.T) {
+	e := start(t)
+	react := func(sender types.JID, cardID, emoji string) *events.Message {
+		m := e.msg(pnJID(alice), sender, "")
+		m.Message = &waE2E.Message{ReactionMessage: &waE2E.ReactionMessage{
+			Key:  &waCommon.MessageKey{RemoteJID: proto.String(pnJID(alice).String()), FromMe: proto.Bool(true), ID: proto.String(cardID)},
+			Text: proto.String(emoji)}}
+		return m
+	}
+	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask a"))
+	cardA := e.card(pnJID(alice), "req-a")
+	e.dispatch(react(pnJID(stranger), cardA, "👍"))
+	e.dispatch(react(pnJID(alice), cardA, "❤️"))
+	e.dispatch(react(pnJID(alice), cardA, "👍🏽"))
+	e.waitText(pnJID(alice), "allowed req-a")
+
+	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask b"))
+	cardB := e.card(pnJID(alice), "req-b")
+	e.dispatch(react(pnJID(alice), cardB, "👎"))
+	e.waitText(pnJID(alice), "denied req-b")
+	if d := decisions(e); !slices.Equal(d, []bool{true, false}) {
+		t.Errorf("decisions %v", d)
+	}
+}
+
+func decisions(e *env) []bool {
+	var out []bool
+	for _, s := range e.core.Pool.Sessions() {
+		for _, d := range s.Decisions() {
+			out = append(out, d.Decision.Allow)
+		}
+	}
+	return out
+}

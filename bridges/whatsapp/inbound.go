@@ -1,0 +1,226 @@
+package whatsapp
+
+import (
+	"context"
+	"strings"
+
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/agentbridge/agentbridge/bridges"
+)
+
+// onMessage turns one WhatsApp message into a bridges.Inbound (or an
+// Action, for a numbered reply quoting a card and for reactions on
+// cards). It reports false when the core could not record it (WhatsApp
+// then delivers it again).
+//
+// Ignored: the bot's own messages, edits, protocol messages, status
+// broadcasts, newsletters, duplicates, and in groups everything that
+// neither mentions the bot (by phone JID or LID) nor quotes one of its
+// messages. The sender is the phone number in E.164; a LID is mapped
+// first, and an unmapped LID is dropped (it can match no allowlist
+// entry). A sender the core does not allow causes nothing here: no read
+// receipt, no presence, no download; the message goes to the core
+// without files, which counts the refusal and stays silent.
+func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
+	h := b.handler()
+	if h == nil || e == nil || e.Message == nil {
+		return h != nil
+	}
+	info := e.Info
+	chat := info.Chat.ToNonAD()
+	switch {
+	case info.IsFromMe,
+		chat.Server == types.BroadcastServer, // status@broadcast and broadcast lists
+		chat.Server == types.NewsletterServer,
+		e.IsEdit, info.Edit != "",
+		e.Message.GetProtocolMessage() != nil:
+		return true
+	}
+	dedupe := chat.String() + "|" + info.Sender.ToNonAD().String() + "|" + info.ID
+	if _, dup := b.seen.Get(dedupe); dup {
+		return true
+	}
+	if r := e.Message.GetReactionMessage(); r != nil {
+		return b.onReaction(ctx, h, e, r)
+	}
+	text, ci, file := content(e.Message)
+	if info.IsGroup && !b.addressed(ci) {
+		return true
+	}
+	user, mapped := b.phoneOf(ctx, info)
+	if !mapped {
+		b.log.Info("whatsapp message from an unmapped LID dropped", "user", info.Sender.ToNonAD().String(), "msg_id", info.ID)
+		return true
+	}
+	key := bridges.ConversationKey{Bot: b.bot, Channel: channelOf(chat, user, info.IsGroup)}
+	in := bridges.Inbound{Key: key, MsgID: info.ID, UserID: user, UserName: info.PushName,
+		Text: strings.TrimSpace(b.stripMentions(text)), At: info.Timestamp}
+	if !h.Allowed(key, user) {
+		if err := h.HandleMessage(ctx, in); err != nil {
+			b.log.Warn("whatsapp message not recorded", "key", key, "msg_id", info.ID, "err", err)
+			return false
+		}
+		b.seen.Put(dedupe, true)
+		return true
+	}
+	if sm, ok := b.sent.Get(ci.GetStanzaID()); ok && sm.cardID != "" {
+		if choice := choiceFor(sm.kind, textChoice(in.Text)); choice != "" {
+			return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: info.PushName})
+		}
+	}
+	if file != nil {
+		file.ID = info.ID
+		in.Files = []bridges.File{file.File}
+	}
+	if in.Text == "" && len(in.Files) == 0 {
+		return true
+	}
+	if err := h.HandleMessage(ctx, in); err != nil {
+		b.log.Warn("whatsapp message not recorded", "key", key, "msg_id", info.ID, "err", err)
+		return false
+	}
+	b.seen.Put(dedupe, true)
+	b.received.Put(info.ID, receivedMsg{chat: chat, sender: info.Sender.ToNonAD(), msg: e.Message, media: file.media()})
+	b.markRead(ctx, info)
+	return true
+}
+
+// act hands an answer to a card (quoted number, reaction) to the core.
+func (b *Bridge) act(ctx context.Context, h bridges.Handler, e *events.Message, dedupe string, a bridges.Action) bool {
+	if err := h.HandleAction(ctx, a); err != nil {
+		b.log.Warn("whatsapp card answer not handled", "key", a.Key, "msg_id", e.Info.ID, "err", err)
+		return false
+	}
+	b.seen.Put(dedupe, true)
+	b.markRead(ctx, e.Info)
+	return true
+}
+
+// onReaction maps 👍 / 👎 on a card to its first / last choice; other
+// reactions, removed reactions and reactions on other messages are
+// ignored, and so are reactions of senders the core does not allow.
+func (b *Bridge) onReaction(ctx context.Context, h bridges.Handler, e *events.Message, r *waE2E.ReactionMessage) bool {
+	sm, ok := b.sent.Get(r.GetKey().GetID())
+	if !ok || sm.cardID == "" {
+		return true
+	}
+	n := 0
+	switch strings.TrimRight(r.GetText(), "\ufe0f\U0001F3FB\U0001F3FC\U0001F3FD\U0001F3FE\U0001F3FF") {
+	case "👍":
+		n = 1
+	case "👎":
+		n = 3
+	}
+	choice := choiceFor(sm.kind, n)
+	if choice == "" {
+		return true
+	}
+	user, mapped := b.phoneOf(ctx, e.Info)
+	chat := e.Info.Chat.ToNonAD()
+	key := bridges.ConversationKey{Bot: b.bot, Channel: channelOf(chat, user, e.Info.IsGroup)}
+	if !mapped || !h.Allowed(key, user) {
+		b.log.Info("whatsapp reaction on a card from a sender not allowed ignored", "user", user, "msg_id", e.Info.ID)
+		return true
+	}
+	dedupe := chat.String() + "|" + e.Info.Sender.ToNonAD().String() + "|" + e.Info.ID
+	return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: e.Info.PushName})
+}
+
+// markRead sends the read receipt of an accepted message.
+func (b *Bridge) markRead(ctx context.Context, info types.MessageInfo) {
+	if err := b.cli.MarkRead(ctx, []types.MessageID{info.ID}, info.Timestamp, info.Chat, info.Sender); err != nil {
+		b.log.Debug("whatsapp mark read", "msg_id", info.ID, "err", err)
+	}
+}
+
+// phoneOf is the sender's phone number in E.164 ("+15551234567"): from a
+// phone-number JID, the message's alternative address, or the LID map.
+func (b *Bridge) phoneOf(ctx context.Context, info types.MessageInfo) (string, bool) {
+	s := info.Sender.ToNonAD()
+	switch s.Server {
+	case types.DefaultUserServer:
+		return "+" + s.User, s.User != ""
+	case types.HiddenUserServer:
+		if alt := info.SenderAlt.ToNonAD(); alt.Server == types.DefaultUserServer && alt.User != "" {
+			return "+" + alt.User, true
+		}
+		if b.lids != nil {
+			pn, err := b.lids.GetPNForLID(ctx, s)
+			if err != nil {
+				b.log.Warn("whatsapp LID lookup", "user", s.String(), "err", err)
+				return "", false
+			}
+			if !pn.IsEmpty() && pn.User != "" {
+				return "+" + pn.User, true
+			}
+		}
+	}
+	return "", false
+}
+
+// channelOf is a conversation's channel: the group JID, or for a private
+// chat the sender's phone-number JID (a private chat that arrives under
+// a LID is the same conversation).
+func channelOf(chat types.JID, user string, group bool) string {
+	if group || user == "" {
+		return chat.String()
+	}
+	return types.NewJID(strings.TrimPrefix(user, "+"), types.DefaultUserServer).String()
+}
+
+// addressed reports whether a group message is for the bot: it mentions
+// the bot's phone JID or LID, or quotes one of the bot's messages.
+func (b *Bridge) addressed(ci *waE2E.ContextInfo) bool {
+	if ci == nil {
+		return false
+	}
+	pn, lid := b.self()
+	for _, m := range ci.GetMentionedJID() {
+		j, err := types.ParseJID(m)
+		if err != nil {
+			continue
+		}
+		if (j.User == pn.User && pn.User != "" && j.Server == types.DefaultUserServer) ||
+			(j.User == lid.User && lid.User != "" && j.Server == types.HiddenUserServer) {
+			return true
+		}
+	}
+	if _, ok := b.sent.Get(ci.GetStanzaID()); ok && ci.GetStanzaID() != "" {
+		return true
+	}
+	if p, err := types.ParseJID(ci.GetParticipant()); err == nil && ci.GetStanzaID() != "" {
+		return (p.User == pn.User && pn.User != "") || (p.User == lid.User && lid.User != "")
+	}
+	return false
+}
+
+// stripMentions removes "@NUMBER" mentions of the bot from text.
+func (b *Bridge) stripMentions(text string) string {
+	pn, lid := b.self()
+	for _, u := range []string{pn.User, lid.User} {
+		if u != "" {
+			text = strings.ReplaceAll(text, "@"+u, "")
+		}
+	}
+	return text
+}
+
+// content is a message's text, context (mentions, quote) and attachment.
+func content(m *waE2E.Message) (string, *waE2E.ContextInfo, *inFile) {
+	switch {
+	case m.GetExtendedTextMessage() != nil:
+		x := m.GetExtendedTextMessage()
+		return x.GetText(), x.GetContextInfo(), nil
+	case m.GetImageMessage() != nil:
+		x := m.GetImageMessage()
+		return x.GetCaption(), x.GetContextInfo(), &inFile{File: bridges.File{Name: "image" + extFor(x.GetMimetype()), MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}
+	case m.GetDocumentMessage() != nil:
+		x := m.GetDocumentMessage()
+		return x.GetCaption(), x.GetContextInfo(), &inFile{File: bridges.File{Name: x.GetFileName(), MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}
+	default:
+		return m.GetConversation(), nil, nil
+	}
+}
