@@ -121,7 +121,7 @@ func (e *env) msg(chat, sender types.JID, text string) *events.Message {
 	return &events.Message{
 		Info: types.MessageInfo{
 			MessageSource: types.MessageSource{Chat: chat, Sender: sender, IsGroup: chat.Server == types.GroupServer},
-			ID:            fmt.Sprintf("IN%03d", e.n), PushName: "Person", Timestamp: time.Unix(1_800_000_000+int64(e.n), 0),
+			ID:            fmt.Sprintf("IN%03d", e.n), PushName: "+" + sender.User, Timestamp: time.Unix(1_800_000_000+int64(e.n), 0),
 		},
 		Message: &waE2E.Message{Conversation: proto.String(text)},
 	}
@@ -413,11 +413,7 @@ func TestApprovalByNumber(t *testing.T) {
 func TestApprovalByReaction(t *testing.T) {
 	e := start(t)
 	react := func(sender types.JID, cardID, emoji string) *events.Message {
-		m := e.msg(pnJID(alice), sender, "")
-		m.Message = &waE2E.Message{ReactionMessage: &waE2E.ReactionMessage{
-			Key:  &waCommon.MessageKey{RemoteJID: proto.String(pnJID(alice).String()), FromMe: proto.Bool(true), ID: proto.String(cardID)},
-			Text: proto.String(emoji)}}
-		return m
+		return e.reaction(pnJID(alice), sender, cardID, emoji)
 	}
 	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask a"))
 	cardA := e.card(pnJID(alice), "req-a")
@@ -431,6 +427,49 @@ func TestApprovalByReaction(t *testing.T) {
 	e.dispatch(react(pnJID(alice), cardB, "👎"))
 	e.waitText(pnJID(alice), "denied req-b")
 	if d := decisions(e); !slices.Equal(d, []bool{true, false}) {
+		t.Errorf("decisions %v", d)
+	}
+}
+
+// reaction builds a reaction of sender in chat on the bot's message id.
+func (e *env) reaction(chat, sender types.JID, id, emoji string) *events.Message {
+	m := e.msg(chat, sender, "")
+	m.Message = &waE2E.Message{ReactionMessage: &waE2E.ReactionMessage{
+		Key:  &waCommon.MessageKey{RemoteJID: proto.String(chat.String()), FromMe: proto.Bool(true), ID: proto.String(id)},
+		Text: proto.String(emoji)}}
+	return m
+}
+
+// Someone allowed to talk but not to approve cannot decide a colleague's
+// card, by a quoted number, a reaction or a number mentioning the bot (the
+// core says so in the chat); the requester then can, and the decision quotes the card.
+func TestApprovalRefusedForNonApprover(t *testing.T) {
+	e := start(t)
+	mention := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}
+	quoting := func(id string) *waE2E.ContextInfo {
+		return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(botPhone + "@s.whatsapp.net")}
+	}
+	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" ask c"), mention))
+	card := e.card(group, "req-c")
+	e.dispatch(extended(e.msg(group, pnJID(bob), "1"), quoting(card)))
+	e.dispatch(e.reaction(group, pnJID(bob), card, "👍"))
+	e.dispatch(extended(e.msg(group, pnJID(bob), "@"+botPhone+" 1"), mention))
+	e.waitText(group, "only @"+alice)
+	if d := decisions(e); len(d) != 0 {
+		t.Fatalf("a non-approver decided: %v", d)
+	}
+	e.dispatch(e.reaction(group, pnJID(alice), card, "👎"))
+	e.waitText(group, "denied req-c")
+	var status fakeCall
+	for _, c := range sends(e.fake.Calls()) {
+		if c.Message.GetExtendedTextMessage().GetContextInfo().GetStanzaID() == card {
+			status = c
+		}
+	}
+	if !strings.Contains(textOf(status), alice) || strings.Contains(textOf(status), bob) {
+		t.Errorf("decision status %q does not quote the card naming %s", textOf(status), alice)
+	}
+	if d := decisions(e); !slices.Equal(d, []bool{false}) {
 		t.Errorf("decisions %v", d)
 	}
 }
