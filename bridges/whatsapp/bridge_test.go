@@ -143,7 +143,12 @@ func (e *env) dispatch(evt *events.Message) {
 // waitCalls waits until the fake's calls satisfy cond.
 func (e *env) waitCalls(what string, cond func([]fakeCall) bool) []fakeCall {
 	e.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	return e.waitCallsWithin(waitTimeout, what, cond)
+}
+
+func (e *env) waitCallsWithin(timeout time.Duration, what string, cond func([]fakeCall) bool) []fakeCall {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		cs := e.fake.Calls()
 		if cond(cs) {
@@ -159,8 +164,13 @@ func (e *env) waitCalls(what string, cond func([]fakeCall) bool) []fakeCall {
 // waitText waits for a message sent to chat whose text contains sub.
 func (e *env) waitText(chat types.JID, sub string) fakeCall {
 	e.t.Helper()
+	return e.waitTextWithin(waitTimeout, chat, sub)
+}
+
+func (e *env) waitTextWithin(timeout time.Duration, chat types.JID, sub string) fakeCall {
+	e.t.Helper()
 	var found fakeCall
-	e.waitCalls(fmt.Sprintf("a message to %s with %q", chat, sub), func(cs []fakeCall) bool {
+	e.waitCallsWithin(timeout, fmt.Sprintf("a message to %s with %q", chat, sub), func(cs []fakeCall) bool {
 		for _, c := range cs {
 			if c.Op == "SendMessage" && c.To == chat && strings.Contains(textOf(c), sub) {
 				found = c
@@ -170,6 +180,22 @@ func (e *env) waitText(chat types.JID, sub string) fakeCall {
 		return false
 	})
 	return found
+}
+
+// lastSentID is the id the fake gave the last message to chat containing
+// sub (it numbers its sends SENT001, SENT002, …).
+func (e *env) lastSentID(chat types.JID, sub string) string {
+	id, n := "", 0
+	for _, c := range e.fake.Calls() {
+		if c.Op != "SendMessage" {
+			continue
+		}
+		n++
+		if c.To == chat && strings.Contains(textOf(c), sub) {
+			id = fmt.Sprintf("SENT%03d", n)
+		}
+	}
+	return id
 }
 
 func textOf(c fakeCall) string {
