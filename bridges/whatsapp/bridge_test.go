@@ -62,6 +62,18 @@ func script(s *bridgetest.FakeSession, m agent.UserMessage) {
 		}
 		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
 		s.Emit(agent.Result{Subtype: "success", Text: out, SessionID: s.Opts.SessionID})
+	case m.Text == "question":
+		input, _ := json.Marshal(map[string]any{"questions": []map[string]any{{"question": "Which colour?", "header": "Pick",
+			"multiSelect": false, "options": []map[string]string{{"label": "Red"}, {"label": "Green"}, {"label": "Blue"}}}}})
+		req := agent.PermissionRequest{RequestID: "q1", ToolName: "AskUserQuestion", Input: input, ToolUseID: "tu-q1", RequiresUserInteraction: true}
+		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+		s.Emit(agent.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
+		d, ok := s.Ask(req)
+		if !ok {
+			return
+		}
+		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
+		s.Emit(agent.Result{Subtype: "success", Text: "answered " + string(d.UpdatedInput), SessionID: s.Opts.SessionID})
 	case m.Text == "long":
 		var b strings.Builder
 		for i := range 30 {
@@ -497,6 +509,26 @@ func TestApprovalRefusedForNonApprover(t *testing.T) {
 	}
 	if d := decisions(e); !slices.Equal(d, []bool{false}) {
 		t.Errorf("decisions %v", d)
+	}
+}
+
+// AskUserQuestion shows numbered options; a number quoting the question
+// (or not) answers it with that option, and a 👍 on a question is no answer.
+func TestQuestionByNumber(t *testing.T) {
+	e := start(t)
+	chat := pnJID(alice)
+	e.dispatch(e.msg(chat, pnJID(alice), "question"))
+	q := e.waitText(chat, "Which colour?")
+	for i, o := range []string{"Red", "Green", "Blue"} {
+		if !strings.Contains(textOf(q), fmt.Sprintf("%d. *%s*", i+1, o)) {
+			t.Errorf("option %d not numbered in %q", i+1, textOf(q))
+		}
+	}
+	e.dispatch(e.reaction(chat, pnJID(alice), e.lastSentID(chat, "Which colour?"), "👍"))
+	e.dispatch(extended(e.msg(chat, pnJID(alice), "2"), &waE2E.ContextInfo{StanzaID: proto.String(e.lastSentID(chat, "Which colour?"))}))
+	got := e.waitText(chat, "answered")
+	if !strings.Contains(textOf(got), "Green") {
+		t.Errorf("answer %q, want Green", textOf(got))
 	}
 }
 
