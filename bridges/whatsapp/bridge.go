@@ -30,6 +30,9 @@ type Options struct {
 	Self func() (pn, lid types.JID)
 	LIDs lidLookup // LID → phone number mappings (Store.LIDs)
 	Log  *slog.Logger
+	// Phones are the phone numbers (E.164) of the access lists, looked
+	// up at every connection (stores their LID mappings, logs typos).
+	Phones []string
 	// TypingRefresh is how often a "composing" presence is repeated while
 	// the agent works (WhatsApp clears it after ~25 s); 0 = 10 s.
 	TypingRefresh time.Duration
@@ -47,6 +50,7 @@ type Bridge struct {
 	log  *slog.Logger
 
 	typingRefresh time.Duration
+	phones        []string
 
 	seen     *boundedMap[string, bool]        // dedupe keys of accepted messages
 	sent     *boundedMap[string, sentMsg]     // by message id
@@ -98,6 +102,7 @@ func New(o Options) *Bridge {
 	return &Bridge{
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot),
 		typingRefresh: refresh,
+		phones:        append([]string(nil), o.Phones...),
 		seen:          newBoundedMap[string, bool](seenCap),
 		sent:          newBoundedMap[string, sentMsg](sentCap),
 		received:      newBoundedMap[string, receivedMsg](receivedCap),

@@ -111,7 +111,7 @@ func start(t *testing.T) *env {
 		pn.Device, lid.Device = 7, 7
 		return pn, lid
 	}
-	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap})
+	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, Phones: []string{alice, bob}})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,

@@ -1,10 +1,20 @@
 // Package whatsapp is the WhatsApp side of the bridge, built on
 // go.mau.fi/whatsmeow: the bot is a linked device of a phone's account.
 //
-// This package holds the seam in front of the library and the device
-// lifecycle: the narrow client interface (waClient) the rest of the
-// package talks to, the per-bot device store (OpenDeviceStore), the log
-// adapter (Logger), linking a device (Link) and the start-up check that a
-// bot is linked (CheckLinked). The message adapter (conversations,
-// replies, approvals) is built on waClient.
+// The device lifecycle: the narrow client interface (waClient) the rest
+// of the package talks to, the per-bot device store (OpenDeviceStore),
+// the log adapter (Logger), linking a device (Link) and the start-up
+// check that a bot is linked (CheckLinked).
+//
+// The message adapter (Bridge, made by Open over a real client or by New
+// over any waClient) implements bridges.Platform, Typer and FileFetcher:
+// inbound.go turns *events.Message into Inbound messages and card answers
+// (private chats; groups only when the bot is mentioned or quoted; LIDs
+// mapped to phone numbers before the access check; strangers cause no
+// side effect at all), outbound.go posts rendered (format.go) and split
+// (split.go) answers quoting the user's message, typing.go shows
+// "composing", files.go downloads media, run.go connects and ends on
+// permanent disconnects. WhatsApp has no buttons for normal accounts:
+// cards list numbered choices, answered by a number (quoting the card,
+// or the core's newest card) or a 👍 / 👎 reaction on the card.
 package whatsapp

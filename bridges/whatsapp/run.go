@@ -52,6 +52,8 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 	switch e := evt.(type) {
 	case *events.Message:
 		return b.onMessage(ctx, e)
+	case *events.Connected:
+		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
 	case *events.LoggedOut:
 		b.fail(fatal, fmt.Errorf("whatsapp bot %s: %w: logged out (reason %v): link it again with `bridge whatsapp-link -bot %s -relink`", b.bot, ErrDisconnected, e.Reason, b.bot))
 	case *events.StreamReplaced:
