@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -33,6 +34,9 @@ type Options struct {
 	// Phones are the phone numbers (E.164) of the access lists, looked
 	// up at every connection (stores their LID mappings, logs typos).
 	Phones []string
+	// ConnectBackoff is the first delay between connection attempts at
+	// start (doubling up to a minute); 0 = 2 s.
+	ConnectBackoff time.Duration
 	// TypingRefresh is how often a "composing" presence is repeated while
 	// the agent works (WhatsApp clears it after ~25 s); 0 = 10 s.
 	TypingRefresh time.Duration
@@ -49,8 +53,10 @@ type Bridge struct {
 	lids lidLookup
 	log  *slog.Logger
 
-	typingRefresh time.Duration
-	phones        []string
+	typingRefresh  time.Duration
+	phones         []string
+	connectBackoff time.Duration
+	fatal          chan error // a permanent failure ends Run
 
 	seen     *boundedMap[string, bool]        // dedupe keys of accepted messages
 	sent     *boundedMap[string, sentMsg]     // by message id
@@ -101,12 +107,14 @@ func New(o Options) *Bridge {
 	}
 	return &Bridge{
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot),
-		typingRefresh: refresh,
-		phones:        append([]string(nil), o.Phones...),
-		seen:          newBoundedMap[string, bool](seenCap),
-		sent:          newBoundedMap[string, sentMsg](sentCap),
-		received:      newBoundedMap[string, receivedMsg](receivedCap),
-		typing:        map[string]context.CancelFunc{},
+		typingRefresh:  refresh,
+		phones:         append([]string(nil), o.Phones...),
+		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
+		fatal:          make(chan error, 1),
+		seen:           newBoundedMap[string, bool](seenCap),
+		sent:           newBoundedMap[string, sentMsg](sentCap),
+		received:       newBoundedMap[string, receivedMsg](receivedCap),
+		typing:         map[string]context.CancelFunc{},
 	}
 }
 

@@ -28,20 +28,21 @@ type fakeCall struct {
 type fakeClient struct {
 	builder *whatsmeow.Client // the real builders (they need no connection)
 
-	mu        sync.Mutex
-	calls     []fakeCall
-	handlers  map[uint32]whatsmeow.EventHandlerWithSuccessStatus
-	order     []uint32
-	nextID    uint32
-	nextMsg   int
-	connected bool
-	loggedIn  bool
-	files     map[string][]byte // Download results by direct path
-	onWA      map[string]types.IsOnWhatsAppResponse
-	sendErr   error
-	pairCode  string
-	pairErr   error
-	qr        chan whatsmeow.QRChannelItem // what GetQRChannel returns; tests feed it
+	mu          sync.Mutex
+	calls       []fakeCall
+	handlers    map[uint32]whatsmeow.EventHandlerWithSuccessStatus
+	order       []uint32
+	nextID      uint32
+	nextMsg     int
+	connected   bool
+	loggedIn    bool
+	files       map[string][]byte // Download results by direct path
+	onWA        map[string]types.IsOnWhatsAppResponse
+	sendErr     error
+	connectErrs []error // errors of the next Connect calls, in order
+	pairCode    string
+	pairErr     error
+	qr          chan whatsmeow.QRChannelItem // what GetQRChannel returns; tests feed it
 }
 
 var _ waClient = (*fakeClient)(nil)
@@ -172,6 +173,11 @@ func (f *fakeClient) Connect() error {
 	f.record(fakeCall{Op: "Connect"})
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.connectErrs) > 0 {
+		err := f.connectErrs[0]
+		f.connectErrs = f.connectErrs[1:]
+		return err
+	}
 	f.connected = true
 	return nil
 }

@@ -48,6 +48,7 @@ func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Log
 		Log:    log,
 		Phones: accessPhones(bot.Access),
 	})
+	cli.AutoReconnectHook = b.reconnectHook(func() int { return cli.AutoReconnectErrors })
 	return b, container.Close, nil
 }
 

@@ -2,8 +2,13 @@ package whatsapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/store"
 
 	"go.mau.fi/whatsmeow/types/events"
 
@@ -19,23 +24,71 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	b.h = h
 	b.runCtx = ctx
 	b.mu.Unlock()
-	fatal := make(chan error, 1)
+	fatal := b.fatal
 	id := b.cli.AddEventHandlerWithSuccessStatus(func(evt any) bool {
 		return b.handleEvent(ctx, evt, fatal)
 	})
 	defer b.cli.RemoveEventHandler(id)
-	if !b.cli.IsConnected() {
-		if err := b.cli.Connect(); err != nil {
-			return fmt.Errorf("whatsapp bot %s: connect: %w", b.bot, err)
-		}
-	}
 	defer b.cli.Disconnect()
 	defer b.stopTyping()
+	if err := b.connect(ctx); err != nil {
+		return err
+	}
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-fatal:
 		return err
+	}
+}
+
+// Connection attempts: at start Run tries to connect this many times with
+// a doubling delay; once connected, whatsmeow reconnects by itself and
+// gives up after maxReconnects failures in a row (reconnectHook).
+const (
+	maxConnectAttempts = 8
+	maxReconnects      = 30
+	maxConnectDelay    = time.Minute
+)
+
+// connect connects the client, retrying with back-off (nil when ctx ends).
+func (b *Bridge) connect(ctx context.Context) error {
+	delay := b.connectBackoff
+	for attempt := 1; ; attempt++ {
+		if b.cli.IsConnected() {
+			return nil
+		}
+		err := b.cli.Connect()
+		if err == nil || errors.Is(err, whatsmeow.ErrAlreadyConnected) {
+			return nil
+		}
+		if errors.Is(err, store.ErrDeviceDeleted) {
+			return fmt.Errorf("whatsapp bot %s: %w: the device was deleted (logged out): link it again with `bridge whatsapp-link -bot %s -relink`", b.bot, ErrDisconnected, b.bot)
+		}
+		if attempt >= maxConnectAttempts {
+			return fmt.Errorf("whatsapp bot %s: connect: gave up after %d attempts: %w", b.bot, attempt, err)
+		}
+		b.log.Warn("whatsapp connect failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		delay = min(2*delay, maxConnectDelay)
+	}
+}
+
+// reconnectHook is the client's AutoReconnectHook: after maxReconnects
+// failed reconnects in a row it stops the client's retries and ends Run.
+func (b *Bridge) reconnectHook(errorsSoFar func() int) func(error) bool {
+	return func(err error) bool {
+		if n := errorsSoFar(); n >= maxReconnects {
+			b.fail(b.fatal, fmt.Errorf("whatsapp bot %s: %w: gave up reconnecting after %d attempts: %w", b.bot, ErrDisconnected, n, err))
+			return false
+		}
+		return true
 	}
 }
 
