@@ -37,6 +37,9 @@ type Options struct {
 	// ConnectBackoff is the first delay between connection attempts at
 	// start (doubling up to a minute); 0 = 2 s.
 	ConnectBackoff time.Duration
+	// SendInterval is the least time between two messages to one chat;
+	// 0 = 500 ms (at most two a second).
+	SendInterval time.Duration
 	// TypingRefresh is how often a "composing" presence is repeated while
 	// the agent works (WhatsApp clears it after ~25 s); 0 = 10 s.
 	TypingRefresh time.Duration
@@ -57,6 +60,7 @@ type Bridge struct {
 	phones         []string
 	connectBackoff time.Duration
 	fatal          chan error // a permanent failure ends Run
+	pace           *pacer
 
 	seen     *boundedMap[string, bool]        // dedupe keys of accepted messages
 	sent     *boundedMap[string, sentMsg]     // by message id
@@ -111,6 +115,7 @@ func New(o Options) *Bridge {
 		phones:         append([]string(nil), o.Phones...),
 		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
 		fatal:          make(chan error, 1),
+		pace:           newPacer(cmp.Or(o.SendInterval, 500*time.Millisecond)),
 		seen:           newBoundedMap[string, bool](seenCap),
 		sent:           newBoundedMap[string, sentMsg](sentCap),
 		received:       newBoundedMap[string, receivedMsg](receivedCap),

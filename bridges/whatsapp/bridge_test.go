@@ -34,6 +34,9 @@ const (
 	unmapped = "66600000001" // a LID nobody mapped
 )
 
+// sendInterval paces the adapter's sends in tests.
+const sendInterval = 50 * time.Millisecond
+
 var group = types.NewJID("120363000000000001", types.GroupServer)
 
 func pnJID(phone string) types.JID {
@@ -111,7 +114,8 @@ func start(t *testing.T) *env {
 		pn.Device, lid.Device = 7, 7
 		return pn, lid
 	}
-	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, Phones: []string{alice, bob}})
+	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, Phones: []string{alice, bob},
+		SendInterval: sendInterval})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
@@ -385,6 +389,11 @@ func TestLongAnswerSplit(t *testing.T) {
 	out := sends(e.fake.Calls())
 	if len(out) < 2 {
 		t.Fatalf("%d messages, want a split answer", len(out))
+	}
+	for i := 1; i < len(out); i++ {
+		if gap := out[i].At.Sub(out[i-1].At); gap < sendInterval {
+			t.Errorf("parts %d and %d sent %v apart, want ≥ %v", i, i+1, gap, sendInterval)
+		}
 	}
 	if !strings.HasPrefix(textOf(out[0]), "*Long* answer") {
 		t.Errorf("first part not rendered: %.40q", textOf(out[0]))

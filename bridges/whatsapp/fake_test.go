@@ -14,6 +14,7 @@ import (
 // fakeCall is one call the fake client received.
 type fakeCall struct {
 	Op      string // method name
+	At      time.Time
 	To      types.JID
 	Message *waE2E.Message                // SendMessage
 	IDs     []types.MessageID             // MarkRead
@@ -56,6 +57,7 @@ func newFakeClient(builder *whatsmeow.Client) *fakeClient {
 func (f *fakeClient) record(c fakeCall) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	c.At = time.Now()
 	f.calls = append(f.calls, c)
 }
 

@@ -35,6 +35,9 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if i == 0 {
 			msg.ExtendedTextMessage.ContextInfo = b.quote(m.ReplyTo)
 		}
+		if err := b.pace.wait(ctx, chat.String()); err != nil {
+			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
+		}
 		resp, err := b.cli.SendMessage(ctx, chat, msg)
 		if err != nil {
 			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
