@@ -551,3 +551,23 @@ func decisions(e *env) []bool {
 	}
 	return out
 }
+
+// "@bot !new" in a group starts a fresh session in the same chat: the
+// mention is stripped before the core reads the command.
+func TestNewSessionInGroup(t *testing.T) {
+	e := start(t)
+	mention := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}
+	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" one"), mention))
+	e.waitText(group, "pong: *one*")
+	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" !new"), mention))
+	e.waitText(group, "fresh session")
+	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" two"), mention))
+	e.waitText(group, "pong: *two*")
+	acq := e.core.Pool.Acquisitions()
+	if len(acq) != 2 || acq[0].Opts.SessionID == acq[1].Opts.SessionID {
+		t.Errorf("acquisitions %+v, want two with different sessions", acq)
+	}
+	if got := e.agentTexts(); !slices.Equal(got, []string{"one", "two"}) {
+		t.Errorf("agent got %q", got)
+	}
+}

@@ -78,12 +78,14 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	if in.Text == "" && len(in.Files) == 0 {
 		return true
 	}
+	// Remembered first: the core may fetch the file (or quote the
+	// message) as soon as it has recorded it.
+	b.received.Put(info.ID, receivedMsg{chat: chat, sender: info.Sender.ToNonAD(), msg: e.Message, media: file.media()})
 	if err := h.HandleMessage(ctx, in); err != nil {
 		b.log.Warn("whatsapp message not recorded", "key", key, "msg_id", info.ID, "err", err)
 		return false
 	}
 	b.seen.Put(dedupe, true)
-	b.received.Put(info.ID, receivedMsg{chat: chat, sender: info.Sender.ToNonAD(), msg: e.Message, media: file.media()})
 	b.markRead(ctx, info)
 	return true
 }
