@@ -377,6 +377,15 @@ func TestImageWithCaption(t *testing.T) {
 	if got := e.agentTexts(); len(got) != 1 || !strings.Contains(got[0], "what is this") {
 		t.Errorf("agent got %q", got)
 	}
+	var images int
+	for _, s := range e.core.Pool.Sessions() {
+		for _, m := range s.Sent() {
+			images += len(m.Images)
+		}
+	}
+	if images != 1 {
+		t.Errorf("agent got %d images, want 1", images)
+	}
 }
 
 // A long answer is split into messages of at most ~3,500 characters; only
