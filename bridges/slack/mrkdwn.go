@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
@@ -14,11 +13,9 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
-)
 
-// zwsp is inserted next to an emphasis marker that touches a letter or
-// digit: Slack only honours *bold* / _it_ / ~strike~ at word boundaries.
-const zwsp = "\u200b"
+	"github.com/agentbridge/agentbridge/bridges/markdown"
+)
 
 // bullet is the marker of an unordered list item at a nesting depth (1…).
 func bullet(depth int) string {
@@ -344,53 +341,15 @@ func (r *mrkdwnRenderer) inline(b *strings.Builder, n ast.Node) {
 }
 
 // wrap renders n's children between two markers, keeping them at word
-// boundaries (see zwsp). Empty content renders nothing.
+// boundaries (see markdown.WrapEmphasis). Empty content renders nothing.
 func (r *mrkdwnRenderer) wrap(b *strings.Builder, n ast.Node, marker string) {
 	var inner strings.Builder
 	r.children(&inner, n)
-	content := inner.String()
-	if r.plain > 0 || strings.TrimSpace(content) == "" {
-		b.WriteString(content)
+	if r.plain > 0 {
+		b.WriteString(inner.String())
 		return
 	}
-	// Markers must hug the text: move surrounding spaces outside.
-	trimmed := strings.TrimLeft(content, " ")
-	lead := content[:len(content)-len(trimmed)]
-	core := strings.TrimRight(trimmed, " ")
-	trail := trimmed[len(core):]
-	b.WriteString(lead)
-	if last, _ := utf8.DecodeLastRuneInString(b.String()); isWordRune(last) {
-		b.WriteString(zwsp)
-	}
-	b.WriteString(marker + core + marker)
-	b.WriteString(trail)
-	if trail == "" && isWordRune(r.nextRune(n)) {
-		b.WriteString(zwsp)
-	}
-}
-
-// nextRune is the first character that follows n in its paragraph, or
-// utf8.RuneError when it is not plain text.
-func (r *mrkdwnRenderer) nextRune(n ast.Node) rune {
-	next := n.NextSibling()
-	if next == nil {
-		return utf8.RuneError
-	}
-	var v []byte
-	switch t := next.(type) {
-	case *ast.Text:
-		v = t.Segment.Value(r.src)
-	case *ast.String:
-		v = t.Value
-	default:
-		return utf8.RuneError
-	}
-	c, _ := utf8.DecodeRune(v)
-	return c
-}
-
-func isWordRune(c rune) bool {
-	return c != utf8.RuneError && (unicode.IsLetter(c) || unicode.IsDigit(c))
+	markdown.WrapEmphasis(b, inner.String(), marker, markdown.NextRune(n, r.src))
 }
 
 // writeLink writes <url|label>, or <url> when the label is the URL (or
@@ -467,42 +426,12 @@ func escapeText(v []byte) string {
 	if !bytes.ContainsAny(v, "\\&\x00") {
 		return escapeRaw(v) // nothing to resolve
 	}
-	v = literalMarkers(v)
+	v = markdown.LiteralMarkers(v)
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	html.DefaultWriter.Write(w, v) // resolves escapes and entities, escapes " & < >
 	_ = w.Flush()
 	return strings.ReplaceAll(buf.String(), "&quot;", `"`)
-}
-
-// literalMarkers replaces backslash-escaped formatting characters (\*, \_,
-// \~, \`) with look-alikes: the author asked for the literal character and
-// mrkdwn has no escape, so the plain one could start formatting.
-func literalMarkers(v []byte) []byte {
-	if !bytes.ContainsRune(v, '\\') {
-		return v
-	}
-	out := make([]byte, 0, len(v)+8)
-	for i := 0; i < len(v); i++ {
-		if v[i] != '\\' || i+1 == len(v) {
-			out = append(out, v[i])
-			continue
-		}
-		switch v[i+1] {
-		case '*':
-			out = append(out, "∗"...)
-		case '_':
-			out = append(out, "＿"...)
-		case '~':
-			out = append(out, "∼"...)
-		case '`':
-			out = append(out, "ˋ"...)
-		default:
-			out = append(out, v[i], v[i+1]) // keep the pair for the HTML writer
-		}
-		i++
-	}
-	return out
 }
 
 // resolveText resolves escapes and entities without escaping the result.

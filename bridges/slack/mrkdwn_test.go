@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden files")
@@ -54,7 +56,7 @@ func TestToMrkdwnInline(t *testing.T) {
 		{"bold", "**b**", "*b*"},
 		{"italic star", "*i*", "_i_"},
 		{"strike", "~~s~~", "~s~"},
-		{"bold touching word gets zwsp", "x**b**y", "x" + zwsp + "*b*" + zwsp + "y"},
+		{"bold touching word gets markdown.ZWSP", "x**b**y", "x" + markdown.ZWSP + "*b*" + markdown.ZWSP + "y"},
 		{"link", "[l](https://e.com)", "<https://e.com|l>"},
 		{"link same label", "[https://e.com](https://e.com)", "<https://e.com>"},
 		{"link with ampersand", "[l](https://e.com/?a=1&b=2)", "<https://e.com/?a=1&amp;b=2|l>"},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
@@ -15,11 +14,9 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 	ghtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
-)
 
-// zwsp is put between an emphasis marker and a letter or digit it would
-// touch: WhatsApp only honours *bold* / _it_ / ~strike~ at word boundaries.
-const zwsp = "\u200b"
+	"github.com/agentbridge/agentbridge/bridges/markdown"
+)
 
 // toWhatsApp converts CommonMark (with the GitHub extensions for tables,
 // strikethrough, task lists and bare links) to WhatsApp markup:
@@ -344,49 +341,15 @@ func (r *waRenderer) link(b *strings.Builder, n ast.Node, dest string) {
 }
 
 // wrap renders n's children between two markers, keeping them at word
-// boundaries (see zwsp). Empty content renders nothing.
+// boundaries (see markdown.WrapEmphasis). Empty content renders nothing.
 func (r *waRenderer) wrap(b *strings.Builder, n ast.Node, marker string) {
 	var inner strings.Builder
 	r.children(&inner, n)
-	content := inner.String()
-	if r.plain > 0 || strings.TrimSpace(content) == "" {
-		b.WriteString(content)
+	if r.plain > 0 {
+		b.WriteString(inner.String())
 		return
 	}
-	// Markers must hug the text: move surrounding spaces outside.
-	trimmed := strings.TrimLeft(content, " ")
-	lead := content[:len(content)-len(trimmed)]
-	core := strings.TrimRight(trimmed, " ")
-	trail := trimmed[len(core):]
-	b.WriteString(lead)
-	if last, _ := utf8.DecodeLastRuneInString(b.String()); isWordRune(last) {
-		b.WriteString(zwsp)
-	}
-	b.WriteString(marker + core + marker)
-	b.WriteString(trail)
-	if trail == "" && isWordRune(r.nextRune(n)) {
-		b.WriteString(zwsp)
-	}
-}
-
-// nextRune is the first character that follows n in its paragraph, or
-// utf8.RuneError when it is not plain text.
-func (r *waRenderer) nextRune(n ast.Node) rune {
-	var v []byte
-	switch t := n.NextSibling().(type) {
-	case *ast.Text:
-		v = t.Segment.Value(r.src)
-	case *ast.String:
-		v = t.Value
-	default:
-		return utf8.RuneError
-	}
-	c, _ := utf8.DecodeRune(v)
-	return c
-}
-
-func isWordRune(c rune) bool {
-	return c != utf8.RuneError && (unicode.IsLetter(c) || unicode.IsDigit(c))
+	markdown.WrapEmphasis(b, inner.String(), marker, markdown.NextRune(n, r.src))
 }
 
 // resolveText resolves CommonMark backslash escapes and entity references
@@ -397,7 +360,7 @@ func resolveText(v []byte) string {
 	if !bytes.ContainsAny(v, "\\&\x00") {
 		return noFence(string(v))
 	}
-	v = literalMarkers(v)
+	v = markdown.LiteralMarkers(v)
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	ghtml.DefaultWriter.Write(w, v) // resolves escapes and entities, escapes " & < >
@@ -412,31 +375,4 @@ func noFence(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "`", "ˋ")
-}
-
-func literalMarkers(v []byte) []byte {
-	if !bytes.ContainsRune(v, '\\') {
-		return v
-	}
-	out := make([]byte, 0, len(v)+8)
-	for i := 0; i < len(v); i++ {
-		if v[i] != '\\' || i+1 == len(v) {
-			out = append(out, v[i])
-			continue
-		}
-		switch v[i+1] {
-		case '*':
-			out = append(out, "∗"...)
-		case '_':
-			out = append(out, "＿"...)
-		case '~':
-			out = append(out, "∼"...)
-		case '`':
-			out = append(out, "ˋ"...)
-		default:
-			out = append(out, v[i], v[i+1]) // keep the pair for the HTML writer
-		}
-		i++
-	}
-	return out
 }

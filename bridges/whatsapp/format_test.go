@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/*.golden from the current output")
@@ -86,7 +88,7 @@ func TestFormatInline(t *testing.T) {
 		{"italic star", "*i*", "_i_"},
 		{"italic underscore", "_i_", "_i_"},
 		{"strike", "~~s~~", "~s~"},
-		{"bold touching word gets zwsp", "x**b**y", "x" + zwsp + "*b*" + zwsp + "y"},
+		{"bold touching word gets markdown.ZWSP", "x**b**y", "x" + markdown.ZWSP + "*b*" + markdown.ZWSP + "y"},
 		{"link with label", "[l](https://e.com)", "l (https://e.com)"},
 		{"link label is url", "[https://e.com](https://e.com)", "https://e.com"},
 		{"autolink", "<https://e.com/a?b=1&c=2>", "https://e.com/a?b=1&c=2"},
