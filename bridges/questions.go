@@ -167,7 +167,7 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	if cv.limits.CanButtons {
 		return false
 	}
-	n := textChoice(text)
+	n := TextChoice(text)
 	if n == 0 {
 		return false
 	}
@@ -189,9 +189,10 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	return true
 }
 
-// textChoice maps a reply to choice 1 (allow / approve), 2 (always /
-// approve + edits) or 3 (deny / reject); 0 if it is not a choice.
-func textChoice(s string) int {
+// TextChoice maps a typed reply to a card's numbered choice: 1 (allow /
+// approve), 2 (always / approve + edits) or 3 (deny / reject); 0 if it is
+// not a choice. Platforms without buttons read replies with it too.
+func TextChoice(s string) int {
 	switch strings.ToLower(strings.Trim(s, " .!")) {
 	case "1", "y", "yes", "allow", "ok", "approve", "👍":
 		return 1

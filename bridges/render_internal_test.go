@@ -92,8 +92,8 @@ func TestParseCommand(t *testing.T) {
 
 func TestTextChoice(t *testing.T) {
 	for in, want := range map[string]int{"1": 1, "Yes": 1, "yes!": 1, "2": 2, "always": 2, "3": 3, "No.": 3, "deny": 3, "maybe": 0, "12": 0} {
-		if got := textChoice(in); got != want {
-			t.Errorf("textChoice(%q) = %d, want %d", in, got, want)
+		if got := TextChoice(in); got != want {
+			t.Errorf("TextChoice(%q) = %d, want %d", in, got, want)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		return true
 	}
 	if sm, ok := b.sent.Get(ci.GetStanzaID()); ok && sm.cardID != "" {
-		if choice := choiceFor(sm.kind, textChoice(in.Text)); choice != "" {
+		if choice := choiceFor(sm.kind, bridges.TextChoice(in.Text)); choice != "" {
 			return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: info.PushName})
 		}
 	}

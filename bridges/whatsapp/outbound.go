@@ -105,17 +105,3 @@ func choiceFor(k cardKind, n int) string {
 	}
 	return ""
 }
-
-// textChoice reads a reply as choice 1, 2 or 3 (0: not a choice), like
-// the core does for replies that do not quote a card.
-func textChoice(s string) int {
-	switch strings.ToLower(strings.Trim(s, " .!")) {
-	case "1", "y", "yes", "allow", "ok", "approve", "👍":
-		return 1
-	case "2", "always", "always allow":
-		return 2
-	case "3", "n", "no", "deny", "reject", "👎":
-		return 3
-	}
-	return 0
-}
