@@ -242,11 +242,8 @@ func (cv *conversation) agentOptions() agent.Options {
 		// The session's private CLI state lives with the bridge's data, which
 		// the sandbox hides — except this directory.
 		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)
-		opts.Hide = append(opts.Hide, cfg.DataDir)
 	}
-	if cv.core.cfg.Path != "" {
-		opts.Hide = append(opts.Hide, cv.core.cfg.Path)
-	}
+	opts.Hide = secretPaths(cv.core.cfg)
 	if cv.row.Model != "" {
 		opts.Model = cv.row.Model
 	}
@@ -317,4 +314,22 @@ func decodeFiles(b []byte) []File {
 		return nil
 	}
 	return files
+}
+
+// secretPaths are the bridge's own files an agent must never see: data_dir
+// (database, session states), the config file and every WhatsApp device
+// store, which may lie outside data_dir.
+func secretPaths(cfg *config.Config) []string {
+	var out []string
+	for _, p := range []string{cfg.DataDir, cfg.Path} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	for _, b := range cfg.Bots {
+		if b.WhatsApp != nil && b.WhatsApp.DeviceStore != "" {
+			out = append(out, b.WhatsApp.DeviceStore)
+		}
+	}
+	return out
 }

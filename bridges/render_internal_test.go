@@ -2,11 +2,13 @@ package bridges
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 func TestToolLine(t *testing.T) {
@@ -154,5 +156,17 @@ func TestTurnFinal(t *testing.T) {
 	_, answer = tr.final("")
 	if answer != "Done: 3 files." {
 		t.Errorf("empty result text should fall back to the last block: %q", answer)
+	}
+}
+
+func TestSecretPaths(t *testing.T) {
+	cfg := &config.Config{DataDir: "/srv/data", Path: "/etc/bridge.yaml", Bots: []*config.Bot{
+		{Name: "s", Platform: "slack"},
+		{Name: "p", Platform: "whatsapp", WhatsApp: &config.WhatsApp{DeviceStore: "/var/lib/wa/phone.db"}},
+	}}
+	got := secretPaths(cfg)
+	want := []string{"/srv/data", "/etc/bridge.yaml", "/var/lib/wa/phone.db"}
+	if !slices.Equal(got, want) {
+		t.Errorf("secretPaths = %q, want %q", got, want)
 	}
 }
