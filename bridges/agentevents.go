@@ -124,8 +124,10 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 
 	activity, answer := t.final(r.Text)
 	if r.IsError { // keep whatever the turn showed; the answer is the failure
-		activity, answer = t.segs, cv.failureText(r)
-		if authFailed(r) {
+		var auth bool
+		answer, auth = cv.failureText(r)
+		activity = t.segs
+		if auth {
 			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
 		}
 		if cv.stopping {

@@ -33,12 +33,13 @@ func authHelp(profile string, r agent.Result) string {
 		"), then restart the bridge. Send your message again afterwards."
 }
 
-// failureText is the answer shown for a failed result.
-func (cv *conversation) failureText(r agent.Result) string {
+// failureText is the answer shown for a failed result; auth reports that
+// the agent could not authenticate (the answer then replaces the turn's text).
+func (cv *conversation) failureText(r agent.Result) (text string, auth bool) {
 	if authFailed(r) {
 		cv.log.Warn("agent could not authenticate with the model API: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the profile's env",
 			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)
-		return authHelp(cv.profile.Name, r)
+		return authHelp(cv.profile.Name, r), true
 	}
-	return resultError(r)
+	return resultError(r), false
 }
