@@ -49,6 +49,14 @@
 // deduplicates across restarts). Messages are delivered one at a time, in
 // gateway order. Discord does not redeliver events sent while the bridge
 // was not connected at all.
+//
+// # Files
+//
+// bridge.go (Bridge, New, Limits, abilities), run.go (connect and reconnect
+// loop), inbound.go (events to bridges.Inbound), outbound.go (Post, Edit,
+// cards), format.go (CommonMark to platform markup), split.go, typing.go,
+// files.go, errors.go and cache.go; the three adapters use the same names
+// for the same roles, and each test file sits next to the file it tests.
 package discord
 
 import (

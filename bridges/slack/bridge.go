@@ -34,6 +34,13 @@
 // messages. Incoming text is unescaped, the bot mention removed, and
 // <url|label> links, <@U…> mentions and <#C…> channels turned into plain
 // text.
+//
+// Files. bridge.go (Bridge, New, Limits, abilities), run.go (connect and
+// reconnect loop), inbound.go (events to bridges.Inbound), outbound.go
+// (Post, Edit, cards), format.go (CommonMark to mrkdwn), split.go,
+// typing.go, files.go, errors.go and cache.go; the three adapters use the
+// same names for the same roles, and each test file sits next to the file
+// it tests.
 package slack
 
 import (
