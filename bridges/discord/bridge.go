@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/bwmarrin/discordgo"
 )
@@ -126,8 +127,8 @@ type Bridge struct {
 	deliverPause time.Duration // first pause between attempts (doubles)
 	queueSize    int           // buffer of the ordered message queue
 
-	recent *lru[string, struct{}] // message and interaction ids already handled
-	chans  *lru[string, chanInfo] // channel id → kind and parent
+	recent *lru.Cache[string, struct{}] // message and interaction ids already handled
+	chans  *lru.Cache[string, chanInfo] // channel id → kind and parent
 
 	mu      sync.Mutex
 	botID   string
@@ -200,8 +201,8 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		deliverTries: 4,
 		deliverPause: 250 * time.Millisecond,
 		queueSize:    1024,
-		recent:       newLRU[string, struct{}](recentIDs),
-		chans:        newLRU[string, chanInfo](channelInfos),
+		recent:       lru.New[string, struct{}](recentIDs),
+		chans:        lru.New[string, chanInfo](channelInfos),
 		typers:       map[string]*typer{},
 	}, nil
 }

@@ -53,6 +53,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -105,11 +106,11 @@ type Bridge struct {
 	selfMu sync.RWMutex
 	self   identity
 
-	seen    *seenSet    // messages handed to the core (channel/ts)
-	users   *userCache  // user id → display name
-	latest  *boundedMap // conversation key → ts of its latest inbound message
-	typing  typingState // thread status availability and hourglass reactions
-	editGen editGens    // newest pending Edit per message
+	seen    *lru.Cache[string, struct{}] // messages handed to the core (channel/ts)
+	users   *userCache                   // user id → display name
+	latest  *lru.Cache[string, string]   // conversation key → ts of its latest inbound message
+	typing  typingState                  // thread status availability and hourglass reactions
+	editGen editGens                     // newest pending Edit per message
 }
 
 // identity is the bot's own ids, learnt from auth.test.
@@ -151,9 +152,9 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		handlerTimeout: 2500 * time.Millisecond,
 		reconnectMin:   time.Second,
 		reconnectMax:   time.Minute,
-		seen:           newSeenSet(20000),
+		seen:           lru.New[string, struct{}](20000),
 		users:          newUserCache(5000, time.Hour),
-		latest:         newBoundedMap(10000),
+		latest:         lru.New[string, string](10000),
 		typing:         newTypingState(),
 		editGen:        editGens{gen: map[string]uint64{}},
 	}
