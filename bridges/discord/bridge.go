@@ -55,8 +55,9 @@
 // bridge.go (Bridge, New, Limits, abilities), run.go (connect and reconnect
 // loop), inbound.go (events to bridges.Inbound), outbound.go (Post, Edit,
 // cards), format.go (CommonMark to platform markup), split.go, typing.go,
-// files.go, errors.go and cache.go; the three adapters use the same names
-// for the same roles, and each test file sits next to the file it tests.
+// files.go and errors.go; the three adapters use the same names for the
+// same roles, keep their bounded memories in bridges/internal/lru, and
+// each test file sits next to the file it tests.
 package discord
 
 import (

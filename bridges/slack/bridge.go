@@ -38,9 +38,9 @@
 // Files. bridge.go (Bridge, New, Limits, abilities), run.go (connect and
 // reconnect loop), inbound.go (events to bridges.Inbound), outbound.go
 // (Post, Edit, cards), format.go (CommonMark to mrkdwn), split.go,
-// typing.go, files.go, errors.go and cache.go; the three adapters use the
-// same names for the same roles, and each test file sits next to the file
-// it tests.
+// typing.go, files.go and errors.go; the three adapters use the same names
+// for the same roles, keep their bounded memories in bridges/internal/lru,
+// and each test file sits next to the file it tests.
 package slack
 
 import (
