@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown"
 )
 
 // TestSplitGolden renders and splits every testdata/split/NAME.LIMIT.md.
@@ -79,14 +81,14 @@ func checkFences(tb testing.TB, s string) {
 	tb.Helper()
 	fences := 0
 	for line := range strings.SplitSeq(s, "\n") {
-		if line == codeFence {
+		if line == markdown.CodeFence {
 			fences++
 		}
 	}
 	if fences%2 != 0 {
 		tb.Fatalf("unbalanced ``` lines (%d) in %q", fences, s)
 	}
-	if n := strings.Count(s, codeFence); n != fences && !strings.Contains(s, "````") {
+	if n := strings.Count(s, markdown.CodeFence); n != fences && !strings.Contains(s, "````") {
 		tb.Fatalf("``` outside fence lines (%d of %d) in %q", n-fences, n, s)
 	}
 }
