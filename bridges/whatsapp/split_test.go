@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges/markdown"
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
 )
 
 // TestSplitGolden renders and splits every testdata/split/NAME.LIMIT.md.
@@ -94,7 +95,8 @@ func checkFences(tb testing.TB, s string) {
 }
 
 // FuzzSplitText renders arbitrary Markdown and splits it: every chunk is
-// within the limit, not blank, and has balanced ``` blocks.
+// within the limit, not blank, and has balanced ``` blocks with no ```
+// elsewhere, and no text is lost (markdowntest.Check).
 func FuzzSplitText(f *testing.F) {
 	for _, dir := range []string{"format", "split"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.md"))
@@ -111,8 +113,11 @@ func FuzzSplitText(f *testing.F) {
 		if limit < 16 || limit > 5000 || len(md) > 20000 {
 			t.Skip()
 		}
-		for _, c := range splitText(toWhatsApp(md), limit) {
-			checkChunk(t, c, limit)
+		text := toWhatsApp(md)
+		chunks := splitText(text, limit)
+		markdowntest.Check(t, markdowntest.Backticks, text, chunks, limit)
+		for _, c := range chunks {
+			checkFences(t, c)
 		}
 	})
 }
