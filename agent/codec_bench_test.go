@@ -24,6 +24,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	events := 0
+	var dec Decoder
 	for b.Loop() {
 		lr := newLineReader(bytes.NewReader(data), 0)
 		for {
@@ -34,11 +35,39 @@ func BenchmarkDecode(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			events += len(DecodeLine(line))
+			events += len(dec.Decode(line))
 		}
 	}
 	b.ReportMetric(float64(lines), "lines/op")
 	if events == 0 {
 		b.Fatal("no events")
+	}
+}
+
+// BenchmarkDecodeReference is BenchmarkDecode through the encoding/json
+// decoder that Decoder replaced, for comparison in the same run.
+func BenchmarkDecodeReference(b *testing.B) {
+	var stream bytes.Buffer
+	for _, ls := range loadTranscriptLines(b) {
+		for _, l := range ls {
+			stream.Write(l)
+			stream.WriteByte('\n')
+		}
+	}
+	data := stream.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		lr := newLineReader(bytes.NewReader(data), 0)
+		for {
+			line, err := lr.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = stdDecodeLine(line)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 // the pipe), updating the session state and queueing events.
 func (s *Session) readLoop() {
 	lr := newLineReader(s.stdout, s.opts.MaxLineBytes)
+	var dec Decoder
 	for {
 		line, err := lr.next()
 		if err != nil {
@@ -27,7 +28,7 @@ func (s *Session) readLoop() {
 			}
 			return
 		}
-		for _, ev := range DecodeLine(line) {
+		for _, ev := range dec.Decode(line) {
 			s.handle(ev)
 		}
 	}
