@@ -91,6 +91,10 @@ type Config struct {
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
 	// keep everything). See store.Prune for what is pruned.
 	Retention time.Duration
+	// StatusDelay is how long a turn runs before the platform's working
+	// indicator is shown (yaml status_delay; default 1s, 0 = at once, at
+	// most 10m): quicker turns cost only their reply.
+	StatusDelay time.Duration
 }
 
 // Log configures the bridge's own logging (yaml log).

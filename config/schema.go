@@ -39,7 +39,8 @@ func (d *decoder) config(root *yaml.Node) *Config {
 				}
 			})
 		},
-		"retention": d.retention(&c.Retention),
+		"retention":    d.retention(&c.Retention),
+		"status_delay": d.statusDelay(&c.StatusDelay),
 	})
 	return c
 }

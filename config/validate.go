@@ -29,6 +29,7 @@ func (d *decoder) finish(c *Config, baseDir string) {
 func (d *decoder) finishTop(c *Config, baseDir string) {
 	c.DataDir = resolvePath(baseDir, orDefault(c.DataDir, DefaultDataDir))
 	d.finishRetention(c)
+	d.finishStatusDelay(c)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
 	d.oneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")
