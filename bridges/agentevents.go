@@ -75,7 +75,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 func (cv *conversation) beginTurn(ctx context.Context) *turn {
 	if cv.turn == nil {
 		cv.turn = newTurn(cv.core.clock.Now())
-		cv.setTyping(ctx, true)
+		cv.scheduleStatus(ctx)
 	}
 	return cv.turn
 }
@@ -166,8 +166,8 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 			cv.editReply[row.ID] = t.live.ref
 		}
 	}
+	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
-	cv.flushOutbox(ctx)
 	if cv.restartAfterTurn {
 		cv.restartAfterTurn = false
 		cv.restartProcess(ctx)
@@ -183,7 +183,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 	cv.reportBounds(cv.turn)
 	cv.turn = nil
 	cv.stopping = false
-	cv.setTyping(ctx, false)
+	cv.clearStatus(ctx)
 }
 
 // resumeFailed reports the CLI's answer to --resume of a session it does not

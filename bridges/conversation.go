@@ -54,6 +54,7 @@ const (
 	timerOutbox                    // retry posting replies
 	timerRetry                     // retry delivering after a store error
 	timerRetire                    // stop the worker if it is still idle
+	timerStatus                    // show the working indicator (status_delay)
 )
 
 type timerKey struct {
@@ -104,6 +105,7 @@ type conversation struct {
 	cardSeq            int
 	lastAuthor         author
 	stopping           bool // !stop asked for an interrupt
+	statusShown        bool // the working indicator is on (see status.go)
 	restartAfterTurn   bool // a setting needs a new process once the turn ends
 	bypassRefusalShown bool // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
@@ -247,6 +249,8 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 		cv.flushOutbox(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)
+	case timerStatus:
+		cv.showStatus(ctx)
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

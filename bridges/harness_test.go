@@ -44,6 +44,8 @@ type setup struct {
 	silent bool
 	// noEdit hides the platform's Editor ability (bridgetest.WithoutEdit).
 	noEdit bool
+	// statusDelay is config status_delay (0: the indicator at once).
+	statusDelay time.Duration
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -84,6 +86,7 @@ func start(t *testing.T, s setup) *harness {
 		Agents:  map[string]*config.Agent{"coder": agentCfg},
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
+		StatusDelay: s.statusDelay,
 	}
 	logs := &logSink{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -111,11 +111,4 @@ func (cv *conversation) notice(ctx context.Context, text string) {
 	}
 }
 
-// setTyping shows or clears the platform's working indicator, if it has one.
-func (cv *conversation) setTyping(ctx context.Context, on bool) {
-	if ty, ok := cv.platform.(Typer); ok {
-		if err := ty.SetTyping(ctx, cv.key, on); err != nil {
-			cv.log.Debug("set typing", "on", on, "err", err)
-		}
-	}
-}
+

@@ -173,8 +173,12 @@ type Editor interface {
 	Edit(ctx context.Context, ref MessageRef, m Message) error
 }
 
-// Typer is an optional ability: show that the agent is working.
-// SetTyping(on=false) clears the indicator where the platform allows.
+// Typer is an optional ability: show that the agent is working. The core
+// turns it on only for a turn that has run for config status_delay, and
+// off when the turn ends, after the turn's reply was posted: an adapter
+// whose post already cleared the indicator (Slack's thread status) makes
+// no call for off. SetTyping(on=false) clears the indicator where the
+// platform allows.
 type Typer interface {
 	SetTyping(ctx context.Context, key ConversationKey, on bool) error
 }

@@ -35,7 +35,7 @@ func (m Msg) HasButton(id string) bool {
 
 // Call is one Post or Edit the platform received.
 type Call struct {
-	Op  string // "post" or "edit"
+	Op  string // "post", "edit", "typing-on" or "typing-off"
 	Key bridges.ConversationKey
 	At  time.Time
 }
@@ -165,11 +165,18 @@ func (p *Platform) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.M
 	return nil
 }
 
-// SetTyping implements bridges.Typer.
+// SetTyping implements bridges.Typer. Each call is a platform call (see
+// Calls), as on every real platform.
 func (p *Platform) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.typing[key] = on
+	op := "typing-off"
+	if on {
+		op = "typing-on"
+	}
+	p.calls = append(p.calls, Call{Op: op, Key: key, At: p.clock()})
+	p.notifyLocked()
 	return nil
 }
 
@@ -354,7 +361,7 @@ func (p *Platform) Messages(key bridges.ConversationKey) []Msg {
 	return out
 }
 
-// Calls returns every Post and Edit so far.
+// Calls returns every Post, Edit and SetTyping so far, in order.
 func (p *Platform) Calls() []Call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -364,13 +371,25 @@ func (p *Platform) Calls() []Call {
 // Count returns how many posts and edits were made.
 func (p *Platform) Count() (posts, edits int) {
 	for _, c := range p.Calls() {
-		if c.Op == "post" {
+		switch c.Op {
+		case "post":
 			posts++
-		} else {
+		case "edit":
 			edits++
 		}
 	}
 	return posts, edits
+}
+
+// CallsOf returns the calls made for key, in order.
+func (p *Platform) CallsOf(key bridges.ConversationKey) []Call {
+	var out []Call
+	for _, c := range p.Calls() {
+		if c.Key == key {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // WaitFor waits until some message of key (any key for the zero value)
