@@ -110,5 +110,3 @@ func (cv *conversation) notice(ctx context.Context, text string) {
 		cv.log.Warn("post notice", "err", err, "notice", truncate(text, 80))
 	}
 }
-
-
