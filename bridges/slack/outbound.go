@@ -52,6 +52,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 			return ref, fmt.Errorf("slack post to %s (part %d of %d): %w", key, i+1, len(parts), err)
 		}
 		ref = bridges.MessageRef{Key: key, ID: ts}
+		b.repliedIn(key)
 	}
 	return ref, nil
 }

@@ -27,11 +27,16 @@ type typingState struct {
 	noStatus    bool            // the method is unusable for this app
 	noStatusIn  map[string]bool // channels where it failed
 	reactedMsgs map[string]string
+	statusOn    map[string]bool // conversations whose thread status is set and not yet cleared by a reply
 }
 
 func newTypingState() typingState {
-	return typingState{noStatusIn: map[string]bool{}, reactedMsgs: map[string]string{}}
+	return typingState{noStatusIn: map[string]bool{}, reactedMsgs: map[string]string{}, statusOn: map[string]bool{}}
 }
+
+// maxStatusOn bounds typingState.statusOn (a status left on by a turn that
+// never ended must not grow it forever).
+const maxStatusOn = 10000
 
 // appWideStatusErrors mean assistant.threads.setStatus cannot work for
 // this app anywhere.
@@ -45,22 +50,29 @@ func appWideStatusError(code string) bool {
 }
 
 // SetTyping implements bridges.Typer. In a thread it sets the thread's
-// status ("<app> is working…", cleared by on=false or by the next reply)
-// with assistant.threads.setStatus. Where Slack refuses that (errors are
-// remembered per channel, or for the app on scope/feature errors), and
-// for top-level DMs, it adds the hourglass_flowing_sand reaction to the
-// conversation's latest inbound message instead and removes it again on
-// on=false.
+// status ("<app> is working…") with assistant.threads.setStatus. Slack
+// clears that status when the app replies in the thread, so on=false
+// makes no call when a Post (or a stream) into the thread came after
+// on=true; otherwise it clears the status. Where Slack refuses the status
+// (errors are remembered per channel, or for the app on scope/feature
+// errors), and for top-level DMs, it adds the hourglass_flowing_sand
+// reaction to the conversation's latest inbound message instead and
+// removes it again on on=false.
 func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	if key.Thread != "" && b.statusUsable(key.Channel) {
 		status := ""
 		if on {
 			status = workingStatus
+		} else if !b.takeStatusOn(key) {
+			return nil // a reply cleared it, or it was never set
 		}
 		err := b.api.SetAssistantThreadsStatusContext(ctx, slackapi.AssistantThreadsSetStatusParameters{
 			ChannelID: key.Channel, ThreadTS: key.Thread, Status: status,
 		})
 		if err == nil {
+			if on {
+				b.setStatusOn(key)
+			}
 			return nil
 		}
 		se, refused := errors.AsType[slackapi.SlackErrorResponse](err)
@@ -70,6 +82,35 @@ func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on 
 		b.disableStatus(key.Channel, se.Err)
 	}
 	return b.typingReaction(ctx, key, on)
+}
+
+// setStatusOn remembers that key's thread shows the working status.
+func (b *Bridge) setStatusOn(key bridges.ConversationKey) {
+	b.typing.mu.Lock()
+	defer b.typing.mu.Unlock()
+	if len(b.typing.statusOn) >= maxStatusOn {
+		clear(b.typing.statusOn)
+	}
+	b.typing.statusOn[key.String()] = true
+}
+
+// takeStatusOn reports whether key's thread shows the working status, and
+// forgets it.
+func (b *Bridge) takeStatusOn(key bridges.ConversationKey) bool {
+	b.typing.mu.Lock()
+	defer b.typing.mu.Unlock()
+	k := key.String()
+	on := b.typing.statusOn[k]
+	delete(b.typing.statusOn, k)
+	return on
+}
+
+// repliedIn notes a message the app posted into key's thread: Slack has
+// cleared the thread's status.
+func (b *Bridge) repliedIn(key bridges.ConversationKey) {
+	if key.Thread != "" {
+		b.takeStatusOn(key)
+	}
 }
 
 func (b *Bridge) statusUsable(channel string) bool {

@@ -70,3 +70,34 @@ func TestTypingTopLevelDMUsesReaction(t *testing.T) {
 		t.Errorf("%d setStatus calls for a thread-less DM", n)
 	}
 }
+
+// Slack clears a thread's status when the app replies there, so clearing
+// it after the reply costs no call; without a reply in between it does.
+func TestTypingOffIsFreeAfterAReply(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	key := threadKey(root)
+	if err := e.b.SetTyping(t.Context(), key, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.Post(t.Context(), key, bridges.Message{Text: "the answer"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.SetTyping(t.Context(), key, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.CallCount("assistant.threads.setStatus"); n != 1 {
+		t.Errorf("%d setStatus calls, want 1: the reply cleared the status", n)
+	}
+	// Off without a reply since on: the status is cleared by a call.
+	if err := e.b.SetTyping(t.Context(), key, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.SetTyping(t.Context(), key, false); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.fake.Statuses(); len(st) != 3 || st[2].Status != "" {
+		t.Errorf("statuses = %+v, want on, on, off", st)
+	}
+}
