@@ -33,8 +33,14 @@ func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 		cv.beginTurn(ctx).addTool(e, line)
 		cv.touchLive(ctx)
 	case agent.ToolResult:
-		if verbosity(cv.bot) == config.VerbosityFull && cv.turn != nil {
+		if cv.turn == nil {
+			break
+		}
+		full := verbosity(cv.bot) == config.VerbosityFull
+		if full {
 			cv.turn.addToolResult(e)
+		}
+		if cv.turn.live.toolDone(e, full) || full {
 			cv.touchLive(ctx)
 		}
 	case agent.PermissionDenied:
@@ -92,7 +98,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
 		t := cv.beginTurn(ctx)
 		t.requesters[sm.from.id] = sm.from
-		t.replyTo = sm.platformID
+		t.replyTo, t.replyUser = sm.platformID, sm.from.id
 	case agent.LifecycleCompleted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
 		delete(cv.inflight, e.UUID)
@@ -135,19 +141,26 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 		}
 	}
 	quiet := verbosity(cv.bot) == config.VerbosityQuiet
-	text := answer
+	text, suffix := answer, ""
 	if !quiet {
 		d := r.Duration
 		if d <= 0 {
 			d = cv.core.clock.Now().Sub(t.start)
 		}
-		text = strings.TrimSpace(text + "\n\n" + footer(d, r.CostUSD))
+		suffix = "\n\n" + footer(d, r.CostUSD)
+		text = strings.TrimSpace(text + suffix)
+	}
+	streamed := t.live.stream.s != nil
+	var streamLast []StreamChunk
+	replyInStream := false
+	if streamed {
+		streamLast, replyInStream = cv.endStream(ctx, answer, suffix)
 	}
 	replyInLive := t.live.posted && len(activity) == 0
 	switch {
 	case t.live.posted && !replyInLive:
 		cv.finishLive(ctx, tail(render(activity), cv.maxRunes()))
-	case !t.live.posted && len(activity) > 0 && cv.streams():
+	case !t.live.posted && !streamed && len(activity) > 0 && cv.streams():
 		// A turn faster than the first live post: its activity leads the reply.
 		text = render(activity) + "\n\n" + text
 	}
@@ -165,6 +178,10 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 		if i == 0 && replyInLive {
 			cv.editReply[row.ID] = t.live.ref
 		}
+		if i == 0 && replyInStream {
+			cv.streamReply[row.ID] = streamEnd{s: t.live.stream.s, last: streamLast}
+			t.live.stream.s = nil
+		}
 	}
 	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
@@ -180,6 +197,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 		return
 	}
 	cv.cancelTimer(timerLive, "")
+	cv.stopStream(ctx, "")
 	cv.reportBounds(cv.turn)
 	cv.turn = nil
 	cv.stopping = false

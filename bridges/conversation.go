@@ -113,6 +113,7 @@ type conversation struct {
 	outboxRetrying     bool
 	outboxDelay        time.Duration
 	editReply          map[string]MessageRef // outbox id → live message to edit instead of posting
+	streamReply        map[string]streamEnd  // outbox id → stream to stop instead of posting
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.
@@ -123,22 +124,23 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		lim.EditInterval = defaultEditInterval
 	}
 	cv := &conversation{
-		core:      c,
-		key:       key,
-		id:        row.ID,
-		bot:       bot,
-		profile:   profile,
-		platform:  p,
-		limits:    lim,
-		budget:    c.budgetForLocked(key),
-		log:       c.log.With("key", key, "conversation", row.ID),
-		row:       row,
-		resume:    row.SessionID != "",
-		inflight:  make(map[string]sentMsg),
-		spared:    make(map[string]int),
-		cards:     make(map[string]*card),
-		timers:    make(map[timerKey]pendingTimer),
-		editReply: make(map[string]MessageRef),
+		core:        c,
+		key:         key,
+		id:          row.ID,
+		bot:         bot,
+		profile:     profile,
+		platform:    p,
+		limits:      lim,
+		budget:      c.budgetForLocked(key),
+		log:         c.log.With("key", key, "conversation", row.ID),
+		row:         row,
+		resume:      row.SessionID != "",
+		inflight:    make(map[string]sentMsg),
+		spared:      make(map[string]int),
+		cards:       make(map[string]*card),
+		timers:      make(map[timerKey]pendingTimer),
+		editReply:   make(map[string]MessageRef),
+		streamReply: make(map[string]streamEnd),
 	}
 	cv.q = c.newQueue(cv)
 	return cv

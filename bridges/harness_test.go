@@ -46,6 +46,8 @@ type setup struct {
 	noEdit bool
 	// statusDelay is config status_delay (0: the indicator at once).
 	statusDelay time.Duration
+	// streaming, when set, is the platform (with the Streamer ability).
+	streaming *bridgetest.Streaming
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -105,6 +107,9 @@ func start(t *testing.T, s setup) *harness {
 		agents = pool
 	}
 	plat := s.platform
+	if s.streaming != nil {
+		plat = s.streaming.Platform
+	}
 	if plat == nil {
 		plat = bridgetest.New(s.limits)
 	}
@@ -112,6 +117,8 @@ func start(t *testing.T, s setup) *harness {
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics})
 	var asPlatform bridges.Platform = plat
 	switch {
+	case s.streaming != nil:
+		asPlatform = s.streaming
 	case s.silent && s.noEdit:
 		asPlatform = struct{ bridges.Platform }{plat}
 	case s.silent:

@@ -10,8 +10,9 @@ import (
 type liveMsg struct {
 	ref    MessageRef
 	posted bool
-	shown  string // text the platform currently shows
-	dirty  bool   // the turn has content not shown yet
+	shown  string     // text the platform currently shows
+	dirty  bool       // the turn has content not shown yet
+	stream liveStream // the native stream, on a Streamer (livestream.go)
 }
 
 // streams reports whether this conversation shows a turn while it runs: the
@@ -62,6 +63,9 @@ func (cv *conversation) flushLive(ctx context.Context) {
 		return
 	}
 	t.live.dirty = false
+	if cv.streamLive(ctx) {
+		return
+	}
 	text := tail(render(t.segs)+" …", cv.maxRunes())
 	if text == t.live.shown {
 		return

@@ -66,10 +66,18 @@ func (cv *conversation) retryOutbox() {
 	cv.after(cv.outboxDelay, timerOutbox, "")
 }
 
-// postReply shows one reply: as an edit of the turn's live message when the
+// postReply shows one reply: as the end of the turn's stream when the
+// stream shows the answer, as an edit of the turn's live message when the
 // reply replaces it and the platform can still edit it, else as a new post.
 func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) error {
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	if se, ok := cv.streamReply[row.ID]; ok {
+		delete(cv.streamReply, row.ID) // a retry posts instead
+		if err := se.s.Stop(ctx, se.last); err != nil {
+			return fmt.Errorf("stop the stream with the reply: %w", err)
+		}
+		return nil
+	}
 	if ref, ok := cv.editReply[row.ID]; ok {
 		delete(cv.editReply, row.ID) // a retry posts instead
 		if _, err := cv.editOrPost(ctx, ref, Message{Text: row.Text}, Message{Text: row.Text, ReplyTo: row.ReplyTo}); err != nil {

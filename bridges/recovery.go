@@ -65,6 +65,7 @@ func (cv *conversation) interruptTurn(ctx context.Context) {
 	if t := cv.turn; t != nil && t.live.posted {
 		cv.finishLive(ctx, tail(render(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
 	}
+	cv.stopStream(ctx, "\n\n_(interrupted)_")
 	cv.endTurn(ctx)
 }
 

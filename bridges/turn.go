@@ -16,8 +16,9 @@ const (
 )
 
 type segment struct {
-	kind segKind
-	text string
+	kind   segKind
+	text   string
+	toolID string // the tool call of a segTool line ("" for a note)
 }
 
 // turn is what the worker knows about the running turn: who started it and
@@ -26,6 +27,7 @@ type turn struct {
 	start      time.Time
 	requesters map[string]author // authors of the messages this turn handles
 	replyTo    string            // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
+	replyUser  string            // author of that message
 	segs       []segment
 	streaming  bool                     // the last segment is text receiving deltas
 	tools      map[string]agent.ToolUse // tool calls of the turn by id
@@ -55,7 +57,7 @@ func (t *turn) addDelta(s string) {
 		t.segs[len(t.segs)-1].text += s
 		return
 	}
-	t.segs = append(t.segs, segment{segText, s})
+	t.segs = append(t.segs, segment{kind: segText, text: s})
 	t.streaming = true
 }
 
@@ -73,7 +75,7 @@ func (t *turn) addText(s string) {
 		return
 	}
 	if strings.TrimSpace(s) != "" {
-		t.segs = append(t.segs, segment{segText, s})
+		t.segs = append(t.segs, segment{kind: segText, text: s})
 		t.grew(len(s))
 	}
 }
@@ -87,7 +89,7 @@ func (t *turn) addTool(u agent.ToolUse, line string) {
 		return
 	}
 	t.toolSeg[u.ID] = len(t.segs)
-	t.segs = append(t.segs, segment{segTool, line})
+	t.segs = append(t.segs, segment{kind: segTool, text: line, toolID: u.ID})
 	t.grew(len(line))
 }
 
@@ -105,7 +107,7 @@ func (t *turn) addToolResult(r agent.ToolResult) {
 // addNote appends a line such as a refused tool call.
 func (t *turn) addNote(line string) {
 	t.streaming = false
-	t.segs = append(t.segs, segment{segTool, line})
+	t.segs = append(t.segs, segment{kind: segTool, text: line})
 	t.grew(len(line))
 }
 

@@ -1,0 +1,67 @@
+package bridges
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrStreamRefused is returned (wrapped) by Streamer.StartStream when the
+// platform will not stream a message in that conversation (a channel type
+// or an app without the feature). The core then shows the turn by posting
+// and editing, as on a platform without Streamer; the adapter remembers
+// where it was refused and refuses there again without asking.
+var ErrStreamRefused = errors.New("native streaming refused")
+
+// Streamer is an optional ability: the platform grows one message as the
+// agent writes it (Slack chat.startStream / appendStream / stopStream),
+// which costs fewer calls than posting a message and editing it. The core
+// starts a stream for a turn that is still writing after one
+// Limits.EditInterval (a quicker turn is one post, as elsewhere), appends
+// what is new at most once per EditInterval (the channel's shared budget),
+// and stops it when the turn ends. Text is CommonMark; tool calls are
+// tasks. A stream holds at most Limits.MaxMessageRunes runes of text: past
+// that the core stops appending text and posts the answer as usual.
+type Streamer interface {
+	// StartStream opens a stream in key's conversation with first (which
+	// may be empty) as its content. replyTo is the Inbound.MsgID the turn
+	// answers and user the person who asked (platforms that stream to one
+	// recipient need them). An error wrapping ErrStreamRefused means "not
+	// here": nothing was shown.
+	StartStream(ctx context.Context, key ConversationKey, replyTo, user string, first []StreamChunk) (Stream, error)
+}
+
+// Stream is an open streamed message. Its methods are called by one
+// goroutine at a time (the conversation's worker).
+type Stream interface {
+	// Ref is the streamed message (for quoting; it is not edited).
+	Ref() MessageRef
+	// Append adds chunks to the message.
+	Append(ctx context.Context, chunks []StreamChunk) error
+	// Stop adds the last chunks (may be empty) and ends the stream; the
+	// message stays as shown. Stop is called once; Append not after it.
+	Stop(ctx context.Context, last []StreamChunk) error
+}
+
+// StreamChunk is one piece of a stream: Text appended to the message, or,
+// when Task is set, a task shown (or updated, by Task.ID) in it.
+type StreamChunk struct {
+	Text string
+	Task *StreamTask
+}
+
+// Task states of a StreamTask.
+const (
+	TaskRunning  = "in_progress"
+	TaskComplete = "complete"
+	TaskFailed   = "error"
+)
+
+// StreamTask is a tool call shown in a stream: Title is a plain one-line
+// description ("Bash: git status"), Status one of the Task* states, Output
+// an optional short result.
+type StreamTask struct {
+	ID     string
+	Title  string
+	Status string
+	Output string
+}
