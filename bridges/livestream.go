@@ -24,10 +24,19 @@ type liveStream struct {
 
 // streamCursor is how far the stream has shown the turn.
 type streamCursor struct {
-	seg   int // absolute index of the first segment not fully shown
-	bytes int // bytes of that segment's text shown (text segments)
-	runes int // runes of text shown in all
-	full  bool
+	seg   int  // absolute index of the first segment not fully shown
+	bytes int  // bytes of that segment's text shown (text segments)
+	runes int  // runes of text shown in all
+	full  bool // text reached the limit: no more is shown
+	fence bool // a ``` code block is open in the text shown
+}
+
+// closing returns the text that closes an open code block, if any.
+func (c streamCursor) closing() []StreamChunk {
+	if !c.fence {
+		return nil
+	}
+	return []StreamChunk{{Text: "\n```\n"}}
 }
 
 // toolDone notes a tool's result for the stream: the tool's task becomes
@@ -78,6 +87,7 @@ func (t *turn) streamChunks(maxRunes int) ([]StreamChunk, streamCursor) {
 			if !cur.full && text != "" {
 				chunks = append(chunks, StreamChunk{Text: text})
 				cur.runes += utf8.RuneCountInString(text)
+				cur.fence = cur.fence != (strings.Count(text, "```")%2 == 1)
 			}
 			if last && t.streaming { // the segment grows on
 				cur.bytes = len(s.text)
@@ -189,14 +199,16 @@ func (cv *conversation) endStream(ctx context.Context, answer, suffix string) ([
 			return chunks, true
 		}
 	}
-	var rest []StreamChunk
+	rest := ls.cur.closing()
 	if !ls.broken {
 		saved := t.segs
 		if answerStreamed {
 			t.segs = t.segs[:n-1] // the activity only: the answer is posted
 		}
 		t.streaming = false
-		rest, _ = t.streamChunks(cv.maxRunes())
+		var cur streamCursor
+		rest, cur = t.streamChunks(cv.maxRunes())
+		rest = append(rest, cur.closing()...)
 		t.segs = saved
 	}
 	if err := s.Stop(ctx, rest); err != nil {
@@ -214,10 +226,12 @@ func (cv *conversation) stopStream(ctx context.Context, last string) {
 	}
 	s := t.live.stream.s
 	t.live.stream.s = nil
-	var chunks []StreamChunk
+	chunks := t.live.stream.cur.closing()
 	if !t.live.stream.broken {
 		t.streaming = false
-		chunks, _ = t.streamChunks(cv.maxRunes())
+		var cur streamCursor
+		chunks, cur = t.streamChunks(cv.maxRunes())
+		chunks = append(chunks, cur.closing()...)
 		if last != "" {
 			chunks = append(chunks, StreamChunk{Text: last})
 		}

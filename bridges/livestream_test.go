@@ -129,3 +129,44 @@ func TestRefusedStreamFallsBackToEdits(t *testing.T) {
 		t.Errorf("posts=%d edits=%d streams=%d, want the live message posted and edited", posts, edits, len(sp.Starts()))
 	}
 }
+
+// An answer longer than a message streams up to the limit (code blocks
+// closed), then is posted in full as usual: nothing is lost.
+func TestStreamOverflowPostsTheAnswer(t *testing.T) {
+	step := make(chan string)
+	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	lim := defaultLimits()
+	lim.EditInterval, lim.MaxMessageRunes = time.Second, 500
+	plat := bridgetest.New(lim)
+	plat.SetClock(clock.Now)
+	h := start(t, setup{script: streamScript(step), clock: clock, streaming: bridgetest.WithStreams(plat), limits: lim})
+	k := key("T1")
+	h.send(k, "m1", "alice", "long")
+	h.session(1)
+	step <- "```go\n"
+	for i := range 300 {
+		step <- "x := " + strings.Repeat("y", i%7) + "\n"
+		if i%10 == 0 {
+			clock.Advance(time.Second)
+		}
+	}
+	step <- "```\nDone."
+	close(step)
+	h.waitText(k, "_30.0s · $0.0123_")
+	h.waitOutboxEmpty()
+	ms := h.plat.Messages(k)
+	if len(ms) < 3 {
+		t.Fatalf("%d messages, want the stream and the answer in parts", len(ms))
+	}
+	for i, m := range ms {
+		if n := len([]rune(m.Text)); n > lim.MaxMessageRunes+20 {
+			t.Errorf("message %d has %d runes", i, n)
+		}
+		if strings.Count(m.Text, "```")%2 != 0 {
+			t.Errorf("message %d has an open code block: %q", i, truncateTest(m.Text, 120))
+		}
+	}
+	if !strings.Contains(ms[len(ms)-1].Text, "Done.") {
+		t.Error("the answer's end was not posted")
+	}
+}

@@ -110,6 +110,7 @@ type Bridge struct {
 	users   *userCache                   // user id → display name
 	latest  *lru.Cache[string, string]   // conversation key → ts of its latest inbound message
 	typing  typingState                  // thread status availability and hourglass reactions
+	streams streamState                  // where chat.startStream was refused
 	editGen editGens                     // newest pending Edit per message
 }
 
@@ -117,6 +118,7 @@ type Bridge struct {
 type identity struct {
 	userID string // U… (mentions look like <@U…>)
 	botID  string // B… (bot_id of its own messages)
+	teamID string // T… (recipient_team_id of streams)
 }
 
 // New creates the adapter for a configured Slack bot. It checks the
@@ -156,6 +158,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		users:          newUserCache(5000, time.Hour),
 		latest:         lru.New[string, string](10000),
 		typing:         newTypingState(),
+		streams:        newStreamState(),
 		editGen:        editGens{gen: map[string]uint64{}},
 	}
 	return b, nil

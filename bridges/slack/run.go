@@ -76,7 +76,7 @@ func (b *Bridge) authTest(ctx context.Context) (identity, error) {
 	for {
 		resp, err := b.api.AuthTestContext(ctx)
 		if err == nil {
-			return identity{userID: resp.UserID, botID: resp.BotID}, nil
+			return identity{userID: resp.UserID, botID: resp.BotID, teamID: resp.TeamID}, nil
 		}
 		if isFatal(err) {
 			return identity{}, fmt.Errorf("slack bot %q: auth.test: %s: %w", b.name, b.redact.Err(err), ErrFatal)

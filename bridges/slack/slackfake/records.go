@@ -20,6 +20,31 @@ type Message struct {
 	Sections []string        // mrkdwn texts of the section blocks, in order
 	Buttons  []Button        // buttons of the actions blocks, in order
 	At       time.Time       // when the call arrived
+
+	// A streamed message (chat.startStream): Text is its markdown so far,
+	// Tasks its task cards by id in the order they first came.
+	Stream    StreamState
+	Tasks     []Task
+	Recipient string // recipient_user_id it was started with
+}
+
+// StreamState is where a streamed message is: "" for a posted message,
+// "streaming" until chat.stopStream, then "stopped".
+type StreamState string
+
+// Stream states.
+const (
+	Streaming     StreamState = "streaming"
+	StreamStopped StreamState = "stopped"
+)
+
+// Task is a task card of a streamed message (task_update chunks), as its
+// latest update left it.
+type Task struct {
+	ID     string
+	Title  string
+	Status string
+	Output string
 }
 
 // Button is one button of an actions block.

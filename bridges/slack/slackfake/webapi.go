@@ -243,6 +243,8 @@ func (s *Server) callLocked(method string, p url.Values, r *http.Request) apiRes
 		return s.postLocked(p)
 	case "chat.update":
 		return s.updateLocked(p)
+	case "chat.startStream", "chat.appendStream", "chat.stopStream":
+		return s.streamLocked(method, p)
 	case "chat.postEphemeral":
 		if p.Get("channel") == "" || p.Get("user") == "" {
 			return fail("channel_not_found")

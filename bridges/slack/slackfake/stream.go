@@ -1,0 +1,158 @@
+package slackfake
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxStreamMarkdown is Slack's limit on the markdown_text of one
+// chat.startStream / appendStream / stopStream call (and on the text of
+// each markdown_text chunk).
+const MaxStreamMarkdown = 12000
+
+// streamLocked serves chat.startStream, chat.appendStream and
+// chat.stopStream with Slack's documented arguments:
+//
+//   - startStream: channel (required); thread_ts (the message streamed
+//     into a thread; a top-level stream is accepted in DMs only here);
+//     recipient_user_id and recipient_team_id (required outside DMs);
+//     markdown_text and/or chunks (optional).
+//   - appendStream: channel, ts (a message still streaming), and
+//     markdown_text or chunks.
+//   - stopStream: channel, ts, and optionally markdown_text or chunks.
+//
+// markdown_text is at most MaxStreamMarkdown characters (msg_too_long);
+// chunks is a JSON array of markdown_text ({type, text}), task_update
+// ({type, id, title, status?, details?, output?}; status one of pending,
+// in_progress, complete, error), plan_update ({type, title}) and blocks
+// chunks (invalid_chunks otherwise). s.mu is held.
+func (s *Server) streamLocked(method string, p url.Values) apiResult {
+	ch := p.Get("channel")
+	if ch == "" {
+		return fail("channel_not_found")
+	}
+	text := p.Get("markdown_text")
+	if utf8.RuneCountInString(text) > MaxStreamMarkdown {
+		return fail("msg_too_long")
+	}
+	chunks, res := parseChunks(p)
+	if res.body != nil {
+		return res
+	}
+	if method == "chat.startStream" {
+		thread, dm := p.Get("thread_ts"), channelType(ch) == "im"
+		if thread == "" && !dm {
+			return fail("invalid_arguments") // streamed messages answer someone: a thread outside DMs
+		}
+		if !dm && (p.Get("recipient_user_id") == "" || p.Get("recipient_team_id") == "") {
+			return fail("invalid_arguments")
+		}
+		m := &Message{Channel: ch, TS: s.nextTS(), ThreadTS: thread, At: time.Now(), Stream: Streaming, Recipient: p.Get("recipient_user_id")}
+		applyStream(m, text, chunks)
+		s.messages[ch+"/"+m.TS] = m
+		s.posts = append(s.posts, *m)
+		return ok(map[string]any{"channel": ch, "ts": m.TS})
+	}
+	ts := p.Get("ts")
+	m, found := s.messages[ch+"/"+ts]
+	switch {
+	case ts == "" || !found:
+		return fail("message_not_found")
+	case m.Stream != Streaming:
+		return fail("message_not_in_streaming_state")
+	case method == "chat.appendStream" && text == "" && len(chunks) == 0:
+		return fail("invalid_arguments") // markdown_text is required without chunks
+	}
+	applyStream(m, text, chunks)
+	m.At = time.Now()
+	if method == "chat.stopStream" {
+		m.Stream = StreamStopped
+	}
+	s.updates = append(s.updates, *m)
+	return ok(map[string]any{"channel": ch, "ts": ts})
+}
+
+// streamChunk is one element of the chunks argument.
+type streamChunk struct {
+	Type    string          `json:"type"`
+	Text    *string         `json:"text"`
+	ID      string          `json:"id"`
+	Title   string          `json:"title"`
+	Status  string          `json:"status"`
+	Details string          `json:"details"`
+	Output  string          `json:"output"`
+	Blocks  json.RawMessage `json:"blocks"`
+}
+
+// parseChunks checks the chunks argument (absent is fine).
+func parseChunks(p url.Values) ([]streamChunk, apiResult) {
+	raw := p.Get("chunks")
+	if raw == "" {
+		return nil, apiResult{}
+	}
+	var chunks []streamChunk
+	if err := json.Unmarshal([]byte(raw), &chunks); err != nil {
+		return nil, fail("invalid_chunks")
+	}
+	for _, c := range chunks {
+		switch c.Type {
+		case "markdown_text":
+			if c.Text == nil || utf8.RuneCountInString(*c.Text) > MaxStreamMarkdown {
+				return nil, fail("invalid_chunks")
+			}
+		case "task_update":
+			if c.ID == "" || c.Title == "" {
+				return nil, fail("invalid_chunks")
+			}
+			switch c.Status {
+			case "", "pending", "in_progress", "complete", "error":
+			default:
+				return nil, fail("invalid_chunks")
+			}
+		case "plan_update":
+			if c.Title == "" {
+				return nil, fail("invalid_chunks")
+			}
+		case "blocks":
+			if len(c.Blocks) == 0 {
+				return nil, fail("invalid_chunks")
+			}
+		default:
+			return nil, fail("invalid_chunks")
+		}
+	}
+	return chunks, apiResult{}
+}
+
+// applyStream appends markdown and chunks to a streamed message.
+func applyStream(m *Message, text string, chunks []streamChunk) {
+	var b strings.Builder
+	b.WriteString(m.Text)
+	b.WriteString(text)
+	for _, c := range chunks {
+		switch c.Type {
+		case "markdown_text":
+			b.WriteString(*c.Text)
+		case "task_update":
+			i := slices.IndexFunc(m.Tasks, func(t Task) bool { return t.ID == c.ID })
+			if i < 0 {
+				m.Tasks = append(m.Tasks, Task{ID: c.ID})
+				i = len(m.Tasks) - 1
+			}
+			t := &m.Tasks[i]
+			t.Title = c.Title
+			if c.Status != "" {
+				t.Status = c.Status
+			}
+			if c.Output != "" {
+				t.Output = c.Output
+			}
+		}
+	}
+	m.Text = b.String()
+	m.Tasks = slices.Clone(m.Tasks)
+}

@@ -1,0 +1,137 @@
+package slack
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+// A stream in a thread: started for the asking user, grown with text and
+// tasks, stopped with the last text, in three calls.
+func TestStreamInThread(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	key := threadKey(root)
+	s, err := e.b.StartStream(t.Context(), key, root, "U1", []bridges.StreamChunk{{Text: "Let me **look**."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(t.Context(), []bridges.StreamChunk{
+		{Task: &bridges.StreamTask{ID: "t1", Title: "Bash: git status", Status: bridges.TaskRunning}},
+		{Text: "\n\nAll "}, {Text: "clean."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(t.Context(), []bridges.StreamChunk{
+		{Task: &bridges.StreamTask{ID: "t1", Title: "Bash: git status", Status: bridges.TaskComplete}}, {Text: "\n\n_1.0s_"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := e.fake.Current("C1", s.Ref().ID)
+	if m.Text != "Let me **look**.\n\nAll clean.\n\n_1.0s_" || m.Stream != slackfake.StreamStopped || m.ThreadTS != root || m.Recipient != "U1" {
+		t.Errorf("streamed message = %+v", m)
+	}
+	if len(m.Tasks) != 1 || m.Tasks[0].Status != "complete" || m.Tasks[0].Title != "Bash: git status" {
+		t.Errorf("tasks = %+v", m.Tasks)
+	}
+	for _, method := range []string{"chat.startStream", "chat.appendStream", "chat.stopStream"} {
+		if n := e.fake.CallCount(method); n != 1 {
+			t.Errorf("%d %s calls, want 1", n, method)
+		}
+	}
+	if n := e.fake.CallCount("chat.postMessage") + e.fake.CallCount("chat.update"); n != 0 {
+		t.Errorf("%d posts or updates while streaming", n)
+	}
+}
+
+// More text than Slack takes in one call goes in several; none is lost.
+func TestStreamSplitsLongText(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", 30000)
+	if err := s.Append(t.Context(), []bridges.StreamChunk{{Text: long}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.CallCount("chat.appendStream"); n != 3 {
+		t.Errorf("%d appendStream calls for 30,000 characters, want 3", n)
+	}
+	if m, _ := e.fake.Current("C1", s.Ref().ID); m.Text != long {
+		t.Errorf("streamed %d runes, want %d", len([]rune(m.Text)), len([]rune(long)))
+	}
+}
+
+// Where Slack refuses to stream, the refusal is remembered: the next
+// attempt there is refused without a call. Top-level channel messages are
+// never streamed.
+func TestStreamRefusalIsRemembered(t *testing.T) {
+	e := start(t)
+	e.fake.FailMethod("chat.startStream", "channel_type_not_supported", -1)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	for range 2 {
+		if _, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", nil); !errors.Is(err, bridges.ErrStreamRefused) {
+			t.Fatalf("StartStream = %v, want ErrStreamRefused", err)
+		}
+	}
+	if n := e.fake.CallCount("chat.startStream"); n != 1 {
+		t.Errorf("%d startStream calls, want 1 (the refusal is remembered)", n)
+	}
+	top := bridges.ConversationKey{Bot: "team", Channel: "C2"}
+	if _, err := e.b.StartStream(t.Context(), top, "", "U1", nil); !errors.Is(err, bridges.ErrStreamRefused) {
+		t.Errorf("top-level channel stream = %v, want ErrStreamRefused", err)
+	}
+}
+
+// A top-level DM streams without a thread or recipient.
+func TestStreamInDM(t *testing.T) {
+	e := start(t)
+	ts := e.fake.SendMessage("D1", "U1", "hi", "")
+	e.waitAcked(t, ts)
+	s, err := e.b.StartStream(t.Context(), bridges.ConversationKey{Bot: "team", Channel: "D1"}, ts, "U1", []bridges.StreamChunk{{Text: "hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := e.fake.Current("D1", s.Ref().ID); m.Text != "hello" || m.ThreadTS != "" {
+		t.Errorf("DM stream = %+v", m)
+	}
+}
+
+// The stream is a reply: it clears the thread status, so clearing the
+// status afterwards costs no call.
+func TestStreamClearsThreadStatus(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	key := threadKey(root)
+	if err := e.b.SetTyping(t.Context(), key, true); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.b.StartStream(t.Context(), key, root, "U1", []bridges.StreamChunk{{Text: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.SetTyping(t.Context(), key, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.CallCount("assistant.threads.setStatus"); n != 1 {
+		t.Errorf("%d setStatus calls, want 1", n)
+	}
+}
