@@ -70,6 +70,7 @@ type Bridge struct {
 	mu     sync.Mutex
 	h      bridges.Handler
 	typing map[string]context.CancelFunc // refreshing "composing" per chat
+	unread map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
 	runCtx context.Context
 }
 
@@ -121,6 +122,7 @@ func New(o Options) *Bridge {
 		sent:           lru.New[string, sentMsg](sentCap),
 		received:       lru.New[string, receivedMsg](receivedCap),
 		typing:         map[string]context.CancelFunc{},
+		unread:         map[string][]types.MessageInfo{},
 	}
 }
 

@@ -99,6 +99,12 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith is start with the config changed by edit (if not nil).
+func startWith(t *testing.T, edit func(*config.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dev, err := OpenDeviceStore(ctx, filepath.Join(t.TempDir(), "device.db"), nil)
 	if err != nil {
@@ -122,6 +128,9 @@ func start(t *testing.T) *env {
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
+	}
+	if edit != nil {
+		edit(cfg)
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b}, script)
 	e := &env{t: t, fake: fake, b: b, core: core}
@@ -251,7 +260,8 @@ func (e *env) agentTexts() []string {
 }
 
 // A private message is answered in the chat: rendered markup, the first
-// part quoting the user's message, read receipt and composing presence.
+// part quoting the user's message, read receipt and composing presence
+// (status_delay is 0 here), which the reply itself clears.
 func TestPrivateChatAnswered(t *testing.T) {
 	e := start(t)
 	in := e.msg(pnJID(alice), pnJID(alice), "hello")
@@ -261,11 +271,14 @@ func TestPrivateChatAnswered(t *testing.T) {
 	if ci.GetStanzaID() != in.Info.ID || ci.GetParticipant() != pnJID(alice).String() || ci.GetQuotedMessage().GetConversation() != "hello" {
 		t.Errorf("answer does not quote the message: %+v", ci)
 	}
-	cs := e.waitCalls("typing cleared", func(cs []fakeCall) bool {
-		return slices.ContainsFunc(cs, func(c fakeCall) bool {
-			return c.Op == "SendChatPresence" && c.State == string(types.ChatPresencePaused)
-		})
-	})
+	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "again")) // its answer: the first turn is over
+	e.waitText(pnJID(alice), "pong: *again*")
+	cs := e.fake.Calls()
+	if slices.ContainsFunc(cs, func(c fakeCall) bool {
+		return c.Op == "SendChatPresence" && c.State == string(types.ChatPresencePaused)
+	}) {
+		t.Errorf("composing cleared by a call although the reply clears it:\n%s", dumpCalls(cs))
+	}
 	if !slices.ContainsFunc(cs, func(c fakeCall) bool { return c.Op == "MarkRead" && slices.Contains(c.IDs, in.Info.ID) }) {
 		t.Errorf("message not marked read:\n%s", dumpCalls(cs))
 	}
@@ -274,7 +287,7 @@ func TestPrivateChatAnswered(t *testing.T) {
 	}) {
 		t.Errorf("no composing presence:\n%s", dumpCalls(cs))
 	}
-	if got := e.agentTexts(); !slices.Equal(got, []string{"hello"}) {
+	if got := e.agentTexts(); !slices.Equal(got, []string{"hello", "again"}) {
 		t.Errorf("agent got %q", got)
 	}
 }
@@ -578,5 +591,24 @@ func TestNewSessionInGroup(t *testing.T) {
 	}
 	if got := e.agentTexts(); !slices.Equal(got, []string{"one", "two"}) {
 		t.Errorf("agent got %q", got)
+	}
+}
+
+// With status_delay, a turn answered sooner costs exactly one call: the
+// reply (no read receipt, no presence).
+func TestQuickTurnIsOneCall(t *testing.T) {
+	e := startWith(t, func(c *config.Config) { c.StatusDelay = time.Second }) // the core's fake clock never gets there
+	n := len(e.fake.Calls())
+	// The second answer shows that the worker is past the first turn.
+	for _, text := range []string{"hello", "again"} {
+		e.dispatch(e.msg(pnJID(alice), pnJID(alice), text))
+		e.waitText(pnJID(alice), "pong: *"+text+"*")
+	}
+	var turns []string
+	for _, c := range e.fake.Calls()[n:] {
+		turns = append(turns, c.Op)
+	}
+	if !slices.Equal(turns, []string{"SendMessage", "SendMessage"}) {
+		t.Errorf("calls for two quick turns: %v, want one SendMessage each", turns)
 	}
 }

@@ -86,7 +86,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		return false
 	}
 	b.seen.Add(dedupe, true)
-	b.markRead(ctx, info)
+	b.noteUnread(key.Channel, info)
 	return true
 }
 

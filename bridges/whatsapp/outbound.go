@@ -45,6 +45,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		b.sent.Add(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, kind: kind})
 		ref = bridges.MessageRef{Key: key, ID: resp.ID}
 	}
+	b.posted(key.Channel)
 	return ref, nil
 }
 

@@ -10,10 +10,20 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// SetTyping implements bridges.Typer: on shows "composing…" in the chat
-// and repeats it every TypingRefresh until off (WhatsApp drops it after
-// ~25 s), which sends "paused". The core calls it only for conversations
-// of accepted messages.
+// maxUnread bounds the read receipts kept per chat, and maxUnreadChats the
+// chats that have some.
+const (
+	maxUnread      = 20
+	maxUnreadChats = 10000
+)
+
+// SetTyping implements bridges.Typer: on marks the chat's accepted
+// messages read (their receipts wait for it: a quick turn's reply is its
+// only call) and shows "composing…", repeated every TypingRefresh until
+// off (WhatsApp drops it after ~25 s). Off sends "paused", unless a
+// message was posted in the chat since on: a message clears the
+// contact's "composing…" already. The core calls it only for
+// conversations of accepted messages.
 func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	chat, err := types.ParseJID(key.Channel)
 	if err != nil {
@@ -21,22 +31,37 @@ func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on 
 	}
 	chat = chat.ToNonAD()
 	b.mu.Lock()
-	if cancel := b.typing[key.Channel]; cancel != nil {
+	cancel, composing := b.typing[key.Channel]
+	if composing {
 		cancel()
 		delete(b.typing, key.Channel)
 	}
+	var unread []types.MessageInfo
+	if on {
+		unread = b.unread[key.Channel]
+		delete(b.unread, key.Channel)
+	}
 	var loopCtx context.Context
-	if on && b.runCtx != nil {
+	switch {
+	case on && b.runCtx != nil:
 		var cancel context.CancelFunc
 		loopCtx, cancel = context.WithCancel(b.runCtx)
 		b.typing[key.Channel] = cancel
+	case on:
+		b.typing[key.Channel] = func() {} // not running: no refresh
 	}
 	b.mu.Unlock()
 	if !on {
+		if !composing {
+			return nil // a post cleared it, or it was never shown
+		}
 		if err := b.cli.SendChatPresence(ctx, chat, types.ChatPresencePaused, ""); err != nil {
 			return fmt.Errorf("whatsapp typing off in %s: %w", chat, err)
 		}
 		return nil
+	}
+	for _, info := range unread {
+		b.markRead(ctx, info)
 	}
 	if err := b.cli.SendChatPresence(ctx, chat, types.ChatPresenceComposing, ""); err != nil {
 		return fmt.Errorf("whatsapp typing in %s: %w", chat, err)
@@ -61,6 +86,35 @@ func (b *Bridge) refreshTyping(ctx context.Context, chat types.JID) {
 			}
 		}
 	}
+}
+
+// noteUnread keeps the read receipt of an accepted message for the next
+// SetTyping(on) in its conversation.
+func (b *Bridge) noteUnread(channel string, info types.MessageInfo) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.unread) >= maxUnreadChats {
+		clear(b.unread)
+	}
+	u := append(b.unread[channel], info)
+	if len(u) > maxUnread {
+		u = u[len(u)-maxUnread:]
+	}
+	b.unread[channel] = u
+}
+
+// posted notes a message the bot sent in channel: WhatsApp shows it in
+// place of "composing…", so the refresh stops and off needs no call, and
+// the reply tells that the messages were seen (their receipts are
+// dropped).
+func (b *Bridge) posted(channel string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cancel := b.typing[channel]; cancel != nil {
+		cancel()
+		delete(b.typing, channel)
+	}
+	delete(b.unread, channel)
 }
 
 // stopTyping ends every refresh loop (Run is ending).
