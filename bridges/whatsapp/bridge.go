@@ -69,7 +69,7 @@ type Bridge struct {
 
 	mu     sync.Mutex
 	h      bridges.Handler
-	typing map[string]context.CancelFunc // refreshing "composing" per chat
+	typing map[string]context.CancelFunc  // refreshing "composing" per chat
 	unread map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
 	runCtx context.Context
 }
