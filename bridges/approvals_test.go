@@ -116,9 +116,13 @@ func TestApprovalTimeoutDenies(t *testing.T) {
 	h.send(k, "m1", "alice", "bash: make deploy")
 	card := h.waitCard(k, "make deploy")
 	clock.Advance(9 * time.Minute)
-	time.Sleep(20 * time.Millisecond)
-	if len(h.session(1).Decisions()) != 0 {
-		t.Fatal("decided before the timeout")
+	// A click the card refuses shows that it is still open after 9 minutes.
+	clicked, err := h.plat.Click(ctxT(t), k, card.CardID, bridges.ChoiceAllow, "mallory", "mallory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := clicked.WaitReply(t, waitTimeout); strings.Contains(r, "no longer open") || len(h.session(1).Decisions()) != 0 {
+		t.Fatalf("decided before the timeout (a click got %q)", r)
 	}
 	clock.Advance(2 * time.Minute)
 	h.waitText(k, "denied: Nobody approved")

@@ -211,18 +211,24 @@ func TestUnknownBotAndInvalidMessage(t *testing.T) {
 }
 
 func TestIdleWorkerRetires(t *testing.T) {
-	h := start(t, setup{retireAfter: 30 * time.Millisecond})
+	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	h := start(t, setup{retireAfter: 30 * time.Millisecond, clock: clock})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
 	h.waitText(k, "pong: hello")
-	time.Sleep(100 * time.Millisecond)
+	clock.Advance(time.Hour) // any retirement timer is due
+	h.send(k, "m1b", "alice", "again")
+	h.waitText(k, "pong: again") // the worker handled what the clock fired
 	if n := h.core.ActiveConversations(); n != 1 {
 		t.Fatalf("%d workers: a conversation with a live agent must keep its worker", n)
 	}
 	if err := h.pool.Remove(ctxT(t), h.conversation(k).ID); err != nil { // the pool stops the idle agent
 		t.Fatal(err)
 	}
-	waitFor(t, "the worker to retire", func() bool { return h.core.ActiveConversations() == 0 })
+	waitFor(t, "the worker to retire", func() bool {
+		clock.Advance(time.Second) // past RetireIdleAfter once the worker is idle
+		return h.core.ActiveConversations() == 0
+	})
 	if owns, err := h.core.Owns(ctxT(t), k); err != nil || !owns {
 		t.Fatalf("Owns after retirement = %v, %v", owns, err)
 	}

@@ -153,7 +153,9 @@ func TestVerbosity(t *testing.T) {
 			h.send(k, "m1", "alice", "check")
 			h.waitText(k, "All clean.")
 			h.waitLedgerFinal(k)
-			time.Sleep(100 * time.Millisecond) // the live message's final edit
+			if tt.verbosity != "quiet" {
+				h.waitText(k, "_4.2s · $0.0123_") // the reply, posted after the live message's final edit
+			}
 			var all strings.Builder
 			for _, m := range h.plat.Messages(k) {
 				all.WriteString(m.Text + "\n---\n")
@@ -191,8 +193,7 @@ func TestOutboxRetriesUntilPosted(t *testing.T) {
 		waitFor(t, "the retry timer", func() bool { return clock.Pending() == 1 })
 		n := fails.Load()
 		clock.Advance(d - time.Millisecond)
-		time.Sleep(20 * time.Millisecond)
-		if fails.Load() != n {
+		if clock.Pending() != 1 || fails.Load() != n { // timers fire within Advance: the retry's is not due
 			t.Fatalf("retried before the %s backoff", d)
 		}
 		clock.Advance(time.Millisecond)
@@ -217,9 +218,12 @@ func TestOutboxGivesUpVisibly(t *testing.T) {
 	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
-	for i := 0; fails.Load() < store.MaxOutboxAttempts && i < 100; i++ {
-		clock.Advance(time.Minute)
-		time.Sleep(10 * time.Millisecond)
+	for fails.Load() < store.MaxOutboxAttempts {
+		n := fails.Load()
+		waitFor(t, fmt.Sprintf("attempt %d to fail", n+1), func() bool {
+			clock.Advance(time.Minute) // the next retry (a timer set after this Advance waits for the next one)
+			return fails.Load() > n
+		})
 	}
 	notice := h.waitText(k, "could not be posted after 5 attempts")
 	if !strings.Contains(notice.Text, "message rejected") {

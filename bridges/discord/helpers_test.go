@@ -149,11 +149,11 @@ func testBot(f *discordfake.Fake) *config.Bot {
 	}
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func newTestBridge(t *testing.T, bot *config.Bot) *Bridge {
+func newTestBridge(t testing.TB, bot *config.Bot) *Bridge {
 	t.Helper()
 	b, err := New(bot, testLogger(t))
 	if err != nil {
@@ -175,7 +175,7 @@ type running struct {
 
 // start runs b with a fresh recorder; the test's cleanup stops it and
 // fails when Run returned an error.
-func start(t *testing.T, b *Bridge) *running {
+func start(t testing.TB, b *Bridge) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{Bridge: b, rec: newRecorder(), errc: make(chan error, 1), stop: cancel}
@@ -195,7 +195,7 @@ func start(t *testing.T, b *Bridge) *running {
 }
 
 // startReady starts a bridge on f and waits until it is connected.
-func startReady(t *testing.T, f *discordfake.Fake) *running {
+func startReady(t testing.TB, f *discordfake.Fake) *running {
 	t.Helper()
 	r := start(t, newTestBridge(t, testBot(f)))
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {

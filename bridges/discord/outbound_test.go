@@ -142,9 +142,6 @@ func TestCardClick(t *testing.T) {
 	if ack.InteractionID != iid || ack.Type != discordfake.CallbackDeferredUpdate || ack.Late {
 		t.Errorf("ack = %+v, want a timely type 6 for %s", ack, iid)
 	}
-	if lat := ack.Latency(); lat > time.Second {
-		t.Errorf("acknowledged %v after the click, want well under 3 s", lat)
-	}
 	r.rec.mu.Lock()
 	calledAt := r.rec.actAt[0]
 	r.rec.mu.Unlock()

@@ -10,7 +10,10 @@ import (
 )
 
 // typer keeps one channel's typing indicator alive.
-type typer struct{ cancel context.CancelFunc }
+type typer struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when its renewals have ended
+}
 
 func (t *typer) stop() { t.cancel() }
 
@@ -18,8 +21,8 @@ func (t *typer) stop() { t.cancel() }
 // 10 s or until the bot posts, so while on the indicator is re-sent every
 // 8 s (until SetTyping off, Run's end, or 30 minutes). The first indicator
 // is sent before SetTyping returns; its error is returned. Off only stops
-// the renewals: Discord clears the indicator when the bot posts or after
-// 10 s.
+// the renewals (no call: Discord clears the indicator when the bot posts
+// or after 10 s); once it returns, no renewal is sent any more.
 func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	ch := channelOf(key)
 	if ch == "" {
@@ -27,11 +30,19 @@ func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on 
 	}
 	if !on {
 		b.mu.Lock()
-		if t := b.typers[ch]; t != nil {
+		t := b.typers[ch]
+		if t != nil {
 			t.stop()
 			delete(b.typers, ch)
 		}
 		b.mu.Unlock()
+		if t != nil {
+			select { // a renewal in flight ends with its context
+			case <-t.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		return nil
 	}
 	if err := b.session.ChannelTyping(ch, discordgo.WithContext(ctx)); err != nil {
@@ -43,11 +54,12 @@ func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on 
 		return nil
 	}
 	tctx, cancel := context.WithTimeout(b.runCtx, b.typingMax)
-	t := &typer{cancel: cancel}
+	t := &typer{cancel: cancel, done: make(chan struct{})}
 	b.typers[ch] = t
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer close(t.done)
 		defer cancel()
 		b.keepTyping(tctx, ch)
 		b.mu.Lock()

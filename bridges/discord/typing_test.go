@@ -12,7 +12,7 @@ func TestTypingIsRenewed(t *testing.T) {
 	t.Parallel()
 	f := discordfake.New(t)
 	b := newTestBridge(t, testBot(f))
-	b.typingEvery = 100 * time.Millisecond
+	b.typingEvery = time.Millisecond
 	r := start(t, b)
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
 		t.Fatal(err)
@@ -32,9 +32,14 @@ func TestTypingIsRenewed(t *testing.T) {
 	if err := r.SetTyping(t.Context(), key, false); err != nil {
 		t.Fatalf("SetTyping off: %v", err)
 	}
-	time.Sleep(50 * time.Millisecond) // a renewal in flight may still land
+	// Off returns once the renewals have ended: a post later (several
+	// renewal periods of 1 ms) finds no indicator after off.
 	n := len(f.Typing())
-	time.Sleep(400 * time.Millisecond)
+	for range 5 {
+		if _, err := r.Post(t.Context(), key, bridges.Message{Text: "done"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if m := len(f.Typing()); m != n {
 		t.Errorf("typing went on after off: %d → %d", n, m)
 	}

@@ -160,7 +160,7 @@ func botConfig(apiURL, botToken string) *config.Bot {
 
 // newBridge creates an adapter for the fake without running it. At the
 // end of the test it checks that no token reached the logs.
-func newBridge(t *testing.T, fake *slackfake.Server, botToken string) (*Bridge, *syncBuffer) {
+func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -185,7 +185,7 @@ func newBridge(t *testing.T, fake *slackfake.Server, botToken string) (*Bridge, 
 }
 
 // start runs an adapter against a new fake Slack until the test ends.
-func start(t *testing.T, opts ...slackfake.Option) *env {
+func start(t testing.TB, opts ...slackfake.Option) *env {
 	t.Helper()
 	fake := slackfake.New(t, opts...)
 	b, logs := newBridge(t, fake, slackfake.BotToken)

@@ -171,7 +171,7 @@ func TestDiscordE2EApprovals(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("stranger got no ephemeral refusal: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The refusal is the core's decision on the click: the card is as it was.
 	if m, _ := e.dc.Message(card.ID); len(m.Buttons()) == 0 {
 		t.Fatalf("a stranger's click decided the card: %q", m.Content)
 	}
@@ -199,7 +199,18 @@ func TestDiscordE2EApprovals(t *testing.T) {
 		m, _ := e.dc.Message(card2.ID)
 		t.Fatalf("denied card not updated: %q", m.Content)
 	}
-	time.Sleep(2 * time.Second)
+	// The turn's answer after the denial: the tool call is over.
+	if err := e.dc.Wait(e2eWait, func() bool {
+		n := 0
+		for _, m := range e.dc.Messages(thread) {
+			if m.AuthorIsBot && strings.Contains(m.Content, "tool said") {
+				n++
+			}
+		}
+		return n >= 2
+	}); err != nil {
+		t.Fatalf("no answer after the denial: %v\n%s", err, e.dump(thread))
+	}
 	if _, err := os.Stat(filepath.Join(e.workdir, "denied.txt")); err == nil {
 		t.Error("denied tool ran")
 	}
@@ -219,7 +230,9 @@ func TestDiscordE2ELongAnswer(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("long answer never fully arrived: %v\n%s", err, e.dump(thread))
 	}
-	time.Sleep(2 * time.Second)
+	// The footer comes with the answer's last part, after the live
+	// message's last edit.
+	e.waitText(t, thread, " · $")
 	n := 0
 	for _, m := range e.dc.Messages(thread) {
 		if !m.AuthorIsBot {

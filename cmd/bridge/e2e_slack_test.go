@@ -168,7 +168,7 @@ func TestSlackE2EApprovals(t *testing.T) {
 	if _, err := e.slack.WaitForEphemeral(func(m slackfake.Ephemeral) bool { return m.User == stranger }, e2eWait); err != nil {
 		t.Fatalf("stranger got no ephemeral refusal: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The refusal is the core's decision on the click: the card is as it was.
 	if cur, _ := e.slack.Current(slackChan, card.TS); len(cur.Buttons) == 0 {
 		t.Fatalf("a stranger's click decided the card: %q", e.text(cur))
 	}
@@ -210,15 +210,23 @@ func TestSlackE2EStop(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	start := time.Now()
-	e.slack.SendMessage(slackChan, alice, "!stop", ts)
-	// The stream (300 × 100 ms = 30 s) ends long before it would have.
-	e.slack.SendMessage(slackChan, alice, "after the stop", ts)
-	e.waitThreadText(t, ts, "pong: after the stop")
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("the interrupted answer still ran for %v", d)
+	// Wait until the answer shows in the thread (streamed), then stop it.
+	if err := e.slack.WaitFor(func() bool {
+		for _, p := range e.slack.Posts() {
+			if p.ThreadTS == ts && p.Stream == slackfake.Streaming {
+				return true
+			}
+		}
+		return false
+	}, e2eWait); err != nil {
+		t.Fatalf("the answer never streamed: %v\n%s", err, e.dump())
 	}
+	e.slack.SendMessage(slackChan, alice, "!stop", ts)
+	e.slack.SendMessage(slackChan, alice, "after the stop", ts)
+	// The stream (300 × 100 ms = 30 s) was cut: the turn ended as stopped
+	// (how long that takes is BenchmarkStop's business, not this test's).
+	e.waitThreadText(t, ts, "⏹ Stopped.")
+	e.waitThreadText(t, ts, "pong: after the stop")
 }
 
 func TestSlackE2ELongAnswerSplit(t *testing.T) {
@@ -241,7 +249,9 @@ func TestSlackE2ELongAnswerSplit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("long answer never fully arrived: %v\n%s", err, e.dump())
 	}
-	time.Sleep(2 * time.Second) // let the last edits land
+	// The footer comes with the answer's last part, after the live
+	// message's last edit (or the stream's stop).
+	e.waitThreadText(t, ts, " · $")
 	n := 0
 	for _, p := range e.slack.Posts() {
 		if p.ThreadTS != ts {
