@@ -73,7 +73,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandler(core.BotStates))
 		if err != nil {
 			return err
 		}
@@ -172,16 +172,13 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func listenHTTP(addr string, reg *prometheus.Registry) (*http.Server, net.Listener, error) {
+func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
+	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
 }
