@@ -442,7 +442,7 @@ func (e *env) card(chat types.JID, id string) string {
 	return found
 }
 
-// Approvals by number: a bare "1" decides the pending card, a "3" quoting
+// Approvals by number: a bare "1" decides the pending card, a "2" (Deny: the card has no Always allow) quoting
 // a card decides that card; someone who is not an approver is refused.
 func TestApprovalByNumber(t *testing.T) {
 	e := start(t)
@@ -453,7 +453,7 @@ func TestApprovalByNumber(t *testing.T) {
 
 	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask b"))
 	cardB := e.card(pnJID(alice), "req-b")
-	e.dispatch(extended(e.msg(pnJID(alice), pnJID(alice), "3"), &waE2E.ContextInfo{StanzaID: proto.String(cardB), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
+	e.dispatch(extended(e.msg(pnJID(alice), pnJID(alice), "2"), &waE2E.ContextInfo{StanzaID: proto.String(cardB), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
 	e.waitText(pnJID(alice), "denied req-b")
 
 	e.dispatch(extended(e.msg(group, pnJID(bob), "@"+botPhone+" ask c"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))
