@@ -315,7 +315,9 @@ func TestPlanCard(t *testing.T) {
 func TestNumberedRepliesWithoutButtons(t *testing.T) {
 	lim := defaultLimits()
 	lim.CanButtons = false
-	askRm := func(a *config.Agent) { a.Rules = []config.Rule{{Tool: "Bash", Match: "rm *", Action: config.ActionAsk}} }
+	askRm := func(a *config.Agent) {
+		a.Rules = []config.Rule{{Tool: "Bash", Match: "rm *", Action: config.ActionAsk}}
+	}
 	h := start(t, setup{noEdit: true, script: toolScript, limits: lim, profile: askRm})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: touch a.txt")
