@@ -46,6 +46,9 @@ type Options struct {
 	// Approvals is config.WhatsAppApprovalsPoll to send a card's choices
 	// as a poll too; otherwise numbered replies and reactions only.
 	Approvals string
+	// ConfigPath is the -config argument, named in the relink command
+	// that a logged-out bot asks for.
+	ConfigPath string
 }
 
 // Bridge is one WhatsApp bot's adapter (bridges.Platform, Typer and
@@ -61,9 +64,10 @@ type Bridge struct {
 
 	typingRefresh  time.Duration
 	approvals      string
+	configPath     string
 	phones         []string
 	connectBackoff time.Duration
-	fatal          chan error // a permanent failure ends Run
+	fatal          chan error // a permanent failure (*bridges.Failure) ends Run
 	pace           *pacer
 
 	seen     *boundedMap[string, bool]        // dedupe keys of accepted messages
@@ -117,6 +121,7 @@ func New(o Options) *Bridge {
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot),
 		typingRefresh:  refresh,
 		approvals:      o.Approvals,
+		configPath:     o.ConfigPath,
 		phones:         append([]string(nil), o.Phones...),
 		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
 		fatal:          make(chan error, 1),
