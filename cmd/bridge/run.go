@@ -38,10 +38,11 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)
 	}
 
-	platforms, err := buildPlatforms(ctx, cfg, logger)
+	platforms, closePlatforms, err := buildPlatforms(ctx, cfg, logger)
 	if err != nil {
 		return usageError{err}
 	}
+	defer closePlatforms()
 	sandboxes, err := buildSandboxes(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -108,9 +109,17 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	return nil
 }
 
-// buildPlatforms creates one adapter per configured bot.
-func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, error) {
+// buildPlatforms creates one adapter per configured bot. The returned
+// function releases what the adapters hold (WhatsApp device stores) once
+// they have stopped.
+func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, func(), error) {
 	out := make(map[string]bridges.Platform, len(cfg.Bots))
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
 	for _, b := range cfg.Bots {
 		var (
 			p   bridges.Platform
@@ -122,16 +131,21 @@ func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		case "discord":
 			p, err = discord.New(b, logger)
 		case config.PlatformWhatsApp:
-			err = checkWhatsAppBot(ctx, cfg, b)
+			var closeStore func()
+			p, closeStore, err = openWhatsAppBot(ctx, cfg, b, logger)
+			if err == nil {
+				closers = append(closers, closeStore)
+			}
 		default:
 			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bot %q: %w", b.Name, err)
+			closeAll()
+			return nil, nil, fmt.Errorf("bot %q: %w", b.Name, err)
 		}
 		out[b.Name] = p
 	}
-	return out, nil
+	return out, closeAll, nil
 }
 
 // buildSandboxes creates and checks one sandbox per agent profile, so that
