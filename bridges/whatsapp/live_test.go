@@ -162,7 +162,9 @@ func (l *liveEnv) waitFile(name string) {
 }
 
 // quotes is the message id the first part of a sent message quotes.
-func quotes(c fakeCall) string { return c.Message.GetExtendedTextMessage().GetContextInfo().GetStanzaID() }
+func quotes(c fakeCall) string {
+	return c.Message.GetExtendedTextMessage().GetContextInfo().GetStanzaID()
+}
 
 // tinyPNG is a valid 1×1 PNG.
 func tinyPNG(t *testing.T) []byte {
