@@ -13,6 +13,8 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // stateRecorder is a core stand-in that records the adapter's state
@@ -183,4 +185,42 @@ func TestReconnectHookGivesUp(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("Run did not end")
 	}
+}
+
+// Through the real core: a logged-out WhatsApp bot is marked failed with
+// the relink remedy while another bot of the same bridge keeps answering.
+func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
+	fake := newFakeClient(nil)
+	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml"})
+	other := bridgetest.New(bridges.Limits{MaxMessageRunes: 4000, CanButtons: true})
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots: []*config.Bot{
+			{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{}},
+			{Name: "chat", Platform: config.PlatformSlack, Agent: "coder"},
+		},
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b, "chat": other}, nil)
+	waitFor(t, fake.IsConnected)
+	fake.Dispatch(&events.Connected{})
+	fake.Dispatch(&events.LoggedOut{})
+	var phone bridges.BotStatus
+	waitFor(t, func() bool {
+		for _, s := range core.BotStates() {
+			if s.Bot == "phone" {
+				phone = s
+			}
+		}
+		return phone.State == bridges.ConnFailed
+	})
+	if phone.Remedy != bridges.RemedyRelink || !strings.Contains(phone.Hint, "bridge whatsapp-link -config bridge.yaml -bot phone -relink") {
+		t.Errorf("phone state = %+v", phone)
+	}
+	k := bridges.ConversationKey{Bot: "chat", Channel: "C1", Thread: "T1"}
+	if err := other.Send(t.Context(), bridges.Inbound{Key: k, MsgID: "m1", UserID: "u", UserName: "u", Text: "still here?"}); err != nil {
+		t.Fatal(err)
+	}
+	other.WaitFor(t, k, waitTimeout, "the other bot's answer", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "pong: still here?") })
 }
