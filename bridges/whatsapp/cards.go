@@ -152,4 +152,4 @@ func (b *Bridge) cardAnswer(ctx context.Context, h bridges.Handler, e *events.Me
 }
 
 // remember notes a message the bot sent (quotes of it, answers to its card).
-func (b *Bridge) remember(id string, m sentMsg) { b.sent.Put(id, m) }
+func (b *Bridge) remember(id string, m sentMsg) { b.sent.Add(id, m) }
