@@ -121,6 +121,10 @@ func (d *decoder) finishWeb(c *Config) {
 		}
 		if first < 0 {
 			first = i
+			if c.HTTP.Listen == "" && !d.bad["http.listen"] {
+				pp := child(index("bots", i), "platform")
+				d.addf(d.lineOf(pp), pp, "a web bot is served on http.listen, which is disabled (\"\")")
+			}
 			continue
 		}
 		pp := child(index("bots", i), "platform")
