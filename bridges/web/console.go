@@ -82,7 +82,7 @@ type Console struct {
 	generatedToken string
 
 	mu      sync.Mutex
-	handler bridges.Handler                 // set while Run runs
+	handler bridges.Handler                  // set while Run runs
 	typing  map[bridges.ConversationKey]bool // turns running, for pages that (re)connect
 }
 
