@@ -82,7 +82,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandler(core.BotStates), console)
 		if err != nil {
 			return err
 		}
@@ -188,16 +188,13 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 
 // listenHTTP serves /healthz, /metrics and, when console is not nil, the
 // web console at every other path.
-func listenHTTP(addr string, reg *prometheus.Registry, console *web.Console) (*http.Server, net.Listener, error) {
+func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, console *web.Console) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
+	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if console != nil {
