@@ -81,6 +81,8 @@ type Console struct {
 	// start (first run without users), shown once by Announce.
 	generatedToken string
 
+	op Operator // operator pages' view of the core (SetOperator)
+
 	mu      sync.Mutex
 	handler bridges.Handler                  // set while Run runs
 	typing  map[bridges.ConversationKey]bool // turns running, for pages that (re)connect

@@ -78,6 +78,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
 	})
 
+	if console != nil {
+		console.SetOperator(core)
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
