@@ -122,7 +122,7 @@ func (h *adminHarness) client(t *testing.T, name string) *http.Client {
 type oneCookie struct{ c *http.Cookie }
 
 func (j *oneCookie) SetCookies(*url.URL, []*http.Cookie) {}
-func (j *oneCookie) Cookies(*url.URL) []*http.Cookie  { return []*http.Cookie{j.c} }
+func (j *oneCookie) Cookies(*url.URL) []*http.Cookie     { return []*http.Cookie{j.c} }
 
 func (h *adminHarness) get(t *testing.T, cl *http.Client, path string) (int, string) {
 	t.Helper()
