@@ -227,3 +227,21 @@ func TestLoopbackListen(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoLabel(t *testing.T) {
+	cfg := testConfig(t, "127.0.0.1:9464", usersYAML)
+	for _, demo := range []bool{false, true} {
+		c, err := New(Options{Config: cfg, Store: testStore(t), Demo: demo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := newServer(t, c)
+		cl := newClient(t, srv)
+		cl.signIn(anaToken)
+		for _, p := range []string{"/", "/admin", "/chat/abcdefgh12"} {
+			if got := strings.Contains(mustGet(t, cl, p), "Demo — scripted model, not Claude"); got != demo {
+				t.Errorf("demo %v: %s shows the demo label: %v", demo, p, got)
+			}
+		}
+	}
+}

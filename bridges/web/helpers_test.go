@@ -143,3 +143,11 @@ func (c *client) signIn(token string) string {
 	_, home, _ := c.do("GET", "/", nil, nil)
 	return csrfIn(c.t, home)
 }
+
+// newServer serves c until the test ends and returns its URL.
+func newServer(t *testing.T, c *Console) string {
+	t.Helper()
+	srv := httptest.NewServer(c.Handler())
+	t.Cleanup(func() { c.Shutdown(); srv.Close() })
+	return srv.URL
+}
