@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +159,23 @@ func (p *person) fetchStatus(url, init string) int {
 	var status int
 	p.js(fmt.Sprintf(`fetch(%s, %s).then(r => r.status)`, jsString(url), init), &status)
 	return status
+}
+
+// screenshot saves the page as dir/name when WEB_SCREENSHOTS names a
+// directory (docs/ keeps the ones the README shows: WEB_SCREENSHOTS=$PWD/docs).
+func (p *person) screenshot(name string) {
+	p.t.Helper()
+	dir := os.Getenv("WEB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
 }

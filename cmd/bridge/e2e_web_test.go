@@ -83,6 +83,8 @@ func TestWebE2E(t *testing.T) {
 	t.Run("answer a question card", func(t *testing.T) {
 		ana.t = t
 		ana.send("[ask Which colour? | Red | Blue]")
+		ana.waitJS(`document.querySelector(".msg.card button[data-choice='q0.1']")`, "the question card")
+		ana.screenshot("web-chat.png")
 		ana.click("q0.1")
 		ana.waitJS(botHas("answer was:")+` && `+botHas("Blue"), "the agent getting the answer")
 	})
