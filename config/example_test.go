@@ -57,7 +57,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",
 		"sandbox", "sandbox_binds", "path", "mode",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",
-		"discord", "token", "whatsapp", "device_store", "approvals",
+		"discord", "token", "whatsapp", "device_store", "approvals", "web", "role",
 		"access", "channels", "users", "approvers", "admins",
 	}
 	ex := string(Example())
