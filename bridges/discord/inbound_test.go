@@ -2,7 +2,9 @@ package discord
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
@@ -184,5 +186,28 @@ func TestAttachments(t *testing.T) {
 				t.Errorf("FetchFile over the cap: err = %v, want ErrTooLarge", err)
 			}
 		})
+	}
+}
+
+func TestThreadName(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 40)
+	tests := []struct{ text, want string }{
+		{"fix the **flaky** test in `ci.yml`", "fix the flaky test in ci.yml"},
+		{"multi\nline\n\nmessage", "multi line message"},
+		{"<@123> ping <#456> here", "ping here"},
+		{"", "Conversation with Ada"},
+		{"   ", "Conversation with Ada"},
+		{long, strings.TrimSpace(strings.Repeat("word ", 19)) + " word…"},
+		{strings.Repeat("x", 150), strings.Repeat("x", 99) + "…"},
+	}
+	for _, tc := range tests {
+		got := threadName(tc.text, "Ada")
+		if got != tc.want {
+			t.Errorf("threadName(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+		if n := utf8.RuneCountInString(got); n < 1 || n > maxThreadName {
+			t.Errorf("threadName(%q) has %d characters", tc.text, n)
+		}
 	}
 }

@@ -265,3 +265,30 @@ func TestCustomIDRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestRateLimitedPostArrives(t *testing.T) {
+	t.Parallel()
+	f := discordfake.NewWithOptions(t, discordfake.Options{RetryAfter: 400 * time.Millisecond})
+	b := newTestBridge(t, testBot(f))
+	f.SendMessage("dm1", "", "u1", "hi", false) // creates the DM channel
+
+	f.Inject429(discordfake.RouteCreateMessage, 1)
+	start := time.Now()
+	ref, err := b.Post(t.Context(), bridges.ConversationKey{Bot: botName, Channel: "dm1"}, bridges.Message{Text: "the answer"})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("Post after 429: %v", err)
+	}
+	if took < 350*time.Millisecond {
+		t.Errorf("Post took %v; the 429's retry_after (400ms) was not honoured", took)
+	}
+	if m, ok := f.Message(ref.ID); !ok || m.Content != "the answer" {
+		t.Errorf("message = %+v, %v", m, ok)
+	}
+	if n := f.RequestCount(discordfake.RouteCreateMessage); n != 2 {
+		t.Errorf("create-message requests = %d, want 2 (429 + retry)", n)
+	}
+	if n := len(f.Messages("dm1")); n != 2 {
+		t.Errorf("dm has %d messages, want 2 (no duplicate post)", n)
+	}
+}

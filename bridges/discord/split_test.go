@@ -73,3 +73,51 @@ func FuzzSplitMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitMessage(t *testing.T) {
+	t.Parallel()
+	code := "```go\n" + strings.Repeat("fmt.Println(\"hello, world\")\n", 150) + "```"
+	tests := []struct {
+		name string
+		text string
+	}{
+		{"short", "hello"},
+		{"paragraphs", strings.Repeat(strings.Repeat("word ", 150)+"\n\n", 6)},
+		{"code block", "Look:\n\n" + code + "\n\nDone."},
+		{"one long word", strings.Repeat("é", 4500)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			parts := splitMessage(tc.text, maxContentRunes)
+			if len(parts) == 0 {
+				t.Fatal("no parts")
+			}
+			total := 0
+			for _, p := range parts {
+				n := utf8.RuneCountInString(p)
+				if n > maxContentRunes || n == 0 {
+					t.Errorf("part of %d characters", n)
+				}
+				if strings.Count(p, "```")%2 != 0 {
+					t.Errorf("unbalanced fence in part starting %q", p[:20])
+				}
+				if !utf8.ValidString(p) {
+					t.Error("part cuts a rune")
+				}
+				total += strings.Count(p, "hello, world")
+			}
+			if want := strings.Count(tc.text, "hello, world"); total != want {
+				t.Errorf("code lines across parts = %d, want %d", total, want)
+			}
+			if utf8.RuneCountInString(tc.text) <= maxContentRunes && (len(parts) != 1 || parts[0] != tc.text) {
+				t.Errorf("short text changed: %q", parts)
+			}
+		})
+	}
+	if got := truncateMessage(code, 500); utf8.RuneCountInString(got) > 500 || !strings.HasSuffix(got, "```\n…") {
+		t.Errorf("truncateMessage = %d runes, ends %q", utf8.RuneCountInString(got), got[len(got)-8:])
+	}
+	if got := truncateRunes("Approve the deployment", 10); got != "Approve t…" {
+		t.Errorf("truncateRunes = %q", got)
+	}
+}

@@ -4,80 +4,16 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 )
 
-// seenSet remembers the last cap keys added (FIFO eviction).
-type seenSet struct {
-	mu    sync.Mutex
-	cap   int
-	order []string
-	set   map[string]struct{}
-}
-
-func newSeenSet(cap int) *seenSet {
-	return &seenSet{cap: cap, set: make(map[string]struct{}, cap)}
-}
-
-func (s *seenSet) Has(k string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.set[k]
-	return ok
-}
-
-func (s *seenSet) Add(k string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.set[k]; ok {
-		return
-	}
-	s.set[k] = struct{}{}
-	s.order = append(s.order, k)
-	if len(s.order) > s.cap {
-		delete(s.set, s.order[0])
-		s.order = s.order[1:]
-	}
-}
-
-// boundedMap is a string map that forgets its oldest keys beyond cap.
-type boundedMap struct {
-	mu    sync.Mutex
-	cap   int
-	order []string
-	m     map[string]string
-}
-
-func newBoundedMap(cap int) *boundedMap {
-	return &boundedMap{cap: cap, m: make(map[string]string)}
-}
-
-func (b *boundedMap) Get(k string) (string, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, ok := b.m[k]
-	return v, ok
-}
-
-func (b *boundedMap) Set(k, v string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.m[k]; !ok {
-		b.order = append(b.order, k)
-		if len(b.order) > b.cap {
-			delete(b.m, b.order[0])
-			b.order = b.order[1:]
-		}
-	}
-	b.m[k] = v
-}
-
-// userCache maps user ids to display names. Lookups that fail are cached
-// for a shorter time (the id stands in for the name).
+// userCache maps user ids to display names, for at most cap users (the
+// least recently used are forgotten). Lookups that fail are cached for a
+// shorter time (the id stands in for the name).
 type userCache struct {
-	mu      sync.Mutex
-	cap     int
 	ttl     time.Duration
-	entries map[string]userEntry
+	entries *lru.Cache[string, userEntry]
 }
 
 type userEntry struct {
@@ -86,7 +22,7 @@ type userEntry struct {
 }
 
 func newUserCache(cap int, ttl time.Duration) *userCache {
-	return &userCache{cap: cap, ttl: ttl, entries: map[string]userEntry{}}
+	return &userCache{ttl: ttl, entries: lru.New[string, userEntry](cap)}
 }
 
 // Name returns the cached name of id, or calls lookup (bounded by a short
@@ -96,10 +32,7 @@ func (c *userCache) Name(ctx context.Context, id string, lookup func(context.Con
 		return ""
 	}
 	now := time.Now()
-	c.mu.Lock()
-	e, ok := c.entries[id]
-	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
+	if e, ok := c.entries.Get(id); ok && now.Before(e.expires) {
 		return e.name
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -109,12 +42,7 @@ func (c *userCache) Name(ctx context.Context, id string, lookup func(context.Con
 	if err != nil || name == "" {
 		name, ttl = id, c.ttl/12
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= c.cap {
-		clear(c.entries)
-	}
-	c.entries[id] = userEntry{name: name, expires: now.Add(ttl)}
+	c.entries.Add(id, userEntry{name: name, expires: now.Add(ttl)})
 	return name
 }
 

@@ -83,7 +83,7 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		return nil // bots (ourselves included), edits, deletions, joins…
 	}
 	dedupe := in.channel + "/" + in.ts
-	if b.seen.Has(dedupe) {
+	if b.seen.Contains(dedupe) {
 		return nil // a retry, or the app_mention twin of a message event
 	}
 	isDM := in.channelType == "im" || (in.channelType == "" && strings.HasPrefix(in.channel, "D"))
@@ -132,12 +132,12 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		m.Files = files(in.files)
 		// Remembered first: the core may show the working indicator (a
 		// reaction on this message) before HandleMessage returns.
-		b.latest.Set(key.String(), in.ts)
+		b.latest.Add(key.String(), in.ts)
 	}
 	if err := h.HandleMessage(ctx, m); err != nil {
 		return fmt.Errorf("handle message: %w", err)
 	}
-	b.seen.Add(dedupe)
+	b.seen.Add(dedupe, struct{}{})
 	b.log.Debug("slack message delivered", slog.Any("key", key), slog.String("msg_id", in.ts))
 	return nil
 }

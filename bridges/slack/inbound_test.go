@@ -197,3 +197,13 @@ func TestOwnPostsIgnored(t *testing.T) {
 		t.Errorf("core got %d messages, want only the user's one", got)
 	}
 }
+
+func TestTSTime(t *testing.T) {
+	got := tsTime("1700000000.000123")
+	if want := time.Unix(1700000000, 123000); !got.Equal(want) {
+		t.Errorf("tsTime = %v, want %v", got, want)
+	}
+	if !tsTime("garbage").IsZero() {
+		t.Error("bad ts should give the zero time")
+	}
+}

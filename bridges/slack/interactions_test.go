@@ -88,25 +88,6 @@ func TestCardClickReplyAndResolve(t *testing.T) {
 	}
 }
 
-// Editing a card with buttons keeps it a card (e.g. a countdown).
-func TestEditKeepsButtons(t *testing.T) {
-	fake := slackfake.New(t)
-	b, _ := newBridge(t, fake, slackfake.BotToken)
-	msg := bridges.Message{Text: "approve?", CardID: "c", Buttons: []bridges.Button{{ID: "yes", Label: "Yes"}}}
-	ref, err := b.Post(t.Context(), threadKey("1.1"), msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg.Text = "approve? (5 min left)"
-	if err := b.Edit(t.Context(), ref, msg); err != nil {
-		t.Fatal(err)
-	}
-	cur, _ := fake.Current("C1", ref.ID)
-	if len(cur.Buttons) != 1 || cur.Sections[0] != "approve? (5 min left)" {
-		t.Errorf("after edit: %+v", cur)
-	}
-}
-
 // Clicks on buttons that are not the adapter's cards are acked and ignored.
 func TestForeignButtonIgnored(t *testing.T) {
 	e := start(t)

@@ -193,23 +193,3 @@ func cardBlocks(m bridges.Message) (string, []slackapi.Block) {
 func section(text string) *slackapi.SectionBlock {
 	return slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, text, false, false), nil, nil)
 }
-
-// truncateRunes cuts s to at most n runes, ending with "…" when cut.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
-// truncateBytes cuts s to at most n bytes on a rune boundary.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

@@ -195,3 +195,22 @@ func TestCardWithinBlockKitLimits(t *testing.T) {
 		t.Errorf("block ids %q / %q", p.Buttons[0].BlockID, p.Buttons[29].BlockID)
 	}
 }
+
+// Editing a card with buttons keeps it a card (e.g. a countdown).
+func TestEditKeepsButtons(t *testing.T) {
+	fake := slackfake.New(t)
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	msg := bridges.Message{Text: "approve?", CardID: "c", Buttons: []bridges.Button{{ID: "yes", Label: "Yes"}}}
+	ref, err := b.Post(t.Context(), threadKey("1.1"), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg.Text = "approve? (5 min left)"
+	if err := b.Edit(t.Context(), ref, msg); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := fake.Current("C1", ref.ID)
+	if len(cur.Buttons) != 1 || cur.Sections[0] != "approve? (5 min left)" {
+		t.Errorf("after edit: %+v", cur)
+	}
+}

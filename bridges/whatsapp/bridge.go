@@ -12,6 +12,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 )
 
 // Memory sizes of the adapter's bounded caches.
@@ -62,9 +63,9 @@ type Bridge struct {
 	fatal          chan error // a permanent failure ends Run
 	pace           *pacer
 
-	seen     *boundedMap[string, bool]        // dedupe keys of accepted messages
-	sent     *boundedMap[string, sentMsg]     // by message id
-	received *boundedMap[string, receivedMsg] // by message id
+	seen     *lru.Cache[string, bool]        // dedupe keys of accepted messages
+	sent     *lru.Cache[string, sentMsg]     // by message id
+	received *lru.Cache[string, receivedMsg] // by message id
 
 	mu     sync.Mutex
 	h      bridges.Handler
@@ -116,9 +117,9 @@ func New(o Options) *Bridge {
 		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
 		fatal:          make(chan error, 1),
 		pace:           newPacer(cmp.Or(o.SendInterval, 500*time.Millisecond)),
-		seen:           newBoundedMap[string, bool](seenCap),
-		sent:           newBoundedMap[string, sentMsg](sentCap),
-		received:       newBoundedMap[string, receivedMsg](receivedCap),
+		seen:           lru.New[string, bool](seenCap),
+		sent:           lru.New[string, sentMsg](sentCap),
+		received:       lru.New[string, receivedMsg](receivedCap),
 		typing:         map[string]context.CancelFunc{},
 	}
 }

@@ -63,7 +63,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 			b.log.Warn("whatsapp message not recorded", "key", key, "msg_id", info.ID, "err", err)
 			return false
 		}
-		b.seen.Put(dedupe, true)
+		b.seen.Add(dedupe, true)
 		return true
 	}
 	if sm, ok := b.sent.Get(ci.GetStanzaID()); ok && sm.cardID != "" {
@@ -80,12 +80,12 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	}
 	// Remembered first: the core may fetch the file (or quote the
 	// message) as soon as it has recorded it.
-	b.received.Put(info.ID, receivedMsg{chat: chat, sender: info.Sender.ToNonAD(), msg: e.Message, media: file.media()})
+	b.received.Add(info.ID, receivedMsg{chat: chat, sender: info.Sender.ToNonAD(), msg: e.Message, media: file.media()})
 	if err := h.HandleMessage(ctx, in); err != nil {
 		b.log.Warn("whatsapp message not recorded", "key", key, "msg_id", info.ID, "err", err)
 		return false
 	}
-	b.seen.Put(dedupe, true)
+	b.seen.Add(dedupe, true)
 	b.markRead(ctx, info)
 	return true
 }
@@ -96,7 +96,7 @@ func (b *Bridge) act(ctx context.Context, h bridges.Handler, e *events.Message, 
 		b.log.Warn("whatsapp card answer not handled", "key", a.Key, "msg_id", e.Info.ID, "err", err)
 		return false
 	}
-	b.seen.Put(dedupe, true)
+	b.seen.Add(dedupe, true)
 	b.markRead(ctx, e.Info)
 	return true
 }

@@ -42,7 +42,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if err != nil {
 			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
 		}
-		b.sent.Put(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, kind: kind})
+		b.sent.Add(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, kind: kind})
 		ref = bridges.MessageRef{Key: key, ID: resp.ID}
 	}
 	return ref, nil
