@@ -149,6 +149,8 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.deliverPending(ctx)
 	case inAction:
 		cv.onAction(ctx, v.a)
+	case inOperatorAction:
+		cv.onOperatorAction(ctx, v)
 	case inEvent:
 		if v.gen == cv.gen && cv.sess != nil {
 			cv.onEvent(ctx, v.ev)

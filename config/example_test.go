@@ -58,7 +58,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",
 		"sandbox", "sandbox_binds", "path", "mode",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",
-		"discord", "token", "whatsapp", "device_store",
+		"discord", "token", "whatsapp", "device_store", "web", "role",
 		"access", "channels", "users", "approvers", "admins",
 	}
 	ex := string(Example())
@@ -77,6 +77,9 @@ func TestExampleWhatsAppBlock(t *testing.T) {
 	for i, l := range lines {
 		if strings.HasPrefix(l, "  # - name: phone") {
 			in = true
+		}
+		if in && strings.TrimSpace(l) == "" {
+			break // the block ends at the first blank line
 		}
 		if in && strings.HasPrefix(l, "  # ") {
 			lines[i] = "  " + strings.TrimPrefix(l, "  # ")

@@ -40,6 +40,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			})
 		},
 		"retention": d.retention(&c.Retention),
+		"web":       d.webSection(&c.Web),
 	})
 	return c
 }

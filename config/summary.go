@@ -36,6 +36,7 @@ func (c *Config) Summary() string {
 			len(a.Rules), a.Sandbox, len(a.SandboxBinds), listOr(envKeys(a.Env), "none"))
 	}
 
+	writeWebSummary(&b, c)
 	fmt.Fprintf(&b, "bots (%d):\n", len(c.Bots))
 	for _, bot := range c.Bots {
 		fmt.Fprintf(&b, "  %s: platform=%s agent=%s verbosity=%s channels=%s users=%s approvers=%s admins=%s",

@@ -36,7 +36,7 @@ func TestProblems(t *testing.T) {
 	}{
 		// unknown keys at any depth
 		{"unknown top-level key", src(append([]string{"datadir: ./x", "agents: {coder: {}}"}, okBot...)...), nil,
-			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, log, retention)"}}},
+			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, log, retention, web)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
 		{"unknown sandbox", withAgent("    sandbox: docker"), nil,
@@ -142,7 +142,7 @@ func TestProblems(t *testing.T) {
 		{"missing bot name", withBot("  - platform: discord", "    agent: coder", "    discord: {token: t}"), nil,
 			[]want{{4, "bots[0].name", "bot name is required"}}},
 		{"unknown platform", withBot("  - name: b", "    platform: telegram", "    agent: coder"), nil,
-			[]want{{5, "bots[0].platform", `unknown platform "telegram" (want slack, discord or whatsapp)`}}},
+			[]want{{5, "bots[0].platform", `unknown platform "telegram" (want slack, discord, whatsapp or web)`}}},
 		{"missing platform", withBot("  - name: b", "    agent: coder"), nil,
 			[]want{{4, "bots[0].platform", "platform is required"}}},
 		{"bad verbosity", withBot("  - name: b", "    platform: whatsapp", "    agent: coder", "    verbosity: loud"), nil,

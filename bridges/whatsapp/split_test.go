@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown"
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
 )
 
 // TestSplitGolden renders and splits every testdata/split/NAME.LIMIT.md.
@@ -79,20 +82,21 @@ func checkFences(tb testing.TB, s string) {
 	tb.Helper()
 	fences := 0
 	for line := range strings.SplitSeq(s, "\n") {
-		if line == codeFence {
+		if line == markdown.CodeFence {
 			fences++
 		}
 	}
 	if fences%2 != 0 {
 		tb.Fatalf("unbalanced ``` lines (%d) in %q", fences, s)
 	}
-	if n := strings.Count(s, codeFence); n != fences && !strings.Contains(s, "````") {
+	if n := strings.Count(s, markdown.CodeFence); n != fences && !strings.Contains(s, "````") {
 		tb.Fatalf("``` outside fence lines (%d of %d) in %q", n-fences, n, s)
 	}
 }
 
 // FuzzSplitText renders arbitrary Markdown and splits it: every chunk is
-// within the limit, not blank, and has balanced ``` blocks.
+// within the limit, not blank, and has balanced ``` blocks with no ```
+// elsewhere, and no text is lost (markdowntest.Check).
 func FuzzSplitText(f *testing.F) {
 	for _, dir := range []string{"format", "split"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.md"))
@@ -109,8 +113,11 @@ func FuzzSplitText(f *testing.F) {
 		if limit < 16 || limit > 5000 || len(md) > 20000 {
 			t.Skip()
 		}
-		for _, c := range splitText(toWhatsApp(md), limit) {
-			checkChunk(t, c, limit)
+		text := toWhatsApp(md)
+		chunks := splitText(text, limit)
+		markdowntest.Check(t, markdowntest.Backticks, text, chunks, limit)
+		for _, c := range chunks {
+			checkFences(t, c)
 		}
 	})
 }

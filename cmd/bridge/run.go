@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord"
 	"github.com/agentbridge/agentbridge/bridges/slack"
+	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -68,6 +69,14 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}
 	defer st.Close()
 
+	console, err := newWebConsole(cfg, st, logger, false)
+	if err != nil {
+		return err
+	}
+	if b := cfg.WebBot(); b != nil {
+		platforms[b.Name] = console
+	}
+
 	pool := agent.NewPool(logger)
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
@@ -84,15 +93,22 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
 	})
 
+	if console != nil {
+		console.SetOperator(core)
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandler(core.BotStates), console)
 		if err != nil {
 			return err
 		}
 		logger.Info("http listening", "addr", ln.Addr().String())
+		if console != nil {
+			console.Announce(stderr)
+		}
 		go func() { httpDone <- serveHTTP(ctx, srv, ln) }()
 	} else {
 		httpDone <- nil
@@ -138,6 +154,8 @@ func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			p, err = discord.New(b, logger)
 		case config.PlatformWhatsApp:
 			err = checkWhatsAppBot(ctx, cfg, b)
+		case config.PlatformWeb:
+			continue // the web console, made once the store is open (web.go)
 		default:
 			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
@@ -187,18 +205,22 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func listenHTTP(addr string, reg *prometheus.Registry) (*http.Server, net.Listener, error) {
+// listenHTTP serves /healthz, /metrics and, when console is not nil, the
+// web console at every other path.
+func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, console *web.Console) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
+	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if console != nil {
+		mux.Handle("/", console.Handler())
+		srv.RegisterOnShutdown(console.Shutdown) // ends its event streams
+	}
+	return srv, ln, nil
 }
 
 // serveHTTP serves until ctx ends, then shuts the server down gracefully.
