@@ -37,7 +37,7 @@ var platformSteps = map[string]string{
 		"status: docs/whatsapp.md.",
 	"Web console only": "Then you are nearly set: add your teammates under `web.users` in `bridge.yaml` (a name, " +
 		"role `user` or `admin`, and a token from the environment) and give them the address. Off `127.0.0.1`, " +
-		"put the bridge behind a reverse proxy with TLS (see README.md).",
+		"put the bridge behind a reverse proxy with TLS. Step by step: docs/web.md.",
 }
 
 // answerText is the reply to the demo question's answer.

@@ -18,9 +18,6 @@ import (
 // and no credential reaches the demo model.
 var demoEnvPrefixes = []string{"ANTHROPIC_", "CLAUDE_CODE_"}
 
-// platformWeb is config.PlatformWeb (until the web platform lands on this branch).
-const platformWeb = "web"
-
 // errDemoNoWebBot: demo mode has nothing to run.
 var errDemoNoWebBot = errors.New("demo mode runs only the web console, and the config has no bot with platform: web " +
 	"(add one, see `bridge example-config -minimal`)")
@@ -33,7 +30,7 @@ var errDemoNoWebBot = errors.New("demo mode runs only the web console, and the c
 func startDemo(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, error) {
 	var kept []*config.Bot
 	for _, b := range cfg.Bots {
-		if b.Platform != platformWeb {
+		if b.Platform != config.PlatformWeb {
 			logger.Warn("demo mode: bot skipped, only the web console runs", "bot", b.Name, "platform", b.Platform)
 			continue
 		}

@@ -63,7 +63,7 @@ func TestStartDemo(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	cfg := demoConfig("127.0.0.1:0",
 		&config.Bot{Name: "team-slack", Platform: config.PlatformSlack, Agent: "coder"},
-		&config.Bot{Name: "console", Platform: platformWeb, Agent: "coder"},
+		&config.Bot{Name: "console", Platform: config.PlatformWeb, Agent: "coder"},
 		&config.Bot{Name: "guild", Platform: config.PlatformDiscord, Agent: "other"},
 	)
 	srv, err := startDemo(cfg, logger)
@@ -99,7 +99,7 @@ func TestStartDemoRefuses(t *testing.T) {
 	}{
 		{"no web bot", demoConfig("127.0.0.1:0", &config.Bot{Name: "s", Platform: config.PlatformSlack, Agent: "coder"}),
 			"platform: web"},
-		{"no http listener", demoConfig("", &config.Bot{Name: "w", Platform: platformWeb, Agent: "coder"}),
+		{"no http listener", demoConfig("", &config.Bot{Name: "w", Platform: config.PlatformWeb, Agent: "coder"}),
 			"http.listen"},
 	}
 	for _, tc := range tests {
@@ -177,5 +177,26 @@ func TestLoadRunConfigFallsBackOnlyInDemo(t *testing.T) {
 	}
 	if got := botNames(cfg); !slices.Equal(got, []string{"console"}) {
 		t.Errorf("built-in config bots %v", got)
+	}
+}
+
+// TestExampleConfigMinimal: `bridge example-config -minimal` prints the
+// config `make run` writes, and it checks clean with an empty environment.
+func TestExampleConfigMinimal(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	code, out, stderr := runCLI(t, noEnv, "example-config", "-minimal")
+	if code != exitOK || out != string(config.Minimal()) {
+		t.Fatalf("example-config -minimal: code %d, stderr %q, output:\n%s", code, stderr, out)
+	}
+	path := filepath.Join(t.TempDir(), "bridge.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, summary, stderr := runCLI(t, noEnv, "check-config", "-config", path)
+	if code != exitOK || !strings.Contains(summary, "bots (1):\n  console: platform=web") {
+		t.Errorf("check-config on the minimal config: code %d, stderr %q, summary:\n%s", code, stderr, summary)
+	}
+	if code, _, _ := runCLI(t, noEnv, "example-config", "-minimal", "x"); code != exitUsage {
+		t.Errorf("example-config -minimal x: code %d, want %d", code, exitUsage)
 	}
 }

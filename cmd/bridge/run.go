@@ -69,7 +69,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}
 	defer st.Close()
 
-	console, err := newWebConsole(cfg, st, logger, false)
+	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {
 		return err
 	}
