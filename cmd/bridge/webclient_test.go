@@ -194,7 +194,6 @@ func pageText(s string) string {
 	return strings.Join(strings.Fields(html.UnescapeString(tags.ReplaceAllString(s, " "))), " ")
 }
 
-
 // cardChoice returns the card id and the choice id of the card's button
 // labelled label (emoji and spaces around it aside).
 func cardChoice(t *testing.T, ev webEvent, label string) (card, choice string) {
