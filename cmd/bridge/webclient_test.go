@@ -187,7 +187,11 @@ func (s *webStream) wait(t *testing.T, want string, card bool, timeout time.Dura
 	}
 }
 
-var tags = regexp.MustCompile(`<[^>]*>`)
+var (
+	tags        = regexp.MustCompile(`<[^>]*>`)
+	cardIDField = regexp.MustCompile(`name="card" value="([^"]+)"`)
+	cardButtons = regexp.MustCompile(`<button[^>]*value="([^"]+)"[^>]*>([^<]*)</button>`)
+)
 
 // pageText is html without tags, entities decoded, spaces collapsed.
 func pageText(s string) string {
@@ -198,11 +202,10 @@ func pageText(s string) string {
 // labelled label (emoji and spaces around it aside).
 func cardChoice(t *testing.T, ev webEvent, label string) (card, choice string) {
 	t.Helper()
-	card = ""
-	if m := regexp.MustCompile(`name="card" value="([^"]+)"`).FindStringSubmatch(ev.HTML); m != nil {
+	if m := cardIDField.FindStringSubmatch(ev.HTML); m != nil {
 		card = html.UnescapeString(m[1])
 	}
-	for _, b := range regexp.MustCompile(`<button[^>]*value="([^"]+)"[^>]*>([^<]*)</button>`).FindAllStringSubmatch(ev.HTML, -1) {
+	for _, b := range cardButtons.FindAllStringSubmatch(ev.HTML, -1) {
 		if strings.TrimFunc(html.UnescapeString(b[2]), func(r rune) bool { return !unicode.IsLetter(r) }) == label {
 			return card, html.UnescapeString(b[1])
 		}
