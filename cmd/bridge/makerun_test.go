@@ -35,7 +35,7 @@ type makeRun struct {
 func startMakeRun(t *testing.T, env ...string) *makeRun {
 	t.Helper()
 	claude := needClaude(t)
-	for _, tool := range []string{"make", "git", "go"} {
+	for _, tool := range []string{"make", "git", "go", "bwrap"} { // without bwrap, make would install it
 		if _, err := exec.LookPath(tool); err != nil {
 			needOrSkip(t, tool+" is not on PATH")
 		}
