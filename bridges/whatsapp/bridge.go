@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/lru"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // Memory sizes of the adapter's bounded caches.
@@ -111,7 +112,7 @@ func New(o Options) *Bridge {
 		refresh = 10 * time.Second
 	}
 	return &Bridge{
-		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot),
+		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", config.PlatformWhatsApp),
 		typingRefresh:  refresh,
 		phones:         append([]string(nil), o.Phones...),
 		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
