@@ -30,13 +30,28 @@ import (
 const shutdownGrace = 30 * time.Second
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
-	cfg, err := loadConfig("run", args, stderr, lookupEnv)
+	rf, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, builtin, err := loadRunConfig(rf, lookupEnv)
 	if err != nil {
 		return err
 	}
 	logger := newLogger(cfg.Log, stderr)
 	if err := hardenProcess(); err != nil {
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)
+	}
+	if builtin {
+		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
+			"path", rf.config, "data_dir", cfg.DataDir)
+	}
+	if rf.demo {
+		model, err := startDemo(cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer model.Close() // deferred first: closes after the agents stopped
 	}
 
 	platforms, closePlatforms, err := buildPlatforms(ctx, cfg, logger)
@@ -55,7 +70,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}
 	defer st.Close()
 
-	console, err := newWebConsole(cfg, st, logger, false)
+	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {
 		return err
 	}
