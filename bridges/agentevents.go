@@ -82,6 +82,7 @@ func (cv *conversation) beginTurn(ctx context.Context) *turn {
 	if cv.turn == nil {
 		cv.turn = newTurn(cv.core.clock.Now())
 		cv.scheduleStatus(ctx)
+		cv.armProgress()
 	}
 	return cv.turn
 }
@@ -198,6 +199,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 	}
 	cv.cancelTimer(timerLive, "")
 	cv.stopStream(ctx, "")
+	cv.cancelTimer(timerProgress, "")
 	cv.reportBounds(cv.turn)
 	cv.turn = nil
 	cv.stopping = false

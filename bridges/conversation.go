@@ -55,6 +55,7 @@ const (
 	timerRetry                     // retry delivering after a store error
 	timerRetire                    // stop the worker if it is still idle
 	timerStatus                    // show the working indicator (status_delay)
+	timerProgress                  // post a progress line of a long turn (progress.go)
 )
 
 type timerKey struct {
@@ -153,6 +154,8 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.deliverPending(ctx)
 	case inAction:
 		cv.onAction(ctx, v.a)
+	case inOperatorAction:
+		cv.onOperatorAction(ctx, v)
 	case inEvent:
 		if v.gen == cv.gen && cv.sess != nil {
 			cv.onEvent(ctx, v.ev)
@@ -253,6 +256,8 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 		cv.deliverPending(ctx)
 	case timerStatus:
 		cv.showStatus(ctx)
+	case timerProgress:
+		cv.progressLine(ctx)
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

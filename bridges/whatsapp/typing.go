@@ -22,14 +22,17 @@ const (
 // only call) and shows "composing…", repeated every TypingRefresh until
 // off (WhatsApp drops it after ~25 s). Off sends "paused", unless a
 // message was posted in the chat since on: a message clears the
-// contact's "composing…" already. The core calls it only for
-// conversations of accepted messages.
+// contact's "composing…" already. Like Post it refuses chats that never
+// wrote to the bot.
 func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	chat, err := types.ParseJID(key.Channel)
 	if err != nil {
 		return fmt.Errorf("whatsapp typing: %w: channel %q", ErrBadMessage, key.Channel)
 	}
 	chat = chat.ToNonAD()
+	if err := b.mayWrite(ctx, key); err != nil {
+		return fmt.Errorf("whatsapp typing in %s: %w", chat, err)
+	}
 	b.mu.Lock()
 	cancel, composing := b.typing[key.Channel]
 	if composing {
