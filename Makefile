@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude sandbox bench image-test
+.PHONY: run test build claude sandbox bench bench-micro image-test
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -61,5 +61,12 @@ test: claude sandbox
 image-test:
 	bash .ci/image-test
 
+# One table (BENCHMARKS.md "Speed"): first reply, follow-up, the CLI's own figures in the same run, Slack
+# calls per quick and per 30 s streamed turn, bridge CPU and RSS, decode throughput. Takes a few minutes.
 bench: claude
+	@out=$$(mktemp); BENCH_TABLE=1 go test ./cmd/bridge -run '^TestBenchTable$$' -count=1 -v -timeout 20m > $$out 2>&1; rc=$$?; \
+	if [ $$rc -eq 0 ]; then sed -n '/^## agentbridge bench/,/^[^|#]/p' $$out | grep -E '^(\||## )'; else cat $$out; fi; rm -f $$out; exit $$rc
+
+# Every go benchmark of the repository, 20 iterations each.
+bench-micro: claude
 	go test -run '^$$' -bench . -benchtime 20x ./...

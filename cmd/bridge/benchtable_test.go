@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+// TestBenchTable is `make bench`: it measures the bridge end to end (the
+// real binary, the in-repo fake Slack, the real CLI against the fake
+// model) and the CLI on its own in the same run, and prints one table.
+// It runs only with BENCH_TABLE=1 (it takes a few minutes: one answer is
+// streamed for 30 s). BENCH_N sets the samples per latency row (default 15).
+func TestBenchTable(t *testing.T) {
+	if os.Getenv("BENCH_TABLE") != "1" {
+		t.Skip("BENCH_TABLE=1 runs the benchmark table (make bench)")
+	}
+	n := 15
+	if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	var rows [][3]string
+	add := func(what, result, note string) { rows = append(rows, [3]string{what, result, note}) }
+
+	// The CLI on its own, first: nothing else of this run is busy yet.
+	cliCold, cliFollow := benchCLI(t, n)
+	b := startBenchBridge(t)
+
+	var cold []time.Duration
+	var thread string
+	for i := range max(3, n/3) {
+		text := fmt.Sprintf("cold %d", i)
+		start := time.Now()
+		thread = b.slack.Mention(slackChan, alice, text, "")
+		b.waitThreadText(t, thread, "pong: "+text)
+		cold = append(cold, time.Since(start))
+	}
+	add("first reply, new conversation (cold spawn)", stats(cold), "mention → reply posted")
+	add("first reply, new conversation (warm spare)", "—", "warm spares (issue #13 item 1) are not on main yet")
+
+	// Follow-ups in the last thread: latency, calls, the bridge's CPU.
+	b.waitLedgerSettled(t)
+	cpu0 := procCPU(t, b.bridge.cmd.Process.Pid)
+	var follow []time.Duration
+	var calls []int
+	for i := range n {
+		text := fmt.Sprintf("follow-up %d", i)
+		before := len(b.slack.Calls())
+		start := time.Now()
+		b.slack.SendMessage(slackChan, alice, text, thread)
+		b.waitThreadText(t, thread, "pong: "+text)
+		follow = append(follow, time.Since(start))
+		b.waitLedgerSettled(t)
+		_, c := slackCallsSince(b.slack, before)
+		calls = append(calls, c)
+	}
+	cpu := procCPU(t, b.bridge.cmd.Process.Pid) - cpu0
+	add("follow-up through the bridge", stats(follow), "message → reply posted, live CLI")
+	add("follow-up, the CLI alone", stats(cliFollow), "agent.Session Send → Result, same fake model")
+	add("cold start, the CLI alone", stats(cliCold), "spawn → first Result")
+	add("Slack calls per quick turn", intStats(calls), "all Web API calls of a follow-up (status_delay 1s)")
+	add("bridge CPU per turn", fmt.Sprintf("%.1f ms", float64(cpu.Microseconds())/1000/float64(n)), "user+sys of the bridge process over the follow-ups")
+
+	// A 30 s streamed answer.
+	before := len(b.slack.Calls())
+	start := time.Now()
+	b.slack.SendMessage(slackChan, alice, "[slow 300] [slowms 100] a long story", thread)
+	b.waitThreadText(t, thread, "a long story")
+	if err := b.slack.WaitFor(func() bool {
+		for _, p := range b.slack.Posts() {
+			if cur, _ := b.slack.Current(p.Channel, p.TS); p.ThreadTS == thread && cur.Stream == slackfake.StreamStopped {
+				return true
+			}
+		}
+		return false
+	}, e2eWait); err != nil {
+		t.Fatalf("the long answer never finished streaming: %v", err)
+	}
+	took := time.Since(start)
+	b.waitLedgerSettled(t)
+	counts, total := slackCallsSince(b.slack, before)
+	add("Slack calls per 30 s streamed turn", fmt.Sprintf("%d (limit %d)", total, 1+int(took/time.Second)+2),
+		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
+	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
+	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "agent.Decoder over the 133 captures (BenchmarkDecode)")
+
+	load, _ := os.ReadFile("/proc/loadavg")
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n## agentbridge bench — %s, %d CPUs, %s, load %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		runtime.NumCPU(), runtime.Version(), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Fprintf(&out, "| measure (n=%d; median, p90, min–max) | result | how |\n| --- | --- | --- |\n", n)
+	for _, r := range rows {
+		fmt.Fprintf(&out, "| %s | %s | %s |\n", r[0], r[1], r[2])
+	}
+	fmt.Print(out.String())
+}
+
+// benchBridge is a bridge binary on the fake Slack with info logging.
+type benchBridge = slackEnv
+
+func startBenchBridge(t *testing.T) *benchBridge {
+	t.Helper()
+	claude := needClaude(t)
+	dir := t.TempDir()
+	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, workdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fm := fakemodel.New(t)
+	sl := slackfake.New(t)
+	cfg := "data_dir: ./data\nlog: { level: info, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
+		agentYAML(claude, home, workdir, fm.Env()) + fmt.Sprintf(`bots:
+  - name: team
+    platform: slack
+    agent: coder
+    slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
+    access:
+      users: [%s]
+`, sl.URL(), alice)
+	env := []string{"SLACK_BOT_TOKEN=" + slackfake.BotToken, "SLACK_APP_TOKEN=" + slackfake.AppToken}
+	ab := agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+	if err := sl.WaitForConnections(1, e2eWait); err != nil {
+		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
+	}
+	return &slackEnv{ab: &ab, slack: sl, model: fm, bridge: ab.bridge, workdir: workdir}
+}
+
+// benchCLI measures the CLI through agent.Session alone: cold start
+// (spawn → first result) and follow-ups on the live process.
+func benchCLI(t *testing.T, n int) (cold, follow []time.Duration) {
+	t.Helper()
+	claude := needClaude(t)
+	fm := fakemodel.New(t)
+	env := map[string]string{}
+	for _, kv := range fm.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	home, wd := t.TempDir(), t.TempDir()
+	run := func(s *agent.Session, text string) {
+		t.Helper()
+		if err := s.Send(context.Background(), agent.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		timeout := time.After(e2eWait)
+		for {
+			select {
+			case ev := <-s.Events():
+				switch e := ev.(type) {
+				case agent.Result:
+					return
+				case agent.Exit:
+					t.Fatalf("CLI exited: %+v", e)
+				}
+			case <-timeout:
+				t.Fatal("no result from the CLI")
+			}
+		}
+	}
+	log := slog.New(slog.DiscardHandler)
+	var live *agent.Session
+	for i := range max(3, n/3) {
+		start := time.Now()
+		s, err := agent.Start(context.Background(), agent.Options{Command: claude, Workdir: wd, Home: home, Env: env,
+			SessionID: uuid.NewString(), CloseGrace: 10 * time.Second}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(s, fmt.Sprintf("cold %d", i))
+		cold = append(cold, time.Since(start))
+		if live != nil {
+			closeSession(live)
+		}
+		live = s
+	}
+	for i := range n {
+		start := time.Now()
+		run(live, fmt.Sprintf("follow-up %d", i))
+		follow = append(follow, time.Since(start))
+	}
+	closeSession(live)
+	return cold, follow
+}
+
+func closeSession(s *agent.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = s.Close(ctx)
+	for range s.Events() {
+	}
+}
+
+// decodeMBs runs agent.Decoder over the captures' CLI lines.
+func decodeMBs(t *testing.T) float64 {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "..", "agent", "testdata", "transcripts", "*.jsonl"))
+	var data bytes.Buffer
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var rec struct {
+				Dir string          `json:"dir"`
+				Msg json.RawMessage `json:"msg"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Dir != "cli->host" {
+				continue
+			}
+			if err := json.Compact(&data, rec.Msg); err != nil { // as the CLI prints it
+				t.Fatal(err)
+			}
+			data.WriteByte('\n')
+		}
+	}
+	if data.Len() == 0 {
+		t.Fatal("no captures found")
+	}
+	lines := bytes.Split(data.Bytes(), []byte("\n"))
+	res := testing.Benchmark(func(b *testing.B) {
+		b.SetBytes(int64(data.Len()))
+		var d agent.Decoder
+		for b.Loop() {
+			for _, l := range lines {
+				d.Decode(l)
+			}
+		}
+	})
+	return float64(res.Bytes) * float64(res.N) / res.T.Seconds() / 1e6
+}
+
+// procCPU is the user+system CPU time of process pid so far.
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	// Fields after the command name (which may hold spaces) in ")".
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const hz = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / hz
+}
+
+// procRSS is the resident set size of process pid, in bytes.
+func procRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// stats formats durations as "median ms (p90 …, min–max)".
+func stats(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 0, 64) }
+	return fmt.Sprintf("**%s ms** (p90 %s, %s–%s)", ms(s[len(s)/2]), ms(s[len(s)*9/10]), ms(s[0]), ms(s[len(s)-1]))
+}
+
+func intStats(xs []int) string {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return fmt.Sprintf("**%d** (min %d, max %d)", s[len(s)/2], s[0], s[len(s)-1])
+}
+
+// methodList formats call counts by method.
+func methodList(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
+}
