@@ -13,7 +13,6 @@ require (
 	github.com/microcosm-cc/bluemonday v1.0.27
 	github.com/prometheus/client_golang v1.23.2
 	github.com/slack-go/slack v0.35.0
-	github.com/valyala/fastjson v1.6.10
 	github.com/yuin/goldmark v1.8.7
 	go.mau.fi/whatsmeow v0.0.0-20260821141805-33cfac511629
 	go.uber.org/goleak v1.3.0

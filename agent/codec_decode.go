@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/valyala/fastjson"
 )
 
 // decodeErrorLineMax is how much of an undecodable line a DecodeError keeps.
@@ -33,33 +31,36 @@ func DecodeLine(line []byte) []Event {
 // a stream allocates little more than the events themselves. The zero
 // value is ready to use. Not safe for concurrent use.
 type Decoder struct {
-	p   fastjson.Parser
-	buf []byte // scratch for copying raw values
+	skim  skim       // the current line, validated
+	index objIndexes // the objects of the current line
 }
 
 // Decode is DecodeLine (same contract) with d's parser.
 //
-// Speed: the line is parsed once into a reused tree (fastjson), its
-// strings and numbers are checked in one more pass (strictLexemes: the two
-// accept what encoding/json.Valid accepts), and only the fields an event
-// needs are read. This replaced two encoding/json.Unmarshal calls per line
-// (several times slower: BenchmarkDecode against BenchmarkDecodeReference).
+// Speed: the line is validated in one pass (validJSON: what
+// encoding/json.Valid accepts) and only the fields an event needs are read
+// from it, skipping the rest (jsonskim.go); no tree is built. This
+// replaced two encoding/json.Unmarshal calls per line (several times
+// slower: BenchmarkDecode against BenchmarkDecodeReference).
 func (d *Decoder) Decode(line []byte) []Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
-	v, err := d.p.ParseBytes(line)
-	if err != nil {
-		return []Event{newDecodeError(line, fmt.Errorf("decode line: %w", err))}
+	if !d.skim.validate(line) {
+		return []Event{newDecodeError(line, errors.New("decode line: not valid JSON"))}
 	}
-	if !strictLexemes(line) {
-		return []Event{newDecodeError(line, errors.New("decode line: invalid JSON string or number"))}
+	v := jval(line)
+	if k := v.kind(); k != '{' && k != 'n' {
+		return []Event{newDecodeError(line, fmt.Errorf("decode line: a %s, not an object", kindName(k)))}
 	}
-	if t := v.Type(); t != fastjson.TypeObject && t != fastjson.TypeNull {
-		return []Event{newDecodeError(line, fmt.Errorf("decode line: a %s, not an object", t))}
+	d.index.reset()
+	d.index.sk = &d.skim
+	if v.kind() == '{' {
+		d.index.objs = append(d.index.objs, indexedObj{start: &v[0], n: len(v), ms: d.skim.top})
 	}
-	f := fields{buf: &d.buf}
+	defer d.skim.release()
+	f := fields{index: &d.index}
 	typ, subtype := f.str(v, "type"), f.str(v, "subtype")
 	if f.err != nil {
 		return []Event{newDecodeError(line, fmt.Errorf("decode line: %w", f.err))}
@@ -104,7 +105,7 @@ func unknown(typ, subtype string, raw []byte) Unknown {
 }
 
 // decodeStreamEvent handles type:"stream_event".
-func decodeStreamEvent(f *fields, v *fastjson.Value, line []byte) []Event {
+func decodeStreamEvent(f *fields, v jval, line []byte) []Event {
 	e := f.get(v, "event")
 	parent := f.str(v, "parent_tool_use_id")
 	switch et := f.str(e, "type"); et {
@@ -131,7 +132,7 @@ func decodeStreamEvent(f *fields, v *fastjson.Value, line []byte) []Event {
 }
 
 // decodeAssistant handles type:"assistant": one event per content block.
-func decodeAssistant(f *fields, v *fastjson.Value, line []byte) []Event {
+func decodeAssistant(f *fields, v jval, line []byte) []Event {
 	id := f.str(v, "message", "id")
 	parent := f.str(v, "parent_tool_use_id")
 	blocks := f.array(v, "message", "content")
@@ -152,13 +153,13 @@ func decodeAssistant(f *fields, v *fastjson.Value, line []byte) []Event {
 }
 
 // decodeUser handles type:"user" lines printed by the CLI.
-func decodeUser(f *fields, v *fastjson.Value, line []byte) []Event {
+func decodeUser(f *fields, v jval, line []byte) []Event {
 	uuid, parent, replay := f.str(v, "uuid"), f.str(v, "parent_tool_use_id"), f.boolean(v, "isReplay")
 	content := f.get(v, "message", "content")
 	if content == nil {
 		return nil
 	}
-	if content.Type() == fastjson.TypeString {
+	if content.kind() == '"' {
 		return []Event{UserText{UUID: uuid, Text: f.str(content), ParentToolUseID: parent, Replay: replay}}
 	}
 	blocks := f.array(content)
@@ -182,11 +183,11 @@ func decodeUser(f *fields, v *fastjson.Value, line []byte) []Event {
 // flattenToolContent turns a tool_result content (string, or an array of
 // blocks) into text: text blocks joined by newlines, other blocks as
 // "[type]".
-func flattenToolContent(f *fields, c *fastjson.Value) string {
+func flattenToolContent(f *fields, c jval) string {
 	if c == nil {
 		return ""
 	}
-	if c.Type() == fastjson.TypeString {
+	if c.kind() == '"' {
 		return f.str(c)
 	}
 	blocks := f.array(c)
@@ -203,18 +204,18 @@ func flattenToolContent(f *fields, c *fastjson.Value) string {
 
 // rawText returns a JSON string's value, or the JSON of anything else ("" for
 // absent or null).
-func rawText(f *fields, v *fastjson.Value) string {
-	if v == nil || v.Type() == fastjson.TypeNull {
+func rawText(f *fields, v jval) string {
+	switch v.kind() {
+	case 0, 'n':
 		return ""
-	}
-	if v.Type() == fastjson.TypeString {
+	case '"':
 		return f.str(v)
 	}
-	return string(f.marshal(v))
+	return string(v)
 }
 
 // decodeSystem handles type:"system" lines by subtype.
-func decodeSystem(f *fields, v *fastjson.Value, line []byte, subtype string) []Event {
+func decodeSystem(f *fields, v jval, line []byte, subtype string) []Event {
 	var ev Event
 	switch subtype {
 	case "init":
@@ -228,7 +229,7 @@ func decodeSystem(f *fields, v *fastjson.Value, line []byte, subtype string) []E
 	case "task_updated":
 		patch := f.raw(v, "patch")
 		status := ""
-		if p := f.get(v, "patch"); p != nil && p.Type() == fastjson.TypeObject {
+		if p := f.get(v, "patch"); p.kind() == '{' {
 			status = f.str(p, "status")
 		}
 		ev = TaskUpdated{TaskID: f.str(v, "task_id"), Status: status, Patch: patch}
@@ -261,7 +262,7 @@ func decodeSystem(f *fields, v *fastjson.Value, line []byte, subtype string) []E
 }
 
 // decodeResult handles type:"result".
-func decodeResult(f *fields, v *fastjson.Value, line []byte) Result {
+func decodeResult(f *fields, v jval, line []byte) Result {
 	r := Result{
 		Subtype: f.str(v, "subtype"), IsError: f.boolean(v, "is_error"), Text: f.str(v, "result"), SessionID: f.str(v, "session_id"),
 		NumTurns: int(f.integer(v, "num_turns")), Duration: time.Duration(f.float(v, "duration_ms") * float64(time.Millisecond)),
@@ -278,7 +279,7 @@ func decodeResult(f *fields, v *fastjson.Value, line []byte) Result {
 		r.Errors = append(r.Errors, rawText(f, e))
 	}
 	if o := f.get(v, "origin"); o != nil {
-		if o.Type() == fastjson.TypeObject {
+		if o.kind() == '{' {
 			r.Origin = f.str(o, "kind")
 			if r.Origin == "" {
 				r.Origin = "unknown"
@@ -291,7 +292,7 @@ func decodeResult(f *fields, v *fastjson.Value, line []byte) Result {
 }
 
 // decodeControlRequest handles type:"control_request" from the CLI.
-func decodeControlRequest(f *fields, v *fastjson.Value, line []byte) []Event {
+func decodeControlRequest(f *fields, v jval, line []byte) []Event {
 	id := f.str(v, "request_id")
 	r := f.get(v, "request")
 	switch st := f.str(r, "subtype"); st {
@@ -304,7 +305,7 @@ func decodeControlRequest(f *fields, v *fastjson.Value, line []byte) []Event {
 			RequiresUserInteraction: f.boolean(r, "requires_user_interaction"), Raw: bytes.Clone(line),
 		}
 		for _, s := range f.array(r, "permission_suggestions") {
-			p.Suggestions = append(p.Suggestions, f.marshal(s))
+			p.Suggestions = append(p.Suggestions, bytes.Clone(s))
 		}
 		return []Event{p}
 	case "hook_callback":
@@ -317,11 +318,9 @@ func decodeControlRequest(f *fields, v *fastjson.Value, line []byte) []Event {
 // controlRequestID returns the request_id of an Unknown control_request
 // line, so the session can refuse it instead of leaving the CLI waiting.
 func controlRequestID(raw []byte) string {
-	var p fastjson.Parser
-	v, err := p.ParseBytes(raw) // Raw was validated once already
-	if err != nil {
+	if !validJSON(raw) || jval(raw).kind() != '{' {
 		return ""
 	}
-	var f fields
-	return f.str(v, "request_id")
+	f := fields{index: &objIndexes{}}
+	return f.str(jval(raw), "request_id")
 }

@@ -3,75 +3,117 @@ package agent
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/valyala/fastjson"
 )
 
-// fields reads typed values out of a parsed line with encoding/json's
-// rules for the fields it is asked about: an absent key or a JSON null is
-// the zero value, a value of another type is an error (the first one is
-// kept in err and later reads return zero values). Every string and byte
-// slice it returns is a copy: nothing aliases the parser's memory.
+// fields reads typed values out of a valid line with encoding/json's rules
+// for the fields it is asked about: an absent key or a JSON null is the
+// zero value, a value of another type is an error (the first one is kept
+// in err and later reads return zero values); of repeated keys the last
+// counts. Every string and byte slice it returns is a copy: nothing
+// aliases the line.
 type fields struct {
-	err error
-	buf *[]byte // scratch for raw, kept by the Decoder
+	err   error
+	index *objIndexes
+}
+
+// objIndexes caches the members of the objects a line's decoding looks
+// at, so that reading several fields of one object scans it once. A
+// Decoder keeps it between lines (reset per line).
+type objIndexes struct {
+	sk   *skim // the line's skim
+	objs []indexedObj
+	pool [][]member // member slices to reuse
+}
+
+type indexedObj struct {
+	start *byte
+	n     int
+	ms    []member
+}
+
+const maxIndexedObjs = 8
+
+func (x *objIndexes) reset() {
+	for i, o := range x.objs {
+		if i > 0 && cap(o.ms) <= maxPooledMembers { // objs[0] is the Decoder's own
+			x.pool = append(x.pool, o.ms[:0])
+		}
+	}
+	x.objs = x.objs[:0]
+}
+
+// maxPooledMembers is the largest member slice kept for reuse.
+const maxPooledMembers = 1024
+
+// membersOf returns o's members, from the cache when o was indexed.
+func (x *objIndexes) membersOf(o jval) []member {
+	for _, c := range x.objs {
+		if c.start == &o[0] && c.n == len(o) {
+			return c.ms
+		}
+	}
+	var buf []member
+	if n := len(x.pool); n > 0 {
+		buf, x.pool = x.pool[n-1], x.pool[:n-1]
+	}
+	ms := members(o, buf, x.sk)
+	if len(x.objs) < maxIndexedObjs {
+		x.objs = append(x.objs, indexedObj{start: &o[0], n: len(o), ms: ms})
+	}
+	return ms
 }
 
 // fail records a type error at the dotted path.
-func (f *fields) fail(keys []string, want string, got *fastjson.Value) {
+func (f *fields) fail(keys []string, want string, got jval) {
 	if f.err == nil {
-		f.err = fmt.Errorf("field %s: want %s, got %s", strings.Join(keys, "."), want, got.Type())
+		f.err = fmt.Errorf("field %s: want %s, got %s", strings.Join(keys, "."), want, kindName(got.kind()))
 	}
 }
 
 // get walks keys through objects. It returns nil when a key is absent or a
 // value on the way is null; a non-object on the way is a type error.
-func (f *fields) get(v *fastjson.Value, keys ...string) *fastjson.Value {
+func (f *fields) get(v jval, keys ...string) jval {
 	for i, k := range keys {
-		if v == nil {
+		switch v.kind() {
+		case 0, 'n':
 			return nil
-		}
-		switch v.Type() {
-		case fastjson.TypeNull:
-			return nil
-		case fastjson.TypeObject:
-			v = v.Get(k)
+		case '{':
+			v = lookup(f.index.membersOf(v), k)
 		default:
 			f.fail(keys[:i], "object", v)
 			return nil
 		}
 	}
-	if v != nil && v.Type() == fastjson.TypeNull {
+	if v.kind() == 'n' {
 		return nil
 	}
 	return v
 }
 
 // str returns the string at keys.
-func (f *fields) str(v *fastjson.Value, keys ...string) string {
+func (f *fields) str(v jval, keys ...string) string {
 	v = f.get(v, keys...)
-	if v == nil {
+	switch v.kind() {
+	case 0:
 		return ""
+	case '"':
+		return unescape(v[1 : len(v)-1])
 	}
-	b, err := v.StringBytes()
-	if err != nil {
-		f.fail(keys, "string", v)
-		return ""
-	}
-	return validString(b)
+	f.fail(keys, "string", v)
+	return ""
 }
 
 // integer returns the integer at keys (a fraction or exponent is an error,
 // as for encoding/json into an int).
-func (f *fields) integer(v *fastjson.Value, keys ...string) int64 {
+func (f *fields) integer(v jval, keys ...string) int64 {
 	v = f.get(v, keys...)
-	if v == nil {
+	if v.kind() == 0 {
 		return 0
 	}
-	n, err := v.Int64()
-	if err != nil {
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if v.kind() != '0' || err != nil {
 		f.fail(keys, "integer", v)
 		return 0
 	}
@@ -79,13 +121,13 @@ func (f *fields) integer(v *fastjson.Value, keys ...string) int64 {
 }
 
 // float returns the number at keys.
-func (f *fields) float(v *fastjson.Value, keys ...string) float64 {
+func (f *fields) float(v jval, keys ...string) float64 {
 	v = f.get(v, keys...)
-	if v == nil {
+	if v.kind() == 0 {
 		return 0
 	}
-	x, err := v.Float64()
-	if err != nil {
+	x, err := strconv.ParseFloat(string(v), 64)
+	if v.kind() != '0' || err != nil {
 		f.fail(keys, "number", v)
 		return 0
 	}
@@ -93,35 +135,35 @@ func (f *fields) float(v *fastjson.Value, keys ...string) float64 {
 }
 
 // boolean returns the bool at keys.
-func (f *fields) boolean(v *fastjson.Value, keys ...string) bool {
+func (f *fields) boolean(v jval, keys ...string) bool {
 	v = f.get(v, keys...)
-	if v == nil {
+	switch v.kind() {
+	case 0, 'f':
 		return false
+	case 't':
+		return true
 	}
-	b, err := v.Bool()
-	if err != nil {
-		f.fail(keys, "bool", v)
-	}
-	return b
+	f.fail(keys, "bool", v)
+	return false
 }
 
-// array returns the array at keys (nil when absent or null).
-func (f *fields) array(v *fastjson.Value, keys ...string) []*fastjson.Value {
+// array returns the elements of the array at keys (nil when absent or
+// null).
+func (f *fields) array(v jval, keys ...string) []jval {
 	v = f.get(v, keys...)
-	if v == nil {
+	switch v.kind() {
+	case 0:
 		return nil
+	case '[':
+		return elements(v, nil, f.index.sk)
 	}
-	a, err := v.Array()
-	if err != nil {
-		f.fail(keys, "array", v)
-		return nil
-	}
-	return a
+	f.fail(keys, "array", v)
+	return nil
 }
 
 // strs returns the array of strings at keys (nil when absent or null,
 // empty for []).
-func (f *fields) strs(v *fastjson.Value, keys ...string) []string {
+func (f *fields) strs(v jval, keys ...string) []string {
 	if f.get(v, keys...) == nil {
 		return nil
 	}
@@ -133,59 +175,34 @@ func (f *fields) strs(v *fastjson.Value, keys ...string) []string {
 	return out
 }
 
-// raw returns the JSON text of the value at keys, like a json.RawMessage
-// field: nil when absent, "null" for null. The value must not have been
-// read before (reading a string unescapes it in place).
-func (f *fields) raw(v *fastjson.Value, keys ...string) []byte {
-	for _, k := range keys {
-		if v == nil || v.Type() != fastjson.TypeObject {
-			if v != nil && v.Type() != fastjson.TypeNull {
-				f.fail(keys, "object", v)
-			}
+// raw returns a copy of the JSON text of the value at keys, like a
+// json.RawMessage field: nil when absent, "null" for null.
+func (f *fields) raw(v jval, keys ...string) []byte {
+	if len(keys) > 0 {
+		parent := f.get(v, keys[:len(keys)-1]...)
+		switch parent.kind() {
+		case 0:
+			return nil
+		case '{':
+		default:
+			f.fail(keys[:len(keys)-1], "object", parent)
 			return nil
 		}
-		v = v.Get(k)
+		v = lookup(f.index.membersOf(parent), keys[len(keys)-1])
 	}
 	if v == nil {
 		return nil
 	}
-	return f.marshal(v)
+	return bytes.Clone(v)
 }
 
-// marshal returns a copy of v's JSON text (see raw).
-func (f *fields) marshal(v *fastjson.Value) []byte {
-	if f.buf == nil {
-		return v.MarshalTo(nil)
-	}
-	*f.buf = v.MarshalTo((*f.buf)[:0])
-	out := bytes.Clone(*f.buf)
-	if cap(*f.buf) > scratchKeepCap {
-		*f.buf = nil
-	}
-	return out
-}
-
-// scratchKeepCap is the largest scratch buffer a Decoder keeps.
-const scratchKeepCap = 1 << 20
-
-// validString copies b into a string, replacing each byte that is not
-// valid UTF-8 with U+FFFD, as encoding/json does. (Unlike encoding/json,
-// an escaped lone UTF-16 surrogate such as \ud800 stays as its escape
-// text: JSON.stringify writes those only for broken strings.)
-func validString(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 8)
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n == 1 {
-			sb.WriteRune(utf8.RuneError)
-		} else {
-			sb.Write(b[:n])
+// lookup returns the value of key among ms; of repeated keys the last.
+func lookup(ms []member, key string) jval {
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := &ms[i]
+		if string(m.key) == key || m.escaped && unescape(m.key) == key {
+			return m.val
 		}
-		b = b[n:]
 	}
-	return sb.String()
+	return nil
 }
