@@ -54,8 +54,8 @@ func newLineReader(r io.Reader, max int) *lineReader {
 }
 
 // next returns the next line without its trailing "\n" (and "\r"). The slice
-// is only valid until the following call. A last line without a newline is
-// returned before io.EOF. Errors other than *lineTooLongError come from the
+// is only valid until the following call (it may be bufio's own buffer). A
+// last line without a newline is returned before io.EOF. Errors other than *lineTooLongError come from the
 // underlying reader and end the stream.
 func (lr *lineReader) next() ([]byte, error) {
 	if cap(lr.buf) > lineReaderKeepCap {
@@ -76,6 +76,10 @@ func (lr *lineReader) next() ([]byte, error) {
 		hasNL := len(frag) > 0 && frag[len(frag)-1] == '\n'
 		if hasNL {
 			content = frag[:len(frag)-1]
+			if len(lr.buf) == 0 && !tooLong && len(content) <= lr.max {
+				// The whole line is in bufio's buffer: no copy.
+				return trimCR(content), nil
+			}
 		}
 		switch {
 		case tooLong:
@@ -98,10 +102,14 @@ func (lr *lineReader) next() ([]byte, error) {
 		if !hasNL && len(lr.buf) == 0 {
 			return nil, io.EOF
 		}
-		line := lr.buf
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		return line, nil
+		return trimCR(lr.buf), nil
 	}
+}
+
+// trimCR drops a trailing "\r".
+func trimCR(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1]
+	}
+	return line
 }
