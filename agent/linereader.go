@@ -55,8 +55,8 @@ func newLineReader(r io.Reader, max int) *lineReader {
 
 // next returns the next line without its trailing "\n" (and "\r"). The slice
 // is only valid until the following call (it may be bufio's own buffer). A
-// last line without a newline is returned before io.EOF. Errors other than *lineTooLongError come from the
-// underlying reader and end the stream.
+// last line without a newline is returned before io.EOF. Errors other than
+// *lineTooLongError come from the underlying reader and end the stream.
 func (lr *lineReader) next() ([]byte, error) {
 	if cap(lr.buf) > lineReaderKeepCap {
 		lr.buf = nil
