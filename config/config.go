@@ -92,6 +92,7 @@ type Config struct {
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
 	// keep everything). See store.Prune for what is pruned.
 	Retention time.Duration
+	Limits    []Limit // yaml limits: spend limits, at most one per bot (see limits.go)
 }
 
 // Log configures the bridge's own logging (yaml log).
@@ -129,6 +130,10 @@ type Agent struct {
 	Rules              []Rule            // yaml rules: permission policy, first match wins
 	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()
 	SandboxBinds       []SandboxBind     // yaml sandbox_binds: extra paths the sandboxed agent sees
+	// Worktree (yaml worktree, default false): when Workdir is in a git
+	// repository, each agent session works in its own git worktree on a
+	// branch agentbridge/<short session id> made from the current HEAD.
+	Worktree bool
 }
 
 // SandboxBind is an extra path a sandboxed agent may see, at the same place

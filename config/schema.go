@@ -40,6 +40,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			})
 		},
 		"retention": d.retention(&c.Retention),
+		"limits":    d.limitsSection(&c.Limits),
 		"web":       d.webSection(&c.Web),
 	})
 	return c
@@ -83,7 +84,8 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 				}
 			})
 		},
-		"sandbox": d.str(&a.Sandbox),
+		"sandbox":  d.str(&a.Sandbox),
+		"worktree": d.boolean(&a.Worktree),
 		"sandbox_binds": func(v *yaml.Node, bp string) {
 			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
 				var b SandboxBind
