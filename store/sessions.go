@@ -172,7 +172,7 @@ func (s *Store) MoveSession(ctx context.Context, from, to, sessionID, fresh stri
 }
 
 // SessionSummary returns the summary of conversation convID's current
-// session ('' when it has had no message).
+// session (” when it has had no message).
 func (s *Store) SessionSummary(ctx context.Context, convID string) (string, error) {
 	var summary string
 	err := s.db.QueryRowContext(ctx, `SELECT summary FROM conversations WHERE id = ?`, convID).Scan(&summary)
