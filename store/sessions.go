@@ -20,7 +20,7 @@ const MaxSummaryBytes = 200
 // its current session's summary, and what that session cost so far.
 type SessionInfo struct {
 	Conversation
-	Summary string  // the session's first prompt, one line; '' = the session has had no message yet
+	Summary string  // the session's first prompt, one line; empty = the session has had no message yet
 	CostUSD float64 // usage rows of the session (any conversation that held it)
 	Turns   int64
 }
@@ -172,7 +172,7 @@ func (s *Store) MoveSession(ctx context.Context, from, to, sessionID, fresh stri
 }
 
 // SessionSummary returns the summary of conversation convID's current
-// session (” when it has had no message).
+// session (empty when it has had no message).
 func (s *Store) SessionSummary(ctx context.Context, convID string) (string, error) {
 	var summary string
 	err := s.db.QueryRowContext(ctx, `SELECT summary FROM conversations WHERE id = ?`, convID).Scan(&summary)

@@ -10,7 +10,7 @@ import (
 type Usage struct {
 	ConversationID      string
 	SessionID           string
-	UserID              string // whose message started the turn ('' = unknown); spend limits sum by it
+	UserID              string // whose message started the turn (empty = unknown); spend limits sum by it
 	Bot                 string // set by the store from the conversation
 	CostUSD             float64
 	InputTokens         int64
