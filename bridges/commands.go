@@ -44,7 +44,7 @@ func commands() []command {
 		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", who: admins},
 		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", who: admins},
 		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm"},
-		{name: "cost", help: "show the cost of this conversation and of the bot"},
+		{name: "cost", help: "show the cost of this conversation and of the bot, and the budget you have left"},
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
 	}
 }
@@ -101,7 +101,7 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "rules":
 		cv.cmdRules(ctx, arg, who)
 	case "cost":
-		cv.cmdCost(ctx)
+		cv.cmdCost(ctx, who)
 	case "status":
 		cv.notice(ctx, cv.statusText()+cv.connectionLines(who))
 	}
@@ -273,7 +273,7 @@ func (cv *conversation) cmdMode(ctx context.Context, arg string) {
 	cv.notice(ctx, "🔐 Mode set to "+codeSpan(mode)+".")
 }
 
-func (cv *conversation) cmdCost(ctx context.Context) {
+func (cv *conversation) cmdCost(ctx context.Context, who author) {
 	conv, err := cv.core.st.UsageTotals(ctx, cv.id)
 	if err != nil {
 		cv.log.Error("usage totals", "err", err)
@@ -286,7 +286,15 @@ func (cv *conversation) cmdCost(ctx context.Context) {
 		cv.notice(ctx, "⚠️ Could not read the usage (database error).")
 		return
 	}
-	cv.notice(ctx, fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(cv.bot.Name), totalsLine(bot)))
+	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(cv.bot.Name), totalsLine(bot))
+	switch budget, err := cv.budgetLines(ctx, who.id); {
+	case err != nil:
+		cv.log.Error("budget left", "err", err)
+		text += "\n⚠️ Could not read the budget left (database error)."
+	case budget != "":
+		text += "\n" + budget
+	}
+	cv.notice(ctx, text)
 }
 
 func totalsLine(t store.Totals) string {

@@ -75,6 +75,7 @@ type Core struct {
 	convs     map[ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time // last refusal told per bot and user
+	limits    *limiter                 // spend-limit warnings shown (limits.go)
 	states    map[string]BotState      // connection state per bot (botstate.go)
 	workers   sync.WaitGroup           // conversation queues and their helpers
 }
@@ -108,6 +109,7 @@ func NewCore(opts CoreOptions) *Core {
 		convs:   make(map[ConversationKey]*conversation),
 		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
+		limits:  newLimiter(),
 	}
 }
 

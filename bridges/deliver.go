@@ -62,6 +62,13 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(author{m.UserID, m.UserName})))
 			continue
 		}
+		switch cv.admit(ctx, m) { // spend limits (limits.go)
+		case limitRefused:
+			continue
+		case limitRetry:
+			blocked = true
+			continue
+		}
 		if cv.sess == nil {
 			cv.ensureSession(ctx)
 			blocked = true

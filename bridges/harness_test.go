@@ -30,6 +30,7 @@ type setup struct {
 	verbosity     string
 	access        config.Access
 	profile       func(*config.Agent)
+	configure     func(*config.Config) // changes the whole config last (limits, more bots)
 	clock         bridges.Clock
 	dbPath        string
 	platform      *bridgetest.Platform
@@ -84,6 +85,9 @@ func start(t *testing.T, s setup) *harness {
 		Agents:  map[string]*config.Agent{"coder": agentCfg},
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
+	}
+	if s.configure != nil {
+		s.configure(cfg)
 	}
 	logs := &logSink{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
