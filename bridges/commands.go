@@ -46,6 +46,8 @@ func commands() []command {
 		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm"},
 		{name: "cost", help: "show the cost of this conversation and of the bot, and the budget you have left"},
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
+		{name: "sessions", help: "list this channel's sessions (ID, last activity, cost, first prompt)"},
+		{name: "resume", usage: "ID", help: "continue an older session of this channel in this (new) thread"},
 	}
 }
 
@@ -103,7 +105,11 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "cost":
 		cv.cmdCost(ctx, who)
 	case "status":
-		cv.notice(ctx, cv.statusText()+cv.connectionLines(who))
+		cv.notice(ctx, cv.statusText()+cv.worktreeStatus(ctx)+cv.connectionLines(who))
+	case "sessions":
+		cv.cmdSessions(ctx)
+	case "resume":
+		cv.cmdResume(ctx, arg, who)
 	}
 }
 
@@ -191,8 +197,8 @@ func (cv *conversation) cmdNew(ctx context.Context, who author) {
 		cv.notice(ctx, "⏳ The agent is still starting; try "+CommandPrefix+"new again in a moment.")
 		return
 	}
-	id := uuid.NewString()
-	if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+	id, old := uuid.NewString(), cv.row.SessionID
+	if err := cv.core.st.ResetSession(ctx, cv.id, id); err != nil {
 		cv.log.Error("store new session id", "err", err)
 		cv.notice(ctx, "⚠️ Could not start a fresh session (database error).")
 		return
@@ -203,7 +209,11 @@ func (cv *conversation) cmdNew(ctx context.Context, who author) {
 	}
 	clear(cv.inflight)
 	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false
-	cv.notice(ctx, "🆕 Started a fresh session. The agent no longer sees the earlier messages of this thread.")
+	text := "🆕 Started a fresh session. The agent no longer sees the earlier messages of this thread."
+	if wt := cv.retireWorktree(ctx, old); wt != "" {
+		text += "\n" + wt
+	}
+	cv.notice(ctx, text)
 }
 
 func (cv *conversation) cmdModel(ctx context.Context, arg string) {

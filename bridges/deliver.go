@@ -54,7 +54,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if blocked {
+		if blocked || cv.resuming {
 			continue
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
@@ -103,6 +103,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
 	}
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	cv.noteActivity(ctx, m)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	a := author{m.UserID, m.UserName}
 	cv.inflight[um.UUID] = sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: a}
