@@ -151,4 +151,3 @@ func TestResumeRefusals(t *testing.T) {
 	h.send(key("OK1"), "ok1", "dave", "!resume "+short(elseSID))
 	h.waitText(key("OK1"), "↩️ Resumed session `"+short(elseSID)+"`")
 }
-
