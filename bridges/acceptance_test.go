@@ -81,6 +81,7 @@ type liveSetup struct {
 	workdir      string
 	platform     *bridgetest.Platform
 	noAPIKey     bool // the agent gets no ANTHROPIC_API_KEY
+	configure    func(*config.Config)
 }
 
 func startLive(t *testing.T, ls liveSetup) *live {
@@ -117,7 +118,7 @@ func startLive(t *testing.T, ls liveSetup) *live {
 	apool := agent.NewPool(slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	counted := &countingPool{AgentPool: bridges.NewAgentPool(apool)}
 	h := start(t, setup{
-		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted,
+		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted, configure: ls.configure,
 		access: config.Access{Approvers: []string{"carol"}},
 		profile: func(a *config.Agent) {
 			a.Workdir, a.Home, a.Env = ls.workdir, ls.home, env

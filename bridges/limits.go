@@ -310,7 +310,8 @@ func (cv *conversation) budgetLines(ctx context.Context, user string) (string, e
 }
 
 // usd formats dollars: cents from $1 up ("$20.00"), else up to four
-// decimals without trailing zeros ("$0.0025", "$0.50"), "$0" for nothing.
+// decimals ("$0.0025", "$0.50"; six below a cent, "$0.000012") without
+// trailing zeros, "$0" for nothing.
 func usd(x float64) string {
 	switch {
 	case x < epsilon:
@@ -318,7 +319,11 @@ func usd(x float64) string {
 	case x >= 1:
 		return fmt.Sprintf("$%.2f", x)
 	}
-	s := strings.TrimRight(fmt.Sprintf("%.4f", x), "0")
+	format := "%.4f"
+	if x < 0.01 {
+		format = "%.6f"
+	}
+	s := strings.TrimRight(fmt.Sprintf(format, x), "0")
 	if len(s) < len("0.00") {
 		s += strings.Repeat("0", len("0.00")-len(s))
 	}
