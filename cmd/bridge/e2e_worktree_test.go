@@ -56,7 +56,10 @@ func TestE2EWorktreePerConversation(t *testing.T) {
 		"two": e.slack.Mention(slackChan, alice, edit("two"), ""),
 	}
 	for _, ts := range threads {
-		e.waitThreadText(t, ts, "tool said: branch=agentbridge/")
+		e.waitThreadText(t, ts, "tool said:") // fails fast on a tool error
+		if !strings.Contains(e.threadText(ts), "tool said: branch=agentbridge/") {
+			t.Fatalf("the agent's commit failed in thread %s\nposts: %s", ts, e.dump())
+		}
 	}
 
 	branches := strings.Fields(strings.ReplaceAll(gitIn(t, repo, "branch", "--list", "agentbridge/*", "--format=%(refname:short)"), "\n", " "))
@@ -93,4 +96,15 @@ func TestE2EWorktreePerConversation(t *testing.T) {
 	if got := gitIn(t, repo, "branch", "--list", "agentbridge/*"); strings.Count(got, "agentbridge/") != 2 {
 		t.Errorf("branches after !new = %q, want both kept (each holds a commit)", got)
 	}
+}
+
+// threadText joins the current text of every message of a thread.
+func (e *slackEnv) threadText(thread string) string {
+	var b strings.Builder
+	for _, p := range e.slack.Posts() {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == thread {
+			b.WriteString(e.text(cur) + "\n")
+		}
+	}
+	return b.String()
 }
