@@ -171,7 +171,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		controls:   map[string]chan ControlResponse{},
 		st:         newTurnState(),
 	}
-	s.log = logger.With("session_id", opts.SessionID, "pid", s.pid)
+	s.log = logger.With("session", opts.SessionID, "pid", s.pid)
 	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
 		"permission_mode", opts.PermissionMode, "sandbox", opts.Sandbox.Name())
 	s.events.setOnOverflow(func(err error) {

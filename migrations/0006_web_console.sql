@@ -1,4 +1,4 @@
--- 0008_web_console: the web console's chat history and uploaded images.
+-- 0006_web_console: the web console's chat history and uploaded images.
 --
 -- web_messages holds every message shown in a web conversation, so that a
 -- reload or a reconnect shows the conversation as it is: the user's messages

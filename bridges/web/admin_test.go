@@ -58,8 +58,6 @@ func (f *fakeOperator) DecideApproval(_ context.Context, id, choice, by string) 
 const (
 	slackSecret = "xoxb-very-secret-slack-token"
 	apiSecret   = "sk-ant-very-secret-key"
-	anaToken    = "ana-token-0123456789abcdef"
-	bobToken    = "bob-token-0123456789abcdef"
 )
 
 type adminHarness struct {
