@@ -82,7 +82,7 @@ func (l *limiter) shouldWarn(k warnKey, warn bool) bool {
 }
 
 // budgetChecks measures every budget of lim for user at now (per_user for
-// user, total for the whole bot).
+// user, unless user is empty; total for the whole bot).
 func budgetChecks(ctx context.Context, st *store.Store, lim *config.Limit, user string, now time.Time) ([]budgetCheck, error) {
 	day, month := calendarStarts(now, lim.Location)
 	var out []budgetCheck
@@ -90,8 +90,8 @@ func budgetChecks(ctx context.Context, st *store.Store, lim *config.Limit, user 
 		scope, user string
 		b           config.Budget
 	}{{scopeUser, user, lim.PerUser}, {scopeTotal, "", lim.Total}} {
-		if s.b.IsZero() {
-			continue
+		if s.b.IsZero() || s.scope == scopeUser && user == "" {
+			continue // a message nobody wrote (e.g. scheduled) has no personal budget
 		}
 		for _, w := range []struct {
 			kind          string

@@ -186,3 +186,19 @@ func TestLimitAdmins(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitAnonymousMessage: a message without an author (as a scheduled
+// run sends) has no personal budget: it is not measured against everyone's
+// spend as if it were one user's.
+func TestLimitAnonymousMessage(t *testing.T) {
+	h := start(t, setup{clock: bridgetest.NewFakeClock(limitNow),
+		configure: withLimit(config.Limit{PerUser: config.Budget{USDPerDay: 0.001}})})
+	k := key("T1")
+	h.send(k, "m1", "alice", "one")
+	h.waitText(k, "pong: one")
+	h.waitLedgerFinal(k)
+	h.send(k, "m2", "", "from nobody")
+	h.waitText(k, "pong: from nobody")
+	h.send(k, "m3", "alice", "two")
+	h.waitText(k, "⛔ @alice")
+}
