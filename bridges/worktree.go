@@ -132,13 +132,13 @@ func findRepo(ctx context.Context, dir string) (top, gitDir string, err error) {
 	return top, gitDir, nil
 }
 
-// git runs git with args (after gitSafety) in dir with the extra
-// environment env, and returns its standard output. A failure carries
-// git's own message.
+// git runs git with args (after gitSafety) in dir with a minimal
+// environment (PATH and HOME of the bridge, never its tokens) plus env,
+// and returns its standard output. A failure carries git's own message.
 func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitSafety...), args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
