@@ -41,16 +41,16 @@ type Script struct {
 	Delay  time.Duration
 
 	// Parsed arguments, depending on Action.
-	Command    string   // bash, bgbash
-	Path       string   // write, edit
-	Content    string   // write
-	OldString  string   // edit
-	NewString  string   // edit
-	Question   string   // ask, askmulti
-	Options    []string // ask, askmulti
-	Length     int      // long
-	Status     int      // error
-	Tool       ToolCall // tool
+	Command   string   // bash, bgbash
+	Path      string   // write, edit
+	Content   string   // write
+	OldString string   // edit
+	NewString string   // edit
+	Question  string   // ask, askmulti
+	Options   []string // ask, askmulti
+	Length    int      // long
+	Status    int      // error
+	Tool      ToolCall // tool
 	// OnDone is the tool call the model makes when a background task of
 	// this prompt ends ([ondone NAME JSON]); zero = just say it is done.
 	OnDone     ToolCall
