@@ -40,6 +40,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			})
 		},
 		"retention": d.retention(&c.Retention),
+		"schedules": d.schedules(&c.Schedules),
 	})
 	return c
 }

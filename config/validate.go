@@ -24,6 +24,7 @@ func (d *decoder) finish(c *Config, baseDir string) {
 	}
 	d.checkDeviceStores(c)
 	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
+	d.finishSchedules(c)
 }
 
 func (d *decoder) finishTop(c *Config, baseDir string) {
