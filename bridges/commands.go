@@ -46,6 +46,7 @@ func commands() []command {
 		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm"},
 		{name: "cost", help: "show the cost of this conversation and of the bot"},
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
+		scheduleCommand(),
 	}
 }
 
@@ -104,6 +105,8 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 		cv.cmdCost(ctx)
 	case "status":
 		cv.notice(ctx, cv.statusText())
+	case "schedule":
+		cv.cmdSchedule(ctx, m, arg)
 	}
 }
 

@@ -75,6 +75,7 @@ type Core struct {
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time // last refusal told per bot and user
 	workers   sync.WaitGroup           // conversation queues and their helpers
+	sched     *scheduler               // fires schedules (scheduler.go)
 }
 
 var _ Handler = (*Core)(nil)
@@ -106,6 +107,7 @@ func NewCore(opts CoreOptions) *Core {
 		convs:   make(map[ConversationKey]*conversation),
 		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
+		sched:   newScheduler(),
 	}
 }
 
@@ -147,6 +149,9 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	if err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
+	if err := c.syncConfigSchedules(ctx); err != nil {
+		return fmt.Errorf("run core: %w", err)
+	}
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	for name, p := range platforms {
@@ -158,6 +163,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 		})
 	}
 	wg.Go(func() { c.recoverStartup(ctx, work) })
+	wg.Go(func() { c.runScheduler(ctx) })
 	wg.Wait()
 	close(errc)
 	if err := <-errc; err != nil {
@@ -313,7 +319,10 @@ func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error
 	if bot == nil || p == nil {
 		return nil, fmt.Errorf("conversation %s: %w", key, ErrUnknownBot)
 	}
-	profile := c.cfg.Agents[bot.Agent]
+	profile := c.cfg.Agents[conv.Agent] // a scheduled run may name its own profile
+	if profile == nil {
+		profile = c.cfg.Agents[bot.Agent]
+	}
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}

@@ -8,6 +8,7 @@ import (
 // so the core works without them (tests, embedding).
 type Metrics struct {
 	bounds    boundMetrics
+	tools     toolMetrics
 	messages  *prometheus.CounterVec
 	turns     *prometheus.CounterVec
 	cost      *prometheus.CounterVec
@@ -21,6 +22,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		bounds: newBoundMetrics(reg),
+		tools:  newToolMetrics(reg),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_messages_total",
 			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",

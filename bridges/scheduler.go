@@ -1,0 +1,229 @@
+package bridges
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// scheduleScanWindow bounds how far back the scheduler looks for missed
+// firings: only the latest one runs anyway.
+const scheduleScanWindow = 8 * 24 * time.Hour
+
+// scheduleRetry is how soon a firing that failed for a passing reason (a
+// database error) is tried again.
+const scheduleRetry = time.Minute
+
+// scheduler fires the stored schedules. Its loop runs in Core.Run: it
+// handles every due firing, then sleeps on the core's clock until the next
+// one or until the schedules change (wake).
+//
+// A firing is due when its time lies between the schedule's last handled
+// firing (store.Schedule.LastFireAt) and now. Of several due firings of one
+// schedule only the latest runs (a bridge that was down for a week runs a
+// daily schedule once, not seven times); one due before the loop started
+// was missed while the bridge was down, and runs only with catch_up. A
+// firing whose previous run's ledger message is not finished is skipped
+// and said so in that run's conversation.
+type scheduler struct {
+	wake chan struct{} // capacity 1: a pending wake-up
+}
+
+func newScheduler() *scheduler { return &scheduler{wake: make(chan struct{}, 1)} }
+
+// wakeScheduler makes the scheduler look at the schedules again (one was
+// added or removed). It never blocks.
+func (c *Core) wakeScheduler() {
+	select {
+	case c.sched.wake <- struct{}{}:
+	default:
+	}
+}
+
+// syncConfigSchedules stores the config file's schedules (see
+// store.SyncConfigSchedules); new or re-timed ones count from now.
+func (c *Core) syncConfigSchedules(ctx context.Context) error {
+	defs := make([]store.Schedule, 0, len(c.cfg.Schedules))
+	now := c.clock.Now()
+	for _, s := range c.cfg.Schedules {
+		defs = append(defs, store.Schedule{
+			Name: s.Name, Key: store.ConversationKey{Bot: s.Bot, Channel: s.Channel, Thread: s.Thread}, NewThread: s.NewThread,
+			Cron: s.Cron.Expr, TZ: s.Cron.Zone, Prompt: s.Prompt, Agent: s.Agent, CatchUp: s.CatchUp, LastFireAt: now,
+		})
+	}
+	added, updated, removed, err := c.st.SyncConfigSchedules(ctx, defs)
+	if err != nil {
+		return err
+	}
+	if added+updated+removed > 0 {
+		c.log.Info("config schedules stored", "added", added, "updated", updated, "removed", removed)
+	}
+	return nil
+}
+
+// runScheduler is the scheduler loop; it returns when ctx ends.
+func (c *Core) runScheduler(ctx context.Context) {
+	started := c.clock.Now()
+	for {
+		next := c.fireDue(ctx, started)
+		var timer Timer
+		if !next.IsZero() {
+			timer = c.clock.AfterFunc(max(next.Sub(c.clock.Now()), 0), c.wakeScheduler)
+		}
+		select {
+		case <-ctx.Done():
+		case <-c.sched.wake:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// fireDue handles every due firing and returns when the next one is due
+// (zero: none).
+func (c *Core) fireDue(ctx context.Context, started time.Time) time.Time {
+	all, err := c.st.ActiveSchedules(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("read schedules; retrying", "err", err)
+			return c.clock.Now().Add(scheduleRetry)
+		}
+		return time.Time{}
+	}
+	var next time.Time
+	for _, sc := range all {
+		if ctx.Err() != nil {
+			return time.Time{}
+		}
+		log := c.log.With("schedule", sc.ID, "name", sc.Name)
+		cr, err := config.ParseCron(sc.Cron, sc.TZ)
+		if err != nil {
+			log.Error("stored schedule cannot be parsed; it never runs", "err", err)
+			continue
+		}
+		now := c.clock.Now()
+		base := sc.LastFireAt
+		if base.IsZero() {
+			base = sc.CreatedAt
+		}
+		due := latestDue(cr, base, now)
+		after := base
+		if !due.IsZero() {
+			if err := c.fire(ctx, sc, due, due.Before(started), log); err != nil {
+				log.Error("schedule firing failed; retrying", "due", due, "err", err)
+				c.opts.Metrics.scheduleFiring(sc.Key.Bot, "failed")
+				next = earliest(next, now.Add(scheduleRetry))
+				continue
+			}
+			after = due
+		}
+		next = earliest(next, cr.Next(later(after, now)))
+	}
+	return next
+}
+
+// latestDue returns the latest firing of cr after base and at or before
+// now, or zero.
+func latestDue(cr config.Cron, base, now time.Time) time.Time {
+	if from := now.Add(-scheduleScanWindow); base.Before(from) {
+		base = from
+	}
+	var due time.Time
+	for t := cr.Next(base); !t.IsZero() && !t.After(now); t = cr.Next(t) {
+		due = t
+	}
+	return due
+}
+
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case b.IsZero():
+		return a
+	case a.IsZero() || b.Before(a):
+		return b
+	}
+	return a
+}
+
+// fire handles the firing of sc at due: skipped when missed without
+// catch_up or when the previous run is unfinished, else run. It returns
+// an error only when the firing should be tried again.
+func (c *Core) fire(ctx context.Context, sc store.Schedule, due time.Time, missed bool, log *slog.Logger) error {
+	if missed && !sc.CatchUp {
+		log.Info("scheduled run missed while the bridge was down; skipped (catch_up is off)", "due", due)
+		c.opts.Metrics.scheduleFiring(sc.Key.Bot, "skipped_missed")
+		return c.st.RecordScheduleSkip(ctx, sc.ID, due)
+	}
+	if prev, running, err := c.previousRunGoing(ctx, sc); err != nil {
+		return err
+	} else if running {
+		log.Info("scheduled run skipped: the previous run has not finished", "due", due, "previous", sc.LastInboxID)
+		c.opts.Metrics.scheduleFiring(sc.Key.Bot, "skipped_overlap")
+		if err := c.st.RecordScheduleSkip(ctx, sc.ID, due); err != nil {
+			return err
+		}
+		c.postSchedule(ctx, ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+codeSpan(sc.Name)+
+			" due "+due.In(cronLoc(sc)).Format("Mon 15:04 MST")+": the previous run has not finished.", log)
+		return nil
+	}
+	inboxID, err := c.startRun(ctx, sc, due, log)
+	if err != nil {
+		if errors.Is(err, errRunImpossible) {
+			// Nothing will change by retrying (bot gone, platform
+			// refusing the channel): count it and move on.
+			log.Error("scheduled run impossible; skipped", "due", due, "err", err)
+			c.opts.Metrics.scheduleFiring(sc.Key.Bot, "failed")
+			return c.st.RecordScheduleSkip(ctx, sc.ID, due)
+		}
+		return err
+	}
+	if err := c.st.RecordScheduleRun(ctx, sc.ID, due, inboxID); err != nil {
+		return err
+	}
+	outcome := "ran"
+	if missed {
+		outcome = "caught_up"
+	}
+	log.Info("scheduled run started", "due", due, "missed", missed, "ledger", inboxID)
+	c.opts.Metrics.scheduleFiring(sc.Key.Bot, outcome)
+	return nil
+}
+
+// previousRunGoing reports whether the ledger message of sc's last run is
+// unfinished, with the conversation it is in.
+func (c *Core) previousRunGoing(ctx context.Context, sc store.Schedule) (store.Conversation, bool, error) {
+	if sc.LastInboxID == "" {
+		return store.Conversation{}, false, nil
+	}
+	m, err := c.st.InboxByID(ctx, sc.LastInboxID)
+	switch {
+	case errors.Is(err, store.ErrNotFound): // pruned long ago
+		return store.Conversation{}, false, nil
+	case err != nil:
+		return store.Conversation{}, false, fmt.Errorf("previous run of schedule %d: %w", sc.ID, err)
+	case m.State.Final():
+		return store.Conversation{}, false, nil
+	}
+	conv, err := c.st.ConversationByID(ctx, m.ConversationID)
+	if err != nil {
+		return store.Conversation{}, false, fmt.Errorf("previous run of schedule %d: %w", sc.ID, err)
+	}
+	return conv, true, nil
+}
+
+// cronLoc is the time zone of sc's times.
+func cronLoc(sc store.Schedule) *time.Location {
+	if cr, err := config.ParseCron(sc.Cron, sc.TZ); err == nil {
+		return cr.Loc
+	}
+	return time.Local
+}
