@@ -44,6 +44,9 @@ type setup struct {
 	silent bool
 	// noEdit hides the platform's Editor ability (bridgetest.WithoutEdit).
 	noEdit bool
+	// configure, when set, changes the config before the core starts
+	// (e.g. schedules).
+	configure func(*config.Config)
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -84,6 +87,9 @@ func start(t *testing.T, s setup) *harness {
 		Agents:  map[string]*config.Agent{"coder": agentCfg},
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
+	}
+	if s.configure != nil {
+		s.configure(cfg)
 	}
 	logs := &logSink{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -73,7 +73,11 @@ func (c *Core) runScheduler(ctx context.Context) {
 		next := c.fireDue(ctx, started)
 		var timer Timer
 		if !next.IsZero() {
-			timer = c.clock.AfterFunc(max(next.Sub(c.clock.Now()), 0), c.wakeScheduler)
+			wait := next.Sub(c.clock.Now())
+			if wait <= 0 { // the time came while firing
+				continue
+			}
+			timer = c.clock.AfterFunc(wait, c.wakeScheduler)
 		}
 		select {
 		case <-ctx.Done():

@@ -27,7 +27,8 @@ var errFileRefused = errors.New("file refused")
 // readWorkdirFile reads the regular file at path for send_file. path is
 // relative to workdir or absolute inside it, and the file must stay inside
 // workdir also once symbolic links are followed (the agent controls the
-// workdir and may plant links). A file that is, or lies inside, one of
+// workdir and may plant links; like os.Root, a link with an absolute
+// target is refused even when it points inside). A file that is, or lies inside, one of
 // hidden (the bridge's data_dir, config file, device stores; they may sit
 // inside the workdir) is refused, as are files over max bytes, devices,
 // pipes and directories. It returns the file name and its content.
