@@ -175,7 +175,7 @@ func TestChatScheduleCommands(t *testing.T) {
 		t.Errorf("confirmation = %q", added.Text)
 	}
 	h.send(k, "m2", "alice", `!schedule add "* * * * *" every minute`)
-	h.waitText(k, "may run at most every 5m")
+	h.waitText(k, "may run at most every 5 min")
 	h.send(k, "m3", "alice", `!schedule add "0 25 * * *" nonsense`)
 	h.waitText(k, "bad cron expression")
 	h.send(k, "m4", "alice", `!schedule add 0 9 * * *`)

@@ -52,7 +52,7 @@ func (c *Core) addSchedule(ctx context.Context, r scheduleRequest) (store.Schedu
 		return store.Schedule{}, fmt.Errorf("%w: %s never fires", errScheduleRefused, cr.Expr)
 	} else if gap < minScheduleGap {
 		return store.Schedule{}, fmt.Errorf("%w: %s fires every %s; schedules made in chat or by the agent may run at most every %s",
-			errScheduleRefused, cr.Expr, formatDuration(gap), formatDuration(minScheduleGap))
+			errScheduleRefused, cr.Expr, gapText(gap), gapText(minScheduleGap))
 	}
 	prompt := strings.TrimSpace(r.prompt)
 	if prompt == "" {
@@ -126,4 +126,18 @@ func scheduleLine(sc store.Schedule, now time.Time, here ConversationKey) string
 		}
 	}
 	return b.String()
+}
+
+// gapText formats an interval between runs: "90s", "5 min", "2 h", "1 h 30 min".
+func gapText(d time.Duration) string {
+	switch {
+	case d < time.Minute || d%time.Minute != 0:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d h", d/time.Hour)
+	default:
+		return fmt.Sprintf("%d h %d min", d/time.Hour, (d%time.Hour)/time.Minute)
+	}
 }

@@ -38,6 +38,28 @@ func qualifiedTool(tool string) string { return "mcp__" + ToolServer + "__" + to
 // isAgentTool reports whether a CLI tool name is one of the bridge's own.
 func isAgentTool(name string) bool { return strings.HasPrefix(name, "mcp__"+ToolServer+"__") }
 
+// agentToolDetail is the tool line of a call of the bridge's own tools:
+// the short name and what it acts on (ok false for other tools).
+func agentToolDetail(name string, in map[string]any, workdir string) (string, string, bool) {
+	if !isAgentTool(name) {
+		return "", "", false
+	}
+	short := strings.TrimPrefix(name, "mcp__"+ToolServer+"__")
+	switch short {
+	case toolSendMessage:
+		return short, firstLine(str(in, "text")), true
+	case toolSendFile:
+		return short, relPath(str(in, "path"), workdir), true
+	case toolSchedule:
+		return short, str(in, "cron") + " — " + firstLine(str(in, "prompt")), true
+	case toolCancelSchedule:
+		if id, ok := in["id"].(float64); ok {
+			return short, fmt.Sprintf("#%d", int64(id)), true
+		}
+	}
+	return short, "", true
+}
+
 // toolCallTimeout bounds one tool call (an upload of a large file included).
 const toolCallTimeout = 2 * time.Minute
 
@@ -96,7 +118,7 @@ func (cv *conversation) newAgentTools(workdir string) *agentTools {
 	add(mcp.NewTool(toolSchedule,
 		mcp.WithDescription(fmt.Sprintf("Schedule a prompt to be sent to you in this conversation on a cron schedule, "+
 			"e.g. to check on something every morning. Each run is posted as \"%sNAME\". At most one run every %s and %d "+
-			"schedules per conversation.", scheduleHeader, formatDuration(minScheduleGap), maxSchedulesPerConversation)),
+			"schedules per conversation.", scheduleHeader, gapText(minScheduleGap), maxSchedulesPerConversation)),
 		mcp.WithString("cron", mcp.Required(), mcp.Description(`Five-field cron expression: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"; or @daily, @hourly.`)),
 		mcp.WithString("prompt", mcp.Required(), mcp.Description("What you will be asked at each run.")),
 		mcp.WithString("tz", mcp.Description("IANA time zone of the cron expression, e.g. Europe/Berlin; default the bridge's local time.")),

@@ -216,6 +216,7 @@ func (b *Bridge) Limits() bridges.Limits {
 		CanButtons:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtons,
+		MaxUploadBytes:  maxUploadBytes,
 	}
 }
 

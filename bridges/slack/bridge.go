@@ -160,6 +160,7 @@ func (b *Bridge) Limits() bridges.Limits {
 		CanButtons:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtonsPerBlock,
+		MaxUploadBytes:  maxUploadBytes,
 	}
 }
 

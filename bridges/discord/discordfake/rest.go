@@ -282,7 +282,18 @@ func isEmpty(content string, comps []wireComponent, attachments int) bool {
 }
 
 func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
-	b, content, comps, ok := decodeNewMessage(w, r)
+	var (
+		b       wireMessageBody
+		content string
+		comps   []wireComponent
+		files   []uploadedFile
+		ok      bool
+	)
+	if isMultipart(r) { // a message with files (uploads.go)
+		b, content, comps, files, ok = decodeMultipartMessage(w, r)
+	} else {
+		b, content, comps, ok = decodeNewMessage(w, r)
+	}
 	if !ok {
 		return
 	}
@@ -294,6 +305,7 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := f.botMessage(ch, content, comps, b.Flags)
+	f.attachLocked(m, files)
 	if b.AllowedMentions != nil {
 		parse := append([]string{}, b.AllowedMentions.Parse...)
 		m.allowed = &parse

@@ -243,6 +243,10 @@ func (s *Server) callLocked(method string, p url.Values, r *http.Request) apiRes
 		return s.postLocked(p)
 	case "chat.update":
 		return s.updateLocked(p)
+	case "files.getUploadURLExternal":
+		return s.getUploadURLLocked(p, r)
+	case "files.completeUploadExternal":
+		return s.completeUploadLocked(p)
 	case "chat.postEphemeral":
 		if p.Get("channel") == "" || p.Get("user") == "" {
 			return fail("channel_not_found")
