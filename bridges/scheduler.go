@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/config"
@@ -32,9 +33,36 @@ const scheduleRetry = time.Minute
 // and said so in that run's conversation.
 type scheduler struct {
 	wake chan struct{} // capacity 1: a pending wake-up
+
+	mu    sync.Mutex
+	crons map[[2]string]config.Cron // parsed (expr, tz): loading a zone reads tzdata
 }
 
-func newScheduler() *scheduler { return &scheduler{wake: make(chan struct{}, 1)} }
+func newScheduler() *scheduler {
+	return &scheduler{wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron)}
+}
+
+// maxCachedCrons bounds the parsed-cron cache (it is emptied when full).
+const maxCachedCrons = 4096
+
+// parse is config.ParseCron with a cache.
+func (s *scheduler) parse(expr, tz string) (config.Cron, error) {
+	k := [2]string{expr, tz}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.crons[k]; ok {
+		return c, nil
+	}
+	c, err := config.ParseCron(expr, tz)
+	if err != nil {
+		return c, err
+	}
+	if len(s.crons) >= maxCachedCrons {
+		clear(s.crons)
+	}
+	s.crons[k] = c
+	return c, nil
+}
 
 // wakeScheduler makes the scheduler look at the schedules again (one was
 // added or removed). It never blocks.
@@ -109,7 +137,7 @@ func (c *Core) fireDue(ctx context.Context, started time.Time) time.Time {
 			return time.Time{}
 		}
 		log := c.log.With("schedule", sc.ID, "name", sc.Name)
-		cr, err := config.ParseCron(sc.Cron, sc.TZ)
+		cr, err := c.sched.parse(sc.Cron, sc.TZ)
 		if err != nil {
 			log.Error("stored schedule cannot be parsed; it never runs", "err", err)
 			continue
@@ -176,7 +204,7 @@ func (c *Core) fire(ctx context.Context, sc store.Schedule, due time.Time, misse
 			return err
 		}
 		c.postSchedule(ctx, ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+codeSpan(sc.Name)+
-			" due "+due.In(cronLoc(sc)).Format("Mon 15:04 MST")+": the previous run has not finished.", log)
+			" due "+due.In(c.cronLoc(sc)).Format("Mon 15:04 MST")+": the previous run has not finished.", log)
 		return nil
 	}
 	inboxID, err := c.startRun(ctx, sc, due, log)
@@ -225,8 +253,8 @@ func (c *Core) previousRunGoing(ctx context.Context, sc store.Schedule) (store.C
 }
 
 // cronLoc is the time zone of sc's times.
-func cronLoc(sc store.Schedule) *time.Location {
-	if cr, err := config.ParseCron(sc.Cron, sc.TZ); err == nil {
+func (c *Core) cronLoc(sc store.Schedule) *time.Location {
+	if cr, err := c.sched.parse(sc.Cron, sc.TZ); err == nil {
 		return cr.Loc
 	}
 	return time.Local
