@@ -39,6 +39,8 @@ type Session struct {
 	opts Options // normalized
 	cmd  *exec.Cmd
 	pid  int
+	// started is when the process was spawned (Pool.Snapshot).
+	started time.Time
 
 	tmpDir string // created by Start, removed after exit ("" if Env set TMPDIR)
 	stdin  *os.File
@@ -155,6 +157,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		opts:       opts,
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
+		started:    time.Now(),
 		tmpDir:     tmpDir,
 		stdin:      stdinW,
 		stdout:     stdoutR,
@@ -168,7 +171,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		controls:   map[string]chan ControlResponse{},
 		st:         newTurnState(),
 	}
-	s.log = logger.With("session_id", opts.SessionID, "pid", s.pid)
+	s.log = logger.With("session", opts.SessionID, "pid", s.pid)
 	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
 		"permission_mode", opts.PermissionMode, "sandbox", opts.Sandbox.Name())
 	s.events.setOnOverflow(func(err error) {

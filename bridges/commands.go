@@ -104,7 +104,7 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "cost":
 		cv.cmdCost(ctx)
 	case "status":
-		cv.notice(ctx, cv.statusText())
+		cv.notice(ctx, cv.statusText()+cv.connectionLines(who))
 	case "schedule":
 		cv.cmdSchedule(ctx, m, arg)
 	}

@@ -54,6 +54,7 @@ const (
 	timerOutbox                    // retry posting replies
 	timerRetry                     // retry delivering after a store error
 	timerRetire                    // stop the worker if it is still idle
+	timerProgress                  // post a progress line of a long turn (progress.go)
 )
 
 type timerKey struct {
@@ -149,6 +150,8 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.deliverPending(ctx)
 	case inAction:
 		cv.onAction(ctx, v.a)
+	case inOperatorAction:
+		cv.onOperatorAction(ctx, v)
 	case inEvent:
 		if v.gen == cv.gen && cv.sess != nil {
 			cv.onEvent(ctx, v.ev)
@@ -247,6 +250,8 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 		cv.flushOutbox(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)
+	case timerProgress:
+		cv.progressLine(ctx)
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

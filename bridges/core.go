@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
@@ -74,6 +75,7 @@ type Core struct {
 	convs     map[ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time // last refusal told per bot and user
+	states    map[string]BotState      // connection state per bot (botstate.go)
 	workers   sync.WaitGroup           // conversation queues and their helpers
 	sched     *scheduler               // fires schedules (scheduler.go)
 }
@@ -113,10 +115,12 @@ func NewCore(opts CoreOptions) *Core {
 
 // Run starts the core with one adapter per bot (keyed by bot name; every key
 // must be a configured bot), recovers what the previous run left behind
-// (see recovery.go) and runs every platform with the core as its Handler. It
-// returns nil when ctx ends, or the first fatal platform error (after
-// stopping the others). On return every conversation worker has stopped;
-// agent processes are left to the pool's owner to close.
+// (see recovery.go) and runs every platform with the core as its Handler
+// (one that also takes the bot's StateReporter reports). A platform whose
+// Run fails stops only its bot: the bot is marked failed (BotStates) and
+// the others keep running. Run returns nil when ctx ends, or, when every
+// platform has failed, their errors joined. On return every conversation
+// worker has stopped; agent processes are left to the pool's owner to close.
 func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	if c.cfg == nil || c.st == nil || c.pool == nil {
 		return errors.New("run core: Config, Store and Pool are required")
@@ -154,11 +158,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	}
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
+	var failed atomic.Int32
 	for name, p := range platforms {
 		wg.Go(func() {
-			if err := p.Run(ctx, c); err != nil && ctx.Err() == nil {
-				errc <- fmt.Errorf("platform of bot %s: %w", name, err)
-				cancel()
+			if err := c.runPlatform(ctx, name, p); err != nil {
+				errc <- err
+				if int(failed.Add(1)) == len(platforms) {
+					cancel() // no bot left to serve
+				}
 			}
 		})
 	}
@@ -166,10 +173,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	wg.Go(func() { c.runScheduler(ctx) })
 	wg.Wait()
 	close(errc)
-	if err := <-errc; err != nil {
-		return err
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
 	}
-	<-ctx.Done() // platforms return nil only when ctx ends; wait for it anyway
+	if len(platforms) > 0 && len(errs) == len(platforms) {
+		return errors.Join(errs...)
+	}
+	<-ctx.Done()
 	return nil
 }
 

@@ -127,6 +127,14 @@ type Limits struct {
 	// MaxUploadBytes is the largest file a FileUploader takes; 0 = the
 	// core's own cap (DefaultMaxSendFileBytes) applies alone.
 	MaxUploadBytes int64
+	// ProgressInterval: on a platform that does not stream a turn into a
+	// live message (no Editor), a turn running longer than this gets a
+	// short progress line, at most one per interval; 0 = none.
+	ProgressInterval time.Duration
+	// ReportsState: Run reports the connection state through
+	// ReportState (starting, connected, reconnecting, failed); otherwise
+	// the core shows the bot as running while Run runs.
+	ReportsState bool
 }
 
 // Handler is implemented by the core and called by adapters. Both methods
@@ -161,7 +169,9 @@ type Platform interface {
 	Limits() Limits
 	// Run connects, reconnects and delivers events to h until ctx ends. It
 	// returns nil on ctx cancellation and an error on a fatal problem
-	// (bad credentials, missing privileged intent).
+	// (bad credentials, missing privileged intent), preferably a *Failure
+	// that says what to do; that stops this bot only. h also implements
+	// StateReporter (see ReportState).
 	Run(ctx context.Context, h Handler) error
 	// Post sends a message into the conversation (into its thread).
 	Post(ctx context.Context, key ConversationKey, m Message) (MessageRef, error)

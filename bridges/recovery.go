@@ -30,7 +30,7 @@ func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
 		cv.deliverPending(ctx)
 		return
 	}
-	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr", truncate(e.StderrTail, 500))
+	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", truncate(e.StderrTail, 500))
 	cv.expireAllCards(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
 	n, err := cv.core.st.ResetForRedelivery(ctx, cv.id)

@@ -135,15 +135,3 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
-
-// byteSize formats n bytes compactly: "512 B", "3.2 KiB", "25.0 MiB".
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d B", n)
-	}
-}

@@ -87,6 +87,7 @@ type Config struct {
 	HTTP    HTTP              // yaml http
 	Agents  map[string]*Agent // yaml agents, keyed by profile name (== Agent.Name)
 	Bots    []*Bot            // yaml bots, in file order; at least one
+	Web     Web               // yaml web: web console users (see web.go)
 	// Retention is how long finished rows are kept in the database (yaml
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
 	// keep everything). See store.Prune for what is pruned.
@@ -149,10 +150,11 @@ func DefaultSandbox() string {
 
 // Bot is one chat bot (yaml bots[]). Exactly the section matching Platform
 // is non-nil: Slack for "slack", Discord for "discord", WhatsApp for
-// "whatsapp" (filled with defaults when the YAML omits it).
+// "whatsapp" (filled with defaults when the YAML omits it); a "web" bot has
+// none (its users are in Config.Web).
 type Bot struct {
 	Name      string    // yaml name: unique, non-empty
-	Platform  string    // yaml platform: slack|discord|whatsapp
+	Platform  string    // yaml platform: slack|discord|whatsapp|web
 	Agent     string    // yaml agent: a key of Config.Agents
 	Verbosity string    // yaml verbosity: quiet|compact|full, default compact (tool-progress detail)
 	Slack     *Slack    // yaml slack
@@ -177,7 +179,17 @@ type Discord struct {
 // WhatsApp holds a WhatsApp bot's settings (yaml bots[].whatsapp).
 type WhatsApp struct {
 	DeviceStore string // yaml device_store, default DefaultDeviceStore(bot name); resolved against data_dir
+	// Approvals is how approval cards are answered (yaml approvals):
+	// WhatsAppApprovalsNumbers (default; numbered replies and 👍 / 👎) or
+	// WhatsAppApprovalsPoll (a poll as well).
+	Approvals string
 }
+
+// WhatsApp approval modes (bots[].whatsapp.approvals).
+const (
+	WhatsAppApprovalsNumbers = "numbers"
+	WhatsAppApprovalsPoll    = "poll"
+)
 
 // Access lists who may use a bot (yaml bots[].access). Entries are
 // platform ids (channel / chat ids, user ids or phone numbers).

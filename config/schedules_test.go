@@ -169,11 +169,12 @@ func TestExampleScheduleBlock(t *testing.T) {
 	lines := strings.Split(ex, "\n")
 	in := false
 	for i, l := range lines {
-		if strings.HasPrefix(l, "schedules:") {
+		switch {
+		case strings.HasPrefix(l, "schedules:"):
 			in = true
-			continue
-		}
-		if in && strings.HasPrefix(l, "#  ") {
+		case strings.TrimSpace(l) == "":
+			in = false
+		case in && strings.HasPrefix(l, "#  "):
 			lines[i] = strings.TrimPrefix(l, "#")
 		}
 	}

@@ -41,6 +41,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		},
 		"retention": d.retention(&c.Retention),
 		"schedules": d.schedules(&c.Schedules),
+		"web":       d.webSection(&c.Web),
 	})
 	return c
 }
@@ -144,6 +145,7 @@ func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 			b.WhatsApp = &WhatsApp{}
 			d.fields(v, wp, map[string]field{
 				"device_store": d.str(&b.WhatsApp.DeviceStore),
+				"approvals":    d.str(&b.WhatsApp.Approvals),
 			})
 		},
 		"access": func(v *yaml.Node, ap string) {

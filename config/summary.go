@@ -36,6 +36,7 @@ func (c *Config) Summary() string {
 			len(a.Rules), a.Sandbox, len(a.SandboxBinds), listOr(envKeys(a.Env), "none"))
 	}
 
+	writeWebSummary(&b, c)
 	fmt.Fprintf(&b, "bots (%d):\n", len(c.Bots))
 	for _, bot := range c.Bots {
 		fmt.Fprintf(&b, "  %s: platform=%s agent=%s verbosity=%s channels=%s users=%s approvers=%s admins=%s",
@@ -48,7 +49,7 @@ func (c *Config) Summary() string {
 		case bot.Discord != nil:
 			fmt.Fprintf(&b, " api_url=%s", bot.Discord.APIURL)
 		case bot.WhatsApp != nil:
-			fmt.Fprintf(&b, " device_store=%s", bot.WhatsApp.DeviceStore)
+			fmt.Fprintf(&b, " device_store=%s approvals=%s", bot.WhatsApp.DeviceStore, bot.WhatsApp.Approvals)
 		}
 		b.WriteByte('\n')
 	}

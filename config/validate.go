@@ -23,6 +23,7 @@ func (d *decoder) finish(c *Config, baseDir string) {
 		}
 	}
 	d.checkDeviceStores(c)
+	d.finishWeb(c)
 	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
 	d.finishSchedules(c)
 }
@@ -154,11 +155,11 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 	pp := child(p, "platform")
 	switch b.Platform {
 	case "":
-		d.required(pp, "platform is required (slack, discord or whatsapp)")
+		d.required(pp, "platform is required (slack, discord, whatsapp or web)")
 		return
-	case PlatformSlack, PlatformDiscord, PlatformWhatsApp:
+	case PlatformSlack, PlatformDiscord, PlatformWhatsApp, PlatformWeb:
 	default:
-		d.oneOf(pp, b.Platform, "platform", PlatformSlack, PlatformDiscord, PlatformWhatsApp)
+		d.oneOf(pp, b.Platform, "platform", PlatformSlack, PlatformDiscord, PlatformWhatsApp, PlatformWeb)
 		return
 	}
 	for _, s := range []struct {
@@ -190,12 +191,16 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 		}
 		d.token(child(dp, "token"), b.Discord.Token, "discord")
 		b.Discord.APIURL = d.apiURL(child(dp, "api_url"), b.Discord.APIURL, DefaultDiscordAPIURL)
+	case PlatformWeb:
+		b.Slack, b.Discord, b.WhatsApp = nil, nil, nil
 	case PlatformWhatsApp:
 		b.Slack, b.Discord = nil, nil
 		if b.WhatsApp == nil {
 			b.WhatsApp = &WhatsApp{}
 		}
 		b.WhatsApp.DeviceStore = resolvePath(c.DataDir, orDefault(b.WhatsApp.DeviceStore, DefaultDeviceStore(b.Name)))
+		b.WhatsApp.Approvals = orDefault(b.WhatsApp.Approvals, WhatsAppApprovalsNumbers)
+		d.oneOf(child(child(p, "whatsapp"), "approvals"), b.WhatsApp.Approvals, "approvals", WhatsAppApprovalsNumbers, WhatsAppApprovalsPoll)
 	}
 }
 

@@ -36,7 +36,7 @@ func TestProblems(t *testing.T) {
 	}{
 		// unknown keys at any depth
 		{"unknown top-level key", src(append([]string{"datadir: ./x", "agents: {coder: {}}"}, okBot...)...), nil,
-			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, log, retention, schedules)"}}},
+			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, log, retention, schedules, web)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
 		{"unknown sandbox", withAgent("    sandbox: docker"), nil,
@@ -130,6 +130,9 @@ func TestProblems(t *testing.T) {
 			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: whatsapp-b.db}",
 			"  - name: b", "    platform: whatsapp", "    agent: coder"), nil,
 			[]want{{9, "bots[1].platform", `whatsapp-b.db is also used by bots[0] (a)`}}},
+		{"unknown whatsapp approvals", withBot(
+			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp:", "      approvals: buttons"), nil,
+			[]want{{8, "bots[0].whatsapp.approvals", "unknown approvals \"buttons\" (want numbers or poll)"}}},
 		{"whatsapp device store is the bridge database", withBot(
 			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: bridge.db}"), nil,
 			[]want{{7, "bots[0].whatsapp.device_store", "must not be the bridge database"}}},
@@ -142,7 +145,7 @@ func TestProblems(t *testing.T) {
 		{"missing bot name", withBot("  - platform: discord", "    agent: coder", "    discord: {token: t}"), nil,
 			[]want{{4, "bots[0].name", "bot name is required"}}},
 		{"unknown platform", withBot("  - name: b", "    platform: telegram", "    agent: coder"), nil,
-			[]want{{5, "bots[0].platform", `unknown platform "telegram" (want slack, discord or whatsapp)`}}},
+			[]want{{5, "bots[0].platform", `unknown platform "telegram" (want slack, discord, whatsapp or web)`}}},
 		{"missing platform", withBot("  - name: b", "    agent: coder"), nil,
 			[]want{{4, "bots[0].platform", "platform is required"}}},
 		{"bad verbosity", withBot("  - name: b", "    platform: whatsapp", "    agent: coder", "    verbosity: loud"), nil,

@@ -20,11 +20,12 @@ type PruneCounts struct {
 	Approvals     int64 // decided permission requests
 	Usage         int64 // usage rows
 	Conversations int64 // conversations left with nothing else
+	Web           int64 // web console messages and uploads (see web.go)
 }
 
 // Total is the number of rows deleted.
 func (c PruneCounts) Total() int64 {
-	return c.Inbox + c.Outbox + c.Approvals + c.Usage + c.Conversations
+	return c.Inbox + c.Outbox + c.Approvals + c.Usage + c.Conversations + c.Web
 }
 
 // LogValue groups the counts in log records.
@@ -35,6 +36,7 @@ func (c PruneCounts) LogValue() slog.Value {
 		slog.Int64("approvals", c.Approvals),
 		slog.Int64("usage", c.Usage),
 		slog.Int64("conversations", c.Conversations),
+		slog.Int64("web", c.Web),
 	)
 }
 
@@ -47,6 +49,7 @@ func (c PruneCounts) LogValue() slog.Value {
 //   - approvals decided before it; open ones never go;
 //   - usage rows recorded before it (so !cost totals cover the retention
 //     window, not all time);
+//   - web console messages last updated, and uploads made, before it;
 //   - conversations created, changed and last active before it that have no
 //     row left in any table referring to them (the ones above, and any other
 //     table with a foreign key to conversations, e.g. grants, which are
@@ -93,6 +96,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneCounts, error
 		if err != nil {
 			return c, fmt.Errorf("prune %s: %w", st.table, err)
 		}
+	}
+	web, err := s.pruneWeb(ctx, cut)
+	c.Web = web
+	if err != nil {
+		return c, fmt.Errorf("prune web console: %w", err)
 	}
 	where, err := s.idleConversationWhere(ctx)
 	if err != nil {

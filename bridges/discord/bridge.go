@@ -49,6 +49,15 @@
 // deduplicates across restarts). Messages are delivered one at a time, in
 // gateway order. Discord does not redeliver events sent while the bridge
 // was not connected at all.
+//
+// # Files
+//
+// bridge.go (Bridge, New, Limits, abilities), run.go (connect and reconnect
+// loop), inbound.go (events to bridges.Inbound), outbound.go (Post, Edit,
+// cards), format.go (CommonMark to platform markup), split.go, typing.go,
+// files.go and errors.go; the three adapters use the same names for the
+// same roles, keep their bounded memories in bridges/internal/lru, and
+// each test file sits next to the file it tests.
 package discord
 
 import (
@@ -62,6 +71,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/bwmarrin/discordgo"
 )
@@ -118,8 +128,8 @@ type Bridge struct {
 	deliverPause time.Duration // first pause between attempts (doubles)
 	queueSize    int           // buffer of the ordered message queue
 
-	recent *lru[string, struct{}] // message and interaction ids already handled
-	chans  *lru[string, chanInfo] // channel id → kind and parent
+	recent *lru.Cache[string, struct{}] // message and interaction ids already handled
+	chans  *lru.Cache[string, chanInfo] // channel id → kind and parent
 
 	mu      sync.Mutex
 	botID   string
@@ -192,8 +202,8 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		deliverTries: 4,
 		deliverPause: 250 * time.Millisecond,
 		queueSize:    1024,
-		recent:       newLRU[string, struct{}](recentIDs),
-		chans:        newLRU[string, chanInfo](channelInfos),
+		recent:       lru.New[string, struct{}](recentIDs),
+		chans:        lru.New[string, chanInfo](channelInfos),
 		typers:       map[string]*typer{},
 	}, nil
 }

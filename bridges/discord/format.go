@@ -16,7 +16,10 @@ import (
 //   - GFM tables become an aligned table in a code block.
 //
 // Fenced code blocks are never touched. The conversion works line by line
-// so that everything else stays byte for byte as the agent wrote it.
+// so that everything else stays byte for byte as the agent wrote it. This
+// is why Discord is not a markdown.Dialect: re-rendering from the parsed
+// document (as Slack and WhatsApp do with markdown.Render) would rewrite
+// what Discord already shows right, e.g. __x__, which Discord underlines.
 
 var (
 	deepHeading = regexp.MustCompile(`^ {0,3}#{4,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -66,76 +65,5 @@ func TestToDiscordRules(t *testing.T) {
 				t.Errorf("toDiscord(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
-	}
-}
-
-func TestSplitMessage(t *testing.T) {
-	t.Parallel()
-	code := "```go\n" + strings.Repeat("fmt.Println(\"hello, world\")\n", 150) + "```"
-	tests := []struct {
-		name string
-		text string
-	}{
-		{"short", "hello"},
-		{"paragraphs", strings.Repeat(strings.Repeat("word ", 150)+"\n\n", 6)},
-		{"code block", "Look:\n\n" + code + "\n\nDone."},
-		{"one long word", strings.Repeat("é", 4500)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			parts := splitMessage(tc.text, maxContentRunes)
-			if len(parts) == 0 {
-				t.Fatal("no parts")
-			}
-			total := 0
-			for _, p := range parts {
-				n := utf8.RuneCountInString(p)
-				if n > maxContentRunes || n == 0 {
-					t.Errorf("part of %d characters", n)
-				}
-				if strings.Count(p, "```")%2 != 0 {
-					t.Errorf("unbalanced fence in part starting %q", p[:20])
-				}
-				if !utf8.ValidString(p) {
-					t.Error("part cuts a rune")
-				}
-				total += strings.Count(p, "hello, world")
-			}
-			if want := strings.Count(tc.text, "hello, world"); total != want {
-				t.Errorf("code lines across parts = %d, want %d", total, want)
-			}
-			if utf8.RuneCountInString(tc.text) <= maxContentRunes && (len(parts) != 1 || parts[0] != tc.text) {
-				t.Errorf("short text changed: %q", parts)
-			}
-		})
-	}
-	if got := truncateMessage(code, 500); utf8.RuneCountInString(got) > 500 || !strings.HasSuffix(got, "```\n…") {
-		t.Errorf("truncateMessage = %d runes, ends %q", utf8.RuneCountInString(got), got[len(got)-8:])
-	}
-	if got := truncateRunes("Approve the deployment", 10); got != "Approve t…" {
-		t.Errorf("truncateRunes = %q", got)
-	}
-}
-
-func TestThreadName(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("word ", 40)
-	tests := []struct{ text, want string }{
-		{"fix the **flaky** test in `ci.yml`", "fix the flaky test in ci.yml"},
-		{"multi\nline\n\nmessage", "multi line message"},
-		{"<@123> ping <#456> here", "ping here"},
-		{"", "Conversation with Ada"},
-		{"   ", "Conversation with Ada"},
-		{long, strings.TrimSpace(strings.Repeat("word ", 19)) + " word…"},
-		{strings.Repeat("x", 150), strings.Repeat("x", 99) + "…"},
-	}
-	for _, tc := range tests {
-		got := threadName(tc.text, "Ada")
-		if got != tc.want {
-			t.Errorf("threadName(%q) = %q, want %q", tc.text, got, tc.want)
-		}
-		if n := utf8.RuneCountInString(got); n < 1 || n > maxThreadName {
-			t.Errorf("threadName(%q) has %d characters", tc.text, n)
-		}
 	}
 }

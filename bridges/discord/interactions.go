@@ -40,7 +40,7 @@ func (b *Bridge) handleInteraction(ctx context.Context, h bridges.Handler, i *di
 		b.log.Debug("discord interaction ignored", "type", i.Type.String())
 		return
 	}
-	if b.recent.Add(i.ID, struct{}{}) {
+	if b.recent.ContainsOrAdd(i.ID, struct{}{}) {
 		b.log.Debug("discord interaction replayed; dropped", "interaction_id", i.ID)
 		return
 	}

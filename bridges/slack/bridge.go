@@ -34,6 +34,13 @@
 // messages. Incoming text is unescaped, the bot mention removed, and
 // <url|label> links, <@U…> mentions and <#C…> channels turned into plain
 // text.
+//
+// Files. bridge.go (Bridge, New, Limits, abilities), run.go (connect and
+// reconnect loop), inbound.go (events to bridges.Inbound), outbound.go
+// (Post, Edit, cards), format.go (CommonMark to mrkdwn), split.go,
+// typing.go, files.go and errors.go; the three adapters use the same names
+// for the same roles, keep their bounded memories in bridges/internal/lru,
+// and each test file sits next to the file it tests.
 package slack
 
 import (
@@ -46,6 +53,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -98,11 +106,11 @@ type Bridge struct {
 	selfMu sync.RWMutex
 	self   identity
 
-	seen    *seenSet    // messages handed to the core (channel/ts)
-	users   *userCache  // user id → display name
-	latest  *boundedMap // conversation key → ts of its latest inbound message
-	typing  typingState // thread status availability and hourglass reactions
-	editGen editGens    // newest pending Edit per message
+	seen    *lru.Cache[string, struct{}] // messages handed to the core (channel/ts)
+	users   *userCache                   // user id → display name
+	latest  *lru.Cache[string, string]   // conversation key → ts of its latest inbound message
+	typing  typingState                  // thread status availability and hourglass reactions
+	editGen editGens                     // newest pending Edit per message
 }
 
 // identity is the bot's own ids, learnt from auth.test.
@@ -144,9 +152,9 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		handlerTimeout: 2500 * time.Millisecond,
 		reconnectMin:   time.Second,
 		reconnectMax:   time.Minute,
-		seen:           newSeenSet(20000),
+		seen:           lru.New[string, struct{}](20000),
 		users:          newUserCache(5000, time.Hour),
-		latest:         newBoundedMap(10000),
+		latest:         lru.New[string, string](10000),
 		typing:         newTypingState(),
 		editGen:        editGens{gen: map[string]uint64{}},
 	}

@@ -46,7 +46,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 		return err
 	}
 	b.setIdentity(id)
-	b.log.Info("slack bot authenticated", slog.String("user_id", id.userID), slog.String("bot_id", id.botID))
+	b.log.Info("slack bot authenticated", slog.String("bot_user", id.userID), slog.String("bot_id", id.botID))
 
 	sm := socketmode.New(b.api, socketmode.OptionLog(smLogger{log: b.log, redact: b.redact}))
 	ctx, cancel := context.WithCancel(ctx)
@@ -84,7 +84,7 @@ func (b *Bridge) authTest(ctx context.Context) (identity, error) {
 		if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
 			delay = max(delay, rl.RetryAfter)
 		}
-		b.log.Warn("slack auth.test failed, retrying", slog.String("err", b.redact.Err(err)), slog.Duration("in", delay))
+		b.log.Warn("slack auth.test failed, retrying", slog.String("err", b.redact.Err(err)), slog.Duration("retry_in", delay))
 		if !sleep(ctx, delay) {
 			return identity{}, ctx.Err()
 		}
@@ -109,7 +109,7 @@ func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client) error {
 		if time.Since(started) > 2*b.reconnectMax {
 			delay = b.reconnectMin
 		}
-		b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)), slog.Duration("in", delay))
+		b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)), slog.Duration("retry_in", delay))
 		if !sleep(ctx, delay) {
 			return nil
 		}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
 )
 
 func TestSplitMrkdwn(t *testing.T) {
@@ -108,37 +110,19 @@ func wantChunks(t *testing.T, got []string, want ...string) {
 	}
 }
 
-// FuzzSplitMrkdwn checks the invariants on converted Markdown: no chunk is
-// over the limit, every chunk has balanced fences, and no visible text is
-// lost.
+// FuzzSplitMrkdwn checks the splitter's contract on converted Markdown
+// (markdowntest.Check): no chunk is over the limit or blank, every chunk
+// ends outside a ``` block, and no visible text is lost.
 func FuzzSplitMrkdwn(f *testing.F) {
 	f.Add("para one\n\npara two with [link](https://e.com) and `code`", 40)
 	f.Add("```\n"+strings.Repeat("x < y\n", 30)+"```", 50)
 	f.Add(strings.Repeat("€", 500), 33)
+	f.Add("- item\n\n  ```\n  code\n  ```\n\n> ```\n> quoted\n> ```", 32)
 	f.Fuzz(func(t *testing.T, md string, limit int) {
-		if limit < 32 || limit > 5000 {
-			return
+		if limit < 32 || limit > 5000 || len(md) > 20000 {
+			t.Skip()
 		}
 		in := ToMrkdwn(md)
-		chunks := splitMrkdwn(in, limit)
-		for i, ch := range chunks {
-			if n := utf8.RuneCountInString(ch); n > limit {
-				t.Fatalf("chunk of %d runes > %d", n, limit)
-			}
-			if !utf8.ValidString(ch) && utf8.ValidString(in) {
-				t.Fatalf("invalid UTF-8 in chunk %q", ch)
-			}
-			if fenceAfter(false, ch) && !fenceAfter(false, in) {
-				t.Fatalf("chunk %d ends inside a ``` block: %q", i, ch)
-			}
-		}
-		strip := func(s string) string {
-			s = strings.ReplaceAll(s, "`", "") // fences are added; spans may move
-
-			return strings.Join(strings.Fields(s), "")
-		}
-		if got, want := strip(strings.Join(chunks, "")), strip(in); got != want {
-			t.Fatalf("text changed:\n got %q\nwant %q", got, want)
-		}
+		markdowntest.Check(t, markdowntest.Backticks, in, splitMrkdwn(in, limit), limit)
 	})
 }

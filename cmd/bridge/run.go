@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord"
 	"github.com/agentbridge/agentbridge/bridges/slack"
+	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -29,7 +30,11 @@ import (
 const shutdownGrace = 30 * time.Second
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
-	cfg, err := loadConfig("run", args, stderr, lookupEnv)
+	rf, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, builtin, err := loadRunConfig(rf, lookupEnv)
 	if err != nil {
 		return err
 	}
@@ -37,11 +42,23 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err := hardenProcess(); err != nil {
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)
 	}
+	if builtin {
+		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
+			"path", rf.config, "data_dir", cfg.DataDir)
+	}
+	if rf.demo {
+		model, err := startDemo(cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer model.Close() // deferred first: closes after the agents stopped
+	}
 
-	platforms, err := buildPlatforms(ctx, cfg, logger)
+	platforms, closePlatforms, err := buildPlatforms(ctx, cfg, logger)
 	if err != nil {
 		return usageError{err}
 	}
+	defer closePlatforms()
 	sandboxes, err := buildSandboxes(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -52,6 +69,14 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+
+	console, err := newWebConsole(cfg, st, logger, rf.demo)
+	if err != nil {
+		return err
+	}
+	if b := cfg.WebBot(); b != nil {
+		platforms[b.Name] = console
+	}
 
 	pool := agent.NewPool(logger)
 	defer func() {
@@ -69,15 +94,22 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
 	})
 
+	if console != nil {
+		console.SetOperator(core)
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandler(core.BotStates), console)
 		if err != nil {
 			return err
 		}
 		logger.Info("http listening", "addr", ln.Addr().String())
+		if console != nil {
+			console.Announce(stderr)
+		}
 		go func() { httpDone <- serveHTTP(ctx, srv, ln) }()
 	} else {
 		httpDone <- nil
@@ -108,9 +140,17 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	return nil
 }
 
-// buildPlatforms creates one adapter per configured bot.
-func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, error) {
+// buildPlatforms creates one adapter per configured bot. The returned
+// function releases what the adapters hold (WhatsApp device stores) once
+// they have stopped.
+func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, func(), error) {
 	out := make(map[string]bridges.Platform, len(cfg.Bots))
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
 	for _, b := range cfg.Bots {
 		var (
 			p   bridges.Platform
@@ -122,16 +162,23 @@ func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		case "discord":
 			p, err = discord.New(b, logger)
 		case config.PlatformWhatsApp:
-			err = checkWhatsAppBot(ctx, cfg, b)
+			var closeStore func()
+			p, closeStore, err = openWhatsAppBot(ctx, cfg, b, logger)
+			if err == nil {
+				closers = append(closers, closeStore)
+			}
+		case config.PlatformWeb:
+			continue // the web console, made once the store is open (web.go)
 		default:
 			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bot %q: %w", b.Name, err)
+			closeAll()
+			return nil, nil, fmt.Errorf("bot %q: %w", b.Name, err)
 		}
 		out[b.Name] = p
 	}
-	return out, nil
+	return out, closeAll, nil
 }
 
 // buildSandboxes creates and checks one sandbox per agent profile, so that
@@ -172,18 +219,22 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func listenHTTP(addr string, reg *prometheus.Registry) (*http.Server, net.Listener, error) {
+// listenHTTP serves /healthz, /metrics and, when console is not nil, the
+// web console at every other path.
+func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, console *web.Console) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
+	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if console != nil {
+		mux.Handle("/", console.Handler())
+		srv.RegisterOnShutdown(console.Shutdown) // ends its event streams
+	}
+	return srv, ln, nil
 }
 
 // serveHTTP serves until ctx ends, then shuts the server down gracefully.

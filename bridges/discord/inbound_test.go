@@ -1,0 +1,213 @@
+package discord
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+)
+
+func TestMentionStartsThread(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+
+	id := f.SendMessage("100", guild, "u1", "please review the failing build on main", true)
+	got := r.rec.waitMsg(t, id)
+
+	want := bridges.ConversationKey{Bot: botName, Channel: "100", Thread: id}
+	if got.Key != want {
+		t.Errorf("key = %+v, want %+v", got.Key, want)
+	}
+	if got.Text != "please review the failing build on main" {
+		t.Errorf("text = %q (mention not stripped?)", got.Text)
+	}
+	if got.UserID != "u1" || got.UserName != "useru1" {
+		t.Errorf("user = %q/%q", got.UserID, got.UserName)
+	}
+	if got.At.IsZero() {
+		t.Error("At is zero")
+	}
+	threads := f.Threads()
+	if len(threads) != 1 {
+		t.Fatalf("threads = %+v, want one", threads)
+	}
+	th := threads[0]
+	if th.ParentID != "100" || th.MessageID != id || th.Name != "please review the failing build on main" {
+		t.Errorf("thread = %+v", th)
+	}
+}
+
+func TestThreadFollowUps(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+
+	first := f.SendMessage("100", guild, "u1", "start a task", true)
+	thread := r.rec.waitMsg(t, first).Key.Thread
+	// A thread a user made, which the bot does not own.
+	f.AddChannel("300", guild, "100", discordfake.ChannelPublicThread, "someone else's thread")
+
+	tests := []struct {
+		name      string
+		channel   string
+		mention   bool
+		delivered bool
+		key       bridges.ConversationKey
+	}{
+		{"owned thread without mention", thread, false, true, bridges.ConversationKey{Bot: botName, Channel: "100", Thread: thread}},
+		{"foreign thread without mention", "300", false, false, bridges.ConversationKey{}},
+		{"foreign thread with mention", "300", true, true, bridges.ConversationKey{Bot: botName, Channel: "100", Thread: "300"}},
+		{"channel without mention", "100", false, false, bridges.ConversationKey{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := f.SendMessage(tc.channel, guild, "u1", "more: "+tc.name, tc.mention)
+			// Messages are handled in order: once a later DM arrives, this
+			// one has been decided.
+			sentinel := f.SendMessage("dm-"+tc.name, "", "u9", "sentinel", false)
+			r.rec.waitMsg(t, sentinel)
+			n := countIDs(r.rec.messages())[id]
+			if tc.delivered != (n == 1) || n > 1 {
+				t.Fatalf("delivered %d times, want delivered=%v", n, tc.delivered)
+			}
+			if tc.delivered {
+				if got := r.rec.waitMsg(t, id); got.Key != tc.key || got.Text != "more: "+tc.name {
+					t.Errorf("got %+v, want key %+v", got, tc.key)
+				}
+			}
+		})
+	}
+	if n := len(f.Threads()); n != 1 {
+		t.Errorf("threads started = %d, want 1 (no thread inside a thread)", n)
+	}
+}
+
+func TestDirectMessageNeedsNoMention(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+
+	id := f.SendMessage("dm1", "", "u2", "what is the status?", false)
+	got := r.rec.waitMsg(t, id)
+	if want := (bridges.ConversationKey{Bot: botName, Channel: "dm1"}); got.Key != want {
+		t.Errorf("key = %+v, want %+v", got.Key, want)
+	}
+	if got.Text != "what is the status?" {
+		t.Errorf("text = %q", got.Text)
+	}
+	if len(f.Threads()) != 0 {
+		t.Errorf("a DM started a thread: %+v", f.Threads())
+	}
+}
+
+func TestIgnoresBotsAndOwnMessages(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+
+	// Another bot mentions us in a channel and writes in a DM.
+	f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "b2", Content: "hello bot", MentionsBot: true, AuthorIsBot: true})
+	f.Send(discordfake.UserMessage{ChannelID: "dm-bot", UserID: "b2", Content: "hello", AuthorIsBot: true})
+	// Our own post (Discord echoes it as MESSAGE_CREATE), even one that
+	// mentions us.
+	dm := bridges.ConversationKey{Bot: botName, Channel: "dm1"}
+	f.SendMessage("dm1", "", "u1", "hi", false)
+	if _, err := r.Post(t.Context(), dm, bridges.Message{Text: "I am <@" + f.BotID() + "> and I answer"}); err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	sentinel := f.SendMessage("dm1", "", "u1", "sentinel", false)
+	r.rec.waitMsg(t, sentinel)
+
+	var texts []string
+	for _, m := range r.rec.messages() {
+		texts = append(texts, m.Text)
+	}
+	if want := []string{"hi", "sentinel"}; !slices.Equal(texts, want) {
+		t.Errorf("delivered %q, want %q", texts, want)
+	}
+	if len(f.Threads()) != 0 {
+		t.Errorf("a bot's mention started a thread")
+	}
+}
+
+func TestHandlerFailureIsRetried(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+	r.rec.mu.Lock()
+	r.rec.failNext = 2
+	r.rec.mu.Unlock()
+
+	id := f.SendMessage("dm1", "", "u1", "hello", false)
+	r.rec.waitMsg(t, id)
+	if n := countIDs(r.rec.messages())[id]; n != 1 {
+		t.Errorf("delivered %d times, want 1", n)
+	}
+}
+
+func TestAttachments(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+
+	png := make([]byte, 1500)
+	copy(png, "\x89PNG\r\n\x1a\n")
+	id := f.Send(discordfake.UserMessage{
+		ChannelID: "dm1", UserID: "u1", Content: "what is in this screenshot?",
+		Attachments: []discordfake.Attachment{{Filename: "shot.png", ContentType: "image/png", Data: png}},
+	})
+	got := r.rec.waitMsg(t, id)
+	if len(got.Files) != 1 {
+		t.Fatalf("files = %+v", got.Files)
+	}
+	file := got.Files[0]
+	if file.Name != "shot.png" || file.MimeType != "image/png" || file.Size != 1500 || file.URL == "" || file.ID == "" {
+		t.Errorf("file = %+v", file)
+	}
+
+	data, err := r.FetchFile(t.Context(), file, 2000)
+	if err != nil || !slices.Equal(data, png) {
+		t.Fatalf("FetchFile = %d bytes, %v", len(data), err)
+	}
+	tests := []struct {
+		name string
+		file bridges.File
+	}{
+		{"size known", file},
+		{"size unknown", bridges.File{Name: file.Name, URL: file.URL}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := r.FetchFile(t.Context(), tc.file, 1000); !isTooLarge(err) {
+				t.Errorf("FetchFile over the cap: err = %v, want ErrTooLarge", err)
+			}
+		})
+	}
+}
+
+func TestThreadName(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 40)
+	tests := []struct{ text, want string }{
+		{"fix the **flaky** test in `ci.yml`", "fix the flaky test in ci.yml"},
+		{"multi\nline\n\nmessage", "multi line message"},
+		{"<@123> ping <#456> here", "ping here"},
+		{"", "Conversation with Ada"},
+		{"   ", "Conversation with Ada"},
+		{long, strings.TrimSpace(strings.Repeat("word ", 19)) + " word…"},
+		{strings.Repeat("x", 150), strings.Repeat("x", 99) + "…"},
+	}
+	for _, tc := range tests {
+		got := threadName(tc.text, "Ada")
+		if got != tc.want {
+			t.Errorf("threadName(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+		if n := utf8.RuneCountInString(got); n < 1 || n > maxThreadName {
+			t.Errorf("threadName(%q) has %d characters", tc.text, n)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/agentbridge/agentbridge/bridges"
+)
+
+// incoming is a message or app_mention event reduced to what routing
+// needs.
+type incoming struct {
+	mention     bool // an app_mention event
+	channel     string
+	channelType string // im, mpim, channel, group ("" for app_mention)
+	user        string
+	botID       string
+	subtype     string
+	text        string
+	ts          string
+	threadTS    string
+	files       []slackapi.File
+}
+
+func fromMessageEvent(e *slackevents.MessageEvent) incoming {
+	in := incoming{
+		channel:     e.Channel,
+		channelType: e.ChannelType,
+		user:        e.User,
+		botID:       e.BotID,
+		subtype:     e.SubType,
+		text:        e.Text,
+		ts:          e.TimeStamp,
+		threadTS:    e.ThreadTimeStamp,
+	}
+	if e.Message != nil {
+		in.files = e.Message.Files
+		if in.botID == "" {
+			in.botID = e.Message.BotID
+		}
+	}
+	return in
+}
+
+func fromMentionEvent(e *slackevents.AppMentionEvent) incoming {
+	return incoming{
+		mention:  true,
+		channel:  e.Channel,
+		user:     e.User,
+		botID:    e.BotID,
+		text:     e.Text,
+		ts:       e.TimeStamp,
+		threadTS: e.ThreadTimeStamp,
+		files:    e.Files,
+	}
+}
+
+// userSubtype reports whether a message subtype is a user talking.
+func userSubtype(subtype string) bool {
+	switch subtype {
+	case "", "file_share", "thread_broadcast":
+		return true
+	}
+	return false
+}
+
+// route decides whether the bot should see a message and hands it to the
+// core. It returns an error only when the message must not be
+// acknowledged (the core did not accept it; Slack will resend it).
+//
+// The whole decision, core calls included, is bounded by handlerTimeout
+// so that the envelope is acked within Slack's 3 s or left for a retry.
+func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) error {
+	self := b.identity()
+	if !userSubtype(in.subtype) || in.botID != "" || in.user == "" || in.user == self.userID || in.ts == "" {
+		return nil // bots (ourselves included), edits, deletions, joins…
+	}
+	dedupe := in.channel + "/" + in.ts
+	if b.seen.Contains(dedupe) {
+		return nil // a retry, or the app_mention twin of a message event
+	}
+	isDM := in.channelType == "im" || (in.channelType == "" && strings.HasPrefix(in.channel, "D"))
+	inThread := in.threadTS != "" && in.threadTS != in.ts
+	mentioned := in.mention || mentions(in.text, self.userID)
+
+	ctx, cancel := context.WithTimeout(ctx, b.handlerTimeout)
+	defer cancel()
+	key := bridges.ConversationKey{Bot: b.name, Channel: in.channel}
+	allowed := h.Allowed(key, in.user)
+	switch {
+	case isDM:
+		if inThread {
+			key.Thread = in.threadTS
+		}
+	case inThread:
+		key.Thread = in.threadTS
+		if !mentioned {
+			owned, err := h.Owns(ctx, key)
+			if err != nil {
+				return fmt.Errorf("check thread ownership: %w", err)
+			}
+			if !owned {
+				return nil
+			}
+		}
+	case mentioned:
+		if allowed {
+			key.Thread = in.ts // the mention starts a thread on itself
+		} // a stranger's starts none: the core answers in the channel
+	default:
+		return nil // top-level channel chatter
+	}
+
+	m := bridges.Inbound{
+		Key:    key,
+		MsgID:  in.channel + ":" + in.ts,
+		UserID: in.user,
+		At:     tsTime(in.ts),
+	}
+	// A stranger's message reaches the core bare, for it to count and
+	// answer privately: no lookups, no files, no working indicator.
+	if allowed {
+		m.UserName = b.userName(ctx, in.user)
+		m.Text = b.plainText(ctx, in.text, self.userID)
+		m.Files = files(in.files)
+		// Remembered first: the core may show the working indicator (a
+		// reaction on this message) before HandleMessage returns.
+		b.latest.Add(key.String(), in.ts)
+	}
+	if err := h.HandleMessage(ctx, m); err != nil {
+		return fmt.Errorf("handle message: %w", err)
+	}
+	b.seen.Add(dedupe, struct{}{})
+	b.log.Debug("slack message delivered", slog.Any("key", key), slog.String("msg_id", in.ts))
+	return nil
+}
+
+// mentions reports whether text mentions the user id (<@U…> or <@U…|name>).
+func mentions(text, userID string) bool {
+	if userID == "" {
+		return false
+	}
+	return strings.Contains(text, "<@"+userID+">") || strings.Contains(text, "<@"+userID+"|")
+}
+
+func (b *Bridge) userName(ctx context.Context, id string) string {
+	return b.users.Name(ctx, id, func(ctx context.Context, id string) (string, error) {
+		u, err := b.api.GetUserInfoContext(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range []string{u.Profile.DisplayName, u.RealName, u.Profile.RealName, u.Name} {
+			if n != "" {
+				return n, nil
+			}
+		}
+		return "", nil
+	})
+}
+
+func files(in []slackapi.File) []bridges.File {
+	var out []bridges.File
+	for _, f := range in {
+		url := f.URLPrivateDownload
+		if url == "" {
+			url = f.URLPrivate
+		}
+		out = append(out, bridges.File{ID: f.ID, Name: f.Name, MimeType: f.Mimetype, Size: int64(f.Size), URL: url})
+	}
+	return out
+}
+
+// tsTime converts a Slack ts ("1700000000.000100") to a time.
+func tsTime(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	return time.Unix(s, us*1000)
+}

@@ -1,0 +1,279 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Operator is the bridge core as the operator pages see it (implemented
+// by *bridges.Core). Without one (SetOperator not called) the pages show
+// what the store and the config know.
+type Operator interface {
+	BotStates() []bridges.BotStatus
+	LiveAgents(ctx context.Context) ([]bridges.LiveAgent, error)
+	StopAgent(ctx context.Context, conversationID, by string) error
+	DecideApproval(ctx context.Context, id, choice, by string) error
+}
+
+var _ Operator = (*bridges.Core)(nil)
+
+// SetOperator gives the operator pages the core. Call it before serving.
+func (c *Console) SetOperator(op Operator) { c.op = op }
+
+// Operator page sizes.
+const (
+	auditPageSize = 200
+	usageDays     = 31
+)
+
+// adminRoutes registers the operator pages: admins only, every action a
+// CSRF-checked POST that redirects back to its page.
+func (c *Console) adminRoutes(mux *http.ServeMux) {
+	admin := func(h http.HandlerFunc) http.Handler { return c.RequireRole(config.RoleAdmin, h) }
+	post := func(h http.HandlerFunc) http.Handler { return c.RequireRole(config.RoleAdmin, c.csrf(h)) }
+	mux.Handle("GET /admin", admin(c.adminBots))
+	mux.Handle("GET /admin/agents", admin(c.adminAgents))
+	mux.Handle("POST /admin/agents/{conv}/stop", post(c.adminStopAgent))
+	mux.Handle("GET /admin/approvals", admin(c.adminApprovals))
+	mux.Handle("POST /admin/approvals/{id}", post(c.adminDecide))
+	mux.Handle("GET /admin/usage", admin(c.adminUsage))
+	mux.Handle("GET /admin/audit", admin(c.adminAudit))
+	mux.Handle("GET /admin/config", admin(c.adminConfig))
+}
+
+// adminPage is the data of every operator page: the sub-page shown and a
+// one-time notice (the outcome of the last action, from the query).
+type adminPage struct {
+	Tab    string
+	Notice string
+	Error  bool
+	Data   any
+}
+
+func (c *Console) renderAdmin(w http.ResponseWriter, r *http.Request, tab string, data any) {
+	p := adminPage{Tab: tab, Data: data, Notice: r.URL.Query().Get("done")}
+	if e := r.URL.Query().Get("error"); e != "" {
+		p.Notice, p.Error = e, true
+	}
+	c.render(w, r, http.StatusOK, "admin_"+tab, "admin", p)
+}
+
+// backTo redirects to page with an outcome for the notice line.
+func backTo(w http.ResponseWriter, r *http.Request, page, done string, err error) {
+	q := "?done=" + urlQuery(done)
+	if err != nil {
+		q = "?error=" + urlQuery(err.Error())
+	}
+	http.Redirect(w, r, page+q, http.StatusSeeOther)
+}
+
+// botRow is one bot on the start page.
+type botRow struct {
+	Name, Platform, Agent string
+	State                 string
+	Since                 time.Time
+	Reason, Hint          string
+	Failed                bool
+}
+
+// adminBots lists the bots with their connection state.
+func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
+	states := map[string]bridges.BotStatus{}
+	if c.op != nil {
+		for _, s := range c.op.BotStates() {
+			states[s.Bot] = s
+		}
+	}
+	var rows []botRow
+	for _, b := range c.cfg.Bots {
+		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running"}
+		if s, ok := states[b.Name]; ok {
+			row.State, row.Since, row.Reason, row.Hint = string(s.State), s.Since, s.Reason, s.Hint
+			row.Failed = s.State == bridges.ConnFailed
+		}
+		rows = append(rows, row)
+	}
+	c.renderAdmin(w, r, "bots", rows)
+}
+
+// agentRow is one live agent.
+type agentRow struct {
+	bridges.LiveAgent
+	Age, Idle string
+	Memory    string
+}
+
+// adminAgents lists the live agent processes.
+func (c *Console) adminAgents(w http.ResponseWriter, r *http.Request) {
+	var rows []agentRow
+	if c.op != nil {
+		live, err := c.op.LiveAgents(r.Context())
+		if err != nil {
+			c.log.Error("list live agents", "err", err)
+			c.errorPage(w, r, http.StatusInternalServerError, "Could not list the live agents: "+err.Error())
+			return
+		}
+		now := time.Now()
+		for _, a := range live {
+			rows = append(rows, agentRow{LiveAgent: a, Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)),
+				Memory: megabytes(a.RSSBytes)})
+		}
+	}
+	c.renderAdmin(w, r, "agents", rows)
+}
+
+// adminStopAgent stops one live agent.
+func (c *Console) adminStopAgent(w http.ResponseWriter, r *http.Request) {
+	if c.op == nil {
+		backTo(w, r, "/admin/agents", "", errors.New("the bridge core is not running"))
+		return
+	}
+	conv, who := r.PathValue("conv"), CurrentUser(r).Name
+	err := c.op.StopAgent(r.Context(), conv, who)
+	backTo(w, r, "/admin/agents", "Agent stopped; the conversation resumes with its next message.", err)
+}
+
+// approvalRow is one permission request with its conversation.
+type approvalRow struct {
+	store.Approval
+	Key     bridges.ConversationKey
+	Subject string
+}
+
+// adminApprovals lists open permission requests of every platform.
+func (c *Console) adminApprovals(w http.ResponseWriter, r *http.Request) {
+	open, err := c.st.OpenApprovals(r.Context())
+	if err != nil {
+		c.log.Error("list open approvals", "err", err)
+		c.errorPage(w, r, http.StatusInternalServerError, "Could not read the open requests: "+err.Error())
+		return
+	}
+	rows := make([]approvalRow, 0, len(open))
+	for _, a := range open {
+		row := approvalRow{Approval: a, Subject: toolSubject(a.Input)}
+		if conv, err := c.st.ConversationByID(r.Context(), a.ConversationID); err == nil {
+			row.Key = bridges.ConversationKey(conv.Key)
+		}
+		rows = append(rows, row)
+	}
+	c.renderAdmin(w, r, "approvals", rows)
+}
+
+// adminDecide allows or denies an open request as the signed-in admin.
+func (c *Console) adminDecide(w http.ResponseWriter, r *http.Request) {
+	if c.op == nil {
+		backTo(w, r, "/admin/approvals", "", errors.New("the bridge core is not running"))
+		return
+	}
+	id, choice, who := r.PathValue("id"), r.PostFormValue("choice"), CurrentUser(r).Name
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	err := c.op.DecideApproval(ctx, id, choice, who)
+	if err != nil {
+		c.log.Info("operator decision refused", "request", id, "user", who, "err", err)
+	}
+	verb := map[string]string{bridges.ChoiceAllow: "allowed", bridges.ChoiceDeny: "denied"}[choice]
+	backTo(w, r, "/admin/approvals", "Request "+verb+".", err)
+}
+
+// adminUsage shows usage and cost per bot and day.
+func (c *Console) adminUsage(w http.ResponseWriter, r *http.Request) {
+	since := time.Now().UTC().AddDate(0, 0, -usageDays+1).Truncate(24 * time.Hour)
+	days, err := c.st.UsageByBotDay(r.Context(), since)
+	if err != nil {
+		c.log.Error("read usage", "err", err)
+		c.errorPage(w, r, http.StatusInternalServerError, "Could not read usage: "+err.Error())
+		return
+	}
+	var total float64
+	for _, d := range days {
+		total += d.CostUSD
+	}
+	c.renderAdmin(w, r, "usage", struct {
+		Days  []store.DayUsage
+		Total float64
+		Since time.Time
+	}{days, total, since})
+}
+
+// adminAudit shows the latest decided approvals.
+func (c *Console) adminAudit(w http.ResponseWriter, r *http.Request) {
+	log, err := c.st.DecidedApprovals(r.Context(), auditPageSize)
+	if err != nil {
+		c.log.Error("read audit log", "err", err)
+		c.errorPage(w, r, http.StatusInternalServerError, "Could not read the audit log: "+err.Error())
+		return
+	}
+	rows := make([]approvalRow, 0, len(log))
+	for _, e := range log {
+		rows = append(rows, approvalRow{Approval: e.Approval, Key: bridges.ConversationKey(e.Key), Subject: toolSubject(e.Input)})
+	}
+	c.renderAdmin(w, r, "audit", rows)
+}
+
+// adminConfig shows the effective configuration (after ${ENV} expansion
+// and defaults) with every secret redacted: the config types' JSON
+// encodings redact tokens and agent env values.
+func (c *Console) adminConfig(w http.ResponseWriter, r *http.Request) {
+	b, err := json.MarshalIndent(c.cfg, "", "  ")
+	if err != nil {
+		c.errorPage(w, r, http.StatusInternalServerError, "Could not show the configuration: "+err.Error())
+		return
+	}
+	c.renderAdmin(w, r, "config", struct {
+		Path, JSON, Summary string
+	}{c.cfg.Path, string(b), c.cfg.Summary()})
+}
+
+// toolSubject is the short form of a tool input for a table cell: a Bash
+// command, a file path or URL, else the JSON.
+func toolSubject(input []byte) string {
+	var m map[string]any
+	if json.Unmarshal(input, &m) == nil {
+		for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
+			if s, ok := m[k].(string); ok {
+				return truncate(s, 300)
+			}
+		}
+	}
+	return truncate(string(input), 300)
+}
+
+// truncate cuts s to n runes, marking the cut with "…".
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// roundDur renders d to the second (to the minute past an hour).
+func roundDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d >= time.Hour {
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// megabytes renders a byte count as MB, "?" when unknown.
+func megabytes(n int64) string {
+	if n <= 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+}
+
+// urlQuery escapes s (truncated) for a query value.
+func urlQuery(s string) string { return url.QueryEscape(truncate(s, 300)) }

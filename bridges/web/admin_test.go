@@ -1,0 +1,274 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// fakeOperator records what the operator pages ask of the core.
+type fakeOperator struct {
+	mu      sync.Mutex
+	calls   []string
+	live    []bridges.LiveAgent
+	decideE error
+}
+
+func (f *fakeOperator) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+}
+
+func (f *fakeOperator) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakeOperator) BotStates() []bridges.BotStatus {
+	return []bridges.BotStatus{{Bot: "team-slack", Platform: "slack", BotState: bridges.BotState{
+		State: bridges.ConnFailed, Reason: "invalid_auth", Hint: "Set a valid bot token, then restart."}}}
+}
+
+func (f *fakeOperator) LiveAgents(context.Context) ([]bridges.LiveAgent, error) { return f.live, nil }
+
+func (f *fakeOperator) StopAgent(_ context.Context, conv, by string) error {
+	f.record("stop " + conv + " by " + by)
+	return nil
+}
+
+func (f *fakeOperator) DecideApproval(_ context.Context, id, choice, by string) error {
+	f.record("decide " + id + " " + choice + " by " + by)
+	return f.decideE
+}
+
+const (
+	slackSecret = "xoxb-very-secret-slack-token"
+	apiSecret   = "sk-ant-very-secret-key"
+)
+
+type adminHarness struct {
+	srv      *httptest.Server
+	c        *Console
+	op       *fakeOperator
+	st       *store.Store
+	ana, bob *http.Client
+	csrf     map[*http.Client]string
+}
+
+func newAdminHarness(t *testing.T) *adminHarness {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := &config.Config{
+		Path:    filepath.Join(dir, "bridge.yaml"),
+		DataDir: dir,
+		HTTP:    config.HTTP{Listen: "127.0.0.1:0"},
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: dir,
+			Env: map[string]string{"ANTHROPIC_API_KEY": apiSecret}}},
+		Bots: []*config.Bot{{Name: "team-slack", Platform: "slack", Agent: "coder",
+			Slack: &config.Slack{BotToken: slackSecret, AppToken: "xapp-also-secret"}}},
+		Web: config.Web{Users: []config.WebUser{{Name: "ana", Role: config.RoleAdmin, Token: anaToken}, {Name: "bob", Role: config.RoleUser, Token: bobToken}}},
+	}
+	st, err := store.Open(context.Background(), filepath.Join(dir, "bridge.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c, err := New(Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &fakeOperator{}
+	c.SetOperator(op)
+	srv := httptest.NewServer(c.Handler())
+	t.Cleanup(srv.Close)
+	h := &adminHarness{srv: srv, c: c, op: op, st: st, csrf: map[*http.Client]string{}}
+	h.ana, h.bob = h.client(t, "ana"), h.client(t, "bob")
+	return h
+}
+
+// client returns an HTTP client signed in as name (a session cookie
+// issued by the console) that does not follow redirects.
+func (h *adminHarness) client(t *testing.T, name string) *http.Client {
+	t.Helper()
+	var u *User
+	for _, x := range h.c.users.list {
+		if x.Name == name {
+			u = x
+		}
+	}
+	value := h.c.sess.issue(u)
+	jar := &oneCookie{c: &http.Cookie{Name: sessionCookie, Value: value}}
+	cl := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	h.csrf[cl] = h.c.sess.csrfFor(value)
+	return cl
+}
+
+type oneCookie struct{ c *http.Cookie }
+
+func (j *oneCookie) SetCookies(*url.URL, []*http.Cookie) {}
+func (j *oneCookie) Cookies(*url.URL) []*http.Cookie     { return []*http.Cookie{j.c} }
+
+func (h *adminHarness) get(t *testing.T, cl *http.Client, path string) (int, string) {
+	t.Helper()
+	resp, err := cl.Get(h.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// post sends a form; withCSRF adds the client's token.
+func (h *adminHarness) post(t *testing.T, cl *http.Client, path string, form url.Values, withCSRF bool) (int, string) {
+	t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if withCSRF {
+		form.Set("csrf", h.csrf[cl])
+	}
+	resp, err := cl.PostForm(h.srv.URL+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
+}
+
+func TestAdminPagesAreForAdmins(t *testing.T) {
+	h := newAdminHarness(t)
+	for _, p := range []string{"/admin", "/admin/agents", "/admin/approvals", "/admin/usage", "/admin/audit", "/admin/config"} {
+		if code, _ := h.get(t, h.bob, p); code != http.StatusForbidden {
+			t.Errorf("user GET %s: %d, want 403", p, code)
+		}
+		if code, body := h.get(t, h.ana, p); code != http.StatusOK || !strings.Contains(body, `id="adminnav"`) {
+			t.Errorf("admin GET %s: %d", p, code)
+		}
+	}
+	if code, _ := h.post(t, h.bob, "/admin/agents/c1/stop", nil, true); code != http.StatusForbidden {
+		t.Errorf("user POST stop: %d, want 403", code)
+	}
+	if code, _ := h.post(t, h.bob, "/admin/approvals/r1", url.Values{"choice": {"allow"}}, true); code != http.StatusForbidden {
+		t.Errorf("user POST decide: %d, want 403", code)
+	}
+	if calls := h.op.Calls(); len(calls) != 0 {
+		t.Errorf("a user reached the core: %v", calls)
+	}
+}
+
+func TestAdminBotsShowState(t *testing.T) {
+	h := newAdminHarness(t)
+	_, body := h.get(t, h.ana, "/admin")
+	for _, want := range []string{"team-slack", "failed", "invalid_auth", "Set a valid bot token, then restart."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("bots page lacks %q", want)
+		}
+	}
+}
+
+func TestAdminAgentsStop(t *testing.T) {
+	h := newAdminHarness(t)
+	now := time.Now()
+	h.op.live = []bridges.LiveAgent{{Key: bridges.ConversationKey{Bot: "team-slack", Channel: "C1", Thread: "1.2"},
+		ConversationID: "conv-1", Profile: "coder", PID: 4242, Started: now.Add(-90 * time.Second), LastActive: now.Add(-30 * time.Second),
+		RSSBytes: 210e6}}
+	_, body := h.get(t, h.ana, "/admin/agents")
+	for _, want := range []string{"4242", "210 MB", "team-slack · C1 · 1.2", `action="/admin/agents/conv-1/stop"`, "1m30s"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("agents page lacks %q", want)
+		}
+	}
+	if code, _ := h.post(t, h.ana, "/admin/agents/conv-1/stop", nil, false); code != http.StatusForbidden {
+		t.Errorf("stop without CSRF token: %d, want 403", code)
+	}
+	if calls := h.op.Calls(); len(calls) != 0 {
+		t.Fatalf("a request without CSRF token reached the core: %v", calls)
+	}
+	code, loc := h.post(t, h.ana, "/admin/agents/conv-1/stop", nil, true)
+	if code != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/agents?done=") {
+		t.Errorf("stop: %d %q", code, loc)
+	}
+	if calls := h.op.Calls(); len(calls) != 1 || calls[0] != "stop conv-1 by ana" {
+		t.Errorf("core calls %v", calls)
+	}
+}
+
+func TestAdminApprovalsAuditUsage(t *testing.T) {
+	h := newAdminHarness(t)
+	ctx := context.Background()
+	conv, _, err := h.st.GetOrCreateConversation(ctx, store.ConversationKey{Bot: "team-slack", Channel: "C9", Thread: "7.7"}, "coder", "U1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"req-open", "req-done"} {
+		if _, err := h.st.RecordApprovalRequest(ctx, store.Approval{ID: id, ConversationID: conv.ID, ToolName: "Bash",
+			Input: []byte(`{"command":"git push <origin>"}`), RequestedBy: "U1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.st.RecordApprovalDecision(ctx, "req-done", store.DecisionDeny, "web:ana", "no"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.AddUsage(ctx, store.Usage{ConversationID: conv.ID, CostUSD: 0.125, InputTokens: 1234}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, body := h.get(t, h.ana, "/admin/approvals")
+	if !strings.Contains(body, `data-request="req-open"`) || strings.Contains(body, `data-request="req-done"`) {
+		t.Errorf("pending page must list req-open only:\n%s", body)
+	}
+	if !strings.Contains(body, "git push &lt;origin&gt;") {
+		t.Error("pending page lacks the (escaped) command")
+	}
+	code, loc := h.post(t, h.ana, "/admin/approvals/req-open", url.Values{"choice": {"allow"}}, true)
+	if code != http.StatusSeeOther || !strings.Contains(loc, "done=") {
+		t.Errorf("decide: %d %q", code, loc)
+	}
+	if calls := h.op.Calls(); len(calls) != 1 || calls[0] != "decide req-open allow by ana" {
+		t.Errorf("core calls %v", calls)
+	}
+	h.op.decideE = errors.New("the request is no longer open")
+	if _, loc := h.post(t, h.ana, "/admin/approvals/req-open", url.Values{"choice": {"deny"}}, true); !strings.Contains(loc, "error=") {
+		t.Errorf("a failed decision redirected to %q, want an error notice", loc)
+	}
+	if _, body := h.get(t, h.ana, "/admin/approvals?error=the+request+is+no+longer+open"); !strings.Contains(body, "no longer open") {
+		t.Error("the error notice is not shown")
+	}
+
+	_, body = h.get(t, h.ana, "/admin/audit")
+	if !strings.Contains(body, `data-request="req-done"`) || !strings.Contains(body, "web:ana") || strings.Contains(body, `data-request="req-open"`) {
+		t.Errorf("audit page must list the decided request with its decider:\n%s", body)
+	}
+	_, body = h.get(t, h.ana, "/admin/usage")
+	if !strings.Contains(body, "0.1250") || !strings.Contains(body, "1234") || !strings.Contains(body, time.Now().UTC().Format("2006-01-02")) {
+		t.Errorf("usage page lacks today's cost and tokens:\n%s", body)
+	}
+}
+
+func TestAdminConfigRedactsSecrets(t *testing.T) {
+	h := newAdminHarness(t)
+	code, body := h.get(t, h.ana, "/admin/config")
+	if code != http.StatusOK || !strings.Contains(body, "team-slack") || !strings.Contains(body, "ANTHROPIC_API_KEY") {
+		t.Fatalf("config page: %d\n%s", code, body)
+	}
+	for _, secret := range []string{slackSecret, "xapp-also-secret", apiSecret, anaToken, bobToken} {
+		if strings.Contains(body, secret) {
+			t.Errorf("config page shows the secret %q", secret)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+// Package web is the built-in web console: a chat platform (the bot with
+// `platform: web`) and the pages around it, served on the bridge's HTTP
+// listener (http.listen) next to /healthz and /metrics.
+//
+// # Shape
+//
+// Console is both the bridges.Platform of the web bot and the HTTP handler
+// of every page. People sign in with the token of their web.users entry
+// (or the admin token generated into data_dir when there is none); a
+// session is a signed cookie (HttpOnly, SameSite=Strict, Secure over
+// https). Every POST carries the session's CSRF token and passes Go's
+// cross-origin protection. Pages are html/template files under templates/
+// rendered inside one layout; the little JS and CSS live in static/ (no
+// build step). Nothing is inline, so the Content-Security-Policy allows
+// scripts and styles from this origin only.
+//
+// A web conversation's key is {bot, the user's name, a random thread id}:
+// people see their own conversations only. Every message shown (the user's
+// and the bridge's, with its buttons) is kept in the store (web_messages),
+// so a reload or a reconnect shows the conversation as it is, open cards
+// included; a page follows changes over server-sent events and catches up
+// by version after a reconnect.
+//
+// # Adding pages
+//
+// A page is a template file (templates/NAME.html defining "title" and
+// "content") and a handler that calls Console.render. Register it in
+// routes (routes.go) wrapped in requireUser, or in RequireRole(config.
+// RoleAdmin, …) for operator pages, which answers 403 to everyone else.
+// POST handlers go through csrf; forms include {{template "csrf" .}}.
+package web
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Options configure a Console.
+type Options struct {
+	Config *config.Config // required: the web bot, web.users, data_dir, http.listen
+	Store  *store.Store   // required: chat history and uploads
+	Logger *slog.Logger   // default discards
+	// Demo labels every page "Demo — scripted model, not Claude" (bridge
+	// run -demo).
+	Demo bool
+	// Now is the clock for sessions; default time.Now.
+	Now func() time.Time
+}
+
+// Console is the web console. Create it with New; serve Handler on the
+// bridge's HTTP listener; when the config has a web bot, give the Console
+// to the core as that bot's Platform.
+type Console struct {
+	cfg    *config.Config
+	bot    *config.Bot // nil: no web bot (sign-in and admin pages only)
+	st     *store.Store
+	log    *slog.Logger
+	demo   bool
+	users  *users
+	sess   *sessions
+	pages  map[string]*template.Template
+	md     *markdown
+	hub    *hub
+	mux    http.Handler
+	static http.Handler
+
+	// generatedToken is the admin token written into data_dir by this
+	// start (first run without users), shown once by Announce.
+	generatedToken string
+
+	op Operator // operator pages' view of the core (SetOperator)
+
+	mu      sync.Mutex
+	handler bridges.Handler                  // set while Run runs
+	typing  map[bridges.ConversationKey]bool // turns running, for pages that (re)connect
+}
+
+var (
+	_ bridges.Platform    = (*Console)(nil)
+	_ bridges.Editor      = (*Console)(nil)
+	_ bridges.Typer       = (*Console)(nil)
+	_ bridges.FileFetcher = (*Console)(nil)
+	_ bridges.Ephemeral   = (*Console)(nil)
+)
+
+// New loads the users (generating the admin token into data_dir when
+// web.users is empty), the session key (data_dir/web-session.key, made on
+// first use) and the templates.
+func New(opts Options) (*Console, error) {
+	if opts.Config == nil || opts.Store == nil {
+		return nil, errors.New("web console: Config and Store are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	us, generated, err := newUsers(opts.Config.Web.Users, opts.Config.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
+	key, _, err := readOrCreateSecret(filepath.Join(opts.Config.DataDir, SessionKeyFile), func() ([]byte, error) { return randomBytes(32) })
+	if err != nil {
+		return nil, fmt.Errorf("web console: session key: %w", err)
+	}
+	if len(key) < 32 {
+		return nil, fmt.Errorf("web console: session key %s is too short: delete it to make a new one", SessionKeyFile)
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
+	c := &Console{
+		cfg:            opts.Config,
+		bot:            opts.Config.WebBot(),
+		st:             opts.Store,
+		log:            opts.Logger.With("component", "web"),
+		demo:           opts.Demo,
+		users:          us,
+		sess:           &sessions{key: key, users: us, now: opts.Now},
+		pages:          pages,
+		md:             newMarkdown(),
+		hub:            newHub(),
+		typing:         make(map[bridges.ConversationKey]bool),
+		generatedToken: generated,
+	}
+	c.static = staticHandler()
+	c.mux = c.routes()
+	return c, nil
+}
+
+// Handler serves every console page; mount it at "/".
+func (c *Console) Handler() http.Handler { return c.mux }
+
+// Shutdown ends every open event stream, so that the HTTP server's
+// graceful shutdown does not wait for them (register it with
+// http.Server.RegisterOnShutdown).
+func (c *Console) Shutdown() { c.hub.close() }
+
+// BaseURL is the console's address as configured in http.listen (a
+// wildcard host shows as 127.0.0.1), e.g. "http://127.0.0.1:9464".
+func (c *Console) BaseURL() string {
+	host, port, err := net.SplitHostPort(c.cfg.HTTP.Listen)
+	if err != nil {
+		return "http://" + c.cfg.HTTP.Listen
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// Announce tells the operator on w (the terminal, not the log) where the
+// console is. On the start that generated the admin token it prints the
+// sign-in link with the token, once; later starts name the token's file.
+// It also logs a warning when the listener is reachable from other
+// machines over plain HTTP.
+func (c *Console) Announce(w io.Writer) {
+	tokenFile := filepath.Join(c.cfg.DataDir, AdminTokenFile)
+	switch {
+	case c.generatedToken != "":
+		fmt.Fprintf(w, "\nWeb console: open %s/signin#token=%s to sign in as %s.\n(The token is saved in %s; keep it secret.)\n\n",
+			c.BaseURL(), c.generatedToken, GeneratedAdmin, tokenFile)
+	case len(c.cfg.Web.Users) == 0:
+		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s)\n", c.BaseURL(), GeneratedAdmin, tokenFile)
+	default:
+		fmt.Fprintf(w, "Web console: %s/\n", c.BaseURL())
+	}
+	if !loopbackListen(c.cfg.HTTP.Listen) {
+		c.log.Warn("the web console listens on a non-loopback address over plain HTTP: tokens and cookies can be read on the network. "+
+			"Listen on 127.0.0.1 behind an HTTPS reverse proxy (docs/web.md)", "listen", c.cfg.HTTP.Listen)
+	}
+}
+
+// loopbackListen reports whether a host:port only accepts local
+// connections.
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// coreHandler returns the core while Run runs, or nil.
+func (c *Console) coreHandler() bridges.Handler {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handler
+}

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func TestMarkdownIsSafe(t *testing.T) {
+	md := newMarkdown()
+	cases := []struct {
+		name   string
+		in     string
+		want   []string // substrings of the HTML
+		forbid []string
+	}{
+		{"script tag", `hi <script>alert(1)</script>`, []string{"hi"}, []string{"<script"}},
+		{"event handler", `<img src=x onerror=alert(1)> <b onclick="x()">b</b>`, nil, []string{"<img", "onerror", "onclick", "<b"}},
+		{"javascript link", `[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) [z](  javascript:alert(1))`, nil, []string{"javascript:", "JaVaScRiPt"}},
+		{"raw javascript anchor", `<a href="javascript:alert(1)">x</a>`, nil, []string{"javascript:", "<a"}},
+		{"data and vbscript links", `[a](data:text/html,<script>x</script>) [b](vbscript:x)`, nil, []string{"data:", "vbscript:", "<script"}},
+		{"iframe and style", `<iframe src="https://e.x"></iframe><style>body{}</style>`, nil, []string{"<iframe", "<style"}},
+		{"image from elsewhere", `![t](https://tracker.example/p.png)`, nil, []string{"<img", "tracker.example"}},
+		{"https link", `[ok](https://example.com/a?b=1)`, []string{`href="https://example.com/a?b=1"`, `rel="nofollow noreferrer noopener"`, `target="_blank"`}, nil},
+		{"autolink", `see https://example.com/x`, []string{`href="https://example.com/x"`, "noopener"}, nil},
+		{"code block keeps its language", "```go\nfmt.Println(\"<b>\")\n```", []string{`<pre><code class="language-go">`, "&lt;b&gt;"}, []string{"<b>"}},
+		{"bad language class", "```x\" onclick=\"y\nz\n```", nil, []string{"onclick"}},
+		{"table and emphasis", "| a | b |\n|---|---|\n| **c** | ~~d~~ |", []string{"<table>", "<strong>c</strong>", "<del>d</del>"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(md.render(tc.in))
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("output lacks %q:\n%s", w, got)
+				}
+			}
+			for _, f := range tc.forbid {
+				if strings.Contains(strings.ToLower(got), strings.ToLower(f)) {
+					t.Errorf("output contains %q:\n%s", f, got)
+				}
+			}
+		})
+	}
+}
+
+// FuzzMarkdownIsSafe: whatever the agent writes, the HTML has only the
+// allowed elements and attributes, and links only to http(s) or mailto.
+func FuzzMarkdownIsSafe(f *testing.F) {
+	for _, s := range []string{`<script>x</script>`, `[a](javascript:x)`, "```\n<img onerror=x>\n```", `<a href="x" onclick="y">`,
+		`[a](https://x.example "t")`, "| a |\n|---|\n| <b>x</b> |"} {
+		f.Add(s)
+	}
+	md := newMarkdown()
+	allowed := map[string]bool{}
+	for _, e := range []string{"p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote",
+		"ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "a"} {
+		allowed[e] = true
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := string(md.render(s))
+		z := html.NewTokenizer(strings.NewReader(out))
+		for {
+			tt := z.Next()
+			if tt == html.ErrorToken {
+				return
+			}
+			if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+				continue
+			}
+			tok := z.Token()
+			if !allowed[tok.Data] {
+				t.Fatalf("element <%s> in output for %q:\n%s", tok.Data, s, out)
+			}
+			for _, a := range tok.Attr {
+				ok := false
+				switch a.Key {
+				case "href":
+					v := strings.ToLower(a.Val)
+					ok = tok.Data == "a" && (strings.HasPrefix(v, "http:") || strings.HasPrefix(v, "https:") || strings.HasPrefix(v, "mailto:"))
+				case "rel", "target":
+					ok = tok.Data == "a"
+				case "class":
+					ok = tok.Data == "code" && strings.HasPrefix(a.Val, "language-")
+				case "start":
+					ok = tok.Data == "ol"
+				}
+				if !ok {
+					t.Fatalf("attribute %s=%q on <%s> for %q:\n%s", a.Key, a.Val, tok.Data, s, out)
+				}
+			}
+		}
+	})
+}

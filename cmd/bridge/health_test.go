@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+)
+
+// /healthz: JSON per bot; 200 while a bot can serve, 503 when all failed.
+func TestHealthz(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	bot := func(name string, s bridges.ConnState) bridges.BotStatus {
+		return bridges.BotStatus{Bot: name, Platform: "whatsapp", BotState: bridges.BotState{State: s, Since: since}}
+	}
+	banned := bot("phone", bridges.ConnFailed)
+	banned.Reason, banned.Remedy, banned.Hint = "temporarily banned", bridges.RemedyWait, "wait until the ban ends"
+	banned.Until = since.Add(time.Hour)
+	tests := []struct {
+		name   string
+		states []bridges.BotStatus
+		code   int
+		status string
+	}{
+		{"no bot started yet", nil, 200, "ok"},
+		{"all connected or running", []bridges.BotStatus{bot("a", bridges.ConnConnected), bot("b", bridges.ConnRunning)}, 200, "ok"},
+		{"one starting", []bridges.BotStatus{bot("a", bridges.ConnStarting), bot("b", bridges.ConnRunning)}, 200, "degraded"},
+		{"one reconnecting", []bridges.BotStatus{bot("a", bridges.ConnReconnecting)}, 200, "degraded"},
+		{"one of two failed", []bridges.BotStatus{banned, bot("b", bridges.ConnConnected)}, 200, "degraded"},
+		{"all failed", []bridges.BotStatus{banned}, 503, "failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			healthHandler(func() []bridges.BotStatus { return tt.states }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			if rec.Code != tt.code {
+				t.Errorf("code %d, want %d", rec.Code, tt.code)
+			}
+			var body healthBody
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatalf("body %q: %v", rec.Body, err)
+			}
+			if body.Status != tt.status || len(body.Bots) != len(tt.states) {
+				t.Errorf("body = %+v, want status %q and %d bots", body, tt.status, len(tt.states))
+			}
+		})
+	}
+	rec := httptest.NewRecorder()
+	healthHandler(func() []bridges.BotStatus { return []bridges.BotStatus{banned} }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	var raw struct {
+		Bots []map[string]any `json:"bots"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"bot": "phone", "platform": "whatsapp", "state": "failed", "since": "2026-01-02T03:04:05Z",
+		"reason": "temporarily banned", "remedy": "wait", "hint": "wait until the ban ends", "until": "2026-01-02T04:04:05Z"}
+	if len(raw.Bots) != 1 || len(raw.Bots[0]) != len(want) {
+		t.Fatalf("bots = %v, want %v", raw.Bots, want)
+	}
+	for k, v := range want {
+		if raw.Bots[0][k] != v {
+			t.Errorf("%s = %v, want %v", k, raw.Bots[0][k], v)
+		}
+	}
+}

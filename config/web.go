@@ -1,0 +1,176 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// PlatformWeb is bots[].platform for the built-in web console: a chat page
+// served on http.listen. At most one bot may use it.
+const PlatformWeb = "web"
+
+// Web console roles (yaml web.users[].role).
+const (
+	RoleUser  = "user"  // may chat
+	RoleAdmin = "admin" // may chat and open the operator pages
+)
+
+// MinWebTokenLength is the shortest web.users[].token accepted: a sign-in
+// token is a password that anyone reaching the port can try.
+const MinWebTokenLength = 16
+
+// Web configures the web console (yaml web). Its users sign in with their
+// token; their names are the user ids that the web bot's access lists name.
+// With no users the console generates one admin token into data_dir.
+type Web struct {
+	Users []WebUser // yaml users, in file order; names unique
+}
+
+// WebUser is one person who may sign in to the web console (yaml
+// web.users[]).
+type WebUser struct {
+	Name  string // yaml name: the user id (access lists, audit log), unique
+	Role  string // yaml role: user|admin, default user
+	Token string // yaml token: the sign-in secret, at least MinWebTokenLength characters
+}
+
+// webUserName is what a web user name may look like: it becomes a
+// conversation's channel id and appears in URLs and the audit log.
+var webUserName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
+
+// String implements fmt.Stringer with the token redacted.
+func (u WebUser) String() string {
+	return fmt.Sprintf("web_user{name:%s role:%s token:%s}", u.Name, u.Role, redact(u.Token))
+}
+
+// GoString implements fmt.GoStringer (%#v) with the token redacted.
+func (u WebUser) GoString() string {
+	return fmt.Sprintf("config.WebUser{Name:%q, Role:%q, Token:%q}", u.Name, u.Role, redact(u.Token))
+}
+
+// LogValue implements slog.LogValuer with the token redacted.
+func (u WebUser) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", u.Name), slog.String("role", u.Role), slog.String("token", redact(u.Token)))
+}
+
+// webSection decodes yaml web.
+func (d *decoder) webSection(w *Web) field {
+	return func(v *yaml.Node, p string) {
+		d.fields(v, p, map[string]field{
+			"users": func(v *yaml.Node, up string) {
+				d.list(v, up, "web users", func(item *yaml.Node, ip string) {
+					var u WebUser
+					if d.mappingItem(item, ip) {
+						d.fields(item, ip, map[string]field{
+							"name":  d.str(&u.Name),
+							"role":  d.str(&u.Role),
+							"token": d.str(&u.Token),
+						})
+					}
+					w.Users = append(w.Users, u)
+				})
+			},
+		})
+	}
+}
+
+// finishWeb checks web.users and that at most one bot is a web bot.
+func (d *decoder) finishWeb(c *Config) {
+	seen := map[string]int{}
+	for i := range c.Web.Users {
+		u := &c.Web.Users[i]
+		p := index("web.users", i)
+		if d.bad[p] {
+			continue
+		}
+		np := child(p, "name")
+		switch first, dup := seen[u.Name]; {
+		case u.Name == "":
+			d.required(np, "name is required (the user id that access lists name)")
+		case !webUserName.MatchString(u.Name):
+			d.addf(d.lineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.show(np, u.Name))
+		case dup:
+			d.addf(d.lineOf(np), np, "duplicate web user %s (also web.users[%d] at line %d)", d.show(np, u.Name), first, d.lineOf(child(index("web.users", first), "name")))
+		default:
+			seen[u.Name] = i
+		}
+		u.Role = orDefault(u.Role, RoleUser)
+		d.oneOf(child(p, "role"), u.Role, "role", RoleUser, RoleAdmin)
+		tp := child(p, "token")
+		switch {
+		case u.Token == "" && d.bad[tp]:
+		case u.Token == "":
+			if r, ok := d.raw[tp]; ok {
+				d.addf(d.lineOf(tp), tp, "is empty (from %q); every web user needs a sign-in token", r)
+			} else {
+				d.required(tp, `token is required (give it through ${ENV}, e.g. token: "${WEB_TOKEN_ANA}")`)
+			}
+		case len(u.Token) < MinWebTokenLength && !d.bad[tp]:
+			d.addf(d.lineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
+		}
+	}
+	first := -1
+	for i, b := range c.Bots {
+		if b == nil || b.Platform != PlatformWeb {
+			continue
+		}
+		if first < 0 {
+			first = i
+			if c.HTTP.Listen == "" && !d.bad["http.listen"] {
+				pp := child(index("bots", i), "platform")
+				d.addf(d.lineOf(pp), pp, "a web bot is served on http.listen, which is disabled (\"\")")
+			}
+			continue
+		}
+		pp := child(index("bots", i), "platform")
+		d.addf(d.lineOf(pp), pp, "only one web bot is allowed (bots[%d] at line %d is one)", first, d.lineOf(child(index("bots", first), "platform")))
+	}
+}
+
+// WebBot returns the web console's bot, or nil when there is none.
+func (c *Config) WebBot() *Bot {
+	for _, b := range c.Bots {
+		if b.Platform == PlatformWeb {
+			return b
+		}
+	}
+	return nil
+}
+
+// WebUser returns the web user called name, or nil.
+func (c *Config) WebUser(name string) *WebUser {
+	for i := range c.Web.Users {
+		if c.Web.Users[i].Name == name {
+			return &c.Web.Users[i]
+		}
+	}
+	return nil
+}
+
+// writeWebSummary adds the web users (names and roles, never tokens) to a
+// Summary.
+func writeWebSummary(b *strings.Builder, c *Config) {
+	if len(c.Web.Users) == 0 {
+		if c.WebBot() != nil {
+			b.WriteString("web users: none (an admin token is generated into data_dir)\n")
+		}
+		return
+	}
+	b.WriteString("web users:")
+	for _, u := range c.Web.Users {
+		fmt.Fprintf(b, " %s(%s)", u.Name, u.Role)
+	}
+	b.WriteByte('\n')
+}
+
+// MarshalJSON implements json.Marshaler with the token redacted.
+func (u WebUser) MarshalJSON() ([]byte, error) {
+	type plain WebUser
+	u.Token = redact(u.Token)
+	return json.Marshal(plain(u))
+}

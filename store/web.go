@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// WebMessage is one message of a web console conversation (table
+// web_messages): a user's message (Author = the web user) or a post of the
+// bridge (Author ""). Buttons and Files are JSON owned by the web adapter.
+type WebMessage struct {
+	Seq       int64 // display order, set by the store
+	ID        string
+	Key       ConversationKey
+	Version   int64 // set by the store; grows with every insert and edit (all conversations)
+	Author    string
+	Text      string
+	CardID    string
+	Buttons   []byte
+	ReplyTo   string
+	Files     []byte
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// WebThread summarises one web conversation for a list.
+type WebThread struct {
+	Thread    string
+	Title     string // the first user message's text
+	Messages  int64
+	UpdatedAt time.Time
+}
+
+// WebUpload is an image a web user attached (table web_uploads).
+type WebUpload struct {
+	ID        string
+	Key       ConversationKey
+	Name      string
+	MimeType  string
+	Data      []byte
+	CreatedAt time.Time // set by the store
+}
+
+const webMessageCols = `seq, id, bot, channel, thread, version, author, text, card_id, buttons, reply_to, files, created_at, updated_at`
+
+func scanWebMessage(r scanner) (WebMessage, error) {
+	var m WebMessage
+	var buttons, files string
+	var created, updated int64
+	if err := r.Scan(&m.Seq, &m.ID, &m.Key.Bot, &m.Key.Channel, &m.Key.Thread, &m.Version, &m.Author, &m.Text,
+		&m.CardID, &buttons, &m.ReplyTo, &files, &created, &updated); err != nil {
+		return WebMessage{}, err
+	}
+	m.Buttons, m.Files = nilIfEmpty(buttons), nilIfEmpty(files)
+	m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
+	return m, nil
+}
+
+func nilIfEmpty(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// nextWebVersion is the SQL for the next version number; it runs inside the
+// statement's (immediate) transaction, so versions never repeat.
+const nextWebVersion = `(SELECT COALESCE(MAX(version), 0) + 1 FROM web_messages)`
+
+// AddWebMessage records a new message and returns it with Seq, Version and
+// times set. ID, Key.Bot, Key.Channel and Key.Thread are required; an ID
+// already used returns an error wrapping ErrDuplicate.
+func (s *Store) AddWebMessage(ctx context.Context, m WebMessage) (WebMessage, error) {
+	if m.ID == "" || m.Key.Bot == "" || m.Key.Channel == "" || m.Key.Thread == "" {
+		return WebMessage{}, fmt.Errorf("add web message: id and full key are required: %w", ErrInvalidArgument)
+	}
+	now := s.nowMS()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO web_messages
+		(id, bot, channel, thread, version, author, text, card_id, buttons, reply_to, files, created_at, updated_at)
+		VALUES (?, ?, ?, ?, `+nextWebVersion+`, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Author, m.Text, m.CardID, string(m.Buttons), m.ReplyTo,
+		string(m.Files), now, now)
+	if err != nil {
+		return WebMessage{}, fmt.Errorf("add web message %s: %w", m.ID, insertErr(err))
+	}
+	return s.WebMessage(ctx, m.ID)
+}
+
+// EditWebMessage replaces the text, card id and buttons of message id of
+// conversation key and gives it a new version. A message that does not
+// exist in that conversation returns an error wrapping ErrNotFound.
+func (s *Store) EditWebMessage(ctx context.Context, key ConversationKey, id, text, cardID string, buttons []byte) (WebMessage, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE web_messages SET text = ?, card_id = ?, buttons = ?,
+		version = `+nextWebVersion+`, updated_at = ?
+		WHERE id = ? AND bot = ? AND channel = ? AND thread = ?`,
+		text, cardID, string(buttons), s.nowMS(), id, key.Bot, key.Channel, key.Thread)
+	if err != nil {
+		return WebMessage{}, fmt.Errorf("edit web message %s: %w", id, err)
+	}
+	n, err := rowsAffected(res)
+	if err != nil {
+		return WebMessage{}, fmt.Errorf("edit web message %s: %w", id, err)
+	}
+	if n == 0 {
+		return WebMessage{}, fmt.Errorf("edit web message %s in %s: %w", id, key, ErrNotFound)
+	}
+	return s.WebMessage(ctx, id)
+}
+
+// WebMessage returns message id, or an error wrapping ErrNotFound.
+func (s *Store) WebMessage(ctx context.Context, id string) (WebMessage, error) {
+	m, err := scanWebMessage(s.db.QueryRowContext(ctx, `SELECT `+webMessageCols+` FROM web_messages WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return WebMessage{}, fmt.Errorf("web message %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return WebMessage{}, fmt.Errorf("get web message %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// WebMessages returns the messages of conversation key changed after
+// version afterVersion (0 = all), in display order; with limit > 0 only the
+// last limit of them.
+func (s *Store) WebMessages(ctx context.Context, key ConversationKey, afterVersion int64, limit int) ([]WebMessage, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT * FROM (SELECT `+webMessageCols+` FROM web_messages
+		WHERE bot = ? AND channel = ? AND thread = ? AND version > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+		key.Bot, key.Channel, key.Thread, afterVersion, limit)
+	if err != nil {
+		return nil, fmt.Errorf("web messages of %s: %w", key, err)
+	}
+	out, err := collect(rows, scanWebMessage)
+	if err != nil {
+		return nil, fmt.Errorf("web messages of %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// WebThreads lists the conversations of bot in channel (a web user's
+// conversations), most recently updated first, at most limit (> 0).
+func (s *Store) WebThreads(ctx context.Context, bot, channel string, limit int) ([]WebThread, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT thread,
+		COALESCE((SELECT f.text FROM web_messages f WHERE f.bot = w.bot AND f.channel = w.channel
+			AND f.thread = w.thread AND f.author <> '' ORDER BY f.seq LIMIT 1), ''),
+		COUNT(*), MAX(updated_at)
+		FROM web_messages w WHERE bot = ? AND channel = ?
+		GROUP BY thread ORDER BY MAX(updated_at) DESC, thread LIMIT ?`, bot, channel, limit)
+	if err != nil {
+		return nil, fmt.Errorf("web threads of %s/%s: %w", bot, channel, err)
+	}
+	out, err := collect(rows, func(r scanner) (WebThread, error) {
+		var t WebThread
+		var updated int64
+		if err := r.Scan(&t.Thread, &t.Title, &t.Messages, &updated); err != nil {
+			return WebThread{}, err
+		}
+		t.UpdatedAt = fromMS(updated)
+		return t, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web threads of %s/%s: %w", bot, channel, err)
+	}
+	return out, nil
+}
+
+// AddWebUpload stores an uploaded file. ID and the key are required.
+func (s *Store) AddWebUpload(ctx context.Context, u WebUpload) error {
+	if u.ID == "" || u.Key.Bot == "" || u.Key.Channel == "" {
+		return fmt.Errorf("add web upload: id and key are required: %w", ErrInvalidArgument)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO web_uploads
+		(id, bot, channel, thread, name, mime_type, size, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.Key.Bot, u.Key.Channel, u.Key.Thread, u.Name, u.MimeType, len(u.Data), u.Data, s.nowMS())
+	if err != nil {
+		return fmt.Errorf("add web upload %s: %w", u.ID, insertErr(err))
+	}
+	return nil
+}
+
+// WebUpload returns upload id, or an error wrapping ErrNotFound.
+func (s *Store) WebUpload(ctx context.Context, id string) (WebUpload, error) {
+	var u WebUpload
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT id, bot, channel, thread, name, mime_type, data, created_at
+		FROM web_uploads WHERE id = ?`, id).
+		Scan(&u.ID, &u.Key.Bot, &u.Key.Channel, &u.Key.Thread, &u.Name, &u.MimeType, &u.Data, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return WebUpload{}, fmt.Errorf("web upload %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return WebUpload{}, fmt.Errorf("get web upload %s: %w", id, err)
+	}
+	u.CreatedAt = fromMS(created)
+	return u, nil
+}
+
+// pruneWeb deletes web messages last updated, and uploads made, before cut
+// (Unix ms); see Prune.
+func (s *Store) pruneWeb(ctx context.Context, cut int64) (int64, error) {
+	msgs, err := s.deleteBatched(ctx, "web_messages", "seq", `updated_at < ?`, []any{cut})
+	if err != nil {
+		return msgs, err
+	}
+	ups, err := s.deleteBatched(ctx, "web_uploads", "id", `created_at < ?`, []any{cut})
+	return msgs + ups, err
+}
