@@ -16,9 +16,13 @@ import (
 // firings: only the latest one runs anyway.
 const scheduleScanWindow = 8 * 24 * time.Hour
 
-// scheduleRetry is how soon a firing that failed for a passing reason (a
-// database error) is tried again.
-const scheduleRetry = time.Minute
+// scheduleRetry is how soon a firing that failed (a database or platform
+// error) is tried again; the delay doubles per attempt, and after
+// scheduleAttempts failures the firing is given up (recorded as skipped).
+const (
+	scheduleRetry    = time.Minute
+	scheduleAttempts = 4
+)
 
 // scheduler fires the stored schedules. Its loop runs in Core.Run: it
 // handles every due firing, then sleeps on the core's clock until the next
@@ -34,12 +38,45 @@ const scheduleRetry = time.Minute
 type scheduler struct {
 	wake chan struct{} // capacity 1: a pending wake-up
 
-	mu    sync.Mutex
-	crons map[[2]string]config.Cron // parsed (expr, tz): loading a zone reads tzdata
+	mu       sync.Mutex
+	crons    map[[2]string]config.Cron // parsed (expr, tz): loading a zone reads tzdata
+	failures map[int64]fireFailure     // by schedule id: the firing that keeps failing
+}
+
+// fireFailure counts the failed attempts at one firing of a schedule.
+type fireFailure struct {
+	due      time.Time
+	attempts int
 }
 
 func newScheduler() *scheduler {
-	return &scheduler{wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron)}
+	return &scheduler{wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron), failures: make(map[int64]fireFailure)}
+}
+
+// failed records a failed attempt at the firing of schedule id due at due
+// and returns how long to wait before the next one, or 0 when it is time
+// to give up.
+func (s *scheduler) failed(id int64, due time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.failures[id]
+	if !f.due.Equal(due) {
+		f = fireFailure{due: due}
+	}
+	f.attempts++
+	if f.attempts >= scheduleAttempts {
+		delete(s.failures, id)
+		return 0
+	}
+	s.failures[id] = f
+	return scheduleRetry << (f.attempts - 1)
+}
+
+// succeeded forgets the failures of schedule id.
+func (s *scheduler) succeeded(id int64) {
+	s.mu.Lock()
+	delete(s.failures, id)
+	s.mu.Unlock()
 }
 
 // maxCachedCrons bounds the parsed-cron cache (it is emptied when full).
@@ -150,11 +187,25 @@ func (c *Core) fireDue(ctx context.Context, started time.Time) time.Time {
 		due := latestDue(cr, base, now)
 		after := base
 		if !due.IsZero() {
-			if err := c.fire(ctx, sc, due, due.Before(started), log); err != nil {
-				log.Error("schedule firing failed; retrying", "due", due, "err", err)
+			err := c.fire(ctx, sc, due, due.Before(started), log)
+			switch {
+			case err == nil:
+				c.sched.succeeded(sc.ID)
+			case ctx.Err() != nil:
+				return time.Time{}
+			default:
 				c.opts.Metrics.scheduleFiring(sc.Key.Bot, "failed")
-				next = earliest(next, now.Add(scheduleRetry))
-				continue
+				if wait := c.sched.failed(sc.ID, due); wait > 0 {
+					log.Error("schedule firing failed; retrying", "due", due, "retry_in", wait, "err", err)
+					next = earliest(next, now.Add(wait))
+					continue
+				}
+				log.Error("schedule firing failed; giving it up", "due", due, "attempts", scheduleAttempts, "err", err)
+				if err := c.st.RecordScheduleSkip(ctx, sc.ID, due); err != nil {
+					log.Error("record the given-up firing", "err", err)
+					next = earliest(next, now.Add(scheduleRetry))
+					continue
+				}
 			}
 			after = due
 		}

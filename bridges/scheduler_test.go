@@ -2,8 +2,11 @@ package bridges_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,4 +217,42 @@ func TestChatScheduleCommands(t *testing.T) {
 	if got := len(headers(h.plat, k, "check the build")); got != 1 {
 		t.Errorf("the removed schedule ran %d times, want once (before its removal)", got)
 	}
+}
+
+// TestScheduleFailingFiringRetriedThenGivenUp: a firing the platform
+// refuses is tried again after 1, 2 and 4 minutes, then given up (counted
+// as skipped); the next firing runs normally.
+func TestScheduleFailingFiringRetriedThenGivenUp(t *testing.T) {
+	clock := bridgetest.NewFakeClock(monday8)
+	plat := bridgetest.New(defaultLimits())
+	var attempts atomic.Int32
+	plat.FailPosts(func(k bridges.ConversationKey, m bridges.Message) error {
+		if strings.HasPrefix(m.Text, "⏰ scheduled:") {
+			attempts.Add(1)
+			return errors.New("channel_not_found")
+		}
+		return nil
+	})
+	h := start(t, setup{clock: clock, platform: plat, configure: withSchedules(&config.Schedule{
+		Name: "report", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 9 * * *", "UTC"),
+		Prompt: "write the report", Agent: "coder", NewThread: true, CatchUp: true,
+	})})
+	waitSchedulerArmed(t, clock)
+	clock.Advance(time.Hour)
+	for i, wait := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute} {
+		waitFor(t, fmt.Sprintf("attempt %d", i+1), func() bool { return attempts.Load() == int32(i+1) })
+		waitSchedulerArmed(t, clock)
+		clock.Advance(wait)
+	}
+	waitFor(t, "the firing given up", func() bool {
+		all, err := h.st.ActiveSchedules(context.Background())
+		return err == nil && len(all) == 1 && all[0].Skips == 1
+	})
+	clock.Advance(time.Hour)
+	if got := attempts.Load(); got != 4 {
+		t.Errorf("%d attempts, want 4", got)
+	}
+	plat.FailPosts(nil)
+	clock.Advance(23 * time.Hour)
+	h.waitText(bridges.ConversationKey{Bot: "bot", Channel: "C9"}, "⏰ scheduled: report")
 }
