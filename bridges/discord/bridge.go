@@ -124,6 +124,7 @@ type Bridge struct {
 	openTimeout  time.Duration // budget of one gateway handshake
 	backoffMin   time.Duration // reconnect backoff
 	backoffMax   time.Duration
+	maxFailures  int           // Run gives up after this many failed attempts in a row
 	deliverTries int           // HandleMessage attempts per message
 	deliverPause time.Duration // first pause between attempts (doubles)
 	queueSize    int           // buffer of the ordered message queue
@@ -199,6 +200,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		openTimeout:  time.Minute,
 		backoffMin:   time.Second,
 		backoffMax:   time.Minute,
+		maxFailures:  maxFailures,
 		deliverTries: 4,
 		deliverPause: 250 * time.Millisecond,
 		queueSize:    1024,
@@ -226,6 +228,7 @@ func (b *Bridge) Limits() bridges.Limits {
 		CanButtons:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtons,
+		ReportsState:    true,
 	}
 }
 

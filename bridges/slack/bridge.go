@@ -102,6 +102,9 @@ type Bridge struct {
 	// reconnectMin / reconnectMax bound the backoff between Socket Mode
 	// sessions that ended with an error.
 	reconnectMin, reconnectMax time.Duration
+	// maxFailures: Run gives up after this many failed connection
+	// attempts in a row (see the constant).
+	maxFailures int
 
 	selfMu sync.RWMutex
 	self   identity
@@ -152,6 +155,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		handlerTimeout: 2500 * time.Millisecond,
 		reconnectMin:   time.Second,
 		reconnectMax:   time.Minute,
+		maxFailures:    maxFailures,
 		seen:           lru.New[string, struct{}](20000),
 		users:          newUserCache(5000, time.Hour),
 		latest:         lru.New[string, string](10000),
@@ -168,6 +172,7 @@ func (b *Bridge) Limits() bridges.Limits {
 		CanButtons:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtonsPerBlock,
+		ReportsState:    true,
 	}
 }
 

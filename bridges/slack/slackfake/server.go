@@ -96,8 +96,9 @@ type Server struct {
 }
 
 type failure struct {
-	code string
-	n    int // < 0: always
+	code   string
+	needed string // missing_scope: the scope the call needs
+	n      int    // < 0: always
 }
 
 // New starts a fake Slack and stops it when the test ends.
