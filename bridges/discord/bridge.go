@@ -55,9 +55,10 @@
 // bridge.go (Bridge, New, Limits, abilities), run.go (connect and reconnect
 // loop), inbound.go (events to bridges.Inbound), outbound.go (Post, Edit,
 // cards), format.go (CommonMark to platform markup), split.go, typing.go,
-// files.go and errors.go; the three adapters use the same names for the
-// same roles, keep their bounded memories in bridges/internal/lru, and
-// each test file sits next to the file it tests.
+// files.go, errors.go and failure.go (what a permanent failure means and
+// what to do); the three adapters use the same names for the same roles,
+// keep their bounded memories in bridges/internal/lru, and each test file
+// sits next to the file it tests.
 package discord
 
 import (
