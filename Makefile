@@ -11,14 +11,25 @@ export CGO_ENABLED := 1
 build:
 	go build -o bin/bridge ./cmd/bridge
 
-# Runs the bridge with ./bridge.yaml; writes the commented example first when it is missing.
+# Runs the bridge with ./bridge.yaml. A fresh checkout has none: the minimal config (`bridge example-config
+# -minimal`: the web console only) is written first. Without ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in
+# the environment the bridge runs in demo mode (`bridge run -demo`: the built-in scripted model, no account,
+# nothing leaves the machine); `make run DEMO=1` / `make run DEMO=0` force it either way.
+DEMO := auto
 run: build claude sandbox
 	@if [ ! -f bridge.yaml ]; then \
-		./bin/bridge example-config > bridge.yaml; \
-		echo "Wrote bridge.yaml from the example: set the tokens it references (see README.md), then run 'make run' again."; \
-		exit 2; \
+		./bin/bridge example-config -minimal > bridge.yaml.tmp && mv bridge.yaml.tmp bridge.yaml; \
+		echo "Wrote bridge.yaml: the web console only. Add Slack, Discord or WhatsApp bots from 'bin/bridge example-config'."; \
 	fi
-	./bin/bridge run -config bridge.yaml
+	@demo='$(DEMO)'; \
+	if [ "$$demo" = auto ]; then \
+		if [ -n "$${ANTHROPIC_API_KEY}$${CLAUDE_CODE_OAUTH_TOKEN}" ]; then demo=0; else demo=1; fi; \
+	fi; \
+	if [ "$$demo" = 1 ]; then \
+		echo "Demo mode: the agent talks to the bridge's built-in scripted model, not to Claude. Set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN to use Claude."; \
+		exec ./bin/bridge run -demo -config bridge.yaml; \
+	fi; \
+	exec ./bin/bridge run -config bridge.yaml
 
 # Installs the pinned Claude Code CLI into .tools (no root needed) unless that version is already there;
 # .tools comes first on PATH, so tests always run the pinned CLI whatever else is installed.

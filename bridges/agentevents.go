@@ -76,6 +76,7 @@ func (cv *conversation) beginTurn(ctx context.Context) *turn {
 	if cv.turn == nil {
 		cv.turn = newTurn(cv.core.clock.Now())
 		cv.setTyping(ctx, true)
+		cv.armProgress()
 	}
 	return cv.turn
 }
@@ -180,6 +181,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 		return
 	}
 	cv.cancelTimer(timerLive, "")
+	cv.cancelTimer(timerProgress, "")
 	cv.reportBounds(cv.turn)
 	cv.turn = nil
 	cv.stopping = false

@@ -2,6 +2,7 @@ package bridges_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,12 +315,16 @@ func TestPlanCard(t *testing.T) {
 func TestNumberedRepliesWithoutButtons(t *testing.T) {
 	lim := defaultLimits()
 	lim.CanButtons = false
-	h := start(t, setup{noEdit: true, script: toolScript, limits: lim})
+	askRm := func(a *config.Agent) {
+		a.Rules = []config.Rule{{Tool: "Bash", Match: "rm *", Action: config.ActionAsk}}
+	}
+	h := start(t, setup{noEdit: true, script: toolScript, limits: lim, profile: askRm})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: touch a.txt")
 	card := h.waitCard(k, "touch a.txt")
-	if len(card.Buttons) != 0 || !strings.Contains(card.Text, "Reply **1**") {
-		t.Fatalf("card without buttons should list numbered choices: %+v", card)
+	if ids := buttonIDs(card); !slices.Equal(ids, []string{bridges.ChoiceAllow, bridges.ChoiceAlways, bridges.ChoiceDeny}) ||
+		strings.Contains(card.Text, "Reply") {
+		t.Fatalf("a card for a platform without buttons carries its choices as Buttons (the adapter numbers them): %+v", card)
 	}
 	h.send(k, "m2", "mallory", "yes")
 	h.waitText(k, "@mallory, only @alice")
@@ -334,10 +339,25 @@ func TestNumberedRepliesWithoutButtons(t *testing.T) {
 	h.send(k, "m5", "alice", "2")
 	h.waitText(k, `"answers":{"Pick one":"green"}`)
 
-	h.send(k, "m6", "alice", "bash: rm x")
-	h.waitCard(k, "rm x")
-	h.send(k, "m7", "alice", "no")
+	h.send(k, "m6", "alice", "bash: rm x") // a rule says ask: no Always allow
+	if ids := buttonIDs(h.waitCard(k, "rm x")); !slices.Equal(ids, []string{bridges.ChoiceAllow, bridges.ChoiceDeny}) {
+		t.Fatalf("buttons %v", ids)
+	}
+	h.send(k, "m7", "alice", "3") // there is no third choice: an ordinary message
+	h.send(k, "m8", "alice", "2") // the second button: Deny
 	h.waitText(k, "denied: Denied by @alice")
+	h.send(k, "m9", "alice", "bash: rm y")
+	h.waitCard(k, "rm y")
+	h.send(k, "m10", "alice", "no")
+	h.waitText(k, "denied: Denied by @alice")
+}
+
+func buttonIDs(m bridgetest.Msg) []string {
+	var ids []string
+	for _, b := range m.Buttons {
+		ids = append(ids, b.ID)
+	}
+	return ids
 }
 
 func jsonEqual(raw json.RawMessage, want string) bool {

@@ -218,11 +218,15 @@ func decidedText(body, status string) string {
 	return body + "\n\n" + status
 }
 
-// cardMessage renders an open card. Without buttons the choices are listed
-// for a numbered reply.
+// cardMessage renders an open card. A platform without buttons gets a
+// permission or plan card's buttons all the same: it shows them as
+// numbered choices and reads replies with ChoiceFromText. Question cards
+// there (answered by text, options numbered in the body) and cards with
+// more buttons than the platform shows list the choices in the text.
 func (cd *card) message(lim Limits, maxRunes int) Message {
 	buttons := cd.buttons()
-	useButtons := lim.CanButtons && (lim.MaxButtons <= 0 || len(buttons) <= lim.MaxButtons)
+	useButtons := lim.CanButtons && (lim.MaxButtons <= 0 || len(buttons) <= lim.MaxButtons) ||
+		!lim.CanButtons && cd.kind != cardQuestion
 	text := cd.body
 	if cd.kind == cardPermission && cd.alwaysLabel != "" {
 		text += "\n_" + cd.alwaysLabel + "_"
@@ -277,24 +281,17 @@ func (cd *card) needsSubmit() bool {
 	return len(cd.questions) > 1 || len(cd.questions) == 1 && cd.questions[0].MultiSelect
 }
 
-// textChoices explains how to answer by replying, for platforms without
-// buttons.
+// textChoices explains how to answer by replying, when the card's
+// choices are not shown as buttons.
 func (cd *card) textChoices() string {
-	switch cd.kind {
-	case cardPlan:
-		return "Reply **1** to approve, **2** to approve and accept edits, **3** to reject."
-	case cardQuestion:
-		if len(cd.questions) == 1 && cd.questions[0].MultiSelect {
-			return "Reply with the option numbers (e.g. `1, 3`), or write your own answer."
-		}
-		if len(cd.questions) == 1 {
-			return "Reply with the option number, or write your own answer."
-		}
-		return "Reply with your answers."
-	default:
-		if cd.always != nil {
-			return "Reply **1** (or yes) to allow, **2** to always allow, **3** (or no) to deny."
-		}
-		return "Reply **1** (or yes) to allow, **3** (or no) to deny."
+	if cd.kind != cardQuestion {
+		return "Reply " + NumberedChoices(cd.buttons()) + "."
 	}
+	if len(cd.questions) == 1 && cd.questions[0].MultiSelect {
+		return "Reply with the option numbers (e.g. `1, 3`), or write your own answer."
+	}
+	if len(cd.questions) == 1 {
+		return "Reply with the option number, or write your own answer."
+	}
+	return "Reply with your answers."
 }

@@ -54,6 +54,7 @@ const (
 	timerOutbox                    // retry posting replies
 	timerRetry                     // retry delivering after a store error
 	timerRetire                    // stop the worker if it is still idle
+	timerProgress                  // post a progress line of a long turn (progress.go)
 )
 
 type timerKey struct {
@@ -249,6 +250,8 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 		cv.flushOutbox(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)
+	case timerProgress:
+		cv.progressLine(ctx)
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

@@ -2,6 +2,8 @@ package bridges_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -243,10 +245,13 @@ func TestAttachmentsAndTyping(t *testing.T) {
 	h := start(t, setup{script: script})
 	k := key("T1")
 	png := []byte("\x89PNG fake image")
+	pdf := []byte("%PDF-1.7 fake")
 	h.plat.AddFile("F1", png)
+	h.plat.AddFile("F2", pdf)
 	ctx := ctxT(t)
 	err := h.plat.Send(ctx, bridges.Inbound{Key: k, MsgID: "m1", UserID: "alice", UserName: "alice", Text: "look",
-		Files: []bridges.File{{ID: "F1", Name: "shot.png", MimeType: "image/png"}, {ID: "F2", Name: "notes.pdf", MimeType: "application/pdf"}}})
+		Files: []bridges.File{{ID: "F1", Name: "shot.png", MimeType: "image/png"}, {ID: "F2", Name: "../notes.pdf", MimeType: "application/pdf", Size: int64(len(pdf))},
+			{ID: "F3", Name: "huge.zip", MimeType: "application/zip", Size: 25 << 20}}}) // F3: the platform has no such file
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,9 +262,21 @@ func TestAttachmentsAndTyping(t *testing.T) {
 	if len(sent[0].Images) != 1 || string(sent[0].Images[0].Data) != string(png) || sent[0].Images[0].MediaType != "image/png" {
 		t.Errorf("image not forwarded: %+v", sent[0].Images)
 	}
-	if !strings.Contains(sent[0].Text, "look") || !strings.Contains(sent[0].Text, "[attachment not forwarded: notes.pdf (application/pdf)]") {
+	// A document is saved in the session's private uploads directory and
+	// named to the agent by path; a file over the cap is not fetched (the
+	// platform would have failed) and the conversation is told.
+	uploads := filepath.Join(h.cfg.DataDir, bridges.SessionsDir, h.conversation(k).SessionID, bridges.UploadsDir)
+	saved, _ := filepath.Glob(filepath.Join(uploads, "*-notes.pdf"))
+	if len(saved) != 1 || !strings.Contains(sent[0].Text, "[attached file saved for you at "+saved[0]+" (application/pdf, 13 B)]") {
+		t.Fatalf("document not saved for the agent (%q); text = %q", saved, sent[0].Text)
+	}
+	if data, err := os.ReadFile(saved[0]); err != nil || string(data) != string(pdf) {
+		t.Errorf("saved document = %q, %v", data, err)
+	}
+	if !strings.Contains(sent[0].Text, "look") || !strings.Contains(sent[0].Text, "[attachment not forwarded: huge.zip is larger than 20.0 MB]") {
 		t.Errorf("text = %q", sent[0].Text)
 	}
+	h.waitText(k, "📎 `huge.zip` is too large (25.0 MB): files up to 20.0 MB reach the agent.")
 	waitFor(t, "the typing indicator", func() bool { return h.plat.Typing(k) })
 	close(release)
 	h.waitText(k, "seen")

@@ -24,9 +24,6 @@ const maxRedeliveries = 1
 // session's private state (data_dir/sessions/<session id>).
 const SessionsDir = "sessions"
 
-// maxImageBytes caps an image attachment forwarded to the agent.
-const maxImageBytes = 5 << 20
-
 // redeliveryNote prefixes a message delivered again after a crash.
 const redeliveryNote = "[agentbridge: your previous turn was interrupted because the agent process stopped unexpectedly. " +
 	"This message is delivered again; check what was already done before repeating any action.]\n\n"
@@ -79,7 +76,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	um := agent.UserMessage{UUID: m.ID, Text: m.Text}
 	if files := decodeFiles(m.Files); len(files) > 0 {
 		var notes []string
-		um.Images, notes = cv.fetchImages(ctx, files)
+		um.Images, notes = cv.fetchAttachments(ctx, m.ID, files)
 		if len(notes) > 0 {
 			um.Text = strings.TrimSpace(um.Text + "\n\n" + strings.Join(notes, "\n"))
 		}
@@ -268,28 +265,6 @@ func (cv *conversation) noteRefusedBypass(ctx context.Context) {
 	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
 	cv.notice(ctx, "🔐 This conversation was set to "+codeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
 		"so the agent runs in "+codeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+CommandPrefix+"mode`.")
-}
-
-// fetchImages downloads image attachments through the platform's
-// FileFetcher; other files (or failures) become notes for the agent.
-func (cv *conversation) fetchImages(ctx context.Context, files []File) ([]agent.Image, []string) {
-	ff, _ := cv.platform.(FileFetcher)
-	var imgs []agent.Image
-	var notes []string
-	for _, f := range files {
-		if ff == nil || !strings.HasPrefix(f.MimeType, "image/") {
-			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s (%s)]", f.Name, f.MimeType))
-			continue
-		}
-		data, err := ff.FetchFile(ctx, f, maxImageBytes)
-		if err != nil {
-			cv.log.Warn("fetch attachment", "file", f.Name, "err", err)
-			notes = append(notes, fmt.Sprintf("[attachment could not be fetched: %s]", f.Name))
-			continue
-		}
-		imgs = append(imgs, agent.Image{MediaType: f.MimeType, Data: data})
-	}
-	return imgs, notes
 }
 
 // encodeFiles stores attachments in the ledger as JSON (nil when none).

@@ -143,8 +143,8 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 
 // answerFromText lets a plain reply answer an open card: any reply answers
 // an open question (as free text, or option numbers), and on platforms
-// without buttons "1" / "2" / "3" / "yes" / "no" decide the newest
-// permission or plan card. A reply from someone who may not decide the
+// without buttons a choice (ChoiceFromText: a number, "yes", "no", …)
+// decides the newest permission or plan card. A reply from someone who may not decide the
 // card is refused with a notice. It reports whether m was consumed.
 func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage) bool {
 	if len(cv.cards) == 0 {
@@ -167,42 +167,22 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	if cv.limits.CanButtons {
 		return false
 	}
-	n := TextChoice(text)
-	if n == 0 {
-		return false
-	}
 	cd := cv.newestCard(cardPermission, cardPlan)
 	if cd == nil {
+		return false
+	}
+	choice := ChoiceFromText(cd.buttons(), text)
+	if choice == "" {
 		return false
 	}
 	if !cv.mayDecide(cd, who.id) {
 		cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this request.")
 		return true
 	}
-	choices := map[cardKind][]string{
-		cardPermission: {ChoiceAllow, ChoiceAlways, ChoiceDeny},
-		cardPlan:       {ChoiceApprove, ChoiceApproveEdits, ChoiceReject},
-	}[cd.kind]
-	if problem := cv.decide(ctx, cd, choices[n-1], who); problem != "" {
+	if problem := cv.decide(ctx, cd, choice, who); problem != "" {
 		cv.notice(ctx, problem)
 	}
 	return true
-}
-
-// TextChoice maps a typed reply to a card's numbered choice: 1 (allow /
-// approve), 2 (always / approve + edits) or 3 (deny / reject); 0 if it is
-// not a choice. Platforms without buttons read replies with it too.
-func TextChoice(s string) int {
-	switch strings.ToLower(strings.Trim(s, " .!")) {
-	case "1", "y", "yes", "allow", "ok", "approve", "👍":
-		return 1
-	case "2", "always", "always allow":
-		return 2
-	case "3", "n", "no", "deny", "reject", "👎":
-		return 3
-	default:
-		return 0
-	}
 }
 
 // textAnswers reads a reply to a question card: option numbers ("2", "1, 3")

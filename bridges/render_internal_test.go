@@ -92,11 +92,29 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-func TestTextChoice(t *testing.T) {
-	for in, want := range map[string]int{"1": 1, "Yes": 1, "yes!": 1, "2": 2, "always": 2, "3": 3, "No.": 3, "deny": 3, "maybe": 0, "12": 0} {
-		if got := TextChoice(in); got != want {
-			t.Errorf("TextChoice(%q) = %d, want %d", in, got, want)
+func TestChoiceFromText(t *testing.T) {
+	full := (&card{kind: cardPermission, always: []json.RawMessage{}}).buttons()
+	short := (&card{kind: cardPermission}).buttons() // no Always allow
+	plan := (&card{kind: cardPlan}).buttons()
+	tests := []struct {
+		buttons []Button
+		in      string
+		want    string
+	}{
+		{full, "1", ChoiceAllow}, {full, "Yes", ChoiceAllow}, {full, "yes!", ChoiceAllow}, {full, "👍🏽", ChoiceAllow},
+		{full, "2", ChoiceAlways}, {full, "always", ChoiceAlways}, {full, "3", ChoiceDeny}, {full, "No.", ChoiceDeny},
+		{full, "deny", ChoiceDeny}, {full, "👎", ChoiceDeny}, {full, "maybe", ""}, {full, "12", ""}, {full, "0", ""},
+		{short, "2", ChoiceDeny}, {short, "3", ""}, {short, "always", ""}, {short, "no", ChoiceDeny},
+		{plan, "1", ChoiceApprove}, {plan, "2", ChoiceApproveEdits}, {plan, "3", ChoiceReject}, {plan, "ok", ChoiceApprove},
+		{plan, "reject", ChoiceReject},
+	}
+	for _, tt := range tests {
+		if got := ChoiceFromText(tt.buttons, tt.in); got != tt.want {
+			t.Errorf("ChoiceFromText(%v, %q) = %q, want %q", tt.buttons, tt.in, got, tt.want)
 		}
+	}
+	if got := NumberedChoices(short); got != "**1** Allow · **2** Deny" {
+		t.Errorf("NumberedChoices = %q", got)
 	}
 }
 

@@ -178,7 +178,17 @@ type Discord struct {
 // WhatsApp holds a WhatsApp bot's settings (yaml bots[].whatsapp).
 type WhatsApp struct {
 	DeviceStore string // yaml device_store, default DefaultDeviceStore(bot name); resolved against data_dir
+	// Approvals is how approval cards are answered (yaml approvals):
+	// WhatsAppApprovalsNumbers (default; numbered replies and 👍 / 👎) or
+	// WhatsAppApprovalsPoll (a poll as well).
+	Approvals string
 }
+
+// WhatsApp approval modes (bots[].whatsapp.approvals).
+const (
+	WhatsAppApprovalsNumbers = "numbers"
+	WhatsAppApprovalsPoll    = "poll"
+)
 
 // Access lists who may use a bot (yaml bots[].access). Entries are
 // platform ids (channel / chat ids, user ids or phone numbers).

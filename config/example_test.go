@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -8,13 +9,12 @@ import (
 
 func TestExampleLoads(t *testing.T) {
 	c := mustParse(t, Example(), exampleEnv)
-	if len(c.Bots) != 2 || c.Bots[0].Platform != PlatformSlack || c.Bots[1].Platform != PlatformDiscord {
-		t.Fatalf("bots = %v, want the slack and the discord bot", c.Bots)
+	if len(c.Bots) != 3 || c.Bots[0].Platform != PlatformSlack || c.Bots[1].Platform != PlatformDiscord || c.Bots[2].Platform != PlatformWhatsApp {
+		t.Fatalf("bots = %v, want the slack, the discord and the whatsapp bot", c.Bots)
 	}
-	for _, b := range c.Bots {
-		if b.Platform == PlatformWhatsApp {
-			t.Errorf("the example must not enable a whatsapp bot (not implemented yet): %v", b)
-		}
+	if wa := c.Bots[2]; wa.Name != "phone" || wa.WhatsApp.Approvals != WhatsAppApprovalsNumbers ||
+		filepath.Base(wa.WhatsApp.DeviceStore) != "whatsapp-phone.db" || len(wa.Access.Users) != 1 || wa.Access.Users[0] != "+15551234567" {
+		t.Errorf("whatsapp bot = %v %+v %+v", wa, wa.WhatsApp, wa.Access)
 	}
 	if got := c.Bots[0].Slack.BotToken; got != exampleEnv["SLACK_BOT_TOKEN"] {
 		t.Errorf("slack bot_token = %q, want it from SLACK_BOT_TOKEN", got)
@@ -48,8 +48,7 @@ func TestExampleNeedsItsEnv(t *testing.T) {
 	}
 }
 
-// TestExampleCoversEveryKey: each key of the schema appears in the example
-// (the whatsapp keys in the commented-out bot).
+// TestExampleCoversEveryKey: each key of the schema appears in the example.
 func TestExampleCoversEveryKey(t *testing.T) {
 	keys := []string{
 		"data_dir", "retention", "log", "level", "format", "http", "listen", "agents",
@@ -58,7 +57,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",
 		"sandbox", "sandbox_binds", "path", "mode",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",
-		"discord", "token", "whatsapp", "device_store", "web", "role",
+		"discord", "token", "whatsapp", "device_store", "approvals", "web", "role",
 		"access", "channels", "users", "approvers", "admins",
 	}
 	ex := string(Example())
@@ -66,32 +65,6 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		if !regexp.MustCompile(`(?m)(^|[\s{,])` + k + `:`).MatchString(ex) {
 			t.Errorf("example does not show key %q", k)
 		}
-	}
-}
-
-// TestExampleWhatsAppBlock: the commented-out WhatsApp bot is valid once
-// uncommented, so the example stays accurate.
-func TestExampleWhatsAppBlock(t *testing.T) {
-	lines := strings.Split(string(Example()), "\n")
-	in := false
-	for i, l := range lines {
-		if strings.HasPrefix(l, "  # - name: phone") {
-			in = true
-		}
-		if in && strings.TrimSpace(l) == "" {
-			break // the block ends at the first blank line
-		}
-		if in && strings.HasPrefix(l, "  # ") {
-			lines[i] = "  " + strings.TrimPrefix(l, "  # ")
-		}
-	}
-	if !in {
-		t.Fatal("example has no commented-out whatsapp bot")
-	}
-	c := mustParse(t, []byte(strings.Join(lines, "\n")), exampleEnv)
-	b := c.Bot("phone")
-	if b == nil || b.Platform != PlatformWhatsApp || b.WhatsApp == nil || len(b.Access.Users) != 1 {
-		t.Fatalf("uncommented whatsapp bot = %v", b)
 	}
 }
 

@@ -57,6 +57,7 @@ func TestDefaults(t *testing.T) {
 		{"config path", c.Path, file},
 		{"verbosity", b.Verbosity, "compact"},
 		{"device_store", b.WhatsApp.DeviceStore, filepath.Join(dir, "data", "whatsapp-phone.db")},
+		{"whatsapp approvals", b.WhatsApp.Approvals, "numbers"},
 		{"no slack section", b.Slack == nil, true},
 		{"no discord section", b.Discord == nil, true},
 		{"Bot(phone)", c.Bot("phone") == b, true},

@@ -61,9 +61,11 @@ func TestSummary(t *testing.T) {
 	c := mustParse(t, Example(), exampleEnv)
 	s := c.Summary()
 	for _, want := range []string{
-		"bots (2):",
+		"bots (3):",
 		"  team-slack: platform=slack agent=coder verbosity=compact",
 		"  team-discord: platform=discord agent=coder",
+		"  phone: platform=whatsapp agent=coder verbosity=compact channels=any users=+15551234567",
+		"whatsapp-phone.db approvals=numbers",
 		"agents (1):",
 		"  coder: command=claude",
 		"idle_timeout=30m approval_timeout=10m",

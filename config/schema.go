@@ -144,6 +144,7 @@ func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 			b.WhatsApp = &WhatsApp{}
 			d.fields(v, wp, map[string]field{
 				"device_store": d.str(&b.WhatsApp.DeviceStore),
+				"approvals":    d.str(&b.WhatsApp.Approvals),
 			})
 		},
 		"access": func(v *yaml.Node, ap string) {

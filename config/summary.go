@@ -49,7 +49,7 @@ func (c *Config) Summary() string {
 		case bot.Discord != nil:
 			fmt.Fprintf(&b, " api_url=%s", bot.Discord.APIURL)
 		case bot.WhatsApp != nil:
-			fmt.Fprintf(&b, " device_store=%s", bot.WhatsApp.DeviceStore)
+			fmt.Fprintf(&b, " device_store=%s approvals=%s", bot.WhatsApp.DeviceStore, bot.WhatsApp.Approvals)
 		}
 		b.WriteByte('\n')
 	}

@@ -198,6 +198,8 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 			b.WhatsApp = &WhatsApp{}
 		}
 		b.WhatsApp.DeviceStore = resolvePath(c.DataDir, orDefault(b.WhatsApp.DeviceStore, DefaultDeviceStore(b.Name)))
+		b.WhatsApp.Approvals = orDefault(b.WhatsApp.Approvals, WhatsAppApprovalsNumbers)
+		d.oneOf(child(child(p, "whatsapp"), "approvals"), b.WhatsApp.Approvals, "approvals", WhatsAppApprovalsNumbers, WhatsAppApprovalsPoll)
 	}
 }
 

@@ -130,6 +130,9 @@ func TestProblems(t *testing.T) {
 			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: whatsapp-b.db}",
 			"  - name: b", "    platform: whatsapp", "    agent: coder"), nil,
 			[]want{{9, "bots[1].platform", `whatsapp-b.db is also used by bots[0] (a)`}}},
+		{"unknown whatsapp approvals", withBot(
+			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp:", "      approvals: buttons"), nil,
+			[]want{{8, "bots[0].whatsapp.approvals", "unknown approvals \"buttons\" (want numbers or poll)"}}},
 		{"whatsapp device store is the bridge database", withBot(
 			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: bridge.db}"), nil,
 			[]want{{7, "bots[0].whatsapp.device_store", "must not be the bridge database"}}},

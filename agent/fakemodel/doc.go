@@ -15,7 +15,11 @@
 //	...
 //	srv.Requests() // everything the CLI sent, parsed
 //
-// Start(logger) does the same for non-test code (the caller closes it).
+// Start(logger) does the same for non-test code (the caller closes it);
+// StartWith(Options) also takes another Planner than PlanReply and can
+// forget requests instead of recording them (the bridge's demo mode,
+// package agent/demomodel, runs it that way). The package does not link
+// the testing package.
 // Env sets ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY=test-key,
 // DISABLE_TELEMETRY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
 // DISABLE_AUTOUPDATER and CLAUDE_CODE_MAX_RETRIES=0 (API errors fail at

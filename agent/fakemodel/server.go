@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 )
 
@@ -29,6 +28,10 @@ type Server struct {
 	url    string
 	served chan struct{} // closed when Serve returned
 
+	plan    Planner
+	forget  bool         // Options.Forget: requests are answered, not kept
+	nextReq atomic.Int64 // request-id counter
+
 	nextTool atomic.Int64
 	nextMsg  atomic.Int64
 
@@ -40,9 +43,19 @@ type Server struct {
 	idle     *sync.Cond // on mu; signalled when active drops to 0
 }
 
+// TB is the part of testing.TB that New uses (an interface of its own, so
+// that programs embedding the fake, such as the bridge's demo mode, do not
+// link the testing package).
+type TB interface {
+	Helper()
+	Log(args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // New starts a Server for a test: it logs through tb.Log, fails the test if
 // it cannot listen, and is closed by tb.Cleanup.
-func New(tb testing.TB) *Server {
+func New(tb TB) *Server {
 	tb.Helper()
 	s, err := Start(slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -52,16 +65,47 @@ func New(tb testing.TB) *Server {
 	return s
 }
 
-// Start starts a Server on a free port of 127.0.0.1 that logs to logger.
-// The caller must Close it.
+// Planner decides the answer to one Messages API request; newToolID returns
+// a fresh tool_use id each call. PlanReply is the default. A Planner must be
+// safe for concurrent use and should depend only on the request, so that
+// answers survive --resume and restarts.
+type Planner func(req Request, newToolID func() string) Reply
+
+// Options configure a Server started with StartWith.
+type Options struct {
+	Logger *slog.Logger // required
+	// Plan answers POST /v1/messages; nil = PlanReply (the directive scripts).
+	Plan Planner
+	// Forget answers requests without keeping them, for a long-running server
+	// (the bridge's demo mode): Requests then stays empty and WaitForRequest
+	// waits until ctx ends.
+	Forget bool
+}
+
+// Start starts a Server on a free port of 127.0.0.1 that logs to logger and
+// answers with PlanReply. The caller must Close it.
 func Start(logger *slog.Logger) (*Server, error) {
+	return StartWith(Options{Logger: logger})
+}
+
+// StartWith starts a Server on a free port of 127.0.0.1 configured by o.
+// The caller must Close it.
+func StartWith(o Options) (*Server, error) {
+	if o.Logger == nil {
+		return nil, errors.New("fakemodel: Options.Logger is required")
+	}
+	if o.Plan == nil {
+		o.Plan = PlanReply
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: listen on 127.0.0.1: %w", err)
 	}
 	s := &Server{
-		log:     logger,
+		log:     o.Logger,
 		url:     "http://" + ln.Addr().String(),
+		plan:    o.Plan,
+		forget:  o.Forget,
 		served:  make(chan struct{}),
 		changed: make(chan struct{}),
 	}
@@ -178,8 +222,12 @@ func (s *Server) WaitForRequest(ctx context.Context, match func(Request) bool) (
 	}
 }
 
-// record appends r and returns its index.
+// record appends r and returns its index, or -1 when the server forgets
+// requests.
 func (s *Server) record(r Request) int {
+	if s.forget {
+		return -1
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, r)
@@ -187,8 +235,11 @@ func (s *Server) record(r Request) int {
 	return len(s.requests) - 1
 }
 
-// finish stores the outcome of request i.
+// finish stores the outcome of request i (a no-op for i < 0).
 func (s *Server) finish(i, status int, script, reply string) {
+	if i < 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests[i].Status, s.requests[i].Script, s.requests[i].Reply = status, script, reply
@@ -223,7 +274,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		parseErr = req.parseBody()
 	}
 	idx := s.record(req)
-	reqID := fmt.Sprintf("req_fake_%06d", idx+1)
+	n := s.nextReq.Add(1)
+	reqID := fmt.Sprintf("req_fake_%06d", n)
 	w.Header().Set("request-id", reqID)
 
 	switch {
@@ -241,15 +293,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.finish(idx, http.StatusOK, "count-tokens", "")
 		s.log.Debug("fakemodel: count_tokens", "input_tokens", n)
 	default:
-		s.answer(hr.Context(), w, idx, req, reqID)
+		s.answer(hr.Context(), w, idx, n, req, reqID)
 	}
 }
 
 // answer runs the script for a POST /v1/messages request.
-func (s *Server) answer(ctx context.Context, w http.ResponseWriter, idx int, req Request, reqID string) {
-	r := PlanReply(req, func() string { return fmt.Sprintf("toolu_fake_%03d", s.nextTool.Add(1)) })
+func (s *Server) answer(ctx context.Context, w http.ResponseWriter, idx int, n int64, req Request, reqID string) {
+	r := s.plan(req, func() string { return fmt.Sprintf("toolu_fake_%03d", s.nextTool.Add(1)) })
 	s.log.Debug("fakemodel: messages request",
-		"n", idx+1, "stream", req.Stream, "model", req.Model, "max_tokens", req.MaxTokens,
+		"n", n, "stream", req.Stream, "model", req.Model, "max_tokens", req.MaxTokens,
 		"messages", len(req.Messages), "tools", len(req.Tools), "script", r.Script,
 		"user_text", truncate(LastUserText(req), 120))
 	if r.Status != 0 {
@@ -279,13 +331,13 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, idx int, req
 			select {
 			case <-time.After(r.Delay):
 			case <-ctx.Done():
-				s.log.Debug("fakemodel: client went away mid-stream", "n", idx+1)
+				s.log.Debug("fakemodel: client went away mid-stream", "n", n)
 				s.finish(idx, http.StatusOK, r.Script+" (cut)", text)
 				return
 			}
 		}
 		if err := WriteEvent(w, e); err != nil {
-			s.log.Debug("fakemodel: stream cut", "n", idx+1, "err", err)
+			s.log.Debug("fakemodel: stream cut", "n", n, "err", err)
 			s.finish(idx, http.StatusOK, r.Script+" (cut)", text)
 			return
 		}
@@ -335,8 +387,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// tbWriter adapts testing.TB to an io.Writer for slog.
-type tbWriter struct{ tb testing.TB }
+// tbWriter adapts a TB to an io.Writer for slog.
+type tbWriter struct{ tb TB }
 
 func (w tbWriter) Write(p []byte) (int, error) {
 	w.tb.Helper()

@@ -45,6 +45,12 @@ type Options struct {
 	// TypingRefresh is how often a "composing" presence is repeated while
 	// the agent works (WhatsApp clears it after ~25 s); 0 = 10 s.
 	TypingRefresh time.Duration
+	// Approvals is config.WhatsAppApprovalsPoll to send a card's choices
+	// as a poll too; otherwise numbered replies and reactions only.
+	Approvals string
+	// ConfigPath is the -config argument, named in the relink command
+	// that a logged-out bot asks for.
+	ConfigPath string
 }
 
 // Bridge is one WhatsApp bot's adapter (bridges.Platform, Typer and
@@ -59,9 +65,11 @@ type Bridge struct {
 	log  *slog.Logger
 
 	typingRefresh  time.Duration
+	approvals      string
+	configPath     string
 	phones         []string
 	connectBackoff time.Duration
-	fatal          chan error // a permanent failure ends Run
+	fatal          chan error // a permanent failure (*bridges.Failure) ends Run
 	pace           *pacer
 
 	seen     *lru.Cache[string, bool]        // dedupe keys of accepted messages
@@ -75,12 +83,12 @@ type Bridge struct {
 }
 
 // sentMsg is a message the bot sent: what a quote of it needs, and the
-// card it belongs to.
+// card it belongs to with the card's buttons (none: answered by text).
 type sentMsg struct {
-	chat   types.JID
-	text   string
-	cardID string
-	kind   cardKind
+	chat    types.JID
+	text    string
+	cardID  string
+	buttons []bridges.Button
 }
 
 // receivedMsg is an accepted inbound message: what quoting it needs.
@@ -114,6 +122,8 @@ func New(o Options) *Bridge {
 	return &Bridge{
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", config.PlatformWhatsApp),
 		typingRefresh:  refresh,
+		approvals:      o.Approvals,
+		configPath:     o.ConfigPath,
 		phones:         append([]string(nil), o.Phones...),
 		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
 		fatal:          make(chan error, 1),
@@ -126,11 +136,15 @@ func New(o Options) *Bridge {
 }
 
 // Limits implements bridges.Platform: no buttons (numbered choices), no
-// edits; the core splits CommonMark a little below the rendered limit.
+// edits (a progress line every 30 s in long turns instead); the core
+// splits CommonMark a little below the rendered limit. Run reports the
+// connection state.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
-		MaxMessageRunes: maxTextRunes - 200, // rendering adds a little; splitText cuts again
-		CanButtons:      false,
-		EditInterval:    2 * time.Second, // pacing: at most a message every 2 s per chat
+		MaxMessageRunes:  maxTextRunes - 200, // rendering adds a little; splitText cuts again
+		CanButtons:       false,
+		EditInterval:     2 * time.Second, // pacing: at most a message every 2 s per chat
+		ProgressInterval: 30 * time.Second,
+		ReportsState:     true,
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.mau.fi/whatsmeow/proto/waCommon"
 	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
@@ -97,7 +98,11 @@ type env struct {
 	n    int
 }
 
-func start(t *testing.T) *env {
+func start(t *testing.T) *env { t.Helper(); return startWith(t, nil) }
+
+// startWith is start with tweak applied to the adapter's options and the
+// fake client (whose device store is dev) before the core starts.
+func startWith(t *testing.T, tweak func(o *Options, fake *fakeClient, dev *sqlstore.Container)) *env {
 	t.Helper()
 	ctx := context.Background()
 	dev, err := OpenDeviceStore(ctx, filepath.Join(t.TempDir(), "device.db"), nil)
@@ -114,8 +119,12 @@ func start(t *testing.T) *env {
 		pn.Device, lid.Device = 7, 7
 		return pn, lid
 	}
-	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, Phones: []string{alice, bob},
-		SendInterval: sendInterval})
+	o := Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, Phones: []string{alice, bob},
+		SendInterval: sendInterval}
+	if tweak != nil {
+		tweak(&o, fake, dev)
+	}
+	b := New(o)
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
@@ -442,7 +451,7 @@ func (e *env) card(chat types.JID, id string) string {
 	return found
 }
 
-// Approvals by number: a bare "1" decides the pending card, a "3" quoting
+// Approvals by number: a bare "1" decides the pending card, a "2" (Deny: the card has no Always allow) quoting
 // a card decides that card; someone who is not an approver is refused.
 func TestApprovalByNumber(t *testing.T) {
 	e := start(t)
@@ -453,7 +462,7 @@ func TestApprovalByNumber(t *testing.T) {
 
 	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask b"))
 	cardB := e.card(pnJID(alice), "req-b")
-	e.dispatch(extended(e.msg(pnJID(alice), pnJID(alice), "3"), &waE2E.ContextInfo{StanzaID: proto.String(cardB), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
+	e.dispatch(extended(e.msg(pnJID(alice), pnJID(alice), "2"), &waE2E.ContextInfo{StanzaID: proto.String(cardB), Participant: proto.String(botPhone + "@s.whatsapp.net")}))
 	e.waitText(pnJID(alice), "denied req-b")
 
 	e.dispatch(extended(e.msg(group, pnJID(bob), "@"+botPhone+" ask c"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))

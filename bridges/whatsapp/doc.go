@@ -12,9 +12,13 @@
 // (private chats; groups only when the bot is mentioned or quoted; LIDs
 // mapped to phone numbers before the access check; strangers cause no
 // side effect at all), outbound.go posts rendered (format.go) and split
-// (split.go) answers quoting the user's message, typing.go shows
-// "composing", files.go downloads media, run.go connects and ends on
-// permanent disconnects. WhatsApp has no buttons for normal accounts:
-// cards list numbered choices, answered by a number (quoting the card,
-// or the core's newest card) or a 👍 / 👎 reaction on the card.
+// (split.go) answers quoting the user's message, safety.go refuses to
+// write to a chat that never wrote to the bot, typing.go shows
+// "composing", files.go downloads media, run.go connects, reports the
+// connection state (bridges.ReportState) and ends with a bridges.Failure
+// saying what to do on permanent disconnects. WhatsApp has no buttons for
+// normal accounts (cards.go): the core gives a card's choices as
+// Message.Buttons, which are listed as numbered choices and answered by a
+// number (quoting the card, or the core's newest card), a 👍 / 👎
+// reaction on the card, or (approvals: poll) a vote in a poll.
 package whatsapp

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
 )
 
 // fakeCall is one call the fake client received.
@@ -28,6 +30,10 @@ type fakeCall struct {
 // to Dispatch to the registered handlers, like the real client.
 type fakeClient struct {
 	builder *whatsmeow.Client // the real builders (they need no connection)
+	// decrypter, when set, is a real client of the bot's device: it
+	// decrypts poll votes, and the fake stores the secrets of the polls
+	// it "sends" in its store, as the real SendMessage does.
+	decrypter *whatsmeow.Client
 
 	mu          sync.Mutex
 	calls       []fakeCall
@@ -88,7 +94,7 @@ func (f *fakeClient) Dispatch(evt any) bool {
 	return true
 }
 
-func (f *fakeClient) SendMessage(_ context.Context, to types.JID, m *waE2E.Message, _ ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error) {
+func (f *fakeClient) SendMessage(ctx context.Context, to types.JID, m *waE2E.Message, _ ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error) {
 	f.mu.Lock()
 	err := f.sendErr
 	f.nextMsg++
@@ -98,7 +104,25 @@ func (f *fakeClient) SendMessage(_ context.Context, to types.JID, m *waE2E.Messa
 	if err != nil {
 		return whatsmeow.SendResponse{}, err
 	}
+	if secret := m.GetMessageContextInfo().GetMessageSecret(); secret != nil && f.decrypter != nil {
+		own := f.decrypter.Store.GetJID()
+		if err := f.decrypter.Store.MsgSecrets.PutMessageSecret(ctx, to, own, id, secret); err != nil {
+			return whatsmeow.SendResponse{}, fmt.Errorf("fake: store message secret: %w", err)
+		}
+	}
 	return whatsmeow.SendResponse{ID: id, Timestamp: time.Now()}, nil
+}
+
+func (f *fakeClient) BuildPollCreation(name string, options []string, selectable int) *waE2E.Message {
+	return f.builder.BuildPollCreation(name, options, selectable)
+}
+
+func (f *fakeClient) DecryptPollVote(ctx context.Context, vote *events.Message) (*waE2E.PollVoteMessage, error) {
+	f.record(fakeCall{Op: "DecryptPollVote"})
+	if f.decrypter == nil {
+		return nil, errors.New("fake: no decrypter")
+	}
+	return f.decrypter.DecryptPollVote(ctx, vote)
 }
 
 func (f *fakeClient) BuildReaction(chat, sender types.JID, id types.MessageID, reaction string) *waE2E.Message {

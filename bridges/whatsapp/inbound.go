@@ -46,6 +46,9 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	if r := e.Message.GetReactionMessage(); r != nil {
 		return b.onReaction(ctx, h, e, r)
 	}
+	if pu := e.Message.GetPollUpdateMessage(); pu != nil {
+		return b.onPollVote(ctx, h, e, pu)
+	}
 	text, ci, file := content(e.Message)
 	if info.IsGroup && !b.addressed(ci) {
 		return true
@@ -67,7 +70,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		return true
 	}
 	if sm, ok := b.sent.Get(ci.GetStanzaID()); ok && sm.cardID != "" {
-		if choice := choiceFor(sm.kind, bridges.TextChoice(in.Text)); choice != "" {
+		if choice := bridges.ChoiceFromText(sm.buttons, in.Text); choice != "" {
 			return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: info.PushName})
 		}
 	}
@@ -99,36 +102,6 @@ func (b *Bridge) act(ctx context.Context, h bridges.Handler, e *events.Message, 
 	b.seen.Add(dedupe, true)
 	b.markRead(ctx, e.Info)
 	return true
-}
-
-// onReaction maps 👍 / 👎 on a card to its first / last choice; other
-// reactions, removed reactions and reactions on other messages are
-// ignored, and so are reactions of senders the core does not allow.
-func (b *Bridge) onReaction(ctx context.Context, h bridges.Handler, e *events.Message, r *waE2E.ReactionMessage) bool {
-	sm, ok := b.sent.Get(r.GetKey().GetID())
-	if !ok || sm.cardID == "" {
-		return true
-	}
-	n := 0
-	switch strings.TrimRight(r.GetText(), "\ufe0f\U0001F3FB\U0001F3FC\U0001F3FD\U0001F3FE\U0001F3FF") {
-	case "👍":
-		n = 1
-	case "👎":
-		n = 3
-	}
-	choice := choiceFor(sm.kind, n)
-	if choice == "" {
-		return true
-	}
-	user, mapped := b.phoneOf(ctx, e.Info)
-	chat := e.Info.Chat.ToNonAD()
-	key := bridges.ConversationKey{Bot: b.bot, Channel: channelOf(chat, user, e.Info.IsGroup)}
-	if !mapped || !h.Allowed(key, user) {
-		b.log.Info("whatsapp reaction on a card from a sender not allowed ignored", "user", user, "msg_id", e.Info.ID)
-		return true
-	}
-	dedupe := chat.String() + "|" + e.Info.Sender.ToNonAD().String() + "|" + e.Info.ID
-	return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: e.Info.PushName})
 }
 
 // markRead sends the read receipt of an accepted message.

@@ -47,6 +47,9 @@ func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Log
 		LIDs:   cli.Store.LIDs,
 		Log:    log,
 		Phones: accessPhones(bot.Access),
+
+		Approvals:  bot.WhatsApp.Approvals,
+		ConfigPath: configPath,
 	})
 	cli.AutoReconnectHook = b.reconnectHook(func() int { return cli.AutoReconnectErrors })
 	return b, container.Close, nil

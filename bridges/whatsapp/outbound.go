@@ -3,32 +3,37 @@ package whatsapp
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // Post implements bridges.Platform: the CommonMark text is rendered to
 // WhatsApp markup, split at ~3,500 characters and sent as one message
 // per part. The first part quotes m.ReplyTo when the adapter knows that
 // message (an accepted user message or one of the bot's own). A card's
-// parts are remembered, so that a number quoting one of them or a 👍 / 👎
-// on it answers the card. The last part's reference is returned.
+// buttons are listed as numbered choices (cards.go) and its parts are
+// remembered, so that a number quoting one of them or a 👍 / 👎 on it
+// answers the card; with approvals: poll a poll follows. The last text
+// part's reference is returned. Post refuses (ErrNotAllowed) a chat that
+// never wrote to the bot, before sending anything.
 func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
 	chat, err := types.ParseJID(key.Channel)
 	if err != nil || chat.User == "" {
 		return bridges.MessageRef{}, fmt.Errorf("whatsapp post: %w: conversation channel %q is not a chat", ErrBadMessage, key.Channel)
 	}
 	chat = chat.ToNonAD()
-	parts := splitText(toWhatsApp(m.Text), maxTextRunes)
+	parts := splitText(toWhatsApp(b.cardText(m)), maxTextRunes)
 	if len(parts) == 0 {
 		return bridges.MessageRef{}, fmt.Errorf("whatsapp post to %s: %w: empty message", chat, ErrBadMessage)
 	}
-	kind := cardKindOf(m)
+	if err := b.mayWrite(ctx, key); err != nil {
+		return bridges.MessageRef{}, fmt.Errorf("whatsapp post to %s: %w", chat, err)
+	}
 	var ref bridges.MessageRef
 	for i, p := range parts {
 		msg := &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(p)}}
@@ -42,8 +47,14 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if err != nil {
 			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
 		}
-		b.sent.Add(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, kind: kind})
+		b.remember(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, buttons: m.Buttons})
 		ref = bridges.MessageRef{Key: key, ID: resp.ID}
+	}
+	if len(m.Buttons) > 0 && b.approvals == config.WhatsAppApprovalsPoll {
+		if err := b.postPoll(ctx, chat, m); err != nil {
+			// The card stands and numbered replies answer it.
+			b.log.Warn("whatsapp card poll not sent", "key", key, "err", err)
+		}
 	}
 	return ref, nil
 }
@@ -63,45 +74,4 @@ func (b *Bridge) quote(id string) *waE2E.ContextInfo {
 			QuotedMessage: &waE2E.Message{Conversation: proto.String(sm.text)}}
 	}
 	return nil
-}
-
-// cardKind is what a card asks, as far as answering it by number or
-// reaction goes.
-type cardKind int
-
-const (
-	cardNone       cardKind = iota
-	cardPermission          // 1 allow · 2 always · 3 deny
-	cardPlan                // 1 approve · 2 approve + edits · 3 reject
-	cardQuestion            // answered by text (the core reads the numbers)
-)
-
-// cardKindOf tells the kind of a card from its choices line (the core
-// sends cards without buttons to platforms without them, listing the
-// numbered choices in the text).
-func cardKindOf(m bridges.Message) cardKind {
-	switch {
-	case m.CardID == "":
-		return cardNone
-	case strings.Contains(m.Text, "to approve and accept edits"):
-		return cardPlan
-	case strings.Contains(m.Text, "to allow"):
-		return cardPermission
-	default:
-		return cardQuestion
-	}
-}
-
-// choiceFor is the button id of choice n (1–3) of a card kind, "" if none.
-func choiceFor(k cardKind, n int) string {
-	if n < 1 || n > 3 {
-		return ""
-	}
-	switch k {
-	case cardPermission:
-		return []string{bridges.ChoiceAllow, bridges.ChoiceAlways, bridges.ChoiceDeny}[n-1]
-	case cardPlan:
-		return []string{bridges.ChoiceApprove, bridges.ChoiceApproveEdits, bridges.ChoiceReject}[n-1]
-	}
-	return ""
 }

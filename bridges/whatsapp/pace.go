@@ -19,10 +19,27 @@ func newPacer(interval time.Duration) *pacer {
 }
 
 // wait blocks until a message may be sent to chat and reserves that slot.
-// It returns ctx's error when ctx ends first.
+// It returns ctx's error when ctx ends first (the slot stays taken).
 func (p *pacer) wait(ctx context.Context, chat string) error {
+	d := p.reserve(chat, time.Now())
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// reserve takes the next free slot of chat at or after now and returns how
+// long to wait for it.
+func (p *pacer) reserve(chat string, now time.Time) time.Duration {
 	p.mu.Lock()
-	now := time.Now()
+	defer p.mu.Unlock()
 	at := now
 	if next := p.next[chat]; next.After(now) {
 		at = next
@@ -35,17 +52,5 @@ func (p *pacer) wait(ctx context.Context, chat string) error {
 			}
 		}
 	}
-	p.mu.Unlock()
-	d := at.Sub(now)
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return at.Sub(now)
 }

@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,8 +18,11 @@ import (
 
 // Run implements bridges.Platform: it registers the event handler,
 // connects and delivers messages to h until ctx ends (nil) or WhatsApp
-// ends the session for good (an error wrapping ErrDisconnected that says
-// what to do). whatsmeow reconnects by itself after network errors.
+// ends the session for good (a *bridges.Failure wrapping ErrDisconnected
+// that says what to do: relink, wait until a ban ends, upgrade).
+// whatsmeow reconnects by itself after network errors, at most
+// maxReconnects times in a row. The connection state goes to
+// bridges.ReportState: connected, reconnecting (with the attempt), failed.
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	b.mu.Lock()
 	b.h = h
@@ -63,11 +67,12 @@ func (b *Bridge) connect(ctx context.Context) error {
 			return nil
 		}
 		if errors.Is(err, store.ErrDeviceDeleted) {
-			return fmt.Errorf("whatsapp bot %s: %w: the device was deleted (logged out): link it again with `bridge whatsapp-link -bot %s -relink`", b.bot, ErrDisconnected, b.bot)
+			return b.failure("the device was deleted (logged out)", bridges.RemedyRelink, err)
 		}
 		if attempt >= maxConnectAttempts {
-			return fmt.Errorf("whatsapp bot %s: connect: gave up after %d attempts: %w", b.bot, attempt, err)
+			return b.failure(fmt.Sprintf("could not connect after %d attempts", attempt), bridges.RemedyRestart, err)
 		}
+		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: err.Error(), Attempt: attempt})
 		b.log.Warn("whatsapp connect failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
 		t := time.NewTimer(delay)
 		select {
@@ -84,10 +89,12 @@ func (b *Bridge) connect(ctx context.Context) error {
 // failed reconnects in a row it stops the client's retries and ends Run.
 func (b *Bridge) reconnectHook(errorsSoFar func() int) func(error) bool {
 	return func(err error) bool {
-		if n := errorsSoFar(); n >= maxReconnects {
-			b.fail(b.fatal, fmt.Errorf("whatsapp bot %s: %w: gave up reconnecting after %d attempts: %w", b.bot, ErrDisconnected, n, err))
+		n := errorsSoFar()
+		if n >= maxReconnects {
+			b.fail(b.fatal, b.failure(fmt.Sprintf("gave up reconnecting after %d attempts", n), bridges.RemedyRestart, err))
 			return false
 		}
+		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: err.Error(), Attempt: n})
 		return true
 	}
 }
@@ -106,26 +113,61 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 	case *events.Message:
 		return b.onMessage(ctx, e)
 	case *events.Connected:
+		b.report(bridges.BotState{State: bridges.ConnConnected})
 		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
+	case *events.Disconnected:
+		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: "the connection to WhatsApp was lost"})
 	case *events.LoggedOut:
-		b.fail(fatal, fmt.Errorf("whatsapp bot %s: %w: logged out (reason %v): link it again with `bridge whatsapp-link -bot %s -relink`", b.bot, ErrDisconnected, e.Reason, b.bot))
+		b.fail(fatal, b.failure(fmt.Sprintf("logged out by WhatsApp or the phone (reason %v)", e.Reason), bridges.RemedyRelink, nil))
 	case *events.StreamReplaced:
-		b.fail(fatal, fmt.Errorf("whatsapp bot %s: %w: another client uses this device: stop it, or link again", b.bot, ErrDisconnected))
+		b.fail(fatal, b.failure("another client uses this device", bridges.RemedyRelink, nil))
 	case *events.TemporaryBan:
-		b.fail(fatal, fmt.Errorf("whatsapp bot %s: %w: temporarily banned (%v): wait until the ban ends", b.bot, ErrDisconnected, e))
+		f := b.failure(fmt.Sprintf("temporarily banned (%v)", e), bridges.RemedyWait, nil)
+		if e.Expire > 0 {
+			f.Until = time.Now().Add(e.Expire).Truncate(time.Second)
+			f.Hint = "wait until the ban ends at " + f.Until.UTC().Format(time.RFC3339) + ", then restart the bridge; send less and use a dedicated number"
+		}
+		b.fail(fatal, f)
 	case *events.ClientOutdated:
-		b.fail(fatal, fmt.Errorf("whatsapp bot %s: %w: WhatsApp refuses this client version: upgrade the bridge", b.bot, ErrDisconnected))
+		b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, nil))
 	case *events.ConnectFailure:
-		b.fail(fatal, fmt.Errorf("whatsapp bot %s: %w: connect failure %v", b.bot, ErrDisconnected, e.Reason))
+		b.fail(fatal, b.failure(fmt.Sprintf("connect failure %v %s", e.Reason, e.Message), bridges.RemedyRestart, nil))
 	}
 	return true
 }
 
-func (b *Bridge) fail(fatal chan<- error, err error) {
-	b.log.Error("whatsapp session ended", "err", err)
+// failure is the permanent failure of this bot: what happened (reason),
+// what to do (remedy, with a hint naming the command or setting), and
+// the error, which wraps ErrDisconnected.
+func (b *Bridge) failure(reason, remedy string, err error) *bridges.Failure {
+	hint := map[string]string{
+		bridges.RemedyRelink: fmt.Sprintf("link it again: `bridge whatsapp-link -config %s -bot %s -relink` (never run two bridges on one device store)",
+			cmp.Or(b.configPath, "bridge.yaml"), b.bot),
+		bridges.RemedyWait:    "wait until the ban ends, then restart the bridge; send less and use a dedicated number",
+		bridges.RemedyUpgrade: "upgrade the bridge (its WhatsApp library is too old)",
+		bridges.RemedyRestart: "check the network and the log, then restart the bridge",
+	}[remedy]
+	if err == nil {
+		err = ErrDisconnected
+	} else {
+		err = fmt.Errorf("%w: %w", ErrDisconnected, err)
+	}
+	return &bridges.Failure{Reason: "whatsapp bot " + b.bot + ": " + reason, Remedy: remedy, Hint: hint, Err: err}
+}
+
+// fail reports a permanent failure (once) and ends Run with it.
+func (b *Bridge) fail(fatal chan<- error, f *bridges.Failure) {
+	b.report(bridges.BotState{State: bridges.ConnFailed, Reason: f.Reason, Remedy: f.Remedy, Hint: f.Hint, Until: f.Until})
 	select {
-	case fatal <- err:
+	case fatal <- f:
 	default:
+	}
+}
+
+// report tells the core how the connection stands (before Run: nobody).
+func (b *Bridge) report(s bridges.BotState) {
+	if h := b.handler(); h != nil {
+		bridges.ReportState(h, s)
 	}
 }
 

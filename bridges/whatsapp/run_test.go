@@ -5,42 +5,89 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/config"
 )
 
-// WhatsApp ending the session for good ends Run with an error that says
-// what to do; Run disconnects either way.
+// stateRecorder is a core stand-in that records the adapter's state
+// reports (its other Handler methods are not called here).
+type stateRecorder struct {
+	bridges.Handler
+	mu     sync.Mutex
+	states []bridges.BotState
+}
+
+func (r *stateRecorder) ReportState(s bridges.BotState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states = append(r.states, s)
+}
+
+func (r *stateRecorder) last() bridges.BotState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.states) == 0 {
+		return bridges.BotState{}
+	}
+	return r.states[len(r.states)-1]
+}
+
+// WhatsApp ending the session for good ends Run with a Failure that says
+// what to do (and wraps ErrDisconnected), reported as the bot's failed
+// state; Run disconnects either way. Connected and lost connections are
+// reported too.
 func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 	tests := []struct {
-		name string
-		evt  any
-		want string
+		name   string
+		evt    any
+		want   string
+		remedy string
 	}{
-		{"logged out", &events.LoggedOut{}, "whatsapp-link"},
-		{"stream replaced", &events.StreamReplaced{}, "another client"},
-		{"temporary ban", &events.TemporaryBan{Expire: time.Hour}, "ban"},
-		{"client outdated", &events.ClientOutdated{}, "upgrade"},
-		{"connect failure", &events.ConnectFailure{}, "connect failure"},
+		{"logged out", &events.LoggedOut{}, "bridge whatsapp-link -config bridge.yaml -bot phone -relink", bridges.RemedyRelink},
+		{"stream replaced", &events.StreamReplaced{}, "another client", bridges.RemedyRelink},
+		{"temporary ban", &events.TemporaryBan{Expire: time.Hour}, "wait until the ban ends at", bridges.RemedyWait},
+		{"client outdated", &events.ClientOutdated{}, "upgrade", bridges.RemedyUpgrade},
+		{"connect failure", &events.ConnectFailure{}, "connect failure", bridges.RemedyRestart},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeClient(nil)
-			b := New(Options{Bot: "phone", Client: fake})
+			b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml"})
+			rec := &stateRecorder{}
 			done := make(chan error, 1)
-			go func() { done <- b.Run(context.Background(), nil) }()
+			go func() { done <- b.Run(context.Background(), rec) }()
 			waitFor(t, func() bool { return fake.IsConnected() })
+			fake.Dispatch(&events.Connected{})
+			if s := rec.last(); s.State != bridges.ConnConnected {
+				t.Errorf("state after Connected = %+v", s)
+			}
+			fake.Dispatch(&events.Disconnected{})
+			if s := rec.last(); s.State != bridges.ConnReconnecting {
+				t.Errorf("state after Disconnected = %+v", s)
+			}
 			fake.Dispatch(tt.evt)
 			select {
 			case err := <-done:
-				if !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), tt.want) {
-					t.Errorf("Run = %v, want ErrDisconnected saying %q", err, tt.want)
+				f, ok := errors.AsType[*bridges.Failure](err)
+				if !ok || !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), tt.want) || f.Remedy != tt.remedy {
+					t.Errorf("Run = %v, want a Failure (%s) wrapping ErrDisconnected saying %q", err, tt.remedy, tt.want)
+				}
+				if ok && tt.remedy == bridges.RemedyWait && (f.Until.Before(time.Now().Add(59*time.Minute)) || f.Until.After(time.Now().Add(time.Hour))) {
+					t.Errorf("ban ends at %v, want in an hour", f.Until)
 				}
 			case <-time.After(waitTimeout):
 				t.Fatal("Run did not end")
+			}
+			if s := rec.last(); s.State != bridges.ConnFailed || s.Remedy != tt.remedy || !strings.Contains(s.Hint+s.Reason, tt.want) {
+				t.Errorf("reported %+v, want failed (%s)", s, tt.remedy)
 			}
 			if fake.IsConnected() {
 				t.Error("still connected")
@@ -113,14 +160,18 @@ func TestRunConnectRetries(t *testing.T) {
 func TestReconnectHookGivesUp(t *testing.T) {
 	fake := newFakeClient(nil)
 	b := New(Options{Bot: "phone", Client: fake})
+	rec := &stateRecorder{}
 	done := make(chan error, 1)
-	go func() { done <- b.Run(context.Background(), nil) }()
+	go func() { done <- b.Run(context.Background(), rec) }()
 	waitFor(t, fake.IsConnected)
 	n := 0
 	hook := b.reconnectHook(func() int { return n })
 	for n = 1; n < maxReconnects; n++ {
 		if !hook(errors.New("dial")) {
 			t.Fatalf("gave up after %d", n)
+		}
+		if s := rec.last(); s.State != bridges.ConnReconnecting || s.Attempt != n || s.Reason != "dial" {
+			t.Fatalf("reported %+v after %d failed reconnects", s, n)
 		}
 	}
 	if hook(errors.New("dial")) {
@@ -134,4 +185,42 @@ func TestReconnectHookGivesUp(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("Run did not end")
 	}
+}
+
+// Through the real core: a logged-out WhatsApp bot is marked failed with
+// the relink remedy while another bot of the same bridge keeps answering.
+func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
+	fake := newFakeClient(nil)
+	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml"})
+	other := bridgetest.New(bridges.Limits{MaxMessageRunes: 4000, CanButtons: true})
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots: []*config.Bot{
+			{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{}},
+			{Name: "chat", Platform: config.PlatformSlack, Agent: "coder"},
+		},
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b, "chat": other}, nil)
+	waitFor(t, fake.IsConnected)
+	fake.Dispatch(&events.Connected{})
+	fake.Dispatch(&events.LoggedOut{})
+	var phone bridges.BotStatus
+	waitFor(t, func() bool {
+		for _, s := range core.BotStates() {
+			if s.Bot == "phone" {
+				phone = s
+			}
+		}
+		return phone.State == bridges.ConnFailed
+	})
+	if phone.Remedy != bridges.RemedyRelink || !strings.Contains(phone.Hint, "bridge whatsapp-link -config bridge.yaml -bot phone -relink") {
+		t.Errorf("phone state = %+v", phone)
+	}
+	k := bridges.ConversationKey{Bot: "chat", Channel: "C1", Thread: "T1"}
+	if err := other.Send(t.Context(), bridges.Inbound{Key: k, MsgID: "m1", UserID: "u", UserName: "u", Text: "still here?"}); err != nil {
+		t.Fatal(err)
+	}
+	other.WaitFor(t, k, waitTimeout, "the other bot's answer", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "pong: still here?") })
 }

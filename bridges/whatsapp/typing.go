@@ -12,14 +12,17 @@ import (
 
 // SetTyping implements bridges.Typer: on shows "composing…" in the chat
 // and repeats it every TypingRefresh until off (WhatsApp drops it after
-// ~25 s), which sends "paused". The core calls it only for conversations
-// of accepted messages.
+// ~25 s), which sends "paused". Like Post it refuses chats that never
+// wrote to the bot.
 func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	chat, err := types.ParseJID(key.Channel)
 	if err != nil {
 		return fmt.Errorf("whatsapp typing: %w: channel %q", ErrBadMessage, key.Channel)
 	}
 	chat = chat.ToNonAD()
+	if err := b.mayWrite(ctx, key); err != nil {
+		return fmt.Errorf("whatsapp typing in %s: %w", chat, err)
+	}
 	b.mu.Lock()
 	if cancel := b.typing[key.Channel]; cancel != nil {
 		cancel()

@@ -36,10 +36,23 @@ func cmdCheckConfig(args []string, stdout, stderr io.Writer, lookupEnv func(stri
 	return nil
 }
 
-func cmdExampleConfig(args []string, stdout io.Writer) error {
-	if len(args) > 0 {
-		return usagef("example-config takes no arguments")
+// cmdExampleConfig prints the commented full example, or with -minimal the
+// smallest useful config (the web console only), which `make run` writes
+// on a fresh machine.
+func cmdExampleConfig(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("example-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	minimal := fs.Bool("minimal", false, "print the minimal config: one agent profile and the web console")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
 	}
-	_, err := stdout.Write(config.Example())
+	if fs.NArg() > 0 {
+		return usagef("example-config takes no arguments besides -minimal")
+	}
+	doc := config.Example()
+	if *minimal {
+		doc = config.Minimal()
+	}
+	_, err := stdout.Write(doc)
 	return err
 }

@@ -42,12 +42,16 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const usageText = `usage: bridge <command> [flags]
 
 commands:
-  run [-config bridge.yaml]        run the bridge until SIGINT/SIGTERM
+  run [-config bridge.yaml] [-demo]
+                                   run the bridge until SIGINT/SIGTERM; -demo: no
+                                   credentials, the real CLI against the built-in
+                                   scripted model, web console only
   check-config [-config FILE]      validate the config and print a summary
   whatsapp-link [-config FILE] -bot NAME [-phone +NUMBER] [-relink]
                                    link a WhatsApp bot to a phone (QR code, or a
                                    pairing code with -phone)
-  example-config                   print the commented example config
+  example-config [-minimal]        print the commented example config (-minimal:
+                                   the web-console-only config make run writes)
   version                          print the version
 `
 
@@ -66,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	case "whatsapp-link":
 		err = cmdWhatsAppLink(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "example-config":
-		err = cmdExampleConfig(args[1:], stdout)
+		err = cmdExampleConfig(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "bridge %s\n", version)
 	case "help", "-h", "-help", "--help":

@@ -30,7 +30,11 @@ import (
 const shutdownGrace = 30 * time.Second
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
-	cfg, err := loadConfig("run", args, stderr, lookupEnv)
+	rf, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, builtin, err := loadRunConfig(rf, lookupEnv)
 	if err != nil {
 		return err
 	}
@@ -38,11 +42,23 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err := hardenProcess(); err != nil {
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)
 	}
+	if builtin {
+		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
+			"path", rf.config, "data_dir", cfg.DataDir)
+	}
+	if rf.demo {
+		model, err := startDemo(cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer model.Close() // deferred first: closes after the agents stopped
+	}
 
-	platforms, err := buildPlatforms(ctx, cfg, logger)
+	platforms, closePlatforms, err := buildPlatforms(ctx, cfg, logger)
 	if err != nil {
 		return usageError{err}
 	}
+	defer closePlatforms()
 	sandboxes, err := buildSandboxes(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -54,7 +70,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}
 	defer st.Close()
 
-	console, err := newWebConsole(cfg, st, logger, false)
+	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {
 		return err
 	}
@@ -124,9 +140,17 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	return nil
 }
 
-// buildPlatforms creates one adapter per configured bot.
-func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, error) {
+// buildPlatforms creates one adapter per configured bot. The returned
+// function releases what the adapters hold (WhatsApp device stores) once
+// they have stopped.
+func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, func(), error) {
 	out := make(map[string]bridges.Platform, len(cfg.Bots))
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
 	for _, b := range cfg.Bots {
 		var (
 			p   bridges.Platform
@@ -138,18 +162,23 @@ func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		case "discord":
 			p, err = discord.New(b, logger)
 		case config.PlatformWhatsApp:
-			err = checkWhatsAppBot(ctx, cfg, b)
+			var closeStore func()
+			p, closeStore, err = openWhatsAppBot(ctx, cfg, b, logger)
+			if err == nil {
+				closers = append(closers, closeStore)
+			}
 		case config.PlatformWeb:
 			continue // the web console, made once the store is open (web.go)
 		default:
 			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bot %q: %w", b.Name, err)
+			closeAll()
+			return nil, nil, fmt.Errorf("bot %q: %w", b.Name, err)
 		}
 		out[b.Name] = p
 	}
-	return out, nil
+	return out, closeAll, nil
 }
 
 // buildSandboxes creates and checks one sandbox per agent profile, so that

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -62,18 +63,23 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// whatsappStartCheck is how long the start-up check of a device store may take.
+// whatsappStartCheck is how long opening a device store at start may take.
 const whatsappStartCheck = 10 * time.Second
 
-// checkWhatsAppBot fails the start of a WhatsApp bot: unlinked, with the
-// command that links it; linked, because the message adapter is not in
-// this build yet.
-func checkWhatsAppBot(ctx context.Context, cfg *config.Config, b *config.Bot) error {
+// openWhatsAppBot makes the adapter of a WhatsApp bot over a real client
+// of its linked device. An unlinked bot fails with the command that links
+// it (bridge whatsapp-link -config … -bot NAME). The returned function
+// closes the device store (after the adapter stopped).
+func openWhatsAppBot(ctx context.Context, cfg *config.Config, b *config.Bot, logger *slog.Logger) (bridges.Platform, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, whatsappStartCheck)
 	defer cancel()
-	jid, err := whatsapp.CheckLinked(ctx, b.Name, b.WhatsApp.DeviceStore, cfg.Path, nil)
+	p, closeStore, err := whatsapp.Open(ctx, b, cfg.Path, logger)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return errors.New("the whatsapp message adapter is not available in this build yet (the bot is linked to +" + jid.User + ")")
+	return p, func() {
+		if err := closeStore(); err != nil {
+			logger.Warn("close whatsapp device store", "bot", b.Name, "err", err)
+		}
+	}, nil
 }

@@ -1,0 +1,138 @@
+package demomodel_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/demomodel"
+)
+
+// eventTimeout bounds each wait for the CLI; it starts in about a second
+// on a loaded machine.
+const eventTimeout = 60 * time.Second
+
+// TestDemoWithRealCLI drives the real Claude Code CLI through the demo's
+// three scripted flows in one session, as the bridge would: a streamed
+// introduction, a Bash permission that shows the command's output once
+// allowed, and a question whose answer comes back as updatedInput.answers.
+func TestDemoWithRealCLI(t *testing.T) {
+	if _, err := exec.LookPath("claude"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("claude CLI not found and CI=true: %v", err)
+		}
+		t.Skipf("claude CLI not installed: %v", err)
+	}
+	srv, err := demomodel.Start(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*eventTimeout)
+	defer cancel()
+	s, err := agent.Start(ctx, agent.Options{
+		Workdir: t.TempDir(), Home: t.TempDir(), Env: demomodel.AgentEnv(srv),
+		SessionID: uuid.NewString(), ControlTimeout: 20 * time.Second, CloseGrace: 20 * time.Second,
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("start the CLI: %v", err)
+	}
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		_ = s.Close(cctx)
+		for range s.Events() { // drain until the session closes the channel
+		}
+	}()
+
+	send := func(text string) {
+		t.Helper()
+		if err := s.Send(ctx, agent.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+			t.Fatalf("send %q: %v", text, err)
+		}
+	}
+	// next returns the first event of type E, counting the text deltas on the way.
+	deltas := 0
+	next := func(what string, match func(agent.Event) bool) agent.Event {
+		t.Helper()
+		timer := time.NewTimer(eventTimeout)
+		defer timer.Stop()
+		for {
+			select {
+			case ev, ok := <-s.Events():
+				if !ok {
+					t.Fatalf("the CLI exited while waiting for %s", what)
+				}
+				if _, ok := ev.(agent.TextDelta); ok {
+					deltas++
+				}
+				if match(ev) {
+					return ev
+				}
+			case <-timer.C:
+				t.Fatalf("no %s within %v", what, eventTimeout)
+			}
+		}
+	}
+	result := func() agent.Result {
+		t.Helper()
+		r := next("result", func(ev agent.Event) bool { _, ok := ev.(agent.Result); return ok }).(agent.Result)
+		if r.IsError {
+			t.Fatalf("turn failed: %s %v", r.Text, r.Errors)
+		}
+		return r
+	}
+	permission := func(tool string) agent.PermissionRequest {
+		t.Helper()
+		return next(tool+" permission", func(ev agent.Event) bool {
+			p, ok := ev.(agent.PermissionRequest)
+			return ok && p.ToolName == tool
+		}).(agent.PermissionRequest)
+	}
+
+	send("hi there")
+	if r := result(); !strings.Contains(r.Text, "demo mode") || deltas < 10 {
+		t.Errorf("introduction in %d deltas: %q", deltas, r.Text)
+	}
+
+	send("run a command")
+	p := permission("Bash")
+	var bash struct{ Command string }
+	if err := json.Unmarshal(p.Input, &bash); err != nil || bash.Command != demomodel.DemoCommand {
+		t.Errorf("Bash input %s (%v), want the demo command", p.Input, err)
+	}
+	if err := s.Respond(ctx, p.RequestID, agent.Decision{Allow: true}); err != nil {
+		t.Fatal(err)
+	}
+	if r := result(); !regexp.MustCompile("(?s)ran in my sandbox.*```text\n-rw.* hello.txt\n```").MatchString(r.Text) {
+		t.Errorf("after the command: %q", r.Text)
+	}
+
+	send("ask me a question")
+	p = permission("AskUserQuestion")
+	var in map[string]any
+	if err := json.Unmarshal(p.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	in["answers"] = map[string]string{demomodel.Question: "Slack"}
+	updated, _ := json.Marshal(in)
+	if err := s.Respond(ctx, p.RequestID, agent.Decision{Allow: true, UpdatedInput: updated}); err != nil {
+		t.Fatal(err)
+	}
+	if r := result(); !strings.Contains(r.Text, "You chose **Slack**") || !strings.Contains(r.Text, "SLACK_APP_TOKEN") {
+		t.Errorf("after the answer: %q", r.Text)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the demo model kept %d requests, want none", n)
+	}
+}

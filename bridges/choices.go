@@ -1,0 +1,51 @@
+package bridges
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ChoiceFromText maps a typed reply to one of a card's buttons, for
+// platforms without buttons (where the adapter shows them as numbered
+// choices, 1 = buttons[0]): a number picks that button; "yes", "ok",
+// "allow", "approve" or 👍 the first primary button; "no", "deny",
+// "reject" or 👎 the danger button; "always" the Always allow button. It
+// returns the button's ID, or "" when the reply is no choice of these
+// buttons.
+func ChoiceFromText(buttons []Button, text string) string {
+	s := strings.ToLower(strings.Trim(strings.TrimSpace(text), " .!\ufe0f"))
+	if n, err := strconv.Atoi(s); err == nil {
+		if n >= 1 && n <= len(buttons) {
+			return buttons[n-1].ID
+		}
+		return ""
+	}
+	find := func(ok func(Button) bool) string {
+		for _, b := range buttons {
+			if ok(b) {
+				return b.ID
+			}
+		}
+		return ""
+	}
+	switch strings.TrimRight(s, "\U0001F3FB\U0001F3FC\U0001F3FD\U0001F3FE\U0001F3FF") { // skin tones
+	case "y", "yes", "ok", "allow", "approve", "👍":
+		return find(func(b Button) bool { return b.Style == StylePrimary })
+	case "n", "no", "deny", "reject", "👎":
+		return find(func(b Button) bool { return b.Style == StyleDanger })
+	case "always", "always allow":
+		return find(func(b Button) bool { return b.ID == ChoiceAlways })
+	}
+	return ""
+}
+
+// NumberedChoices renders buttons as the numbered choices a reply picks
+// with ChoiceFromText, in CommonMark: "**1** Allow · **2** Deny".
+func NumberedChoices(buttons []Button) string {
+	parts := make([]string, len(buttons))
+	for i, b := range buttons {
+		parts[i] = fmt.Sprintf("**%d** %s", i+1, b.Label)
+	}
+	return strings.Join(parts, " · ")
+}

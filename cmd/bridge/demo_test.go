@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/config"
+)
+
+func TestDemoAgentEnv(t *testing.T) {
+	demo := map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:1", "ANTHROPIC_API_KEY": "test-key", "CLAUDE_CODE_MAX_RETRIES": "0"}
+	tests := []struct {
+		name    string
+		profile map[string]string
+		want    map[string]string
+	}{
+		{"empty profile", nil, demo},
+		{"credentials and model switches are replaced, the rest kept",
+			map[string]string{
+				"ANTHROPIC_API_KEY": "sk-real", "CLAUDE_CODE_OAUTH_TOKEN": "oauth-real", "ANTHROPIC_BASE_URL": "https://proxy",
+				"ANTHROPIC_AUTH_TOKEN": "x", "CLAUDE_CODE_USE_BEDROCK": "1", "GIT_AUTHOR_NAME": "bot", "TZ": "UTC",
+			},
+			map[string]string{
+				"ANTHROPIC_BASE_URL": "http://127.0.0.1:1", "ANTHROPIC_API_KEY": "test-key", "CLAUDE_CODE_MAX_RETRIES": "0",
+				"GIT_AUTHOR_NAME": "bot", "TZ": "UTC",
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := maps.Clone(tc.profile)
+			got := demoAgentEnv(tc.profile, demo)
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("env %v\nwant %v", got, tc.want)
+			}
+			if !maps.Equal(tc.profile, before) {
+				t.Errorf("the profile's env was modified: %v", tc.profile)
+			}
+		})
+	}
+}
+
+// demoConfig is a valid config with the given bots, as config.Load makes it.
+func demoConfig(listen string, bots ...*config.Bot) *config.Config {
+	return &config.Config{
+		HTTP: config.HTTP{Listen: listen},
+		Agents: map[string]*config.Agent{
+			"coder": {Name: "coder", Env: map[string]string{"ANTHROPIC_API_KEY": "sk-real-secret", "TZ": "UTC"}},
+			"other": {Name: "other"},
+		},
+		Bots: bots,
+	}
+}
+
+func TestStartDemo(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	cfg := demoConfig("127.0.0.1:0",
+		&config.Bot{Name: "team-slack", Platform: config.PlatformSlack, Agent: "coder"},
+		&config.Bot{Name: "console", Platform: config.PlatformWeb, Agent: "coder"},
+		&config.Bot{Name: "guild", Platform: config.PlatformDiscord, Agent: "other"},
+	)
+	srv, err := startDemo(cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if len(cfg.Bots) != 1 || cfg.Bots[0].Name != "console" {
+		t.Errorf("bots after demo: %v, want only the web console", botNames(cfg))
+	}
+	for _, name := range []string{"coder", "other"} {
+		env := cfg.Agents[name].Env
+		if env["ANTHROPIC_BASE_URL"] != srv.URL() || env["CLAUDE_CODE_MAX_RETRIES"] != "0" || env["ANTHROPIC_API_KEY"] == "sk-real-secret" {
+			t.Errorf("profile %s env %v: not pointed at the demo model %s", name, env, srv.URL())
+		}
+	}
+	out := logs.String()
+	for _, want := range []string{"bot=team-slack platform=slack", "bot=guild platform=discord", "DEMO MODE", "model_url=" + srv.URL()} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "sk-real-secret") {
+		t.Errorf("logs leak the profile's key:\n%s", out)
+	}
+}
+
+func TestStartDemoRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  *config.Config
+		want string
+	}{
+		{"no web bot", demoConfig("127.0.0.1:0", &config.Bot{Name: "s", Platform: config.PlatformSlack, Agent: "coder"}),
+			"platform: web"},
+		{"no http listener", demoConfig("", &config.Bot{Name: "w", Platform: config.PlatformWeb, Agent: "coder"}),
+			"http.listen"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := startDemo(tc.cfg, slog.New(slog.DiscardHandler))
+			if err == nil {
+				srv.Close()
+				t.Fatal("demo mode started")
+			}
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v (usage error: %v), want one naming %q", err, errors.As(err, &ue), tc.want)
+			}
+		})
+	}
+}
+
+func botNames(cfg *config.Config) []string {
+	var out []string
+	for _, b := range cfg.Bots {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+func TestParseRunFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    runFlags
+		wantErr bool
+	}{
+		{nil, runFlags{config: "bridge.yaml"}, false},
+		{[]string{"-demo"}, runFlags{config: "bridge.yaml", demo: true}, false},
+		{[]string{"-config", "bridge.yaml", "-demo"}, runFlags{config: "bridge.yaml", explicit: true, demo: true}, false},
+		{[]string{"-demo", "extra"}, runFlags{}, true},
+		{[]string{"-nope"}, runFlags{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parseRunFlags(tc.args, &bytes.Buffer{})
+			var ue usageError
+			if tc.wantErr {
+				if !errors.As(err, &ue) {
+					t.Errorf("error %v, want a usage error", err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLoadRunConfigFallsBackOnlyInDemo: only `bridge run -demo` without
+// -config and without ./bridge.yaml uses the built-in minimal config;
+// otherwise a missing file is a usage error.
+func TestLoadRunConfigFallsBackOnlyInDemo(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent.yaml")
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, rf := range []runFlags{
+		{config: missing},
+		{config: missing, explicit: true, demo: true},
+	} {
+		_, builtin, err := loadRunConfig(rf, noEnv)
+		var ue usageError
+		if !errors.As(err, &ue) || builtin || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%+v: builtin %v, err %v; want a usage error for the missing file", rf, builtin, err)
+		}
+	}
+	// The fallback itself (it needs the web platform in the config package).
+	cfg, builtin, err := loadRunConfig(runFlags{config: missing, demo: true}, noEnv)
+	if err != nil || !builtin {
+		t.Fatalf("demo without a config: builtin %v, err %v", builtin, err)
+	}
+	if got := botNames(cfg); !slices.Equal(got, []string{"console"}) {
+		t.Errorf("built-in config bots %v", got)
+	}
+}
+
+// TestExampleConfigMinimal: `bridge example-config -minimal` prints the
+// config `make run` writes, and it checks clean with an empty environment.
+func TestExampleConfigMinimal(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	code, out, stderr := runCLI(t, noEnv, "example-config", "-minimal")
+	if code != exitOK || out != string(config.Minimal()) {
+		t.Fatalf("example-config -minimal: code %d, stderr %q, output:\n%s", code, stderr, out)
+	}
+	path := filepath.Join(t.TempDir(), "bridge.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, summary, stderr := runCLI(t, noEnv, "check-config", "-config", path)
+	if code != exitOK || !strings.Contains(summary, "bots (1):\n  console: platform=web") {
+		t.Errorf("check-config on the minimal config: code %d, stderr %q, summary:\n%s", code, stderr, summary)
+	}
+	if code, _, _ := runCLI(t, noEnv, "example-config", "-minimal", "x"); code != exitUsage {
+		t.Errorf("example-config -minimal x: code %d, want %d", code, exitUsage)
+	}
+}

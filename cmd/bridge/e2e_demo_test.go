@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/config"
+)
+
+// makeRunStart bounds how long `make run` may take to build the bridge (Go
+// caches warm from building the test binary) and print the sign-in link.
+const makeRunStart = 5 * time.Minute
+
+// TestMakeRunDemo: `make run` on a clean clone with no config and no
+// credentials reaches a working demo chat. It writes the minimal config,
+// starts the bridge in demo mode and prints the sign-in link; through HTTP
+// alone a new user signs in, sees the page labelled as a demo and
+// completes turns with the real CLI against the built-in scripted model: a
+// streamed answer, a permission card approved with its button (the command
+// ran in the agent's workdir) and a question card answered with its button.
+func TestMakeRunDemo(t *testing.T) {
+	addr := freeAddr(t)
+	start := time.Now()
+	m := startMakeRun(t, "BRIDGE_LISTEN="+addr) // and no ANTHROPIC_API_KEY / CLAUDE_CODE_OAUTH_TOKEN
+	link := m.waitOutput(t, regexp.MustCompile(`open (http://\S+/signin#token=\S+) to sign in`), makeRunStart)[1]
+	t.Logf("make run printed the sign-in link after %v", time.Since(start).Round(100*time.Millisecond))
+
+	written, err := os.ReadFile(filepath.Join(m.dir, "bridge.yaml"))
+	if err != nil || string(written) != string(config.Minimal()) {
+		t.Errorf("make run wrote bridge.yaml (%v):\n%s\nwant the minimal config", err, written)
+	}
+	if out := m.out.String(); !strings.Contains(out, "DEMO MODE") || !strings.Contains(out, "addr="+addr) {
+		t.Errorf("the bridge did not log demo mode on %s", addr)
+	}
+
+	w := webSignIn(t, link)
+	if page := w.newChat(); !strings.Contains(page, `id="demo-label"`) {
+		t.Errorf("the chat page is not labelled as a demo:\n%s", page)
+	}
+	ev := w.events()
+
+	turn := time.Now()
+	w.send("hello")
+	ev.wait(t, "This is agentbridge's demo mode", false, e2eWait)
+	t.Logf("first demo answer (agent start included) after %v", time.Since(turn).Round(100*time.Millisecond))
+
+	w.send("run a command")
+	card, allow := cardChoice(t, ev.wait(t, "hello.txt", true, e2eWait), "Allow")
+	w.click(card, allow)
+	ev.wait(t, "The command ran in my sandbox and printed", false, e2eWait)
+	if _, err := os.Stat(filepath.Join(m.dir, "workspace", "hello.txt")); err != nil {
+		t.Errorf("the approved command did not run in the workdir: %v", err)
+	}
+
+	w.send("ask me a question")
+	card, slack := cardChoice(t, ev.wait(t, "Which chat platform", true, e2eWait), "Slack")
+	w.click(card, slack)
+	ev.wait(t, "You chose Slack", false, e2eWait)
+}
