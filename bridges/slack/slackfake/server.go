@@ -20,6 +20,10 @@
 //   - rejects Block Kit payloads over Slack's documented limits with
 //     invalid_blocks and texts over 40,000 characters with msg_too_long.
 //
+// Tests inject faults: Inject429, FailMethod (any error code, e.g.
+// token_revoked on auth.test), MissingScope (with Slack's scope
+// diagnostics), Disconnect and DropSocket.
+//
 // Start one with New(t) and point a client at URL() (the api_url) with the
 // tokens BotToken and AppToken. All methods are safe for concurrent use.
 // Package cmd/bridge's end-to-end tests use it through a config file.
@@ -100,8 +104,9 @@ type Server struct {
 }
 
 type failure struct {
-	code string
-	n    int // < 0: always
+	code   string
+	needed string // missing_scope: the scope the call needs
+	n      int    // < 0: always
 }
 
 // New starts a fake Slack and stops it when the test ends.
