@@ -317,6 +317,8 @@ func decodeControlRequest(line []byte) ([]Event, error) {
 		return []Event{p}, nil
 	case "hook_callback":
 		return []Event{HookCallback{RequestID: w.RequestID, CallbackID: r.CallbackID, ToolUseID: r.ToolUseID, Input: bytes.Clone(r.Input)}}, nil
+	case "mcp_message":
+		return []Event{MCPMessage{RequestID: w.RequestID, Server: r.ServerName, Message: bytes.Clone(r.Message)}}, nil
 	}
 	return []Event{unknown("control_request", r.Subtype, line)}, nil
 }

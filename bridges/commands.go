@@ -48,6 +48,7 @@ func commands() []command {
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
 		{name: "sessions", help: "list this channel's sessions (ID, last activity, cost, first prompt)"},
 		{name: "resume", usage: "ID", help: "continue an older session of this channel in this (new) thread"},
+		scheduleCommand(),
 	}
 }
 
@@ -110,6 +111,8 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 		cv.cmdSessions(ctx)
 	case "resume":
 		cv.cmdResume(ctx, arg, who)
+	case "schedule":
+		cv.cmdSchedule(ctx, m, arg)
 	}
 }
 

@@ -78,6 +78,7 @@ type Core struct {
 	limits    *limiter                 // spend-limit warnings shown (limits.go)
 	states    map[string]BotState      // connection state per bot (botstate.go)
 	workers   sync.WaitGroup           // conversation queues and their helpers
+	sched     *scheduler               // fires schedules (scheduler.go)
 }
 
 var _ Handler = (*Core)(nil)
@@ -110,6 +111,7 @@ func NewCore(opts CoreOptions) *Core {
 		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
 		limits:  newLimiter(),
+		sched:   newScheduler(),
 	}
 }
 
@@ -153,6 +155,9 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	if err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
+	if err := c.syncConfigSchedules(ctx); err != nil {
+		return fmt.Errorf("run core: %w", err)
+	}
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	var failed atomic.Int32
@@ -167,6 +172,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 		})
 	}
 	wg.Go(func() { c.recoverStartup(ctx, work) })
+	wg.Go(func() { c.runScheduler(ctx) })
 	wg.Wait()
 	close(errc)
 	var errs []error
@@ -326,7 +332,10 @@ func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error
 	if bot == nil || p == nil {
 		return nil, fmt.Errorf("conversation %s: %w", key, ErrUnknownBot)
 	}
-	profile := c.cfg.Agents[bot.Agent]
+	profile := c.cfg.Agents[conv.Agent] // a scheduled run may name its own profile
+	if profile == nil {
+		profile = c.cfg.Agents[bot.Agent]
+	}
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}

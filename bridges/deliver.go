@@ -253,6 +253,7 @@ func (cv *conversation) agentOptions() agent.Options {
 		opts.Model = cv.row.Model
 	}
 	opts.PermissionMode = cv.effectiveMode()
+	cv.withAgentTools(&opts)
 	return opts
 }
 

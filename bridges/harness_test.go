@@ -30,7 +30,6 @@ type setup struct {
 	verbosity     string
 	access        config.Access
 	profile       func(*config.Agent)
-	configure     func(*config.Config) // changes the whole config last (limits, more bots)
 	clock         bridges.Clock
 	dbPath        string
 	platform      *bridgetest.Platform
@@ -45,6 +44,9 @@ type setup struct {
 	silent bool
 	// noEdit hides the platform's Editor ability (bridgetest.WithoutEdit).
 	noEdit bool
+	// configure, when set, changes the config before the core starts
+	// (e.g. schedules).
+	configure func(*config.Config)
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a

@@ -9,6 +9,7 @@ import (
 type Metrics struct {
 	bounds    boundMetrics
 	limits    limitMetrics
+	tools     toolMetrics
 	messages  *prometheus.CounterVec
 	turns     *prometheus.CounterVec
 	cost      *prometheus.CounterVec
@@ -23,6 +24,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		bounds: newBoundMetrics(reg),
 		limits: newLimitMetrics(reg),
+		tools:  newToolMetrics(reg),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_messages_total",
 			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",

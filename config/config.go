@@ -93,6 +93,7 @@ type Config struct {
 	// keep everything). See store.Prune for what is pruned.
 	Retention time.Duration
 	Limits    []Limit // yaml limits: spend limits, at most one per bot (see limits.go)
+	Schedules []*Schedule // yaml schedules: prompts run on a cron schedule (see Schedule)
 }
 
 // Log configures the bridge's own logging (yaml log).

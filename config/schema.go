@@ -41,6 +41,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		},
 		"retention": d.retention(&c.Retention),
 		"limits":    d.limitsSection(&c.Limits),
+		"schedules": d.schedules(&c.Schedules),
 		"web":       d.webSection(&c.Web),
 	})
 	return c

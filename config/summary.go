@@ -54,6 +54,7 @@ func (c *Config) Summary() string {
 		}
 		b.WriteByte('\n')
 	}
+	writeSchedules(&b, c.Schedules)
 	return b.String()
 }
 
