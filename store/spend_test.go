@@ -68,13 +68,13 @@ func TestSpendByBotUserAndWindow(t *testing.T) {
 	}
 }
 
-// TestMigration0007FillsUsageBot: usage rows recorded before migration 7
+// TestMigration0008FillsUsageBot: usage rows recorded before migration 8
 // get their conversation's bot (and no user), so limits count them.
-func TestMigration0007FillsUsageBot(t *testing.T) {
+func TestMigration0008FillsUsageBot(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bridge.db")
 	ms := allMigrations(t)
-	old, err := open(ctx, path, nil, ms[:6])
+	old, err := open(ctx, path, nil, ms[:7])
 	if err != nil {
 		t.Fatal(err)
 	}

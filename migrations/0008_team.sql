@@ -1,5 +1,6 @@
--- 0007_team: whose turn a cost belongs to, and what a session is about
+-- 0008_team: whose turn a cost belongs to, and what a session is about
 -- (spend limits, !sessions, !resume).
+-- (Assigned 0007; renumbered because main gave 0007 to the schedules.)
 --
 -- usage.user_id is the person whose message started the turn ('' when
 -- unknown, as for every row recorded before this migration); usage.bot is
