@@ -304,6 +304,30 @@ func TestWorktreePool(t *testing.T) {
 	if o := acquire("coder", testSession, false); o.Workdir != wtPath || len(o.Binds) != 6 {
 		t.Errorf("new session: workdir %s binds %v, want the worktree", o.Workdir, o.Binds)
 	}
+
+	// The bridge's send_file tool follows the agent into its worktree; it
+	// still refuses the config file, and nothing outside the worktree.
+	cfgFile := filepath.Join(t.TempDir(), "bridge.yaml")
+	for p, content := range map[string]string{filepath.Join(wtPath, "report.txt"): "made by the agent", cfgFile: "secret",
+		filepath.Join(data, "bridge.db"): "db"} {
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tools := &agentTools{workdir: repo, hidden: []string{data, cfgFile}}
+	if _, err := pool.Acquire(ctx, "k", agent.PoolLimit{Profile: "coder"}, agent.Options{Workdir: repo, SessionID: testSession,
+		MCPServers: map[string]agent.MCPServer{ToolServer: tools}}); err != nil {
+		t.Fatal(err)
+	}
+	if tools.workdir != wtPath || !slices.Equal(tools.hidden, []string{cfgFile}) {
+		t.Errorf("tools: workdir %s hidden %v, want the worktree and the config file only", tools.workdir, tools.hidden)
+	}
+	if _, got, err := readWorkdirFile(tools.workdir, "report.txt", tools.hidden, 1<<20); err != nil || string(got) != "made by the agent" {
+		t.Errorf("send_file of a worktree file: %q, %v", got, err)
+	}
+	if _, _, err := readWorkdirFile(tools.workdir, filepath.Join(data, "bridge.db"), tools.hidden, 1<<20); !errors.Is(err, errFileRefused) {
+		t.Errorf("send_file of data_dir/bridge.db: err = %v, want refused", err)
+	}
 	if o := acquire("coder", testSession, true); o.Workdir != wtPath {
 		t.Errorf("resume with its worktree: workdir %s", o.Workdir)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
@@ -72,7 +73,27 @@ func (p worktreePool) Acquire(ctx context.Context, key string, limit agent.PoolL
 		p.log.Info("worktree created", "session", opts.SessionID, "branch", w.branch, "path", w.path)
 	}
 	opts.Workdir, opts.Binds = w.apply(opts.Binds)
+	pointTools(opts, w)
 	return p.AgentPool.Acquire(ctx, key, limit, opts)
+}
+
+// pointTools makes the bridge's own agent tools of opts (send_file) work
+// in the worktree the agent works in: their working directory becomes its
+// cwd, and the hidden paths that contain the worktree (data_dir) stop
+// hiding it — send_file never leaves that directory anyway (os.Root), so
+// the rest of data_dir stays out of reach. The tools were made for this
+// spawn and are not in use yet.
+func pointTools(opts agent.Options, w worktree) {
+	for _, srv := range opts.MCPServers {
+		t, ok := srv.(*agentTools)
+		if !ok {
+			continue
+		}
+		t.workdir = opts.Workdir
+		t.hidden = slices.DeleteFunc(slices.Clone(t.hidden), func(h string) bool {
+			return within(resolved(w.path), resolved(h))
+		})
+	}
 }
 
 // worktreeStatus is the !status line of the conversation's worktree, or ""

@@ -92,7 +92,7 @@ type Config struct {
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
 	// keep everything). See store.Prune for what is pruned.
 	Retention time.Duration
-	Limits    []Limit // yaml limits: spend limits, at most one per bot (see limits.go)
+	Limits    []Limit     // yaml limits: spend limits, at most one per bot (see limits.go)
 	Schedules []*Schedule // yaml schedules: prompts run on a cron schedule (see Schedule)
 }
 
