@@ -310,6 +310,8 @@ func decodeControlRequest(f *fields, v jval, line []byte) []Event {
 		return []Event{p}
 	case "hook_callback":
 		return []Event{HookCallback{RequestID: id, CallbackID: f.str(r, "callback_id"), ToolUseID: f.str(r, "tool_use_id"), Input: f.raw(r, "input")}}
+	case "mcp_message":
+		return []Event{MCPMessage{RequestID: id, Server: f.str(r, "server_name"), Message: f.raw(r, "message")}}
 	default:
 		return []Event{unknown("control_request", st, line)}
 	}

@@ -180,6 +180,10 @@ type stdControlRequestIn struct {
 
 		// hook_callback (also Input, ToolUseID)
 		CallbackID string `json:"callback_id"`
+
+		// mcp_message: a JSON-RPC message for an SDK MCP server of the host
+		ServerName string          `json:"server_name"`
+		Message    json.RawMessage `json:"message"`
 	} `json:"request"`
 }
 
@@ -511,6 +515,8 @@ func stdDecodeControlRequest(line []byte) ([]Event, error) {
 		return []Event{p}, nil
 	case "hook_callback":
 		return []Event{HookCallback{RequestID: w.RequestID, CallbackID: r.CallbackID, ToolUseID: r.ToolUseID, Input: bytes.Clone(r.Input)}}, nil
+	case "mcp_message":
+		return []Event{MCPMessage{RequestID: w.RequestID, Server: r.ServerName, Message: bytes.Clone(r.Message)}}, nil
 	}
 	return []Event{stdUnknown("control_request", r.Subtype, line)}, nil
 }

@@ -91,7 +91,7 @@ func TestDecodeAllTranscriptLines(t *testing.T) {
 		"agent.ToolResult", "agent.UserText", "agent.PermissionRequest", "agent.PermissionCancelled", "agent.Lifecycle",
 		"agent.TaskStarted", "agent.TaskUpdated", "agent.TaskProgress", "agent.TaskNotification", "agent.BackgroundTasks",
 		"agent.StatusChange", "agent.APIRetry", "agent.PermissionDenied", "agent.Notice", "agent.HookCallback",
-		"agent.ControlResponse", "agent.Result"}
+		"agent.ControlResponse", "agent.Result", "agent.MCPMessage"}
 	for _, w := range want {
 		if seen[w] == 0 {
 			t.Errorf("no %s decoded from the transcripts", w)
@@ -309,6 +309,24 @@ func TestDecodeVariants(t *testing.T) {
 		h := DecodeLine(exampleLine(t, "cli->host", "control_request", "hook_callback"))[0].(HookCallback)
 		if h.RequestID == "" || h.CallbackID != "h1" || h.ToolUseID != "toolu_fake_001" || !strings.Contains(string(h.Input), `"hook_event_name":"PreToolUse"`) {
 			t.Errorf("got %+v", h)
+		}
+	})
+	t.Run("mcp message", func(t *testing.T) {
+		var calls []MCPMessage
+		for _, l := range loadTranscriptLines(t)["transcript-sdk-mcp.jsonl"] {
+			for _, ev := range DecodeLine(l) {
+				if m, ok := ev.(MCPMessage); ok {
+					calls = append(calls, m)
+				}
+			}
+		}
+		if len(calls) != 4 {
+			t.Fatalf("got %d mcp_message requests, want 4 (initialize, initialized, tools/list, tools/call)", len(calls))
+		}
+		last := calls[3]
+		if last.RequestID == "" || last.Server != "bridge" || !strings.Contains(string(last.Message), `"method":"tools/call"`) ||
+			!strings.Contains(string(last.Message), `"arguments":{"text":"round trip"}`) {
+			t.Errorf("got %+v", last)
 		}
 	})
 	t.Run("informational", func(t *testing.T) {

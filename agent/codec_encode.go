@@ -138,8 +138,25 @@ func encodeSetPermissionMode(requestID, mode string) ([]byte, error) {
 	return encodeControlRequest(requestID, wireSetPermissionModeOut{Subtype: "set_permission_mode", Mode: mode})
 }
 
-func encodeInitialize(requestID, appendSystemPrompt string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireInitializeOut{Subtype: "initialize", AppendSystemPrompt: appendSystemPrompt})
+// encodeInitialize encodes the initialize control request. sdkMCPServers
+// names the host's in-process MCP servers (declared with --mcp-config
+// type "sdk"): the CLI connects to them only once they are listed here.
+func encodeInitialize(requestID, appendSystemPrompt string, sdkMCPServers ...string) ([]byte, error) {
+	return encodeControlRequest(requestID, wireInitializeOut{Subtype: "initialize", AppendSystemPrompt: appendSystemPrompt,
+		SDKMCPServers: sdkMCPServers})
+}
+
+// encodeMCPResponse answers an mcp_message control request with the
+// JSON-RPC response resp (nil: the message was a notification, answered
+// with null).
+func encodeMCPResponse(requestID string, resp json.RawMessage) ([]byte, error) {
+	if len(bytes.TrimSpace(resp)) == 0 {
+		resp = json.RawMessage("null")
+	}
+	if !json.Valid(resp) {
+		return nil, fmt.Errorf("encode mcp response %s: not valid JSON", requestID)
+	}
+	return encodeControlSuccess(requestID, wireMCPResponseOut{MCPResponse: resp})
 }
 
 func encodeEndSession(requestID string) ([]byte, error) {

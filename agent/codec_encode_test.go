@@ -66,6 +66,12 @@ func TestEncodeExactLines(t *testing.T) {
 			`{"type":"control_request","request_id":"host-4","request":{"subtype":"initialize"}}`},
 		{"initialize with prompt", must(encodeInitialize("host-5", "FAKE-APPEND-MARKER")),
 			`{"type":"control_request","request_id":"host-5","request":{"subtype":"initialize","appendSystemPrompt":"FAKE-APPEND-MARKER"}}`},
+		{"initialize with SDK MCP servers", must(encodeInitialize("host-7", "", "bridge")),
+			`{"type":"control_request","request_id":"host-7","request":{"subtype":"initialize","sdkMcpServers":["bridge"]}}`},
+		{"mcp response", must(encodeMCPResponse("r-9", json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{}}`))),
+			`{"type":"control_response","response":{"subtype":"success","request_id":"r-9","response":{"mcp_response":{"jsonrpc":"2.0","id":1,"result":{}}}}}`},
+		{"mcp notification answered with null", must(encodeMCPResponse("r-10", nil)),
+			`{"type":"control_response","response":{"subtype":"success","request_id":"r-10","response":{"mcp_response":null}}}`},
 		{"end session", must(encodeEndSession("host-6")),
 			`{"type":"control_request","request_id":"host-6","request":{"subtype":"end_session"}}`},
 	}

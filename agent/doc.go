@@ -24,7 +24,10 @@
 //     for a slow consumer is bounded: deltas are coalesced, then thinking
 //     and progress events dropped (an EventsDropped says so), and a
 //     consumer that stops reading has its session stopped; results,
-//     permission requests and the Exit are never dropped.
+//     permission requests and the Exit are never dropped. Options.MCPServers
+//     are in-process MCP servers offered to the CLI over the same pipes
+//     (SDK transport, see mcp.go): the session answers their mcp_message
+//     requests itself.
 //
 //   - Pool: live sessions by conversation key, at most MaxLive per profile,
 //     idle ones stopped after IdleTimeout, the least recently used idle one

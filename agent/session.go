@@ -185,6 +185,13 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	go func() { defer s.wg.Done(); s.writeLoop() }()
 	go func() { defer s.wg.Done(); defer close(readerDone); s.readLoop() }()
 	go func() { defer s.wg.Done(); s.waitLoop(readerDone) }()
+	if len(opts.MCPServers) > 0 {
+		if err := s.startMCP(); err != nil {
+			s.kill()
+			<-s.done
+			return nil, err
+		}
+	}
 	return s, nil
 }
 

@@ -38,6 +38,9 @@ func (opts Options) normalized() (Options, error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
+	if opts.MCPTimeout <= 0 {
+		opts.MCPTimeout = DefaultMCPTimeout
+	}
 	if opts.Workdir == "" {
 		return opts, fmt.Errorf("agent options: Workdir is required")
 	}
@@ -121,6 +124,10 @@ func cliArgs(opts Options) []string {
 	}
 	if opts.MaxTurns > 0 {
 		args = append(args, "--max-turns", strconv.Itoa(opts.MaxTurns))
+	}
+	if names := mcpServerNames(opts); len(names) > 0 {
+		cfg, _ := mcpConfigArg(names) // marshalling names cannot fail
+		args = append(args, "--mcp-config", cfg)
 	}
 	return append(args, opts.Args...)
 }

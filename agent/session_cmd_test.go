@@ -24,6 +24,8 @@ func TestCLIArgs(t *testing.T) {
 		}, append(slices.Clone(base), "--session-id", "id-2", "--model", "claude-sonnet-5-5", "--permission-mode", "acceptEdits",
 			"--allowed-tools=Read", "--allowed-tools=Bash(git *)", "--disallowed-tools=WebFetch",
 			"--append-system-prompt", "Be brief.", "--max-turns", "7", "--add-dir", "/data")},
+		{"host MCP servers", Options{SessionID: "id-4", MCPServers: map[string]MCPServer{"bridge": nil}},
+			append(slices.Clone(base), "--session-id", "id-4", "--mcp-config", `{"mcpServers":{"bridge":{"type":"sdk","name":"bridge"}}}`)},
 		{"bypass", Options{SessionID: "id-3", PermissionMode: "bypassPermissions"},
 			append(slices.Clone(base), "--session-id", "id-3", "--permission-mode", "bypassPermissions")},
 	}

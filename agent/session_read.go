@@ -54,6 +54,9 @@ func (s *Session) handle(ev Event) {
 		} else {
 			s.log.Debug("agent control response nobody waits for: dropped", "request", e.RequestID, "subtype", e.Subtype)
 		}
+	case MCPMessage:
+		forward = false
+		s.serveMCP(e)
 	case HookCallback:
 		// No hooks are registered by this package; if one fires anyway,
 		// "continue normally" is the answer that cannot hang the turn.

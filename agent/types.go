@@ -89,6 +89,13 @@ type Options struct {
 	SessionID string
 	Resume    bool
 
+	// MCPServers are the host's in-process MCP servers by name, offered to
+	// the CLI as SDK servers (--mcp-config type "sdk" and initialize's
+	// sdkMcpServers): their tools appear as mcp__NAME__TOOL. The session
+	// sends initialize at spawn when there is any.
+	MCPServers map[string]MCPServer
+	MCPTimeout time.Duration // bounds one MCP message, default DefaultMCPTimeout
+
 	MaxLineBytes   int           // stdout line cap, default 64 MiB
 	ControlTimeout time.Duration // wait for control_response, default 10s
 	CloseGrace     time.Duration // Close: wait this long for a graceful exit before killing, default 10s

@@ -89,13 +89,20 @@ type (
 		Mode    string `json:"mode"`
 	}
 	wireInitializeOut struct {
-		Subtype            string `json:"subtype"` // "initialize"
-		AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
+		Subtype            string   `json:"subtype"` // "initialize"
+		AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
+		SDKMCPServers      []string `json:"sdkMcpServers,omitempty"`
 	}
 	wireEndSessionOut struct {
 		Subtype string `json:"subtype"` // "end_session"
 	}
 )
+
+// wireMCPResponseOut is the success payload answering an mcp_message:
+// the JSON-RPC response, or null for a notification.
+type wireMCPResponseOut struct {
+	MCPResponse json.RawMessage `json:"mcp_response"`
+}
 
 // wireEmpty is the empty success payload ({}), used to answer hook callbacks.
 type wireEmpty struct{}

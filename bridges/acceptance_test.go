@@ -81,6 +81,9 @@ type liveSetup struct {
 	workdir      string
 	platform     *bridgetest.Platform
 	noAPIKey     bool // the agent gets no ANTHROPIC_API_KEY
+	clock        bridges.Clock
+	configure    func(*config.Config)
+	metrics      *bridges.Metrics
 }
 
 func startLive(t *testing.T, ls liveSetup) *live {
@@ -118,6 +121,7 @@ func startLive(t *testing.T, ls liveSetup) *live {
 	counted := &countingPool{AgentPool: bridges.NewAgentPool(apool)}
 	h := start(t, setup{
 		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted,
+		clock: ls.clock, configure: ls.configure, metrics: ls.metrics,
 		access: config.Access{Approvers: []string{"carol"}},
 		profile: func(a *config.Agent) {
 			a.Workdir, a.Home, a.Env = ls.workdir, ls.home, env

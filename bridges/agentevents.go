@@ -99,6 +99,9 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
 		t := cv.beginTurn(ctx)
 		t.requesters[sm.from.id] = sm.from
+		if t.payer == "" {
+			t.payer = sm.from.id
+		}
 		t.replyTo, t.replyUser = sm.platformID, sm.from.id
 	case agent.LifecycleCompleted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
@@ -115,7 +118,7 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	t := cv.beginTurn(ctx)
 	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
 	if err := cv.core.st.AddUsage(ctx, store.Usage{
-		ConversationID: cv.id, SessionID: r.SessionID, CostUSD: r.CostUSD,
+		ConversationID: cv.id, SessionID: r.SessionID, UserID: orDefault(t.payer, cv.lastAuthor.id), CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
 		DurationMS: r.Duration.Milliseconds(), NumTurns: r.NumTurns, IsError: r.IsError,

@@ -37,6 +37,12 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 	case v.Action == config.ActionAllow || v.Action == config.ActionDeny:
 		cv.ruleDecision(ctx, req, v)
 		return
+	case isAgentTool(req.ToolName) && v.Rule.Action != config.ActionAsk:
+		// Normally allowed by --allowed-tools already; asked anyway (a
+		// mode that asks for everything), it needs no card either.
+		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow,
+			"bridge tool (acts on this conversation only)", "")
+		return
 	}
 	always, grantsToStore, label := alwaysPermissions(req.Suggestions)
 	if v.Rule.Action == config.ActionAsk {

@@ -44,8 +44,11 @@ func commands() []command {
 		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", who: admins},
 		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", who: admins},
 		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm"},
-		{name: "cost", help: "show the cost of this conversation and of the bot"},
+		{name: "cost", help: "show the cost of this conversation and of the bot, and the budget you have left"},
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
+		{name: "sessions", help: "list this channel's sessions (ID, last activity, cost, first prompt)"},
+		{name: "resume", usage: "ID", help: "continue an older session of this channel in this (new) thread"},
+		scheduleCommand(),
 	}
 }
 
@@ -101,9 +104,15 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "rules":
 		cv.cmdRules(ctx, arg, who)
 	case "cost":
-		cv.cmdCost(ctx)
+		cv.cmdCost(ctx, who)
 	case "status":
-		cv.notice(ctx, cv.statusText()+cv.connectionLines(who))
+		cv.notice(ctx, cv.statusText()+cv.worktreeStatus(ctx)+cv.connectionLines(who))
+	case "sessions":
+		cv.cmdSessions(ctx)
+	case "resume":
+		cv.cmdResume(ctx, arg, who)
+	case "schedule":
+		cv.cmdSchedule(ctx, m, arg)
 	}
 }
 
@@ -191,8 +200,8 @@ func (cv *conversation) cmdNew(ctx context.Context, who author) {
 		cv.notice(ctx, "⏳ The agent is still starting; try "+CommandPrefix+"new again in a moment.")
 		return
 	}
-	id := uuid.NewString()
-	if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+	id, old := uuid.NewString(), cv.row.SessionID
+	if err := cv.core.st.ResetSession(ctx, cv.id, id); err != nil {
 		cv.log.Error("store new session id", "err", err)
 		cv.notice(ctx, "⚠️ Could not start a fresh session (database error).")
 		return
@@ -203,7 +212,11 @@ func (cv *conversation) cmdNew(ctx context.Context, who author) {
 	}
 	clear(cv.inflight)
 	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false
-	cv.notice(ctx, "🆕 Started a fresh session. The agent no longer sees the earlier messages of this thread.")
+	text := "🆕 Started a fresh session. The agent no longer sees the earlier messages of this thread."
+	if wt := cv.retireWorktree(ctx, old); wt != "" {
+		text += "\n" + wt
+	}
+	cv.notice(ctx, text)
 }
 
 func (cv *conversation) cmdModel(ctx context.Context, arg string) {
@@ -273,7 +286,7 @@ func (cv *conversation) cmdMode(ctx context.Context, arg string) {
 	cv.notice(ctx, "🔐 Mode set to "+codeSpan(mode)+".")
 }
 
-func (cv *conversation) cmdCost(ctx context.Context) {
+func (cv *conversation) cmdCost(ctx context.Context, who author) {
 	conv, err := cv.core.st.UsageTotals(ctx, cv.id)
 	if err != nil {
 		cv.log.Error("usage totals", "err", err)
@@ -286,7 +299,15 @@ func (cv *conversation) cmdCost(ctx context.Context) {
 		cv.notice(ctx, "⚠️ Could not read the usage (database error).")
 		return
 	}
-	cv.notice(ctx, fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(cv.bot.Name), totalsLine(bot)))
+	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(cv.bot.Name), totalsLine(bot))
+	switch budget, err := cv.budgetLines(ctx, who.id); {
+	case err != nil:
+		cv.log.Error("budget left", "err", err)
+		text += "\n⚠️ Could not read the budget left (database error)."
+	case budget != "":
+		text += "\n" + budget
+	}
+	cv.notice(ctx, text)
 }
 
 func totalsLine(t store.Totals) string {

@@ -107,6 +107,7 @@ type conversation struct {
 	lastAuthor         author
 	stopping           bool // !stop asked for an interrupt
 	statusShown        bool // the working indicator is on (see status.go)
+	resuming           bool // !resume waits for the session's conversation: send nothing meanwhile
 	restartAfterTurn   bool // a setting needs a new process once the turn ends
 	bypassRefusalShown bool // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
@@ -170,6 +171,8 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.onTimer(ctx, v)
 	case inOutbox:
 		cv.flushOutbox(ctx)
+	case inCall:
+		v.f(ctx, cv)
 	}
 	if cv.rescan.Swap(false) {
 		cv.deliverPending(ctx)
@@ -186,7 +189,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 // idle reports whether the worker holds nothing that needs it: no process,
 // card, unfinished message, reply to retry or timer.
 func (cv *conversation) idle() bool {
-	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying {
+	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming {
 		return false
 	}
 	for k := range cv.timers {

@@ -75,8 +75,10 @@ type Core struct {
 	convs     map[ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time // last refusal told per bot and user
+	limits    *limiter                 // spend-limit warnings shown (limits.go)
 	states    map[string]BotState      // connection state per bot (botstate.go)
 	workers   sync.WaitGroup           // conversation queues and their helpers
+	sched     *scheduler               // fires schedules (scheduler.go)
 }
 
 var _ Handler = (*Core)(nil)
@@ -101,13 +103,15 @@ func NewCore(opts CoreOptions) *Core {
 	return &Core{
 		cfg:     opts.Config,
 		st:      opts.Store,
-		pool:    opts.Pool,
+		pool:    withWorktrees(opts.Pool, opts.Config, opts.Logger), // worktree_session.go
 		log:     opts.Logger,
 		clock:   opts.Clock,
 		opts:    opts,
 		convs:   make(map[ConversationKey]*conversation),
 		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
+		limits:  newLimiter(),
+		sched:   newScheduler(),
 	}
 }
 
@@ -151,6 +155,9 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	if err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
+	if err := c.syncConfigSchedules(ctx); err != nil {
+		return fmt.Errorf("run core: %w", err)
+	}
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	var failed atomic.Int32
@@ -165,6 +172,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 		})
 	}
 	wg.Go(func() { c.recoverStartup(ctx, work) })
+	wg.Go(func() { c.runScheduler(ctx) })
 	wg.Wait()
 	close(errc)
 	var errs []error
@@ -324,7 +332,10 @@ func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error
 	if bot == nil || p == nil {
 		return nil, fmt.Errorf("conversation %s: %w", key, ErrUnknownBot)
 	}
-	profile := c.cfg.Agents[bot.Agent]
+	profile := c.cfg.Agents[conv.Agent] // a scheduled run may name its own profile
+	if profile == nil {
+		profile = c.cfg.Agents[bot.Agent]
+	}
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}

@@ -51,12 +51,19 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if blocked {
+		if blocked || cv.resuming {
 			continue
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
 			cv.finishInbox(ctx, m.ID, store.InboxFailed, "agent stopped again while handling it")
 			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(author{m.UserID, m.UserName})))
+			continue
+		}
+		switch cv.admit(ctx, m) { // spend limits (limits.go)
+		case limitRefused:
+			continue
+		case limitRetry:
+			blocked = true
 			continue
 		}
 		if cv.sess == nil {
@@ -93,6 +100,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
 	}
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	cv.noteActivity(ctx, m)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	a := author{m.UserID, m.UserName}
 	cv.inflight[um.UUID] = sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: a}
@@ -245,6 +253,7 @@ func (cv *conversation) agentOptions() agent.Options {
 		opts.Model = cv.row.Model
 	}
 	opts.PermissionMode = cv.effectiveMode()
+	cv.withAgentTools(&opts)
 	return opts
 }
 

@@ -48,6 +48,9 @@ type setup struct {
 	statusDelay time.Duration
 	// streaming, when set, is the platform (with the Streamer ability).
 	streaming *bridgetest.Streaming
+	// configure, when set, changes the config before the core starts
+	// (e.g. schedules).
+	configure func(*config.Config)
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -89,6 +92,9 @@ func start(t *testing.T, s setup) *harness {
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
 		StatusDelay: s.statusDelay,
+	}
+	if s.configure != nil {
+		s.configure(cfg)
 	}
 	logs := &logSink{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -8,6 +8,8 @@ import (
 // so the core works without them (tests, embedding).
 type Metrics struct {
 	bounds    boundMetrics
+	limits    limitMetrics
+	tools     toolMetrics
 	messages  *prometheus.CounterVec
 	turns     *prometheus.CounterVec
 	cost      *prometheus.CounterVec
@@ -21,6 +23,8 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		bounds: newBoundMetrics(reg),
+		limits: newLimitMetrics(reg),
+		tools:  newToolMetrics(reg),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_messages_total",
 			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",

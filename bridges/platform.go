@@ -3,7 +3,7 @@
 //
 // The core never names a platform: differences are expressed by Limits and
 // by the optional ability interfaces (Editor, Typer, FileFetcher,
-// Ephemeral). Rule of thumb: what the core may call is an interface,
+// Ephemeral, FileUploader, ThreadStarter). Rule of thumb: what the core may call is an interface,
 // numbers and policy are Limits.
 package bridges
 
@@ -124,6 +124,9 @@ type Limits struct {
 	EditMaxAge   time.Duration
 	EditInterval time.Duration // min time between edits/posts in one channel
 	MaxButtons   int           // buttons per card
+	// MaxUploadBytes is the largest file a FileUploader takes; 0 = the
+	// core's own cap (DefaultMaxSendFileBytes) applies alone.
+	MaxUploadBytes int64
 	// ProgressInterval: on a platform that does not stream a turn into a
 	// live message (no Editor), a turn running longer than this gets a
 	// short progress line, at most one per interval; 0 = none.
@@ -206,4 +209,30 @@ type FileFetcher interface {
 // stays silent there.
 type Ephemeral interface {
 	PostEphemeral(ctx context.Context, key ConversationKey, user, text string) error
+}
+
+// Upload is a file the agent sends into a conversation.
+type Upload struct {
+	Name    string // file name shown, without directories
+	Data    []byte // at most Limits.MaxUploadBytes
+	Comment string // CommonMark shown with the file; may be ""
+}
+
+// FileUploader is an optional ability: post a file as an attachment in the
+// conversation at key (into its thread), with Comment as its message. The
+// returned ref may have an empty ID where the platform does not say which
+// message carries the file. Platforms without it get the file as a text
+// snippet, when it is text.
+type FileUploader interface {
+	UploadFile(ctx context.Context, key ConversationKey, f Upload) (MessageRef, error)
+}
+
+// ThreadStarter is an optional ability: post m at the top level of the
+// channel at in (in.Thread is "") and start a thread on it, returning the
+// key of the new conversation (the thread) and the posted message. A
+// scheduled run with new_thread uses it; without it the run goes to the
+// channel itself. When the message is posted but no thread can be made, it
+// returns in and a nil error.
+type ThreadStarter interface {
+	StartThread(ctx context.Context, in ConversationKey, m Message) (ConversationKey, MessageRef, error)
 }

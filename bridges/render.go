@@ -50,6 +50,10 @@ func toolLine(u agent.ToolUse, workdir string) string {
 		todos, _ := in["todos"].([]any)
 		detail = fmt.Sprintf("%d items", len(todos))
 	default:
+		if name, d, ok := agentToolDetail(u.Name, in, workdir); ok {
+			u.Name, detail = name, d
+			break
+		}
 		detail = compactJSON(u.Input, 80)
 	}
 	line := u.Name

@@ -26,6 +26,7 @@ type segment struct {
 type turn struct {
 	start      time.Time
 	requesters map[string]author // authors of the messages this turn handles
+	payer      string            // user id of the first of them: the turn's cost counts for them (limits)
 	replyTo    string            // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
 	replyUser  string            // author of that message
 	segs       []segment

@@ -92,6 +92,8 @@ type Config struct {
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
 	// keep everything). See store.Prune for what is pruned.
 	Retention time.Duration
+	Limits    []Limit     // yaml limits: spend limits, at most one per bot (see limits.go)
+	Schedules []*Schedule // yaml schedules: prompts run on a cron schedule (see Schedule)
 	// StatusDelay is how long a turn runs before the platform's working
 	// indicator is shown (yaml status_delay; default 1s, 0 = at once, at
 	// most 10m): quicker turns cost only their reply.
@@ -133,6 +135,10 @@ type Agent struct {
 	Rules              []Rule            // yaml rules: permission policy, first match wins
 	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()
 	SandboxBinds       []SandboxBind     // yaml sandbox_binds: extra paths the sandboxed agent sees
+	// Worktree (yaml worktree, default false): when Workdir is in a git
+	// repository, each agent session works in its own git worktree on a
+	// branch agentbridge/<short session id> made from the current HEAD.
+	Worktree bool
 }
 
 // SandboxBind is an extra path a sandboxed agent may see, at the same place

@@ -41,6 +41,8 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		},
 		"retention":    d.retention(&c.Retention),
 		"status_delay": d.statusDelay(&c.StatusDelay),
+		"limits":       d.limitsSection(&c.Limits),
+		"schedules":    d.schedules(&c.Schedules),
 		"web":          d.webSection(&c.Web),
 	})
 	return c
@@ -84,7 +86,8 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 				}
 			})
 		},
-		"sandbox": d.str(&a.Sandbox),
+		"sandbox":  d.str(&a.Sandbox),
+		"worktree": d.boolean(&a.Worktree),
 		"sandbox_binds": func(v *yaml.Node, bp string) {
 			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
 				var b SandboxBind

@@ -31,13 +31,14 @@ func (c *Config) Summary() string {
 	fmt.Fprintf(&b, "agents (%d):\n", len(names))
 	for _, n := range names {
 		a := c.Agents[n]
-		fmt.Fprintf(&b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d env=%s\n",
+		fmt.Fprintf(&b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d worktree=%t env=%s\n",
 			a.Name, a.Command, a.Workdir, orDefault(a.Model, "default"), a.PermissionMode, a.MaxLive,
 			intOr(a.MaxTurns, "unlimited"), durOr(a.IdleTimeout, "never"), durOr(a.ApprovalTimeout, "forever"),
-			len(a.Rules), a.Sandbox, len(a.SandboxBinds), listOr(envKeys(a.Env), "none"))
+			len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, listOr(envKeys(a.Env), "none"))
 	}
 
 	writeWebSummary(&b, c)
+	writeLimitsSummary(&b, c)
 	fmt.Fprintf(&b, "bots (%d):\n", len(c.Bots))
 	for _, bot := range c.Bots {
 		fmt.Fprintf(&b, "  %s: platform=%s agent=%s verbosity=%s channels=%s users=%s approvers=%s admins=%s",
@@ -54,6 +55,7 @@ func (c *Config) Summary() string {
 		}
 		b.WriteByte('\n')
 	}
+	writeSchedules(&b, c.Schedules)
 	return b.String()
 }
 

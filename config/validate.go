@@ -24,7 +24,9 @@ func (d *decoder) finish(c *Config, baseDir string) {
 	}
 	d.checkDeviceStores(c)
 	d.finishWeb(c)
+	d.finishLimits(c)
 	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
+	d.finishSchedules(c)
 }
 
 func (d *decoder) finishTop(c *Config, baseDir string) {

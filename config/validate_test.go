@@ -36,7 +36,7 @@ func TestProblems(t *testing.T) {
 	}{
 		// unknown keys at any depth
 		{"unknown top-level key", src(append([]string{"datadir: ./x", "agents: {coder: {}}"}, okBot...)...), nil,
-			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, log, retention, status_delay, web)"}}},
+			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, limits, log, retention, schedules, status_delay, web)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
 		{"unknown sandbox", withAgent("    sandbox: docker"), nil,
@@ -258,7 +258,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, sandbox, sandbox_binds, workdir)\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, sandbox, sandbox_binds, workdir, worktree)\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)

@@ -10,6 +10,8 @@ import (
 type Usage struct {
 	ConversationID      string
 	SessionID           string
+	UserID              string // whose message started the turn (empty = unknown); spend limits sum by it
+	Bot                 string // set by the store from the conversation
 	CostUSD             float64
 	InputTokens         int64
 	OutputTokens        int64
@@ -38,14 +40,15 @@ func (s *Store) AddUsage(ctx context.Context, u Usage) error {
 	if u.ConversationID == "" {
 		return fmt.Errorf("add usage: conversation id is required: %w", ErrInvalidArgument)
 	}
-	if _, err := s.ConversationByID(ctx, u.ConversationID); err != nil {
+	conv, err := s.ConversationByID(ctx, u.ConversationID)
+	if err != nil {
 		return fmt.Errorf("add usage: %w", err)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO usage
-		(conversation_id, session_id, cost_usd, input_tokens, output_tokens, cache_read_tokens,
+	_, err = s.db.ExecContext(ctx, `INSERT INTO usage
+		(conversation_id, session_id, user_id, bot, cost_usd, input_tokens, output_tokens, cache_read_tokens,
 		 cache_creation_tokens, duration_ms, num_turns, is_error, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		u.ConversationID, u.SessionID, u.CostUSD, u.InputTokens, u.OutputTokens, u.CacheReadTokens,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ConversationID, u.SessionID, u.UserID, conv.Key.Bot, u.CostUSD, u.InputTokens, u.OutputTokens, u.CacheReadTokens,
 		u.CacheCreationTokens, u.DurationMS, u.NumTurns, u.IsError, s.nowMS())
 	if err != nil {
 		return fmt.Errorf("add usage for conversation %s: %w", u.ConversationID, err)

@@ -78,6 +78,12 @@
 //	[error STATUS]         HTTP STATUS with {"type":"error","error":{"type":T,"message":M}}
 //	                       (T: 400 invalid_request_error, 401 authentication_error,
 //	                       429 rate_limit_error, 529 overloaded_error, else api_error)
+//	[tool NAME JSON]       tool_use NAME with the JSON object as input (e.g. an MCP
+//	                       tool: [tool mcp__bridge__send_message {"text":"hi"}]);
+//	                       after the result: "tool said: <result>"
+//	[ondone NAME JSON]     with [bgbash CMD]: the turn the CLI starts when the task
+//	                       ends says "background done: <summary>" and calls NAME
+//	                       with the JSON input (then "tool said: <result>")
 //	[echo-history]         "history: a | b | c": every earlier user text the request
 //	                       carries (CLI reminders and slash-command records excluded),
 //	                       e.g. to check what a --resume restored

@@ -111,7 +111,11 @@ func planContent(req Request, newToolID func() string) Reply {
 	case latest == nil:
 		return textReply("pong", "pong: ")
 	case latest.Kind == kindNotification:
-		r = textReply("task-notification", "background done: "+notificationSummary(latest.Text))
+		summary := notificationSummary(latest.Text)
+		if origin, _ := ParseScript(LastUserText(req)); origin.OnDone.Name != "" {
+			return toolReply("task-notification-tool", "background done: "+summary, newToolID(), origin.OnDone.Name, origin.OnDone.Input)
+		}
+		r = textReply("task-notification", "background done: "+summary)
 	default:
 		s, err := ParseScript(latest.Text)
 		if err != nil {
@@ -166,6 +170,8 @@ func scriptReply(req Request, s Script, text string, newToolID func() string) Re
 				"multiSelect": s.Action == ActionAskMulti,
 			}},
 		})
+	case ActionTool:
+		return toolReply(string(s.Action), "Calling "+s.Tool.Name+".", newToolID(), s.Tool.Name, s.Tool.Input)
 	case ActionLong:
 		return textReply(string(s.Action), longText(s.Length))
 	case ActionError:

@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ const (
 	ActionLong        Action = "long"
 	ActionError       Action = "error"
 	ActionEchoHistory Action = "echo-history"
+	ActionTool        Action = "tool"
 )
 
 // DefaultSlowDelay is the pause between chunks of a [slow N] reply.
@@ -39,21 +41,32 @@ type Script struct {
 	Delay  time.Duration
 
 	// Parsed arguments, depending on Action.
-	Command    string   // bash, bgbash
-	Path       string   // write, edit
-	Content    string   // write
-	OldString  string   // edit
-	NewString  string   // edit
-	Question   string   // ask, askmulti
-	Options    []string // ask, askmulti
-	Length     int      // long
-	Status     int      // error
+	Command   string   // bash, bgbash
+	Path      string   // write, edit
+	Content   string   // write
+	OldString string   // edit
+	NewString string   // edit
+	Question  string   // ask, askmulti
+	Options   []string // ask, askmulti
+	Length    int      // long
+	Status    int      // error
+	Tool      ToolCall // tool
+	// OnDone is the tool call the model makes when a background task of
+	// this prompt ends ([ondone NAME JSON]); zero = just say it is done.
+	OnDone     ToolCall
 	Directives []string // every directive found, e.g. "[slow 3]", for debugging
+}
+
+// ToolCall is a scripted call of any tool by name, e.g. an MCP tool
+// "mcp__bridge__send_message", with its JSON input.
+type ToolCall struct {
+	Name  string
+	Input map[string]any
 }
 
 // directiveNames lists the recognised directive names. Longer names that
 // share a prefix come first so "[askmulti" is not read as "[ask".
-var directiveNames = []string{"slowms", "slow", "bgbash", "bash", "write", "edit", "askmulti", "ask", "long", "error", "echo-history"}
+var directiveNames = []string{"slowms", "slow", "bgbash", "bash", "write", "edit", "askmulti", "ask", "long", "error", "echo-history", "tool", "ondone"}
 
 // ParseScript finds the directives in a prompt and returns the script they
 // select. A directive is "[name args]" anywhere in the text; its arguments
@@ -90,6 +103,12 @@ func ParseScript(text string) (Script, error) {
 				return s, fmt.Errorf("[slowms %s]: %w", args, err)
 			}
 			s.Delay = time.Duration(n) * time.Millisecond
+		case "ondone":
+			tc, err := parseToolCall(args)
+			if err != nil {
+				return s, fmt.Errorf("[ondone %s]: %w", args, err)
+			}
+			s.OnDone = tc
 		default:
 			if actionSet {
 				continue
@@ -181,8 +200,29 @@ func (s *Script) setAction(a Action, args string) error {
 		s.Status = n
 	case ActionEchoHistory:
 		// no arguments
+	case ActionTool:
+		tc, err := parseToolCall(args)
+		if err != nil {
+			return err
+		}
+		s.Tool = tc
 	}
 	return nil
+}
+
+// parseToolCall reads "NAME" or "NAME {json object}".
+func parseToolCall(args string) (ToolCall, error) {
+	name, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
+	if name == "" {
+		return ToolCall{}, fmt.Errorf("missing tool name")
+	}
+	tc := ToolCall{Name: name, Input: map[string]any{}}
+	if rest = strings.TrimSpace(rest); rest != "" {
+		if err := json.Unmarshal([]byte(rest), &tc.Input); err != nil {
+			return ToolCall{}, fmt.Errorf("tool input must be a JSON object: %w", err)
+		}
+	}
+	return tc, nil
 }
 
 // positiveInt parses a decimal integer > 0.

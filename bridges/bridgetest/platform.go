@@ -26,6 +26,7 @@ type Msg struct {
 	Edits   int      // times it was edited
 	History []string // every text it showed, oldest first
 	Posted  time.Time
+	File    *bridges.Upload // the attachment of an UploadFile; nil for text
 }
 
 // HasButton reports whether the message shows a button with id.

@@ -55,9 +55,10 @@
 // bridge.go (Bridge, New, Limits, abilities), run.go (connect and reconnect
 // loop), inbound.go (events to bridges.Inbound), outbound.go (Post, Edit,
 // cards), format.go (CommonMark to platform markup), split.go, typing.go,
-// files.go and errors.go; the three adapters use the same names for the
-// same roles, keep their bounded memories in bridges/internal/lru, and
-// each test file sits next to the file it tests.
+// files.go, errors.go and failure.go (what a permanent failure means and
+// what to do); the three adapters use the same names for the same roles,
+// keep their bounded memories in bridges/internal/lru, and each test file
+// sits next to the file it tests.
 package discord
 
 import (
@@ -124,6 +125,7 @@ type Bridge struct {
 	openTimeout  time.Duration // budget of one gateway handshake
 	backoffMin   time.Duration // reconnect backoff
 	backoffMax   time.Duration
+	maxFailures  int           // Run gives up after this many failed attempts in a row
 	deliverTries int           // HandleMessage attempts per message
 	deliverPause time.Duration // first pause between attempts (doubles)
 	queueSize    int           // buffer of the ordered message queue
@@ -199,6 +201,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		openTimeout:  time.Minute,
 		backoffMin:   time.Second,
 		backoffMax:   time.Minute,
+		maxFailures:  maxFailures,
 		deliverTries: 4,
 		deliverPause: 250 * time.Millisecond,
 		queueSize:    1024,
@@ -226,6 +229,8 @@ func (b *Bridge) Limits() bridges.Limits {
 		CanButtons:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtons,
+		MaxUploadBytes:  maxUploadBytes,
+		ReportsState:    true,
 	}
 }
 

@@ -3,9 +3,14 @@ package discord
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // frame builds a server→client websocket frame (or a masked one).
@@ -91,16 +96,37 @@ func TestFrameParserFindsCloseCodes(t *testing.T) {
 	}
 }
 
-func TestFatalClose(t *testing.T) {
+// Each close code Discord documents as final is a Failure that says what
+// to do; the others are reconnected.
+func TestCloseFailure(t *testing.T) {
 	t.Parallel()
-	for code, want := range map[int]error{4004: ErrAuthentication, 4014: ErrDisallowedIntent, 4013: ErrGatewayFatal, 4011: ErrGatewayFatal} {
-		if err := fatalClose(code); err == nil || !errorsIs(err, want) {
-			t.Errorf("fatalClose(%d) = %v, want %v", code, err, want)
+	tests := []struct {
+		code   int
+		want   error
+		remedy string
+		hint   string // a word the hint must contain
+	}{
+		{4004, ErrAuthentication, bridges.RemedyRestart, "Reset Token"},
+		{4014, ErrDisallowedIntent, bridges.RemedyRestart, "Message Content Intent"},
+		{4013, ErrGatewayFatal, bridges.RemedyUpgrade, "upgrade"},
+		{4012, ErrGatewayFatal, bridges.RemedyUpgrade, "upgrade"},
+		{4011, ErrGatewayFatal, bridges.RemedyRestart, "2,500 servers"},
+		{4010, ErrGatewayFatal, bridges.RemedyUpgrade, "upgrade"},
+	}
+	for _, tc := range tests {
+		f := closeFailure(tc.code)
+		if f == nil {
+			t.Errorf("closeFailure(%d) = nil, want a failure", tc.code)
+			continue
+		}
+		if !errors.Is(f, tc.want) || f.Remedy != tc.remedy || !strings.Contains(f.Hint, tc.hint) ||
+			!strings.Contains(f.Reason, strconv.Itoa(tc.code)) {
+			t.Errorf("closeFailure(%d) = %+v, want %v, remedy %s, a hint with %q and the code in the reason", tc.code, f, tc.want, tc.remedy, tc.hint)
 		}
 	}
 	for _, code := range []int{0, 1000, 1001, 1006, 1012, 4000, 4007, 4008, 4009} {
-		if err := fatalClose(code); err != nil {
-			t.Errorf("fatalClose(%d) = %v, want nil (reconnect)", code, err)
+		if f := closeFailure(code); f != nil {
+			t.Errorf("closeFailure(%d) = %v, want nil (reconnect)", code, f)
 		}
 	}
 }

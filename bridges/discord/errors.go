@@ -6,18 +6,16 @@ import "errors"
 // errors.Is.
 var (
 	// ErrAuthentication: Discord refused the bot token (gateway close 4004
-	// or HTTP 401). Run returns it; reconnecting cannot help.
-	ErrAuthentication = errors.New("discord rejected the bot token (gateway close 4004 Authentication failed): " +
-		"check bots[].discord.token; copy it again from the Developer Portal (your application → Bot → Reset Token)")
+	// or HTTP 401). Run returns a *bridges.Failure wrapping it.
+	ErrAuthentication = errors.New("discord: authentication failed")
 
 	// ErrDisallowedIntent: Discord refused a privileged gateway intent
 	// (close 4014). The bridge needs MESSAGE_CONTENT.
-	ErrDisallowedIntent = errors.New("discord refused the privileged MESSAGE_CONTENT intent (gateway close 4014 Disallowed intent(s)): " +
-		"enable \"Message Content Intent\" in the Discord Developer Portal (your application → Bot → Privileged Gateway Intents), then restart the bridge")
+	ErrDisallowedIntent = errors.New("discord: disallowed gateway intent")
 
 	// ErrGatewayFatal: the gateway closed with another code that Discord
 	// documents as not reconnectable (4010–4013).
-	ErrGatewayFatal = errors.New("discord gateway closed the connection with a non-recoverable code")
+	ErrGatewayFatal = errors.New("discord: gateway closed with a non-recoverable code")
 
 	// ErrAlreadyRunning: Run was called while another Run is active.
 	ErrAlreadyRunning = errors.New("discord bridge is already running")

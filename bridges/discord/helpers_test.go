@@ -33,7 +33,45 @@ type recorder struct {
 	refuse      map[string]bool // users Allowed refuses (strangers)
 	failNext    int             // HandleMessage fails this many times
 	actionDelay time.Duration   // HandleAction sleeps this long (a slow core)
+	states      []bridges.BotState
 	changed     chan struct{}
+}
+
+var _ bridges.StateReporter = (*recorder)(nil)
+
+// ReportState records the connection states the adapter reports.
+func (r *recorder) ReportState(s bridges.BotState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states = append(r.states, s)
+	r.notify()
+}
+
+// stateList returns the reported states so far.
+func (r *recorder) stateList() []bridges.BotState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]bridges.BotState(nil), r.states...)
+}
+
+// waitStates waits until the adapter has reported n states and returns them.
+func (r *recorder) waitStates(t *testing.T, n int) []bridges.BotState {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		r.mu.Lock()
+		got := append([]bridges.BotState(nil), r.states...)
+		ch := r.changed
+		r.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %d connection states; got %+v", n, got)
+		}
+	}
 }
 
 func newRecorder() *recorder {
@@ -233,5 +271,3 @@ func countIDs(msgs []bridges.Inbound) map[string]int {
 }
 
 func isTooLarge(err error) bool { return errors.Is(err, ErrTooLarge) }
-
-func errorsIs(err, target error) bool { return errors.Is(err, target) }

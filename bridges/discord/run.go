@@ -4,20 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/bwmarrin/discordgo"
-	"github.com/gorilla/websocket"
 )
 
 // Run implements bridges.Platform: it connects to the gateway, reconnects
 // (resuming the session) whenever the connection ends, and delivers
-// messages and clicks to h until ctx ends. It returns nil when ctx ends
-// and an error wrapping ErrAuthentication, ErrDisallowedIntent or
-// ErrGatewayFatal when Discord refuses the bot for good. Only one Run may
-// be active at a time (ErrAlreadyRunning).
+// messages and clicks to h until ctx ends. The connection state goes to
+// bridges.ReportState: starting, connected (after READY or RESUMED),
+// reconnecting (with the count of failed attempts and the last error).
+// Run returns nil when ctx ends, and a *bridges.Failure saying what to do
+// when Discord refuses the bot for good (wrapping ErrAuthentication,
+// ErrDisallowedIntent or ErrGatewayFatal) or after maxFailures failed
+// attempts in a row. Only one Run may be active at a time
+// (ErrAlreadyRunning).
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	if h == nil {
 		return errors.New("discord: Run needs a handler")
@@ -85,7 +87,9 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 		}
 	}()
 
-	err := b.connectLoop(runCtx, disconnected)
+	conn := bridges.NewConnReporter(h, b.maxFailures)
+	conn.Starting()
+	err := b.connectLoop(runCtx, disconnected, conn)
 
 	// Shut down: close the gateway (no more events), let the worker hand
 	// over what is queued, then stop every goroutine the handlers started.
@@ -128,9 +132,16 @@ func (b *Bridge) onReady(r *discordgo.Ready) {
 	b.log.Info("discord gateway ready", attrs...)
 }
 
+// maxFailures is how many failed connection attempts in a row Run
+// tolerates before it gives up: with the back-off (doubling from 1 s to a
+// minute) about 25 minutes without Discord.
+const maxFailures = 30
+
 // connectLoop opens the gateway and reopens it (RESUME) after every
-// disconnect until ctx ends or Discord refuses the bot for good.
-func (b *Bridge) connectLoop(ctx context.Context, disconnected <-chan struct{}) error {
+// disconnect until ctx ends (nil) or Discord refuses the bot for good or
+// conn gives up (a *bridges.Failure, wrapped with the bot's name). It
+// reports the connection state through conn.
+func (b *Bridge) connectLoop(ctx context.Context, disconnected <-chan struct{}, conn *bridges.ConnReporter) error {
 	pause := b.backoffMin
 	first := true
 	for {
@@ -144,25 +155,35 @@ func (b *Bridge) connectLoop(ctx context.Context, disconnected <-chan struct{}) 
 		}
 		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
 			if !first {
-				b.log.Info("discord gateway reconnected")
+				b.log.Info("discord gateway reconnected", "attempts", conn.Failures()+1)
 			}
 			first = false
 			pause = b.backoffMin
+			conn.Connected()
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-disconnected:
 			}
-			if code := int(b.gateway.lastClose.Load()); fatalClose(code) != nil {
-				return fmt.Errorf("discord bot %q: %w", b.name, fatalClose(code))
+			code := int(b.gateway.lastClose.Load())
+			if f := closeFailure(code); f != nil {
+				return fmt.Errorf("discord bot %q: %w", b.name, f)
 			}
-			b.log.Warn("discord gateway disconnected; resuming", "close_code", b.gateway.lastClose.Load())
+			reason := "the gateway connection dropped"
+			if code != 0 {
+				reason = fmt.Sprintf("the gateway closed the connection (code %d)", code)
+			}
+			conn.Lost(reason)
+			b.log.Warn("discord gateway disconnected; resuming", "close_code", code)
 			continue
 		}
-		if ferr := fatalOpenError(err); ferr != nil {
-			return fmt.Errorf("discord bot %q: %w", b.name, ferr)
+		if f := openFailure(err); f != nil {
+			return fmt.Errorf("discord bot %q: %w", b.name, f)
 		}
-		b.log.Warn("discord gateway connect failed; retrying", "err", err, "retry_in", pause)
+		if !conn.Failed(err.Error()) {
+			return fmt.Errorf("discord bot %q: %w", b.name, conn.GaveUp("the Discord gateway", err))
+		}
+		b.log.Warn("discord gateway connect failed; retrying", "err", err, "attempt", conn.Failures(), "retry_in", pause)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -190,40 +211,4 @@ func (b *Bridge) open(ctx context.Context) error {
 		}
 	}()
 	return b.session.Open()
-}
-
-// fatalOpenError classifies an Open error: non-nil when retrying cannot help.
-func fatalOpenError(err error) error {
-	var ce *websocket.CloseError
-	if errors.As(err, &ce) {
-		return fatalClose(ce.Code)
-	}
-	var re *discordgo.RESTError
-	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized {
-		return ErrAuthentication
-	}
-	if errors.Is(err, discordgo.ErrUnauthorized) {
-		return ErrAuthentication
-	}
-	return nil
-}
-
-// fatalClose maps the gateway close codes Discord documents as "do not
-// reconnect" to errors; nil for the others.
-func fatalClose(code int) error {
-	switch code {
-	case 4004:
-		return ErrAuthentication
-	case 4014:
-		return ErrDisallowedIntent
-	case 4010:
-		return fmt.Errorf("%w: 4010 invalid shard", ErrGatewayFatal)
-	case 4011:
-		return fmt.Errorf("%w: 4011 sharding required (the bot is in too many guilds for one shard)", ErrGatewayFatal)
-	case 4012:
-		return fmt.Errorf("%w: 4012 invalid API version", ErrGatewayFatal)
-	case 4013:
-		return fmt.Errorf("%w: 4013 invalid intents", ErrGatewayFatal)
-	}
-	return nil
 }

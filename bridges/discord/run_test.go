@@ -3,9 +3,11 @@ package discord
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 )
 
@@ -71,19 +73,29 @@ func TestReconnectKeepsMessages(t *testing.T) {
 	}
 }
 
+// Permanent refusals end Run with a Failure that says what happened and
+// what to do, without the token; the bot is not reported connected when
+// the refusal comes at connect time.
 func TestFatalGatewayCloses(t *testing.T) {
 	t.Parallel()
+	const leaked = "not-the-token-s3cr3t"
 	tests := []struct {
 		name     string
 		opts     discordfake.Options
 		token    string // overrides the configured token
 		midRun   func(f *discordfake.Fake)
 		want     error
-		mentions []string
+		remedy   string
+		reason   []string
+		hint     []string
+		statesOK []bridges.ConnState // reported before the failure
 	}{
 		{
 			name: "4014 at connect", opts: discordfake.Options{DenyMessageContent: true},
-			want: ErrDisallowedIntent, mentions: []string{"MESSAGE_CONTENT", "Privileged Gateway Intents", "4014"},
+			want: ErrDisallowedIntent, remedy: bridges.RemedyRestart,
+			reason:   []string{"MESSAGE_CONTENT", "4014"},
+			hint:     []string{`enable "Message Content Intent"`, "Privileged Gateway Intents", "restart"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
 		},
 		{
 			name: "4014 while running",
@@ -91,16 +103,41 @@ func TestFatalGatewayCloses(t *testing.T) {
 				f.SetDenyMessageContent(true)
 				f.CloseWith(discordfake.CloseDisallowedIntents)
 			},
-			want: ErrDisallowedIntent, mentions: []string{"MESSAGE_CONTENT", "Message Content Intent"},
+			want: ErrDisallowedIntent, remedy: bridges.RemedyRestart,
+			reason:   []string{"MESSAGE_CONTENT", "4014"},
+			hint:     []string{"Message Content Intent"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected},
 		},
 		{
-			name: "4004 bad token", token: "not-the-token-s3cr3t",
-			want: ErrAuthentication, mentions: []string{"4004", "token"},
+			name: "invalid token on GET /gateway", token: leaked,
+			want: ErrAuthentication, remedy: bridges.RemedyRestart,
+			reason:   []string{"rejected the bot token", "401", "GET /gateway"},
+			hint:     []string{"Reset Token", "discord.token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:   "4004 after a token reset",
+			midRun: func(f *discordfake.Fake) { f.ResetToken(leaked) },
+			want:   ErrAuthentication, remedy: bridges.RemedyRestart,
+			reason:   []string{"rejected the bot token", "4004"},
+			hint:     []string{"Reset Token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected},
 		},
 		{
 			name:   "4013 while running",
 			midRun: func(f *discordfake.Fake) { f.CloseWith(discordfake.CloseInvalidIntents) },
-			want:   ErrGatewayFatal, mentions: []string{"4013"},
+			want:   ErrGatewayFatal, remedy: bridges.RemedyUpgrade,
+			reason:   []string{"4013", "intents"},
+			hint:     []string{"upgrade the bridge"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected},
+		},
+		{
+			name:   "4012 while running",
+			midRun: func(f *discordfake.Fake) { f.CloseWith(discordfake.CloseInvalidAPIVersion) },
+			want:   ErrGatewayFatal, remedy: bridges.RemedyUpgrade,
+			reason:   []string{"4012", "API version"},
+			hint:     []string{"upgrade the bridge"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected},
 		},
 	}
 	for _, tc := range tests {
@@ -114,6 +151,7 @@ func TestFatalGatewayCloses(t *testing.T) {
 			var r *running
 			if tc.midRun != nil {
 				r = startReady(t, f)
+				r.rec.waitStates(t, 2)
 				tc.midRun(f)
 			} else {
 				r = start(t, newTestBridge(t, bot))
@@ -122,17 +160,106 @@ func TestFatalGatewayCloses(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Run = %v, want %v", err, tc.want)
 			}
-			for _, s := range tc.mentions {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error %q does not mention %q", err, s)
+			f2, ok := errors.AsType[*bridges.Failure](err)
+			if !ok {
+				t.Fatalf("Run = %v (%T), want a *bridges.Failure", err, err)
+			}
+			if f2.Remedy != tc.remedy {
+				t.Errorf("remedy = %q, want %q", f2.Remedy, tc.remedy)
+			}
+			for _, s := range tc.reason {
+				if !strings.Contains(f2.Reason, s) {
+					t.Errorf("reason %q does not mention %q", f2.Reason, s)
 				}
 			}
-			if tc.token != "" && strings.Contains(err.Error(), tc.token) {
+			for _, s := range tc.hint {
+				if !strings.Contains(f2.Hint, s) {
+					t.Errorf("hint %q does not mention %q", f2.Hint, s)
+				}
+			}
+			if strings.Contains(err.Error(), leaked) || strings.Contains(err.Error(), discordfake.DefaultToken) {
 				t.Errorf("error leaks the token: %v", err)
 			}
 			if !strings.Contains(err.Error(), botName) {
 				t.Errorf("error %q does not name the bot", err)
 			}
+			if got := stateNames(r.rec.stateList()); !slices.Equal(got, tc.statesOK) {
+				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
+			}
 		})
+	}
+}
+
+func stateNames(states []bridges.BotState) []bridges.ConnState {
+	var out []bridges.ConnState
+	for _, s := range states {
+		out = append(out, s.State)
+	}
+	return out
+}
+
+// The adapter reports starting, connected after READY, reconnecting when
+// the connection drops (with the count of failed attempts and the last
+// error), and connected again after RESUMED.
+func TestConnectionStates(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+	r.rec.waitStates(t, 2)
+	f.RefuseGateway(2)
+	f.DropSocket()
+	got := r.rec.waitStates(t, 6)
+	want := []struct {
+		state   bridges.ConnState
+		attempt int
+		reason  string
+	}{
+		{bridges.ConnStarting, 0, ""},
+		{bridges.ConnConnected, 0, ""},
+		{bridges.ConnReconnecting, 0, "the gateway connection dropped"},
+		{bridges.ConnReconnecting, 1, "bad handshake"},
+		{bridges.ConnReconnecting, 2, "bad handshake"},
+		{bridges.ConnConnected, 0, ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("states = %+v, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].State != w.state || got[i].Attempt != w.attempt || !strings.Contains(got[i].Reason, w.reason) {
+			t.Errorf("state %d = %+v, want %s attempt %d reason with %q", i, got[i], w.state, w.attempt, w.reason)
+		}
+	}
+	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Resumes == 1 && s.Live == 1 }, wait); err != nil {
+		t.Fatalf("the session was not resumed: %v (%+v)", err, f.GatewayStats())
+	}
+	// Still delivering.
+	r.rec.waitMsg(t, f.SendMessage("dm-1", "", "u1", "still there?", false))
+}
+
+// Reconnect attempts are capped: after maxFailures failures in a row Run
+// gives up with a Failure (restart) naming the count and the last error.
+func TestReconnectAttemptsCapped(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	b := newTestBridge(t, testBot(f))
+	b.maxFailures = 3
+	r := start(t, b)
+	r.rec.waitStates(t, 2)
+	f.RefuseGateway(-1)
+	f.DropSocket()
+	err := r.runErr(t)
+	fail, ok := errors.AsType[*bridges.Failure](err)
+	if !ok || fail.Remedy != bridges.RemedyRestart || !strings.Contains(fail.Reason, "after 3 failed attempts") ||
+		!strings.Contains(err.Error(), "bad handshake") || fail.Hint == "" {
+		t.Fatalf("Run = %v (%+v), want a restart Failure after 3 attempts with the last error", err, fail)
+	}
+	got := stateNames(r.rec.stateList())
+	want := []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected,
+		bridges.ConnReconnecting, bridges.ConnReconnecting, bridges.ConnReconnecting}
+	if !slices.Equal(got, want) {
+		t.Errorf("states = %v, want %v", got, want)
+	}
+	if st := f.GatewayStats(); st.Refused != 3 {
+		t.Errorf("%d handshakes tried after the drop, want 3", st.Refused)
 	}
 }

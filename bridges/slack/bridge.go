@@ -38,7 +38,8 @@
 // Files. bridge.go (Bridge, New, Limits, abilities), run.go (connect and
 // reconnect loop), inbound.go (events to bridges.Inbound), outbound.go
 // (Post, Edit, cards), format.go (CommonMark to mrkdwn), split.go,
-// typing.go, files.go and errors.go; the three adapters use the same names
+// typing.go, files.go, errors.go and failure.go (what a permanent failure
+// means and what to do); the three adapters use the same names
 // for the same roles, keep their bounded memories in bridges/internal/lru,
 // and each test file sits next to the file it tests.
 package slack
@@ -102,6 +103,9 @@ type Bridge struct {
 	// reconnectMin / reconnectMax bound the backoff between Socket Mode
 	// sessions that ended with an error.
 	reconnectMin, reconnectMax time.Duration
+	// maxFailures: Run gives up after this many failed connection
+	// attempts in a row (see the constant).
+	maxFailures int
 
 	selfMu sync.RWMutex
 	self   identity
@@ -154,6 +158,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		handlerTimeout: 2500 * time.Millisecond,
 		reconnectMin:   time.Second,
 		reconnectMax:   time.Minute,
+		maxFailures:    maxFailures,
 		seen:           lru.New[string, struct{}](20000),
 		users:          newUserCache(5000, time.Hour),
 		latest:         lru.New[string, string](10000),
@@ -171,6 +176,8 @@ func (b *Bridge) Limits() bridges.Limits {
 		CanButtons:      true,
 		EditInterval:    time.Second,
 		MaxButtons:      maxButtonsPerBlock,
+		MaxUploadBytes:  maxUploadBytes,
+		ReportsState:    true,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -35,6 +36,35 @@ type stubHandler struct {
 	refuse   map[string]bool // users Allowed refuses (strangers)
 	failNext int             // fail this many HandleMessage calls
 	gate     chan struct{}   // when set, HandleMessage waits for it to close
+	states   []bridges.BotState
+}
+
+var _ bridges.StateReporter = (*stubHandler)(nil)
+
+// ReportState records the connection states the adapter reports.
+func (h *stubHandler) ReportState(s bridges.BotState) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.states = append(h.states, s)
+}
+
+// stateList returns the reported states so far.
+func (h *stubHandler) stateList() []bridges.BotState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]bridges.BotState(nil), h.states...)
+}
+
+// waitStates waits until the adapter has reported n states and returns
+// them.
+func (h *stubHandler) waitStates(t *testing.T, n int) []bridges.BotState {
+	t.Helper()
+	var got []bridges.BotState
+	waitUntil(t, waitLong, fmt.Sprintf("%d connection states", n), func() bool {
+		got = h.stateList()
+		return len(got) >= n
+	})
+	return got
 }
 
 func newStub() *stubHandler {

@@ -36,7 +36,7 @@ func TestManifest(t *testing.T) {
 	}
 	wantScopes := []string{"app_mentions:read", "channels:history", "chat:write", "files:read",
 		"groups:history", "im:history", "mpim:history", "reactions:write", "users:read"}
-	wantEvents := []string{"app_mention", "message.channels", "message.groups", "message.im", "message.mpim"}
+	wantEvents := []string{"app_mention", "app_uninstalled", "message.channels", "message.groups", "message.im", "message.mpim", "tokens_revoked"}
 	slices.Sort(m.OAuth.Scopes.Bot)
 	slices.Sort(m.Settings.Events.Bot)
 	if !slices.Equal(m.OAuth.Scopes.Bot, wantScopes) {

@@ -16,29 +16,30 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// fatalCode reports whether a Slack error code is one that retrying
-// cannot fix.
-func fatalCode(code string) bool {
-	switch code {
-	case "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
-		"missing_scope", "not_allowed_token_type", "invalid_token":
-		return true
-	}
-	return false
-}
+// maxFailures is how many failed connection attempts in a row (auth.test
+// or Socket Mode) the adapter tolerates before it gives up: with
+// socketmode's back-off (doubling up to 5 minutes) about an hour and a
+// half without Slack.
+const maxFailures = 30
 
 // Run connects with Socket Mode and delivers events to h until ctx ends
 // (then it returns nil). The socket is reconnected after a "disconnect"
-// envelope, a dropped connection or missing pings, with backoff between
-// failed attempts. Run returns an error wrapping ErrFatal for problems
-// that retrying cannot fix (bad or revoked tokens, missing scopes). Run
+// envelope, a dropped connection or missing pings, with back-off between
+// failed attempts. The connection state goes to bridges.ReportState:
+// starting, connected (after Slack's hello), reconnecting (with the count
+// of failed attempts and the last error). Run returns a *bridges.Failure
+// wrapping ErrFatal, saying what to fix, for problems that retrying
+// cannot fix (a bad, revoked or wrong kind of token, a missing scope, the
+// app uninstalled) and after maxFailures failed attempts in a row. Run
 // must not be called twice at the same time.
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	if h == nil {
 		return errors.New("slack: Run needs a handler")
 	}
 	defer b.httpClient.CloseIdleConnections()
-	id, err := b.authTest(ctx)
+	conn := bridges.NewConnReporter(h, b.maxFailures)
+	conn.Starting()
+	id, err := b.authTest(ctx, conn)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -53,6 +54,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- b.runSocket(ctx, sm) }()
+	var sock socketState
 	for {
 		select {
 		case <-ctx.Done():
@@ -64,22 +66,38 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 			}
 			return err
 		case ev := <-sm.Events:
-			b.handleEvent(ctx, sm, h, ev)
+			if err := b.handleEvent(ctx, sm, h, conn, &sock, ev); err != nil {
+				cancel()
+				<-done
+				b.log.Error("slack bot stopped", slog.String("err", b.redact.Err(err)))
+				return err
+			}
 		}
 	}
 }
 
+// socketState is what Run remembers between socketmode events.
+type socketState struct {
+	lastErr string // the latest read error on the socket (redacted); "" after hello
+}
+
 // authTest learns the bot's ids, retrying transient failures until ctx
-// ends.
-func (b *Bridge) authTest(ctx context.Context) (identity, error) {
+// ends or conn gives up.
+func (b *Bridge) authTest(ctx context.Context, conn *bridges.ConnReporter) (identity, error) {
 	delay := b.reconnectMin
 	for {
 		resp, err := b.api.AuthTestContext(ctx)
 		if err == nil {
 			return identity{userID: resp.UserID, botID: resp.BotID, teamID: resp.TeamID}, nil
 		}
-		if isFatal(err) {
-			return identity{}, fmt.Errorf("slack bot %q: auth.test: %s: %w", b.name, b.redact.Err(err), ErrFatal)
+		if ctx.Err() != nil {
+			return identity{}, ctx.Err()
+		}
+		if f := failureOf(err, botToken, "auth.test"); f != nil {
+			return identity{}, fmt.Errorf("slack bot %q: %w", b.name, f)
+		}
+		if !conn.Failed("auth.test: " + b.redact.Err(err)) {
+			return identity{}, fmt.Errorf("slack bot %q: %w", b.name, conn.GaveUp("Slack", fmt.Errorf("auth.test: %s", b.redact.Err(err))))
 		}
 		if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
 			delay = max(delay, rl.RetryAfter)
@@ -93,21 +111,28 @@ func (b *Bridge) authTest(ctx context.Context) (identity, error) {
 }
 
 // runSocket runs Socket Mode sessions until ctx ends (nil) or a fatal
-// error. socketmode reconnects by itself after disconnects and dropped
-// sockets; this loop restarts it when it gives up.
+// error (a *bridges.Failure). socketmode reconnects by itself after
+// disconnects, dropped sockets and failed attempts (reported through its
+// events, see handleEvent); this loop restarts it should it give up
+// otherwise.
 func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client) error {
 	delay := b.reconnectMin
-	for {
+	for restarts := 1; ; restarts++ {
 		started := time.Now()
 		err := sm.RunContext(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if isFatal(err) {
-			return fmt.Errorf("slack bot %q: socket mode: %s: %w", b.name, b.redact.Err(err), ErrFatal)
+		if f := failureOf(err, appToken, "apps.connections.open"); f != nil {
+			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, f)
 		}
 		if time.Since(started) > 2*b.reconnectMax {
-			delay = b.reconnectMin
+			delay, restarts = b.reconnectMin, 1
+		}
+		if b.maxFailures > 0 && restarts >= b.maxFailures {
+			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, &bridges.Failure{
+				Reason: fmt.Sprintf("Socket Mode stopped %d times in a row", restarts), Remedy: bridges.RemedyRestart,
+				Hint: "check the network and the log, then restart the bridge", Err: errors.New(b.redact.Err(err))})
 		}
 		b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)), slog.Duration("retry_in", delay))
 		if !sleep(ctx, delay) {
@@ -115,19 +140,6 @@ func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client) error {
 		}
 		delay = min(delay*2, b.reconnectMax)
 	}
-}
-
-func isFatal(err error) bool {
-	if err == nil {
-		return false
-	}
-	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok {
-		return fatalCode(se.Err)
-	}
-	if sc, ok := errors.AsType[slackapi.StatusCodeError](err); ok {
-		return sc.Code == 401 || sc.Code == 403 || sc.Code == 404
-	}
-	return fatalCode(err.Error())
 }
 
 // sleep waits d or until ctx ends (false).
@@ -142,11 +154,21 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// handleEvent deals with one socketmode event. It runs on Run's
-// goroutine, so envelopes are handled in arrival order.
-func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridges.Handler, ev socketmode.Event) {
+// handleEvent deals with one socketmode event and reports the
+// connection state through conn. It runs on Run's goroutine, so envelopes
+// are handled in arrival order. A non-nil error (a *bridges.Failure) ends
+// Run.
+func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridges.Handler, conn *bridges.ConnReporter, sock *socketState, ev socketmode.Event) error {
 	switch ev.Type {
 	case socketmode.EventTypeConnecting:
+		c, _ := ev.Data.(*slackapi.ConnectingEvent)
+		if c != nil && c.ConnectionCount > 0 {
+			reason := "the Socket Mode connection ended (dropped, timed out or refreshed by Slack)"
+			if sock.lastErr != "" {
+				reason = "the Socket Mode connection ended: " + sock.lastErr
+			}
+			conn.Lost(reason)
+		}
 		b.log.Debug("slack socket connecting")
 	case socketmode.EventTypeConnected:
 		n := 0
@@ -155,26 +177,42 @@ func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridg
 		}
 		b.log.Info("slack socket connected", slog.Int("connection", n))
 	case socketmode.EventTypeConnectionError:
-		msg := ""
-		if c, ok := ev.Data.(*slackapi.ConnectionErrorEvent); ok {
-			msg = b.redact.Err(c.ErrorObj)
+		var err error = errors.New("unknown error")
+		if c, ok := ev.Data.(*slackapi.ConnectionErrorEvent); ok && c.ErrorObj != nil {
+			err = c.ErrorObj
 		}
-		b.log.Warn("slack socket connection failed", slog.String("err", msg))
+		// socketmode retries every error but four; a token of the wrong
+		// kind or without connections:write would be retried forever.
+		if f := failureOf(err, appToken, "apps.connections.open"); f != nil {
+			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, f)
+		}
+		msg := b.redact.Err(err)
+		if !conn.Failed(msg) {
+			return fmt.Errorf("slack bot %q: %w", b.name, conn.GaveUp("Slack", errors.New(msg)))
+		}
+		b.log.Warn("slack socket connection failed", slog.String("err", msg), slog.Int("attempt", conn.Failures()))
 	case socketmode.EventTypeInvalidAuth:
 		b.log.Error("slack rejected the app token")
 	case socketmode.EventTypeHello:
+		sock.lastErr = ""
+		conn.Connected()
 		b.log.Debug("slack socket hello")
 	case socketmode.EventTypeIncomingError:
 		msg := ""
 		if c, ok := ev.Data.(*slackapi.IncomingEventError); ok {
 			msg = b.redact.Err(c.ErrorObj)
 		}
+		sock.lastErr = msg
 		b.log.Warn("slack socket read failed", slog.String("err", msg))
 	case socketmode.EventTypeErrorWriteFailed:
 		b.log.Warn("slack socket write failed; Slack will resend unacknowledged events")
 	case socketmode.EventTypeErrorBadMessage:
 		b.badMessage(ctx, sm, ev)
 	case socketmode.EventTypeEventsAPI:
+		if f := b.revoked(ev); f != nil {
+			b.ack(ctx, sm, ev.Request)
+			return fmt.Errorf("slack bot %q: %w", b.name, f)
+		}
 		b.eventsAPI(ctx, sm, h, ev)
 	case socketmode.EventTypeInteractive:
 		b.ack(ctx, sm, ev.Request)
@@ -185,6 +223,28 @@ func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridg
 		// slash commands and anything newer: nothing to do but ack.
 		b.ack(ctx, sm, ev.Request)
 	}
+	return nil
+}
+
+// revoked returns the failure an app_uninstalled event, or a
+// tokens_revoked event naming this bot, means (nil for other events).
+func (b *Bridge) revoked(ev socketmode.Event) *bridges.Failure {
+	outer, ok := ev.Data.(slackevents.EventsAPIEvent)
+	if !ok || outer.Type != slackevents.CallbackEvent {
+		return nil
+	}
+	switch e := outer.InnerEvent.Data.(type) {
+	case *slackevents.AppUninstalledEvent:
+		return revokedFailure(string(slackevents.AppUninstalled))
+	case *slackevents.TokensRevokedEvent:
+		self := b.identity()
+		for _, id := range e.Tokens.Bot {
+			if id == self.userID || id == self.botID {
+				return revokedFailure(string(slackevents.TokensRevoked))
+			}
+		}
+	}
+	return nil
 }
 
 // ack acknowledges an envelope (nothing for requests without one).

@@ -3,9 +3,12 @@ package slack
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
@@ -75,34 +78,6 @@ func TestDroppedSocketMidMessage(t *testing.T) {
 	}
 }
 
-// Bad credentials are fatal: Run gives up with ErrFatal instead of
-// retrying forever.
-func TestRunFatalOnInvalidAuth(t *testing.T) {
-	fake := slackfake.New(t)
-	b, logs := newBridge(t, fake, "xoxb-wrong-token-123")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	err := b.Run(ctx, newStub())
-	if !errors.Is(err, ErrFatal) {
-		t.Fatalf("Run = %v, want ErrFatal", err)
-	}
-	if ctx.Err() != nil {
-		t.Error("Run only returned at the deadline")
-	}
-	_ = logs
-}
-
-func TestRunFatalOnInvalidAppToken(t *testing.T) {
-	fake := slackfake.New(t)
-	b, _ := newBridge(t, fake, slackfake.BotToken)
-	fake.FailMethod("apps.connections.open", "invalid_auth", -1)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := b.Run(ctx, newStub()); !errors.Is(err, ErrFatal) {
-		t.Fatalf("Run = %v, want ErrFatal", err)
-	}
-}
-
 // Transient failures of apps.connections.open are retried.
 func TestRunRetriesTransientConnectFailures(t *testing.T) {
 	fake := slackfake.New(t)
@@ -120,5 +95,259 @@ func TestRunRetriesTransientConnectFailures(t *testing.T) {
 	}
 	if n := fake.CallCount("apps.connections.open"); n < 3 {
 		t.Errorf("%d apps.connections.open calls, want ≥ 3", n)
+	}
+}
+
+// runBridge runs b with a fresh stub until the test ends; the returned
+// channel delivers Run's result (see runErr).
+func runBridge(t *testing.T, b *Bridge) (*stubHandler, chan error) {
+	t.Helper()
+	h := newStub()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, h) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	return h, done
+}
+
+// runErr waits for Run to end by itself and returns its error.
+func runErr(t *testing.T, done chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		done <- nil // for the cleanup
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+func stateNames(states []bridges.BotState) []bridges.ConnState {
+	var out []bridges.ConnState
+	for _, s := range states {
+		out = append(out, s.State)
+	}
+	return out
+}
+
+// Problems that retrying cannot fix end Run with a Failure (wrapping
+// ErrFatal) that names the token or scope at fault and says what to do,
+// never the token itself. Slack's Socket Mode client would retry a wrong
+// kind of app token or a missing scope forever.
+func TestRunFailures(t *testing.T) {
+	const wrongBot = "xoxb-wrong-token-123"
+	tests := []struct {
+		name     string
+		botToken string
+		setup    func(f *slackfake.Server)
+		midRun   func(f *slackfake.Server)
+		reason   []string
+		hint     []string
+		statesOK []bridges.ConnState // reported before the failure
+	}{
+		{
+			name: "invalid bot token", botToken: wrongBot,
+			reason:   []string{"Slack rejected the bot token", "invalid_auth on auth.test"},
+			hint:     []string{"Bot User OAuth Token", "slack.bot_token", "restart"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:     "revoked bot token",
+			setup:    func(f *slackfake.Server) { f.FailMethod("auth.test", "token_revoked", -1) },
+			reason:   []string{"the bot token was revoked", "token_revoked"},
+			hint:     []string{"reinstall the app", "slack.bot_token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:     "inactive account",
+			setup:    func(f *slackfake.Server) { f.FailMethod("auth.test", "account_inactive", -1) },
+			reason:   []string{"deactivated", "account_inactive"},
+			hint:     []string{"active account"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:     "invalid app token",
+			setup:    func(f *slackfake.Server) { f.FailMethod("apps.connections.open", "invalid_auth", -1) },
+			reason:   []string{"Slack rejected the app-level token", "apps.connections.open"},
+			hint:     []string{"connections:write", "slack.app_token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:     "revoked app token",
+			setup:    func(f *slackfake.Server) { f.FailMethod("apps.connections.open", "token_revoked", -1) },
+			reason:   []string{"the app-level token was revoked"},
+			hint:     []string{"App-Level Tokens", "slack.app_token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:     "bot token given as the app token",
+			setup:    func(f *slackfake.Server) { f.FailMethod("apps.connections.open", "not_allowed_token_type", -1) },
+			reason:   []string{"slack.app_token is the wrong kind of token", "not_allowed_token_type"},
+			hint:     []string{"xoxb…", "xapp…"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name:     "app token without connections:write",
+			setup:    func(f *slackfake.Server) { f.MissingScope("apps.connections.open", "connections:write", -1) },
+			reason:   []string{"the app-level token lacks the connections:write scope", "missing_scope"},
+			hint:     []string{"connections:write", "slack.app_token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting},
+		},
+		{
+			name: "app uninstalled while running",
+			midRun: func(f *slackfake.Server) {
+				f.SendEvent(map[string]any{"type": "app_uninstalled"}, "")
+			},
+			reason:   []string{"revoked the app's tokens", "app_uninstalled"},
+			hint:     []string{"reinstall the app"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected},
+		},
+		{
+			name: "bot token revoked while running",
+			midRun: func(f *slackfake.Server) {
+				f.SendEvent(map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{}, "bot": []string{slackfake.BotUserID}}}, "")
+			},
+			reason:   []string{"tokens_revoked"},
+			hint:     []string{"slack.bot_token"},
+			statesOK: []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := slackfake.New(t)
+			tok := cmpOr(tc.botToken, slackfake.BotToken)
+			b, _ := newBridge(t, fake, tok)
+			if tc.setup != nil {
+				tc.setup(fake)
+			}
+			h, done := runBridge(t, b)
+			if tc.midRun != nil {
+				h.waitStates(t, 2)
+				tc.midRun(fake)
+			}
+			err := runErr(t, done)
+			if !errors.Is(err, ErrFatal) {
+				t.Fatalf("Run = %v, want ErrFatal", err)
+			}
+			f, ok := errors.AsType[*bridges.Failure](err)
+			if !ok {
+				t.Fatalf("Run = %v (%T), want a *bridges.Failure", err, err)
+			}
+			if f.Remedy != bridges.RemedyRestart {
+				t.Errorf("remedy = %q, want restart", f.Remedy)
+			}
+			for _, want := range tc.reason {
+				if !strings.Contains(f.Reason, want) {
+					t.Errorf("reason %q lacks %q", f.Reason, want)
+				}
+			}
+			for _, want := range tc.hint {
+				if !strings.Contains(f.Hint, want) {
+					t.Errorf("hint %q lacks %q", f.Hint, want)
+				}
+			}
+			for _, secret := range []string{tok, slackfake.AppToken} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error shows a token: %v", err)
+				}
+			}
+			if got := stateNames(h.stateList()); !slices.Equal(got, tc.statesOK) {
+				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
+			}
+		})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// A tokens_revoked event about another app's bot or user tokens only is
+// not this bot's failure.
+func TestTokensRevokedForOthersIgnored(t *testing.T) {
+	e := start(t, slackfake.WithoutEcho())
+	e.h.waitStates(t, 2)
+	id := e.fake.SendEvent(map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{"U0USER"}, "bot": []string{"UOTHERBOT"}}}, "")
+	if _, err := e.fake.WaitForAck(id, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	e.waitAcked(t, e.fake.SendMessage("D1", "U1", "still here", ""))
+	if got := stateNames(e.h.stateList()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
+		t.Errorf("states = %v", got)
+	}
+}
+
+// The adapter reports starting, connected after Slack's hello,
+// reconnecting when the socket drops (attempt 0) and after each failed
+// attempt (the count and the error), connected again after the next hello.
+// Failed auth.test calls count as attempts too.
+func TestConnectionStates(t *testing.T) {
+	fake := slackfake.New(t, slackfake.WithoutEcho())
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	fake.FailMethod("auth.test", "internal_error", 1)
+	h, _ := runBridge(t, b)
+	h.waitStates(t, 3)
+	fake.FailMethod("apps.connections.open", "internal_error", 2)
+	if !fake.DropSocket() {
+		t.Fatal("no socket to drop")
+	}
+	got := h.waitStates(t, 7)
+	want := []struct {
+		state   bridges.ConnState
+		attempt int
+		reason  string
+	}{
+		{bridges.ConnStarting, 0, ""},
+		{bridges.ConnReconnecting, 1, "auth.test: internal_error"},
+		{bridges.ConnConnected, 0, ""},
+		{bridges.ConnReconnecting, 0, "the Socket Mode connection ended"},
+		{bridges.ConnReconnecting, 1, "internal_error"},
+		{bridges.ConnReconnecting, 2, "internal_error"},
+		{bridges.ConnConnected, 0, ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("states = %+v, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].State != w.state || got[i].Attempt != w.attempt || !strings.Contains(got[i].Reason, w.reason) {
+			t.Errorf("state %d = %+v, want %s attempt %d reason with %q", i, got[i], w.state, w.attempt, w.reason)
+		}
+	}
+}
+
+// Reconnect attempts are capped: after maxFailures failures in a row Run
+// gives up with a Failure (restart) naming the count and the last error.
+func TestReconnectAttemptsCapped(t *testing.T) {
+	fake := slackfake.New(t, slackfake.WithoutEcho())
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	b.maxFailures = 3
+	h, done := runBridge(t, b)
+	h.waitStates(t, 2)
+	fake.FailMethod("apps.connections.open", "internal_error", -1)
+	fake.DropSocket()
+	err := runErr(t, done)
+	f, ok := errors.AsType[*bridges.Failure](err)
+	if !ok || f.Remedy != bridges.RemedyRestart || !strings.Contains(f.Reason, "gave up connecting to Slack after 3 failed attempts") ||
+		!strings.Contains(err.Error(), "internal_error") || f.Hint == "" {
+		t.Fatalf("Run = %v (%+v), want a restart Failure after 3 attempts with the last error", err, f)
+	}
+	want := []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected,
+		bridges.ConnReconnecting, bridges.ConnReconnecting, bridges.ConnReconnecting}
+	if got := stateNames(h.stateList()); !slices.Equal(got, want) {
+		t.Errorf("states = %v, want %v", got, want)
+	}
+	if n := fake.CallCount("apps.connections.open"); n != 1+3 {
+		t.Errorf("%d apps.connections.open calls, want 4 (the first connection and 3 attempts)", n)
 	}
 }

@@ -45,6 +45,7 @@ func healthHandler(states func() []bridges.BotStatus) http.Handler {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false) // hints are read by people and tools, not put into HTML
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(body)
 	})

@@ -21,7 +21,7 @@
 // Test code plays the users (SendMessage, Send, Click), inspects what the
 // bot did (Messages, Edits, Threads, InteractionResponses, Followups,
 // Typing, Requests) and injects faults (Reconnect, InvalidSession,
-// DropSocket, CloseWith, Inject429). Every method is safe for concurrent
+// DropSocket, CloseWith, RefuseGateway, ResetToken, Inject429). Every method is safe for concurrent
 // use. The fake is usable from any package: point a config's
 // discord.api_url at URL() and its token at Token().
 package discordfake
@@ -101,6 +101,7 @@ type Fake struct {
 	stats        GatewayStats
 	resumeReplay int
 	denyContent  bool
+	refuse       int // gateway handshakes still to refuse with 502; < 0: all
 }
 
 type message struct {
@@ -294,7 +295,11 @@ func (f *Fake) URL() string { return f.srv.URL + "/api/v9/" }
 func (f *Fake) GatewayURL() string { return "ws" + f.srv.URL[len("http"):] + "/gateway" }
 
 // Token is the bot token the fake accepts (configure it without "Bot ").
-func (f *Fake) Token() string { return f.opts.Token }
+func (f *Fake) Token() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opts.Token
+}
 
 // BotID is the bot's user id.
 func (f *Fake) BotID() string { return f.opts.BotID }

@@ -318,3 +318,72 @@ func TestInteractionWindow(t *testing.T) {
 		t.Errorf("responses = %+v", r)
 	}
 }
+
+// GET /gateway needs no token, but one that is sent must be right; a reset
+// token closes live connections with 4004 and is refused from then on.
+func TestGatewayTokenChecks(t *testing.T) {
+	t.Parallel()
+	f := New(t)
+	get := func(auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", f.URL()+"gateway", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get(""); got != 200 {
+		t.Errorf("GET /gateway without a token: %d, want 200", got)
+	}
+	if got := get("Bot " + f.Token()); got != 200 {
+		t.Errorf("GET /gateway with the token: %d, want 200", got)
+	}
+	if got := get("Bot wrong"); got != 401 {
+		t.Errorf("GET /gateway with a bad token: %d, want 401", got)
+	}
+
+	ws := dial(t, f)
+	old := f.Token()
+	identify(t, f, ws, 0)
+	f.ResetToken("the-new-token")
+	if code := closeCode(t, ws); code != CloseAuthenticationFailed {
+		t.Errorf("close code after a token reset = %d, want 4004", code)
+	}
+	if got := get("Bot " + old); got != 401 {
+		t.Errorf("GET /gateway with the old token: %d, want 401", got)
+	}
+	ws2 := dial(t, f)
+	send(t, ws2, opIdentify, map[string]any{"token": "Bot " + old})
+	if code := closeCode(t, ws2); code != CloseAuthenticationFailed {
+		t.Errorf("IDENTIFY with the old token: close %d, want 4004", code)
+	}
+}
+
+// RefuseGateway fails handshakes (n of them, or all) with HTTP 502.
+func TestRefuseGateway(t *testing.T) {
+	t.Parallel()
+	f := New(t)
+	f.RefuseGateway(2)
+	for i := range 2 {
+		_, resp, err := websocket.DefaultDialer.Dial(f.GatewayURL(), nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("handshake %d: err %v, response %v; want a 502", i, err, resp)
+		}
+		resp.Body.Close()
+	}
+	dial(t, f) // the third is accepted
+	f.RefuseGateway(-1)
+	if _, resp, err := websocket.DefaultDialer.Dial(f.GatewayURL(), nil); err == nil || resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("RefuseGateway(-1) let a handshake through")
+	} else {
+		resp.Body.Close()
+	}
+	if st := f.GatewayStats(); st.Refused != 3 || st.Connections != 1 {
+		t.Errorf("stats = %+v, want 3 refused and 1 connection", st)
+	}
+}

@@ -22,6 +22,7 @@ type GatewayStats struct {
 	InvalidSessions int    // op 9 sent (injected or for an unknown RESUME)
 	Heartbeats      int    // heartbeats received (each ACKed)
 	Live            int    // open connections with a ready or resumed session
+	Refused         int    // handshakes refused (RefuseGateway)
 	SessionID       string // the newest session id
 }
 
@@ -63,6 +64,20 @@ type outItem struct {
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 func (f *Fake) serveGateway(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	refuse := f.refuse != 0
+	if f.refuse > 0 {
+		f.refuse--
+	}
+	if refuse {
+		f.stats.Refused++
+		f.notify()
+	}
+	f.mu.Unlock()
+	if refuse {
+		http.Error(w, "502 Bad Gateway", http.StatusBadGateway)
+		return
+	}
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade has answered the client

@@ -60,6 +60,35 @@ func (f *Fake) CloseWith(code int) {
 	f.notify()
 }
 
+// RefuseGateway makes the next n gateway websocket handshakes fail with
+// HTTP 502, as when Discord's gateway is unreachable behind a proxy or in
+// an outage: n < 0 refuses all, 0 stops refusing. Connections already
+// open stay.
+func (f *Fake) RefuseGateway(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuse = n
+}
+
+// ResetToken replaces the bot token, as "Reset Token" in the Developer
+// Portal does: the old token gets 401 from the REST API (GET /gateway
+// included) and close 4004 from the gateway, and every open gateway
+// connection is closed with 4004 (its session ends).
+func (f *Fake) ResetToken(token string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.Token = token
+	for c := range f.conns {
+		if c.sess != nil {
+			delete(f.sessions, c.sess.id)
+			c.sess.conn = nil
+			c.sess = nil
+		}
+		c.closeWith(CloseAuthenticationFailed, "Authentication failed.")
+	}
+	f.notify()
+}
+
 // Inject429 makes the next n requests on route (a Route* constant) fail
 // with 429 Too Many Requests, carrying Retry-After, X-RateLimit-* headers
 // and a JSON retry_after of Options.RetryAfter.

@@ -89,7 +89,12 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 		if throttled {
 			f.throttle[route]--
 		}
+		want := "Bot " + f.opts.Token
 		f.mu.Unlock()
+		got := r.Header.Get("Authorization")
+		// Discord checks a token that is sent even where none is needed:
+		// GET /gateway with a bad token is 401 (discordgo's Open fails).
+		badToken := got != want && (auth || route == RouteGateway && got != "")
 		defer func() {
 			f.mu.Lock()
 			f.requests[idx].Status = sw.status
@@ -99,7 +104,7 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 		switch {
 		case throttled:
 			f.writeRateLimited(sw, route)
-		case auth && r.Header.Get("Authorization") != "Bot "+f.opts.Token:
+		case badToken:
 			writeError(sw, http.StatusUnauthorized, codeUnauthorized, "401: Unauthorized", nil)
 		default:
 			h(sw, r)
@@ -282,7 +287,18 @@ func isEmpty(content string, comps []wireComponent, attachments int) bool {
 }
 
 func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
-	b, content, comps, ok := decodeNewMessage(w, r)
+	var (
+		b       wireMessageBody
+		content string
+		comps   []wireComponent
+		files   []uploadedFile
+		ok      bool
+	)
+	if isMultipart(r) { // a message with files (uploads.go)
+		b, content, comps, files, ok = decodeMultipartMessage(w, r)
+	} else {
+		b, content, comps, ok = decodeNewMessage(w, r)
+	}
 	if !ok {
 		return
 	}
@@ -294,6 +310,7 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := f.botMessage(ch, content, comps, b.Flags)
+	f.attachLocked(m, files)
 	if b.AllowedMentions != nil {
 		parse := append([]string{}, b.AllowedMentions.Parse...)
 		m.allowed = &parse

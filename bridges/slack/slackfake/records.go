@@ -19,6 +19,7 @@ type Message struct {
 	Blocks   json.RawMessage // as sent; nil when the message has no blocks
 	Sections []string        // mrkdwn texts of the section blocks, in order
 	Buttons  []Button        // buttons of the actions blocks, in order
+	Files    []string        // names of the files it shares (files.completeUploadExternal)
 	At       time.Time       // when the call arrived
 
 	// A streamed message (chat.startStream): Text is its markdown so far,

@@ -2,7 +2,8 @@
 // protocols to the real slack-go client: a Web API over HTTP (auth.test,
 // apps.connections.open, chat.postMessage, chat.update, chat.postEphemeral,
 // reactions.add/remove, assistant.threads.setStatus, users.info,
-// conversations.info, file downloads) and a Socket Mode websocket that
+// conversations.info, file downloads, the external file upload:
+// files.getUploadURLExternal, the upload POST, files.completeUploadExternal) and a Socket Mode websocket that
 // sends hello, websocket pings and envelopes (events_api messages and
 // app_mentions, interactive block_actions, disconnect), and records acks
 // with their times.
@@ -18,6 +19,10 @@
 //     envelope id);
 //   - rejects Block Kit payloads over Slack's documented limits with
 //     invalid_blocks and texts over 40,000 characters with msg_too_long.
+//
+// Tests inject faults: Inject429, FailMethod (any error code, e.g.
+// token_revoked on auth.test), MissingScope (with Slack's scope
+// diagnostics), Disconnect and DropSocket.
 //
 // Start one with New(t) and point a client at URL() (the api_url) with the
 // tokens BotToken and AppToken. All methods are safe for concurrent use.
@@ -93,11 +98,15 @@ type Server struct {
 	users       map[string]User
 	rateLimited map[string]int
 	failures    map[string]failure
+	// files.getUploadURLExternal → upload → files.completeUploadExternal
+	pendingUploads map[string]*pendingUpload
+	uploads        []Upload
 }
 
 type failure struct {
-	code string
-	n    int // < 0: always
+	code   string
+	needed string // missing_scope: the scope the call needs
+	n      int    // < 0: always
 }
 
 // New starts a fake Slack and stops it when the test ends.
@@ -117,6 +126,8 @@ func New(t testing.TB, opts ...Option) *Server {
 		users:       map[string]User{},
 		rateLimited: map[string]int{},
 		failures:    map[string]failure{},
+
+		pendingUploads: map[string]*pendingUpload{},
 	}
 	// Slack's client sends Origin: https://api.slack.com.
 	s.upgrader.CheckOrigin = func(*http.Request) bool { return true }
@@ -127,6 +138,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("/api/{method}", s.serveAPI)
 	mux.HandleFunc("/link/", s.serveSocket)
 	mux.HandleFunc("/files/{id}/{name}", s.serveFile)
+	mux.HandleFunc("/upload/{id}", s.serveUpload)
 	s.http = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s

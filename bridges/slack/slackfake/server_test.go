@@ -288,3 +288,18 @@ func TestFileDownloadNeedsBotToken(t *testing.T) {
 		t.Errorf("with the app token: %d", code)
 	}
 }
+
+// MissingScope answers with Slack's scope diagnostics, which slack-go
+// passes on in SlackErrorResponse.
+func TestMissingScope(t *testing.T) {
+	s := New(t, WithoutEcho())
+	s.MissingScope("apps.connections.open", "connections:write", 1)
+	_, _, err := client(s, BotToken).StartSocketModeContext(t.Context())
+	var se slackapi.SlackErrorResponse
+	if !errors.As(err, &se) || se.Err != "missing_scope" || se.Needed != "connections:write" {
+		t.Fatalf("apps.connections.open = %#v, want missing_scope needing connections:write", err)
+	}
+	if _, _, err := client(s, BotToken).StartSocketModeContext(t.Context()); err != nil {
+		t.Errorf("the second call = %v, want success (n was 1)", err)
+	}
+}

@@ -35,6 +35,19 @@ func (s *Server) FailMethod(method, code string, n int) {
 	s.failures[method] = failure{code: code, n: n}
 }
 
+// MissingScope makes the next n calls of a Web API method answer
+// missing_scope with Slack's scope diagnostics: needed is the scope the
+// call requires (e.g. "connections:write"); n as in FailMethod.
+func (s *Server) MissingScope(method, needed string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == 0 {
+		delete(s.failures, method)
+		return
+	}
+	s.failures[method] = failure{code: "missing_scope", needed: needed, n: n}
+}
+
 // User is a workspace member as users.info reports it.
 type User struct {
 	ID          string
@@ -164,6 +177,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		res = fail(f.code)
+		if f.needed != "" {
+			res.body["needed"], res.body["provided"] = f.needed, "chat:write"
+		}
 	case token == "":
 		res = fail("not_authed")
 	case method == "apps.connections.open" && token != AppToken,
@@ -245,6 +261,10 @@ func (s *Server) callLocked(method string, p url.Values, r *http.Request) apiRes
 		return s.updateLocked(p)
 	case "chat.startStream", "chat.appendStream", "chat.stopStream":
 		return s.streamLocked(method, p)
+	case "files.getUploadURLExternal":
+		return s.getUploadURLLocked(p, r)
+	case "files.completeUploadExternal":
+		return s.completeUploadLocked(p)
 	case "chat.postEphemeral":
 		if p.Get("channel") == "" || p.Get("user") == "" {
 			return fail("channel_not_found")

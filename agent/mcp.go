@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// MCPServer is an MCP server that runs inside the host and that the CLI
+// reaches over its own stdin and stdout (the "SDK" transport of
+// PROTOCOL.md: no extra process, no socket). The CLI wraps each JSON-RPC
+// message in a control_request mcp_message; the session hands it to
+// HandleMCP and writes the answer back in a control_response.
+type MCPServer interface {
+	// HandleMCP answers one JSON-RPC message: it returns the JSON-RPC
+	// response of a request, or nil for a notification. It runs in its own
+	// goroutine, may block (a tool call posting a file), and must return
+	// soon after ctx ends: ctx ends when the process exits or after
+	// Options.MCPTimeout.
+	HandleMCP(ctx context.Context, msg json.RawMessage) json.RawMessage
+}
+
+// MCPMessage is a control_request mcp_message: a JSON-RPC message from the
+// CLI for the host's MCP server Server. The Session answers it itself with
+// the server from Options.MCPServers (or an error for an unknown server), so
+// it never appears on Session.Events; DecodeLine returns it so other
+// readers of the stream see everything.
+type MCPMessage struct {
+	RequestID string
+	Server    string
+	Message   json.RawMessage
+}
+
+func (MCPMessage) isEvent() {}
+
+// DefaultMCPTimeout bounds one MCP message when Options.MCPTimeout is 0.
+const DefaultMCPTimeout = 5 * time.Minute
+
+// mcpServerNames returns the names of opts' MCP servers, sorted.
+func mcpServerNames(opts Options) []string {
+	return slices.Sorted(maps.Keys(opts.MCPServers))
+}
+
+// mcpConfigArg is the --mcp-config value declaring the host's servers as
+// SDK servers: {"mcpServers":{"NAME":{"type":"sdk","name":"NAME"}}}.
+func mcpConfigArg(names []string) (string, error) {
+	type sdkServer struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	servers := make(map[string]sdkServer, len(names))
+	for _, n := range names {
+		servers[n] = sdkServer{Type: "sdk", Name: n}
+	}
+	b, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		return "", fmt.Errorf("mcp config: %w", err)
+	}
+	return string(b), nil
+}
+
+// initializeRequest is the session's initialize control request: it lists
+// the SDK MCP servers of Options.MCPServers, which the CLI connects to only
+// once initialize names them.
+func (s *Session) initializeRequest(requestID string) ([]byte, error) {
+	return encodeInitialize(requestID, "", mcpServerNames(s.opts)...)
+}
+
+// startMCP sends initialize at spawn so the CLI connects to the host's MCP
+// servers before it reads the first user message (stdin is read in order).
+// It returns once the line is written; the CLI's answer is awaited in the
+// background and a refusal is logged (the tools are then missing, the
+// session works without them).
+func (s *Session) startMCP() error {
+	id := fmt.Sprintf("host-%d", s.nextReq.Add(1))
+	line, err := s.initializeRequest(id)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	ch := make(chan ControlResponse, 1)
+	s.mu.Lock()
+	s.controls[id] = ch
+	s.mu.Unlock()
+	forget := func() {
+		s.mu.Lock()
+		delete(s.controls, id)
+		s.mu.Unlock()
+	}
+	if err := s.write(context.Background(), line); err != nil {
+		forget()
+		return fmt.Errorf("initialize: %w", err)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer forget()
+		timer := time.NewTimer(s.opts.ControlTimeout)
+		defer timer.Stop()
+		select {
+		case r := <-ch:
+			if r.Subtype != "success" {
+				s.log.Error("agent refused initialize: the bridge's tools are unavailable", "err", r.Error)
+				return
+			}
+			s.log.Debug("agent initialized", "mcp_servers", mcpServerNames(s.opts))
+		case <-timer.C:
+			s.log.Warn("agent did not answer initialize in time", "timeout", s.opts.ControlTimeout)
+		case <-s.exited:
+		}
+	}()
+	return nil
+}
+
+// serveMCP answers an mcp_message in its own goroutine (never blocking the
+// stdout reader) with the named server of Options.MCPServers.
+func (s *Session) serveMCP(m MCPMessage) {
+	srv := s.opts.MCPServers[m.Server]
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		var (
+			line []byte
+			err  error
+		)
+		if srv == nil {
+			s.log.Warn("agent asked for an unknown MCP server", "server", m.Server)
+			line, err = encodeControlError(m.RequestID, "no MCP server named "+m.Server)
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.MCPTimeout)
+			answered := make(chan struct{})
+			go func() { // the call ends with the process
+				select {
+				case <-s.exited:
+					cancel()
+				case <-answered:
+				}
+			}()
+			resp := srv.HandleMCP(ctx, m.Message)
+			close(answered)
+			cancel()
+			line, err = encodeMCPResponse(m.RequestID, resp)
+			if err != nil {
+				line, err = encodeControlError(m.RequestID, "the MCP server "+m.Server+" gave an invalid answer")
+			}
+		}
+		if err == nil {
+			err = s.write(context.Background(), line)
+		}
+		if err != nil {
+			s.log.Warn("agent MCP answer not written", "server", m.Server, "request", m.RequestID, "err", err)
+		}
+	}()
+}

@@ -1,0 +1,68 @@
+package discord
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+)
+
+// TestUploadFile: a file is one multipart message with an attachment in
+// the conversation's thread, its comment converted, mentions off; files
+// over Discord's limit are refused before any request.
+func TestUploadFile(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	b := newTestBridge(t, testBot(f)) // REST only
+	f.AddChannel("200", guild, "100", discordfake.ChannelPublicThread, "t")
+	key := bridges.ConversationKey{Bot: botName, Channel: "100", Thread: "200"}
+	data := bytes.Repeat([]byte("0123456789"), 300)
+	ref, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "chart.png", Data: data, Comment: "**here** @everyone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.Messages("200")
+	if len(msgs) != 1 || msgs[0].ID != ref.ID || !slices.Equal(msgs[0].Attachments, []string{"chart.png"}) {
+		t.Fatalf("messages = %+v, ref %+v", msgs, ref)
+	}
+	if msgs[0].Content != "**here** @everyone" || msgs[0].AllowedMentions == nil || len(*msgs[0].AllowedMentions) != 0 {
+		t.Errorf("content %q, allowed mentions %v", msgs[0].Content, msgs[0].AllowedMentions)
+	}
+	if got, ok := f.Attachment(ref.ID, "chart.png"); !ok || !bytes.Equal(got, data) {
+		t.Errorf("attachment holds %d bytes, want %d", len(got), len(data))
+	}
+	// No comment: the file alone is a valid message.
+	if _, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "a.txt", Data: []byte("a")}); err != nil {
+		t.Errorf("file without comment: %v", err)
+	}
+	before := f.RequestCount("POST /channels/{channel_id}/messages")
+	if _, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "big.bin", Data: make([]byte, maxUploadBytes+1)}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too large: err = %v", err)
+	}
+	if after := f.RequestCount("POST /channels/{channel_id}/messages"); after != before {
+		t.Errorf("a too large file was sent anyway")
+	}
+}
+
+// TestStartThread: the message is posted in the channel and a thread is
+// started on it; the key names the thread.
+func TestStartThread(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	b := newTestBridge(t, testBot(f))
+	f.AddChannel("100", guild, "", discordfake.ChannelGuildText, "general")
+	key, ref, err := b.StartThread(t.Context(), bridges.ConversationKey{Bot: botName, Channel: "100"}, bridges.Message{Text: "⏰ scheduled: standup\n> summarise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := f.Threads()
+	if len(threads) != 1 || threads[0].MessageID != ref.ID || threads[0].ParentID != "100" || threads[0].Name != "⏰ scheduled: standup summarise" {
+		t.Fatalf("threads = %+v, ref %+v", threads, ref)
+	}
+	if key != (bridges.ConversationKey{Bot: botName, Channel: "100", Thread: threads[0].ID}) {
+		t.Errorf("key = %+v", key)
+	}
+}

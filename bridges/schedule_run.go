@@ -1,0 +1,107 @@
+package bridges
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// errRunImpossible wraps why a scheduled run cannot happen and retrying
+// would not help (its bot is gone, the platform refuses the channel).
+var errRunImpossible = errors.New("scheduled run impossible")
+
+// scheduleUser is the author of the runs of a config schedule (chat and
+// agent schedules run as the person who made them, or the conversation's
+// owner).
+const scheduleUser = "schedule"
+
+// startRun starts the run of sc due at due as an ordinary turn: it
+// announces it ("⏰ scheduled: NAME", the first message of a new thread with
+// new_thread), records the prompt in the target conversation's ledger
+// (platform message id "schedule-<id>-<unix>", so a firing is recorded at
+// most once even across a crash) and hands it to the conversation's worker.
+// It returns the ledger message's id.
+func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, log *slog.Logger) (string, error) {
+	bot := c.cfg.Bot(sc.Key.Bot)
+	p := c.platform(sc.Key.Bot)
+	if bot == nil || p == nil {
+		return "", fmt.Errorf("%w: bot %q is not configured or not running", errRunImpossible, sc.Key.Bot)
+	}
+	profile := sc.Agent
+	if c.cfg.Agents[profile] == nil {
+		profile = bot.Agent
+	}
+	header := scheduleHeader + sc.Name + "\n> " + oneLine(sc.Prompt, 200)
+	key := ConversationKey(sc.Key)
+	announced := false
+	if sc.NewThread {
+		key.Thread = ""
+		var err error
+		if key, err = c.startScheduledThread(ctx, p, key, header); err != nil {
+			return "", err
+		}
+		announced = true
+	}
+	user := sc.CreatedBy
+	if user == "" {
+		user = scheduleUser
+	}
+	conv, _, err := c.st.GetOrCreateConversation(ctx, storeKey(key), profile, user)
+	if err != nil {
+		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
+	}
+	msg, dup, err := c.st.Enqueue(ctx, store.InboxMessage{
+		ConversationID: conv.ID, Bot: key.Bot, PlatformMsgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()),
+		UserID: user, UserName: scheduleHeader + sc.Name, Text: sc.Prompt,
+	})
+	if err != nil {
+		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
+	}
+	if dup {
+		log.Info("scheduled run already recorded (before a restart)", "ledger", msg.ID)
+		return msg.ID, nil
+	}
+	if !announced {
+		c.postSchedule(ctx, key, header, log)
+	}
+	c.opts.Metrics.message(key.Bot, "scheduled")
+	if _, err := c.deliver(conv, inPoke{}); err != nil {
+		// Durable in the ledger: the next poke or the next start delivers it.
+		log.Warn("scheduled run kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
+	}
+	return msg.ID, nil
+}
+
+// startScheduledThread posts the header at the top of the channel at in and
+// returns the conversation the run goes to: the new thread where the
+// platform can start one, else the channel.
+func (c *Core) startScheduledThread(ctx context.Context, p Platform, in ConversationKey, header string) (ConversationKey, error) {
+	ts, ok := p.(ThreadStarter)
+	if !ok {
+		if _, err := p.Post(ctx, in, Message{Text: header}); err != nil {
+			return in, fmt.Errorf("post in %s: %w", in, err)
+		}
+		return in, nil
+	}
+	key, _, err := ts.StartThread(ctx, in, Message{Text: header})
+	if err != nil {
+		return in, fmt.Errorf("start a thread in %s: %w", in, err)
+	}
+	return key, nil
+}
+
+// postSchedule posts a scheduler notice into key, logging a failure.
+func (c *Core) postSchedule(ctx context.Context, key ConversationKey, text string, log *slog.Logger) {
+	p := c.platform(key.Bot)
+	if p == nil {
+		return
+	}
+	if _, err := p.Post(ctx, key, Message{Text: strings.TrimSpace(text)}); err != nil {
+		log.Warn("post schedule notice", "key", key, "err", err)
+	}
+}

@@ -1,0 +1,192 @@
+package bridges
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// worktreeTimeout bounds the git commands of one worktree operation.
+const worktreeTimeout = 2 * time.Minute
+
+// worktreePool wraps the agent pool: before a session of a profile with
+// worktree: true starts, it makes (or finds) the session's worktree and
+// points the spawn at it. Acquire runs off the conversation's worker, so
+// git's time does not hold the conversation up.
+type worktreePool struct {
+	AgentPool
+	cfg *config.Config
+	log *slog.Logger
+}
+
+// withWorktrees returns pool wrapped by worktreePool when a profile of cfg
+// uses worktrees, else pool itself.
+func withWorktrees(pool AgentPool, cfg *config.Config, log *slog.Logger) AgentPool {
+	if pool == nil || cfg == nil {
+		return pool
+	}
+	for _, a := range cfg.Agents {
+		if a.Worktree {
+			return worktreePool{AgentPool: pool, cfg: cfg, log: log}
+		}
+	}
+	return pool
+}
+
+// Acquire implements AgentPool. A profile whose workdir is not in a git
+// repository runs in the workdir (logged). A session resumed without a
+// worktree keeps running where it began (the CLI finds a session by its
+// working directory): that is a session from before worktree was turned on.
+func (p worktreePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, error) {
+	prof := p.cfg.Agents[limit.Profile]
+	if prof == nil || !prof.Worktree {
+		return p.AgentPool.Acquire(ctx, key, limit, opts)
+	}
+	wctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
+	defer cancel()
+	w, err := locateWorktree(wctx, prof, p.cfg.DataDir, opts.SessionID)
+	switch {
+	case errors.Is(err, errNotRepo):
+		p.log.Warn("agent profile has worktree: true but its workdir is not in a git repository: the agent works in the workdir",
+			"profile", prof.Name, "workdir", prof.Workdir)
+		return p.AgentPool.Acquire(ctx, key, limit, opts)
+	case err != nil:
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	if !w.exists() {
+		if opts.Resume {
+			p.log.Info("session resumed in the workdir: it began before worktree was turned on", "session", opts.SessionID)
+			return p.AgentPool.Acquire(ctx, key, limit, opts)
+		}
+		if err := w.create(wctx); err != nil {
+			return nil, err
+		}
+		p.log.Info("worktree created", "session", opts.SessionID, "branch", w.branch, "path", w.path)
+	}
+	opts.Workdir, opts.Binds = w.apply(opts.Binds)
+	pointTools(opts, w)
+	return p.AgentPool.Acquire(ctx, key, limit, opts)
+}
+
+// pointTools makes the bridge's own agent tools of opts (send_file) work
+// in the worktree the agent works in: their working directory becomes its
+// cwd, and the hidden paths that contain the worktree (data_dir) stop
+// hiding it — send_file never leaves that directory anyway (os.Root), so
+// the rest of data_dir stays out of reach. The tools were made for this
+// spawn and are not in use yet.
+func pointTools(opts agent.Options, w worktree) {
+	for _, srv := range opts.MCPServers {
+		t, ok := srv.(*agentTools)
+		if !ok {
+			continue
+		}
+		t.workdir = opts.Workdir
+		t.hidden = slices.DeleteFunc(slices.Clone(t.hidden), func(h string) bool {
+			return within(resolved(w.path), resolved(h))
+		})
+	}
+}
+
+// worktreeStatus is the !status line of the conversation's worktree, or ""
+// when the profile does not use worktrees.
+func (cv *conversation) worktreeStatus(ctx context.Context) string {
+	if !cv.profile.Worktree || cv.row.SessionID == "" || cv.core.cfg.DataDir == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
+	defer cancel()
+	w, err := locateWorktree(ctx, cv.profile, cv.core.cfg.DataDir, cv.row.SessionID)
+	switch {
+	case errors.Is(err, errNotRepo):
+		return "\n• worktree: off (the workdir is not in a git repository)"
+	case err != nil:
+		return "\n• worktree: " + oneLine(err.Error(), 200)
+	case !w.exists():
+		return "\n• worktree: none yet (made when the agent starts)"
+	}
+	branch := w.currentBranch()
+	if branch == "" {
+		branch = "(detached HEAD)"
+	}
+	return fmt.Sprintf("\n• worktree: branch %s at %s", codeSpan(branch), codeSpan(w.path))
+}
+
+// retireWorktree removes the worktree of the conversation's former session
+// sessionID after !new or !resume (the agent process is stopped), keeping
+// it when it has uncommitted changes. It returns the line to tell the
+// conversation, "" when there was no worktree.
+func (cv *conversation) retireWorktree(ctx context.Context, sessionID string) string {
+	if !cv.profile.Worktree || sessionID == "" || cv.core.cfg.DataDir == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
+	defer cancel()
+	w, err := locateWorktree(ctx, cv.profile, cv.core.cfg.DataDir, sessionID)
+	if err != nil || !w.exists() {
+		return ""
+	}
+	out, err := w.retire(ctx)
+	if err != nil {
+		cv.log.Error("retire worktree", "session", sessionID, "path", w.path, "err", err)
+		return "⚠️ Could not clean up the worktree " + codeSpan(w.path) + ": " + oneLine(err.Error(), 200)
+	}
+	cv.log.Info("worktree retired", "session", sessionID, "removed", out.removed, "changes", out.changes, "branch", out.branch, "branch_kept", out.branchKept)
+	return out.describe(w)
+}
+
+// PruneWorktrees removes the clean worktrees of sessions that no
+// conversation uses any more (left by pruned conversations, or kept dirty
+// by !new and cleaned since) and that did not change since before; a
+// worktree with uncommitted changes is kept and logged. It returns how
+// many it removed. Run it where PruneSessionStates runs (the retention
+// pass): the agents of those sessions are gone.
+func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, before time.Time, logger *slog.Logger) (int, error) {
+	inUse, err := st.SessionIDs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("prune worktrees: %w", err)
+	}
+	removed := 0
+	for name, prof := range cfg.Agents {
+		dir := filepath.Join(cfg.DataDir, WorktreesDir, name)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue // none for this profile
+		}
+		for _, e := range ents {
+			if ctx.Err() != nil {
+				return removed, ctx.Err()
+			}
+			if !e.IsDir() || inUse[e.Name()] {
+				continue
+			}
+			if fi, err := e.Info(); err != nil || fi.ModTime().After(before) {
+				continue
+			}
+			w, err := locateWorktree(ctx, prof, cfg.DataDir, e.Name())
+			if err != nil {
+				logger.Warn("prune worktrees: cannot locate the repository", "profile", name, "session", e.Name(), "err", err)
+				continue
+			}
+			out, err := w.retire(ctx)
+			switch {
+			case err != nil:
+				logger.Warn("prune worktree", "path", w.path, "err", err)
+			case out.removed:
+				removed++
+				logger.Info("worktree of an unused session removed", "path", w.path, "branch", out.branch, "branch_kept", out.branchKept)
+			default:
+				logger.Info("worktree of an unused session kept: it has uncommitted changes", "path", w.path, "branch", out.branch, "changes", out.changes)
+			}
+		}
+	}
+	return removed, nil
+}

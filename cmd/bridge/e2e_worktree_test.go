@@ -1,0 +1,110 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gitIn runs git in dir and returns its trimmed output.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestE2EWorktreePerConversation: with worktree: true and the workdir a git
+// repository, two Slack threads have their agents (real CLI, bwrap
+// sandbox) edit and commit the same file; each commit lands on its own
+// agentbridge/ branch, the main checkout is untouched, !status shows the
+// branch, and !new removes the clean worktree and keeps the branch that
+// holds the agent's commit.
+func TestE2EWorktreePerConversation(t *testing.T) {
+	needBwrap(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("git not on PATH under CI=true: %v", err)
+		}
+		t.Skip("git not on PATH")
+	}
+	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n"})
+	repo := e.workdir
+	if err := os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "init", "-q")
+	gitIn(t, repo, "add", "shared.txt")
+	gitIn(t, repo, "commit", "-qm", "base")
+	base := gitIn(t, repo, "rev-parse", "HEAD")
+
+	edit := func(word string) string {
+		return "[bash echo " + word + " > shared.txt && git add shared.txt && " +
+			"git -c user.name=agent -c user.email=agent@example.com commit -qm " + word + " && echo branch=$(git rev-parse --abbrev-ref HEAD)]"
+	}
+	threads := map[string]string{
+		"one": e.slack.Mention(slackChan, alice, edit("one"), ""),
+		"two": e.slack.Mention(slackChan, alice, edit("two"), ""),
+	}
+	for _, ts := range threads {
+		e.waitThreadText(t, ts, "tool said:") // fails fast on a tool error
+		if !strings.Contains(e.threadText(ts), "tool said: branch=agentbridge/") {
+			t.Fatalf("the agent's commit failed in thread %s\nposts: %s", ts, e.dump())
+		}
+	}
+
+	branches := strings.Fields(strings.ReplaceAll(gitIn(t, repo, "branch", "--list", "agentbridge/*", "--format=%(refname:short)"), "\n", " "))
+	if len(branches) != 2 {
+		t.Fatalf("agentbridge branches = %v, want one per conversation\nposts: %s", branches, e.dump())
+	}
+	var contents []string
+	for _, b := range branches {
+		contents = append(contents, gitIn(t, repo, "show", b+":shared.txt"))
+		if parent := gitIn(t, repo, "rev-parse", b+"^"); parent != base {
+			t.Errorf("branch %s starts at %s, want the repository's HEAD %s", b, parent, base)
+		}
+	}
+	slices.Sort(contents)
+	if !slices.Equal(contents, []string{"one", "two"}) {
+		t.Errorf("shared.txt on the branches = %v, want one and two", contents)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "shared.txt")); string(b) != "base\n" || gitIn(t, repo, "status", "--porcelain") != "" {
+		t.Errorf("the main checkout changed: shared.txt %q, status %q", b, gitIn(t, repo, "status", "--porcelain"))
+	}
+	if head := gitIn(t, repo, "rev-parse", "HEAD"); head != base {
+		t.Errorf("the main branch moved to %s", head)
+	}
+
+	one := threads["one"]
+	e.slack.Mention(slackChan, alice, "!status", one)
+	e.waitThreadText(t, one, "worktree: branch `agentbridge/")
+	e.slack.Mention(slackChan, alice, "!new", one)
+	e.waitThreadText(t, one, "Worktree removed (it was clean); branch `agentbridge/")
+	wts := gitIn(t, repo, "worktree", "list", "--porcelain")
+	if n := strings.Count(wts, "worktree "); n != 2 { // the main checkout and thread two's
+		t.Errorf("git worktree list after !new:\n%s\nwant the main checkout and one agent worktree", wts)
+	}
+	if got := gitIn(t, repo, "branch", "--list", "agentbridge/*"); strings.Count(got, "agentbridge/") != 2 {
+		t.Errorf("branches after !new = %q, want both kept (each holds a commit)", got)
+	}
+}
+
+// threadText joins the current text of every message of a thread.
+func (e *slackEnv) threadText(thread string) string {
+	var b strings.Builder
+	for _, p := range e.slack.Posts() {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == thread {
+			b.WriteString(e.text(cur) + "\n")
+		}
+	}
+	return b.String()
+}
