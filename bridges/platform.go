@@ -135,6 +135,10 @@ type Limits struct {
 	// ReportState (starting, connected, reconnecting, failed); otherwise
 	// the core shows the bot as running while Run runs.
 	ReportsState bool
+	// FreeTyping: the working indicator (Typer) costs no platform call
+	// (the web console), so it is shown as soon as a turn starts instead
+	// of after config status_delay.
+	FreeTyping bool
 }
 
 // Handler is implemented by the core and called by adapters. Both methods

@@ -5,7 +5,8 @@ import "context"
 // The working indicator (Typer: Slack's thread status or reaction,
 // Discord's typing, WhatsApp's composing) costs platform calls, so a turn
 // shows it only once it has run for config status_delay without ending:
-// a turn that answers sooner costs exactly its reply. The indicator is
+// a turn that answers sooner costs exactly its reply. Where it is free
+// (Limits.FreeTyping: the web console) it is shown at once. The indicator is
 // cleared when the turn ends, after its reply is posted, so that an
 // adapter whose post already clears it (Slack's thread status) needs no
 // call of its own (see Typer).
@@ -15,7 +16,7 @@ func (cv *conversation) scheduleStatus(ctx context.Context) {
 	if _, ok := cv.platform.(Typer); !ok || cv.statusShown {
 		return
 	}
-	if d := cv.core.cfg.StatusDelay; d > 0 {
+	if d := cv.core.cfg.StatusDelay; d > 0 && !cv.limits.FreeTyping {
 		cv.after(d, timerStatus, "")
 		return
 	}

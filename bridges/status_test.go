@@ -87,3 +87,22 @@ func TestIndicatorAtOnceWithZeroDelay(t *testing.T) {
 }
 
 var _ bridges.Typer = (*bridgetest.Platform)(nil)
+
+// Where the indicator is free (Limits.FreeTyping: the web console), a turn
+// shows it at once whatever status_delay says.
+func TestFreeIndicatorAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+		<-release
+		s.Reply(m, "ok")
+	}
+	lim := defaultLimits()
+	lim.FreeTyping = true
+	h := start(t, setup{script: script, limits: lim, statusDelay: time.Hour, clock: bridgetest.NewFakeClock(time.Unix(0, 0))})
+	k := key("T1")
+	h.send(k, "m1", "alice", "go")
+	waitFor(t, "the indicator", func() bool { return h.plat.Typing(k) })
+	close(release)
+	h.waitText(k, "ok")
+}

@@ -23,7 +23,8 @@ const (
 
 // Limits implements bridges.Platform.
 func (c *Console) Limits() bridges.Limits {
-	return bridges.Limits{MaxMessageRunes: maxMessageRunes, CanButtons: true, EditInterval: editInterval}
+	return bridges.Limits{MaxMessageRunes: maxMessageRunes, CanButtons: true, EditInterval: editInterval,
+		FreeTyping: true} // the pages' "working" costs no platform call: no status_delay
 }
 
 // Run implements bridges.Platform: the console has nothing to connect; it
