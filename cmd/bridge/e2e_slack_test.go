@@ -224,7 +224,7 @@ func TestSlackE2EStop(t *testing.T) {
 	e.slack.SendMessage(slackChan, alice, "!stop", ts)
 	e.slack.SendMessage(slackChan, alice, "after the stop", ts)
 	// The stream (300 × 100 ms = 30 s) was cut: the turn ended as stopped
-	// (how long that takes is measured, not asserted: not this test's business).
+	// (how long that takes is not asserted: a loaded machine may be slow).
 	e.waitThreadText(t, ts, "⏹ Stopped.")
 	e.waitThreadText(t, ts, "pong: after the stop")
 }
