@@ -141,10 +141,12 @@ func TestLimitTotalTurnsPerHour(t *testing.T) {
 	}
 	h.send(k, "m3", "carol", "three")
 	refusal := h.waitText(k, "⛔")
+	// Real clock: past 23:00 UTC the reset is on the next day ("again on Nov 24 at 00:14 UTC").
 	want := "@carol, your message was not sent to the agent: this bot's limit of turns per hour is used up (2 of 2 turns in the last hour). " +
-		"You can send messages again at " + first.Add(time.Hour).Format("15:04 MST")
-	if !strings.Contains(refusal.Text, want) {
-		t.Errorf("refusal = %q, want %q", refusal.Text, want)
+		"You can send messages again "
+	at := "at " + first.Add(time.Hour).Format("15:04 MST")
+	if !strings.Contains(refusal.Text, want) || !strings.Contains(refusal.Text, at) {
+		t.Errorf("refusal = %q, want %q … %q", refusal.Text, want, at)
 	}
 	h.waitLedgerFinal(k)
 	if n := len(h.session(1).Sent()); n != 2 {
