@@ -73,6 +73,7 @@ func TestChatThroughCore(t *testing.T) {
 	cfg.Bots[0].Access.Users = []string{"ana"} // bob may sign in but not talk to the bot
 	c, srv, _ := newTestConsole(t, cfg, nil)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"console": c}, nil)
+	waitRunning(t, c)
 	ana, bob := newClient(t, srv.URL), newClient(t, srv.URL)
 	anaCSRF, bobCSRF := ana.signIn(anaToken), bob.signIn(bobToken)
 	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "thread0001"}
@@ -172,3 +173,14 @@ func readEvents(t *testing.T, cl *client, path string, header map[string]string)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// waitRunning waits until the core has started the console's Run (before
+// that, sending answers 503: the core is not accepting messages yet).
+func waitRunning(t *testing.T, c *Console) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); c.coreHandler() == nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the core never ran the console")
+		}
+	}
+}
