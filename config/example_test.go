@@ -55,7 +55,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"data_dir", "retention", "log", "level", "format", "http", "listen", "agents",
 		"command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
 		"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns",
-		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",
+		"idle_timeout", "approval_timeout", "max_live", "warm_spares", "env", "rules", "tool", "match", "action",
 		"sandbox", "sandbox_binds", "path", "mode",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",
 		"discord", "token", "whatsapp", "device_store",
