@@ -28,8 +28,13 @@ type PoolLimit struct {
 // idle one evicted when a profile is full. A Busy session (turn running,
 // permission pending, background task) is never stopped by the pool.
 //
-// The pool does not persist anything and does not pick session ids: the
-// caller owns them. A session the pool stopped (Exit Reason "idle" or
+// A profile may keep warm spares (KeepSpares): processes started and
+// initialized ahead of time, counted against MaxLive, stopped first when a
+// conversation needs their slot, and handed to new conversations by
+// AcquireNew (see pool_spares.go).
+//
+// The pool does not persist anything and, apart from spares, does not pick
+// session ids: the caller owns them. A session the pool stopped (Exit Reason "idle" or
 // "evicted", Expected true) or that crashed (Expected false) is forgotten;
 // the caller's next Acquire for that key spawns a new process and must
 // pass Options with Resume true and the same SessionID (and the same Home
@@ -41,8 +46,10 @@ type Pool struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	entries map[string]*poolEntry
-	changed chan struct{} // closed and replaced whenever something changed
+	entries map[string]*poolEntry // by key; spares under spareKeyPrefix+id
+	spares  map[string]*spareSet  // by profile (KeepSpares)
+	waiting map[string]int        // by profile: Acquires looking for a slot (spares keep off)
+	changed chan struct{}         // closed and replaced whenever something changed
 	closed  bool
 
 	stopJanitor chan struct{}
@@ -55,6 +62,12 @@ type poolEntry struct {
 	limit    PoolLimit
 	s        *Session
 	stopping bool // the pool or Remove is stopping it
+
+	// A warm spare until handed over (then spare is nil): see pool_spares.go.
+	spare   *spareSet
+	spareID string
+	ready   bool // the spare answered initialize
+	failed  bool // the spare's failure was counted
 }
 
 // NewPool returns an empty pool and starts its idle janitor; Close stops it.
@@ -65,6 +78,8 @@ func NewPool(logger *slog.Logger) *Pool {
 	p := &Pool{
 		log:         logger,
 		entries:     map[string]*poolEntry{},
+		spares:      map[string]*spareSet{},
+		waiting:     map[string]int{},
 		changed:     make(chan struct{}),
 		stopJanitor: make(chan struct{}),
 	}
@@ -93,9 +108,21 @@ func (p *Pool) notify() {
 // every one is busy, it calls limit.OnWait once and waits until a slot
 // frees up or ctx ends.
 func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
-	told := false
+	told, counted := false, false
+	defer func() {
+		if counted {
+			p.mu.Lock()
+			p.waiting[limit.Profile]--
+			p.notifyLocked() // the profile's spare keeper may go on
+			p.mu.Unlock()
+		}
+	}()
 	for {
 		p.mu.Lock()
+		if !counted && limit.MaxLive > 0 {
+			counted = true // from now on the profile's spares stay out of freed slots
+			p.waiting[limit.Profile]++
+		}
 		if p.closed {
 			p.mu.Unlock()
 			return nil, fmt.Errorf("acquire agent for %s: %w", key, ErrPoolClosed)
@@ -116,6 +143,13 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 			p.entries[key] = e
 			p.mu.Unlock()
 			return p.start(ctx, e, opts)
+		}
+		if spare := p.spareToYieldLocked(limit.Profile); spare != nil {
+			p.mu.Unlock()
+			p.log.Debug("agent pool full: a warm spare makes room", "profile", limit.Profile, "for", key)
+			p.dropSpare(spare)
+			p.forget(spare)
+			continue
 		}
 		victim := p.evictableLocked(limit.Profile)
 		if victim != nil {
@@ -180,11 +214,28 @@ func (p *Pool) start(ctx context.Context, e *poolEntry, opts Options) (*Session,
 	return s, nil
 }
 
-// monitor forgets e once its process has exited (stopped or crashed).
+// monitor forgets e once its process has exited (stopped or crashed). A
+// spare that was never handed over has no reader: monitor drains its
+// events, counts an unexpected exit as a failure and removes its state.
 func (p *Pool) monitor(e *poolEntry) {
 	<-e.s.Done()
+	p.mu.Lock()
+	spare := e.spare != nil // a spare that died cannot be handed over any more
+	p.mu.Unlock()
+	if spare {
+		var ex Exit
+		for ev := range e.s.Events() {
+			if x, ok := ev.(Exit); ok {
+				ex = x
+			}
+		}
+		p.mu.Lock()
+		p.spareGoneLocked(e, ex)
+		p.mu.Unlock()
+		removeSpareState(e.s.opts, p.log)
+	}
 	p.forget(e)
-	p.log.Debug("agent pool: session gone", "key", e.key, "profile", e.limit.Profile)
+	p.log.Debug("agent pool: session gone", "key", e.key, "profile", e.limit.Profile, "spare", spare)
 }
 
 // forget removes e (if still registered) and wakes waiters.
@@ -197,14 +248,32 @@ func (p *Pool) forget(e *poolEntry) {
 	p.mu.Unlock()
 }
 
-// stoppingLocked reports whether a session of profile is being stopped.
+// stoppingLocked reports whether a session of profile is being stopped, or
+// a spare being spawned (it can be stopped in a moment): a slot is about to
+// free up.
 func (p *Pool) stoppingLocked(profile string) bool {
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.stopping {
+		if e.limit.Profile == profile && (e.stopping || e.spare != nil && e.s == nil) {
 			return true
 		}
 	}
 	return false
+}
+
+// spareToYieldLocked marks and returns a spare of profile to stop so that a
+// conversation gets its slot (one still starting first), or nil.
+func (p *Pool) spareToYieldLocked(profile string) *poolEntry {
+	var pick *poolEntry
+	for _, e := range p.entries {
+		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && (pick == nil || !e.ready) {
+			pick = e
+		}
+	}
+	if pick != nil {
+		pick.stopping = true
+		pick.s.beginAbort("spare")
+	}
+	return pick
 }
 
 // liveLocked counts the processes of profile: running, starting or stopping.
@@ -223,7 +292,7 @@ func (p *Pool) liveLocked(profile string) int {
 func (p *Pool) evictableLocked(profile string) *poolEntry {
 	var cands []*poolEntry
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.s != nil && !e.stopping {
+		if e.limit.Profile == profile && e.s != nil && !e.stopping && e.spare == nil {
 			cands = append(cands, e)
 		}
 	}
@@ -327,9 +396,14 @@ func (p *Pool) reapIdle() time.Duration {
 			continue
 		}
 		e.stopping = true
-		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
 		s := e.s
 		p.wg.Add(1)
+		if e.spare != nil {
+			p.log.Debug("agent: warm spare unused for the idle timeout: replacing it", "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
+			go func() { defer p.wg.Done(); p.dropSpare(e) }()
+			continue
+		}
+		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
 		go func() {
 			defer p.wg.Done()
 			_ = s.stop(context.Background(), "idle") // bounded by CloseGrace
@@ -367,6 +441,10 @@ func (p *Pool) Close(ctx context.Context) error {
 				e.stopping = true
 				s := e.s
 				stops.Add(1)
+				if e.spare != nil {
+					go func() { defer stops.Done(); p.dropSpare(e) }()
+					continue
+				}
 				go func() { defer stops.Done(); _ = s.stop(ctx, "closed") }()
 			}
 		}
