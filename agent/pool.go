@@ -68,6 +68,7 @@ type poolEntry struct {
 	spareID string
 	ready   bool // the spare answered initialize
 	failed  bool // the spare's failure was counted
+	claimed bool // a new conversation waits for this starting spare
 }
 
 // NewPool returns an empty pool and starts its idle janitor; Close stops it.
@@ -265,7 +266,7 @@ func (p *Pool) stoppingLocked(profile string) bool {
 func (p *Pool) spareToYieldLocked(profile string) *poolEntry {
 	var pick *poolEntry
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && (pick == nil || !e.ready) {
+		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && !e.claimed && (pick == nil || !e.ready) {
 			pick = e
 		}
 	}

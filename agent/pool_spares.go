@@ -144,48 +144,98 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 }
 
 // AcquireNew starts a new session for key (opts.Resume must be false). If
-// the profile keeps warm spares and one is ready whose spawn options equal
-// opts (apart from SessionID and StateDir), that process is handed to key
-// at once: the returned session's SessionID (and state directory) is the
-// spare's, not opts.SessionID, and the caller must record it before the
-// first Send. Otherwise it is Acquire with opts (a cold spawn, or key's
-// live session if it has one).
+// the profile keeps warm spares whose spawn options equal opts (apart from
+// SessionID and StateDir), a ready spare is handed to key at once, or else
+// one that is starting and no other caller waits for is waited for (it is
+// ready sooner than a cold spawn would be). The returned session's
+// SessionID (and state directory) is then the spare's, not opts.SessionID,
+// and the caller must record it before the first Send. Otherwise
+// AcquireNew is Acquire with opts (a cold spawn, or key's live session if
+// it has one).
 func (p *Pool) AcquireNew(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
 	if opts.Resume {
 		return nil, fmt.Errorf("acquire new agent for %s: options resume a session", key)
 	}
-	if s := p.takeSpare(key, limit, opts); s != nil {
+	if s := p.takeSpare(ctx, key, limit, opts); s != nil {
 		return s, nil
 	}
 	return p.Acquire(ctx, key, limit, opts)
 }
 
-// takeSpare hands a ready spare matching opts to key, or returns nil.
-func (p *Pool) takeSpare(key string, limit PoolLimit, opts Options) *Session {
+// takeSpare hands a spare matching opts to key: a ready one, or a starting
+// one it claims and waits for. It returns nil when there is none or the
+// claimed one failed.
+func (p *Pool) takeSpare(ctx context.Context, key string, limit PoolLimit, opts Options) *Session {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	ss := p.spares[limit.Profile]
-	if ss == nil || p.closed || p.entries[key] != nil || !sameSpawn(ss.cfg.Options, opts) {
+	if ss == nil || !sameSpawn(ss.cfg.Options, opts) {
+		p.mu.Unlock()
 		return nil
 	}
-	var best *poolEntry
-	for _, e := range p.entries {
-		if e.spare == ss && e.ready && !e.stopping && e.s.Alive() &&
-			(best == nil || e.s.LastActive().After(best.s.LastActive())) {
-			best = e
+	var claim *poolEntry
+	defer func() {
+		if claim != nil {
+			claim.claimed = false
+			p.notifyLocked()
+		}
+		p.mu.Unlock()
+	}()
+	for {
+		if p.closed || p.entries[key] != nil {
+			return nil
+		}
+		if claim != nil && (claim.stopping || claim.failed || claim.spare != ss || p.entries[claim.key] != claim) {
+			return nil // the claimed spare failed or made room: a cold spawn
+		}
+		var best *poolEntry
+		for _, e := range p.entries {
+			if e.spare == ss && e.ready && !e.stopping && (!e.claimed || e == claim) && e.s.Alive() &&
+				(best == nil || e.s.LastActive().After(best.s.LastActive())) {
+				best = e
+			}
+		}
+		if best != nil {
+			if claim != nil && claim != best {
+				claim.claimed = false
+			}
+			claim = nil
+			return p.handOverLocked(ss, best, key, limit)
+		}
+		if claim == nil {
+			for _, e := range p.entries {
+				if e.spare == ss && !e.ready && !e.stopping && !e.claimed {
+					claim = e
+					break
+				}
+			}
+			if claim == nil {
+				return nil
+			}
+			claim.claimed = true
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		p.mu.Lock()
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	delete(p.entries, best.key)
-	best.key, best.limit, best.spare, best.ready = key, limit, nil, false
-	p.entries[key] = best
+}
+
+// handOverLocked gives spare e to key. Needs p.mu.
+func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit PoolLimit) *Session {
+	delete(p.entries, e.key)
+	e.key, e.limit, e.spare, e.ready, e.claimed = key, limit, nil, false, false
+	p.entries[key] = e
 	ss.failures = 0 // it lived until it was needed
-	best.s.touch()  // idle and LRU clocks start now, not at its spawn
+	e.s.touch()     // idle and LRU clocks start now, not at its spawn
 	p.notifyLocked()
-	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session_id", best.s.SessionID())
-	return best.s
+	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session_id", e.s.SessionID())
+	return e.s
 }
 
 // sameSpawn reports whether a spare spawned with template serves a new
@@ -275,7 +325,7 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 			continue
 		}
 		have++
-		if e.s != nil && (surplus == nil || !e.ready) {
+		if e.s != nil && !e.claimed && (surplus == nil || !e.ready) {
 			surplus = e // prefer one that is not ready yet
 		}
 	}
@@ -316,7 +366,7 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	p.mu.Lock()
 	opts, timeout := ss.spareOptions(e.spareID), ss.cfg.InitTimeout
 	p.mu.Unlock()
-	log := p.log.With("profile", e.limit.Profile, "spare", true)
+	log := p.log.With("profile", e.limit.Profile) // the session keeps it after a hand-over
 	began := time.Now()
 	s, err := Start(context.Background(), opts, log)
 	if err != nil {
@@ -348,6 +398,9 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 		e.ready = true
 		p.notifyLocked()
 		log.Debug("agent: warm spare ready", "session_id", s.SessionID(), "startup", time.Since(began))
+		if e.claimed {
+			log.Debug("agent: a new conversation waited for this warm spare", "session_id", s.SessionID())
+		}
 	case errors.Is(err, ErrClosed):
 		// The process died: monitor counts the failure with its stderr.
 	default:

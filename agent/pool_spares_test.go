@@ -17,7 +17,7 @@ import (
 
 // spareCLIScript stands in for the claude CLI in the spare tests: it logs
 // each start ("<unix nanos> <pid> <session id>") to $SPAWNLOG, answers
-// initialize, and answers every user message with a started receipt, a
+// initialize (once the file $GATE exists, if set), and answers every user message with a started receipt, a
 // result and a completed receipt. $STDERR and $EXIT make it fail at once.
 const spareCLIScript = `
 sid=""
@@ -32,6 +32,7 @@ while IFS= read -r line; do
 	case "$line" in
 	*'"subtype":"initialize"'*)
 		[ -n "$NOINIT" ] && continue
+		while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.01; done
 		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
 		printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{}}}\n' "$id";;
 	*'"type":"user"'*)
@@ -192,6 +193,64 @@ func TestSpareHandOver(t *testing.T) {
 	}
 	if n := r.pool.Len(); n != 2 {
 		t.Errorf("pool holds %d processes, want the conversation and the new spare", n)
+	}
+}
+
+// TestNewConversationWaitsForStartingSpare: a new conversation that finds a
+// spare still starting claims it and waits for it rather than spawning
+// cold; a second one does not wait for the claimed spare.
+func TestNewConversationWaitsForStartingSpare(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 1, 4, map[string]string{"GATE": gate})
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+
+	type got struct {
+		s   *Session
+		err error
+	}
+	first := make(chan got, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
+		first <- got{s, err}
+	}()
+	waitUntil(t, "the starting spare claimed", eventTimeout, func() bool {
+		r.pool.mu.Lock()
+		defer r.pool.mu.Unlock()
+		for _, e := range r.pool.entries {
+			if e.claimed {
+				return true
+			}
+		}
+		return false
+	})
+	opts := r.newOpts()
+	second, err := r.pool.AcquireNew(ctx, "second", r.cfg.Limit, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, second)
+	if second.SessionID() != opts.SessionID {
+		t.Errorf("the second conversation got %s, want a cold spawn of %s", second.SessionID(), opts.SessionID)
+	}
+	select {
+	case g := <-first:
+		t.Fatalf("the first conversation did not wait for the spare: %+v", g)
+	default:
+	}
+
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := <-first
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	record(t, g.s)
+	if spawns := r.spawnLog(t); g.s.SessionID() != spawns[0].sid {
+		t.Errorf("the first conversation got %s, want the spare %s (spawns %+v)", g.s.SessionID(), spawns[0].sid, spawns)
 	}
 }
 

@@ -115,6 +115,7 @@ func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
 type profileOptions struct {
 	workdirIsConfigDir bool   // workdir: the directory of bridge.yaml and data/ (the worst case)
 	extra              string // more profile keys, each line indented by four spaces
+	maxLive            int    // max_live; 0 = 4
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
@@ -133,7 +134,7 @@ func startAgentBridgeWith(t *testing.T, po profileOptions, bots string, env ...s
 	}
 	fm := fakemodel.New(t)
 	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
-		agentYAML(claude, home, workdir, fm.Env()) + po.extra + bots
+		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 
@@ -144,9 +145,12 @@ func (ab *agentBridge) restart(t *testing.T) {
 }
 
 // agentYAML renders an agent profile pointing the real CLI at a fake model.
-func agentYAML(claude, home, workdir string, env []string) string {
+func agentYAML(claude, home, workdir string, env []string, maxLive int) string {
+	if maxLive <= 0 {
+		maxLive = 4
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  coder:\n    command: %q\n    home: %q\n    workdir: %q\n    idle_timeout: 10m\n    approval_timeout: 2m\n    max_live: 4\n", claude, home, workdir)
+	fmt.Fprintf(&b, "  coder:\n    command: %q\n    home: %q\n    workdir: %q\n    idle_timeout: 10m\n    approval_timeout: 2m\n    max_live: %d\n", claude, home, workdir, maxLive)
 	b.WriteString("    env:\n")
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
