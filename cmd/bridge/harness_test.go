@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // needClaude returns the path of the claude CLI; it skips the test when the CLI
 // is missing, except under CI=true where that is a failure.
-func needClaude(t *testing.T) string {
+func needClaude(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("claude")
 	if err != nil {
@@ -55,7 +55,7 @@ func needClaude(t *testing.T) string {
 }
 
 // freeAddr returns a loopback address with a free port.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -106,7 +106,7 @@ type agentBridge struct {
 
 // startAgentBridge starts the fake model and the bridge with the given bots
 // section (YAML text starting with "bots:"); env is the bridge's environment.
-func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
+func startAgentBridge(t testing.TB, bots string, env ...string) agentBridge {
 	t.Helper()
 	return startAgentBridgeWith(t, profileOptions{}, bots, env...)
 }
@@ -119,7 +119,7 @@ type profileOptions struct {
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
-func startAgentBridgeWith(t *testing.T, po profileOptions, bots string, env ...string) agentBridge {
+func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...string) agentBridge {
 	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
@@ -139,7 +139,7 @@ func startAgentBridgeWith(t *testing.T, po profileOptions, bots string, env ...s
 }
 
 // restart starts the bridge again on the same config and data directory.
-func (ab *agentBridge) restart(t *testing.T) {
+func (ab *agentBridge) restart(t testing.TB) {
 	t.Helper()
 	ab.bridge = startBridge(t, ab.dir, ab.cfg, ab.env...)
 }
@@ -163,7 +163,7 @@ func agentYAML(claude, home, workdir string, env []string, maxLive int) string {
 // temp dir and runs the bridge binary there until the test ends, then stops
 // it with SIGTERM and checks it exits 0. env is the bridge's own environment
 // (besides PATH and HOME).
-func startBridge(t *testing.T, dir, cfg string, env ...string) *bridgeProc {
+func startBridge(t testing.TB, dir, cfg string, env ...string) *bridgeProc {
 	t.Helper()
 	addr := freeAddr(t)
 	cfg = strings.ReplaceAll(cfg, "{{HTTP}}", addr)
@@ -192,7 +192,7 @@ func startBridge(t *testing.T, dir, cfg string, env ...string) *bridgeProc {
 	return p
 }
 
-func (p *bridgeProc) waitHealthy(t *testing.T) {
+func (p *bridgeProc) waitHealthy(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -254,7 +254,7 @@ func (p *bridgeProc) waitLog(ctx context.Context, s string) bool {
 }
 
 // ctxTimeout is a context that ends after d or with the test.
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
