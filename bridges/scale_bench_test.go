@@ -207,7 +207,7 @@ func (s *lightSession) exit(reason string) {
 }
 
 func (s *lightSession) Respond(context.Context, string, agent.Decision) error { return nil }
-func (s *lightSession) Interrupt(context.Context) error                        { return nil }
-func (s *lightSession) SetModel(context.Context, string) error                 { return nil }
-func (s *lightSession) SetPermissionMode(context.Context, string) error        { return nil }
-func (s *lightSession) Events() <-chan agent.Event                             { return s.events }
+func (s *lightSession) Interrupt(context.Context) error                       { return nil }
+func (s *lightSession) SetModel(context.Context, string) error                { return nil }
+func (s *lightSession) SetPermissionMode(context.Context, string) error       { return nil }
+func (s *lightSession) Events() <-chan agent.Event                            { return s.events }
