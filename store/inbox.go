@@ -155,7 +155,7 @@ func (s *Store) MarkInbox(ctx context.Context, id string, next InboxState, errTe
 // are delivered again after the agent process died. It returns how many
 // messages were reset (0 for an unknown conversation).
 func (s *Store) ResetForRedelivery(ctx context.Context, convID string) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, updated_at = ?
+	res, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, updated_at = ?
 		WHERE conversation_id = ? AND state IN (?, ?)`,
 		InboxPending, s.nowMS(), convID, InboxSent, InboxStarted)
 	if err != nil {

@@ -107,7 +107,7 @@ func runConversations(b *testing.B, convs, turns, maxLive int) scaleResult {
 				mu.Lock()
 				if err != nil {
 					mu.Unlock()
-					b.Errorf("conversation %d turn %d: no reply: %v", c, turn, err)
+					b.Errorf("conversation %d turn %d: no reply within %v", c, turn, scaleWait)
 					return
 				}
 				res.answered++
