@@ -12,6 +12,9 @@ import (
 // janitorMaxSleep bounds how long the idle janitor sleeps between checks.
 const janitorMaxSleep = time.Second
 
+// DefaultEvictMinIdle is PoolLimit.EvictMinIdle when zero.
+const DefaultEvictMinIdle = 2 * time.Second
+
 // PoolLimit is the policy of one agent profile, passed with every Acquire.
 type PoolLimit struct {
 	Profile     string        // sessions are counted per profile
@@ -21,6 +24,20 @@ type PoolLimit struct {
 	// MaxLive processes are live and none is idle (so the caller can post a
 	// visible "queued" notice). It must not block.
 	OnWait func()
+	// EvictMinIdle keeps a session that went idle less than this long ago
+	// from being evicted: its user is likely to answer at once, and a
+	// respawn (and resume) costs far more than a short wait. An Acquire
+	// that finds only such sessions waits for the first to get old enough
+	// (without OnWait). 0 = DefaultEvictMinIdle; negative = none.
+	EvictMinIdle time.Duration
+}
+
+// evictMinIdle is EvictMinIdle with its default.
+func (l PoolLimit) evictMinIdle() time.Duration {
+	if l.EvictMinIdle == 0 {
+		return DefaultEvictMinIdle
+	}
+	return max(l.EvictMinIdle, 0)
 }
 
 // Pool keeps live Sessions by conversation key: at most MaxLive per
@@ -152,7 +169,7 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 			p.forget(spare)
 			continue
 		}
-		victim := p.evictableLocked(limit.Profile)
+		victim, soon := p.evictableLocked(limit.Profile, limit.evictMinIdle())
 		if victim != nil {
 			p.mu.Unlock()
 			p.log.Info("agent pool full: evicting the least recently used idle session",
@@ -161,9 +178,9 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 			p.forget(victim)
 			continue
 		}
-		if p.stoppingLocked(limit.Profile) {
+		if p.stoppingLocked(limit.Profile) || soon > 0 {
 			// A slot is about to free up: no need to tell anyone.
-			if err := p.waitLocked(ctx); err != nil {
+			if err := p.waitLockedFor(ctx, soon); err != nil {
 				return nil, fmt.Errorf("acquire agent for %s: %w", key, err)
 			}
 			continue
@@ -184,11 +201,22 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 }
 
 // waitLocked releases p.mu and waits for the next change or ctx's end.
-func (p *Pool) waitLocked(ctx context.Context) error {
+func (p *Pool) waitLocked(ctx context.Context) error { return p.waitLockedFor(ctx, 0) }
+
+// waitLockedFor is waitLocked that also returns after d (when d > 0).
+func (p *Pool) waitLockedFor(ctx context.Context, d time.Duration) error {
 	ch := p.changed
 	p.mu.Unlock()
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case <-ch:
+		return nil
+	case <-timeout:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -289,8 +317,9 @@ func (p *Pool) liveLocked(profile string) int {
 }
 
 // evictableLocked marks and returns the least recently active idle session
-// of profile, or nil.
-func (p *Pool) evictableLocked(profile string) *poolEntry {
+// of profile that has been idle for minIdle, or nil and how soon one that is
+// idle for less will be old enough (0 if none).
+func (p *Pool) evictableLocked(profile string, minIdle time.Duration) (*poolEntry, time.Duration) {
 	var cands []*poolEntry
 	for _, e := range p.entries {
 		if e.limit.Profile == profile && e.s != nil && !e.stopping && e.spare == nil {
@@ -298,13 +327,20 @@ func (p *Pool) evictableLocked(profile string) *poolEntry {
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].s.LastActive().Before(cands[j].s.LastActive()) })
+	soon := time.Duration(0)
 	for _, e := range cands {
+		if left := minIdle - time.Since(e.s.LastActive()); left > 0 {
+			if !e.s.Busy() && (soon == 0 || left < soon) {
+				soon = left
+			}
+			continue
+		}
 		if e.s.tryBeginStop("evicted") {
 			e.stopping = true
-			return e
+			return e, 0
 		}
 	}
-	return nil
+	return nil, soon
 }
 
 // Get returns the live session of key, if any.
