@@ -26,11 +26,12 @@ const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchr
 // starved some of them past the busy timeout ("database is locked") — with
 // 100 conversations talking at once, one write in ten failed. Waiting for
 // the one writer connection in the pool instead queues writers without a
-// timeout. Reads use their own connections (db) and, in WAL mode, never
-// wait for the writer.
+// timeout, with messages being accepted first (writeGate). Reads use their
+// own connections (db) and, in WAL mode, never wait for the writer.
 type Store struct {
-	db     *sql.DB // reads
-	w      *sql.DB // writes and transactions: at most one connection
+	db     *sql.DB   // reads
+	w      *sql.DB   // writes and transactions: at most one connection
+	gate   writeGate // who writes next (see writegate.go)
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -152,6 +153,15 @@ func (s *Store) Close() error {
 // withTx runs fn in a transaction (BEGIN IMMEDIATE, from the DSN) and commits
 // it when fn returns nil; otherwise it rolls back and returns fn's error.
 func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.withTxClass(ctx, false, fn)
+}
+
+// withTxClass is withTx for an urgent (see writeGate) or a normal write.
+func (s *Store) withTxClass(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) error {
+	if err := s.gate.lock(ctx, urgent); err != nil {
+		return fmt.Errorf("begin transaction: wait for the writer: %w", err)
+	}
+	defer s.gate.unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
