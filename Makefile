@@ -50,5 +50,9 @@ test: claude sandbox
 image-test:
 	bash .ci/image-test
 
+# The scale benchmarks run at their own sizes: 2,000 idle conversations, and one run of
+# 100 (and 10) concurrent conversations with the real CLI, which takes minutes.
 bench: claude
-	go test -run '^$$' -bench . -benchtime 20x ./...
+	go test -run '^$$' -bench . -skip 'IdleConversations|ConcurrentConversations' -benchtime 20x ./...
+	go test -run '^$$' -bench IdleConversations -benchtime 2000x ./bridges
+	go test -run '^$$' -bench ConcurrentConversations -benchtime 1x -timeout 60m ./cmd/bridge
