@@ -70,3 +70,9 @@ bench: claude
 # Every go benchmark of the repository, 20 iterations each.
 bench-micro: claude
 	go test -run '^$$' -bench . -benchtime 20x ./...
+
+# The scale benchmarks at their own sizes: 2,000 idle conversations (light scripted agent), and one run of
+# 100 (and 10) concurrent conversations through the binary with the real CLI, which takes minutes.
+bench-scale: claude
+	go test -run '^$$' -bench IdleConversations -benchtime 2000x ./bridges
+	go test -run '^$$' -bench ConcurrentConversations -benchtime 1x -timeout 60m ./cmd/bridge

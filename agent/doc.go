@@ -34,5 +34,8 @@
 //     evicted when a profile is full; busy sessions (turn running,
 //     permission pending, background task running) are never stopped. The
 //     caller owns session ids and resumes stopped or crashed conversations
-//     with Options.Resume.
+//     with Options.Resume. A profile may keep warm spares (KeepSpares):
+//     processes started and sent initialize ahead of time, so that a new
+//     conversation (AcquireNew) skips the CLI's boot; a spare's session id
+//     and state directory become the conversation's.
 package agent

@@ -12,6 +12,9 @@ import (
 // janitorMaxSleep bounds how long the idle janitor sleeps between checks.
 const janitorMaxSleep = time.Second
 
+// DefaultEvictMinIdle is PoolLimit.EvictMinIdle when zero.
+const DefaultEvictMinIdle = 2 * time.Second
+
 // PoolLimit is the policy of one agent profile, passed with every Acquire.
 type PoolLimit struct {
 	Profile     string        // sessions are counted per profile
@@ -21,6 +24,20 @@ type PoolLimit struct {
 	// MaxLive processes are live and none is idle (so the caller can post a
 	// visible "queued" notice). It must not block.
 	OnWait func()
+	// EvictMinIdle keeps a session that went idle less than this long ago
+	// from being evicted: its user is likely to answer at once, and a
+	// respawn (and resume) costs far more than a short wait. An Acquire
+	// that finds only such sessions waits for the first to get old enough
+	// (without OnWait). 0 = DefaultEvictMinIdle; negative = none.
+	EvictMinIdle time.Duration
+}
+
+// evictMinIdle is EvictMinIdle with its default.
+func (l PoolLimit) evictMinIdle() time.Duration {
+	if l.EvictMinIdle == 0 {
+		return DefaultEvictMinIdle
+	}
+	return max(l.EvictMinIdle, 0)
 }
 
 // Pool keeps live Sessions by conversation key: at most MaxLive per
@@ -28,8 +45,13 @@ type PoolLimit struct {
 // idle one evicted when a profile is full. A Busy session (turn running,
 // permission pending, background task) is never stopped by the pool.
 //
-// The pool does not persist anything and does not pick session ids: the
-// caller owns them. A session the pool stopped (Exit Reason "idle" or
+// A profile may keep warm spares (KeepSpares): processes started and
+// initialized ahead of time, counted against MaxLive, stopped first when a
+// conversation needs their slot, and handed to new conversations by
+// AcquireNew (see pool_spares.go).
+//
+// The pool does not persist anything and, apart from spares, does not pick
+// session ids: the caller owns them. A session the pool stopped (Exit Reason "idle" or
 // "evicted", Expected true) or that crashed (Expected false) is forgotten;
 // the caller's next Acquire for that key spawns a new process and must
 // pass Options with Resume true and the same SessionID (and the same Home
@@ -41,8 +63,10 @@ type Pool struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	entries map[string]*poolEntry
-	changed chan struct{} // closed and replaced whenever something changed
+	entries map[string]*poolEntry // by key; spares under spareKeyPrefix+id
+	spares  map[string]*spareSet  // by profile (KeepSpares)
+	waiting map[string]int        // by profile: Acquires looking for a slot (spares keep off)
+	changed chan struct{}         // closed and replaced whenever something changed
 	closed  bool
 
 	stopJanitor chan struct{}
@@ -55,6 +79,13 @@ type poolEntry struct {
 	limit    PoolLimit
 	s        *Session
 	stopping bool // the pool or Remove is stopping it
+
+	// A warm spare until handed over (then spare is nil): see pool_spares.go.
+	spare   *spareSet
+	spareID string
+	ready   bool // the spare answered initialize
+	failed  bool // the spare's failure was counted
+	claimed bool // a new conversation waits for this starting spare
 }
 
 // NewPool returns an empty pool and starts its idle janitor; Close stops it.
@@ -65,6 +96,8 @@ func NewPool(logger *slog.Logger) *Pool {
 	p := &Pool{
 		log:         logger,
 		entries:     map[string]*poolEntry{},
+		spares:      map[string]*spareSet{},
+		waiting:     map[string]int{},
 		changed:     make(chan struct{}),
 		stopJanitor: make(chan struct{}),
 	}
@@ -93,9 +126,21 @@ func (p *Pool) notify() {
 // every one is busy, it calls limit.OnWait once and waits until a slot
 // frees up or ctx ends.
 func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
-	told := false
+	told, counted := false, false
+	defer func() {
+		if counted {
+			p.mu.Lock()
+			p.waiting[limit.Profile]--
+			p.notifyLocked() // the profile's spare keeper may go on
+			p.mu.Unlock()
+		}
+	}()
 	for {
 		p.mu.Lock()
+		if !counted && limit.MaxLive > 0 {
+			counted = true // from now on the profile's spares stay out of freed slots
+			p.waiting[limit.Profile]++
+		}
 		if p.closed {
 			p.mu.Unlock()
 			return nil, fmt.Errorf("acquire agent for %s: %w", key, ErrPoolClosed)
@@ -117,7 +162,14 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 			p.mu.Unlock()
 			return p.start(ctx, e, opts)
 		}
-		victim := p.evictableLocked(limit.Profile)
+		if spare := p.spareToYieldLocked(limit.Profile); spare != nil {
+			p.mu.Unlock()
+			p.log.Debug("agent pool full: a warm spare makes room", "profile", limit.Profile, "for", key)
+			p.dropSpare(spare)
+			p.forget(spare)
+			continue
+		}
+		victim, soon := p.evictableLocked(limit.Profile, limit.evictMinIdle())
 		if victim != nil {
 			p.mu.Unlock()
 			p.log.Info("agent pool full: evicting the least recently used idle session",
@@ -126,9 +178,9 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 			p.forget(victim)
 			continue
 		}
-		if p.stoppingLocked(limit.Profile) {
+		if p.stoppingLocked(limit.Profile) || soon > 0 {
 			// A slot is about to free up: no need to tell anyone.
-			if err := p.waitLocked(ctx); err != nil {
+			if err := p.waitLockedFor(ctx, soon); err != nil {
 				return nil, fmt.Errorf("acquire agent for %s: %w", key, err)
 			}
 			continue
@@ -149,11 +201,22 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 }
 
 // waitLocked releases p.mu and waits for the next change or ctx's end.
-func (p *Pool) waitLocked(ctx context.Context) error {
+func (p *Pool) waitLocked(ctx context.Context) error { return p.waitLockedFor(ctx, 0) }
+
+// waitLockedFor is waitLocked that also returns after d (when d > 0).
+func (p *Pool) waitLockedFor(ctx context.Context, d time.Duration) error {
 	ch := p.changed
 	p.mu.Unlock()
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case <-ch:
+		return nil
+	case <-timeout:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -180,11 +243,28 @@ func (p *Pool) start(ctx context.Context, e *poolEntry, opts Options) (*Session,
 	return s, nil
 }
 
-// monitor forgets e once its process has exited (stopped or crashed).
+// monitor forgets e once its process has exited (stopped or crashed). A
+// spare that was never handed over has no reader: monitor drains its
+// events, counts an unexpected exit as a failure and removes its state.
 func (p *Pool) monitor(e *poolEntry) {
 	<-e.s.Done()
+	p.mu.Lock()
+	spare := e.spare != nil // a spare that died cannot be handed over any more
+	p.mu.Unlock()
+	if spare {
+		var ex Exit
+		for ev := range e.s.Events() {
+			if x, ok := ev.(Exit); ok {
+				ex = x
+			}
+		}
+		p.mu.Lock()
+		p.spareGoneLocked(e, ex)
+		p.mu.Unlock()
+		removeSpareState(e.s.opts, p.log)
+	}
 	p.forget(e)
-	p.log.Debug("agent pool: session gone", "key", e.key, "profile", e.limit.Profile)
+	p.log.Debug("agent pool: session gone", "key", e.key, "profile", e.limit.Profile, "spare", spare)
 }
 
 // forget removes e (if still registered) and wakes waiters.
@@ -197,14 +277,32 @@ func (p *Pool) forget(e *poolEntry) {
 	p.mu.Unlock()
 }
 
-// stoppingLocked reports whether a session of profile is being stopped.
+// stoppingLocked reports whether a session of profile is being stopped, or
+// a spare being spawned (it can be stopped in a moment): a slot is about to
+// free up.
 func (p *Pool) stoppingLocked(profile string) bool {
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.stopping {
+		if e.limit.Profile == profile && (e.stopping || e.spare != nil && e.s == nil) {
 			return true
 		}
 	}
 	return false
+}
+
+// spareToYieldLocked marks and returns a spare of profile to stop so that a
+// conversation gets its slot (one still starting first), or nil.
+func (p *Pool) spareToYieldLocked(profile string) *poolEntry {
+	var pick *poolEntry
+	for _, e := range p.entries {
+		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && !e.claimed && (pick == nil || !e.ready) {
+			pick = e
+		}
+	}
+	if pick != nil {
+		pick.stopping = true
+		pick.s.beginAbort("spare")
+	}
+	return pick
 }
 
 // liveLocked counts the processes of profile: running, starting or stopping.
@@ -219,22 +317,30 @@ func (p *Pool) liveLocked(profile string) int {
 }
 
 // evictableLocked marks and returns the least recently active idle session
-// of profile, or nil.
-func (p *Pool) evictableLocked(profile string) *poolEntry {
+// of profile that has been idle for minIdle, or nil and how soon one that is
+// idle for less will be old enough (0 if none).
+func (p *Pool) evictableLocked(profile string, minIdle time.Duration) (*poolEntry, time.Duration) {
 	var cands []*poolEntry
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.s != nil && !e.stopping {
+		if e.limit.Profile == profile && e.s != nil && !e.stopping && e.spare == nil {
 			cands = append(cands, e)
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].s.LastActive().Before(cands[j].s.LastActive()) })
+	soon := time.Duration(0)
 	for _, e := range cands {
+		if left := minIdle - time.Since(e.s.LastActive()); left > 0 {
+			if !e.s.Busy() && (soon == 0 || left < soon) {
+				soon = left
+			}
+			continue
+		}
 		if e.s.tryBeginStop("evicted") {
 			e.stopping = true
-			return e
+			return e, 0
 		}
 	}
-	return nil
+	return nil, soon
 }
 
 // Get returns the live session of key, if any.
@@ -327,9 +433,14 @@ func (p *Pool) reapIdle() time.Duration {
 			continue
 		}
 		e.stopping = true
-		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
 		s := e.s
 		p.wg.Add(1)
+		if e.spare != nil {
+			p.log.Debug("agent: warm spare unused for the idle timeout: replacing it", "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
+			go func() { defer p.wg.Done(); p.dropSpare(e) }()
+			continue
+		}
+		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
 		go func() {
 			defer p.wg.Done()
 			_ = s.stop(context.Background(), "idle") // bounded by CloseGrace
@@ -367,6 +478,10 @@ func (p *Pool) Close(ctx context.Context) error {
 				e.stopping = true
 				s := e.s
 				stops.Add(1)
+				if e.spare != nil {
+					go func() { defer stops.Done(); p.dropSpare(e) }()
+					continue
+				}
 				go func() { defer stops.Done(); _ = s.stop(ctx, "closed") }()
 			}
 		}

@@ -339,7 +339,7 @@ func (cv *conversation) statusText() string {
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		codeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), len(cv.cards),
-		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode()))
+		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode())) + cv.spareStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {
@@ -361,10 +361,4 @@ func (cv *conversation) effectiveMode() string {
 
 // profileMode is the profile's permission mode; a bypassPermissions the
 // profile does not allow (which check-config refuses) falls back to default.
-func (cv *conversation) profileMode() string {
-	m := orDefault(cv.profile.PermissionMode, config.ModeDefault)
-	if m == config.ModeBypass && !cv.bypassAllowed() {
-		return config.ModeDefault
-	}
-	return m
-}
+func (cv *conversation) profileMode() string { return profilePermissionMode(cv.profile) }

@@ -24,9 +24,10 @@ type (
 		ev  agent.Event
 	} // from the session of generation gen
 	inAcquired struct {
-		gen  uint64
-		sess AgentSession
-		err  error
+		gen       uint64
+		sess      AgentSession
+		sessionID string // set by a WarmPool: the session's id (a spare's differs from the one asked for)
+		err       error
 	} // Acquire finished
 	inWaiting struct{ gen uint64 } // Acquire waits for a free slot
 	inTimer   struct {

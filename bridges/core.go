@@ -158,6 +158,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	if err := c.syncConfigSchedules(ctx); err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
+	defer c.keepSpares(platforms)()
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	var failed atomic.Int32

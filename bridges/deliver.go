@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/google/uuid"
@@ -161,9 +159,20 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	}
 	runCtx, q, pool, key := cv.core.runCtx, cv.q, cv.core.pool, cv.id
 	cv.log.Debug("acquiring agent", "session", opts.SessionID, "resume", opts.Resume)
+	wp, warm := pool.(WarmPool)
+	warm = warm && !opts.Resume // a new session: a warm spare may serve it
 	cv.spawn(func() {
-		sess, err := pool.Acquire(runCtx, key, limit, opts)
-		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, err: err}); perr != nil && sess != nil {
+		var (
+			sess AgentSession
+			sid  string
+			err  error
+		)
+		if warm {
+			sess, sid, err = wp.AcquireNew(runCtx, key, limit, opts)
+		} else {
+			sess, err = pool.Acquire(runCtx, key, limit, opts)
+		}
+		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err}); perr != nil && sess != nil {
 			// The conversation stopped: nobody will read the session. Its
 			// channel closes when the pool's owner closes the pool.
 			go drain(sess)
@@ -189,6 +198,9 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 		}
 		cv.log.Error("start agent", "err", v.err)
 		cv.notice(ctx, "⚠️ I could not start the agent: "+oneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
+		return
+	}
+	if v.sessionID != "" && v.sessionID != cv.row.SessionID && !cv.onSpareTaken(ctx, v.sess, v.sessionID) {
 		return
 	}
 	cv.sess = v.sess
@@ -223,32 +235,14 @@ func drain(s AgentSession) {
 // bypassPermissions override applies only while the profile still has
 // allow_bypass (see effectiveMode).
 func (cv *conversation) agentOptions() agent.Options {
-	p := cv.profile
-	opts := agent.Options{
-		Command:            p.Command,
-		Args:               append([]string(nil), p.Args...),
-		Workdir:            p.Workdir,
-		Home:               p.Home,
-		Model:              p.Model,
-		PermissionMode:     p.PermissionMode,
-		AllowedTools:       append([]string(nil), p.AllowedTools...),
-		DisallowedTools:    append([]string(nil), p.DisallowedTools...),
-		AppendSystemPrompt: p.AppendSystemPrompt,
-		MaxTurns:           p.MaxTurns,
-		Env:                maps.Clone(p.Env),
-		SessionID:          cv.row.SessionID,
-		Resume:             cv.resume && !cv.freshRetry,
-		Sandbox:            cv.core.opts.Sandboxes[p.Name],
-	}
-	for _, b := range p.SandboxBinds {
-		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
-	}
+	opts := cv.core.profileAgentOptions(cv.profile)
+	opts.SessionID = cv.row.SessionID
+	opts.Resume = cv.resume && !cv.freshRetry
 	if cfg := cv.core.cfg; cfg.DataDir != "" {
 		// The session's private CLI state lives with the bridge's data, which
 		// the sandbox hides — except this directory.
 		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)
 	}
-	opts.Hide = secretPaths(cv.core.cfg)
 	if cv.row.Model != "" {
 		opts.Model = cv.row.Model
 	}

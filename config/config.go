@@ -38,6 +38,7 @@ const (
 	DefaultIdleTimeout     = 30 * time.Minute
 	DefaultApprovalTimeout = 10 * time.Minute
 	DefaultMaxLive         = 8
+	DefaultWarmSpares      = 1
 	DefaultVerbosity       = "compact"
 	DefaultSlackAPIURL     = "https://slack.com/api/"
 	DefaultDiscordAPIURL   = "https://discord.com/api/v9/"
@@ -131,6 +132,7 @@ type Agent struct {
 	IdleTimeout        time.Duration     // yaml idle_timeout, default 30m; 0 = never stop an idle process
 	ApprovalTimeout    time.Duration     // yaml approval_timeout, default 10m; 0 = wait forever
 	MaxLive            int               // yaml max_live, default 8; at least 1
+	WarmSpares         int               // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
 	Env                map[string]string // yaml env: extra environment for the agent; values are secrets
 	Rules              []Rule            // yaml rules: permission policy, first match wins
 	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()

@@ -54,7 +54,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"data_dir", "retention", "log", "level", "format", "http", "listen", "agents",
 		"command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
 		"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns",
-		"idle_timeout", "approval_timeout", "max_live", "env", "rules", "tool", "match", "action",
+		"idle_timeout", "approval_timeout", "max_live", "warm_spares", "env", "rules", "tool", "match", "action",
 		"sandbox", "sandbox_binds", "path", "mode", "worktree",
 		"limits", "bot", "per_user", "total", "usd_per_day", "usd_per_month", "turns_per_hour", "exempt_admins", "tz",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",

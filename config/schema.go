@@ -54,6 +54,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		IdleTimeout:     DefaultIdleTimeout,
 		ApprovalTimeout: DefaultApprovalTimeout,
 		MaxLive:         DefaultMaxLive,
+		WarmSpares:      DefaultWarmSpares,
 	}
 	d.fields(v, p, map[string]field{
 		"command":              d.str(&a.Command),
@@ -70,6 +71,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		"idle_timeout":         d.duration(&a.IdleTimeout),
 		"approval_timeout":     d.duration(&a.ApprovalTimeout),
 		"max_live":             d.integer(&a.MaxLive),
+		"warm_spares":          d.integer(&a.WarmSpares),
 		"env": func(v *yaml.Node, ep string) {
 			a.Env = map[string]string{}
 			d.pairs(v, ep, func(key string, k, v *yaml.Node) {

@@ -162,6 +162,12 @@ func TestProblems(t *testing.T) {
 			[]want{{3, "agents.coder.max_live", "must be at least 1"}}},
 		{"zero max_live", withAgent("    max_live: 0"), nil,
 			[]want{{3, "agents.coder.max_live", "must be at least 1"}}},
+		{"negative warm_spares", withAgent("    warm_spares: -1"), nil,
+			[]want{{3, "agents.coder.warm_spares", "must not be negative"}}},
+		{"warm_spares above max_live", withAgent("    max_live: 2", "    warm_spares: 3"), nil,
+			[]want{{4, "agents.coder.warm_spares", "must be at most max_live (2)"}}},
+		{"warm_spares is text", withAgent("    warm_spares: some"), nil,
+			[]want{{3, "agents.coder.warm_spares", `want an integer, got "some"`}}},
 		{"negative max_turns", withAgent("    max_turns: -3"), nil,
 			[]want{{3, "agents.coder.max_turns", "must not be negative"}}},
 		{"bad rule action", withAgent("    rules:", "      - {tool: Bash, action: maybe}"), nil,
@@ -258,7 +264,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, sandbox, sandbox_binds, workdir, worktree)\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, sandbox, sandbox_binds, warm_spares, workdir, worktree)\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)

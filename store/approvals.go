@@ -105,7 +105,7 @@ func (s *Store) RecordApprovalRequest(ctx context.Context, a Approval) (Approval
 // SetApprovalCardRef stores the platform reference of the card showing
 // request id, so it can be closed later (e.g. after a restart).
 func (s *Store) SetApprovalCardRef(ctx context.Context, id, cardRef string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET card_ref = ? WHERE id = ?`, cardRef, id)
+	res, err := s.exec(ctx, false, `UPDATE approvals SET card_ref = ? WHERE id = ?`, cardRef, id)
 	if err != nil {
 		return fmt.Errorf("set card of approval %s: %w", id, err)
 	}

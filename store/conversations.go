@@ -78,7 +78,7 @@ func (s *Store) GetOrCreateConversation(ctx context.Context, key ConversationKey
 		return Conversation{}, false, err
 	}
 	now := s.nowMS()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO conversations
+	res, err := s.exec(ctx, true, `INSERT INTO conversations
 		(id, bot, channel, thread, agent, owner_user_id, created_at, updated_at, last_active_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (bot, channel, thread) DO NOTHING`,
@@ -163,7 +163,7 @@ func (s *Store) SetPermissionMode(ctx context.Context, convID, mode string) erro
 // setConversationField updates one text column; column is a constant chosen
 // by the callers above, never user input.
 func (s *Store) setConversationField(ctx context.Context, convID, column, value string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE conversations SET `+column+` = ?, updated_at = ? WHERE id = ?`,
+	res, err := s.exec(ctx, false, `UPDATE conversations SET `+column+` = ?, updated_at = ? WHERE id = ?`,
 		value, s.nowMS(), convID)
 	if err != nil {
 		return fmt.Errorf("set %s of conversation %s: %w", column, convID, err)
@@ -180,7 +180,7 @@ func (s *Store) setConversationField(ctx context.Context, convID, column, value 
 
 // TouchConversation records activity in conversation convID now.
 func (s *Store) TouchConversation(ctx context.Context, convID string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE conversations SET last_active_at = ? WHERE id = ?`, s.nowMS(), convID)
+	res, err := s.exec(ctx, false, `UPDATE conversations SET last_active_at = ? WHERE id = ?`, s.nowMS(), convID)
 	if err != nil {
 		return fmt.Errorf("touch conversation %s: %w", convID, err)
 	}

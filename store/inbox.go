@@ -62,7 +62,7 @@ func (s *Store) Enqueue(ctx context.Context, m InboxMessage) (msg InboxMessage, 
 	} else if _, err := uuid.Parse(m.ID); err != nil {
 		return InboxMessage{}, false, fmt.Errorf("enqueue %s: id is not a uuid: %w", m.PlatformMsgID, ErrInvalidArgument)
 	}
-	err = s.withTx(ctx, func(tx *sql.Tx) error {
+	err = s.withTxClass(ctx, true, func(tx *sql.Tx) error { // the platform waits for it
 		key, err := conversationKeyTx(ctx, tx, m.ConversationID)
 		if err != nil {
 			return err
@@ -155,7 +155,7 @@ func (s *Store) MarkInbox(ctx context.Context, id string, next InboxState, errTe
 // are delivered again after the agent process died. It returns how many
 // messages were reset (0 for an unknown conversation).
 func (s *Store) ResetForRedelivery(ctx context.Context, convID string) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, updated_at = ?
+	res, err := s.exec(ctx, false, `UPDATE inbox SET state = ?, attempts = attempts + 1, updated_at = ?
 		WHERE conversation_id = ? AND state IN (?, ?)`,
 		InboxPending, s.nowMS(), convID, InboxSent, InboxStarted)
 	if err != nil {

@@ -44,7 +44,7 @@ func schemaVersion(ctx context.Context, q queryer) (int, error) {
 // and the version is re-read inside that transaction, so two processes
 // opening the same file at once apply each migration exactly once.
 func (s *Store) migrate(ctx context.Context, ms []migrations.Migration) error {
-	if _, err := s.db.ExecContext(ctx, createVersionTable); err != nil {
+	if _, err := s.exec(ctx, false, createVersionTable); err != nil {
 		return fmt.Errorf("create schema_version: %w", err)
 	}
 	current, err := schemaVersion(ctx, s.db)

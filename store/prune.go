@@ -123,7 +123,7 @@ func (s *Store) deleteBatched(ctx context.Context, table, key, where string, arg
 	args = append(args[:len(args):len(args)], s.pruneBatch)
 	var total int64
 	for {
-		res, err := s.db.ExecContext(ctx, query, args...)
+		res, err := s.exec(ctx, false, query, args...)
 		if err != nil {
 			return total, err
 		}

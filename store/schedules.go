@@ -245,7 +245,7 @@ func (s *Store) schedulesWhere(ctx context.Context, what, where string, args ...
 // that does not exist or is already removed gives ErrNotFound.
 func (s *Store) RemoveSchedule(ctx context.Context, id int64, by string) error {
 	now := s.nowMS()
-	res, err := s.db.ExecContext(ctx, `UPDATE schedules SET removed_at = ?, removed_by = ?, updated_at = ?
+	res, err := s.exec(ctx, false, `UPDATE schedules SET removed_at = ?, removed_by = ?, updated_at = ?
 		WHERE id = ? AND removed_at IS NULL`, now, by, now, id)
 	if err != nil {
 		return fmt.Errorf("remove schedule %d: %w", id, err)
@@ -275,7 +275,7 @@ func (s *Store) RecordScheduleSkip(ctx context.Context, id int64, fireAt time.Ti
 
 func (s *Store) recordFire(ctx context.Context, id int64, set string, args ...any) error {
 	args = append(args, s.nowMS(), id)
-	res, err := s.db.ExecContext(ctx, `UPDATE schedules SET `+set+`, updated_at = ? WHERE id = ?`, args...)
+	res, err := s.exec(ctx, false, `UPDATE schedules SET `+set+`, updated_at = ? WHERE id = ?`, args...)
 	if err != nil {
 		return fmt.Errorf("record firing of schedule %d: %w", id, err)
 	}

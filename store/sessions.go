@@ -88,7 +88,7 @@ func scanSessionInfo(r scanner) (SessionInfo, error) {
 // agent now (last_active_at), and keeps prompt, cut to one line, as the
 // session's summary unless it already has one.
 func (s *Store) NoteActivity(ctx context.Context, convID, prompt string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE conversations SET last_active_at = ?,
+	res, err := s.exec(ctx, false, `UPDATE conversations SET last_active_at = ?,
 		summary = CASE WHEN summary = '' THEN ? ELSE summary END WHERE id = ?`,
 		s.nowMS(), Summarize(prompt), convID)
 	if err != nil {
@@ -124,7 +124,7 @@ func Summarize(text string) string {
 // ResetSession gives conversation convID a fresh session id (!new): the
 // summary is cleared with it.
 func (s *Store) ResetSession(ctx context.Context, convID, sessionID string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE conversations SET session_id = ?, summary = '', updated_at = ? WHERE id = ?`,
+	res, err := s.exec(ctx, false, `UPDATE conversations SET session_id = ?, summary = '', updated_at = ? WHERE id = ?`,
 		sessionID, s.nowMS(), convID)
 	if err != nil {
 		return fmt.Errorf("reset session of conversation %s: %w", convID, err)

@@ -20,8 +20,18 @@ const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchr
 
 // Store is the bridge database. Create it with Open; it is safe for
 // concurrent use. Close it when done.
+//
+// Writes go through one connection (w): SQLite has a single writer, and
+// with many goroutines writing at once its busy handler (sleep and retry)
+// starved some of them past the busy timeout ("database is locked") — with
+// 100 conversations talking at once, one write in ten failed. Waiting for
+// the one writer connection in the pool instead queues writers without a
+// timeout, with messages being accepted first (writeGate). Reads use their
+// own connections (db) and, in WAL mode, never wait for the writer.
 type Store struct {
-	db     *sql.DB
+	db     *sql.DB   // reads
+	w      *sql.DB   // writes and transactions: at most one connection
+	gate   writeGate // who writes next (see writegate.go)
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -42,6 +52,11 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 }
 
 func open(ctx context.Context, path string, logger *slog.Logger, ms []migrations.Migration) (*Store, error) {
+	return openParams(ctx, path, logger, ms, dsnParams)
+}
+
+// openParams is open with other connection parameters (tests).
+func openParams(ctx context.Context, path string, logger *slog.Logger, ms []migrations.Migration, params string) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("open store: empty path: %w", ErrInvalidArgument)
 	}
@@ -51,13 +66,18 @@ func open(ctx context.Context, path string, logger *slog.Logger, ms []migrations
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("open store %s: create directory: %w", path, err)
 	}
-	db, err := sql.Open("sqlite3", dsn(path))
+	db, err := sql.Open("sqlite3", dsn(path, params))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
-	if err := s.init(ctx, ms); err != nil {
+	w, err := sql.Open("sqlite3", dsn(path, params))
+	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
+	}
+	w.SetMaxOpenConns(1)
+	s := &Store{db: db, w: w, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
+	if err := s.init(ctx, ms); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close(), w.Close())
 	}
 	return s, nil
 }
@@ -117,14 +137,14 @@ func (s *Store) initOnce(ctx context.Context, ms []migrations.Migration) error {
 // dsn builds the go-sqlite3 URI for path. SQLite decodes %XX escapes in URI
 // file names and go-sqlite3 splits parameters at the first '?', so '%', '?'
 // and '#' in the path are escaped.
-func dsn(path string) string {
+func dsn(path, params string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + esc + "?" + dsnParams
+	return "file:" + esc + "?" + params
 }
 
 // Close closes the database. Calls after the first return nil.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	if err := errors.Join(s.db.Close(), s.w.Close()); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil
@@ -133,7 +153,16 @@ func (s *Store) Close() error {
 // withTx runs fn in a transaction (BEGIN IMMEDIATE, from the DSN) and commits
 // it when fn returns nil; otherwise it rolls back and returns fn's error.
 func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return s.withTxClass(ctx, false, fn)
+}
+
+// withTxClass is withTx for an urgent (see writeGate) or a normal write.
+func (s *Store) withTxClass(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) error {
+	if err := s.gate.lock(ctx, urgent); err != nil {
+		return fmt.Errorf("begin transaction: wait for the writer: %w", err)
+	}
+	defer s.gate.unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}

@@ -140,7 +140,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	}
 
 	// The refused file is left as it was.
-	db, err := sql.Open("sqlite3", dsn(path))
+	db, err := sql.Open("sqlite3", dsn(path, dsnParams))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +277,8 @@ func TestDSNEscapesPath(t *testing.T) {
 		{"/a b/c?d#e%f.db", "file:/a b/c%3fd%23e%25f.db?" + dsnParams},
 	}
 	for _, tt := range tests {
-		if got := dsn(tt.path); got != tt.want {
-			t.Errorf("dsn(%q) = %q, want %q", tt.path, got, tt.want)
+		if got := dsn(tt.path, dsnParams); got != tt.want {
+			t.Errorf("dsn(%q, dsnParams) = %q, want %q", tt.path, got, tt.want)
 		}
 	}
 }

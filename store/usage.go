@@ -44,7 +44,7 @@ func (s *Store) AddUsage(ctx context.Context, u Usage) error {
 	if err != nil {
 		return fmt.Errorf("add usage: %w", err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO usage
+	_, err = s.exec(ctx, false, `INSERT INTO usage
 		(conversation_id, session_id, user_id, bot, cost_usd, input_tokens, output_tokens, cache_read_tokens,
 		 cache_creation_tokens, duration_ms, num_turns, is_error, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -78,7 +78,7 @@ func (s *Store) AddWebMessage(ctx context.Context, m WebMessage) (WebMessage, er
 		return WebMessage{}, fmt.Errorf("add web message: id and full key are required: %w", ErrInvalidArgument)
 	}
 	now := s.nowMS()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO web_messages
+	_, err := s.exec(ctx, false, `INSERT INTO web_messages
 		(id, bot, channel, thread, version, author, text, card_id, buttons, reply_to, files, created_at, updated_at)
 		VALUES (?, ?, ?, ?, `+nextWebVersion+`, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Author, m.Text, m.CardID, string(m.Buttons), m.ReplyTo,
@@ -93,7 +93,7 @@ func (s *Store) AddWebMessage(ctx context.Context, m WebMessage) (WebMessage, er
 // conversation key and gives it a new version. A message that does not
 // exist in that conversation returns an error wrapping ErrNotFound.
 func (s *Store) EditWebMessage(ctx context.Context, key ConversationKey, id, text, cardID string, buttons []byte) (WebMessage, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE web_messages SET text = ?, card_id = ?, buttons = ?,
+	res, err := s.exec(ctx, false, `UPDATE web_messages SET text = ?, card_id = ?, buttons = ?,
 		version = `+nextWebVersion+`, updated_at = ?
 		WHERE id = ? AND bot = ? AND channel = ? AND thread = ?`,
 		text, cardID, string(buttons), s.nowMS(), id, key.Bot, key.Channel, key.Thread)
@@ -174,7 +174,7 @@ func (s *Store) AddWebUpload(ctx context.Context, u WebUpload) error {
 	if u.ID == "" || u.Key.Bot == "" || u.Key.Channel == "" {
 		return fmt.Errorf("add web upload: id and key are required: %w", ErrInvalidArgument)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO web_uploads
+	_, err := s.exec(ctx, false, `INSERT INTO web_uploads
 		(id, bot, channel, thread, name, mime_type, size, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Key.Bot, u.Key.Channel, u.Key.Thread, u.Name, u.MimeType, len(u.Data), u.Data, s.nowMS())
 	if err != nil {

@@ -129,7 +129,7 @@ func startBenchBridge(t *testing.T) *benchBridge {
 	fm := fakemodel.New(t)
 	sl := slackfake.New(t)
 	cfg := "data_dir: ./data\nlog: { level: info, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
-		agentYAML(claude, home, workdir, fm.Env()) + fmt.Sprintf(`bots:
+		agentYAML(claude, home, workdir, fm.Env(), 0) + fmt.Sprintf(`bots:
   - name: team
     platform: slack
     agent: coder

@@ -30,13 +30,13 @@ type slackEnv struct {
 	workdir string
 }
 
-func startSlackBridge(t *testing.T) *slackEnv {
+func startSlackBridge(t testing.TB) *slackEnv {
 	t.Helper()
 	return startSlackBridgeWith(t, profileOptions{})
 }
 
 // startSlackBridgeWith is startSlackBridge with a varied agent profile.
-func startSlackBridgeWith(t *testing.T, po profileOptions) *slackEnv {
+func startSlackBridgeWith(t testing.TB, po profileOptions) *slackEnv {
 	t.Helper()
 	sl := slackfake.New(t)
 	ab := startAgentBridgeWith(t, po, fmt.Sprintf(`bots:

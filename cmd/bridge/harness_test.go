@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // needClaude returns the path of the claude CLI; it skips the test when the CLI
 // is missing, except under CI=true where that is a failure.
-func needClaude(t *testing.T) string {
+func needClaude(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("claude")
 	if err != nil {
@@ -55,7 +55,7 @@ func needClaude(t *testing.T) string {
 }
 
 // freeAddr returns a loopback address with a free port.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -106,7 +106,7 @@ type agentBridge struct {
 
 // startAgentBridge starts the fake model and the bridge with the given bots
 // section (YAML text starting with "bots:"); env is the bridge's environment.
-func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
+func startAgentBridge(t testing.TB, bots string, env ...string) agentBridge {
 	t.Helper()
 	return startAgentBridgeWith(t, profileOptions{}, bots, env...)
 }
@@ -115,10 +115,11 @@ func startAgentBridge(t *testing.T, bots string, env ...string) agentBridge {
 type profileOptions struct {
 	workdirIsConfigDir bool   // workdir: the directory of bridge.yaml and data/ (the worst case)
 	extra              string // more profile keys, each line indented by four spaces
+	maxLive            int    // max_live; 0 = 4
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
-func startAgentBridgeWith(t *testing.T, po profileOptions, bots string, env ...string) agentBridge {
+func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...string) agentBridge {
 	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
@@ -133,20 +134,23 @@ func startAgentBridgeWith(t *testing.T, po profileOptions, bots string, env ...s
 	}
 	fm := fakemodel.New(t)
 	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
-		agentYAML(claude, home, workdir, fm.Env()) + po.extra + bots
+		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 
 // restart starts the bridge again on the same config and data directory.
-func (ab *agentBridge) restart(t *testing.T) {
+func (ab *agentBridge) restart(t testing.TB) {
 	t.Helper()
 	ab.bridge = startBridge(t, ab.dir, ab.cfg, ab.env...)
 }
 
 // agentYAML renders an agent profile pointing the real CLI at a fake model.
-func agentYAML(claude, home, workdir string, env []string) string {
+func agentYAML(claude, home, workdir string, env []string, maxLive int) string {
+	if maxLive <= 0 {
+		maxLive = 4
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  coder:\n    command: %q\n    home: %q\n    workdir: %q\n    idle_timeout: 10m\n    approval_timeout: 2m\n    max_live: 4\n", claude, home, workdir)
+	fmt.Fprintf(&b, "  coder:\n    command: %q\n    home: %q\n    workdir: %q\n    idle_timeout: 10m\n    approval_timeout: 2m\n    max_live: %d\n", claude, home, workdir, maxLive)
 	b.WriteString("    env:\n")
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -159,7 +163,7 @@ func agentYAML(claude, home, workdir string, env []string) string {
 // temp dir and runs the bridge binary there until the test ends, then stops
 // it with SIGTERM and checks it exits 0. env is the bridge's own environment
 // (besides PATH and HOME).
-func startBridge(t *testing.T, dir, cfg string, env ...string) *bridgeProc {
+func startBridge(t testing.TB, dir, cfg string, env ...string) *bridgeProc {
 	t.Helper()
 	addr := freeAddr(t)
 	cfg = strings.ReplaceAll(cfg, "{{HTTP}}", addr)
@@ -188,7 +192,7 @@ func startBridge(t *testing.T, dir, cfg string, env ...string) *bridgeProc {
 	return p
 }
 
-func (p *bridgeProc) waitHealthy(t *testing.T) {
+func (p *bridgeProc) waitHealthy(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -250,7 +254,7 @@ func (p *bridgeProc) waitLog(ctx context.Context, s string) bool {
 }
 
 // ctxTimeout is a context that ends after d or with the test.
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx

@@ -1,0 +1,503 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Defaults for zero SpareConfig fields.
+const (
+	DefaultSpareMinBackoff  = time.Second
+	DefaultSpareMaxBackoff  = 5 * time.Minute
+	DefaultSpareInitTimeout = time.Minute
+)
+
+// spareKeyPrefix starts the pool key of a spare; no conversation key starts
+// with a NUL byte.
+const spareKeyPrefix = "\x00spare/"
+
+// SpareConfig describes the warm spares of one agent profile (see
+// Pool.KeepSpares).
+type SpareConfig struct {
+	// Limit is the profile's policy. Spares count against Limit.MaxLive
+	// and never push out a conversation's session: a spare is spawned only
+	// into a free slot, and the first to go when a conversation needs one.
+	// A spare unused for Limit.IdleTimeout is stopped and replaced by a
+	// fresh one. Limit.OnWait is not used.
+	Limit PoolLimit
+	// Count is how many spares to keep; 0 keeps none (running ones stop).
+	Count int
+	// Options is how a spare is spawned: what a new conversation of the
+	// profile would be spawned with. SessionID, Resume and StateDir are
+	// ignored: each spare gets a fresh session id and, when StateRoot is
+	// set, the state directory StateRoot/<session id>.
+	Options   Options
+	StateRoot string
+	// MinBackoff is the pause before the next spawn after a spare failed to
+	// start or died; it doubles with each consecutive failure up to
+	// MaxBackoff. Defaults DefaultSpareMinBackoff, DefaultSpareMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// InitTimeout bounds a spare's start: spawn until its answer to
+	// initialize. Default DefaultSpareInitTimeout.
+	InitTimeout time.Duration
+}
+
+// SpareStatus is what a profile's warm spares are doing.
+type SpareStatus struct {
+	Want     int // SpareConfig.Count
+	Ready    int // started, initialized and waiting for a conversation
+	Starting int // spawned, initialize not answered yet
+	// Failures counts the consecutive spares that failed to start or died
+	// unused; it is reset when a spare is handed over or stopped by the
+	// pool in good health. With Failures > 0 and Ready == 0 the profile is
+	// failing (a bad command, bad flags, a crash-looping CLI): LastError
+	// says why and no spawn happens before NextAttempt.
+	Failures    int
+	LastError   string
+	NextAttempt time.Time
+}
+
+// spareSet is the pool's state for one profile's spares. Guarded by Pool.mu.
+type spareSet struct {
+	cfg       SpareConfig
+	failures  int
+	lastErr   string
+	notBefore time.Time
+	decided   uint64 // how often the keeper decided what to do (tests wait for it)
+}
+
+func (c SpareConfig) withDefaults() SpareConfig {
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultSpareMinBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultSpareMaxBackoff
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = DefaultSpareInitTimeout
+	}
+	c.Count = max(c.Count, 0)
+	return c
+}
+
+// KeepSpares makes the pool keep cfg.Count warm spares of the profile
+// cfg.Limit.Profile: CLI processes spawned ahead of time with cfg.Options
+// and a fresh session id each, sent initialize at once and counted as ready
+// only once they answered. AcquireNew hands a ready spare to a new
+// conversation, and a replacement is spawned in the background: never more
+// than one spawn at a time per profile. A spare that fails to start or dies
+// is replaced after a back-off that doubles per consecutive failure (see
+// SpareStatus), so a broken command is a logged error, not a spawn storm.
+// Calling KeepSpares again for the same profile replaces its config (Count
+// 0 stops its spares). Spares are stopped by Close.
+func (p *Pool) KeepSpares(cfg SpareConfig) {
+	cfg = cfg.withDefaults()
+	profile := cfg.Limit.Profile
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	if ss, ok := p.spares[profile]; ok {
+		ss.cfg = cfg
+		p.notifyLocked()
+		return
+	}
+	ss := &spareSet{cfg: cfg}
+	p.spares[profile] = ss
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.keepSpares(ss) }()
+}
+
+// SpareStatus reports the warm spares of profile (the zero value when the
+// profile keeps none).
+func (p *Pool) SpareStatus(profile string) SpareStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ss, ok := p.spares[profile]
+	if !ok {
+		return SpareStatus{}
+	}
+	st := SpareStatus{Want: ss.cfg.Count, Failures: ss.failures, LastError: ss.lastErr}
+	if ss.failures > 0 {
+		st.NextAttempt = ss.notBefore
+	}
+	for _, e := range p.entries {
+		if e.spare != ss || e.stopping {
+			continue
+		}
+		if e.ready {
+			st.Ready++
+		} else {
+			st.Starting++
+		}
+	}
+	return st
+}
+
+// AcquireNew starts a new session for key (opts.Resume must be false). If
+// the profile keeps warm spares whose spawn options equal opts (apart from
+// SessionID and StateDir), a ready spare is handed to key at once, or else
+// one that is starting and no other caller waits for is waited for (it is
+// ready sooner than a cold spawn would be). The returned session's
+// SessionID (and state directory) is then the spare's, not opts.SessionID,
+// and the caller must record it before the first Send. Otherwise
+// AcquireNew is Acquire with opts (a cold spawn, or key's live session if
+// it has one).
+func (p *Pool) AcquireNew(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
+	if opts.Resume {
+		return nil, fmt.Errorf("acquire new agent for %s: options resume a session", key)
+	}
+	if s := p.takeSpare(ctx, key, limit, opts); s != nil {
+		return s, nil
+	}
+	return p.Acquire(ctx, key, limit, opts)
+}
+
+// takeSpare hands a spare matching opts to key: a ready one, or a starting
+// one it claims and waits for. It returns nil when there is none or the
+// claimed one failed.
+func (p *Pool) takeSpare(ctx context.Context, key string, limit PoolLimit, opts Options) *Session {
+	p.mu.Lock()
+	ss := p.spares[limit.Profile]
+	if ss == nil || !sameSpawn(ss.cfg.Options, opts) {
+		p.mu.Unlock()
+		return nil
+	}
+	var claim *poolEntry
+	defer func() {
+		if claim != nil {
+			claim.claimed = false
+			p.notifyLocked()
+		}
+		p.mu.Unlock()
+	}()
+	for {
+		if p.closed || p.entries[key] != nil {
+			return nil
+		}
+		if claim != nil && (claim.stopping || claim.failed || claim.spare != ss || p.entries[claim.key] != claim) {
+			return nil // the claimed spare failed or made room: a cold spawn
+		}
+		var best *poolEntry
+		for _, e := range p.entries {
+			if e.spare == ss && e.ready && !e.stopping && (!e.claimed || e == claim) && e.s.Alive() &&
+				(best == nil || e.s.LastActive().After(best.s.LastActive())) {
+				best = e
+			}
+		}
+		if best != nil {
+			if claim != nil && claim != best {
+				claim.claimed = false
+			}
+			claim = nil
+			return p.handOverLocked(ss, best, key, limit)
+		}
+		if claim == nil {
+			for _, e := range p.entries {
+				if e.spare == ss && !e.ready && !e.stopping && !e.claimed {
+					claim = e
+					break
+				}
+			}
+			if claim == nil {
+				return nil
+			}
+			claim.claimed = true
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		p.mu.Lock()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// handOverLocked gives spare e to key. Needs p.mu.
+func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit PoolLimit) *Session {
+	delete(p.entries, e.key)
+	e.key, e.limit, e.spare, e.ready, e.claimed = key, limit, nil, false, false
+	p.entries[key] = e
+	ss.failures = 0 // it lived until it was needed
+	e.s.touch()     // idle and LRU clocks start now, not at its spawn
+	p.notifyLocked()
+	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session_id", e.s.SessionID())
+	return e.s
+}
+
+// sameSpawn reports whether a spare spawned with template serves a new
+// session wanting opts: everything but the session's own id, state
+// directory and resume flag must be equal, so anything decided at spawn
+// that differs (model, permission mode, workdir, flags, environment,
+// sandbox) means a cold spawn.
+func sameSpawn(template, opts Options) bool {
+	a, errA := template.normalized()
+	b, errB := opts.normalized()
+	if errA != nil || errB != nil {
+		return false
+	}
+	return reflect.DeepEqual(spawnShape(a), spawnShape(b))
+}
+
+// spawnShape blanks what differs per session and treats empty and nil
+// collections alike.
+func spawnShape(o Options) Options {
+	o.SessionID, o.Resume, o.StateDir = "", false, ""
+	if len(o.Args) == 0 {
+		o.Args = nil
+	}
+	if len(o.AllowedTools) == 0 {
+		o.AllowedTools = nil
+	}
+	if len(o.DisallowedTools) == 0 {
+		o.DisallowedTools = nil
+	}
+	if len(o.Env) == 0 {
+		o.Env = nil
+	}
+	if len(o.Binds) == 0 {
+		o.Binds = nil
+	}
+	if len(o.Hide) == 0 {
+		o.Hide = nil
+	}
+	return o
+}
+
+// keepSpares is the goroutine that keeps ss's spares: one spawn at a time,
+// into free slots only, paced by the back-off; it also stops spares beyond
+// the wanted count. It returns when the pool closes.
+func (p *Pool) keepSpares(ss *spareSet) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		e, trim, wait := p.nextSpareLocked(ss)
+		ch := p.changed
+		p.mu.Unlock()
+		switch {
+		case trim != nil:
+			p.dropSpare(trim)
+		case e != nil:
+			p.startSpare(ss, e)
+		default:
+			if wait <= 0 {
+				wait = time.Hour // until the next change
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ch:
+			case <-t.C:
+			case <-p.stopJanitor:
+				t.Stop()
+				return
+			}
+			t.Stop()
+		}
+	}
+}
+
+// nextSpareLocked decides the spare keeper's next step: a spare to trim
+// (marked stopping), a reserved entry to start, or how long to wait (0 =
+// until the next change). Needs p.mu.
+func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.Duration) {
+	ss.decided++
+	profile := ss.cfg.Limit.Profile
+	have := 0
+	var surplus *poolEntry
+	for _, e := range p.entries {
+		if e.spare != ss || e.stopping {
+			continue
+		}
+		have++
+		if e.s != nil && !e.claimed && (surplus == nil || !e.ready) {
+			surplus = e // prefer one that is not ready yet
+		}
+	}
+	switch {
+	case have > ss.cfg.Count && surplus != nil:
+		surplus.stopping = true
+		return nil, surplus, 0
+	case have >= ss.cfg.Count, p.waiting[profile] > 0, ss.cfg.Limit.MaxLive > 0 && p.liveLocked(profile) >= ss.cfg.Limit.MaxLive:
+		return nil, nil, 0
+	}
+	for _, e := range p.entries {
+		if e.spare == ss && e.s == nil {
+			return nil, nil, 0 // one spawn at a time (a surplus one still starting)
+		}
+	}
+	if left := time.Until(ss.notBefore); left > 0 {
+		return nil, nil, left
+	}
+	id := uuid.NewString()
+	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id}
+	p.entries[e.key] = e
+	return e, nil, 0
+}
+
+// spareOptions are the spawn options of a spare with session id id.
+func (ss *spareSet) spareOptions(id string) Options {
+	opts := ss.cfg.Options
+	opts.SessionID, opts.Resume, opts.StateDir = id, false, ""
+	if ss.cfg.StateRoot != "" {
+		opts.StateDir = filepath.Join(ss.cfg.StateRoot, id)
+	}
+	return opts
+}
+
+// startSpare spawns the reserved spare e and waits for its answer to
+// initialize; it runs on the spare keeper, so spawns never overlap.
+func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
+	p.mu.Lock()
+	opts, timeout := ss.spareOptions(e.spareID), ss.cfg.InitTimeout
+	p.mu.Unlock()
+	log := p.log.With("profile", e.limit.Profile) // the session keeps it after a hand-over
+	began := time.Now()
+	s, err := Start(context.Background(), opts, log)
+	if err != nil {
+		p.mu.Lock()
+		delete(p.entries, e.key)
+		p.spareFailedLocked(ss, e, err, "")
+		p.notifyLocked()
+		p.mu.Unlock()
+		removeSpareState(opts, log)
+		return
+	}
+	p.mu.Lock()
+	e.s = s
+	s.setOnChange(p.notify)
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.monitor(e) }()
+	p.notifyLocked() // Close and Acquire may be waiting for this entry
+	p.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err = s.Initialize(ctx)
+	cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case e.stopping || e.spare != ss:
+		// Stopped to make room, trimmed or closed meanwhile: not a failure.
+	case err == nil:
+		e.ready = true
+		p.notifyLocked()
+		log.Debug("agent: warm spare ready", "session_id", s.SessionID(), "startup", time.Since(began))
+		if e.claimed {
+			log.Debug("agent: a new conversation waited for this warm spare", "session_id", s.SessionID())
+		}
+	case errors.Is(err, ErrClosed):
+		// The process died: monitor counts the failure with its stderr.
+	default:
+		p.spareFailedLocked(ss, e, err, "")
+		e.stopping = true
+		s.beginAbort("spare")
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); p.dropSpare(e) }()
+	}
+}
+
+// spareFailedLocked records that spare e failed (once per spare) and pushes
+// the next spawn back. Needs p.mu.
+func (p *Pool) spareFailedLocked(ss *spareSet, e *poolEntry, err error, stderr string) {
+	if e.failed {
+		return
+	}
+	e.failed = true
+	ss.failures++
+	backoff := ss.cfg.MinBackoff << min(ss.failures-1, 30)
+	if backoff <= 0 || backoff > ss.cfg.MaxBackoff {
+		backoff = ss.cfg.MaxBackoff
+	}
+	ss.notBefore = time.Now().Add(backoff)
+	ss.lastErr = err.Error()
+	if stderr != "" {
+		ss.lastErr += ": " + lastLine(stderr)
+	}
+	msg := "agent: warm spare failed; retrying after a back-off"
+	if ss.failures >= 3 {
+		msg = "agent: warm spares keep failing (check the profile's command, args and environment); retrying after a back-off"
+	}
+	p.log.Error(msg, "profile", ss.cfg.Limit.Profile, "failures", ss.failures, "retry_in", backoff,
+		"err", err, "stderr_tail", stderr)
+}
+
+// spareGoneLocked handles the exit of a spare that was never handed over:
+// an exit the pool did not ask for is a failure. Needs p.mu.
+func (p *Pool) spareGoneLocked(e *poolEntry, ex Exit) {
+	ss := e.spare
+	switch {
+	case !e.stopping:
+		p.spareFailedLocked(ss, e, fmt.Errorf("spare %s exited (%s, code %d)", e.spareID, ex.Reason, ex.Code), ex.StderrTail)
+	case e.ready && !e.failed:
+		ss.failures = 0 // healthy until the pool stopped it
+	}
+}
+
+// dropSpare stops a spare at once (it holds no conversation: nothing to
+// save) and waits for it; its monitor cleans up.
+func (p *Pool) dropSpare(e *poolEntry) {
+	p.mu.Lock()
+	s := e.s
+	p.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.beginAbort("spare")
+	s.kill()
+	<-s.done
+}
+
+// beginAbort marks s as stopping for reason (the first reason wins)
+// without waiting: Send fails with ErrClosed from now on.
+func (s *Session) beginAbort(reason string) {
+	s.mu.Lock()
+	if s.reason == "" && !s.st.exited {
+		s.reason = reason
+	}
+	s.closing = true
+	s.mu.Unlock()
+}
+
+// removeSpareState deletes the private state directory of a spare that
+// never served a conversation.
+func removeSpareState(opts Options, log interface {
+	Warn(msg string, args ...any)
+}) {
+	if opts.StateDir == "" {
+		return
+	}
+	if err := os.RemoveAll(opts.StateDir); err != nil {
+		log.Warn("agent: unused spare state not removed", "dir", opts.StateDir, "err", err)
+	}
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	for len(s) > 0 {
+		i := len(s) - 1
+		for i >= 0 && s[i] != '\n' {
+			i--
+		}
+		if line := s[i+1:]; len(line) > 0 && line != "\r" {
+			return line
+		}
+		s = s[:max(i, 0)]
+	}
+	return ""
+}

@@ -1,0 +1,520 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// spareCLIScript stands in for the claude CLI in the spare tests: it logs
+// each start ("<unix nanos> <pid> <session id>") to $SPAWNLOG, answers
+// initialize (once the file $GATE exists, if set), and answers every user message with a started receipt, a
+// result and a completed receipt. $STDERR and $EXIT make it fail at once.
+const spareCLIScript = `
+sid=""
+prev=""
+for a in "$@"; do
+	if [ "$prev" = "--session-id" ] || [ "$prev" = "--resume" ]; then sid="$a"; fi
+	prev="$a"
+done
+echo "$(date +%s%N) $$ $sid" >> "$SPAWNLOG"
+if [ -n "$EXIT" ]; then echo "$STDERR" >&2; exit "$EXIT"; fi
+while IFS= read -r line; do
+	case "$line" in
+	*'"subtype":"initialize"'*)
+		[ -n "$NOINIT" ] && continue
+		while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.01; done
+		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
+		printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{}}}\n' "$id";;
+	*'"type":"user"'*)
+		u=$(printf '%s' "$line" | sed 's/.*"uuid":"\([^"]*\)".*/\1/')
+		printf '{"type":"command_lifecycle","command_uuid":"%s","state":"started"}\n' "$u"
+		printf '{"type":"system","subtype":"init","session_id":"%s"}\n' "$sid"
+		printf '{"type":"result","subtype":"success","is_error":false,"result":"pong","session_id":"%s"}\n' "$sid"
+		printf '{"type":"command_lifecycle","command_uuid":"%s","state":"completed"}\n' "$u";;
+	esac
+done
+`
+
+// spareRig is a pool with the scripted CLI and a spare config for it.
+type spareRig struct {
+	pool    *Pool
+	cfg     SpareConfig
+	spawns  string // the script's start log
+	records *recordHandler
+}
+
+func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spareRig {
+	t.Helper()
+	spawns := filepath.Join(t.TempDir(), "spawns.log")
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["SPAWNLOG"] = spawns
+	rh := &recordHandler{}
+	logger := slog.New(teeHandler{testLogger(t).Handler(), rh})
+	r := &spareRig{
+		pool:    NewPool(logger),
+		spawns:  spawns,
+		records: rh,
+		cfg: SpareConfig{
+			Limit:      PoolLimit{Profile: "coder", MaxLive: maxLive},
+			Count:      count,
+			Options:    Options{Command: fakeCLI(t, spareCLIScript), Workdir: t.TempDir(), Home: t.TempDir(), Env: env, CloseGrace: 5 * time.Second},
+			StateRoot:  filepath.Join(t.TempDir(), "sessions"),
+			MinBackoff: 50 * time.Millisecond,
+			MaxBackoff: 400 * time.Millisecond,
+		},
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := r.pool.Close(ctx); err != nil {
+			t.Errorf("pool Close: %v", err)
+		}
+	})
+	return r
+}
+
+// waitStatus waits until the profile's spare status satisfies cond.
+func (r *spareRig) waitStatus(t *testing.T, what string, cond func(SpareStatus) bool) SpareStatus {
+	t.Helper()
+	var st SpareStatus
+	waitUntil(t, what, eventTimeout, func() bool {
+		st = r.pool.SpareStatus(r.cfg.Limit.Profile)
+		return cond(st)
+	})
+	return st
+}
+
+// waitKeeper waits until the spare keeper has looked at the pool at least
+// once more after everything done so far (its next decision is taken with
+// every change in view).
+func (r *spareRig) waitKeeper(t *testing.T) {
+	t.Helper()
+	decided := func() uint64 {
+		r.pool.mu.Lock()
+		defer r.pool.mu.Unlock()
+		return r.pool.spares[r.cfg.Limit.Profile].decided
+	}
+	r.pool.notify()
+	d0 := decided()
+	r.pool.notify()
+	waitUntil(t, "the spare keeper's next decision", eventTimeout, func() bool { return decided() > d0 })
+}
+
+// spawnLine is one start of the scripted CLI.
+type spawnLine struct {
+	at  time.Time
+	pid int
+	sid string
+}
+
+func (r *spareRig) spawnLog(t *testing.T) []spawnLine {
+	t.Helper()
+	b, err := os.ReadFile(r.spawns)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []spawnLine
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[0], 10, 64)
+		pid, _ := strconv.Atoi(f[1])
+		sl := spawnLine{at: time.Unix(0, ns), pid: pid}
+		if len(f) > 2 {
+			sl.sid = f[2]
+		}
+		out = append(out, sl)
+	}
+	return out
+}
+
+// newOpts are the options a new conversation of the profile asks for.
+func (r *spareRig) newOpts() Options {
+	o := r.cfg.Options
+	o.SessionID = uuid.NewString()
+	o.Env = map[string]string{}
+	for k, v := range r.cfg.Options.Env {
+		o.Env[k] = v
+	}
+	return o
+}
+
+func ready(n int) func(SpareStatus) bool { return func(s SpareStatus) bool { return s.Ready == n } }
+
+// TestSpareHandOver: a ready spare becomes the new conversation's session
+// (its session id and state directory), answers like any session, and a
+// replacement with another id is started in the background.
+func TestSpareHandOver(t *testing.T) {
+	r := newSpareRig(t, 1, 4, nil)
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+
+	opts := r.newOpts()
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	spawns := r.spawnLog(t)
+	if len(spawns) != 1 || s.SessionID() != spawns[0].sid || s.SessionID() == opts.SessionID {
+		t.Fatalf("session %s (asked %s), spawns %+v: want the spare's session", s.SessionID(), opts.SessionID, spawns)
+	}
+	if fi, err := os.Stat(filepath.Join(r.cfg.StateRoot, s.SessionID())); err != nil || !fi.IsDir() {
+		t.Errorf("the spare's state dir %s: %v", s.SessionID(), err)
+	}
+	if got, ok := r.pool.Get("conv-1"); !ok || got != s {
+		t.Errorf("Get(conv-1) = %v, %v", got, ok)
+	}
+	send(t, s, "hello")
+	if res := nextResult(t, rec); res.SessionID != s.SessionID() {
+		t.Errorf("result of session %s, want %s", res.SessionID, s.SessionID())
+	}
+
+	st := r.waitStatus(t, "a replacement spare", ready(1))
+	spawns = r.spawnLog(t)
+	if len(spawns) != 2 || spawns[1].sid == s.SessionID() || st.Failures != 0 {
+		t.Errorf("after the hand-over: spawns %+v, status %+v", spawns, st)
+	}
+	if n := r.pool.Len(); n != 2 {
+		t.Errorf("pool holds %d processes, want the conversation and the new spare", n)
+	}
+}
+
+// TestNewConversationWaitsForStartingSpare: a new conversation that finds a
+// spare still starting claims it and waits for it rather than spawning
+// cold; a second one does not wait for the claimed spare.
+func TestNewConversationWaitsForStartingSpare(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 1, 4, map[string]string{"GATE": gate})
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+
+	type got struct {
+		s   *Session
+		err error
+	}
+	first := make(chan got, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
+		first <- got{s, err}
+	}()
+	waitUntil(t, "the starting spare claimed", eventTimeout, func() bool {
+		r.pool.mu.Lock()
+		defer r.pool.mu.Unlock()
+		for _, e := range r.pool.entries {
+			if e.claimed {
+				return true
+			}
+		}
+		return false
+	})
+	opts := r.newOpts()
+	second, err := r.pool.AcquireNew(ctx, "second", r.cfg.Limit, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, second)
+	if second.SessionID() != opts.SessionID {
+		t.Errorf("the second conversation got %s, want a cold spawn of %s", second.SessionID(), opts.SessionID)
+	}
+	select {
+	case g := <-first:
+		t.Fatalf("the first conversation did not wait for the spare: %+v", g)
+	default:
+	}
+
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := <-first
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	record(t, g.s)
+	if spawns := r.spawnLog(t); g.s.SessionID() != spawns[0].sid {
+		t.Errorf("the first conversation got %s, want the spare %s (spawns %+v)", g.s.SessionID(), spawns[0].sid, spawns)
+	}
+}
+
+// TestSpareNotUsedWhenSpawnDiffers: a new conversation whose spawn options
+// differ from the profile's (model, permission mode, workdir, environment)
+// is spawned cold with its own session id; the spare stays.
+func TestSpareNotUsedWhenSpawnDiffers(t *testing.T) {
+	r := newSpareRig(t, 1, 8, nil)
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	tests := []struct {
+		name   string
+		change func(o *Options)
+	}{
+		{"model override", func(o *Options) { o.Model = "opus" }},
+		{"permission mode", func(o *Options) { o.PermissionMode = "plan" }},
+		{"workdir", func(o *Options) { o.Workdir = t.TempDir() }},
+		{"environment", func(o *Options) { o.Env["EXTRA"] = "1" }},
+		{"extra flag", func(o *Options) { o.Args = []string{"--verbose"} }},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := r.newOpts()
+			tt.change(&opts)
+			ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+			defer cancel()
+			s, err := r.pool.AcquireNew(ctx, "conv-"+strconv.Itoa(i), r.cfg.Limit, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(t, s)
+			if s.SessionID() != opts.SessionID {
+				t.Errorf("got session %s, want a cold spawn of %s", s.SessionID(), opts.SessionID)
+			}
+			if st := r.pool.SpareStatus("coder"); st.Ready != 1 {
+				t.Errorf("spare status %+v: the spare should stay", st)
+			}
+		})
+	}
+	if _, err := r.pool.AcquireNew(context.Background(), "x", r.cfg.Limit, Options{Resume: true, SessionID: "s"}); err == nil {
+		t.Error("AcquireNew accepted options that resume a session")
+	}
+}
+
+// TestSparesYieldToConversations: spares count against MaxLive, take only
+// free slots, and are the first to go when a conversation needs a slot,
+// before any idle conversation is evicted and without a "queued" notice.
+func TestSparesYieldToConversations(t *testing.T) {
+	r := newSpareRig(t, 1, 2, nil)
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+
+	a, err := r.pool.AcquireNew(ctx, "A", r.cfg.Limit, r.newOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recA := record(t, a)
+	send(t, a, "hello")
+	nextResult(t, recA)
+	r.waitStatus(t, "a replacement spare in the second slot", ready(1))
+
+	waited := false
+	limit := r.cfg.Limit
+	limit.OnWait = func() { waited = true }
+	opts := r.newOpts()
+	opts.Model = "other" // no spare fits: a cold spawn that needs a slot
+	b, err := r.pool.Acquire(ctx, "B", limit, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, b)
+	r.waitKeeper(t)
+	if !a.Alive() || !b.Alive() || waited {
+		t.Errorf("A alive %v, B alive %v, told to wait %v: the spare should have made room", a.Alive(), b.Alive(), waited)
+	}
+	if st := r.pool.SpareStatus("coder"); st.Ready+st.Starting != 0 || r.pool.Len() != 2 {
+		t.Errorf("status %+v with %d processes: the full profile must hold no spare", st, r.pool.Len())
+	}
+
+	// A freed slot gets a spare again.
+	if err := r.pool.Remove(ctx, "B"); err != nil {
+		t.Fatal(err)
+	}
+	st := r.waitStatus(t, "a spare in the freed slot", ready(1))
+	if st.Failures != 0 || r.pool.Len() != 2 {
+		t.Errorf("status %+v, %d processes", st, r.pool.Len())
+	}
+}
+
+// TestSpareDeathReplacedAfterBackoff: a spare that dies unused counts as a
+// failure and is replaced, no sooner than the back-off.
+func TestSpareDeathReplacedAfterBackoff(t *testing.T) {
+	r := newSpareRig(t, 1, 4, nil)
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	first := r.spawnLog(t)[0]
+	killed := time.Now()
+	if err := syscall.Kill(first.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st := r.waitStatus(t, "a replacement after the death", func(s SpareStatus) bool { return s.Failures == 1 && s.Ready == 1 })
+	if !strings.Contains(st.LastError, "exited") {
+		t.Errorf("last error %q", st.LastError)
+	}
+	spawns := r.spawnLog(t)
+	if len(spawns) != 2 {
+		t.Fatalf("spawns %+v", spawns)
+	}
+	if gap := spawns[1].at.Sub(killed); gap < r.cfg.MinBackoff {
+		t.Errorf("replacement spawned %v after the death, before the %v back-off", gap, r.cfg.MinBackoff)
+	}
+	waitUntil(t, "the dead spare's state removed", eventTimeout, func() bool {
+		_, err := os.Stat(filepath.Join(r.cfg.StateRoot, first.sid))
+		return os.IsNotExist(err)
+	})
+}
+
+// TestSpareCrashLoopBacksOff: a command that cannot start, exits at once
+// (bad flags) or never answers initialize is retried with a doubling
+// back-off, not in a storm; the status and an error log say why.
+func TestSpareCrashLoopBacksOff(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		command string
+		initTO  time.Duration
+		why     string
+	}{
+		{"bad flags", map[string]string{"EXIT": "1", "STDERR": "error: unknown option '--bogus'"}, "", 0, "unknown option '--bogus'"},
+		{"no such binary", nil, "/nonexistent/claude", 0, "find the CLI"},
+		{"initialize never answered", map[string]string{"NOINIT": "1"}, "", 100 * time.Millisecond, "initialize"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSpareRig(t, 1, 4, tt.env)
+			if tt.command != "" {
+				r.cfg.Options.Command = tt.command
+			}
+			r.cfg.InitTimeout = tt.initTO
+			var times []time.Time
+			var mu sync.Mutex
+			r.records.setOnRecord(func(rec slog.Record) {
+				if rec.Level == slog.LevelError && strings.Contains(rec.Message, "warm spare") {
+					mu.Lock()
+					times = append(times, rec.Time)
+					mu.Unlock()
+				}
+			})
+			r.pool.KeepSpares(r.cfg)
+			st := r.waitStatus(t, "four failures", func(s SpareStatus) bool { return s.Failures >= 4 })
+			if st.Ready != 0 || !strings.Contains(st.LastError, tt.why) || st.NextAttempt.IsZero() {
+				t.Errorf("status %+v, want failing because of %q", st, tt.why)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(times) < 4 {
+				t.Fatalf("%d error logs for %d failures", len(times), st.Failures)
+			}
+			if !r.records.has(slog.LevelError, "keep failing") {
+				t.Error("no error log names the repeated failure")
+			}
+			// Failure i (1-based) waits MinBackoff·2^(i-1), capped; the log's
+			// clock is read just after the failure's, hence 10% of slack.
+			for i := 1; i < len(times); i++ {
+				want := min(r.cfg.MinBackoff<<(i-1), r.cfg.MaxBackoff)
+				if gap := times[i].Sub(times[i-1]); gap < want*9/10 {
+					t.Errorf("failure %d came %v after failure %d, before the %v back-off", i+1, gap, i, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSpareRecycledAfterIdleTimeout: a spare unused for the idle timeout is
+// stopped (its state removed) and replaced by a fresh one; that is no
+// failure.
+func TestSpareRecycledAfterIdleTimeout(t *testing.T) {
+	r := newSpareRig(t, 1, 4, nil)
+	r.cfg.Limit.IdleTimeout = 300 * time.Millisecond
+	r.pool.KeepSpares(r.cfg)
+	waitUntil(t, "a second spare", eventTimeout, func() bool { return len(r.spawnLog(t)) >= 2 })
+	st := r.waitStatus(t, "the fresh spare ready", ready(1))
+	if st.Failures != 0 {
+		t.Errorf("status %+v: recycling is no failure", st)
+	}
+	first := r.spawnLog(t)[0]
+	waitUntil(t, "the recycled spare's state removed", eventTimeout, func() bool {
+		_, err := os.Stat(filepath.Join(r.cfg.StateRoot, first.sid))
+		return os.IsNotExist(err)
+	})
+}
+
+// TestKeepSparesCountChanges: raising the count starts spares one at a
+// time; zero stops them all and removes their state.
+func TestKeepSparesCountChanges(t *testing.T) {
+	r := newSpareRig(t, 2, 4, nil)
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "two ready spares", ready(2))
+	r.cfg.Count = 0
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "no spares", func(s SpareStatus) bool { return s.Ready+s.Starting == 0 })
+	waitUntil(t, "no processes", eventTimeout, func() bool { return r.pool.Len() == 0 })
+	ents, err := os.ReadDir(r.cfg.StateRoot)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 {
+		t.Errorf("state dirs left: %v", ents)
+	}
+}
+
+// recordHandler keeps log records for assertions.
+type recordHandler struct {
+	mu       sync.Mutex
+	recs     []slog.Record
+	onRecord func(slog.Record)
+}
+
+func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.recs = append(h.recs, r)
+	f := h.onRecord
+	h.mu.Unlock()
+	if f != nil {
+		f(r)
+	}
+	return nil
+}
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
+
+func (h *recordHandler) setOnRecord(f func(slog.Record)) {
+	h.mu.Lock()
+	h.onRecord = f
+	h.mu.Unlock()
+}
+
+func (h *recordHandler) has(level slog.Level, msgPart string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		if r.Level == level && strings.Contains(r.Message, msgPart) {
+			return true
+		}
+	}
+	return false
+}
+
+// teeHandler sends records to two handlers.
+type teeHandler struct{ a, b slog.Handler }
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return t.a.Enabled(ctx, l) || t.b.Enabled(ctx, l)
+}
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	_ = t.a.Handle(ctx, r.Clone())
+	return t.b.Handle(ctx, r)
+}
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{t.a.WithAttrs(as), t.b.WithAttrs(as)}
+}
+func (t teeHandler) WithGroup(n string) slog.Handler {
+	return teeHandler{t.a.WithGroup(n), t.b.WithGroup(n)}
+}

@@ -1,0 +1,15 @@
+package agent
+
+import "context"
+
+// Initialize sends the stream-json initialize control request and waits
+// for the CLI's answer (at most Options.ControlTimeout, or until ctx ends).
+// The CLI loads its commands, agents, settings and account when it answers,
+// work it otherwise does on the first user message: a process initialized
+// ahead of time answers its first message several times faster. It may be
+// called at most once, before the first message; the Session of a warm
+// spare has been initialized by the Pool already.
+func (s *Session) Initialize(ctx context.Context) error {
+	_, err := s.control(ctx, "initialize", func(id string) ([]byte, error) { return encodeInitialize(id, "") })
+	return err
+}

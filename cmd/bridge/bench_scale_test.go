@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+// scaleWait bounds each reply in the scale run (a 2-core machine running
+// 32 CLIs is slow).
+const scaleWait = 10 * time.Minute
+
+// BenchmarkConcurrentConversations: Slack threads in one channel talk to
+// the bridge binary at once, three turns each, with the real CLI against
+// the fake model: 100 threads with max_live 32 (and the default warm
+// spare), and a quick 10 threads with max_live 4. Idle agents are evicted
+// (least recently used first) and resumed transparently. Every reply must
+// arrive, and each "[echo-history]" turn must hold that thread's earlier
+// messages and no other thread's. One op is one whole run; reported:
+// replies answered (%), first-reply and follow-up latency percentiles,
+// evictions, resumed spawns, and the bridge's own peak RSS (without its
+// CLIs).
+//
+// It takes minutes, so it is a benchmark, not a test:
+// go test ./cmd/bridge -run '^$' -bench ConcurrentConversations -benchtime 1x -timeout 60m
+func BenchmarkConcurrentConversations(b *testing.B) {
+	for _, sz := range []struct{ convs, maxLive int }{{100, 32}, {10, 4}} {
+		b.Run(fmt.Sprintf("conversations=%d,max_live=%d", sz.convs, sz.maxLive), func(b *testing.B) {
+			benchConversations(b, sz.convs, 3, sz.maxLive)
+		})
+	}
+}
+
+func benchConversations(b *testing.B, convs, turns, maxLive int) {
+	for b.Loop() {
+		r := runConversations(b, convs, turns, maxLive)
+		b.ReportMetric(100*float64(r.answered)/float64(convs*turns), "answered-%")
+		b.ReportMetric(float64(r.wrongHistory), "wrong-histories")
+		b.ReportMetric(pct(r.first, 50).Seconds(), "s-first-reply-p50")
+		b.ReportMetric(pct(r.first, 95).Seconds(), "s-first-reply-p95")
+		b.ReportMetric(pct(r.followUp, 50).Seconds(), "s-follow-up-p50")
+		b.ReportMetric(pct(r.followUp, 95).Seconds(), "s-follow-up-p95")
+		b.ReportMetric(float64(r.evictions), "evictions")
+		b.ReportMetric(float64(r.resumes), "resumed-spawns")
+		b.ReportMetric(float64(r.peakRSSKB)/1024, "MB-bridge-peak-RSS")
+		if r.answered != convs*turns || r.wrongHistory > 0 {
+			b.Errorf("%d of %d replies, %d wrong histories", r.answered, convs*turns, r.wrongHistory)
+		}
+	}
+}
+
+// scaleResult is what one run measured.
+type scaleResult struct {
+	answered, wrongHistory int
+	first, followUp        []time.Duration
+	evictions, resumes     int
+	peakRSSKB              int64
+}
+
+// runConversations runs convs threads of turns messages each, all at once.
+func runConversations(b *testing.B, convs, turns, maxLive int) scaleResult {
+	b.StopTimer()
+	e := startSlackBridgeWith(b, profileOptions{maxLive: maxLive})
+	var peak atomic.Int64
+	stopRSS := sampleRSS(e.bridge.cmd.Process.Pid, &peak)
+	b.StartTimer()
+
+	var (
+		mu  sync.Mutex
+		res scaleResult
+		wg  sync.WaitGroup
+	)
+	for c := range convs {
+		wg.Go(func() {
+			var sent []string
+			thread := ""
+			for turn := 1; turn <= turns; turn++ {
+				text := fmt.Sprintf("conv%03d turn%d", c, turn)
+				if turn > 1 {
+					text = "[echo-history] " + text
+				}
+				at := time.Now()
+				if thread == "" {
+					thread = e.slack.Mention(slackChan, alice, text, "")
+				} else {
+					e.slack.SendMessage(slackChan, alice, text, thread)
+				}
+				want := "pong: " + text
+				if turn > 1 {
+					want = "history: "
+				}
+				reply, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
+					return m.ThreadTS == thread && m.At.After(at) && strings.Contains(m.Text, want) &&
+						(turn == 1 || strings.Contains(m.Text, fmt.Sprintf("turn%d", turn-1)))
+				}, scaleWait)
+				mu.Lock()
+				if err != nil {
+					mu.Unlock()
+					b.Errorf("conversation %d turn %d: no reply within %v", c, turn, scaleWait)
+					return
+				}
+				res.answered++
+				if turn == 1 {
+					res.first = append(res.first, reply.At.Sub(at))
+				} else {
+					res.followUp = append(res.followUp, reply.At.Sub(at))
+					if !historyIs(reply.Text, c, sent) {
+						res.wrongHistory++
+						b.Errorf("conversation %d turn %d: history %q, want exactly %q", c, turn, reply.Text, sent)
+					}
+				}
+				mu.Unlock()
+				sent = append(sent, text)
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	res.peakRSSKB = stopRSS()
+	logs := e.bridge.logs.String()
+	res.evictions = strings.Count(logs, "evicting the least recently used idle session")
+	res.resumes = len(resumedSpawn.FindAllStringIndex(logs, -1))
+	b.StartTimer()
+	return res
+}
+
+// resumedSpawn matches the log line of a spawn that resumes a session.
+var resumedSpawn = regexp.MustCompile(`msg="agent started" .*resume=true`)
+
+// convTag matches the conversation tags the scale run writes.
+var convTag = regexp.MustCompile(`conv(\d{3}) turn\d`)
+
+// historyIs reports whether an "[echo-history]" reply lists exactly the
+// earlier messages of conversation c.
+func historyIs(reply string, c int, sent []string) bool {
+	var got []string
+	for _, m := range convTag.FindAllStringSubmatch(reply, -1) {
+		if n, _ := strconv.Atoi(m[1]); n != c {
+			return false // another conversation's message
+		}
+		got = append(got, m[0])
+	}
+	// The reply also quotes the current message ("pong"-style echo of the
+	// prompt is not part of the history): compare the earlier ones.
+	var want []string
+	for _, s := range sent {
+		want = append(want, convTag.FindString(s))
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// sampleRSS samples the VmRSS of pid every 100 ms into peak until the
+// returned function is called; that returns the peak in kB (VmHWM if
+// higher).
+func sampleRSS(pid int, peak *atomic.Int64) func() int64 {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if kb := procStatusKB(pid, "VmRSS:"); kb > peak.Load() {
+				peak.Store(kb)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		<-done
+		return max(peak.Load(), procStatusKB(pid, "VmHWM:"))
+	}
+}
+
+// procStatusKB reads a kB field of /proc/pid/status (0 if unavailable).
+func procStatusKB(pid int, field string) int64 {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// pct is the p-th percentile of ds (0 when empty).
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, (len(s)*p+99)/100-1)]
+}
