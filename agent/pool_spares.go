@@ -199,7 +199,9 @@ func (p *Pool) takeSpare(ctx context.Context, key string, limit PoolLimit, opts 
 				claim.claimed = false
 			}
 			claim = nil
-			return p.handOverLocked(ss, best, key, limit)
+			s := p.handOverLocked(ss, best, key, limit)
+			bindServers(s.opts.MCPServers, opts.MCPServers)
+			return s
 		}
 		if claim == nil {
 			for _, e := range p.entries {
@@ -256,6 +258,16 @@ func sameSpawn(template, opts Options) bool {
 // collections alike.
 func spawnShape(o Options) Options {
 	o.SessionID, o.Resume, o.StateDir = "", false, ""
+	// MCP servers are per session (a spare's are bound at hand-over): only
+	// their names are decided at spawn.
+	names := make(map[string]MCPServer, len(o.MCPServers))
+	for n := range o.MCPServers {
+		names[n] = nil
+	}
+	o.MCPServers = names
+	if len(names) == 0 {
+		o.MCPServers = nil
+	}
 	if len(o.Args) == 0 {
 		o.Args = nil
 	}
@@ -354,6 +366,7 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 func (ss *spareSet) spareOptions(id string) Options {
 	opts := ss.cfg.Options
 	opts.SessionID, opts.Resume, opts.StateDir = id, false, ""
+	opts.MCPServers = lateServers(opts.MCPServers) // bound to the conversation's servers at hand-over
 	if ss.cfg.StateRoot != "" {
 		opts.StateDir = filepath.Join(ss.cfg.StateRoot, id)
 	}

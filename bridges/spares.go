@@ -69,6 +69,7 @@ func (c *Core) keepSpares(platforms map[string]Platform) (stop func()) {
 			Count:   p.WarmSpares,
 			Options: c.profileAgentOptions(p),
 		}
+		c.spareTools(&sc.Options, bot, p, platforms[name])
 		if c.cfg.DataDir != "" {
 			sc.StateRoot = filepath.Join(c.cfg.DataDir, SessionsDir)
 		}
@@ -167,4 +168,14 @@ func (cv *conversation) spareStatusLine() string {
 	default:
 		return fmt.Sprintf("\n• warm spares: %d of %d ready", st.Ready, st.Want)
 	}
+}
+
+// spareTools gives a spare's options the bridge's agent tools, as every
+// conversation has them (conversation.withAgentTools): the same server
+// name and allowed tools, so a conversation can take the spare. The server
+// here only answers the CLI's start-up (initialize, tools/list); the pool
+// binds the spare to the conversation's own server when it hands it over.
+func (c *Core) spareTools(opts *agent.Options, bot *config.Bot, p *config.Agent, pl Platform) {
+	proto := &conversation{core: c, bot: bot, profile: p, platform: pl, limits: pl.Limits(), log: c.log}
+	proto.withAgentTools(opts)
 }

@@ -129,6 +129,10 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 		sc.Options.Workdir != "/srv/project" || sc.Options.PermissionMode != "default" {
 		t.Errorf("spare config %+v", sc)
 	}
+	// Spares carry the bridge's tools like conversations do, or no conversation could take one.
+	if sc.Options.MCPServers[bridges.ToolServer] == nil || !slices.Equal(sc.Options.AllowedTools, calls[0].AllowedTools) {
+		t.Errorf("spare tools %v / allowed %v, conversation allowed %v", sc.Options.MCPServers, sc.Options.AllowedTools, calls[0].AllowedTools)
+	}
 	if len(calls) != 1 || calls[0].Resume || calls[0].Workdir != sc.Options.Workdir {
 		t.Errorf("AcquireNew calls %+v", calls)
 	}
