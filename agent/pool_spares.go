@@ -236,7 +236,7 @@ func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Pool
 	ss.failures = 0 // it lived until it was needed
 	e.s.touch()     // idle and LRU clocks start now, not at its spawn
 	p.notifyLocked()
-	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session_id", e.s.SessionID())
+	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
 	return e.s
 }
 
@@ -410,9 +410,9 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	case err == nil:
 		e.ready = true
 		p.notifyLocked()
-		log.Debug("agent: warm spare ready", "session_id", s.SessionID(), "startup", time.Since(began))
+		log.Debug("agent: warm spare ready", "session", s.SessionID(), "startup", time.Since(began))
 		if e.claimed {
-			log.Debug("agent: a new conversation waited for this warm spare", "session_id", s.SessionID())
+			log.Debug("agent: a new conversation waited for this warm spare", "session", s.SessionID())
 		}
 	case errors.Is(err, ErrClosed):
 		// The process died: monitor counts the failure with its stderr.

@@ -3,17 +3,21 @@ package whatsapp
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"go.mau.fi/whatsmeow/types"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // "composing…" is cleared by a message in the chat, so off after a post
 // costs no call; off without a post sends "paused". On also sends the
 // read receipts of the chat's accepted messages, which waited for it.
 func TestTypingOffAfterAPostIsFree(t *testing.T) {
-	e := start(t)
+	// The core's own indicator stays off (status_delay far away), so that
+	// only this test's calls make presences, however slow the turn.
+	e := startFull(t, nil, func(c *config.Config) { c.StatusDelay = time.Hour })
 	in := e.msg(pnJID(alice), pnJID(alice), "hello")
 	e.dispatch(in)
 	e.waitText(pnJID(alice), "pong: *hello*")

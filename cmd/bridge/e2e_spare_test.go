@@ -9,7 +9,7 @@ import (
 )
 
 // handedOver matches the pool's log line for a spare given to a conversation.
-var handedOver = regexp.MustCompile(`msg="agent: warm spare handed over" .*session_id=([0-9a-f-]{36})`)
+var handedOver = regexp.MustCompile(`msg="agent: warm spare handed over" .*session=([0-9a-f-]{36})`)
 
 // TestWarmSpareE2E runs the bridge binary with max_live 2 and one warm spare
 // (the default): a new thread's first turn runs on the spare, under the
