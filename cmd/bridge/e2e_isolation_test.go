@@ -187,8 +187,14 @@ func TestE2EBridgeKillTakesAgents(t *testing.T) {
 	for _, stop := range []string{"SIGKILL", "SIGTERM"} {
 		t.Run(stop, func(t *testing.T) {
 			e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n"})
-			marker := fmt.Sprintf("sleep %d", 10000+rand.IntN(50000))
-			ts := e.slack.Mention(slackChan, alice, "[bash setsid "+marker+" >/dev/null 2>&1 </dev/null & echo started]", "")
+			n := 10000 + rand.IntN(50000)
+			marker := fmt.Sprintf("sleep %d", n)
+			// The detached command marks a file once it is in its own
+			// session, and the tool waits for that mark: otherwise the
+			// CLI may end the tool's process group before setsid ran.
+			ready := fmt.Sprintf("detached-%d", n)
+			cmd := fmt.Sprintf("setsid sh -c 'touch %s; exec %s' >/dev/null 2>&1 </dev/null & until test -e %s; do sleep 0.05; done; echo started", ready, marker, ready)
+			ts := e.slack.Mention(slackChan, alice, "[bash "+cmd+"]", "")
 			e.waitThreadText(t, ts, "tool said: started")
 			if ps := agentProcesses(marker); len(ps) == 0 {
 				t.Fatalf("the detached command is not running")
