@@ -46,6 +46,9 @@ func (a agentPool) AcquireNew(ctx context.Context, key string, limit agent.PoolL
 
 func (a agentPool) SpareStatus(profile string) agent.SpareStatus { return a.p.SpareStatus(profile) }
 
+// Len returns how many agent processes the pool holds (NewPoolCollector).
+func (a agentPool) Len() int { return a.p.Len() }
+
 // keepSpares makes a WarmPool keep the warm spares of every profile a bot
 // of platforms uses, and returns a function that stops keeping them. The
 // spares are spawned exactly as a new conversation of the profile would be

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
@@ -40,22 +41,49 @@ func TestBenchTable(t *testing.T) {
 	add := func(what, result, note string) { rows = append(rows, [3]string{what, result, note}) }
 
 	// The CLI on its own, first: nothing else of this run is busy yet.
-	cliCold, cliFollow := benchCLI(t, n)
-	b := startBenchBridge(t)
+	cliCold, cliFollow := benchCLI(t, n, false)
+	_, cliFollowBox := benchCLI(t, n, true)
 
+	// New conversations on a bridge without warm spares: cold spawns.
+	b := startBenchBridge(t, 0, max(3, n/3))
 	var cold []time.Duration
-	var thread string
 	for i := range max(3, n/3) {
 		text := fmt.Sprintf("cold %d", i)
 		start := time.Now()
-		thread = b.slack.Mention(slackChan, alice, text, "")
+		thread := b.slack.Mention(slackChan, alice, text, "")
 		b.waitThreadText(t, thread, "pong: "+text)
 		cold = append(cold, time.Since(start))
 	}
-	add("first reply, new conversation (cold spawn)", stats(cold), "mention → reply posted")
-	add("first reply, new conversation (warm spare)", "—", "warm spares (issue #13 item 1) are not on main yet")
+	if err := b.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge without spares: %v", err)
+	}
 
-	// Follow-ups in the last thread: latency, calls, the bridge's CPU.
+	// New conversations on a bridge with one warm spare (the default),
+	// each finding a ready spare as a new thread usually does.
+	b = startBenchBridge(t, 1, max(3, n/3))
+	var warm []time.Duration
+	var thread string
+	for i := range max(3, n/3) {
+		b.waitSpareReady(t)
+		text := fmt.Sprintf("warm %d", i)
+		start := time.Now()
+		thread = b.slack.Mention(slackChan, alice, text, "")
+		b.waitThreadText(t, thread, "pong: "+text)
+		warm = append(warm, time.Since(start))
+	}
+	add("first reply, new conversation (cold spawn)", stats(cold), "mention → reply posted, warm_spares: 0")
+	add("first reply, new conversation (warm spare)", stats(warm),
+		fmt.Sprintf("mention → reply posted, a ready spare (warm_spares: 1); %.1f× faster than cold", ratio(cold, warm)))
+
+	// Follow-ups in the last thread: latency, calls, the bridge's CPU. The
+	// replacement spare is ready first (a booting CLI takes a core), and
+	// like the CLI alone, the thread's agent has answered warmUp turns.
+	b.waitSpareReady(t)
+	for i := range warmUp {
+		text := fmt.Sprintf("warm-up %d", i)
+		b.slack.SendMessage(slackChan, alice, text, thread)
+		b.waitThreadText(t, thread, "pong: "+text)
+	}
 	b.waitLedgerSettled(t)
 	cpu0 := procCPU(t, b.bridge.cmd.Process.Pid)
 	var follow []time.Duration
@@ -72,8 +100,11 @@ func TestBenchTable(t *testing.T) {
 		calls = append(calls, c)
 	}
 	cpu := procCPU(t, b.bridge.cmd.Process.Pid) - cpu0
-	add("follow-up through the bridge", stats(follow), "message → reply posted, live CLI")
-	add("follow-up, the CLI alone", stats(cliFollow), "agent.Session Send → Result, same fake model")
+	add("follow-up through the bridge", stats(follow), fmt.Sprintf("message → reply posted, live CLI (bubblewrap); %.2f× the sandboxed CLI alone, %.2f× the bare CLI",
+		ratio(follow, cliFollowBox), ratio(follow, cliFollow)))
+	add("follow-up, the CLI alone, sandboxed", stats(cliFollowBox), "agent.Session Send → Result in bubblewrap with a private state dir, as the bridge runs it")
+	add("follow-up, the CLI alone", stats(cliFollow), "agent.Session Send → Result, no sandbox, same fake model")
+	add("first reply on a warm spare vs follow-up", fmt.Sprintf("**%.1f×**", ratio(warm, follow)), "median warm-spare first reply / median follow-up through the bridge")
 	add("cold start, the CLI alone", stats(cliCold), "spawn → first Result")
 	add("Slack calls per quick turn", intStats(calls), "all Web API calls of a follow-up (status_delay 1s)")
 	add("bridge CPU per turn", fmt.Sprintf("%.1f ms", float64(cpu.Microseconds())/1000/float64(n)),
@@ -113,10 +144,16 @@ func TestBenchTable(t *testing.T) {
 	fmt.Print(out.String())
 }
 
+// warmUp is how many turns a live agent answers before its follow-ups are
+// timed: the CLI's first few turns after its first are slower.
+const warmUp = 3
+
 // benchBridge is a bridge binary on the fake Slack with info logging.
 type benchBridge = slackEnv
 
-func startBenchBridge(t *testing.T) *benchBridge {
+// startBenchBridge starts the bridge with room for threads live agents
+// besides its warm spares.
+func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
@@ -129,7 +166,7 @@ func startBenchBridge(t *testing.T) *benchBridge {
 	fm := fakemodel.New(t)
 	sl := slackfake.New(t)
 	cfg := "data_dir: ./data\nlog: { level: info, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
-		agentYAML(claude, home, workdir, fm.Env(), 0) + fmt.Sprintf(`bots:
+		agentYAML(claude, home, workdir, fm.Env(), threads+spares) + fmt.Sprintf("    warm_spares: %d\n", spares) + fmt.Sprintf(`bots:
   - name: team
     platform: slack
     agent: coder
@@ -145,9 +182,31 @@ func startBenchBridge(t *testing.T) *benchBridge {
 	return &slackEnv{ab: &ab, slack: sl, model: fm, bridge: ab.bridge, workdir: workdir}
 }
 
+// waitSpareReady waits until the bridge's profile has a ready warm spare.
+func (e *slackEnv) waitSpareReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(e2eWait)
+	for metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready warm spare within %v", e2eWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ratio is median(a) / median(b).
+func ratio(a, b []time.Duration) float64 { return float64(median(a)) / float64(median(b)) }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // benchCLI measures the CLI through agent.Session alone: cold start
-// (spawn → first result) and follow-ups on the live process.
-func benchCLI(t *testing.T, n int) (cold, follow []time.Duration) {
+// (spawn → first result) and follow-ups on the live process; sandboxed,
+// in bubblewrap with a private state directory as the bridge runs it.
+func benchCLI(t *testing.T, n int, sandboxed bool) (cold, follow []time.Duration) {
 	t.Helper()
 	claude := needClaude(t)
 	fm := fakemodel.New(t)
@@ -181,8 +240,12 @@ func benchCLI(t *testing.T, n int) (cold, follow []time.Duration) {
 	var live *agent.Session
 	for i := range max(3, n/3) {
 		start := time.Now()
-		s, err := agent.Start(context.Background(), agent.Options{Command: claude, Workdir: wd, Home: home, Env: env,
-			SessionID: uuid.NewString(), CloseGrace: 10 * time.Second}, log)
+		opts := agent.Options{Command: claude, Workdir: wd, Home: home, Env: env,
+			SessionID: uuid.NewString(), CloseGrace: 10 * time.Second}
+		if sandboxed {
+			opts.Sandbox, opts.StateDir = &sandbox.Bwrap{}, filepath.Join(t.TempDir(), opts.SessionID)
+		}
+		s, err := agent.Start(context.Background(), opts, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,6 +255,9 @@ func benchCLI(t *testing.T, n int) (cold, follow []time.Duration) {
 			closeSession(live)
 		}
 		live = s
+	}
+	for i := range warmUp {
+		run(live, fmt.Sprintf("warm-up %d", i))
 	}
 	for i := range n {
 		start := time.Now()

@@ -89,8 +89,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	agents := bridges.NewAgentPool(pool)
+	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	core := bridges.NewCore(bridges.CoreOptions{
-		Config: cfg, Store: st, Pool: bridges.NewAgentPool(pool), Logger: logger,
+		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
 	})
 
