@@ -159,6 +159,12 @@ func encodeMCPResponse(requestID string, resp json.RawMessage) ([]byte, error) {
 	return encodeControlSuccess(requestID, wireMCPResponseOut{MCPResponse: resp})
 }
 
+// encodeContextUsage asks for the context usage summary (local
+// estimates: no API call).
+func encodeContextUsage(requestID string) ([]byte, error) {
+	return encodeControlRequest(requestID, wireContextUsageOut{Subtype: "get_context_usage", Detail: "summary"})
+}
+
 func encodeEndSession(requestID string) ([]byte, error) {
 	return encodeControlRequest(requestID, wireEndSessionOut{Subtype: "end_session"})
 }

@@ -19,6 +19,10 @@ const (
 	DefaultSpareInitTimeout = time.Minute
 )
 
+// sparePrewarmTimeout bounds a spare's prewarm: a CLI that does not
+// answer it is ready all the same.
+const sparePrewarmTimeout = 5 * time.Second
+
 // spareKeyPrefix starts the pool key of a spare; no conversation key starts
 // with a NUL byte.
 const spareKeyPrefix = "\x00spare/"
@@ -47,6 +51,9 @@ type SpareConfig struct {
 	// InitTimeout bounds a spare's start: spawn until its answer to
 	// initialize. Default DefaultSpareInitTimeout.
 	InitTimeout time.Duration
+	// NoPrewarm skips Session.Prewarm: by default a spare that no
+	// conversation waits for yet is prewarmed before it counts as ready.
+	NoPrewarm bool
 }
 
 // SpareStatus is what a profile's warm spares are doing.
@@ -401,6 +408,18 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	err = s.Initialize(ctx)
+	p.mu.Lock()
+	prewarm := !e.claimed && !ss.cfg.NoPrewarm
+	p.mu.Unlock()
+	if err == nil && prewarm {
+		// Not when a conversation waits: it would wait for this too.
+		pctx, pcancel := context.WithTimeout(ctx, sparePrewarmTimeout)
+		perr := s.Prewarm(pctx)
+		pcancel()
+		if perr != nil {
+			log.Debug("agent: warm spare's prewarm failed; it is ready all the same", "session", s.SessionID(), "err", perr)
+		}
+	}
 	cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()

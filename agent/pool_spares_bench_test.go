@@ -29,47 +29,16 @@ func benchBridgeOpts(b *testing.B, h *harness) Options {
 }
 
 // BenchmarkFirstTurn: the first message of a new conversation, from the
-// pool call to its Result, three ways in the same run: on a warm spare
-// (spawned and initialized ahead of time; the replacement is awaited
-// between iterations, untimed), on a cold spawn, and a follow-up on a live
+// pool call to its Result, four ways in the same run: on a warm spare
+// (spawned, initialized and prewarmed ahead of time; the replacement is
+// awaited between iterations, untimed), on one not prewarmed
+// (SpareConfig.NoPrewarm), on a cold spawn, and a follow-up on a live
 // process for reference.
 //
 // Run: go test ./agent -run '^$' -bench FirstTurn -benchtime 15x
 func BenchmarkFirstTurn(b *testing.B) {
-	b.Run("warm-spare", func(b *testing.B) {
-		h := newHarness(b)
-		pool := NewPool(slog.New(slog.DiscardHandler))
-		defer closeBenchPool(b, pool)
-		tmpl := benchBridgeOpts(b, h)
-		cfg := SpareConfig{Limit: PoolLimit{Profile: "p", MaxLive: 4}, Count: 1, Options: tmpl, StateRoot: b.TempDir()}
-		pool.KeepSpares(cfg)
-		i := 0
-		for b.Loop() {
-			b.StopTimer()
-			waitBenchSpare(b, pool)
-			opts := tmpl
-			opts.SessionID = uuid.NewString()
-			key := fmt.Sprint("conv-", i)
-			i++
-			b.StartTimer()
-			s, err := pool.AcquireNew(context.Background(), key, cfg.Limit, opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if s.SessionID() == opts.SessionID {
-				b.Fatal("no warm spare was used")
-			}
-			benchSend(b, s, "first message")
-			benchResult(b, s.Events())
-			b.StopTimer()
-			if err := pool.Remove(context.Background(), key); err != nil {
-				b.Fatal(err)
-			}
-			for range s.Events() {
-			}
-			b.StartTimer()
-		}
-	})
+	b.Run("warm-spare", func(b *testing.B) { benchWarmFirstTurn(b, false) })
+	b.Run("warm-spare,no-prewarm", func(b *testing.B) { benchWarmFirstTurn(b, true) })
 	b.Run("cold", func(b *testing.B) {
 		h := newHarness(b)
 		pool := NewPool(slog.New(slog.DiscardHandler))
@@ -226,4 +195,40 @@ func vmRSSKB(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// benchWarmFirstTurn times first turns on warm spares, prewarmed or not.
+func benchWarmFirstTurn(b *testing.B, noPrewarm bool) {
+	h := newHarness(b)
+	pool := NewPool(slog.New(slog.DiscardHandler))
+	defer closeBenchPool(b, pool)
+	tmpl := benchBridgeOpts(b, h)
+	cfg := SpareConfig{Limit: PoolLimit{Profile: "p", MaxLive: 4}, Count: 1, Options: tmpl, StateRoot: b.TempDir(), NoPrewarm: noPrewarm}
+	pool.KeepSpares(cfg)
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		waitBenchSpare(b, pool)
+		opts := tmpl
+		opts.SessionID = uuid.NewString()
+		key := fmt.Sprint("conv-", i)
+		i++
+		b.StartTimer()
+		s, err := pool.AcquireNew(context.Background(), key, cfg.Limit, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.SessionID() == opts.SessionID {
+			b.Fatal("no warm spare was used")
+		}
+		benchSend(b, s, "first message")
+		benchResult(b, s.Events())
+		b.StopTimer()
+		if err := pool.Remove(context.Background(), key); err != nil {
+			b.Fatal(err)
+		}
+		for range s.Events() {
+		}
+		b.StartTimer()
+	}
 }

@@ -73,7 +73,32 @@ func TestWarmSpareIsANormalSession(t *testing.T) {
 	}
 	rec2 := record(t, s2)
 	send(t, s2, "[echo-history]")
-	if res := nextResult(t, rec2); !strings.Contains(res.Text, "remember the word kiwi") || res.SessionID != id {
+	// Exactly the one message: the spare's initialize and prewarm added
+	// nothing to the conversation.
+	if res := nextResult(t, rec2); res.Text != "history: remember the word kiwi" || res.SessionID != id {
 		t.Errorf("resumed turn: %+v; want the history of session %s", res, id)
+	}
+}
+
+// TestPrewarm: the real CLI answers Prewarm (get_context_usage, summary)
+// after initialize without calling the model, and the first turn after it
+// is a normal first turn.
+func TestPrewarm(t *testing.T) {
+	h := newHarness(t)
+	s, rec := h.start(h.opts())
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	if err := s.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prewarm(ctx); err != nil {
+		t.Fatalf("Prewarm: %v", err)
+	}
+	if n := len(h.srv.Requests()); n != 0 {
+		t.Errorf("Prewarm made %d model requests, want none", n)
+	}
+	send(t, s, "[echo-history] hello")
+	if res := nextResult(t, rec); res.IsError || res.Text != "history: (none)" {
+		t.Errorf("first turn after Prewarm: %+v", res)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,8 @@ import (
 
 // spareCLIScript stands in for the claude CLI in the spare tests: it logs
 // each start ("<unix nanos> <pid> <session id>") to $SPAWNLOG, answers
-// initialize (once the file $GATE exists, if set), and answers every user message with a started receipt, a
+// initialize (once the file $GATE exists, if set), logs each prewarm
+// (get_context_usage) to $SPAWNLOG.prewarm, and answers every user message with a started receipt, a
 // result and a completed receipt. $STDERR and $EXIT make it fail at once.
 const spareCLIScript = `
 sid=""
@@ -35,6 +37,10 @@ while IFS= read -r line; do
 		while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.01; done
 		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
 		printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{}}}\n' "$id";;
+	*'"subtype":"get_context_usage"'*)
+		echo "$sid" >> "$SPAWNLOG.prewarm"
+		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
+		printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{"categories":[]}}}\n' "$id";;
 	*'"type":"user"'*)
 		u=$(printf '%s' "$line" | sed 's/.*"uuid":"\([^"]*\)".*/\1/')
 		printf '{"type":"command_lifecycle","command_uuid":"%s","state":"started"}\n' "$u"
@@ -181,6 +187,9 @@ func TestSpareHandOver(t *testing.T) {
 	if got, ok := r.pool.Get("conv-1"); !ok || got != s {
 		t.Errorf("Get(conv-1) = %v, %v", got, ok)
 	}
+	if got := r.prewarmed(t); !slices.Contains(got, s.SessionID()) {
+		t.Errorf("the spare %s was not prewarmed before it was handed over (prewarmed: %v)", s.SessionID(), got)
+	}
 	send(t, s, "hello")
 	if res := nextResult(t, rec); res.SessionID != s.SessionID() {
 		t.Errorf("result of session %s, want %s", res.SessionID, s.SessionID())
@@ -252,6 +261,31 @@ func TestNewConversationWaitsForStartingSpare(t *testing.T) {
 	if spawns := r.spawnLog(t); g.s.SessionID() != spawns[0].sid {
 		t.Errorf("the first conversation got %s, want the spare %s (spawns %+v)", g.s.SessionID(), spawns[0].sid, spawns)
 	}
+	if slices.Contains(r.prewarmed(t), g.s.SessionID()) {
+		t.Errorf("the spare a conversation waited for was prewarmed (the conversation waited for that too)")
+	}
+}
+
+// TestSpareNoPrewarm: with NoPrewarm a spare is ready after initialize
+// without being prewarmed.
+func TestSpareNoPrewarm(t *testing.T) {
+	r := newSpareRig(t, 1, 4, nil)
+	r.cfg.NoPrewarm = true
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	if got := r.prewarmed(t); len(got) != 0 {
+		t.Errorf("prewarmed %v with NoPrewarm", got)
+	}
+}
+
+// prewarmed lists the session ids of the spares prewarmed so far.
+func (r *spareRig) prewarmed(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(r.spawns + ".prewarm")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
 }
 
 // TestSpareNotUsedWhenSpawnDiffers: a new conversation whose spawn options

@@ -13,3 +13,14 @@ func (s *Session) Initialize(ctx context.Context) error {
 	_, err := s.control(ctx, "initialize", func(id string) ([]byte, error) { return encodeInitialize(id, "") })
 	return err
 }
+
+// Prewarm asks the CLI for a summary of its context usage
+// (get_context_usage with detail "summary": answered from local estimates,
+// no API call, nothing written to the transcript). To answer, the CLI
+// assembles its system prompt and tool definitions, part of the work it
+// otherwise does on the first message. Call it after Initialize, before
+// the first message; the answer itself is discarded.
+func (s *Session) Prewarm(ctx context.Context) error {
+	_, err := s.control(ctx, "get_context_usage", encodeContextUsage)
+	return err
+}

@@ -96,6 +96,10 @@ type (
 	wireEndSessionOut struct {
 		Subtype string `json:"subtype"` // "end_session"
 	}
+	wireContextUsageOut struct {
+		Subtype string `json:"subtype"` // "get_context_usage"
+		Detail  string `json:"detail"`  // "summary": local estimates, no token-count API calls
+	}
 )
 
 // wireMCPResponseOut is the success payload answering an mcp_message:

@@ -40,9 +40,11 @@ func TestBenchTable(t *testing.T) {
 	var rows [][3]string
 	add := func(what, result, note string) { rows = append(rows, [3]string{what, result, note}) }
 
-	// The CLI on its own, first: nothing else of this run is busy yet.
-	cliCold, cliFollow := benchCLI(t, n, false)
-	_, cliFollowBox := benchCLI(t, n, true)
+	// The CLI on its own, first: nothing else of this run is busy yet. Its
+	// follow-ups are timed below, interleaved with the bridge's, so that
+	// all three see the same machine.
+	cliCold, cli := benchCLI(t, max(3, n/3), false)
+	_, cliBox := benchCLI(t, 1, true)
 
 	// New conversations on a bridge without warm spares: cold spawns.
 	b := startBenchBridge(t, 0, max(3, n/3))
@@ -86,9 +88,13 @@ func TestBenchTable(t *testing.T) {
 	}
 	b.waitLedgerSettled(t)
 	cpu0 := procCPU(t, b.bridge.cmd.Process.Pid)
-	var follow []time.Duration
+	var follow, cliFollow, cliFollowBox []time.Duration
 	var calls []int
 	for i := range n {
+		cpu := procCPU(t, b.bridge.cmd.Process.Pid)
+		cliFollow = append(cliFollow, cli.turn(t, fmt.Sprintf("follow-up %d", i)))
+		cliFollowBox = append(cliFollowBox, cliBox.turn(t, fmt.Sprintf("follow-up %d", i)))
+		cpu0 += procCPU(t, b.bridge.cmd.Process.Pid) - cpu // not the bridge's
 		text := fmt.Sprintf("follow-up %d", i)
 		before := len(b.slack.Calls())
 		start := time.Now()
@@ -203,10 +209,11 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// benchCLI measures the CLI through agent.Session alone: cold start
-// (spawn → first result) and follow-ups on the live process; sandboxed,
-// in bubblewrap with a private state directory as the bridge runs it.
-func benchCLI(t *testing.T, n int, sandboxed bool) (cold, follow []time.Duration) {
+// benchCLI starts the CLI through agent.Session alone colds times, each
+// time timing its cold start (spawn → first result), and returns the
+// timings and the last process, live and warmed up; sandboxed, in
+// bubblewrap with a private state directory as the bridge runs it.
+func benchCLI(t *testing.T, colds int, sandboxed bool) ([]time.Duration, *liveCLI) {
 	t.Helper()
 	claude := needClaude(t)
 	fm := fakemodel.New(t)
@@ -216,29 +223,10 @@ func benchCLI(t *testing.T, n int, sandboxed bool) (cold, follow []time.Duration
 		env[k] = v
 	}
 	home, wd := t.TempDir(), t.TempDir()
-	run := func(s *agent.Session, text string) {
-		t.Helper()
-		if err := s.Send(context.Background(), agent.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
-			t.Fatal(err)
-		}
-		timeout := time.After(e2eWait)
-		for {
-			select {
-			case ev := <-s.Events():
-				switch e := ev.(type) {
-				case agent.Result:
-					return
-				case agent.Exit:
-					t.Fatalf("CLI exited: %+v", e)
-				}
-			case <-timeout:
-				t.Fatal("no result from the CLI")
-			}
-		}
-	}
 	log := slog.New(slog.DiscardHandler)
-	var live *agent.Session
-	for i := range max(3, n/3) {
+	var cold []time.Duration
+	var live *liveCLI
+	for i := range colds {
 		start := time.Now()
 		opts := agent.Options{Command: claude, Workdir: wd, Home: home, Env: env,
 			SessionID: uuid.NewString(), CloseGrace: 10 * time.Second}
@@ -249,23 +237,44 @@ func benchCLI(t *testing.T, n int, sandboxed bool) (cold, follow []time.Duration
 		if err != nil {
 			t.Fatal(err)
 		}
-		run(s, fmt.Sprintf("cold %d", i))
-		cold = append(cold, time.Since(start))
 		if live != nil {
-			closeSession(live)
+			closeSession(live.s)
 		}
-		live = s
+		live = &liveCLI{s}
+		live.turn(t, fmt.Sprintf("cold %d", i))
+		cold = append(cold, time.Since(start))
 	}
+	t.Cleanup(func() { closeSession(live.s) })
 	for i := range warmUp {
-		run(live, fmt.Sprintf("warm-up %d", i))
+		live.turn(t, fmt.Sprintf("warm-up %d", i))
 	}
-	for i := range n {
-		start := time.Now()
-		run(live, fmt.Sprintf("follow-up %d", i))
-		follow = append(follow, time.Since(start))
+	return cold, live
+}
+
+// liveCLI is a CLI process driven through agent.Session.
+type liveCLI struct{ s *agent.Session }
+
+// turn sends text and waits for the result; it returns how long it took.
+func (c *liveCLI) turn(t *testing.T, text string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := c.s.Send(context.Background(), agent.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+		t.Fatal(err)
 	}
-	closeSession(live)
-	return cold, follow
+	timeout := time.After(e2eWait)
+	for {
+		select {
+		case ev := <-c.s.Events():
+			switch e := ev.(type) {
+			case agent.Result:
+				return time.Since(start)
+			case agent.Exit:
+				t.Fatalf("CLI exited: %+v", e)
+			}
+		case <-timeout:
+			t.Fatal("no result from the CLI")
+		}
+	}
 }
 
 func closeSession(s *agent.Session) {
