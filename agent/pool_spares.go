@@ -17,6 +17,7 @@ const (
 	DefaultSpareMinBackoff  = time.Second
 	DefaultSpareMaxBackoff  = 5 * time.Minute
 	DefaultSpareInitTimeout = time.Minute
+	DefaultSpareRefillWait  = 2 * time.Second
 )
 
 // sparePrewarmTimeout bounds a spare's prewarm: a CLI that does not
@@ -51,6 +52,11 @@ type SpareConfig struct {
 	// InitTimeout bounds a spare's start: spawn until its answer to
 	// initialize. Default DefaultSpareInitTimeout.
 	InitTimeout time.Duration
+	// RefillWait bounds how long the replacement of a spare handed over
+	// waits for that session's first turn to end (a booting CLI takes most
+	// of a core for half a second, which the first turn would otherwise
+	// share). Default DefaultSpareRefillWait.
+	RefillWait time.Duration
 	// NoPrewarm skips Session.Prewarm: by default a spare that no
 	// conversation waits for yet is prewarmed before it counts as ready.
 	NoPrewarm bool
@@ -78,6 +84,11 @@ type spareSet struct {
 	lastErr   string
 	notBefore time.Time
 	decided   uint64 // how often the keeper decided what to do (tests wait for it)
+	// handed is the spare handed over last, at handedAt: its replacement
+	// waits until its first turn is done (at most cfg.RefillWait), so that
+	// the replacement's boot does not slow that turn down.
+	handed   *Session
+	handedAt time.Time
 }
 
 func (c SpareConfig) withDefaults() SpareConfig {
@@ -90,6 +101,9 @@ func (c SpareConfig) withDefaults() SpareConfig {
 	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
 	if c.InitTimeout <= 0 {
 		c.InitTimeout = DefaultSpareInitTimeout
+	}
+	if c.RefillWait <= 0 {
+		c.RefillWait = DefaultSpareRefillWait
 	}
 	c.Count = max(c.Count, 0)
 	return c
@@ -242,6 +256,7 @@ func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Pool
 	p.entries[key] = e
 	ss.failures = 0 // it lived until it was needed
 	e.s.touch()     // idle and LRU clocks start now, not at its spawn
+	ss.handed, ss.handedAt = e.s, time.Now()
 	p.notifyLocked()
 	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
 	return e.s
@@ -363,10 +378,29 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 	if left := time.Until(ss.notBefore); left > 0 {
 		return nil, nil, left
 	}
+	if left := p.refillWaitLocked(ss); left > 0 {
+		return nil, nil, left
+	}
 	id := uuid.NewString()
 	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id}
 	p.entries[e.key] = e
 	return e, nil, 0
+}
+
+// refillWaitLocked is how long the keeper should still wait before it
+// spawns the replacement of the spare handed over last: until that
+// session's first turn is done, at most cfg.RefillWait after the
+// hand-over. The session's changes wake the keeper. Needs p.mu.
+func (p *Pool) refillWaitLocked(ss *spareSet) time.Duration {
+	if ss.handed == nil {
+		return 0
+	}
+	left := ss.cfg.RefillWait - time.Since(ss.handedAt)
+	if left <= 0 || ss.handed.firstTurnDone() {
+		ss.handed = nil
+		return 0
+	}
+	return left
 }
 
 // spareOptions are the spawn options of a spare with session id id.

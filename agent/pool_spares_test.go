@@ -266,6 +266,46 @@ func TestNewConversationWaitsForStartingSpare(t *testing.T) {
 	}
 }
 
+// TestSpareReplacementWaitsForFirstTurn: the replacement of a spare handed
+// over is spawned once that session's first turn is done, not while it
+// runs; and after RefillWait at the latest when no turn comes.
+func TestSpareReplacementWaitsForFirstTurn(t *testing.T) {
+	r := newSpareRig(t, 1, 4, nil)
+	r.cfg.RefillWait = time.Hour
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	r.waitKeeper(t)
+	if n := len(r.spawnLog(t)); n != 1 {
+		t.Fatalf("%d spawns before the first turn, want only the spare's", n)
+	}
+	send(t, s, "hello")
+	nextResult(t, rec)
+	r.waitStatus(t, "the replacement after the first turn", ready(1))
+	if n := len(r.spawnLog(t)); n != 2 {
+		t.Errorf("%d spawns after the first turn, want 2", n)
+	}
+
+	// No turn on the next one: the replacement comes after RefillWait.
+	r.cfg.RefillWait = 200 * time.Millisecond
+	r.pool.KeepSpares(r.cfg)
+	if _, err := r.pool.AcquireNew(ctx, "conv-2", r.cfg.Limit, r.newOpts()); err != nil {
+		t.Fatal(err)
+	}
+	handed := time.Now()
+	r.waitStatus(t, "the replacement after RefillWait", ready(1))
+	spawns := r.spawnLog(t)
+	if len(spawns) != 3 || spawns[2].at.Sub(handed) < 150*time.Millisecond {
+		t.Errorf("spawns %+v: want a third one RefillWait after the hand-over at %v", spawns, handed)
+	}
+}
+
 // TestSpareNoPrewarm: with NoPrewarm a spare is ready after initialize
 // without being prewarmed.
 func TestSpareNoPrewarm(t *testing.T) {

@@ -241,6 +241,14 @@ func (s *Session) Busy() bool {
 	return s.st.busy()
 }
 
+// firstTurnDone reports whether a message has been sent to the session
+// and it is no longer busy, or it has exited.
+func (s *Session) firstTurnDone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.exited || (s.st.everSent && !s.st.busy())
+}
+
 // LastActive returns when the session last sent or received anything.
 func (s *Session) LastActive() time.Time {
 	s.mu.Lock()
