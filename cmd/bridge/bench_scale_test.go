@@ -19,7 +19,7 @@ import (
 
 // scaleWait bounds each reply in the scale run (a 2-core machine running
 // 32 CLIs is slow).
-const scaleWait = 60 * time.Second
+const scaleWait = 10 * time.Minute
 
 // BenchmarkConcurrentConversations: Slack threads in one channel talk to
 // the bridge binary at once, with the real CLI against the fake model: 100
