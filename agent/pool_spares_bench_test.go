@@ -56,15 +56,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchSend(b, s, "first message")
-			benchResult(b, s.Events())
-			b.StopTimer()
-			if err := pool.Remove(context.Background(), key); err != nil {
-				b.Fatal(err)
-			}
-			for range s.Events() {
-			}
-			b.StartTimer()
+			benchFirstTurn(b, pool, key, s)
 		}
 	})
 	b.Run("follow-up", func(b *testing.B) {
@@ -97,8 +89,9 @@ func closeBenchPool(b *testing.B, pool *Pool) {
 
 // BenchmarkCLIMemory measures the resident memory of one live CLI process
 // (its whole process tree: bubblewrap and the CLI, when sandboxed) as the
-// bridge runs it: after initialize (a warm spare), after a first turn, and
-// after ten turns. Each op is one process; the metrics are means.
+// bridge runs it: after initialize and prewarm (a warm spare), after a
+// first turn, and after ten turns. Each op is one process; the metrics are
+// means.
 //
 // Run: go test ./agent -run '^$' -bench CLIMemory -benchtime 3x
 func BenchmarkCLIMemory(b *testing.B) {
@@ -113,6 +106,9 @@ func BenchmarkCLIMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		if err := s.Initialize(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Prewarm(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		idle += settledTreeRSS(b, s.PID())
@@ -221,14 +217,20 @@ func benchWarmFirstTurn(b *testing.B, noPrewarm bool) {
 		if s.SessionID() == opts.SessionID {
 			b.Fatal("no warm spare was used")
 		}
-		benchSend(b, s, "first message")
-		benchResult(b, s.Events())
-		b.StopTimer()
-		if err := pool.Remove(context.Background(), key); err != nil {
-			b.Fatal(err)
-		}
-		for range s.Events() {
-		}
-		b.StartTimer()
+		benchFirstTurn(b, pool, key, s)
 	}
+}
+
+// benchFirstTurn times the first turn of session s of key, then (untimed)
+// removes it from the pool.
+func benchFirstTurn(b *testing.B, pool *Pool, key string, s *Session) {
+	benchSend(b, s, "first message")
+	benchResult(b, s.Events())
+	b.StopTimer()
+	if err := pool.Remove(context.Background(), key); err != nil {
+		b.Fatal(err)
+	}
+	for range s.Events() {
+	}
+	b.StartTimer()
 }
