@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -71,7 +72,20 @@ type Pool struct {
 
 	stopJanitor chan struct{}
 	wg          sync.WaitGroup // janitor, monitors, background stops
+
+	// boots holds a token per CLI booting (see takeBootSlot).
+	boots chan struct{}
 }
+
+// bootHold bounds how long one spawn holds its boot slot when the CLI
+// shows no sign of having booted.
+const bootHold = 10 * time.Second
+
+// MaxBoots is how many CLI processes of a pool boot at once: a CLI takes
+// most of a core for half a second to boot, and a burst of new or resumed
+// conversations booting all at once would make each of them as slow as
+// all of them together. At least 2, else the number of CPUs.
+func MaxBoots() int { return max(2, runtime.NumCPU()) }
 
 // poolEntry is one key's session. s is nil while it is being started.
 type poolEntry struct {
@@ -100,6 +114,7 @@ func NewPool(logger *slog.Logger) *Pool {
 		waiting:     map[string]int{},
 		changed:     make(chan struct{}),
 		stopJanitor: make(chan struct{}),
+		boots:       make(chan struct{}, MaxBoots()),
 	}
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); p.janitor() }()
@@ -223,9 +238,55 @@ func (p *Pool) waitLockedFor(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// takeBootSlot waits until fewer than MaxBoots CLIs of the pool boot, and
+// takes a slot; bootedOrGone gives it back.
+func (p *Pool) takeBootSlot(ctx context.Context) error {
+	select {
+	case p.boots <- struct{}{}:
+		return nil
+	default:
+	}
+	p.log.Debug("agent pool: waiting for a boot slot", "max_boots", cap(p.boots))
+	select {
+	case p.boots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.stopJanitor:
+		return ErrPoolClosed
+	}
+}
+
+// bootedOrGone gives the boot slot taken for s back once s has booted (its
+// first init or control response), exited, or held it for bootHold; a nil
+// s (the start failed) gives it back at once.
+func (p *Pool) bootedOrGone(s *Session) {
+	if s == nil {
+		<-p.boots
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTimer(bootHold)
+		defer t.Stop()
+		select {
+		case <-s.booted:
+		case <-s.Done():
+		case <-t.C:
+		}
+		<-p.boots
+	}()
+}
+
 // start runs Start for a reserved entry and registers the session.
 func (p *Pool) start(ctx context.Context, e *poolEntry, opts Options) (*Session, error) {
-	s, err := Start(ctx, opts, p.log.With("key", e.key, "profile", e.limit.Profile))
+	var s *Session
+	err := p.takeBootSlot(ctx)
+	if err == nil {
+		s, err = Start(ctx, opts, p.log.With("key", e.key, "profile", e.limit.Profile))
+		p.bootedOrGone(s)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.notifyLocked()

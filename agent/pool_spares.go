@@ -422,11 +422,18 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	p.mu.Unlock()
 	log := p.log.With("profile", e.limit.Profile) // the session keeps it after a hand-over
 	began := time.Now()
-	s, err := Start(context.Background(), opts, log)
+	var s *Session
+	err := p.takeBootSlot(context.Background())
+	if err == nil {
+		s, err = Start(context.Background(), opts, log)
+		p.bootedOrGone(s)
+	}
 	if err != nil {
 		p.mu.Lock()
 		delete(p.entries, e.key)
-		p.spareFailedLocked(ss, e, err, "")
+		if !errors.Is(err, ErrPoolClosed) {
+			p.spareFailedLocked(ss, e, err, "")
+		}
 		p.notifyLocked()
 		p.mu.Unlock()
 		removeSpareState(opts, log)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -591,4 +592,44 @@ func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 func (t teeHandler) WithGroup(n string) slog.Handler {
 	return teeHandler{t.a.WithGroup(n), t.b.WithGroup(n)}
+}
+
+// TestBootSlotsLimitConcurrentBoots: with one boot slot, a second spawn
+// waits until the first CLI has booted (its first init), then starts; a
+// caller that gives up while waiting spawns nothing.
+func TestBootSlotsLimitConcurrentBoots(t *testing.T) {
+	r := newSpareRig(t, 0, 4, nil)
+	r.pool.boots = make(chan struct{}, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	a, err := r.pool.Acquire(ctx, "a", r.cfg.Limit, r.newOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recA := record(t, a)
+
+	gaveUp, stop := context.WithCancel(ctx)
+	stop()
+	if _, err := r.pool.Acquire(gaveUp, "gave-up", r.cfg.Limit, r.newOpts()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Acquire while a CLI boots, cancelled: %v, want context.Canceled", err)
+	}
+
+	got := make(chan error, 1)
+	go func() {
+		b, err := r.pool.Acquire(ctx, "b", r.cfg.Limit, r.newOpts())
+		if err == nil {
+			record(t, b)
+		}
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if n := len(r.spawnLog(t)); n != 1 {
+		t.Fatalf("%d spawns while the first CLI boots, want 1", n)
+	}
+	send(t, a, "hello") // the scripted CLI's init: it has booted
+	nextResult(t, recA)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the second spawn after the first booted", eventTimeout, func() bool { return len(r.spawnLog(t)) == 2 })
 }

@@ -51,6 +51,8 @@ type Session struct {
 	writerDone chan struct{} // closed when the writer goroutine returned
 	exited     chan struct{} // closed when cmd.Wait returned
 	done       chan struct{} // closed after the Exit event was queued
+	booted     chan struct{} // closed at the CLI's first init or control response (bootedOnce)
+	bootedOnce sync.Once
 	kill       context.CancelFunc
 	events     *eventQueue
 	nextReq    atomic.Int64
@@ -166,6 +168,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		writerDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		done:       make(chan struct{}),
+		booted:     make(chan struct{}),
 		kill:       kill,
 		events:     newEventQueue(),
 		controls:   map[string]chan ControlResponse{},

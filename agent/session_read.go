@@ -42,6 +42,10 @@ func (s *Session) handle(ev Event) {
 		reply   []byte
 		forward = true
 	)
+	switch ev.(type) {
+	case Init, ControlResponse: // it has booted: it is working on a turn or a request
+		s.bootedOnce.Do(func() { close(s.booted) })
+	}
 	s.mu.Lock()
 	wasBusy := s.st.busy()
 	s.st.observe(ev)
