@@ -322,3 +322,27 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) fl
 	}
 	return 0
 }
+
+// TestBudgetDebtIsCapped: urgent operations always go and push streaming
+// edits back one interval each, but a burst pushes them back at most
+// maxBudgetDebt intervals; streaming edits keep one per interval.
+func TestBudgetDebtIsCapped(t *testing.T) {
+	var b budget
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const iv = time.Second
+	for range 50 {
+		if w := b.take(now, iv, true); w != 0 {
+			t.Fatalf("an urgent take waited %v", w)
+		}
+	}
+	if w := b.take(now, iv, false); w != maxBudgetDebt*iv {
+		t.Errorf("after a burst of 50 urgent posts a streaming edit waits %v, want %v", w, maxBudgetDebt*iv)
+	}
+	now = now.Add(maxBudgetDebt * iv)
+	if w := b.take(now, iv, false); w != 0 {
+		t.Errorf("once the debt is paid a streaming edit waits %v", w)
+	}
+	if w := b.take(now.Add(iv/2), iv, false); w != iv/2 {
+		t.Errorf("a second streaming edit within the interval waits %v, want %v", w, iv/2)
+	}
+}

@@ -19,6 +19,13 @@ type budget struct {
 	workers int // conversation workers holding it; guarded by Core.mu
 }
 
+// maxBudgetDebt caps, in intervals, how far a burst of urgent operations
+// pushes the channel's next streaming edit back: they went out at once
+// anyway, and the platform's own limits recover within a few seconds, so a
+// burst of fifty quick replies must not stall every live message of the
+// channel for fifty intervals.
+const maxBudgetDebt = 4
+
 // take reserves a slot at now. An urgent reservation always succeeds (and
 // returns 0); a streaming one returns how long to wait when the channel is
 // still busy, in which case nothing is reserved.
@@ -29,6 +36,9 @@ func (b *budget) take(now time.Time, interval time.Duration, urgent bool) time.D
 		return b.next.Sub(now)
 	}
 	b.next = later(b.next, now).Add(interval)
+	if limit := now.Add(maxBudgetDebt * interval); b.next.After(limit) {
+		b.next = limit
+	}
 	return 0
 }
 

@@ -324,3 +324,24 @@ func TestQueueFullKeepsMessagesInLedger(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyPostedWhileStoppingIsRecorded: a reply that reached the
+// platform as the bridge began to stop is recorded as posted, so the next
+// run does not post it again.
+func TestReplyPostedWhileStoppingIsRecorded(t *testing.T) {
+	h := start(t, setup{})
+	k := key("T1")
+	h.plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
+		if strings.Contains(m.Text, "pong: hello") {
+			h.cancel() // the bridge stops while this reply goes out
+		}
+		return nil
+	})
+	h.send(k, "m1", "alice", "hello")
+	h.waitText(k, "pong: hello")
+	h.stop()
+	pending, err := h.st.PendingOutbox(ctxT(t))
+	if err != nil || len(pending) != 0 {
+		t.Errorf("after a stop during the post, pending replies %+v (%v): the next run would post them again", pending, err)
+	}
+}

@@ -3,9 +3,14 @@ package bridges
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentbridge/agentbridge/store"
 )
+
+// markPostedTimeout bounds recording that a reply was posted, which
+// outlives the bridge's stop.
+const markPostedTimeout = 10 * time.Second
 
 // flushOutbox posts the conversation's pending replies in order. A reply
 // that fails stays pending and is retried with exponential backoff (later
@@ -27,9 +32,13 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 	for _, row := range rows {
 		err := cv.postReply(ctx, row)
 		if err == nil {
-			if err := cv.core.st.MarkOutboxPosted(ctx, row.ID); err != nil {
+			// Posted: record it even while the bridge stops, or the next
+			// run would post it again.
+			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
+			if err := cv.core.st.MarkOutboxPosted(mctx, row.ID); err != nil {
 				cv.log.Error("mark reply posted", "outbox", row.ID, "err", err)
 			}
+			cancel()
 			continue
 		}
 		if ctx.Err() != nil {
