@@ -202,6 +202,12 @@ func TestE2EBridgeKillTakesAgents(t *testing.T) {
 			if ps := agentProcesses(e.ab.dir); len(ps) == 0 {
 				t.Fatalf("no agent process found for this test's directory")
 			}
+			// The replacement warm spare has booted: a process spawned in
+			// the very instant of a SIGKILL can outlive the bridge until the
+			// CLI reads the end of its stdin (bubblewrap's forked inner
+			// process can miss its parent-death signal when its parent dies
+			// as it forks).
+			e.waitSpareReady(t)
 			if stop == "SIGKILL" {
 				e.bridge.kill9()
 			} else if err := e.bridge.stop(60 * time.Second); err != nil {
