@@ -321,6 +321,10 @@ func (p *Pool) monitor(e *poolEntry) {
 		}
 		p.mu.Lock()
 		p.spareGoneLocked(e, ex)
+		if p.entries[e.key] == e { // with the failure counted, not after: SpareStatus stays consistent
+			delete(p.entries, e.key)
+			p.notifyLocked()
+		}
 		p.mu.Unlock()
 		removeSpareState(e.s.opts, p.log)
 	}
