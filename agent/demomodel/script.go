@@ -124,38 +124,11 @@ type toolCall struct {
 	IsError bool
 }
 
-// answeredCalls returns the tool calls answered by the tool_result blocks
-// of the last "user" message (the CLI may append "system" messages after
-// it), matched with the model's tool_use blocks before it.
+// answeredCalls returns the tool calls the last "user" message answers.
 func answeredCalls(req fakemodel.Request) []toolCall {
-	last := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			last = i
-			break
-		}
-	}
-	if last < 0 {
-		return nil
-	}
-	uses := map[string]fakemodel.Block{}
-	for _, m := range req.Messages[:last] {
-		if m.Role != "assistant" {
-			continue
-		}
-		for _, b := range m.Blocks {
-			if b.Type == "tool_use" {
-				uses[b.ID] = b
-			}
-		}
-	}
 	var calls []toolCall
-	for _, b := range req.Messages[last].Blocks {
-		if b.Type != "tool_result" {
-			continue
-		}
-		use := uses[b.ToolUseID]
-		calls = append(calls, toolCall{Name: use.Name, Input: use.Input, Result: b.Text, IsError: b.IsError})
+	for _, r := range fakemodel.AnsweredTools(req) {
+		calls = append(calls, toolCall{Name: r.Use.Name, Input: r.Use.Input, Result: r.Text, IsError: r.IsError})
 	}
 	return calls
 }

@@ -137,9 +137,22 @@ type toolCall struct {
 	IsError bool
 }
 
-// pendingToolResults returns the tool calls answered by the tool_result
-// blocks of message idx, matched to the assistant tool_use blocks before it.
-func pendingToolResults(req Request, idx int) []toolCall {
+// ToolResult is a tool_result block with the model's tool_use block it
+// answers (the zero Block when none before it does).
+type ToolResult struct {
+	Use     Block
+	Text    string
+	IsError bool
+}
+
+// AnsweredTools returns the tool_result blocks of the request's last
+// "user" message (the CLI may append "system" messages after it), each
+// with the tool_use block before it that it answers.
+func AnsweredTools(req Request) []ToolResult {
+	idx := lastUserMessage(req)
+	if idx < 0 {
+		return nil
+	}
 	uses := map[string]Block{}
 	for _, m := range req.Messages[:idx] {
 		if m.Role != "assistant" {
@@ -151,16 +164,22 @@ func pendingToolResults(req Request, idx int) []toolCall {
 			}
 		}
 	}
-	var calls []toolCall
+	var out []ToolResult
 	for _, b := range req.Messages[idx].Blocks {
-		if b.Type != "tool_result" {
-			continue
+		if b.Type == "tool_result" {
+			out = append(out, ToolResult{Use: uses[b.ToolUseID], Text: b.Text, IsError: b.IsError})
 		}
-		c := toolCall{Result: b.Text, IsError: b.IsError}
-		if use, ok := uses[b.ToolUseID]; ok {
-			c.Name = use.Name
-			_ = json.Unmarshal(use.Input, &c.Input) // a non-object input just leaves Input nil
-		}
+	}
+	return out
+}
+
+// pendingToolResults returns the tool calls the last "user" message
+// answers (AnsweredTools), with their inputs decoded.
+func pendingToolResults(req Request) []toolCall {
+	var calls []toolCall
+	for _, r := range AnsweredTools(req) {
+		c := toolCall{Name: r.Use.Name, Result: r.Text, IsError: r.IsError}
+		_ = json.Unmarshal(r.Use.Input, &c.Input) // a non-object input just leaves Input nil
 		calls = append(calls, c)
 	}
 	return calls

@@ -97,7 +97,7 @@ func planContent(req Request, newToolID func() string) Reply {
 	if idx < 0 {
 		return textReply("pong", "pong: ")
 	}
-	calls := pendingToolResults(req, idx)
+	calls := pendingToolResults(req)
 	var latest *textEntry
 	for _, e := range textEntries(req) {
 		if e.Msg >= idx {
