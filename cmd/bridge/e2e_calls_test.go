@@ -125,6 +125,7 @@ func TestSlackE2EStreamsLongAnswer(t *testing.T) {
 
 // metricsOrEmpty fetches /metrics, or "" when the bridge does not answer.
 func (p *bridgeProc) metricsOrEmpty() string {
+	p.scrapes.Add(1)
 	resp, err := http.Get("http://" + p.addr + "/metrics")
 	if err != nil {
 		return ""

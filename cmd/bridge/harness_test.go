@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,6 +93,7 @@ type bridgeProc struct {
 	logs    *syncBuffer
 	done    chan struct{}
 	exitErr error
+	scrapes atomic.Int64 // GET /metrics by the test (metricsOrEmpty)
 }
 
 // agentBridge is a bridge binary whose agent profile "coder" runs the real
