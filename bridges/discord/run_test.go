@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 )
 
@@ -209,26 +210,14 @@ func TestConnectionStates(t *testing.T) {
 	f.RefuseGateway(2)
 	f.DropSocket()
 	got := r.rec.waitStates(t, 6)
-	want := []struct {
-		state   bridges.ConnState
-		attempt int
-		reason  string
-	}{
-		{bridges.ConnStarting, 0, ""},
-		{bridges.ConnConnected, 0, ""},
-		{bridges.ConnReconnecting, 0, "the gateway connection dropped"},
-		{bridges.ConnReconnecting, 1, "bad handshake"},
-		{bridges.ConnReconnecting, 2, "bad handshake"},
-		{bridges.ConnConnected, 0, ""},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("states = %+v, want %d", got, len(want))
-	}
-	for i, w := range want {
-		if got[i].State != w.state || got[i].Attempt != w.attempt || !strings.Contains(got[i].Reason, w.reason) {
-			t.Errorf("state %d = %+v, want %s attempt %d reason with %q", i, got[i], w.state, w.attempt, w.reason)
-		}
-	}
+	bridgetest.CheckStates(t, got, []bridgetest.WantState{
+		{State: bridges.ConnStarting, Attempt: 0, Reason: ""},
+		{State: bridges.ConnConnected, Attempt: 0, Reason: ""},
+		{State: bridges.ConnReconnecting, Attempt: 0, Reason: "the gateway connection dropped"},
+		{State: bridges.ConnReconnecting, Attempt: 1, Reason: "bad handshake"},
+		{State: bridges.ConnReconnecting, Attempt: 2, Reason: "bad handshake"},
+		{State: bridges.ConnConnected, Attempt: 0, Reason: ""},
+	})
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Resumes == 1 && s.Live == 1 }, wait); err != nil {
 		t.Fatalf("the session was not resumed: %v (%+v)", err, f.GatewayStats())
 	}

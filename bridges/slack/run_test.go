@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
@@ -303,27 +304,15 @@ func TestConnectionStates(t *testing.T) {
 		t.Fatal("no socket to drop")
 	}
 	got := h.waitStates(t, 7)
-	want := []struct {
-		state   bridges.ConnState
-		attempt int
-		reason  string
-	}{
-		{bridges.ConnStarting, 0, ""},
-		{bridges.ConnReconnecting, 1, "auth.test: internal_error"},
-		{bridges.ConnConnected, 0, ""},
-		{bridges.ConnReconnecting, 0, "the Socket Mode connection ended"},
-		{bridges.ConnReconnecting, 1, "internal_error"},
-		{bridges.ConnReconnecting, 2, "internal_error"},
-		{bridges.ConnConnected, 0, ""},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("states = %+v, want %d", got, len(want))
-	}
-	for i, w := range want {
-		if got[i].State != w.state || got[i].Attempt != w.attempt || !strings.Contains(got[i].Reason, w.reason) {
-			t.Errorf("state %d = %+v, want %s attempt %d reason with %q", i, got[i], w.state, w.attempt, w.reason)
-		}
-	}
+	bridgetest.CheckStates(t, got, []bridgetest.WantState{
+		{State: bridges.ConnStarting, Attempt: 0, Reason: ""},
+		{State: bridges.ConnReconnecting, Attempt: 1, Reason: "auth.test: internal_error"},
+		{State: bridges.ConnConnected, Attempt: 0, Reason: ""},
+		{State: bridges.ConnReconnecting, Attempt: 0, Reason: "the Socket Mode connection ended"},
+		{State: bridges.ConnReconnecting, Attempt: 1, Reason: "internal_error"},
+		{State: bridges.ConnReconnecting, Attempt: 2, Reason: "internal_error"},
+		{State: bridges.ConnConnected, Attempt: 0, Reason: ""},
+	})
 }
 
 // Reconnect attempts are capped: after maxFailures failures in a row Run
