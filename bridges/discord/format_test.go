@@ -4,8 +4,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -26,19 +27,7 @@ func TestToDiscordGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := toDiscord(string(src))
-			golden := strings.TrimSuffix(in, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("toDiscord(%s) =\n%s\nwant\n%s", in, got, want)
-			}
+			markdowntest.Golden(t, in, got, *update)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -121,20 +123,7 @@ func TestSplitGolden(t *testing.T) {
 			for i, c := range Split(string(in), limit) {
 				fmt.Fprintf(&got, "----- chunk %d (%d runes) -----\n%s\n", i+1, utf8.RuneCountInString(c), c)
 			}
-			golden := strings.TrimSuffix(f, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got.String() != string(want) {
-				t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, got.String())
-			}
+			markdowntest.Golden(t, f, got.String(), *update)
 		})
 	}
 }

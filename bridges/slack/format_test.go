@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
+
 	"github.com/agentbridge/agentbridge/bridges/markdown"
 )
 
@@ -31,20 +33,7 @@ func TestToMrkdwnGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := ToMrkdwn(string(src)) + "\n"
-			golden := strings.TrimSuffix(in, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("ToMrkdwn(%s) mismatch\n--- got ---\n%s\n--- want ---\n%s", in, got, want)
-			}
+			markdowntest.Golden(t, in, got, *update)
 		})
 	}
 }

@@ -4,8 +4,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
 
 	"github.com/agentbridge/agentbridge/bridges/markdown"
 )
@@ -16,20 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*/*.golden from the cu
 // rewrites it with -update).
 func golden(t *testing.T, in, got string) {
 	t.Helper()
-	path := strings.TrimSuffix(in, ".md") + ".golden"
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -run Golden -update to accept):\n%s", path, got)
-	}
+	markdowntest.Golden(t, in, got, *update)
 }
 
 func goldenInputs(t *testing.T, dir string) []string {

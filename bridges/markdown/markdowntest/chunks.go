@@ -3,7 +3,8 @@
 // is valid UTF-8 and not blank, closes every code block it opens, and the
 // chunks together keep all of the text. Its fence parsers are written
 // apart from the splitters' own, so that a splitter is not checked against
-// itself.
+// itself. Golden compares a renderer's or splitter's output with its
+// golden file.
 package markdowntest
 
 import (
