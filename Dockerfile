@@ -12,9 +12,14 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 # The bridge: cgo is needed for github.com/mattn/go-sqlite3.
 FROM ${GO_IMAGE} AS build
+# A CA bundle to trust besides the system's (a TLS-inspecting proxy); a path inside the build.
+ARG EXTRA_CA_BUNDLE=
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN GOTOOLCHAIN=local go mod download
+RUN if [ -n "$EXTRA_CA_BUNDLE" ]; then \
+      cat /etc/ssl/certs/ca-certificates.crt "$EXTRA_CA_BUNDLE" > /tmp/ca.pem && export SSL_CERT_FILE=/tmp/ca.pem; \
+    fi \
+ && GOTOOLCHAIN=local go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=1 GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
