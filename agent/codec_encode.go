@@ -168,3 +168,17 @@ func encodeContextUsage(requestID string) ([]byte, error) {
 func encodeEndSession(requestID string) ([]byte, error) {
 	return encodeControlRequest(requestID, wireEndSessionOut{Subtype: "end_session"})
 }
+
+// encodeSetEnv sets environment variables of the CLI process through its
+// flag settings (apply_flag_settings): the next API request is made with
+// them. An empty value makes the variable count as unset.
+func encodeSetEnv(requestID string, env map[string]string) ([]byte, error) {
+	return encodeControlRequest(requestID, wireApplyFlagSettingsOut{Subtype: "apply_flag_settings", Settings: wireFlagSettings{Env: env}})
+}
+
+// encodeRewind rewinds the conversation to before the user message
+// messageUUID: it and everything after it leave the conversation (a later
+// --resume does not restore them).
+func encodeRewind(requestID, messageUUID string) ([]byte, error) {
+	return encodeControlRequest(requestID, wireRewindOut{Subtype: "rewind_conversation", TargetMessageUUID: messageUUID})
+}

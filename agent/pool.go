@@ -75,6 +75,10 @@ type Pool struct {
 
 	// boots holds a token per CLI booting (see takeBootSlot).
 	boots chan struct{}
+
+	// warm answers the warm spares' warm-up turns (SpareConfig.WarmUp);
+	// started on first use. Guarded by mu.
+	warm *warmModel
 }
 
 // bootHold bounds how long one spawn holds its boot slot when the CLI
@@ -556,5 +560,11 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	stops.Wait()
 	p.wg.Wait()
+	p.mu.Lock()
+	warm := p.warm
+	p.mu.Unlock()
+	if warm != nil {
+		warm.close()
+	}
 	return nil
 }

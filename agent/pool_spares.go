@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,7 +61,19 @@ type SpareConfig struct {
 	// NoPrewarm skips Session.Prewarm: by default a spare that no
 	// conversation waits for yet is prewarmed before it counts as ready.
 	NoPrewarm bool
+	// WarmUp gives each spare that no conversation waits for yet a
+	// warm-up turn (Session.WarmUp) against a local stand-in for the model
+	// that the pool serves on 127.0.0.1, instead of Prewarm: its first real
+	// turn then runs about as fast as a follow-up. Not for a profile whose
+	// model requests might not follow ANTHROPIC_BASE_URL (a third-party
+	// provider in its env or settings files); a warm-up that fails, or
+	// whose request did not arrive at the local model, discards that spare
+	// and turns warm-up turns off for the profile (SpareStatus.WarmUpOff).
+	WarmUp bool
 }
+
+// spareWarmUpTimeout bounds a spare's warm-up turn.
+const spareWarmUpTimeout = 30 * time.Second
 
 // SpareStatus is what a profile's warm spares are doing.
 type SpareStatus struct {
@@ -75,6 +88,9 @@ type SpareStatus struct {
 	Failures    int
 	LastError   string
 	NextAttempt time.Time
+	// WarmUpOff says why spares get no warm-up turn although the config
+	// asks for it ("" = they do, or it was not asked for).
+	WarmUpOff string
 }
 
 // spareSet is the pool's state for one profile's spares. Guarded by Pool.mu.
@@ -89,6 +105,10 @@ type spareSet struct {
 	// the replacement's boot does not slow that turn down.
 	handed   *Session
 	handedAt time.Time
+	// warmUpOff is why warm-up turns are off for the profile: set when one
+	// failed or its request went elsewhere. warmUpBlocked is why the last
+	// spare went without one (warmUpBlocker), checked again for each spare.
+	warmUpOff, warmUpBlocked string
 }
 
 func (c SpareConfig) withDefaults() SpareConfig {
@@ -148,6 +168,9 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 		return SpareStatus{}
 	}
 	st := SpareStatus{Want: ss.cfg.Count, Failures: ss.failures, LastError: ss.lastErr}
+	if ss.cfg.WarmUp {
+		st.WarmUpOff = cmp.Or(ss.warmUpOff, ss.warmUpBlocked)
+	}
 	if ss.failures > 0 {
 		st.NextAttempt = ss.notBefore
 	}
@@ -450,10 +473,40 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	err = s.Initialize(ctx)
 	p.mu.Lock()
+	// Not when a conversation waits: it would wait for this too.
 	prewarm := !e.claimed && !ss.cfg.NoPrewarm
+	warmUp := !e.claimed && ss.cfg.WarmUp && ss.warmUpOff == ""
 	p.mu.Unlock()
+	if err == nil && warmUp {
+		why := warmUpBlocker(opts)
+		p.mu.Lock()
+		if why != "" && ss.warmUpBlocked == "" {
+			log.Info("agent: warm spares get no warm-up turn", "why", why)
+		}
+		ss.warmUpBlocked = why
+		p.mu.Unlock()
+		warmUp = why == ""
+	}
+	if err == nil && warmUp {
+		if werr := p.warmUpSpare(ctx, s, opts, log); werr != nil {
+			cancel()
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if ss.warmUpOff == "" && !e.stopping && !errors.Is(werr, ErrPoolClosed) {
+				ss.warmUpOff = werr.Error()
+				log.Warn("agent: warm spare's warm-up turn failed; this profile's spares go without from now on", "session", s.SessionID(), "err", werr)
+			}
+			// The session may still point at the local model or hold the
+			// warm-up turn: never hand it over. Not a spare failure: the
+			// next one starts at once, without a warm-up turn.
+			e.stopping = true
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); p.dropSpare(e) }()
+			return
+		}
+		prewarm = false // the warm-up turn did more than a prewarm does
+	}
 	if err == nil && prewarm {
-		// Not when a conversation waits: it would wait for this too.
 		pctx, pcancel := context.WithTimeout(ctx, sparePrewarmTimeout)
 		perr := s.Prewarm(pctx)
 		pcancel()
@@ -483,6 +536,48 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); p.dropSpare(e) }()
 	}
+}
+
+// warmUpSpare runs spare s's warm-up turn against the pool's local model
+// (started on first use) and checks that its request arrived there.
+func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log interface {
+	Debug(msg string, args ...any)
+}) error {
+	m, err := p.warmModel()
+	if err != nil {
+		return err
+	}
+	token := uuid.NewString()
+	defer m.forget(token)
+	wctx, cancel := context.WithTimeout(ctx, spareWarmUpTimeout)
+	defer cancel()
+	began := time.Now()
+	if err := s.WarmUp(wctx, m.baseURL(token), opts.Env["ANTHROPIC_BASE_URL"]); err != nil {
+		return err
+	}
+	if m.requests(token) == 0 {
+		return errors.New("the warm-up turn's model request did not arrive at the local model: this profile's requests go elsewhere")
+	}
+	log.Debug("agent: warm spare ran its warm-up turn", "session", s.SessionID(), "took", time.Since(began))
+	return nil
+}
+
+// warmModel returns the pool's local model for warm-up turns, started on
+// first use; Close stops it.
+func (p *Pool) warmModel() (*warmModel, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrPoolClosed
+	}
+	if p.warm == nil {
+		m, err := startWarmModel(p.log)
+		if err != nil {
+			return nil, err
+		}
+		p.warm = m
+	}
+	return p.warm, nil
 }
 
 // spareFailedLocked records that spare e failed (once per spare) and pushes

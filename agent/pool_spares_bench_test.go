@@ -29,16 +29,18 @@ func benchBridgeOpts(b *testing.B, h *harness) Options {
 }
 
 // BenchmarkFirstTurn: the first message of a new conversation, from the
-// pool call to its Result, four ways in the same run: on a warm spare
-// (spawned, initialized and prewarmed ahead of time; the replacement is
-// awaited between iterations, untimed), on one not prewarmed
-// (SpareConfig.NoPrewarm), on a cold spawn, and a follow-up on a live
-// process for reference.
+// pool call to its Result, five ways in the same run: on a warm spare that
+// ran a warm-up turn (SpareConfig.WarmUp), on one spawned, initialized and
+// prewarmed ahead of time (the default without WarmUp), on one not
+// prewarmed (SpareConfig.NoPrewarm), on a cold spawn, and a follow-up on a
+// live process for reference. The replacement spare is awaited between
+// iterations, untimed.
 //
 // Run: go test ./agent -run '^$' -bench FirstTurn -benchtime 15x
 func BenchmarkFirstTurn(b *testing.B) {
-	b.Run("warm-spare", func(b *testing.B) { benchWarmFirstTurn(b, false) })
-	b.Run("warm-spare,no-prewarm", func(b *testing.B) { benchWarmFirstTurn(b, true) })
+	b.Run("warm-spare,warm-up", func(b *testing.B) { benchWarmFirstTurn(b, func(c *SpareConfig) { c.WarmUp = true }) })
+	b.Run("warm-spare", func(b *testing.B) { benchWarmFirstTurn(b, func(*SpareConfig) {}) })
+	b.Run("warm-spare,no-prewarm", func(b *testing.B) { benchWarmFirstTurn(b, func(c *SpareConfig) { c.NoPrewarm = true }) })
 	b.Run("cold", func(b *testing.B) {
 		h := newHarness(b)
 		pool := NewPool(slog.New(slog.DiscardHandler))
@@ -193,13 +195,15 @@ func vmRSSKB(pid int) int64 {
 	return 0
 }
 
-// benchWarmFirstTurn times first turns on warm spares, prewarmed or not.
-func benchWarmFirstTurn(b *testing.B, noPrewarm bool) {
+// benchWarmFirstTurn times first turns on warm spares configured by
+// setup: with a warm-up turn, prewarmed, or neither.
+func benchWarmFirstTurn(b *testing.B, setup func(*SpareConfig)) {
 	h := newHarness(b)
 	pool := NewPool(slog.New(slog.DiscardHandler))
 	defer closeBenchPool(b, pool)
 	tmpl := benchBridgeOpts(b, h)
-	cfg := SpareConfig{Limit: PoolLimit{Profile: "p", MaxLive: 4}, Count: 1, Options: tmpl, StateRoot: b.TempDir(), NoPrewarm: noPrewarm}
+	cfg := SpareConfig{Limit: PoolLimit{Profile: "p", MaxLive: 4}, Count: 1, Options: tmpl, StateRoot: b.TempDir()}
+	setup(&cfg)
 	pool.KeepSpares(cfg)
 	i := 0
 	for b.Loop() {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -20,8 +21,10 @@ import (
 // spareCLIScript stands in for the claude CLI in the spare tests: it logs
 // each start ("<unix nanos> <pid> <session id>") to $SPAWNLOG, answers
 // initialize (once the file $GATE exists, if set), logs each prewarm
-// (get_context_usage) to $SPAWNLOG.prewarm, and answers every user message with a started receipt, a
-// result and a completed receipt. $STDERR and $EXIT make it fail at once.
+// (get_context_usage) to $SPAWNLOG.prewarm, each apply_flag_settings to $SPAWNLOG.env (answered
+// with the error $ENVFAIL if set) and each rewind to $SPAWNLOG.rewind, and answers every user
+// message with a started receipt, a result and a completed receipt, never calling a model.
+// $STDERR and $EXIT make it fail at once.
 const spareCLIScript = `
 sid=""
 prev=""
@@ -38,6 +41,18 @@ while IFS= read -r line; do
 		while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.01; done
 		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
 		printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{}}}\n' "$id";;
+	*'"subtype":"apply_flag_settings"'*)
+		echo "$sid $line" >> "$SPAWNLOG.env"
+		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
+		if [ -n "$ENVFAIL" ]; then
+			printf '{"type":"control_response","response":{"subtype":"error","request_id":"%s","error":"%s"}}\n' "$id" "$ENVFAIL"
+		else
+			printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s"}}\n' "$id"
+		fi;;
+	*'"subtype":"rewind_conversation"'*)
+		echo "$sid" >> "$SPAWNLOG.rewind"
+		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
+		printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{"rewound":true}}}\n' "$id";;
 	*'"subtype":"get_context_usage"'*)
 		echo "$sid" >> "$SPAWNLOG.prewarm"
 		id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
@@ -632,4 +647,113 @@ func TestBootSlotsLimitConcurrentBoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the second spawn after the first booted", eventTimeout, func() bool { return len(r.spawnLog(t)) == 2 })
+}
+
+// TestSpareWarmUpRefused: a spare whose CLI refuses the warm-up turn (here
+// apply_flag_settings) is discarded without being handed over or counted
+// as a failure, warm-up turns are off for the profile from then on (and
+// SpareStatus says why), and the next spare is ready without one.
+func TestSpareWarmUpRefused(t *testing.T) {
+	r := newSpareRig(t, 1, 4, map[string]string{"ENVFAIL": "no flag settings here"})
+	r.cfg.WarmUp = true
+	r.pool.KeepSpares(r.cfg)
+	st := r.waitStatus(t, "a ready spare after the refused warm-up", ready(1))
+	if !strings.Contains(st.WarmUpOff, "no flag settings here") || st.Failures != 0 {
+		t.Errorf("status %+v: want warm-up off with the CLI's reason, no failure", st)
+	}
+	spawns := r.spawnLog(t)
+	if len(spawns) != 2 {
+		t.Fatalf("spawns %+v: want the discarded spare and its replacement", spawns)
+	}
+	if env := r.logLines(t, ".env"); len(env) != 1 || !strings.HasPrefix(env[0], spawns[0].sid+" ") {
+		t.Errorf("apply_flag_settings %q: want one, from the first spare only", env)
+	}
+	if got := r.prewarmed(t); len(got) != 1 || got[0] != spawns[1].sid {
+		t.Errorf("prewarmed %v: want the replacement, prewarmed instead", got)
+	}
+	s, err := r.pool.AcquireNew(context.Background(), "conv", r.cfg.Limit, r.cfg.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SessionID() != spawns[1].sid {
+		t.Errorf("handed over %s, want the replacement %s", s.SessionID(), spawns[1].sid)
+	}
+}
+
+// TestSpareWarmUpMustReachTheLocalModel: a warm-up turn whose model
+// request did not arrive at the pool's local model (the scripted CLI
+// answers without calling any model, as a CLI whose requests go to
+// another provider would) discards the spare and turns warm-up turns off.
+func TestSpareWarmUpMustReachTheLocalModel(t *testing.T) {
+	r := newSpareRig(t, 1, 4, nil)
+	r.cfg.WarmUp = true
+	r.pool.KeepSpares(r.cfg)
+	st := r.waitStatus(t, "a ready spare", ready(1))
+	if !strings.Contains(st.WarmUpOff, "did not arrive at the local model") {
+		t.Errorf("status %+v: want warm-up off because the request went elsewhere", st)
+	}
+	spawns := r.spawnLog(t)
+	env := r.logLines(t, ".env")
+	if len(spawns) != 2 || len(env) != 2 {
+		t.Fatalf("spawns %+v, apply_flag_settings %q: want one spare pointed at the local model and back, then a replacement", spawns, env)
+	}
+	// Pointed at the local model, then back at the profile's own URL
+	// ("" when the profile sets none: the CLI's default).
+	if !strings.Contains(env[0], `"ANTHROPIC_BASE_URL":"http://127.0.0.1:`) || !strings.Contains(env[1], `"ANTHROPIC_BASE_URL":""`) {
+		t.Errorf("apply_flag_settings %q: want the local model, then the default", env)
+	}
+	if rw := r.logLines(t, ".rewind"); len(rw) != 1 {
+		t.Errorf("rewinds %q: want the warm-up turn rewound once", rw)
+	}
+}
+
+// TestSpareWarmUpBlocked: a profile whose model requests might not follow
+// ANTHROPIC_BASE_URL gets no warm-up turn at all: neither from its env nor
+// from a settings file of its workdir.
+func TestSpareWarmUpBlocked(t *testing.T) {
+	for name, setup := range map[string]func(r *spareRig){
+		"env": func(r *spareRig) { r.cfg.Options.Env["CLAUDE_CODE_USE_BEDROCK"] = "1" },
+		"settings file": func(r *spareRig) {
+			dir := filepath.Join(r.cfg.Options.Workdir, ".claude")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"env":{"ANTHROPIC_BASE_URL":"https://gateway.example"}}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newSpareRig(t, 1, 4, nil)
+			r.cfg.WarmUp = true
+			setup(r)
+			r.pool.KeepSpares(r.cfg)
+			st := r.waitStatus(t, "a ready spare", ready(1))
+			if st.WarmUpOff == "" {
+				t.Errorf("status %+v: want the reason there is no warm-up turn", st)
+			}
+			if env := r.logLines(t, ".env"); len(env) != 0 {
+				t.Errorf("apply_flag_settings %q: want none", env)
+			}
+			if n := len(r.spawnLog(t)); n != 1 {
+				t.Errorf("%d spawns, want 1", n)
+			}
+			if got := r.prewarmed(t); len(got) != 1 {
+				t.Errorf("prewarmed %v: want the spare prewarmed instead", got)
+			}
+		})
+	}
+}
+
+// logLines returns the lines of the script's log with suffix (".env", ".rewind").
+func (r *spareRig) logLines(t *testing.T, suffix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(r.spawns + suffix)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }

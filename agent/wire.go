@@ -100,6 +100,17 @@ type (
 		Subtype string `json:"subtype"` // "get_context_usage"
 		Detail  string `json:"detail"`  // "summary": local estimates, no token-count API calls
 	}
+	wireApplyFlagSettingsOut struct {
+		Subtype  string           `json:"subtype"` // "apply_flag_settings"
+		Settings wireFlagSettings `json:"settings"`
+	}
+	wireFlagSettings struct {
+		Env map[string]string `json:"env"` // applied to the CLI's process environment at once
+	}
+	wireRewindOut struct {
+		Subtype           string `json:"subtype"`             // "rewind_conversation"
+		TargetMessageUUID string `json:"target_message_uuid"` // the user message to rewind to (it is dropped, with all after it)
+	}
 )
 
 // wireMCPResponseOut is the success payload answering an mcp_message:

@@ -1,0 +1,276 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// A warm-up turn makes a warm spare answer its first real message about
+// as fast as a follow-up. Most of what a fresh CLI process spends on its
+// first turn is JavaScript running for the first time (the same code
+// takes a third of the time on the next turn), not work tied to the
+// session. So a spare runs one throwaway turn against warmModel, a local
+// stand-in for the Messages API inside the bridge, and then rewinds its
+// conversation to before that turn (rewind_conversation): the session id
+// stays the spare's, the first real message starts a conversation with
+// nothing before it, and a later --resume restores only the real turns.
+//
+// The CLI is pointed at warmModel for that one turn by setting
+// ANTHROPIC_BASE_URL through its flag settings (apply_flag_settings env),
+// and pointed back at once. A profile whose requests would not follow
+// ANTHROPIC_BASE_URL (a third-party provider, a unix-socket tunnel, or a
+// settings file that sets these) gets no warm-up turn, and a warm-up
+// request that did not arrive at warmModel turns the warm-up off for the
+// profile: it must never reach a real model.
+
+// warmUpText is the user message of a warm-up turn.
+const warmUpText = "Reply with OK."
+
+// warmUpResultGrace is how long a warm-up turn waits, after its result,
+// for the CLI's receipt that the message is completed.
+const warmUpResultGrace = 2 * time.Second
+
+// WarmUp runs one throwaway turn against the local model at modelURL (an
+// ANTHROPIC_BASE_URL) and rewinds the conversation to before it; the
+// CLI's ANTHROPIC_BASE_URL is then restoreURL ("" = unset: the CLI's
+// default). It must be called before the first message, by the only
+// reader of Events: it consumes the turn's events. On error the session
+// must be discarded: it may still point at the local model, or hold the
+// throwaway turn.
+func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error {
+	setURL := func(url string) error {
+		_, err := s.control(ctx, "apply_flag_settings", func(id string) ([]byte, error) {
+			return encodeSetEnv(id, map[string]string{"ANTHROPIC_BASE_URL": url})
+		})
+		return err
+	}
+	if err := setURL(modelURL); err != nil {
+		return fmt.Errorf("warm-up: point the CLI at the local model: %w", err)
+	}
+	id := uuid.NewString()
+	err := s.Send(ctx, UserMessage{UUID: id, Text: warmUpText})
+	if err == nil {
+		err = s.awaitWarmUpTurn(ctx, id)
+	}
+	// Pointed back before anything else: no real turn may reach the local model.
+	if rerr := setURL(restoreURL); rerr != nil {
+		return errors.Join(err, fmt.Errorf("warm-up: point the CLI back at its model: %w", rerr))
+	}
+	if err != nil {
+		return fmt.Errorf("warm-up turn: %w", err)
+	}
+	if _, err := s.control(ctx, "rewind_conversation", func(rid string) ([]byte, error) { return encodeRewind(rid, id) }); err != nil {
+		return fmt.Errorf("warm-up: rewind the conversation: %w", err)
+	}
+	s.mu.Lock()
+	s.st.everSent = false // the session's first real message is still to come
+	delete(s.st.msgs, id)
+	s.mu.Unlock()
+	s.changed()
+	return nil
+}
+
+// awaitWarmUpTurn reads events until the warm-up turn's result and the
+// receipt that message id is completed (or warmUpResultGrace after the
+// result). A result that is an error fails the warm-up.
+func (s *Session) awaitWarmUpTurn(ctx context.Context, id string) error {
+	var (
+		result *Result
+		grace  <-chan time.Time
+	)
+	for {
+		select {
+		case ev, ok := <-s.Events():
+			if !ok {
+				return ErrClosed
+			}
+			switch e := ev.(type) {
+			case Result:
+				if e.IsError {
+					return fmt.Errorf("the local model's turn failed: %s %s", e.Subtype, strings.Join(append([]string{e.Text}, e.Errors...), " "))
+				}
+				result = &e
+				grace = time.After(warmUpResultGrace)
+			case Lifecycle:
+				if e.UUID == id && (e.State == LifecycleCompleted || e.State == LifecycleCancelled) && result != nil {
+					return nil
+				}
+			case Exit:
+				return fmt.Errorf("%w (%s, code %d): %s", ErrClosed, e.Reason, e.Code, lastLine(e.StderrTail))
+			}
+		case <-grace:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// warmUpBlocker says why the CLI of opts must not run a warm-up turn: its
+// model requests might not follow ANTHROPIC_BASE_URL, or a settings file
+// sets where they go (the flag settings of the warm-up would override it).
+// "" means a warm-up turn is safe.
+func warmUpBlocker(opts Options) string {
+	for k, v := range opts.Env {
+		if providerKey(k) && v != "" && v != "0" && !strings.EqualFold(v, "false") {
+			return "the agent env sets " + k
+		}
+	}
+	files := []string{
+		filepath.Join(opts.Workdir, ".claude", "settings.json"),
+		filepath.Join(opts.Workdir, ".claude", "settings.local.json"),
+		"/etc/claude-code/managed-settings.json",
+	}
+	if more, err := filepath.Glob("/etc/claude-code/managed-settings.d/*.json"); err == nil {
+		files = append(files, more...)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Sprintf("settings file %s: %v", f, err)
+		}
+		var settings struct {
+			Env map[string]any `json:"env"`
+		}
+		if err := json.Unmarshal(raw, &settings); err != nil {
+			return fmt.Sprintf("settings file %s: %v", f, err)
+		}
+		for k := range settings.Env {
+			if providerKey(k) || k == "ANTHROPIC_BASE_URL" {
+				return fmt.Sprintf("settings file %s sets %s", f, k)
+			}
+		}
+	}
+	return ""
+}
+
+// providerKey reports whether environment variable k makes the CLI send
+// its model requests somewhere ANTHROPIC_BASE_URL does not decide.
+func providerKey(k string) bool {
+	return strings.HasPrefix(k, "CLAUDE_CODE_USE_") || k == "ANTHROPIC_UNIX_SOCKET"
+}
+
+// warmModel is the local stand-in for the Messages API that answers
+// warm-up turns: POST {url}/warmup/<token>/v1/messages gets a two-letter
+// text answer with zero usage (so the turn costs nothing, and adds nothing
+// to the cost the CLI reports later), streamed when asked. It counts the
+// requests per token, so each warm-up can tell that its request arrived.
+// It listens on 127.0.0.1: the sandboxed agents share the host's network,
+// and any of them could call it; it holds nothing and answers only this.
+type warmModel struct {
+	url    string
+	srv    *http.Server
+	served chan struct{}
+
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+// startWarmModel listens on a free port of 127.0.0.1.
+func startWarmModel(log *slog.Logger) (*warmModel, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("warm-up model: listen on 127.0.0.1: %w", err)
+	}
+	m := &warmModel{url: "http://" + ln.Addr().String(), served: make(chan struct{}), hits: map[string]int{}}
+	m.srv = &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	go func() {
+		defer close(m.served)
+		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("agent: warm-up model stopped", "err", err)
+		}
+	}()
+	return m, nil
+}
+
+// baseURL is the ANTHROPIC_BASE_URL of one warm-up (token: its own).
+func (m *warmModel) baseURL(token string) string { return m.url + "/warmup/" + token }
+
+// requests is how many model requests arrived for token.
+func (m *warmModel) requests(token string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hits[token]
+}
+
+// forget drops token's count.
+func (m *warmModel) forget(token string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.hits, token)
+}
+
+// close stops the server and waits for it.
+func (m *warmModel) close() {
+	_ = m.srv.Close()
+	<-m.served
+}
+
+// warmModelMaxBody bounds a request body (a first turn's request is about
+// 100 KB: the system prompt and the tool definitions).
+const warmModelMaxBody = 16 << 20
+
+func (m *warmModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token, ok := strings.CutPrefix(r.URL.Path, "/warmup/")
+	if ok {
+		token, ok = strings.CutSuffix(token, "/v1/messages")
+	}
+	if !ok || token == "" || strings.Contains(token, "/") || r.Method != http.MethodPost {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"not found"}}`)
+		return
+	}
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, warmModelMaxBody)).Decode(&req); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`)
+		return
+	}
+	m.mu.Lock()
+	m.hits[token]++
+	m.mu.Unlock()
+	model, _ := json.Marshal(req.Model)
+	usage := `{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}`
+	w.Header().Set("request-id", "req_warmup")
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"id":"msg_warmup","type":"message","role":"assistant","model":%s,"content":[{"type":"text","text":"OK"}],"stop_reason":"end_turn","stop_sequence":null,"usage":%s}`, model, usage)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	events := [][2]string{
+		{"message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_warmup","type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":%s}}`, model, usage)},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"OK"}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":0}}`},
+		{"message_stop", `{"type":"message_stop"}`},
+	}
+	for _, e := range events {
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e[0], e[1]); err != nil {
+			return
+		}
+	}
+}
