@@ -71,6 +71,7 @@ func (c *Core) keepSpares(platforms map[string]Platform) (stop func()) {
 			Limit:   agent.PoolLimit{Profile: p.Name, MaxLive: p.MaxLive, IdleTimeout: p.IdleTimeout},
 			Count:   p.WarmSpares,
 			Options: c.profileAgentOptions(p),
+			WarmUp:  true,
 		}
 		c.spareTools(&sc.Options, bot, p, platforms[name])
 		if c.cfg.DataDir != "" {
@@ -168,6 +169,8 @@ func (cv *conversation) spareStatusLine() string {
 		}
 		return fmt.Sprintf("\n• warm spares: ⚠️ failing to start (%d in a row): %s; next try %s",
 			st.Failures, oneLine(st.LastError, 200), next)
+	case st.WarmUpOff != "":
+		return fmt.Sprintf("\n• warm spares: %d of %d ready (without a warm-up turn: %s)", st.Ready, st.Want, oneLine(st.WarmUpOff, 160))
 	default:
 		return fmt.Sprintf("\n• warm spares: %d of %d ready", st.Ready, st.Want)
 	}

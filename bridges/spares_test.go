@@ -126,7 +126,7 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	sc := kept[0]
 	if sc.Count != 1 || sc.Limit.Profile != "coder" || sc.Limit.MaxLive != 4 || sc.Limit.IdleTimeout != time.Minute ||
 		sc.StateRoot != filepath.Join(h.cfg.DataDir, bridges.SessionsDir) || sc.Options.SessionID != "" ||
-		sc.Options.Workdir != "/srv/project" || sc.Options.PermissionMode != "default" {
+		sc.Options.Workdir != "/srv/project" || sc.Options.PermissionMode != "default" || !sc.WarmUp {
 		t.Errorf("spare config %+v", sc)
 	}
 	// Spares carry the bridge's tools like conversations do, or no conversation could take one.
@@ -141,6 +141,9 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	h.send(k, "m2", "alice", "!status")
 	h.waitText(k, "Session `"+spareID+"`")
 	h.waitText(k, "warm spares: 1 of 1 ready")
+	pool.setStatus(agent.SpareStatus{Want: 1, Ready: 1, WarmUpOff: "the agent env sets CLAUDE_CODE_USE_BEDROCK"})
+	h.send(k, "m2b", "alice", "!status")
+	h.waitText(k, "warm spares: 1 of 1 ready (without a warm-up turn: the agent env sets CLAUDE_CODE_USE_BEDROCK)")
 	pool.setStatus(agent.SpareStatus{Want: 1, Failures: 3, LastError: "spare exited (crashed, code 1): error: unknown option '--bogus'",
 		NextAttempt: time.Now().Add(40 * time.Second)})
 	h.send(k, "m3", "alice", "!status")
