@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
 )
 
 // handedOver matches the pool's log line for a spare given to a conversation.
@@ -13,9 +15,11 @@ var handedOver = regexp.MustCompile(`msg="agent: warm spare handed over" .*sessi
 
 // TestWarmSpareE2E runs the bridge binary with max_live 2 and one warm spare
 // (the default): a new thread's first turn runs on the spare, under the
-// spare's session id, and is a normal session — !status shows that id, !cost
+// spare's session id, after the spare's warm-up turn (which never reached
+// the model), and is a normal session — !status shows that id, !cost
 // counts the turn, the transcript in the spare's state directory holds the
-// conversation, and after eviction the thread resumes with its history.
+// conversation, and after eviction the thread resumes with its history and
+// nothing of the warm-up turn.
 func TestWarmSpareE2E(t *testing.T) {
 	e := startSlackBridgeWith(t, profileOptions{maxLive: 2})
 	ctx := ctxTimeout(t, e2eWait)
@@ -30,9 +34,17 @@ func TestWarmSpareE2E(t *testing.T) {
 		t.Fatalf("the first thread did not get the warm spare\nlogs:\n%s", e.bridge.logs)
 	}
 	spareID := m[1]
+	// The spare ran its warm-up turn against the bridge's local model: the
+	// fake model saw only the conversation's message.
+	if !strings.Contains(e.bridge.logs.String(), `msg="agent: warm spare ran its warm-up turn" profile=coder session=`+spareID) {
+		t.Errorf("the spare %s ran no warm-up turn\nlogs:\n%s", spareID, e.bridge.logs)
+	}
 	for _, r := range e.model.MessagesRequests() {
 		if id := r.Header.Get("X-Claude-Code-Session-Id"); id != spareID {
 			t.Errorf("the first turn ran in session %q, want the spare's %s", id, spareID)
+		}
+		if strings.Contains(fakemodel.LastUserText(r), "Reply with OK.") {
+			t.Errorf("the warm-up turn reached the model")
 		}
 	}
 	e.slack.SendMessage(slackChan, alice, "!status", a)
