@@ -150,7 +150,7 @@ func TestBenchTable(t *testing.T) {
 	add("Slack calls per 30 s streamed turn", fmt.Sprintf("%d (limit %d)", total, 1+int(took/time.Second)+2),
 		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
 	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
-	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "agent.Decoder over the 133 captures (BenchmarkDecode)")
+	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "agent.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	var out strings.Builder
@@ -314,7 +314,8 @@ func closeSession(s *agent.Session) {
 	}
 }
 
-// decodeMBs runs agent.Decoder over the captures' CLI lines.
+// decodeMBs runs agent.Decoder over the captures' CLI lines and returns
+// the best throughput of three runs.
 func decodeMBs(t *testing.T) float64 {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("..", "..", "agent", "testdata", "transcripts", "*.jsonl"))
@@ -344,16 +345,20 @@ func decodeMBs(t *testing.T) float64 {
 		t.Fatal("no captures found")
 	}
 	lines := bytes.Split(data.Bytes(), []byte("\n"))
-	res := testing.Benchmark(func(b *testing.B) {
-		b.SetBytes(int64(data.Len()))
-		var d agent.Decoder
-		for b.Loop() {
-			for _, l := range lines {
-				d.Decode(l)
+	best := 0.0
+	for range 3 { // the best of three: a throughput, not the machine's noise
+		res := testing.Benchmark(func(b *testing.B) {
+			b.SetBytes(int64(data.Len()))
+			var d agent.Decoder
+			for b.Loop() {
+				for _, l := range lines {
+					d.Decode(l)
+				}
 			}
-		}
-	})
-	return float64(res.Bytes) * float64(res.N) / res.T.Seconds() / 1e6
+		})
+		best = max(best, float64(res.Bytes)*float64(res.N)/res.T.Seconds()/1e6)
+	}
+	return best
 }
 
 // procCPU is the user+system CPU time of process pid so far.
