@@ -708,8 +708,9 @@ func TestSpareWarmUpMustReachTheLocalModel(t *testing.T) {
 }
 
 // TestSpareWarmUpBlocked: a profile whose model requests might not follow
-// ANTHROPIC_BASE_URL gets no warm-up turn at all: neither from its env nor
-// from a settings file of its workdir.
+// ANTHROPIC_BASE_URL (from its env or a settings file of its workdir), or
+// whose settings have hooks that would see the warm-up turn, gets no
+// warm-up turn at all.
 func TestSpareWarmUpBlocked(t *testing.T) {
 	for name, setup := range map[string]func(r *spareRig){
 		"env": func(r *spareRig) { r.cfg.Options.Env["CLAUDE_CODE_USE_BEDROCK"] = "1" },
@@ -719,6 +720,16 @@ func TestSpareWarmUpBlocked(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"env":{"ANTHROPIC_BASE_URL":"https://gateway.example"}}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"hooks": func(r *spareRig) {
+			dir := filepath.Join(r.cfg.Options.Workdir, ".claude")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			hooks := `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"notify-team"}]}]}}`
+			if err := os.WriteFile(filepath.Join(dir, "settings.local.json"), []byte(hooks), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		},

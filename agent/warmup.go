@@ -120,8 +120,9 @@ func (s *Session) awaitWarmUpTurn(ctx context.Context, id string) error {
 }
 
 // warmUpBlocker says why the CLI of opts must not run a warm-up turn: its
-// model requests might not follow ANTHROPIC_BASE_URL, or a settings file
-// sets where they go (the flag settings of the warm-up would override it).
+// model requests might not follow ANTHROPIC_BASE_URL, a settings file sets
+// where they go (the flag settings of the warm-up would override it), or
+// a settings file has hooks or plugins that would act on the warm-up turn.
 // "" means a warm-up turn is safe.
 func warmUpBlocker(opts Options) string {
 	for k, v := range opts.Env {
@@ -146,7 +147,9 @@ func warmUpBlocker(opts Options) string {
 			return fmt.Sprintf("settings file %s: %v", f, err)
 		}
 		var settings struct {
-			Env map[string]any `json:"env"`
+			Env            map[string]any  `json:"env"`
+			Hooks          map[string]any  `json:"hooks"`
+			EnabledPlugins map[string]bool `json:"enabledPlugins"`
 		}
 		if err := json.Unmarshal(raw, &settings); err != nil {
 			return fmt.Sprintf("settings file %s: %v", f, err)
@@ -154,6 +157,16 @@ func warmUpBlocker(opts Options) string {
 		for k := range settings.Env {
 			if providerKey(k) || k == "ANTHROPIC_BASE_URL" {
 				return fmt.Sprintf("settings file %s sets %s", f, k)
+			}
+		}
+		// Hooks (the settings' own or a plugin's) would run for the
+		// warm-up turn too: a prompt hook would see a message nobody sent.
+		if len(settings.Hooks) > 0 {
+			return fmt.Sprintf("settings file %s has hooks", f)
+		}
+		for name, on := range settings.EnabledPlugins {
+			if on {
+				return fmt.Sprintf("settings file %s enables plugin %s", f, name)
 			}
 		}
 	}
