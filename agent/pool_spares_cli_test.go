@@ -19,12 +19,7 @@ import (
 // its history.
 func TestWarmSpareIsANormalSession(t *testing.T) {
 	h := newHarness(t)
-	pool := NewPool(testLogger(t))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = pool.Close(ctx)
-	})
+	pool := closedAtCleanup(t, NewPool(testLogger(t)))
 	tmpl := h.opts()
 	tmpl.SessionID = ""
 	cfg := SpareConfig{
@@ -63,24 +58,43 @@ func TestWarmSpareIsANormalSession(t *testing.T) {
 		t.Errorf("transcript does not hold the first message (err %v)", err)
 	}
 
-	// Stopped (as by eviction or the idle timeout), then resumed.
+	// Stopped (as by eviction or the idle timeout), then resumed. Exactly
+	// the one message: the spare's initialize and prewarm added nothing to
+	// the conversation.
+	if res := resumedHistory(t, h, pool, cfg.Limit, rec, id, state); res.Text != "history: remember the word kiwi" || res.SessionID != id {
+		t.Errorf("resumed turn: %+v; want the history of session %s", res, id)
+	}
+}
+
+// closedAtCleanup closes pool when the test ends.
+func closedAtCleanup(t *testing.T, pool *Pool) *Pool {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = pool.Close(ctx)
+	})
+	return pool
+}
+
+// resumedHistory stops the session of key "conv" (rec records it), resumes
+// session id from state and returns the result of an [echo-history] turn.
+func resumedHistory(t *testing.T, h *harness, pool *Pool, limit PoolLimit, rec *recorder, id, state string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
 	if err := pool.Remove(ctx, "conv"); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitClosed(t)
 	ropts := h.opts()
 	ropts.SessionID, ropts.Resume, ropts.StateDir = id, true, state
-	s2, err := pool.Acquire(ctx, "conv", cfg.Limit, ropts)
+	s, err := pool.Acquire(ctx, "conv", limit, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec2 := record(t, s2)
-	send(t, s2, "[echo-history]")
-	// Exactly the one message: the spare's initialize and prewarm added
-	// nothing to the conversation.
-	if res := nextResult(t, rec2); res.Text != "history: remember the word kiwi" || res.SessionID != id {
-		t.Errorf("resumed turn: %+v; want the history of session %s", res, id)
-	}
+	rec2 := record(t, s)
+	send(t, s, "[echo-history]")
+	return nextResult(t, rec2)
 }
 
 // TestPrewarm: the real CLI answers Prewarm (get_context_usage, summary)
@@ -114,12 +128,7 @@ func TestPrewarm(t *testing.T) {
 // holds the real message only.
 func TestWarmUpTurn(t *testing.T) {
 	h := newHarness(t)
-	pool := NewPool(testLogger(t))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = pool.Close(ctx)
-	})
+	pool := closedAtCleanup(t, NewPool(testLogger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*eventTimeout)
 	defer cancel()
 
@@ -174,19 +183,7 @@ func TestWarmUpTurn(t *testing.T) {
 		t.Errorf("system prompt after the warm-up:\n%s\nwant a fresh session's:\n%s", got, want)
 	}
 
-	if err := pool.Remove(ctx, "conv"); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitClosed(t)
-	ropts := h.opts()
-	ropts.SessionID, ropts.Resume, ropts.StateDir = id, true, filepath.Join(cfg.StateRoot, id)
-	s2, err := pool.Acquire(ctx, "conv", cfg.Limit, ropts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec2 := record(t, s2)
-	send(t, s2, "[echo-history]")
-	if res := nextResult(t, rec2); res.Text != "history: [echo-history] first" || res.SessionID != id {
+	if res := resumedHistory(t, h, pool, cfg.Limit, rec, id, filepath.Join(cfg.StateRoot, id)); res.Text != "history: [echo-history] first" || res.SessionID != id {
 		t.Errorf("resumed turn: %+v; want the one real message of session %s", res, id)
 	}
 }
