@@ -107,9 +107,21 @@ func runConversations(b *testing.B, convs, turns, maxLive int) scaleResult {
 				} else {
 					e.slack.SendMessage(slackChan, alice, text, thread)
 				}
-				reply, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
-					return m.ThreadTS == thread && m.At.After(at) && strings.Contains(m.Text, want) &&
-						(turn == 1 || strings.Contains(m.Text, fmt.Sprintf("turn%d", turn-1)))
+				// The reply is a post, or a native stream when the turn ran
+				// past status_delay (its text is the stream's current one).
+				var reply slackfake.Message
+				err := e.slack.WaitFor(func() bool {
+					for _, p := range e.slack.Posts() {
+						if p.ThreadTS != thread || !p.At.After(at) {
+							continue
+						}
+						if m, ok := e.slack.Current(p.Channel, p.TS); ok && strings.Contains(m.Text, want) &&
+							(turn == 1 || strings.Contains(m.Text, fmt.Sprintf("turn%d", turn-1))) {
+							reply, reply.At = m, time.Now()
+							return true
+						}
+					}
+					return false
 				}, scaleWait)
 				mu.Lock()
 				defer mu.Unlock()
