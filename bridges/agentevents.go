@@ -112,20 +112,19 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 	}
 }
 
-// onResult ends a turn: usage, the final answer through the outbox, the
-// live message's final form.
+// onResult ends a turn: usage and the final answer through the outbox (one
+// commit), the live message's final form.
 func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	t := cv.beginTurn(ctx)
 	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
-	if err := cv.core.st.AddUsage(ctx, store.Usage{
+	usage := store.Usage{
 		ConversationID: cv.id, SessionID: r.SessionID, UserID: orDefault(t.payer, cv.lastAuthor.id), CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
 		DurationMS: r.Duration.Milliseconds(), NumTurns: r.NumTurns, IsError: r.IsError,
-	}); err != nil {
-		cv.log.Error("record usage", "err", err)
 	}
 	if r.IsError && resumeFailed(r) {
+		cv.addUsage(ctx, usage)
 		cv.log.Warn("resume failed; the next spawn starts the session fresh", "session", cv.row.SessionID)
 		cv.freshRetry = true
 		cv.endTurn(ctx)
@@ -168,17 +167,23 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 		// A turn faster than the first live post: its activity leads the reply.
 		text = render(activity) + "\n\n" + text
 	}
-	for i, c := range chunks(text, cv.maxRunes()) {
-		row := store.OutboxMessage{ConversationID: cv.id, Text: c}
-		if i == 0 {
-			row.ReplyTo = t.replyTo // the first part quotes the user's message
-		}
-		row, err := cv.core.st.AddOutbox(ctx, row)
-		if err != nil {
-			cv.log.Error("store reply in the outbox; posting directly", "err", err)
+	parts := chunks(text, cv.maxRunes())
+	replies := make([]store.OutboxMessage, len(parts))
+	for i, c := range parts {
+		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}
+	}
+	if len(replies) > 0 {
+		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
+	}
+	rows, err := cv.core.st.EndTurn(ctx, usage, replies)
+	if err != nil {
+		cv.log.Error("store the turn's usage and reply; posting the reply directly", "err", err)
+		cv.addUsage(ctx, usage)
+		for _, c := range parts {
 			cv.notice(ctx, c)
-			continue
 		}
+	}
+	for i, row := range rows {
 		if i == 0 && replyInLive {
 			cv.editReply[row.ID] = t.live.ref
 		}
@@ -192,6 +197,13 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	if cv.restartAfterTurn {
 		cv.restartAfterTurn = false
 		cv.restartProcess(ctx)
+	}
+}
+
+// addUsage records a turn's usage on its own (see onResult).
+func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
+	if err := cv.core.st.AddUsage(ctx, u); err != nil {
+		cv.log.Error("record usage", "err", err)
 	}
 }
 

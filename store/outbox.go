@@ -57,37 +57,79 @@ func scanOutbox(r scanner) (OutboxMessage, error) {
 // goes somewhere other than the conversation's own key (a zero Key means the
 // conversation's). ID is chosen if empty; the rest is set by the store.
 func (s *Store) AddOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
+	var out OutboxMessage
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = s.addOutboxTx(ctx, tx, m)
+		return err
+	})
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("add outbox reply to conversation %s: %w", m.ConversationID, err)
+	}
+	return out, nil
+}
+
+// EndTurn records the end of one agent turn in a single transaction (one
+// commit before the reply can be posted): its usage (AddUsage) and the
+// parts of its reply as pending outbox messages (AddOutbox), returned as
+// stored. Every reply must belong to u.ConversationID.
+func (s *Store) EndTurn(ctx context.Context, u Usage, replies []OutboxMessage) ([]OutboxMessage, error) {
+	if u.ConversationID == "" {
+		return nil, fmt.Errorf("end turn: conversation id is required: %w", ErrInvalidArgument)
+	}
+	out := make([]OutboxMessage, 0, len(replies))
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		key, err := conversationKeyTx(ctx, tx, u.ConversationID)
+		if err != nil {
+			return err
+		}
+		if err := s.addUsageTx(ctx, tx, u, key.Bot); err != nil {
+			return err
+		}
+		for _, m := range replies {
+			if m.ConversationID != u.ConversationID {
+				return fmt.Errorf("reply for conversation %q: %w", m.ConversationID, ErrInvalidArgument)
+			}
+			row, err := s.addOutboxTx(ctx, tx, m)
+			if err != nil {
+				return err
+			}
+			out = append(out, row)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("end turn of conversation %s: %w", u.ConversationID, err)
+	}
+	return out, nil
+}
+
+// addOutboxTx inserts m (see AddOutbox) in tx and returns it as stored.
+func (s *Store) addOutboxTx(ctx context.Context, tx *sql.Tx, m OutboxMessage) (OutboxMessage, error) {
 	if m.ConversationID == "" {
 		return OutboxMessage{}, fmt.Errorf("add outbox: conversation id is required: %w", ErrInvalidArgument)
 	}
 	if m.ID == "" {
 		m.ID = uuid.NewString()
 	}
-	var out OutboxMessage
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		key, err := conversationKeyTx(ctx, tx, m.ConversationID)
-		if err != nil {
-			return err
-		}
-		if m.Key == (ConversationKey{}) {
-			m.Key = key
-		}
-		now := s.nowMS()
-		_, err = tx.ExecContext(ctx, `INSERT INTO outbox
-			(id, conversation_id, bot, channel, thread, text, reply_to, state, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ID, m.ConversationID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Text, m.ReplyTo, OutboxPending, now, now)
-		if err != nil {
-			return insertErr(err)
-		}
-		out, err = scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE id = ?`, m.ID))
-		if err != nil {
-			return fmt.Errorf("read back: %w", err)
-		}
-		return nil
-	})
+	key, err := conversationKeyTx(ctx, tx, m.ConversationID)
 	if err != nil {
-		return OutboxMessage{}, fmt.Errorf("add outbox reply to conversation %s: %w", m.ConversationID, err)
+		return OutboxMessage{}, err
+	}
+	if m.Key == (ConversationKey{}) {
+		m.Key = key
+	}
+	now := s.nowMS()
+	_, err = tx.ExecContext(ctx, `INSERT INTO outbox
+		(id, conversation_id, bot, channel, thread, text, reply_to, state, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.ConversationID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Text, m.ReplyTo, OutboxPending, now, now)
+	if err != nil {
+		return OutboxMessage{}, insertErr(err)
+	}
+	out, err := scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE id = ?`, m.ID))
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("read back: %w", err)
 	}
 	return out, nil
 }

@@ -127,3 +127,40 @@ func TestOutboxErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { wantErrIs(t, tt.name, tt.err, tt.want) })
 	}
 }
+
+// TestEndTurn: a turn's usage and reply parts are stored together, and not
+// at all when any part is refused.
+func TestEndTurn(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	a := newConv(t, s, "bot", "C", "A")
+	b := newConv(t, s, "bot", "C", "B")
+
+	rows, err := s.EndTurn(ctx, Usage{ConversationID: a.ID, CostUSD: 0.5, NumTurns: 1},
+		[]OutboxMessage{{ConversationID: a.ID, Text: "part 1", ReplyTo: "C:1.1"}, {ConversationID: a.ID, Text: "part 2"}})
+	if err != nil {
+		t.Fatalf("EndTurn: %v", err)
+	}
+	if len(rows) != 2 || rows[0].Text != "part 1" || rows[0].ReplyTo != "C:1.1" || rows[1].Text != "part 2" ||
+		rows[0].Key != a.Key || rows[0].State != OutboxPending || rows[0].ID == "" || rows[0].ID == rows[1].ID {
+		t.Fatalf("EndTurn returned %+v", rows)
+	}
+	if tot, err := s.UsageTotals(ctx, a.ID); err != nil || tot.Count != 1 || tot.CostUSD != 0.5 {
+		t.Errorf("usage after EndTurn: %+v, %v", tot, err)
+	}
+	if bt, err := s.BotUsageTotals(ctx, "bot"); err != nil || bt.Count != 1 {
+		t.Errorf("bot usage after EndTurn: %+v, %v (the bot comes from the conversation)", bt, err)
+	}
+
+	// A reply of another conversation: nothing of the turn is stored.
+	_, err = s.EndTurn(ctx, Usage{ConversationID: a.ID, CostUSD: 1}, []OutboxMessage{{ConversationID: a.ID, Text: "ok"}, {ConversationID: b.ID, Text: "wrong"}})
+	wantErrIs(t, "EndTurn with another conversation's reply", err, ErrInvalidArgument)
+	_, err = s.EndTurn(ctx, Usage{ConversationID: "nope"}, nil)
+	wantErrIs(t, "EndTurn unknown conversation", err, ErrNotFound)
+	if tot, _ := s.UsageTotals(ctx, a.ID); tot.Count != 1 {
+		t.Errorf("usage rows %d after refused turns, want 1", tot.Count)
+	}
+	if pending, err := s.PendingOutbox(ctx); err != nil || len(pending) != 2 {
+		t.Errorf("pending outbox after refused turns: %d, %v; want the first turn's 2", len(pending), err)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -40,18 +41,29 @@ func (s *Store) AddUsage(ctx context.Context, u Usage) error {
 	if u.ConversationID == "" {
 		return fmt.Errorf("add usage: conversation id is required: %w", ErrInvalidArgument)
 	}
-	conv, err := s.ConversationByID(ctx, u.ConversationID)
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		key, err := conversationKeyTx(ctx, tx, u.ConversationID)
+		if err != nil {
+			return err
+		}
+		return s.addUsageTx(ctx, tx, u, key.Bot)
+	})
 	if err != nil {
-		return fmt.Errorf("add usage: %w", err)
+		return fmt.Errorf("add usage for conversation %s: %w", u.ConversationID, err)
 	}
-	_, err = s.exec(ctx, false, `INSERT INTO usage
+	return nil
+}
+
+// addUsageTx inserts u for bot in tx.
+func (s *Store) addUsageTx(ctx context.Context, tx *sql.Tx, u Usage, bot string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO usage
 		(conversation_id, session_id, user_id, bot, cost_usd, input_tokens, output_tokens, cache_read_tokens,
 		 cache_creation_tokens, duration_ms, num_turns, is_error, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		u.ConversationID, u.SessionID, u.UserID, conv.Key.Bot, u.CostUSD, u.InputTokens, u.OutputTokens, u.CacheReadTokens,
+		u.ConversationID, u.SessionID, u.UserID, bot, u.CostUSD, u.InputTokens, u.OutputTokens, u.CacheReadTokens,
 		u.CacheCreationTokens, u.DurationMS, u.NumTurns, u.IsError, s.nowMS())
 	if err != nil {
-		return fmt.Errorf("add usage for conversation %s: %w", u.ConversationID, err)
+		return fmt.Errorf("insert usage: %w", err)
 	}
 	return nil
 }
