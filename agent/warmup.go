@@ -88,8 +88,8 @@ func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error
 // result). A result that is an error fails the warm-up.
 func (s *Session) awaitWarmUpTurn(ctx context.Context, id string) error {
 	var (
-		result *Result
-		grace  <-chan time.Time
+		answered bool // the turn's result arrived
+		grace    <-chan time.Time
 	)
 	for {
 		select {
@@ -102,10 +102,10 @@ func (s *Session) awaitWarmUpTurn(ctx context.Context, id string) error {
 				if e.IsError {
 					return fmt.Errorf("the local model's turn failed: %s %s", e.Subtype, strings.Join(append([]string{e.Text}, e.Errors...), " "))
 				}
-				result = &e
+				answered = true
 				grace = time.After(warmUpResultGrace)
 			case Lifecycle:
-				if e.UUID == id && (e.State == LifecycleCompleted || e.State == LifecycleCancelled) && result != nil {
+				if e.UUID == id && (e.State == LifecycleCompleted || e.State == LifecycleCancelled) && answered {
 					return nil
 				}
 			case Exit:
