@@ -57,10 +57,16 @@ func scanOutbox(r scanner) (OutboxMessage, error) {
 // goes somewhere other than the conversation's own key (a zero Key means the
 // conversation's). ID is chosen if empty; the rest is set by the store.
 func (s *Store) AddOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
+	if m.ConversationID == "" {
+		return OutboxMessage{}, fmt.Errorf("add outbox: conversation id is required: %w", ErrInvalidArgument)
+	}
 	var out OutboxMessage
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = s.addOutboxTx(ctx, tx, m)
+		key, err := conversationKeyTx(ctx, tx, m.ConversationID)
+		if err != nil {
+			return err
+		}
+		out, err = s.addOutboxTx(ctx, tx, m, key)
 		return err
 	})
 	if err != nil {
@@ -90,7 +96,7 @@ func (s *Store) EndTurn(ctx context.Context, u Usage, replies []OutboxMessage) (
 			if m.ConversationID != u.ConversationID {
 				return fmt.Errorf("reply for conversation %q: %w", m.ConversationID, ErrInvalidArgument)
 			}
-			row, err := s.addOutboxTx(ctx, tx, m)
+			row, err := s.addOutboxTx(ctx, tx, m, key)
 			if err != nil {
 				return err
 			}
@@ -104,23 +110,17 @@ func (s *Store) EndTurn(ctx context.Context, u Usage, replies []OutboxMessage) (
 	return out, nil
 }
 
-// addOutboxTx inserts m (see AddOutbox) in tx and returns it as stored.
-func (s *Store) addOutboxTx(ctx context.Context, tx *sql.Tx, m OutboxMessage) (OutboxMessage, error) {
-	if m.ConversationID == "" {
-		return OutboxMessage{}, fmt.Errorf("add outbox: conversation id is required: %w", ErrInvalidArgument)
-	}
+// addOutboxTx inserts m (see AddOutbox) of the conversation whose key is
+// convKey in tx and returns it as stored.
+func (s *Store) addOutboxTx(ctx context.Context, tx *sql.Tx, m OutboxMessage, convKey ConversationKey) (OutboxMessage, error) {
 	if m.ID == "" {
 		m.ID = uuid.NewString()
 	}
-	key, err := conversationKeyTx(ctx, tx, m.ConversationID)
-	if err != nil {
-		return OutboxMessage{}, err
-	}
 	if m.Key == (ConversationKey{}) {
-		m.Key = key
+		m.Key = convKey
 	}
 	now := s.nowMS()
-	_, err = tx.ExecContext(ctx, `INSERT INTO outbox
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox
 		(id, conversation_id, bot, channel, thread, text, reply_to, state, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.ConversationID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Text, m.ReplyTo, OutboxPending, now, now)
