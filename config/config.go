@@ -141,6 +141,14 @@ type Agent struct {
 	// repository, each agent session works in its own git worktree on a
 	// branch agentbridge/<short session id> made from the current HEAD.
 	Worktree bool
+	// Resources (yaml resources) bound each agent process and what it
+	// starts: memory, processes, CPU share (see Resources).
+	Resources Resources
+	// Network (yaml network) says where the agent may connect (see Network).
+	Network Network
+	// AgentSchedules (yaml agent_schedules: ask|allow|off, default ask) is
+	// what a schedule the agent itself asks for needs.
+	AgentSchedules string
 }
 
 // SandboxBind is an extra path a sandboxed agent may see, at the same place

@@ -55,6 +55,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		ApprovalTimeout: DefaultApprovalTimeout,
 		MaxLive:         DefaultMaxLive,
 		WarmSpares:      DefaultWarmSpares,
+		Resources:       Resources{Memory: DefaultMemory, Processes: DefaultProcesses, CPU: DefaultCPU},
 	}
 	d.fields(v, p, map[string]field{
 		"command":              d.str(&a.Command),
@@ -88,8 +89,11 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 				}
 			})
 		},
-		"sandbox":  d.str(&a.Sandbox),
-		"worktree": d.boolean(&a.Worktree),
+		"sandbox":         d.str(&a.Sandbox),
+		"worktree":        d.boolean(&a.Worktree),
+		"resources":       d.resourcesSection(&a.Resources),
+		"network":         d.networkSection(&a.Network),
+		"agent_schedules": d.str(&a.AgentSchedules),
 		"sandbox_binds": func(v *yaml.Node, bp string) {
 			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
 				var b SandboxBind

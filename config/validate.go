@@ -97,6 +97,7 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 			}
 		}
 	}
+	d.checkContainment(a, p)
 	for i, r := range a.Rules {
 		rp := index(child(p, "rules"), i)
 		if !d.bad[rp] {

@@ -49,6 +49,22 @@ func TestProblems(t *testing.T) {
 			[]want{{4, "agents.coder.sandbox_binds[0].path", "would show the whole machine"}}},
 		{"unknown sandbox bind key", withAgent("    sandbox_binds:", "      - {path: /srv, mod: rw}"), nil,
 			[]want{{4, "agents.coder.sandbox_binds[0].mod", "unknown key"}}},
+		{"bad memory size", withAgent("    resources: {memory: 4 gigs}"), nil,
+			[]want{{3, "agents.coder.resources.memory", `bad size "4 gigs"`}}},
+		{"memory too small", withAgent("    resources: {memory: 1MiB}"), nil,
+			[]want{{3, "agents.coder.resources.memory", "at least 256MiB"}}},
+		{"too few processes", withAgent("    resources: {processes: 3}"), nil,
+			[]want{{3, "agents.coder.resources.processes", "at least 16"}}},
+		{"negative cpu", withAgent("    resources: {cpu: -1}"), nil,
+			[]want{{3, "agents.coder.resources.cpu", "must not be negative"}}},
+		{"unknown resources key", withAgent("    resources: {mem: 1G}"), nil,
+			[]want{{3, "agents.coder.resources.mem", "unknown key (valid keys: cpu, memory, processes)"}}},
+		{"unknown network mode", withAgent("    network: {mode: open}"), nil,
+			[]want{{3, "agents.coder.network.mode", `unknown mode "open" (want proxy, host or none)`}}},
+		{"network allow URL", withAgent("    network:", "      allow: [\"http://db:5432\"]"), nil,
+			[]want{{4, "agents.coder.network.allow[0]", "not a URL"}}},
+		{"unknown agent_schedules", withAgent("    agent_schedules: sometimes"), nil,
+			[]want{{3, "agents.coder.agent_schedules", `unknown agent_schedules "sometimes" (want ask, allow or off)`}}},
 		{"unknown agent key", withAgent("    comand: claude"), nil,
 			[]want{{3, "agents.coder.comand", "unknown key"}}},
 		{"unknown rule key", withAgent("    rules:", "      - tool: Bash", "        acton: deny"), nil,
@@ -264,7 +280,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, permission_mode, rules, sandbox, sandbox_binds, warm_spares, workdir, worktree)\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, warm_spares, workdir, worktree)\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)
