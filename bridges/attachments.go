@@ -2,7 +2,9 @@ package bridges
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,15 +92,43 @@ func (cv *conversation) uploadsDir() string {
 
 // saveUpload writes data as dir/<msgID>-<name> (owner-only) and returns
 // the path. The name is reduced to a safe base name.
+//
+// dir lies in the session's private state, which the agent can write: it
+// may have planted a symbolic link where the uploads directory or the file
+// will be. So the file is created through an os.Root opened on dir's
+// parent (a link leading out of it is refused), never through a link at
+// its own name (O_EXCL; a leftover entry — a redelivered message's earlier
+// copy, or something planted — is removed first, as a name, not followed).
 func saveUpload(dir, msgID, name string, data []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	parent, sub := filepath.Dir(dir), filepath.Base(dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", fmt.Errorf("create session directory: %w", err)
+	}
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return "", fmt.Errorf("open session directory: %w", err)
+	}
+	defer root.Close()
+	if err := root.Mkdir(sub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("create uploads directory: %w", err)
 	}
-	path := filepath.Join(dir, safeFileName(msgID)+"-"+safeFileName(name))
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	file := safeFileName(msgID) + "-" + safeFileName(name)
+	rel := filepath.Join(sub, file)
+	if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("save upload: clear %s: %w", file, err)
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return "", fmt.Errorf("save upload: %w", err)
 	}
-	return path, nil
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", fmt.Errorf("save upload: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("save upload: %w", err)
+	}
+	return filepath.Join(dir, file), nil
 }
 
 // safeFileName keeps a file name's letters, digits, '.', '-' and '_' (the
