@@ -547,7 +547,10 @@ func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log in
 	if err != nil {
 		return err
 	}
-	token := uuid.NewString()
+	token, err := m.issue()
+	if err != nil {
+		return err
+	}
 	defer m.forget(token)
 	wctx, cancel := context.WithTimeout(ctx, spareWarmUpTimeout)
 	defer cancel()

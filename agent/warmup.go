@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/net/netutil"
 )
 
 // A warm-up turn makes a warm spare answer its first real message about
@@ -182,18 +185,35 @@ func providerKey(k string) bool {
 // warmModel is the local stand-in for the Messages API that answers
 // warm-up turns: POST {url}/warmup/<token>/v1/messages gets a two-letter
 // text answer with zero usage (so the turn costs nothing, and adds nothing
-// to the cost the CLI reports later), streamed when asked. It counts the
-// requests per token, so each warm-up can tell that its request arrived.
-// It listens on 127.0.0.1: the sandboxed agents share the host's network,
-// and any of them could call it; it holds nothing and answers only this.
+// to the cost the CLI reports later), streamed when asked. It listens on
+// 127.0.0.1, where an agent with the host's network can reach it, so it
+// keeps no state a caller can grow: it answers only tokens the pool issued
+// (issue) and has not yet forgotten, one per warm-up in progress, and
+// counts their requests so that each warm-up can tell that its request
+// arrived. Any other path or token is refused before its body is read,
+// and nothing of it is kept. Connections, headers, bodies and the time a
+// request may take are bounded (warmModelMaxConns and the server's
+// timeouts), so a flood costs the bridge at most a fixed amount of memory
+// while it lasts.
 type warmModel struct {
 	url    string
 	srv    *http.Server
 	served chan struct{}
 
 	mu   sync.Mutex
-	hits map[string]int
+	hits map[string]int // issued token → requests; an entry lives from issue to forget
 }
+
+// Bounds of the warm-up model's server: concurrent connections (more wait
+// in the kernel's backlog), header bytes, and the time a connection may
+// take to send its headers, its whole request, its answer, or sit idle.
+const (
+	warmModelMaxConns      = 32
+	warmModelMaxHeader     = 16 << 10
+	warmModelHeaderTimeout = 5 * time.Second
+	warmModelIOTimeout     = 30 * time.Second
+	warmModelIdleTimeout   = 5 * time.Second
+)
 
 // startWarmModel listens on a free port of 127.0.0.1.
 func startWarmModel(log *slog.Logger) (*warmModel, error) {
@@ -202,14 +222,36 @@ func startWarmModel(log *slog.Logger) (*warmModel, error) {
 		return nil, fmt.Errorf("warm-up model: listen on 127.0.0.1: %w", err)
 	}
 	m := &warmModel{url: "http://" + ln.Addr().String(), served: make(chan struct{}), hits: map[string]int{}}
-	m.srv = &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	m.srv = &http.Server{
+		Handler:           m,
+		ReadHeaderTimeout: warmModelHeaderTimeout,
+		ReadTimeout:       warmModelIOTimeout,
+		WriteTimeout:      warmModelIOTimeout,
+		IdleTimeout:       warmModelIdleTimeout,
+		MaxHeaderBytes:    warmModelMaxHeader,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	log.Debug("agent: warm-up model listening", "addr", ln.Addr().String())
 	go func() {
 		defer close(m.served)
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.srv.Serve(netutil.LimitListener(ln, warmModelMaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("agent: warm-up model stopped", "err", err)
 		}
 	}()
 	return m, nil
+}
+
+// issue makes a fresh token for one warm-up, answered until forget.
+func (m *warmModel) issue() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("warm-up model: token: %w", err)
+	}
+	token := hex.EncodeToString(b[:])
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hits[token] = 0
+	return token, nil
 }
 
 // baseURL is the ANTHROPIC_BASE_URL of one warm-up (token: its own).
@@ -222,11 +264,28 @@ func (m *warmModel) requests(token string) int {
 	return m.hits[token]
 }
 
-// forget drops token's count.
+// forget stops answering token and drops its count.
 func (m *warmModel) forget(token string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.hits, token)
+}
+
+// issued reports whether token is one the pool issued and still expects.
+func (m *warmModel) issued(token string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.hits[token]
+	return ok
+}
+
+// count adds one request to token's count if it is still issued.
+func (m *warmModel) count(token string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.hits[token]; ok {
+		m.hits[token]++
+	}
 }
 
 // close stops the server and waits for it.
@@ -236,7 +295,8 @@ func (m *warmModel) close() {
 }
 
 // warmModelMaxBody bounds a request body (a first turn's request is about
-// 100 KB: the system prompt and the tool definitions).
+// 100 KB: the system prompt and the tool definitions). Only a request with
+// an issued token is read at all.
 const warmModelMaxBody = 16 << 20
 
 func (m *warmModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -244,7 +304,8 @@ func (m *warmModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		token, ok = strings.CutSuffix(token, "/v1/messages")
 	}
-	if !ok || token == "" || strings.Contains(token, "/") || r.Method != http.MethodPost {
+	if !ok || r.Method != http.MethodPost || !m.issued(token) {
+		// Refused before the body is read; nothing of the request is kept.
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"not found"}}`)
@@ -260,9 +321,7 @@ func (m *warmModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`)
 		return
 	}
-	m.mu.Lock()
-	m.hits[token]++
-	m.mu.Unlock()
+	m.count(token)
 	model, _ := json.Marshal(req.Model)
 	usage := `{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}`
 	w.Header().Set("request-id", "req_warmup")

@@ -58,7 +58,7 @@ func TestExampleCoversEveryKey(t *testing.T) {
 		"sandbox", "sandbox_binds", "path", "mode", "worktree",
 		"limits", "bot", "per_user", "total", "usd_per_day", "usd_per_month", "turns_per_hour", "exempt_admins", "tz",
 		"bots", "name", "platform", "agent", "verbosity", "slack", "bot_token", "app_token", "api_url",
-		"discord", "token", "whatsapp", "device_store", "approvals", "web", "role",
+		"discord", "token", "whatsapp", "device_store", "approvals", "web", "role", "trusted_proxies",
 		"access", "channels", "users", "approvers", "admins",
 	}
 	ex := string(Example())

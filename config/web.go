@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -29,6 +30,11 @@ const MinWebTokenLength = 16
 // With no users the console generates one admin token into data_dir.
 type Web struct {
 	Users []WebUser // yaml users, in file order; names unique
+	// TrustedProxies (yaml trusted_proxies: addresses or CIDR prefixes) are
+	// the reverse proxies whose X-Forwarded-For the console believes when
+	// it counts failed sign-ins per client address; empty: the connection's
+	// own address counts, X-Forwarded-For is ignored.
+	TrustedProxies []string
 }
 
 // WebUser is one person who may sign in to the web console (yaml
@@ -53,6 +59,20 @@ func (u WebUser) GoString() string {
 	return fmt.Sprintf("config.WebUser{Name:%q, Role:%q, Token:%q}", u.Name, u.Role, redact(u.Token))
 }
 
+// ParseTrustedProxy parses a web.trusted_proxies entry: an IP address (a
+// prefix of its full length) or a CIDR prefix.
+func ParseTrustedProxy(s string) (netip.Prefix, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("trusted proxy %q: %w", s, err)
+	}
+	return p.Masked(), nil
+}
+
 // LogValue implements slog.LogValuer with the token redacted.
 func (u WebUser) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("name", u.Name), slog.String("role", u.Role), slog.String("token", redact(u.Token)))
@@ -75,12 +95,20 @@ func (d *decoder) webSection(w *Web) field {
 					w.Users = append(w.Users, u)
 				})
 			},
+			"trusted_proxies": d.strList(&w.TrustedProxies),
 		})
 	}
 }
 
-// finishWeb checks web.users and that at most one bot is a web bot.
+// finishWeb checks web.users, web.trusted_proxies and that at most one
+// bot is a web bot.
 func (d *decoder) finishWeb(c *Config) {
+	for i, p := range c.Web.TrustedProxies {
+		if _, err := ParseTrustedProxy(p); err != nil {
+			ip := index("web.trusted_proxies", i)
+			d.addf(d.lineOf(ip), ip, "bad trusted proxy %s: want an IP address or a CIDR prefix (127.0.0.1, 10.0.0.0/8)", d.show(ip, p))
+		}
+	}
 	seen := map[string]int{}
 	for i := range c.Web.Users {
 		u := &c.Web.Users[i]

@@ -40,6 +40,13 @@ func TestWebConfig(t *testing.T) {
 	if s := c.Summary(); !strings.Contains(s, "web users: ana(admin) bo.b(user)") || strings.Contains(s, "secret") {
 		t.Errorf("summary:\n%s", s)
 	}
+	// Trusted proxies: addresses and prefixes.
+	c = mustParse(t, webDoc("web:", `  trusted_proxies: [127.0.0.1, "::1", 10.1.2.3/8]`), nil)
+	for i, want := range []string{"127.0.0.1/32", "::1/128", "10.0.0.0/8"} {
+		if p, err := ParseTrustedProxy(c.Web.TrustedProxies[i]); err != nil || p.String() != want {
+			t.Errorf("trusted_proxies[%d] = %v, %v; want %s", i, p, err, want)
+		}
+	}
 	// No users: valid (the console generates an admin token).
 	c = mustParse(t, webDoc(), nil)
 	if len(c.Web.Users) != 0 || !strings.Contains(c.Summary(), "web users: none") {
@@ -60,7 +67,10 @@ func TestWebConfigProblems(t *testing.T) {
 		want []want
 	}{
 		{"unknown web key", webDoc("web:", "  user: []"), nil,
-			[]want{{7, "web.user", "unknown key (valid keys: users)"}}},
+			[]want{{7, "web.user", "unknown key (valid keys: trusted_proxies, users)"}}},
+		{"bad trusted proxies", webDoc("web:", "  trusted_proxies:", "    - 127.0.0.1", "    - nginx.local", "    - 10.0.0.0/33"), nil,
+			[]want{{9, "web.trusted_proxies[1]", `bad trusted proxy "nginx.local": want an IP address or a CIDR prefix`},
+				{10, "web.trusted_proxies[2]", `bad trusted proxy "10.0.0.0/33"`}}},
 		{"unknown user key", webDoc("web:", "  users:", `    - { name: a, token: "0123456789abcdef", rol: admin }`), nil,
 			[]want{{8, "web.users[0].rol", "unknown key"}}},
 		{"missing name and token", webDoc("web:", "  users:", "    - { role: admin }"), nil,

@@ -110,7 +110,10 @@ func (h *adminHarness) client(t *testing.T, name string) *http.Client {
 			u = x
 		}
 	}
-	value := h.c.sess.issue(u)
+	value, err := h.c.sess.issue(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
 	jar := &oneCookie{c: &http.Cookie{Name: sessionCookie, Value: value}}
 	cl := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	h.csrf[cl] = h.c.sess.csrfFor(value)

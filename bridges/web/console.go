@@ -6,9 +6,11 @@
 //
 // Console is both the bridges.Platform of the web bot and the HTTP handler
 // of every page. People sign in with the token of their web.users entry
-// (or the admin token generated into data_dir when there is none); a
-// session is a signed cookie (HttpOnly, SameSite=Strict, Secure over
-// https). Every POST carries the session's CSRF token and passes Go's
+// (or the admin token generated into data_dir when there is none); failed
+// sign-ins are limited per client address and in total (signin_limit.go).
+// A session is a signed cookie (HttpOnly, SameSite=Strict, Secure over
+// https) naming a session kept in the store (web_sessions), which signing
+// out deletes. Every POST carries the session's CSRF token and passes Go's
 // cross-origin protection. Pages are html/template files under templates/
 // rendered inside one layout; the little JS and CSS live in static/ (no
 // build step). Nothing is inline, so the Content-Security-Policy allows
@@ -31,6 +33,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -38,6 +41,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,7 +55,7 @@ import (
 // Options configure a Console.
 type Options struct {
 	Config *config.Config // required: the web bot, web.users, data_dir, http.listen
-	Store  *store.Store   // required: chat history and uploads
+	Store  *store.Store   // required: chat history, uploads and sessions
 	Logger *slog.Logger   // default discards
 	// Demo labels every page "Demo — scripted model, not Claude" (bridge
 	// run -demo).
@@ -64,18 +68,22 @@ type Options struct {
 // bridge's HTTP listener; when the config has a web bot, give the Console
 // to the core as that bot's Platform.
 type Console struct {
-	cfg    *config.Config
-	bot    *config.Bot // nil: no web bot (sign-in and admin pages only)
-	st     *store.Store
-	log    *slog.Logger
-	demo   bool
-	users  *users
-	sess   *sessions
-	pages  map[string]*template.Template
-	md     *markdown
-	hub    *hub
-	mux    http.Handler
-	static http.Handler
+	cfg   *config.Config
+	bot   *config.Bot // nil: no web bot (sign-in and admin pages only)
+	st    *store.Store
+	log   *slog.Logger
+	demo  bool
+	users *users
+	sess  *sessions
+	limit *signinLimiter // failed sign-ins
+	// trusted are the reverse proxies whose X-Forwarded-For names the
+	// client (web.trusted_proxies).
+	trusted []netip.Prefix
+	pages   map[string]*template.Template
+	md      *markdown
+	hub     *hub
+	mux     http.Handler
+	static  http.Handler
 
 	// generatedToken is the admin token written into data_dir by this
 	// start (first run without users), shown once by Announce.
@@ -124,14 +132,31 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
+	var trusted []netip.Prefix
+	for _, p := range opts.Config.Web.TrustedProxies {
+		pre, err := config.ParseTrustedProxy(p)
+		if err != nil {
+			return nil, fmt.Errorf("web console: %w", err)
+		}
+		trusted = append(trusted, pre)
+	}
+	log := opts.Logger.With("component", "web")
+	sess := &sessions{key: key, users: us, st: opts.Store, log: log, now: opts.Now}
+	if n, err := sess.endStale(context.Background()); err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	} else if n > 0 {
+		log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
+	}
 	c := &Console{
 		cfg:            opts.Config,
 		bot:            opts.Config.WebBot(),
 		st:             opts.Store,
-		log:            opts.Logger.With("component", "web"),
+		log:            log,
 		demo:           opts.Demo,
 		users:          us,
-		sess:           &sessions{key: key, users: us, now: opts.Now},
+		sess:           sess,
+		limit:          newSigninLimiter(opts.Now),
+		trusted:        trusted,
 		pages:          pages,
 		md:             newMarkdown(),
 		hub:            newHub(),

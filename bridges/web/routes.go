@@ -70,7 +70,7 @@ func limitBody(next http.Handler) http.Handler {
 func (c *Console) withSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ck, err := r.Cookie(sessionCookie); err == nil {
-			if s := c.sess.check(ck.Value); s != nil {
+			if s := c.sess.check(r.Context(), ck.Value); s != nil {
 				r = r.WithContext(withSession(r.Context(), s))
 			}
 		}

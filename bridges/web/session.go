@@ -7,9 +7,14 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // Cookie names.
@@ -21,9 +26,16 @@ const (
 // SessionLifetime is how long a sign-in lasts.
 const SessionLifetime = 7 * 24 * time.Hour
 
-// session is what a signed-in request carries. Sessions are stateless
-// signed cookies: a restart keeps people signed in; changing a user's token
-// or deleting SessionKeyFile ends their sessions.
+// sessionsPerUser is how many sessions a user keeps at most: signing in
+// once more ends the oldest.
+const sessionsPerUser = 20
+
+// session is what a signed-in request carries. A session cookie is signed
+// and names a random secret; the session itself is kept on the server (in
+// the store's web_sessions, under the secret's SHA-256), so that signing
+// out ends it for every copy of the cookie. Changing a user's token ends
+// their sessions (deleted at the next start, refused until then), and
+// deleting SessionKeyFile ends everybody's.
 type session struct {
 	user  *User
 	csrf  string // the CSRF token of this session
@@ -33,14 +45,17 @@ type session struct {
 type sessionPayload struct {
 	User    string `json:"u"`
 	Expires int64  `json:"e"`
-	Nonce   string `json:"n"`
+	Secret  string `json:"n"` // random; its SHA-256 keys the session on the server
 	Token   []byte `json:"t"` // the user's token fingerprint
 }
 
-// sessions signs and checks session cookies with key.
+// sessions signs and checks session cookies with key and keeps the
+// sessions in st.
 type sessions struct {
 	key   []byte
 	users *users
+	st    *store.Store
+	log   *slog.Logger
 	now   func() time.Time
 }
 
@@ -53,37 +68,99 @@ func (s *sessions) mac(parts ...string) []byte {
 	return m.Sum(nil)
 }
 
-// issue makes a cookie value for u.
-func (s *sessions) issue(u *User) string {
-	p, _ := json.Marshal(sessionPayload{User: u.Name, Expires: s.now().Add(SessionLifetime).Unix(), Nonce: randomID(8), Token: u.fingerprint(s.key)})
-	body := base64.RawURLEncoding.EncodeToString(p)
-	return body + "." + base64.RawURLEncoding.EncodeToString(s.mac("session", body))
+// sessionID is the server-side key of the session whose secret is secret.
+func sessionID(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
 }
 
-// check returns the session of a cookie value, or nil when it is forged,
-// expired, or its user or token changed.
-func (s *sessions) check(value string) *session {
+// issue starts a session for u and returns its cookie value.
+func (s *sessions) issue(ctx context.Context, u *User) (string, error) {
+	now := s.now()
+	secret := randomID(32)
+	exp := now.Add(SessionLifetime)
+	fp := u.fingerprint(s.key)
+	ws := store.WebSession{ID: sessionID(secret), User: u.Name, TokenFP: fp, Created: now, Expires: exp}
+	if err := s.st.AddWebSession(ctx, ws, sessionsPerUser); err != nil {
+		return "", fmt.Errorf("start a session for %s: %w", u.Name, err)
+	}
+	p, _ := json.Marshal(sessionPayload{User: u.Name, Expires: exp.Unix(), Secret: secret, Token: fp})
+	body := base64.RawURLEncoding.EncodeToString(p)
+	return body + "." + base64.RawURLEncoding.EncodeToString(s.mac("session", body)), nil
+}
+
+// payload returns the signed payload of a cookie value, or false when it is
+// forged or expired, or its user or token changed.
+func (s *sessions) payload(value string) (sessionPayload, *User, bool) {
 	body, sig, ok := strings.Cut(value, ".")
 	if !ok {
-		return nil
+		return sessionPayload{}, nil, false
 	}
 	got, err := base64.RawURLEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, s.mac("session", body)) {
-		return nil
+		return sessionPayload{}, nil, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(body)
 	if err != nil {
-		return nil
+		return sessionPayload{}, nil, false
 	}
 	var p sessionPayload
-	if json.Unmarshal(raw, &p) != nil || s.now().Unix() >= p.Expires {
-		return nil
+	if json.Unmarshal(raw, &p) != nil || s.now().Unix() >= p.Expires || p.Secret == "" {
+		return sessionPayload{}, nil, false
 	}
 	u := s.users.byName(p.User)
 	if u == nil || !hmac.Equal(p.Token, u.fingerprint(s.key)) {
+		return sessionPayload{}, nil, false
+	}
+	return p, u, true
+}
+
+// check returns the session of a cookie value, or nil when it is forged,
+// expired, ended on the server (signed out), or its user or token changed.
+// A store error counts as no session.
+func (s *sessions) check(ctx context.Context, value string) *session {
+	p, u, ok := s.payload(value)
+	if !ok {
+		return nil
+	}
+	ws, err := s.st.WebSession(ctx, sessionID(p.Secret))
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.Error("web session lookup failed: treated as signed out", "err", err)
+		}
+		return nil
+	}
+	if ws.User != u.Name || !hmac.Equal(ws.TokenFP, p.Token) || !s.now().Before(ws.Expires) {
 		return nil
 	}
 	return &session{user: u, value: value, csrf: s.csrfFor(value)}
+}
+
+// end ends the session of a cookie value on the server: no copy of the
+// cookie opens the console any more.
+func (s *sessions) end(ctx context.Context, value string) error {
+	p, _, ok := s.payload(value)
+	if !ok {
+		return nil // not a session of ours: nothing to end
+	}
+	if err := s.st.DeleteWebSession(ctx, sessionID(p.Secret)); err != nil {
+		return fmt.Errorf("end the session of %s: %w", p.User, err)
+	}
+	return nil
+}
+
+// endStale deletes the sessions of users no longer configured, or whose
+// token changed since they signed in, and returns how many it deleted.
+func (s *sessions) endStale(ctx context.Context) (int, error) {
+	current := make(map[string][]byte, len(s.users.list))
+	for _, u := range s.users.list {
+		current[u.Name] = u.fingerprint(s.key)
+	}
+	n, err := s.st.KeepWebSessions(ctx, current)
+	if err != nil {
+		return 0, fmt.Errorf("end stale web sessions: %w", err)
+	}
+	return n, nil
 }
 
 // csrfFor is the CSRF token bound to a cookie value.

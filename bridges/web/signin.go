@@ -2,7 +2,9 @@ package web
 
 import (
 	"crypto/subtle"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,10 +22,16 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
-	c.showSignin(w, r, http.StatusOK, false)
+	c.showSignin(w, r, http.StatusOK, signinNotice{})
 }
 
-func (c *Console) showSignin(w http.ResponseWriter, r *http.Request, status int, failed bool) {
+// signinNotice is what the sign-in page says above the form.
+type signinNotice struct {
+	Failed       bool // the token was wrong
+	RetryMinutes int  // > 0: too many failed sign-ins; try again in this many minutes
+}
+
+func (c *Console) showSignin(w http.ResponseWriter, r *http.Request, status int, notice signinNotice) {
 	tok := randomID(16)
 	setCookie(w, r, signinCookie, tok, signinFormLifetime)
 	next := r.URL.Query().Get("next")
@@ -32,31 +40,53 @@ func (c *Console) showSignin(w http.ResponseWriter, r *http.Request, status int,
 	}
 	c.render(w, r, status, "signin", "", struct {
 		CSRF, Next string
-		Failed     bool
-	}{tok, safeNext(next), failed})
+		signinNotice
+	}{tok, safeNext(next), notice})
 }
 
-// signin checks the posted token and starts a session.
+// signin checks the posted token and starts a session. Past the limits of
+// failed sign-ins (signinLimiter) the token is not even looked at: the
+// answer is 429 with Retry-After.
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	ck, err := r.Cookie(signinCookie)
 	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostFormValue("csrf"))) != 1 {
 		http.Error(w, "missing or wrong CSRF token: reload the sign-in page", http.StatusForbidden)
 		return
 	}
+	addr := clientAddr(r, c.trusted)
+	if ok, wait := c.limit.allow(addr); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		c.log.Debug("web sign-in refused: too many failed sign-ins", "addr", addr, "remote", r.RemoteAddr, "retry_after", wait.Round(time.Second))
+		c.showSignin(w, r, http.StatusTooManyRequests, signinNotice{RetryMinutes: int(math.Ceil(wait.Minutes()))})
+		return
+	}
 	u := c.users.byToken(strings.TrimSpace(r.PostFormValue("token")))
 	if u == nil {
-		c.log.Warn("web sign-in failed: unknown token", "remote", r.RemoteAddr)
-		c.showSignin(w, r, http.StatusUnauthorized, true)
+		c.limit.failed(addr)
+		c.log.Warn("web sign-in failed: unknown token", "addr", addr, "remote", r.RemoteAddr)
+		c.showSignin(w, r, http.StatusUnauthorized, signinNotice{Failed: true})
+		return
+	}
+	value, err := c.sess.issue(r.Context(), u)
+	if err != nil {
+		c.log.Error("web sign-in: no session", "user", u.Name, "err", err)
+		c.errorPage(w, r, http.StatusInternalServerError, "Signing in failed: the bridge could not record the session. Try again.")
 		return
 	}
 	setCookie(w, r, signinCookie, "", -1)
-	setCookie(w, r, sessionCookie, c.sess.issue(u), SessionLifetime)
+	setCookie(w, r, sessionCookie, value, SessionLifetime)
 	c.log.Info("web sign-in", "user", u.Name, "role", u.Role, "remote", r.RemoteAddr)
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
 }
 
-// signout ends the browser's session.
+// signout ends the browser's session on the server (so that a copy of the
+// cookie stops working too) and deletes the cookie.
 func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
+	if err := c.sess.end(r.Context(), sessionOf(r).value); err != nil {
+		c.log.Error("web sign-out failed", "user", CurrentUser(r).Name, "err", err)
+		c.errorPage(w, r, http.StatusInternalServerError, "Signing out failed: the session could not be ended. Try again.")
+		return
+	}
 	setCookie(w, r, sessionCookie, "", -1)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
