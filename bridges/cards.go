@@ -44,9 +44,9 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []config.Rule // what "Always allow" stores for the conversation (see alwaysPermissions)
-	questions   []question    // cardQuestion
-	picked      [][]bool      // cardQuestion: selected options per question
+	grants      []config.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
+	questions   []question       // cardQuestion
+	picked      [][]bool         // cardQuestion: selected options per question
 	schedule    *scheduleRequest // cardSchedule: what approving it creates
 }
 

@@ -42,9 +42,9 @@ func (l cmdLine) after(n int) string {
 type cmdParse int
 
 const (
-	notCommand    cmdParse = iota // an ordinary message (for the agent)
-	commandOK                     // a command, tokenised
-	commandRefused                // a command written with characters a command may not contain
+	notCommand     cmdParse = iota // an ordinary message (for the agent)
+	commandOK                      // a command, tokenised
+	commandRefused                 // a command written with characters a command may not contain
 )
 
 // commandCharsRefusal answers a command line that contains a character

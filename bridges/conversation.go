@@ -3,8 +3,8 @@ package bridges
 import (
 	"context"
 	"fmt"
-	"strings"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -140,11 +140,11 @@ type conversation struct {
 	cardSeq            int
 	lastAuthor         author   // of the last person's message sent to the agent
 	lastSent           *sentMsg // the last message sent to the agent (nil: none since the worker started)
-	stopping           bool // !stop asked for an interrupt
-	statusShown        bool // the working indicator is on (see status.go)
-	resuming           bool // !resume waits for the session's conversation: send nothing meanwhile
-	restartAfterTurn   bool // a setting needs a new process once the turn ends
-	bypassRefusalShown bool // told that a stored bypassPermissions is not applied
+	stopping           bool     // !stop asked for an interrupt
+	statusShown        bool     // the working indicator is on (see status.go)
+	resuming           bool     // !resume waits for the session's conversation: send nothing meanwhile
+	restartAfterTurn   bool     // a setting needs a new process once the turn ends
+	bypassRefusalShown bool     // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outboxRetrying     bool

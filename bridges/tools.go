@@ -94,7 +94,7 @@ var _ agent.MCPServer = (*agentTools)(nil)
 func (cv *conversation) newAgentTools(workdir string) *agentTools {
 	t := &agentTools{
 		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, agent: cv.profile.Name, bot: cv.bot.Name,
-		policy: agentSchedulePolicy(cv.profile),
+		policy:   agentSchedulePolicy(cv.profile),
 		platform: cv.platform, limits: cv.limits, budget: cv.budget, workdir: workdir,
 		hidden: secretPaths(cv.core.cfg), log: cv.log.With("mcp_server", ToolServer),
 	}
