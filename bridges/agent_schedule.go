@@ -29,6 +29,11 @@ import (
 //   - allow: the schedule is created at once and announced.
 //   - off: the tool refuses.
 
+// maxScheduleCards bounds the agent's schedule requests waiting for a
+// decision in one conversation: a prompt-injected agent must not be able
+// to bury a thread in cards.
+const maxScheduleCards = 3
+
 // errNoWorker: the conversation has no running worker to ask.
 var errNoWorker = errors.New("the conversation is not running")
 
@@ -85,6 +90,15 @@ func (c *Core) onLiveWorker(ctx context.Context, key ConversationKey, f func(con
 // openScheduleCard posts the approval card of the agent's schedule
 // request r.
 func (cv *conversation) openScheduleCard(ctx context.Context, r scheduleRequest) error {
+	waiting := 0
+	for _, cd := range cv.cards {
+		if cd.kind == cardSchedule {
+			waiting++
+		}
+	}
+	if waiting >= maxScheduleCards {
+		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", errToolRefused, waiting)
+	}
 	id := "schedule-" + uuid.NewString()
 	input, err := json.Marshal(map[string]string{"cron": r.cron, "tz": r.tz, "prompt": r.prompt, "name": r.name,
 		"channel": r.key.Channel, "thread": r.key.Thread})

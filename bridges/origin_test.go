@@ -141,6 +141,23 @@ func TestAgentScheduleNeedsApproval(t *testing.T) {
 	h.waitLedgerFinal(k)
 }
 
+// TestAgentScheduleCardsBounded: at most three of the agent's schedule
+// requests wait for a decision at once; the fourth is refused.
+func TestAgentScheduleCardsBounded(t *testing.T) {
+	h := start(t, setup{access: originAccess})
+	k := key("T1")
+	h.send(k, "m1", "alice", "hello")
+	h.waitText(k, "pong: hello")
+	for i := range 3 {
+		if got := callTool(t, h.session(1), "schedule", agentScheduleArgs(fmt.Sprint("p", i))); !strings.HasPrefix(got, "Asked the people") {
+			t.Fatalf("request %d: %q", i, got)
+		}
+	}
+	if got := callTool(t, h.session(1), "schedule", agentScheduleArgs("p3")); !strings.Contains(got, "ERROR: 3 schedule requests already wait") {
+		t.Errorf("fourth request: %q", got)
+	}
+}
+
 // TestAgentSchedulePolicies: agent_schedules off refuses with a tool
 // error and allow creates at once (announced); ask checks the request
 // first (a refused cron shows no card).
