@@ -436,3 +436,32 @@ func TestScheduledRunCardsGoToDeciders(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduledYesAnswersNoCard: on a platform without buttons, where a
+// typed "yes" answers a card, a schedule's run "yes" (made by an
+// approver) does not approve the card open at that moment: it waits, and
+// reaches the agent as a prompt after the card was decided by a person.
+func TestScheduledYesAnswersNoCard(t *testing.T) {
+	clock := bridgetest.NewFakeClock(monday8)
+	h := start(t, setup{clock: clock, access: originAccess, script: toolScript,
+		limits:  bridges.Limits{MaxMessageRunes: 4000, EditInterval: 50 * time.Millisecond},
+		profile: func(a *config.Agent) { a.ApprovalTimeout = 2 * time.Hour }})
+	k := key("T1")
+	h.send(k, "m1", "carol", `!schedule add "0 9 * * *" tz=UTC yes`)
+	h.waitText(k, "🗓 Scheduled")
+	h.send(k, "m2", "alice", "bash: rm -rf build")
+	card := h.waitCard(k, "rm -rf build")
+	waitSchedulerArmed(t, clock)
+	clock.Advance(time.Hour)
+	h.waitText(k, "⏰ scheduled: yes")
+	time.Sleep(100 * time.Millisecond) // the worker had the chance to misread it
+	if d := h.session(1).Decisions(); len(d) != 0 {
+		t.Fatalf("the scheduled yes decided the card: %+v", d)
+	}
+	h.send(k, "m3", "alice", "no")
+	h.waitText(k, "denied: Denied by")
+	h.waitText(k, "pong: yes")
+	if d := h.session(1).Decisions(); len(d) != 1 || d[0].RequestID != card.CardID || d[0].Allow {
+		t.Errorf("decisions = %+v, want alice's deny only", d)
+	}
+}
