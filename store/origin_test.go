@@ -31,6 +31,16 @@ func TestInboxOrigin(t *testing.T) {
 	if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p2", Origin: "admin"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("unknown origin: err = %v, want ErrInvalidArgument", err)
 	}
+	// The run of a schedule U2 made does not make U2 a participant.
+	if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "schedule-8-100", UserID: "U2", Text: "x",
+		Origin: OriginSchedule, ScheduleID: 8}); err != nil {
+		t.Fatal(err)
+	}
+	for user, want := range map[string]bool{"U1": true, "U2": false} {
+		if ok, err := s.IsParticipant(ctx, conv.ID, user, ""); err != nil || ok != want {
+			t.Errorf("IsParticipant(%s) = %v, %v; want %v", user, ok, err, want)
+		}
+	}
 }
 
 // TestMigration0009MarksScheduledRuns: ledger messages a schedule's firing
