@@ -388,9 +388,9 @@ func assertNoCommandRan(t *testing.T, h *harness, k bridges.ConversationKey) {
 
 // TestScheduledRunCardsGoToDeciders: a permission card of a scheduled run
 // names the schedule and may be decided by the schedule's creator (a
-// person), approvers and admins — not by the conversation's owner or its
-// last writer, as before; a config schedule's run has no creator, so only
-// approvers and admins decide.
+// person), approvers and admins — not by the conversation's owner, who
+// wrote last; a config schedule's run has no creator, so only approvers
+// and admins decide.
 func TestScheduledRunCardsGoToDeciders(t *testing.T) {
 	for _, src := range []string{"chat", "config"} {
 		t.Run(src, func(t *testing.T) {
