@@ -30,7 +30,8 @@ func postIndex(ms []bridgetest.Msg, sub string) int {
 // real CLI without a permission card: send_message called when a
 // background task ends posts after the turn that started it has ended;
 // send_file posts an attachment and refuses paths outside the workdir;
-// schedule, list_schedules and cancel_schedule act on the conversation.
+// schedule (after a person approved its card), list_schedules and
+// cancel_schedule act on the conversation.
 // Every call is counted.
 func TestAcceptanceAgentTools(t *testing.T) {
 	t.Parallel()
@@ -65,10 +66,17 @@ func TestAcceptanceAgentTools(t *testing.T) {
 	l.send(k, "m3", "alice", `[tool mcp__bridge__send_file {"path":"../../../etc/passwd"}]`)
 	l.waitReply(k, "tool said: ERROR: ../../../etc/passwd is outside the working directory")
 
-	// schedule, list_schedules, cancel_schedule.
+	// schedule (approved on its card by the turn's requester),
+	// list_schedules, cancel_schedule.
 	l.send(k, "m4", "alice", `[tool mcp__bridge__schedule {"cron":"0 7 * * 1-5","tz":"UTC","prompt":"check the nightly build","name":"nightly"}]`)
-	l.waitReply(k, "tool said: Scheduled as #1")
-	l.waitLive(k, "🗓 The agent scheduled #1")
+	l.waitReply(k, "tool said: Asked the people in this conversation to approve the schedule")
+	card := l.plat.WaitFor(t, k, liveTimeout, "the schedule's card", func(m bridgetest.Msg) bool {
+		return m.CardID != "" && strings.Contains(m.Text, "The agent asks for a schedule")
+	})
+	if _, err := l.plat.Click(ctxT(t), k, card.CardID, bridges.ChoiceAllow, "alice", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	l.waitLive(k, "✅ Created by")
 	scheds, err := l.st.SchedulesOfConversation(ctxT(t), l.conversation(k).ID)
 	if err != nil || len(scheds) != 1 || scheds[0].Source != store.ScheduleFromAgent || scheds[0].Prompt != "check the nightly build" ||
 		scheds[0].CreatedBy != "alice" || scheds[0].Key != store.ConversationKey(k) {
@@ -83,7 +91,7 @@ func TestAcceptanceAgentTools(t *testing.T) {
 	l.waitFinal(k)
 
 	for _, m := range l.plat.Messages(k) {
-		if m.CardID != "" {
+		if m.CardID != "" && m.CardID != card.CardID {
 			t.Errorf("a bridge tool asked for permission: %q", m.Text)
 		}
 	}

@@ -77,6 +77,16 @@ func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 	}
 }
 
+// payer is whose spend turn t is: the first of its messages' authors (for
+// a schedule's firing its creator, or nobody), or for a turn the agent
+// started itself, the last person who wrote to it.
+func (cv *conversation) payer(t *turn) string {
+	if t.fromLedger {
+		return t.payer
+	}
+	return orDefault(t.payer, cv.lastAuthor.id)
+}
+
 // beginTurn returns the running turn, starting one if needed.
 func (cv *conversation) beginTurn(ctx context.Context) *turn {
 	if cv.turn == nil {
@@ -98,7 +108,13 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 	case agent.LifecycleStarted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
 		t := cv.beginTurn(ctx)
-		t.requesters[sm.from.id] = sm.from
+		t.fromLedger = true
+		for id, a := range sm.deciders() {
+			t.requesters[id] = a
+		}
+		if r := sm.scheduledRun(); r != "" && t.scheduled == "" {
+			t.scheduled = r
+		}
 		if t.payer == "" {
 			t.payer = sm.from.id
 		}
@@ -118,7 +134,7 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	t := cv.beginTurn(ctx)
 	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
 	usage := store.Usage{
-		ConversationID: cv.id, SessionID: r.SessionID, UserID: orDefault(t.payer, cv.lastAuthor.id), CostUSD: r.CostUSD,
+		ConversationID: cv.id, SessionID: r.SessionID, UserID: cv.payer(t), CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
 		DurationMS: r.Duration.Milliseconds(), NumTurns: r.NumTurns, IsError: r.IsError,

@@ -3,6 +3,7 @@ package bridges
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -129,6 +130,9 @@ func (cv *conversation) autoDecision(ctx context.Context, req agent.PermissionRe
 // card that cannot be posted is denied at once (nobody could answer it).
 func (cv *conversation) openCard(ctx context.Context, cd *card) {
 	cd.requesters = cv.requesters()
+	if run := cv.scheduledRun(); run != "" && cd.kind != cardSchedule {
+		cd.body += "\n_⏰ Asked during a run of schedule " + run + ": " + deciderText(cd.requesters) + " may decide._"
+	}
 	cv.cardSeq++
 	cd.seq = cv.cardSeq
 	if t := cv.turn; t != nil && t.live.posted {
@@ -152,7 +156,9 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		cv.cancelTimer(timerApproval, cd.id)
 		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
 		msg := "The approval request could not be shown to the user (chat error), so the call was denied. Try again later."
-		cv.respond(ctx, cd.id, agent.Decision{Message: msg})
+		if cd.answersCLI() {
+			cv.respond(ctx, cd.id, agent.Decision{Message: msg})
+		}
 		cv.audit(ctx, cd.id, store.DecisionDeny, "", msg)
 		return
 	}
@@ -180,6 +186,8 @@ func (cv *conversation) onAction(ctx context.Context, a Action) {
 	switch cd.kind {
 	case cardQuestion:
 		problem = cv.clickQuestion(ctx, cd, a.Choice, who)
+	case cardSchedule:
+		problem = cv.decideSchedule(ctx, cd, a.Choice, who)
 	default:
 		problem = cv.decide(ctx, cd, a.Choice, who)
 	}
@@ -286,10 +294,15 @@ func (cv *conversation) expireCard(ctx context.Context, id string) {
 	wait := formatWait(cv.profile.ApprovalTimeout)
 	msg := "Nobody approved this tool call within " + wait + " (the bridge's approval timeout), so it was denied. " +
 		"Do not retry it now: tell the user what you wanted to do so they can approve it when they are back."
-	if cd.kind == cardQuestion {
+	switch cd.kind {
+	case cardQuestion:
 		msg = "The user did not answer within " + wait + ". Continue without the answer or ask again later."
+	case cardSchedule:
+		msg = "Nobody approved the schedule within " + wait + ", so none was created."
 	}
-	cv.respond(ctx, id, agent.Decision{Message: msg})
+	if cd.answersCLI() {
+		cv.respond(ctx, id, agent.Decision{Message: msg})
+	}
 	cv.audit(ctx, id, store.DecisionTimeout, "", msg)
 	cv.log.Info("permission request expired", "request", id, "after", wait)
 	cv.retireCard(ctx, cd, "⌛ Expired: no answer within "+wait+".")
@@ -308,26 +321,42 @@ func (cv *conversation) expireAllCards(ctx context.Context, status string) {
 }
 
 // requesters are the people who may decide the turn's requests besides the
-// approvers: the authors of the messages the turn handles, or (for turns the
-// agent started itself) the last author and the conversation's owner.
+// approvers: the deciders of the messages the turn handles (their authors;
+// for a schedule's firing its creator when a person made it, else nobody).
+// For a turn the agent started itself (after a background task): the
+// deciders of the last message sent to it, and the conversation's owner
+// only when that was a person's message or nothing was sent since the
+// worker started.
 func (cv *conversation) requesters() map[string]author {
 	out := make(map[string]author)
-	if cv.turn != nil {
-		for id, a := range cv.turn.requesters {
-			out[id] = a
+	switch {
+	case cv.turn != nil && (cv.turn.fromLedger || len(cv.turn.requesters) > 0):
+		maps.Copy(out, cv.turn.requesters)
+		return out
+	case cv.lastSent != nil:
+		maps.Copy(out, cv.lastSent.deciders())
+		if cv.lastSent.origin != OriginPerson {
+			return out
 		}
 	}
-	if len(out) == 0 {
-		if cv.lastAuthor.id != "" {
-			out[cv.lastAuthor.id] = cv.lastAuthor
-		}
-		if o := cv.row.OwnerUserID; o != "" {
-			if _, ok := out[o]; !ok {
-				out[o] = author{id: o}
-			}
+	if o := cv.row.OwnerUserID; o != "" {
+		if _, ok := out[o]; !ok {
+			out[o] = author{id: o}
 		}
 	}
 	return out
+}
+
+// scheduledRun names the schedule whose run the current turn is ("" if
+// none), for its cards.
+func (cv *conversation) scheduledRun() string {
+	switch {
+	case cv.turn != nil && cv.turn.fromLedger:
+		return cv.turn.scheduled
+	case cv.lastSent != nil:
+		return cv.lastSent.scheduledRun()
+	}
+	return ""
 }
 
 func authorIDs(m map[string]author) []string {
@@ -337,6 +366,15 @@ func authorIDs(m map[string]author) []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// deciderText says who may decide a card besides nobody: its requesters,
+// approvers and admins.
+func deciderText(requesters map[string]author) string {
+	if len(requesters) == 0 {
+		return "only the bot's approvers and admins"
+	}
+	return names(requesters) + ", approvers and admins"
 }
 
 func names(m map[string]author) string {

@@ -29,6 +29,7 @@ const (
 	cardPermission cardKind = iota // may the tool run?
 	cardQuestion                   // AskUserQuestion
 	cardPlan                       // ExitPlanMode
+	cardSchedule                   // a schedule the agent asks for (agent_schedule.go); the CLI waits for nothing
 )
 
 // card is an open permission request shown in the thread.
@@ -43,10 +44,15 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []config.Rule // what "Always allow" stores for the conversation (see alwaysPermissions)
-	questions   []question    // cardQuestion
-	picked      [][]bool      // cardQuestion: selected options per question
+	grants      []config.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
+	questions   []question       // cardQuestion
+	picked      [][]bool         // cardQuestion: selected options per question
+	schedule    *scheduleRequest // cardSchedule: what approving it creates
 }
+
+// answersCLI reports whether the CLI waits for the card's decision (every
+// card but a schedule the agent asks for).
+func (cd *card) answersCLI() bool { return cd.kind != cardSchedule }
 
 // question is one AskUserQuestion question.
 type question struct {
@@ -246,6 +252,11 @@ func (cd *card) buttons() []Button {
 			{ID: ChoiceApprove, Label: "Approve", Style: StylePrimary},
 			{ID: ChoiceApproveEdits, Label: "Approve + accept edits"},
 			{ID: ChoiceReject, Label: "Reject", Style: StyleDanger},
+		}
+	case cardSchedule:
+		return []Button{
+			{ID: ChoiceAllow, Label: "Create schedule", Style: StylePrimary},
+			{ID: ChoiceDeny, Label: "Refuse", Style: StyleDanger},
 		}
 	case cardQuestion:
 		var bs []Button

@@ -52,45 +52,35 @@ func commands() []command {
 	}
 }
 
-// required is the authority running c with arg needs.
-func (c command) required(arg string) authority {
-	if c.adminArg != "" {
-		if w, _, _ := strings.Cut(strings.TrimSpace(arg), " "); strings.EqualFold(w, c.adminArg) {
-			return admins
-		}
+// required is the authority running c as l needs.
+func (c command) required(l cmdLine) authority {
+	if c.adminArg != "" && strings.EqualFold(l.arg(0), c.adminArg) {
+		return admins
 	}
 	return c.who
 }
 
-// parseCommand recognises "!name args" for a known command name. Other text
-// starting with "!" is an ordinary message.
-func parseCommand(text string) (name, arg string, ok bool) {
-	t := strings.TrimSpace(text)
-	if !strings.HasPrefix(t, CommandPrefix) {
-		return "", "", false
-	}
-	t = t[len(CommandPrefix):]
-	word, rest, _ := strings.Cut(t, " ")
-	word = strings.ToLower(strings.TrimSpace(word))
+// lookupCommand returns the command named name.
+func lookupCommand(name string) (command, bool) {
 	for _, c := range commands() {
-		if c.name == word {
-			return word, strings.TrimSpace(rest), true
+		if c.name == name {
+			return c, true
 		}
 	}
-	return "", "", false
+	return command{}, false
 }
 
-// runCommand executes a command from ledger message m, if its author may
-// run it.
-func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, name, arg string) {
+// runCommand executes command l from ledger message m (a person's), if
+// its author may run it.
+func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, l cmdLine) {
 	who := author{m.UserID, m.UserName}
-	if refusal := cv.commandRefusal(ctx, m, name, arg); refusal != "" {
-		cv.log.Info("command refused", "command", name, "user", who.id)
+	if refusal := cv.commandRefusal(ctx, m, l); refusal != "" {
+		cv.log.Info("command refused", "command", l.name, "user", who.id)
 		cv.notice(ctx, refusal)
 		return
 	}
-	cv.log.Info("command", "command", name, "arg", arg, "user", who.id)
-	switch name {
+	cv.log.Info("command", "command", l.name, "args", l.args, "user", who.id)
+	switch l.name {
 	case "help":
 		cv.notice(ctx, cv.helpText())
 	case "stop":
@@ -98,11 +88,11 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "new":
 		cv.cmdNew(ctx, who)
 	case "model":
-		cv.cmdModel(ctx, arg)
+		cv.cmdModel(ctx, l)
 	case "mode":
-		cv.cmdMode(ctx, arg)
+		cv.cmdMode(ctx, l)
 	case "rules":
-		cv.cmdRules(ctx, arg, who)
+		cv.cmdRules(ctx, l, who)
 	case "cost":
 		cv.cmdCost(ctx, who)
 	case "status":
@@ -110,28 +100,28 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "sessions":
 		cv.cmdSessions(ctx)
 	case "resume":
-		cv.cmdResume(ctx, arg, who)
+		cv.cmdResume(ctx, l, who)
 	case "schedule":
-		cv.cmdSchedule(ctx, m, arg)
+		cv.cmdSchedule(ctx, m, l)
 	}
 }
 
-// commandRefusal returns why the author of m may not run command name with
-// arg, or "" when they may: admin commands need an admin (and are disabled
-// when the bot has none); participant commands need an admin or someone who
-// wrote in this conversation before (see store.IsParticipant).
-func (cv *conversation) commandRefusal(ctx context.Context, m store.InboxMessage, name, arg string) string {
-	var c command
-	for _, cc := range commands() {
-		if cc.name == name {
-			c = cc
-		}
+// commandRefusal returns why the author of m may not run command l, or ""
+// when they may: admin commands need an admin (and are disabled when the
+// bot has none); participant commands need an admin or someone who wrote
+// in this conversation before (see store.IsParticipant). An unknown name
+// is refused (fail closed).
+func (cv *conversation) commandRefusal(ctx context.Context, m store.InboxMessage, l cmdLine) string {
+	c, ok := lookupCommand(l.name)
+	if !ok {
+		return "⛔ Unknown command."
 	}
-	shown := CommandPrefix + name
-	if c.adminArg != "" && c.required(arg) == admins {
+	shown := CommandPrefix + l.name
+	need := c.required(l)
+	if c.adminArg != "" && need == admins {
 		shown += " " + c.adminArg
 	}
-	switch c.required(arg) {
+	switch need {
 	case admins:
 		if !adminsConfigured(cv.bot) {
 			return "⛔ " + shown + " is disabled: this bot has no admins. Admins must be configured (access.admins) to use it."
@@ -145,7 +135,7 @@ func (cv *conversation) commandRefusal(ctx context.Context, m store.InboxMessage
 		}
 		ok, err := cv.core.st.IsParticipant(ctx, cv.id, m.UserID, m.ID)
 		if err != nil {
-			cv.log.Error("check command authority", "command", name, "err", err)
+			cv.log.Error("check command authority", "command", l.name, "err", err)
 			return "⚠️ Could not check who may run " + shown + " (database error)."
 		}
 		if !ok {
@@ -219,9 +209,9 @@ func (cv *conversation) cmdNew(ctx context.Context, who author) {
 	cv.notice(ctx, text)
 }
 
-func (cv *conversation) cmdModel(ctx context.Context, arg string) {
-	model := strings.TrimSpace(arg)
-	if model == "" || strings.ContainsAny(model, " \t\n`") {
+func (cv *conversation) cmdModel(ctx context.Context, l cmdLine) {
+	model := l.arg(0)
+	if len(l.args) != 1 || strings.ContainsRune(model, '`') {
 		cv.notice(ctx, "Usage: `"+CommandPrefix+"model NAME` (or `"+CommandPrefix+"model default`). Current model: "+codeSpan(orDefault(cv.effectiveModel(), "the CLI's default")))
 		return
 	}
@@ -248,8 +238,11 @@ func (cv *conversation) cmdModel(ctx context.Context, arg string) {
 	cv.notice(ctx, "🧠 Model set to "+codeSpan(shown)+".")
 }
 
-func (cv *conversation) cmdMode(ctx context.Context, arg string) {
-	mode := strings.TrimSpace(arg)
+func (cv *conversation) cmdMode(ctx context.Context, l cmdLine) {
+	mode := l.arg(0)
+	if len(l.args) > 1 {
+		mode = "" // usage
+	}
 	valid := map[string]bool{config.ModeDefault: true, config.ModeAcceptEdits: true, config.ModePlan: true,
 		config.ModeBypass: cv.profile.AllowBypass}
 	if !valid[mode] {

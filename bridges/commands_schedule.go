@@ -22,17 +22,20 @@ func scheduleCommand() command {
 const scheduleUsage = "Usage: `" + CommandPrefix + `schedule add "0 9 * * 1-5" summarise yesterday's failed CI runs` + "` (minute hour day-of-month month day-of-week; " +
 	"add `tz=Europe/Berlin` before the prompt for a time zone), `" + CommandPrefix + "schedule list`, `" + CommandPrefix + "schedule rm ID`."
 
-// cmdSchedule runs "!schedule arg" for the author of m.
-func (cv *conversation) cmdSchedule(ctx context.Context, m store.InboxMessage, arg string) {
-	sub, rest, _ := strings.Cut(strings.TrimSpace(arg), " ")
+// cmdSchedule runs "!schedule …" for the author of m.
+func (cv *conversation) cmdSchedule(ctx context.Context, m store.InboxMessage, l cmdLine) {
 	who := author{m.UserID, m.UserName}
-	switch strings.ToLower(sub) {
+	switch strings.ToLower(l.arg(0)) {
 	case "add":
-		cv.scheduleAdd(ctx, who, rest)
+		cv.scheduleAdd(ctx, who, l.after(1))
 	case "list", "ls", "":
 		cv.scheduleList(ctx)
 	case "rm", "remove", "cancel":
-		cv.scheduleRemove(ctx, who, strings.TrimSpace(rest))
+		if len(l.args) != 2 {
+			cv.notice(ctx, "Usage: `"+CommandPrefix+"schedule rm ID` (the number `"+CommandPrefix+"schedule list` shows).")
+			return
+		}
+		cv.scheduleRemove(ctx, who, l.arg(1))
 	default:
 		cv.notice(ctx, scheduleUsage)
 	}
@@ -76,12 +79,12 @@ func parseScheduleAdd(s string) (cron, tz, prompt string, ok bool) {
 		s = s[end:]
 		s = strings.TrimPrefix(strings.TrimPrefix(s, `"`), "”")
 	case strings.HasPrefix(s, "@"):
-		cron, s, _ = strings.Cut(s, " ")
+		cron, s = cutWord(s)
 	default:
 		return "", "", "", false
 	}
 	s = strings.TrimSpace(s)
-	if w, after, _ := strings.Cut(s, " "); strings.HasPrefix(strings.ToLower(w), "tz=") {
+	if w, after := cutWord(s); strings.HasPrefix(strings.ToLower(w), "tz=") {
 		tz, s = w[len("tz="):], after
 	}
 	prompt = strings.TrimSpace(s)
@@ -137,4 +140,12 @@ func (cv *conversation) scheduleRemove(ctx context.Context, who author, arg stri
 		return
 	}
 	cv.notice(ctx, fmt.Sprintf("🗑 Removed schedule #%d (%s).", id, oneLine(sc.Name, maxScheduleNameRunes)))
+}
+
+// cutWord splits s at its first command space (a space or newline).
+func cutWord(s string) (word, rest string) {
+	if i := strings.IndexFunc(s, isCommandSpace); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
 }

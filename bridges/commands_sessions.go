@@ -82,9 +82,9 @@ func ago(d time.Duration) string {
 // (releaseSession), refusing while its agent works; the answer comes back
 // as an inCall to adoptSession. Until then this conversation sends nothing
 // to the agent.
-func (cv *conversation) cmdResume(ctx context.Context, arg string, who author) {
-	id := strings.TrimSpace(arg)
-	if id == "" || strings.ContainsAny(id, " \t\n") {
+func (cv *conversation) cmdResume(ctx context.Context, l cmdLine, who author) {
+	id := l.arg(0)
+	if len(l.args) != 1 {
 		cv.notice(ctx, "Usage: `"+CommandPrefix+"resume ID` — `"+CommandPrefix+"sessions` lists the IDs.")
 		return
 	}

@@ -2,7 +2,9 @@ package bridges
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -76,7 +78,38 @@ type author struct{ id, name string }
 type sentMsg struct {
 	ledgerID   string
 	platformID string // Inbound.MsgID
-	from       author
+	from       author // the author; for a schedule's firing its creator ("" for nobody) and the schedule's header as name
+	origin     Origin
+	scheduleID int64 // OriginSchedule
+}
+
+// deciders are who may decide the cards of a turn that handles m, besides
+// the bot's approvers and admins: a person's message, its author; a
+// schedule's firing, the schedule's creator when a person made it, else
+// nobody. Never the conversation's owner or anyone else by default.
+func (m sentMsg) deciders() map[string]author {
+	out := make(map[string]author)
+	if m.from.id != "" {
+		a := m.from
+		if m.origin != OriginPerson {
+			a.name = "" // the header is not their name
+		}
+		out[a.id] = a
+	}
+	return out
+}
+
+// scheduledRun names the schedule whose firing m is, for cards ("" when
+// m is not one).
+func (m sentMsg) scheduledRun() string {
+	if m.origin != OriginSchedule {
+		return ""
+	}
+	name := strings.TrimPrefix(m.from.name, scheduleHeader)
+	if m.scheduleID > 0 {
+		return fmt.Sprintf("#%d %s", m.scheduleID, codeSpan(oneLine(name, maxScheduleNameRunes)))
+	}
+	return codeSpan(oneLine(name, maxScheduleNameRunes))
 }
 
 // conversation is the state of one conversation, owned by its worker.
@@ -105,12 +138,13 @@ type conversation struct {
 	turn               *turn
 	cards              map[string]*card // open cards by id
 	cardSeq            int
-	lastAuthor         author
-	stopping           bool // !stop asked for an interrupt
-	statusShown        bool // the working indicator is on (see status.go)
-	resuming           bool // !resume waits for the session's conversation: send nothing meanwhile
-	restartAfterTurn   bool // a setting needs a new process once the turn ends
-	bypassRefusalShown bool // told that a stored bypassPermissions is not applied
+	lastAuthor         author   // of the last person's message sent to the agent
+	lastSent           *sentMsg // the last message sent to the agent (nil: none since the worker started)
+	stopping           bool     // !stop asked for an interrupt
+	statusShown        bool     // the working indicator is on (see status.go)
+	resuming           bool     // !resume waits for the session's conversation: send nothing meanwhile
+	restartAfterTurn   bool     // a setting needs a new process once the turn ends
+	bypassRefusalShown bool     // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outboxRetrying     bool

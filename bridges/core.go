@@ -208,8 +208,9 @@ func (c *Core) stop() {
 	c.workers.Wait()
 }
 
-// HandleMessage implements Handler: access check, durable ledger entry, then
-// hand-off to the conversation's worker. It never waits for the agent.
+// HandleMessage implements Handler: access check, then submit as a
+// person's message (durable ledger entry, hand-off to the conversation's
+// worker). It never waits for the agent.
 func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 	bot := c.cfg.Bot(m.Key.Bot)
 	if bot == nil {
@@ -238,10 +239,8 @@ func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
-	msg, dup, err := c.st.Enqueue(ctx, store.InboxMessage{
-		ConversationID: conv.ID, Bot: m.Key.Bot, PlatformMsgID: m.MsgID,
-		UserID: m.UserID, UserName: m.UserName, Text: m.Text, Files: files,
-	})
+	msg, dup, err := c.submit(ctx, submission{origin: OriginPerson, conv: conv, msgID: m.MsgID, user: m.UserID,
+		userName: m.UserName, text: m.Text, files: files}, log.With("new_conversation", created))
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
@@ -250,15 +249,7 @@ func (c *Core) HandleMessage(ctx context.Context, m Inbound) error {
 		c.opts.Metrics.message(m.Key.Bot, "duplicate")
 		return nil
 	}
-	log.Debug("message accepted", "ledger", msg.ID, "new_conversation", created)
 	c.opts.Metrics.message(m.Key.Bot, "accepted")
-	switch cv, err := c.deliver(conv, inPoke{}); {
-	case errors.Is(err, queue.ErrFull):
-		cv.rescan.Store(true) // delivered after the input the worker is handling
-		log.Warn("conversation queue full; the message stays pending in the ledger", "ledger", msg.ID)
-	case err != nil:
-		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
-	}
 	return nil // durable either way
 }
 

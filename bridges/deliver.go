@@ -27,8 +27,11 @@ const redeliveryNote = "[agentbridge: your previous turn was interrupted because
 	"This message is delivered again; check what was already done before repeating any action.]\n\n"
 
 // deliverPending walks the conversation's pending ledger messages in order:
-// commands run at once, replies that answer an open card decide it, and
-// everything else is written to the agent as soon as a session is live.
+// a person's commands run at once (refused when written with unusual
+// characters, see parseCommandLine), a person's replies that answer an
+// open card decide it, and everything else — every message a schedule or
+// the bridge originated included, whatever its text — is written to the
+// agent as soon as a session is live.
 func (cv *conversation) deliverPending(ctx context.Context) {
 	msgs, err := cv.core.st.PendingInbox(ctx, cv.id)
 	if err != nil {
@@ -40,12 +43,11 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	}
 	blocked := false // a message could not be sent: later ones must wait (order)
 	for _, m := range msgs {
-		if name, arg, ok := parseCommand(m.Text); ok {
-			cv.runCommand(ctx, m, name, arg)
+		if cv.handledAsCommand(ctx, m) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
 		}
-		if cv.answerFromText(ctx, m) {
+		if m.Origin == OriginPerson && cv.answerFromText(ctx, m) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
@@ -76,6 +78,26 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	}
 }
 
+// handledAsCommand runs ledger message m as a chat command if it is one:
+// only a person's message can be; one written with characters a command
+// may not contain is refused, not run and not passed to the agent.
+func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessage) bool {
+	if m.Origin != OriginPerson {
+		return false
+	}
+	l, p := parseCommandLine(m.Text)
+	switch p {
+	case commandOK:
+		cv.runCommand(ctx, m, l)
+		return true
+	case commandRefused:
+		cv.log.Info("command refused: unusual characters", "command", l.name, "user", m.UserID)
+		cv.notice(ctx, commandCharsRefusal)
+		return true
+	}
+	return false
+}
+
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	um := agent.UserMessage{UUID: m.ID, Text: m.Text}
@@ -100,9 +122,13 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
 	cv.noteActivity(ctx, m)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
-	a := author{m.UserID, m.UserName}
-	cv.inflight[um.UUID] = sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: a}
-	cv.lastAuthor = a
+	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: author{m.UserID, m.UserName},
+		origin: m.Origin, scheduleID: m.ScheduleID}
+	cv.inflight[um.UUID] = sm
+	cv.lastSent = &sm
+	if m.Origin == OriginPerson {
+		cv.lastAuthor = sm.from
+	}
 	return nil
 }
 

@@ -153,7 +153,9 @@ func exempt(lim *config.Limit, bot *config.Bot, user string) bool {
 // (nothing unchecked reaches the agent).
 func (cv *conversation) limitGate(ctx context.Context, m store.InboxMessage) (ok bool, notices []string, err error) {
 	lim := cv.core.cfg.LimitFor(cv.bot.Name)
-	if lim == nil || exempt(lim, cv.bot, m.UserID) {
+	// A schedule's firing carries nobody's rights: an admin's exemption
+	// does not follow the schedules they made.
+	if lim == nil || m.Origin == OriginPerson && exempt(lim, cv.bot, m.UserID) {
 		return true, nil, nil
 	}
 	now := cv.core.clock.Now()

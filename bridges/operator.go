@@ -150,6 +150,8 @@ func (cv *conversation) onOperatorAction(ctx context.Context, v inOperatorAction
 		problem = "This request is no longer open."
 	case cd.kind == cardQuestion:
 		problem = "Questions are answered in the conversation."
+	case cd.kind == cardSchedule:
+		problem = cv.decideSchedule(ctx, cd, v.a.Choice, author{v.a.UserID, v.a.UserName})
 	default:
 		problem = cv.decide(ctx, cd, v.a.Choice, author{v.a.UserID, v.a.UserName})
 	}

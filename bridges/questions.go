@@ -167,7 +167,7 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	if cv.limits.CanButtons {
 		return false
 	}
-	cd := cv.newestCard(cardPermission, cardPlan)
+	cd := cv.newestCard(cardPermission, cardPlan, cardSchedule)
 	if cd == nil {
 		return false
 	}
@@ -179,7 +179,11 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 		cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this request.")
 		return true
 	}
-	if problem := cv.decide(ctx, cd, choice, who); problem != "" {
+	decide := cv.decide
+	if cd.kind == cardSchedule {
+		decide = cv.decideSchedule
+	}
+	if problem := decide(ctx, cd, choice, who); problem != "" {
 		cv.notice(ctx, problem)
 	}
 	return true

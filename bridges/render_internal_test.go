@@ -76,22 +76,6 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-func TestParseCommand(t *testing.T) {
-	tests := []struct{ in, name, arg string }{
-		{"!help", "help", ""},
-		{"  !MODEL  claude-sonnet ", "model", "claude-sonnet"},
-		{"!mode acceptEdits", "mode", "acceptEdits"},
-		{"!important: read this", "", ""},
-		{"hello !stop", "", ""},
-	}
-	for _, tt := range tests {
-		name, arg, ok := parseCommand(tt.in)
-		if name != tt.name || arg != tt.arg || ok != (tt.name != "") {
-			t.Errorf("parseCommand(%q) = %q %q %v", tt.in, name, arg, ok)
-		}
-	}
-}
-
 func TestChoiceFromText(t *testing.T) {
 	full := (&card{kind: cardPermission, always: []json.RawMessage{}}).buttons()
 	short := (&card{kind: cardPermission}).buttons() // no Always allow

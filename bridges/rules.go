@@ -13,8 +13,8 @@ import (
 // cmdRules runs "!rules" (list the profile's policy rules and this
 // conversation's grants) and "!rules rm N" (remove grant N; the caller
 // checked that the author is an admin).
-func (cv *conversation) cmdRules(ctx context.Context, arg string, who author) {
-	f := strings.Fields(arg)
+func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
+	f := l.args
 	if len(f) == 0 {
 		cv.notice(ctx, cv.rulesText(ctx))
 		return

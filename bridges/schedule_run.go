@@ -15,17 +15,13 @@ import (
 // would not help (its bot is gone, the platform refuses the channel).
 var errRunImpossible = errors.New("scheduled run impossible")
 
-// scheduleUser is the author of the runs of a config schedule (chat and
-// agent schedules run as the person who made them, or the conversation's
-// owner).
-const scheduleUser = "schedule"
-
-// startRun starts the run of sc due at due as an ordinary turn: it
-// announces it ("⏰ scheduled: NAME", the first message of a new thread with
-// new_thread), records the prompt in the target conversation's ledger
-// (platform message id "schedule-<id>-<unix>", so a firing is recorded at
-// most once even across a crash) and hands it to the conversation's worker.
-// It returns the ledger message's id.
+// startRun starts the run of sc due at due as a turn: it announces it
+// ("⏰ scheduled: NAME", the first message of a new thread with
+// new_thread) and submits the prompt to the target conversation with
+// OriginSchedule (platform message id "schedule-<id>-<unix>", so a firing
+// is recorded at most once even across a crash): the agent gets it as a
+// prompt, never as a command, and it carries nobody's rights. It returns
+// the ledger message's id.
 func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, log *slog.Logger) (string, error) {
 	bot := c.cfg.Bot(sc.Key.Bot)
 	p := c.platform(sc.Key.Bot)
@@ -47,32 +43,31 @@ func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, l
 		}
 		announced = true
 	}
-	user := sc.CreatedBy
-	if user == "" {
-		user = scheduleUser
+	// The run carries nobody's rights: its creator is named (for its
+	// cards and its spend) only when a person made it.
+	creator := ""
+	if sc.Source != store.ScheduleFromConfig {
+		creator = sc.CreatedBy
 	}
-	conv, _, err := c.st.GetOrCreateConversation(ctx, storeKey(key), profile, user)
+	conv, _, err := c.st.GetOrCreateConversation(ctx, storeKey(key), profile, creator)
 	if err != nil {
 		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
 	}
-	msg, dup, err := c.st.Enqueue(ctx, store.InboxMessage{
-		ConversationID: conv.ID, Bot: key.Bot, PlatformMsgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()),
-		UserID: user, UserName: scheduleHeader + sc.Name, Text: sc.Prompt,
-	})
+	msg, dup, err := c.submit(ctx, submission{
+		origin: OriginSchedule, conv: conv, msgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()), user: creator,
+		userName: scheduleHeader + sc.Name, text: sc.Prompt, scheduleID: sc.ID,
+		accepted: func(ctx context.Context) {
+			if !announced {
+				c.postSchedule(ctx, key, header, log)
+			}
+			c.opts.Metrics.message(key.Bot, "scheduled")
+		},
+	}, log)
 	if err != nil {
 		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
 	}
 	if dup {
 		log.Info("scheduled run already recorded (before a restart)", "ledger", msg.ID)
-		return msg.ID, nil
-	}
-	if !announced {
-		c.postSchedule(ctx, key, header, log)
-	}
-	c.opts.Metrics.message(key.Bot, "scheduled")
-	if _, err := c.deliver(conv, inPoke{}); err != nil {
-		// Durable in the ledger: the next poke or the next start delivers it.
-		log.Warn("scheduled run kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
 	}
 	return msg.ID, nil
 }

@@ -39,33 +39,14 @@ type scheduleRequest struct {
 	agent     string // the conversation's agent profile
 }
 
-// addSchedule checks r (cron and zone, at most one run per minScheduleGap,
-// at most maxSchedulesPerConversation active in the conversation), stores
-// it and wakes the scheduler. Refusals wrap errScheduleRefused.
+// addSchedule checks r (checkSchedule), stores it and wakes the
+// scheduler. Refusals wrap errScheduleRefused.
 func (c *Core) addSchedule(ctx context.Context, r scheduleRequest) (store.Schedule, error) {
-	cr, err := config.ParseCron(r.cron, r.tz)
+	cr, err := c.checkSchedule(ctx, r)
 	if err != nil {
-		return store.Schedule{}, fmt.Errorf("%w: %w", errScheduleRefused, err)
-	}
-	now := c.clock.Now()
-	if gap := cr.MinGap(now, 50); gap == 0 {
-		return store.Schedule{}, fmt.Errorf("%w: %s never fires", errScheduleRefused, cr.Expr)
-	} else if gap < minScheduleGap {
-		return store.Schedule{}, fmt.Errorf("%w: %s fires every %s; schedules made in chat or by the agent may run at most every %s",
-			errScheduleRefused, cr.Expr, gapText(gap), gapText(minScheduleGap))
+		return store.Schedule{}, err
 	}
 	prompt := strings.TrimSpace(r.prompt)
-	if prompt == "" {
-		return store.Schedule{}, fmt.Errorf("%w: the prompt is empty", errScheduleRefused)
-	}
-	existing, err := c.st.SchedulesOfConversation(ctx, r.convID)
-	if err != nil {
-		return store.Schedule{}, fmt.Errorf("add schedule: %w", err)
-	}
-	if len(existing) >= maxSchedulesPerConversation {
-		return store.Schedule{}, fmt.Errorf("%w: this conversation already has %d schedules (the most allowed); remove one first",
-			errScheduleRefused, len(existing))
-	}
 	name := oneLine(r.name, maxScheduleNameRunes)
 	if name == "" {
 		name = oneLine(prompt, 40)
@@ -73,7 +54,7 @@ func (c *Core) addSchedule(ctx context.Context, r scheduleRequest) (store.Schedu
 	sc, err := c.st.AddSchedule(ctx, store.Schedule{
 		Source: r.source, Name: name, Key: storeKey(r.key), Cron: cr.Expr, TZ: cr.Zone, Prompt: prompt,
 		Agent: r.agent, CatchUp: true, CreatedBy: r.createdBy, ConversationID: r.convID,
-		LastFireAt: now, // runs start after now
+		LastFireAt: c.clock.Now(), // runs start after now
 	})
 	if err != nil {
 		return store.Schedule{}, fmt.Errorf("add schedule: %w", err)
@@ -81,6 +62,35 @@ func (c *Core) addSchedule(ctx context.Context, r scheduleRequest) (store.Schedu
 	c.log.Info("schedule added", "schedule", sc.ID, "source", sc.Source, "key", r.key, "cron", cr.String(), "user", r.createdBy)
 	c.wakeScheduler()
 	return sc, nil
+}
+
+// checkSchedule reports why r cannot be added (wrapping
+// errScheduleRefused), or returns its parsed cron: a valid cron and zone,
+// at most one run per minScheduleGap, a prompt, at most
+// maxSchedulesPerConversation active in the conversation.
+func (c *Core) checkSchedule(ctx context.Context, r scheduleRequest) (config.Cron, error) {
+	cr, err := config.ParseCron(r.cron, r.tz)
+	if err != nil {
+		return cr, fmt.Errorf("%w: %w", errScheduleRefused, err)
+	}
+	if gap := cr.MinGap(c.clock.Now(), 50); gap == 0 {
+		return cr, fmt.Errorf("%w: %s never fires", errScheduleRefused, cr.Expr)
+	} else if gap < minScheduleGap {
+		return cr, fmt.Errorf("%w: %s fires every %s; schedules made in chat or by the agent may run at most every %s",
+			errScheduleRefused, cr.Expr, gapText(gap), gapText(minScheduleGap))
+	}
+	if strings.TrimSpace(r.prompt) == "" {
+		return cr, fmt.Errorf("%w: the prompt is empty", errScheduleRefused)
+	}
+	existing, err := c.st.SchedulesOfConversation(ctx, r.convID)
+	if err != nil {
+		return cr, fmt.Errorf("check schedule: %w", err)
+	}
+	if len(existing) >= maxSchedulesPerConversation {
+		return cr, fmt.Errorf("%w: this conversation already has %d schedules (the most allowed); remove one first",
+			errScheduleRefused, len(existing))
+	}
+	return cr, nil
 }
 
 // removeSchedule removes schedule sc as user by and wakes the scheduler.

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -73,8 +74,9 @@ type agentTools struct {
 	core     *Core
 	key      ConversationKey
 	convID   string
-	owner    string // the conversation's owner: creator of agent schedules
+	owner    string // the conversation's owner: creator of agent schedules under agent_schedules: allow
 	agent    string // the conversation's agent profile
+	policy   string // the profile's agent_schedules (agentSchedulePolicy)
 	bot      string
 	platform Platform
 	limits   Limits
@@ -92,6 +94,7 @@ var _ agent.MCPServer = (*agentTools)(nil)
 func (cv *conversation) newAgentTools(workdir string) *agentTools {
 	t := &agentTools{
 		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, agent: cv.profile.Name, bot: cv.bot.Name,
+		policy:   agentSchedulePolicy(cv.profile),
 		platform: cv.platform, limits: cv.limits, budget: cv.budget, workdir: workdir,
 		hidden: secretPaths(cv.core.cfg), log: cv.log.With("mcp_server", ToolServer),
 	}
@@ -118,7 +121,7 @@ func (cv *conversation) newAgentTools(workdir string) *agentTools {
 	add(mcp.NewTool(toolSchedule,
 		mcp.WithDescription(fmt.Sprintf("Schedule a prompt to be sent to you in this conversation on a cron schedule, "+
 			"e.g. to check on something every morning. Each run is posted as \"%sNAME\". At most one run every %s and %d "+
-			"schedules per conversation.", scheduleHeader, gapText(minScheduleGap), maxSchedulesPerConversation)),
+			"schedules per conversation.%s", scheduleHeader, gapText(minScheduleGap), maxSchedulesPerConversation, schedulePolicyNote(t.policy))),
 		mcp.WithString("cron", mcp.Required(), mcp.Description(`Five-field cron expression: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"; or @daily, @hourly.`)),
 		mcp.WithString("prompt", mcp.Required(), mcp.Description("What you will be asked at each run.")),
 		mcp.WithString("tz", mcp.Description("IANA time zone of the cron expression, e.g. Europe/Berlin; default the bridge's local time.")),
@@ -229,15 +232,39 @@ func (t *agentTools) schedule(ctx context.Context, req mcp.CallToolRequest) (str
 	if err != nil {
 		return "", fmt.Errorf("%w: prompt is required", errToolRefused)
 	}
-	sc, err := t.core.addSchedule(ctx, scheduleRequest{
+	r := scheduleRequest{
 		source: store.ScheduleFromAgent, name: req.GetString("name", ""), cron: cron, tz: req.GetString("tz", ""),
-		prompt: prompt, key: t.key, convID: t.convID, createdBy: t.owner, agent: t.agent,
-	})
+		prompt: prompt, key: t.key, convID: t.convID, agent: t.agent,
+	}
+	switch t.policy {
+	case config.AgentSchedulesOff:
+		return "", fmt.Errorf("%w: schedules made by the agent are turned off for this agent (agent_schedules: off); "+
+			"a person can add one with %sschedule add", errToolRefused, CommandPrefix)
+	case config.AgentSchedulesAsk:
+		if err := t.askSchedule(ctx, r); err != nil {
+			return "", err
+		}
+		return scheduleAsk, nil
+	}
+	r.createdBy = t.owner // agent_schedules: allow
+	sc, err := t.core.addSchedule(ctx, r)
 	if err != nil {
 		return "", err
 	}
 	t.noticeSchedule(ctx, "🗓 The agent scheduled "+scheduleLine(sc, t.core.clock.Now(), t.key))
 	return fmt.Sprintf("Scheduled as #%d: %s", sc.ID, scheduleLine(sc, t.core.clock.Now(), t.key)), nil
+}
+
+// schedulePolicyNote tells the agent, in the schedule tool's description,
+// what agent_schedules does with its requests.
+func schedulePolicyNote(policy string) string {
+	switch policy {
+	case config.AgentSchedulesOff:
+		return " Turned off for you: every call is refused."
+	case config.AgentSchedulesAllow:
+		return ""
+	}
+	return " A person must approve each schedule first: the call shows them a card and returns; the schedule exists only once approved."
 }
 
 // noticeSchedule tells the conversation what the agent did to its

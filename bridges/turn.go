@@ -25,7 +25,9 @@ type segment struct {
 // what it has shown so far.
 type turn struct {
 	start      time.Time
-	requesters map[string]author // authors of the messages this turn handles
+	requesters map[string]author // who may decide its cards besides approvers (sentMsg.deciders of its messages)
+	fromLedger bool              // a ledger message started it (else the agent did, e.g. after a background task)
+	scheduled  string            // the schedule whose firing it handles, for its cards ("" if none)
 	payer      string            // user id of the first of them: the turn's cost counts for them (limits)
 	replyTo    string            // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
 	replyUser  string            // author of that message

@@ -16,9 +16,11 @@ type InboxMessage struct {
 	ConversationID string
 	Bot            string
 	PlatformMsgID  string // the platform's message id; unique per bot
-	UserID         string
+	UserID         string // the author; for a schedule's firing, its creator when a person made it, else ""
 	UserName       string
 	Text           string
+	Origin         Origin // who the message comes from; "" is read as OriginPerson when enqueued
+	ScheduleID     int64  // the schedule of an OriginSchedule message
 	Files          []byte // opaque JSON owned by the caller; nil when none
 	State          InboxState
 	Attempts       int    // times the message was reset for redelivery
@@ -28,13 +30,13 @@ type InboxMessage struct {
 }
 
 const inboxCols = `id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state,
-	attempts, error, created_at, updated_at`
+	attempts, error, created_at, updated_at, origin, schedule_id`
 
 func scanInbox(r scanner) (InboxMessage, error) {
 	var m InboxMessage
 	var created, updated int64
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Bot, &m.PlatformMsgID, &m.UserID, &m.UserName, &m.Text, &m.Files,
-		&m.State, &m.Attempts, &m.Error, &created, &updated)
+		&m.State, &m.Attempts, &m.Error, &created, &updated, &m.Origin, &m.ScheduleID)
 	if err != nil {
 		return InboxMessage{}, err
 	}
@@ -57,6 +59,12 @@ func (s *Store) Enqueue(ctx context.Context, m InboxMessage) (msg InboxMessage, 
 	if m.ConversationID == "" || m.PlatformMsgID == "" {
 		return InboxMessage{}, false, fmt.Errorf("enqueue: conversation id and platform message id are required: %w", ErrInvalidArgument)
 	}
+	if m.Origin == "" {
+		m.Origin = OriginPerson
+	}
+	if !m.Origin.valid() {
+		return InboxMessage{}, false, fmt.Errorf("enqueue %s: origin %q: %w", m.PlatformMsgID, m.Origin, ErrInvalidArgument)
+	}
 	if m.ID == "" {
 		m.ID = uuid.NewString()
 	} else if _, err := uuid.Parse(m.ID); err != nil {
@@ -76,11 +84,12 @@ func (s *Store) Enqueue(ctx context.Context, m InboxMessage) (msg InboxMessage, 
 		}
 		now := s.nowMS()
 		res, err := tx.ExecContext(ctx, `INSERT INTO inbox
-			(id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state, created_at, updated_at,
+			 origin, schedule_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (bot, platform_msg_id) DO NOTHING`,
 			m.ID, m.ConversationID, m.Bot, m.PlatformMsgID, m.UserID, m.UserName, m.Text, m.Files,
-			InboxPending, now, now)
+			InboxPending, now, now, m.Origin, m.ScheduleID)
 		if err != nil {
 			return insertErr(err)
 		}

@@ -93,7 +93,7 @@ func TestEnqueue(t *testing.T) {
 	}
 	want := InboxMessage{
 		ID: m.ID, ConversationID: conv.ID, Bot: "bot", PlatformMsgID: "p1", UserID: "U1", UserName: "alice",
-		Text: "hello", Files: files, State: InboxPending, CreatedAt: now, UpdatedAt: now,
+		Text: "hello", Files: files, State: InboxPending, CreatedAt: now, UpdatedAt: now, Origin: OriginPerson,
 	}
 	if !equalInbox(m, want) {
 		t.Fatalf("Enqueue returned %+v, want %+v", m, want)

@@ -38,6 +38,13 @@ func startSlackBridge(t testing.TB) *slackEnv {
 // startSlackBridgeWith is startSlackBridge with a varied agent profile.
 func startSlackBridgeWith(t testing.TB, po profileOptions) *slackEnv {
 	t.Helper()
+	return startSlackBridgeAccess(t, po, fmt.Sprintf("users: [%s]", alice))
+}
+
+// startSlackBridgeAccess is startSlackBridgeWith with the bot's access
+// keys (YAML lines, each at the indentation of the first).
+func startSlackBridgeAccess(t testing.TB, po profileOptions, access string) *slackEnv {
+	t.Helper()
 	sl := slackfake.New(t)
 	ab := startAgentBridgeWith(t, po, fmt.Sprintf(`bots:
   - name: team
@@ -45,8 +52,8 @@ func startSlackBridgeWith(t testing.TB, po profileOptions) *slackEnv {
     agent: coder
     slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
     access:
-      users: [%s]
-`, sl.URL(), alice), "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
+      %s
+`, sl.URL(), access), "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {
 		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
 	}
