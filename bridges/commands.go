@@ -106,7 +106,7 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, na
 	case "cost":
 		cv.cmdCost(ctx, who)
 	case "status":
-		cv.notice(ctx, cv.statusText()+cv.worktreeStatus(ctx)+cv.connectionLines(who))
+		cv.notice(ctx, cv.statusText()+cv.worktreeStatus()+cv.connectionLines(who))
 	case "sessions":
 		cv.cmdSessions(ctx)
 	case "resume":
