@@ -99,7 +99,7 @@ func helperCommand(sb Sandbox, h Helper, home string) (string, []string, error) 
 		Argv:     h.Argv,
 		Dir:      h.Dir,
 		Home:     home, // not shared: an empty private directory inside
-		ReadOnly: []string{filepath.Dir(h.Argv[0])},
+		ReadOnly: []string{filepath.Dir(resolve(h.Argv[0]))},
 		Hide:     h.Hide,
 	}
 	for _, p := range h.Read {
