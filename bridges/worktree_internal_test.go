@@ -439,3 +439,19 @@ func TestPruneWorktrees(t *testing.T) {
 		t.Errorf("after prune: used %v, unused clean %v, unused dirty %v; want true false true", used.exists(), unusedClean.exists(), unusedDirty.exists())
 	}
 }
+
+// TestWorktreesWithoutSandboxWarn: a profile with worktree: true and
+// sandbox: none is told at start that the bridge's git on its worktrees
+// runs unconfined; a sandboxed one is not.
+func TestWorktreesWithoutSandboxWarn(t *testing.T) {
+	var logs strings.Builder
+	cfg := &config.Config{Agents: map[string]*config.Agent{
+		"loose": {Name: "loose", Worktree: true, Sandbox: config.SandboxNone},
+		"boxed": {Name: "boxed", Worktree: true, Sandbox: config.SandboxBwrap},
+	}}
+	withWorktrees(&recordingPool{}, cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if got := logs.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, "profile=loose") ||
+		!strings.Contains(got, "git on its worktrees runs unconfined") {
+		t.Errorf("logs = %q, want one warning for the profile without a sandbox", got)
+	}
+}

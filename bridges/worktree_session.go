@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,12 +38,22 @@ func withWorktrees(pool AgentPool, cfg *config.Config, sandboxes map[string]sand
 	if pool == nil || cfg == nil {
 		return pool
 	}
-	for _, a := range cfg.Agents {
-		if a.Worktree {
-			return worktreePool{AgentPool: pool, cfg: cfg, sandboxes: sandboxes, log: log}
+	wrap := false
+	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		a := cfg.Agents[name]
+		if !a.Worktree {
+			continue
+		}
+		wrap = true
+		if a.Sandbox == config.SandboxNone && log != nil {
+			log.Warn("agent profile with worktree: true runs without a sandbox: the bridge's git on its worktrees runs unconfined too, "+
+				"as the bridge's user, like the agent itself (see docs/sessions.md)", "profile", name)
 		}
 	}
-	return pool
+	if !wrap {
+		return pool
+	}
+	return worktreePool{AgentPool: pool, cfg: cfg, sandboxes: sandboxes, log: log}
 }
 
 // Acquire implements AgentPool. A profile whose workdir is not in a git

@@ -184,3 +184,22 @@ func TestRunHelperOutput(t *testing.T) {
 type otherSandbox struct{ None }
 
 func (otherSandbox) Name() string { return "other" }
+
+// BenchmarkRunHelper: the cost of confining a helper (true), bwrap against
+// none.
+func BenchmarkRunHelper(b *testing.B) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip(err)
+	}
+	dir := b.TempDir()
+	for _, sb := range []Sandbox{None{}, &Bwrap{}} {
+		b.Run(sb.Name(), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := RunHelper(context.Background(), sb, Helper{Argv: []string{truePath}, Dir: dir, Read: []string{dir}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
