@@ -216,7 +216,7 @@ func (l trapLab) plantWorktree(t *testing.T, w, admin string, dirty bool) {
 	}
 	writeFiles(t, map[string]string{
 		filepath.Join(w, ".gitattributes"): "* filter=pwn diff=pwn merge=pwn\n",
-		filepath.Join(w, ".gitmodules"): "[submodule \"mod\"]\n\tpath = mod\n\turl = " + quoteConfig("ext::sh -c "+l.trap("gitmodules-url")) + "\n",
+		filepath.Join(w, ".gitmodules"):    "[submodule \"mod\"]\n\tpath = mod\n\turl = " + quoteConfig("ext::sh -c "+l.trap("gitmodules-url")) + "\n",
 	})
 	if !dirty {
 		gitT(t, w, "add", "-A")
