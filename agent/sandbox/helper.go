@@ -26,7 +26,7 @@ import (
 // fails the run, and a helper whose context ended has this long to let go
 // of its output before Run returns.
 const (
-	HelperOutputLimit = 16 << 20
+	helperOutputLimit = 16 << 20
 	helperErrorLimit  = 4 << 10
 	helperWaitDelay   = 5 * time.Second
 )
@@ -77,7 +77,7 @@ func RunHelper(ctx context.Context, sb Sandbox, h Helper) ([]byte, error) {
 	cmd.Dir = h.Dir
 	cmd.Env = append(slices.Clone(h.Env), "HOME="+home, "TMPDIR="+home)
 	cmd.WaitDelay = helperWaitDelay
-	stdout, stderr := &capped{limit: HelperOutputLimit}, &capped{limit: helperErrorLimit}
+	stdout, stderr := &capped{limit: helperOutputLimit}, &capped{limit: helperErrorLimit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err = cmd.Run()
 	msg := strings.TrimSpace(string(stderr.buf))
@@ -87,7 +87,7 @@ func RunHelper(ctx context.Context, sb Sandbox, h Helper) ([]byte, error) {
 	case err != nil:
 		return nil, err
 	case stdout.over:
-		return nil, fmt.Errorf("helper printed more than %d bytes", HelperOutputLimit)
+		return nil, fmt.Errorf("helper printed more than %d bytes", helperOutputLimit)
 	}
 	return stdout.buf, nil
 }
