@@ -411,3 +411,39 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestWorktreeKeptWhenSandboxFails: when the profile's sandbox cannot run
+// git, !new keeps the worktree and says so; the bridge never falls back to
+// an unconfined git.
+func TestWorktreeKeptWhenSandboxFails(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	l := newTrapLab(t)
+	s := setup{
+		dbPath:    filepath.Join(l.data, "bridge.db"),
+		sandboxes: map[string]sandbox.Sandbox{"coder": sandbox.None{}},
+		profile:   func(a *config.Agent) { a.Workdir, a.Worktree, a.Sandbox = l.repo, true, config.SandboxBwrap },
+		configure: func(c *config.Config) { c.Path = l.cfgFile },
+	}
+	h := start(t, s)
+	a := key("A")
+	h.send(a, "m1", "alice", "first")
+	h.waitText(a, "pong: first")
+	h.waitLedgerFinal(a)
+	s1 := h.conversation(a).SessionID
+	w := filepath.Join(l.data, bridges.WorktreesDir, "coder", s1)
+	l.plantWorktree(t, w, filepath.Join(l.repo, ".git", "worktrees", s1), false)
+	h.stop()
+
+	s.sandboxes = map[string]sandbox.Sandbox{"coder": &sandbox.Bwrap{Path: "/nonexistent/bwrap"}}
+	h = start(t, s)
+	h.send(a, "c1", "alice", "!new")
+	if m := waitRetired(h, a, s1); !strings.Contains(m.Text, "⚠️ Worktree kept") || !strings.Contains(m.Text, "bubblewrap") {
+		t.Errorf("!new with a broken sandbox: %q, want the worktree kept and why", m.Text)
+	}
+	if _, err := os.Stat(filepath.Join(w, "sub")); err != nil {
+		t.Errorf("the worktree is gone: %v", err)
+	}
+	l.assertNoneFired(t, "!new with a broken sandbox")
+}

@@ -455,3 +455,33 @@ func TestWorktreesWithoutSandboxWarn(t *testing.T) {
 		t.Errorf("logs = %q, want one warning for the profile without a sandbox", got)
 	}
 }
+
+// TestWorktreeFailsClosed: when the sandbox cannot run git, no worktree is
+// made (nothing left behind), and a worktree is kept, never checked or
+// removed by an unconfined git.
+func TestWorktreeFailsClosed(t *testing.T) {
+	repo := testRepo(t)
+	ctx := context.Background()
+	data := t.TempDir()
+	broken := worktreeGit{sb: &sandbox.Bwrap{Path: "/nonexistent/bwrap"}, hide: []string{data}}
+	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, testSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.git = broken
+	if err := w.create(ctx); err == nil || w.exists() {
+		t.Fatalf("create with a broken sandbox: %v (exists %v), want an error and no worktree", err, w.exists())
+	}
+	w.git = worktreeGit{sb: sandbox.None{}}
+	if err := w.create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.git = broken
+	out, err := w.retire(ctx)
+	if err == nil || out.removed || !w.exists() {
+		t.Fatalf("retire with a broken sandbox = %+v, %v (exists %v); want an error and the worktree kept", out, err, w.exists())
+	}
+	if _, err := (worktree{}).git.run(ctx, gitView{dir: repo}, "status"); err == nil {
+		t.Error("the zero worktreeGit ran git")
+	}
+}
