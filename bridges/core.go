@@ -103,7 +103,7 @@ func NewCore(opts CoreOptions) *Core {
 	return &Core{
 		cfg:     opts.Config,
 		st:      opts.Store,
-		pool:    withWorktrees(opts.Pool, opts.Config, opts.Logger), // worktree_session.go
+		pool:    withWorktrees(opts.Pool, opts.Config, opts.Sandboxes, opts.Logger), // worktree_session.go
 		log:     opts.Logger,
 		clock:   opts.Clock,
 		opts:    opts,

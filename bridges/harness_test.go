@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
@@ -51,6 +52,8 @@ type setup struct {
 	// configure, when set, changes the config before the core starts
 	// (e.g. schedules).
 	configure func(*config.Config)
+	// sandboxes are CoreOptions.Sandboxes (nil: none).
+	sandboxes map[string]sandbox.Sandbox
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -120,7 +123,8 @@ func start(t *testing.T, s setup) *harness {
 		plat = bridgetest.New(s.limits)
 	}
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
-		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics})
+		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
+		Sandboxes: s.sandboxes})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:

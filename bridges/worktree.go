@@ -1,13 +1,11 @@
 package bridges
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -30,10 +28,10 @@ import (
 //     thread that resumes it; !new and retention remove it when it is
 //     clean (nothing uncommitted) and keep it, saying so, when it is not.
 //
-// The bridge itself runs git in the main repository only, with hooks and
-// fsmonitor off, and before it looks at a worktree the agent could have
-// written to it restores the links between worktree and repository, so
-// that nothing the agent planted runs outside the sandbox.
+// The bridge's own git commands on the repository and the worktrees run
+// in the profile's sandbox (worktree_git.go), never as the bridge with its
+// view of the machine: everything git reads there the agent could have
+// written, and git runs programs named by what it reads.
 
 // WorktreesDir is the directory under data_dir that holds the agents'
 // worktrees: data_dir/worktrees/<profile>/<session id>.
@@ -42,22 +40,19 @@ const WorktreesDir = "worktrees"
 // WorktreeBranchPrefix starts the branch of every agent worktree.
 const WorktreeBranchPrefix = "agentbridge/"
 
-// gitSafety are the options of every git command the bridge runs: no
-// hooks, no fsmonitor (both would run commands configured in the repository).
-var gitSafety = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}
-
 // errNotRepo means a profile's workdir is not in a git repository.
 var errNotRepo = errors.New("not a git repository")
 
 // worktree is where one session's worktree lives and how it hangs
 // together with its repository. All paths are absolute and clean.
 type worktree struct {
-	repo   string // the main repository's top level
-	gitDir string // its common git directory (usually repo/.git)
-	path   string // the worktree's top level
-	rel    string // the profile's workdir relative to repo: the agent's cwd inside path
-	name   string // admin directory name: gitDir/worktrees/<name> (the session id)
-	branch string // agentbridge/<short id>
+	repo   string      // the main repository's top level
+	gitDir string      // its common git directory (usually repo/.git)
+	path   string      // the worktree's top level
+	rel    string      // the profile's workdir relative to repo: the agent's cwd inside path
+	name   string      // admin directory name: gitDir/worktrees/<name> (the session id)
+	branch string      // agentbridge/<short id>
+	git    worktreeGit // runs git for the profile, confined; set by the caller before create or retire
 }
 
 // adminDir is the worktree's administrative directory in the repository.
@@ -81,17 +76,18 @@ func worktreePath(dataDir, profile, sessionID string) string {
 
 // locateWorktree returns the worktree of session sessionID of profile p
 // (whether or not it exists yet), or errNotRepo when p's workdir is not in
-// a git repository.
-func locateWorktree(ctx context.Context, p *config.Agent, dataDir, sessionID string) (worktree, error) {
+// a git repository. It runs nothing; set the result's git before create
+// or retire.
+func locateWorktree(p *config.Agent, dataDir, sessionID string) (worktree, error) {
 	if dataDir == "" || sessionID == "" || strings.ContainsAny(sessionID, `/\`) || sessionID == "." || sessionID == ".." {
 		return worktree{}, fmt.Errorf("worktree of session %q: a data_dir and a plain session id are required", sessionID)
 	}
-	repo, gitDir, err := findRepo(ctx, p.Workdir)
+	workdir, repo, gitDir, err := findRepo(p.Workdir)
 	if err != nil {
 		return worktree{}, err
 	}
-	rel, err := filepath.Rel(repo, p.Workdir)
-	if err != nil || strings.HasPrefix(rel, "..") {
+	rel, err := filepath.Rel(repo, workdir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return worktree{}, fmt.Errorf("worktree: workdir %s is not inside repository %s", p.Workdir, repo)
 	}
 	if rel == "." {
@@ -104,52 +100,65 @@ func locateWorktree(ctx context.Context, p *config.Agent, dataDir, sessionID str
 	}, nil
 }
 
-// findRepo returns the top level and common git directory of the
-// repository that contains dir, or errNotRepo.
-func findRepo(ctx context.Context, dir string) (top, gitDir string, err error) {
+// findRepo returns dir with links followed, and the top level and common
+// git directory of the repository that contains it, or errNotRepo. It
+// reads files and runs no git (git would read the repository's config):
+// the repository is the nearest directory from dir upwards with a .git
+// that is a git directory, or a file "gitdir: <path>" (a linked worktree,
+// a submodule) whose git directory names the common one in its commondir.
+func findRepo(dir string) (real, top, gitDir string, err error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", "", errNotRepo // the workdir is created at the first spawn: no repository yet
+		return "", "", "", errNotRepo // the workdir is created at the first spawn: no repository yet
 	}
-	out, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir")
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", "", errNotRepo
+	if real, err = filepath.EvalSymlinks(dir); err != nil {
+		return "", "", "", fmt.Errorf("workdir %s: %w", dir, err)
+	}
+	for d := real; ; d = filepath.Dir(d) {
+		if g, ok := gitDirAt(d); ok {
+			return real, d, g, nil
 		}
-		return "", "", err
+		if d == filepath.Dir(d) {
+			return "", "", "", errNotRepo
+		}
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
-		return "", "", fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
-	}
-	top, gitDir = filepath.Clean(lines[0]), lines[1]
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(dir, gitDir)
-	}
-	if gitDir, err = filepath.EvalSymlinks(gitDir); err != nil {
-		return "", "", fmt.Errorf("git directory of %s: %w", dir, err)
-	}
-	return top, gitDir, nil
 }
 
-// git runs git with args (after gitSafety) in dir with a minimal
-// environment (PATH and HOME of the bridge, never its tokens) plus env,
-// and returns its standard output. A failure carries git's own message.
-func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitSafety...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
-	cmd.Env = append(cmd.Env, env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
-		}
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, oneLine(msg, 300))
+// gitDirAt returns the common git directory of d/.git (links followed)
+// when d/.git is a git directory or a gitdir file leading to one.
+func gitDirAt(d string) (string, bool) {
+	dotGit := filepath.Join(d, ".git")
+	fi, err := os.Stat(dotGit)
+	if err != nil {
+		return "", false
 	}
-	return stdout.String(), nil
+	dir := dotGit
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dotGit)
+		link, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+		if err != nil || !ok || link == "" {
+			return "", false
+		}
+		if dir = link; !filepath.IsAbs(dir) {
+			dir = filepath.Join(d, dir)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+			if common := strings.TrimSpace(string(b)); filepath.IsAbs(common) {
+				dir = common
+			} else {
+				dir = filepath.Join(dir, common)
+			}
+		}
+	}
+	dir, err = filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	for _, part := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, part)); err != nil {
+			return "", false
+		}
+	}
+	return dir, true
 }
 
 // exists reports whether the worktree's directory is there.
@@ -160,31 +169,52 @@ func (w worktree) exists() bool {
 
 // create makes the worktree on a new branch from the repository's HEAD.
 // A stale admin entry of the same name (its directory was deleted) is
-// pruned first; a branch of the same name that already exists (an earlier
-// session with the same short id) makes it fall back to the full id.
+// removed first, as git worktree prune would (the bridge does not run
+// prune: from its sandbox it would see no other worktree and prune them
+// all); a branch of the same name that already exists (an earlier session
+// with the same short id) makes it fall back to the full id. Git runs in
+// the sandbox and writes only the new worktree, .git/worktrees and the
+// agentbridge/ branches; when it fails, nothing of the worktree is left.
 func (w *worktree) create(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return fmt.Errorf("create worktree: %w", err)
 	}
-	if _, err := git(ctx, w.repo, nil, "worktree", "prune"); err != nil {
-		return fmt.Errorf("create worktree: %w", err)
-	}
 	if _, err := os.Lstat(w.adminDir()); err == nil {
-		return fmt.Errorf("create worktree: %s already exists", w.adminDir())
+		if _, err := os.Lstat(w.path); err == nil {
+			return fmt.Errorf("create worktree: %s already exists", w.adminDir())
+		}
+		if err := os.RemoveAll(w.adminDir()); err != nil {
+			return fmt.Errorf("create worktree: remove the stale %s: %w", w.adminDir(), err)
+		}
 	}
-	if _, err := git(ctx, w.repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.branch); err == nil {
+	if _, err := w.git.run(ctx, w.repoView(false), "rev-parse", "--verify", "--quiet", "refs/heads/"+w.branch); err == nil {
 		w.branch = WorktreeBranchPrefix + w.name
 	}
-	if _, err := git(ctx, w.repo, nil, "worktree", "add", "--quiet", "-b", w.branch, w.path, "HEAD"); err != nil {
-		return fmt.Errorf("create worktree for branch %s (the repository needs at least one commit): %w", w.branch, err)
-	}
-	// The agent's commits write the branch and its log there.
-	for _, d := range w.refDirs() {
+	write := append([]string{w.path, filepath.Join(w.gitDir, "worktrees")}, w.refDirs()...)
+	for _, d := range write {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create worktree: %w", err)
 		}
 	}
+	view := gitView{dir: w.path, read: []string{w.gitDir}, write: write, env: []string{"GIT_DIR=" + w.gitDir}}
+	if _, err := w.git.run(ctx, view, "worktree", "add", "--quiet", "--no-track", "-b", w.branch, w.path, "HEAD"); err != nil {
+		if rerr := removeAllForce(w.path); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return fmt.Errorf("create worktree for branch %s (the repository needs at least one commit): %w", w.branch, err)
+	}
 	return nil
+}
+
+// repoView is the view of a git command on the repository alone (no
+// worktree), read-only unless writable: git branch -d writes the
+// packed-refs lock in .git itself.
+func (w worktree) repoView(writable bool) gitView {
+	v := gitView{dir: w.gitDir, read: []string{w.gitDir}, env: []string{"GIT_DIR=" + w.gitDir}}
+	if writable {
+		v.read, v.write = nil, []string{w.gitDir}
+	}
+	return v
 }
 
 // refDirs are the directories of the agentbridge/ branches and their logs.
@@ -242,14 +272,16 @@ func (w worktree) gitEnv() []string {
 }
 
 // changes returns the worktree's uncommitted changes (git status
-// --porcelain: modified, staged and untracked files, not ignored ones),
-// one per line; "" means clean. Only call it while no agent process of the
-// session runs.
+// --porcelain: modified, staged and untracked files, not ignored ones,
+// sub-repositories and submodules included), one per line; "" means
+// clean. Git runs in the sandbox and sees the worktree and the repository
+// read-only. Only call it while no agent process of the session runs.
 func (w worktree) changes(ctx context.Context) (string, error) {
 	if err := w.restoreLinks(); err != nil {
 		return "", err
 	}
-	out, err := git(ctx, w.path, w.gitEnv(), "status", "--porcelain", "--untracked-files=all")
+	view := gitView{dir: w.path, read: []string{w.path, w.gitDir}, env: w.gitEnv()}
+	out, err := w.git.run(ctx, view, "status", "--porcelain", "--untracked-files=all")
 	if err != nil {
 		return "", fmt.Errorf("status of worktree %s: %w", w.path, err)
 	}
@@ -281,8 +313,9 @@ type worktreeOutcome struct {
 
 // retire removes the worktree when it has no uncommitted changes, and then
 // its branch when HEAD has all of the branch's commits (git branch -d);
-// with changes it keeps both. Only call it while no agent process of the
-// session runs.
+// with changes it keeps both, and when git cannot tell (an error: the
+// sandbox could not run it, git failed) it keeps both and returns the
+// error. Only call it while no agent process of the session runs.
 func (w worktree) retire(ctx context.Context) (worktreeOutcome, error) {
 	out := worktreeOutcome{branch: w.currentBranch()}
 	if out.branch == "" || !strings.HasPrefix(out.branch, WorktreeBranchPrefix) {
@@ -303,7 +336,7 @@ func (w worktree) retire(ctx context.Context) (worktreeOutcome, error) {
 		return out, fmt.Errorf("remove worktree admin dir %s: %w", w.adminDir(), err)
 	}
 	out.removed = true
-	if _, err := git(ctx, w.repo, nil, "branch", "-d", out.branch); err != nil {
+	if _, err := w.git.run(ctx, w.repoView(true), "branch", "-d", out.branch); err != nil {
 		if strings.Contains(err.Error(), "not fully merged") {
 			out.branchKept = true
 		} else {

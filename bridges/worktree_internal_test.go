@@ -64,12 +64,42 @@ func runGit(t *testing.T, dir string, args ...string) string {
 
 const testSession = "0123abcd-1111-4222-8333-444455556666"
 
+// needBwrap skips without bubblewrap, except under CI=true where that is a
+// failure.
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bwrap not on PATH under CI=true: %v", err)
+		}
+		t.Skip("bwrap not on PATH")
+	}
+}
+
+// testGit is the bridge's git for worktrees of the test: confined by
+// bubblewrap, hiding hide (data_dir, the config file).
+func testGit(t *testing.T, hide ...string) worktreeGit {
+	t.Helper()
+	needBwrap(t)
+	return worktreeGit{sb: &sandbox.Bwrap{}, hide: hide}
+}
+
+// forEachSandbox runs f as a subtest with the bridge's git confined by
+// bubblewrap, and unconfined (sandbox: none).
+func forEachSandbox(t *testing.T, f func(t *testing.T, g func(hide ...string) worktreeGit)) {
+	t.Run("bwrap", func(t *testing.T) {
+		f(t, func(hide ...string) worktreeGit { return testGit(t, hide...) })
+	})
+	t.Run("none", func(t *testing.T) {
+		f(t, func(hide ...string) worktreeGit { return worktreeGit{sb: sandbox.None{}, hide: hide} })
+	})
+}
+
 func TestLocateWorktree(t *testing.T) {
 	repo := testRepo(t)
 	data := t.TempDir()
-	ctx := context.Background()
 
-	w, err := locateWorktree(ctx, &config.Agent{Name: "coder", Workdir: filepath.Join(repo, "sub")}, data, testSession)
+	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: filepath.Join(repo, "sub")}, data, testSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +114,12 @@ func TestLocateWorktree(t *testing.T) {
 
 	plain := t.TempDir()
 	for _, dir := range []string{plain, filepath.Join(plain, "missing")} {
-		if _, err := locateWorktree(ctx, &config.Agent{Name: "coder", Workdir: dir}, data, testSession); !errors.Is(err, errNotRepo) {
+		if _, err := locateWorktree(&config.Agent{Name: "coder", Workdir: dir}, data, testSession); !errors.Is(err, errNotRepo) {
 			t.Errorf("workdir %s: err = %v, want errNotRepo", dir, err)
 		}
 	}
 	for _, bad := range []string{"", "../x", "."} {
-		if _, err := locateWorktree(ctx, &config.Agent{Name: "coder", Workdir: repo}, data, bad); err == nil {
+		if _, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, bad); err == nil {
 			t.Errorf("session id %q accepted", bad)
 		}
 	}
@@ -99,15 +129,21 @@ func TestLocateWorktree(t *testing.T) {
 // retire keeps a dirty one, removes a clean one with its branch, and keeps
 // a branch with commits.
 func TestWorktreeLifecycle(t *testing.T) {
+	forEachSandbox(t, testWorktreeLifecycle)
+}
+
+func testWorktreeLifecycle(t *testing.T, mkGit func(hide ...string) worktreeGit) {
 	repo := testRepo(t)
 	ctx := context.Background()
 	prof := &config.Agent{Name: "coder", Workdir: repo}
 	mk := func(session string) worktree {
 		t.Helper()
-		w, err := locateWorktree(ctx, prof, t.TempDir(), session)
+		data := t.TempDir()
+		w, err := locateWorktree(prof, data, session)
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.git = mkGit(data)
 		if err := w.create(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -187,12 +223,18 @@ func TestWorktreeLifecycle(t *testing.T) {
 // worktree's links to a git directory it made (with core.fsmonitor, or a
 // per-worktree config) cannot make the bridge's git run a command.
 func TestWorktreeStatusIgnoresPlantedConfig(t *testing.T) {
+	forEachSandbox(t, testWorktreeStatusIgnoresPlantedConfig)
+}
+
+func testWorktreeStatusIgnoresPlantedConfig(t *testing.T, mkGit func(hide ...string) worktreeGit) {
 	repo := testRepo(t)
 	ctx := context.Background()
-	w, err := locateWorktree(ctx, &config.Agent{Name: "coder", Workdir: repo}, t.TempDir(), testSession)
+	data := t.TempDir()
+	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, testSession)
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.git = mkGit(data)
 	if err := w.create(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +328,7 @@ func TestWorktreePool(t *testing.T) {
 		"off":   {Name: "off", Workdir: repo},
 	}}
 	inner := &recordingPool{}
-	pool := withWorktrees(inner, cfg, slog.New(slog.DiscardHandler))
+	pool := withWorktrees(inner, cfg, nil, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	acquire := func(profile, session string, resume bool) agent.Options {
 		t.Helper()
@@ -337,7 +379,7 @@ func TestWorktreePool(t *testing.T) {
 	if o := acquire("off", testSession, false); o.Workdir != repo {
 		t.Errorf("worktree off: %+v", o)
 	}
-	if p := withWorktrees(inner, &config.Config{Agents: map[string]*config.Agent{"off": {}}}, nil); p != AgentPool(inner) {
+	if p := withWorktrees(inner, &config.Config{Agents: map[string]*config.Agent{"off": {}}}, nil, nil); p != AgentPool(inner) {
 		t.Error("the pool is wrapped although no profile uses worktrees")
 	}
 }
@@ -354,10 +396,11 @@ func TestPruneWorktrees(t *testing.T) {
 	cfg := &config.Config{DataDir: data, Agents: map[string]*config.Agent{"coder": {Name: "coder", Workdir: repo, Worktree: true}}}
 	mk := func(session string, dirty bool) worktree {
 		t.Helper()
-		w, err := locateWorktree(ctx, cfg.Agents["coder"], data, session)
+		w, err := locateWorktree(cfg.Agents["coder"], data, session)
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.git = worktreeGit{sb: sandbox.None{}}
 		if err := w.create(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -379,14 +422,66 @@ func TestPruneWorktrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	if n, err := PruneWorktrees(ctx, st, cfg, time.Now().Add(-time.Hour), logger); err != nil || n != 0 {
+	if n, err := PruneWorktrees(ctx, st, cfg, nil, time.Now().Add(-time.Hour), logger); err != nil || n != 0 {
 		t.Fatalf("prune with a cutoff before everything: %d, %v", n, err)
 	}
-	n, err := PruneWorktrees(ctx, st, cfg, time.Now().Add(time.Minute), logger)
+	// Fail closed: a profile whose sandbox is missing keeps its worktrees.
+	cfg.Agents["coder"].Sandbox = config.SandboxBwrap
+	if n, err := PruneWorktrees(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger); err != nil || n != 0 || !unusedClean.exists() {
+		t.Fatalf("prune without the profile's sandbox removed %d, %v", n, err)
+	}
+	cfg.Agents["coder"].Sandbox = config.SandboxNone
+	n, err := PruneWorktrees(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger)
 	if err != nil || n != 1 {
 		t.Fatalf("prune removed %d, %v; want 1", n, err)
 	}
 	if !used.exists() || unusedClean.exists() || !unusedDirty.exists() {
 		t.Errorf("after prune: used %v, unused clean %v, unused dirty %v; want true false true", used.exists(), unusedClean.exists(), unusedDirty.exists())
+	}
+}
+
+// TestWorktreesWithoutSandboxWarn: a profile with worktree: true and
+// sandbox: none is told at start that the bridge's git on its worktrees
+// runs unconfined; a sandboxed one is not.
+func TestWorktreesWithoutSandboxWarn(t *testing.T) {
+	var logs strings.Builder
+	cfg := &config.Config{Agents: map[string]*config.Agent{
+		"loose": {Name: "loose", Worktree: true, Sandbox: config.SandboxNone},
+		"boxed": {Name: "boxed", Worktree: true, Sandbox: config.SandboxBwrap},
+	}}
+	withWorktrees(&recordingPool{}, cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if got := logs.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, "profile=loose") ||
+		!strings.Contains(got, "git on its worktrees runs unconfined") {
+		t.Errorf("logs = %q, want one warning for the profile without a sandbox", got)
+	}
+}
+
+// TestWorktreeFailsClosed: when the sandbox cannot run git, no worktree is
+// made (nothing left behind), and a worktree is kept, never checked or
+// removed by an unconfined git.
+func TestWorktreeFailsClosed(t *testing.T) {
+	repo := testRepo(t)
+	ctx := context.Background()
+	data := t.TempDir()
+	broken := worktreeGit{sb: &sandbox.Bwrap{Path: "/nonexistent/bwrap"}, hide: []string{data}}
+	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, testSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.git = broken
+	if err := w.create(ctx); err == nil || w.exists() {
+		t.Fatalf("create with a broken sandbox: %v (exists %v), want an error and no worktree", err, w.exists())
+	}
+	w.git = worktreeGit{sb: sandbox.None{}}
+	if err := w.create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.git = broken
+	out, err := w.retire(ctx)
+	if err == nil || out.removed || !w.exists() {
+		t.Fatalf("retire with a broken sandbox = %+v, %v (exists %v); want an error and the worktree kept", out, err, w.exists())
+	}
+	if _, err := (worktree{}).git.run(ctx, gitView{dir: repo}, "status"); err == nil {
+		t.Error("the zero worktreeGit ran git")
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -24,22 +26,34 @@ const worktreeTimeout = 2 * time.Minute
 // git's time does not hold the conversation up.
 type worktreePool struct {
 	AgentPool
-	cfg *config.Config
-	log *slog.Logger
+	cfg       *config.Config
+	sandboxes map[string]sandbox.Sandbox // by profile: where the bridge's git runs (worktree_git.go)
+	log       *slog.Logger
 }
 
 // withWorktrees returns pool wrapped by worktreePool when a profile of cfg
-// uses worktrees, else pool itself.
-func withWorktrees(pool AgentPool, cfg *config.Config, log *slog.Logger) AgentPool {
+// uses worktrees, else pool itself. sandboxes are the profiles' sandboxes
+// (CoreOptions.Sandboxes).
+func withWorktrees(pool AgentPool, cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Logger) AgentPool {
 	if pool == nil || cfg == nil {
 		return pool
 	}
-	for _, a := range cfg.Agents {
-		if a.Worktree {
-			return worktreePool{AgentPool: pool, cfg: cfg, log: log}
+	wrap := false
+	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		a := cfg.Agents[name]
+		if !a.Worktree {
+			continue
+		}
+		wrap = true
+		if a.Sandbox == config.SandboxNone && log != nil {
+			log.Warn("agent profile with worktree: true runs without a sandbox: the bridge's git on its worktrees runs unconfined too, "+
+				"as the bridge's user, like the agent itself (see docs/sessions.md)", "profile", name)
 		}
 	}
-	return pool
+	if !wrap {
+		return pool
+	}
+	return worktreePool{AgentPool: pool, cfg: cfg, sandboxes: sandboxes, log: log}
 }
 
 // Acquire implements AgentPool. A profile whose workdir is not in a git
@@ -51,9 +65,7 @@ func (p worktreePool) Acquire(ctx context.Context, key string, limit agent.PoolL
 	if prof == nil || !prof.Worktree {
 		return p.AgentPool.Acquire(ctx, key, limit, opts)
 	}
-	wctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
-	defer cancel()
-	w, err := locateWorktree(wctx, prof, p.cfg.DataDir, opts.SessionID)
+	w, err := locateWorktree(prof, p.cfg.DataDir, opts.SessionID)
 	switch {
 	case errors.Is(err, errNotRepo):
 		p.log.Warn("agent profile has worktree: true but its workdir is not in a git repository: the agent works in the workdir",
@@ -67,7 +79,13 @@ func (p worktreePool) Acquire(ctx context.Context, key string, limit agent.PoolL
 			p.log.Info("session resumed in the workdir: it began before worktree was turned on", "session", opts.SessionID)
 			return p.AgentPool.Acquire(ctx, key, limit, opts)
 		}
-		if err := w.create(wctx); err != nil {
+		if w.git, err = newWorktreeGit(p.cfg, p.sandboxes, prof); err != nil {
+			return nil, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
+		err := w.create(wctx)
+		cancel()
+		if err != nil {
 			return nil, err
 		}
 		p.log.Info("worktree created", "session", opts.SessionID, "branch", w.branch, "path", w.path)
@@ -98,13 +116,11 @@ func pointTools(opts agent.Options, w worktree) {
 
 // worktreeStatus is the !status line of the conversation's worktree, or ""
 // when the profile does not use worktrees.
-func (cv *conversation) worktreeStatus(ctx context.Context) string {
+func (cv *conversation) worktreeStatus() string {
 	if !cv.profile.Worktree || cv.row.SessionID == "" || cv.core.cfg.DataDir == "" {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
-	defer cancel()
-	w, err := locateWorktree(ctx, cv.profile, cv.core.cfg.DataDir, cv.row.SessionID)
+	w, err := locateWorktree(cv.profile, cv.core.cfg.DataDir, cv.row.SessionID)
 	switch {
 	case errors.Is(err, errNotRepo):
 		return "\n• worktree: off (the workdir is not in a git repository)"
@@ -122,25 +138,39 @@ func (cv *conversation) worktreeStatus(ctx context.Context) string {
 
 // retireWorktree removes the worktree of the conversation's former session
 // sessionID after !new or !resume (the agent process is stopped), keeping
-// it when it has uncommitted changes. It returns the line to tell the
-// conversation, "" when there was no worktree.
+// it when it has uncommitted changes or when git could not check it in the
+// sandbox. It returns the line to tell the conversation, "" when there was
+// no worktree.
 func (cv *conversation) retireWorktree(ctx context.Context, sessionID string) string {
 	if !cv.profile.Worktree || sessionID == "" || cv.core.cfg.DataDir == "" {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
-	defer cancel()
-	w, err := locateWorktree(ctx, cv.profile, cv.core.cfg.DataDir, sessionID)
+	w, err := locateWorktree(cv.profile, cv.core.cfg.DataDir, sessionID)
 	if err != nil || !w.exists() {
 		return ""
 	}
-	out, err := w.retire(ctx)
+	ctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
+	defer cancel()
+	out, err := cv.core.retireWorktree(ctx, cv.profile, w)
 	if err != nil {
-		cv.log.Error("retire worktree", "session", sessionID, "path", w.path, "err", err)
-		return "⚠️ Could not clean up the worktree " + codeSpan(w.path) + ": " + oneLine(err.Error(), 200)
+		cv.log.Error("retire worktree", "session", sessionID, "path", w.path, "removed", out.removed, "err", err)
+		if !out.removed {
+			return "⚠️ Worktree kept: " + codeSpan(w.path) + " could not be checked or removed: " + oneLine(err.Error(), 300)
+		}
+		return "⚠️ Could not clean up the worktree " + codeSpan(w.path) + ": " + oneLine(err.Error(), 300)
 	}
 	cv.log.Info("worktree retired", "session", sessionID, "removed", out.removed, "changes", out.changes, "branch", out.branch, "branch_kept", out.branchKept)
 	return out.describe(w)
+}
+
+// retireWorktree retires w, a worktree of profile p, with git confined by
+// p's sandbox.
+func (c *Core) retireWorktree(ctx context.Context, p *config.Agent, w worktree) (worktreeOutcome, error) {
+	var err error
+	if w.git, err = newWorktreeGit(c.cfg, c.opts.Sandboxes, p); err != nil {
+		return worktreeOutcome{}, err
+	}
+	return w.retire(ctx)
 }
 
 // PruneWorktrees removes the clean worktrees of sessions that no
@@ -149,7 +179,12 @@ func (cv *conversation) retireWorktree(ctx context.Context, sessionID string) st
 // worktree with uncommitted changes is kept and logged. It returns how
 // many it removed. Run it where PruneSessionStates runs (the retention
 // pass): the agents of those sessions are gone.
-func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, before time.Time, logger *slog.Logger) (int, error) {
+//
+// Git runs in each profile's sandbox, from sandboxes (the map given to
+// CoreOptions.Sandboxes); a profile whose sandbox is missing keeps its
+// worktrees (logged).
+func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, sandboxes map[string]sandbox.Sandbox,
+	before time.Time, logger *slog.Logger) (int, error) {
 	inUse, err := st.SessionIDs(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("prune worktrees: %w", err)
@@ -171,15 +206,20 @@ func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, be
 			if fi, err := e.Info(); err != nil || fi.ModTime().After(before) {
 				continue
 			}
-			w, err := locateWorktree(ctx, prof, cfg.DataDir, e.Name())
+			w, err := locateWorktree(prof, cfg.DataDir, e.Name())
+			if err == nil {
+				w.git, err = newWorktreeGit(cfg, sandboxes, prof)
+			}
 			if err != nil {
-				logger.Warn("prune worktrees: cannot locate the repository", "profile", name, "session", e.Name(), "err", err)
+				logger.Warn("prune worktrees: worktree kept", "profile", name, "session", e.Name(), "err", err)
 				continue
 			}
-			out, err := w.retire(ctx)
+			wctx, cancel := context.WithTimeout(ctx, worktreeTimeout)
+			out, err := w.retire(wctx)
+			cancel()
 			switch {
 			case err != nil:
-				logger.Warn("prune worktree", "path", w.path, "err", err)
+				logger.Warn("prune worktrees: could not check or remove a worktree (kept unless removed)", "path", w.path, "removed", out.removed, "err", err)
 			case out.removed:
 				removed++
 				logger.Info("worktree of an unused session removed", "path", w.path, "branch", out.branch, "branch_kept", out.branchKept)

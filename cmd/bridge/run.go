@@ -123,7 +123,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
 			Also: func(ctx context.Context, before time.Time) error {
 				_, err := bridges.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
-				_, werr := bridges.PruneWorktrees(ctx, st, cfg, before, logger)
+				_, werr := bridges.PruneWorktrees(ctx, st, cfg, sandboxes, before, logger)
 				return errors.Join(err, werr)
 			}}.Run(ctx)
 	}()
