@@ -36,7 +36,8 @@ const checkTimeout = 10 * time.Second
 //   - never Spec.Hide (empty read-only directory or empty file instead),
 //     and Spec.Protect only read-only.
 //
-// The network is not unshared: the agent must reach the model API.
+// With Spec.UnshareNet the process also gets its own network namespace
+// (--unshare-net: loopback only); otherwise it shares the host's network.
 type Bwrap struct {
 	// Path is the bwrap executable; "" looks "bwrap" up in PATH.
 	Path string
@@ -103,6 +104,9 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 		"--die-with-parent", "--new-session",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--cap-drop", "ALL",
+	}
+	if spec.UnshareNet {
+		args = append(args, "--unshare-net")
 	}
 	var visible []string // roots of what the agent can see
 	for _, p := range systemPaths {

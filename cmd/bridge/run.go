@@ -89,11 +89,18 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	networks, proxy, err := buildNetworks(cfg, reg, logger) // egress.go
+	if err != nil {
+		return err
+	}
+	if proxy != nil {
+		defer proxy.Close() // deferred before the pool's Close: runs after the agents stopped
+	}
 	agents := bridges.NewAgentPool(pool)
 	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	core := bridges.NewCore(bridges.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
-		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
+		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks,
 	})
 
 	if console != nil {
