@@ -181,4 +181,3 @@ func (d *decoder) checkContainment(a *Agent, p string) {
 	d.oneOf(child(p, "agent_schedules"), a.AgentSchedules, "agent_schedules",
 		AgentSchedulesAsk, AgentSchedulesAllow, AgentSchedulesOff)
 }
-
