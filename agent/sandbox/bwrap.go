@@ -228,7 +228,13 @@ func underAny(p string, roots []string) bool {
 
 // Check implements Sandbox: bwrap must exist and be able to set up a
 // sandbox like the agents' here (namespaces allowed for this user).
-func (b *Bwrap) Check(ctx context.Context) error {
+func (b *Bwrap) Check(ctx context.Context) error { return b.check(ctx, false) }
+
+// CheckNetwork is Check for a sandbox with its own network namespace
+// (Spec.UnshareNet).
+func (b *Bwrap) CheckNetwork(ctx context.Context) error { return b.check(ctx, true) }
+
+func (b *Bwrap) check(ctx context.Context, unshareNet bool) error {
 	path, err := b.binary()
 	if err != nil {
 		return err
@@ -244,7 +250,7 @@ func (b *Bwrap) Check(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	args := bwrapArgs(Spec{Argv: []string{truePath}, Dir: dir, Hide: []string{dir}}, os.Lstat, os.Readlink)
+	args := bwrapArgs(Spec{Argv: []string{truePath}, Dir: dir, Hide: []string{dir}, UnshareNet: unshareNet}, os.Lstat, os.Readlink)
 	cmd := exec.CommandContext(ctx, path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

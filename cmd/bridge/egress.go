@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -20,7 +22,8 @@ import (
 // counted in agentbridge_egress_total. A profile without a sandbox cannot
 // be isolated: it shares the host's network, with a warning (check-config
 // refuses mode none there). Close the proxy after the agents stopped.
-func buildNetworks(cfg *config.Config, reg prometheus.Registerer, logger *slog.Logger) (map[string]agent.Network, *egress.Proxy, error) {
+func buildNetworks(ctx context.Context, cfg *config.Config, sandboxes map[string]sandbox.Sandbox, reg prometheus.Registerer,
+	logger *slog.Logger) (map[string]agent.Network, *egress.Proxy, error) {
 	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentbridge_egress_total",
 		Help: "Connections the agents' egress proxy judged, by profile, decision (allowed, refused) and reason " +
@@ -29,6 +32,7 @@ func buildNetworks(cfg *config.Config, reg prometheus.Registerer, logger *slog.L
 	reg.MustRegister(decisions)
 	var proxy *egress.Proxy
 	out := map[string]agent.Network{}
+	checked := map[string]error{} // by sandbox name
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		a := cfg.Agents[name]
 		mode := a.Network.Mode
@@ -39,6 +43,9 @@ func buildNetworks(cfg *config.Config, reg prometheus.Registerer, logger *slog.L
 			logger.Warn("agent profile has no sandbox: its agents share the host's network, network mode "+mode+" is not enforced (see SECURITY.md)",
 				"profile", name)
 			continue
+		}
+		if err := checkNetworkSandbox(ctx, sandboxes[name], checked); err != nil {
+			return nil, nil, fmt.Errorf("agent profile %q: network mode %s: %w", name, mode, err)
 		}
 		n := agent.Network{Mode: mode, Profile: name}
 		if mode == config.NetworkProxy {
@@ -70,6 +77,25 @@ func buildNetworks(cfg *config.Config, reg prometheus.Registerer, logger *slog.L
 		out[name] = n
 	}
 	return out, proxy, nil
+}
+
+// checkNetworkSandbox checks once per sandbox that it can give an agent
+// its own network namespace, so that a machine that cannot fails at start
+// with what to do.
+func checkNetworkSandbox(ctx context.Context, sb sandbox.Sandbox, checked map[string]error) error {
+	nc, ok := sb.(interface{ CheckNetwork(context.Context) error })
+	if !ok {
+		return fmt.Errorf("the profile's sandbox cannot give the agent its own network")
+	}
+	err, done := checked[sb.Name()]
+	if !done {
+		err = nc.CheckNetwork(ctx)
+		checked[sb.Name()] = err
+	}
+	if err != nil {
+		return fmt.Errorf("%w; or set network.mode: host on the profile (no egress control, see docs/network.md)", err)
+	}
+	return nil
 }
 
 // bridgeExecutable is the bridge binary's path (the sandboxes' forwarder).
