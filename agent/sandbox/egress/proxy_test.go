@@ -264,6 +264,9 @@ func TestProxyRefusesBeforeDialing(t *testing.T) {
 		{"localhost:" + echoPort, ReasonUnresolved}, // the test's resolver does not know it
 		{"loop.example:" + echoPort, ReasonLoopback},
 		{"[::1]:" + echoPort, ReasonLoopback},
+		{"[::ffff:127.0.0.1]:" + echoPort, ReasonLoopback},
+		{"LOOP.example.:" + echoPort, ReasonLoopback},
+		{"[::ffff:169.254.169.254]:80", ReasonMetadata},
 		{"0.0.0.0:" + echoPort, ReasonReserved},
 		{"blocked.example:443", ReasonDenyList},
 		{"nosuch.example:443", ReasonUnresolved},
