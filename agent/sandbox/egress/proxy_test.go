@@ -218,20 +218,22 @@ func TestProxyPlainHTTP(t *testing.T) {
 	if len(evs) != 1 || !evs[0].Allow || evs[0].Reason != ReasonModel || evs[0].Method != "POST" {
 		t.Errorf("events: %+v", evs)
 	}
-	// https:// in absolute form is not served: clients tunnel TLS.
-	resp, err = viaProxy(sock).Get("http://" + model.String() + "/ok")
-	if err == nil {
-		resp.Body.Close()
+	// Only CONNECT and absolute http:// requests are served: an origin-form
+	// request, or https:// in absolute form (clients tunnel TLS), is not.
+	for _, line := range []string{"GET /relative HTTP/1.1", "GET https://" + model.String() + "/ HTTP/1.1"} {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "%s\r\nHost: x\r\n\r\n", line)
+		r2, err := http.ReadResponse(bufio.NewReader(c), nil)
+		c.Close()
+		if err != nil || r2.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %v %v", line, r2, err)
+		}
 	}
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "GET /relative HTTP/1.1\r\nHost: x\r\n\r\n")
-	r2, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil || r2.StatusCode != http.StatusBadRequest {
-		t.Fatalf("origin-form request: %v %v", r2, err)
+	if evs, _, _ := rec.snapshot(); len(evs) != 3 || evs[2].Reason != ReasonBadRequest {
+		t.Errorf("events: %+v", evs)
 	}
 }
 
