@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	egress.MaybeForward() // the test binary is the forwarder of sandboxes in network mode proxy
 	goleak.VerifyTestMain(m)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -547,6 +548,13 @@ func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log in
 	if err != nil {
 		return err
 	}
+	// Through the egress proxy, only this spare may reach the stand-in,
+	// and only for its warm-up turn (no command has run in it yet).
+	revoke, err := s.warmUpAdmit(strings.TrimPrefix(m.url, "http://"))
+	if err != nil {
+		return err
+	}
+	defer revoke()
 	token, err := m.issue()
 	if err != nil {
 		return err

@@ -42,7 +42,8 @@ type Session struct {
 	// started is when the process was spawned (Pool.Snapshot).
 	started time.Time
 
-	tmpDir string // created by Start, removed after exit ("" if Env set TMPDIR)
+	tmpDir string      // created by Start, removed after exit ("" if Env set TMPDIR)
+	egress *egressLink // the process's egress gate, closed after exit (nil = not proxied)
 	stdin  *os.File
 	stdout *os.File
 	stderr *tailBuffer
@@ -99,8 +100,16 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 			return nil, fmt.Errorf("start agent: create TMPDIR: %w", err)
 		}
 	}
-	s, err := spawn(opts, tmpDir, logger)
+	link, err := openEgress(opts, logger) // network.go; nil unless proxied
 	if err != nil {
+		if tmpDir != "" {
+			_ = os.RemoveAll(tmpDir)
+		}
+		return nil, fmt.Errorf("start agent %s: network: %w", opts.SessionID, err)
+	}
+	s, err := spawn(opts, tmpDir, link, logger)
+	if err != nil {
+		link.close()
 		if tmpDir != "" {
 			_ = os.RemoveAll(tmpDir)
 		}
@@ -110,7 +119,7 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 }
 
 // spawn starts the process and the session's goroutines.
-func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
+func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (*Session, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
@@ -121,7 +130,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		stdinW.Close()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	path, args, err := commandLine(opts, tmpDir)
+	path, args, err := commandLine(opts, tmpDir, link)
 	if err != nil {
 		stdinR.Close()
 		stdinW.Close()
@@ -132,7 +141,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	killCtx, kill := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(killCtx, path, args...)
 	cmd.Dir = opts.Workdir
-	cmd.Env = cliEnv(opts, tmpDir)
+	cmd.Env = networkEnv(cliEnv(opts, tmpDir), link)
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW
 	stderr := newTailBuffer(stderrTailBytes)
@@ -161,6 +170,7 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		pid:        cmd.Process.Pid,
 		started:    time.Now(),
 		tmpDir:     tmpDir,
+		egress:     link,
 		stdin:      stdinW,
 		stdout:     stdoutR,
 		stderr:     stderr,

@@ -202,8 +202,8 @@ func prepareDirs(opts Options) error {
 // commandLine returns the program and arguments that run the CLI for opts
 // (normalized) inside its sandbox. The executable is resolved in the
 // bridge's PATH with symbolic links followed, so that the sandbox shows
-// only its directory.
-func commandLine(opts Options, tmpDir string) (string, []string, error) {
+// only its directory. link is the process's egress gate (nil = none).
+func commandLine(opts Options, tmpDir string, link *egressLink) (string, []string, error) {
 	exe, err := exec.LookPath(opts.Command)
 	if err != nil {
 		return "", nil, fmt.Errorf("find the CLI %q: %w", opts.Command, err)
@@ -235,6 +235,7 @@ func commandLine(opts Options, tmpDir string) (string, []string, error) {
 	} else if t := opts.Env["TMPDIR"]; filepath.IsAbs(t) {
 		spec.Private = append(spec.Private, t)
 	}
+	spec = networkSpec(opts, link, spec) // network.go
 	path, args, err := opts.Sandbox.Command(spec)
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox %s: %w", opts.Sandbox.Name(), err)

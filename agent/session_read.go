@@ -131,6 +131,7 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 	}
 	s.log.Log(context.Background(), level, "agent exited", "code", exit.Code, "err", waitErr, "expected", exit.Expected,
 		"reason", exit.Reason, "stderr_tail", exit.StderrTail)
+	s.egress.close()
 	if s.tmpDir != "" {
 		if err := os.RemoveAll(s.tmpDir); err != nil {
 			s.log.Warn("agent TMPDIR not removed", "dir", s.tmpDir, "err", err)

@@ -82,6 +82,9 @@ type Options struct {
 	// Hide are paths the sandbox never shows: the bridge's data_dir and
 	// config file. StateDir is visible even when it lies inside one.
 	Hide []string
+	// Network is how the process reaches the network (see network.go);
+	// the zero value shares the host's.
+	Network Network
 
 	// SessionID is the Claude session id. With Resume false the CLI is
 	// started with --session-id SessionID (a new conversation), with Resume

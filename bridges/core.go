@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -55,6 +56,11 @@ type CoreOptions struct {
 	// config names a sandbox other than "none" has none here: agents are
 	// never silently unconfined.
 	Sandboxes map[string]sandbox.Sandbox
+	// Networks say how each sandboxed profile's agents reach the network
+	// (agent.Network), by profile name. Run refuses to start when a
+	// bwrap profile's network mode (proxy or none) has no matching entry:
+	// agents never silently share the host's network.
+	Networks map[string]agent.Network
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for
@@ -135,6 +141,10 @@ func (c *Core) Run(ctx context.Context, platforms map[string]Platform) error {
 	for name, a := range c.cfg.Agents {
 		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.opts.Sandboxes[name] == nil {
 			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
+		}
+		if m := a.Network.Mode; a.Sandbox == config.SandboxBwrap && (m == config.NetworkProxy || m == config.NetworkNone) &&
+			c.opts.Networks[name].Mode != m {
+			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -108,6 +108,7 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 		MaxTurns:           p.MaxTurns,
 		Env:                maps.Clone(p.Env),
 		Sandbox:            c.opts.Sandboxes[p.Name],
+		Network:            c.opts.Networks[p.Name],
 		Hide:               secretPaths(c.cfg),
 	}
 	for _, b := range p.SandboxBinds {

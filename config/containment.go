@@ -173,24 +173,11 @@ func (d *decoder) checkContainment(a *Agent, p string) {
 			}
 		}
 	}
+	if a.Network.Mode == NetworkNone && a.Sandbox == SandboxNone {
+		mp := child(np, "mode")
+		d.addf(d.lineOf(mp), mp, "network mode none needs a sandbox: with sandbox none the agent shares the host's network")
+	}
 	a.AgentSchedules = orDefault(a.AgentSchedules, AgentSchedulesAsk)
 	d.oneOf(child(p, "agent_schedules"), a.AgentSchedules, "agent_schedules",
 		AgentSchedulesAsk, AgentSchedulesAllow, AgentSchedulesOff)
-}
-
-// CheckHostPattern reports whether h is a usable network.allow/deny entry:
-// a host name ("example.com"), a wildcard domain ("*.example.com"), an IP
-// address, a CIDR range ("10.0.0.0/8"), any of them with ":port" (IPv6
-// addresses in brackets for a port: "[::1]:8080").
-func CheckHostPattern(h string) error {
-	if strings.TrimSpace(h) == "" {
-		return fmt.Errorf("empty host")
-	}
-	if strings.Contains(h, "://") {
-		return fmt.Errorf("bad host %q: give the host (and :port), not a URL", h)
-	}
-	if strings.ContainsAny(h, " \t\\@?#") {
-		return fmt.Errorf("bad host %q: want a host name, *.domain, an IP address or a CIDR range, optionally with :port", h)
-	}
-	return nil
 }

@@ -35,6 +35,7 @@ func (c *Config) Summary() string {
 			a.Name, a.Command, a.Workdir, orDefault(a.Model, "default"), a.PermissionMode, a.MaxLive, a.WarmSpares,
 			intOr(a.MaxTurns, "unlimited"), durOr(a.IdleTimeout, "never"), durOr(a.ApprovalTimeout, "forever"),
 			len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, listOr(envKeys(a.Env), "none"))
+		writeNetworkSummary(&b, a) // network.go
 	}
 
 	writeWebSummary(&b, c)

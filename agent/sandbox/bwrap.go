@@ -36,7 +36,8 @@ const checkTimeout = 10 * time.Second
 //   - never Spec.Hide (empty read-only directory or empty file instead),
 //     and Spec.Protect only read-only.
 //
-// The network is not unshared: the agent must reach the model API.
+// With Spec.UnshareNet the process also gets its own network namespace
+// (--unshare-net: loopback only); otherwise it shares the host's network.
 type Bwrap struct {
 	// Path is the bwrap executable; "" looks "bwrap" up in PATH.
 	Path string
@@ -103,6 +104,9 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 		"--die-with-parent", "--new-session",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--cap-drop", "ALL",
+	}
+	if spec.UnshareNet {
+		args = append(args, "--unshare-net")
 	}
 	var visible []string // roots of what the agent can see
 	for _, p := range systemPaths {
@@ -224,7 +228,13 @@ func underAny(p string, roots []string) bool {
 
 // Check implements Sandbox: bwrap must exist and be able to set up a
 // sandbox like the agents' here (namespaces allowed for this user).
-func (b *Bwrap) Check(ctx context.Context) error {
+func (b *Bwrap) Check(ctx context.Context) error { return b.check(ctx, false) }
+
+// CheckNetwork is Check for a sandbox with its own network namespace
+// (Spec.UnshareNet).
+func (b *Bwrap) CheckNetwork(ctx context.Context) error { return b.check(ctx, true) }
+
+func (b *Bwrap) check(ctx context.Context, unshareNet bool) error {
 	path, err := b.binary()
 	if err != nil {
 		return err
@@ -240,7 +250,7 @@ func (b *Bwrap) Check(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	args := bwrapArgs(Spec{Argv: []string{truePath}, Dir: dir, Hide: []string{dir}}, os.Lstat, os.Readlink)
+	args := bwrapArgs(Spec{Argv: []string{truePath}, Dir: dir, Hide: []string{dir}, UnshareNet: unshareNet}, os.Lstat, os.Readlink)
 	cmd := exec.CommandContext(ctx, path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -94,6 +94,11 @@ type Spec struct {
 	// bridge's data_dir and its config file. Private paths inside a hidden
 	// directory are still visible (the session's own state).
 	Hide []string
+	// UnshareNet gives the process its own network namespace with only a
+	// loopback interface: no route anywhere, and the host's loopback
+	// services out of reach (see package egress for the way out). A
+	// sandbox that cannot do this refuses the spec.
+	UnshareNet bool
 }
 
 // validate checks that every path in spec is absolute and Argv is set.
@@ -161,6 +166,9 @@ func (None) Name() string { return NameNone }
 func (None) Command(spec Spec) (string, []string, error) {
 	if err := spec.validate(); err != nil {
 		return "", nil, err
+	}
+	if spec.UnshareNet {
+		return "", nil, fmt.Errorf("sandbox: %s cannot give the agent its own network (use bwrap)", NameNone)
 	}
 	return spec.Argv[0], append([]string(nil), spec.Argv[1:]...), nil
 }

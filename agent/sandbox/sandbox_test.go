@@ -192,4 +192,23 @@ func TestBwrapCheck(t *testing.T) {
 	if err := (&Bwrap{}).Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if err := (&Bwrap{}).CheckNetwork(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnshareNet: bwrap gets --unshare-net only when asked; None refuses.
+func TestUnshareNet(t *testing.T) {
+	spec := Spec{Argv: []string{"/bin/true"}, Dir: "/w"}
+	has := func(args []string) bool { return slices.Contains(args, "--unshare-net") }
+	if has(bwrapArgs(spec, os.Lstat, os.Readlink)) {
+		t.Error("--unshare-net without UnshareNet")
+	}
+	spec.UnshareNet = true
+	if !has(bwrapArgs(spec, os.Lstat, os.Readlink)) {
+		t.Error("no --unshare-net with UnshareNet")
+	}
+	if _, _, err := (None{}).Command(spec); err == nil {
+		t.Error("None accepted UnshareNet")
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 )
 
 // Exit codes of the CLI contract.
@@ -25,6 +27,7 @@ const (
 var version = "dev"
 
 func main() {
+	egress.MaybeForward() // a sandbox's forwarder: runs and exits (agent/sandbox/egress)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()

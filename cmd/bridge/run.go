@@ -78,6 +78,18 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		platforms[b.Name] = console
 	}
 
+	// Before the pool: the proxy closes after the agents stopped (deferred
+	// calls run last first), so that a turn finishing at shutdown still
+	// reaches its model.
+	reg := prometheus.NewRegistry()
+	networks, proxy, err := buildNetworks(ctx, cfg, sandboxes, reg, logger) // egress.go
+	if err != nil {
+		return err
+	}
+	if proxy != nil {
+		defer proxy.Close()
+	}
+
 	pool := agent.NewPool(logger)
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
@@ -87,13 +99,12 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		}
 	}()
 
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	agents := bridges.NewAgentPool(pool)
 	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	core := bridges.NewCore(bridges.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
-		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes,
+		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks,
 	})
 
 	if console != nil {
