@@ -54,7 +54,7 @@ func (a *analyzer) simple(c shCmd, ctx shContext) {
 		a.add(c)
 		return
 	case !ok || u.plain:
-		a.add(c)
+		a.add(builtinChecked(c))
 		return
 	case u.unknown != "":
 		c.unknown = u.unknown
