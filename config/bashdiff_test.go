@@ -1,6 +1,7 @@
 package config
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -194,4 +195,33 @@ func TestBashDifferentialCatches(t *testing.T) {
 			t.Errorf("%q: ran %q, and the check finds nothing wrong with allowing it as ls", command, r.execs)
 		}
 	}
+}
+
+// FuzzBashDifferential drives the differential check with generated
+// command lines, seeded with the corpus of TestBashDifferential. Run it
+// with -parallel 1 on a small machine:
+//
+//	go test ./config -run '^$' -fuzz FuzzBashDifferential -fuzztime 10m -parallel 1
+func FuzzBashDifferential(f *testing.F) {
+	s := needBashSandbox(f)
+	if fl := flag.Lookup("test.fuzz"); fl == nil || fl.Value.String() == "" {
+		// Not fuzzing: TestBashDifferential runs the corpus already;
+		// only the inputs under testdata/fuzz run here.
+		f.Fuzz(func(t *testing.T, command string) { runDifferential(t, s, command) })
+		return
+	}
+	for _, c := range decideBashCases {
+		if !strings.Contains(c.command, "while true") {
+			f.Add(c.command)
+		}
+	}
+	for _, c := range arithmeticCorpus {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, command string) {
+		if len(command) > 512 || strings.ContainsRune(command, 0) {
+			return // an argument cannot hold NUL; long lines add nothing
+		}
+		runDifferential(t, s, command)
+	})
 }

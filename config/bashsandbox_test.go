@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // bashSandbox runs command lines under the real Bash inside bubblewrap,
@@ -260,13 +261,18 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 
 // execCommand is an observed program start written as a literal command
 // line: the program's base name, then its arguments, each single-quoted.
-// As a Bash rule's match it is the narrowest rule for that start.
+// As a Bash rule's match it is the narrowest rule for that start. A word
+// that is not UTF-8 (which a pattern cannot hold) is the glob *.
 func execCommand(rec []string) string {
 	words := []string{path.Base(rec[0])}
 	if len(rec) > 2 {
 		words = append(words, rec[2:]...)
 	}
 	for i, w := range words {
+		if !utf8.ValidString(w) {
+			words[i] = "*"
+			continue
+		}
 		words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
 	return strings.Join(words, " ")
