@@ -150,6 +150,18 @@ ls`,
 	// constants stay understood, and are allowed with ls *
 	`echo $((1+2)) $[3*4] ${#x} $#; ls`, `((1)) && ls`, `[[ 1 -eq 1 ]] && ls`, `[[ $# -eq 0 ]] && ls`,
 	`a=(1 2); echo ${a[0]} ${a[@]} ${#a[@]}; ls`, `ls $((16#ff)) $((0x1f))`,
+	// found by the fuzzer: an argument that is not UTF-8
+	"git \xf6",
+	// where arithmetic hides: nesting, quoting, parser edges
+	`((x) ); ls`, `( (x) ); ls`, `((touch f) ); ls`, `echo $((touch f) ); ls`, `echo $((x)+(y)); ls`, `echo $( (x) ); ls`,
+	"echo $(( `touch f` )); ls", `echo $[$(touch f)]; ls`, `a[$(touch f)]=1; ls`, `\let x; ls`, `\declare -i q=x; ls`,
+	`'let' x; ls`, `f() { ((x)); }; ls`, `time ((x)); ls`, `! ((x)); ls`, `((x)) & ls`, `coproc ((x)); ls`,
+	`[[ $((x)) ]]; ls`, `echo {1..$((x))}; ls`, `x=1 ((x)); ls`, `[[ (x -eq 1) ]]; ls`, `[[ ! x -eq 1 ]]; ls`,
+	`[[ 1 -eq 1 && x -eq 1 ]]; ls`, `case 1 in $((x))) ;; esac; ls`, `echo ${x:-${a[x]}}; ls`, `echo ${a[@]:x}; ls`,
+	`echo ${@:x}; ls`, `echo ${1:x}; ls`, `echo ${x/a/${a[x]}}; ls`, `echo ${!#}; ls`, `set -- x; echo ${!#}; ls`,
+	`set -- x; ((${1})); ls`, `printf -v q %s x; ((q)); ls`, `read q <<< x; ((q)); ls`, `q=$(echo x); ((q)); ls`,
+	`echo ${x^^} ${!a[@]} ${!x*} ${#@} $((10#1)) $((2#101)) $((1 ? 2 : 3)) $((1, 2)) $(( (1) )); ls`,
+	`[[ 0x1 -eq 1 ]]; ls`, `[[ "1" -eq 1 ]]; ls`,
 }
 
 // TestBashDifferential runs the command lines of TestDecideBash and
@@ -198,8 +210,10 @@ func TestBashDifferentialCatches(t *testing.T) {
 }
 
 // FuzzBashDifferential drives the differential check with generated
-// command lines, seeded with the corpus of TestBashDifferential. Run it
-// with -parallel 1 on a small machine:
+// command lines: a line of the corpus of TestBashDifferential (mutated),
+// followed by the fragments gen picks from genForms and genValues (the
+// ways to reach arithmetic and name lookups, with values that evaluate or
+// not). Run it with -parallel 1 on a small machine:
 //
 //	go test ./config -run '^$' -fuzz FuzzBashDifferential -fuzztime 10m -parallel 1
 func FuzzBashDifferential(f *testing.F) {
@@ -207,21 +221,65 @@ func FuzzBashDifferential(f *testing.F) {
 	if fl := flag.Lookup("test.fuzz"); fl == nil || fl.Value.String() == "" {
 		// Not fuzzing: TestBashDifferential runs the corpus already;
 		// only the inputs under testdata/fuzz run here.
-		f.Fuzz(func(t *testing.T, command string) { runDifferential(t, s, command) })
+		f.Fuzz(func(t *testing.T, command string, gen []byte) { runDifferential(t, s, generated(command, gen)) })
 		return
 	}
 	for _, c := range decideBashCases {
 		if !strings.Contains(c.command, "while true") {
-			f.Add(c.command)
+			f.Add(c.command, []byte(nil))
 		}
 	}
-	for _, c := range arithmeticCorpus {
-		f.Add(c)
+	for i, c := range arithmeticCorpus {
+		f.Add(c, []byte{byte(i), byte(i * 7), byte(i * 13), byte(i * 3)})
 	}
-	f.Fuzz(func(t *testing.T, command string) {
-		if len(command) > 512 || strings.ContainsRune(command, 0) {
+	f.Fuzz(func(t *testing.T, command string, gen []byte) {
+		command = generated(command, gen)
+		if len(command) > 1024 || strings.ContainsRune(command, 0) {
 			return // an argument cannot hold NUL; long lines add nothing
 		}
 		runDifferential(t, s, command)
 	})
+}
+
+// genForms are the contexts generated() fills with a value: arithmetic,
+// subscripts, names that builtins look up, and plain commands.
+var genForms = []string{
+	"((%s))", "[[ %s -eq 0 ]]", "[[ 1 -lt %s ]]", "let %s", "echo $((%s))", "echo $[%s]", "echo ${a[%s]}",
+	"echo ${#a[%s]}", "echo ${q:%s}", "echo ${q:0:%s}", "a[%s]=1", "a=([%s]=1)", "declare -i q=%s", "declare q=%s",
+	"declare %s", "typeset -a q=([%s]=1)", "f() { local q=%s; }; f", "printf -v %s x", "read %s <<< 1", "read -a %s <<< 1",
+	"test -v %s", "[ -v %s ]", "[[ -v %s ]]", "unset %s", "mapfile -O %s q <<< 1", "readarray %s <<< 1", "shift %s",
+	"printf %d %s", "export %s", "q=%s; ((q))", "for ((q=%s; q<1; q++)); do :; done", "for q in %s; do ((q)); done",
+	"echo ${!%s}", "case %s in *) ls;; esac", "[ %s -eq 1 ]", "test %s -gt 1", "sleep 0 & wait -n -p %s", "getopts a %s -a",
+	": ${%s:=1}", "eval %s", "bash -c %s", "builtin %s", "command %s", "ls %s", "echo %s", "(exit %s)",
+	"cat <<E\n$((%s))\nE", "x=%s", "OPTIND=%s", "echo ${%s@P}", "declare -n r=%s; echo $r", "q=%s; echo ${!q}",
+	"set -- %s; ((${1}))", "echo \"${q-$((%s))}\"", "coproc %s", "exec {%s}>/dev/null", "trap %s EXIT",
+}
+
+// genValues are what generated() puts in a form.
+var genValues = []string{
+	"x", "q", "a", "'a[$(touch f)]'", "\"a[\\$(touch f)]\"", "a[x]", "'a[x]'", "a[0]", "1", "0x1f", "16#f", "x+1", "-v",
+	"$#", "$?", "$x", "\"$x\"", "${x}", "${#x}", "OPTIND", "RANDOM", "$((x))", "$((1))", "'$(touch f)'", "'((x))'",
+	"'let x'", "'[[ x -eq 1 ]]'", "'a[$(rm -f g)]'", "$(ls)", "`ls`", "\"$(echo x)\"", "'x'", "\\x", "${a[@]}", "@",
+	"'a[1]'", "\"a[$x]\"", "'$x'", "'${x}'", "y", "-1", "' x '",
+}
+
+// generated appends to command the fragments gen picks: each pair of
+// bytes is a form of genForms and a value of genValues, and a third
+// byte (when there) the separator.
+func generated(command string, gen []byte) string {
+	seps := []string{"; ", " && ", " || ", " | ", "\n"}
+	var b strings.Builder
+	b.WriteString(command)
+	for i := 0; i+1 < len(gen) && i < 24; i += 3 {
+		if b.Len() > 0 {
+			sep := seps[0]
+			if i+2 < len(gen) {
+				sep = seps[int(gen[i+2])%len(seps)]
+			}
+			b.WriteString(sep)
+		}
+		form := genForms[int(gen[i])%len(genForms)]
+		b.WriteString(strings.Replace(form, "%s", genValues[int(gen[i+1])%len(genValues)], 1))
+	}
+	return b.String()
 }
