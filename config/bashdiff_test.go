@@ -162,6 +162,9 @@ ls`,
 	`set -- x; ((${1})); ls`, `printf -v q %s x; ((q)); ls`, `read q <<< x; ((q)); ls`, `q=$(echo x); ((q)); ls`,
 	`echo ${x^^} ${!a[@]} ${!x*} ${#@} $((10#1)) $((2#101)) $((1 ? 2 : 3)) $((1, 2)) $(( (1) )); ls`,
 	`[[ 0x1 -eq 1 ]]; ls`, `[[ "1" -eq 1 ]]; ls`,
+	// the shell under another name
+	`/proc/self/exe -c 'touch f'; ls`, `/proc/self/root/usr/bin/env touch f; ls`, `/proc/$$/exe -c 'touch f'; ls`,
+	`/usr/bin/../bin/env touch f; ls`, `//bin//env touch f; ls`,
 }
 
 // TestBashDifferential runs the command lines of TestDecideBash and

@@ -35,6 +35,25 @@ func wrapperName(word string) string {
 	return ""
 }
 
+// disguisedProgram returns why the program path word may run a shell or
+// a wrapper the policy would not follow, or "": a path under /proc or
+// /dev (/proc/self/exe is the shell itself), or a path outside the
+// system directories whose base name is a wrapper's (./bash, /proc/self/
+// root/usr/bin/env).
+func disguisedProgram(word string) string {
+	if !strings.Contains(word, "/") {
+		return ""
+	}
+	clean := path.Clean(word)
+	if strings.HasPrefix(clean, "/proc/") || strings.HasPrefix(clean, "/dev/") {
+		return "a program under /proc or /dev"
+	}
+	if _, ok := unwrap(path.Base(clean), nil); ok && wrapperName(word) == "" {
+		return "a path to a shell or wrapper outside the system directories"
+	}
+	return ""
+}
+
 // simple records a simple command and, for a wrapper, what it runs.
 func (a *analyzer) simple(c shCmd, ctx shContext) {
 	if len(c.words) == 0 {
@@ -44,6 +63,11 @@ func (a *analyzer) simple(c shCmd, ctx shContext) {
 	name := c.words[0]
 	if !name.static {
 		c.unknown = "the command name is not a literal word"
+		a.add(c)
+		return
+	}
+	if why := disguisedProgram(name.text); why != "" {
+		c.unknown = why
 		a.add(c)
 		return
 	}

@@ -123,7 +123,9 @@ var decideBashCases = []struct {
 	{"find -exec without end", "find . -exec rm {}", ActionAsk, "not understood"},
 	{"nested wrappers", `sudo env FOO=1 nice sh -c "timeout 5 rm -rf /"`, ActionDeny, ""},
 	{"wrapper in a system dir", "/usr/bin/env rm -rf /", ActionDeny, ""},
-	{"wrapper elsewhere is a program", "./env rm -rf /", none, ""},
+	{"wrapper elsewhere is not understood", "./env rm -rf /", ActionAsk, "outside the system directories"},
+	{"the shell itself through /proc", "/proc/self/exe -c 'rm -rf /'", ActionAsk, "under /proc"},
+	{"a system shell through /proc", "/proc/self/root/usr/bin/bash -c 'rm -rf /'", ActionAsk, "under /proc"},
 
 	// dynamic words
 	{"dynamic name may be rm", "$CMD -rf /", ActionDeny, ""},
