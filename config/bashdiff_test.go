@@ -23,12 +23,13 @@ var diffRuleSets = map[string][]Rule{
 	// every program with a literal name (no redirections, no assignments)
 	"star": {{Tool: "Bash", Match: "*", Action: ActionAllow}},
 	// the builtins and harmless programs allowed, rm and touch denied
+	// (not source and ., which run a file's code: see docs/rules.md)
 	"builtins": append([]Rule{
 		{Tool: "Bash", Match: "rm *", Action: ActionDeny},
 		{Tool: "Bash", Match: "touch *", Action: ActionDeny},
-	}, allowRules(". : [ alias bg break builtin caller cd command continue declare dirs disown echo eval exec exit "+
+	}, allowRules(": [ alias bg break builtin caller cd command continue declare dirs disown echo eval exec exit "+
 		"export false fg getopts hash help jobs kill let local logout mapfile popd printf pushd pwd read readarray "+
-		"readonly return set shift shopt source suspend test times trap true type typeset ulimit umask unalias unset "+
+		"readonly return set shift shopt suspend test times trap true type typeset ulimit umask unalias unset "+
 		"wait ls cat grep sed awk find xargs env nice timeout sort head tail wc sh bash")...),
 }
 

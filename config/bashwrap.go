@@ -270,17 +270,27 @@ func unwrapSu(args []shWord) unwrapped {
 
 // unwrapShell follows sh -c 'code'; a shell running a script or its
 // standard input is an ordinary command.
+//
+// A login or interactive shell (-l, -i, --login, --rcfile) runs startup
+// files the policy cannot read; -x and -v expand PS4 from the
+// environment, -k makes words assignments, -O sets shell options: those
+// are not understood, nor is -o with an option setWhy does not allow.
 func unwrapShell(args []shWord) unwrapped {
 	hasC := false
-	spec := optSpec{short: "abcefhiklmnprstuvxBCDEHPT", shortArg: "oO", plus: true,
-		long:    []string{"login", "noediting", "noprofile", "norc", "posix", "restricted", "verbose", "debugger"},
-		longArg: []string{"rcfile", "init-file"}}
-	i, why := spec.parse(args, func(opt string, _ shWord) {
+	badOpt := ""
+	spec := optSpec{short: "abcefhmnprstuBCEHP", shortArg: "o", plus: true,
+		long: []string{"noediting", "noprofile", "norc", "posix", "restricted"}}
+	i, why := spec.parse(args, func(opt string, v shWord) {
 		hasC = hasC || opt == "-c"
+		if opt == "-o" && (!v.static || !setOptions[v.text]) && badOpt == "" {
+			badOpt = "the shell option -o " + v.src
+		}
 	})
 	switch {
 	case why != "":
 		return unwrapped{unknown: why}
+	case badOpt != "":
+		return unwrapped{unknown: badOpt}
 	case !hasC:
 		return unwrapped{plain: true}
 	case i >= len(args):

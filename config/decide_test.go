@@ -87,7 +87,10 @@ var decideBashCases = []struct {
 
 	// commands that run commands
 	{"sh -c", "sh -c 'rm -rf /'", ActionDeny, ""},
-	{"bash -lc allowed parts", `bash -lc "git status && ls -la"`, ActionAllow, ""},
+	{"bash -c allowed parts", `bash -c "git status && ls -la"`, ActionAllow, ""},
+	{"a login shell reads startup files", `bash -lc "git status && ls -la"`, ActionAsk, "unknown option -l"},
+	{"an interactive shell reads startup files", `bash -ic "git status"`, ActionAsk, "unknown option -i"},
+	{"xtrace expands PS4", `bash -xc "git status"`, ActionAsk, "unknown option -x"},
 	{"bash -o pipefail -c", `bash -euo pipefail -c 'git status | grep x'`, ActionAllow, ""},
 	{"sh -c of a variable", `bash -c "$CMD"`, ActionAsk, "not understood"},
 	{"sh -c that does not parse", `sh -c 'echo "x'`, ActionAsk, "does not parse"},
