@@ -21,8 +21,9 @@ import (
 // bashSandbox runs command lines under the real Bash inside bubblewrap,
 // where every program Bash could start is bashshim (testdata/bashshim):
 // the directories of PATH and the system's program directories hold a
-// shim under the name of every program of the host, and nothing else is
-// executable but Bash itself (and its loader). A run has no network, a
+// shim under the name of every program of the host, but for bash and sh,
+// which are the real Bash, and nothing else is executable (but Bash's
+// loader). A run has no network, a
 // fresh empty directory as its working directory and HOME, and a fresh
 // /tmp; everything else is read-only. It reports the programs started
 // and the files left in the working directory and /tmp.
@@ -192,6 +193,11 @@ func (s *bashSandbox) run(command string, limit time.Duration) (bashRun, error) 
 	args = append(args, s.binds...)
 	for _, d := range shimDirs {
 		args = append(args, "--ro-bind", filepath.Join(s.dir, "shims"), d)
+	}
+	for _, d := range shimDirs { // shells are the real Bash: what they run is seen too
+		for _, sh := range []string{"bash", "sh"} {
+			args = append(args, "--ro-bind", s.bash, path.Join(d, sh))
+		}
 	}
 	args = append(args, "--bind", work, "/w", "--bind", tmp, "/tmp", "--bind", logDir, "/.bashdiff/log",
 		"--chdir", "/w", "/.bashdiff/bash", "-c", command)
