@@ -32,6 +32,7 @@ type shCmd struct {
 	words   []shWord   // the command name and its arguments; empty for a bare assignment or a lone redirection
 	writes  string     // an output redirection to a file (not /dev/null), as written; "" if none
 	unknown string     // why the command is not understood; "" if it is
+	what    string     // a construct that is not understood (an arithmetic context, a test), as written; no words then
 	wrapper bool       // a wrapper that runs a command checked on its own (nice, timeout, sh -c, …): allowed unless a deny or ask rule matches it
 
 	args []arg // words[1:] as the patterns see them; see classified
@@ -54,6 +55,9 @@ func (c *shCmd) display() string {
 	}
 	for _, w := range c.words {
 		parts = append(parts, w.src)
+	}
+	if c.what != "" {
+		parts = append(parts, c.what)
 	}
 	if c.writes != "" {
 		parts = append(parts, "> "+c.writes)
@@ -173,42 +177,51 @@ func (a *analyzer) stmt(s *syntax.Stmt, ctx shContext) {
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
 			for _, w := range l.Items {
-				a.subst(w)
+				a.wordExp(w)
+			}
+			if c.Select {
+				a.notUnderstood(c, "select evaluates the reply it reads")
+			}
+			if l.Name != nil && integerVars[l.Name.Value] {
+				a.notUnderstood(c, "a loop over "+l.Name.Value+", which Bash evaluates as arithmetic")
 			}
 			if l.Name != nil && sensitiveVar(l.Name.Value) {
 				a.add(shCmd{assigns: []shAssign{{name: l.Name.Value, value: shWord{src: "…"}}}, writes: ctx.writes})
 			}
 		case *syntax.CStyleLoop:
-			a.subst(l.Init)
-			a.subst(l.Cond)
-			a.subst(l.Post)
+			a.arithm(l, l.Init)
+			a.arithm(l, l.Cond)
+			a.arithm(l, l.Post)
 		}
 		a.stmts(c.Do, ctx)
 	case *syntax.CaseClause:
-		a.subst(c.Word)
+		a.wordExp(c.Word)
 		for _, it := range c.Items {
 			for _, p := range it.Patterns {
-				a.subst(p)
+				a.wordExp(p)
 			}
 			a.stmts(it.Stmts, ctx)
 		}
 	case *syntax.FuncDecl:
 		a.stmt(c.Body, shContext{}) // the body runs when called; its commands are checked now
 	case *syntax.ArithmCmd:
-		a.subst(c.X)
+		if c.Unsigned {
+			a.notUnderstood(c, "an arithmetic form Bash does not have")
+		}
+		a.arithm(c, c.X)
 	case *syntax.TestClause:
-		a.subst(c.X)
+		a.test(c.X)
 	case *syntax.LetClause:
 		for _, x := range c.Exprs {
-			a.subst(x)
+			a.arithm(c, x)
 		}
 	case *syntax.TimeClause:
 		a.stmt(c.Stmt, ctx)
 	case *syntax.CoprocClause:
-		a.subst(c.Name)
+		a.wordExp(c.Name)
 		a.stmt(c.Stmt, ctx)
 	default:
-		a.add(shCmd{words: []shWord{{src: a.source(s)}}, unknown: "unsupported shell construct"})
+		a.notUnderstood(s, "unsupported shell construct")
 	}
 }
 
@@ -224,42 +237,13 @@ func (a *analyzer) source(n syntax.Node) string {
 	return a.src[from:to]
 }
 
-// subst walks the command and process substitutions inside n (a word,
-// an arithmetic or test expression, an assignment) as commands of their
-// own, with a fresh context: their output does not go to the enclosing
-// statement's redirections.
-func (a *analyzer) subst(n syntax.Node) {
-	if n == nil {
-		return
-	}
-	// A typed nil inside the interface (e.g. a nil *Word) must not be walked.
-	switch x := n.(type) {
-	case *syntax.Word:
-		if x == nil {
-			return
-		}
-	case *syntax.Assign:
-		if x == nil {
-			return
-		}
-	}
-	syntax.Walk(n, func(n syntax.Node) bool {
-		switch x := n.(type) {
-		case *syntax.CmdSubst:
-			a.stmts(x.Stmts, shContext{})
-			return false
-		case *syntax.ProcSubst:
-			a.stmts(x.Stmts, shContext{})
-			return false
-		}
-		return true
-	})
-}
-
 // redirect records what a redirection means for the commands it applies to.
 func (a *analyzer) redirect(r *syntax.Redirect, ctx *shContext) {
-	a.subst(r.Word)
-	a.subst(r.Hdoc)
+	a.wordExp(r.Word)
+	a.wordExp(r.Hdoc)
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") && !assignableName(strings.Trim(r.N.Value, "{}")) {
+		a.notUnderstood(r, "a {name} redirection to a name that is not a plain variable name")
+	}
 	if r.Word == nil {
 		return
 	}
@@ -298,10 +282,10 @@ func isFdWord(w string) bool {
 // call handles a simple command: prefix assignments, then words.
 func (a *analyzer) call(c *syntax.CallExpr, ctx shContext) {
 	for _, as := range c.Assigns {
-		a.subst(as)
+		a.assignExp(as)
 	}
 	for _, w := range c.Args {
-		a.subst(w)
+		a.wordExp(w)
 	}
 	assigns := make([]shAssign, 0, len(c.Assigns))
 	for _, as := range c.Assigns {
@@ -334,8 +318,10 @@ func (a *analyzer) call(c *syntax.CallExpr, ctx shContext) {
 func (a *analyzer) decl(c *syntax.DeclClause, ctx shContext) {
 	words := []shWord{{text: c.Variant.Value, prefix: c.Variant.Value, src: c.Variant.Value, static: true}}
 	for _, as := range c.Args {
-		a.subst(as)
+		a.assignExp(as)
 		switch {
+		case as.Index != nil: // a subscript: not a plain name (see declWhy)
+			words = append(words, shWord{src: a.source(as)})
 		case as.Naked && as.Name != nil:
 			words = append(words, litWord(as.Name.Value))
 		case as.Naked && as.Value != nil:
@@ -350,7 +336,7 @@ func (a *analyzer) decl(c *syntax.DeclClause, ctx shContext) {
 			words = append(words, w)
 		}
 	}
-	a.add(shCmd{assigns: ctx.assigns, words: words, writes: ctx.writes})
+	a.add(builtinChecked(shCmd{assigns: ctx.assigns, words: words, writes: ctx.writes}))
 }
 
 // assign converts an assignment. Appends, indexes and arrays make the

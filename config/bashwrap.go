@@ -35,6 +35,25 @@ func wrapperName(word string) string {
 	return ""
 }
 
+// disguisedProgram returns why the program path word may run a shell or
+// a wrapper the policy would not follow, or "": a path under /proc or
+// /dev (/proc/self/exe is the shell itself), or a path outside the
+// system directories whose base name is a wrapper's (./bash, /proc/self/
+// root/usr/bin/env).
+func disguisedProgram(word string) string {
+	if !strings.Contains(word, "/") {
+		return ""
+	}
+	clean := path.Clean(word)
+	if strings.HasPrefix(clean, "/proc/") || strings.HasPrefix(clean, "/dev/") {
+		return "a program under /proc or /dev"
+	}
+	if _, ok := unwrap(path.Base(clean), nil); ok && wrapperName(word) == "" {
+		return "a path to a shell or wrapper outside the system directories"
+	}
+	return ""
+}
+
 // simple records a simple command and, for a wrapper, what it runs.
 func (a *analyzer) simple(c shCmd, ctx shContext) {
 	if len(c.words) == 0 {
@@ -47,6 +66,11 @@ func (a *analyzer) simple(c shCmd, ctx shContext) {
 		a.add(c)
 		return
 	}
+	if why := disguisedProgram(name.text); why != "" {
+		c.unknown = why
+		a.add(c)
+		return
+	}
 	u, ok := unwrap(wrapperName(name.text), c.words[1:])
 	switch {
 	case ok && ctx.wraps >= maxWraps:
@@ -54,7 +78,7 @@ func (a *analyzer) simple(c shCmd, ctx shContext) {
 		a.add(c)
 		return
 	case !ok || u.plain:
-		a.add(c)
+		a.add(builtinChecked(c))
 		return
 	case u.unknown != "":
 		c.unknown = u.unknown
@@ -246,17 +270,27 @@ func unwrapSu(args []shWord) unwrapped {
 
 // unwrapShell follows sh -c 'code'; a shell running a script or its
 // standard input is an ordinary command.
+//
+// A login or interactive shell (-l, -i, --login, --rcfile) runs startup
+// files the policy cannot read; -x and -v expand PS4 from the
+// environment, -k makes words assignments, -O sets shell options: those
+// are not understood, nor is -o with an option setWhy does not allow.
 func unwrapShell(args []shWord) unwrapped {
 	hasC := false
-	spec := optSpec{short: "abcefhiklmnprstuvxBCDEHPT", shortArg: "oO", plus: true,
-		long:    []string{"login", "noediting", "noprofile", "norc", "posix", "restricted", "verbose", "debugger"},
-		longArg: []string{"rcfile", "init-file"}}
-	i, why := spec.parse(args, func(opt string, _ shWord) {
+	badOpt := ""
+	spec := optSpec{short: "abcefhmnprstuBCEHP", shortArg: "o", plus: true,
+		long: []string{"noediting", "noprofile", "norc", "posix", "restricted"}}
+	i, why := spec.parse(args, func(opt string, v shWord) {
 		hasC = hasC || opt == "-c"
+		if opt == "-o" && (!v.static || !setOptions[v.text]) && badOpt == "" {
+			badOpt = "the shell option -o " + v.src
+		}
 	})
 	switch {
 	case why != "":
 		return unwrapped{unknown: why}
+	case badOpt != "":
+		return unwrapped{unknown: badOpt}
 	case !hasC:
 		return unwrapped{plain: true}
 	case i >= len(args):

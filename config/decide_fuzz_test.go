@@ -20,6 +20,9 @@ func FuzzDecide(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	for _, s := range arithmeticCorpus {
+		f.Add(s)
+	}
 	allowAll := []Rule{{Tool: "Bash", Action: ActionAllow}}
 	deny := Rule{Tool: "Bash", Match: "rm -rf *", Action: ActionDeny}
 	f.Fuzz(func(t *testing.T, command string) {
