@@ -64,6 +64,9 @@ type Session struct {
 	closing  bool                            // Close/stop began: no more writes accepted
 	reason   string                          // why the host stopped it ("closed", "idle", "evicted")
 	onChange func()                          // set by Pool; called without mu after state changes
+
+	limits     limitWatch    // the agent's cgroup (session_limits.go); cg nil = none
+	limitsDone chan struct{} // closed when watchLimits returned
 }
 
 // writeReq is one line for the writer goroutine; closeStdin instead closes
@@ -143,12 +146,22 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
-
-	err = cmd.Start()
+	// Resource limits: the process starts inside its own cgroup.
+	cg, err := opts.Cgroups.New(opts.Limits)
+	if err == nil {
+		var placed func()
+		if placed, err = cg.Place(cmd); err == nil {
+			err = cmd.Start()
+			placed()
+		}
+	}
 	// The child has its own copies now (or failed to start).
 	stdinR.Close()
 	stdoutW.Close()
 	if err != nil {
+		if rerr := cg.Remove(); rerr != nil {
+			logger.Warn("agent cgroup not removed", "err", rerr)
+		}
 		kill()
 		stdinW.Close()
 		stdoutR.Close()
@@ -173,6 +186,8 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 		events:     newEventQueue(),
 		controls:   map[string]chan ControlResponse{},
 		st:         newTurnState(),
+		limits:     limitWatch{cg: cg},
+		limitsDone: make(chan struct{}),
 	}
 	s.log = logger.With("session", opts.SessionID, "pid", s.pid)
 	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
@@ -183,6 +198,10 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	})
 
 	readerDone := make(chan struct{})
+	if cg != nil {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); defer close(s.limitsDone); s.watchLimits() }()
+	}
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.events.run() }()
 	go func() { defer s.wg.Done(); s.writeLoop() }()

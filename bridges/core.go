@@ -55,6 +55,9 @@ type CoreOptions struct {
 	// config names a sandbox other than "none" has none here: agents are
 	// never silently unconfined.
 	Sandboxes map[string]sandbox.Sandbox
+	// Cgroups, when set, enforce each profile's resources in a cgroup per
+	// agent process (see sandbox.Cgroups); nil enforces none.
+	Cgroups *sandbox.Cgroups
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for

@@ -109,6 +109,8 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 		Env:                maps.Clone(p.Env),
 		Sandbox:            c.opts.Sandboxes[p.Name],
 		Hide:               secretPaths(c.cfg),
+		Cgroups:            c.opts.Cgroups,
+		Limits:             sandboxLimits(p.Resources),
 	}
 	for _, b := range p.SandboxBinds {
 		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})

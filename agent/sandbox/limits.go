@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Limits bound one agent process and everything it starts (the config's
+// agents.*.resources). A zero field is "no limit".
+type Limits struct {
+	Memory    int64   // bytes, swap included (none allowed)
+	Processes int     // processes and threads
+	CPU       float64 // share of the CPU in cores when the machine is busy (a weight, not a ceiling)
+}
+
+// IsZero reports whether l sets no limit at all.
+func (l Limits) IsZero() bool { return l.Memory <= 0 && l.Processes <= 0 && l.CPU <= 0 }
+
+// Limit names, as in metrics and LimitHit events.
+const (
+	LimitMemory    = "memory"
+	LimitProcesses = "processes"
+	LimitCPU       = "cpu"
+)
+
+// set lists the names of the limits l sets, in a fixed order.
+func (l Limits) set() []string {
+	var out []string
+	if l.Memory > 0 {
+		out = append(out, LimitMemory)
+	}
+	if l.Processes > 0 {
+		out = append(out, LimitProcesses)
+	}
+	if l.CPU > 0 {
+		out = append(out, LimitCPU)
+	}
+	return out
+}
+
+// Describe says l for people: "memory 512 MiB, 128 processes, CPU 1".
+func (l Limits) Describe() string {
+	var parts []string
+	for _, name := range l.set() {
+		parts = append(parts, l.describeOne(name))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeOne says the limit named name.
+func (l Limits) describeOne(name string) string {
+	switch name {
+	case LimitMemory:
+		return "memory " + FormatBytes(l.Memory)
+	case LimitProcesses:
+		return fmt.Sprintf("%d processes", l.Processes)
+	default:
+		return fmt.Sprintf("CPU %g", l.CPU)
+	}
+}
+
+// FormatBytes says n bytes in the largest binary unit that keeps it short:
+// "4 GiB", "512 MiB", "1.5 GiB", "100 B".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(n), 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}
+
+// Enforcement says which of a profile's limits hold, for the start-up log,
+// !status and /healthz.
+type Enforcement struct {
+	Mechanism string   // "cgroup v2", "cgroup v1" or "none"
+	Enforced  []string // limit names in force
+	Missing   []string // limit names configured but not enforced
+	Why       string   // why Missing is not empty ("" otherwise)
+}
+
+// Summary says e for people, e.g. "memory 512 MiB, 128 processes, CPU 1
+// (cgroup v1)" or "⚠️ not enforced: memory 4 GiB, 512 processes (no usable
+// cgroup: …)".
+func (e Enforcement) Summary(l Limits) string {
+	var on, off []string
+	for _, n := range e.Enforced {
+		on = append(on, l.describeOne(n))
+	}
+	for _, n := range e.Missing {
+		off = append(off, l.describeOne(n))
+	}
+	var out []string
+	if len(on) > 0 {
+		out = append(out, strings.Join(on, ", ")+" ("+e.Mechanism+")")
+	}
+	if len(off) > 0 {
+		out = append(out, "⚠️ not enforced: "+strings.Join(off, ", ")+" ("+e.Why+")")
+	}
+	if len(out) == 0 {
+		return "none configured"
+	}
+	return strings.Join(out, "; ")
+}
+
+// Counters are a cgroup's limit events since it was created.
+type Counters struct {
+	OOMKills     int64 // processes killed by the memory cap
+	ForkRefusals int64 // forks and thread creations refused by the process cap
+}
