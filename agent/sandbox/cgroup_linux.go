@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,18 +322,6 @@ func (g *Cgroup) setLimit(dir, lim string, l Limits) error {
 		}
 	}
 	return nil
-}
-
-// cpuWeight is cgroup v2's cpu.weight for a share of cores: 100 per core
-// (the default weight of a cgroup is 100), within 1..10000.
-func cpuWeight(cores float64) int {
-	return int(min(10000, max(1, math.Round(cores*100))))
-}
-
-// cpuShares is cgroup v1's cpu.shares for a share of cores: 1024 per core
-// (the default), at least 2.
-func cpuShares(cores float64) int {
-	return int(min(262144, max(2, math.Round(cores*1024))))
 }
 
 // placeScript joins the cgroups given as arguments before "--", then

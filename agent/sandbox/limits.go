@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -114,4 +115,16 @@ func (e Enforcement) Summary(l Limits) string {
 type Counters struct {
 	OOMKills     int64 // processes killed by the memory cap
 	ForkRefusals int64 // forks and thread creations refused by the process cap
+}
+
+// cpuWeight is cgroup v2's cpu.weight for a share of cores: 100 per core
+// (the default weight of a cgroup is 100), within 1..10000.
+func cpuWeight(cores float64) int {
+	return int(min(10000, max(1, math.Round(cores*100))))
+}
+
+// cpuShares is cgroup v1's cpu.shares for a share of cores: 1024 per core
+// (the default), at least 2.
+func cpuShares(cores float64) int {
+	return int(min(262144, max(2, math.Round(cores*1024))))
 }
