@@ -198,9 +198,11 @@ func spawn(opts Options, tmpDir string, logger *slog.Logger) (*Session, error) {
 	})
 
 	readerDone := make(chan struct{})
-	if cg != nil {
+	if len(cg.Dirs()) > 0 { // a cgroup with counters to watch
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); defer close(s.limitsDone); s.watchLimits() }()
+	} else {
+		close(s.limitsDone)
 	}
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.events.run() }()

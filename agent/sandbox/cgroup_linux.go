@@ -226,6 +226,9 @@ func (c *Cgroups) Enforcement(l Limits) Enforcement {
 			e.Why = c.why
 		}
 	}
+	if has(e.Missing, LimitMemory) {
+		e.DataLimit = PerProcessMemory(l.Memory)
+	}
 	return e
 }
 
@@ -248,11 +251,16 @@ func (c *Cgroups) Close() error {
 }
 
 // New creates an agent's cgroup with limits l in every hierarchy that
-// enforces one of them. It returns nil and no error when c enforces
-// nothing of l. An error means the cgroup could not be made although the
-// cgroups were usable at start: the agent must not start (fail closed).
+// enforces one of them. Without cgroups it returns a Cgroup without
+// directories that only gives each process the RLIMIT_DATA of
+// PerProcessMemory, or nil when l sets no memory cap. An error means the
+// cgroup could not be made although the cgroups were usable at start: the
+// agent must not start (fail closed).
 func (c *Cgroups) New(l Limits) (*Cgroup, error) {
 	if c == nil || c.version == 0 || len(c.Enforcement(l).Enforced) == 0 {
+		if l.Memory > 0 {
+			return &Cgroup{dataLimit: PerProcessMemory(l.Memory)}, nil
+		}
 		return nil, nil
 	}
 	name := fmt.Sprintf("agent-%d", c.seq.Add(1))
@@ -280,10 +288,11 @@ func (c *Cgroups) New(l Limits) (*Cgroup, error) {
 
 // Cgroup is one agent's cgroup (one directory per hierarchy on v1).
 type Cgroup struct {
-	version int
-	dirs    []string
-	memDir  string // where the memory counters are ("" = no memory limit)
-	pidsDir string // where the pids counters are ("" = no process limit)
+	version   int // 0: no cgroup, only dataLimit
+	dataLimit int64
+	dirs      []string
+	memDir    string // where the memory counters are ("" = no memory limit)
+	pidsDir   string // where the pids counters are ("" = no process limit)
 }
 
 // setLimit writes limit lim of l into the agent cgroup dir.
@@ -324,6 +333,10 @@ func (g *Cgroup) setLimit(dir, lim string, l Limits) error {
 	return nil
 }
 
+// rlimitScript sets RLIMIT_DATA (ulimit -d, in KiB, soft and hard) to its
+// first argument, then becomes the command after "--".
+const rlimitScript = `ulimit -d "$1" || exit 126; shift 2; exec "$@"`
+
 // placeScript joins the cgroups given as arguments before "--", then
 // becomes the command after it: nothing of the agent runs before it is in
 // its cgroups. The paths are arguments, never part of the code.
@@ -340,6 +353,12 @@ func (g *Cgroup) Place(cmd *exec.Cmd) (func(), error) {
 	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if g.version == 0 {
+		args := []string{"sh", "-c", rlimitScript, "agentbridge-rlimit", strconv.FormatInt(g.dataLimit/1024, 10), "--", cmd.Path}
+		cmd.Args = append(args, cmd.Args[1:]...)
+		cmd.Path = "/bin/sh"
+		return func() {}, nil
 	}
 	if g.version == 2 {
 		fd, err := syscall.Open(g.dirs[0], syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
@@ -390,8 +409,13 @@ func (g *Cgroup) Remove() error {
 	return errors.Join(errs...)
 }
 
-// Dirs are g's directories (one per hierarchy), for logs and tests.
-func (g *Cgroup) Dirs() []string { return append([]string(nil), g.dirs...) }
+// Dirs are g's directories (one per hierarchy; none without cgroups).
+func (g *Cgroup) Dirs() []string {
+	if g == nil {
+		return nil
+	}
+	return append([]string(nil), g.dirs...)
+}
 
 // removeCgroup SIGKILLs the processes in the cgroup dir until it can be
 // removed, up to deadline.

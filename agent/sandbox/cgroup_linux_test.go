@@ -194,3 +194,33 @@ func TestCgroupsClearStale(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCgroupDataLimit: without usable cgroups, a memory cap becomes each
+// process's RLIMIT_DATA (at least MinDataLimit), which stops one huge
+// allocation; the process and CPU limits are reported as not enforced.
+func TestNoCgroupDataLimit(t *testing.T) {
+	c := &Cgroups{why: "test: no cgroup"}
+	l := Limits{Memory: 512 << 20, Processes: 64, CPU: 1}
+	e := c.Enforcement(l)
+	want := "⚠️ not enforced: memory 512 MiB, 64 processes, CPU 1 (test: no cgroup); only 1 GiB of data per process (RLIMIT_DATA)"
+	if got := e.Summary(l); got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	g, err := c.New(l)
+	if err != nil || g == nil || len(g.Dirs()) != 0 {
+		t.Fatalf("New = %+v, %v", g, err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -d; head -c 20G /dev/zero | tail; echo "tail exit $?"`)
+	done, err := g.Place(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	done()
+	if err != nil || !strings.HasPrefix(string(out), "1048576\n") || !strings.Contains(string(out), "tail exit 1") {
+		t.Errorf("got %v: %s", err, out)
+	}
+	if g, _ := c.New(Limits{Processes: 64}); g != nil {
+		t.Errorf("a Cgroup without a memory cap to give: %+v", g)
+	}
+}

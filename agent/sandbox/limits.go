@@ -82,10 +82,25 @@ func FormatBytes(n int64) string {
 // !status and /healthz.
 type Enforcement struct {
 	Mechanism string   // "cgroup v2", "cgroup v1" or "none"
-	Enforced  []string // limit names in force
-	Missing   []string // limit names configured but not enforced
+	Enforced  []string // limit names in force for the agent as a whole
+	Missing   []string // limit names configured but not enforced for the agent as a whole
 	Why       string   // why Missing is not empty ("" otherwise)
+	// DataLimit, when not 0, is the RLIMIT_DATA each process of the agent
+	// gets instead of the missing memory cap: one huge allocation fails,
+	// but processes together can still use more (see PerProcessMemory).
+	DataLimit int64
 }
+
+// MinDataLimit is the least RLIMIT_DATA given instead of a memory cap: the
+// Claude Code CLI 2.1.330 fails its first turn below about 1 GiB (measured:
+// 512 MiB fails, 1 GiB works).
+const MinDataLimit int64 = 1 << 30
+
+// PerProcessMemory is the RLIMIT_DATA given to each process of an agent
+// whose memory cap cannot be enforced as a whole: the cap, at least
+// MinDataLimit. RLIMIT_AS is not used: V8 reserves over 8 GiB of address
+// space for WebAssembly and Java over 1 GiB, so tools would fail.
+func PerProcessMemory(memory int64) int64 { return max(memory, MinDataLimit) }
 
 // Summary says e for people, e.g. "memory 512 MiB, 128 processes, CPU 1
 // (cgroup v1)" or "⚠️ not enforced: memory 4 GiB, 512 processes (no usable
@@ -104,6 +119,9 @@ func (e Enforcement) Summary(l Limits) string {
 	}
 	if len(off) > 0 {
 		out = append(out, "⚠️ not enforced: "+strings.Join(off, ", ")+" ("+e.Why+")")
+	}
+	if e.DataLimit > 0 {
+		out = append(out, "only "+FormatBytes(e.DataLimit)+" of data per process (RLIMIT_DATA)")
 	}
 	if len(out) == 0 {
 		return "none configured"

@@ -34,7 +34,8 @@ func openLimits(cfg *config.Config, logger *slog.Logger) (*sandbox.Cgroups, map[
 		if len(e.Missing) > 0 {
 			logger.Warn("agent resource limits NOT enforced: one conversation's agent can take the machine's memory or processes "+
 				"(run the bridge as root or in a delegated cgroup: see docs/deploy.md; or set the limits to 0 to silence this)",
-				"profile", name, "not_enforced", strings.Join(e.Missing, ","), "why", e.Why)
+				"profile", name, "not_enforced", strings.Join(e.Missing, ","), "why", e.Why,
+				"instead", e.Summary(l))
 		}
 		if len(e.Enforced) > 0 {
 			logger.Info("agent resource limits enforced", "profile", name, "limits", e.Summary(l))
