@@ -253,11 +253,15 @@ func (c *Cgroups) Close() error {
 // New creates an agent's cgroup with limits l in every hierarchy that
 // enforces one of them. Without cgroups it returns a Cgroup without
 // directories that only gives each process the RLIMIT_DATA of
-// PerProcessMemory, or nil when l sets no memory cap. An error means the
+// PerProcessMemory, or nil when l sets no memory cap. A nil c enforces
+// nothing (nil). An error means the
 // cgroup could not be made although the cgroups were usable at start: the
 // agent must not start (fail closed).
 func (c *Cgroups) New(l Limits) (*Cgroup, error) {
-	if c == nil || c.version == 0 || len(c.Enforcement(l).Enforced) == 0 {
+	if c == nil {
+		return nil, nil
+	}
+	if c.version == 0 || len(c.Enforcement(l).Enforced) == 0 {
 		if l.Memory > 0 {
 			return &Cgroup{dataLimit: PerProcessMemory(l.Memory)}, nil
 		}

@@ -28,6 +28,11 @@ const forkBomb = `setsid sh -c 'b(){ if [ $1 -gt 0 ]; then i=0; while [ $i -lt 8
 // memory until it ends.
 const memoryHog = `head -c 20G /dev/zero | tail; echo hog-exit-$?`
 
+// cgroupEscape tries, from inside the sandbox, to move the agent into
+// every cgroup it can see and to lift the caps of every pids and memory
+// cgroup it can see; it prints how many of those writes worked.
+const cgroupEscape = `ok=0; n=0; for f in $(find /sys/fs/cgroup -maxdepth 4 -name cgroup.procs -o -maxdepth 4 -name pids.max -o -maxdepth 4 -name memory.limit_in_bytes -o -maxdepth 4 -name memory.max); do n=$((n+1)); case $f in *procs) v=$$ ;; *limit_in_bytes) v=-1 ;; *) v=max ;; esac; (echo $v > $f) 2>/dev/null && ok=$((ok+1)); done; echo "escapes=$ok tried=$n"; echo alive-after-limits`
+
 // limitHits returns the value of agentbridge_agent_limit_hits_total for
 // the profile coder and limit, 0 when absent.
 func limitHits(page, limit string) float64 {
@@ -81,8 +86,13 @@ func TestE2EAgentResourceLimits(t *testing.T) {
 	e.slack.SendMessage(slackChan, alice, "still there?", b)
 	e.waitThreadText(t, b, "pong: still there?")
 	t.Logf("second conversation answered in %v after the attacks", time.Since(start).Round(time.Millisecond))
-	e.slack.SendMessage(slackChan, alice, "[bash echo alive-after-limits]", a)
+	// The agent cannot move itself out of its cgroups nor raise its caps:
+	// the sandbox shows /sys read-only and the agent has no capabilities.
+	e.slack.SendMessage(slackChan, alice, "[bash "+cgroupEscape+"]", a)
 	e.waitThreadText(t, a, "tool said: alive-after-limits")
+	if out := toolResultWith(e.model, "alive-after-limits"); !strings.Contains(out, "escapes=0 tried=") || strings.Contains(out, "tried=0") {
+		t.Errorf("cgroup escape attempts: %q", out)
+	}
 	if code, body := e.bridge.healthz(t); code != 200 || !strings.Contains(body.Limits["coder"], "memory 1 GiB, 128 processes, CPU 1 (cgroup v") {
 		t.Errorf("/healthz: %d %+v", code, body)
 	}
