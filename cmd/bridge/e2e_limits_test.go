@@ -68,7 +68,7 @@ func TestE2EAgentResourceLimits(t *testing.T) {
 	start := time.Now()
 	b := e.slack.Mention(slackChan, alice, "hello from the second conversation", "")
 	e.waitThreadText(t, b, "pong: hello from the second conversation")
-	t.Logf("second conversation answered in %v (a new agent process) during the fork bomb", time.Since(start).Round(time.Millisecond))
+	t.Logf("second conversation answered in %v during the fork bomb", time.Since(start).Round(time.Millisecond))
 	e.waitThreadText(t, a, "reached its limit of 128 processes")
 	waitMetric(t, e, sandbox.LimitProcesses)
 
@@ -89,7 +89,7 @@ func TestE2EAgentResourceLimits(t *testing.T) {
 	// The agent cannot move itself out of its cgroups nor raise its caps:
 	// the sandbox shows /sys read-only and the agent has no capabilities.
 	e.slack.SendMessage(slackChan, alice, "[bash "+cgroupEscape+"]", a)
-	e.waitThreadText(t, a, "tool said: alive-after-limits")
+	e.waitThreadText(t, a, "tool said: escapes=")
 	if out := toolResultWith(e.model, "alive-after-limits"); !strings.Contains(out, "escapes=0 tried=") || strings.Contains(out, "tried=0") {
 		t.Errorf("cgroup escape attempts: %q", out)
 	}
