@@ -225,7 +225,7 @@ func (c *Cgroups) Enforcement(l Limits) Enforcement {
 			e.Why = c.why
 		}
 	}
-	if has(e.Missing, LimitMemory) {
+	if c != nil && has(e.Missing, LimitMemory) { // see New
 		e.DataLimit = PerProcessMemory(l.Memory)
 	}
 	return e
