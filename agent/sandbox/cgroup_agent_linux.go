@@ -31,7 +31,7 @@ func (c *Cgroups) New(l Limits) (*Cgroup, error) {
 		}
 		return nil, nil
 	}
-	name := fmt.Sprintf("agent-%d", c.seq.Add(1))
+	name := fmt.Sprintf("agent-%d-%d", os.Getpid(), c.seq.Add(1)) // unique across restarts
 	g := &Cgroup{version: c.version}
 	made := map[string]string{} // group dir → agent dir
 	for _, lim := range c.Enforcement(l).Enforced {

@@ -20,7 +20,7 @@ import (
 // of its profile hold for the agent and everything it starts. It never
 // changes a cgroup above the bridge's own.
 //
-// Layout: OWN/NAME/agent-N, where OWN is the bridge's cgroup (per
+// Layout: OWN/NAME/agent-PID-N (PID: the bridge's), where OWN is the bridge's cgroup (per
 // hierarchy on cgroup v1) and NAME is given by the caller, unique per
 // bridge (CgroupName: from the data directory), so that a bridge clears
 // what an earlier run of itself left (OpenCgroups) without touching

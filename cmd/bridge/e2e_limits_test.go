@@ -127,20 +127,42 @@ func waitMetric(t *testing.T, e *slackEnv, limit string) {
 	t.Logf("%s limit hits: %v", limit, limitHits(e.bridge.metricsOrEmpty(), limit))
 }
 
-// agentCgroupDirs lists the bridge's group directories (cgroup v1 memory,
-// pids and cpu hierarchies, or v2) for the data dir under dir.
-func agentCgroupDirs(dir string) []string {
-	name := sandbox.CgroupName(filepath.Join(dir, "data"))
-	var out []string
-	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
+// TestE2EAgentCgroupsAfterKill: a bridge killed with SIGKILL leaves its
+// agents' cgroups behind (its processes die with it); the next start on
+// the same data directory removes them.
+func TestE2EAgentCgroupsAfterKill(t *testing.T) {
+	needBwrap(t)
+	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
+	if !strings.Contains(e.bridge.logs.String(), "agent resource limits enforced") {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no usable cgroup under CI=true")
 		}
-		if d.Name() == name {
-			out = append(out, p)
-			return filepath.SkipDir
+		t.Skip("no usable cgroup here (not root, no delegated cgroup)")
+	}
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "pong: hello")
+	var agents []string
+	for _, g := range agentCgroupDirs(e.ab.dir) {
+		m, _ := filepath.Glob(filepath.Join(g, "agent-*"))
+		agents = append(agents, m...)
+	}
+	if len(agents) == 0 {
+		t.Fatal("no agent cgroup while an agent runs")
+	}
+	e.bridge.kill9()
+	for _, d := range agents {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("%s: %v (expected left behind by SIGKILL)", d, err)
 		}
-		return nil
-	})
-	return out
+	}
+	e.ab.restart(t)
+	e.ab.bridge.waitHealthy(t)
+	for _, d := range agents {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("stale agent cgroup %s not removed at the next start: %v", d, err)
+		}
+	}
+	if !strings.Contains(e.ab.bridge.logs.String(), "removed a stale agent cgroup of an earlier run") {
+		t.Errorf("the restart did not say it removed stale cgroups")
+	}
 }
