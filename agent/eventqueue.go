@@ -235,7 +235,7 @@ func droppable(ev Event) bool {
 // essential reports whether ev is still queued after an overflow.
 func essential(ev Event) bool {
 	switch ev.(type) {
-	case Result, PermissionRequest, PermissionCancelled, Lifecycle, Exit:
+	case Result, PermissionRequest, PermissionCancelled, Lifecycle, Exit, LimitHit:
 		return true
 	}
 	return false

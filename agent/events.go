@@ -270,12 +270,15 @@ type Unknown struct {
 // Exit is always the last event: the process ended. The events channel is
 // closed right after it. Expected is true when the host asked for the stop
 // (Close, idle stop, eviction); Reason says why ("closed", "idle", "evicted").
+// Limit is sandbox.LimitMemory when an unexpected exit came right after a
+// kill by the agent's memory cap (the CLI itself was killed), else "".
 type Exit struct {
 	Code       int
 	Err        error
 	StderrTail string
 	Expected   bool
 	Reason     string
+	Limit      string
 }
 
 func (Init) isEvent()                {}

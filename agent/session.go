@@ -65,6 +65,9 @@ type Session struct {
 	closing  bool                            // Close/stop began: no more writes accepted
 	reason   string                          // why the host stopped it ("closed", "idle", "evicted")
 	onChange func()                          // set by Pool; called without mu after state changes
+
+	limits     limitWatch    // the agent's cgroup (session_limits.go); cg nil = none
+	limitsDone chan struct{} // closed when watchLimits returned
 }
 
 // writeReq is one line for the writer goroutine; closeStdin instead closes
@@ -152,12 +155,22 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
-
-	err = cmd.Start()
+	// Resource limits: the process starts inside its own cgroup.
+	cg, err := opts.Cgroups.New(opts.Limits)
+	if err == nil {
+		var placed func()
+		if placed, err = cg.Place(cmd); err == nil {
+			err = cmd.Start()
+			placed()
+		}
+	}
 	// The child has its own copies now (or failed to start).
 	stdinR.Close()
 	stdoutW.Close()
 	if err != nil {
+		if rerr := cg.Remove(); rerr != nil {
+			logger.Warn("agent cgroup not removed", "err", rerr)
+		}
 		kill()
 		stdinW.Close()
 		stdoutR.Close()
@@ -183,6 +196,8 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		events:     newEventQueue(),
 		controls:   map[string]chan ControlResponse{},
 		st:         newTurnState(),
+		limits:     limitWatch{cg: cg},
+		limitsDone: make(chan struct{}),
 	}
 	s.log = logger.With("session", opts.SessionID, "pid", s.pid)
 	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
@@ -193,6 +208,12 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 	})
 
 	readerDone := make(chan struct{})
+	if len(cg.Dirs()) > 0 { // a cgroup with counters to watch
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); defer close(s.limitsDone); s.watchLimits() }()
+	} else {
+		close(s.limitsDone)
+	}
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.events.run() }()
 	go func() { defer s.wg.Done(); s.writeLoop() }()

@@ -119,6 +119,7 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 	s.mu.Unlock()
 
 	exit := Exit{Code: s.cmd.ProcessState.ExitCode(), Err: waitErr, StderrTail: s.stderr.String(), Expected: reason != "", Reason: reason}
+	exit.Limit = s.exitLimit(exit.Expected)
 	if !exit.Expected {
 		exit.Reason = "crashed"
 		if exit.Code == 0 {
@@ -130,7 +131,7 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 		level = slog.LevelWarn
 	}
 	s.log.Log(context.Background(), level, "agent exited", "code", exit.Code, "err", waitErr, "expected", exit.Expected,
-		"reason", exit.Reason, "stderr_tail", exit.StderrTail)
+		"reason", exit.Reason, "limit", exit.Limit, "stderr_tail", exit.StderrTail)
 	s.egress.close()
 	if s.tmpDir != "" {
 		if err := os.RemoveAll(s.tmpDir); err != nil {

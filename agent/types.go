@@ -85,6 +85,13 @@ type Options struct {
 	// Network is how the process reaches the network (see network.go);
 	// the zero value shares the host's.
 	Network Network
+	// Cgroups, when set, start the process (sandbox and all) in a cgroup
+	// of its own with Limits (see sandbox.Cgroups); the session reports
+	// hits (LimitHit, Exit.Limit) and removes the cgroup after the exit.
+	// Start fails when the cgroup cannot be made. Nil or limits Cgroups
+	// cannot enforce: none (the bridge warns at start).
+	Cgroups *sandbox.Cgroups
+	Limits  sandbox.Limits
 
 	// SessionID is the Claude session id. With Resume false the CLI is
 	// started with --session-id SessionID (a new conversation), with Resume

@@ -68,6 +68,8 @@ func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 		cv.onResult(ctx, e)
 	case agent.Exit:
 		cv.onExit(ctx, e)
+	case agent.LimitHit:
+		cv.onLimitHit(ctx, e)
 	case agent.DecodeError:
 		cv.log.Warn("agent wrote an undecodable line", "err", e.Err)
 	case agent.EventsDropped:

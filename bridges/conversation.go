@@ -151,6 +151,7 @@ type conversation struct {
 	outboxDelay        time.Duration
 	editReply          map[string]MessageRef // outbox id → live message to edit instead of posting
 	streamReply        map[string]streamEnd  // outbox id → stream to stop instead of posting
+	limitNoticed       map[string]time.Time  // resource limit → when its last hit was told (agentlimits.go)
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.

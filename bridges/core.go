@@ -61,6 +61,9 @@ type CoreOptions struct {
 	// bwrap profile's network mode (proxy or none) has no matching entry:
 	// agents never silently share the host's network.
 	Networks map[string]agent.Network
+	// Cgroups, when set, enforce each profile's resources in a cgroup per
+	// agent process (see sandbox.Cgroups); nil enforces none.
+	Cgroups *sandbox.Cgroups
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for

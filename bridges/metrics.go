@@ -7,24 +7,26 @@ import (
 // Metrics are the core's Prometheus metrics. A nil *Metrics records nothing,
 // so the core works without them (tests, embedding).
 type Metrics struct {
-	bounds    boundMetrics
-	limits    limitMetrics
-	tools     toolMetrics
-	messages  *prometheus.CounterVec
-	turns     *prometheus.CounterVec
-	cost      *prometheus.CounterVec
-	approvals *prometheus.CounterVec
-	exits     *prometheus.CounterVec
-	outbox    *prometheus.CounterVec
-	strangers *prometheus.CounterVec
+	bounds      boundMetrics
+	limits      limitMetrics
+	tools       toolMetrics
+	agentLimits agentLimitMetrics // agentlimits.go
+	messages    *prometheus.CounterVec
+	turns       *prometheus.CounterVec
+	cost        *prometheus.CounterVec
+	approvals   *prometheus.CounterVec
+	exits       *prometheus.CounterVec
+	outbox      *prometheus.CounterVec
+	strangers   *prometheus.CounterVec
 }
 
 // NewMetrics creates the core's metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		bounds: newBoundMetrics(reg),
-		limits: newLimitMetrics(reg),
-		tools:  newToolMetrics(reg),
+		bounds:      newBoundMetrics(reg),
+		limits:      newLimitMetrics(reg),
+		tools:       newToolMetrics(reg),
+		agentLimits: newAgentLimitMetrics(reg),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_messages_total",
 			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",

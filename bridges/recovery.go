@@ -48,7 +48,11 @@ func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
 	if e.Code < 0 && e.Err != nil {
 		how = oneLine(e.Err.Error(), 80)
 	}
-	switch {
+	switch oom := cv.limitExitNotice(e); {
+	case oom != "" && n > 0 && !cv.freshRetry:
+		cv.notice(ctx, oom+" Delivering the interrupted message again…")
+	case oom != "" && !cv.freshRetry:
+		cv.notice(ctx, oom)
 	case cv.freshRetry:
 		cv.notice(ctx, "⚠️ The previous session could not be resumed, so the agent starts a new one; it does not remember the earlier messages of this thread.")
 	case n > 0:

@@ -110,6 +110,8 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 		Sandbox:            c.opts.Sandboxes[p.Name],
 		Network:            c.opts.Networks[p.Name],
 		Hide:               secretPaths(c.cfg),
+		Cgroups:            c.opts.Cgroups,
+		Limits:             sandboxLimits(p.Resources),
 	}
 	for _, b := range p.SandboxBinds {
 		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})

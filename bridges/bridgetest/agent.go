@@ -337,6 +337,10 @@ func (s *FakeSession) Ask(req agent.PermissionRequest) (d agent.Decision, ok boo
 // Kill ends the session as a crash: Exit{Expected: false, Code: 137}.
 func (s *FakeSession) Kill() { s.exit(agent.Exit{Code: 137, Expected: false, Reason: "killed"}) }
 
+// End ends the session with e, e.g. an exit after a kill by the memory
+// cap (Exit.Limit).
+func (s *FakeSession) End(e agent.Exit) { s.exit(e) }
+
 // Close ends the session as a requested stop.
 func (s *FakeSession) Close(reason string) {
 	s.exit(agent.Exit{Code: 0, Expected: true, Reason: reason})

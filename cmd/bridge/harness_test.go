@@ -186,6 +186,7 @@ func startBridge(t testing.TB, dir, cfg string, env ...string) *bridgeProc {
 		if err := p.stop(60 * time.Second); err != nil {
 			t.Errorf("bridge stop: %v\nlogs:\n%s", err, p.logs)
 		}
+		removeAgentCgroups(dir) // what a SIGKILLed bridge left (e2e_limits_test.go)
 		if t.Failed() {
 			t.Logf("bridge logs:\n%s", p.logs)
 		}

@@ -15,6 +15,9 @@ type healthBody struct {
 	// "failed" (every bot has failed: the bridge serves no one and stops).
 	Status string      `json:"status"`
 	Bots   []healthBot `json:"bots"`
+	// Limits say, per agent profile, which resource limits hold (see
+	// openLimits): e.g. "memory 4 GiB, 512 processes, CPU 1 (cgroup v1)".
+	Limits map[string]string `json:"limits,omitempty"`
 }
 
 // healthBot is one bot's entry (see bridges.BotState).
@@ -37,8 +40,15 @@ type healthBot struct {
 // banned one), and the other bots still work; monitoring reads "status"
 // and each bot's "state".
 func healthHandler(states func() []bridges.BotStatus) http.Handler {
+	return healthHandlerWith(states, nil)
+}
+
+// healthHandlerWith is healthHandler that also shows the agent profiles'
+// resource limits.
+func healthHandlerWith(states func() []bridges.BotStatus, limits map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		body := health(states())
+		body.Limits = limits
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if body.Status == "failed" {

@@ -63,6 +63,14 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err != nil {
 		return err
 	}
+	// Resource limits (limits.go); the cgroups go after the agents stopped
+	// (deferred before the pool's Close).
+	cgroups, limits := openLimits(cfg, logger)
+	defer func() {
+		if err := cgroups.Close(); err != nil {
+			logger.Warn("remove agent cgroups", "err", err)
+		}
+	}()
 
 	st, err := store.Open(ctx, cfg.DBPath(), logger)
 	if err != nil {
@@ -104,7 +112,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	core := bridges.NewCore(bridges.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
-		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks,
+		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 	})
 
 	if console != nil {
@@ -115,7 +123,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandler(core.BotStates), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates, limits), console)
 		if err != nil {
 			return err
 		}

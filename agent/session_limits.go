@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+)
+
+// limitPoll is how often a session reads its cgroup's limit counters.
+const limitPoll = time.Second
+
+// oomExitWindow is how recent a kill by the memory cap must be for an
+// unexpected exit to be put down to it (Exit.Limit).
+const oomExitWindow = 3 * limitPoll
+
+// LimitHit reports that the agent hit a limit of its cgroup (see
+// Options.Cgroups). Counts are new since the previous LimitHit of the same
+// kind; a session reports each kind at most once per second.
+type LimitHit struct {
+	// Limit is sandbox.LimitMemory (Count processes were killed by the
+	// memory cap) or sandbox.LimitProcesses (Count forks or new threads
+	// were refused by the process cap).
+	Limit string
+	Count int64
+	// AfterExit is set when the counters were read after the process
+	// exited: the Exit that follows tells the rest.
+	AfterExit bool
+}
+
+func (LimitHit) isEvent() {}
+
+// limitWatch is a session's view of its cgroup's counters.
+type limitWatch struct {
+	cg      *sandbox.Cgroup
+	last    sandbox.Counters
+	lastOOM time.Time // when a new kill by the memory cap was last seen
+}
+
+// watchLimits polls the cgroup's counters until the process exited.
+func (s *Session) watchLimits() {
+	t := time.NewTicker(limitPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.exited:
+			return
+		case <-t.C:
+			s.pollLimits(false)
+		}
+	}
+}
+
+// pollLimits queues a LimitHit for each counter that grew. Only one
+// goroutine calls it at a time: watchLimits, then waitLoop after it ended.
+func (s *Session) pollLimits(afterExit bool) {
+	w := &s.limits
+	now := w.cg.Counters()
+	if d := now.OOMKills - w.last.OOMKills; d > 0 {
+		w.lastOOM = time.Now()
+		s.log.Warn("agent hit its memory limit: processes killed", "count", d, "after_exit", afterExit)
+		s.events.push(LimitHit{Limit: sandbox.LimitMemory, Count: d, AfterExit: afterExit})
+	}
+	if d := now.ForkRefusals - w.last.ForkRefusals; d > 0 {
+		s.log.Warn("agent hit its process limit: forks refused", "count", d, "after_exit", afterExit)
+		s.events.push(LimitHit{Limit: sandbox.LimitProcesses, Count: d, AfterExit: afterExit})
+	}
+	w.last = now
+}
+
+// exitLimit reads the counters a last time after the process exited and
+// returns sandbox.LimitMemory when an unexpected exit follows a kill by the
+// memory cap, else "". It then removes the cgroup.
+func (s *Session) exitLimit(expected bool) string {
+	if s.limits.cg == nil {
+		return ""
+	}
+	<-s.limitsDone
+	s.pollLimits(true)
+	if err := s.limits.cg.Remove(); err != nil {
+		s.log.Warn("agent cgroup not removed", "err", err)
+	}
+	if !expected && !s.limits.lastOOM.IsZero() && time.Since(s.limits.lastOOM) < oomExitWindow {
+		return sandbox.LimitMemory
+	}
+	return ""
+}

@@ -1,0 +1,65 @@
+//go:build linux
+
+package agent
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+)
+
+// TestSessionMemoryLimit: a session started with cgroups runs in its own
+// cgroup with the memory cap; a command of the agent that outgrows it is
+// killed and reported while the agent lives (LimitHit), the agent itself
+// outgrowing it is an unexpected Exit with Limit "memory", and the cgroup
+// is gone after the exit.
+func TestSessionMemoryLimit(t *testing.T) {
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no usable cgroup under CI=true")
+		}
+		t.Skip("no usable cgroup here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	cli := fakeCLI(t, `
+head -c 2G /dev/zero | tail
+sleep 3
+exec tail /dev/zero
+`)
+	s, err := Start(context.Background(), Options{
+		Command: cli, Workdir: t.TempDir(), Home: t.TempDir(),
+		Cgroups: cg, Limits: sandbox.Limits{Memory: 256 << 20, Processes: 64},
+	}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := s.limits.cg.Dirs()
+	rec := record(t, s)
+	t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
+
+	hit := rec.next(t, "a memory limit hit", func(ev Event) bool { _, ok := ev.(LimitHit); return ok }).(LimitHit)
+	if hit.Limit != sandbox.LimitMemory || hit.Count != 1 || hit.AfterExit {
+		t.Errorf("first hit %+v, want one memory kill while the agent runs", hit)
+	}
+	ex := nextExit(t, rec)
+	if ex.Expected || ex.Limit != sandbox.LimitMemory {
+		t.Errorf("exit %+v, want an unexpected exit with Limit memory", ex)
+	}
+	var kills int64
+	for _, ev := range rec.all() {
+		if h, ok := ev.(LimitHit); ok && h.Limit == sandbox.LimitMemory {
+			kills += h.Count
+		}
+	}
+	if kills != 2 {
+		t.Errorf("memory kills reported: %d, want 2", kills)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("agent cgroup %s left after the exit: %v", d, err)
+		}
+	}
+}
