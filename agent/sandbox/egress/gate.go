@@ -168,7 +168,22 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.connect(w, r, addr)
 		return
 	}
+	// A proxy streams both ways at once. By default the HTTP/1 server
+	// consumes and closes what the handler has not read of the request
+	// body as soon as the response head is written; but the upstream may
+	// answer while the transport still holds the body (the transport
+	// always reads it once more after its last byte, to check its length).
+	// Its next read then fails, it drops the upstream connection and the
+	// reply is cut mid-stream (the client retries: a duplicate request).
+	// Full duplex leaves the body to the transport.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	g.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), addrKey{}, addr)))
+	// What the transport left unread (an upstream that failed or answered
+	// without reading it all) is then consumed here, as the server would
+	// have: left to the server after the handler, its consuming races the
+	// read of the connection's next request and the server panics
+	// (golang/go#68560; ReverseProxy never closes the inbound body).
+	_ = r.Body.Close()
 }
 
 // splitHostPort splits and normalizes "host:port".

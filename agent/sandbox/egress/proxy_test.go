@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -510,5 +511,118 @@ func TestGateCloseEndsTunnels(t *testing.T) {
 	}
 	if _, err := net.Dial("unix", sock); err == nil {
 		t.Errorf("socket still accepts after Close")
+	}
+}
+
+// TestProxyAnswerWhileBodyInFlight: an upstream may answer before the
+// transport is done with the request body (the transport reads the body
+// once more after its last byte, to check its length, and a model API may
+// start streaming as soon as it has parsed the request). The upstream here
+// is an in-memory pipe whose writes block until it reads, and it answers
+// before reading: the response head crosses the gate while the transport
+// still holds the body. The upstream must then get the whole body, the
+// streamed answer must reach the client whole, and the client's
+// connection must serve its next request. (The gate's server used to
+// drain and close the body when it wrote that head; the transport's next
+// read failed, it dropped the upstream connection and the reply was cut
+// after its first event: under load the CLI then retried the request.)
+func TestProxyAnswerWhileBodyInFlight(t *testing.T) {
+	public := netip.MustParseAddr("93.184.215.14")
+	const bodyLen = 20000 // below the server's 256 KiB drain limit
+	headSeen := make(chan struct{}, 1)
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/next" {
+			fmt.Fprint(w, "data: next\n\n")
+			return
+		}
+		// Answer first, read the body only once the client has the head
+		// (the upstream's own server must not drain it meanwhile).
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: head\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-headSeen:
+		case <-time.After(5 * time.Second):
+		}
+		b, err := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "data: read %d err=%v\n\n", len(b), err)
+	})
+	pol, _ := NewPolicy(Endpoint{"model.example", 80}, nil, nil)
+	_, sock, _ := testGate(t, Config{}, pol, map[string][]netip.Addr{"model.example": {public}},
+		map[netip.AddrPort]http.Handler{netip.AddrPortFrom(public, 80): upstream})
+
+	var conns atomic.Int32
+	client := viaProxy(sock)
+	dial := client.Transport.(*http.Transport).DialContext
+	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conns.Add(1)
+		return dial(ctx, network, addr)
+	}
+	resp, err := client.Post("http://model.example/v1/messages", "application/json", strings.NewReader(strings.Repeat("x", bodyLen)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	first, err := br.ReadString('\n')
+	if err != nil || first != "data: head\n" {
+		t.Fatalf("first event: %q %v", first, err)
+	}
+	headSeen <- struct{}{}
+	rest, err := io.ReadAll(br)
+	resp.Body.Close()
+	if want := fmt.Sprintf("\ndata: read %d err=<nil>\n\n", bodyLen); err != nil || string(rest) != want {
+		t.Fatalf("rest of the stream: %q, %v; want %q", rest, err, want)
+	}
+	resp, err = client.Get("http://model.example/next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(next) != "data: next\n\n" {
+		t.Fatalf("next request: %q %v", next, err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d client connections, want 1 (kept alive)", n)
+	}
+}
+
+// TestProxyUpstreamFailsBodyUnread: when the upstream cannot be reached
+// the request body is never read by the transport; the client gets 502
+// and its connection serves the next requests. (With full duplex and the
+// body left for the server to consume after the handler, the server
+// panicked reading the next request: golang/go#68560.)
+func TestProxyUpstreamFailsBodyUnread(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ln.Addr().String()
+	ln.Close() // nothing listens there: the dial is refused
+	pol, _ := NewPolicy(Endpoint{"api.anthropic.com", 443}, []string{target}, nil)
+	_, sock, _ := testGate(t, Config{}, pol, nil, nil)
+	var conns atomic.Int32
+	client := viaProxy(sock)
+	dial := client.Transport.(*http.Transport).DialContext
+	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conns.Add(1)
+		return dial(ctx, network, addr)
+	}
+	for i := 0; i < 3; i++ {
+		for _, n := range []int{0, 10, 100000, 200000} {
+			resp, err := client.Post("http://"+target+"/", "text/plain", strings.NewReader(strings.Repeat("x", n)))
+			if err != nil {
+				t.Fatalf("body of %d: %v", n, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadGateway {
+				t.Fatalf("body of %d: %s", n, resp.Status)
+			}
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d client connections, want 1 (kept alive)", n)
 	}
 }
