@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude sandbox bench bench-micro image-test
+.PHONY: run test build claude sandbox bench bench-micro image-test mutants
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -76,3 +76,9 @@ bench-micro: claude
 bench-scale: claude
 	go test -run '^$$' -bench IdleConversations -benchtime 2000x ./bridges
 	go test -run '^$$' -bench ConcurrentConversations -benchtime 1x -timeout 60m ./cmd/bridge
+
+# Applies each single-point break of the mutants.txt files (next to the code they break) to a temporary
+# copy of the checkout and runs the tests named for it: every break must make a test fail (KILLED).
+# Not part of `make test`. `make mutants ARGS='-only store'` runs the breaks of one package.
+mutants:
+	go run ./cmd/mutants $(ARGS)

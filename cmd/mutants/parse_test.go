@@ -1,0 +1,66 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseMutants(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		want    []Break
+		wantErr string // substring of the error; "" means no error
+	}{
+		{name: "empty", text: ""},
+		{name: "comments only", text: "# breaks of this package\n\n#another\n"},
+		{
+			name: "one block",
+			text: "# c\n## drop the check\nfile: a.go\ntest: TestA|TestB\n<<<\n\tif x {\n\t\treturn\n\t}\n===\n\treturn\n>>>\n",
+			want: []Break{{Title: "drop the check", File: "a.go", Test: "TestA|TestB",
+				Old: "\tif x {\n\t\treturn\n\t}", New: "\treturn", Line: 2}},
+		},
+		{
+			name: "empty replacement, test before file, CRLF",
+			text: "## delete\r\ntest: TestX\r\nfile: b.go\r\n<<<\r\nx := 1\r\n===\r\n>>>\r\n",
+			want: []Break{{Title: "delete", File: "b.go", Test: "TestX", Old: "x := 1", New: "", Line: 1}},
+		},
+		{
+			name: "two blocks, === and >>> kept in the replacement text",
+			text: "## one\nfile: a.go\ntest: T1\n<<<\na\n===\n===\n>>>\n\n## two\nfile: b.go\ntest: T2\n<<<\nb\n===\nc\n>>>\n",
+			want: []Break{
+				{Title: "one", File: "a.go", Test: "T1", Old: "a", New: "===", Line: 1},
+				{Title: "two", File: "b.go", Test: "T2", Old: "b", New: "c", Line: 10},
+			},
+		},
+		{name: "stray line", text: "file: a.go\n", wantErr: "mutants.txt:1: unexpected line"},
+		{name: "no test", text: "## x\nfile: a.go\n<<<\na\n===\nb\n>>>\n", wantErr: "needs file: and test:"},
+		{name: "no file", text: "## x\ntest: T\n<<<\na\n===\nb\n>>>\n", wantErr: "needs file: and test:"},
+		{name: "path not a name", text: "## x\nfile: ../a.go\ntest: T\n<<<\na\n===\nb\n>>>\n", wantErr: "not a file name"},
+		{name: "unknown key", text: "## x\nfile: a.go\npkg: p\n<<<\n", wantErr: "want file:, test: or <<<"},
+		{name: "duplicate key", text: "## x\nfile: a.go\nfile: b.go\n", wantErr: "want file:, test: or <<<"},
+		{name: "no <<<", text: "## x\nfile: a.go\ntest: T", wantErr: "no <<<"},
+		{name: "no ===", text: "## x\nfile: a.go\ntest: T\n<<<\na\n>>>\n", wantErr: "not closed"},
+		{name: "no >>>", text: "## x\nfile: a.go\ntest: T\n<<<\na\n===\nb\n", wantErr: "not closed"},
+		{name: "empty original", text: "## x\nfile: a.go\ntest: T\n<<<\n===\nb\n>>>\n", wantErr: "empty original"},
+		{name: "empty title", text: "##  \n", wantErr: "empty title"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseMutants("mutants.txt", tt.text)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %#v\nwant %#v", got, tt.want)
+			}
+		})
+	}
+}
