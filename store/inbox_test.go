@@ -377,3 +377,38 @@ func TestPendingInboxOrderWithinOneMillisecond(t *testing.T) {
 		t.Fatalf("PendingInbox unknown = %v, %v", got, err)
 	}
 }
+
+// Two bots may receive the same platform message id: each Enqueue, first or duplicate, returns its own
+// bot's message, never the other bot's (the read-back is keyed by bot and message id).
+func TestEnqueueSameMsgIDOtherBot(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	a := newConv(t, s, "bot-a", "C", "T")
+	b := newConv(t, s, "bot-b", "C", "T")
+	enqueue := func(conv Conversation, text string) (InboxMessage, bool) {
+		t.Helper()
+		m, dup, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p1", Text: text})
+		if err != nil {
+			t.Fatalf("Enqueue %s: %v", conv.Key.Bot, err)
+		}
+		return m, dup
+	}
+	ma, dup := enqueue(a, "to a")
+	if dup || ma.Bot != "bot-a" || ma.Text != "to a" {
+		t.Fatalf("bot-a first: %+v dup=%v", ma, dup)
+	}
+	mb, dup := enqueue(b, "to b")
+	if dup || mb.ID == ma.ID || mb.Bot != "bot-b" || mb.ConversationID != b.ID || mb.Text != "to b" {
+		t.Fatalf("bot-b, same msg id: %+v dup=%v; want its own new message (bot-a's is %s)", mb, dup, ma.ID)
+	}
+	// Duplicates in both orders, so a read-back that picks either row regardless of bot is caught.
+	for _, c := range []struct {
+		conv Conversation
+		want InboxMessage
+	}{{a, ma}, {b, mb}} {
+		got, dup := enqueue(c.conv, "again")
+		if !dup || got.ID != c.want.ID || got.Bot != c.want.Bot || got.Text != c.want.Text {
+			t.Fatalf("duplicate for %s = %+v dup=%v; want %+v", c.want.Bot, got, dup, c.want)
+		}
+	}
+}
