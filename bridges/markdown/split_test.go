@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
@@ -44,7 +45,46 @@ func checkSplit(t *testing.T, text string, maxRunes int) []piece {
 			}
 		}
 	}
+	// Without fence lines no prefix or suffix takes room, so only a run (with three spaces before it)
+	// longer than half a chunk may have to start one; with them the quarter rule of Split's doc applies.
+	runLimit := maxRunes / 4
+	if !hasLongFenceLine(text, -1) {
+		runLimit = maxRunes / 2
+	}
+	if maxRunes > 0 && !hasLongFenceLine(text, maxRunes/4) && !hasLongFenceRun(text, runLimit) {
+		checkNoNewFenceStart(t, text, ps)
+	}
 	return ps
+}
+
+// checkNoNewFenceStart fails if a chunk's body, with leading whitespace trimmed as callers do, starts
+// with a run of three or more '`' or '~' that was not at the start of a line (after at most three
+// spaces) in text: such a chunk would open a code block the input does not have.
+func checkNoNewFenceStart(t *testing.T, text string, ps []piece) {
+	t.Helper()
+	r := []rune(text)
+	pos := 0 // rune offset of the current body in text
+	for i, p := range ps {
+		body := []rune(p.body)
+		lead := 0
+		for lead < len(body) && unicode.IsSpace(body[lead]) {
+			lead++
+		}
+		start := pos + lead
+		pos += len(body)
+		if start+3 > len(r) || (r[start] != '`' && r[start] != '~') || r[start+1] != r[start] || r[start+2] != r[start] {
+			continue
+		}
+		k := start - 1
+		for k >= 0 && r[k] == ' ' {
+			k--
+		}
+		if (k < 0 || r[k] == '\n') && start-(k+1) <= 3 {
+			continue // a fence-like line in the input too
+		}
+		t.Fatalf("chunk %d, trimmed, starts with a fence run that is not at a line start in the input: %q",
+			i, p.prefix+p.body+p.suffix)
+	}
 }
 
 // hasLongFenceLine reports whether text has a fence-like line longer than
@@ -213,6 +253,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add("~~~~\n```\n~~~~\n", 16)
 	f.Add("a\n\n\n\nb", 3)
 	f.Add("\xff\xfe bad utf8", 5)
+	f.Add("xxxxxxxx ```yyyy zzzz", 12) // a cut before the run would make it a fence
 	f.Fuzz(func(t *testing.T, text string, maxRunes int) {
 		if maxRunes < 1 || maxRunes > 5000 || len(text) > 20000 {
 			t.Skip()
