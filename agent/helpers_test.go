@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
 )
@@ -27,12 +27,12 @@ func TestMain(m *testing.M) {
 const eventTimeout = 60 * time.Second
 
 // requireClaude skips the test when the claude CLI is not installed,
-// except under CI=true where it fails.
+// except under CI where it fails.
 func requireClaude(tb testing.TB) {
 	tb.Helper()
 	if _, err := exec.LookPath("claude"); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("claude CLI not found and CI=true: %v", err)
+		if ci.Strict() {
+			tb.Fatalf("claude CLI not found under CI: %v", err)
 		}
 		tb.Skipf("claude CLI not installed: %v", err)
 	}

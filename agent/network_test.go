@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 func TestNetworkEnv(t *testing.T) {
@@ -69,8 +70,8 @@ func TestNetworkNeedsSandbox(t *testing.T) {
 // nothing directly; after its exit the gate's socket directory is gone.
 func TestSessionThroughProxy(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap not on PATH under CI: %v", err)
 		}
 		t.Skip("bwrap not on PATH")
 	}

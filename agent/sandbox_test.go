@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
-// requireBwrap skips without bubblewrap, except under CI=true (where .ci/run
+// requireBwrap skips without bubblewrap, except under CI (where .ci/run
 // installs it) where that is a failure.
 func requireBwrap(tb testing.TB) {
 	tb.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("bwrap not found and CI=true: %v", err)
+		if ci.Strict() {
+			tb.Fatalf("bwrap not found under CI: %v", err)
 		}
 		tb.Skipf("bwrap not installed: %v", err)
 	}

@@ -2,7 +2,7 @@ package bridges_test
 
 // Acceptance tests: the core with the real Claude Code CLI (agent.Pool)
 // against the fake Anthropic API (agent/fakemodel) and the in-memory
-// platform. They skip when `claude` is not installed, unless CI=true.
+// platform. They skip when `claude` is not installed, unless CI is set (1, true or yes).
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -41,8 +42,8 @@ func (w tbWriter) Write(p []byte) (int, error) {
 func requireClaude(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("claude"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("claude CLI not found and CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("claude CLI not found under CI: %v", err)
 		}
 		t.Skipf("claude CLI not installed: %v", err)
 	}

@@ -5,11 +5,15 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 func TestCalendarStarts(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
+		if ci.Strict() {
+			t.Fatalf("no tzdata under CI (.ci/run installs it): %v", err)
+		}
 		t.Skipf("no tzdata: %v", err)
 	}
 	cases := []struct {
@@ -41,6 +45,9 @@ func TestCalendarStarts(t *testing.T) {
 func TestResetPhrase(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
+		if ci.Strict() {
+			t.Fatalf("no tzdata under CI (.ci/run installs it): %v", err)
+		}
 		t.Skipf("no tzdata: %v", err)
 	}
 	utc := &config.Limit{Location: time.UTC}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // This file attacks the bridge's git on agent worktrees (SECURITY.md
@@ -287,15 +288,15 @@ func waitRetired(h *harness, k bridges.ConversationKey, session string) bridgete
 // traps fire under the bridge's former, unconfined git status.
 func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("git not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("git not on PATH under CI: %v", err)
 		}
 		t.Skip("git not on PATH")
 	}
 	bw := &sandbox.Bwrap{}
 	if err := bw.Check(context.Background()); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap unusable under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap unusable under CI: %v", err)
 		}
 		t.Skip(err)
 	}

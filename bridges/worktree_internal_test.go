@@ -15,15 +15,16 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// needGit skips without git, except under CI=true where that is a failure.
+// needGit skips without git, except under CI where that is a failure.
 func needGit(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("git not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("git not on PATH under CI: %v", err)
 		}
 		t.Skip("git not on PATH")
 	}
@@ -64,13 +65,13 @@ func runGit(t *testing.T, dir string, args ...string) string {
 
 const testSession = "0123abcd-1111-4222-8333-444455556666"
 
-// needBwrap skips without bubblewrap, except under CI=true where that is a
+// needBwrap skips without bubblewrap, except under CI where that is a
 // failure.
 func needBwrap(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap not on PATH under CI: %v", err)
 		}
 		t.Skip("bwrap not on PATH")
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // bashSandbox runs command lines under the real Bash inside bubblewrap,
@@ -45,14 +47,14 @@ var envPayloadVars = []string{"x", "y", "z", "i", "j", "n", "v", "f"}
 var shimDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
 
 // needBashSandbox returns a sandbox, or skips without bwrap or bash or
-// the go command (to build the shim), except under CI=true where that is
+// the go command (to build the shim), except under CI where that is
 // a failure.
 func needBashSandbox(t testing.TB) *bashSandbox {
 	t.Helper()
 	s, err := newBashSandbox(t.TempDir())
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bash sandbox under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bash sandbox under CI: %v", err)
 		}
 		t.Skipf("bash sandbox: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/demomodel"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // eventTimeout bounds each wait for the CLI; it starts in about a second
@@ -28,8 +28,8 @@ const eventTimeout = 60 * time.Second
 // allowed, and a question whose answer comes back as updatedInput.answers.
 func TestDemoWithRealCLI(t *testing.T) {
 	if _, err := exec.LookPath("claude"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("claude CLI not found and CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("claude CLI not found under CI: %v", err)
 		}
 		t.Skipf("claude CLI not installed: %v", err)
 	}

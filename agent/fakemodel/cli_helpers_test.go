@@ -12,16 +12,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // requireCLI returns the path of the claude CLI, skipping the test when it
-// is missing (failing instead when CI=true).
+// is missing (failing instead under CI).
 func requireCLI(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("claude")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("claude CLI not on PATH (required when CI=true): %v", err)
+		if ci.Strict() {
+			t.Fatalf("claude CLI not on PATH (required under CI): %v", err)
 		}
 		t.Skipf("claude CLI not on PATH: %v", err)
 	}

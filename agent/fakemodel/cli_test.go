@@ -9,7 +9,7 @@ import (
 )
 
 // These tests drive the real Claude Code CLI against the fake. They skip
-// when `claude` is not on PATH (and fail instead when CI=true).
+// when `claude` is not on PATH (and fail instead under CI).
 
 // turnTimeout is generous: the CLI is slow to start on a loaded machine.
 const turnTimeout = 60 * time.Second

@@ -9,17 +9,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // needCgroups opens a bridge group of cgroups for the test and removes it
 // afterwards. It skips where the process may not manage cgroups, except
-// under CI=true (root on a cgroup v1 or v2 machine), where that fails.
+// under CI (root on a cgroup v1 or v2 machine), where that fails.
 func needCgroups(t *testing.T) *Cgroups {
 	t.Helper()
 	c := OpenCgroups(CgroupName(t.TempDir()), nil)
 	if c.Version() == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no usable cgroup under CI=true: %s", c.why)
+		if ci.Strict() {
+			t.Fatalf("no usable cgroup under CI: %s", c.why)
 		}
 		t.Skipf("no usable cgroup: %s", c.why)
 	}
@@ -162,8 +164,8 @@ func TestCgroupsClearStale(t *testing.T) {
 	name := CgroupName(t.TempDir())
 	c := OpenCgroups(name, nil)
 	if c.Version() == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no usable cgroup under CI=true: %s", c.why)
+		if ci.Strict() {
+			t.Fatalf("no usable cgroup under CI: %s", c.why)
 		}
 		t.Skipf("no usable cgroup: %s", c.why)
 	}

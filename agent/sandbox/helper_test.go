@@ -10,16 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
-// needBwrap skips without a working bubblewrap, except under CI=true
+// needBwrap skips without a working bubblewrap, except under CI
 // where that is a failure.
 func needBwrap(t *testing.T) *Bwrap {
 	t.Helper()
 	b := &Bwrap{}
 	if err := b.Check(context.Background()); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap unusable under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap unusable under CI: %v", err)
 		}
 		t.Skip(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // fakeInfo is an os.FileInfo for a fake filesystem.
@@ -184,8 +186,8 @@ func TestMissingBwrap(t *testing.T) {
 // CI=true).
 func TestBwrapCheck(t *testing.T) {
 	if _, err := (&Bwrap{}).binary(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap missing under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap missing under CI: %v", err)
 		}
 		t.Skip(err)
 	}

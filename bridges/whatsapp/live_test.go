@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -31,8 +32,8 @@ const liveTimeout = 90 * time.Second
 func requireClaude(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("claude"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("claude CLI not found and CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("claude CLI not found under CI: %v", err)
 		}
 		t.Skipf("claude CLI not installed: %v", err)
 	}

@@ -13,14 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
-// needCurl skips without curl, except under CI=true where that is a failure.
+// needCurl skips without curl, except under CI where that is a failure.
 func needCurl(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("curl not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("curl not on PATH under CI: %v", err)
 		}
 		t.Skip("curl not on PATH")
 	}

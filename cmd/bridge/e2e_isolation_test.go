@@ -15,15 +15,16 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
-// needBwrap skips without bubblewrap, except under CI=true (.ci/run
+// needBwrap skips without bubblewrap, except under CI (.ci/run
 // installs it) where that is a failure.
 func needBwrap(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap not on PATH under CI: %v", err)
 		}
 		t.Skip("bwrap not on PATH")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // limitsProfile is the test's agent profile: Bash runs without a card, and
@@ -51,8 +52,8 @@ func TestE2EAgentResourceLimits(t *testing.T) {
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if v := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), nil); v.Version() == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no usable cgroup under CI=true")
+		if ci.Strict() {
+			t.Fatal("no usable cgroup under CI")
 		}
 		t.Skip("no usable cgroup here (not root, no delegated cgroup)")
 	} else {
@@ -134,8 +135,8 @@ func TestE2EAgentCgroupsAfterKill(t *testing.T) {
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if !strings.Contains(e.bridge.logs.String(), "agent resource limits enforced") {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no usable cgroup under CI=true")
+		if ci.Strict() {
+			t.Fatal("no usable cgroup under CI")
 		}
 		t.Skip("no usable cgroup here (not root, no delegated cgroup)")
 	}

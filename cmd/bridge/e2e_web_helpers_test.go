@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/chromedp/chromedp"
 )
 
 // needChromium returns the headless browser's path; it skips the test when
-// there is none, except under CI=true where that is a failure.
+// there is none, except under CI where that is a failure.
 func needChromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -23,8 +24,8 @@ func needChromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium not on PATH under CI=true (.ci/run installs the Debian package chromium)")
+	if ci.Strict() {
+		t.Fatal("chromium not on PATH under CI (.ci/run installs the Debian package chromium)")
 	}
 	t.Skip("chromium not on PATH")
 	return ""

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // TestE2EWorktreeFilterEscape reproduces attack 1 of issue 20 through the
@@ -23,8 +25,8 @@ import (
 func TestE2EWorktreeFilterEscape(t *testing.T) {
 	needBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("git not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("git not on PATH under CI: %v", err)
 		}
 		t.Skip("git not on PATH")
 	}

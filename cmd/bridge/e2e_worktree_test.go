@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // gitIn runs git in dir and returns its trimmed output.
@@ -32,8 +34,8 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func TestE2EWorktreePerConversation(t *testing.T) {
 	needBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("git not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("git not on PATH under CI: %v", err)
 		}
 		t.Skip("git not on PATH")
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // bridgeBin is the `bridge` binary built once by TestMain for end-to-end tests.
@@ -42,13 +43,13 @@ func TestMain(m *testing.M) {
 }
 
 // needClaude returns the path of the claude CLI; it skips the test when the CLI
-// is missing, except under CI=true where that is a failure.
+// is missing, except under CI where that is a failure.
 func needClaude(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("claude")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("claude CLI not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("claude CLI not on PATH under CI: %v", err)
 		}
 		t.Skip("claude CLI not on PATH")
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // makeRun is `make run` running in a fresh copy of this checkout.
@@ -30,7 +32,7 @@ type makeRun struct {
 // TOOLS points at a directory holding only the claude CLI found on PATH,
 // so nothing is downloaded. Make and the bridge run in their own process
 // group; the test's cleanup stops them with SIGTERM and checks the bridge
-// stopped gracefully. It skips (fails under CI=true) when make, git or a
+// stopped gracefully. It skips (fails under CI) when make, git or a
 // claude of the Makefile's pinned version is missing.
 func startMakeRun(t *testing.T, env ...string) *makeRun {
 	t.Helper()
@@ -128,11 +130,11 @@ func (m *makeRun) waitOutput(t *testing.T, re *regexp.Regexp, timeout time.Durat
 	}
 }
 
-// needOrSkip skips the test, or fails it under CI=true.
+// needOrSkip skips the test, or fails it under CI.
 func needOrSkip(t *testing.T, why string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (required when CI=true)", why)
+	if ci.Strict() {
+		t.Fatalf("%s (required under CI)", why)
 	}
 	t.Skip(why)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // TestMain lets the test binary serve as the forwarder (as the bridge
@@ -22,8 +24,8 @@ func needBwrap(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("bwrap")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap not on PATH under CI=true: %v", err)
+		if ci.Strict() {
+			t.Fatalf("bwrap not on PATH under CI: %v", err)
 		}
 		t.Skip("bwrap not on PATH")
 	}
