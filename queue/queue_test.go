@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -116,55 +118,42 @@ func TestFullPolicy(t *testing.T) {
 	}
 }
 
+// The worker holds item 1 and item 2 fills the queue: PushWait of 3
+// blocks until the worker takes 2, and the order is kept. (synctest:
+// "blocked" is a fact the bubble reports, not a guess after a sleep.)
 func TestPushWaitUnblocksWhenSpaceFrees(t *testing.T) {
-	var mu sync.Mutex
-	var got []int
-	gate := make(chan struct{})
-	q := New(func(ctx context.Context, v int) {
-		<-gate
-		mu.Lock()
-		got = append(got, v)
-		mu.Unlock()
-	}, Options[int]{Capacity: 1})
-	defer func() { q.Close(); q.Wait() }()
-	_ = q.Push(1)
-	// Wait until the worker took item 1 so that 2 fills the queue.
-	deadline := time.Now().Add(5 * time.Second)
-	for q.Len() != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if err := q.Push(2); err != nil {
-		t.Fatal(err)
-	}
-	pushed := make(chan error, 1)
-	go func() { pushed <- q.PushWait(context.Background(), 3) }()
-	select {
-	case err := <-pushed:
-		t.Fatalf("PushWait returned %v before space freed", err)
-	case <-time.After(30 * time.Millisecond):
-	}
-	close(gate)
-	if err := <-pushed; err != nil {
-		t.Fatalf("PushWait: %v", err)
-	}
-	deadline = time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n == 3 {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		var got []int
+		gate := make(chan struct{})
+		q := New(func(ctx context.Context, v int) {
+			<-gate
+			got = append(got, v) // read only after synctest.Wait below
+		}, Options[int]{Capacity: 1})
+		defer func() { q.Close(); q.Wait() }()
+		if err := q.Push(1); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handled %d items, want 3", n)
+		synctest.Wait() // the worker took 1 and waits at the gate
+		if err := q.Push(2); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got[0] != 1 || got[1] != 2 || got[2] != 3 {
-		t.Fatalf("order %v", got)
-	}
+		pushed := make(chan error, 1)
+		go func() { pushed <- q.PushWait(context.Background(), 3) }()
+		synctest.Wait()
+		select {
+		case err := <-pushed:
+			t.Fatalf("PushWait returned %v before space freed", err)
+		default:
+		}
+		close(gate)
+		if err := <-pushed; err != nil {
+			t.Fatalf("PushWait: %v", err)
+		}
+		synctest.Wait() // the worker handled everything and waits for more
+		if !slices.Equal(got, []int{1, 2, 3}) {
+			t.Fatalf("handled %v, want [1 2 3]", got)
+		}
+	})
 }
 
 func TestPanicRecovered(t *testing.T) {
@@ -216,22 +205,24 @@ func TestPanicRecovered(t *testing.T) {
 }
 
 func TestSlowHandlerLogged(t *testing.T) {
-	var logs syncBuffer
-	done := make(chan struct{})
-	q := New(func(ctx context.Context, v int) {
-		time.Sleep(60 * time.Millisecond)
-		close(done)
-	}, Options[int]{SlowAfter: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	_ = q.Push(1)
-	<-done
-	q.Close()
-	q.Wait()
-	s := logs.String()
-	for _, want := range []string{"queue handler is slow", "slow queue handler finished"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("log lacks %q:\n%s", want, s)
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuffer
+		done := make(chan struct{})
+		q := New(func(ctx context.Context, v int) {
+			time.Sleep(60 * time.Millisecond) // the bubble's clock: no real wait
+			close(done)
+		}, Options[int]{SlowAfter: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		_ = q.Push(1)
+		<-done
+		q.Close()
+		q.Wait()
+		s := logs.String()
+		for _, want := range []string{"queue handler is slow", "slow queue handler finished"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("log lacks %q:\n%s", want, s)
+			}
 		}
-	}
+	})
 }
 
 func TestFastHandlerNotLoggedSlow(t *testing.T) {
@@ -295,22 +286,22 @@ func TestCloseFromHandler(t *testing.T) {
 }
 
 func TestPushWaitReleasedByClose(t *testing.T) {
-	gate := make(chan struct{})
-	q := New(func(ctx context.Context, v int) { <-ctx.Done(); <-gate }, Options[int]{Capacity: 1})
-	_ = q.Push(1)
-	for q.Len() != 0 {
-		time.Sleep(time.Millisecond)
-	}
-	_ = q.Push(2)
-	errc := make(chan error, 1)
-	go func() { errc <- q.PushWait(context.Background(), 3) }()
-	time.Sleep(20 * time.Millisecond)
-	q.Close()
-	if err := <-errc; !errors.Is(err, ErrClosed) {
-		t.Fatalf("blocked PushWait after Close: %v", err)
-	}
-	close(gate)
-	q.Wait()
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		q := New(func(ctx context.Context, v int) { <-ctx.Done(); <-gate }, Options[int]{Capacity: 1})
+		_ = q.Push(1)
+		synctest.Wait() // the worker took 1
+		_ = q.Push(2)
+		errc := make(chan error, 1)
+		go func() { errc <- q.PushWait(context.Background(), 3) }()
+		synctest.Wait() // PushWait is blocked on the full queue
+		q.Close()
+		if err := <-errc; !errors.Is(err, ErrClosed) {
+			t.Fatalf("blocked PushWait after Close: %v", err)
+		}
+		close(gate)
+		q.Wait()
+	})
 }
 
 func TestConcurrentProducers(t *testing.T) {

@@ -240,6 +240,15 @@ func start(t testing.TB, opts ...slackfake.Option) *env {
 	return &env{fake: fake, b: b, h: h, logs: logs}
 }
 
+// settle returns once the adapter has finished every envelope sent
+// before it: the adapter handles envelopes one at a time, in order, and
+// acks a message only after the core took it, so when a new message is
+// acked, all that came before is done (no sleep that may be too short).
+func (e *env) settle(t *testing.T) {
+	t.Helper()
+	e.waitAcked(t, e.fake.Send(slackfake.Msg{Channel: "D9", User: "U1", Text: "settle"}).TS)
+}
+
 // waitAcked waits until every envelope about ts is acked.
 func (e *env) waitAcked(t *testing.T, ts string) {
 	t.Helper()

@@ -2,7 +2,6 @@ package slack
 
 import (
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
@@ -93,7 +92,7 @@ func TestForeignButtonIgnored(t *testing.T) {
 	if _, err := e.fake.WaitForAck(env, waitLong); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	e.settle(t) // the click is acked before it is handled
 	if n := len(e.h.actionList()); n != 0 {
 		t.Errorf("%d actions for a foreign button, want 0", n)
 	}

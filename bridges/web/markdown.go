@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"html/template"
+	"net/url"
 	"regexp"
 
 	"github.com/microcosm-cc/bluemonday"
@@ -20,8 +21,10 @@ import (
 //     than images) are emptied;
 //   - a bluemonday allow-list of the elements markdown produces, links
 //     limited to http, https and mailto and given rel="nofollow noreferrer
-//     noopener" and target="_blank"; no images (they would load from
-//     anywhere), no attributes beyond href and a code block's language.
+//     noopener" and target="_blank"; http and https only with a host
+//     (a browser reads "https:x" or "http:/x" as relative); no images
+//     (they would load from anywhere), no attributes beyond href and a
+//     code block's language.
 //
 // The Content-Security-Policy (no inline script, nothing from other
 // origins) is the third layer.
@@ -35,7 +38,12 @@ func newMarkdown() *markdown {
 	p.AllowElements("p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote",
 		"ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "a")
 	p.AllowAttrs("href").OnElements("a")
-	p.AllowURLSchemes("http", "https", "mailto")
+	p.AllowURLSchemes("mailto")
+	// http(s) only with a host: a browser reads "https:evil.example" or
+	// "http:/admin" as a relative reference (a link into the console).
+	for _, scheme := range []string{"http", "https"} {
+		p.AllowURLSchemeWithCustomPolicy(scheme, func(u *url.URL) bool { return u.Host != "" && u.Opaque == "" })
+	}
 	p.RequireParseableURLs(true)
 	p.AllowRelativeURLs(false)
 	p.RequireNoFollowOnLinks(true)
