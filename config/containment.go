@@ -65,7 +65,7 @@ func (d *decoder) resourcesSection(dst *Resources) field {
 		d.fields(v, p, map[string]field{
 			"memory":    d.byteSize(&dst.Memory),
 			"processes": d.integer(&dst.Processes),
-			"cpu":       d.float(&dst.CPU),
+			"cpu":       d.number(&dst.CPU),
 		})
 	}
 }
@@ -95,22 +95,6 @@ func (d *decoder) byteSize(dst *int64) field {
 			return
 		}
 		*dst = n
-	}
-}
-
-// float decodes a non-negative decimal number into dst.
-func (d *decoder) float(dst *float64) field {
-	return func(v *yaml.Node, path string) {
-		s, ok := d.scalar(v, path, "a number")
-		if !ok {
-			return
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.addf(d.lines[path], path, "want a number, got %s", d.show(path, s))
-			return
-		}
-		*dst = f
 	}
 }
 
