@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -286,55 +284,6 @@ func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Pool
 	return e.s
 }
 
-// sameSpawn reports whether a spare spawned with template serves a new
-// session wanting opts: everything but the session's own id, state
-// directory and resume flag must be equal, so anything decided at spawn
-// that differs (model, permission mode, workdir, flags, environment,
-// sandbox) means a cold spawn.
-func sameSpawn(template, opts Options) bool {
-	a, errA := template.normalized()
-	b, errB := opts.normalized()
-	if errA != nil || errB != nil {
-		return false
-	}
-	return reflect.DeepEqual(spawnShape(a), spawnShape(b))
-}
-
-// spawnShape blanks what differs per session and treats empty and nil
-// collections alike.
-func spawnShape(o Options) Options {
-	o.SessionID, o.Resume, o.StateDir = "", false, ""
-	// MCP servers are per session (a spare's are bound at hand-over): only
-	// their names are decided at spawn.
-	names := make(map[string]MCPServer, len(o.MCPServers))
-	for n := range o.MCPServers {
-		names[n] = nil
-	}
-	o.MCPServers = names
-	if len(names) == 0 {
-		o.MCPServers = nil
-	}
-	if len(o.Args) == 0 {
-		o.Args = nil
-	}
-	if len(o.AllowedTools) == 0 {
-		o.AllowedTools = nil
-	}
-	if len(o.DisallowedTools) == 0 {
-		o.DisallowedTools = nil
-	}
-	if len(o.Env) == 0 {
-		o.Env = nil
-	}
-	if len(o.Binds) == 0 {
-		o.Binds = nil
-	}
-	if len(o.Hide) == 0 {
-		o.Hide = nil
-	}
-	return o
-}
-
 // keepSpares is the goroutine that keeps ss's spares: one spawn at a time,
 // into free slots only, paced by the back-off; it also stops spares beyond
 // the wanted count. It returns when the pool closes.
@@ -537,58 +486,6 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); p.dropSpare(e) }()
 	}
-}
-
-// warmUpSpare runs spare s's warm-up turn against the pool's local model
-// (started on first use) and checks that its request arrived there.
-func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log interface {
-	Debug(msg string, args ...any)
-}) error {
-	m, err := p.warmModel()
-	if err != nil {
-		return err
-	}
-	// Through the egress proxy, only this spare may reach the stand-in,
-	// and only for its warm-up turn (no command has run in it yet).
-	revoke, err := s.warmUpAdmit(strings.TrimPrefix(m.url, "http://"))
-	if err != nil {
-		return err
-	}
-	defer revoke()
-	token, err := m.issue()
-	if err != nil {
-		return err
-	}
-	defer m.forget(token)
-	wctx, cancel := context.WithTimeout(ctx, spareWarmUpTimeout)
-	defer cancel()
-	began := time.Now()
-	if err := s.WarmUp(wctx, m.baseURL(token), opts.Env["ANTHROPIC_BASE_URL"]); err != nil {
-		return err
-	}
-	if m.requests(token) == 0 {
-		return errors.New("the warm-up turn's model request did not arrive at the local model: this profile's requests go elsewhere")
-	}
-	log.Debug("agent: warm spare ran its warm-up turn", "session", s.SessionID(), "took", time.Since(began))
-	return nil
-}
-
-// warmModel returns the pool's local model for warm-up turns, started on
-// first use; Close stops it.
-func (p *Pool) warmModel() (*warmModel, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, ErrPoolClosed
-	}
-	if p.warm == nil {
-		m, err := startWarmModel(p.log)
-		if err != nil {
-			return nil, err
-		}
-		p.warm = m
-	}
-	return p.warm, nil
 }
 
 // spareFailedLocked records that spare e failed (once per spare) and pushes

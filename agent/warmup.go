@@ -346,3 +346,55 @@ func (m *warmModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// warmUpSpare runs spare s's warm-up turn against the pool's local model
+// (started on first use) and checks that its request arrived there.
+func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log interface {
+	Debug(msg string, args ...any)
+}) error {
+	m, err := p.warmModel()
+	if err != nil {
+		return err
+	}
+	// Through the egress proxy, only this spare may reach the stand-in,
+	// and only for its warm-up turn (no command has run in it yet).
+	revoke, err := s.warmUpAdmit(strings.TrimPrefix(m.url, "http://"))
+	if err != nil {
+		return err
+	}
+	defer revoke()
+	token, err := m.issue()
+	if err != nil {
+		return err
+	}
+	defer m.forget(token)
+	wctx, cancel := context.WithTimeout(ctx, spareWarmUpTimeout)
+	defer cancel()
+	began := time.Now()
+	if err := s.WarmUp(wctx, m.baseURL(token), opts.Env["ANTHROPIC_BASE_URL"]); err != nil {
+		return err
+	}
+	if m.requests(token) == 0 {
+		return errors.New("the warm-up turn's model request did not arrive at the local model: this profile's requests go elsewhere")
+	}
+	log.Debug("agent: warm spare ran its warm-up turn", "session", s.SessionID(), "took", time.Since(began))
+	return nil
+}
+
+// warmModel returns the pool's local model for warm-up turns, started on
+// first use; Close stops it.
+func (p *Pool) warmModel() (*warmModel, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrPoolClosed
+	}
+	if p.warm == nil {
+		m, err := startWarmModel(p.log)
+		if err != nil {
+			return nil, err
+		}
+		p.warm = m
+	}
+	return p.warm, nil
+}
