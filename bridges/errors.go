@@ -14,3 +14,28 @@ var (
 	// ErrNotRunning: the core is not running (Run not called, or stopped).
 	ErrNotRunning = errors.New("core not running")
 )
+
+// ErrPermanent marks a platform error that no retry can fix: the channel or
+// thread is gone, the bot was removed from it, the message was rejected as
+// invalid. Adapters wrap such errors with Permanent; the core then reports
+// the reply as failed at once instead of waiting out an outage. Any other
+// error of Post, Edit or UploadFile (network errors, 5xx, 429, a platform
+// that is disconnected) is transient: the core keeps the reply pending and
+// tries again with back-off.
+var ErrPermanent = errors.New("permanent platform error")
+
+// Permanent wraps err so that IsPermanent reports true for it; nil stays nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err (or an error it wraps) is permanent.
+func IsPermanent(err error) bool { return errors.Is(err, ErrPermanent) }
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string   { return e.err.Error() }
+func (e permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }

@@ -98,11 +98,22 @@ type Button struct {
 // (or the turn's first live message) replies to, or the MessageRef.ID of a
 // card that a status posted instead of an edit is about. It is "" for no
 // quote; adapters that cannot quote ignore it.
+//
+// Idem is set on replies posted from the outbox: a key unique to that one
+// message (derived from its outbox row), the same on every attempt to post
+// it. Retry says that an earlier attempt with the same Idem may have reached
+// the platform (its response was lost). An adapter uses them to keep a
+// repeated Post from showing the message twice: the platform's idempotency
+// where it has one (a nonce, a message id chosen by the bridge), otherwise a
+// look-up before posting again when Retry is set. When an adapter splits the
+// text again, each part needs its own key derived from Idem.
 type Message struct {
 	Text    string
 	CardID  string
 	Buttons []Button
 	ReplyTo string
+	Idem    string
+	Retry   bool
 }
 
 // MessageRef identifies a posted message so it can be edited.
