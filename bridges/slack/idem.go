@@ -83,7 +83,14 @@ func replyPart(m slackapi.Message, self identity, idem string) (int, bool) {
 	if m.Metadata.EventType != replyEventType {
 		return 0, false
 	}
-	if (self.botID == "" || m.BotID != self.botID) && (self.userID == "" || m.User != self.userID) {
+	switch {
+	case self.botID == "" && self.userID == "":
+		// Identity not known yet (auth.test has not answered): only
+		// apps can post metadata, so any app's message is a candidate.
+		if m.BotID == "" {
+			return 0, false
+		}
+	case (self.botID == "" || m.BotID != self.botID) && (self.userID == "" || m.User != self.userID):
 		return 0, false
 	}
 	if got, _ := m.Metadata.EventPayload["idem"].(string); got != idem {

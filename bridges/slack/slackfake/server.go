@@ -98,6 +98,7 @@ type Server struct {
 	users       map[string]User
 	rateLimited map[string]int
 	failures    map[string]failure
+	lost        map[string]lostResponse // method → answers still to lose (history.go)
 	// files.getUploadURLExternal → upload → files.completeUploadExternal
 	pendingUploads map[string]*pendingUpload
 	uploads        []Upload

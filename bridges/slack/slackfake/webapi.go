@@ -197,8 +197,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		res.after()
 	}
 	s.notify()
+	lost, lostStatus := s.loseLocked(method)
 	s.mu.Unlock()
 
+	if lost {
+		writeLost(w, lostStatus)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if res.status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
@@ -259,6 +264,8 @@ func (s *Server) callLocked(method string, p url.Values, r *http.Request) apiRes
 		return s.postLocked(p)
 	case "chat.update":
 		return s.updateLocked(p)
+	case "conversations.replies", "conversations.history":
+		return s.conversationLocked(method, p)
 	case "chat.startStream", "chat.appendStream", "chat.stopStream":
 		return s.streamLocked(method, p)
 	case "files.getUploadURLExternal":
@@ -337,9 +344,13 @@ func (s *Server) postLocked(p url.Values) apiResult {
 	if res.body != nil {
 		return res
 	}
+	md, res := parseMetadata(p.Get("metadata"))
+	if res.body != nil {
+		return res
+	}
 	m := Message{
 		Channel: ch, TS: s.nextTS(), ThreadTS: p.Get("thread_ts"), Text: p.Get("text"),
-		Blocks: blocks.raw, Sections: blocks.sections, Buttons: blocks.buttons, At: time.Now(),
+		Blocks: blocks.raw, Sections: blocks.sections, Buttons: blocks.buttons, Metadata: md, At: time.Now(),
 	}
 	s.messages[ch+"/"+m.TS] = &m
 	s.posts = append(s.posts, m)
