@@ -42,8 +42,9 @@ func (b *Bridge) cardText(m bridges.Message) string {
 const pollOptionLimit = 100
 
 // postPoll sends a card's choices as a poll (one vote) after the card and
-// remembers it, so that a vote on it answers the card.
-func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message) error {
+// remembers it, so that a vote on it answers the card. id is its message
+// id ("" = chosen by whatsmeow).
+func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message, id types.MessageID) error {
 	labels := make([]string, len(m.Buttons))
 	for i, btn := range m.Buttons {
 		labels[i] = clipRunes(btn.Label, pollOptionLimit)
@@ -53,7 +54,7 @@ func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message
 	if err := b.pace.wait(ctx, chat.String()); err != nil {
 		return fmt.Errorf("whatsapp poll to %s: %w", chat, err)
 	}
-	resp, err := b.cli.SendMessage(ctx, chat, msg)
+	resp, err := b.cli.SendMessage(ctx, chat, msg, sendExtra(id)...)
 	if err != nil {
 		return fmt.Errorf("whatsapp poll to %s: %w", chat, err)
 	}
