@@ -49,7 +49,7 @@ type fakeClient struct {
 	files       map[string][]byte // Download results by direct path
 	onWA        map[string]types.IsOnWhatsAppResponse
 	sendErr     error
-	loseSends   int // sends still to deliver while returning ErrMessageTimedOut
+	loseSends   int     // sends still to deliver while returning ErrMessageTimedOut
 	connectErrs []error // errors of the next Connect calls, in order
 	pairCode    string
 	pairErr     error
