@@ -41,10 +41,14 @@ func (b *Bridge) postedParts(ctx context.Context, key bridges.ConversationKey, i
 	self := b.identity()
 	found := map[int]string{}
 	cursor := ""
+	method := "conversations.history"
+	if key.Thread != "" {
+		method = "conversations.replies"
+	}
 	for range lookupPages {
 		var msgs []slackapi.Message
 		var more bool
-		err := b.retry(ctx, "conversations.replies", nil, func() error {
+		err := b.retry(ctx, method, nil, func() error {
 			var err error
 			if key.Thread != "" {
 				msgs, more, cursor, err = b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
