@@ -89,13 +89,20 @@ func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) 
 	}
 	if ref, ok := cv.editReply[row.ID]; ok {
 		delete(cv.editReply, row.ID) // a retry posts instead
-		if _, err := cv.editOrPost(ctx, ref, Message{Text: row.Text}, Message{Text: row.Text, ReplyTo: row.ReplyTo}); err != nil {
+		if _, err := cv.editOrPost(ctx, ref, Message{Text: row.Text}, replyMessage(row)); err != nil {
 			return fmt.Errorf("edit live message into reply: %w", err)
 		}
 		return nil
 	}
-	if _, err := cv.platform.Post(ctx, ConversationKey(row.Key), Message{Text: row.Text, ReplyTo: row.ReplyTo}); err != nil {
+	if _, err := cv.platform.Post(ctx, ConversationKey(row.Key), replyMessage(row)); err != nil {
 		return fmt.Errorf("post reply: %w", err)
 	}
 	return nil
+}
+
+// replyMessage is the post of outbox row: its idempotency key is the row's
+// id, and it is a retry when an earlier attempt failed (its response may
+// have been lost after the platform accepted it).
+func replyMessage(row store.OutboxMessage) Message {
+	return Message{Text: row.Text, ReplyTo: row.ReplyTo, Idem: row.ID, Retry: row.Attempts > 0}
 }
