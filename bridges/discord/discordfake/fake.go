@@ -21,7 +21,7 @@
 // Test code plays the users (SendMessage, Send, Click), inspects what the
 // bot did (Messages, Edits, Threads, InteractionResponses, Followups,
 // Typing, Requests) and injects faults (Reconnect, InvalidSession,
-// DropSocket, CloseWith, RefuseGateway, ResetToken, Inject429). Every method is safe for concurrent
+// DropSocket, CloseWith, RefuseGateway, ResetToken, Inject429, SetOutage). Every method is safe for concurrent
 // use. The fake is usable from any package: point a config's
 // discord.api_url at URL() and its token at Token().
 package discordfake
@@ -94,6 +94,7 @@ type Fake struct {
 	followups    []Followup
 	requests     []Request
 	throttle     map[string]int // route → remaining injected 429s
+	outage       map[string]int // route → HTTP status answered to every request (SetOutage)
 	files        map[string]file
 
 	sessions     map[string]*session
@@ -256,6 +257,7 @@ func NewWithOptions(t testing.TB, o Options) *Fake {
 		interactions: map[string]*interaction{},
 		byToken:      map[string]*interaction{},
 		throttle:     map[string]int{},
+		outage:       map[string]int{},
 		files:        map[string]file{},
 		sessions:     map[string]*session{},
 		conns:        map[*conn]struct{}{},
