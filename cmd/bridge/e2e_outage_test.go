@@ -191,4 +191,3 @@ func healthWaiting(t *testing.T, p *bridgeProc, bot string) int {
 	}
 	return 0
 }
-
