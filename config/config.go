@@ -99,6 +99,7 @@ type Config struct {
 	// indicator is shown (yaml status_delay; default 1s, 0 = at once, at
 	// most 10m): quicker turns cost only their reply.
 	StatusDelay time.Duration
+	Delivery    Delivery // yaml delivery: how long replies wait out an outage (see delivery.go)
 }
 
 // Log configures the bridge's own logging (yaml log).

@@ -16,6 +16,7 @@ func (c *Config) Summary() string {
 	fmt.Fprintf(&b, "data_dir: %s (database %s)\n", c.DataDir, c.DBPath())
 	fmt.Fprintf(&b, "retention: %s\n", retentionString(c.Retention))
 	fmt.Fprintf(&b, "status_delay: %s\n", c.StatusDelay)
+	fmt.Fprintf(&b, "delivery: %s\n", deliveryString(c.Delivery))
 	fmt.Fprintf(&b, "log: level=%s format=%s\n", c.Log.Level, c.Log.Format)
 	if c.HTTP.Listen == "" {
 		b.WriteString("http: disabled\n")

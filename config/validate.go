@@ -33,6 +33,7 @@ func (d *decoder) finishTop(c *Config, baseDir string) {
 	c.DataDir = resolvePath(baseDir, orDefault(c.DataDir, DefaultDataDir))
 	d.finishRetention(c)
 	d.finishStatusDelay(c)
+	d.finishDelivery(c)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
 	d.oneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")

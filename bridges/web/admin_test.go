@@ -184,6 +184,34 @@ func TestAdminBotsShowState(t *testing.T) {
 	}
 }
 
+// The bots page shows each bot's replies waiting out an outage and those
+// given up in the last day, from the store.
+func TestAdminBotsShowReplies(t *testing.T) {
+	h := newAdminHarness(t)
+	ctx := context.Background()
+	conv, _, err := h.st.GetOrCreateConversation(ctx, store.ConversationKey{Bot: "team-slack", Channel: "C1", Thread: "1.2"}, "coder", "U1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"waits", "waits too", "refused"} {
+		m, err := h.st.AddOutbox(ctx, store.OutboxMessage{ConversationID: conv.ID, Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text == "refused" {
+			if _, err := h.st.MarkOutboxFailed(ctx, m.ID, "channel_not_found"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, body := h.get(t, h.ana, "/admin")
+	for _, want := range []string{"Replies waiting", `<td class="replies-waiting">2 (since `, `<td class="replies-failed error">1</td>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("bots page lacks %q:\n%s", want, body)
+		}
+	}
+}
+
 func TestAdminAgentsStop(t *testing.T) {
 	h := newAdminHarness(t)
 	now := time.Now()

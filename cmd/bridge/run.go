@@ -115,6 +115,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 	})
 
+	reg.MustRegister(bridges.NewOutboxCollector(core)) // replies waiting out an outage
 	if console != nil {
 		console.SetOperator(core)
 	}
@@ -123,7 +124,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates, limits), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates, limits, core.OutboxSummary), console)
 		if err != nil {
 			return err
 		}

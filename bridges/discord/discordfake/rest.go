@@ -85,7 +85,8 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 		f.mu.Lock()
 		idx := len(f.requests)
 		f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Route: route, At: time.Now()})
-		throttled := f.throttle[route] > 0
+		outage := f.outage[route]
+		throttled := outage == 0 && f.throttle[route] > 0
 		if throttled {
 			f.throttle[route]--
 		}
@@ -102,6 +103,8 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 			f.mu.Unlock()
 		}()
 		switch {
+		case outage != 0:
+			writeError(sw, outage, 0, fmt.Sprintf("%d: %s", outage, http.StatusText(outage)), nil)
 		case throttled:
 			f.writeRateLimited(sw, route)
 		case badToken:
