@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // Defaults applied by Load and Parse when a key is absent (or, for string
@@ -64,13 +66,6 @@ const (
 	ModeAcceptEdits = "acceptEdits"
 	ModePlan        = "plan"
 	ModeBypass      = "bypassPermissions"
-)
-
-// Rule actions accepted in agents.*.rules[].action.
-const (
-	ActionAllow = "allow"
-	ActionDeny  = "deny"
-	ActionAsk   = "ask"
 )
 
 // Verbosity levels accepted in bots[].verbosity.
@@ -134,7 +129,7 @@ type Agent struct {
 	MaxLive            int               // yaml max_live, default 8; at least 1
 	WarmSpares         int               // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
 	Env                map[string]string // yaml env: extra environment for the agent; values are secrets
-	Rules              []Rule            // yaml rules: permission policy, first match wins
+	Rules              []policy.Rule     // yaml rules: permission policy, first match wins (decided by package policy)
 	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()
 	SandboxBinds       []SandboxBind     // yaml sandbox_binds: extra paths the sandboxed agent sees
 	// Worktree (yaml worktree, default false): when Workdir is in a git

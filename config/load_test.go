@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // minimal is the smallest valid config: one agent with all defaults and
@@ -147,7 +149,7 @@ func TestExplicitValues(t *testing.T) {
 		{"env EMPTY", a.Env["EMPTY"], ""},
 		{"env X", a.Env["X"], "y"},
 		{"env size", len(a.Env), 2},
-		{"rule 1", a.Rules[1], Rule{Tool: "Bash", Match: "rm *", Action: "deny"}},
+		{"rule 1", a.Rules[1], policy.Rule{Tool: "Bash", Match: "rm *", Action: "deny"}},
 		{"verbosity", s.Verbosity, "full"},
 		{"api_url gets a slash", s.Slack.APIURL, "http://127.0.0.1:1234/api/"},
 		{"users", slices.Equal(s.Access.Users, []string{"U1", "U2"}), true},

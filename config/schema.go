@@ -2,6 +2,8 @@ package config
 
 import (
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // This file maps YAML keys to struct fields. Keys are snake_case as in
@@ -113,7 +115,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		},
 		"rules": func(v *yaml.Node, rp string) {
 			d.list(v, rp, "rules", func(item *yaml.Node, ip string) {
-				var r Rule
+				var r policy.Rule
 				if d.mappingItem(item, ip) {
 					d.fields(item, ip, map[string]field{
 						"tool":   d.str(&r.Tool),

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // finish fills defaults, checks every cross-field rule and resolves
@@ -106,24 +108,24 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 	}
 }
 
-func (d *decoder) checkRule(r Rule, rp string) {
+func (d *decoder) checkRule(r policy.Rule, rp string) {
 	tp, mp, ap := child(rp, "tool"), child(rp, "match"), child(rp, "action")
 	switch {
 	case r.Tool == "":
 		d.required(tp, "tool is required (a tool name such as Bash, Edit or mcp__server__*)")
 	default:
-		if err := checkGlob(r.Tool); err != nil {
+		if err := policy.CheckGlob(r.Tool); err != nil {
 			d.addf(d.lineOf(tp), tp, "bad pattern %s: %v", d.show(tp, r.Tool), err)
 		}
 	}
-	bash := r.Tool != "" && checkGlob(r.Tool) == nil && globMatch(r.Tool, "Bash")
+	bash := r.Tool != "" && policy.CheckGlob(r.Tool) == nil && r.AppliesTo("Bash")
 	if r.Tool != "Bash" { // for other tools match is a glob over the subject
-		if err := checkGlob(r.Match); err != nil {
+		if err := policy.CheckGlob(r.Match); err != nil {
 			d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
 		}
 	}
 	if bash && !d.bad[mp] { // for Bash, match is a command pattern
-		if _, err := compileBashPattern(r.Match); err != nil {
+		if err := policy.CheckBashPattern(r.Match); err != nil {
 			why := err.Error()
 			if _, expanded := d.raw[mp]; expanded {
 				why = "not a valid command pattern" // the parser's message may quote the expanded value
@@ -134,7 +136,7 @@ func (d *decoder) checkRule(r Rule, rp string) {
 	if r.Action == "" {
 		d.required(ap, "action is required (allow, deny or ask)")
 	} else {
-		d.oneOf(ap, r.Action, "action", ActionAllow, ActionDeny, ActionAsk)
+		d.oneOf(ap, r.Action, "action", policy.ActionAllow, policy.ActionDeny, policy.ActionAsk)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Command bashshim stands in for every program in the sandbox of the
-// differential Bash test (config/bashdiff_test.go): it appends the path
+// differential Bash test (config/policy/bashdiff_test.go): it appends the path
 // it was started as and its arguments to /.bashdiff/log/execs, one
 // record a line (fields separated by NUL, the line ended by "\x00\n"),
 // and exits 0 without doing anything else.

@@ -1,4 +1,4 @@
-package config
+package policy
 
 import (
 	"strings"
@@ -142,4 +142,23 @@ func braceExpands(w *syntax.Word) bool {
 		}
 	}
 	return false
+}
+
+// validEnvName reports whether name is a portable environment variable
+// name (a shell variable name): letters, digits and '_', not starting
+// with a digit. Package config has the same check for agents.*.env keys.
+func validEnvName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package config
+package policy
 
 import (
 	"path"
@@ -60,8 +60,8 @@ func TestCheckGlob(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.pattern, func(t *testing.T) {
-			if err := checkGlob(tc.pattern); (err == nil) != tc.ok {
-				t.Errorf("checkGlob(%q) = %v, want ok=%v", tc.pattern, err, tc.ok)
+			if err := CheckGlob(tc.pattern); (err == nil) != tc.ok {
+				t.Errorf("CheckGlob(%q) = %v, want ok=%v", tc.pattern, err, tc.ok)
 			}
 		})
 	}
@@ -75,7 +75,7 @@ func FuzzGlobMatch(f *testing.F) {
 	f.Add("[^a]*", "ba")
 	f.Fuzz(func(t *testing.T, pattern, s string) {
 		got := globMatch(pattern, s)
-		if checkGlob(pattern) != nil {
+		if CheckGlob(pattern) != nil {
 			return
 		}
 		for _, c := range pattern + s {

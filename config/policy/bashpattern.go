@@ -1,4 +1,4 @@
-package config
+package policy
 
 import (
 	"errors"
@@ -107,7 +107,7 @@ func compileBashPattern(match string) (*bashPattern, error) {
 		return p, nil // NAME=glob alone
 	}
 	for _, w := range words {
-		if err := checkGlob(w.glob); err != nil {
+		if err := CheckGlob(w.glob); err != nil {
 			return nil, fmt.Errorf("word %q: %v", w.glob, err)
 		}
 	}

@@ -1,9 +1,16 @@
-package config
+package policy
 
 import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+)
+
+// Rule actions accepted in agents.*.rules[].action.
+const (
+	ActionAllow = "allow"
+	ActionDeny  = "deny"
+	ActionAsk   = "ask"
 )
 
 // Rule is one permission policy entry (yaml agents.*.rules[]). Decide
@@ -47,8 +54,16 @@ var (
 	errGlobRange  = errors.New("bad character range in class")
 )
 
-// checkGlob reports whether pattern is well formed for globMatch.
-func checkGlob(pattern string) error {
+// AppliesTo reports whether the rule's Tool glob matches tool, whatever
+// its Match.
+func (r Rule) AppliesTo(tool string) bool {
+	return globMatch(r.Tool, tool)
+}
+
+// CheckGlob reports why pattern is not a well-formed Tool or Match glob
+// (see Rule.Matches), or nil. Load checks the rules of the config file
+// with it.
+func CheckGlob(pattern string) error {
 	for i := 0; i < len(pattern); {
 		switch pattern[i] {
 		case '\\':
