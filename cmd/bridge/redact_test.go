@@ -1,4 +1,4 @@
-package config
+package main
 
 import (
 	"bytes"
@@ -7,23 +7,42 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/discord"
+	"github.com/agentbridge/agentbridge/bridges/slack"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // secrets are the values in exampleEnv that must never be printed.
 func secrets() []string {
-	return []string{exampleEnv["SLACK_BOT_TOKEN"], exampleEnv["SLACK_APP_TOKEN"], exampleEnv["DISCORD_BOT_TOKEN"], exampleEnv["ANTHROPIC_API_KEY"]}
+	var out []string
+	for _, name := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DISCORD_BOT_TOKEN", "ANTHROPIC_API_KEY"} {
+		v, _ := exampleEnv(name)
+		out = append(out, v)
+	}
+	return out
+}
+
+// parseExample parses the embedded example with the bridge's platforms.
+func parseExample(t *testing.T) *config.Config {
+	t.Helper()
+	c, err := config.Parse(config.Example(), "bridge.yaml", exampleEnv, configPlatforms())
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return c
 }
 
 // TestNoSecretsInOutput formats the example config every way a caller
 // might and checks that no token or env value appears.
 func TestNoSecretsInOutput(t *testing.T) {
-	c := mustParse(t, Example(), exampleEnv)
-	slack, discord, agent := c.Bots[0].Slack, c.Bots[1].Discord, c.Agents["coder"]
+	c := parseExample(t)
+	sc, dc, agent := c.Bots[0].Settings.(*slack.Config), c.Bots[1].Settings.(*discord.Config), c.Agents["coder"]
 
 	var logs bytes.Buffer
 	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
-		slog.New(h).Info("config", "config", c, "bot", c.Bots[0], "bot2", c.Bots[1], "slack", slack, "discord", discord,
-			"agent", agent, "agentval", *agent, "slackval", *slack)
+		slog.New(h).Info("config", "config", c, "bot", c.Bots[0], "bot2", c.Bots[1], "slack", sc, "discord", dc,
+			"agent", agent, "agentval", *agent, "slackval", *sc)
 	}
 	outputs := map[string]string{
 		"Summary": c.Summary(),
@@ -32,7 +51,7 @@ func TestNoSecretsInOutput(t *testing.T) {
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
 		for name, v := range map[string]any{
 			"config": c, "config value": *c, "bots": c.Bots, "bot value": *c.Bots[0], "bot": c.Bots[1],
-			"slack": slack, "slack value": *slack, "discord": discord, "discord value": *discord,
+			"slack": sc, "slack value": *sc, "discord": dc, "discord value": *dc,
 			"agent": agent, "agent value": *agent, "agents": c.Agents,
 		} {
 			outputs[name+" "+verb] = fmt.Sprintf(verb, v)
@@ -46,10 +65,10 @@ func TestNoSecretsInOutput(t *testing.T) {
 		}
 	}
 	// The redacted forms still say what is there.
-	if s := fmt.Sprint(slack); !strings.Contains(s, "bot_token:<redacted>") || !strings.Contains(s, "api_url:https://slack.com/api/") {
+	if s := fmt.Sprint(sc); !strings.Contains(s, "bot_token:<redacted>") || !strings.Contains(s, "api_url:https://slack.com/api/") {
 		t.Errorf("slack formats as %q", s)
 	}
-	if s := fmt.Sprint(Discord{}); !strings.Contains(s, "token:<empty>") {
+	if s := fmt.Sprint(discord.Config{}); !strings.Contains(s, "token:<empty>") {
 		t.Errorf("empty discord token formats as %q", s)
 	}
 	if !strings.Contains(logs.String(), `"ANTHROPIC_API_KEY":"<redacted>"`) {
@@ -57,8 +76,8 @@ func TestNoSecretsInOutput(t *testing.T) {
 	}
 }
 
-func TestSummary(t *testing.T) {
-	c := mustParse(t, Example(), exampleEnv)
+func TestExampleSummary(t *testing.T) {
+	c := parseExample(t)
 	s := c.Summary()
 	for _, want := range []string{
 		"bots (3):",
@@ -81,7 +100,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestJSONRedacted(t *testing.T) {
-	c := mustParse(t, Example(), exampleEnv)
+	c := parseExample(t)
 	out, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
