@@ -44,8 +44,9 @@ func (s *Section) DBPath() string { return s.c.DBPath() }
 // DataPath resolves p against data_dir (absolute paths are only cleaned).
 func (s *Section) DataPath(p string) string { return resolvePath(s.c.DataDir, p) }
 
-// Earlier returns the bots before this one, with their settings; an entry
-// is nil where the file has no usable bot. Index i is bots[i].
+// Earlier returns the bots before this one, with their settings, for
+// checks across bots (read only: do not modify them); an entry is nil
+// where the file has no usable bot. Index i is bots[i].
 func (s *Section) Earlier() []*Bot { return s.c.Bots[:s.index] }
 
 // path is the problem path of key inside the mapping ("" = the mapping).
