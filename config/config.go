@@ -21,8 +21,9 @@
 // numbers, through a Section.
 //
 // Config values are plain data: the package keeps no state and never logs.
-// Secret values (platform tokens, agent env values) are redacted by the
-// String, GoString and LogValue methods of the types that hold them.
+// Secret values (agent env values, web tokens) are redacted by the String,
+// GoString and LogValue methods of the types that hold them; platform
+// settings redact their own tokens (see Settings).
 package config
 
 import (
