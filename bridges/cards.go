@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // Button ids of cards. Adapters that map reactions or numbered replies to
@@ -44,7 +44,7 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []config.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
+	grants      []policy.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
 	questions   []question       // cardQuestion
 	picked      [][]bool         // cardQuestion: selected options per question
 	schedule    *scheduleRequest // cardSchedule: what approving it creates

@@ -1,6 +1,7 @@
 package bridges
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -110,7 +111,7 @@ func (cv *conversation) giveUpReason(row store.OutboxMessage, err error) string 
 func (cv *conversation) failedNotice(reason string, row store.OutboxMessage, err error) string {
 	if reason == giveUpExpired {
 		return fmt.Sprintf("⚠️ A reply of the agent could not be posted: %s kept refusing it for %s (%s). Ask the agent to repeat it if needed.",
-			config.PlatformTitle(cv.bot.Platform), fmtWait(cv.core.clock.Now().Sub(row.CreatedAt)), oneLine(err.Error(), 120))
+			cv.platformTitle(), fmtWait(cv.core.clock.Now().Sub(row.CreatedAt)), oneLine(err.Error(), 120))
 	}
 	return fmt.Sprintf("⚠️ A reply of the agent could not be posted (%s). Ask the agent to repeat it if needed.",
 		oneLine(err.Error(), 120))
@@ -149,7 +150,7 @@ func (cv *conversation) lateNote(row store.OutboxMessage) string {
 	if waited < lateNoteAfter {
 		return ""
 	}
-	return fmt.Sprintf("_(delivered after a %s outage of %s)_", config.PlatformTitle(cv.bot.Platform), fmtWait(waited))
+	return fmt.Sprintf("_(delivered after a %s outage of %s)_", cv.platformTitle(), fmtWait(waited))
 }
 
 // fmtWait formats an outage's length for people: "45 s", "12 min",
@@ -207,4 +208,9 @@ func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) 
 // have been lost after the platform accepted it).
 func replyMessage(row store.OutboxMessage) Message {
 	return Message{Text: row.Text, ReplyTo: row.ReplyTo, Idem: row.ID, Retry: row.Attempts > 0}
+}
+
+// platformTitle is how people call the conversation's platform.
+func (cv *conversation) platformTitle() string {
+	return cmp.Or(cv.limits.Title, cv.bot.Platform)
 }

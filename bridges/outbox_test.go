@@ -65,6 +65,7 @@ func (a *attempts) nextAttempt(t *testing.T, want time.Duration) {
 func TestOutboxPermanentErrorFailsAtOnce(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Now())
 	lim := defaultLimits()
+	lim.Title = "Slack"
 	plat := bridgetest.New(lim)
 	a := &attempts{clock: clock, fail: func(time.Time) error { return bridges.Permanent(errors.New("channel_not_found")) }}
 	a.install(plat)
@@ -97,6 +98,7 @@ func TestOutboxPermanentErrorFailsAtOnce(t *testing.T) {
 func TestOutboxBackoffCappedAtAMinute(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Now())
 	lim := defaultLimits()
+	lim.Title = "Slack"
 	plat := bridgetest.New(lim)
 	a := &attempts{clock: clock, fail: func(time.Time) error { return errors.New("HTTP 503 Service Unavailable") }}
 	a.install(plat)
@@ -124,6 +126,7 @@ func TestOutboxBackoffCappedAtAMinute(t *testing.T) {
 func TestOutboxGivesUpAfterDeliveryWindow(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Now())
 	lim := defaultLimits()
+	lim.Title = "Slack"
 	plat := bridgetest.New(lim)
 	a := &attempts{clock: clock, fail: func(time.Time) error { return errors.New("HTTP 503 Service Unavailable") }}
 	a.install(plat)
@@ -178,6 +181,7 @@ func TestOutboxGivesUpAfterDeliveryWindow(t *testing.T) {
 func TestOutboxLateReplySaysSo(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Now())
 	lim := defaultLimits()
+	lim.Title = "Slack"
 	plat := bridgetest.New(lim)
 	outageEnds := clock.Now().Add(3 * time.Minute)
 	a := &attempts{clock: clock, fail: func(now time.Time) error {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -60,6 +61,17 @@ const (
 	apiSecret   = "sk-ant-very-secret-key"
 )
 
+// tokenSettings stands in for a chat platform's settings that hold secrets
+// (web does not import the other adapters); like theirs, its formats
+// redact them.
+type tokenSettings struct{ BotToken, AppToken string }
+
+func (s tokenSettings) String() string  { return "chat{bot_token:" + config.Redact(s.BotToken) + "}" }
+func (s tokenSettings) Summary() string { return "" }
+func (s tokenSettings) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"bot_token": config.Redact(s.BotToken), "app_token": config.Redact(s.AppToken)})
+}
+
 type adminHarness struct {
 	srv      *httptest.Server
 	c        *Console
@@ -79,7 +91,7 @@ func newAdminHarness(t *testing.T) *adminHarness {
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: dir,
 			Env: map[string]string{"ANTHROPIC_API_KEY": apiSecret}}},
 		Bots: []*config.Bot{{Name: "team-slack", Platform: "slack", Agent: "coder",
-			Slack: &config.Slack{BotToken: slackSecret, AppToken: "xapp-also-secret"}}},
+			Settings: tokenSettings{BotToken: slackSecret, AppToken: "xapp-also-secret"}}},
 		Web: config.Web{Users: []config.WebUser{{Name: "ana", Role: config.RoleAdmin, Token: anaToken}, {Name: "bob", Role: config.RoleUser, Token: bobToken}}},
 	}
 	st, err := store.Open(context.Background(), filepath.Join(dir, "bridge.db"), nil)

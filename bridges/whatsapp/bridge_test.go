@@ -135,7 +135,7 @@ func startFull(t *testing.T, tweak func(o *Options, fake *fakeClient, dev *sqlst
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{},
+		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
 	}
 	if edit != nil {

@@ -13,7 +13,6 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // WhatsApp shows no buttons to normal accounts. A card's buttons (the
@@ -30,7 +29,7 @@ func (b *Bridge) cardText(m bridges.Message) string {
 	switch {
 	case len(m.Buttons) == 0:
 		return m.Text
-	case b.approvals == config.WhatsAppApprovalsPoll:
+	case b.approvals == ApprovalsPoll:
 		return m.Text + "\n\n_Vote in the poll below, or reply to this message with " + bridges.NumberedChoices(m.Buttons) + "._"
 	default:
 		return m.Text + "\n\nReply " + bridges.NumberedChoices(m.Buttons) + "\n_(reply to this message, or react 👍 / 👎)_"

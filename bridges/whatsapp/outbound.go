@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // Post implements bridges.Platform: the CommonMark text is rendered to
@@ -57,7 +56,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		b.remember(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, buttons: m.Buttons})
 		ref = bridges.MessageRef{Key: key, ID: resp.ID}
 	}
-	if len(m.Buttons) > 0 && b.approvals == config.WhatsAppApprovalsPoll {
+	if len(m.Buttons) > 0 && b.approvals == ApprovalsPoll {
 		if err := b.postPoll(ctx, chat, m, messageID(m.Idem, len(parts))); err != nil {
 			// The card stands and numbered replies answer it.
 			b.log.Warn("whatsapp card poll not sent", "key", key, "err", err)
