@@ -123,9 +123,7 @@ type Bridge struct {
 	typingMax    time.Duration // stop an indicator nobody turned off
 	ackTimeout   time.Duration // budget of the interaction acknowledgement
 	openTimeout  time.Duration // budget of one gateway handshake
-	backoffMin   time.Duration // reconnect backoff
-	backoffMax   time.Duration
-	maxFailures  int           // Run gives up after this many failed attempts in a row
+	reconnect    bridges.Backoff // between failed gateway connection attempts
 	deliverTries int           // HandleMessage attempts per message
 	deliverPause time.Duration // first pause between attempts (doubles)
 	queueSize    int           // buffer of the ordered message queue
@@ -199,9 +197,6 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		typingMax:    30 * time.Minute,
 		ackTimeout:   2500 * time.Millisecond,
 		openTimeout:  time.Minute,
-		backoffMin:   time.Second,
-		backoffMax:   time.Minute,
-		maxFailures:  maxFailures,
 		deliverTries: 4,
 		deliverPause: 250 * time.Millisecond,
 		queueSize:    1024,

@@ -22,7 +22,8 @@
 //
 // Tests inject faults: Inject429, FailMethod (any error code, e.g.
 // token_revoked on auth.test), MissingScope (with Slack's scope
-// diagnostics), Disconnect and DropSocket.
+// diagnostics), Disconnect, DropSocket, RefuseConnections and
+// RefuseSockets (outages).
 //
 // Start one with New(t) and point a client at URL() (the api_url) with the
 // tokens BotToken and AppToken. All methods are safe for concurrent use.
@@ -98,6 +99,8 @@ type Server struct {
 	users       map[string]User
 	rateLimited map[string]int
 	failures    map[string]failure
+	refuseOpen  int // apps.connections.open calls still to answer 503; < 0: all
+	refuseWS    int // websocket handshakes still to refuse with 503; < 0: all
 	// files.getUploadURLExternal → upload → files.completeUploadExternal
 	pendingUploads map[string]*pendingUpload
 	uploads        []Upload

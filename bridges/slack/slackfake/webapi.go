@@ -163,6 +163,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 		res = fail("invalid_form_data")
+	case method == "apps.connections.open" && s.takeRefusal(&s.refuseOpen):
+		res = apiResult{status: http.StatusServiceUnavailable, body: map[string]any{"ok": false, "error": "service_unavailable"}}
 	case s.rateLimited[method] > 0:
 		s.rateLimited[method]--
 		res = apiResult{status: http.StatusTooManyRequests, body: map[string]any{"ok": false, "error": "ratelimited"}}
