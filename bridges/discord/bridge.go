@@ -119,14 +119,14 @@ type Bridge struct {
 	http    *http.Client // downloads (no credentials are sent)
 
 	// Tunables, fixed after New (tests in this package shorten them).
-	typingEvery  time.Duration // re-send the typing indicator this often
-	typingMax    time.Duration // stop an indicator nobody turned off
-	ackTimeout   time.Duration // budget of the interaction acknowledgement
-	openTimeout  time.Duration // budget of one gateway handshake
+	typingEvery  time.Duration   // re-send the typing indicator this often
+	typingMax    time.Duration   // stop an indicator nobody turned off
+	ackTimeout   time.Duration   // budget of the interaction acknowledgement
+	openTimeout  time.Duration   // budget of one gateway handshake
 	reconnect    bridges.Backoff // between failed gateway connection attempts
-	deliverTries int           // HandleMessage attempts per message
-	deliverPause time.Duration // first pause between attempts (doubles)
-	queueSize    int           // buffer of the ordered message queue
+	deliverTries int             // HandleMessage attempts per message
+	deliverPause time.Duration   // first pause between attempts (doubles)
+	queueSize    int             // buffer of the ordered message queue
 
 	recent *lru.Cache[string, struct{}] // message and interaction ids already handled
 	chans  *lru.Cache[string, chanInfo] // channel id → kind and parent
