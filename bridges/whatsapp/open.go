@@ -16,7 +16,8 @@ import (
 // a linked device: see CheckLinked for the error otherwise), turns on the
 // decrypted-event buffer and synchronous acks (a message is acknowledged
 // only once the core recorded it), and looks up the bot's phone numbers
-// (access lists) at every connection. The returned close function closes
+// (access lists) at every connection. whatsmeow's own reconnects are off:
+// Run reconnects. The returned close function closes
 // the device store once Run has returned.
 func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Logger) (*Bridge, func() error, error) {
 	if bot == nil || bot.WhatsApp == nil {
@@ -40,6 +41,9 @@ func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Log
 	cli := whatsmeow.NewClient(dev, Logger(log, "Client"))
 	cli.EnableDecryptedEventBuffer = true
 	cli.SynchronousAck = true
+	// Run reconnects (capped back-off, forever): whatsmeow's own
+	// reconnect waits 2 s more after every failure, without a cap.
+	cli.EnableAutoReconnect = false
 	b := New(Options{
 		Bot:    bot.Name,
 		Client: cli,
@@ -51,7 +55,6 @@ func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Log
 		Approvals:  bot.WhatsApp.Approvals,
 		ConfigPath: configPath,
 	})
-	cli.AutoReconnectHook = b.reconnectHook(func() int { return cli.AutoReconnectErrors })
 	return b, container.Close, nil
 }
 
