@@ -20,7 +20,9 @@ type healthBody struct {
 	Limits map[string]string `json:"limits,omitempty"`
 }
 
-// healthBot is one bot's entry (see bridges.BotState).
+// healthBot is one bot's entry (see bridges.BotState). For a reconnecting
+// bot, since is the start of the outage (not the last attempt), attempt
+// the count of failed attempts in a row and reason the last error.
 type healthBot struct {
 	Bot      string    `json:"bot"`
 	Platform string    `json:"platform"`
