@@ -74,6 +74,7 @@ type Bridge struct {
 	fatal         chan error   // a permanent failure (*bridges.Failure) ends Run
 	redial        chan bool    // the event handler asks Run to connect again (true: drop the socket first)
 	failures      atomic.Int32 // failed connection attempts since WhatsApp last accepted the login
+	up            atomic.Bool  // WhatsApp accepted the login (events.Connected) and the connection was not lost since
 	pace          *pacer
 
 	seen     *lru.Cache[string, bool]        // dedupe keys of accepted messages

@@ -106,14 +106,21 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		return b.onMessage(ctx, e)
 	case *events.Connected:
 		b.failures.Store(0)
+		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
 		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
 	case *events.Disconnected:
-		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: "the connection to WhatsApp was lost",
-			Attempt: int(b.failures.Load())})
+		reason, n := "the connection to WhatsApp was lost", b.failures.Load()
+		if !b.up.Swap(false) {
+			// Closed before the login completed (e.g. a 503 at login): a
+			// failed attempt, so that the next one waits.
+			reason, n = "WhatsApp closed the connection before the login completed", b.failures.Add(1)
+		}
+		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: reason, Attempt: int(n)})
 		b.reconnectSoon(false)
 	case *events.KeepAliveTimeout:
 		if time.Since(e.LastSuccess) > whatsmeow.KeepAliveMaxFailTime {
+			b.up.Store(false)
 			b.report(bridges.BotState{State: bridges.ConnReconnecting,
 				Reason: fmt.Sprintf("WhatsApp has not answered keep-alives for %s", time.Since(e.LastSuccess).Round(time.Second))})
 			b.reconnectSoon(true)

@@ -275,3 +275,48 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 	}
 	other.WaitFor(t, k, waitTimeout, "the other bot's answer", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "pong: still here?") })
 }
+
+// WhatsApp accepting the socket but closing it before the login
+// completes (a 503 at login, which whatsmeow reports only as a
+// disconnection) counts as a failed attempt: the reconnects back off
+// instead of hammering WhatsApp, and the state says so.
+func TestClosedBeforeLoginBacksOff(t *testing.T) {
+	fake := newFakeClient(nil)
+	waits := make(chan time.Duration, 10)
+	pause := func(ctx context.Context, d time.Duration) bool { waits <- d; return ctx.Err() == nil }
+	b := New(Options{Bot: "phone", Client: fake, Reconnect: bridges.Backoff{Pause: pause}})
+	rec := &stateRecorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, rec) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	waitFor(t, fake.IsConnected)
+	for i := 1; i <= 4; i++ {
+		connects := countOp(fake, "Connect")
+		fake.mu.Lock()
+		fake.connected = false
+		fake.mu.Unlock()
+		fake.Dispatch(&events.Disconnected{})
+		if s := rec.last(); s.State != bridges.ConnReconnecting || s.Attempt != i || !strings.Contains(s.Reason, "before the login completed") {
+			t.Errorf("state after close %d = %+v", i, s)
+		}
+		select {
+		case d := <-waits:
+			if ceil := time.Second << (i - 1); d < ceil/2 || d > ceil {
+				t.Errorf("wait %d = %v, want in [%v, %v]", i, d, ceil/2, ceil)
+			}
+		case <-time.After(waitTimeout):
+			t.Fatalf("no back-off before reconnect %d", i)
+		}
+		waitFor(t, func() bool { return countOp(fake, "Connect") == connects+1 })
+	}
+	fake.Dispatch(&events.Connected{})
+	if s := rec.last(); s.State != bridges.ConnConnected {
+		t.Errorf("state after login = %+v", s)
+	}
+}
