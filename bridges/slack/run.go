@@ -51,7 +51,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	redial := make(chan int, 1) // handleEvent → runSocket: an attempt failed (the count)
+	redial := make(chan time.Duration, 1) // handleEvent → runSocket: an attempt failed, wait this long
 	go func() { done <- b.runSocket(ctx, sm, redial) }()
 	var sock socketState
 	for {
@@ -71,12 +71,12 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 				b.log.Error("slack bot stopped", slog.String("err", b.redact.Err(err)))
 				return err
 			}
-			if sock.failed {
-				sock.failed = false
+			if sock.retryIn > 0 {
 				select {
-				case redial <- conn.Failures():
+				case redial <- sock.retryIn:
 				default: // a new session is already due
 				}
+				sock.retryIn = 0
 			}
 		}
 	}
@@ -84,8 +84,8 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 
 // socketState is what Run remembers between socketmode events.
 type socketState struct {
-	lastErr string // the latest read error on the socket (redacted); "" after hello
-	failed  bool   // the event was a failed connection attempt: start a new session after a delay
+	lastErr string        // the latest read error on the socket (redacted); "" after hello
+	retryIn time.Duration // > 0: the event was a failed connection attempt; start a new session after this delay
 }
 
 // authTest learns the bot's ids, retrying transient failures until ctx
@@ -118,31 +118,33 @@ func (b *Bridge) authTest(ctx context.Context, conn *bridges.ConnReporter) (iden
 // runSocket runs Socket Mode sessions until ctx ends (nil) or a fatal
 // error (a *bridges.Failure). A session ends when socketmode's RunContext
 // returns, or when handleEvent saw a failed connection attempt (redial
-// carries the count of failures in a row): socketmode would retry with
-// its own uncapped-by-us delay, so the session is cancelled and a new one
-// starts after b.reconnect's delay. Transient errors never end the loop.
-func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client, redial <-chan int) error {
+// carries the delay it chose: b.reconnect's, or Slack's Retry-After):
+// socketmode would retry after its own delay (up to 5 minutes, no
+// jitter), so the session is cancelled and a new one starts after that
+// delay. Transient errors never end the loop.
+func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client, redial <-chan time.Duration) error {
 	restarts := 0 // sessions that ended by themselves in a row
 	for {
 		started := time.Now()
-		attempt, err := b.socketSession(ctx, sm, redial)
+		retryIn, err := b.socketSession(ctx, sm, redial)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if f := failureOf(err, appToken, "apps.connections.open"); f != nil {
 			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, f)
 		}
-		if attempt == 0 { // RunContext returned by itself
+		if retryIn == 0 { // RunContext returned by itself
 			if time.Since(started) > sessionCalm {
 				restarts = 0
 			}
 			restarts++
-			attempt = restarts
-			b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)), slog.Int("attempt", attempt))
+			retryIn = b.reconnect.Delay(restarts)
+			b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)),
+				slog.Int("attempt", restarts), slog.Duration("retry_in", retryIn))
 		} else {
 			restarts = 0
 		}
-		if !b.reconnect.Wait(ctx, attempt) {
+		if !b.reconnect.Sleep(ctx, retryIn) {
 			return nil
 		}
 	}
@@ -165,10 +167,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // socketSession runs one socketmode session. It returns RunContext's
-// error with attempt 0 when the session ended by itself, or the count
+// error with retryIn 0 when the session ended by itself, or the delay
 // from redial (> 0) after cancelling the session because a connection
 // attempt failed.
-func (b *Bridge) socketSession(ctx context.Context, sm *socketmode.Client, redial <-chan int) (attempt int, err error) {
+func (b *Bridge) socketSession(ctx context.Context, sm *socketmode.Client, redial <-chan time.Duration) (retryIn time.Duration, err error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
@@ -176,10 +178,10 @@ func (b *Bridge) socketSession(ctx context.Context, sm *socketmode.Client, redia
 	select {
 	case err := <-errc:
 		return 0, err
-	case n := <-redial:
+	case d := <-redial:
 		cancel()
 		<-errc
-		return max(n, 1), nil
+		return d, nil
 	}
 }
 
@@ -220,8 +222,12 @@ func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridg
 		}
 		msg := b.redact.Err(err)
 		conn.Failed(msg)
-		sock.failed = true
-		b.log.Warn("slack socket connection failed", slog.String("err", msg), slog.Int("attempt", conn.Failures()))
+		sock.retryIn = b.reconnect.Delay(conn.Failures())
+		if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
+			sock.retryIn = max(sock.retryIn, rl.RetryAfter)
+		}
+		b.log.Warn("slack socket connection failed", slog.String("err", msg), slog.Int("attempt", conn.Failures()),
+			slog.Duration("retry_in", sock.retryIn))
 	case socketmode.EventTypeInvalidAuth:
 		b.log.Error("slack rejected the app token")
 	case socketmode.EventTypeHello:

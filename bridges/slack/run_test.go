@@ -396,3 +396,30 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 		t.Errorf("state after the outage = %+v", s)
 	}
 }
+
+// A 429 from apps.connections.open is waited out for at least its
+// Retry-After, however short the back-off.
+func TestSocketModeRetryAfterRespected(t *testing.T) {
+	fake := slackfake.New(t, slackfake.WithoutEcho())
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	waits := make(chan time.Duration, 100)
+	b.reconnect = bridges.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Pause: func(ctx context.Context, d time.Duration) bool {
+		waits <- d
+		return ctx.Err() == nil
+	}}
+	h, _ := runBridge(t, b)
+	h.waitStates(t, 2)
+	fake.Inject429("apps.connections.open", 1)
+	fake.DropSocket()
+	if err := fake.WaitForConnections(2, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-waits:
+		if d < time.Second {
+			t.Errorf("waited %v after a 429 with Retry-After: 1, want ≥ 1s", d)
+		}
+	default:
+		t.Fatal("no wait after the 429")
+	}
+}
