@@ -40,8 +40,8 @@ type BotState struct {
 	Remedy  string    // failed: one of the Remedy constants
 	Hint    string    // failed: what to do, as a sentence (a command to run, a setting to fix)
 	Until   time.Time // RemedyWait: when the wait ends (zero = unknown)
-	Attempt int       // reconnecting: failed attempts so far
-	Since   time.Time // when State began; set by the core
+	Attempt int       // reconnecting: failed attempts in a row so far
+	Since   time.Time // when State began (reconnecting: the start of the outage, kept across attempts); set by the core
 }
 
 // BotStatus is one configured bot's state (Core.BotStates).
@@ -189,12 +189,25 @@ func (c *Core) runPlatform(ctx context.Context, name string, p Platform) error {
 	return fmt.Errorf("platform of bot %s: %w", name, err)
 }
 
-// stateSummary is a bot's state in one line for chat (!status).
-func stateSummary(s BotStatus) string {
+// stateSummary is a bot's state in one line for chat (!status) at now.
+// A reconnecting bot says since when (the start of the outage, and how
+// long ago), how many attempts failed and the last error.
+func stateSummary(s BotStatus, now time.Time) string {
 	line := string(s.State)
+	if s.State == ConnReconnecting && !s.Since.IsZero() {
+		line += " since " + s.Since.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + roundAgo(now.Sub(s.Since)) + " ago"
+		if s.Attempt > 0 {
+			line += fmt.Sprintf(", %d failed attempts", s.Attempt)
+		}
+		line += ")"
+	}
 	if s.State == ConnFailed || s.State == ConnReconnecting {
 		if s.Reason != "" {
-			line += ": " + oneLine(s.Reason, 200)
+			sep := ": "
+			if s.State == ConnReconnecting && s.Attempt > 0 {
+				sep = "; last error: "
+			}
+			line += sep + oneLine(s.Reason, 200)
 		}
 		if s.Hint != "" {
 			line += " — " + oneLine(s.Hint, 200)
@@ -206,17 +219,28 @@ func stateSummary(s BotStatus) string {
 	return line
 }
 
+// roundAgo is d for people: whole seconds under a minute, else whole
+// minutes (never negative).
+func roundAgo(d time.Duration) string {
+	d = max(d, 0)
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+}
+
 // connectionLines are !status's lines about connections: this bot's
 // state and, for an admin, every other bot that is not connected or
 // running (others do not learn the names of the bridge's other bots).
 func (cv *conversation) connectionLines(who author) string {
 	var b strings.Builder
+	now := cv.core.clock.Now()
 	for _, s := range cv.core.BotStates() {
 		switch {
 		case s.Bot == cv.bot.Name:
-			b.WriteString("\n• connection: " + stateSummary(s))
+			b.WriteString("\n• connection: " + stateSummary(s, now))
 		case isAdmin(cv.bot, who.id) && s.State != ConnConnected && s.State != ConnRunning:
-			b.WriteString("\n• bot " + codeSpan(s.Bot) + ": " + stateSummary(s))
+			b.WriteString("\n• bot " + codeSpan(s.Bot) + ": " + stateSummary(s, now))
 		}
 	}
 	return b.String()
