@@ -97,15 +97,25 @@ func (c *Console) errorPage(w http.ResponseWriter, r *http.Request, status int, 
 	}{status, http.StatusText(status), msg})
 }
 
-// staticHandler serves the embedded static/ files under /static/.
+// staticHandler serves the embedded static/ files under /static/, and
+// /static/code.css, the colours of highlighted code (highlight.go).
 func staticHandler() http.Handler {
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(err) // the embedded tree always has static/
 	}
+	css, err := codeCSS()
+	if err != nil {
+		panic(err) // the styles are compiled into chroma
+	}
 	fsrv := http.StripPrefix("/static/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
+		if r.URL.Path == "/static/code.css" {
+			w.Header().Set("Content-Type", "text/css; charset=utf-8")
+			_, _ = w.Write(css)
+			return
+		}
 		fsrv.ServeHTTP(w, r)
 	})
 }
