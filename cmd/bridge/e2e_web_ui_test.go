@@ -149,10 +149,11 @@ func TestWebConsoleUI(t *testing.T) {
 		{"usage", "/admin/usage", `document.getElementById("usage")`},
 		{"audit", "/admin/audit", `document.getElementById("audit")`},
 		{"config", "/admin/config", `document.getElementById("summary")`},
+		{"not found", "/chat/no-such-conversation", `document.getElementById("error-message")`},
 	}
 	// The screenshots docs/web.md shows (WEB_SCREENSHOTS=$PWD/docs).
-	screenshots := map[string]bool{"web-chat-phone-dark.png": true, "web-chat-desktop-dark.png": true,
-		"web-approvals-phone-light.png": true, "web-audit-desktop-light.png": true, "web-agents-phone-dark.png": true}
+	screenshots := map[string]bool{"web-chat-desktop-dark.png": true, "web-approvals-phone-light.png": true,
+		"web-audit-desktop-light.png": true}
 	for _, v := range []viewport{phone, desktop} {
 		for _, scheme := range []string{"light", "dark"} {
 			t.Run(fmt.Sprintf("every page fits and passes axe, %s %s", v.name, scheme), func(t *testing.T) {
