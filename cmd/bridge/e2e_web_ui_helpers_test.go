@@ -23,6 +23,7 @@ type viewport struct {
 
 var (
 	phone   = viewport{"phone", 390, 844}
+	tablet  = viewport{"tablet", 820, 1180} // between the layouts: the sidebar shows, tables stack
 	desktop = viewport{"desktop", 1280, 800}
 )
 

@@ -203,10 +203,14 @@
 
   // Operator pages refresh themselves every few seconds (not while the
   // keyboard focus is inside them, which a refresh would lose).
+  // shown holds the server's HTML of each refreshed part as last received
+  // (the page's copy differs: enhance() rewrites times).
   function refresh() {
     var panel = document.getElementById("admin-content");
     if (!panel || !panel.hasAttribute("data-refresh")) return;
-    setInterval(function () {
+    var ids = ["admin-content", "pending-badge"], shown = {};
+    ids.forEach(function (id) { var e = document.getElementById(id); if (e) shown[id] = e.innerHTML; });
+    return function start() { setInterval(function () {
       if (document.hidden) return;
       var cur = document.getElementById("admin-content");
       if (cur && cur.contains(document.activeElement)) return;
@@ -215,28 +219,28 @@
         .then(function (html) {
           if (!html) return;
           var doc = new DOMParser().parseFromString(html, "text/html");
-          [["admin-content"], ["pending-badge"]].forEach(function (id) {
-            var now = document.getElementById(id[0]), next = doc.getElementById(id[0]);
-            if (now && next && now.innerHTML !== next.innerHTML) {
+          ids.forEach(function (id) {
+            var now = document.getElementById(id), next = doc.getElementById(id);
+            if (now && next && shown[id] !== next.innerHTML) {
+              shown[id] = next.innerHTML;
               now.replaceWith(next);
               enhance(next);
             }
           });
-          var now = document.getElementById("admin-content");
-          if (now) now.dataset.refreshed = String(Date.now());
         })
         .catch(function () { /* offline: try again later */ });
-    }, 3000);
+    }, 3000); };
   }
 
   window.addEventListener("hashchange", signinFromFragment);
   document.addEventListener("DOMContentLoaded", function () {
     signinFromFragment();
+    var refreshing = refresh(); // before enhance: it keeps the server's HTML
     themeToggle();
     enhance(document);
     asyncForms();
     drawer();
     chat();
-    refresh();
+    if (refreshing) refreshing();
   });
 })();
