@@ -136,9 +136,20 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 	}
 	cv.cardSeq++
 	cd.seq = cv.cardSeq
-	if t := cv.turn; t != nil && t.live.posted {
-		// Close the live message so the rest of the turn appears below the card.
-		cv.finishLive(ctx, tail(render(t.segs), cv.maxRunes()))
+	if t := cv.turn; t != nil && (t.live.posted || cv.streams() && hasText(t.segs)) {
+		// Close the live message so the rest of the turn appears below the
+		// card. On a quick turn its first post is not due yet: post the text
+		// that introduces the card now, or it would show below the card.
+		text := tail(render(t.segs), cv.maxRunes())
+		if t.live.posted {
+			cv.finishLive(ctx, text)
+		} else if text != "" {
+			cv.cancelTimer(timerLive, "")
+			cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+			if _, err := cv.post(ctx, Message{Text: text, ReplyTo: t.replyTo}); err != nil {
+				cv.log.Warn("post the text before a card", "err", err)
+			}
+		}
 		t.live = liveMsg{}
 		t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
 	}
@@ -168,6 +179,16 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		cv.log.Error("store card reference", "request", cd.id, "err", err)
 	}
 	cv.cards[cd.id] = cd
+}
+
+// hasText reports whether segs hold assistant text (not only tool lines).
+func hasText(segs []segment) bool {
+	for _, s := range segs {
+		if s.kind == segText && strings.TrimSpace(s.text) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // onAction handles a click on one of this conversation's cards.

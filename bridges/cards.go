@@ -240,6 +240,8 @@ func (cd *card) message(lim Limits, maxRunes int) Message {
 	if !useButtons {
 		text += "\n\n" + cd.textChoices()
 		buttons = nil
+	} else if cd.kind == cardQuestion {
+		text += "\n_Or type your own answer: your next message answers this question._"
 	}
 	return Message{Text: truncate(text, maxRunes), CardID: cd.id, Buttons: buttons}
 }
