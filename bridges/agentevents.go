@@ -193,8 +193,19 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	if len(replies) > 0 {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
-	rows, err := cv.core.st.EndTurn(ctx, usage, replies)
-	if err != nil {
+	var rows []store.OutboxMessage
+	st := cv.core.st
+	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "turn's reply", do: func(ctx context.Context) error {
+		var err error
+		rows, err = st.EndTurn(ctx, usage, replies)
+		return err
+	}})
+	switch {
+	case kept:
+		// Posted once recorded (retryUnrecorded): a reply is never posted
+		// unrecorded, so it cannot be lost or posted twice.
+		cv.notice(ctx, "⚠️ The bridge's disk is full: the agent's answer is kept and will be posted as soon as the bridge can record it.")
+	case err != nil:
 		cv.log.Error("store the turn's usage and reply; posting the reply directly", "err", err)
 		cv.addUsage(ctx, usage)
 		for _, c := range parts {
@@ -220,7 +231,9 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 
 // addUsage records a turn's usage on its own (see onResult).
 func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
-	if err := cv.core.st.AddUsage(ctx, u); err != nil {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "usage",
+		do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
 		cv.log.Error("record usage", "err", err)
 	}
 }
