@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // healthBody is /healthz's JSON answer.
@@ -18,6 +19,8 @@ type healthBody struct {
 	// Limits say, per agent profile, which resource limits hold (see
 	// openLimits): e.g. "memory 4 GiB, 512 processes, CPU 1 (cgroup v1)".
 	Limits map[string]string `json:"limits,omitempty"`
+	// Storage says whether the database can be written (health_storage.go).
+	Storage *healthStorage `json:"storage,omitempty"`
 }
 
 // healthBot is one bot's entry (see bridges.BotState).
@@ -46,9 +49,18 @@ func healthHandler(states func() []bridges.BotStatus) http.Handler {
 // healthHandlerWith is healthHandler that also shows the agent profiles'
 // resource limits.
 func healthHandlerWith(states func() []bridges.BotStatus, limits map[string]string) http.Handler {
+	return healthHandlerStorage(states, limits, nil)
+}
+
+// healthHandlerStorage is healthHandlerWith that also shows whether the
+// database can be written (storage may be nil).
+func healthHandlerStorage(states func() []bridges.BotStatus, limits map[string]string, storage func() store.WriteHealth) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		body := health(states())
 		body.Limits = limits
+		if storage != nil {
+			body.addStorage(storage())
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if body.Status == "failed" {
