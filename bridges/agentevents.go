@@ -194,10 +194,22 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
 	var rows []store.OutboxMessage
-	st := cv.core.st
+	st, liveRef := cv.core.st, t.live.ref
+	var stream streamEnd
+	if replyInStream { // the reply ends the stream, also when recorded late
+		stream = streamEnd{s: t.live.stream.s, last: streamLast}
+		t.live.stream.s = nil
+	}
 	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "turn's reply", do: func(ctx context.Context) error {
 		var err error
 		rows, err = st.EndTurn(ctx, usage, replies)
+		switch {
+		case err != nil || len(rows) == 0:
+		case replyInLive:
+			cv.editReply[rows[0].ID] = liveRef // the live message becomes the reply
+		case replyInStream:
+			cv.streamReply[rows[0].ID] = stream
+		}
 		return err
 	}})
 	switch {
@@ -212,13 +224,9 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 			cv.notice(ctx, c)
 		}
 	}
-	for i, row := range rows {
-		if i == 0 && replyInLive {
-			cv.editReply[row.ID] = t.live.ref
-		}
-		if i == 0 && replyInStream {
-			cv.streamReply[row.ID] = streamEnd{s: t.live.stream.s, last: streamLast}
-			t.live.stream.s = nil
+	if err != nil && !kept && stream.s != nil { // posted directly: the stream ends without it
+		if serr := stream.s.Stop(ctx, stream.last); serr != nil {
+			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
 	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status

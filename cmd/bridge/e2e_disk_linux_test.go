@@ -3,12 +3,15 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/internal/tmpfstest"
 )
@@ -150,4 +153,90 @@ func waitStorage(t *testing.T, p *bridgeProc, want string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("/healthz storage never %q (last %+v)\nlogs:\n%s", want, last, fmt.Sprint(p.logs))
+}
+
+// TestSlackE2EDiskFullMidTurn: the disk fills up while the agent answers.
+// What must not be lost: the answer (its outbox row cannot be written) and
+// the ledger's record that the message was answered. The answer is kept
+// in memory and posted once, after space returns; a restart afterwards
+// answers nothing again (the ledger marks were recorded, in order).
+// About 20 s with the real CLI.
+func TestSlackE2EDiskFullMidTurn(t *testing.T) {
+	const midAnswer = "pong: [slow 30] mid turn......" // the fake model's answer, padded by [slow]
+	dataDir := tmpfstest.Mount(t, 16<<20)
+	e := startSlackBridgeWith(t, profileOptions{dataDir: dataDir})
+	first := e.slack.Mention(slackChan, alice, "warm up", "")
+	e.waitThreadText(t, first, "pong: warm up")
+
+	e.slack.SendMessage(slackChan, alice, "[slow 30] mid turn", first) // streams for 3 s
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return strings.Contains(fakemodel.LastUserText(r), "mid turn")
+	}); err != nil {
+		t.Fatalf("the model never got the message: %v", err)
+	}
+	filler := tmpfstest.Fill(t, dataDir)
+	e.waitThreadText(t, first, "disk is full")
+	waitStorage(t, e.bridge, "full")
+	// The live message shows the streamed text; the reply (with its cost
+	// footer) waits until it is recorded.
+	if n := e.answers(midAnswer + "\n\n_"); n != 0 {
+		t.Fatalf("the answer was posted %d times before it was recorded\nposts: %s", n, e.dump())
+	}
+	filler.Free(t)
+	e.waitThreadText(t, first, midAnswer+"\n\n_")
+	waitStorage(t, e.bridge, "ok")
+
+	e.slack.SendMessage(slackChan, alice, "after", first)
+	e.waitThreadText(t, first, "pong: after")
+	// The CLI reports a message completed just after its answer: wait for
+	// that before stopping, or the restart would rightly deliver it again.
+	waitLedgerFinal(t, filepath.Join(dataDir, "bridge.db"))
+	if err := e.bridge.stop(60 * time.Second); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	e.ab.restart(t)
+	e.slack.SendMessage(slackChan, alice, "after restart", first)
+	e.waitThreadText(t, first, "pong: after restart")
+	for _, want := range []string{"pong: warm up", midAnswer, "pong: after", "pong: after restart"} {
+		if n := e.answers(want); n != 1 && !(want == "pong: after" && n == 2) { // "pong: after restart" contains "pong: after"
+			t.Errorf("%q answered %d times, want once\nposts: %s", want, n, e.dump())
+		}
+	}
+	if got := modelAsked(e, "mid turn"); got != 1 {
+		t.Errorf("the model got %q %d times, want once (redelivered after the restart?)", "mid turn", got)
+	}
+}
+
+// modelAsked counts the model requests whose newest user text contains s.
+func modelAsked(e *slackEnv, s string) int {
+	n := 0
+	for _, r := range e.model.MessagesRequests() {
+		if strings.Contains(fakemodel.LastUserText(r), s) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitLedgerFinal waits until every inbox message in the database at path
+// is in a final state (read-only, next to the running bridge).
+func waitLedgerFinal(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(e2eWait)
+	for {
+		var open int
+		err := db.QueryRow(`SELECT count(*) FROM inbox WHERE state IN ('pending', 'sent', 'started')`).Scan(&open)
+		if err == nil && open == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("inbox messages still open after %v: %d, %v", e2eWait, open, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
