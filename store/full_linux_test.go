@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/internal/tmpfstest"
 )
@@ -76,7 +77,17 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("read while full: %v", err)
 	}
 
+	if h := s.WriteHealth(); !h.Full { // its space probe finds no room either
+		t.Fatalf("WriteHealth while still full = %+v; want Full", h)
+	}
+
 	filler.Free(t)
+	// Without any write, the condition clears by itself at the next
+	// space probe.
+	s.health.lastProbe = time.Time{}
+	if h := s.WriteHealth(); h.Full {
+		t.Fatalf("WriteHealth after space returned, before any write = %+v; want not full", h)
+	}
 	if err := enqueue("after-0"); err != nil {
 		t.Fatalf("Enqueue after space returned: %v", err)
 	}

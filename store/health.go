@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -43,10 +45,11 @@ func IsFull(err error) bool {
 // writeHealth tracks WriteHealth for a Store and logs the condition at
 // most once per fullLogEvery. It is safe for concurrent use.
 type writeHealth struct {
-	mu       sync.Mutex
-	h        WriteHealth
-	lastLog  time.Time
-	sinceLog int64 // failures since lastLog
+	mu        sync.Mutex
+	h         WriteHealth
+	lastLog   time.Time
+	lastProbe time.Time // WriteHealth's last space probe
+	sinceLog  int64     // failures since lastLog
 }
 
 // noteWrite records the outcome of one write and returns err, wrapped with
@@ -91,10 +94,46 @@ func (s *Store) noteWrite(err error) error {
 	return fmt.Errorf("%w: %w", ErrFull, err)
 }
 
+// probeEvery bounds how often WriteHealth checks for free space while the
+// database is full.
+const probeEvery = 5 * time.Second
+
+// probeSize is what the space probe writes: room for a few WAL frames.
+const probeSize = 64 << 10
+
 // WriteHealth returns whether the database can be written (see
-// WriteHealth). It never blocks on the database.
+// WriteHealth). While it is full, it also checks (at most every
+// probeEvery) whether the database's directory has room again, so that
+// the condition clears by itself even when no write comes; a write that
+// still fails sets it again. It never blocks on the database.
 func (s *Store) WriteHealth() WriteHealth {
-	s.health.mu.Lock()
-	defer s.health.mu.Unlock()
-	return s.health.h
+	w := &s.health
+	w.mu.Lock()
+	now := s.now()
+	due := w.h.Full && now.Sub(w.lastProbe) >= probeEvery
+	if due {
+		w.lastProbe = now
+	}
+	h := w.h
+	w.mu.Unlock()
+	if !due || s.probeSpace() != nil {
+		return h
+	}
+	_ = s.noteWrite(nil)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.h
+}
+
+// probeSpace writes, syncs and removes a small file next to the database.
+func (s *Store) probeSpace() error {
+	f, err := os.CreateTemp(filepath.Dir(s.path), ".space-probe-*")
+	if err != nil {
+		return fmt.Errorf("space probe: %w", err)
+	}
+	_, err = f.Write(make([]byte, probeSize))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close(), os.Remove(f.Name()))
 }

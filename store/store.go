@@ -36,6 +36,7 @@ type Store struct {
 	w      *sql.DB     // writes and transactions: at most one connection
 	gate   writeGate   // who writes next (see writegate.go)
 	health writeHealth // whether writes fail for want of space (health.go)
+	path   string      // the database file
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -79,7 +80,7 @@ func openParams(ctx context.Context, path string, logger *slog.Logger, ms []migr
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
 	}
 	w.SetMaxOpenConns(1)
-	s := &Store{db: db, w: w, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
+	s := &Store{db: db, w: w, path: path, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
 	if err := s.init(ctx, ms); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close(), w.Close())
 	}
