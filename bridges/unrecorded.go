@@ -25,8 +25,8 @@ type unrecordedWrite struct {
 
 // recordInOrder makes the store write w, or keeps it for later when the
 // database cannot be written now (a full disk) or when earlier writes
-// still wait: the worker's ledger marks, turn results and usage are then
-// recorded in the order they happened, nothing is lost while the bridge
+// still wait: the worker's ledger marks, turn results, usage, posted marks
+// and approval audit entries are then recorded in the order they happened, nothing is lost while the bridge
 // runs, and no message whose mark waits is delivered twice
 // (deliverPending skips it, see waitsForMark), nor a reply posted twice. It returns whether the
 // write was kept for later, and any other error of the write.
@@ -72,7 +72,7 @@ func (cv *conversation) retryUnrecorded(ctx context.Context) {
 			cv.after(cv.unrecordedDelay, timerDisk, "")
 			return
 		}
-		if err != nil && !errors.Is(err, store.ErrBadTransition) {
+		if err != nil && !errors.Is(err, store.ErrBadTransition) && !errors.Is(err, store.ErrAlreadyDecided) {
 			cv.log.Error("write kept while the disk was full failed; dropping it", "write", w.what, "err", err)
 		}
 		cv.unrecorded[0] = unrecordedWrite{}
@@ -82,4 +82,12 @@ func (cv *conversation) retryUnrecorded(ctx context.Context) {
 	cv.log.Info("writes kept while the disk was full are recorded")
 	cv.flushOutbox(ctx)
 	cv.deliverPending(ctx)
+}
+
+// recordOrLog is recordInOrder for a write whose other errors are logged
+// as "failed to <what>" with attrs.
+func (cv *conversation) recordOrLog(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: what, do: do}); err != nil {
+		cv.log.Error(what, append(attrs, "err", err)...)
+	}
 }
