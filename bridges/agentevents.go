@@ -224,7 +224,7 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 			cv.notice(ctx, c)
 		}
 	}
-	if err != nil && !kept && stream.s != nil { // posted directly: the stream ends without it
+	if !kept && stream.s != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
 		if serr := stream.s.Stop(ctx, stream.last); serr != nil {
 			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
