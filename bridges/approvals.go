@@ -117,12 +117,10 @@ func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRe
 // once, with desc naming what decided, and counts it.
 func (cv *conversation) autoDecision(ctx context.Context, req agent.PermissionRequest, d agent.Decision, audit store.Decision, desc, msg string) {
 	cv.respond(ctx, req.RequestID, d)
-	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+	cv.auditRequest(ctx, store.Approval{
 		ID: req.RequestID, ConversationID: cv.id, ToolName: req.ToolName, Input: req.Input,
 		RequestedBy: strings.Join(authorIDs(cv.requesters()), ","),
-	}); err != nil {
-		cv.log.Error("audit permission request", "request", req.RequestID, "err", err)
-	}
+	})
 	cv.audit(ctx, req.RequestID, audit, desc, msg)
 	cv.log.Info("permission decided without a card", "tool", req.ToolName, "decision", audit, "by", desc)
 }
@@ -156,12 +154,10 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 	if d := cv.profile.ApprovalTimeout; d > 0 {
 		cv.after(d, timerApproval, cd.id) // counted from when the card shows
 	}
-	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+	cv.auditRequest(ctx, store.Approval{
 		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
 		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
-	}); err != nil {
-		cv.log.Error("audit permission request", "request", cd.id, "err", err)
-	}
+	})
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	ref, err := cv.post(ctx, cd.message(cv.limits, cv.maxRunes()))
 	if err != nil {
@@ -175,9 +171,10 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		return
 	}
 	cd.ref, cd.posted = ref, true
-	if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref)); err != nil {
-		cv.log.Error("store card reference", "request", cd.id, "err", err)
-	}
+	st, id := cv.core.st, cd.id
+	cv.recordOrLog(ctx, "store card reference", func(ctx context.Context) error {
+		return st.SetApprovalCardRef(ctx, id, encodeRef(ref))
+	}, "request", id)
 	cv.cards[cd.id] = cd
 }
 
@@ -271,12 +268,25 @@ func (cv *conversation) respond(ctx context.Context, id string, d agent.Decision
 	}
 }
 
-// audit records a decision in the approvals table.
+// auditRequest records a permission request in the approvals table (on a
+// full disk, once it has room: recordInOrder).
+func (cv *conversation) auditRequest(ctx context.Context, a store.Approval) {
+	st := cv.core.st
+	cv.recordOrLog(ctx, "audit permission request", func(ctx context.Context) error {
+		_, err := st.RecordApprovalRequest(ctx, a)
+		return err
+	}, "request", a.ID)
+}
+
+// audit records a decision in the approvals table (on a full disk, once
+// it has room, after its request).
 func (cv *conversation) audit(ctx context.Context, id string, d store.Decision, by, msg string) {
 	cv.core.opts.Metrics.approval(cv.bot.Name, string(d))
-	if _, err := cv.core.st.RecordApprovalDecision(ctx, id, d, by, msg); err != nil {
-		cv.log.Error("audit permission decision", "request", id, "decision", d, "err", err)
-	}
+	st := cv.core.st
+	cv.recordOrLog(ctx, "audit permission decision", func(ctx context.Context) error {
+		_, err := st.RecordApprovalDecision(ctx, id, d, by, msg)
+		return err
+	}, "request", id, "decision", d)
 }
 
 // retireCard shows how a card ended (no buttons) and forgets it. Where the

@@ -42,15 +42,12 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		return
 	}
 	for _, row := range rows {
+		if cv.waitsForMark(row.ID) {
+			continue // posted; recorded once the disk has room (unrecorded.go)
+		}
 		err := cv.postReply(ctx, row)
 		if err == nil {
-			// Posted: record it even while the bridge stops, or the next
-			// run would post it again.
-			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
-			if err := cv.core.st.MarkOutboxPosted(mctx, row.ID); err != nil {
-				cv.log.Error("mark reply posted", "outbox", row.ID, "err", err)
-			}
-			cancel()
+			cv.markPosted(ctx, row.ID)
 			if row.Attempts > 0 {
 				cv.log.Info("reply posted after failed attempts", "outbox", row.ID, "attempts", row.Attempts,
 					"waited", cv.core.clock.Now().Sub(row.FirstFailedAt).Round(time.Second))
@@ -123,6 +120,20 @@ func (c *Core) giveUpAfter() time.Duration {
 		return d
 	}
 	return config.DefaultGiveUpAfter
+}
+
+// markPosted records that reply id was posted, even while the bridge
+// stops (or the next run would post it again); when the disk is full, as
+// soon as it has room (recordInOrder).
+func (cv *conversation) markPosted(ctx context.Context, id string) {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "reply posted", markID: id, do: func(ctx context.Context) error {
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
+		defer cancel()
+		return st.MarkOutboxPosted(mctx, id)
+	}}); err != nil {
+		cv.log.Error("mark reply posted", "outbox", id, "err", err)
+	}
 }
 
 // retryOutbox schedules the next flush with exponential backoff: the first

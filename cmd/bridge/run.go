@@ -108,6 +108,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	agents := bridges.NewAgentPool(pool)
 	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
+	registerStorageMetrics(reg, st.WriteHealth)
 	core := bridges.NewCore(bridges.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
@@ -122,7 +123,8 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates, limits, core.OutboxSummary), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates,
+			healthSources{limits: limits, replies: core.OutboxSummary, storage: st.WriteHealth}), console)
 		if err != nil {
 			return err
 		}
