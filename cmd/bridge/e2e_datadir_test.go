@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,5 +103,28 @@ func TestListenAddressTaken(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestMakeRunPortTaken: `make run` with its port taken by another process
+// names that process and says how to choose another port, then exits.
+func TestMakeRunPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	m := startMakeRun(t, "BRIDGE_LISTEN="+ln.Addr().String())
+	sm := m.waitOutput(t, regexp.MustCompile(`http\.listen \S+ is taken by process (\d+) `), makeRunStart)
+	if sm[1] != strconv.Itoa(os.Getpid()) {
+		t.Errorf("make run named pid %s, want the test's %d", sm[1], os.Getpid())
+	}
+	select {
+	case <-m.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("make run kept running with its port taken")
+	}
+	if out := m.out.String(); !strings.Contains(out, "BRIDGE_LISTEN=127.0.0.1:8080 make run") || m.cmd.ProcessState.Success() {
+		t.Errorf("make run (%v) did not say how to choose another port:\n%s", m.cmd.ProcessState, out)
 	}
 }
