@@ -26,7 +26,7 @@ const maxCommand = 120
 // Owner is a process listening on the port.
 type Owner struct {
 	PID     int
-	Command string // its command line, arguments joined by spaces, cut at 120 characters
+	Command string // its program's name (argv[0]'s base name, at most 120 characters), without arguments
 }
 
 // tcpListen is the state column's value of a listening socket.
@@ -108,13 +108,19 @@ func socketOwner(proc string, inodes map[string]bool) (Owner, error) {
 	return Owner{}, ErrNotFound
 }
 
-// command is a process's command line for people ("" when unreadable).
+// command is a process's program name for people: the base name of its
+// argv[0] ("" when unreadable). Its arguments are left out: another
+// process's command line may carry secrets, and this ends up in logs.
 func command(proc, pid string) string {
 	b, err := os.ReadFile(filepath.Join(proc, pid, "cmdline"))
 	if err != nil {
 		return ""
 	}
-	s := strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(b, "\x00")), "\x00", " "))
+	argv0, _, _ := bytes.Cut(b, []byte{0})
+	s := filepath.Base(strings.TrimSpace(string(argv0)))
+	if s == "." || s == "/" {
+		return ""
+	}
 	if r := []rune(s); len(r) > maxCommand {
 		s = string(r[:maxCommand-1]) + "…"
 	}
