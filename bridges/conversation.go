@@ -149,6 +149,7 @@ type conversation struct {
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outboxRetrying     bool
+	untoldGiveUp       bool // a given-up reply's notice could not be posted (tellGivenUp)
 	outboxDelay        time.Duration
 	editReply          map[string]MessageRef // outbox id → live message to edit instead of posting
 	streamReply        map[string]streamEnd  // outbox id → stream to stop instead of posting

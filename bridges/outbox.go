@@ -81,9 +81,29 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		cv.core.opts.Metrics.outboxGivenUp(cv.bot.Name, reason)
 		cv.log.Error("reply could not be posted; giving up", "outbox", row.ID, "reason", reason,
 			"attempts", upd.Attempts, "age", cv.core.clock.Now().Sub(row.CreatedAt).Round(time.Second), "err", err)
-		cv.notice(ctx, cv.failedNotice(reason, row, err))
+		cv.tellGivenUp(ctx, row, cv.failedNotice(reason, row, err))
 	}
 	cv.outboxDelay = 0
+}
+
+// tellGivenUp posts notice, which says that reply row was given up, in the
+// conversation. When the conversation cannot take it either (its channel
+// is gone, the bot was removed), the first such failure of the
+// conversation is logged as an error with the bot and conversation, later
+// ones at debug level: the given-up replies are already logged one by one,
+// counted in agentbridge_outbox_failed_total and shown in /healthz
+// (failed_24h) and the operator view.
+func (cv *conversation) tellGivenUp(ctx context.Context, row store.OutboxMessage, notice string) {
+	err := cv.postNotice(ctx, notice)
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case !cv.untoldGiveUp:
+		cv.untoldGiveUp = true
+		cv.log.Error("could not tell the conversation that a reply was given up; /healthz failed_24h and the operator view show it",
+			"bot", cv.bot.Name, "outbox", row.ID, "err", err)
+	default:
+		cv.log.Debug("could not tell the conversation that another reply was given up", "outbox", row.ID, "err", err)
+	}
 }
 
 // Why a reply is given up (the reason label of agentbridge_outbox_failed_total).

@@ -44,6 +44,15 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
 			"path", rf.config, "data_dir", cfg.DataDir)
 	}
+	lock, err := lockDataDir(cfg.DataDir) // owner.go: before anything in data_dir is opened
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := lock.Release(); err != nil {
+			logger.Warn("release data_dir lock", "err", err)
+		}
+	}()
 	if rf.demo {
 		model, err := startDemo(cfg, logger)
 		if err != nil {
@@ -126,7 +135,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates,
 			healthSources{limits: limits, replies: core.OutboxSummary, storage: st.WriteHealth}), console)
 		if err != nil {
-			return err
+			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
 		logger.Info("http listening", "addr", ln.Addr().String())
 		if console != nil {
