@@ -28,30 +28,67 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b.mu.Lock()
-	if b.running {
-		b.mu.Unlock()
-		return fmt.Errorf("discord bot %q: %w", b.name, ErrAlreadyRunning)
+	if err := b.markRunning(runCtx); err != nil {
+		return err
 	}
-	b.running, b.runCtx = true, runCtx
-	b.mu.Unlock()
 
 	// Messages go through one ordered queue and worker. The worker uses a
 	// context that outlives ctx so that what the gateway already delivered
 	// is still handed to the core during shutdown (Discord will not send
 	// it again).
-	msgs := make(chan *discordgo.Message, b.queueSize)
-	stop := make(chan struct{})
-	workerDone := make(chan struct{})
 	deliverCtx := context.WithoutCancel(ctx)
+	q := newInbox(b.queueSize)
 	disconnected := make(chan struct{}, 1)
+	removers := b.addHandlers(deliverCtx, h, q, disconnected)
+	go b.work(deliverCtx, h, q)
+
+	conn := bridges.NewConnReporter(h)
+	conn.Starting()
+	err := b.connectLoop(runCtx, disconnected, conn)
+
+	b.shutdown(q, removers, cancel)
+	if err != nil {
+		b.log.Error("discord gateway stopped", "err", err)
+	}
+	return err
+}
+
+// markRunning records that Run runs with runCtx (the context of the
+// typing renewals), or fails with ErrAlreadyRunning.
+func (b *Bridge) markRunning(runCtx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running {
+		return fmt.Errorf("discord bot %q: %w", b.name, ErrAlreadyRunning)
+	}
+	b.running, b.runCtx = true, runCtx
+	return nil
+}
+
+// inbox is Run's ordered message queue: the MESSAGE_CREATE handler puts
+// messages in msgs, one worker (work) hands them to the core.
+type inbox struct {
+	msgs chan *discordgo.Message
+	stop chan struct{} // closed by shutdown: hand over what is queued, then end
+	done chan struct{} // closed by the worker when it has ended
+}
+
+func newInbox(size int) *inbox {
+	return &inbox{msgs: make(chan *discordgo.Message, size), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// addHandlers subscribes Run to the gateway events: READY, messages (into
+// q), clicks (each on its own goroutine, see goInteraction), new threads
+// (for the channel cache) and disconnects (a signal on disconnected). It
+// returns the functions that remove the handlers again.
+func (b *Bridge) addHandlers(deliverCtx context.Context, h bridges.Handler, q *inbox, disconnected chan<- struct{}) []func() {
 	s := b.session
-	removers := []func(){
+	return []func(){
 		s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { b.onReady(r) }),
 		s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) {
 			select {
-			case msgs <- m.Message:
-			case <-workerDone:
+			case q.msgs <- m.Message:
+			case <-q.done:
 			}
 		}),
 		s.AddHandler(func(_ *discordgo.Session, i *discordgo.InteractionCreate) {
@@ -69,37 +106,40 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 			}
 		}),
 	}
+}
 
-	go func() {
-		defer close(workerDone)
-		for {
-			select {
-			case m := <-msgs:
-				b.handleMessage(deliverCtx, h, m)
-			case <-stop:
-				for {
-					select {
-					case m := <-msgs:
-						b.handleMessage(deliverCtx, h, m)
-					default:
-						return
-					}
+// work is the message worker: it hands q's messages to the core one at a
+// time, in gateway order, until q.stop is closed; then it hands over what
+// is still queued and closes q.done. Run starts it and waits for it.
+func (b *Bridge) work(ctx context.Context, h bridges.Handler, q *inbox) {
+	defer close(q.done)
+	for {
+		select {
+		case m := <-q.msgs:
+			b.handleMessage(ctx, h, m)
+		case <-q.stop:
+			for {
+				select {
+				case m := <-q.msgs:
+					b.handleMessage(ctx, h, m)
+				default:
+					return
 				}
 			}
 		}
-	}()
+	}
+}
 
-	conn := bridges.NewConnReporter(h)
-	conn.Starting()
-	err := b.connectLoop(runCtx, disconnected, conn)
-
-	// Shut down: close the gateway (no more events), let the worker hand
-	// over what is queued, then stop every goroutine the handlers started.
-	if cerr := s.Close(); cerr != nil {
+// shutdown ends a Run: it closes the gateway (no more events), lets the
+// worker hand over what is queued, removes the event handlers, cancels
+// the run's context (cancel) and then stops and waits for every goroutine
+// the handlers started (typing renewals, clicks).
+func (b *Bridge) shutdown(q *inbox, removers []func(), cancel context.CancelFunc) {
+	if cerr := b.session.Close(); cerr != nil {
 		b.log.Debug("close gateway", "err", cerr)
 	}
-	close(stop)
-	<-workerDone
+	close(q.stop)
+	<-q.done
 	for _, remove := range removers {
 		remove()
 	}
@@ -114,10 +154,6 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	b.wg.Wait()
 	b.gateway.abort()
 	b.session.Client.CloseIdleConnections()
-	if err != nil {
-		b.log.Error("discord gateway stopped", "err", err)
-	}
-	return err
 }
 
 func (b *Bridge) onReady(r *discordgo.Ready) {
