@@ -1,8 +1,11 @@
 package discord
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -300,4 +303,87 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+func TestFrameParserFindsCloseCodes(t *testing.T) {
+	t.Parallel()
+	var stream bytes.Buffer
+	stream.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	stream.Write(frame(1, []byte(`{"op":10,"d":{"heartbeat_interval":41250}}`), false))
+	stream.Write(frame(1, bytes.Repeat([]byte("x"), 300), false))    // 16-bit length
+	stream.Write(frame(2, bytes.Repeat([]byte{0x88}, 70000), false)) // 64-bit length, bytes that look like close opcodes
+	stream.Write(frame(9, nil, false))                               // ping, empty
+	stream.Write(frame(8, closePayload(1012, "restart"), true))      // masked
+	stream.Write(frame(8, nil, false))                               // close without a code
+	stream.Write(frame(8, closePayload(4014, "Disallowed intent(s)."), false))
+	data := stream.Bytes()
+	want := []int{1012, 1005, 4014}
+
+	chunkings := map[string]func() []int{
+		"all at once": func() []int { return []int{len(data)} },
+		"byte by byte": func() []int {
+			s := make([]int, len(data))
+			for i := range s {
+				s[i] = 1
+			}
+			return s
+		},
+		"random": func() []int {
+			r := rand.New(rand.NewPCG(1, 2))
+			var s []int
+			for left := len(data); left > 0; {
+				n := min(left, 1+r.IntN(700))
+				s = append(s, n)
+				left -= n
+			}
+			return s
+		},
+	}
+	for name, chunks := range chunkings {
+		t.Run(name, func(t *testing.T) {
+			var got []int
+			p := frameParser{onClose: func(code int) { got = append(got, code) }}
+			off := 0
+			for _, n := range chunks() {
+				p.feed(data[off : off+n])
+				off += n
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("close codes = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// frame builds a server→client websocket frame (or a masked one).
+func frame(opcode byte, payload []byte, masked bool) []byte {
+	b := []byte{0x80 | opcode}
+	mask := byte(0)
+	if masked {
+		mask = 0x80
+	}
+	switch n := len(payload); {
+	case n < 126:
+		b = append(b, mask|byte(n))
+	case n <= 0xffff:
+		b = append(b, mask|126)
+		b = binary.BigEndian.AppendUint16(b, uint16(n))
+	default:
+		b = append(b, mask|127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	if masked {
+		key := []byte{1, 2, 3, 4}
+		b = append(b, key...)
+		p := slices.Clone(payload)
+		for i := range p {
+			p[i] ^= key[i%4]
+		}
+		payload = p
+	}
+	return append(b, payload...)
+}
+
+func closePayload(code uint16, reason string) []byte {
+	return append(binary.BigEndian.AppendUint16(nil, code), reason...)
 }
