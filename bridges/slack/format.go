@@ -174,7 +174,11 @@ func resolveText(v []byte) string {
 	return unescape(escapeText(v))
 }
 
-// convertSlackText is plainText with the user lookup passed in.
+// convertSlackText turns Slack event text into plain text: the bot's own
+// mention (selfID) is removed, other <@U…> mentions become @name (name
+// looks a user id up), <#C…|name> becomes #name, <!here> becomes @here,
+// <url|label> becomes [label](url) and <url> the bare URL; &amp; &lt;
+// &gt; are unescaped.
 func convertSlackText(text, selfID string, name func(id string) string) string {
 	var out strings.Builder
 	for {

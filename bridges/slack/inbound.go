@@ -189,10 +189,8 @@ func tsTime(ts string) time.Time {
 	return time.Unix(s, us*1000)
 }
 
-// plainText turns Slack event text into the plain text the agent sees:
-// the bot's own mention is removed, other <@U…> mentions become @name,
-// <#C…|name> becomes #name, <!here> becomes @here, <url|label> becomes
-// [label](url) and <url> the bare URL; &amp; &lt; &gt; are unescaped.
+// plainText turns Slack event text into the plain text the agent sees
+// (convertSlackText), looking up the names of mentioned users.
 func (b *Bridge) plainText(ctx context.Context, text, selfID string) string {
 	return convertSlackText(text, selfID, func(id string) string { return b.userName(ctx, id) })
 }
