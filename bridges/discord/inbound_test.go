@@ -152,6 +152,30 @@ func TestHandlerFailureIsRetried(t *testing.T) {
 	}
 }
 
+// Discord never sends a message again: one the core cannot record for
+// want of disk space is held and retried (longer than the few attempts a
+// busy database gets) until it is recorded, and the messages behind it
+// follow in order.
+func TestDiskFullMessageHeld(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+	r.rec.mu.Lock()
+	r.rec.failFull = 8 // twice the attempts any other failure gets
+	r.rec.mu.Unlock()
+
+	first := f.SendMessage("dm1", "", "u1", "written while the disk is full", false)
+	second := f.SendMessage("dm1", "", "u1", "and another", false)
+	r.rec.waitMsg(t, second)
+	var ids []string
+	for _, m := range r.rec.messages() {
+		ids = append(ids, m.MsgID)
+	}
+	if !slices.Equal(ids, []string{first, second}) {
+		t.Errorf("core got %v, want %v once each, in order", ids, []string{first, second})
+	}
+}
+
 func TestAttachments(t *testing.T) {
 	t.Parallel()
 	f := discordfake.New(t)

@@ -122,12 +122,12 @@ func (b *Bridge) work(ctx context.Context, h bridges.Handler, q *inbox) {
 	for {
 		select {
 		case m := <-q.msgs:
-			b.handleMessage(ctx, h, m)
+			b.handleMessage(ctx, h, m, q.stop)
 		case <-q.stop:
 			for {
 				select {
 				case m := <-q.msgs:
-					b.handleMessage(ctx, h, m)
+					b.handleMessage(ctx, h, m, q.stop)
 				default:
 					return
 				}
