@@ -175,7 +175,7 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		return
 	}
 	cd.ref, cd.posted = ref, true
-	if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref)); err != nil {
+	if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref), ref.ID); err != nil {
 		cv.log.Error("store card reference", "request", cd.id, "err", err)
 	}
 	cv.cards[cd.id] = cd

@@ -55,6 +55,11 @@ type Inbound struct {
 	Text     string
 	Files    []File
 	At       time.Time
+	// ReplyTo is the platform message id this message quotes or replies
+	// to ("" = none). On a platform without buttons a choice ("1", "no")
+	// quoting a card answers that card only, looked up by the id the
+	// card's Post returned; quoting a closed card decides nothing.
+	ReplyTo string
 }
 
 // Action is a click on a button of a card (or an equivalent reaction/reply).

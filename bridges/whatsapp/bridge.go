@@ -94,6 +94,7 @@ type sentMsg struct {
 	text    string
 	cardID  string
 	buttons []bridges.Button
+	ref     string // the MessageRef.ID Post returned for the message this is a part (or the poll) of
 }
 
 // receivedMsg is an accepted inbound message: what quoting it needs.

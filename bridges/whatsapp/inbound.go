@@ -11,9 +11,9 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// onMessage turns one WhatsApp message into a bridges.Inbound (or an
-// Action, for a numbered reply quoting a card and for reactions on
-// cards). It reports false when the core could not record it (WhatsApp
+// onMessage turns one WhatsApp message into a bridges.Inbound (with the
+// id of the message it quotes: a number quoting a card answers it in the
+// core) or an Action (reactions on cards, poll votes). It reports false when the core could not record it (WhatsApp
 // then delivers it again).
 //
 // Ignored: the bot's own messages, edits, protocol messages, status
@@ -69,10 +69,12 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		b.seen.Add(dedupe, true)
 		return true
 	}
-	if sm, ok := b.sent.Get(ci.GetStanzaID()); ok && sm.cardID != "" {
-		if choice := bridges.ChoiceFromText(sm.buttons, in.Text); choice != "" {
-			return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: info.PushName})
-		}
+	// A quote goes to the core, which resolves a card from the store (this
+	// adapter's memory of its messages is bounded and lost on restarts): a
+	// part or poll of a card is named by the card's message id.
+	in.ReplyTo = ci.GetStanzaID()
+	if sm, ok := b.sent.Get(in.ReplyTo); ok && sm.ref != "" {
+		in.ReplyTo = sm.ref
 	}
 	if file != nil {
 		file.ID = info.ID
