@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -12,14 +13,15 @@ import (
 )
 
 // Open makes the adapter of a configured WhatsApp bot over a real client
-// of its linked device: it opens the bot's device store (which must hold
+// of its linked device: it locks the bot's device store against a second
+// process (LockDeviceStore: ErrDeviceInUse), opens it (which must hold
 // a linked device: see CheckLinked for the error otherwise), turns on the
 // decrypted-event buffer and synchronous acks (a message is acknowledged
 // only once the core recorded it), and looks up the bot's phone numbers
 // (access lists) at every connection. whatsmeow's own reconnects are off:
-// Run reconnects. The returned close function closes the device store once
-// Run has returned. cfg.Path is named in the relink command a logged-out
-// bot asks for. This is the constructor every adapter has (cmd/bridge's
+// Run reconnects. The returned close function closes the device store
+// once Run has returned, and releases the lock. cfg.Path is named in the
+// relink command a logged-out bot asks for. This is the constructor every adapter has (cmd/bridge's
 // list of platforms calls it).
 func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Logger) (*Bridge, func() error, error) {
 	configPath := cfg.Path
@@ -33,16 +35,23 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	unlock, err := LockDeviceStore(wc.DeviceStore)
+	if err != nil {
+		return nil, nil, err
+	}
 	if _, err := CheckLinked(ctx, bot.Name, wc.DeviceStore, configPath, log); err != nil {
+		_ = unlock()
 		return nil, nil, err
 	}
 	container, err := OpenDeviceStore(ctx, wc.DeviceStore, log)
 	if err != nil {
+		_ = unlock()
 		return nil, nil, err
 	}
 	dev, err := container.GetFirstDevice(ctx)
 	if err != nil || dev.ID == nil {
 		_ = container.Close()
+		_ = unlock()
 		return nil, nil, fmt.Errorf("whatsapp device store %s: no linked device (%v)", wc.DeviceStore, err)
 	}
 	cli := whatsmeow.NewClient(dev, Logger(log, "Client"))
@@ -62,7 +71,8 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 		Approvals:  wc.Approvals,
 		ConfigPath: configPath,
 	})
-	return b, container.Close, nil
+	closeAll := func() error { return errors.Join(container.Close(), unlock()) }
+	return b, closeAll, nil
 }
 
 // accessPhones are the phone numbers (entries starting with "+") of an

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"errors"
+	"io"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -36,9 +37,22 @@ func TestOpen(t *testing.T) {
 		if err := closeStore(); err != nil {
 			t.Error(err)
 		}
+		unlock, err := LockDeviceStore(path)
+		if err != nil {
+			t.Fatalf("lock after close: %v", err)
+		}
+		_ = unlock()
 	}()
 	if pn, _ := b.self(); pn.User != "15550000001" {
 		t.Errorf("own number %v", pn)
+	}
+	// Issue 24, finding 9: the device store is locked against a second
+	// user (another bridge, or whatsapp-link) while the bot runs.
+	if _, _, err := Open(t.Context(), &config.Config{Path: "bridge.yaml"}, bot, nil); !errors.Is(err, ErrDeviceInUse) {
+		t.Errorf("second Open of a running bot: %v, want ErrDeviceInUse", err)
+	}
+	if _, err := Link(t.Context(), LinkOptions{Bot: "phone", DeviceStore: path, Relink: true, Out: io.Discard}); !errors.Is(err, ErrDeviceInUse) {
+		t.Errorf("relink of a running bot: %v, want ErrDeviceInUse (the device must not be deleted)", err)
 	}
 	if !slices.Equal(b.phones, []string{alice, bob}) {
 		t.Errorf("phones %q", b.phones)

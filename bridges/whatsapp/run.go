@@ -126,9 +126,12 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 			b.reconnectSoon(true)
 		}
 	case *events.LoggedOut:
-		b.fail(fatal, b.failure(fmt.Sprintf("logged out by WhatsApp or the phone (reason %v)", e.Reason), bridges.RemedyRelink, nil))
+		b.fail(fatal, b.loggedOut(e.Reason))
 	case *events.StreamReplaced:
-		b.fail(fatal, b.failure("another client uses this device", bridges.RemedyRelink, nil))
+		f := b.failure("another process connected with this device (stream replaced)", bridges.RemedyRestart, nil)
+		f.Hint = "stop the other process using this bot's device store (a second bridge, or a copy of the data directory), " +
+			"then restart this one; do not relink: that deletes the device the other process uses"
+		b.fail(fatal, f)
 	case *events.TemporaryBan:
 		f := b.failure(fmt.Sprintf("temporarily banned (%v)", e), bridges.RemedyWait, nil)
 		if e.Expire > 0 {
@@ -149,8 +152,7 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 // the error, which wraps ErrDisconnected.
 func (b *Bridge) failure(reason, remedy string, err error) *bridges.Failure {
 	hint := map[string]string{
-		bridges.RemedyRelink: fmt.Sprintf("link it again: `bridge whatsapp-link -config %s -bot %s -relink` (never run two bridges on one device store)",
-			cmp.Or(b.configPath, "bridge.yaml"), b.bot),
+		bridges.RemedyRelink:  b.relinkCommand() + " (never run two bridges on one device store)",
 		bridges.RemedyWait:    "wait until the ban ends, then restart the bridge; send less and use a dedicated number",
 		bridges.RemedyUpgrade: "upgrade the bridge (its WhatsApp library is too old)",
 		bridges.RemedyRestart: "check the network and the log, then restart the bridge",
@@ -161,6 +163,28 @@ func (b *Bridge) failure(reason, remedy string, err error) *bridges.Failure {
 		err = fmt.Errorf("%w: %w", ErrDisconnected, err)
 	}
 	return &bridges.Failure{Reason: "whatsapp bot " + b.bot + ": " + reason, Remedy: remedy, Hint: hint, Err: err}
+}
+
+// loggedOut is the failure of a device WhatsApp logged out, with the
+// remedy its reason calls for: a locked (403) or banned (406) account is
+// resolved in the WhatsApp app, not by relinking.
+func (b *Bridge) loggedOut(reason events.ConnectFailureReason) *bridges.Failure {
+	switch reason {
+	case events.ConnectFailureMainDeviceGone: // 403, "locked" in WhatsApp Web
+		f := b.failure("WhatsApp locked this account (reason 403)", bridges.RemedyAccount, nil)
+		f.Hint = "open WhatsApp on the bot's phone and follow its instructions to unlock the account, then " + b.relinkCommand()
+		return f
+	case events.ConnectFailureUnknownLogout: // 406, "banned" in WhatsApp Web
+		f := b.failure("WhatsApp banned this number (reason 406)", bridges.RemedyAccount, nil)
+		f.Hint = "the number is banned: request a review in the WhatsApp app on the phone, or use another number; relinking does not help"
+		return f
+	}
+	return b.failure(fmt.Sprintf("logged out by WhatsApp or the phone (reason %v)", reason), bridges.RemedyRelink, nil)
+}
+
+// relinkCommand is the command that links the bot again.
+func (b *Bridge) relinkCommand() string {
+	return fmt.Sprintf("link it again: `bridge whatsapp-link -config %s -bot %s -relink`", cmp.Or(b.configPath, "bridge.yaml"), b.bot)
 }
 
 // fail reports a permanent failure (once) and ends Run with it.
