@@ -52,6 +52,9 @@ type Options struct {
 	// ConfigPath is the -config argument, named in the relink command
 	// that a logged-out bot asks for.
 	ConfigPath string
+	// Transcriber reads voice notes and audio; nil (today: config
+	// transcription is not wired yet) answers them with a request to type.
+	Transcriber Transcriber
 }
 
 // Bridge is one WhatsApp bot's adapter (bridges.Platform, Typer and
@@ -68,6 +71,7 @@ type Bridge struct {
 	typingRefresh time.Duration
 	approvals     string
 	configPath    string
+	transcriber   Transcriber
 	phones        []string
 	reconnect     bridges.Backoff
 	fatal         chan error   // a permanent failure (*bridges.Failure) ends Run
@@ -130,6 +134,7 @@ func New(o Options) *Bridge {
 		typingRefresh: refresh,
 		approvals:     o.Approvals,
 		configPath:    o.ConfigPath,
+		transcriber:   o.Transcriber,
 		phones:        append([]string(nil), o.Phones...),
 		reconnect:     o.Reconnect,
 		fatal:         make(chan error, 1),

@@ -49,7 +49,8 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	if pu := e.Message.GetPollUpdateMessage(); pu != nil {
 		return b.onPollVote(ctx, h, e, pu)
 	}
-	text, ci, file := content(e.Message)
+	c := content(e.Message)
+	text, ci, file := c.text, c.ci, c.file
 	if info.IsGroup && !b.addressed(ci) {
 		return true
 	}
@@ -76,11 +77,15 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	if sm, ok := b.sent.Get(in.ReplyTo); ok && sm.ref != "" {
 		in.ReplyTo = sm.ref
 	}
+	if c.audio != nil {
+		return b.onAudio(ctx, h, e, in, c.audio, dedupe)
+	}
 	if file != nil {
 		file.ID = info.ID
 		in.Files = []bridges.File{file.File}
 	}
 	if in.Text == "" && len(in.Files) == 0 {
+		b.log.Info("whatsapp message of a kind the bridge does not read", "key", key, "msg_id", info.ID)
 		return true
 	}
 	// Remembered first: the core may fetch the file (or quote the
@@ -183,21 +188,4 @@ func (b *Bridge) stripMentions(text string) string {
 		}
 	}
 	return text
-}
-
-// content is a message's text, context (mentions, quote) and attachment.
-func content(m *waE2E.Message) (string, *waE2E.ContextInfo, *inFile) {
-	switch {
-	case m.GetExtendedTextMessage() != nil:
-		x := m.GetExtendedTextMessage()
-		return x.GetText(), x.GetContextInfo(), nil
-	case m.GetImageMessage() != nil:
-		x := m.GetImageMessage()
-		return x.GetCaption(), x.GetContextInfo(), &inFile{File: bridges.File{Name: "image" + extFor(x.GetMimetype()), MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}
-	case m.GetDocumentMessage() != nil:
-		x := m.GetDocumentMessage()
-		return x.GetCaption(), x.GetContextInfo(), &inFile{File: bridges.File{Name: x.GetFileName(), MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}
-	default:
-		return m.GetConversation(), nil, nil
-	}
 }
