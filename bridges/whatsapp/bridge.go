@@ -57,10 +57,11 @@ type Options struct {
 	Transcriber Transcriber
 }
 
-// Bridge is one WhatsApp bot's adapter (bridges.Platform, Typer and
-// FileFetcher). It has no Editor (WhatsApp users get whole answers, not a
-// stream) and no buttons: cards list numbered choices, answered by a
-// number (quoting the card or not) or a 👍 / 👎 reaction on the card.
+// Bridge is one WhatsApp bot's adapter (bridges.Platform, Editor, Typer
+// and FileFetcher). WhatsApp users get whole answers, not a stream: the
+// Editor updates progress lines and decided cards only. It has no
+// buttons: cards list numbered choices, answered by a number (quoting the
+// card or not) or a 👍 / 👎 reaction on the card.
 type Bridge struct {
 	bot  string
 	cli  waClient
@@ -111,6 +112,7 @@ type receivedMsg struct {
 
 var (
 	_ bridges.Platform    = (*Bridge)(nil)
+	_ bridges.Editor      = (*Bridge)(nil)
 	_ bridges.Typer       = (*Bridge)(nil)
 	_ bridges.FileFetcher = (*Bridge)(nil)
 )
@@ -148,16 +150,19 @@ func New(o Options) *Bridge {
 	}
 }
 
-// Limits implements bridges.Platform: no buttons (numbered choices), no
-// edits (a progress line every 30 s in long turns instead); the core
-// splits CommonMark a little below the rendered limit. Run reports the
-// connection state.
+// Limits implements bridges.Platform: no buttons (numbered choices);
+// answers posted whole (WholeAnswers: a new message notifies, an edit does
+// not), with edits for a long turn's one progress line (every 30 s) and
+// for decided cards within the edit window; the core splits CommonMark a
+// little below the rendered limit. Run reports the connection state.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
 		Title:            "WhatsApp",
 		MaxMessageRunes:  maxTextRunes - 200, // rendering adds a little; splitText cuts again
 		CanButtons:       false,
 		EditInterval:     2 * time.Second, // pacing: at most a message every 2 s per chat
+		EditMaxAge:       editMaxAge,
+		WholeAnswers:     true,
 		ProgressInterval: 30 * time.Second,
 		ReportsState:     true,
 	}

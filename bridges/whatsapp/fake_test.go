@@ -149,18 +149,28 @@ func (f *fakeClient) LoseSends(n int) {
 }
 
 // Shown is what chat shows: the texts of the messages that reached it,
-// one per message id (WhatsApp de-duplicates by id), in order.
+// one per message id (WhatsApp de-duplicates by id), in order, edits
+// applied to the message they replace.
 func (f *fakeClient) Shown(chat types.JID) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
-	seen := map[types.MessageID]bool{}
+	at := map[types.MessageID]int{}
 	for _, c := range f.calls {
-		if c.Op != "SendMessage" || c.To != chat || (c.Err != nil && !c.Lost) || seen[c.ID] {
+		if c.Op != "SendMessage" || c.To != chat || (c.Err != nil && !c.Lost) {
 			continue
 		}
-		seen[c.ID] = true
-		out = append(out, c.Message.GetExtendedTextMessage().GetText()+c.Message.GetConversation())
+		if id := editedID(c); id != "" {
+			if i, ok := at[types.MessageID(id)]; ok {
+				out[i] = textOf(c)
+			}
+			continue
+		}
+		if _, dup := at[c.ID]; dup {
+			continue
+		}
+		at[c.ID] = len(out)
+		out = append(out, textOf(c))
 	}
 	return out
 }
