@@ -55,6 +55,15 @@ type Options struct {
 	// Transcriber reads voice notes and audio; nil (today: config
 	// transcription is not wired yet) answers them with a request to type.
 	Transcriber Transcriber
+	// RecoverWait is how long an undecryptable message may take to arrive
+	// again (re-requested from the phones) before its sender is asked to
+	// send it again; 0 = 2 minutes.
+	RecoverWait time.Duration
+	// RefreshVersion fetches WhatsApp Web's current version and makes the
+	// client use it, reporting whether it changed; Run calls it once when
+	// WhatsApp says the client is outdated, and reconnects when it did.
+	// nil: outdated is a failure at once (remedy upgrade).
+	RefreshVersion func(ctx context.Context) (changed bool, err error)
 }
 
 // Bridge is one WhatsApp bot's adapter (bridges.Platform, Editor, Typer
@@ -73,6 +82,11 @@ type Bridge struct {
 	approvals     string
 	configPath    string
 	transcriber   Transcriber
+	recoverWait   time.Duration
+	recov         recoveries
+	refresh       func(ctx context.Context) (bool, error)
+	refreshed     atomic.Bool // the version was refreshed once already
+	outdated      chan struct{}
 	phones        []string
 	reconnect     bridges.Backoff
 	fatal         chan error   // a permanent failure (*bridges.Failure) ends Run
@@ -137,6 +151,9 @@ func New(o Options) *Bridge {
 		approvals:     o.Approvals,
 		configPath:    o.ConfigPath,
 		transcriber:   o.Transcriber,
+		recoverWait:   cmp.Or(o.RecoverWait, 2*time.Minute),
+		refresh:       o.RefreshVersion,
+		outdated:      make(chan struct{}, 1),
 		phones:        append([]string(nil), o.Phones...),
 		reconnect:     o.Reconnect,
 		fatal:         make(chan error, 1),

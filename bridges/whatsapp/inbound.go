@@ -40,6 +40,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		return true
 	}
 	dedupe := chat.String() + "|" + info.Sender.ToNonAD().String() + "|" + info.ID
+	b.recovered(dedupe)
 	if _, dup := b.seen.Get(dedupe); dup {
 		return true
 	}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
 
 	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types"
 
 	"github.com/agentbridge/agentbridge/config"
@@ -60,6 +63,12 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 	// Run reconnects (capped back-off, forever): whatsmeow's own
 	// reconnect waits 2 s more after every failure, without a cap.
 	cli.EnableAutoReconnect = false
+	// As the reference bridge (mautrix-whatsapp) does: keep sent messages
+	// for recipients' retry receipts across restarts (else a phone that
+	// failed to decrypt shows "Waiting for this message" for ever), and ask
+	// the bot's phone for messages this device could not decrypt.
+	cli.UseRetryMessageStore = true
+	cli.AutomaticMessageRerequestFromPhone = true
 	b := New(Options{
 		Bot:    bot.Name,
 		Client: cli,
@@ -68,8 +77,9 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 		Log:    log,
 		Phones: accessPhones(bot.Access),
 
-		Approvals:  wc.Approvals,
-		ConfigPath: configPath,
+		Approvals:      wc.Approvals,
+		ConfigPath:     configPath,
+		RefreshVersion: refreshWAVersion,
 	})
 	closeAll := func() error { return errors.Join(container.Close(), unlock()) }
 	return b, closeAll, nil
@@ -108,4 +118,19 @@ func (b *Bridge) lookUpPhones(ctx context.Context) {
 			b.log.Warn("a number of the access list is not on WhatsApp", "user", r.Query)
 		}
 	}
+}
+
+// refreshWAVersion fetches WhatsApp Web's current version and makes
+// whatsmeow use it (a process-wide setting of the library), reporting
+// whether it changed.
+func refreshWAVersion(ctx context.Context) (bool, error) {
+	v, err := whatsmeow.GetLatestVersion(ctx, &http.Client{Timeout: 30 * time.Second})
+	if err != nil {
+		return false, fmt.Errorf("whatsapp version: %w", err)
+	}
+	if *v == store.GetWAVersion() {
+		return false, nil
+	}
+	store.SetWAVersion(*v)
+	return true, nil
 }

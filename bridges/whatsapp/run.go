@@ -39,6 +39,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	defer b.cli.RemoveEventHandler(id)
 	defer b.cli.Disconnect()
 	defer b.stopTyping()
+	defer b.stopRecoveries()
 	for {
 		if err := b.connect(ctx); err != nil {
 			return err
@@ -52,6 +53,12 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 			if stale {
 				b.cli.Disconnect() // a half-dead socket: drop it first
 			}
+		case <-b.outdated:
+			if err := b.refreshVersion(ctx); err != nil {
+				b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, err))
+				return <-fatal
+			}
+			b.cli.Disconnect() // the refused connection; connect with the new version
 		}
 	}
 }
@@ -104,11 +111,18 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 	switch e := evt.(type) {
 	case *events.Message:
 		return b.onMessage(ctx, e)
+	case *events.UndecryptableMessage:
+		if h := b.handler(); h != nil {
+			b.onUndecryptable(ctx, h, e)
+		}
 	case *events.Connected:
 		b.failures.Store(0)
 		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
+		b.sendPresence(ctx)
 		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
+	case *events.PushNameSetting:
+		b.sendPresence(ctx) // the first one after linking failed for want of a name
 	case *events.Disconnected:
 		reason, n := "the connection to WhatsApp was lost", b.failures.Load()
 		if !b.up.Swap(false) {
@@ -140,7 +154,14 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		}
 		b.fail(fatal, f)
 	case *events.ClientOutdated:
-		b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, nil))
+		if b.refresh == nil || b.refreshed.Swap(true) {
+			b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, nil))
+			break
+		}
+		select { // Run fetches the current version and connects again
+		case b.outdated <- struct{}{}:
+		default:
+		}
 	case *events.ConnectFailure:
 		b.fail(fatal, b.failure(fmt.Sprintf("connect failure %v %s", e.Reason, e.Message), bridges.RemedyRestart, nil))
 	}
