@@ -615,8 +615,9 @@ func TestNewSessionInGroup(t *testing.T) {
 	}
 }
 
-// With status_delay, a turn answered sooner costs exactly one call: the
-// reply (no read receipt, no presence).
+// With status_delay, a turn answered sooner costs two calls: the read
+// receipt, then the reply (no presence). Before issue 24 (finding 10) the
+// receipt was dropped.
 func TestQuickTurnIsOneCall(t *testing.T) {
 	e := startFull(t, nil, func(c *config.Config) { c.StatusDelay = time.Second }) // the core's fake clock never gets there
 	n := len(e.fake.Calls())
@@ -629,7 +630,7 @@ func TestQuickTurnIsOneCall(t *testing.T) {
 	for _, c := range e.fake.Calls()[n:] {
 		turns = append(turns, c.Op)
 	}
-	if !slices.Equal(turns, []string{"SendMessage", "SendMessage"}) {
-		t.Errorf("calls for two quick turns: %v, want one SendMessage each", turns)
+	if !slices.Equal(turns, []string{"MarkRead", "SendMessage", "MarkRead", "SendMessage"}) {
+		t.Errorf("calls for two quick turns: %v, want a read receipt and the reply each", turns)
 	}
 }

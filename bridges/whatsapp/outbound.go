@@ -41,6 +41,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 	if err := b.mayWrite(ctx, key); err != nil {
 		return bridges.MessageRef{}, fmt.Errorf("whatsapp post to %s: %w", chat, err)
 	}
+	b.readBeforeReply(ctx, key.Channel)
 	var ref bridges.MessageRef
 	var ids []string
 	for i, p := range parts {
