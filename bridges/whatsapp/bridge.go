@@ -125,10 +125,11 @@ type receivedMsg struct {
 }
 
 var (
-	_ bridges.Platform    = (*Bridge)(nil)
-	_ bridges.Editor      = (*Bridge)(nil)
-	_ bridges.Typer       = (*Bridge)(nil)
-	_ bridges.FileFetcher = (*Bridge)(nil)
+	_ bridges.Platform     = (*Bridge)(nil)
+	_ bridges.Editor       = (*Bridge)(nil)
+	_ bridges.FileUploader = (*Bridge)(nil)
+	_ bridges.Typer        = (*Bridge)(nil)
+	_ bridges.FileFetcher  = (*Bridge)(nil)
 )
 
 // New returns the adapter; Run connects it.
