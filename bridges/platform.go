@@ -60,6 +60,11 @@ type Inbound struct {
 	// quoting a card answers that card only, looked up by the id the
 	// card's Post returned; quoting a closed card decides nothing.
 	ReplyTo string
+	// Quoted is the text of the message this one quotes ("" = none or
+	// unknown): the core gives it to the agent marked as quoted, before
+	// Text, never as the author's own words (no command, no card answer).
+	// A quoted image or document comes as one of Files.
+	Quoted string
 }
 
 // Action is a click on a button of a card (or an equivalent reaction/reply).

@@ -21,7 +21,10 @@ type InboxMessage struct {
 	Text           string
 	// ReplyTo is the platform id of the message this one quotes or replies
 	// to ("" = none): a reply quoting a card answers that card only.
-	ReplyTo    string
+	ReplyTo string
+	// Quoted is the text of the quoted message, given to the agent marked
+	// as quoted ("" = none).
+	Quoted     string
 	Origin     Origin // who the message comes from; "" is read as OriginPerson when enqueued
 	ScheduleID int64  // the schedule of an OriginSchedule message
 	Files      []byte // opaque JSON owned by the caller; nil when none
@@ -33,13 +36,13 @@ type InboxMessage struct {
 }
 
 const inboxCols = `id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state,
-	attempts, error, created_at, updated_at, origin, schedule_id, reply_to`
+	attempts, error, created_at, updated_at, origin, schedule_id, reply_to, quoted`
 
 func scanInbox(r scanner) (InboxMessage, error) {
 	var m InboxMessage
 	var created, updated int64
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Bot, &m.PlatformMsgID, &m.UserID, &m.UserName, &m.Text, &m.Files,
-		&m.State, &m.Attempts, &m.Error, &created, &updated, &m.Origin, &m.ScheduleID, &m.ReplyTo)
+		&m.State, &m.Attempts, &m.Error, &created, &updated, &m.Origin, &m.ScheduleID, &m.ReplyTo, &m.Quoted)
 	if err != nil {
 		return InboxMessage{}, err
 	}
@@ -48,8 +51,8 @@ func scanInbox(r scanner) (InboxMessage, error) {
 }
 
 // Enqueue durably records an inbound message as pending. The caller sets
-// ConversationID (must exist), PlatformMsgID, the author, Text, Files and
-// ReplyTo; Bot
+// ConversationID (must exist), PlatformMsgID, the author, Text, Files,
+// ReplyTo and Quoted; Bot
 // may be left empty and is taken from the conversation (a different bot is
 // refused). ID may be preset to a uuid; otherwise one is chosen. State,
 // Attempts, Error and the timestamps are set by the store.
@@ -89,11 +92,11 @@ func (s *Store) Enqueue(ctx context.Context, m InboxMessage) (msg InboxMessage, 
 		now := s.nowMS()
 		res, err := tx.ExecContext(ctx, `INSERT INTO inbox
 			(id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state, created_at, updated_at,
-			 origin, schedule_id, reply_to)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			 origin, schedule_id, reply_to, quoted)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (bot, platform_msg_id) DO NOTHING`,
 			m.ID, m.ConversationID, m.Bot, m.PlatformMsgID, m.UserID, m.UserName, m.Text, m.Files,
-			InboxPending, now, now, m.Origin, m.ScheduleID, m.ReplyTo)
+			InboxPending, now, now, m.Origin, m.ScheduleID, m.ReplyTo, m.Quoted)
 		if err != nil {
 			return insertErr(err)
 		}

@@ -85,6 +85,10 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		file.ID = info.ID
 		in.Files = []bridges.File{file.File}
 	}
+	in.Quoted = quotedContext(ci)
+	if qf := b.quotedFile(ci, info); qf != nil {
+		in.Files = append(in.Files, *qf)
+	}
 	if in.Text == "" && len(in.Files) == 0 {
 		b.log.Info("whatsapp message of a kind the bridge does not read", "key", key, "msg_id", info.ID)
 		return true
@@ -189,4 +193,50 @@ func (b *Bridge) stripMentions(text string) string {
 		}
 	}
 	return text
+}
+
+// quotedContext is what the agent is told of the message ci quotes: its
+// text (or description), naming its attachment (quotedFile hands that
+// over). "" when nothing is quoted.
+func quotedContext(ci *waE2E.ContextInfo) string {
+	qm := ci.GetQuotedMessage()
+	if qm == nil {
+		return ""
+	}
+	q := content(qm)
+	text := strings.TrimSpace(q.text)
+	if q.file != nil {
+		text = strings.TrimSpace("[" + q.file.Name + ", attached as " + quotedFileName(q.file.Name) + "]\n" + text)
+	}
+	if q.audio != nil {
+		text = strings.TrimSpace("[a voice note or audio]\n" + text)
+	}
+	return text
+}
+
+// quotedFile is the image, video or document of the message ci quotes,
+// remembered for FetchFile under the id "<id of the quoting
+// message>-quoted", or nil.
+func (b *Bridge) quotedFile(ci *waE2E.ContextInfo, info types.MessageInfo) *bridges.File {
+	qm := ci.GetQuotedMessage()
+	if qm == nil {
+		return nil
+	}
+	q := content(qm)
+	if q.file == nil {
+		return nil
+	}
+	f := q.file.File
+	f.ID = info.ID + "-quoted"
+	f.Name = quotedFileName(f.Name)
+	b.received.Add(f.ID, receivedMsg{chat: info.Chat.ToNonAD(), sender: info.Sender.ToNonAD(), msg: qm, media: q.file.media()})
+	return &f
+}
+
+// quotedFileName is the name a quoted attachment is given to the agent.
+func quotedFileName(name string) string {
+	if name == "" {
+		name = "file"
+	}
+	return "quoted-" + name
 }
