@@ -34,7 +34,7 @@ type Options struct {
 	LIDs lidLookup // LID → phone number mappings (Store.LIDs)
 	Log  *slog.Logger
 	// Phones are the phone numbers (E.164) of the access lists, looked
-	// up at every connection (stores their LID mappings, logs typos).
+	// up once connected (stores their LID mappings, logs typos).
 	Phones []string
 	// Reconnect is the back-off between failed connection attempts (zero:
 	// the defaults of bridges.Backoff); Run never gives up on a transient
@@ -86,6 +86,7 @@ type Bridge struct {
 	recov         recoveries
 	refresh       func(ctx context.Context) (bool, error)
 	refreshed     atomic.Bool // the version was refreshed once already
+	lookedUp      atomic.Bool // the access list's numbers were looked up (open.go)
 	outdated      chan struct{}
 	phones        []string
 	reconnect     bridges.Backoff
@@ -103,6 +104,7 @@ type Bridge struct {
 	h      bridges.Handler
 	typing map[string]context.CancelFunc  // refreshing "composing" per chat
 	unread map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
+	timers map[string]uint32              // disappearing-message timers in seconds, per chat (disappearing.go)
 	runCtx context.Context
 }
 
@@ -165,6 +167,7 @@ func New(o Options) *Bridge {
 		received:      lru.New[string, receivedMsg](receivedCap),
 		typing:        map[string]context.CancelFunc{},
 		unread:        map[string][]types.MessageInfo{},
+		timers:        map[string]uint32{},
 	}
 }
 

@@ -83,6 +83,12 @@ func (f *fakeClient) Calls() []fakeCall {
 // at the first that reports failure (as whatsmeow does); it reports
 // whether all succeeded.
 func (f *fakeClient) Dispatch(evt any) bool {
+	if m, ok := evt.(*events.Message); ok && m.RawMessage == nil && m.Message != nil {
+		// As the real client: the decrypted message is unwrapped
+		// (ephemeral, view-once, document with caption, edits).
+		m.RawMessage = m.Message
+		m.UnwrapRaw()
+	}
 	f.mu.Lock()
 	var hs []whatsmeow.EventHandlerWithSuccessStatus
 	for _, id := range f.order {

@@ -78,6 +78,12 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	if sm, ok := b.sent.Get(in.ReplyTo); ok && sm.ref != "" {
 		in.ReplyTo = sm.ref
 	}
+	b.noteTimer(key.Channel, e, ci)
+	if e.IsViewOnce && file != nil {
+		// View-once media is not handed on (the core would keep it on disk).
+		file = nil
+		in.Text = strings.TrimSpace(in.Text + "\n[Sent a view-once photo or video, which the bridge does not keep or show to the agent]")
+	}
 	if c.audio != nil {
 		return b.onAudio(ctx, h, e, in, c.audio, dedupe)
 	}

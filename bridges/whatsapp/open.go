@@ -21,7 +21,7 @@ import (
 // a linked device: see CheckLinked for the error otherwise), turns on the
 // decrypted-event buffer and synchronous acks (a message is acknowledged
 // only once the core recorded it), and looks up the bot's phone numbers
-// (access lists) at every connection. whatsmeow's own reconnects are off:
+// (access lists) once connected. whatsmeow's own reconnects are off:
 // Run reconnects. The returned close function closes the device store
 // once Run has returned, and releases the lock. cfg.Path is named in the
 // relink command a logged-out bot asks for. This is the constructor every adapter has (cmd/bridge's
@@ -103,13 +103,15 @@ func accessPhones(a config.Access) []string {
 
 // lookUpPhones asks WhatsApp about the configured phone numbers: this
 // stores their LID mappings (so that LID senders can be matched) and
-// catches typos, which are logged.
+// catches typos, which are logged. Run asks once, after the first
+// connection (again after a failed lookup), not at every reconnect.
 func (b *Bridge) lookUpPhones(ctx context.Context) {
 	if len(b.phones) == 0 {
 		return
 	}
 	res, err := b.cli.IsOnWhatsApp(ctx, b.phones)
 	if err != nil {
+		b.lookedUp.Store(false) // again at the next connection
 		b.log.Warn("whatsapp lookup of the access list's numbers failed", "err", err)
 		return
 	}

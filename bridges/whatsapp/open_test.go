@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"go.mau.fi/whatsmeow/types/events"
 
@@ -59,11 +60,23 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// On every connection the access list's numbers are looked up.
+// Once connected the access list's numbers are looked up, once: not at
+// every reconnect (issue 24, finding 11).
 func TestConnectedLooksUpPhones(t *testing.T) {
 	e := start(t)
 	e.fake.Dispatch(&events.Connected{})
 	cs := e.waitCalls("a lookup", func(cs []fakeCall) bool { return slices.ContainsFunc(cs, op("IsOnWhatsApp")) })
+	e.fake.Dispatch(&events.Disconnected{})
+	e.fake.Dispatch(&events.Connected{})
+	e.fake.Dispatch(&events.PushNameSetting{}) // a later event: the handler is past the second Connected
+	e.waitCalls("the presence after the push name", func(cs []fakeCall) bool {
+		return len(slices.DeleteFunc(slices.Clone(cs), func(c fakeCall) bool { return c.Op != "SendPresence" })) == 3
+	})
+	time.Sleep(100 * time.Millisecond) // a second lookup would start at once (its own goroutine): give it time to show
+	cs = e.fake.Calls()
+	if n := len(slices.DeleteFunc(slices.Clone(cs), func(c fakeCall) bool { return c.Op != "IsOnWhatsApp" })); n != 1 {
+		t.Errorf("%d lookups after a reconnect, want 1", n)
+	}
 	for _, c := range cs {
 		if c.Op == "IsOnWhatsApp" && !slices.Equal(c.Phones, []string{alice, bob}) {
 			t.Errorf("looked up %q", c.Phones)

@@ -22,6 +22,8 @@ import (
 // part's reference is returned. Post refuses (ErrNotAllowed) a chat that
 // never wrote to the bot, before sending anything.
 //
+// In a chat with disappearing messages each part carries the chat's timer.
+//
 // With m.Idem each part (and the poll) is sent with a message id derived
 // from Idem and its index (idem.go), so that a retry after a lost answer
 // re-sends the same ids and WhatsApp shows each once. While the client is
@@ -49,6 +51,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if i == 0 {
 			msg.ExtendedTextMessage.ContextInfo = b.quote(m.ReplyTo)
 		}
+		msg.ExtendedTextMessage.ContextInfo = b.withTimer(key.Channel, msg.ExtendedTextMessage.ContextInfo)
 		if err := b.pace.wait(ctx, chat.String()); err != nil {
 			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
 		}

@@ -120,7 +120,9 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
 		b.sendPresence(ctx)
-		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
+		if !b.lookedUp.Swap(true) { // once: the mappings are stored
+			go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
+		}
 	case *events.PushNameSetting:
 		b.sendPresence(ctx) // the first one after linking failed for want of a name
 	case *events.Disconnected:

@@ -61,11 +61,12 @@ func (b *Bridge) UploadFile(ctx context.Context, key bridges.ConversationKey, f 
 	if image {
 		msg.ImageMessage = &waE2E.ImageMessage{URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
 			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
-			Mimetype: proto.String(mimeType), Caption: caption}
+			Mimetype: proto.String(mimeType), Caption: caption, ContextInfo: b.withTimer(key.Channel, nil)}
 	} else {
 		msg.DocumentMessage = &waE2E.DocumentMessage{URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
 			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
-			Mimetype: proto.String(mimeType), FileName: proto.String(name), Title: proto.String(name), Caption: caption}
+			Mimetype: proto.String(mimeType), FileName: proto.String(name), Title: proto.String(name), Caption: caption,
+			ContextInfo: b.withTimer(key.Channel, nil)}
 	}
 	b.readBeforeReply(ctx, key.Channel)
 	if err := b.pace.wait(ctx, chat.String()); err != nil {

@@ -1,0 +1,46 @@
+package whatsapp
+
+import (
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types/events"
+)
+
+// maxTimerChats bounds the chats whose disappearing-message timer is
+// remembered.
+const maxTimerChats = 10000
+
+// noteTimer remembers the disappearing-message timer of the chat an
+// accepted message came from (its ContextInfo.Expiration, in seconds; 0 =
+// off), so that the bot's messages there disappear like everyone's.
+func (b *Bridge) noteTimer(channel string, e *events.Message, ci *waE2E.ContextInfo) {
+	exp := ci.GetExpiration()
+	if !e.IsEphemeral && ci == nil {
+		return // no context: nothing is known about the timer
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if exp == 0 {
+		delete(b.timers, channel)
+		return
+	}
+	if len(b.timers) >= maxTimerChats {
+		clear(b.timers)
+	}
+	b.timers[channel] = exp
+}
+
+// withTimer sets the chat's disappearing-message timer on an outgoing
+// message's context (made if ci is nil); ci unchanged when the chat has none.
+func (b *Bridge) withTimer(channel string, ci *waE2E.ContextInfo) *waE2E.ContextInfo {
+	b.mu.Lock()
+	exp := b.timers[channel]
+	b.mu.Unlock()
+	if exp == 0 {
+		return ci
+	}
+	if ci == nil {
+		ci = &waE2E.ContextInfo{}
+	}
+	ci.Expiration = &exp
+	return ci
+}
