@@ -59,6 +59,8 @@ type Options struct {
 	// again (re-requested from the phones) before its sender is asked to
 	// send it again; 0 = 2 minutes.
 	RecoverWait time.Duration
+	// Now is the clock of the phone-offline warning; nil = time.Now.
+	Now func() time.Time
 	// RefreshVersion fetches WhatsApp Web's current version and makes the
 	// client use it, reporting whether it changed; Run calls it once when
 	// WhatsApp says the client is outdated, and reconnects when it did.
@@ -87,6 +89,9 @@ type Bridge struct {
 	refresh       func(ctx context.Context) (bool, error)
 	refreshed     atomic.Bool // the version was refreshed once already
 	lookedUp      atomic.Bool // the access list's numbers were looked up (open.go)
+	now           func() time.Time
+	phoneSeen     atomic.Int64 // Unix ns: the bot's phone was last seen (phone.go), or Run started
+	phoneWarned   atomic.Bool  // the phone-offline warning was given since
 	outdated      chan struct{}
 	phones        []string
 	reconnect     bridges.Backoff
@@ -148,7 +153,12 @@ func New(o Options) *Bridge {
 	if refresh <= 0 {
 		refresh = 10 * time.Second
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Bridge{
+		now: now,
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", Name),
 		typingRefresh: refresh,
 		approvals:     o.Approvals,

@@ -32,6 +32,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	b.h = h
 	b.runCtx = ctx
 	b.mu.Unlock()
+	b.phoneSeen.Store(b.now().UnixNano())
 	fatal := b.fatal
 	id := b.cli.AddEventHandlerWithSuccessStatus(func(evt any) bool {
 		return b.handleEvent(ctx, evt, fatal)
@@ -110,7 +111,11 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 	}()
 	switch e := evt.(type) {
 	case *events.Message:
+		b.notePhone(e.Info.MessageSource)
+		b.checkPhone()
 		return b.onMessage(ctx, e)
+	case *events.Receipt:
+		b.notePhone(e.MessageSource)
 	case *events.UndecryptableMessage:
 		if h := b.handler(); h != nil {
 			b.onUndecryptable(ctx, h, e)
@@ -119,6 +124,7 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		b.failures.Store(0)
 		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
+		b.checkPhone()
 		b.sendPresence(ctx)
 		if !b.lookedUp.Swap(true) { // once: the mappings are stored
 			go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer

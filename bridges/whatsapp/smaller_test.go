@@ -1,11 +1,18 @@
 package whatsapp
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // Issue 24, finding 11: in a chat with disappearing messages the bot's
@@ -51,5 +58,40 @@ func TestViewOnceNotKept(t *testing.T) {
 	}
 	if got := e.agentTexts(); len(got) != 1 || !strings.Contains(got[0], "look once") || !strings.Contains(got[0], "view-once") {
 		t.Errorf("agent got %q", got)
+	}
+}
+
+// Issue 24, finding 11: when the bot's phone (its primary device) has not
+// been seen for 12 days the admins are warned (log, and the bot's state as
+// /healthz and !status show it) before WhatsApp unlinks the device at
+// about 14; a sign of life from the phone resets it.
+func TestPhoneOfflineWarning(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixNano())
+	fake := newFakeClient(nil)
+	b := New(Options{Bot: "phone", Client: fake, Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	rec := &stateRecorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, rec) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return fake.IsConnected() })
+	own := func() *events.Message {
+		me := pnJID(botPhone) // device 0: the phone
+		return &events.Message{Info: types.MessageInfo{MessageSource: types.MessageSource{Chat: pnJID(alice), Sender: me, IsFromMe: true},
+			ID: "FROMPHONE"}, Message: &waE2E.Message{Conversation: proto.String("sent from the phone")}}
+	}
+	fake.Dispatch(&events.Connected{})
+	now.Add(int64(10 * 24 * time.Hour))
+	fake.Dispatch(own()) // the phone was used on day 10
+	now.Add(int64(11 * 24 * time.Hour))
+	fake.Dispatch(&events.Connected{})
+	if s := rec.last(); s.Reason != "" {
+		t.Errorf("warned 11 days after the phone was seen: %+v", s)
+	}
+	now.Add(int64(2 * 24 * time.Hour))
+	fake.Dispatch(&events.Connected{})
+	if s := rec.last(); s.State != bridges.ConnConnected || !strings.Contains(s.Reason, "has not been online for 13 days") {
+		t.Errorf("state 13 days after the phone was seen: %+v", s)
 	}
 }
