@@ -105,12 +105,13 @@ type Bridge struct {
 	sent     *lru.Cache[string, sentMsg]     // by message id
 	received *lru.Cache[string, receivedMsg] // by message id
 
-	mu     sync.Mutex
-	h      bridges.Handler
-	typing map[string]context.CancelFunc  // refreshing "composing" per chat
-	unread map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
-	timers map[string]uint32              // disappearing-message timers in seconds, per chat (disappearing.go)
-	runCtx context.Context
+	mu        sync.Mutex
+	h         bridges.Handler
+	typing    map[string]context.CancelFunc  // refreshing "composing" per chat
+	unread    map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
+	timers    map[string]uint32              // disappearing-message timers in seconds, per chat (disappearing.go)
+	lidGroups map[string]bool                // groups addressed by LID (disappearing.go)
+	runCtx    context.Context
 }
 
 // sentMsg is a message the bot sent: what a quote of it needs, and the
@@ -178,6 +179,7 @@ func New(o Options) *Bridge {
 		typing:        map[string]context.CancelFunc{},
 		unread:        map[string][]types.MessageInfo{},
 		timers:        map[string]uint32{},
+		lidGroups:     map[string]bool{},
 	}
 }
 

@@ -2,12 +2,38 @@ package whatsapp
 
 import (
 	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 )
 
-// maxTimerChats bounds the chats whose disappearing-message timer is
-// remembered.
+// maxTimerChats bounds the chats whose disappearing-message timer (or
+// addressing mode) is remembered.
 const maxTimerChats = 10000
+
+// noteAddressing remembers whether a group addresses its members by LID
+// (then the bot quotes its own messages under its LID, not its number).
+func (b *Bridge) noteAddressing(channel string, info types.MessageInfo) {
+	if !info.IsGroup {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if info.AddressingMode != types.AddressingModeLID {
+		delete(b.lidGroups, channel)
+		return
+	}
+	if len(b.lidGroups) >= maxTimerChats {
+		clear(b.lidGroups)
+	}
+	b.lidGroups[channel] = true
+}
+
+// lidGroup reports whether channel is a group addressed by LID.
+func (b *Bridge) lidGroup(channel string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lidGroups[channel]
+}
 
 // noteTimer remembers the disappearing-message timer of the chat an
 // accepted message came from (its ContextInfo.Expiration, in seconds; 0 =

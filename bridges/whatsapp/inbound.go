@@ -79,6 +79,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		in.ReplyTo = sm.ref
 	}
 	b.noteTimer(key.Channel, e, ci)
+	b.noteAddressing(key.Channel, info)
 	if e.IsViewOnce && file != nil {
 		// View-once media is not handed on (the core would keep it on disk).
 		file = nil

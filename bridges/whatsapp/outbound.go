@@ -86,8 +86,11 @@ func (b *Bridge) quote(id string) *waE2E.ContextInfo {
 		return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(rm.sender.String()), QuotedMessage: rm.msg}
 	}
 	if sm, ok := b.sent.Get(id); ok {
-		pn, _ := b.self()
-		return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(pn.ToNonAD().String()),
+		me, lid := b.self()
+		if !lid.IsEmpty() && b.lidGroup(sm.chat.String()) {
+			me = lid // the group knows its members by LID
+		}
+		return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(me.ToNonAD().String()),
 			QuotedMessage: &waE2E.Message{Conversation: proto.String(sm.text)}}
 	}
 	return nil

@@ -95,3 +95,23 @@ func TestPhoneOfflineWarning(t *testing.T) {
 		t.Errorf("state 13 days after the phone was seen: %+v", s)
 	}
 }
+
+// Issue 24, finding 11: in a group addressed by LID (as the real server
+// sends them: senders and mentions by LID) the bot quotes its own messages
+// under its LID, not its phone number.
+func TestLIDGroupQuotesOwnMessagesByLID(t *testing.T) {
+	e := start(t)
+	m := extended(e.msg(group, lidJID(aliceLID), "@"+botLID+" hello"), &waE2E.ContextInfo{MentionedJID: []string{botLID + "@lid"}})
+	m.Info.AddressingMode = types.AddressingModeLID
+	m.Info.SenderAlt = pnJID(alice)
+	e.dispatch(m)
+	reply := e.waitText(group, "pong: *hello*")
+	key := bridges.ConversationKey{Bot: "phone", Channel: group.String()}
+	if _, err := e.b.Post(t.Context(), key, bridges.Message{Text: "about that", ReplyTo: reply.ID}); err != nil {
+		t.Fatal(err)
+	}
+	q := e.waitText(group, "about that").Message.GetExtendedTextMessage().GetContextInfo()
+	if q.GetStanzaID() != reply.ID || q.GetParticipant() != botLID+"@lid" {
+		t.Errorf("quote of the bot's own message: %v, want participant %s@lid", q, botLID)
+	}
+}
