@@ -42,6 +42,9 @@ func TestEveryKindAnswered(t *testing.T) {
 	if !slices.ContainsFunc(e.fake.Calls(), func(c fakeCall) bool { return c.Op == "MarkRead" && slices.Contains(c.IDs, voice.Info.ID) }) {
 		t.Error("the voice note was not marked read")
 	}
+	strange := e.msg(pnJID(stranger), pnJID(stranger), "")
+	strange.Message = &waE2E.Message{AudioMessage: &waE2E.AudioMessage{PTT: proto.Bool(true), DirectPath: proto.String("/voice/2")}}
+	e.dispatch(strange)
 	send(&waE2E.Message{StickerMessage: &waE2E.StickerMessage{Emojis: proto.String("👍")}})
 	e.waitText(chat, "Sent a sticker: 👍")
 	send(&waE2E.Message{LocationMessage: &waE2E.LocationMessage{DegreesLatitude: proto.Float64(52.520008),
@@ -56,6 +59,11 @@ func TestEveryKindAnswered(t *testing.T) {
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("the agent never got %q; it got %q", w, got)
+		}
+	}
+	for _, c := range e.fake.Calls() {
+		if c.To == pnJID(stranger) {
+			t.Errorf("a stranger's voice note caused a call: %s", dumpCalls([]fakeCall{c}))
 		}
 	}
 	if slices.ContainsFunc(got, func(s string) bool { return strings.Contains(strings.ToLower(s), "voice") }) {
