@@ -475,12 +475,17 @@ func TestApprovalByReaction(t *testing.T) {
 	}
 }
 
-// reaction builds a reaction of sender in chat on the bot's message id.
+// reaction builds a reaction of sender in chat on the bot's message id,
+// keyed as a phone keys it: FromMe is the reactor's view (the message is
+// not theirs), and in a group Participant names the bot.
 func (e *env) reaction(chat, sender types.JID, id, emoji string) *events.Message {
 	m := e.msg(chat, sender, "")
-	m.Message = &waE2E.Message{ReactionMessage: &waE2E.ReactionMessage{
-		Key:  &waCommon.MessageKey{RemoteJID: proto.String(chat.String()), FromMe: proto.Bool(true), ID: proto.String(id)},
-		Text: proto.String(emoji)}}
+	key := &waCommon.MessageKey{RemoteJID: proto.String(chat.String()), FromMe: proto.Bool(false), ID: proto.String(id)}
+	if chat.Server == types.GroupServer {
+		key.Participant = proto.String(botPhone + "@s.whatsapp.net")
+	}
+	m.Message = &waE2E.Message{ReactionMessage: &waE2E.ReactionMessage{Key: key, Text: proto.String(emoji),
+		SenderTimestampMS: proto.Int64(m.Info.Timestamp.UnixMilli())}}
 	return m
 }
 
