@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -20,6 +21,9 @@ var ErrDeviceInUse = errors.New("whatsapp: the device store is in use by another
 // it. The lock ends with the process, so a crash leaves none behind.
 // unlock releases it.
 func LockDeviceStore(path string) (unlock func() error, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("whatsapp device store %s: lock: %w", path, err)
+	}
 	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("whatsapp device store %s: lock: %w", path, err)

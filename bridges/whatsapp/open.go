@@ -16,16 +16,17 @@ import (
 )
 
 // Open makes the adapter of a configured WhatsApp bot over a real client
-// of its linked device: it locks the bot's device store against a second
-// process (LockDeviceStore: ErrDeviceInUse), opens it (which must hold
-// a linked device: see CheckLinked for the error otherwise), turns on the
-// decrypted-event buffer and synchronous acks (a message is acknowledged
-// only once the core recorded it), and looks up the bot's phone numbers
-// (access lists) once connected. whatsmeow's own reconnects are off:
-// Run reconnects. The returned close function closes the device store
-// once Run has returned, and releases the lock. cfg.Path is named in the
-// relink command a logged-out bot asks for. This is the constructor every adapter has (cmd/bridge's
-// list of platforms calls it).
+// of its linked device: it checks that the bot's device store holds a
+// linked device (CheckLinked: the error says how to link it), locks the
+// store against a second process (LockDeviceStore: ErrDeviceInUse), opens
+// it, turns on the decrypted-event buffer and synchronous acks (a message
+// is acknowledged only once the core recorded it), the retry message store
+// and re-requests from the phone, and looks up the bot's phone numbers
+// (access lists) once connected. whatsmeow's own reconnects are off: Run
+// reconnects. The returned close function closes the device store once
+// Run has returned, and releases the lock. cfg.Path is named in the
+// relink command a logged-out bot asks for. This is the constructor every
+// adapter has (cmd/bridge's list of platforms calls it).
 func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Logger) (*Bridge, func() error, error) {
 	configPath := cfg.Path
 	var wc *Config
@@ -38,12 +39,11 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if _, err := CheckLinked(ctx, bot.Name, wc.DeviceStore, configPath, log); err != nil {
+		return nil, nil, err // read only: creates nothing
+	}
 	unlock, err := LockDeviceStore(wc.DeviceStore)
 	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := CheckLinked(ctx, bot.Name, wc.DeviceStore, configPath, log); err != nil {
-		_ = unlock()
 		return nil, nil, err
 	}
 	container, err := OpenDeviceStore(ctx, wc.DeviceStore, log)
