@@ -86,10 +86,10 @@ func TestChoiceFromText(t *testing.T) {
 		want    string
 	}{
 		{full, "1", ChoiceAllow}, {full, "Yes", ChoiceAllow}, {full, "yes!", ChoiceAllow}, {full, "👍🏽", ChoiceAllow},
-		{full, "2", ChoiceAlways}, {full, "always", ChoiceAlways}, {full, "3", ChoiceDeny}, {full, "No.", ChoiceDeny},
+		{full, "3", ChoiceAlways}, {full, "always", ChoiceAlways}, {full, "2", ChoiceDeny}, {full, "No.", ChoiceDeny},
 		{full, "deny", ChoiceDeny}, {full, "👎", ChoiceDeny}, {full, "maybe", ""}, {full, "12", ""}, {full, "0", ""},
 		{short, "2", ChoiceDeny}, {short, "3", ""}, {short, "always", ""}, {short, "no", ChoiceDeny},
-		{plan, "1", ChoiceApprove}, {plan, "2", ChoiceApproveEdits}, {plan, "3", ChoiceReject}, {plan, "ok", ChoiceApprove},
+		{plan, "1", ChoiceApprove}, {plan, "3", ChoiceApproveEdits}, {plan, "2", ChoiceReject}, {plan, "ok", ChoiceApprove},
 		{plan, "reject", ChoiceReject},
 	}
 	for _, tt := range tests {
@@ -98,6 +98,13 @@ func TestChoiceFromText(t *testing.T) {
 		}
 	}
 	if got := NumberedChoices(short); got != "**1** Allow · **2** Deny" {
+		t.Errorf("NumberedChoices = %q", got)
+	}
+	// The same digit means the same on every card (issue 24, finding 2).
+	if got := NumberedChoices(full); got != "**1** Allow · **2** Deny · **3** Always allow" {
+		t.Errorf("NumberedChoices = %q", got)
+	}
+	if got := NumberedChoices(plan); got != "**1** Approve · **2** Reject · **3** Approve + accept edits" {
 		t.Errorf("NumberedChoices = %q", got)
 	}
 }

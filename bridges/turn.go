@@ -36,6 +36,7 @@ type turn struct {
 	tools      map[string]agent.ToolUse // tool calls of the turn by id
 	toolSeg    map[string]int           // tool id → index of its line in segs
 	live       liveMsg
+	progress   MessageRef // the turn's progress line (progress.go); ID "" = none yet
 
 	// Bounds (see bounds.go).
 	size        int      // bytes of segs' text, an upper bound
