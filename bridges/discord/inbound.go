@@ -125,6 +125,8 @@ func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discor
 	in := bridges.Inbound{Key: key, MsgID: m.ID, UserID: m.Author.ID, At: m.Timestamp}
 	if h.Allowed(key, m.Author.ID) { // a stranger's message reaches the core bare
 		in.UserName, in.Text, in.Files = displayName(m), text, attachments(m)
+		in.ReplyTo, in.Quoted = replyOf(m)
+		in.Files = append(in.Files, quotedFiles(m.ReferencedMessage)...)
 	}
 	if b.deliver(ctx, h, in, stopping) {
 		b.recent.Add(m.ID, struct{}{})
@@ -258,6 +260,49 @@ func displayName(m *discordgo.Message) string {
 		return m.Author.GlobalName
 	}
 	return m.Author.Username
+}
+
+// replyOf is the id and the quoted context of the message m replies to
+// (a MessageReference of the default type, with the ReferencedMessage
+// Discord includes): "AUTHOR wrote:" and its text, naming its attachments
+// (quotedFiles hands them over). A reply to a deleted message has an id
+// but no context; a message that replies to nothing gives "", "".
+func replyOf(m *discordgo.Message) (id, quoted string) {
+	ref := m.MessageReference
+	if ref == nil || ref.Type != discordgo.MessageReferenceTypeDefault {
+		return "", ""
+	}
+	q := m.ReferencedMessage
+	if q == nil || q.Author == nil {
+		return ref.MessageID, ""
+	}
+	var b strings.Builder
+	b.WriteString(displayName(q) + " wrote:\n")
+	for _, f := range quotedFiles(q) {
+		b.WriteString("[" + strings.TrimPrefix(f.Name, quotedPrefix) + ", attached as " + f.Name + "]\n")
+	}
+	b.WriteString(strings.TrimSpace(q.Content))
+	return ref.MessageID, strings.TrimSpace(b.String())
+}
+
+// quotedPrefix starts the name of a quoted attachment given to the agent.
+const quotedPrefix = "quoted-"
+
+// quotedFiles are the attachments of the quoted message q (nil for none),
+// named "quoted-NAME" so that the agent tells them from the author's own.
+func quotedFiles(q *discordgo.Message) []bridges.File {
+	if q == nil {
+		return nil
+	}
+	fs := attachments(q)
+	for i := range fs {
+		name := fs[i].Name
+		if name == "" {
+			name = "file"
+		}
+		fs[i].Name = quotedPrefix + name
+	}
+	return fs
 }
 
 func attachments(m *discordgo.Message) []bridges.File {

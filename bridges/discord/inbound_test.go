@@ -363,3 +363,50 @@ func TestStrangerSilentWithCore(t *testing.T) {
 		}
 	}
 }
+
+// A reply quoting a colleague's message reaches the core with the quoted
+// author and text and the quoted attachment as a file of its own (fetched
+// like the message's own, under the same cap); a stranger's reply carries
+// none of it; a reply to a message that no longer exists names its id only.
+func TestReplyQuotesReferencedMessage(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+	r.rec.mu.Lock()
+	r.rec.refuse[stranger] = true
+	r.rec.mu.Unlock()
+
+	png := make([]byte, 1500)
+	copy(png, "\x89PNG\r\n\x1a\n")
+	orig := f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "u2", UserName: "grace",
+		Content: "the deploy graph from last night", Attachments: []discordfake.Attachment{{Filename: "graph.png", ContentType: "image/png", Data: png}}})
+	reply := f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "u1", MentionsBot: true,
+		Content: "summarise this", ReplyTo: orig})
+	got := r.rec.waitMsg(t, reply)
+	if got.Text != "summarise this" || got.ReplyTo != orig {
+		t.Errorf("text %q, reply to %q; want %q quoting %s", got.Text, got.ReplyTo, "summarise this", orig)
+	}
+	wantQuoted := "grace wrote:\n[graph.png, attached as quoted-graph.png]\nthe deploy graph from last night"
+	if got.Quoted != wantQuoted {
+		t.Errorf("quoted = %q, want %q", got.Quoted, wantQuoted)
+	}
+	if len(got.Files) != 1 || got.Files[0].Name != "quoted-graph.png" || got.Files[0].MimeType != "image/png" || got.Files[0].Size != 1500 {
+		t.Fatalf("files = %+v, want the quoted image", got.Files)
+	}
+	if data, err := r.FetchFile(t.Context(), got.Files[0], 2000); err != nil || !slices.Equal(data, png) {
+		t.Errorf("FetchFile(quoted) = %d bytes, %v", len(data), err)
+	}
+	if _, err := r.FetchFile(t.Context(), got.Files[0], 1000); !isTooLarge(err) {
+		t.Errorf("FetchFile(quoted) over the cap: err = %v, want ErrTooLarge", err)
+	}
+
+	thread := got.Key.Thread
+	bare := f.Send(discordfake.UserMessage{ChannelID: thread, GuildID: guild, UserID: stranger, Content: "and this?", ReplyTo: reply})
+	if m := r.rec.waitMsg(t, bare); m.Quoted != "" || m.ReplyTo != "" || len(m.Files) != 0 || m.Text != "" {
+		t.Errorf("a stranger's reply carries %+v", m)
+	}
+	gone := f.Send(discordfake.UserMessage{ChannelID: thread, GuildID: guild, UserID: "u1", Content: "and that?", ReplyTo: "999"})
+	if m := r.rec.waitMsg(t, gone); m.Quoted != "" || m.ReplyTo != "999" || len(m.Files) != 0 || m.Text != "and that?" {
+		t.Errorf("reply to a deleted message: %+v", m)
+	}
+}

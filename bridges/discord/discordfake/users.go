@@ -16,6 +16,11 @@ type UserMessage struct {
 	MentionsBot bool // prefix "<@bot> " (unless present) and list the bot in mentions
 	AuthorIsBot bool // the author is another bot
 	Attachments []Attachment
+	// ReplyTo is the id of a message of the same channel this one replies
+	// to: the message is of type 19 (Reply) with message_reference and
+	// referenced_message, which is null when no such message exists (as
+	// for a deleted one).
+	ReplyTo string
 }
 
 // Attachment is a file attached to a UserMessage; the fake serves it at
@@ -70,6 +75,15 @@ func (f *Fake) Send(m UserMessage) string {
 	}
 	if ch.GuildID != "" {
 		w.Member = member(nil, now)
+	}
+	if m.ReplyTo != "" {
+		w.Type = messageTypeReply
+		w.MessageReference = &wireMessageRef{MessageID: m.ReplyTo, ChannelID: ch.ID, GuildID: ch.GuildID}
+		if q, ok := f.messages[m.ReplyTo]; ok && q.wire.ChannelID == ch.ID {
+			ref := q.wire
+			ref.ReferencedMessage = nil // Discord does not nest them
+			w.ReferencedMessage = &ref
+		}
 	}
 	f.storeMessage(&message{wire: w, created: now})
 	return w.ID

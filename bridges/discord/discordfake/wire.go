@@ -46,6 +46,9 @@ const (
 	ChannelPublicThread = 11
 )
 
+// messageTypeReply is the type of a message that replies to another.
+const messageTypeReply = 19
+
 // Interaction types and interaction callback types.
 const (
 	interactionMessageComponent = 3
@@ -149,6 +152,18 @@ type wireMessage struct {
 	WebhookID       string            `json:"webhook_id,omitempty"`
 	ApplicationID   string            `json:"application_id,omitempty"`
 	Nonce           json.RawMessage   `json:"nonce,omitempty"`
+	// A reply (type 19) carries message_reference and referenced_message
+	// (null when the replied-to message was deleted), as on Discord.
+	MessageReference  *wireMessageRef `json:"message_reference,omitempty"`
+	ReferencedMessage *wireMessage    `json:"referenced_message,omitempty"`
+}
+
+// wireMessageRef is a message reference (type 0: a reply).
+type wireMessageRef struct {
+	Type      int    `json:"type"`
+	MessageID string `json:"message_id"`
+	ChannelID string `json:"channel_id"`
+	GuildID   string `json:"guild_id,omitempty"`
 }
 
 type wireThreadMetadata struct {
