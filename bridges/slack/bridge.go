@@ -140,6 +140,7 @@ type Bridge struct {
 	seen    *lru.Cache[string, struct{}] // messages handed to the core (channel/ts)
 	users   *userCache                   // user id → display name
 	latest  *lru.Cache[string, string]   // conversation key → ts of its latest inbound message
+	parents *lru.Cache[string, quote]    // channel/thread_ts → its parent message, quoted
 	typing  typingState                  // thread status availability and hourglass reactions
 	streams streamState                  // where chat.startStream was refused
 	editGen editGens                     // newest pending Edit per message
@@ -189,6 +190,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		seen:           lru.New[string, struct{}](20000),
 		users:          newUserCache(5000, time.Hour),
 		latest:         lru.New[string, string](10000),
+		parents:        lru.New[string, quote](1000),
 		typing:         newTypingState(),
 		streams:        newStreamState(),
 		editGen:        editGens{gen: map[string]uint64{}},

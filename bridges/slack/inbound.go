@@ -28,6 +28,7 @@ type incoming struct {
 	ts          string
 	threadTS    string
 	files       []slackapi.File
+	attachments []slackapi.Attachment // shared (forwarded) messages and unfurls
 }
 
 func fromMessageEvent(e *slackevents.MessageEvent) incoming {
@@ -43,6 +44,7 @@ func fromMessageEvent(e *slackevents.MessageEvent) incoming {
 	}
 	if e.Message != nil {
 		in.files = e.Message.Files
+		in.attachments = e.Message.Attachments
 		if in.botID == "" {
 			in.botID = e.Message.BotID
 		}
@@ -60,6 +62,8 @@ func fromMentionEvent(e *slackevents.AppMentionEvent) incoming {
 		ts:       e.TimeStamp,
 		threadTS: e.ThreadTimeStamp,
 		files:    e.Files,
+
+		attachments: e.Attachments,
 	}
 }
 
@@ -95,6 +99,7 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 	defer cancel()
 	key := bridges.ConversationKey{Bot: b.name, Channel: in.channel}
 	allowed := h.Allowed(key, in.user)
+	quoteParent := false // a mention in a thread the bot does not own: its parent is the context
 	switch {
 	case isDM:
 		if inThread {
@@ -102,6 +107,9 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		}
 	case inThread:
 		key.Thread = in.threadTS
+		if mentioned && allowed {
+			quoteParent = b.foreignThread(ctx, h, key)
+		}
 		if !mentioned {
 			owned, err := h.Owns(ctx, key)
 			if err != nil {
@@ -131,6 +139,15 @@ func (b *Bridge) route(ctx context.Context, h bridges.Handler, in incoming) erro
 		m.UserName = b.userName(ctx, in.user)
 		m.Text = b.plainText(ctx, in.text, self.userID)
 		m.Files = files(in.files)
+		var quotes []quote
+		if quoteParent {
+			if q, ok := b.threadParent(ctx, in.channel, in.threadTS); ok {
+				m.ReplyTo = in.channel + ":" + in.threadTS
+				quotes = append(quotes, q)
+			}
+		}
+		quotes = append(quotes, b.shared(ctx, in.attachments, self.userID)...)
+		m.Quoted, m.Files = joinQuotes(quotes, m.Files)
 		// Remembered first: the core may show the working indicator (a
 		// reaction on this message) before HandleMessage returns.
 		b.latest.Add(key.String(), in.ts)
@@ -231,4 +248,113 @@ func (c *userCache) Name(ctx context.Context, id string, lookup func(context.Con
 	}
 	c.entries.Add(id, userEntry{name: name, expires: now.Add(ttl)})
 	return name
+}
+
+// quote is a message the user's message quotes: its author and text as
+// the agent reads them, and its files.
+type quote struct {
+	author string
+	text   string
+	files  []bridges.File
+}
+
+// quotedPrefix starts the name of a quoted file given to the agent.
+const quotedPrefix = "quoted-"
+
+// parentTimeout bounds the look-up of a thread's parent message, inside
+// the handler's budget.
+const parentTimeout = time.Second
+
+// joinQuotes renders quotes for Inbound.Quoted, each as "AUTHOR wrote:"
+// with the files it carries named, and appends their files, renamed
+// "quoted-NAME", to own.
+func joinQuotes(quotes []quote, own []bridges.File) (string, []bridges.File) {
+	var parts []string
+	for _, q := range quotes {
+		var b strings.Builder
+		b.WriteString(q.author + " wrote:\n")
+		for _, f := range q.files {
+			name := f.Name
+			if name == "" {
+				name = "file"
+			}
+			f.Name = quotedPrefix + name
+			b.WriteString("[" + name + ", attached as " + f.Name + "]\n")
+			own = append(own, f)
+		}
+		b.WriteString(q.text)
+		parts = append(parts, strings.TrimSpace(b.String()))
+	}
+	return strings.Join(parts, "\n\n"), own
+}
+
+// foreignThread reports whether the core does not own the thread key (a
+// thread the bot did not start). A failed look-up counts as owned: no
+// context is fetched.
+func (b *Bridge) foreignThread(ctx context.Context, h bridges.Handler, key bridges.ConversationKey) bool {
+	owned, err := h.Owns(ctx, key)
+	if err != nil {
+		b.log.Warn("slack thread ownership unknown; its parent is not quoted", slog.Any("key", key), slog.Any("err", err))
+		return false
+	}
+	return !owned
+}
+
+// threadParent is the parent message of the thread threadTS in channel,
+// read with conversations.replies (limit 1) and cached. ok is false when
+// it cannot be read (logged): the message then reaches the core without
+// it.
+func (b *Bridge) threadParent(ctx context.Context, channel, threadTS string) (quote, bool) {
+	ck := channel + "/" + threadTS
+	if q, ok := b.parents.Get(ck); ok {
+		return q, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, parentTimeout)
+	defer cancel()
+	msgs, _, _, err := b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
+		ChannelID: channel, Timestamp: threadTS, Limit: 1, Inclusive: true,
+	})
+	if err != nil {
+		b.log.Warn("slack thread parent not read; the mention reaches the agent without it",
+			slog.String("channel", channel), slog.String("thread_ts", threadTS), slog.String("err", b.redact.Err(err)))
+		return quote{}, false
+	}
+	if len(msgs) == 0 || msgs[0].Timestamp != threadTS {
+		return quote{}, false
+	}
+	p := msgs[0]
+	author := p.Username
+	if p.User != "" {
+		author = b.userName(ctx, p.User)
+	}
+	if author == "" {
+		author = "someone"
+	}
+	q := quote{author: author, text: b.plainText(ctx, p.Text, b.identity().userID), files: files(p.Files)}
+	b.parents.Add(ck, q)
+	return q, true
+}
+
+// shared are the messages a message shares (attachments with is_share)
+// or links to (is_msg_unfurl), with the text and files Slack includes.
+func (b *Bridge) shared(ctx context.Context, atts []slackapi.Attachment, selfID string) []quote {
+	var out []quote
+	for _, a := range atts {
+		if !a.IsShare && !a.IsMsgUnfurl {
+			continue
+		}
+		author := a.AuthorName
+		if author == "" && a.AuthorID != "" {
+			author = b.userName(ctx, a.AuthorID)
+		}
+		if author == "" {
+			author = "someone"
+		}
+		q := quote{author: author, text: b.plainText(ctx, a.Text, selfID), files: files(a.Files)}
+		if q.text == "" && len(q.files) == 0 {
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
 }

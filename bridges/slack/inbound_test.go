@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -451,5 +452,95 @@ func TestStrangerGetsOneEphemeralAnHour(t *testing.T) {
 				t.Errorf("a stranger's message reached the agent: %q", m.Text)
 			}
 		}
+	}
+}
+
+// A mention in a colleague's thread (one the bot did not start) gives the
+// agent the thread's parent message, author, text and file, read once
+// with conversations.replies; the file is fetched like the message's own,
+// under the same cap. A stranger's mention reads nothing and carries
+// nothing; a mention in the bot's own thread reads nothing.
+func TestMentionInForeignThreadQuotesParent(t *testing.T) {
+	e := start(t)
+	e.fake.AddUser(slackfake.User{ID: "U2", Name: "grace", DisplayName: "Grace"})
+	e.h.mu.Lock()
+	e.h.refuse[stranger] = true
+	e.h.mu.Unlock()
+	content := bytes.Repeat([]byte("x"), 1000)
+	f := e.fake.AddFile("graph.png", "image/png", content)
+	parent := e.fake.Send(slackfake.Msg{Channel: "C1", User: "U2", Text: "deploy graph &amp; notes", Files: []slackfake.File{f}}).TS
+
+	strangerTS := e.fake.Mention("C1", stranger, "what is this?", parent)
+	e.waitAcked(t, strangerTS)
+	if m := e.h.messagesFor(strangerTS); len(m) != 1 || m[0].Quoted != "" || len(m[0].Files) != 0 || m[0].ReplyTo != "" {
+		t.Fatalf("a stranger's mention carries %+v", m)
+	}
+	if n := e.fake.CallCount("conversations.replies"); n != 0 {
+		t.Fatalf("conversations.replies called %d times for a stranger", n)
+	}
+
+	ts := e.fake.Mention("C1", "U1", "summarise this", parent)
+	e.waitAcked(t, ts)
+	msgs := e.h.messagesFor(ts)
+	if len(msgs) != 1 {
+		t.Fatalf("messages = %+v", msgs)
+	}
+	m := msgs[0]
+	if m.Text != "summarise this" || m.ReplyTo != "C1:"+parent {
+		t.Errorf("text %q, reply to %q", m.Text, m.ReplyTo)
+	}
+	if want := "Grace wrote:\n[graph.png, attached as quoted-graph.png]\ndeploy graph & notes"; m.Quoted != want {
+		t.Errorf("quoted = %q, want %q", m.Quoted, want)
+	}
+	if len(m.Files) != 1 || m.Files[0].Name != "quoted-graph.png" || m.Files[0].Size != 1000 {
+		t.Fatalf("files = %+v, want the parent's file", m.Files)
+	}
+	if data, err := e.b.FetchFile(t.Context(), m.Files[0], 1000); err != nil || !bytes.Equal(data, content) {
+		t.Errorf("FetchFile(quoted) = %d bytes, %v", len(data), err)
+	}
+	if _, err := e.b.FetchFile(t.Context(), m.Files[0], 999); !errors.Is(err, ErrFileTooLarge) {
+		t.Errorf("FetchFile(quoted) over the cap = %v, want ErrFileTooLarge", err)
+	}
+
+	// The thread is now the bot's: a later mention reads nothing.
+	again := e.fake.Mention("C1", "U1", "and now?", parent)
+	e.waitAcked(t, again)
+	if m := e.h.messagesFor(again); len(m) != 1 || m[0].Quoted != "" {
+		t.Errorf("mention in the bot's own thread: %+v", m)
+	}
+	if n := e.fake.CallCount("conversations.replies"); n != 1 {
+		t.Errorf("conversations.replies called %d times, want 1", n)
+	}
+}
+
+// A shared (forwarded) message and a message link unfurl carry the shared
+// text, author and files: they reach the agent as quoted.
+func TestSharedMessageIsQuoted(t *testing.T) {
+	e := start(t)
+	f := e.fake.AddFile("spec.pdf", "application/pdf", []byte("%PDF-1.4"))
+	tests := []struct {
+		name   string
+		shared slackfake.Shared
+		want   string
+		files  int
+	}{
+		{"share", slackfake.Shared{AuthorID: "U2", AuthorName: "Grace", Text: "the spec is final", Files: []slackfake.File{f}},
+			"Grace wrote:\n[spec.pdf, attached as quoted-spec.pdf]\nthe spec is final", 1},
+		{"unfurl", slackfake.Shared{AuthorID: "U3", AuthorName: "Linus", Text: "ship it &lt;today&gt;", Unfurl: true},
+			"Linus wrote:\nship it <today>", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sh := tc.shared
+			ts := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "summarise this", Shared: &sh}).TS
+			e.waitAcked(t, ts)
+			msgs := e.h.messagesFor(ts)
+			if len(msgs) != 1 {
+				t.Fatalf("messages = %+v", msgs)
+			}
+			if msgs[0].Text != "summarise this" || msgs[0].Quoted != tc.want || len(msgs[0].Files) != tc.files {
+				t.Errorf("got text %q, quoted %q, files %+v; want quoted %q and %d files", msgs[0].Text, msgs[0].Quoted, msgs[0].Files, tc.want, tc.files)
+			}
+		})
 	}
 }

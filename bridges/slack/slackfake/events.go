@@ -17,9 +17,42 @@ type Msg struct {
 	BotID       string // set for a message from a bot
 	Subtype     string // e.g. "message_changed", "bot_message"; "file_share" is set for Files
 	Files       []File
+	// Shared is a message this one shares (forwards), sent as an
+	// attachment with is_share (or is_msg_unfurl for a pasted link).
+	Shared *Shared
 	// MentionFirst sends the app_mention event before the message event
 	// (Slack does not promise an order).
 	MentionFirst bool
+}
+
+// Shared is a shared or unfurled message inside a Msg.
+type Shared struct {
+	AuthorID   string
+	AuthorName string
+	Text       string // Slack wire text
+	Files      []File
+	Unfurl     bool // a message link unfurl (is_msg_unfurl) instead of a share
+}
+
+func (sh *Shared) event(channel, ts string) map[string]any {
+	a := map[string]any{
+		"author_id": sh.AuthorID, "author_name": sh.AuthorName, "text": sh.Text, "fallback": "[no preview available]",
+		"ts": ts, "channel_id": channel, "from_url": "https://example.slack.com/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", ""),
+		"mrkdwn_in": []string{"text"}, "color": "D0D0D0",
+	}
+	if sh.Unfurl {
+		a["is_msg_unfurl"] = true
+	} else {
+		a["is_share"] = true
+	}
+	if len(sh.Files) > 0 {
+		var files []map[string]any
+		for _, f := range sh.Files {
+			files = append(files, f.event())
+		}
+		a["files"] = files
+	}
+	return a
 }
 
 // Sent describes what Send delivered.
@@ -77,9 +110,17 @@ func (s *Server) Send(m Msg) Sent {
 		base["files"] = files
 		base["upload"] = true
 	}
+	if m.Shared != nil {
+		base["attachments"] = []map[string]any{m.Shared.event(m.Channel, s.nextTS())}
+	}
 	subtype := m.Subtype
 	if subtype == "" && len(m.Files) > 0 {
 		subtype = "file_share"
+	}
+	if m.User != "" && m.BotID == "" && (subtype == "" || subtype == "file_share" || subtype == "thread_broadcast") {
+		stored := clone(base)
+		stored["type"] = "message"
+		s.userMsgs = append(s.userMsgs, userMsg{channel: m.Channel, ts: ts, threadTS: m.ThreadTS, wire: stored})
 	}
 	msg := clone(base)
 	msg["type"] = "message"

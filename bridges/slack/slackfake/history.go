@@ -78,10 +78,23 @@ func parseMetadata(raw string) (*Metadata, apiResult) {
 	return &md, apiResult{}
 }
 
+// userMsg is a user's message as Send delivered it, kept for the
+// conversations.* methods.
+type userMsg struct {
+	channel, ts, threadTS string
+	wire                  map[string]any
+}
+
+// listed is one message of a conversations.* answer.
+type listed struct {
+	ts   string
+	wire map[string]any
+}
+
 // conversationLocked answers conversations.replies (a thread: its parent
 // and replies, oldest first) and conversations.history (the channel's
-// top-level messages, newest first). Only the bot's own messages are
-// kept by the fake (users' messages are events only). Metadata is
+// top-level messages, newest first): the bot's messages and the users'
+// messages Send delivered (not edits or deletions). Metadata is
 // returned only with include_all_metadata, as Slack does. Paging: limit
 // (default 100, at most 1,000) and cursor (an offset) with has_more and
 // response_metadata.next_cursor. s.mu is held.
@@ -94,22 +107,34 @@ func (s *Server) conversationLocked(method string, p url.Values) apiResult {
 	if method == "conversations.replies" && thread == "" {
 		return fail("thread_not_found")
 	}
-	var list []Message
+	var list []listed
+	keep := func(ts, threadTS string) bool {
+		if method == "conversations.replies" {
+			return ts == thread || threadTS == thread
+		}
+		return threadTS == "" || threadTS == ts
+	}
+	withMeta := p.Get("include_all_metadata") == "1" || p.Get("include_all_metadata") == "true"
 	for _, m := range s.messages {
-		if m.Channel != ch {
+		if m.Channel != ch || !keep(m.TS, m.ThreadTS) {
 			continue
 		}
-		if method == "conversations.replies" && m.TS != thread && m.ThreadTS != thread ||
-			method == "conversations.history" && m.ThreadTS != "" && m.ThreadTS != m.TS {
-			continue
+		out := botMessage(*m)
+		if withMeta && m.Metadata != nil {
+			out["metadata"] = m.Metadata
 		}
-		list = append(list, *m)
+		list = append(list, listed{ts: m.TS, wire: out})
+	}
+	for _, m := range s.userMsgs {
+		if m.channel == ch && keep(m.ts, m.threadTS) {
+			list = append(list, listed{ts: m.ts, wire: clone(m.wire)})
+		}
 	}
 	sort.Slice(list, func(i, j int) bool {
 		if method == "conversations.history" {
-			return list[i].TS > list[j].TS
+			return list[i].ts > list[j].ts
 		}
-		return list[i].TS < list[j].TS
+		return list[i].ts < list[j].ts
 	})
 	limit, _ := strconv.Atoi(p.Get("limit"))
 	if limit <= 0 {
@@ -119,14 +144,9 @@ func (s *Server) conversationLocked(method string, p url.Values) apiResult {
 	from, _ := strconv.Atoi(p.Get("cursor"))
 	from = min(max(from, 0), len(list))
 	to := min(from+limit, len(list))
-	withMeta := p.Get("include_all_metadata") == "1" || p.Get("include_all_metadata") == "true"
 	msgs := make([]map[string]any, 0, to-from)
 	for _, m := range list[from:to] {
-		out := botMessage(m)
-		if withMeta && m.Metadata != nil {
-			out["metadata"] = m.Metadata
-		}
-		msgs = append(msgs, out)
+		msgs = append(msgs, m.wire)
 	}
 	next := ""
 	if to < len(list) {

@@ -88,6 +88,7 @@ type Server struct {
 	pending     []*envelope // waiting for a connection
 	acks        []Ack
 	messages    map[string]*Message // channel + "/" + ts
+	userMsgs    []userMsg           // users' messages, for conversations.replies/history
 	posts       []Message
 	updates     []Message
 	ephemerals  []Ephemeral
