@@ -19,6 +19,10 @@
 // or when Handler.Owns says the bot owns that thread; in DMs every message
 // is delivered. Messages of bots (the bot itself included), webhooks and
 // system messages are ignored. The bot mention is stripped from the text.
+// A reply (message_reference with the referenced_message Discord includes)
+// carries the replied-to message as Inbound.ReplyTo and Inbound.Quoted
+// ("AUTHOR wrote:" and its text), its attachments as Files named
+// "quoted-NAME".
 //
 // # Strangers
 //
@@ -65,7 +69,7 @@
 //     worker, the gateway connect and resume loop, and the dialer that
 //     reads the close codes discordgo hides.
 //   - inbound.go: MESSAGE_CREATE to bridges.Inbound: routing, threads
-//     started on a mention, strangers, names and attachments.
+//     started on a mention, strangers, names, attachments and replies.
 //   - outbound.go: Post, Edit, StartThread and the cards' buttons.
 //   - format.go: CommonMark to Discord markdown.
 //   - split.go: splitting and cutting converted text to Discord's limits.

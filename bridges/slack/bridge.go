@@ -14,6 +14,14 @@
 // and other subtypes are ignored; "file_share" and "thread_broadcast"
 // messages count as user messages.
 //
+// Quoted context. A mention in a thread the core does not own carries the
+// thread's parent message (conversations.replies, cached per thread) as
+// Inbound.ReplyTo and Inbound.Quoted ("AUTHOR wrote:" and its text), its
+// files as Files named "quoted-NAME"; a message sharing another
+// (attachments with is_share or is_msg_unfurl) carries the shared text
+// and files the same way. Strangers' messages carry none and cause no
+// look-up.
+//
 // Strangers. A message from a user the bot's access rules refuse
 // (Handler.Allowed) causes nothing visible: no thread is started for a
 // top-level mention (it reaches the core keyed by the channel), no name
@@ -50,7 +58,7 @@
 //   - run.go: Run: auth.test, the Socket Mode sessions and their
 //     reconnects, and each envelope's handling and acknowledgement.
 //   - inbound.go: message and app_mention events to bridges.Inbound:
-//     routing, de-duplication, strangers, user names.
+//     routing, de-duplication, strangers, user names, quoted context.
 //   - outbound.go: Post, Edit, PostEphemeral, StartThread, cards (Block
 //     Kit) and the 429 retry of every Web API call.
 //   - format.go: CommonMark to mrkdwn (ToMrkdwn) and Slack's event text
