@@ -410,3 +410,51 @@ func TestReplyQuotesReferencedMessage(t *testing.T) {
 		t.Errorf("reply to a deleted message: %+v", m)
 	}
 }
+
+// With the real core: the agent gets a reply's referenced message marked
+// as quoted, before the author's own words, and its image.
+func TestReplyQuotedToAgentWithCore(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	b := newTestBridge(t, testBot(f))
+	bot := testBot(f)
+	bot.Access = config.Access{Users: []string{"u1"}}
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots: []*config.Bot{bot},
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
+	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("bot never became ready")
+		}
+	}
+
+	orig := f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "u2", UserName: "grace",
+		Content:     "the build is red since Monday\nsee CI",
+		Attachments: []discordfake.Attachment{{Filename: "ci.png", ContentType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nci")}}})
+	reply := f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "u1", MentionsBot: true,
+		Content: "summarise this", ReplyTo: orig})
+	if _, err := f.WaitForMessage(func(m discordfake.Message) bool {
+		return m.ChannelID == reply && strings.Contains(m.Content, "pong: ")
+	}, wait); err != nil {
+		t.Fatalf("reply not answered: %v", err)
+	}
+	want := "[Replying to this message]\n> grace wrote:\n> [ci.png, attached as quoted-ci.png]\n> the build is red since Monday\n> see CI\n\nsummarise this"
+	var texts []string
+	images := 0
+	for _, s := range core.Pool.Sessions() {
+		for _, m := range s.Sent() {
+			texts = append(texts, m.Text)
+			images += len(m.Images)
+		}
+	}
+	if len(texts) != 1 || !strings.HasPrefix(texts[0], want) || images != 1 {
+		t.Errorf("agent got %q and %d images, want text starting %q and the quoted image", texts, images, want)
+	}
+}
