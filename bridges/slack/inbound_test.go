@@ -544,3 +544,27 @@ func TestSharedMessageIsQuoted(t *testing.T) {
 		})
 	}
 }
+
+// With the real core: a mention in a colleague's thread gives the agent
+// the thread's parent marked as quoted, before the author's own words.
+func TestForeignThreadParentToAgentWithCore(t *testing.T) {
+	e := startWithCore(t, config.Access{Users: []string{"U1"}})
+	e.fake.AddUser(slackfake.User{ID: "U2", Name: "grace", DisplayName: "Grace"})
+	parent := e.fake.SendMessage("C1", "U2", "the build is red since Monday\nsee CI", "")
+	ts := e.fake.Mention("C1", "U1", "summarise this", parent)
+	if _, err := e.fake.WaitForPost(func(m slackfake.Message) bool {
+		return m.ThreadTS == parent && strings.Contains(m.Text, "pong: ")
+	}, waitLong); err != nil {
+		t.Fatalf("mention %s not answered in the thread: %v", ts, err)
+	}
+	want := "[Replying to this message]\n> Grace wrote:\n> the build is red since Monday\n> see CI\n\nsummarise this"
+	var texts []string
+	for _, s := range e.core.Pool.Sessions() {
+		for _, m := range s.Sent() {
+			texts = append(texts, m.Text)
+		}
+	}
+	if len(texts) != 1 || texts[0] != want {
+		t.Errorf("agent got %q, want %q", texts, want)
+	}
+}
