@@ -64,6 +64,10 @@ type CoreOptions struct {
 	// Cgroups, when set, enforce each profile's resources in a cgroup per
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
+	// Worktrees, when set, gives the sessions of profiles with worktree:
+	// true a git worktree each (NewWorktrees), as a spawn hook; nil: every
+	// agent works in its profile's workdir.
+	Worktrees Worktrees
 }
 
 // Core is the platform-neutral conversation core: it implements Handler for
@@ -112,7 +116,7 @@ func NewCore(opts CoreOptions) *Core {
 	return &Core{
 		cfg:     opts.Config,
 		st:      opts.Store,
-		pool:    withWorktrees(opts.Pool, opts.Config, opts.Sandboxes, opts.Logger), // worktree_session.go
+		pool:    opts.Pool,
 		log:     opts.Logger,
 		clock:   opts.Clock,
 		opts:    opts,

@@ -183,7 +183,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 			_ = cv.q.Push(inWaiting{gen: gen}) // must not block; the notice is only informational
 		},
 	}
-	runCtx, q, pool, key := cv.core.runCtx, cv.q, cv.core.pool, cv.id
+	runCtx, q, pool, key, log := cv.core.runCtx, cv.q, cv.core.pool, cv.id, cv.log
 	cv.log.Debug("acquiring agent", "session", opts.SessionID, "resume", opts.Resume)
 	wp, warm := pool.(WarmPool)
 	warm = warm && !opts.Resume // a new session: a warm spare may serve it
@@ -195,6 +195,9 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 		)
 		if warm {
 			sess, sid, err = wp.AcquireNew(runCtx, key, limit, opts)
+			if err == nil && sid != opts.SessionID {
+				moveSpareTools(runCtx, opts, sid, log)
+			}
 		} else {
 			sess, err = pool.Acquire(runCtx, key, limit, opts)
 		}

@@ -124,7 +124,7 @@ func start(t *testing.T, s setup) *harness {
 	}
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
-		Sandboxes: s.sandboxes})
+		Sandboxes: s.sandboxes, Worktrees: bridges.NewWorktrees(cfg, s.sandboxes, logger)})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:

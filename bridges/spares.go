@@ -113,6 +113,9 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 		Cgroups:            c.opts.Cgroups,
 		Limits:             sandboxLimits(p.Resources),
 	}
+	if wt := c.opts.Worktrees; wt != nil && p.Worktree {
+		opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) { return wt.PrepareSpawn(ctx, p, o) }
+	}
 	for _, b := range p.SandboxBinds {
 		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,4 +135,14 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// MoveTo implements WorkdirMover: send_file works in workdir, a
+// worktree's, and stops hiding root (send_file never leaves workdir
+// anyway, os.Root, so the rest of data_dir stays out of reach).
+func (t *agentTools) MoveTo(workdir, root string) {
+	t.workdir = workdir
+	t.hidden = slices.DeleteFunc(slices.Clone(t.hidden), func(h string) bool {
+		return within(resolved(root), resolved(h))
+	})
 }

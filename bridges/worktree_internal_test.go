@@ -310,16 +310,7 @@ func TestWorktreeApply(t *testing.T) {
 	}
 }
 
-// recordingPool records the options of every Acquire.
-type recordingPool struct{ opts []agent.Options }
-
-func (p *recordingPool) Acquire(_ context.Context, _ string, _ agent.PoolLimit, opts agent.Options) (AgentSession, error) {
-	p.opts = append(p.opts, opts)
-	return nil, nil
-}
-func (p *recordingPool) Remove(context.Context, string) error { return nil }
-
-func TestWorktreePool(t *testing.T) {
+func TestWorktreeSpawnHook(t *testing.T) {
 	repo := testRepo(t)
 	data := t.TempDir()
 	plainDir := t.TempDir()
@@ -328,15 +319,15 @@ func TestWorktreePool(t *testing.T) {
 		"plain": {Name: "plain", Workdir: plainDir, Worktree: true},
 		"off":   {Name: "off", Workdir: repo},
 	}}
-	inner := &recordingPool{}
-	pool := withWorktrees(inner, cfg, nil, slog.New(slog.DiscardHandler))
+	hook := NewWorktrees(cfg, nil, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	acquire := func(profile, session string, resume bool) agent.Options {
 		t.Helper()
-		if _, err := pool.Acquire(ctx, "k", agent.PoolLimit{Profile: profile}, agent.Options{Workdir: cfg.Agents[profile].Workdir, SessionID: session, Resume: resume}); err != nil {
+		o, err := hook.PrepareSpawn(ctx, cfg.Agents[profile], agent.Options{Workdir: cfg.Agents[profile].Workdir, SessionID: session, Resume: resume})
+		if err != nil {
 			t.Fatal(err)
 		}
-		return inner.opts[len(inner.opts)-1]
+		return o
 	}
 	wtPath := worktreePath(data, "coder", testSession)
 
@@ -358,7 +349,7 @@ func TestWorktreePool(t *testing.T) {
 		}
 	}
 	tools := &agentTools{workdir: repo, hidden: []string{data, cfgFile}}
-	if _, err := pool.Acquire(ctx, "k", agent.PoolLimit{Profile: "coder"}, agent.Options{Workdir: repo, SessionID: testSession,
+	if _, err := hook.PrepareSpawn(ctx, cfg.Agents["coder"], agent.Options{Workdir: repo, SessionID: testSession,
 		MCPServers: map[string]agent.MCPServer{ToolServer: tools}}); err != nil {
 		t.Fatal(err)
 	}
@@ -379,9 +370,6 @@ func TestWorktreePool(t *testing.T) {
 	}
 	if o := acquire("off", testSession, false); o.Workdir != repo {
 		t.Errorf("worktree off: %+v", o)
-	}
-	if p := withWorktrees(inner, &config.Config{Agents: map[string]*config.Agent{"off": {}}}, nil, nil); p != AgentPool(inner) {
-		t.Error("the pool is wrapped although no profile uses worktrees")
 	}
 }
 
@@ -450,7 +438,7 @@ func TestWorktreesWithoutSandboxWarn(t *testing.T) {
 		"loose": {Name: "loose", Worktree: true, Sandbox: config.SandboxNone},
 		"boxed": {Name: "boxed", Worktree: true, Sandbox: config.SandboxBwrap},
 	}}
-	withWorktrees(&recordingPool{}, cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	NewWorktrees(cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if got := logs.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, "profile=loose") ||
 		!strings.Contains(got, "git on its worktrees runs unconfined") {
 		t.Errorf("logs = %q, want one warning for the profile without a sandbox", got)

@@ -70,11 +70,28 @@ func (p *FakePool) FailSends(n int) {
 	p.evict = n
 }
 
-// Acquire implements bridges.AgentPool.
+// Acquire implements bridges.AgentPool. Like agent.Start, it runs
+// opts.Prepare before it "spawns" a session (not when key has a live one)
+// and records the prepared options.
 func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (bridges.AgentSession, error) {
+	p.mu.Lock()
+	live := p.live[key]
+	p.mu.Unlock()
+	var prepErr error
+	if prepare := opts.Prepare; prepare != nil && (live == nil || live.Exited()) {
+		opts.Prepare = nil
+		if prepared, err := prepare(ctx, opts); err != nil {
+			prepErr = fmt.Errorf("start agent %s: prepare: %w", opts.SessionID, err)
+		} else {
+			opts = prepared
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acquires = append(p.acquires, Acquisition{Key: key, Limit: limit, Opts: opts})
+	if prepErr != nil {
+		return nil, prepErr
+	}
 	if p.fail != nil {
 		return nil, p.fail
 	}

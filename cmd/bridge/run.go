@@ -113,6 +113,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	core := bridges.NewCore(bridges.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
+		Worktrees: bridges.NewWorktrees(cfg, sandboxes, logger),
 	})
 
 	if console != nil {
