@@ -49,3 +49,18 @@ func NumberedChoices(buttons []Button) string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// Button ids of cards. Adapters that map reactions or numbered replies to
+// actions use these (e.g. 👍 → "allow", 👎 → "deny").
+const (
+	ChoiceAllow        = "allow"
+	ChoiceAlways       = "always"
+	ChoiceDeny         = "deny"
+	ChoiceApprove      = "approve"
+	ChoiceApproveEdits = "approve-edits"
+	ChoiceReject       = "reject"
+	ChoiceSubmit       = "submit"
+)
+
+// CommandPrefix starts a chat command.
+const CommandPrefix = "!"

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // Script plays the agent for one user message on a FakeSession. Messages are
@@ -44,7 +44,7 @@ type FakePool struct {
 	changed  chan struct{}
 }
 
-var _ bridges.AgentPool = (*FakePool)(nil)
+var _ core.AgentPool = (*FakePool)(nil)
 
 // NewFakePool returns a pool whose sessions run script (Pong if nil).
 func NewFakePool(script Script) *FakePool {
@@ -73,7 +73,7 @@ func (p *FakePool) FailSends(n int) {
 // Acquire implements bridges.AgentPool. Like agent.Start, it runs
 // opts.Prepare before it "spawns" a session (not when key has a live one)
 // and records the prepared options.
-func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (bridges.AgentSession, error) {
+func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (core.AgentSession, error) {
 	p.mu.Lock()
 	live := p.live[key]
 	p.mu.Unlock()
@@ -227,7 +227,7 @@ type FakeSession struct {
 	changed     chan struct{}
 }
 
-var _ bridges.AgentSession = (*FakeSession)(nil)
+var _ core.AgentSession = (*FakeSession)(nil)
 
 func newFakeSession(key string, opts agent.Options, script Script, onExit func(*FakeSession)) *FakeSession {
 	s := &FakeSession{

@@ -2,6 +2,7 @@ package bridgetest
 
 import (
 	"context"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 
 // Core is a real bridges.Core run by RunCore for adapter tests.
 type Core struct {
-	*bridges.Core
+	*core.Core
 	Pool  *FakePool
 	Clock *FakeClock
 	Store *store.Store
@@ -35,7 +36,7 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		Store: st,
 	}
-	c.Core = bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock})
+	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()

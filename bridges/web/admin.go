@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"net/http"
 	"net/url"
 	"time"
@@ -24,7 +25,7 @@ type Operator interface {
 	DecideApproval(ctx context.Context, id, choice, by string) error
 }
 
-var _ Operator = (*bridges.Core)(nil)
+var _ Operator = (*core.Core)(nil)
 
 // SetOperator gives the operator pages the core. Call it before serving.
 func (c *Console) SetOperator(op Operator) { c.op = op }

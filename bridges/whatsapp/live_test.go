@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"bytes"
 	"context"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"image"
 	"image/png"
 	"log/slog"
@@ -92,10 +93,10 @@ func startLive(t *testing.T) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := agent.NewPool(log)
-	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: bridges.NewAgentPool(apool), Logger: log})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- core.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()
+	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"io"
 	"log/slog"
 	"maps"
@@ -108,23 +109,23 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}()
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	agents := bridges.NewAgentPool(pool)
-	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
-	core := bridges.NewCore(bridges.CoreOptions{
+	agents := core.NewAgentPool(pool)
+	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
+	bridgeCore := core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
-		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
-		Worktrees: bridges.NewWorktrees(cfg, sandboxes, logger),
+		Metrics: core.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
+		Worktrees: core.NewWorktrees(cfg, sandboxes, logger),
 	})
 
 	if console != nil {
-		console.SetOperator(core)
+		console.SetOperator(bridgeCore)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates, limits), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates, limits), console)
 		if err != nil {
 			return err
 		}
@@ -142,14 +143,14 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		defer close(pruneDone)
 		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
 			Also: func(ctx context.Context, before time.Time) error {
-				_, err := bridges.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
-				_, werr := bridges.PruneWorktrees(ctx, st, cfg, sandboxes, before, logger)
+				_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
+				_, werr := core.PruneWorktrees(ctx, st, cfg, sandboxes, before, logger)
 				return errors.Join(err, werr)
 			}}.Run(ctx)
 	}()
 
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
-	runErr := core.Run(ctx, platforms)
+	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
 	<-pruneDone // before the store closes
 	httpErr := <-httpDone

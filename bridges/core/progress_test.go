@@ -1,0 +1,86 @@
+package core_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+)
+
+// slowScript starts a turn on "slow", calls Bash and answers only once
+// release is closed; anything else is answered at once.
+func slowScript(release <-chan struct{}) bridgetest.Script {
+	return func(s *bridgetest.FakeSession, m agent.UserMessage) {
+		if m.Text != "slow" {
+			s.Reply(m, "pong: "+m.Text)
+			return
+		}
+		// The tool call starts the turn: once the platform shows typing,
+		// the worker has taken it.
+		s.Emit(agent.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
+		<-release
+		s.Reply(m, "done")
+	}
+}
+
+// progressLines are the progress lines posted in k, oldest first.
+func progressLines(p *bridgetest.Platform, k bridges.ConversationKey) []string {
+	var out []string
+	for _, m := range p.Messages(k) {
+		if strings.HasPrefix(m.Text, "⏳ Still working") {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// On a platform without live edits a long turn posts a short progress
+// line every Limits.ProgressInterval (not before), naming its latest tool
+// call, and none once the turn is over; a platform that streams the turn
+// gets none.
+func TestProgressLinesWithoutLiveEdits(t *testing.T) {
+	for _, streams := range []bool{false, true} {
+		name := map[bool]string{false: "without edits", true: "streaming"}[streams]
+		t.Run(name, func(t *testing.T) {
+			clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			release := make(chan struct{})
+			lim := defaultLimits()
+			lim.ProgressInterval = 30 * time.Second
+			h := start(t, setup{script: slowScript(release), clock: clock, limits: lim, noEdit: !streams})
+			defer func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			}()
+			k := key("T1")
+			h.send(k, "m1", "alice", "slow")
+			waitFor(t, "the turn's tool call", func() bool { return h.plat.Typing(k) })
+			clock.Advance(29 * time.Second)
+			clock.Advance(time.Second)
+			if streams {
+				h.waitText(k, "Bash: make test") // the live message shows it
+			} else {
+				first := h.waitText(k, "⏳ Still working")
+				if first.Text != "⏳ Still working… 30s so far · last: `Bash: make test`" {
+					t.Errorf("first progress line %q", first.Text)
+				}
+				clock.Advance(30 * time.Second)
+				h.waitText(k, "⏳ Still working… 1m so far")
+			}
+			close(release)
+			h.waitText(k, "done")
+			clock.Advance(2 * time.Minute)
+			h.send(k, "m2", "alice", "ping")
+			h.waitText(k, "pong: ping") // after any progress line the timers queued
+			want := map[bool]int{false: 2, true: 0}[streams]
+			if got := progressLines(h.plat, k); len(got) != want {
+				t.Errorf("progress lines %q, want %d", got, want)
+			}
+		})
+	}
+}
