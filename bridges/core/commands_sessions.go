@@ -263,3 +263,12 @@ func (cv *conversation) noteActivity(ctx context.Context, m store.InboxMessage) 
 		cv.log.Warn("note conversation activity", "ledger", m.ID, "err", err)
 	}
 }
+
+// shortID is the part of a session id people see (and a worktree's
+// branch is named after): its first 8 characters.
+func shortID(sessionID string) string {
+	if len(sessionID) > 8 {
+		return sessionID[:8]
+	}
+	return sessionID
+}

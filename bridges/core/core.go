@@ -66,7 +66,7 @@ type CoreOptions struct {
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
 	// Worktrees, when set, gives the sessions of profiles with worktree:
-	// true a git worktree each (NewWorktrees), as a spawn hook; nil: every
+	// true a git worktree each (bridges/worktree.New), as a spawn hook; nil: every
 	// agent works in its profile's workdir.
 	Worktrees Worktrees
 }

@@ -341,3 +341,7 @@ func secretPaths(cfg *config.Config) []string {
 	}
 	return out
 }
+
+// SecretPaths are the bridge's own files no agent may see (secretPaths),
+// for the features that confine what runs on an agent's files.
+func SecretPaths(cfg *config.Config) []string { return secretPaths(cfg) }

@@ -261,3 +261,9 @@ func formatWait(d time.Duration) string {
 	}
 	return b.String()
 }
+
+// CodeSpan is codeSpan for the features' texts (bridges/worktree…).
+func CodeSpan(s string) string { return codeSpan(s) }
+
+// OneLine is oneLine for the features' texts.
+func OneLine(s string, n int) string { return oneLine(s, n) }

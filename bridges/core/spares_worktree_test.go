@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	sandboxes := map[string]sandbox.Sandbox{"coder": sandbox.None{}, "plain": sandbox.None{}}
 	log := slog.New(slog.DiscardHandler)
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log, Sandboxes: sandboxes,
-		Worktrees: core.NewWorktrees(cfg, sandboxes, log)})
+		Worktrees: worktree.New(cfg, sandboxes, log)})
 	codePlat, plainPlat := bridgetest.New(defaultLimits()), bridgetest.New(defaultLimits())
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -108,10 +109,10 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 		t.Errorf("the plain profile's conversation did not take the warm spare %s", spareID)
 	}
 	codeSession := mustConversation(t, st, store.ConversationKey(codeKey)).SessionID
-	worktree := filepath.Join(data, core.WorktreesDir, "coder", codeSession)
+	wtPath := filepath.Join(data, worktree.Dir, "coder", codeSession)
 	acq := pool.Acquisitions()
-	if last := acq[len(acq)-1]; last.Opts.Workdir != worktree {
-		t.Errorf("the worktree profile's agent started in %s, want its worktree %s", last.Opts.Workdir, worktree)
+	if last := acq[len(acq)-1]; last.Opts.Workdir != wtPath {
+		t.Errorf("the worktree profile's agent started in %s, want its worktree %s", last.Opts.Workdir, wtPath)
 	}
 
 	// A spare of the worktree profile starts in a worktree of its own
@@ -122,7 +123,7 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	}
 	spare.SessionID = uuid.NewString()
 	got, err := spare.Prepare(ctx, spare)
-	if want := filepath.Join(data, core.WorktreesDir, "coder", spare.SessionID); err != nil || got.Workdir != want {
+	if want := filepath.Join(data, worktree.Dir, "coder", spare.SessionID); err != nil || got.Workdir != want {
 		t.Errorf("the spare's spawn: workdir %s, %v; want %s", got.Workdir, err, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,5 +117,38 @@ func TestParseScheduleAdd(t *testing.T) {
 		if ok != tc.ok || ok && (cron != tc.cron || tz != tc.tz || prompt != tc.prompt) {
 			t.Errorf("parseScheduleAdd(%q) = %q %q %q %v, want %q %q %q %v", tc.in, cron, tz, prompt, ok, tc.cron, tc.tz, tc.prompt, tc.ok)
 		}
+	}
+}
+
+// TestAgentToolsMoveTo: send_file follows the agent into a worktree under
+// data_dir (worktree.New moves it there): it reads the worktree's files,
+// and still refuses the config file and the rest of data_dir.
+func TestAgentToolsMoveTo(t *testing.T) {
+	data := t.TempDir()
+	wt := filepath.Join(data, "worktrees", "coder", "s1")
+	cfgFile := filepath.Join(t.TempDir(), "bridge.yaml")
+	if err := os.MkdirAll(wt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for p, content := range map[string]string{filepath.Join(wt, "report.txt"): "made by the agent", cfgFile: "secret",
+		filepath.Join(data, "bridge.db"): "db"} {
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tools := &agentTools{workdir: t.TempDir(), hidden: []string{data, cfgFile}}
+	var _ WorkdirMover = tools
+	tools.MoveTo(wt, wt)
+	if tools.workdir != wt || !slices.Equal(tools.hidden, []string{cfgFile}) {
+		t.Errorf("tools: workdir %s hidden %v, want the worktree and the config file only", tools.workdir, tools.hidden)
+	}
+	if _, got, err := readWorkdirFile(tools.workdir, "report.txt", tools.hidden, 1<<20); err != nil || string(got) != "made by the agent" {
+		t.Errorf("send_file of a worktree file: %q, %v", got, err)
+	}
+	if _, _, err := readWorkdirFile(tools.workdir, filepath.Join(data, "bridge.db"), tools.hidden, 1<<20); !errors.Is(err, errFileRefused) {
+		t.Errorf("send_file of data_dir/bridge.db: err = %v, want refused", err)
+	}
+	if _, _, err := readWorkdirFile(tools.workdir, cfgFile, tools.hidden, 1<<20); err == nil {
+		t.Error("send_file of the config file outside the worktree: no error")
 	}
 }

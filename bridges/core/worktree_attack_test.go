@@ -3,7 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -313,7 +313,7 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	h := start(t, s)
 	a, b := key("A"), key("B")
 	admin := func(session string) string { return filepath.Join(l.repo, ".git", "worktrees", session) }
-	worktree := func(session string) string { return filepath.Join(l.data, core.WorktreesDir, "coder", session) }
+	wtDir := func(session string) string { return filepath.Join(l.data, worktree.Dir, "coder", session) }
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 
 	// Session 1: its worktree, trapped and dirty. !status, then !new: kept.
@@ -321,10 +321,10 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	h.waitText(a, "pong: first")
 	h.waitLedgerFinal(a)
 	s1 := h.conversation(a).SessionID
-	if !exists(filepath.Join(worktree(s1), "README")) {
+	if !exists(filepath.Join(wtDir(s1), "README")) {
 		t.Fatalf("no worktree for session %s", s1)
 	}
-	l.plantWorktree(t, worktree(s1), admin(s1), true)
+	l.plantWorktree(t, wtDir(s1), admin(s1), true)
 	h.send(a, "c1", "alice", "!status")
 	h.waitText(a, "worktree: branch `agentbridge/"+s1[:8]+"`")
 	h.send(a, "c2", "alice", "!new")
@@ -332,7 +332,7 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 		t.Errorf("!new of a dirty trapped worktree: %q, want it kept", m.Text)
 	}
 	l.assertNoneFired(t, "!new of a dirty worktree")
-	if !exists(worktree(s1)) {
+	if !exists(wtDir(s1)) {
 		t.Fatal("the dirty worktree was removed")
 	}
 
@@ -343,7 +343,7 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	h.waitLedgerFinal(a)
 	s2 := h.conversation(a).SessionID
 	l.assertNoneFired(t, "git worktree add in a trapped repository")
-	l.plantWorktree(t, worktree(s2), admin(s2), false)
+	l.plantWorktree(t, wtDir(s2), admin(s2), false)
 	h.send(a, "c3", "alice", "!new")
 	if m := waitRetired(h, a, s2); !strings.Contains(m.Text, "🧹 Worktree removed (it was clean); branch `agentbridge/"+s2[:8]+"` is kept") {
 		t.Errorf("!new of a clean trapped worktree: %q, want it removed and its branch kept", m.Text)
@@ -356,13 +356,13 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	h.waitText(a, "pong: third")
 	h.waitLedgerFinal(a)
 	s3 := h.conversation(a).SessionID
-	l.plantWorktree(t, worktree(s3), admin(s3), true)
+	l.plantWorktree(t, wtDir(s3), admin(s3), true)
 	h.stop()
 	h = start(t, s)
 	h.send(a, "m4", "alice", "after restart")
 	h.waitText(a, "pong: after restart")
 	h.waitLedgerFinal(a)
-	if acq := h.pool.Acquisitions(); len(acq) != 1 || acq[0].Opts.SessionID != s3 || !acq[0].Opts.Resume || acq[0].Opts.Workdir != worktree(s3) {
+	if acq := h.pool.Acquisitions(); len(acq) != 1 || acq[0].Opts.SessionID != s3 || !acq[0].Opts.Resume || acq[0].Opts.Workdir != wtDir(s3) {
 		t.Errorf("after the restart: acquisitions %+v, want session %s resumed in its worktree", acq, s3)
 	}
 	l.assertNoneFired(t, "a restart")
@@ -379,11 +379,11 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	// committed (clean, with traps) it is removed.
 	logger := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
-	if n, err := core.PruneWorktrees(ctx, h.st, h.cfg, s.sandboxes, time.Now().Add(2*time.Hour), logger); err != nil || n != 0 || !exists(worktree(s1)) {
+	if n, err := worktree.Prune(ctx, h.st, h.cfg, s.sandboxes, time.Now().Add(2*time.Hour), logger); err != nil || n != 0 || !exists(wtDir(s1)) {
 		t.Fatalf("retention of a dirty trapped worktree: removed %d, %v; want it kept", n, err)
 	}
 	l.assertNoneFired(t, "retention of a dirty worktree")
-	w1 := worktree(s1)
+	w1 := wtDir(s1)
 	writeFiles(t, map[string]string{filepath.Join(w1, ".git"): "gitdir: " + admin(s1) + "\n", filepath.Join(admin(s1), "commondir"): "../..\n"})
 	for _, d := range []string{filepath.Join(w1, "sub"), filepath.Join(w1, "mod"), w1} {
 		gitT(t, d, "add", "-A")
@@ -395,16 +395,16 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := core.PruneWorktrees(ctx, h.st, h.cfg, s.sandboxes, time.Now().Add(2*time.Hour), logger); err != nil || n != 1 || exists(w1) {
+	if n, err := worktree.Prune(ctx, h.st, h.cfg, s.sandboxes, time.Now().Add(2*time.Hour), logger); err != nil || n != 1 || exists(w1) {
 		t.Fatalf("retention of a clean trapped worktree: removed %d, %v (exists %v); want it removed", n, err, exists(w1))
 	}
 	l.assertNoneFired(t, "retention of a clean worktree")
-	if !exists(worktree(s3)) {
+	if !exists(wtDir(s3)) {
 		t.Error("retention removed the worktree of a session in use")
 	}
 
 	// The traps are live: the former unconfined git status fires them.
-	w3 := worktree(s3)
+	w3 := wtDir(s3)
 	writeFiles(t, map[string]string{filepath.Join(w3, ".git"): "gitdir: " + admin(s3) + "\n"})
 	fired := l.armed(t, w3, admin(s3))
 	for _, want := range []string{"sub-filter-clean", "sub-include", "sub-includeIf", "mod-filter-clean", "sub-filter-clean.stolen"} {
@@ -434,7 +434,7 @@ func TestWorktreeKeptWhenSandboxFails(t *testing.T) {
 	h.waitText(a, "pong: first")
 	h.waitLedgerFinal(a)
 	s1 := h.conversation(a).SessionID
-	w := filepath.Join(l.data, core.WorktreesDir, "coder", s1)
+	w := filepath.Join(l.data, worktree.Dir, "coder", s1)
 	l.plantWorktree(t, w, filepath.Join(l.repo, ".git", "worktrees", s1), false)
 	h.stop()
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"io"
 	"log/slog"
 	"maps"
@@ -114,7 +115,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	bridgeCore := core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: core.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
-		Worktrees: core.NewWorktrees(cfg, sandboxes, logger),
+		Worktrees: worktree.New(cfg, sandboxes, logger),
 	})
 
 	if console != nil {
@@ -144,7 +145,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
 			Also: func(ctx context.Context, before time.Time) error {
 				_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
-				_, werr := core.PruneWorktrees(ctx, st, cfg, sandboxes, before, logger)
+				_, werr := worktree.Prune(ctx, st, cfg, sandboxes, before, logger)
 				return errors.Join(err, werr)
 			}}.Run(ctx)
 	}()

@@ -1,8 +1,9 @@
-package core
+package worktree
 
 import (
 	"context"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func newWorktreeGit(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, p 
 		}
 		sb = sandbox.None{}
 	}
-	return worktreeGit{sb: sb, hide: secretPaths(cfg)}, nil
+	return worktreeGit{sb: sb, hide: core.SecretPaths(cfg)}, nil
 }
 
 // run runs git with args (after gitSafety) in the sandbox with view v and

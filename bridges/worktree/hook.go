@@ -1,9 +1,10 @@
-package core
+package worktree
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"maps"
 	"os"
@@ -20,41 +21,19 @@ import (
 // worktreeTimeout bounds the git commands of one worktree operation.
 const worktreeTimeout = 2 * time.Minute
 
-// Worktrees gives each session of a profile with worktree: true a git
-// worktree of its own. It is a spawn hook, not a wrapper of the pool
-// (DESIGN.md §2: a wrapper hides the wrapped value's optional abilities):
-// the core sets agent.Options.Prepare to PrepareSpawn for every spawn, so
-// the pool keeps its abilities (WarmPool) and a profile's warm spares
-// start in their own worktrees as conversations do. NewWorktrees makes one.
-type Worktrees interface {
-	// PrepareSpawn returns the options to start opts, a session of
-	// profile p, with: unchanged for a profile without worktrees. It runs
-	// in agent.Start, off the conversation's worker, so git's time does
-	// not hold the conversation up; it may block.
-	PrepareSpawn(ctx context.Context, p *config.Agent, opts agent.Options) (agent.Options, error)
-	// Status is the !status line of the worktree of session sessionID of
-	// profile p, or "" when the profile does not use worktrees.
-	Status(p *config.Agent, sessionID string) string
-	// Retire removes the worktree of the former session sessionID of
-	// profile p (its agent process is stopped), keeping it when it has
-	// uncommitted changes or could not be checked. It returns the line to
-	// tell the conversation, "" when there was no worktree.
-	Retire(ctx context.Context, p *config.Agent, sessionID string, log *slog.Logger) string
-}
-
-// worktreeHook is NewWorktrees' Worktrees.
+// worktreeHook is New's core.Worktrees.
 type worktreeHook struct {
 	cfg       *config.Config
 	sandboxes map[string]sandbox.Sandbox // by profile: where the bridge's git runs (worktree_git.go)
 	log       *slog.Logger
 }
 
-var _ Worktrees = worktreeHook{}
+var _ core.Worktrees = worktreeHook{}
 
-// NewWorktrees returns the worktrees of cfg's profiles; sandboxes are the
-// profiles' sandboxes (CoreOptions.Sandboxes), where the bridge's git on
+// New returns the worktrees of cfg's profiles; sandboxes are the
+// profiles' sandboxes (core.CoreOptions.Sandboxes), where the bridge's git on
 // a worktree runs. It warns about profiles that use worktrees unsandboxed.
-func NewWorktrees(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Logger) Worktrees {
+func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Logger) core.Worktrees {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -67,7 +46,7 @@ func NewWorktrees(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log 
 	return worktreeHook{cfg: cfg, sandboxes: sandboxes, log: log}
 }
 
-// PrepareSpawn implements Worktrees: before a session of a profile with
+// PrepareSpawn implements core.Worktrees: before a session of a profile with
 // worktree: true starts, it makes (or finds) the session's worktree and
 // points the spawn at it. A profile whose workdir is not in a git
 // repository runs in the workdir (logged). A session resumed without a
@@ -107,29 +86,19 @@ func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *config.Agent, opts
 	return opts, nil
 }
 
-// WorkdirMover is an agent tool server that works in the agent's working
-// directory (the bridge's send_file): PrepareSpawn moves it into the
-// session's worktree before the tools are in use.
-type WorkdirMover interface {
-	// MoveTo makes the server work in workdir, which lies inside root (a
-	// worktree under data_dir): paths the server hides that contain root
-	// stop hiding it. Called once, before the server serves a tool call.
-	MoveTo(workdir, root string)
-}
-
 // pointTools makes the bridge's own agent tools of opts (send_file) work
-// in the worktree the agent works in (see WorkdirMover). A warm spare's
+// in the worktree the agent works in (see core.WorkdirMover). A warm spare's
 // servers are placeholders until a conversation takes it: the core then
-// moves the conversation's own (moveSpareTools).
+// moves the conversation's own.
 func pointTools(opts agent.Options, w worktree) {
 	for _, srv := range opts.MCPServers {
-		if m, ok := srv.(WorkdirMover); ok {
+		if m, ok := srv.(core.WorkdirMover); ok {
 			m.MoveTo(opts.Workdir, w.path)
 		}
 	}
 }
 
-// Status implements Worktrees.
+// Status implements core.Worktrees.
 func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
@@ -139,7 +108,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	case errors.Is(err, errNotRepo):
 		return "\n• worktree: off (the workdir is not in a git repository)"
 	case err != nil:
-		return "\n• worktree: " + oneLine(err.Error(), 200)
+		return "\n• worktree: " + core.OneLine(err.Error(), 200)
 	case !w.exists():
 		return "\n• worktree: none yet (made when the agent starts)"
 	}
@@ -147,10 +116,10 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	if branch == "" {
 		branch = "(detached HEAD)"
 	}
-	return fmt.Sprintf("\n• worktree: branch %s at %s", codeSpan(branch), codeSpan(w.path))
+	return fmt.Sprintf("\n• worktree: branch %s at %s", core.CodeSpan(branch), core.CodeSpan(w.path))
 }
 
-// Retire implements Worktrees, with git confined by p's sandbox.
+// Retire implements core.Worktrees, with git confined by p's sandbox.
 func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID string, log *slog.Logger) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
@@ -168,15 +137,15 @@ func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID str
 	if err != nil {
 		log.Error("retire worktree", "session", sessionID, "path", w.path, "removed", out.removed, "err", err)
 		if !out.removed {
-			return "⚠️ Worktree kept: " + codeSpan(w.path) + " could not be checked or removed: " + oneLine(err.Error(), 300)
+			return "⚠️ Worktree kept: " + core.CodeSpan(w.path) + " could not be checked or removed: " + core.OneLine(err.Error(), 300)
 		}
-		return "⚠️ Could not clean up the worktree " + codeSpan(w.path) + ": " + oneLine(err.Error(), 300)
+		return "⚠️ Could not clean up the worktree " + core.CodeSpan(w.path) + ": " + core.OneLine(err.Error(), 300)
 	}
 	log.Info("worktree retired", "session", sessionID, "removed", out.removed, "changes", out.changes, "branch", out.branch, "branch_kept", out.branchKept)
 	return out.describe(w)
 }
 
-// PruneWorktrees removes the clean worktrees of sessions that no
+// Prune removes the clean worktrees of sessions that no
 // conversation uses any more (left by pruned conversations, or kept dirty
 // by !new and cleaned since) and that did not change since before; a
 // worktree with uncommitted changes is kept and logged. It returns how
@@ -184,9 +153,9 @@ func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID str
 // pass): the agents of those sessions are gone.
 //
 // Git runs in each profile's sandbox, from sandboxes (the map given to
-// CoreOptions.Sandboxes); a profile whose sandbox is missing keeps its
+// core.CoreOptions.Sandboxes); a profile whose sandbox is missing keeps its
 // worktrees (logged).
-func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, sandboxes map[string]sandbox.Sandbox,
+func Prune(ctx context.Context, st *store.Store, cfg *config.Config, sandboxes map[string]sandbox.Sandbox,
 	before time.Time, logger *slog.Logger) (int, error) {
 	inUse, err := st.SessionIDs(ctx)
 	if err != nil {
@@ -194,7 +163,7 @@ func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, sa
 	}
 	removed := 0
 	for name, prof := range cfg.Agents {
-		dir := filepath.Join(cfg.DataDir, WorktreesDir, name)
+		dir := filepath.Join(cfg.DataDir, Dir, name)
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue // none for this profile
@@ -232,39 +201,4 @@ func PruneWorktrees(ctx context.Context, st *store.Store, cfg *config.Config, sa
 		}
 	}
 	return removed, nil
-}
-
-// worktreeStatus is the !status line of the conversation's worktree, or ""
-// when the profile does not use worktrees.
-func (cv *conversation) worktreeStatus() string {
-	if cv.core.opts.Worktrees == nil {
-		return ""
-	}
-	return cv.core.opts.Worktrees.Status(cv.profile, cv.row.SessionID)
-}
-
-// retireWorktree removes the worktree of the conversation's former session
-// sessionID after !new or !resume (see Worktrees.Retire) and returns the
-// line to tell the conversation, "" when there was none.
-func (cv *conversation) retireWorktree(ctx context.Context, sessionID string) string {
-	if cv.core.opts.Worktrees == nil {
-		return ""
-	}
-	return cv.core.opts.Worktrees.Retire(ctx, cv.profile, sessionID, cv.log)
-}
-
-// moveSpareTools points the conversation's agent tools at the worktree
-// of the warm spare it was given (session id sid): the spare started in
-// its own worktree (opts.Prepare ran with sid) while its tool servers
-// were placeholders, bound to these at hand-over. Preparing sid's spawn
-// again as a resume finds that worktree, creates nothing and moves the
-// tools (WorkdirMover). It runs before the conversation sends anything.
-func moveSpareTools(ctx context.Context, opts agent.Options, sid string, log *slog.Logger) {
-	if opts.Prepare == nil {
-		return
-	}
-	opts.SessionID, opts.Resume = sid, true
-	if _, err := opts.Prepare(ctx, opts); err != nil {
-		log.Warn("point the agent tools at the warm spare's worktree", "session", sid, "err", err)
-	}
 }

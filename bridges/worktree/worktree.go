@@ -1,9 +1,10 @@
-package core
+package worktree
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,9 +34,9 @@ import (
 // view of the machine: everything git reads there the agent could have
 // written, and git runs programs named by what it reads.
 
-// WorktreesDir is the directory under data_dir that holds the agents'
+// Dir is the directory under data_dir that holds the agents'
 // worktrees: data_dir/worktrees/<profile>/<session id>.
-const WorktreesDir = "worktrees"
+const Dir = "worktrees"
 
 // WorktreeBranchPrefix starts the branch of every agent worktree.
 const WorktreeBranchPrefix = "agentbridge/"
@@ -71,7 +72,7 @@ func shortID(sessionID string) string {
 
 // worktreePath is where session sessionID of profile keeps its worktree.
 func worktreePath(dataDir, profile, sessionID string) string {
-	return filepath.Join(dataDir, WorktreesDir, profile, sessionID)
+	return filepath.Join(dataDir, Dir, profile, sessionID)
 }
 
 // locateWorktree returns the worktree of session sessionID of profile p
@@ -365,12 +366,12 @@ func removeAllForce(dir string) error {
 func (o worktreeOutcome) describe(w worktree) string {
 	switch {
 	case !o.removed:
-		return fmt.Sprintf("📌 Worktree kept: %s has %d uncommitted change(s) on branch %s.", codeSpan(w.path), o.changes, codeSpan(o.branch))
+		return fmt.Sprintf("📌 Worktree kept: %s has %d uncommitted change(s) on branch %s.", core.CodeSpan(w.path), o.changes, core.CodeSpan(o.branch))
 	case o.branchKept:
-		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s is kept: it has commits that %s does not.", codeSpan(o.branch), codeSpan("HEAD"))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s is kept: it has commits that %s does not.", core.CodeSpan(o.branch), core.CodeSpan("HEAD"))
 	case o.branchError != "":
-		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", codeSpan(o.branch), oneLine(o.branchError, 200))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", core.CodeSpan(o.branch), core.OneLine(o.branchError, 200))
 	default:
-		return fmt.Sprintf("🧹 Worktree removed (it was clean), with its branch %s.", codeSpan(o.branch))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean), with its branch %s.", core.CodeSpan(o.branch))
 	}
 }

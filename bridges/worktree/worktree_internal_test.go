@@ -1,4 +1,4 @@
-package core
+package worktree
 
 import (
 	"context"
@@ -310,6 +310,14 @@ func TestWorktreeApply(t *testing.T) {
 	}
 }
 
+// movedTools is an agent tool server that records where MoveTo moved it.
+type movedTools struct {
+	agent.MCPServer
+	workdir, root string
+}
+
+func (m *movedTools) MoveTo(workdir, root string) { m.workdir, m.root = workdir, root }
+
 func TestWorktreeSpawnHook(t *testing.T) {
 	repo := testRepo(t)
 	data := t.TempDir()
@@ -319,7 +327,7 @@ func TestWorktreeSpawnHook(t *testing.T) {
 		"plain": {Name: "plain", Workdir: plainDir, Worktree: true},
 		"off":   {Name: "off", Workdir: repo},
 	}}
-	hook := NewWorktrees(cfg, nil, slog.New(slog.DiscardHandler))
+	hook := New(cfg, nil, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	acquire := func(profile, session string, resume bool) agent.Options {
 		t.Helper()
@@ -339,28 +347,15 @@ func TestWorktreeSpawnHook(t *testing.T) {
 		t.Errorf("new session: workdir %s binds %v, want the worktree", o.Workdir, o.Binds)
 	}
 
-	// The bridge's send_file tool follows the agent into its worktree; it
-	// still refuses the config file, and nothing outside the worktree.
-	cfgFile := filepath.Join(t.TempDir(), "bridge.yaml")
-	for p, content := range map[string]string{filepath.Join(wtPath, "report.txt"): "made by the agent", cfgFile: "secret",
-		filepath.Join(data, "bridge.db"): "db"} {
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tools := &agentTools{workdir: repo, hidden: []string{data, cfgFile}}
+	// The bridge's send_file tool follows the agent into its worktree
+	// (core.WorkdirMover; what it then refuses: core's TestAgentToolsMoveTo).
+	tools := &movedTools{}
 	if _, err := hook.PrepareSpawn(ctx, cfg.Agents["coder"], agent.Options{Workdir: repo, SessionID: testSession,
-		MCPServers: map[string]agent.MCPServer{ToolServer: tools}}); err != nil {
+		MCPServers: map[string]agent.MCPServer{"bridge": tools}}); err != nil {
 		t.Fatal(err)
 	}
-	if tools.workdir != wtPath || !slices.Equal(tools.hidden, []string{cfgFile}) {
-		t.Errorf("tools: workdir %s hidden %v, want the worktree and the config file only", tools.workdir, tools.hidden)
-	}
-	if _, got, err := readWorkdirFile(tools.workdir, "report.txt", tools.hidden, 1<<20); err != nil || string(got) != "made by the agent" {
-		t.Errorf("send_file of a worktree file: %q, %v", got, err)
-	}
-	if _, _, err := readWorkdirFile(tools.workdir, filepath.Join(data, "bridge.db"), tools.hidden, 1<<20); !errors.Is(err, errFileRefused) {
-		t.Errorf("send_file of data_dir/bridge.db: err = %v, want refused", err)
+	if tools.workdir != wtPath || tools.root != wtPath {
+		t.Errorf("tools moved to %q (root %q), want the worktree %s", tools.workdir, tools.root, wtPath)
 	}
 	if o := acquire("coder", testSession, true); o.Workdir != wtPath {
 		t.Errorf("resume with its worktree: workdir %s", o.Workdir)
@@ -411,16 +406,16 @@ func TestPruneWorktrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	if n, err := PruneWorktrees(ctx, st, cfg, nil, time.Now().Add(-time.Hour), logger); err != nil || n != 0 {
+	if n, err := Prune(ctx, st, cfg, nil, time.Now().Add(-time.Hour), logger); err != nil || n != 0 {
 		t.Fatalf("prune with a cutoff before everything: %d, %v", n, err)
 	}
 	// Fail closed: a profile whose sandbox is missing keeps its worktrees.
 	cfg.Agents["coder"].Sandbox = config.SandboxBwrap
-	if n, err := PruneWorktrees(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger); err != nil || n != 0 || !unusedClean.exists() {
+	if n, err := Prune(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger); err != nil || n != 0 || !unusedClean.exists() {
 		t.Fatalf("prune without the profile's sandbox removed %d, %v", n, err)
 	}
 	cfg.Agents["coder"].Sandbox = config.SandboxNone
-	n, err := PruneWorktrees(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger)
+	n, err := Prune(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger)
 	if err != nil || n != 1 {
 		t.Fatalf("prune removed %d, %v; want 1", n, err)
 	}
@@ -438,7 +433,7 @@ func TestWorktreesWithoutSandboxWarn(t *testing.T) {
 		"loose": {Name: "loose", Worktree: true, Sandbox: config.SandboxNone},
 		"boxed": {Name: "boxed", Worktree: true, Sandbox: config.SandboxBwrap},
 	}}
-	NewWorktrees(cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	New(cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if got := logs.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, "profile=loose") ||
 		!strings.Contains(got, "git on its worktrees runs unconfined") {
 		t.Errorf("logs = %q, want one warning for the profile without a sandbox", got)
