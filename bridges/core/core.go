@@ -65,6 +65,9 @@ type CoreOptions struct {
 	// Cgroups, when set, enforce each profile's resources in a cgroup per
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
+	// Spend enforces the spend limits (bridges/spend.New); Run refuses to
+	// start without it when the config has limits: limits never silently off.
+	Spend SpendGate
 	// Worktrees, when set, gives the sessions of profiles with worktree:
 	// true a git worktree each (bridges/worktree.New), as a spawn hook; nil: every
 	// agent works in its profile's workdir.
@@ -89,7 +92,6 @@ type Core struct {
 	convs     map[bridges.ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time    // last refusal told per bot and user
-	limits    *limiter                    // spend-limit warnings shown (limits.go)
 	states    map[string]bridges.BotState // connection state per bot (botstate.go)
 	workers   sync.WaitGroup              // conversation queues and their helpers
 	sched     *scheduler                  // fires schedules (scheduler.go)
@@ -124,7 +126,6 @@ func NewCore(opts CoreOptions) *Core {
 		convs:   make(map[bridges.ConversationKey]*conversation),
 		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
-		limits:  newLimiter(),
 		sched:   newScheduler(),
 	}
 }
@@ -140,6 +141,9 @@ func NewCore(opts CoreOptions) *Core {
 func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) error {
 	if c.cfg == nil || c.st == nil || c.pool == nil {
 		return errors.New("run core: Config, Store and Pool are required")
+	}
+	if len(c.cfg.Limits) > 0 && c.opts.Spend == nil {
+		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
 	}
 	for name := range platforms {
 		if c.cfg.Bot(name) == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"log/slog"
 	"path/filepath"
@@ -126,7 +127,7 @@ func start(t *testing.T, s setup) *harness {
 	}
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
-		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger)})
+		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(cfg, st, s.metrics)})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:

@@ -2,7 +2,7 @@ package core
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// limitMetrics count what the spend limits did (see limits.go).
+// limitMetrics count what the spend limits did (bridges/spend).
 type limitMetrics struct {
 	refusals *prometheus.CounterVec
 	warnings *prometheus.CounterVec
@@ -23,13 +23,15 @@ func newLimitMetrics(reg prometheus.Registerer) limitMetrics {
 	return l
 }
 
-func (m *Metrics) limitRefused(bot, scope, kind string) {
+// LimitRefused counts a message refused by a spend limit (spend.Counter).
+func (m *Metrics) LimitRefused(bot, scope, kind string) {
 	if m != nil {
 		m.limits.refusals.WithLabelValues(bot, scope, kind).Inc()
 	}
 }
 
-func (m *Metrics) limitWarned(bot, scope, kind string) {
+// LimitWarned counts a spend-limit warning (spend.Counter).
+func (m *Metrics) LimitWarned(bot, scope, kind string) {
 	if m != nil {
 		m.limits.warnings.WithLabelValues(bot, scope, kind).Inc()
 	}

@@ -267,3 +267,27 @@ func CodeSpan(s string) string { return codeSpan(s) }
 
 // OneLine is oneLine for the features' texts.
 func OneLine(s string, n int) string { return oneLine(s, n) }
+
+// usd formats dollars: cents from $1 up ("$20.00"), else up to four
+// decimals ("$0.0025", "$0.50"; six below a cent, "$0.000012") without
+// trailing zeros, "$0" for nothing.
+func usd(x float64) string {
+	switch {
+	case x < 1e-9: // float rounding of sums of costs
+		return "$0"
+	case x >= 1:
+		return fmt.Sprintf("$%.2f", x)
+	}
+	format := "%.4f"
+	if x < 0.01 {
+		format = "%.6f"
+	}
+	s := strings.TrimRight(fmt.Sprintf(format, x), "0")
+	if len(s) < len("0.00") {
+		s += strings.Repeat("0", len("0.00")-len(s))
+	}
+	return "$" + s
+}
+
+// USD is usd for the features' texts (bridges/spend).
+func USD(x float64) string { return usd(x) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"io"
 	"log/slog"
@@ -112,10 +113,11 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	agents := core.NewAgentPool(pool)
 	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
+	metrics := core.NewMetrics(reg)
 	bridgeCore := core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
-		Metrics: core.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
-		Worktrees: worktree.New(cfg, sandboxes, logger),
+		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
+		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
 	})
 
 	if console != nil {

@@ -1,7 +1,8 @@
-package core
+package spend
 
 import (
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"strings"
 	"time"
 
@@ -100,30 +101,27 @@ func formatIn(d time.Duration) string {
 	}
 }
 
-// usd formats dollars: cents from $1 up ("$20.00"), else up to four
-// decimals ("$0.0025", "$0.50"; six below a cent, "$0.000012") without
-// trailing zeros, "$0" for nothing.
-func usd(x float64) string {
-	switch {
-	case x < epsilon:
-		return "$0"
-	case x >= 1:
-		return fmt.Sprintf("$%.2f", x)
-	}
-	format := "%.4f"
-	if x < 0.01 {
-		format = "%.6f"
-	}
-	s := strings.TrimRight(fmt.Sprintf(format, x), "0")
-	if len(s) < len("0.00") {
-		s += strings.Repeat("0", len("0.00")-len(s))
-	}
-	return "$" + s
-}
+// usd formats dollars (core.USD).
+func usd(x float64) string { return core.USD(x) }
 
 func capitalize(s string) string {
 	if s == "" {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// author is who wrote a message: a person's id and display name.
+type author struct{ id, name string }
+
+// mention names a in a text ("@name").
+func mention(a author) string {
+	switch {
+	case a.name != "":
+		return "@" + a.name
+	case a.id != "":
+		return "@" + a.id
+	default:
+		return "someone"
+	}
 }

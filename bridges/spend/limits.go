@@ -1,9 +1,10 @@
-package core
+package spend
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +14,7 @@ import (
 )
 
 // This file enforces the spend limits of config.Limits: before a message
-// starts a turn (limitGate), in !cost (budgetLines), and in metrics.
+// starts a turn (Gate.Admit), in !cost (Gate.Left), and in metrics.
 
 // Limit scopes and kinds, as they appear in metrics labels and messages.
 const (
@@ -140,30 +141,50 @@ func calendarStarts(now time.Time, loc *time.Location) (day, month time.Time) {
 	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc), time.Date(l.Year(), l.Month(), 1, 0, 0, 0, 0, loc)
 }
 
+// Counter counts what the limits did (core.Metrics is one; nil-safe).
+type Counter interface {
+	LimitRefused(bot, scope, kind string)
+	LimitWarned(bot, scope, kind string)
+}
+
+// Gate enforces the spend limits of a config (core.SpendGate). Safe for
+// concurrent use.
+type Gate struct {
+	cfg     *config.Config
+	st      *store.Store
+	limits  *limiter
+	metrics Counter
+}
+
+// New returns the gate of cfg's limits, measuring usage in st and counting
+// in metrics (may be nil).
+func New(cfg *config.Config, st *store.Store, metrics Counter) *Gate {
+	return &Gate{cfg: cfg, st: st, limits: newLimiter(), metrics: metrics}
+}
+
 // exempt reports whether user is not subject to lim: admins, when the
 // limit says so.
 func exempt(lim *config.Limit, bot *config.Bot, user string) bool {
-	return lim.ExemptAdmins && isAdmin(bot, user)
+	return lim.ExemptAdmins && slices.Contains(bot.Access.Admins, user)
 }
 
-// limitGate decides whether ledger message m may go to the agent under the
-// bot's spend limit. It returns ok=false with the refusal to post when a
-// budget is used up, and warnings to post for budgets at 80 % or more. A
-// store error is returned as is: the caller keeps the message pending
-// (nothing unchecked reaches the agent).
-func (cv *conversation) limitGate(ctx context.Context, m store.InboxMessage) (ok bool, notices []string, err error) {
-	lim := cv.core.cfg.LimitFor(cv.bot.Name)
-	// A schedule's firing carries nobody's rights: an admin's exemption
-	// does not follow the schedules they made.
-	if lim == nil || m.Origin == OriginPerson && exempt(lim, cv.bot, m.UserID) {
+// Admit decides whether a message of user (userName) may go to bot's agent
+// at now under the bot's spend limit. It returns ok=false with the refusal
+// to post when a budget is used up, and warnings to post for budgets at
+// 80 % or more. person says a person wrote it: a schedule's firing carries
+// nobody's rights, so an admin's exemption does not follow the schedules
+// they made. A store error is returned as is: the caller keeps the message
+// pending (nothing unchecked reaches the agent).
+func (g *Gate) Admit(ctx context.Context, bot *config.Bot, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error) {
+	lim := g.cfg.LimitFor(bot.Name)
+	if lim == nil || person && exempt(lim, bot, user) {
 		return true, nil, nil
 	}
-	now := cv.core.clock.Now()
-	checks, err := budgetChecks(ctx, cv.core.st, lim, m.UserID, now)
+	checks, err := budgetChecks(ctx, g.st, lim, user, now)
 	if err != nil {
 		return false, nil, err
 	}
-	who := author{m.UserID, m.UserName}
+	who := author{user, userName}
 	var over []budgetCheck
 	for _, bc := range checks {
 		if bc.exceeded() {
@@ -172,38 +193,43 @@ func (cv *conversation) limitGate(ctx context.Context, m store.InboxMessage) (ok
 	}
 	if len(over) > 0 {
 		for _, bc := range over {
-			cv.core.opts.Metrics.limitRefused(cv.bot.Name, bc.scope, bc.kind)
+			g.count(func(c Counter) { c.LimitRefused(bot.Name, bc.scope, bc.kind) })
 		}
 		return false, []string{refusalText(who, over, lim, now)}, nil
 	}
 	for _, bc := range checks {
-		k := warnKey{cv.bot.Name, bc.scope, m.UserID, bc.kind}
+		k := warnKey{bot.Name, bc.scope, user, bc.kind}
 		if bc.scope == scopeTotal {
 			k.user = ""
 		}
-		if cv.core.limits.shouldWarn(k, bc.warns()) {
-			cv.core.opts.Metrics.limitWarned(cv.bot.Name, bc.scope, bc.kind)
+		if g.limits.shouldWarn(k, bc.warns()) {
+			g.count(func(c Counter) { c.LimitWarned(bot.Name, bc.scope, bc.kind) })
 			notices = append(notices, warningText(who, bc, lim, now))
 		}
 	}
 	return true, notices, nil
 }
 
-// budgetLines describes, for !cost, what user has left of every budget of
-// the bot's limit ("" when the bot has none).
-func (cv *conversation) budgetLines(ctx context.Context, user string) (string, error) {
-	lim := cv.core.cfg.LimitFor(cv.bot.Name)
+func (g *Gate) count(f func(Counter)) {
+	if g.metrics != nil {
+		f(g.metrics)
+	}
+}
+
+// Left describes, for !cost, what user has left at now of every budget of
+// bot's limit ("" when the bot has none).
+func (g *Gate) Left(ctx context.Context, bot *config.Bot, user string, now time.Time) (string, error) {
+	lim := g.cfg.LimitFor(bot.Name)
 	if lim == nil {
 		return "", nil
 	}
-	now := cv.core.clock.Now()
-	checks, err := budgetChecks(ctx, cv.core.st, lim, user, now)
+	checks, err := budgetChecks(ctx, g.st, lim, user, now)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	b.WriteString("📉 Budget left:")
-	if exempt(lim, cv.bot, user) {
+	if exempt(lim, bot, user) {
 		b.WriteString(" _(you are an admin: limits do not stop you, and your cost counts in the bot's total)_")
 	}
 	for _, bc := range checks {
@@ -219,37 +245,4 @@ func (cv *conversation) budgetLines(ctx context.Context, user string) (string, e
 		fmt.Fprintf(&b, "%s of %s left, resets %s", usd(left), usd(bc.limit), resetPhrase(bc.resets, lim, now))
 	}
 	return b.String(), nil
-}
-
-// limitVerdict is what deliverPending does with a message after the gate.
-type limitVerdict int
-
-const (
-	limitSend    limitVerdict = iota // within the limits: send it
-	limitRefused                     // refused and finished: go on with the next message
-	limitRetry                       // the store failed: keep it pending, retry later
-)
-
-// admit runs the spend-limit gate for the first delivery of ledger message
-// m (a redelivery after a crash was admitted already): it posts the
-// warnings, or posts the refusal and finishes m as cancelled.
-func (cv *conversation) admit(ctx context.Context, m store.InboxMessage) limitVerdict {
-	if m.Attempts > 0 {
-		return limitSend
-	}
-	ok, notices, err := cv.limitGate(ctx, m)
-	if err != nil {
-		cv.log.Error("check spend limits; the message stays pending", "ledger", m.ID, "err", err)
-		cv.after(time.Second, timerRetry, "")
-		return limitRetry
-	}
-	for _, n := range notices {
-		cv.notice(ctx, n)
-	}
-	if ok {
-		return limitSend
-	}
-	cv.log.Info("message refused: spend limit reached", "ledger", m.ID, "user", m.UserID)
-	cv.finishInbox(ctx, m.ID, store.InboxCancelled, "spend limit reached")
-	return limitRefused
 }
