@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // Script plays the agent for one user message on a FakeSession. Messages are

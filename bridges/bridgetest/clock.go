@@ -1,10 +1,11 @@
 package bridgetest
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // FakeClock is a manual bridges.Clock: time moves only with Advance, which

@@ -2,12 +2,13 @@ package bridgetest
 
 import (
 	"context"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -36,7 +37,7 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		Store: st,
 	}
-	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock})
+	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock, Spend: spend.New(cfg, st, nil)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()

@@ -7,7 +7,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/store"

@@ -1,9 +1,9 @@
 package core
 
 import (
-	"github.com/agentbridge/agentbridge/bridges"
 	"slices"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The agent's resource limits (agents.*.resources) are enforced by the

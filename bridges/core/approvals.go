@@ -3,12 +3,12 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentbridge/agentbridge/bridges"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -1,9 +1,10 @@
 package core
 
 import (
-	"github.com/agentbridge/agentbridge/bridges"
 	"strings"
 	"unicode"
+
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // cmdLine is a chat command as the one parser (parseCommandLine) read it.

@@ -3,13 +3,14 @@ package core
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
-	"github.com/google/uuid"
 )
 
 // command is one chat command. Commands run when the worker reaches them in

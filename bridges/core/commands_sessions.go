@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
-	"github.com/google/uuid"
 )
 
 // This file holds !sessions and !resume. A session is the agent's memory

@@ -3,13 +3,13 @@ package core
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges"
 	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"

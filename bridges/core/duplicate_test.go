@@ -1,12 +1,13 @@
 package core_test
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // TestRedeliveryAnsweredOnce: a platform message delivered six times (five

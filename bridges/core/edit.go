@@ -3,8 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // canEdit reports whether the message at ref can still be edited on p: p is

@@ -3,9 +3,10 @@ package core
 import (
 	"context"
 	"errors"
-	"github.com/agentbridge/agentbridge/bridges"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // postEditor is a minimal Platform that records what it was asked to do;

@@ -2,16 +2,17 @@ package core_test
 
 import (
 	"encoding/json"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // cardsFor counts the cards of k whose text contains sub.

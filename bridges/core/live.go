@@ -2,8 +2,8 @@ package core
 
 import (
 	"context"
-	"github.com/agentbridge/agentbridge/bridges"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 )
 

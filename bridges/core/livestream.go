@@ -3,12 +3,12 @@ package core
 import (
 	"context"
 	"errors"
-	"github.com/agentbridge/agentbridge/bridges"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // liveStream is a turn's native stream (Streamer): what of the turn's

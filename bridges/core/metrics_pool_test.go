@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // countedPool is a warm pool that counts its processes.

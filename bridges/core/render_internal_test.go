@@ -2,13 +2,13 @@ package core
 
 import (
 	"encoding/json"
-	"github.com/agentbridge/agentbridge/bridges"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"github.com/agentbridge/agentbridge/bridges"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/store"
 )
 

@@ -2,8 +2,6 @@ package core_test
 
 import (
 	"context"
-	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,8 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+
 	"github.com/agentbridge/agentbridge/bridges"
 )
 

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // maxUpload is the largest file send_file posts on this platform: an

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )

@@ -2,10 +2,10 @@ package spend
 
 import (
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/lru"
+	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -81,6 +82,10 @@ type Bridge struct {
 	typing map[string]context.CancelFunc  // refreshing "composing" per chat
 	unread map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
 	runCtx context.Context
+
+	// tasks own the goroutines Run's events start (typing refreshes, the
+	// number lookup); Run waits for them before it returns.
+	tasks tasks.Group
 }
 
 // sentMsg is a message the bot sent: what a quote of it needs, and the

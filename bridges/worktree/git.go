@@ -3,13 +3,13 @@ package worktree
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 )
 
