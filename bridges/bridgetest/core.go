@@ -52,6 +52,7 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 			tb.Error("bridgetest: core did not stop")
 		}
 		c.Pool.Close()
+		c.WaitSessionReaders()
 		if err := st.Close(); err != nil {
 			tb.Errorf("bridgetest: close store: %v", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -94,6 +95,7 @@ type Core struct {
 	refused   map[refusalKey]time.Time    // last refusal told per bot and user
 	states    map[string]bridges.BotState // connection state per bot (botstate.go)
 	workers   sync.WaitGroup              // conversation queues and their helpers
+	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
 	sched     *scheduler                  // fires schedules (scheduler.go)
 }
 
@@ -137,7 +139,8 @@ func NewCore(opts CoreOptions) *Core {
 // Run fails stops only its bot: the bot is marked failed (BotStates) and
 // the others keep running. Run returns nil when ctx ends, or, when every
 // platform has failed, their errors joined. On return every conversation
-// worker has stopped; agent processes are left to the pool's owner to close.
+// worker has stopped; agent processes are left to the pool's owner to close,
+// who then waits for their readers (WaitSessionReaders).
 func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) error {
 	if c.cfg == nil || c.st == nil || c.pool == nil {
 		return errors.New("run core: Config, Store and Pool are required")
@@ -208,6 +211,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 	<-ctx.Done()
 	return nil
 }
+
+// WaitSessionReaders waits until the core's readers of agent sessions'
+// events have returned. A reader forwards a live session's events to its
+// conversation, or drains them once nobody else will (the conversation
+// stopped; agent processes outlive Run: the pool's owner closes them), so
+// readers end when their sessions' event channels close. Call it after
+// Run has returned and the pool is closed; no reader starts afterwards.
+func (c *Core) WaitSessionReaders() { c.readers.Close() }
 
 // stop closes every conversation worker and waits for them.
 func (c *Core) stop() {

@@ -206,7 +206,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err}); perr != nil && sess != nil {
 			// The conversation stopped: nobody will read the session. Its
 			// channel closes when the pool's owner closes the pool.
-			go drain(sess)
+			cv.core.readers.Go(func() { drain(sess) })
 		}
 	})
 }
@@ -218,7 +218,7 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 		// !new refuses to run while one is under way.
 		if v.sess != nil {
 			cv.log.Warn("ignoring a session acquired for an outdated request")
-			go drain(v.sess)
+			cv.core.readers.Go(func() { drain(v.sess) })
 		}
 		return
 	}
@@ -237,7 +237,10 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 	cv.sess = v.sess
 	cv.freshRetry = false
 	q, runCtx, gen, sess := cv.q, cv.core.runCtx, cv.gen, v.sess
-	go forward(runCtx, q, gen, sess)
+	if !cv.core.readers.Go(func() { forward(runCtx, q, gen, sess) }) {
+		cv.sess = nil // the core's owner already waited for its readers: the core is stopped
+		return
+	}
 	cv.deliverPending(ctx)
 }
 

@@ -150,6 +150,7 @@ func start(t *testing.T, s setup) *harness {
 		h.stop()
 		if s.pool == nil && pool != nil {
 			pool.Close()
+			h.core.WaitSessionReaders() // a shared pool's owner closes it: goleak checks the rest
 		}
 		if err := st.Close(); err != nil {
 			t.Error(err)

@@ -149,7 +149,7 @@ func (cv *conversation) onSpareTaken(ctx context.Context, sess AgentSession, id 
 				cv.log.Warn("stop the untracked agent process", "err", err)
 			}
 		})
-		go drain(sess)
+		cv.core.readers.Go(func() { drain(sess) })
 		cv.after(time.Second, timerRetry, "")
 		return false
 	}

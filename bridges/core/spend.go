@@ -23,13 +23,20 @@ type SpendGate interface {
 }
 
 // limitGate runs the spend gate for ledger message m (see SpendGate.Admit).
+// Without a gate the config has no limits (Run refuses to start otherwise).
 func (cv *conversation) limitGate(ctx context.Context, m store.InboxMessage) (ok bool, notices []string, err error) {
+	if cv.core.opts.Spend == nil {
+		return true, nil, nil
+	}
 	return cv.core.opts.Spend.Admit(ctx, cv.bot, m.UserID, m.UserName, m.Origin == OriginPerson, cv.core.clock.Now())
 }
 
 // budgetLines describes, for !cost, what user has left of every budget of
 // the bot's limit ("" when the bot has none).
 func (cv *conversation) budgetLines(ctx context.Context, user string) (string, error) {
+	if cv.core.opts.Spend == nil {
+		return "", nil
+	}
 	return cv.core.opts.Spend.Left(ctx, cv.bot, user, cv.core.clock.Now())
 }
 

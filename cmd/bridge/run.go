@@ -102,11 +102,15 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}
 
 	pool := agent.NewPool(logger)
+	var bridgeCore *core.Core
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
 		if err := pool.Close(stopCtx); err != nil {
 			logger.Warn("stop agents", "err", err)
+		}
+		if bridgeCore != nil {
+			bridgeCore.WaitSessionReaders() // the agents' event channels are closed now
 		}
 	}()
 
@@ -114,7 +118,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	agents := core.NewAgentPool(pool)
 	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	metrics := core.NewMetrics(reg)
-	bridgeCore := core.NewCore(core.CoreOptions{
+	bridgeCore = core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
