@@ -131,6 +131,9 @@ type MessageRef struct {
 
 // Limits describe what a platform can do; the core adapts to them.
 type Limits struct {
+	// Title is how people call the platform in messages ("Slack", "the
+	// web console"); "" = the bot's configured platform name.
+	Title           string
 	MaxMessageRunes int  // split longer text
 	CanButtons      bool // cards have clickable buttons
 	// EditMaxAge is how long after posting a message can still be edited

@@ -91,7 +91,7 @@ func TestAllowedArgs(t *testing.T) {
 				lines = append(lines, "      - '"+a+"'")
 			}
 			lines = append(lines, "bots:", "  - {name: b, platform: discord, agent: coder, discord: {token: t}}")
-			if _, err := Parse(src(lines...), "bridge.yaml", envOf(nil)); err != nil {
+			if _, err := Parse(src(lines...), "bridge.yaml", envOf(nil), testPlatforms); err != nil {
 				t.Errorf("Parse: %v", err)
 			}
 		})

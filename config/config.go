@@ -9,20 +9,29 @@
 //   - data_dir, agents.*.workdir, agents.*.home and a relative
 //     agents.*.command that contains a path separator (e.g. ./bin/claude)
 //     are relative to the directory of the config file;
-//   - bots[].whatsapp.device_store is relative to data_dir.
+//   - paths in a bot's platform settings are the adapter's to resolve
+//     (Section.DataPath resolves against data_dir).
 //
 // A bare command such as "claude" is left alone and looked up in PATH when
 // the agent starts.
 //
+// Each bot's platform settings (bots[].<platform>) are read by the
+// platform's adapter: Load and Parse take the list of platforms (see
+// Platform) and hand each adapter its bots' settings mappings, with line
+// numbers, through a Section.
+//
 // Config values are plain data: the package keeps no state and never logs.
-// Secret values (platform tokens, agent env values) are redacted by the
-// String, GoString and LogValue methods of the types that hold them.
+// Secret values (agent env values, web tokens) are redacted by the String,
+// GoString and LogValue methods of the types that hold them; platform
+// settings redact their own tokens (see Settings).
 package config
 
 import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // Defaults applied by Load and Parse when a key is absent (or, for string
@@ -40,8 +49,6 @@ const (
 	DefaultMaxLive         = 8
 	DefaultWarmSpares      = 1
 	DefaultVerbosity       = "compact"
-	DefaultSlackAPIURL     = "https://slack.com/api/"
-	DefaultDiscordAPIURL   = "https://discord.com/api/v9/"
 
 	// Sandboxes accepted in agents.*.sandbox (see DefaultSandbox).
 	SandboxBwrap = "bwrap"
@@ -51,26 +58,12 @@ const (
 	DBFile = "bridge.db"
 )
 
-// Platform names accepted in bots[].platform.
-const (
-	PlatformSlack    = "slack"
-	PlatformDiscord  = "discord"
-	PlatformWhatsApp = "whatsapp"
-)
-
 // Permission modes accepted in agents.*.permission_mode.
 const (
 	ModeDefault     = "default"
 	ModeAcceptEdits = "acceptEdits"
 	ModePlan        = "plan"
 	ModeBypass      = "bypassPermissions"
-)
-
-// Rule actions accepted in agents.*.rules[].action.
-const (
-	ActionAllow = "allow"
-	ActionDeny  = "deny"
-	ActionAsk   = "ask"
 )
 
 // Verbosity levels accepted in bots[].verbosity.
@@ -99,6 +92,7 @@ type Config struct {
 	// indicator is shown (yaml status_delay; default 1s, 0 = at once, at
 	// most 10m): quicker turns cost only their reply.
 	StatusDelay time.Duration
+	Delivery    Delivery // yaml delivery: how long replies wait out an outage (see delivery.go)
 }
 
 // Log configures the bridge's own logging (yaml log).
@@ -134,7 +128,7 @@ type Agent struct {
 	MaxLive            int               // yaml max_live, default 8; at least 1
 	WarmSpares         int               // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
 	Env                map[string]string // yaml env: extra environment for the agent; values are secrets
-	Rules              []Rule            // yaml rules: permission policy, first match wins
+	Rules              []policy.Rule     // yaml rules: permission policy, first match wins (decided by package policy)
 	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()
 	SandboxBinds       []SandboxBind     // yaml sandbox_binds: extra paths the sandboxed agent sees
 	// Worktree (yaml worktree, default false): when Workdir is in a git
@@ -167,48 +161,18 @@ func DefaultSandbox() string {
 	return SandboxNone
 }
 
-// Bot is one chat bot (yaml bots[]). Exactly the section matching Platform
-// is non-nil: Slack for "slack", Discord for "discord", WhatsApp for
-// "whatsapp" (filled with defaults when the YAML omits it); a "web" bot has
-// none (its users are in Config.Web).
+// Bot is one chat bot (yaml bots[]).
 type Bot struct {
-	Name      string    // yaml name: unique, non-empty
-	Platform  string    // yaml platform: slack|discord|whatsapp|web
-	Agent     string    // yaml agent: a key of Config.Agents
-	Verbosity string    // yaml verbosity: quiet|compact|full, default compact (tool-progress detail)
-	Slack     *Slack    // yaml slack
-	Discord   *Discord  // yaml discord
-	WhatsApp  *WhatsApp // yaml whatsapp
-	Access    Access    // yaml access
+	Name      string // yaml name: unique, non-empty
+	Platform  string // yaml platform: the Name of one of the platforms given to Load or Parse
+	Agent     string // yaml agent: a key of Config.Agents
+	Verbosity string // yaml verbosity: quiet|compact|full, default compact (tool-progress detail)
+	// Settings are the bot's platform settings (yaml bots[].<platform>) as
+	// its adapter read them (see Platform.Settings); nil for a platform
+	// without settings (web).
+	Settings Settings
+	Access   Access // yaml access
 }
-
-// Slack holds a Slack bot's credentials (yaml bots[].slack).
-type Slack struct {
-	BotToken string // yaml bot_token (xoxb-…), required, secret
-	AppToken string // yaml app_token (xapp-…, Socket Mode), required, secret
-	APIURL   string // yaml api_url, default "https://slack.com/api/"; always ends in "/"
-}
-
-// Discord holds a Discord bot's credentials (yaml bots[].discord).
-type Discord struct {
-	Token  string // yaml token, required, secret
-	APIURL string // yaml api_url, default "https://discord.com/api/v9/"; always ends in "/"
-}
-
-// WhatsApp holds a WhatsApp bot's settings (yaml bots[].whatsapp).
-type WhatsApp struct {
-	DeviceStore string // yaml device_store, default DefaultDeviceStore(bot name); resolved against data_dir
-	// Approvals is how approval cards are answered (yaml approvals):
-	// WhatsAppApprovalsNumbers (default; numbered replies and 👍 / 👎) or
-	// WhatsAppApprovalsPoll (a poll as well).
-	Approvals string
-}
-
-// WhatsApp approval modes (bots[].whatsapp.approvals).
-const (
-	WhatsAppApprovalsNumbers = "numbers"
-	WhatsAppApprovalsPoll    = "poll"
-)
 
 // Access lists who may use a bot (yaml bots[].access). Entries are
 // platform ids (channel / chat ids, user ids or phone numbers).

@@ -22,7 +22,7 @@ func TestParseByteSize(t *testing.T) {
 // TestContainmentDefaults: an agent that says nothing gets the safe
 // defaults: 4 GiB, 512 processes, one CPU, the proxy, schedules asked.
 func TestContainmentDefaults(t *testing.T) {
-	c, err := Parse([]byte("agents: {coder: {}}\nbots:\n  - {name: b, platform: discord, agent: coder, discord: {token: t}}\n"), "bridge.yaml", func(string) (string, bool) { return "", false })
+	c, err := Parse([]byte("agents: {coder: {}}\nbots:\n  - {name: b, platform: discord, agent: coder, discord: {token: t}}\n"), "bridge.yaml", func(string) (string, bool) { return "", false }, testPlatforms)
 	if err != nil {
 		t.Fatal(err)
 	}

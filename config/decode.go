@@ -20,6 +20,8 @@ const nodeBudget = 1 << 18
 // line numbers too.
 type decoder struct {
 	lookupEnv func(string) (string, bool)
+	platforms []Platform            // the chat platforms bots may use (see Platform)
+	sections  map[string]*yaml.Node // bot settings mappings by path ("bots[0].slack"), read by finishBot
 	problems  []Problem
 	lines     map[string]int    // path → line of the value (or of its key, for mappings and lists)
 	raw       map[string]string // path → scalar as written, when it contained ${...}
@@ -29,9 +31,11 @@ type decoder struct {
 	exhausted bool
 }
 
-func newDecoder(lookupEnv func(string) (string, bool)) *decoder {
+func newDecoder(lookupEnv func(string) (string, bool), platforms []Platform) *decoder {
 	return &decoder{
 		lookupEnv: lookupEnv,
+		platforms: platforms,
+		sections:  map[string]*yaml.Node{},
 		lines:     map[string]int{},
 		raw:       map[string]string{},
 		set:       map[string]bool{},

@@ -85,8 +85,8 @@ func TestEnvInConfig(t *testing.T) {
 		{"args", strings.Join(a.Args, " "), "--name=ann"},
 		{"env", a.Env["API_KEY"], "k-123"},
 		{"bot name", c.Bots[0].Name, "team"},
-		{"bot_token", c.Bots[0].Slack.BotToken, "xoxb-1"},
-		{"app_token", c.Bots[0].Slack.AppToken, "xapp-1"},
+		{"bot_token", settingsOf(c.Bots[0])["bot_token"], "xoxb-1"},
+		{"app_token", settingsOf(c.Bots[0])["app_token"], "xapp-1"},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

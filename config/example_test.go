@@ -1,7 +1,6 @@
 package config
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,17 +8,16 @@ import (
 
 func TestExampleLoads(t *testing.T) {
 	c := mustParse(t, Example(), exampleEnv)
-	if len(c.Bots) != 3 || c.Bots[0].Platform != PlatformSlack || c.Bots[1].Platform != PlatformDiscord || c.Bots[2].Platform != PlatformWhatsApp {
+	if len(c.Bots) != 3 || c.Bots[0].Platform != "slack" || c.Bots[1].Platform != "discord" || c.Bots[2].Platform != "whatsapp" {
 		t.Fatalf("bots = %v, want the slack, the discord and the whatsapp bot", c.Bots)
 	}
-	if wa := c.Bots[2]; wa.Name != "phone" || wa.WhatsApp.Approvals != WhatsAppApprovalsNumbers ||
-		filepath.Base(wa.WhatsApp.DeviceStore) != "whatsapp-phone.db" || len(wa.Access.Users) != 1 || wa.Access.Users[0] != "+15551234567" {
-		t.Errorf("whatsapp bot = %v %+v %+v", wa, wa.WhatsApp, wa.Access)
+	if wa := c.Bots[2]; wa.Name != "phone" || settingsOf(wa)["platform"] != "whatsapp" || len(wa.Access.Users) != 1 || wa.Access.Users[0] != "+15551234567" {
+		t.Errorf("whatsapp bot = %v %+v %+v", wa, wa.Settings, wa.Access)
 	}
-	if got := c.Bots[0].Slack.BotToken; got != exampleEnv["SLACK_BOT_TOKEN"] {
+	if got := settingsOf(c.Bots[0])["bot_token"]; got != exampleEnv["SLACK_BOT_TOKEN"] {
 		t.Errorf("slack bot_token = %q, want it from SLACK_BOT_TOKEN", got)
 	}
-	if got := c.Bots[1].Discord.Token; got != exampleEnv["DISCORD_BOT_TOKEN"] {
+	if got := settingsOf(c.Bots[1])["token"]; got != exampleEnv["DISCORD_BOT_TOKEN"] {
 		t.Errorf("discord token = %q, want it from DISCORD_BOT_TOKEN", got)
 	}
 	if got := c.Agents["coder"].Env["ANTHROPIC_API_KEY"]; got != exampleEnv["ANTHROPIC_API_KEY"] {

@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 		return secret + "-" + k, true
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse(data, "fuzz.yaml", env)
+		c, err := Parse(data, "fuzz.yaml", env, testPlatforms)
 		if err == nil {
 			if c == nil || len(c.Bots) == 0 {
 				t.Fatalf("valid config without bots: %v", c)

@@ -19,12 +19,12 @@ import (
 //
 // The returned error is a *ValidationError when the file is invalid, or
 // a wrapped I/O error when it cannot be read.
-func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
+func Load(path string, lookupEnv func(string) (string, bool), platforms []Platform) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c, err := Parse(data, path, lookupEnv)
+	c, err := Parse(data, path, lookupEnv, platforms)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,11 @@ func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 // ${VAR} must be set, ${VAR:-default} falls back when VAR is unset or
 // empty, and $$ stands for a literal $. A $ followed by anything else is
 // kept as is. lookupEnv nil means os.LookupEnv.
-func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Config, error) {
+//
+// platforms are the chat platforms bots may use (bots[].platform), in the
+// order messages name them; each reads its bots' settings mappings (see
+// Platform).
+func Parse(data []byte, name string, lookupEnv func(string) (string, bool), platforms []Platform) (*Config, error) {
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
@@ -57,7 +61,7 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	if err != nil {
 		return nil, fmt.Errorf("config %s: resolve directory: %w", name, err)
 	}
-	d := newDecoder(lookupEnv)
+	d := newDecoder(lookupEnv, platforms)
 	if root := d.document(data); root != nil {
 		c := d.config(root)
 		d.finish(c, baseDir)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // minimal is the smallest valid config: one agent with all defaults and
@@ -27,7 +29,7 @@ func TestDefaults(t *testing.T) {
 	if err := os.WriteFile(file, minimal, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(file, envOf(nil))
+	c, err := Load(file, envOf(nil), testPlatforms)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -57,10 +59,7 @@ func TestDefaults(t *testing.T) {
 		{"sandbox_binds", len(a.SandboxBinds), 0},
 		{"config path", c.Path, file},
 		{"verbosity", b.Verbosity, "compact"},
-		{"device_store", b.WhatsApp.DeviceStore, filepath.Join(dir, "data", "whatsapp-phone.db")},
-		{"whatsapp approvals", b.WhatsApp.Approvals, "numbers"},
-		{"no slack section", b.Slack == nil, true},
-		{"no discord section", b.Discord == nil, true},
+		{"whatsapp settings, read without a mapping", settingsOf(b)["platform"], "whatsapp"},
 		{"Bot(phone)", c.Bot("phone") == b, true},
 		{"Bot(none)", c.Bot("none") == nil, true},
 	}
@@ -117,7 +116,7 @@ func TestExplicitValues(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(file, envOf(nil))
+	c, err := Load(file, envOf(nil), testPlatforms)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -147,12 +146,12 @@ func TestExplicitValues(t *testing.T) {
 		{"env EMPTY", a.Env["EMPTY"], ""},
 		{"env X", a.Env["X"], "y"},
 		{"env size", len(a.Env), 2},
-		{"rule 1", a.Rules[1], Rule{Tool: "Bash", Match: "rm *", Action: "deny"}},
+		{"rule 1", a.Rules[1], policy.Rule{Tool: "Bash", Match: "rm *", Action: "deny"}},
 		{"verbosity", s.Verbosity, "full"},
-		{"api_url gets a slash", s.Slack.APIURL, "http://127.0.0.1:1234/api/"},
+		{"api_url gets a slash", settingsOf(s)["api_url"], "http://127.0.0.1:1234/api/"},
 		{"users", slices.Equal(s.Access.Users, []string{"U1", "U2"}), true},
 		{"admins", slices.Equal(s.Access.Admins, []string{"U4"}), true},
-		{"device_store", c.Bots[1].WhatsApp.DeviceStore, "/var/wa.db"},
+		{"whatsapp settings", settingsOf(c.Bots[1])["device_store"], "/var/wa.db"},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -182,7 +181,7 @@ func TestHTTPListen(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil, testPlatforms)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Load of a missing file: %v, want fs.ErrNotExist", err)
 	}

@@ -16,7 +16,7 @@ func TestNetworkSummary(t *testing.T) {
 		{"{sandbox: none}", "network: proxy NOT ENFORCED (sandbox none"},
 	} {
 		c, err := Parse([]byte("agents: {coder: "+tt.agent+"}\nbots:\n  - {name: b, platform: discord, agent: coder, discord: {token: t}}\n"),
-			"bridge.yaml", func(string) (string, bool) { return "", false })
+			"bridge.yaml", func(string) (string, bool) { return "", false }, testPlatforms)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.agent, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// This file keeps secrets (platform tokens, agent env values) out of fmt,
+// This file keeps secrets (agent env values, web tokens) out of fmt,
 // slog and encoding/json output: every type that holds one formats itself
 // with the secret replaced by "<redacted>" (or "<empty>" when unset).
 // Consequently a Config cannot be round-tripped through JSON; it is never
@@ -17,44 +17,13 @@ import (
 
 const redactedText = "<redacted>"
 
-func redact(s string) string {
+// Redact is how a secret is shown: "<redacted>", or "<empty>" when it is
+// unset. Platform settings use it to redact their tokens (see Settings).
+func Redact(s string) string {
 	if s == "" {
 		return "<empty>"
 	}
 	return redactedText
-}
-
-// String implements fmt.Stringer with the tokens redacted.
-func (s Slack) String() string {
-	return fmt.Sprintf("slack{bot_token:%s app_token:%s api_url:%s}", redact(s.BotToken), redact(s.AppToken), s.APIURL)
-}
-
-// GoString implements fmt.GoStringer (%#v) with the tokens redacted.
-func (s Slack) GoString() string {
-	return fmt.Sprintf("config.Slack{BotToken:%q, AppToken:%q, APIURL:%q}", redact(s.BotToken), redact(s.AppToken), s.APIURL)
-}
-
-// LogValue implements slog.LogValuer with the tokens redacted.
-func (s Slack) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("bot_token", redact(s.BotToken)),
-		slog.String("app_token", redact(s.AppToken)),
-		slog.String("api_url", s.APIURL))
-}
-
-// String implements fmt.Stringer with the token redacted.
-func (d Discord) String() string {
-	return fmt.Sprintf("discord{token:%s api_url:%s}", redact(d.Token), d.APIURL)
-}
-
-// GoString implements fmt.GoStringer (%#v) with the token redacted.
-func (d Discord) GoString() string {
-	return fmt.Sprintf("config.Discord{Token:%q, APIURL:%q}", redact(d.Token), d.APIURL)
-}
-
-// LogValue implements slog.LogValuer with the token redacted.
-func (d Discord) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("token", redact(d.Token)), slog.String("api_url", d.APIURL))
 }
 
 // envKeys returns the sorted names of an agent's env entries.
@@ -101,13 +70,8 @@ func (a Agent) LogValue() slog.Value {
 // platform section with its secrets redacted.
 func (b Bot) String() string {
 	var sec string
-	switch {
-	case b.Slack != nil:
-		sec = " " + b.Slack.String()
-	case b.Discord != nil:
-		sec = " " + b.Discord.String()
-	case b.WhatsApp != nil:
-		sec = fmt.Sprintf(" whatsapp{device_store:%s}", b.WhatsApp.DeviceStore)
+	if b.Settings != nil {
+		sec = " " + b.Settings.String()
 	}
 	return fmt.Sprintf("bot{name:%s platform:%s agent:%s verbosity:%s%s}", b.Name, b.Platform, b.Agent, b.Verbosity, sec)
 }
@@ -122,21 +86,8 @@ func (b Bot) LogValue() slog.Value {
 
 // Redacted JSON encodings, so that slog's JSON handler (which marshals
 // values without LogValue, e.g. a whole Config) and json.Marshal never see
-// a secret. The local types drop the methods to avoid recursion.
-
-// MarshalJSON implements json.Marshaler with the tokens redacted.
-func (s Slack) MarshalJSON() ([]byte, error) {
-	type plain Slack
-	s.BotToken, s.AppToken = redact(s.BotToken), redact(s.AppToken)
-	return json.Marshal(plain(s))
-}
-
-// MarshalJSON implements json.Marshaler with the token redacted.
-func (d Discord) MarshalJSON() ([]byte, error) {
-	type plain Discord
-	d.Token = redact(d.Token)
-	return json.Marshal(plain(d))
-}
+// a secret. The local types drop the methods to avoid recursion. Platform
+// settings redact their own secrets (see Settings).
 
 // MarshalJSON implements json.Marshaler with env values redacted.
 func (a Agent) MarshalJSON() ([]byte, error) {

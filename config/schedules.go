@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -30,16 +29,6 @@ type Schedule struct {
 	// was down happens once at start; false skips it.
 	CatchUp bool
 }
-
-// Channel id formats accepted per platform in schedules (access lists are
-// not checked: they predate this).
-var (
-	slackChannelRE   = regexp.MustCompile(`^[CGD][A-Z0-9]{2,}$`)
-	slackThreadRE    = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
-	snowflakeRE      = regexp.MustCompile(`^[0-9]{5,21}$`)
-	whatsAppChatRE   = regexp.MustCompile(`^[0-9]+(-[0-9]+)?@(s\.whatsapp\.net|g\.us)$`)
-	whatsAppNumberRE = regexp.MustCompile(`^\+[0-9]{6,15}$`)
-)
 
 // schedules decodes the top-level schedules list.
 func (d *decoder) schedules(dst *[]*Schedule) field {
@@ -158,10 +147,8 @@ func (d *decoder) checkScheduleTarget(s *Schedule, bot *Bot, p string) {
 	case conversation && s.NewThread:
 		d.addf(d.lineOf(child(p, "new_thread")), child(p, "new_thread"), "new_thread cannot be used with conversation (the runs go into that conversation)")
 	}
-	if bot.Platform == PlatformWhatsApp && whatsAppNumberRE.MatchString(s.Channel) {
-		s.Channel = strings.TrimPrefix(s.Channel, "+") + "@s.whatsapp.net"
-	}
-	if why := channelFormat(bot.Platform, s.Channel, s.Thread); why != "" {
+	var why string
+	if s.Channel, why = d.checkTarget(bot.Platform, s.Channel, s.Thread); why != "" {
 		d.addf(d.lineOf(at), at, "unknown channel format %s for a %s bot: %s", d.show(at, s.Channel), bot.Platform, why)
 		return
 	}
@@ -170,37 +157,18 @@ func (d *decoder) checkScheduleTarget(s *Schedule, bot *Bot, p string) {
 	}
 }
 
-// channelFormat explains why channel (and thread, if any) is not an id of
-// platform, or returns "".
-func channelFormat(platform, channel, thread string) string {
-	switch platform {
-	case PlatformSlack:
-		if !slackChannelRE.MatchString(channel) {
-			return "want a Slack channel id such as C0123ABCD (not a #name)"
-		}
-		if thread != "" && !slackThreadRE.MatchString(thread) {
-			return "want the thread's ts after the slash, such as 1712345678.000100"
-		}
-	case PlatformDiscord:
-		if !snowflakeRE.MatchString(channel) {
-			return "want a Discord channel id (digits; not a #name)"
-		}
-		if thread != "" && !snowflakeRE.MatchString(thread) {
-			return "want the thread's id (digits) after the slash"
-		}
-	case PlatformWhatsApp:
-		if !whatsAppChatRE.MatchString(channel) {
-			return "want a chat JID such as 15551234567@s.whatsapp.net or 12036...@g.us, or a phone number such as +15551234567"
-		}
-		if thread != "" {
-			return "WhatsApp chats have no threads: use channel"
-		}
-	default:
-		if strings.ContainsAny(channel, " \t\n/") {
-			return "want a channel id without spaces or slashes"
-		}
+// checkTarget returns the channel of a schedule of a bot of platform as
+// stored, and why it (with thread, if any) is not an id of the platform,
+// or "": the platform's Target, else any channel without spaces or
+// slashes.
+func (d *decoder) checkTarget(platform, channel, thread string) (string, string) {
+	if pl := findPlatform(d.platforms, platform); pl != nil && pl.Target != nil {
+		return pl.Target(channel, thread)
 	}
-	return ""
+	if strings.ContainsAny(channel, " \t\n/") {
+		return channel, "want a channel id without spaces or slashes"
+	}
+	return channel, ""
 }
 
 // writeSchedules adds the schedules to a Summary (nothing when none).

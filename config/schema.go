@@ -2,6 +2,8 @@ package config
 
 import (
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // This file maps YAML keys to struct fields. Keys are snake_case as in
@@ -41,6 +43,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		},
 		"retention":    d.retention(&c.Retention),
 		"status_delay": d.statusDelay(&c.StatusDelay),
+		"delivery":     d.deliverySection(&c.Delivery),
 		"limits":       d.limitsSection(&c.Limits),
 		"schedules":    d.schedules(&c.Schedules),
 		"web":          d.webSection(&c.Web),
@@ -113,7 +116,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		},
 		"rules": func(v *yaml.Node, rp string) {
 			d.list(v, rp, "rules", func(item *yaml.Node, ip string) {
-				var r Rule
+				var r policy.Rule
 				if d.mappingItem(item, ip) {
 					d.fields(item, ip, map[string]field{
 						"tool":   d.str(&r.Tool),
@@ -130,33 +133,11 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 
 func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 	b := &Bot{}
-	d.fields(v, p, map[string]field{
+	known := map[string]field{
 		"name":      d.str(&b.Name),
 		"platform":  d.str(&b.Platform),
 		"agent":     d.str(&b.Agent),
 		"verbosity": d.str(&b.Verbosity),
-		"slack": func(v *yaml.Node, sp string) {
-			b.Slack = &Slack{}
-			d.fields(v, sp, map[string]field{
-				"bot_token": d.str(&b.Slack.BotToken),
-				"app_token": d.str(&b.Slack.AppToken),
-				"api_url":   d.str(&b.Slack.APIURL),
-			})
-		},
-		"discord": func(v *yaml.Node, dp string) {
-			b.Discord = &Discord{}
-			d.fields(v, dp, map[string]field{
-				"token":   d.str(&b.Discord.Token),
-				"api_url": d.str(&b.Discord.APIURL),
-			})
-		},
-		"whatsapp": func(v *yaml.Node, wp string) {
-			b.WhatsApp = &WhatsApp{}
-			d.fields(v, wp, map[string]field{
-				"device_store": d.str(&b.WhatsApp.DeviceStore),
-				"approvals":    d.str(&b.WhatsApp.Approvals),
-			})
-		},
 		"access": func(v *yaml.Node, ap string) {
 			d.fields(v, ap, map[string]field{
 				"channels":  d.strList(&b.Access.Channels),
@@ -165,6 +146,14 @@ func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 				"admins":    d.strList(&b.Access.Admins),
 			})
 		},
-	})
+	}
+	// A platform's settings mapping is kept as written: its adapter reads
+	// it once the bot's platform is known (finishBot).
+	for _, pl := range d.platforms {
+		if pl.Settings != nil {
+			known[pl.Name] = func(v *yaml.Node, sp string) { d.sections[sp] = v }
+		}
+	}
+	d.fields(v, p, known)
 	return b
 }

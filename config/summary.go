@@ -16,6 +16,7 @@ func (c *Config) Summary() string {
 	fmt.Fprintf(&b, "data_dir: %s (database %s)\n", c.DataDir, c.DBPath())
 	fmt.Fprintf(&b, "retention: %s\n", retentionString(c.Retention))
 	fmt.Fprintf(&b, "status_delay: %s\n", c.StatusDelay)
+	fmt.Fprintf(&b, "delivery: %s\n", deliveryString(c.Delivery))
 	fmt.Fprintf(&b, "log: level=%s format=%s\n", c.Log.Level, c.Log.Format)
 	if c.HTTP.Listen == "" {
 		b.WriteString("http: disabled\n")
@@ -46,13 +47,8 @@ func (c *Config) Summary() string {
 			bot.Name, bot.Platform, bot.Agent, bot.Verbosity,
 			listOr(bot.Access.Channels, "any"), listOr(bot.Access.Users, "any"),
 			listOr(bot.Access.Approvers, "none"), listOr(bot.Access.Admins, "none"))
-		switch {
-		case bot.Slack != nil:
-			fmt.Fprintf(&b, " api_url=%s", bot.Slack.APIURL)
-		case bot.Discord != nil:
-			fmt.Fprintf(&b, " api_url=%s", bot.Discord.APIURL)
-		case bot.WhatsApp != nil:
-			fmt.Fprintf(&b, " device_store=%s approvals=%s", bot.WhatsApp.DeviceStore, bot.WhatsApp.Approvals)
+		if bot.Settings != nil {
+			b.WriteString(bot.Settings.Summary())
 		}
 		b.WriteByte('\n')
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // finish fills defaults, checks every cross-field rule and resolves
@@ -22,7 +24,6 @@ func (d *decoder) finish(c *Config, baseDir string) {
 			d.finishBot(c, b, index("bots", i), seen, i)
 		}
 	}
-	d.checkDeviceStores(c)
 	d.finishWeb(c)
 	d.finishLimits(c)
 	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
@@ -33,6 +34,7 @@ func (d *decoder) finishTop(c *Config, baseDir string) {
 	c.DataDir = resolvePath(baseDir, orDefault(c.DataDir, DefaultDataDir))
 	d.finishRetention(c)
 	d.finishStatusDelay(c)
+	d.finishDelivery(c)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
 	d.oneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")
@@ -106,24 +108,24 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 	}
 }
 
-func (d *decoder) checkRule(r Rule, rp string) {
+func (d *decoder) checkRule(r policy.Rule, rp string) {
 	tp, mp, ap := child(rp, "tool"), child(rp, "match"), child(rp, "action")
 	switch {
 	case r.Tool == "":
 		d.required(tp, "tool is required (a tool name such as Bash, Edit or mcp__server__*)")
 	default:
-		if err := checkGlob(r.Tool); err != nil {
+		if err := policy.CheckGlob(r.Tool); err != nil {
 			d.addf(d.lineOf(tp), tp, "bad pattern %s: %v", d.show(tp, r.Tool), err)
 		}
 	}
-	bash := r.Tool != "" && checkGlob(r.Tool) == nil && globMatch(r.Tool, "Bash")
+	bash := r.Tool != "" && policy.CheckGlob(r.Tool) == nil && r.AppliesTo("Bash")
 	if r.Tool != "Bash" { // for other tools match is a glob over the subject
-		if err := checkGlob(r.Match); err != nil {
+		if err := policy.CheckGlob(r.Match); err != nil {
 			d.addf(d.lineOf(mp), mp, "bad pattern %s: %v", d.show(mp, r.Match), err)
 		}
 	}
 	if bash && !d.bad[mp] { // for Bash, match is a command pattern
-		if _, err := compileBashPattern(r.Match); err != nil {
+		if err := policy.CheckBashPattern(r.Match); err != nil {
 			why := err.Error()
 			if _, expanded := d.raw[mp]; expanded {
 				why = "not a valid command pattern" // the parser's message may quote the expanded value
@@ -134,7 +136,7 @@ func (d *decoder) checkRule(r Rule, rp string) {
 	if r.Action == "" {
 		d.required(ap, "action is required (allow, deny or ask)")
 	} else {
-		d.oneOf(ap, r.Action, "action", ActionAllow, ActionDeny, ActionAsk)
+		d.oneOf(ap, r.Action, "action", policy.ActionAllow, policy.ActionDeny, policy.ActionAsk)
 	}
 }
 
@@ -160,55 +162,32 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 	b.Verbosity = orDefault(b.Verbosity, DefaultVerbosity)
 	d.oneOf(child(p, "verbosity"), b.Verbosity, "verbosity", VerbosityQuiet, VerbosityCompact, VerbosityFull)
 
+	// Settings mappings of other platforms are decoded (strict keys, types,
+	// ${VAR}) but never checked: they are reported as misplaced below.
+	for _, pl := range d.platforms {
+		if n := d.settingsNode(p, pl.Name); n != nil && pl.Settings != nil && pl.Name != b.Platform {
+			pl.Settings(&Section{d: d, c: c, bot: b, index: i, platform: pl.Name, node: n})
+		}
+	}
 	pp := child(p, "platform")
-	switch b.Platform {
-	case "":
-		d.required(pp, "platform is required (slack, discord, whatsapp or web)")
+	names := platformNames(d.platforms)
+	own := findPlatform(d.platforms, b.Platform)
+	switch {
+	case b.Platform == "":
+		d.required(pp, "platform is required ("+orList(names)+")")
 		return
-	case PlatformSlack, PlatformDiscord, PlatformWhatsApp, PlatformWeb:
-	default:
-		d.oneOf(pp, b.Platform, "platform", PlatformSlack, PlatformDiscord, PlatformWhatsApp, PlatformWeb)
+	case own == nil:
+		d.oneOf(pp, b.Platform, "platform", names...)
 		return
 	}
-	for _, s := range []struct {
-		name string
-		set  bool
-	}{{PlatformSlack, b.Slack != nil}, {PlatformDiscord, b.Discord != nil}, {PlatformWhatsApp, b.WhatsApp != nil}} {
-		if s.set && s.name != b.Platform {
-			sp := child(p, s.name)
-			d.addf(d.lineOf(sp), sp, "%s settings given for a %s bot (platform: %s)", s.name, b.Platform, b.Platform)
+	for _, pl := range d.platforms {
+		if d.settingsNode(p, pl.Name) != nil && pl.Settings != nil && pl.Name != b.Platform {
+			sp := child(p, pl.Name)
+			d.addf(d.lineOf(sp), sp, "%s settings given for a %s bot (platform: %s)", pl.Name, b.Platform, b.Platform)
 		}
 	}
-	switch b.Platform {
-	case PlatformSlack:
-		b.Discord, b.WhatsApp = nil, nil
-		sp := child(p, "slack")
-		if b.Slack == nil {
-			d.required(sp, "slack settings are required for a slack bot (bot_token, app_token)")
-			return
-		}
-		d.token(child(sp, "bot_token"), b.Slack.BotToken, "slack")
-		d.token(child(sp, "app_token"), b.Slack.AppToken, "slack")
-		b.Slack.APIURL = d.apiURL(child(sp, "api_url"), b.Slack.APIURL, DefaultSlackAPIURL)
-	case PlatformDiscord:
-		b.Slack, b.WhatsApp = nil, nil
-		dp := child(p, "discord")
-		if b.Discord == nil {
-			d.required(dp, "discord settings are required for a discord bot (token)")
-			return
-		}
-		d.token(child(dp, "token"), b.Discord.Token, "discord")
-		b.Discord.APIURL = d.apiURL(child(dp, "api_url"), b.Discord.APIURL, DefaultDiscordAPIURL)
-	case PlatformWeb:
-		b.Slack, b.Discord, b.WhatsApp = nil, nil, nil
-	case PlatformWhatsApp:
-		b.Slack, b.Discord = nil, nil
-		if b.WhatsApp == nil {
-			b.WhatsApp = &WhatsApp{}
-		}
-		b.WhatsApp.DeviceStore = resolvePath(c.DataDir, orDefault(b.WhatsApp.DeviceStore, DefaultDeviceStore(b.Name)))
-		b.WhatsApp.Approvals = orDefault(b.WhatsApp.Approvals, WhatsAppApprovalsNumbers)
-		d.oneOf(child(child(p, "whatsapp"), "approvals"), b.WhatsApp.Approvals, "approvals", WhatsAppApprovalsNumbers, WhatsAppApprovalsPoll)
+	if own.Settings != nil {
+		b.Settings = own.Settings(&Section{d: d, c: c, bot: b, index: i, platform: own.Name, node: d.settingsNode(p, own.Name), own: true})
 	}
 }
 

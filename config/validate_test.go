@@ -36,7 +36,7 @@ func TestProblems(t *testing.T) {
 	}{
 		// unknown keys at any depth
 		{"unknown top-level key", src(append([]string{"datadir: ./x", "agents: {coder: {}}"}, okBot...)...), nil,
-			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, http, limits, log, retention, schedules, status_delay, web)"}}},
+			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, delivery, http, limits, log, retention, schedules, status_delay, web)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
 		{"unknown sandbox", withAgent("    sandbox: docker"), nil,
@@ -119,15 +119,11 @@ func TestProblems(t *testing.T) {
 			[]want{{7, "bots[0].slack.app_token", "required for a slack bot"}}},
 		{"slack missing both tokens", withBot("  - name: b", "    platform: slack", "    agent: coder", "    slack: {api_url: \"\"}"), nil,
 			[]want{{7, "bots[0].slack.app_token", "required"}, {7, "bots[0].slack.bot_token", "required"}}},
-		{"slack section missing", withBot("  - name: b", "    platform: slack", "    agent: coder"), nil,
-			[]want{{4, "bots[0].slack", "slack settings are required for a slack bot (bot_token, app_token)"}}},
 		{"discord empty token", withBot("  - name: b", "    platform: discord", "    agent: coder", "    discord:", "      token: \"\""), nil,
 			[]want{{8, "bots[0].discord.token", "required for a discord bot"}}},
 		{"discord token from empty env", withBot("  - name: b", "    platform: discord", "    agent: coder", "    discord: {token: \"${DISCORD_BOT_TOKEN}\"}"),
 			map[string]string{"DISCORD_BOT_TOKEN": ""},
 			[]want{{7, "bots[0].discord.token", `is empty (from "${DISCORD_BOT_TOKEN}")`}}},
-		{"discord section missing", withBot("  - name: b", "    platform: discord", "    agent: coder"), nil,
-			[]want{{4, "bots[0].discord", "discord settings are required"}}},
 		{"discord block on slack bot", withBot("  - name: b", "    platform: slack", "    agent: coder", "    slack: {bot_token: a, app_token: b}", "    discord: {token: c}"), nil,
 			[]want{{8, "bots[0].discord", "discord settings given for a slack bot"}}},
 		{"slack block on whatsapp bot", withBot("  - name: b", "    platform: whatsapp", "    agent: coder", "    slack:", "      bot_token: a"), nil,
@@ -144,24 +140,6 @@ func TestProblems(t *testing.T) {
 			"  - name: b", "    platform: discord", "    agent: coder", "    discord: {token: t}",
 			"  - name: b", "    platform: discord", "    agent: coder", "    discord: {token: u}"), nil,
 			[]want{{8, "bots[1].name", `duplicate bot name "b" (also used by bots[0] at line 4)`}}},
-		{"two whatsapp bots on one device store", withBot(
-			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: wa.db}",
-			"  - name: b", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: ./wa.db}"), nil,
-			[]want{{11, "bots[1].whatsapp.device_store", `is also used by bots[0] (a): each WhatsApp bot needs its own whatsapp.device_store file`}}},
-		{"default device store of one bot named like another's", withBot(
-			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: whatsapp-b.db}",
-			"  - name: b", "    platform: whatsapp", "    agent: coder"), nil,
-			[]want{{9, "bots[1].platform", `whatsapp-b.db is also used by bots[0] (a)`}}},
-		{"unknown whatsapp approvals", withBot(
-			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp:", "      approvals: buttons"), nil,
-			[]want{{8, "bots[0].whatsapp.approvals", "unknown approvals \"buttons\" (want numbers or poll)"}}},
-		{"whatsapp device store is the bridge database", withBot(
-			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: bridge.db}"), nil,
-			[]want{{7, "bots[0].whatsapp.device_store", "must not be the bridge database"}}},
-		{"whatsapp device store is the bridge database by absolute path", src(
-			"data_dir: /srv/bridge", "agents: {coder: {}}", "bots:",
-			"  - name: a", "    platform: whatsapp", "    agent: coder", "    whatsapp: {device_store: /srv/bridge/data/../bridge.db}"), nil,
-			[]want{{7, "bots[0].whatsapp.device_store", "must not be the bridge database (/srv/bridge/bridge.db)"}}},
 		{"empty bot name", withBot("  - name: \"\"", "    platform: discord", "    agent: coder", "    discord: {token: t}"), nil,
 			[]want{{4, "bots[0].name", "bot name is required"}}},
 		{"missing bot name", withBot("  - platform: discord", "    agent: coder", "    discord: {token: t}"), nil,
@@ -282,7 +260,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 		"    agent: nope",
 		"    discord: {token: t}",
 	)
-	_, err := Parse(data, "bridge.yaml", envOf(nil))
+	_, err := Parse(data, "bridge.yaml", envOf(nil), testPlatforms)
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}

@@ -51,12 +51,12 @@ var webUserName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
 
 // String implements fmt.Stringer with the token redacted.
 func (u WebUser) String() string {
-	return fmt.Sprintf("web_user{name:%s role:%s token:%s}", u.Name, u.Role, redact(u.Token))
+	return fmt.Sprintf("web_user{name:%s role:%s token:%s}", u.Name, u.Role, Redact(u.Token))
 }
 
 // GoString implements fmt.GoStringer (%#v) with the token redacted.
 func (u WebUser) GoString() string {
-	return fmt.Sprintf("config.WebUser{Name:%q, Role:%q, Token:%q}", u.Name, u.Role, redact(u.Token))
+	return fmt.Sprintf("config.WebUser{Name:%q, Role:%q, Token:%q}", u.Name, u.Role, Redact(u.Token))
 }
 
 // ParseTrustedProxy parses a web.trusted_proxies entry: an IP address (a
@@ -75,7 +75,7 @@ func ParseTrustedProxy(s string) (netip.Prefix, error) {
 
 // LogValue implements slog.LogValuer with the token redacted.
 func (u WebUser) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("name", u.Name), slog.String("role", u.Role), slog.String("token", redact(u.Token)))
+	return slog.GroupValue(slog.String("name", u.Name), slog.String("role", u.Role), slog.String("token", Redact(u.Token)))
 }
 
 // webSection decodes yaml web.
@@ -199,6 +199,6 @@ func writeWebSummary(b *strings.Builder, c *Config) {
 // MarshalJSON implements json.Marshaler with the token redacted.
 func (u WebUser) MarshalJSON() ([]byte, error) {
 	type plain WebUser
-	u.Token = redact(u.Token)
+	u.Token = Redact(u.Token)
 	return json.Marshal(plain(u))
 }

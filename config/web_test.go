@@ -27,7 +27,7 @@ func TestWebConfig(t *testing.T) {
 		`    - { name: ana, role: admin, token: "${WEB_TOKEN_ANA}" }`,
 		`    - { name: bo.b, token: "0123456789abcdef" }`,
 	), map[string]string{"WEB_TOKEN_ANA": "ana-secret-token-123456"})
-	if b := c.WebBot(); b == nil || b.Name != "console" || b.Slack != nil || b.Discord != nil || b.WhatsApp != nil {
+	if b := c.WebBot(); b == nil || b.Name != "console" || b.Settings != nil {
 		t.Fatalf("WebBot = %v", b)
 	}
 	want := []WebUser{{"ana", RoleAdmin, "ana-secret-token-123456"}, {"bo.b", RoleUser, "0123456789abcdef"}}

@@ -49,8 +49,9 @@
 //
 // # Outbox and approvals
 //
-// Outbox rows go pending → posted, or pending → failed once a reply has
-// failed MaxOutboxAttempts times; each failed attempt is counted. An approval
+// Outbox rows go pending → posted, or pending → failed when the caller gives
+// up on a reply (MarkOutboxFailed); MarkOutboxRetry counts a failed attempt
+// that will be retried and remembers when the first one failed. An approval
 // is open until its first decision is recorded; later decisions return
 // ErrAlreadyDecided, so a click racing a timeout is decided exactly once.
 //

@@ -17,12 +17,8 @@ type OutboxState string
 const (
 	OutboxPending OutboxState = "pending" // to be posted (again)
 	OutboxPosted  OutboxState = "posted"  // on the platform; final
-	OutboxFailed  OutboxState = "failed"  // gave up after MaxOutboxAttempts; final
+	OutboxFailed  OutboxState = "failed"  // given up (MarkOutboxFailed); final
 )
-
-// MaxOutboxAttempts is how many failed posts MarkOutboxFailed tolerates
-// before it marks a reply failed and PendingOutbox stops returning it.
-const MaxOutboxAttempts = 5
 
 // OutboxMessage is one final reply.
 type OutboxMessage struct {
@@ -36,19 +32,23 @@ type OutboxMessage struct {
 	LastError      string // error of the last failed attempt
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	FirstFailedAt  time.Time // when the first attempt failed; zero = none did
 }
 
-const outboxCols = `id, conversation_id, bot, channel, thread, text, reply_to, state, attempts, last_error, created_at, updated_at`
+const outboxCols = `id, conversation_id, bot, channel, thread, text, reply_to, state, attempts, last_error, created_at, updated_at, first_failed_at`
 
 func scanOutbox(r scanner) (OutboxMessage, error) {
 	var m OutboxMessage
-	var created, updated int64
+	var created, updated, firstFailed int64
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Key.Bot, &m.Key.Channel, &m.Key.Thread, &m.Text, &m.ReplyTo, &m.State,
-		&m.Attempts, &m.LastError, &created, &updated)
+		&m.Attempts, &m.LastError, &created, &updated, &firstFailed)
 	if err != nil {
 		return OutboxMessage{}, err
 	}
 	m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
+	if firstFailed != 0 {
+		m.FirstFailedAt = fromMS(firstFailed)
+	}
 	return m, nil
 }
 
@@ -171,12 +171,34 @@ func (s *Store) MarkOutboxPosted(ctx context.Context, id string) error {
 	return nil
 }
 
-// MarkOutboxFailed records a failed attempt to post pending reply id: it
-// counts the attempt and stores errText. The reply stays pending, to be
-// retried, until it has failed MaxOutboxAttempts times; then it becomes
-// failed. It returns the reply as updated. A reply that is no longer pending
-// returns ErrBadTransition.
+// MarkOutboxRetry records a failed attempt to post pending reply id that
+// will be tried again: it counts the attempt, stores errText and, on the
+// first failure, sets FirstFailedAt. The reply stays pending; the caller
+// decides when to give up (MarkOutboxFailed). It returns the reply as
+// updated. A reply that is no longer pending returns ErrBadTransition.
+func (s *Store) MarkOutboxRetry(ctx context.Context, id, errText string) (OutboxMessage, error) {
+	out, err := s.markOutboxAttempt(ctx, id, errText, OutboxPending)
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("mark outbox message %s for retry: %w", id, err)
+	}
+	return out, nil
+}
+
+// MarkOutboxFailed records the last failed attempt to post pending reply
+// id: it counts the attempt, stores errText and marks the reply failed
+// (final; PendingOutbox no longer returns it). It returns the reply as
+// updated. A reply that is no longer pending returns ErrBadTransition.
 func (s *Store) MarkOutboxFailed(ctx context.Context, id, errText string) (OutboxMessage, error) {
+	out, err := s.markOutboxAttempt(ctx, id, errText, OutboxFailed)
+	if err != nil {
+		return OutboxMessage{}, fmt.Errorf("mark outbox message %s failed: %w", id, err)
+	}
+	return out, nil
+}
+
+// markOutboxAttempt counts a failed attempt of pending reply id and moves
+// it to state (pending: stays; failed: given up).
+func (s *Store) markOutboxAttempt(ctx context.Context, id, errText string, state OutboxState) (OutboxMessage, error) {
 	var out OutboxMessage
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		cur, err := outboxStateTx(ctx, tx, id)
@@ -184,11 +206,12 @@ func (s *Store) MarkOutboxFailed(ctx context.Context, id, errText string) (Outbo
 			return err
 		}
 		if cur != OutboxPending {
-			return fmt.Errorf("%s → %s: %w", cur, OutboxFailed, ErrBadTransition)
+			return fmt.Errorf("%s → %s: %w", cur, state, ErrBadTransition)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = ?, updated_at = ?,
-			state = CASE WHEN attempts + 1 >= ? THEN ? ELSE state END
-			WHERE id = ?`, errText, s.nowMS(), MaxOutboxAttempts, OutboxFailed, id)
+		now := s.nowMS()
+		_, err = tx.ExecContext(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = ?, updated_at = ?, state = ?,
+			first_failed_at = CASE WHEN first_failed_at = 0 THEN ? ELSE first_failed_at END
+			WHERE id = ?`, errText, now, state, now, id)
 		if err != nil {
 			return fmt.Errorf("update: %w", err)
 		}
@@ -198,14 +221,7 @@ func (s *Store) MarkOutboxFailed(ctx context.Context, id, errText string) (Outbo
 		}
 		return nil
 	})
-	if err != nil {
-		return OutboxMessage{}, fmt.Errorf("mark outbox message %s failed: %w", id, err)
-	}
-	if out.State == OutboxFailed {
-		s.logger.WarnContext(ctx, "outbox reply given up", "outbox", id, "conversation", out.ConversationID,
-			"attempts", out.Attempts)
-	}
-	return out, nil
+	return out, err
 }
 
 func outboxStateTx(ctx context.Context, tx *sql.Tx, id string) (OutboxState, error) {
@@ -244,6 +260,46 @@ func (s *Store) PendingOutboxForConversation(ctx context.Context, convID string)
 	out, err := collect(rows, scanOutbox)
 	if err != nil {
 		return nil, fmt.Errorf("pending outbox of conversation %s: %w", convID, err)
+	}
+	return out, nil
+}
+
+// OutboxBotSummary counts one bot's replies that wait to be posted or were
+// given up (OutboxSummary).
+type OutboxBotSummary struct {
+	Bot           string
+	Waiting       int       // pending replies
+	OldestWaiting time.Time // when the oldest pending reply was stored; zero when none
+	Failed        int       // replies given up since the time asked for
+}
+
+// OutboxSummary returns, per bot (sorted by name), how many replies are
+// pending and how many were given up (failed) at or after since. Bots with
+// neither are left out.
+func (s *Store) OutboxSummary(ctx context.Context, since time.Time) ([]OutboxBotSummary, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT bot,
+			COALESCE(SUM(state = ?), 0),
+			COALESCE(MIN(CASE WHEN state = ? THEN created_at END), 0),
+			COALESCE(SUM(state = ?), 0)
+		FROM outbox WHERE state = ? OR (state = ? AND updated_at >= ?)
+		GROUP BY bot ORDER BY bot`,
+		OutboxPending, OutboxPending, OutboxFailed, OutboxPending, OutboxFailed, since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("outbox summary: %w", err)
+	}
+	out, err := collect(rows, func(r scanner) (OutboxBotSummary, error) {
+		var b OutboxBotSummary
+		var oldest int64
+		if err := r.Scan(&b.Bot, &b.Waiting, &oldest, &b.Failed); err != nil {
+			return OutboxBotSummary{}, err
+		}
+		if oldest != 0 {
+			b.OldestWaiting = fromMS(oldest)
+		}
+		return b, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("outbox summary: %w", err)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func outboxIDs(ms []OutboxMessage) []string {
@@ -67,20 +68,25 @@ func TestOutboxFlow(t *testing.T) {
 		t.Fatalf("posted reply changed: %+v", got)
 	}
 
-	// r2 fails until it is given up.
-	for i := 1; i <= MaxOutboxAttempts; i++ {
-		got, err := s.MarkOutboxFailed(ctx, r2.ID, fmt.Sprint("error ", i))
+	// r2 fails and is retried (no limit on attempts: the caller gives up),
+	// then is given up.
+	clock := useClock(s, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Second)
+	first := clock.t.Add(time.Second)
+	for i := 1; i <= 8; i++ {
+		got, err := s.MarkOutboxRetry(ctx, r2.ID, fmt.Sprint("error ", i))
 		if err != nil {
-			t.Fatalf("MarkOutboxFailed %d: %v", i, err)
+			t.Fatalf("MarkOutboxRetry %d: %v", i, err)
 		}
-		wantState := OutboxPending
-		if i == MaxOutboxAttempts {
-			wantState = OutboxFailed
-		}
-		if got.Attempts != i || got.State != wantState || got.LastError != fmt.Sprint("error ", i) {
-			t.Fatalf("after failure %d: %+v, want attempts %d state %s", i, got, i, wantState)
+		if got.Attempts != i || got.State != OutboxPending || got.LastError != fmt.Sprint("error ", i) || !got.FirstFailedAt.Equal(first) {
+			t.Fatalf("after failure %d: %+v, want attempts %d, pending, first failure at %s", i, got, i, first)
 		}
 	}
+	got, err := s.MarkOutboxFailed(ctx, r2.ID, "gone")
+	if err != nil || got.Attempts != 9 || got.State != OutboxFailed || got.LastError != "gone" || !got.FirstFailedAt.Equal(first) {
+		t.Fatalf("MarkOutboxFailed = %+v, %v; want attempts 9, failed, first failure kept", got, err)
+	}
+	_, err = s.MarkOutboxRetry(ctx, r2.ID, "again")
+	wantErrIs(t, "MarkOutboxRetry on failed", err, ErrBadTransition)
 	_, err = s.MarkOutboxFailed(ctx, r2.ID, "again")
 	wantErrIs(t, "MarkOutboxFailed on failed", err, ErrBadTransition)
 	wantErrIs(t, "MarkOutboxPosted on failed", s.MarkOutboxPosted(ctx, r2.ID), ErrBadTransition)
@@ -121,6 +127,7 @@ func TestOutboxErrors(t *testing.T) {
 		}(), ErrDuplicate},
 		{"posted unknown", s.MarkOutboxPosted(ctx, "nope"), ErrNotFound},
 		{"failed unknown", func() error { _, err := s.MarkOutboxFailed(ctx, "nope", "e"); return err }(), ErrNotFound},
+		{"retry unknown", func() error { _, err := s.MarkOutboxRetry(ctx, "nope", "e"); return err }(), ErrNotFound},
 		{"get unknown", func() error { _, err := s.OutboxByID(ctx, "nope"); return err }(), ErrNotFound},
 	}
 	for _, tt := range tests {
@@ -162,5 +169,49 @@ func TestEndTurn(t *testing.T) {
 	}
 	if pending, err := s.PendingOutbox(ctx); err != nil || len(pending) != 2 {
 		t.Errorf("pending outbox after refused turns: %d, %v; want the first turn's 2", len(pending), err)
+	}
+}
+
+// TestOutboxSummary: per bot, the pending replies with the oldest one's
+// time, and the replies given up since the time asked for.
+func TestOutboxSummary(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	clock := useClock(s, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Minute)
+	a := newConv(t, s, "alpha", "C", "A")
+	b := newConv(t, s, "beta", "C", "B")
+	add := func(c Conversation) OutboxMessage {
+		t.Helper()
+		m, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: c.ID, Text: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	oldFail := add(b)
+	if _, err := s.MarkOutboxFailed(ctx, oldFail.ID, "old"); err != nil {
+		t.Fatal(err)
+	}
+	since := clock.t.Add(30 * time.Second)
+	a1 := add(a)
+	add(a) // waits behind a1, never tried
+	if _, err := s.MarkOutboxRetry(ctx, a1.ID, "503"); err != nil {
+		t.Fatal(err)
+	}
+	posted := add(a)
+	if err := s.MarkOutboxPosted(ctx, posted.ID); err != nil {
+		t.Fatal(err)
+	}
+	newFail := add(b)
+	if _, err := s.MarkOutboxFailed(ctx, newFail.ID, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.OutboxSummary(ctx, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OutboxBotSummary{{Bot: "alpha", Waiting: 2, OldestWaiting: a1.CreatedAt}, {Bot: "beta", Failed: 1}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("OutboxSummary = %+v, want %+v", got, want)
 	}
 }

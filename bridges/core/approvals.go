@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -33,13 +34,13 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 	grants := cv.activeGrants(ctx)
 	v, grant := decidePolicy(cv.profile.Rules, grants, req.ToolName, subject)
 	switch {
-	case v.Action == config.ActionAllow && grant != nil:
+	case v.Action == policy.ActionAllow && grant != nil:
 		cv.grantDecision(ctx, req, v, *grant)
 		return
-	case v.Action == config.ActionAllow || v.Action == config.ActionDeny:
+	case v.Action == policy.ActionAllow || v.Action == policy.ActionDeny:
 		cv.ruleDecision(ctx, req, v)
 		return
-	case isAgentTool(req.ToolName) && v.Rule.Action != config.ActionAsk:
+	case isAgentTool(req.ToolName) && v.Rule.Action != policy.ActionAsk:
 		// Normally allowed by --allowed-tools already; asked anyway (a
 		// mode that asks for everything), it needs no card either.
 		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow,
@@ -47,7 +48,7 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 		return
 	}
 	always, grantsToStore, label := alwaysPermissions(req.Suggestions)
-	if v.Rule.Action == config.ActionAsk {
+	if v.Rule.Action == policy.ActionAsk {
 		// A profile rule says to ask every time: a grant would never apply.
 		always, grantsToStore, label = nil, nil, ""
 	}
@@ -55,7 +56,7 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 	if reason == "" && req.BlockedPath != "" {
 		reason = "Path: " + req.BlockedPath
 	}
-	if v.Why != "" && (v.Action == config.ActionAsk || len(cv.profile.Rules) > 0) {
+	if v.Why != "" && (v.Action == policy.ActionAsk || len(cv.profile.Rules) > 0) {
 		reason = strings.TrimSpace(reason + " (policy: " + v.Why + ")")
 	}
 	if req.AgentID != "" {
@@ -94,9 +95,9 @@ func permissionSubject(tool string, input json.RawMessage) string {
 
 // ruleDecision answers a request by the profile's policy rules (verdict v,
 // allow or deny), without a card.
-func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, v config.Verdict) {
+func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, v policy.Verdict) {
 	desc := "rule " + ruleText(v.Rule)
-	if v.Action != config.ActionDeny {
+	if v.Action != policy.ActionDeny {
 		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow, desc, "")
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -141,11 +142,11 @@ func TestApprovalTimeoutDenies(t *testing.T) {
 }
 
 func TestPolicyRules(t *testing.T) {
-	rules := []config.Rule{
-		{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny},
-		{Tool: "Bash", Match: "git status *", Action: config.ActionAllow},
-		{Tool: "Bash", Match: "git *", Action: config.ActionAsk},
-		{Tool: "Write", Match: "/srv/project/docs/*", Action: config.ActionAllow},
+	rules := []policy.Rule{
+		{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny},
+		{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},
+		{Tool: "Bash", Match: "git *", Action: policy.ActionAsk},
+		{Tool: "Write", Match: "/srv/project/docs/*", Action: policy.ActionAllow},
 	}
 	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) { a.Rules = rules }})
 	k := key("T1")
@@ -181,10 +182,10 @@ func TestPolicyRules(t *testing.T) {
 // every command in it is allowed; what it does not allow gets a card that
 // says why, and a denied command anywhere in the line denies it all.
 func TestPolicyRulesParseBash(t *testing.T) {
-	rules := []config.Rule{
-		{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny},
-		{Tool: "Bash", Match: "git status *", Action: config.ActionAllow},
-		{Tool: "Bash", Match: "ls *", Action: config.ActionAllow},
+	rules := []policy.Rule{
+		{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny},
+		{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},
+		{Tool: "Bash", Match: "ls *", Action: policy.ActionAllow},
 	}
 	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) { a.Rules = rules }})
 	k := key("T1")
@@ -320,7 +321,7 @@ func TestNumberedRepliesWithoutButtons(t *testing.T) {
 	lim := defaultLimits()
 	lim.CanButtons = false
 	askRm := func(a *config.Agent) {
-		a.Rules = []config.Rule{{Tool: "Bash", Match: "rm *", Action: config.ActionAsk}}
+		a.Rules = []policy.Rule{{Tool: "Bash", Match: "rm *", Action: policy.ActionAsk}}
 	}
 	h := start(t, setup{noEdit: true, script: toolScript, limits: lim, profile: askRm})
 	k := key("T1")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 )
 
 // cardKind says what a card asks.
@@ -33,7 +33,7 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []config.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
+	grants      []policy.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
 	questions   []question       // cardQuestion
 	picked      [][]bool         // cardQuestion: selected options per question
 	schedule    *scheduleRequest // cardSchedule: what approving it creates

@@ -329,8 +329,8 @@ func decodeFiles(b []byte) []bridges.File {
 }
 
 // secretPaths are the bridge's own files an agent must never see: data_dir
-// (database, session states), the config file and every WhatsApp device
-// store, which may lie outside data_dir.
+// (database, session states), the config file and the files bots keep
+// credentials in (a WhatsApp device store), which may lie outside data_dir.
 func secretPaths(cfg *config.Config) []string {
 	var out []string
 	for _, p := range []string{cfg.DataDir, cfg.Path} {
@@ -339,9 +339,7 @@ func secretPaths(cfg *config.Config) []string {
 		}
 	}
 	for _, b := range cfg.Bots {
-		if b.WhatsApp != nil && b.WhatsApp.DeviceStore != "" {
-			out = append(out, b.WhatsApp.DeviceStore)
-		}
+		out = append(out, b.SecretFiles()...)
 	}
 	return out
 }

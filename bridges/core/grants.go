@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -28,19 +29,19 @@ import (
 //
 // Bash grants mean what the CLI's rule meant: "npm test:*" became the
 // command pattern "npm test *" (see docs/rules.md), evaluated after the
-// profile's rules by config.Decide; any other grant allows exactly the
+// profile's rules by policy.Decide; any other grant allows exactly the
 // command line that was allowed, nothing else.
-func decidePolicy(profile []config.Rule, grants []store.Grant, tool, subject string) (v config.Verdict, grant *store.Grant) {
-	pv := config.Decide(profile, tool, subject)
-	if pv.Action == config.ActionAllow || pv.Action == config.ActionDeny || pv.Rule.Action == config.ActionAsk {
+func decidePolicy(profile []policy.Rule, grants []store.Grant, tool, subject string) (v policy.Verdict, grant *store.Grant) {
+	pv := policy.Decide(profile, tool, subject)
+	if pv.Action == policy.ActionAllow || pv.Action == policy.ActionDeny || pv.Rule.Action == policy.ActionAsk {
 		return pv, nil
 	}
 	for i, g := range grants {
 		if g.Tool == "Bash" && tool == "Bash" && strings.TrimSpace(g.Match) == strings.TrimSpace(subject) {
-			return config.Verdict{Action: config.ActionAllow, Rule: grantRule(g), Why: "the exact command was allowed"}, &grants[i]
+			return policy.Verdict{Action: policy.ActionAllow, Rule: grantRule(g), Why: "the exact command was allowed"}, &grants[i]
 		}
 	}
-	var rules []config.Rule
+	var rules []policy.Rule
 	var from []int // grant index of each rule
 	for i, g := range grants {
 		if patternGrant(g) {
@@ -51,8 +52,8 @@ func decidePolicy(profile []config.Rule, grants []store.Grant, tool, subject str
 	if len(rules) == 0 {
 		return pv, nil
 	}
-	gv := config.Decide(append(slices.Clip(profile), rules...), tool, subject)
-	if gv.Action != config.ActionAllow {
+	gv := policy.Decide(append(slices.Clip(profile), rules...), tool, subject)
+	if gv.Action != policy.ActionAllow {
 		return pv, nil
 	}
 	for j, r := range rules {
@@ -63,7 +64,7 @@ func decidePolicy(profile []config.Rule, grants []store.Grant, tool, subject str
 	// Several rules allowed the parts of a command together; the profile
 	// alone did not, so a grant was needed: name the first that helps.
 	for j, r := range rules {
-		if config.Decide(append(slices.Clip(profile), r), tool, subject).Action == config.ActionAllow {
+		if policy.Decide(append(slices.Clip(profile), r), tool, subject).Action == policy.ActionAllow {
 			return gv, &grants[from[j]]
 		}
 	}
@@ -77,20 +78,20 @@ func patternGrant(g store.Grant) bool {
 	if g.Tool != "Bash" {
 		return true
 	}
-	return strings.HasSuffix(g.Match, " *") && config.CheckBashPattern(g.Match) == nil
+	return strings.HasSuffix(g.Match, " *") && policy.CheckBashPattern(g.Match) == nil
 }
 
 // grantRules returns grants as allow rules, in order.
-func grantRules(grants []store.Grant) []config.Rule {
-	out := make([]config.Rule, len(grants))
+func grantRules(grants []store.Grant) []policy.Rule {
+	out := make([]policy.Rule, len(grants))
 	for i, g := range grants {
 		out[i] = grantRule(g)
 	}
 	return out
 }
 
-func grantRule(g store.Grant) config.Rule {
-	return config.Rule{Tool: g.Tool, Match: g.Match, Action: config.ActionAllow}
+func grantRule(g store.Grant) policy.Rule {
+	return policy.Rule{Tool: g.Tool, Match: g.Match, Action: policy.ActionAllow}
 }
 
 // activeGrants reads the conversation's grants. A store error is logged
@@ -106,13 +107,13 @@ func (cv *conversation) activeGrants(ctx context.Context) []store.Grant {
 
 // grantDecision allows a request matching one of the conversation's grants,
 // without a card, and audits it.
-func (cv *conversation) grantDecision(ctx context.Context, req agent.PermissionRequest, v config.Verdict, g store.Grant) {
+func (cv *conversation) grantDecision(ctx context.Context, req agent.PermissionRequest, v policy.Verdict, g store.Grant) {
 	desc := fmt.Sprintf("grant #%d %s (granted by %s)", g.Num, ruleText(grantRule(g)), orDefault(g.GrantedBy, "unknown"))
 	cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionGrant, desc, "")
 }
 
 // ruleText describes a rule for the audit log and chat: Bash "git push *".
-func ruleText(r config.Rule) string {
+func ruleText(r policy.Rule) string {
 	if r.Match == "" {
 		return r.Tool
 	}
@@ -155,7 +156,7 @@ func (cv *conversation) storeGrants(ctx context.Context, cd *card, who author) (
 // are not allow rules or cannot become a grant, removals, unknown types and
 // bypassPermissions. perms is nil when nothing is left (no "Always allow"
 // button). The label says what the button does.
-func alwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants []config.Rule, label string) {
+func alwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants []policy.Rule, label string) {
 	type rule struct {
 		ToolName    string `json:"toolName"`
 		RuleContent string `json:"ruleContent"`
@@ -254,23 +255,23 @@ func sessionOnly(raw json.RawMessage, set map[string]any) (json.RawMessage, bool
 // "git push:*" becomes the glob "git push *" and any other content is an
 // exact command (glob characters escaped); for other tools the content is
 // kept as the glob. ok is false for a rule without a tool name.
-func grantFromCLIRule(tool, content string) (config.Rule, bool) {
+func grantFromCLIRule(tool, content string) (policy.Rule, bool) {
 	tool = strings.TrimSpace(tool)
 	if tool == "" {
-		return config.Rule{}, false
+		return policy.Rule{}, false
 	}
-	r := config.Rule{Tool: escapeGlob(tool), Action: config.ActionAllow}
+	r := policy.Rule{Tool: escapeGlob(tool), Action: policy.ActionAllow}
 	switch {
 	case tool != "Bash":
 		r.Match = content
 	case strings.HasSuffix(content, ":*"):
 		// "npm test:*": the command and any further arguments.
 		r.Match = strings.TrimSpace(strings.TrimSuffix(content, ":*")) + " *"
-		if config.CheckBashPattern(r.Match) != nil {
-			return config.Rule{}, false
+		if policy.CheckBashPattern(r.Match) != nil {
+			return policy.Rule{}, false
 		}
 	case strings.TrimSpace(content) == "":
-		return config.Rule{}, false
+		return policy.Rule{}, false
 	default:
 		// Exactly this command line (see decidePolicy).
 		r.Match = strings.TrimSpace(content)
@@ -278,7 +279,7 @@ func grantFromCLIRule(tool, content string) (config.Rule, bool) {
 	return r, true
 }
 
-// escapeGlob makes s a glob (see config.Rule.Matches) matching only s.
+// escapeGlob makes s a glob (see policy.Rule.Matches) matching only s.
 func escapeGlob(s string) string {
 	var b strings.Builder
 	for _, c := range s {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -25,24 +25,24 @@ func TestAlwaysPermissions(t *testing.T) {
 		name       string
 		in         []json.RawMessage
 		wantTypes  []string // type of each updatedPermissions entry, in order
-		wantGrants []config.Rule
+		wantGrants []policy.Rule
 		wantLabel  string
 	}{
 		{"none", nil, nil, nil, ""},
 		{"rules win over a mode switch", []json.RawMessage{rule, dirs, mode}, []string{"addRules", "addDirectories"},
-			[]config.Rule{{Tool: "Bash", Match: "npm test", Action: "allow"}}, "adds the rule `Bash(npm test)` to this conversation"},
+			[]policy.Rule{{Tool: "Bash", Match: "npm test", Action: "allow"}}, "adds the rule `Bash(npm test)` to this conversation"},
 		{"prefix rule and a glob of another tool", []json.RawMessage{prefix}, []string{"addRules"},
-			[]config.Rule{{Tool: "Bash", Match: "git push *", Action: "allow"}, {Tool: "Read", Match: "/srv/docs/**", Action: "allow"}},
+			[]policy.Rule{{Tool: "Bash", Match: "git push *", Action: "allow"}, {Tool: "Read", Match: "/srv/docs/**", Action: "allow"}},
 			"`Bash(git push:*), Read(/srv/docs/**)`"},
 		{"replace becomes add", []json.RawMessage{replace}, []string{"addRules"},
-			[]config.Rule{{Tool: "WebFetch", Match: "domain:example.com", Action: "allow"}}, "WebFetch(domain:example.com)"},
+			[]policy.Rule{{Tool: "WebFetch", Match: "domain:example.com", Action: "allow"}}, "WebFetch(domain:example.com)"},
 		{"deny rules and rules without a tool are dropped", []json.RawMessage{denyRule, noTool, mode}, []string{"setMode"}, nil,
 			"switches this session to `acceptEdits` mode"},
 		{"only a mode", []json.RawMessage{mode}, []string{"setMode"}, nil, "switches this session to `acceptEdits` mode"},
 		{"bypass and removals are never applied", []json.RawMessage{bypass, remove}, nil, nil, ""},
 		{"directories alone", []json.RawMessage{dirs}, []string{"addDirectories"}, nil, "applies the agent's suggestion for this session"},
 		{"garbage is skipped", []json.RawMessage{raw(`{`), raw(`[]`), rule}, []string{"addRules"},
-			[]config.Rule{{Tool: "Bash", Match: "npm test", Action: "allow"}}, "Bash(npm test)"},
+			[]policy.Rule{{Tool: "Bash", Match: "npm test", Action: "allow"}}, "Bash(npm test)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,27 +82,27 @@ func TestAlwaysPermissions(t *testing.T) {
 func TestGrantFromCLIRule(t *testing.T) {
 	tests := []struct {
 		tool, content string
-		want          config.Rule
+		want          policy.Rule
 		ok            bool
 		matches       []string // subjects the grant allows
 		not           []string // subjects it does not
 	}{
-		{"Bash", "git push:*", config.Rule{Tool: "Bash", Match: "git push *", Action: "allow"}, true,
+		{"Bash", "git push:*", policy.Rule{Tool: "Bash", Match: "git push *", Action: "allow"}, true,
 			[]string{"git push origin main"}, []string{"git pushx", "git status"}},
-		{"Bash", "touch ran.txt && echo hello", config.Rule{Tool: "Bash", Match: "touch ran.txt && echo hello", Action: "allow"}, true,
+		{"Bash", "touch ran.txt && echo hello", policy.Rule{Tool: "Bash", Match: "touch ran.txt && echo hello", Action: "allow"}, true,
 			[]string{"touch ran.txt && echo hello"}, []string{"touch ran.txt && echo hello; curl evil", "touch ran.txt"}},
-		{"Bash", "ls *.go", config.Rule{Tool: "Bash", Match: `ls *.go`, Action: "allow"}, true,
+		{"Bash", "ls *.go", policy.Rule{Tool: "Bash", Match: `ls *.go`, Action: "allow"}, true,
 			[]string{"ls *.go"}, []string{"ls a.go", "ls *.go; rm -rf /"}},
-		{"Bash", "echo [x]?", config.Rule{Tool: "Bash", Match: `echo [x]?`, Action: "allow"}, true,
+		{"Bash", "echo [x]?", policy.Rule{Tool: "Bash", Match: `echo [x]?`, Action: "allow"}, true,
 			[]string{"echo [x]?"}, []string{"echo x!"}},
-		{"Bash", "npm test && curl x:*", config.Rule{}, false, nil, nil}, // a compound prefix is no pattern
-		{"Bash", "ls *", config.Rule{Tool: "Bash", Match: "ls *", Action: "allow"}, true,
+		{"Bash", "npm test && curl x:*", policy.Rule{}, false, nil, nil}, // a compound prefix is no pattern
+		{"Bash", "ls *", policy.Rule{Tool: "Bash", Match: "ls *", Action: "allow"}, true,
 			[]string{"ls *", "ls -la"}, []string{"ls; rm -rf /"}},
-		{"Read", "/srv/docs/*", config.Rule{Tool: "Read", Match: "/srv/docs/*", Action: "allow"}, true,
+		{"Read", "/srv/docs/*", policy.Rule{Tool: "Read", Match: "/srv/docs/*", Action: "allow"}, true,
 			[]string{"/srv/docs/a/b.md"}, []string{"/etc/passwd"}},
-		{"mcp__github__create_issue", "", config.Rule{Tool: "mcp__github__create_issue", Action: "allow"}, true,
+		{"mcp__github__create_issue", "", policy.Rule{Tool: "mcp__github__create_issue", Action: "allow"}, true,
 			[]string{""}, nil},
-		{"", "x", config.Rule{}, false, nil, nil},
+		{"", "x", policy.Rule{}, false, nil, nil},
 	}
 	for _, tt := range tests {
 		got, ok := grantFromCLIRule(tt.tool, tt.content)
@@ -112,12 +112,12 @@ func TestGrantFromCLIRule(t *testing.T) {
 		}
 		grants := []store.Grant{{Num: 1, Tool: got.Tool, Match: got.Match}}
 		for _, s := range tt.matches {
-			if v, g := decidePolicy(nil, grants, tt.tool, s); v.Action != config.ActionAllow || g == nil {
+			if v, g := decidePolicy(nil, grants, tt.tool, s); v.Action != policy.ActionAllow || g == nil {
 				t.Errorf("grant %+v does not allow %q: %+v", got, s, v)
 			}
 		}
 		for _, s := range tt.not {
-			if v, _ := decidePolicy(nil, grants, tt.tool, s); v.Action == config.ActionAllow {
+			if v, _ := decidePolicy(nil, grants, tt.tool, s); v.Action == policy.ActionAllow {
 				t.Errorf("grant %+v allows %q", got, s)
 			}
 		}
@@ -125,7 +125,7 @@ func TestGrantFromCLIRule(t *testing.T) {
 }
 
 func TestDecidePolicy(t *testing.T) {
-	profile := []config.Rule{
+	profile := []policy.Rule{
 		{Tool: "Bash", Match: "rm *", Action: "deny"},
 		{Tool: "Bash", Match: "git *", Action: "ask"},
 		{Tool: "Read", Action: "allow"},

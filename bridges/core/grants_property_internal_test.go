@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -24,13 +24,13 @@ func TestGrantNeverBeatsProfileRule(t *testing.T) {
 		{"WebFetch", "domain:example.com"},
 	}
 	// ruleForms returns the profile rules matching r with action a.
-	ruleForms := func(r req, a string) []config.Rule {
-		forms := []config.Rule{{Tool: r.tool, Match: "", Action: a}, {Tool: r.tool, Match: "*", Action: a}}
+	ruleForms := func(r req, a string) []policy.Rule {
+		forms := []policy.Rule{{Tool: r.tool, Match: "", Action: a}, {Tool: r.tool, Match: "*", Action: a}}
 		if r.tool == "Bash" {
-			forms = append(forms, config.Rule{Tool: "Bash", Match: escapeGlob(r.subject), Action: a},
-				config.Rule{Tool: "Bash", Match: firstWord(r.subject) + " *", Action: a})
+			forms = append(forms, policy.Rule{Tool: "Bash", Match: escapeGlob(r.subject), Action: a},
+				policy.Rule{Tool: "Bash", Match: firstWord(r.subject) + " *", Action: a})
 		} else {
-			forms = append(forms, config.Rule{Tool: r.tool, Match: escapeGlob(r.subject), Action: a})
+			forms = append(forms, policy.Rule{Tool: r.tool, Match: escapeGlob(r.subject), Action: a})
 		}
 		return forms
 	}
@@ -49,20 +49,20 @@ func TestGrantNeverBeatsProfileRule(t *testing.T) {
 		}
 		return out
 	}
-	unrelated := config.Rule{Tool: "Bash", Match: "curl *", Action: config.ActionDeny}
+	unrelated := policy.Rule{Tool: "Bash", Match: "curl *", Action: policy.ActionDeny}
 	checked := 0
 	for _, r := range reqs {
 		for _, grants := range grantForms(r) {
 			// No matching rule: a matching grant allows (the property's
 			// other half, so the grants above really match).
-			if v, g := decidePolicy([]config.Rule{unrelated}, grants, r.tool, r.subject); v.Action != config.ActionAllow || g == nil {
+			if v, g := decidePolicy([]policy.Rule{unrelated}, grants, r.tool, r.subject); v.Action != policy.ActionAllow || g == nil {
 				t.Errorf("no rule, grants %v: decidePolicy(%s %q) = %+v grant=%v; want allowed by a grant", grants, r.tool, r.subject, v, g)
 			}
-			for _, a := range []string{config.ActionAllow, config.ActionDeny, config.ActionAsk} {
+			for _, a := range []string{policy.ActionAllow, policy.ActionDeny, policy.ActionAsk} {
 				for _, rule := range ruleForms(r, a) {
-					for _, profile := range [][]config.Rule{{rule}, {unrelated, rule}} {
+					for _, profile := range [][]policy.Rule{{rule}, {unrelated, rule}} {
 						name := fmt.Sprintf("profile %v, grants %v: %s %q", profile, grants, r.tool, r.subject)
-						want := config.Decide(profile, r.tool, r.subject)
+						want := policy.Decide(profile, r.tool, r.subject)
 						if want.Action != a {
 							t.Fatalf("%s: the profile alone decides %q, want %q (bad test input)", name, want.Action, a)
 						}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -162,7 +163,7 @@ func TestAlwaysAllowGrant(t *testing.T) {
 // could never apply, so the card offers no "Always allow".
 func TestAskRuleHidesAlwaysAllow(t *testing.T) {
 	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) {
-		a.Rules = []config.Rule{{Tool: "Bash", Match: "git *", Action: config.ActionAsk}}
+		a.Rules = []policy.Rule{{Tool: "Bash", Match: "git *", Action: policy.ActionAsk}}
 	}})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: git push")
@@ -184,7 +185,7 @@ func TestAskRuleHidesAlwaysAllow(t *testing.T) {
 // makes the agent forget the rule and the request ask again.
 func TestRulesCommand(t *testing.T) {
 	h := start(t, setup{script: toolScript, access: teamAccess, profile: func(a *config.Agent) {
-		a.Rules = []config.Rule{{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny}, {Tool: "Read", Action: config.ActionAllow}}
+		a.Rules = []policy.Rule{{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny}, {Tool: "Read", Action: policy.ActionAllow}}
 	}})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: make test")
@@ -313,9 +314,9 @@ func TestTypedAnswerRefusedLikeAClick(t *testing.T) {
 func TestPolicyDecisionsCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(a *config.Agent) {
-		a.Rules = []config.Rule{
-			{Tool: "Bash", Match: "rm -rf *", Action: config.ActionDeny},
-			{Tool: "Bash", Match: "git status *", Action: config.ActionAllow},
+		a.Rules = []policy.Rule{
+			{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny},
+			{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},
 		}
 	}})
 	k := key("T1")

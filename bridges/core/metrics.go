@@ -17,6 +17,7 @@ type Metrics struct {
 	approvals   *prometheus.CounterVec
 	exits       *prometheus.CounterVec
 	outbox      *prometheus.CounterVec
+	outboxGone  *prometheus.CounterVec // replies given up (outbox.go)
 	strangers   *prometheus.CounterVec
 }
 
@@ -49,14 +50,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"bot", "reason"}),
 		outbox: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_outbox_post_failures_total",
-			Help: "Failed attempts to post a final reply (retried until the attempt limit).",
+			Help: "Failed attempts to post a final reply (transient ones are retried until delivery.give_up_after).",
 		}, []string{"bot"}),
+		outboxGone: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbridge_outbox_failed_total",
+			Help: "Final replies given up, by reason: permanent (the platform refused them for good) or expired (still refused after delivery.give_up_after).",
+		}, []string{"bot", "reason"}),
 		strangers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_stranger_notices_total",
 			Help: "Notices due to users refused by access control (at most one an hour per bot and user) by how they went: ephemeral (a private notice), none (the platform has no private notice: silence), failed.",
 		}, []string{"bot", "how"}),
 	}
-	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox, m.strangers)
+	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox, m.outboxGone, m.strangers)
 	return m
 }
 
@@ -139,6 +144,12 @@ func (m *Metrics) exit(bot, reason string) {
 func (m *Metrics) outboxFailure(bot string) {
 	if m != nil {
 		m.outbox.WithLabelValues(bot).Inc()
+	}
+}
+
+func (m *Metrics) outboxGivenUp(bot, reason string) {
+	if m != nil {
+		m.outboxGone.WithLabelValues(bot, reason).Inc()
 	}
 }
 

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // streamScript streams deltas paced by the test: one delta per value read
@@ -201,42 +199,6 @@ func TestOutboxRetriesUntilPosted(t *testing.T) {
 	}
 	h.waitText(k, "pong: hello")
 	h.waitOutboxEmpty()
-}
-
-func TestOutboxGivesUpVisibly(t *testing.T) {
-	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	lim := defaultLimits()
-	plat := bridgetest.New(lim)
-	var fails atomic.Int32
-	plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
-		if strings.Contains(m.Text, "pong") {
-			fails.Add(1)
-			return errors.New("message rejected")
-		}
-		return nil
-	})
-	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
-	k := key("T1")
-	h.send(k, "m1", "alice", "hello")
-	for fails.Load() < store.MaxOutboxAttempts {
-		n := fails.Load()
-		waitFor(t, fmt.Sprintf("attempt %d to fail", n+1), func() bool {
-			clock.Advance(time.Minute) // the next retry (a timer set after this Advance waits for the next one)
-			return fails.Load() > n
-		})
-	}
-	notice := h.waitText(k, "could not be posted after 5 attempts")
-	if !strings.Contains(notice.Text, "message rejected") {
-		t.Errorf("notice = %q", notice.Text)
-	}
-	if !strings.Contains(h.logs.String(), "reply could not be posted; giving up") {
-		t.Error("giving up was not logged as an error")
-	}
-	conv := h.conversation(k)
-	pending, _ := h.st.PendingOutboxForConversation(context.Background(), conv.ID)
-	if len(pending) != 0 || fails.Load() != store.MaxOutboxAttempts {
-		t.Errorf("pending=%d attempts=%d", len(pending), fails.Load())
-	}
 }
 
 func truncateTest(s string, n int) string {

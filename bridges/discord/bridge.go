@@ -141,20 +141,35 @@ type Bridge struct {
 	wg      sync.WaitGroup // goroutines started by handlers (typing, clicks)
 }
 
+// Open is the constructor every adapter has (cmd/bridge's list of
+// platforms calls it): New for bot, which holds nothing to release (the
+// returned close function does nothing). ctx and cfg are not used.
+func Open(_ context.Context, _ *config.Config, bot *config.Bot, logger *slog.Logger) (*Bridge, func() error, error) {
+	b, err := New(bot, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() error { return nil }, nil
+}
+
 // New creates the adapter for bot (whose Discord section must be set). It
 // does not connect: Run does. logger receives the adapter's logs, with
 // the bot name attached; nil discards them.
 func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
-	if bot == nil || bot.Discord == nil {
+	var dc *Config
+	if bot != nil {
+		dc, _ = bot.Settings.(*Config)
+	}
+	if dc == nil {
 		return nil, errors.New("discord: bot has no discord section")
 	}
-	token := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(bot.Discord.Token), "Bot "))
+	token := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(dc.Token), "Bot "))
 	if token == "" {
 		return nil, fmt.Errorf("discord bot %q: token is empty", bot.Name)
 	}
-	apiURL := bot.Discord.APIURL
+	apiURL := dc.APIURL
 	if apiURL == "" {
-		apiURL = config.DefaultDiscordAPIURL
+		apiURL = DefaultAPIURL
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -191,7 +206,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 
 	return &Bridge{
 		name:         bot.Name,
-		log:          logger.With("bot", bot.Name, "platform", config.PlatformDiscord),
+		log:          logger.With("bot", bot.Name, "platform", Name),
 		session:      s,
 		gateway:      g,
 		http:         &http.Client{Transport: base, Timeout: 2 * time.Minute},
@@ -225,6 +240,7 @@ func gatewayProxied() bool {
 // Limits implements bridges.Platform.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
+		Title: "Discord",
 		MaxMessageRunes: maxMessageRunes,
 		CanButtons:      true,
 		EditInterval:    time.Second,

@@ -181,9 +181,9 @@ func (r *recorder) waitAction(t *testing.T) bridges.Action {
 func testBot(f *discordfake.Fake) *config.Bot {
 	return &config.Bot{
 		Name:     botName,
-		Platform: config.PlatformDiscord,
+		Platform: Name,
 		Agent:    "coder",
-		Discord:  &config.Discord{Token: f.Token(), APIURL: f.URL()},
+		Settings: &Config{Token: f.Token(), APIURL: f.URL()},
 	}
 }
 

@@ -19,7 +19,13 @@ func noMentions() *discordgo.MessageAllowedMentions {
 // markdown; if the result is longer than 2,000 characters it is split
 // again and sent as several messages, the buttons going with the last one,
 // whose reference is returned.
-func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
+//
+// With m.Idem each part is created with a nonce derived from Idem and its
+// index and enforce_nonce (nonce.go): a retry after a lost answer shows
+// the message once. Errors no retry can fix are marked
+// bridges.Permanent.
+func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (_ bridges.MessageRef, err error) {
+	defer func() { err = classify(err) }()
 	ch := channelOf(key)
 	if ch == "" {
 		return bridges.MessageRef{}, fmt.Errorf("discord post: %w: conversation key has no channel", ErrBadMessage)
@@ -49,7 +55,11 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if i == len(parts)-1 {
 			send.Components = comps
 		}
-		msg, err := b.session.ChannelMessageSendComplex(ch, send, discordgo.WithContext(ctx))
+		nonce := ""
+		if m.Idem != "" {
+			nonce = nonceOf(m.Idem, i)
+		}
+		msg, err := b.sendMessage(ctx, ch, send, nonce)
 		if err != nil {
 			return ref, fmt.Errorf("discord post to %s (part %d of %d): %w", ch, i+1, len(parts), err)
 		}
@@ -61,7 +71,9 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 // Edit implements bridges.Platform: it replaces the message's text and
 // buttons (no buttons = components removed). Text longer than 2,000
 // characters after conversion is cut (with "…") at a safe boundary.
-func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) error {
+// Errors no retry can fix are marked bridges.Permanent.
+func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) (err error) {
+	defer func() { err = classify(err) }()
 	ch := channelOf(ref.Key)
 	if ch == "" || ref.ID == "" {
 		return fmt.Errorf("discord edit: %w: incomplete message reference", ErrBadMessage)

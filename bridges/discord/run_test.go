@@ -147,7 +147,7 @@ func TestFatalGatewayCloses(t *testing.T) {
 			f := discordfake.NewWithOptions(t, tc.opts)
 			bot := testBot(f)
 			if tc.token != "" {
-				bot.Discord.Token = tc.token
+				bot.Settings.(*Config).Token = tc.token
 			}
 			var r *running
 			if tc.midRun != nil {

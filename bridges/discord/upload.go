@@ -25,8 +25,10 @@ var (
 // conversation's channel (its thread) carrying the file as an attachment
 // (a multipart/form-data request with payload_json and files[0]), with the
 // comment converted to Discord markdown as its content (cut to one
-// message) and mentions disabled.
-func (b *Bridge) UploadFile(ctx context.Context, key bridges.ConversationKey, f bridges.Upload) (bridges.MessageRef, error) {
+// message) and mentions disabled. Errors no retry can fix are marked
+// bridges.Permanent.
+func (b *Bridge) UploadFile(ctx context.Context, key bridges.ConversationKey, f bridges.Upload) (_ bridges.MessageRef, err error) {
+	defer func() { err = classify(err) }()
 	ch := channelOf(key)
 	switch {
 	case ch == "":

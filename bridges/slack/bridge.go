@@ -45,6 +45,7 @@
 package slack
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -129,16 +130,19 @@ type identity struct {
 // configuration only; it does not contact Slack (Run does). A nil logger
 // discards logs.
 func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
-	if bot == nil || bot.Slack == nil {
+	if bot == nil {
 		return nil, ErrNoConfig
 	}
-	sc := bot.Slack
+	sc, ok := bot.Settings.(*Config)
+	if !ok || sc == nil {
+		return nil, ErrNoConfig
+	}
 	if sc.BotToken == "" || sc.AppToken == "" {
 		return nil, fmt.Errorf("slack bot %q: bot_token and app_token are required: %w", bot.Name, ErrNoConfig)
 	}
 	apiURL := sc.APIURL
 	if apiURL == "" {
-		apiURL = config.DefaultSlackAPIURL
+		apiURL = DefaultAPIURL
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -148,7 +152,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 	b := &Bridge{
 		name:       bot.Name,
 		httpClient: httpClient,
-		log:        logger.With(slog.String("bot", bot.Name), slog.String("platform", config.PlatformSlack)),
+		log:        logger.With(slog.String("bot", bot.Name), slog.String("platform", Name)),
 		redact:     newRedactor(sc.BotToken, sc.AppToken),
 		api: slackapi.New(sc.BotToken,
 			slackapi.OptionAppLevelToken(sc.AppToken),
@@ -169,9 +173,21 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 	return b, nil
 }
 
+// Open is the constructor every adapter has (cmd/bridge's list of
+// platforms calls it): New for bot, which holds nothing to release (the
+// returned close function does nothing). ctx and cfg are not used.
+func Open(_ context.Context, _ *config.Config, bot *config.Bot, logger *slog.Logger) (*Bridge, func() error, error) {
+	b, err := New(bot, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() error { return nil }, nil
+}
+
 // Limits implements bridges.Platform.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
+		Title: "Slack",
 		MaxMessageRunes: maxMessageRunes,
 		CanButtons:      true,
 		EditInterval:    time.Second,

@@ -182,9 +182,9 @@ type env struct {
 func botConfig(apiURL, botToken string) *config.Bot {
 	return &config.Bot{
 		Name:     "team",
-		Platform: config.PlatformSlack,
+		Platform: Name,
 		Agent:    "coder",
-		Slack:    &config.Slack{BotToken: botToken, AppToken: slackfake.AppToken, APIURL: apiURL},
+		Settings: &Config{BotToken: botToken, AppToken: slackfake.AppToken, APIURL: apiURL},
 	}
 }
 

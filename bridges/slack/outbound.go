@@ -23,6 +23,10 @@ const emptyText = "…"
 // and the returned ref is the last one. A card (Buttons) is one message
 // of section blocks and an actions block; its text is capped at 12,000
 // characters. A 429 is retried after Retry-After until ctx ends.
+//
+// With m.Idem every part carries the key in its metadata, and with
+// m.Retry the parts already in the conversation are not posted again
+// (idem.go). Errors no retry can fix are marked bridges.Permanent.
 func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
 	var parts [][]slackapi.MsgOption
 	if len(m.Buttons) > 0 {
@@ -37,10 +41,22 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 			parts = append(parts, []slackapi.MsgOption{slackapi.MsgOptionText(c, false)})
 		}
 	}
+	done, err := b.alreadyPosted(ctx, key, m)
+	if err != nil {
+		return bridges.MessageRef{}, classify(err, fmt.Errorf("slack post to %s: %w", key, err))
+	}
 	var ref bridges.MessageRef
 	for i, opts := range parts {
+		if ts, ok := done[i]; ok {
+			b.log.Info("slack reply part already posted; not posting it again", slog.String("key", key.String()), slog.Int("part", i+1))
+			ref = bridges.MessageRef{Key: key, ID: ts}
+			continue
+		}
 		if key.Thread != "" {
 			opts = append(opts, slackapi.MsgOptionTS(key.Thread))
+		}
+		if m.Idem != "" {
+			opts = append(opts, replyMetadata(m.Idem, i))
 		}
 		var ts string
 		err := b.retry(ctx, "chat.postMessage", nil, func() error {
@@ -49,7 +65,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 			return err
 		})
 		if err != nil {
-			return ref, fmt.Errorf("slack post to %s (part %d of %d): %w", key, i+1, len(parts), err)
+			return ref, classify(err, fmt.Errorf("slack post to %s (part %d of %d): %w", key, i+1, len(parts), err))
 		}
 		ref = bridges.MessageRef{Key: key, ID: ts}
 		b.repliedIn(key)
@@ -88,7 +104,7 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("slack edit %s in %s: %w", ref.ID, ref.Key, err)
+		return classify(err, fmt.Errorf("slack edit %s in %s: %w", ref.ID, ref.Key, err))
 	}
 	return nil
 }

@@ -30,9 +30,9 @@ var (
 func (b *Bridge) UploadFile(ctx context.Context, key bridges.ConversationKey, f bridges.Upload) (bridges.MessageRef, error) {
 	switch {
 	case len(f.Data) == 0:
-		return bridges.MessageRef{}, fmt.Errorf("slack upload %s to %s: %w: empty file", f.Name, key, ErrBadUpload)
+		return bridges.MessageRef{}, bridges.Permanent(fmt.Errorf("slack upload %s to %s: %w: empty file", f.Name, key, ErrBadUpload))
 	case len(f.Data) > maxUploadBytes:
-		return bridges.MessageRef{}, fmt.Errorf("slack upload %s to %s: %w: %d bytes", f.Name, key, ErrBadUpload, len(f.Data))
+		return bridges.MessageRef{}, bridges.Permanent(fmt.Errorf("slack upload %s to %s: %w: %d bytes", f.Name, key, ErrBadUpload, len(f.Data)))
 	}
 	comment := ToMrkdwn(f.Comment)
 	if utf8.RuneCountInString(comment) > maxTextRunes {
@@ -47,7 +47,7 @@ func (b *Bridge) UploadFile(ctx context.Context, key bridges.ConversationKey, f 
 	})
 	if err != nil {
 		// The upload URL error may quote the URL; keep tokens out of it.
-		return bridges.MessageRef{}, fmt.Errorf("slack upload %s to %s: %s", f.Name, key, b.redact.Err(err))
+		return bridges.MessageRef{}, classify(err, fmt.Errorf("slack upload %s to %s: %s", f.Name, key, b.redact.Err(err)))
 	}
 	return bridges.MessageRef{Key: key}, nil
 }

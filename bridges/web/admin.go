@@ -84,9 +84,11 @@ type botRow struct {
 	Since                 time.Time
 	Reason, Hint          string
 	Failed                bool
+	Replies               store.OutboxBotSummary // final replies waiting out an outage or given up lately
 }
 
-// adminBots lists the bots with their connection state.
+// adminBots lists the bots with their connection state and their final
+// replies waiting out an outage or given up in the last day.
 func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
 	states := map[string]bridges.BotStatus{}
 	if c.op != nil {
@@ -94,9 +96,17 @@ func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
 			states[s.Bot] = s
 		}
 	}
+	replies := map[string]store.OutboxBotSummary{}
+	sums, err := c.st.OutboxSummary(r.Context(), time.Now().Add(-core.FailedRepliesWindow))
+	if err != nil {
+		c.log.Error("read waiting and failed replies", "err", err) // the page still shows the connections
+	}
+	for _, s := range sums {
+		replies[s.Bot] = s
+	}
 	var rows []botRow
 	for _, b := range c.cfg.Bots {
-		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running"}
+		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running", Replies: replies[b.Name]}
 		if s, ok := states[b.Name]; ok {
 			row.State, row.Since, row.Reason, row.Hint = string(s.State), s.Since, s.Reason, s.Hint
 			row.Failed = s.State == bridges.ConnFailed

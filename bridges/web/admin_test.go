@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -60,6 +61,17 @@ const (
 	apiSecret   = "sk-ant-very-secret-key"
 )
 
+// tokenSettings stands in for a chat platform's settings that hold secrets
+// (web does not import the other adapters); like theirs, its formats
+// redact them.
+type tokenSettings struct{ BotToken, AppToken string }
+
+func (s tokenSettings) String() string  { return "chat{bot_token:" + config.Redact(s.BotToken) + "}" }
+func (s tokenSettings) Summary() string { return "" }
+func (s tokenSettings) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"bot_token": config.Redact(s.BotToken), "app_token": config.Redact(s.AppToken)})
+}
+
 type adminHarness struct {
 	srv      *httptest.Server
 	c        *Console
@@ -79,7 +91,7 @@ func newAdminHarness(t *testing.T) *adminHarness {
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: dir,
 			Env: map[string]string{"ANTHROPIC_API_KEY": apiSecret}}},
 		Bots: []*config.Bot{{Name: "team-slack", Platform: "slack", Agent: "coder",
-			Slack: &config.Slack{BotToken: slackSecret, AppToken: "xapp-also-secret"}}},
+			Settings: tokenSettings{BotToken: slackSecret, AppToken: "xapp-also-secret"}}},
 		Web: config.Web{Users: []config.WebUser{{Name: "ana", Role: config.RoleAdmin, Token: anaToken}, {Name: "bob", Role: config.RoleUser, Token: bobToken}}},
 	}
 	st, err := store.Open(context.Background(), filepath.Join(dir, "bridge.db"), nil)
@@ -180,6 +192,34 @@ func TestAdminBotsShowState(t *testing.T) {
 	for _, want := range []string{"team-slack", "failed", "invalid_auth", "Set a valid bot token, then restart."} {
 		if !strings.Contains(body, want) {
 			t.Errorf("bots page lacks %q", want)
+		}
+	}
+}
+
+// The bots page shows each bot's replies waiting out an outage and those
+// given up in the last day, from the store.
+func TestAdminBotsShowReplies(t *testing.T) {
+	h := newAdminHarness(t)
+	ctx := context.Background()
+	conv, _, err := h.st.GetOrCreateConversation(ctx, store.ConversationKey{Bot: "team-slack", Channel: "C1", Thread: "1.2"}, "coder", "U1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"waits", "waits too", "refused"} {
+		m, err := h.st.AddOutbox(ctx, store.OutboxMessage{ConversationID: conv.ID, Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text == "refused" {
+			if _, err := h.st.MarkOutboxFailed(ctx, m.ID, "channel_not_found"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, body := h.get(t, h.ana, "/admin")
+	for _, want := range []string{"Replies waiting", `<td class="replies-waiting">2 (since `, `<td class="replies-failed error">1</td>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("bots page lacks %q:\n%s", want, body)
 		}
 	}
 }

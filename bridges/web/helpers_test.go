@@ -37,7 +37,7 @@ func testConfig(t *testing.T, listen, extra string) *config.Config {
 	dir := t.TempDir()
 	doc := "data_dir: " + filepath.Join(dir, "data") + "\nhttp: { listen: \"" + listen + "\" }\n" +
 		"agents: { coder: { sandbox: none } }\nbots:\n  - { name: console, platform: web, agent: coder }\n" + extra
-	cfg, err := config.Parse([]byte(doc), filepath.Join(dir, "bridge.yaml"), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(doc), filepath.Join(dir, "bridge.yaml"), func(string) (string, bool) { return "", false }, []config.Platform{Platform()})
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}

@@ -23,7 +23,7 @@ const (
 
 // Limits implements bridges.Platform.
 func (c *Console) Limits() bridges.Limits {
-	return bridges.Limits{MaxMessageRunes: maxMessageRunes, CanButtons: true, EditInterval: editInterval,
+	return bridges.Limits{Title: "web console", MaxMessageRunes: maxMessageRunes, CanButtons: true, EditInterval: editInterval,
 		FreeTyping: true} // the pages' "working" costs no platform call: no status_delay
 }
 

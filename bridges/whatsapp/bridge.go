@@ -14,7 +14,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // Memory sizes of the adapter's bounded caches.
@@ -46,7 +45,7 @@ type Options struct {
 	// TypingRefresh is how often a "composing" presence is repeated while
 	// the agent works (WhatsApp clears it after ~25 s); 0 = 10 s.
 	TypingRefresh time.Duration
-	// Approvals is config.WhatsAppApprovalsPoll to send a card's choices
+	// Approvals is ApprovalsPoll to send a card's choices
 	// as a poll too; otherwise numbered replies and reactions only.
 	Approvals string
 	// ConfigPath is the -config argument, named in the relink command
@@ -126,7 +125,7 @@ func New(o Options) *Bridge {
 		refresh = 10 * time.Second
 	}
 	return &Bridge{
-		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", config.PlatformWhatsApp),
+		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", Name),
 		typingRefresh:  refresh,
 		approvals:      o.Approvals,
 		configPath:     o.ConfigPath,
@@ -148,6 +147,7 @@ func New(o Options) *Bridge {
 // connection state.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
+		Title:            "WhatsApp",
 		MaxMessageRunes:  maxTextRunes - 200, // rendering adds a little; splitText cuts again
 		CanButtons:       false,
 		EditInterval:     2 * time.Second, // pacing: at most a message every 2 s per chat

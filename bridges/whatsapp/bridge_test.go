@@ -135,7 +135,7 @@ func startFull(t *testing.T, tweak func(o *Options, fake *fakeClient, dev *sqlst
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{},
+		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
 	}
 	if edit != nil {
@@ -216,17 +216,12 @@ func (e *env) waitTextWithin(timeout time.Duration, chat types.JID, sub string) 
 	return found
 }
 
-// lastSentID is the id the fake gave the last message to chat containing
-// sub (it numbers its sends SENT001, SENT002, …).
+// lastSentID is the id of the last message sent to chat containing sub.
 func (e *env) lastSentID(chat types.JID, sub string) string {
-	id, n := "", 0
+	id := ""
 	for _, c := range e.fake.Calls() {
-		if c.Op != "SendMessage" {
-			continue
-		}
-		n++
-		if c.To == chat && strings.Contains(textOf(c), sub) {
-			id = fmt.Sprintf("SENT%03d", n)
+		if c.Op == "SendMessage" && c.Err == nil && c.To == chat && strings.Contains(textOf(c), sub) {
+			id = c.ID
 		}
 	}
 	return id

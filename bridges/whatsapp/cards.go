@@ -13,7 +13,6 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // WhatsApp shows no buttons to normal accounts. A card's buttons (the
@@ -30,7 +29,7 @@ func (b *Bridge) cardText(m bridges.Message) string {
 	switch {
 	case len(m.Buttons) == 0:
 		return m.Text
-	case b.approvals == config.WhatsAppApprovalsPoll:
+	case b.approvals == ApprovalsPoll:
 		return m.Text + "\n\n_Vote in the poll below, or reply to this message with " + bridges.NumberedChoices(m.Buttons) + "._"
 	default:
 		return m.Text + "\n\nReply " + bridges.NumberedChoices(m.Buttons) + "\n_(reply to this message, or react 👍 / 👎)_"
@@ -42,8 +41,9 @@ func (b *Bridge) cardText(m bridges.Message) string {
 const pollOptionLimit = 100
 
 // postPoll sends a card's choices as a poll (one vote) after the card and
-// remembers it, so that a vote on it answers the card.
-func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message) error {
+// remembers it, so that a vote on it answers the card. id is its message
+// id ("" = chosen by whatsmeow).
+func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message, id types.MessageID) error {
 	labels := make([]string, len(m.Buttons))
 	for i, btn := range m.Buttons {
 		labels[i] = clipRunes(btn.Label, pollOptionLimit)
@@ -53,7 +53,7 @@ func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message
 	if err := b.pace.wait(ctx, chat.String()); err != nil {
 		return fmt.Errorf("whatsapp poll to %s: %w", chat, err)
 	}
-	resp, err := b.cli.SendMessage(ctx, chat, msg)
+	resp, err := b.cli.SendMessage(ctx, chat, msg, sendExtra(id)...)
 	if err != nil {
 		return fmt.Errorf("whatsapp poll to %s: %w", chat, err)
 	}

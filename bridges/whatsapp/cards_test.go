@@ -13,8 +13,6 @@ import (
 	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
-
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // linkedClient is a real whatsmeow client of a device linked to +user,
@@ -71,7 +69,7 @@ func (v pollVoter) vote(t *testing.T, e *env, chat types.JID, pollID string, pol
 // vote decides.
 func TestApprovalByPoll(t *testing.T) {
 	e := startWith(t, func(o *Options, fake *fakeClient, dev *sqlstore.Container) {
-		o.Approvals = config.WhatsAppApprovalsPoll
+		o.Approvals = ApprovalsPoll
 		fake.decrypter = linkedClient(t, dev, botPhone)
 	})
 	mention := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}

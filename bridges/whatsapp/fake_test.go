@@ -19,6 +19,9 @@ type fakeCall struct {
 	At      time.Time
 	To      types.JID
 	Message *waE2E.Message                // SendMessage
+	ID      types.MessageID               // SendMessage: the message id (the caller's, else generated)
+	Err     error                         // SendMessage: what it returned (the message was not sent unless lost)
+	Lost    bool                          // SendMessage: sent, but the answer was lost (LoseSends)
 	IDs     []types.MessageID             // MarkRead
 	State   string                        // SendChatPresence / SendPresence state
 	Phones  []string                      // IsOnWhatsApp, PairPhone
@@ -46,6 +49,7 @@ type fakeClient struct {
 	files       map[string][]byte // Download results by direct path
 	onWA        map[string]types.IsOnWhatsAppResponse
 	sendErr     error
+	loseSends   int     // sends still to deliver while returning ErrMessageTimedOut
 	connectErrs []error // errors of the next Connect calls, in order
 	pairCode    string
 	pairErr     error
@@ -94,13 +98,33 @@ func (f *fakeClient) Dispatch(evt any) bool {
 	return true
 }
 
-func (f *fakeClient) SendMessage(ctx context.Context, to types.JID, m *waE2E.Message, _ ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error) {
+// SendMessage records the send. Like the real client it uses the
+// caller's message id (SendRequestExtra.ID) when given, else makes one,
+// and refuses while disconnected with an error wrapping
+// whatsmeow.ErrNotConnected (the real client's: its device look-up
+// fails first). LoseSends makes a send reach the chat while returning
+// whatsmeow.ErrMessageTimedOut, as when the server's answer never comes.
+func (f *fakeClient) SendMessage(ctx context.Context, to types.JID, m *waE2E.Message, extra ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error) {
 	f.mu.Lock()
 	err := f.sendErr
+	if err == nil && !f.connected {
+		err = fmt.Errorf("failed to get user info for %s to fill LID cache: failed to send usync query: %w", to, whatsmeow.ErrNotConnected)
+	}
+	lost := err == nil && f.loseSends > 0
+	if lost {
+		f.loseSends--
+	}
 	f.nextMsg++
-	id := fmt.Sprintf("SENT%03d", f.nextMsg)
+	id := types.MessageID(fmt.Sprintf("SENT%03d", f.nextMsg))
+	if len(extra) > 0 && extra[0].ID != "" {
+		id = extra[0].ID
+	}
 	f.mu.Unlock()
-	f.record(fakeCall{Op: "SendMessage", To: to, Message: m})
+	c := fakeCall{Op: "SendMessage", To: to, Message: m, ID: id, Err: err, Lost: lost}
+	if lost {
+		c.Err = whatsmeow.ErrMessageTimedOut
+	}
+	f.record(c)
 	if err != nil {
 		return whatsmeow.SendResponse{}, err
 	}
@@ -110,7 +134,35 @@ func (f *fakeClient) SendMessage(ctx context.Context, to types.JID, m *waE2E.Mes
 			return whatsmeow.SendResponse{}, fmt.Errorf("fake: store message secret: %w", err)
 		}
 	}
+	if lost {
+		return whatsmeow.SendResponse{}, whatsmeow.ErrMessageTimedOut
+	}
 	return whatsmeow.SendResponse{ID: id, Timestamp: time.Now()}, nil
+}
+
+// LoseSends makes the next n sends reach the chat while their answer is
+// lost (SendMessage returns whatsmeow.ErrMessageTimedOut).
+func (f *fakeClient) LoseSends(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loseSends = n
+}
+
+// Shown is what chat shows: the texts of the messages that reached it,
+// one per message id (WhatsApp de-duplicates by id), in order.
+func (f *fakeClient) Shown(chat types.JID) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	seen := map[types.MessageID]bool{}
+	for _, c := range f.calls {
+		if c.Op != "SendMessage" || c.To != chat || (c.Err != nil && !c.Lost) || seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		out = append(out, c.Message.GetExtendedTextMessage().GetText()+c.Message.GetConversation())
+	}
+	return out
 }
 
 func (f *fakeClient) BuildPollCreation(name string, options []string, selectable int) *waE2E.Message {

@@ -88,7 +88,7 @@ func startLive(t *testing.T) *liveEnv {
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: workdir, Home: t.TempDir(), Env: envVars,
 			MaxLive: 2, ApprovalTimeout: 10 * time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{},
+		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))

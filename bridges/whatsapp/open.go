@@ -17,25 +17,32 @@ import (
 // decrypted-event buffer and synchronous acks (a message is acknowledged
 // only once the core recorded it), and looks up the bot's phone numbers
 // (access lists) at every connection. The returned close function closes
-// the device store once Run has returned.
-func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Logger) (*Bridge, func() error, error) {
-	if bot == nil || bot.WhatsApp == nil {
+// the device store once Run has returned. cfg.Path is named in the relink
+// command a logged-out bot asks for. This is the constructor every adapter
+// has (cmd/bridge's list of platforms calls it).
+func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Logger) (*Bridge, func() error, error) {
+	configPath := cfg.Path
+	var wc *Config
+	if bot != nil {
+		wc, _ = bot.Settings.(*Config)
+	}
+	if wc == nil {
 		return nil, nil, fmt.Errorf("whatsapp open: %w: not a WhatsApp bot", ErrBadMessage)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if _, err := CheckLinked(ctx, bot.Name, bot.WhatsApp.DeviceStore, configPath, log); err != nil {
+	if _, err := CheckLinked(ctx, bot.Name, wc.DeviceStore, configPath, log); err != nil {
 		return nil, nil, err
 	}
-	container, err := OpenDeviceStore(ctx, bot.WhatsApp.DeviceStore, log)
+	container, err := OpenDeviceStore(ctx, wc.DeviceStore, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	dev, err := container.GetFirstDevice(ctx)
 	if err != nil || dev.ID == nil {
 		_ = container.Close()
-		return nil, nil, fmt.Errorf("whatsapp device store %s: no linked device (%v)", bot.WhatsApp.DeviceStore, err)
+		return nil, nil, fmt.Errorf("whatsapp device store %s: no linked device (%v)", wc.DeviceStore, err)
 	}
 	cli := whatsmeow.NewClient(dev, Logger(log, "Client"))
 	cli.EnableDecryptedEventBuffer = true
@@ -48,7 +55,7 @@ func Open(ctx context.Context, bot *config.Bot, configPath string, log *slog.Log
 		Log:    log,
 		Phones: accessPhones(bot.Access),
 
-		Approvals:  bot.WhatsApp.Approvals,
+		Approvals:  wc.Approvals,
 		ConfigPath: configPath,
 	})
 	cli.AutoReconnectHook = b.reconnectHook(func() int { return cli.AutoReconnectErrors })

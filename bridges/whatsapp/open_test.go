@@ -15,9 +15,9 @@ import (
 // adapter whose own number is the linked device's.
 func TestOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "whatsapp-phone.db")
-	bot := &config.Bot{Name: "phone", Platform: config.PlatformWhatsApp, WhatsApp: &config.WhatsApp{DeviceStore: path},
+	bot := &config.Bot{Name: "phone", Platform: Name, Settings: &Config{DeviceStore: path},
 		Access: config.Access{Users: []string{alice, "U123"}, Admins: []string{alice, bob}}}
-	if _, _, err := Open(t.Context(), bot, "bridge.yaml", nil); !errors.Is(err, ErrNotLinked) {
+	if _, _, err := Open(t.Context(), &config.Config{Path: "bridge.yaml"}, bot, nil); !errors.Is(err, ErrNotLinked) {
 		t.Fatalf("Open of an unlinked bot: %v, want ErrNotLinked", err)
 	}
 	c, err := OpenDeviceStore(t.Context(), path, nil)
@@ -28,7 +28,7 @@ func TestOpen(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, closeStore, err := Open(t.Context(), bot, "bridge.yaml", nil)
+	b, closeStore, err := Open(t.Context(), &config.Config{Path: "bridge.yaml"}, bot, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // Post implements bridges.Platform: the CommonMark text is rendered to
@@ -21,7 +20,14 @@ import (
 // answers the card; with approvals: poll a poll follows. The last text
 // part's reference is returned. Post refuses (ErrNotAllowed) a chat that
 // never wrote to the bot, before sending anything.
-func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
+//
+// With m.Idem each part (and the poll) is sent with a message id derived
+// from Idem and its index (idem.go), so that a retry after a lost answer
+// re-sends the same ids and WhatsApp shows each once. While the client is
+// disconnected the send fails with a transient error; errors no retry can
+// fix are marked bridges.Permanent.
+func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (_ bridges.MessageRef, err error) {
+	defer func() { err = classify(err) }()
 	chat, err := types.ParseJID(key.Channel)
 	if err != nil || chat.User == "" {
 		return bridges.MessageRef{}, fmt.Errorf("whatsapp post: %w: conversation channel %q is not a chat", ErrBadMessage, key.Channel)
@@ -43,15 +49,15 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if err := b.pace.wait(ctx, chat.String()); err != nil {
 			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
 		}
-		resp, err := b.cli.SendMessage(ctx, chat, msg)
+		resp, err := b.cli.SendMessage(ctx, chat, msg, sendExtra(messageID(m.Idem, i))...)
 		if err != nil {
 			return ref, fmt.Errorf("whatsapp post to %s (part %d of %d): %w", chat, i+1, len(parts), err)
 		}
 		b.remember(resp.ID, sentMsg{chat: chat, text: p, cardID: m.CardID, buttons: m.Buttons})
 		ref = bridges.MessageRef{Key: key, ID: resp.ID}
 	}
-	if len(m.Buttons) > 0 && b.approvals == config.WhatsAppApprovalsPoll {
-		if err := b.postPoll(ctx, chat, m); err != nil {
+	if len(m.Buttons) > 0 && b.approvals == ApprovalsPoll {
+		if err := b.postPoll(ctx, chat, m, messageID(m.Idem, len(parts))); err != nil {
 			// The card stands and numbered replies answer it.
 			b.log.Warn("whatsapp card poll not sent", "key", key, "err", err)
 		}

@@ -198,8 +198,8 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{
-			{Name: "phone", Platform: config.PlatformWhatsApp, Agent: "coder", WhatsApp: &config.WhatsApp{}},
-			{Name: "chat", Platform: config.PlatformSlack, Agent: "coder"},
+			{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}},
+			{Name: "chat", Platform: "slack", Agent: "coder"},
 		},
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b, "chat": other}, nil)

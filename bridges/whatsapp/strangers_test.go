@@ -8,8 +8,6 @@ import (
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/store/sqlstore"
-
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // A number outside access.users answers nothing on a card: its 👍
@@ -18,7 +16,7 @@ import (
 // receipt, the vote is not decrypted); the approver's vote then decides.
 func TestStrangerCardAnswersIgnored(t *testing.T) {
 	e := startWith(t, func(o *Options, fake *fakeClient, dev *sqlstore.Container) {
-		o.Approvals = config.WhatsAppApprovalsPoll
+		o.Approvals = ApprovalsPoll
 		fake.decrypter = linkedClient(t, dev, botPhone)
 	})
 	mention := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}

@@ -20,7 +20,7 @@ func loadConfig(name string, args []string, stderr io.Writer, lookupEnv func(str
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments: %v", fs.Args())
 	}
-	cfg, err := config.Load(*path, lookupEnv)
+	cfg, err := loadConfigFile(*path, lookupEnv)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/discord"
+	"github.com/agentbridge/agentbridge/bridges/slack"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -62,9 +64,9 @@ func TestStartDemo(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	cfg := demoConfig("127.0.0.1:0",
-		&config.Bot{Name: "team-slack", Platform: config.PlatformSlack, Agent: "coder"},
+		&config.Bot{Name: "team-slack", Platform: slack.Name, Agent: "coder"},
 		&config.Bot{Name: "console", Platform: config.PlatformWeb, Agent: "coder"},
-		&config.Bot{Name: "guild", Platform: config.PlatformDiscord, Agent: "other"},
+		&config.Bot{Name: "guild", Platform: discord.Name, Agent: "other"},
 	)
 	srv, err := startDemo(cfg, logger)
 	if err != nil {
@@ -97,7 +99,7 @@ func TestStartDemoRefuses(t *testing.T) {
 		cfg  *config.Config
 		want string
 	}{
-		{"no web bot", demoConfig("127.0.0.1:0", &config.Bot{Name: "s", Platform: config.PlatformSlack, Agent: "coder"}),
+		{"no web bot", demoConfig("127.0.0.1:0", &config.Bot{Name: "s", Platform: slack.Name, Agent: "coder"}),
 			"platform: web"},
 		{"no http listener", demoConfig("", &config.Bot{Name: "w", Platform: config.PlatformWeb, Agent: "coder"}),
 			"http.listen"},

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // healthBody is /healthz's JSON answer.
@@ -18,7 +20,23 @@ type healthBody struct {
 	// Limits say, per agent profile, which resource limits hold (see
 	// openLimits): e.g. "memory 4 GiB, 512 processes, CPU 1 (cgroup v1)".
 	Limits map[string]string `json:"limits,omitempty"`
+	// Replies are, per bot, the final replies waiting to be posted (a
+	// platform outage keeps them until delivery.give_up_after) and those
+	// given up in the last 24 hours; bots with neither are left out.
+	Replies      []healthReplies `json:"replies,omitempty"`
+	RepliesError string          `json:"replies_error,omitempty"` // the store could not be read
 }
+
+// healthReplies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
+type healthReplies struct {
+	Bot           string    `json:"bot"`
+	Waiting       int       `json:"waiting"`
+	WaitingSince  time.Time `json:"waiting_since,omitzero"` // when the oldest waiting reply was produced
+	FailedLastDay int       `json:"failed_24h"`
+}
+
+// repliesFunc reports the bots' waiting and failed replies.
+type repliesFunc func(context.Context) ([]store.OutboxBotSummary, error)
 
 // healthBot is one bot's entry (see bridges.BotState).
 type healthBot struct {
@@ -40,15 +58,19 @@ type healthBot struct {
 // banned one), and the other bots still work; monitoring reads "status"
 // and each bot's "state".
 func healthHandler(states func() []bridges.BotStatus) http.Handler {
-	return healthHandlerWith(states, nil)
+	return healthHandlerWith(states, nil, nil)
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
-// resource limits.
-func healthHandlerWith(states func() []bridges.BotStatus, limits map[string]string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+// resource limits and, when replies is not nil, the replies waiting or
+// failed.
+func healthHandlerWith(states func() []bridges.BotStatus, limits map[string]string, replies repliesFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := health(states())
 		body.Limits = limits
+		if replies != nil {
+			body.Replies, body.RepliesError = healthOfReplies(r.Context(), replies)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if body.Status == "failed" {
@@ -81,4 +103,17 @@ func health(states []bridges.BotStatus) healthBody {
 		body.Status = "failed"
 	}
 	return body
+}
+
+// healthOfReplies reads the replies waiting or failed for /healthz.
+func healthOfReplies(ctx context.Context, replies repliesFunc) ([]healthReplies, string) {
+	sums, err := replies(ctx)
+	if err != nil {
+		return nil, err.Error()
+	}
+	out := make([]healthReplies, 0, len(sums))
+	for _, s := range sums {
+		out = append(out, healthReplies{Bot: s.Bot, Waiting: s.Waiting, WaitingSince: s.OldestWaiting.UTC(), FailedLastDay: s.Failed})
+	}
+	return out, ""
 }

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // /healthz: JSON per bot; 200 while a bot can serve, 503 when all failed.
@@ -65,5 +69,42 @@ func TestHealthz(t *testing.T) {
 		if raw.Bots[0][k] != v {
 			t.Errorf("%s = %v, want %v", k, raw.Bots[0][k], v)
 		}
+	}
+}
+
+// /healthz lists per bot the replies waiting out an outage and those given
+// up in the last day, and says when the store cannot tell.
+func TestHealthzReplies(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	states := func() []bridges.BotStatus { return nil }
+	replies := func(context.Context) ([]store.OutboxBotSummary, error) {
+		return []store.OutboxBotSummary{{Bot: "team", Waiting: 2, OldestWaiting: since}, {Bot: "guild", Failed: 1}}, nil
+	}
+	rec := httptest.NewRecorder()
+	healthHandlerWith(states, nil, replies).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	var raw struct {
+		Status  string           `json:"status"`
+		Replies []map[string]any `json:"replies"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"bot": "team", "waiting": 2.0, "waiting_since": "2026-01-02T03:04:05Z", "failed_24h": 0.0},
+		{"bot": "guild", "waiting": 0.0, "failed_24h": 1.0},
+	}
+	if rec.Code != 200 || raw.Status != "ok" || fmt.Sprint(raw.Replies) != fmt.Sprint(want) {
+		t.Errorf("code %d, body %s; want 200, status ok and replies %v", rec.Code, rec.Body, want)
+	}
+
+	broken := func(context.Context) ([]store.OutboxBotSummary, error) { return nil, errors.New("database is locked") }
+	rec = httptest.NewRecorder()
+	healthHandlerWith(states, nil, broken).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	var body healthBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.RepliesError != "database is locked" || body.Replies != nil {
+		t.Errorf("body = %+v, want the store's error", body)
 	}
 }

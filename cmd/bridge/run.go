@@ -20,8 +20,6 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/discord"
-	"github.com/agentbridge/agentbridge/bridges/slack"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -124,6 +122,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
 	})
 
+	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
 	if console != nil {
 		console.SetOperator(bridgeCore)
 	}
@@ -132,7 +131,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates, limits), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates, limits, bridgeCore.OutboxSummary), console)
 		if err != nil {
 			return err
 		}
@@ -171,9 +170,13 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	return nil
 }
 
-// buildPlatforms creates one adapter per configured bot. The returned
-// function releases what the adapters hold (WhatsApp device stores) once
-// they have stopped.
+// openTimeout bounds opening one bot's adapter at start (a WhatsApp bot
+// opens and checks its device store).
+const openTimeout = 10 * time.Second
+
+// buildPlatforms creates one adapter per configured bot (but the web bot,
+// made with the web console). The returned function releases what the
+// adapters hold (WhatsApp device stores) once they have stopped.
 func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, func(), error) {
 	out := make(map[string]bridges.Platform, len(cfg.Bots))
 	var closers []func()
@@ -182,34 +185,36 @@ func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			c()
 		}
 	}
+	list := platforms()
 	for _, b := range cfg.Bots {
-		var (
-			p   bridges.Platform
-			err error
-		)
-		switch b.Platform {
-		case "slack":
-			p, err = slack.New(b, logger)
-		case "discord":
-			p, err = discord.New(b, logger)
-		case config.PlatformWhatsApp:
-			var closeStore func()
-			p, closeStore, err = openWhatsAppBot(ctx, cfg, b, logger)
-			if err == nil {
-				closers = append(closers, closeStore)
-			}
-		case config.PlatformWeb:
+		i := slices.IndexFunc(list, func(p platform) bool { return p.config.Name == b.Platform })
+		if i >= 0 && list[i].open == nil {
 			continue // the web console, made once the store is open (web.go)
-		default:
-			err = fmt.Errorf("platform %q is not available in this build", b.Platform)
 		}
+		p, release, err := openBot(ctx, list, i, cfg, b, logger)
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("bot %q: %w", b.Name, err)
 		}
+		closers = append(closers, func() {
+			if err := release(); err != nil {
+				logger.Warn("close platform adapter", "bot", b.Name, "platform", b.Platform, "err", err)
+			}
+		})
 		out[b.Name] = p
 	}
 	return out, closeAll, nil
+}
+
+// openBot opens bot with list[i] (i < 0: the platform is not in this
+// build), within openTimeout.
+func openBot(ctx context.Context, list []platform, i int, cfg *config.Config, b *config.Bot, logger *slog.Logger) (bridges.Platform, func() error, error) {
+	if i < 0 {
+		return nil, nil, fmt.Errorf("platform %q is not available in this build", b.Platform)
+	}
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	return list[i].open(ctx, cfg, b, logger)
 }
 
 // buildSandboxes creates and checks one sandbox per agent profile, so that

@@ -44,9 +44,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 // (config.Minimal, relative paths against the working directory), and
 // builtin is true. Every problem is a usage error.
 func loadRunConfig(rf runFlags, lookupEnv func(string) (string, bool)) (cfg *config.Config, builtin bool, err error) {
-	cfg, err = config.Load(rf.config, lookupEnv)
+	cfg, err = loadConfigFile(rf.config, lookupEnv)
 	if err != nil && rf.demo && !rf.explicit && errors.Is(err, fs.ErrNotExist) {
-		cfg, err = config.Parse(config.Minimal(), defaultConfigPath, lookupEnv)
+		cfg, err = config.Parse(config.Minimal(), defaultConfigPath, lookupEnv, configPlatforms())
 		if err != nil {
 			return nil, false, usageError{fmt.Errorf("built-in minimal config: %w", err)}
 		}

@@ -4,13 +4,9 @@ import (
 	"context"
 	"flag"
 	"io"
-	"log/slog"
 	"os"
-	"time"
 
-	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // cmdWhatsAppLink links a WhatsApp bot as a device of a phone's account:
@@ -34,7 +30,7 @@ func cmdWhatsAppLink(ctx context.Context, args []string, stdout, stderr io.Write
 	if *bot == "" {
 		return usagef("-bot is required (the name of a bot with platform: whatsapp)")
 	}
-	cfg, err := config.Load(*path, lookupEnv)
+	cfg, err := loadConfigFile(*path, lookupEnv)
 	if err != nil {
 		return usageError{err}
 	}
@@ -42,12 +38,14 @@ func cmdWhatsAppLink(ctx context.Context, args []string, stdout, stderr io.Write
 	switch {
 	case b == nil:
 		return usagef("no bot named %q in %s", *bot, *path)
-	case b.Platform != config.PlatformWhatsApp:
+	}
+	wc, ok := b.Settings.(*whatsapp.Config)
+	if !ok {
 		return usagef("bot %q is a %s bot, not a whatsapp bot", *bot, b.Platform)
 	}
 	logger := newLogger(cfg.Log, stderr)
 	_, err = whatsapp.Link(ctx, whatsapp.LinkOptions{
-		Bot: b.Name, DeviceStore: b.WhatsApp.DeviceStore, Phone: *phone, Relink: *relink,
+		Bot: b.Name, DeviceStore: wc.DeviceStore, Phone: *phone, Relink: *relink,
 		Timeout: *timeout, Out: stdout, ClearScreen: isTerminal(stdout), Log: logger,
 	})
 	return err
@@ -61,25 +59,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// whatsappStartCheck is how long opening a device store at start may take.
-const whatsappStartCheck = 10 * time.Second
-
-// openWhatsAppBot makes the adapter of a WhatsApp bot over a real client
-// of its linked device. An unlinked bot fails with the command that links
-// it (bridge whatsapp-link -config … -bot NAME). The returned function
-// closes the device store (after the adapter stopped).
-func openWhatsAppBot(ctx context.Context, cfg *config.Config, b *config.Bot, logger *slog.Logger) (bridges.Platform, func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, whatsappStartCheck)
-	defer cancel()
-	p, closeStore, err := whatsapp.Open(ctx, b, cfg.Path, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, func() {
-		if err := closeStore(); err != nil {
-			logger.Warn("close whatsapp device store", "bot", b.Name, "err", err)
-		}
-	}, nil
 }

@@ -12,7 +12,6 @@ import (
 	"go.mau.fi/whatsmeow/types"
 
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
-	"github.com/agentbridge/agentbridge/config"
 )
 
 // writeWAConfig writes a config with a slack bot and a whatsapp bot
@@ -82,11 +81,11 @@ func TestWhatsAppLinkUsage(t *testing.T) {
 // connection state; the device store is closed afterwards.
 func TestBuildPlatformsLinkedWhatsApp(t *testing.T) {
 	path := writeWAConfig(t)
-	cfg, err := config.Load(path, exampleEnv)
+	cfg, err := loadConfigFile(path, exampleEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := cfg.Bot("phone").WhatsApp.DeviceStore
+	store := cfg.Bot("phone").Settings.(*whatsapp.Config).DeviceStore
 	c, err := whatsapp.OpenDeviceStore(t.Context(), store, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,9 @@
 // Test code plays the users (SendMessage, Send, Click), inspects what the
 // bot did (Messages, Edits, Threads, InteractionResponses, Followups,
 // Typing, Requests) and injects faults (Reconnect, InvalidSession,
-// DropSocket, CloseWith, RefuseGateway, ResetToken, Inject429). Every method is safe for concurrent
+// DropSocket, CloseWith, RefuseGateway, ResetToken, Inject429, FailCreate,
+// LoseResponses, SetOutage). A create-message request with a nonce and
+// enforce_nonce is de-duplicated as Discord does (nonce.go). Every method is safe for concurrent
 // use. The fake is usable from any package: point a config's
 // discord.api_url at URL() and its token at Token().
 package discordfake
@@ -94,6 +96,7 @@ type Fake struct {
 	followups    []Followup
 	requests     []Request
 	throttle     map[string]int // route → remaining injected 429s
+	outage       map[string]int // route → HTTP status answered to every request (SetOutage)
 	files        map[string]file
 
 	sessions     map[string]*session
@@ -102,6 +105,7 @@ type Fake struct {
 	resumeReplay int
 	denyContent  bool
 	refuse       int // gateway handshakes still to refuse with 502; < 0: all
+	nonces       nonceState
 }
 
 type message struct {
@@ -256,6 +260,7 @@ func NewWithOptions(t testing.TB, o Options) *Fake {
 		interactions: map[string]*interaction{},
 		byToken:      map[string]*interaction{},
 		throttle:     map[string]int{},
+		outage:       map[string]int{},
 		files:        map[string]file{},
 		sessions:     map[string]*session{},
 		conns:        map[*conn]struct{}{},

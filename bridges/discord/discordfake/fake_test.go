@@ -276,6 +276,28 @@ func TestInjected429(t *testing.T) {
 	}
 }
 
+func TestOutage(t *testing.T) {
+	t.Parallel()
+	f := New(t)
+	f.SendMessage("c1", "g1", "u1", "hello", false)
+	f.SetOutage(503, RouteCreateMessage)
+	for range 3 {
+		if resp, _ := do(t, f, "POST", "/channels/c1/messages", map[string]any{"content": "x"}); resp.StatusCode != 503 {
+			t.Errorf("during the outage: %d, want 503", resp.StatusCode)
+		}
+	}
+	if n := len(f.Messages("c1")); n != 1 {
+		t.Errorf("the outage posted %d messages", n-1)
+	}
+	f.SetOutage(0)
+	if resp, _ := do(t, f, "POST", "/channels/c1/messages", map[string]any{"content": "x"}); resp.StatusCode != 200 {
+		t.Errorf("after the outage: %d", resp.StatusCode)
+	}
+	if n := f.RequestCount(RouteCreateMessage); n != 4 {
+		t.Errorf("requests = %d, want 4 recorded", n)
+	}
+}
+
 func TestInteractionWindow(t *testing.T) {
 	t.Parallel()
 	f := New(t)

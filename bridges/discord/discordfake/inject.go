@@ -98,6 +98,22 @@ func (f *Fake) Inject429(route string, n int) {
 	f.throttle[route] += n
 }
 
+// SetOutage makes every request on the given routes (Route* constants)
+// answer HTTP status (e.g. 503, as in a Discord incident) with no effect,
+// until SetOutage(0) ends the outage of every route. The gateway is not
+// affected; requests are recorded.
+func (f *Fake) SetOutage(status int, routes ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if status == 0 {
+		clear(f.outage)
+		return
+	}
+	for _, r := range routes {
+		f.outage[r] = status
+	}
+}
+
 // SetResumeReplay makes the next successful RESUME also re-send the n
 // events before the client's sequence number: duplicates a client must
 // tolerate.

@@ -85,7 +85,8 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 		f.mu.Lock()
 		idx := len(f.requests)
 		f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Route: route, At: time.Now()})
-		throttled := f.throttle[route] > 0
+		outage := f.outage[route]
+		throttled := outage == 0 && f.throttle[route] > 0
 		if throttled {
 			f.throttle[route]--
 		}
@@ -102,6 +103,8 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 			f.mu.Unlock()
 		}()
 		switch {
+		case outage != 0:
+			writeError(sw, outage, 0, fmt.Sprintf("%d: %s", outage, http.StatusText(outage)), nil)
 		case throttled:
 			f.writeRateLimited(sw, route)
 		case badToken:
@@ -299,25 +302,39 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 	} else {
 		b, content, comps, ok = decodeNewMessage(w, r)
 	}
-	if !ok {
+	if !ok || !checkNonce(w, &b) {
 		return
 	}
 	f.mu.Lock()
+	if failed, status, e := f.failLocked(); failed { // nonce.go
+		f.mu.Unlock()
+		writeError(w, status, e.Code, e.Message, nil)
+		return
+	}
 	ch, ok := f.channels[r.PathValue("channel_id")]
 	if !ok {
 		f.mu.Unlock()
 		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel", nil)
 		return
 	}
-	m := f.botMessage(ch, content, comps, b.Flags)
-	f.attachLocked(m, files)
-	if b.AllowedMentions != nil {
-		parse := append([]string{}, b.AllowedMentions.Parse...)
-		m.allowed = &parse
+	m, dup := f.enforcedLocked(ch.ID, &b) // nonce.go
+	if !dup {
+		m = f.botMessage(ch, content, comps, b.Flags)
+		f.attachLocked(m, files)
+		if b.AllowedMentions != nil {
+			parse := append([]string{}, b.AllowedMentions.Parse...)
+			m.allowed = &parse
+		}
+		f.rememberLocked(m, &b)
+		f.storeMessage(m)
 	}
-	f.storeMessage(m)
 	wm := m.wire
+	lost, status := f.loseLocked()
 	f.mu.Unlock()
+	if lost {
+		writeLost(w, status)
+		return
+	}
 	writeJSON(w, http.StatusOK, wm)
 }
 

@@ -148,6 +148,7 @@ type wireMessage struct {
 	Flags           int               `json:"flags"`
 	WebhookID       string            `json:"webhook_id,omitempty"`
 	ApplicationID   string            `json:"application_id,omitempty"`
+	Nonce           json.RawMessage   `json:"nonce,omitempty"`
 }
 
 type wireThreadMetadata struct {
@@ -200,6 +201,8 @@ type wireMessageBody struct {
 	Components      *[]wireComponent   `json:"components"`
 	Embeds          *[]json.RawMessage `json:"embeds"`
 	Flags           int                `json:"flags"`
+	Nonce           json.RawMessage    `json:"nonce"`         // a string or an integer
+	EnforceNonce    bool               `json:"enforce_nonce"` // de-duplicate by nonce (nonce.go)
 	AllowedMentions *struct {
 		Parse []string `json:"parse"`
 	} `json:"allowed_mentions"`

@@ -20,6 +20,7 @@ type Message struct {
 	Sections []string        // mrkdwn texts of the section blocks, in order
 	Buttons  []Button        // buttons of the actions blocks, in order
 	Files    []string        // names of the files it shares (files.completeUploadExternal)
+	Metadata *Metadata       // chat.postMessage "metadata"; nil when none
 	At       time.Time       // when the call arrived
 
 	// A streamed message (chat.startStream): Text is its markdown so far,

@@ -22,7 +22,8 @@
 //
 // Tests inject faults: Inject429, FailMethod (any error code, e.g.
 // token_revoked on auth.test), MissingScope (with Slack's scope
-// diagnostics), Disconnect and DropSocket.
+// diagnostics), SetOutage (HTTP 5xx until it ends), Disconnect and
+// DropSocket.
 //
 // Start one with New(t) and point a client at URL() (the api_url) with the
 // tokens BotToken and AppToken. All methods are safe for concurrent use.
@@ -98,6 +99,8 @@ type Server struct {
 	users       map[string]User
 	rateLimited map[string]int
 	failures    map[string]failure
+	lost        map[string]lostResponse // method → answers still to lose (history.go)
+	outage      map[string]int          // method → HTTP status answered to every call (SetOutage)
 	// files.getUploadURLExternal → upload → files.completeUploadExternal
 	pendingUploads map[string]*pendingUpload
 	uploads        []Upload
@@ -126,6 +129,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		users:       map[string]User{},
 		rateLimited: map[string]int{},
 		failures:    map[string]failure{},
+		outage:      map[string]int{},
 
 		pendingUploads: map[string]*pendingUpload{},
 	}

@@ -303,3 +303,31 @@ func TestMissingScope(t *testing.T) {
 		t.Errorf("the second call = %v, want success (n was 1)", err)
 	}
 }
+
+// SetOutage answers HTTP 503 to every call of the method until it ends;
+// nothing is posted meanwhile and the calls are recorded.
+func TestOutage(t *testing.T) {
+	s := New(t, WithoutEcho())
+	ctx := t.Context()
+	api := client(s, BotToken)
+	s.SetOutage(http.StatusServiceUnavailable, "chat.postMessage")
+	for range 2 {
+		var sce slackapi.StatusCodeError
+		if _, _, err := api.PostMessageContext(ctx, "C1", slackapi.MsgOptionText("lost", false)); !errors.As(err, &sce) || sce.Code != 503 {
+			t.Errorf("post during the outage = %v, want HTTP 503", err)
+		}
+	}
+	s.SetOutage(0)
+	if _, _, err := api.PostMessageContext(ctx, "C1", slackapi.MsgOptionText("x", false)); err != nil {
+		t.Errorf("post after the outage = %v", err)
+	}
+	for _, p := range s.Posts() {
+		if p.Text == "lost" {
+			t.Error("a post refused with 503 was stored")
+		}
+	}
+
+	if got := s.CallCount("chat.postMessage"); got != 3 {
+		t.Errorf("%d chat.postMessage calls recorded, want 3", got)
+	}
+}

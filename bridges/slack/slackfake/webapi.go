@@ -35,6 +35,21 @@ func (s *Server) FailMethod(method, code string, n int) {
 	s.failures[method] = failure{code: code, n: n}
 }
 
+// SetOutage makes every call of the given Web API methods answer HTTP
+// status (e.g. 503, as in a Slack incident) with no effect, until
+// SetOutage(0) ends the outage of every method. The calls are recorded.
+func (s *Server) SetOutage(status int, methods ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if status == 0 {
+		clear(s.outage)
+		return
+	}
+	for _, m := range methods {
+		s.outage[m] = status
+	}
+}
+
 // MissingScope makes the next n calls of a Web API method answer
 // missing_scope with Slack's scope diagnostics: needed is the scope the
 // call requires (e.g. "connections:write"); n as in FailMethod.
@@ -163,6 +178,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 		res = fail("invalid_form_data")
+	case s.outage[method] != 0:
+		res = apiResult{status: s.outage[method], body: map[string]any{"ok": false, "error": "service_unavailable"}}
 	case s.rateLimited[method] > 0:
 		s.rateLimited[method]--
 		res = apiResult{status: http.StatusTooManyRequests, body: map[string]any{"ok": false, "error": "ratelimited"}}
@@ -197,8 +214,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		res.after()
 	}
 	s.notify()
+	lost, lostStatus := s.loseLocked(method)
 	s.mu.Unlock()
 
+	if lost {
+		writeLost(w, lostStatus)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if res.status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
@@ -259,6 +281,8 @@ func (s *Server) callLocked(method string, p url.Values, r *http.Request) apiRes
 		return s.postLocked(p)
 	case "chat.update":
 		return s.updateLocked(p)
+	case "conversations.replies", "conversations.history":
+		return s.conversationLocked(method, p)
 	case "chat.startStream", "chat.appendStream", "chat.stopStream":
 		return s.streamLocked(method, p)
 	case "files.getUploadURLExternal":
@@ -337,9 +361,13 @@ func (s *Server) postLocked(p url.Values) apiResult {
 	if res.body != nil {
 		return res
 	}
+	md, res := parseMetadata(p.Get("metadata"))
+	if res.body != nil {
+		return res
+	}
 	m := Message{
 		Channel: ch, TS: s.nextTS(), ThreadTS: p.Get("thread_ts"), Text: p.Get("text"),
-		Blocks: blocks.raw, Sections: blocks.sections, Buttons: blocks.buttons, At: time.Now(),
+		Blocks: blocks.raw, Sections: blocks.sections, Buttons: blocks.buttons, Metadata: md, At: time.Now(),
 	}
 	s.messages[ch+"/"+m.TS] = &m
 	s.posts = append(s.posts, m)
