@@ -37,8 +37,8 @@ type BotState struct {
 	Remedy  string    // failed: one of the Remedy constants
 	Hint    string    // failed: what to do, as a sentence (a command to run, a setting to fix)
 	Until   time.Time // RemedyWait: when the wait ends (zero = unknown)
-	Attempt int       // reconnecting: failed attempts so far
-	Since   time.Time // when State began; set by the core
+	Attempt int       // reconnecting: failed attempts in a row so far
+	Since   time.Time // when State began (reconnecting: the start of the outage, kept across attempts); set by the core
 }
 
 // BotStatus is one configured bot's state (Core.BotStates).

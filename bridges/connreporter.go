@@ -1,26 +1,23 @@
 package bridges
 
-import "fmt"
-
 // ConnReporter is the bookkeeping of an adapter's connect loop: it reports
 // the bot's connection state through ReportState and counts the failed
-// attempts in a row, so that the adapters report alike and give up after
-// a bounded number of failures (their back-off between attempts is their
-// own). It is not safe for concurrent use: the goroutine that runs the
-// connect loop owns it. A permanent failure is not reported here: Run
-// returns it as a *Failure and the core marks the bot failed.
+// attempts in a row, so that the adapters report alike. It never gives
+// up: an adapter retries transient failures forever, waiting
+// Backoff.Delay(Failures()) between attempts, and stops only for a
+// permanent failure, which Run returns as a *Failure (the core then marks
+// the bot failed). It is not safe for concurrent use: the goroutine that
+// runs the connect loop owns it.
 type ConnReporter struct {
-	h           Handler
-	maxFailures int
-	failures    int  // failed attempts since the last connection
-	up          bool // connected
+	h        Handler
+	failures int  // failed attempts since the last connection
+	up       bool // connected
 }
 
 // NewConnReporter reports through h (a handler that is no StateReporter
-// hears nothing). After maxFailures failed attempts in a row Failed says
-// to give up; maxFailures <= 0 never gives up.
-func NewConnReporter(h Handler, maxFailures int) *ConnReporter {
-	return &ConnReporter{h: h, maxFailures: maxFailures}
+// hears nothing).
+func NewConnReporter(h Handler) *ConnReporter {
+	return &ConnReporter{h: h}
 }
 
 // Starting reports that the adapter is connecting for the first time.
@@ -50,30 +47,13 @@ func (r *ConnReporter) Lost(reason string) {
 }
 
 // Failed records a failed attempt to connect (reason: the error, without
-// secrets). It reports ConnReconnecting with the count of failed attempts
-// in a row and returns true, or returns false without reporting once that
-// count reaches the maximum: the adapter then stops and returns GaveUp.
-func (r *ConnReporter) Failed(reason string) (retry bool) {
+// secrets) and reports ConnReconnecting with the count of failed attempts
+// in a row. The core keeps the state's Since at the start of the outage.
+func (r *ConnReporter) Failed(reason string) {
 	r.up = false
 	r.failures++
-	if r.maxFailures > 0 && r.failures >= r.maxFailures {
-		return false
-	}
 	ReportState(r.h, BotState{State: ConnReconnecting, Reason: reason, Attempt: r.failures})
-	return true
 }
 
 // Failures is the number of failed attempts since the last connection.
 func (r *ConnReporter) Failures() int { return r.failures }
-
-// GaveUp is the Failure of an adapter that stopped retrying after Failed
-// returned false: platform names what it could not reach, err is the last
-// error.
-func (r *ConnReporter) GaveUp(platform string, err error) *Failure {
-	return &Failure{
-		Reason: fmt.Sprintf("gave up connecting to %s after %d failed attempts in a row", platform, r.failures),
-		Remedy: RemedyRestart,
-		Hint:   "check the network, the proxy and the platform's status page, then restart the bridge",
-		Err:    err,
-	}
-}

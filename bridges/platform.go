@@ -189,10 +189,14 @@ type Handler interface {
 type Platform interface {
 	Limits() Limits
 	// Run connects, reconnects and delivers events to h until ctx ends. It
-	// returns nil on ctx cancellation and an error on a fatal problem
-	// (bad credentials, missing privileged intent), preferably a *Failure
-	// that says what to do; that stops this bot only. h also implements
-	// StateReporter (see ReportState).
+	// never gives up on a transient error (network, DNS, 5xx, a refused
+	// connection), at start-up included: it retries forever, waiting a
+	// Backoff between attempts and reporting ConnReconnecting. It
+	// returns nil on ctx cancellation and an error only on a permanent
+	// problem (bad credentials, missing privileged intent, logged out),
+	// preferably a *Failure that says what to do; that stops this bot
+	// only and is not restarted. h also implements StateReporter (see
+	// ReportState).
 	Run(ctx context.Context, h Handler) error
 	// Post sends a message into the conversation (into its thread).
 	Post(ctx context.Context, key ConversationKey, m Message) (MessageRef, error)

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,13 @@ type multiBot struct {
 
 func startMultiBot(t *testing.T, only ...string) *multiBot {
 	t.Helper()
+	return startMultiBotClock(t, nil, only...)
+}
+
+// startMultiBotClock is startMultiBot with the core on clock (nil: real
+// time).
+func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBot {
+	t.Helper()
 	access := config.Access{Users: []string{"alice", "dave"}, Admins: []string{"dave"}}
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
@@ -78,7 +86,7 @@ func startMultiBot(t *testing.T, only ...string) *multiBot {
 	pool := bridgetest.NewFakePool(bridgetest.Pong)
 	logs := &logSink{}
 	m := &multiBot{chat: bridgetest.New(defaultLimits()), phone: newScriptedPlatform(), logs: logs, done: make(chan error, 1)}
-	m.core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool,
+	m.core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	platforms := map[string]bridges.Platform{"chat": m.chat, "phone": m.phone}
 	for _, name := range only {
@@ -208,5 +216,54 @@ func TestAllBotsFailedEndsRun(t *testing.T) {
 	s := m.core.BotStates()
 	if len(s) != 1 || s[0].State != bridges.ConnFailed || s[0].Remedy != bridges.RemedyRestart || s[0].Reason != "bad token" {
 		t.Errorf("states = %+v", s)
+	}
+}
+
+// A long outage: the bot is reconnecting since the connection was lost
+// (not since the last attempt), with the count of failed attempts and the
+// last error, in BotStates (/healthz, the operator view) and in an
+// admin's !status; the next connection clears it.
+func TestReconnectingSinceStartOfOutage(t *testing.T) {
+	clock := bridgetest.NewFakeClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	m := startMultiBotClock(t, clock)
+	m.state(t, "phone", bridges.ConnStarting)
+	m.phone.states <- bridges.BotState{State: bridges.ConnConnected}
+	m.state(t, "phone", bridges.ConnConnected)
+	clock.Advance(time.Minute)
+	lost := clock.Now()
+	m.phone.states <- bridges.BotState{State: bridges.ConnReconnecting, Reason: "the gateway connection dropped"}
+	var s bridges.BotStatus
+	for i := 1; i <= 7; i++ {
+		m.state(t, "phone", bridges.ConnReconnecting) // recorded before the clock moves on
+		clock.Advance(2 * time.Minute)
+		m.phone.states <- bridges.BotState{State: bridges.ConnReconnecting, Reason: fmt.Sprintf("dial: refused (%d)", i), Attempt: i}
+		waitFor(t, fmt.Sprintf("attempt %d", i), func() bool {
+			for _, b := range m.core.BotStates() {
+				if b.Bot == "phone" {
+					s = b
+				}
+			}
+			return s.Attempt == i
+		})
+	}
+	if !s.Since.Equal(lost) || s.Reason != "dial: refused (7)" {
+		t.Errorf("reconnecting state = %+v, want since %v with the last error", s, lost)
+	}
+
+	k := bridges.ConversationKey{Bot: "chat", Channel: "C1", Thread: "T1"}
+	if err := m.chat.Send(ctxT(t), bridges.Inbound{Key: k, MsgID: "s1", UserID: "dave", UserName: "dave", Text: "!status"}); err != nil {
+		t.Fatal(err)
+	}
+	st := m.chat.WaitFor(t, k, waitTimeout, "status for the admin", func(msg bridgetest.Msg) bool {
+		return strings.Contains(msg.Text, "📊 Session")
+	})
+	want := "bot `phone`: reconnecting since 2026-03-01 09:01:00 UTC (14m ago, 7 failed attempts); last error: dial: refused (7)"
+	if !strings.Contains(st.Text, want) {
+		t.Errorf("admin's !status lacks %q:\n%s", want, st.Text)
+	}
+
+	m.phone.states <- bridges.BotState{State: bridges.ConnConnected}
+	if s := m.state(t, "phone", bridges.ConnConnected); !s.Since.Equal(clock.Now()) || s.Attempt != 0 || s.Reason != "" {
+		t.Errorf("connected again: %+v", s)
 	}
 }

@@ -119,16 +119,14 @@ type Bridge struct {
 	http    *http.Client // downloads (no credentials are sent)
 
 	// Tunables, fixed after New (tests in this package shorten them).
-	typingEvery  time.Duration // re-send the typing indicator this often
-	typingMax    time.Duration // stop an indicator nobody turned off
-	ackTimeout   time.Duration // budget of the interaction acknowledgement
-	openTimeout  time.Duration // budget of one gateway handshake
-	backoffMin   time.Duration // reconnect backoff
-	backoffMax   time.Duration
-	maxFailures  int           // Run gives up after this many failed attempts in a row
-	deliverTries int           // HandleMessage attempts per message
-	deliverPause time.Duration // first pause between attempts (doubles)
-	queueSize    int           // buffer of the ordered message queue
+	typingEvery  time.Duration   // re-send the typing indicator this often
+	typingMax    time.Duration   // stop an indicator nobody turned off
+	ackTimeout   time.Duration   // budget of the interaction acknowledgement
+	openTimeout  time.Duration   // budget of one gateway handshake
+	reconnect    bridges.Backoff // between failed gateway connection attempts
+	deliverTries int             // HandleMessage attempts per message
+	deliverPause time.Duration   // first pause between attempts (doubles)
+	queueSize    int             // buffer of the ordered message queue
 
 	recent *lru.Cache[string, struct{}] // message and interaction ids already handled
 	chans  *lru.Cache[string, chanInfo] // channel id → kind and parent
@@ -214,9 +212,6 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		typingMax:    30 * time.Minute,
 		ackTimeout:   2500 * time.Millisecond,
 		openTimeout:  time.Minute,
-		backoffMin:   time.Second,
-		backoffMax:   time.Minute,
-		maxFailures:  maxFailures,
 		deliverTries: 4,
 		deliverPause: 250 * time.Millisecond,
 		queueSize:    1024,
@@ -240,7 +235,7 @@ func gatewayProxied() bool {
 // Limits implements bridges.Platform.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
-		Title: "Discord",
+		Title:           "Discord",
 		MaxMessageRunes: maxMessageRunes,
 		CanButtons:      true,
 		EditInterval:    time.Second,

@@ -197,8 +197,7 @@ func newTestBridge(t testing.TB, bot *config.Bot) *Bridge {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	b.backoffMin = 50 * time.Millisecond
-	b.backoffMax = 500 * time.Millisecond
+	b.reconnect = bridges.Backoff{Min: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 	b.deliverPause = 10 * time.Millisecond
 	return b
 }

@@ -15,11 +15,13 @@ import (
 // messages and clicks to h until ctx ends. The connection state goes to
 // bridges.ReportState: starting, connected (after READY or RESUMED),
 // reconnecting (with the count of failed attempts and the last error).
-// Run returns nil when ctx ends, and a *bridges.Failure saying what to do
-// when Discord refuses the bot for good (wrapping ErrAuthentication,
-// ErrDisallowedIntent or ErrGatewayFatal) or after maxFailures failed
-// attempts in a row. Only one Run may be active at a time
-// (ErrAlreadyRunning).
+// Transient failures (network errors, DNS, 5xx from GET /gateway, refused
+// handshakes, dropped connections) are retried forever, at start-up too,
+// with b.reconnect's capped back-off and jitter. Run returns nil when ctx
+// ends, and a *bridges.Failure saying what to do only when Discord
+// refuses the bot for good (wrapping ErrAuthentication,
+// ErrDisallowedIntent or ErrGatewayFatal). Only one Run may be active at
+// a time (ErrAlreadyRunning).
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	if h == nil {
 		return errors.New("discord: Run needs a handler")
@@ -87,7 +89,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 		}
 	}()
 
-	conn := bridges.NewConnReporter(h, b.maxFailures)
+	conn := bridges.NewConnReporter(h)
 	conn.Starting()
 	err := b.connectLoop(runCtx, disconnected, conn)
 
@@ -132,17 +134,12 @@ func (b *Bridge) onReady(r *discordgo.Ready) {
 	b.log.Info("discord gateway ready", attrs...)
 }
 
-// maxFailures is how many failed connection attempts in a row Run
-// tolerates before it gives up: with the back-off (doubling from 1 s to a
-// minute) about 25 minutes without Discord.
-const maxFailures = 30
-
 // connectLoop opens the gateway and reopens it (RESUME) after every
-// disconnect until ctx ends (nil) or Discord refuses the bot for good or
-// conn gives up (a *bridges.Failure, wrapped with the bot's name). It
-// reports the connection state through conn.
+// disconnect until ctx ends (nil) or Discord refuses the bot for good (a
+// *bridges.Failure, wrapped with the bot's name). It never gives up on a
+// transient failure: it waits b.reconnect.Delay between failed attempts.
+// It reports the connection state through conn.
 func (b *Bridge) connectLoop(ctx context.Context, disconnected <-chan struct{}, conn *bridges.ConnReporter) error {
-	pause := b.backoffMin
 	first := true
 	for {
 		select {
@@ -158,7 +155,6 @@ func (b *Bridge) connectLoop(ctx context.Context, disconnected <-chan struct{}, 
 				b.log.Info("discord gateway reconnected", "attempts", conn.Failures()+1)
 			}
 			first = false
-			pause = b.backoffMin
 			conn.Connected()
 			select {
 			case <-ctx.Done():
@@ -180,16 +176,12 @@ func (b *Bridge) connectLoop(ctx context.Context, disconnected <-chan struct{}, 
 		if f := openFailure(err); f != nil {
 			return fmt.Errorf("discord bot %q: %w", b.name, f)
 		}
-		if !conn.Failed(err.Error()) {
-			return fmt.Errorf("discord bot %q: %w", b.name, conn.GaveUp("the Discord gateway", err))
-		}
+		conn.Failed(err.Error())
+		pause := b.reconnect.Delay(conn.Failures())
 		b.log.Warn("discord gateway connect failed; retrying", "err", err, "attempt", conn.Failures(), "retry_in", pause)
-		select {
-		case <-ctx.Done():
+		if !b.reconnect.Sleep(ctx, pause) {
 			return nil
-		case <-time.After(pause):
 		}
-		pause = min(pause*2, b.backoffMax)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // TestReconnectKeepsMessages: whatever ends the gateway connection in the
@@ -225,30 +227,77 @@ func TestConnectionStates(t *testing.T) {
 	r.rec.waitMsg(t, f.SendMessage("dm-1", "", "u1", "still there?", false))
 }
 
-// Reconnect attempts are capped: after maxFailures failures in a row Run
-// gives up with a Failure (restart) naming the count and the last error.
-func TestReconnectAttemptsCapped(t *testing.T) {
+// Discord unreachable for ten minutes at start-up (GET /gateway answers
+// 503, gateway handshakes are refused) and then for thirty minutes while
+// connected (the socket drops, the same refusals), in virtual time and
+// with the production back-off: Run never gives up; the real core shows
+// the bot reconnecting all along, since the start of each outage, with
+// the last error and a growing attempt count; no wait exceeds the cap;
+// the first attempt after the network's return comes within a minute, and
+// the bot answers right after (the session resumed). What must not be
+// lost: the bot itself, and the message sent after the outage.
+func TestGatewayOutagesReconnectForever(t *testing.T) {
 	t.Parallel()
 	f := discordfake.New(t)
+	down := func() { f.FailGatewayLookup(-1); f.RefuseGateway(-1) }
+	restore := func() { f.FailGatewayLookup(0); f.RefuseGateway(0) }
+	down() // before the bot starts
 	b := newTestBridge(t, testBot(f))
-	b.maxFailures = 3
-	r := start(t, b)
-	r.rec.waitStates(t, 2)
-	f.RefuseGateway(-1)
+	var outage bridgetest.Outage
+	b.reconnect = bridges.Backoff{Pause: outage.Pause} // production bounds, virtual time
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots:        []*config.Bot{testBot(f)},
+		StatusDelay: time.Hour,
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
+	state := bridgetest.BotState(core.Core, botName)
+	answered := func(channel, text string) {
+		t.Helper()
+		if _, err := f.WaitForMessage(func(m discordfake.Message) bool {
+			return m.ChannelID == channel && strings.Contains(m.Content, "pong: "+text)
+		}, wait); err != nil {
+			t.Fatalf("%q not answered after the outage: %v", text, err)
+		}
+	}
+	connected := func(what string, stats func(discordfake.GatewayStats) bool) {
+		t.Helper()
+		if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 && stats(s) }, wait); err != nil {
+			t.Fatalf("%s: %v (%+v)", what, err, f.GatewayStats())
+		}
+		waitUntil(t, "connected", func() bool { return state().State == bridges.ConnConnected })
+	}
+
+	outage.Begin(core, botName, 10*time.Minute, restore)
+	connected("connect after a 10-minute outage at start-up", func(s discordfake.GatewayStats) bool { return s.Identifies == 1 })
+	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
+	t.Logf("start-up outage: %d waits, %d handshakes refused, %d GET /gateway", n, f.GatewayStats().Refused, f.RequestCount(discordfake.RouteGateway))
+	if f.RequestCount(discordfake.RouteGateway) < n {
+		t.Errorf("GET /gateway asked %d times for %d attempts", f.RequestCount(discordfake.RouteGateway), n)
+	}
+	thread := f.SendMessage("100", guild, "u1", "there?", true)
+	answered(thread, "there?")
+
+	outage.Begin(core, botName, 30*time.Minute, restore)
+	down()
 	f.DropSocket()
-	err := r.runErr(t)
-	fail, ok := errors.AsType[*bridges.Failure](err)
-	if !ok || fail.Remedy != bridges.RemedyRestart || !strings.Contains(fail.Reason, "after 3 failed attempts") ||
-		!strings.Contains(err.Error(), "bad handshake") || fail.Hint == "" {
-		t.Fatalf("Run = %v (%+v), want a restart Failure after 3 attempts with the last error", err, fail)
+	connected("resume after a 30-minute outage", func(s discordfake.GatewayStats) bool { return s.Resumes == 1 })
+	n = outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
+	t.Logf("mid-run outage: %d waits", n)
+	f.SendMessage(thread, guild, "u1", "back?", false)
+	answered(thread, "back?")
+	if s := state(); s.State != bridges.ConnConnected || s.Attempt != 0 {
+		t.Errorf("state after the outage = %+v", s)
 	}
-	got := stateNames(r.rec.stateList())
-	want := []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected,
-		bridges.ConnReconnecting, bridges.ConnReconnecting, bridges.ConnReconnecting}
-	if !slices.Equal(got, want) {
-		t.Errorf("states = %v, want %v", got, want)
-	}
-	if st := f.GatewayStats(); st.Refused != 3 {
-		t.Errorf("%d handshakes tried after the drop, want 3", st.Refused)
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

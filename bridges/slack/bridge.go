@@ -101,12 +101,10 @@ type Bridge struct {
 	// handlerTimeout bounds one Handler call so that envelopes are acked
 	// (or left for Slack's retry) within Slack's 3 s.
 	handlerTimeout time.Duration
-	// reconnectMin / reconnectMax bound the backoff between Socket Mode
-	// sessions that ended with an error.
-	reconnectMin, reconnectMax time.Duration
-	// maxFailures: Run gives up after this many failed connection
-	// attempts in a row (see the constant).
-	maxFailures int
+	// reconnect is the back-off between failed connection attempts
+	// (auth.test, apps.connections.open, the websocket); Run never gives
+	// up on a transient failure.
+	reconnect bridges.Backoff
 
 	selfMu sync.RWMutex
 	self   identity
@@ -160,9 +158,6 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 			slackapi.OptionHTTPClient(httpClient),
 		),
 		handlerTimeout: 2500 * time.Millisecond,
-		reconnectMin:   time.Second,
-		reconnectMax:   time.Minute,
-		maxFailures:    maxFailures,
 		seen:           lru.New[string, struct{}](20000),
 		users:          newUserCache(5000, time.Hour),
 		latest:         lru.New[string, string](10000),
@@ -187,7 +182,7 @@ func Open(_ context.Context, _ *config.Config, bot *config.Bot, logger *slog.Log
 // Limits implements bridges.Platform.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
-		Title: "Slack",
+		Title:           "Slack",
 		MaxMessageRunes: maxMessageRunes,
 		CanButtons:      true,
 		EditInterval:    time.Second,

@@ -198,7 +198,7 @@ func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.reconnectMin = 50 * time.Millisecond
+	b.reconnect = bridges.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	t.Cleanup(func() {
 		b.httpClient.CloseIdleConnections()
 		out := logs.String()

@@ -16,28 +16,26 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// maxFailures is how many failed connection attempts in a row (auth.test
-// or Socket Mode) the adapter tolerates before it gives up: with
-// socketmode's back-off (doubling up to 5 minutes) about an hour and a
-// half without Slack.
-const maxFailures = 30
-
 // Run connects with Socket Mode and delivers events to h until ctx ends
 // (then it returns nil). The socket is reconnected after a "disconnect"
-// envelope, a dropped connection or missing pings, with back-off between
-// failed attempts. The connection state goes to bridges.ReportState:
-// starting, connected (after Slack's hello), reconnecting (with the count
-// of failed attempts and the last error). Run returns a *bridges.Failure
-// wrapping ErrFatal, saying what to fix, for problems that retrying
-// cannot fix (a bad, revoked or wrong kind of token, a missing scope, the
-// app uninstalled) and after maxFailures failed attempts in a row. Run
-// must not be called twice at the same time.
+// envelope, a dropped connection or missing pings. Transient failures
+// (network errors, DNS, 5xx or ok:false answers of auth.test and
+// apps.connections.open, a refused websocket) are retried forever, at
+// start-up too, with b.reconnect's capped back-off and jitter (Slack's
+// socketmode client would wait up to 5 minutes on its own: Run ends its
+// session at the first failed attempt and starts a new one after its own
+// delay). The connection state goes to bridges.ReportState: starting,
+// connected (after Slack's hello), reconnecting (with the count of failed
+// attempts and the last error). Run returns a *bridges.Failure wrapping
+// ErrFatal, saying what to fix, only for problems that retrying cannot
+// fix (a bad, revoked or wrong kind of token, a missing scope, the app
+// uninstalled). Run must not be called twice at the same time.
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	if h == nil {
 		return errors.New("slack: Run needs a handler")
 	}
 	defer b.httpClient.CloseIdleConnections()
-	conn := bridges.NewConnReporter(h, b.maxFailures)
+	conn := bridges.NewConnReporter(h)
 	conn.Starting()
 	id, err := b.authTest(ctx, conn)
 	if err != nil {
@@ -53,7 +51,8 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- b.runSocket(ctx, sm) }()
+	redial := make(chan time.Duration, 1) // handleEvent → runSocket: an attempt failed, wait this long
+	go func() { done <- b.runSocket(ctx, sm, redial) }()
 	var sock socketState
 	for {
 		select {
@@ -72,19 +71,26 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 				b.log.Error("slack bot stopped", slog.String("err", b.redact.Err(err)))
 				return err
 			}
+			if sock.retryIn > 0 {
+				select {
+				case redial <- sock.retryIn:
+				default: // a new session is already due
+				}
+				sock.retryIn = 0
+			}
 		}
 	}
 }
 
 // socketState is what Run remembers between socketmode events.
 type socketState struct {
-	lastErr string // the latest read error on the socket (redacted); "" after hello
+	lastErr string        // the latest read error on the socket (redacted); "" after hello
+	retryIn time.Duration // > 0: the event was a failed connection attempt; start a new session after this delay
 }
 
 // authTest learns the bot's ids, retrying transient failures until ctx
-// ends or conn gives up.
+// ends.
 func (b *Bridge) authTest(ctx context.Context, conn *bridges.ConnReporter) (identity, error) {
-	delay := b.reconnectMin
 	for {
 		resp, err := b.api.AuthTestContext(ctx)
 		if err == nil {
@@ -96,51 +102,57 @@ func (b *Bridge) authTest(ctx context.Context, conn *bridges.ConnReporter) (iden
 		if f := failureOf(err, botToken, "auth.test"); f != nil {
 			return identity{}, fmt.Errorf("slack bot %q: %w", b.name, f)
 		}
-		if !conn.Failed("auth.test: " + b.redact.Err(err)) {
-			return identity{}, fmt.Errorf("slack bot %q: %w", b.name, conn.GaveUp("Slack", fmt.Errorf("auth.test: %s", b.redact.Err(err))))
-		}
+		conn.Failed("auth.test: " + b.redact.Err(err))
+		delay := b.reconnect.Delay(conn.Failures())
 		if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
 			delay = max(delay, rl.RetryAfter)
 		}
-		b.log.Warn("slack auth.test failed, retrying", slog.String("err", b.redact.Err(err)), slog.Duration("retry_in", delay))
-		if !sleep(ctx, delay) {
+		b.log.Warn("slack auth.test failed, retrying", slog.String("err", b.redact.Err(err)),
+			slog.Int("attempt", conn.Failures()), slog.Duration("retry_in", delay))
+		if !b.reconnect.Sleep(ctx, delay) {
 			return identity{}, ctx.Err()
 		}
-		delay = min(delay*2, b.reconnectMax)
 	}
 }
 
 // runSocket runs Socket Mode sessions until ctx ends (nil) or a fatal
-// error (a *bridges.Failure). socketmode reconnects by itself after
-// disconnects, dropped sockets and failed attempts (reported through its
-// events, see handleEvent); this loop restarts it should it give up
-// otherwise.
-func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client) error {
-	delay := b.reconnectMin
-	for restarts := 1; ; restarts++ {
+// error (a *bridges.Failure). A session ends when socketmode's RunContext
+// returns, or when handleEvent saw a failed connection attempt (redial
+// carries the delay it chose: b.reconnect's, or Slack's Retry-After):
+// socketmode would retry after its own delay (up to 5 minutes, no
+// jitter), so the session is cancelled and a new one starts after that
+// delay. Transient errors never end the loop.
+func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client, redial <-chan time.Duration) error {
+	restarts := 0 // sessions that ended by themselves in a row
+	for {
 		started := time.Now()
-		err := sm.RunContext(ctx)
+		retryIn, err := b.socketSession(ctx, sm, redial)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if f := failureOf(err, appToken, "apps.connections.open"); f != nil {
 			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, f)
 		}
-		if time.Since(started) > 2*b.reconnectMax {
-			delay, restarts = b.reconnectMin, 1
+		if retryIn == 0 { // RunContext returned by itself
+			if time.Since(started) > sessionCalm {
+				restarts = 0
+			}
+			restarts++
+			retryIn = b.reconnect.Delay(restarts)
+			b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)),
+				slog.Int("attempt", restarts), slog.Duration("retry_in", retryIn))
+		} else {
+			restarts = 0
 		}
-		if b.maxFailures > 0 && restarts >= b.maxFailures {
-			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, &bridges.Failure{
-				Reason: fmt.Sprintf("Socket Mode stopped %d times in a row", restarts), Remedy: bridges.RemedyRestart,
-				Hint: "check the network and the log, then restart the bridge", Err: errors.New(b.redact.Err(err))})
-		}
-		b.log.Warn("slack socket mode stopped, restarting", slog.String("err", b.redact.Err(err)), slog.Duration("retry_in", delay))
-		if !sleep(ctx, delay) {
+		if !b.reconnect.Sleep(ctx, retryIn) {
 			return nil
 		}
-		delay = min(delay*2, b.reconnectMax)
 	}
 }
+
+// sessionCalm: a Socket Mode session that ran this long before it
+// ended by itself starts the back-off afresh.
+const sessionCalm = time.Minute
 
 // sleep waits d or until ctx ends (false).
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -151,6 +163,25 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// socketSession runs one socketmode session. It returns RunContext's
+// error with retryIn 0 when the session ended by itself, or the delay
+// from redial (> 0) after cancelling the session because a connection
+// attempt failed.
+func (b *Bridge) socketSession(ctx context.Context, sm *socketmode.Client, redial <-chan time.Duration) (retryIn time.Duration, err error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- sm.RunContext(sctx) }()
+	select {
+	case err := <-errc:
+		return 0, err
+	case d := <-redial:
+		cancel()
+		<-errc
+		return d, nil
 	}
 }
 
@@ -181,16 +212,22 @@ func (b *Bridge) handleEvent(ctx context.Context, sm *socketmode.Client, h bridg
 		if c, ok := ev.Data.(*slackapi.ConnectionErrorEvent); ok && c.ErrorObj != nil {
 			err = c.ErrorObj
 		}
+		if errors.Is(err, context.Canceled) {
+			break // runSocket ended the session
+		}
 		// socketmode retries every error but four; a token of the wrong
 		// kind or without connections:write would be retried forever.
 		if f := failureOf(err, appToken, "apps.connections.open"); f != nil {
 			return fmt.Errorf("slack bot %q: socket mode: %w", b.name, f)
 		}
 		msg := b.redact.Err(err)
-		if !conn.Failed(msg) {
-			return fmt.Errorf("slack bot %q: %w", b.name, conn.GaveUp("Slack", errors.New(msg)))
+		conn.Failed(msg)
+		sock.retryIn = b.reconnect.Delay(conn.Failures())
+		if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
+			sock.retryIn = max(sock.retryIn, rl.RetryAfter)
 		}
-		b.log.Warn("slack socket connection failed", slog.String("err", msg), slog.Int("attempt", conn.Failures()))
+		b.log.Warn("slack socket connection failed", slog.String("err", msg), slog.Int("attempt", conn.Failures()),
+			slog.Duration("retry_in", sock.retryIn))
 	case socketmode.EventTypeInvalidAuth:
 		b.log.Error("slack rejected the app token")
 	case socketmode.EventTypeHello:

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // After a "disconnect" envelope or a dropped socket the adapter
@@ -315,28 +316,110 @@ func TestConnectionStates(t *testing.T) {
 	})
 }
 
-// Reconnect attempts are capped: after maxFailures failures in a row Run
-// gives up with a Failure (restart) naming the count and the last error.
-func TestReconnectAttemptsCapped(t *testing.T) {
+// Slack unreachable for ten minutes at start-up (auth.test fails,
+// apps.connections.open answers 503) and then for thirty minutes while
+// connected (the socket drops, websocket handshakes are refused), in
+// virtual time and with the production back-off: Run never gives up; the
+// real core shows the bot reconnecting all along, since the start of each
+// outage, with the last error and a growing attempt count; no wait
+// exceeds the cap; the first attempt after the network's return comes
+// within a minute and the bot answers right after — the message sent
+// during the outage included (Slack queues it). What must not be lost:
+// the bot, and the messages sent during and after the outage.
+func TestSocketModeOutagesReconnectForever(t *testing.T) {
 	fake := slackfake.New(t, slackfake.WithoutEcho())
 	b, _ := newBridge(t, fake, slackfake.BotToken)
-	b.maxFailures = 3
-	h, done := runBridge(t, b)
-	h.waitStates(t, 2)
-	fake.FailMethod("apps.connections.open", "internal_error", -1)
+	var outage bridgetest.Outage
+	b.reconnect = bridges.Backoff{Pause: outage.Pause} // production bounds, virtual time
+	fake.FailMethod("auth.test", "internal_error", -1)
+	fake.RefuseConnections(-1)
+	bot := botConfig(fake.URL(), slackfake.BotToken)
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots:        []*config.Bot{bot},
+		StatusDelay: time.Hour,
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{bot.Name: b}, nil)
+	state := bridgetest.BotState(core.Core, bot.Name)
+	connected := func(n int) {
+		t.Helper()
+		if err := fake.WaitForConnections(n, waitLong); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, waitLong, "connected", func() bool { return state().State == bridges.ConnConnected })
+	}
+	answered := func(text string) {
+		t.Helper()
+		if _, err := fake.WaitForPost(func(m slackfake.Message) bool { return strings.Contains(m.Text, "pong: "+text) }, waitLong); err != nil {
+			t.Fatalf("%q not answered after the outage: %v", text, err)
+		}
+	}
+
+	outage.Begin(core, bot.Name, 10*time.Minute, func() {
+		fake.FailMethod("auth.test", "", 0)
+		fake.RefuseConnections(0)
+	})
+	// After a few attempts auth.test works again but Socket Mode does not.
+	waitUntil(t, waitLong, "auth.test retried", func() bool { return fake.CallCount("auth.test") >= 5 })
+	fake.FailMethod("auth.test", "", 0)
+	connected(1)
+	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
+	t.Logf("start-up outage: %d waits, %d auth.test, %d apps.connections.open", n, fake.CallCount("auth.test"), fake.CallCount("apps.connections.open"))
+	if fake.CallCount("apps.connections.open") < 2 {
+		t.Error("apps.connections.open was never refused")
+	}
+	fake.SendMessage("D1", "U1", "there?", "")
+	answered("there?")
+
+	outage.Begin(core, bot.Name, 30*time.Minute, func() { fake.RefuseSockets(0) })
+	fake.RefuseSockets(-1)
 	fake.DropSocket()
-	err := runErr(t, done)
-	f, ok := errors.AsType[*bridges.Failure](err)
-	if !ok || f.Remedy != bridges.RemedyRestart || !strings.Contains(f.Reason, "gave up connecting to Slack after 3 failed attempts") ||
-		!strings.Contains(err.Error(), "internal_error") || f.Hint == "" {
-		t.Fatalf("Run = %v (%+v), want a restart Failure after 3 attempts with the last error", err, f)
+	fake.SendMessage("D1", "U1", "meanwhile", "") // queued by Slack
+	connected(2)
+	n = outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
+	refused := 0
+	for _, c := range fake.Calls() {
+		if c.Method == "websocket" {
+			refused++
+		}
 	}
-	want := []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected,
-		bridges.ConnReconnecting, bridges.ConnReconnecting, bridges.ConnReconnecting}
-	if got := stateNames(h.stateList()); !slices.Equal(got, want) {
-		t.Errorf("states = %v, want %v", got, want)
+	t.Logf("mid-run outage: %d waits, %d websocket handshakes refused", n, refused)
+	if refused < n {
+		t.Errorf("%d websocket handshakes refused for %d waits", refused, n)
 	}
-	if n := fake.CallCount("apps.connections.open"); n != 1+3 {
-		t.Errorf("%d apps.connections.open calls, want 4 (the first connection and 3 attempts)", n)
+	answered("meanwhile")
+	fake.SendMessage("D1", "U1", "back?", "")
+	answered("back?")
+	if s := state(); s.State != bridges.ConnConnected || s.Attempt != 0 {
+		t.Errorf("state after the outage = %+v", s)
+	}
+}
+
+// A 429 from apps.connections.open is waited out for at least its
+// Retry-After, however short the back-off.
+func TestSocketModeRetryAfterRespected(t *testing.T) {
+	fake := slackfake.New(t, slackfake.WithoutEcho())
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	waits := make(chan time.Duration, 100)
+	b.reconnect = bridges.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Pause: func(ctx context.Context, d time.Duration) bool {
+		waits <- d
+		return ctx.Err() == nil
+	}}
+	h, _ := runBridge(t, b)
+	h.waitStates(t, 2)
+	fake.Inject429("apps.connections.open", 1)
+	fake.DropSocket()
+	if err := fake.WaitForConnections(2, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-waits:
+		if d < time.Second {
+			t.Errorf("waited %v after a 429 with Retry-After: 1, want ≥ 1s", d)
+		}
+	default:
+		t.Fatal("no wait after the 429")
 	}
 }

@@ -83,6 +83,7 @@ type botRow struct {
 	State                 string
 	Since                 time.Time
 	Reason, Hint          string
+	Attempt               int // reconnecting: failed attempts in a row
 	Failed                bool
 	Replies               store.OutboxBotSummary // final replies waiting out an outage or given up lately
 }
@@ -109,6 +110,7 @@ func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
 		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running", Replies: replies[b.Name]}
 		if s, ok := states[b.Name]; ok {
 			row.State, row.Since, row.Reason, row.Hint = string(s.State), s.Since, s.Reason, s.Hint
+			row.Attempt = s.Attempt
 			row.Failed = s.State == bridges.ConnFailed
 		}
 		rows = append(rows, row)

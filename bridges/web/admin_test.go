@@ -25,6 +25,7 @@ type fakeOperator struct {
 	calls   []string
 	live    []bridges.LiveAgent
 	decideE error
+	states  []bridges.BotStatus // BotStates; nil: team-slack failed
 }
 
 func (f *fakeOperator) record(s string) {
@@ -40,6 +41,11 @@ func (f *fakeOperator) Calls() []string {
 }
 
 func (f *fakeOperator) BotStates() []bridges.BotStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.states != nil {
+		return f.states
+	}
 	return []bridges.BotStatus{{Bot: "team-slack", Platform: "slack", BotState: bridges.BotState{
 		State: bridges.ConnFailed, Reason: "invalid_auth", Hint: "Set a valid bot token, then restart."}}}
 }
@@ -220,6 +226,23 @@ func TestAdminBotsShowReplies(t *testing.T) {
 	for _, want := range []string{"Replies waiting", `<td class="replies-waiting">2 (since `, `<td class="replies-failed error">1</td>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("bots page lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+// A reconnecting bot shows since when (the start of the outage), the
+// count of failed attempts and the last error.
+func TestAdminBotsShowReconnecting(t *testing.T) {
+	h := newAdminHarness(t)
+	since := time.Date(2026, 3, 1, 9, 1, 0, 0, time.UTC)
+	h.op.mu.Lock()
+	h.op.states = []bridges.BotStatus{{Bot: "team-slack", Platform: "slack", BotState: bridges.BotState{
+		State: bridges.ConnReconnecting, Reason: "apps.connections.open: HTTP 503", Attempt: 7, Since: since}}}
+	h.op.mu.Unlock()
+	_, body := h.get(t, h.ana, "/admin")
+	for _, want := range []string{">reconnecting<", "7 failed attempts", "apps.connections.open: HTTP 503", since.Local().Format("2006-01-02 15:04")} {
+		if !strings.Contains(body, want) {
+			t.Errorf("bots page lacks %q", want)
 		}
 	}
 }

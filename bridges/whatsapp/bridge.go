@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -36,9 +37,10 @@ type Options struct {
 	// Phones are the phone numbers (E.164) of the access lists, looked
 	// up at every connection (stores their LID mappings, logs typos).
 	Phones []string
-	// ConnectBackoff is the first delay between connection attempts at
-	// start (doubling up to a minute); 0 = 2 s.
-	ConnectBackoff time.Duration
+	// Reconnect is the back-off between failed connection attempts (zero:
+	// the defaults of bridges.Backoff); Run never gives up on a transient
+	// failure.
+	Reconnect bridges.Backoff
 	// SendInterval is the least time between two messages to one chat;
 	// 0 = 500 ms (at most two a second).
 	SendInterval time.Duration
@@ -64,13 +66,16 @@ type Bridge struct {
 	lids lidLookup
 	log  *slog.Logger
 
-	typingRefresh  time.Duration
-	approvals      string
-	configPath     string
-	phones         []string
-	connectBackoff time.Duration
-	fatal          chan error // a permanent failure (*bridges.Failure) ends Run
-	pace           *pacer
+	typingRefresh time.Duration
+	approvals     string
+	configPath    string
+	phones        []string
+	reconnect     bridges.Backoff
+	fatal         chan error   // a permanent failure (*bridges.Failure) ends Run
+	redial        chan bool    // the event handler asks Run to connect again (true: drop the socket first)
+	failures      atomic.Int32 // failed connection attempts since WhatsApp last accepted the login
+	up            atomic.Bool  // WhatsApp accepted the login (events.Connected) and the connection was not lost since
+	pace          *pacer
 
 	seen     *lru.Cache[string, bool]        // dedupe keys of accepted messages
 	sent     *lru.Cache[string, sentMsg]     // by message id
@@ -126,18 +131,19 @@ func New(o Options) *Bridge {
 	}
 	return &Bridge{
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", Name),
-		typingRefresh:  refresh,
-		approvals:      o.Approvals,
-		configPath:     o.ConfigPath,
-		phones:         append([]string(nil), o.Phones...),
-		connectBackoff: cmp.Or(o.ConnectBackoff, 2*time.Second),
-		fatal:          make(chan error, 1),
-		pace:           newPacer(cmp.Or(o.SendInterval, 500*time.Millisecond)),
-		seen:           lru.New[string, bool](seenCap),
-		sent:           lru.New[string, sentMsg](sentCap),
-		received:       lru.New[string, receivedMsg](receivedCap),
-		typing:         map[string]context.CancelFunc{},
-		unread:         map[string][]types.MessageInfo{},
+		typingRefresh: refresh,
+		approvals:     o.Approvals,
+		configPath:    o.ConfigPath,
+		phones:        append([]string(nil), o.Phones...),
+		reconnect:     o.Reconnect,
+		fatal:         make(chan error, 1),
+		redial:        make(chan bool, 1),
+		pace:          newPacer(cmp.Or(o.SendInterval, 500*time.Millisecond)),
+		seen:          lru.New[string, bool](seenCap),
+		sent:          lru.New[string, sentMsg](sentCap),
+		received:      lru.New[string, receivedMsg](receivedCap),
+		typing:        map[string]context.CancelFunc{},
+		unread:        map[string][]types.MessageInfo{},
 	}
 }
 

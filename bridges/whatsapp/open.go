@@ -16,10 +16,11 @@ import (
 // a linked device: see CheckLinked for the error otherwise), turns on the
 // decrypted-event buffer and synchronous acks (a message is acknowledged
 // only once the core recorded it), and looks up the bot's phone numbers
-// (access lists) at every connection. The returned close function closes
-// the device store once Run has returned. cfg.Path is named in the relink
-// command a logged-out bot asks for. This is the constructor every adapter
-// has (cmd/bridge's list of platforms calls it).
+// (access lists) at every connection. whatsmeow's own reconnects are off:
+// Run reconnects. The returned close function closes the device store once
+// Run has returned. cfg.Path is named in the relink command a logged-out
+// bot asks for. This is the constructor every adapter has (cmd/bridge's
+// list of platforms calls it).
 func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Logger) (*Bridge, func() error, error) {
 	configPath := cfg.Path
 	var wc *Config
@@ -47,6 +48,9 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 	cli := whatsmeow.NewClient(dev, Logger(log, "Client"))
 	cli.EnableDecryptedEventBuffer = true
 	cli.SynchronousAck = true
+	// Run reconnects (capped back-off, forever): whatsmeow's own
+	// reconnect waits 2 s more after every failure, without a cap.
+	cli.EnableAutoReconnect = false
 	b := New(Options{
 		Bot:    bot.Name,
 		Client: cli,
@@ -58,7 +62,6 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 		Approvals:  wc.Approvals,
 		ConfigPath: configPath,
 	})
-	cli.AutoReconnectHook = b.reconnectHook(func() int { return cli.AutoReconnectErrors })
 	return b, container.Close, nil
 }
 

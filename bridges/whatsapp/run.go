@@ -19,10 +19,14 @@ import (
 // Run implements bridges.Platform: it registers the event handler,
 // connects and delivers messages to h until ctx ends (nil) or WhatsApp
 // ends the session for good (a *bridges.Failure wrapping ErrDisconnected
-// that says what to do: relink, wait until a ban ends, upgrade).
-// whatsmeow reconnects by itself after network errors, at most
-// maxReconnects times in a row. The connection state goes to
-// bridges.ReportState: connected, reconnecting (with the attempt), failed.
+// that says what to do: relink, wait until a ban ends, upgrade). Run owns
+// the reconnects (Open turns whatsmeow's own off: its delay grows by 2 s
+// per failure without a cap): after a lost connection, or keep-alives
+// failing for whatsmeow.KeepAliveMaxFailTime, it connects again, retrying
+// transient failures forever — at start-up too — with b.reconnect's
+// capped back-off and jitter. The connection state goes to
+// bridges.ReportState: connected, reconnecting (with the attempt and the
+// last error), failed.
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	b.mu.Lock()
 	b.h = h
@@ -35,31 +39,34 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	defer b.cli.RemoveEventHandler(id)
 	defer b.cli.Disconnect()
 	defer b.stopTyping()
-	if err := b.connect(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-fatal:
-		return err
+	for {
+		if err := b.connect(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-fatal:
+			return err
+		case stale := <-b.redial:
+			if stale {
+				b.cli.Disconnect() // a half-dead socket: drop it first
+			}
+		}
 	}
 }
 
-// Connection attempts: at start Run tries to connect this many times with
-// a doubling delay; once connected, whatsmeow reconnects by itself and
-// gives up after maxReconnects failures in a row (reconnectHook).
-const (
-	maxConnectAttempts = 8
-	maxReconnects      = 30
-	maxConnectDelay    = time.Minute
-)
-
-// connect connects the client, retrying with back-off (nil when ctx ends).
+// connect connects the client unless it is connected, retrying transient
+// failures with b.reconnect's back-off until it succeeds or ctx ends
+// (nil either way). Only a deleted device (logged out) is permanent. The
+// count of failed attempts in a row goes on across calls until WhatsApp
+// accepts the login (events.Connected).
 func (b *Bridge) connect(ctx context.Context) error {
-	delay := b.connectBackoff
-	for attempt := 1; ; attempt++ {
-		if b.cli.IsConnected() {
+	for {
+		if ctx.Err() != nil || b.cli.IsConnected() {
+			return nil
+		}
+		if n := b.failures.Load(); n > 0 && !b.reconnect.Wait(ctx, int(n)) {
 			return nil
 		}
 		err := b.cli.Connect()
@@ -69,33 +76,18 @@ func (b *Bridge) connect(ctx context.Context) error {
 		if errors.Is(err, store.ErrDeviceDeleted) {
 			return b.failure("the device was deleted (logged out)", bridges.RemedyRelink, err)
 		}
-		if attempt >= maxConnectAttempts {
-			return b.failure(fmt.Sprintf("could not connect after %d attempts", attempt), bridges.RemedyRestart, err)
-		}
-		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: err.Error(), Attempt: attempt})
-		b.log.Warn("whatsapp connect failed; retrying", "attempt", attempt, "retry_in", delay, "err", err)
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-		delay = min(2*delay, maxConnectDelay)
+		n := b.failures.Add(1)
+		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: err.Error(), Attempt: int(n)})
+		b.log.Warn("whatsapp connect failed; retrying", "attempt", n, "err", err)
 	}
 }
 
-// reconnectHook is the client's AutoReconnectHook: after maxReconnects
-// failed reconnects in a row it stops the client's retries and ends Run.
-func (b *Bridge) reconnectHook(errorsSoFar func() int) func(error) bool {
-	return func(err error) bool {
-		n := errorsSoFar()
-		if n >= maxReconnects {
-			b.fail(b.fatal, b.failure(fmt.Sprintf("gave up reconnecting after %d attempts", n), bridges.RemedyRestart, err))
-			return false
-		}
-		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: err.Error(), Attempt: n})
-		return true
+// reconnectSoon asks Run to connect again (stale: drop the current socket
+// first). It never blocks; one pending request is enough.
+func (b *Bridge) reconnectSoon(stale bool) {
+	select {
+	case b.redial <- stale:
+	default:
 	}
 }
 
@@ -113,10 +105,26 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 	case *events.Message:
 		return b.onMessage(ctx, e)
 	case *events.Connected:
+		b.failures.Store(0)
+		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
 		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
 	case *events.Disconnected:
-		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: "the connection to WhatsApp was lost"})
+		reason, n := "the connection to WhatsApp was lost", b.failures.Load()
+		if !b.up.Swap(false) {
+			// Closed before the login completed (e.g. a 503 at login): a
+			// failed attempt, so that the next one waits.
+			reason, n = "WhatsApp closed the connection before the login completed", b.failures.Add(1)
+		}
+		b.report(bridges.BotState{State: bridges.ConnReconnecting, Reason: reason, Attempt: int(n)})
+		b.reconnectSoon(false)
+	case *events.KeepAliveTimeout:
+		if time.Since(e.LastSuccess) > whatsmeow.KeepAliveMaxFailTime {
+			b.up.Store(false)
+			b.report(bridges.BotState{State: bridges.ConnReconnecting,
+				Reason: fmt.Sprintf("WhatsApp has not answered keep-alives for %s", time.Since(e.LastSuccess).Round(time.Second))})
+			b.reconnectSoon(true)
+		}
 	case *events.LoggedOut:
 		b.fail(fatal, b.failure(fmt.Sprintf("logged out by WhatsApp or the phone (reason %v)", e.Reason), bridges.RemedyRelink, nil))
 	case *events.StreamReplaced:

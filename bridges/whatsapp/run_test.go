@@ -107,8 +107,10 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// Run retries a failed connection with back-off, gives up after
-// maxConnectAttempts, and does not retry a deleted device.
+// Run retries a failed connection at start-up with back-off and never
+// gives up on a transient error (here 300 in a row, about three hours of
+// the default back-off, in virtual time); a deleted device is permanent
+// and not retried. Every wait is > 0 and within the cap.
 func TestRunConnectRetries(t *testing.T) {
 	flaky := errors.New("dial: connection refused")
 	tests := []struct {
@@ -118,14 +120,22 @@ func TestRunConnectRetries(t *testing.T) {
 		attempts int
 	}{
 		{"succeeds after failures", []error{flaky, flaky}, nil, 3},
-		{"gives up", slices.Repeat([]error{flaky}, maxConnectAttempts), flaky, maxConnectAttempts},
+		{"never gives up", slices.Repeat([]error{flaky}, 300), nil, 301},
 		{"device deleted", []error{store.ErrDeviceDeleted}, ErrDisconnected, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeClient(nil)
 			fake.connectErrs = tt.errs
-			b := New(Options{Bot: "phone", Client: fake, ConnectBackoff: time.Millisecond})
+			var mu sync.Mutex
+			var waited []time.Duration
+			pause := func(ctx context.Context, d time.Duration) bool {
+				mu.Lock()
+				waited = append(waited, d)
+				mu.Unlock()
+				return ctx.Err() == nil
+			}
+			b := New(Options{Bot: "phone", Client: fake, Reconnect: bridges.Backoff{Pause: pause}})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
@@ -142,49 +152,90 @@ func TestRunConnectRetries(t *testing.T) {
 			case <-time.After(waitTimeout):
 				t.Fatal("Run did not end")
 			}
-			n := 0
-			for _, c := range fake.Calls() {
-				if c.Op == "Connect" {
-					n++
-				}
-			}
-			if n != tt.attempts {
+			if n := countOp(fake, "Connect"); n != tt.attempts {
 				t.Errorf("%d connect attempts, want %d", n, tt.attempts)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(waited) != tt.attempts-1 {
+				t.Errorf("%d waits for %d attempts", len(waited), tt.attempts)
+			}
+			for i, d := range waited {
+				if d <= 0 || d > bridges.DefaultReconnectMax {
+					t.Errorf("wait %d = %v, want in (0, %v]", i, d, bridges.DefaultReconnectMax)
+				}
 			}
 		})
 	}
 }
 
-// After too many failed reconnects in a row the hook stops whatsmeow's
-// retries and Run ends.
-func TestReconnectHookGivesUp(t *testing.T) {
-	fake := newFakeClient(nil)
-	b := New(Options{Bot: "phone", Client: fake})
-	rec := &stateRecorder{}
-	done := make(chan error, 1)
-	go func() { done <- b.Run(context.Background(), rec) }()
-	waitFor(t, fake.IsConnected)
+func countOp(fake *fakeClient, op string) int {
 	n := 0
-	hook := b.reconnectHook(func() int { return n })
-	for n = 1; n < maxReconnects; n++ {
-		if !hook(errors.New("dial")) {
-			t.Fatalf("gave up after %d", n)
-		}
-		if s := rec.last(); s.State != bridges.ConnReconnecting || s.Attempt != n || s.Reason != "dial" {
-			t.Fatalf("reported %+v after %d failed reconnects", s, n)
+	for _, c := range fake.Calls() {
+		if c.Op == op {
+			n++
 		}
 	}
-	if hook(errors.New("dial")) {
-		t.Fatal("did not give up")
+	return n
+}
+
+// WhatsApp unreachable for thirty minutes after the connection drops, in
+// virtual time with the production back-off, through the real core: Run
+// reconnects by itself (whatsmeow's capless reconnect is off) and never
+// gives up; the bot is reconnecting all along since the drop, with the
+// last error and a growing attempt count; no wait exceeds the cap and
+// the first attempt after the network's return comes within a minute.
+// Keep-alives failing for too long make Run drop the socket and connect
+// again. (Permanent events still stop the bot with their remedy:
+// TestRunEndsOnPermanentDisconnect.)
+func TestReconnectsForever(t *testing.T) {
+	fake := newFakeClient(nil)
+	var outage bridgetest.Outage
+	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml", Reconnect: bridges.Backoff{Pause: outage.Pause}})
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}}},
 	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrDisconnected) {
-			t.Errorf("Run = %v", err)
-		}
-	case <-time.After(waitTimeout):
-		t.Fatal("Run did not end")
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b}, nil)
+	state := bridgetest.BotState(core.Core, "phone")
+	waitFor(t, fake.IsConnected)
+	fake.Dispatch(&events.Connected{})
+	waitFor(t, func() bool { return state().State == bridges.ConnConnected })
+
+	flaky := errors.New("dial tcp: lookup web.whatsapp.com: no such host")
+	outage.Begin(core, "phone", 30*time.Minute, func() {
+		fake.mu.Lock()
+		fake.connectErrs = nil
+		fake.mu.Unlock()
+	})
+	fake.mu.Lock()
+	fake.connectErrs = slices.Repeat([]error{flaky}, 100000)
+	fake.connected = false
+	fake.mu.Unlock()
+	fake.Dispatch(&events.Disconnected{})
+	waitFor(t, fake.IsConnected)
+	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
+	t.Logf("30-minute outage: %d waits, %d connect attempts", n, countOp(fake, "Connect"))
+	if s := state(); s.State != bridges.ConnReconnecting || !strings.Contains(s.Reason, "no such host") {
+		t.Errorf("state before WhatsApp accepted the login = %+v", s)
 	}
+	fake.Dispatch(&events.Connected{})
+	if s := state(); s.State != bridges.ConnConnected || s.Attempt != 0 {
+		t.Errorf("state after the outage = %+v", s)
+	}
+
+	// Keep-alives unanswered for longer than whatsmeow allows: Run drops
+	// the half-dead socket and connects again.
+	disconnects := countOp(fake, "Disconnect")
+	fake.Dispatch(&events.KeepAliveTimeout{ErrorCount: 1, LastSuccess: time.Now().Add(-time.Minute)})
+	fake.Dispatch(&events.KeepAliveTimeout{ErrorCount: 9, LastSuccess: time.Now().Add(-4 * time.Minute)})
+	waitFor(t, func() bool { return countOp(fake, "Disconnect") == disconnects+1 && fake.IsConnected() })
+	if s := state(); s.State != bridges.ConnReconnecting || !strings.Contains(s.Reason, "keep-alives") {
+		t.Errorf("state after keep-alives failed = %+v", s)
+	}
+	fake.Dispatch(&events.Connected{})
 }
 
 // Through the real core: a logged-out WhatsApp bot is marked failed with
@@ -223,4 +274,49 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.WaitFor(t, k, waitTimeout, "the other bot's answer", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "pong: still here?") })
+}
+
+// WhatsApp accepting the socket but closing it before the login
+// completes (a 503 at login, which whatsmeow reports only as a
+// disconnection) counts as a failed attempt: the reconnects back off
+// instead of hammering WhatsApp, and the state says so.
+func TestClosedBeforeLoginBacksOff(t *testing.T) {
+	fake := newFakeClient(nil)
+	waits := make(chan time.Duration, 10)
+	pause := func(ctx context.Context, d time.Duration) bool { waits <- d; return ctx.Err() == nil }
+	b := New(Options{Bot: "phone", Client: fake, Reconnect: bridges.Backoff{Pause: pause}})
+	rec := &stateRecorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, rec) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	waitFor(t, fake.IsConnected)
+	for i := 1; i <= 4; i++ {
+		connects := countOp(fake, "Connect")
+		fake.mu.Lock()
+		fake.connected = false
+		fake.mu.Unlock()
+		fake.Dispatch(&events.Disconnected{})
+		if s := rec.last(); s.State != bridges.ConnReconnecting || s.Attempt != i || !strings.Contains(s.Reason, "before the login completed") {
+			t.Errorf("state after close %d = %+v", i, s)
+		}
+		select {
+		case d := <-waits:
+			if ceil := time.Second << (i - 1); d < ceil/2 || d > ceil {
+				t.Errorf("wait %d = %v, want in [%v, %v]", i, d, ceil/2, ceil)
+			}
+		case <-time.After(waitTimeout):
+			t.Fatalf("no back-off before reconnect %d", i)
+		}
+		waitFor(t, func() bool { return countOp(fake, "Connect") == connects+1 })
+	}
+	fake.Dispatch(&events.Connected{})
+	if s := rec.last(); s.State != bridges.ConnConnected {
+		t.Errorf("state after login = %+v", s)
+	}
 }

@@ -38,7 +38,9 @@ type healthReplies struct {
 // repliesFunc reports the bots' waiting and failed replies.
 type repliesFunc func(context.Context) ([]store.OutboxBotSummary, error)
 
-// healthBot is one bot's entry (see bridges.BotState).
+// healthBot is one bot's entry (see bridges.BotState). For a reconnecting
+// bot, since is the start of the outage (not the last attempt), attempt
+// the count of failed attempts in a row and reason the last error.
 type healthBot struct {
 	Bot      string    `json:"bot"`
 	Platform string    `json:"platform"`

@@ -108,3 +108,30 @@ func TestHealthzReplies(t *testing.T) {
 		t.Errorf("body = %+v, want the store's error", body)
 	}
 }
+
+// A reconnecting bot shows since when (the start of the outage), the
+// count of failed attempts and the last error.
+func TestHealthzReconnecting(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := bridges.BotStatus{Bot: "team", Platform: "slack", BotState: bridges.BotState{State: bridges.ConnReconnecting,
+		Reason: "apps.connections.open: HTTP 503", Attempt: 12, Since: since}}
+	rec := httptest.NewRecorder()
+	healthHandler(func() []bridges.BotStatus { return []bridges.BotStatus{s} }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	var raw struct {
+		Status string           `json:"status"`
+		Bots   []map[string]any `json:"bots"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"bot": "team", "platform": "slack", "state": "reconnecting", "since": "2026-01-02T03:04:05Z",
+		"reason": "apps.connections.open: HTTP 503", "attempt": float64(12)}
+	if rec.Code != http.StatusOK || raw.Status != "degraded" || len(raw.Bots) != 1 || len(raw.Bots[0]) != len(want) {
+		t.Fatalf("/healthz = %d %s %v, want 200 degraded with %v", rec.Code, raw.Status, raw.Bots, want)
+	}
+	for k, v := range want {
+		if raw.Bots[0][k] != v {
+			t.Errorf("%s = %v, want %v", k, raw.Bots[0][k], v)
+		}
+	}
+}

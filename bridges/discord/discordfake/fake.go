@@ -21,9 +21,10 @@
 // Test code plays the users (SendMessage, Send, Click), inspects what the
 // bot did (Messages, Edits, Threads, InteractionResponses, Followups,
 // Typing, Requests) and injects faults (Reconnect, InvalidSession,
-// DropSocket, CloseWith, RefuseGateway, ResetToken, Inject429, FailCreate,
-// LoseResponses, SetOutage). A create-message request with a nonce and
-// enforce_nonce is de-duplicated as Discord does (nonce.go). Every method is safe for concurrent
+// DropSocket, CloseWith, RefuseGateway, FailGatewayLookup, ResetToken,
+// Inject429, FailCreate, LoseResponses, SetOutage). A create-message request
+// with a nonce and enforce_nonce is de-duplicated as Discord does
+// (nonce.go). Every method is safe for concurrent
 // use. The fake is usable from any package: point a config's
 // discord.api_url at URL() and its token at Token().
 package discordfake
@@ -106,6 +107,7 @@ type Fake struct {
 	denyContent  bool
 	refuse       int // gateway handshakes still to refuse with 502; < 0: all
 	nonces       nonceState
+	lookupDown   int // GET /gateway calls still to answer 503; < 0: all
 }
 
 type message struct {

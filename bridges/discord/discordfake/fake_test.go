@@ -409,3 +409,25 @@ func TestRefuseGateway(t *testing.T) {
 		t.Errorf("stats = %+v, want 3 refused and 1 connection", st)
 	}
 }
+
+// FailGatewayLookup answers GET /gateway with 503 (n times, or all).
+func TestFailGatewayLookup(t *testing.T) {
+	t.Parallel()
+	f := New(t)
+	get := func() int {
+		resp, err := http.Get(f.URL() + "gateway")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	f.FailGatewayLookup(2)
+	if a, b, c := get(), get(), get(); a != http.StatusServiceUnavailable || b != http.StatusServiceUnavailable || c != http.StatusOK {
+		t.Errorf("GET /gateway answered %d, %d, %d; want 503, 503, 200", a, b, c)
+	}
+	f.FailGatewayLookup(-1)
+	if get() != http.StatusServiceUnavailable {
+		t.Error("FailGatewayLookup(-1) let a lookup through")
+	}
+}

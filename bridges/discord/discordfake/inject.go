@@ -70,6 +70,16 @@ func (f *Fake) RefuseGateway(n int) {
 	f.refuse = n
 }
 
+// FailGatewayLookup makes the next n GET /gateway (and /gateway/bot)
+// calls answer HTTP 503, as during a Discord outage: discordgo's Open asks
+// for the gateway URL again after every failed handshake, so a bot
+// cannot connect while it lasts. n < 0 fails all, 0 stops failing.
+func (f *Fake) FailGatewayLookup(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lookupDown = n
+}
+
 // ResetToken replaces the bot token, as "Reset Token" in the Developer
 // Portal does: the old token gets 401 from the REST API (GET /gateway
 // included) and close 4004 from the gateway, and every open gateway

@@ -158,6 +158,16 @@ func (f *Fake) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fake) getGateway(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	down := f.lookupDown != 0
+	if f.lookupDown > 0 {
+		f.lookupDown--
+	}
+	f.mu.Unlock()
+	if down {
+		writeError(w, http.StatusServiceUnavailable, 0, "503: Service Unavailable", nil)
+		return
+	}
 	body := map[string]any{"url": f.GatewayURL()}
 	if strings.HasSuffix(r.URL.Path, "/bot") {
 		body["shards"] = 1

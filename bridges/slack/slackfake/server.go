@@ -22,8 +22,8 @@
 //
 // Tests inject faults: Inject429, FailMethod (any error code, e.g.
 // token_revoked on auth.test), MissingScope (with Slack's scope
-// diagnostics), SetOutage (HTTP 5xx until it ends), Disconnect and
-// DropSocket.
+// diagnostics), SetOutage (HTTP 5xx until it ends), Disconnect,
+// DropSocket, RefuseConnections and RefuseSockets (outages).
 //
 // Start one with New(t) and point a client at URL() (the api_url) with the
 // tokens BotToken and AppToken. All methods are safe for concurrent use.
@@ -101,6 +101,8 @@ type Server struct {
 	failures    map[string]failure
 	lost        map[string]lostResponse // method → answers still to lose (history.go)
 	outage      map[string]int          // method → HTTP status answered to every call (SetOutage)
+	refuseOpen  int                     // apps.connections.open calls still to answer 503; < 0: all
+	refuseWS    int                     // websocket handshakes still to refuse with 503; < 0: all
 	// files.getUploadURLExternal → upload → files.completeUploadExternal
 	pendingUploads map[string]*pendingUpload
 	uploads        []Upload

@@ -331,3 +331,35 @@ func TestOutage(t *testing.T) {
 		t.Errorf("%d chat.postMessage calls recorded, want 3", got)
 	}
 }
+
+// RefuseConnections fails apps.connections.open with HTTP 503 and
+// RefuseSockets fails the websocket handshake with 503, n times or until
+// turned off; then connections work again.
+func TestRefuseConnectionsAndSockets(t *testing.T) {
+	s := New(t)
+	c := client(s, BotToken)
+	s.RefuseConnections(-1)
+	for range 3 {
+		_, _, err := c.StartSocketModeContext(t.Context())
+		if sc, ok := errors.AsType[slackapi.StatusCodeError](err); !ok || sc.Code != http.StatusServiceUnavailable {
+			t.Fatalf("apps.connections.open during an outage: %v, want HTTP 503", err)
+		}
+	}
+	s.RefuseConnections(0)
+	s.RefuseSockets(1)
+	_, url, err := c.StartSocketModeContext(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, resp, err := websocket.DefaultDialer.Dial(url, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("refused handshake: %v, %v; want a 503", err, resp)
+	}
+	resp.Body.Close()
+	if n := s.CallCount("websocket"); n != 1 {
+		t.Errorf("%d refusals recorded, want 1", n)
+	}
+	if dial(t, s).next()["type"] != "hello" {
+		t.Error("no hello after the outage")
+	}
+}

@@ -42,6 +42,17 @@ func (c *wsConn) kill() {
 
 // serveSocket accepts a Socket Mode websocket at /link/?ticket=….
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	refused := s.takeRefusal(&s.refuseWS)
+	if refused {
+		s.calls = append(s.calls, Call{Method: "websocket", Status: http.StatusServiceUnavailable, At: time.Now()})
+		s.notify()
+	}
+	s.mu.Unlock()
+	if refused {
+		http.Error(w, "503 Service Unavailable", http.StatusServiceUnavailable)
+		return
+	}
 	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade already answered
@@ -275,5 +286,38 @@ func (s *Server) DropSocket() bool {
 		return false
 	}
 	c.kill()
+	return true
+}
+
+// RefuseConnections makes the next n calls of apps.connections.open
+// answer HTTP 503 (ok:false, service_unavailable), as during a Slack
+// outage: no Socket Mode connection can start while it lasts. n < 0
+// refuses all, 0 stops refusing. A connected socket stays.
+func (s *Server) RefuseConnections(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseOpen = n
+}
+
+// RefuseSockets makes the next n websocket handshakes at the URL that
+// apps.connections.open returned fail with HTTP 503 (the client sees a bad
+// handshake), as when the network to Slack's websocket hosts is down. n
+// < 0 refuses all, 0 stops refusing. Refusals are recorded as calls of
+// method "websocket".
+func (s *Server) RefuseSockets(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseWS = n
+}
+
+// takeRefusal reports whether *left asks for a refusal and counts it
+// down (negative: refuse forever). s.mu must be held.
+func (s *Server) takeRefusal(left *int) bool {
+	if *left == 0 {
+		return false
+	}
+	if *left > 0 {
+		*left--
+	}
 	return true
 }

@@ -180,6 +180,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		res = fail("invalid_form_data")
 	case s.outage[method] != 0:
 		res = apiResult{status: s.outage[method], body: map[string]any{"ok": false, "error": "service_unavailable"}}
+	case method == "apps.connections.open" && s.takeRefusal(&s.refuseOpen):
+		res = apiResult{status: http.StatusServiceUnavailable, body: map[string]any{"ok": false, "error": "service_unavailable"}}
 	case s.rateLimited[method] > 0:
 		s.rateLimited[method]--
 		res = apiResult{status: http.StatusTooManyRequests, body: map[string]any{"ok": false, "error": "ratelimited"}}
