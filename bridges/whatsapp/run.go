@@ -28,6 +28,10 @@ import (
 // bridges.ReportState: connected, reconnecting (with the attempt and the
 // last error), failed.
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
+	b.tasks.Open()
+	defer b.tasks.Close() // last: after the typing loops are cancelled and the client is gone
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the number lookup and every typing refresh
 	b.mu.Lock()
 	b.h = h
 	b.runCtx = ctx
@@ -108,7 +112,7 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		b.failures.Store(0)
 		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
-		go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
+		b.tasks.Go(func() { b.lookUpPhones(ctx) }) // not on the event loop: it waits for an answer
 	case *events.Disconnected:
 		reason, n := "the connection to WhatsApp was lost", b.failures.Load()
 		if !b.up.Swap(false) {
