@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -37,7 +38,8 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		Store: st,
 	}
-	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock, Spend: spend.New(cfg, st, nil)})
+	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock, Spend: spend.New(cfg, st, nil),
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: c.Clock})})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()

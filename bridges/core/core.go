@@ -66,6 +66,9 @@ type CoreOptions struct {
 	// Cgroups, when set, enforce each profile's resources in a cgroup per
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
+	// Scheduler fires the stored schedules (bridges/schedule.New); without
+	// one nothing fires, and Run refuses a config that has schedules.
+	Scheduler Scheduler
 	// Spend enforces the spend limits (bridges/spend.New); Run refuses to
 	// start without it when the config has limits: limits never silently off.
 	Spend SpendGate
@@ -96,7 +99,6 @@ type Core struct {
 	states    map[string]bridges.BotState // connection state per bot (botstate.go)
 	workers   sync.WaitGroup              // conversation queues and their helpers
 	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
-	sched     *scheduler                  // fires schedules (scheduler.go)
 }
 
 var _ bridges.Handler = (*Core)(nil)
@@ -128,7 +130,6 @@ func NewCore(opts CoreOptions) *Core {
 		convs:   make(map[bridges.ConversationKey]*conversation),
 		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
-		sched:   newScheduler(),
 	}
 }
 
@@ -147,6 +148,9 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 	}
 	if len(c.cfg.Limits) > 0 && c.opts.Spend == nil {
 		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
+	}
+	if len(c.cfg.Schedules) > 0 && c.opts.Scheduler == nil {
+		return errors.New("run core: the config has schedules but no Scheduler fires them")
 	}
 	for name := range platforms {
 		if c.cfg.Bot(name) == nil {
@@ -180,8 +184,10 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 	if err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
-	if err := c.syncConfigSchedules(ctx); err != nil {
-		return fmt.Errorf("run core: %w", err)
+	if sc := c.opts.Scheduler; sc != nil {
+		if err := sc.Sync(ctx); err != nil {
+			return fmt.Errorf("run core: %w", err)
+		}
 	}
 	defer c.keepSpares(platforms)()
 	errc := make(chan error, len(platforms))
@@ -198,7 +204,9 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		})
 	}
 	wg.Go(func() { c.recoverStartup(ctx, work) })
-	wg.Go(func() { c.runScheduler(ctx) })
+	if sc := c.opts.Scheduler; sc != nil {
+		wg.Go(func() { sc.Run(ctx, c) })
+	}
 	wg.Wait()
 	close(errc)
 	var errs []error

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
@@ -128,7 +129,8 @@ func start(t *testing.T, s setup) *harness {
 	}
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
-		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(cfg, st, s.metrics)})
+		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(cfg, st, s.metrics),
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics})})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:

@@ -30,7 +30,8 @@ func (m *Metrics) toolCall(bot, tool, outcome string) {
 	}
 }
 
-func (m *Metrics) scheduleFiring(bot, outcome string) {
+// ScheduleFiring counts a schedule firing's outcome (schedule.Counter).
+func (m *Metrics) ScheduleFiring(bot, outcome string) {
 	if m != nil {
 		m.tools.schedules.WithLabelValues(bot, outcome).Inc()
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// errRunImpossible wraps why a scheduled run cannot happen and retrying
+// ErrRunImpossible wraps why a scheduled run cannot happen and retrying
 // would not help (its bot is gone, the platform refuses the channel).
-var errRunImpossible = errors.New("scheduled run impossible")
+var ErrRunImpossible = errors.New("scheduled run impossible")
 
 // startRun starts the run of sc due at due as a turn: it announces it
 // ("⏰ scheduled: NAME", the first message of a new thread with
@@ -27,7 +27,7 @@ func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, l
 	bot := c.cfg.Bot(sc.Key.Bot)
 	p := c.platform(sc.Key.Bot)
 	if bot == nil || p == nil {
-		return "", fmt.Errorf("%w: bot %q is not configured or not running", errRunImpossible, sc.Key.Bot)
+		return "", fmt.Errorf("%w: bot %q is not configured or not running", ErrRunImpossible, sc.Key.Bot)
 	}
 	profile := sc.Agent
 	if c.cfg.Agents[profile] == nil {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
@@ -57,30 +56,5 @@ func BenchmarkAgentToolCall(b *testing.B) {
 		if resp := tools.HandleMCP(ctx, json.RawMessage(msg)); !strings.Contains(string(resp), "Posted in the conversation.") {
 			b.Fatalf("answer %s", resp)
 		}
-	}
-}
-
-// BenchmarkSchedulerScan: one pass of the scheduler over n stored
-// schedules none of which is due (what every wake-up costs: read them,
-// parse each cron, find the next firing).
-func BenchmarkSchedulerScan(b *testing.B) {
-	for _, n := range []int{10, 1000} {
-		b.Run(fmt.Sprintf("schedules=%d", n), func(b *testing.B) {
-			c := benchCore(b)
-			ctx := context.Background()
-			now := time.Now()
-			for i := range n {
-				if _, err := c.st.AddSchedule(ctx, store.Schedule{Source: store.ScheduleFromChat, Name: fmt.Sprint(i),
-					Key: store.ConversationKey{Bot: "bot", Channel: "C1"}, Cron: fmt.Sprintf("%d 9 * * 1-5", i%60), TZ: "Europe/Berlin",
-					Prompt: "p", ConversationID: fmt.Sprint("conv", i%10), LastFireAt: now}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for b.Loop() {
-				if next := c.fireDue(ctx, now); next.IsZero() {
-					b.Fatal("no next firing")
-				}
-			}
-		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -120,6 +121,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Logger: logger, Metrics: metrics}),
 	})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage

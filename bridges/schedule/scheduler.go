@@ -1,4 +1,4 @@
-package core
+package schedule
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -25,9 +26,11 @@ const (
 	scheduleAttempts = 4
 )
 
-// scheduler fires the stored schedules. Its loop runs in Core.Run: it
-// handles every due firing, then sleeps on the core's clock until the next
-// one or until the schedules change (wake).
+// Scheduler fires the stored schedules (core.Scheduler). Its loop runs in
+// Core.Run: it handles every due firing, then sleeps on the core's clock
+// until the next one or until the schedules change (Wake). A firing
+// starts its run through the core (core.ScheduleRuns), whose one entry
+// point records it.
 //
 // A firing is due when its time lies between the schedule's last handled
 // firing (store.Schedule.LastFireAt) and now. Of several due firings of one
@@ -36,7 +39,13 @@ const (
 // was missed while the bridge was down, and runs only with catch_up. A
 // firing whose previous run's ledger message is not finished is skipped
 // and said so in that run's conversation.
-type scheduler struct {
+type Scheduler struct {
+	cfg     *config.Config
+	st      *store.Store
+	clock   core.Clock
+	log     *slog.Logger
+	metrics Counter
+
 	wake chan struct{} // capacity 1: a pending wake-up
 
 	mu       sync.Mutex
@@ -50,14 +59,45 @@ type fireFailure struct {
 	attempts int
 }
 
-func newScheduler() *scheduler {
-	return &scheduler{wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron), failures: make(map[int64]fireFailure)}
+var _ core.Scheduler = (*Scheduler)(nil)
+
+// Counter counts the outcomes of firings (core.Metrics is one; nil-safe).
+type Counter interface {
+	ScheduleFiring(bot, outcome string)
+}
+
+// Options configure a Scheduler.
+type Options struct {
+	Config  *config.Config // required: the config file's schedules
+	Store   *store.Store   // required: the stored schedules and their runs
+	Clock   core.Clock     // the core's clock (default the real one)
+	Logger  *slog.Logger   // default discards
+	Metrics Counter        // may be nil
+}
+
+// New returns a scheduler; nothing fires until Run.
+func New(o Options) *Scheduler {
+	if o.Clock == nil {
+		o.Clock = core.RealClock()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{cfg: o.Config, st: o.Store, clock: o.Clock, log: o.Logger, metrics: o.Metrics,
+		wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron), failures: make(map[int64]fireFailure)}
+}
+
+// count counts a firing's outcome.
+func (s *Scheduler) count(bot, outcome string) {
+	if s.metrics != nil {
+		s.metrics.ScheduleFiring(bot, outcome)
+	}
 }
 
 // failed records a failed attempt at the firing of schedule id due at due
 // and returns how long to wait before the next one, or 0 when it is time
 // to give up.
-func (s *scheduler) failed(id int64, due time.Time) time.Duration {
+func (s *Scheduler) failed(id int64, due time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := s.failures[id]
@@ -74,7 +114,7 @@ func (s *scheduler) failed(id int64, due time.Time) time.Duration {
 }
 
 // succeeded forgets the failures of schedule id.
-func (s *scheduler) succeeded(id int64) {
+func (s *Scheduler) succeeded(id int64) {
 	s.mu.Lock()
 	delete(s.failures, id)
 	s.mu.Unlock()
@@ -84,7 +124,7 @@ func (s *scheduler) succeeded(id int64) {
 const maxCachedCrons = 4096
 
 // parse is config.ParseCron with a cache.
-func (s *scheduler) parse(expr, tz string) (config.Cron, error) {
+func (s *Scheduler) parse(expr, tz string) (config.Cron, error) {
 	k := [2]string{expr, tz}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,18 +142,18 @@ func (s *scheduler) parse(expr, tz string) (config.Cron, error) {
 	return c, nil
 }
 
-// wakeScheduler makes the scheduler look at the schedules again (one was
-// added or removed). It never blocks.
-func (c *Core) wakeScheduler() {
+// Wake implements core.Scheduler: the scheduler looks at the schedules
+// again (one was added or removed). It never blocks.
+func (s *Scheduler) Wake() {
 	select {
-	case c.sched.wake <- struct{}{}:
+	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// syncConfigSchedules stores the config file's schedules (see
-// store.SyncConfigSchedules); new or re-timed ones count from now.
-func (c *Core) syncConfigSchedules(ctx context.Context) error {
+// Sync implements core.Scheduler: it stores the config file's schedules
+// (see store.SyncConfigSchedules); new or re-timed ones count from now.
+func (c *Scheduler) Sync(ctx context.Context) error {
 	defs := make([]store.Schedule, 0, len(c.cfg.Schedules))
 	now := c.clock.Now()
 	for _, s := range c.cfg.Schedules {
@@ -132,22 +172,23 @@ func (c *Core) syncConfigSchedules(ctx context.Context) error {
 	return nil
 }
 
-// runScheduler is the scheduler loop; it returns when ctx ends.
-func (c *Core) runScheduler(ctx context.Context) {
+// Run implements core.Scheduler: the scheduler loop, firing through runs;
+// it returns when ctx ends.
+func (c *Scheduler) Run(ctx context.Context, runs core.ScheduleRuns) {
 	started := c.clock.Now()
 	for {
-		next := c.fireDue(ctx, started)
-		var timer Timer
+		next := c.fireDue(ctx, runs, started)
+		var timer core.Timer
 		if !next.IsZero() {
 			wait := next.Sub(c.clock.Now())
 			if wait <= 0 { // the time came while firing
 				continue
 			}
-			timer = c.clock.AfterFunc(wait, c.wakeScheduler)
+			timer = c.clock.AfterFunc(wait, c.Wake)
 		}
 		select {
 		case <-ctx.Done():
-		case <-c.sched.wake:
+		case <-c.wake:
 		}
 		if timer != nil {
 			timer.Stop()
@@ -160,7 +201,7 @@ func (c *Core) runScheduler(ctx context.Context) {
 
 // fireDue handles every due firing and returns when the next one is due
 // (zero: none).
-func (c *Core) fireDue(ctx context.Context, started time.Time) time.Time {
+func (c *Scheduler) fireDue(ctx context.Context, runs core.ScheduleRuns, started time.Time) time.Time {
 	all, err := c.st.ActiveSchedules(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -175,7 +216,7 @@ func (c *Core) fireDue(ctx context.Context, started time.Time) time.Time {
 			return time.Time{}
 		}
 		log := c.log.With("schedule", sc.ID, "name", sc.Name)
-		cr, err := c.sched.parse(sc.Cron, sc.TZ)
+		cr, err := c.parse(sc.Cron, sc.TZ)
 		if err != nil {
 			log.Error("stored schedule cannot be parsed; it never runs", "err", err)
 			continue
@@ -188,15 +229,15 @@ func (c *Core) fireDue(ctx context.Context, started time.Time) time.Time {
 		due := latestDue(cr, base, now)
 		after := base
 		if !due.IsZero() {
-			err := c.fire(ctx, sc, due, due.Before(started), log)
+			err := c.fire(ctx, runs, sc, due, due.Before(started), log)
 			switch {
 			case err == nil:
-				c.sched.succeeded(sc.ID)
+				c.succeeded(sc.ID)
 			case ctx.Err() != nil:
 				return time.Time{}
 			default:
-				c.opts.Metrics.scheduleFiring(sc.Key.Bot, "failed")
-				if wait := c.sched.failed(sc.ID, due); wait > 0 {
+				c.count(sc.Key.Bot, "failed")
+				if wait := c.failed(sc.ID, due); wait > 0 {
 					log.Error("schedule firing failed; retrying", "due", due, "retry_in", wait, "err", err)
 					next = earliest(next, now.Add(wait))
 					continue
@@ -241,31 +282,31 @@ func earliest(a, b time.Time) time.Time {
 // fire handles the firing of sc at due: skipped when missed without
 // catch_up or when the previous run is unfinished, else run. It returns
 // an error only when the firing should be tried again.
-func (c *Core) fire(ctx context.Context, sc store.Schedule, due time.Time, missed bool, log *slog.Logger) error {
+func (c *Scheduler) fire(ctx context.Context, runs core.ScheduleRuns, sc store.Schedule, due time.Time, missed bool, log *slog.Logger) error {
 	if missed && !sc.CatchUp {
 		log.Info("scheduled run missed while the bridge was down; skipped (catch_up is off)", "due", due)
-		c.opts.Metrics.scheduleFiring(sc.Key.Bot, "skipped_missed")
+		c.count(sc.Key.Bot, "skipped_missed")
 		return c.st.RecordScheduleSkip(ctx, sc.ID, due)
 	}
 	if prev, running, err := c.previousRunGoing(ctx, sc); err != nil {
 		return err
 	} else if running {
 		log.Info("scheduled run skipped: the previous run has not finished", "due", due, "previous", sc.LastInboxID)
-		c.opts.Metrics.scheduleFiring(sc.Key.Bot, "skipped_overlap")
+		c.count(sc.Key.Bot, "skipped_overlap")
 		if err := c.st.RecordScheduleSkip(ctx, sc.ID, due); err != nil {
 			return err
 		}
-		c.postSchedule(ctx, bridges.ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+codeSpan(sc.Name)+
+		runs.PostSchedule(ctx, bridges.ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+core.CodeSpan(sc.Name)+
 			" due "+due.In(c.cronLoc(sc)).Format("Mon 15:04 MST")+": the previous run has not finished.", log)
 		return nil
 	}
-	inboxID, err := c.startRun(ctx, sc, due, log)
+	inboxID, err := runs.StartScheduledRun(ctx, sc, due, log)
 	if err != nil {
-		if errors.Is(err, errRunImpossible) {
+		if errors.Is(err, core.ErrRunImpossible) {
 			// Nothing will change by retrying (bot gone, platform
 			// refusing the channel): count it and move on.
 			log.Error("scheduled run impossible; skipped", "due", due, "err", err)
-			c.opts.Metrics.scheduleFiring(sc.Key.Bot, "failed")
+			c.count(sc.Key.Bot, "failed")
 			return c.st.RecordScheduleSkip(ctx, sc.ID, due)
 		}
 		return err
@@ -278,13 +319,13 @@ func (c *Core) fire(ctx context.Context, sc store.Schedule, due time.Time, misse
 		outcome = "caught_up"
 	}
 	log.Info("scheduled run started", "due", due, "missed", missed, "ledger", inboxID)
-	c.opts.Metrics.scheduleFiring(sc.Key.Bot, outcome)
+	c.count(sc.Key.Bot, outcome)
 	return nil
 }
 
 // previousRunGoing reports whether the ledger message of sc's last run is
 // unfinished, with the conversation it is in.
-func (c *Core) previousRunGoing(ctx context.Context, sc store.Schedule) (store.Conversation, bool, error) {
+func (c *Scheduler) previousRunGoing(ctx context.Context, sc store.Schedule) (store.Conversation, bool, error) {
 	if sc.LastInboxID == "" {
 		return store.Conversation{}, false, nil
 	}
@@ -305,9 +346,16 @@ func (c *Core) previousRunGoing(ctx context.Context, sc store.Schedule) (store.C
 }
 
 // cronLoc is the time zone of sc's times.
-func (c *Core) cronLoc(sc store.Schedule) *time.Location {
-	if cr, err := c.sched.parse(sc.Cron, sc.TZ); err == nil {
+func (c *Scheduler) cronLoc(sc store.Schedule) *time.Location {
+	if cr, err := c.parse(sc.Cron, sc.TZ); err == nil {
 		return cr.Loc
 	}
 	return time.Local
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
