@@ -18,8 +18,10 @@ type Worktrees interface {
 	// PrepareSpawn returns the options to start opts, a session of
 	// profile p, with: unchanged for a profile without worktrees. It runs
 	// in agent.Start, off the conversation's worker, so git's time does
-	// not hold the conversation up; it may block.
-	PrepareSpawn(ctx context.Context, p *config.Agent, opts agent.Options) (agent.Options, error)
+	// not hold the conversation up; it may block. For a warm spare
+	// (spare) it fails rather than start the spare outside a worktree:
+	// a conversation that takes a spare must find it in its worktree.
+	PrepareSpawn(ctx context.Context, p *config.Agent, opts agent.Options, spare bool) (agent.Options, error)
 	// Status is the !status line of the worktree of session sessionID of
 	// profile p, or "" when the profile does not use worktrees.
 	Status(p *config.Agent, sessionID string) string

@@ -49,15 +49,19 @@ func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Log
 // PrepareSpawn implements core.Worktrees: before a session of a profile with
 // worktree: true starts, it makes (or finds) the session's worktree and
 // points the spawn at it. A profile whose workdir is not in a git
-// repository runs in the workdir (logged). A session resumed without a
+// repository runs in the workdir (logged); it gets no warm spare (the
+// spare's start fails and is retried with back-off: the workdir may
+// become a repository). A session resumed without a
 // worktree keeps running where it began (the CLI finds a session by its
 // working directory): that is a session from before worktree was turned on.
-func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *config.Agent, opts agent.Options) (agent.Options, error) {
+func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *config.Agent, opts agent.Options, spare bool) (agent.Options, error) {
 	if prof == nil || !prof.Worktree || h.cfg.DataDir == "" {
 		return opts, nil
 	}
 	w, err := locateWorktree(prof, h.cfg.DataDir, opts.SessionID)
 	switch {
+	case errors.Is(err, errNotRepo) && spare:
+		return opts, fmt.Errorf("worktree: no warm spare while the workdir %s is not in a git repository", prof.Workdir)
 	case errors.Is(err, errNotRepo):
 		h.log.Warn("agent profile has worktree: true but its workdir is not in a git repository: the agent works in the workdir",
 			"profile", prof.Name, "workdir", prof.Workdir)

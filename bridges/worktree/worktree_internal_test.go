@@ -331,7 +331,7 @@ func TestWorktreeSpawnHook(t *testing.T) {
 	ctx := context.Background()
 	acquire := func(profile, session string, resume bool) agent.Options {
 		t.Helper()
-		o, err := hook.PrepareSpawn(ctx, cfg.Agents[profile], agent.Options{Workdir: cfg.Agents[profile].Workdir, SessionID: session, Resume: resume})
+		o, err := hook.PrepareSpawn(ctx, cfg.Agents[profile], agent.Options{Workdir: cfg.Agents[profile].Workdir, SessionID: session, Resume: resume}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +351,7 @@ func TestWorktreeSpawnHook(t *testing.T) {
 	// (core.WorkdirMover; what it then refuses: core's TestAgentToolsMoveTo).
 	tools := &movedTools{}
 	if _, err := hook.PrepareSpawn(ctx, cfg.Agents["coder"], agent.Options{Workdir: repo, SessionID: testSession,
-		MCPServers: map[string]agent.MCPServer{"bridge": tools}}); err != nil {
+		MCPServers: map[string]agent.MCPServer{"bridge": tools}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if tools.workdir != wtPath || tools.root != wtPath {
@@ -362,6 +362,15 @@ func TestWorktreeSpawnHook(t *testing.T) {
 	}
 	if o := acquire("plain", testSession, false); o.Workdir != plainDir || len(o.Binds) != 0 {
 		t.Errorf("not a repository: %+v", o)
+	}
+	// A warm spare never starts outside a worktree: a conversation taking
+	// it would not work in its own.
+	if o, err := hook.PrepareSpawn(ctx, cfg.Agents["plain"], agent.Options{Workdir: plainDir, SessionID: "spare"}, true); err == nil {
+		t.Errorf("a spare of a profile whose workdir is not a repository started in %s", o.Workdir)
+	}
+	if o, err := hook.PrepareSpawn(ctx, cfg.Agents["coder"], agent.Options{Workdir: repo, SessionID: "spare-2"}, true); err != nil ||
+		o.Workdir != worktreePath(data, "coder", "spare-2") {
+		t.Errorf("a spare of a worktree profile: %s, %v; want its worktree", o.Workdir, err)
 	}
 	if o := acquire("off", testSession, false); o.Workdir != repo {
 		t.Errorf("worktree off: %+v", o)

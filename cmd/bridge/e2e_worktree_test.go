@@ -39,7 +39,10 @@ func TestE2EWorktreePerConversation(t *testing.T) {
 		}
 		t.Skip("git not on PATH")
 	}
-	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n"})
+	// No warm spares: the test counts the repository's worktrees and
+	// branches, and a spare holds one of each (see core's
+	// TestWarmSparesWithWorktreeProfile).
+	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n    warm_spares: 0\n"})
 	repo := e.workdir
 	if err := os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
