@@ -76,7 +76,9 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 		}
 		c.spareTools(&sc.Options, bot, p, platforms[name])
 		if wt := c.opts.Worktrees; wt != nil && p.Worktree {
-			sc.Options.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) { return wt.PrepareSpawn(ctx, p, o, true) }
+			sc.Options.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
+				return wt.PrepareSpawn(ctx, p, o, true)
+			}
 		}
 		if c.cfg.DataDir != "" {
 			sc.StateRoot = filepath.Join(c.cfg.DataDir, SessionsDir)
@@ -118,7 +120,9 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 		Limits:             sandboxLimits(p.Resources),
 	}
 	if wt := c.opts.Worktrees; wt != nil && p.Worktree {
-		opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) { return wt.PrepareSpawn(ctx, p, o, false) }
+		opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
+			return wt.PrepareSpawn(ctx, p, o, false)
+		}
 	}
 	for _, b := range p.SandboxBinds {
 		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
