@@ -1,12 +1,13 @@
 # agentbridge — developer entry points. `make run` runs the bridge, `make test` runs every test.
 CLAUDE_VERSION := 2.1.330
+AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
 export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude sandbox bench bench-micro image-test mutants
+.PHONY: run test build claude axe sandbox bench bench-micro image-test mutants
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -40,6 +41,14 @@ claude:
 	fi
 	@claude --version
 
+# Installs axe-core into .tools for the web console's accessibility test (TestWebConsoleUI injects
+# .tools/node_modules/axe-core/axe.min.js into the pages through chromedp).
+axe:
+	@if [ "$$(node -p 'require("$(TOOLS)/node_modules/axe-core/package.json").version' 2>/dev/null)" != "$(AXE_VERSION)" ]; then \
+		echo "installing axe-core@$(AXE_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" axe-core@$(AXE_VERSION); \
+	fi
+
 # The agent sandbox needs bubblewrap (Linux). Installed with apt when run as root on Debian/Ubuntu;
 # otherwise this says what to install (or set `sandbox: none`, see SECURITY.md).
 sandbox:
@@ -52,7 +61,7 @@ sandbox:
 		fi; \
 	fi
 
-test: claude sandbox
+test: claude axe sandbox
 	go vet ./...
 	go test -count=1 -timeout 60m ./...
 

@@ -66,6 +66,11 @@ func (s *Session) handle(ev Event) {
 		// "continue normally" is the answer that cannot hang the turn.
 		reply, _ = encodeControlSuccess(e.RequestID, wireEmpty{})
 	case Unknown:
+		if e.Type == "system" && e.Subtype == "session_writes_lost" {
+			// The CLI could not write its transcript (e.g. a full data_dir):
+			// a later --resume may miss part of the conversation.
+			s.log.Warn("agent could not save part of its session transcript (disk full?); resuming it later may miss part of the conversation")
+		}
 		s.log.Debug("agent output of unknown kind ignored", "type", e.Type, "subtype", e.Subtype, "bytes", len(e.Raw))
 		if e.Type == "control_request" {
 			if id := controlRequestID(e.Raw); id != "" {

@@ -13,6 +13,12 @@ var (
 	ErrBusy = errors.New("conversation busy")
 	// ErrNotRunning: the core is not running (Run not called, or stopped).
 	ErrNotRunning = errors.New("core not running")
+	// ErrStorageFull: the message was not recorded because the bridge's
+	// database cannot be written (a full disk). HandleMessage returns it
+	// wrapped; the adapter must not acknowledge the message (the platform
+	// sends it again, and it is accepted once space returns) and need not
+	// log each one: the store logs the condition once a minute.
+	ErrStorageFull = errors.New("storage full: message not recorded")
 )
 
 // ErrPermanent marks a platform error that no retry can fix: the channel or

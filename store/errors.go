@@ -18,4 +18,9 @@ var (
 	ErrDuplicate = errors.New("duplicate")
 	// ErrInvalidArgument: a required field is empty or a value is unknown.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrFull: the write failed because the database cannot be written
+	// (disk full, quota, read-only file system, I/O error). Nothing of it
+	// was committed; the same write succeeds once space returns (see
+	// IsFull and Store.WriteHealth).
+	ErrFull = errors.New("database cannot be written (disk full?)")
 )

@@ -32,9 +32,11 @@ const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchr
 // timeout, with messages being accepted first (writeGate). Reads use their
 // own connections (db) and, in WAL mode, never wait for the writer.
 type Store struct {
-	db     *sql.DB   // reads
-	w      *sql.DB   // writes and transactions: at most one connection
-	gate   writeGate // who writes next (see writegate.go)
+	db     *sql.DB     // reads
+	w      *sql.DB     // writes and transactions: at most one connection
+	gate   writeGate   // who writes next (see writegate.go)
+	health writeHealth // whether writes fail for want of space (health.go)
+	path   string      // the database file
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -78,7 +80,7 @@ func openParams(ctx context.Context, path string, logger *slog.Logger, ms []migr
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
 	}
 	w.SetMaxOpenConns(1)
-	s := &Store{db: db, w: w, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
+	s := &Store{db: db, w: w, path: path, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
 	if err := s.init(ctx, ms); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close(), w.Close())
 	}
@@ -160,7 +162,16 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // withTxClass is withTx for an urgent (see writeGate) or a normal write.
+// An error because the database cannot be written wraps ErrFull.
 func (s *Store) withTxClass(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) error {
+	err := s.runTx(ctx, urgent, fn)
+	if ctx.Err() != nil && err != nil {
+		return err // cancelled: says nothing about the disk
+	}
+	return s.noteWrite(err)
+}
+
+func (s *Store) runTx(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) error {
 	if err := s.gate.lock(ctx, urgent); err != nil {
 		return fmt.Errorf("begin transaction: wait for the writer: %w", err)
 	}

@@ -60,6 +60,17 @@ func (s *Store) WebSession(ctx context.Context, id []byte) (WebSession, error) {
 	return ws, nil
 }
 
+// AnyWebSession reports whether anybody is signed in to the web console
+// (a session exists that has not expired).
+func (s *Store) AnyWebSession(ctx context.Context) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM web_sessions WHERE expires_at > ?`, s.nowMS()).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("count web sessions: %w", err)
+	}
+	return n > 0, nil
+}
+
 // DeleteWebSession ends the session with id (no error when there is none).
 func (s *Store) DeleteWebSession(ctx context.Context, id []byte) error {
 	if _, err := s.exec(ctx, false, `DELETE FROM web_sessions WHERE id = ?`, id); err != nil {

@@ -72,11 +72,19 @@ func (g *writeGate) unlock() {
 	g.held = false
 }
 
-// exec runs one write statement through the gate.
+// exec runs one write statement through the gate. An error because the
+// database cannot be written wraps ErrFull.
 func (s *Store) exec(ctx context.Context, urgent bool, query string, args ...any) (sql.Result, error) {
 	if err := s.gate.lock(ctx, urgent); err != nil {
 		return nil, fmt.Errorf("wait for the writer: %w", err)
 	}
 	defer s.gate.unlock()
-	return s.w.ExecContext(ctx, query, args...)
+	res, err := s.w.ExecContext(ctx, query, args...)
+	if err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	if err := s.noteWrite(err); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

@@ -194,21 +194,40 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 	if len(replies) > 0 {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
-	rows, err := cv.core.st.EndTurn(ctx, usage, replies)
-	if err != nil {
+	var rows []store.OutboxMessage
+	st, liveRef := cv.core.st, t.live.ref
+	var stream streamEnd
+	if replyInStream { // the reply ends the stream, also when recorded late
+		stream = streamEnd{s: t.live.stream.s, last: streamLast}
+		t.live.stream.s = nil
+	}
+	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "turn's reply", do: func(ctx context.Context) error {
+		var err error
+		rows, err = st.EndTurn(ctx, usage, replies)
+		switch {
+		case err != nil || len(rows) == 0:
+		case replyInLive:
+			cv.editReply[rows[0].ID] = liveRef // the live message becomes the reply
+		case replyInStream:
+			cv.streamReply[rows[0].ID] = stream
+		}
+		return err
+	}})
+	switch {
+	case kept:
+		// Posted once recorded (retryUnrecorded): a reply is never posted
+		// unrecorded, so it cannot be lost or posted twice.
+		cv.notice(ctx, "⚠️ The bridge's disk is full: the agent's answer is kept and will be posted as soon as the bridge can record it.")
+	case err != nil:
 		cv.log.Error("store the turn's usage and reply; posting the reply directly", "err", err)
 		cv.addUsage(ctx, usage)
 		for _, c := range parts {
 			cv.notice(ctx, c)
 		}
 	}
-	for i, row := range rows {
-		if i == 0 && replyInLive {
-			cv.editReply[row.ID] = t.live.ref
-		}
-		if i == 0 && replyInStream {
-			cv.streamReply[row.ID] = streamEnd{s: t.live.stream.s, last: streamLast}
-			t.live.stream.s = nil
+	if !kept && stream.s != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
+		if serr := stream.s.Stop(ctx, stream.last); serr != nil {
+			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
 	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
@@ -221,7 +240,9 @@ func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
 
 // addUsage records a turn's usage on its own (see onResult).
 func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
-	if err := cv.core.st.AddUsage(ctx, u); err != nil {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "usage",
+		do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
 		cv.log.Error("record usage", "err", err)
 	}
 }

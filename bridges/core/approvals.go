@@ -118,12 +118,10 @@ func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRe
 // once, with desc naming what decided, and counts it.
 func (cv *conversation) autoDecision(ctx context.Context, req agent.PermissionRequest, d agent.Decision, audit store.Decision, desc, msg string) {
 	cv.respond(ctx, req.RequestID, d)
-	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+	cv.auditRequest(ctx, store.Approval{
 		ID: req.RequestID, ConversationID: cv.id, ToolName: req.ToolName, Input: req.Input,
 		RequestedBy: strings.Join(authorIDs(cv.requesters()), ","),
-	}); err != nil {
-		cv.log.Error("audit permission request", "request", req.RequestID, "err", err)
-	}
+	})
 	cv.audit(ctx, req.RequestID, audit, desc, msg)
 	cv.log.Info("permission decided without a card", "tool", req.ToolName, "decision", audit, "by", desc)
 }
@@ -137,21 +135,30 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 	}
 	cv.cardSeq++
 	cd.seq = cv.cardSeq
-	if t := cv.turn; t != nil && t.live.posted {
-		// Close the live message so the rest of the turn appears below the card.
-		cv.finishLive(ctx, tail(render(t.segs), cv.maxRunes()))
+	if t := cv.turn; t != nil && (t.live.posted || cv.streams() && hasText(t.segs)) {
+		// Close the live message so the rest of the turn appears below the
+		// card. On a quick turn its first post is not due yet: post the text
+		// that introduces the card now, or it would show below the card.
+		text := tail(render(t.segs), cv.maxRunes())
+		if t.live.posted {
+			cv.finishLive(ctx, text)
+		} else if text != "" {
+			cv.cancelTimer(timerLive, "")
+			cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+			if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
+				cv.log.Warn("post the text before a card", "err", err)
+			}
+		}
 		t.live = liveMsg{}
 		t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
 	}
 	if d := cv.profile.ApprovalTimeout; d > 0 {
 		cv.after(d, timerApproval, cd.id) // counted from when the card shows
 	}
-	if _, err := cv.core.st.RecordApprovalRequest(ctx, store.Approval{
+	cv.auditRequest(ctx, store.Approval{
 		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
 		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
-	}); err != nil {
-		cv.log.Error("audit permission request", "request", cd.id, "err", err)
-	}
+	})
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	ref, err := cv.post(ctx, cd.message(cv.limits, cv.maxRunes()))
 	if err != nil {
@@ -165,10 +172,21 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		return
 	}
 	cd.ref, cd.posted = ref, true
-	if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref)); err != nil {
-		cv.log.Error("store card reference", "request", cd.id, "err", err)
-	}
+	st, id := cv.core.st, cd.id
+	cv.recordOrLog(ctx, "store card reference", func(ctx context.Context) error {
+		return st.SetApprovalCardRef(ctx, id, encodeRef(ref))
+	}, "request", id)
 	cv.cards[cd.id] = cd
+}
+
+// hasText reports whether segs hold assistant text (not only tool lines).
+func hasText(segs []segment) bool {
+	for _, s := range segs {
+		if s.kind == segText && strings.TrimSpace(s.text) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // onAction handles a click on one of this conversation's cards.
@@ -251,12 +269,25 @@ func (cv *conversation) respond(ctx context.Context, id string, d agent.Decision
 	}
 }
 
-// audit records a decision in the approvals table.
+// auditRequest records a permission request in the approvals table (on a
+// full disk, once it has room: recordInOrder).
+func (cv *conversation) auditRequest(ctx context.Context, a store.Approval) {
+	st := cv.core.st
+	cv.recordOrLog(ctx, "audit permission request", func(ctx context.Context) error {
+		_, err := st.RecordApprovalRequest(ctx, a)
+		return err
+	}, "request", a.ID)
+}
+
+// audit records a decision in the approvals table (on a full disk, once
+// it has room, after its request).
 func (cv *conversation) audit(ctx context.Context, id string, d store.Decision, by, msg string) {
 	cv.core.opts.Metrics.approval(cv.bot.Name, string(d))
-	if _, err := cv.core.st.RecordApprovalDecision(ctx, id, d, by, msg); err != nil {
-		cv.log.Error("audit permission decision", "request", id, "decision", d, "err", err)
-	}
+	st := cv.core.st
+	cv.recordOrLog(ctx, "audit permission decision", func(ctx context.Context) error {
+		_, err := st.RecordApprovalDecision(ctx, id, d, by, msg)
+		return err
+	}, "request", id, "decision", d)
 }
 
 // retireCard shows how a card ended (no buttons) and forgets it. Where the

@@ -288,6 +288,39 @@ func TestQuestionCards(t *testing.T) {
 		}
 		h.waitLedgerFinal(k)
 	})
+	t.Run("the card says typing answers it", func(t *testing.T) {
+		h := start(t, setup{script: toolScript})
+		k := key("T1")
+		h.send(k, "m1", "alice", "ask: Which database? | SQLite | Postgres")
+		card := h.waitCard(k, "Which database?")
+		if !strings.Contains(card.Text, "your next message answers this question") {
+			t.Errorf("the question card does not say that typing answers it: %q", card.Text)
+		}
+	})
+	t.Run("a message with an attachment is not an answer", func(t *testing.T) {
+		h := start(t, setup{script: toolScript})
+		k := key("T1")
+		h.send(k, "m1", "alice", "ask: Which database? | SQLite | Postgres")
+		card := h.waitCard(k, "Which database?")
+		h.plat.AddFile("F1", []byte("\x89PNG fake image"))
+		if err := h.plat.Send(ctxT(t), bridges.Inbound{Key: k, MsgID: "m2", UserID: "alice", UserName: "alice", Text: "Postgres",
+			Files: []bridges.File{{ID: "F1", Name: "schema.png", MimeType: "image/png"}}}); err != nil {
+			t.Fatal(err)
+		}
+		sent, err := h.session(1).WaitSent(ctxT(t), 2)
+		if err != nil {
+			t.Fatalf("the message with an image did not reach the agent: %v", err)
+		}
+		if len(sent[1].Images) != 1 {
+			t.Errorf("the image did not reach the agent: %+v", sent[1])
+		}
+		if ds := h.session(1).Decisions(); len(ds) != 0 {
+			t.Errorf("a message with an attachment answered the question: %+v", ds)
+		}
+		if cur := h.plat.Messages(k)[0]; cur.CardID != card.CardID || len(cur.Buttons) == 0 {
+			t.Errorf("the question card was closed: %+v", cur)
+		}
+	})
 }
 
 func TestPlanCard(t *testing.T) {

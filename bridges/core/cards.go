@@ -229,6 +229,8 @@ func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
 	if !useButtons {
 		text += "\n\n" + cd.textChoices()
 		buttons = nil
+	} else if cd.kind == cardQuestion {
+		text += "\n_Or type your own answer: your next message answers this question._"
 	}
 	return bridges.Message{Text: truncate(text, maxRunes), CardID: cd.id, Buttons: buttons}
 }

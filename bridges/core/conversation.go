@@ -60,6 +60,7 @@ const (
 	timerRetire                    // stop the worker if it is still idle
 	timerStatus                    // show the working indicator (status_delay)
 	timerProgress                  // post a progress line of a long turn (progress.go)
+	timerDisk                      // retry the writes a full disk refused (unrecorded.go)
 )
 
 type timerKey struct {
@@ -149,10 +150,13 @@ type conversation struct {
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outboxRetrying     bool
+	untoldGiveUp       bool // a given-up reply's notice could not be posted (tellGivenUp)
 	outboxDelay        time.Duration
 	editReply          map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
 	streamReply        map[string]streamEnd          // outbox id → stream to stop instead of posting
 	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (agentlimits.go)
+	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (unrecorded.go)
+	unrecordedDelay    time.Duration
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.
@@ -226,7 +230,8 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 // idle reports whether the worker holds nothing that needs it: no process,
 // card, unfinished message, reply to retry or timer.
 func (cv *conversation) idle() bool {
-	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming {
+	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming ||
+		len(cv.unrecorded) > 0 {
 		return false
 	}
 	for k := range cv.timers {
@@ -298,6 +303,8 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 		cv.showStatus(ctx)
 	case timerProgress:
 		cv.progressLine(ctx)
+	case timerDisk:
+		cv.retryUnrecorded(ctx)
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

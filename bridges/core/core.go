@@ -274,7 +274,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	conv, created, err := c.st.GetOrCreateConversation(ctx, storeKey(m.Key), bot.Agent, m.UserID)
 	if err != nil {
-		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
+		return notRecorded(m.MsgID, err)
 	}
 	files, err := encodeFiles(m.Files)
 	if err != nil {
@@ -283,7 +283,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	msg, dup, err := c.submit(ctx, submission{origin: OriginPerson, conv: conv, msgID: m.MsgID, user: m.UserID,
 		userName: m.UserName, text: m.Text, files: files}, log.With("new_conversation", created))
 	if err != nil {
-		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
+		return notRecorded(m.MsgID, err)
 	}
 	if dup {
 		log.Debug("duplicate delivery ignored", "ledger", msg.ID, "state", msg.State)
@@ -292,6 +292,15 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	c.opts.Metrics.message(m.Key.Bot, "accepted")
 	return nil // durable either way
+}
+
+// notRecorded is HandleMessage's error for a message the store did not
+// take; it wraps ErrStorageFull when the disk is full.
+func notRecorded(msgID string, err error) error {
+	if store.IsFull(err) {
+		return fmt.Errorf("handle message %s: %w: %w", msgID, bridges.ErrStorageFull, err)
+	}
+	return fmt.Errorf("handle message %s: %w", msgID, err)
 }
 
 // HandleAction implements Handler: it routes a click to the conversation

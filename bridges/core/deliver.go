@@ -45,6 +45,9 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	}
 	blocked := false // a message could not be sent: later ones must wait (order)
 	for _, m := range msgs {
+		if cv.waitsForMark(m.ID) {
+			continue // handled already; the ledger says so once the disk has room
+		}
 		if cv.handledAsCommand(ctx, m) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
@@ -148,8 +151,12 @@ func redeliveryUUID(ledgerID string, attempt int) string {
 
 // finishInbox moves a ledger message to state, logging (not failing) a
 // refused transition: the ledger is the authority and stays consistent.
+// A mark the database cannot take now (a full disk) is kept and made
+// later, in order (recordInOrder).
 func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
-	if err := cv.core.st.MarkInbox(ctx, id, state, why); err != nil {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "ledger " + string(state), markID: id,
+		do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
 		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
 	}
 	if state.Final() {

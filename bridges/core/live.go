@@ -110,8 +110,14 @@ func (cv *conversation) finishLive(ctx context.Context, text string) {
 // notice posts a short message from the bridge itself (not via the outbox:
 // notices are informational and not retried).
 func (cv *conversation) notice(ctx context.Context, text string) {
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	if _, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text}); err != nil {
+	if err := cv.postNotice(ctx, text); err != nil {
 		cv.log.Warn("post notice", "err", err, "notice", truncate(text, 80))
 	}
+}
+
+// postNotice is notice that returns the error instead of logging it.
+func (cv *conversation) postNotice(ctx context.Context, text string) error {
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	_, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text})
+	return err
 }

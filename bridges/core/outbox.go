@@ -43,15 +43,12 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		return
 	}
 	for _, row := range rows {
+		if cv.waitsForMark(row.ID) {
+			continue // posted; recorded once the disk has room (unrecorded.go)
+		}
 		err := cv.postReply(ctx, row)
 		if err == nil {
-			// Posted: record it even while the bridge stops, or the next
-			// run would post it again.
-			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
-			if err := cv.core.st.MarkOutboxPosted(mctx, row.ID); err != nil {
-				cv.log.Error("mark reply posted", "outbox", row.ID, "err", err)
-			}
-			cancel()
+			cv.markPosted(ctx, row.ID)
 			if row.Attempts > 0 {
 				cv.log.Info("reply posted after failed attempts", "outbox", row.ID, "attempts", row.Attempts,
 					"waited", cv.core.clock.Now().Sub(row.FirstFailedAt).Round(time.Second))
@@ -85,9 +82,29 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		cv.core.opts.Metrics.outboxGivenUp(cv.bot.Name, reason)
 		cv.log.Error("reply could not be posted; giving up", "outbox", row.ID, "reason", reason,
 			"attempts", upd.Attempts, "age", cv.core.clock.Now().Sub(row.CreatedAt).Round(time.Second), "err", err)
-		cv.notice(ctx, cv.failedNotice(reason, row, err))
+		cv.tellGivenUp(ctx, row, cv.failedNotice(reason, row, err))
 	}
 	cv.outboxDelay = 0
+}
+
+// tellGivenUp posts notice, which says that reply row was given up, in the
+// conversation. When the conversation cannot take it either (its channel
+// is gone, the bot was removed), the first such failure of the
+// conversation is logged as an error with the bot and conversation, later
+// ones at debug level: the given-up replies are already logged one by one,
+// counted in agentbridge_outbox_failed_total and shown in /healthz
+// (failed_24h) and the operator view.
+func (cv *conversation) tellGivenUp(ctx context.Context, row store.OutboxMessage, notice string) {
+	err := cv.postNotice(ctx, notice)
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case !cv.untoldGiveUp:
+		cv.untoldGiveUp = true
+		cv.log.Error("could not tell the conversation that a reply was given up; /healthz failed_24h and the operator view show it",
+			"bot", cv.bot.Name, "outbox", row.ID, "err", err)
+	default:
+		cv.log.Debug("could not tell the conversation that another reply was given up", "outbox", row.ID, "err", err)
+	}
 }
 
 // Why a reply is given up (the reason label of agentbridge_outbox_failed_total).
@@ -124,6 +141,20 @@ func (c *Core) giveUpAfter() time.Duration {
 		return d
 	}
 	return config.DefaultGiveUpAfter
+}
+
+// markPosted records that reply id was posted, even while the bridge
+// stops (or the next run would post it again); when the disk is full, as
+// soon as it has room (recordInOrder).
+func (cv *conversation) markPosted(ctx context.Context, id string) {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "reply posted", markID: id, do: func(ctx context.Context) error {
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
+		defer cancel()
+		return st.MarkOutboxPosted(mctx, id)
+	}}); err != nil {
+		cv.log.Error("mark reply posted", "outbox", id, "err", err)
+	}
 }
 
 // retryOutbox schedules the next flush with exponential backoff: the first

@@ -73,3 +73,29 @@ func (oc *outboxCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(oc.oldest, prometheus.GaugeValue, now.Sub(s.OldestWaiting).Seconds(), s.Bot)
 	}
 }
+
+// outboxStatusLine is !status's line about the conversation's replies
+// waiting to be posted (kept through a platform outage): how many, since
+// when (the oldest's first failed attempt, else when it was produced) and
+// the last error; "" when none waits.
+func (cv *conversation) outboxStatusLine(ctx context.Context) string {
+	rows, err := cv.core.st.PendingOutboxForConversation(ctx, cv.id)
+	if err != nil {
+		cv.log.Warn("read replies waiting for !status", "err", err)
+		return "\n• replies waiting to be posted: unknown (the database could not be read)"
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	oldest := rows[0]
+	since := oldest.CreatedAt
+	if !oldest.FirstFailedAt.IsZero() {
+		since = oldest.FirstFailedAt
+	}
+	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
+		since.UTC().Format("2006-01-02 15:04:05 UTC"), roundAgo(cv.core.clock.Now().Sub(since)))
+	if oldest.LastError != "" {
+		line += "; last error: " + oneLine(oldest.LastError, 200)
+	}
+	return line
+}

@@ -145,7 +145,8 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 // answerFromText lets a plain reply answer an open card: any reply answers
 // an open question (as free text, or option numbers), and on platforms
 // without buttons a choice (ChoiceFromText: a number, "yes", "no", …)
-// decides the newest permission or plan card. A reply from someone who may not decide the
+// decides the newest permission or plan card. A message with an attachment
+// is never an answer. A reply from someone who may not decide the
 // card is refused with a notice. It reports whether m was consumed.
 func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage) bool {
 	if len(cv.cards) == 0 {
@@ -153,6 +154,9 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	}
 	who := author{m.UserID, m.UserName}
 	text := strings.TrimSpace(m.Text)
+	if len(m.Files) > 0 {
+		return false // an attachment is for the agent, never a card's answer
+	}
 	if cd := cv.newestCard(cardQuestion); cd != nil && text != "" {
 		// While a question is open every reply is read as its answer, so a
 		// reply from someone who may not decide it is refused like a click

@@ -34,9 +34,18 @@ func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
 	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", truncate(e.StderrTail, 500))
 	cv.expireAllCards(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
-	n, err := cv.core.st.ResetForRedelivery(ctx, cv.id)
-	if err != nil {
+	var n int
+	st, id := cv.core.st, cv.id
+	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "reset for redelivery", do: func(ctx context.Context) error {
+		reset, err := st.ResetForRedelivery(ctx, id)
+		n = reset
+		return err
+	}})
+	switch {
+	case err != nil:
 		cv.log.Error("reset messages for redelivery", "err", err)
+	case kept:
+		n = len(cv.inflight) // delivered again once the disk has room
 	}
 	if cv.freshRetry {
 		// The agent never saw these messages: the reset is not a crash.

@@ -333,7 +333,11 @@ func (b *Bridge) eventsAPI(ctx context.Context, sm *socketmode.Client, h bridges
 		b.log.Debug("slack event retry", slog.Int("attempt", ev.Request.RetryAttempt), slog.String("reason", ev.Request.RetryReason))
 	}
 	if err := b.route(ctx, h, in); err != nil {
-		b.log.Warn("slack message not accepted; leaving it for Slack to resend",
+		level := slog.LevelWarn
+		if errors.Is(err, bridges.ErrStorageFull) {
+			level = slog.LevelDebug // the store logs a full disk once a minute
+		}
+		b.log.Log(ctx, level, "slack message not accepted; leaving it for Slack to resend",
 			slog.String("channel", in.channel), slog.String("msg_id", in.ts), slog.String("err", b.redact.Err(err)))
 		return
 	}

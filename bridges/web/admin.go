@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -121,6 +122,7 @@ func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
 // agentRow is one live agent.
 type agentRow struct {
 	bridges.LiveAgent
+	Conv      convView
 	Age, Idle string
 	Memory    string
 }
@@ -137,8 +139,8 @@ func (c *Console) adminAgents(w http.ResponseWriter, r *http.Request) {
 		}
 		now := time.Now()
 		for _, a := range live {
-			rows = append(rows, agentRow{LiveAgent: a, Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)),
-				Memory: megabytes(a.RSSBytes)})
+			rows = append(rows, agentRow{LiveAgent: a, Conv: c.convOf(r.Context(), CurrentUser(r).Name, a.ConversationID, a.Key),
+				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes)})
 		}
 	}
 	c.renderAdmin(w, r, "agents", rows)
@@ -159,7 +161,9 @@ func (c *Console) adminStopAgent(w http.ResponseWriter, r *http.Request) {
 type approvalRow struct {
 	store.Approval
 	Key     bridges.ConversationKey
+	Conv    convView
 	Subject string
+	Words   string // what was decided, in words (audit log)
 }
 
 // adminApprovals lists open permission requests of every platform.
@@ -176,6 +180,7 @@ func (c *Console) adminApprovals(w http.ResponseWriter, r *http.Request) {
 		if conv, err := c.st.ConversationByID(r.Context(), a.ConversationID); err == nil {
 			row.Key = bridges.ConversationKey(conv.Key)
 		}
+		row.Conv = c.convOf(r.Context(), CurrentUser(r).Name, a.ConversationID, row.Key)
 		rows = append(rows, row)
 	}
 	c.renderAdmin(w, r, "approvals", rows)
@@ -228,7 +233,9 @@ func (c *Console) adminAudit(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := make([]approvalRow, 0, len(log))
 	for _, e := range log {
-		rows = append(rows, approvalRow{Approval: e.Approval, Key: bridges.ConversationKey(e.Key), Subject: toolSubject(e.Input)})
+		key := bridges.ConversationKey(e.Key)
+		rows = append(rows, approvalRow{Approval: e.Approval, Key: key, Conv: c.convOf(r.Context(), CurrentUser(r).Name, e.ConversationID, key),
+			Subject: toolSubject(e.Input), Words: decisionWords(e.Approval)})
 	}
 	c.renderAdmin(w, r, "audit", rows)
 }
@@ -248,10 +255,26 @@ func (c *Console) adminConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 // toolSubject is the short form of a tool input for a table cell: a Bash
-// command, a file path or URL, else the JSON.
+// command, a file path or URL, a question, else the JSON.
 func toolSubject(input []byte) string {
 	var m map[string]any
 	if json.Unmarshal(input, &m) == nil {
+		if qs, ok := m["questions"].([]any); ok {
+			var texts []string
+			for _, q := range qs {
+				if q, ok := q.(map[string]any); ok {
+					if s, ok := q["question"].(string); ok {
+						texts = append(texts, s)
+					}
+				}
+			}
+			if len(texts) > 0 {
+				return truncate(strings.Join(texts, " · "), 300)
+			}
+		}
+		if plan, ok := m["plan"].(string); ok {
+			return truncate(oneLine(plan, 300), 300)
+		}
 		for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
 			if s, ok := m[k].(string); ok {
 				return truncate(s, 300)

@@ -223,7 +223,7 @@ func TestAdminBotsShowReplies(t *testing.T) {
 		}
 	}
 	_, body := h.get(t, h.ana, "/admin")
-	for _, want := range []string{"Replies waiting", `<td class="replies-waiting">2 (since `, `<td class="replies-failed error">1</td>`} {
+	for _, want := range []string{"Replies waiting", `class="replies-waiting">2 (since <time`, `class="replies-failed error">1</td>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("bots page lacks %q:\n%s", want, body)
 		}

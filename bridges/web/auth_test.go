@@ -209,11 +209,21 @@ func TestGeneratedAdminToken(t *testing.T) {
 	if !strings.Contains(logs.String(), "non-loopback") || strings.Contains(logs.String(), token) {
 		t.Errorf("want a plain-HTTP warning and no token in the logs:\n%s", logs.String())
 	}
+	// A later start prints the link again while nobody has signed in.
+	again, err := New(Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	again.Announce(&out)
+	if want := "http://127.0.0.1:9464/signin#token=" + token; !strings.Contains(out.String(), want) {
+		t.Errorf("a second start before anybody signed in lacks the sign-in link %s:\n%s", want, out.String())
+	}
 	if cl := newClient(t, srv.URL); cl.signIn(token) == "" {
 		t.Fatal("no session with the generated token")
 	}
 
-	// A second start reuses the token and does not print it again.
+	// Once somebody signed in, a start reuses the token and does not print it.
 	c2, err := New(Options{Config: cfg, Store: st})
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +231,7 @@ func TestGeneratedAdminToken(t *testing.T) {
 	out.Reset()
 	c2.Announce(&out)
 	if strings.Contains(out.String(), token) || !strings.Contains(out.String(), path) {
-		t.Errorf("second announcement: %q", out.String())
+		t.Errorf("announcement after a sign-in: %q", out.String())
 	}
 	// A token file others can read is refused.
 	if err := os.Chmod(path, 0o644); err != nil {

@@ -124,14 +124,15 @@ func (c *Console) send(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "empty message", http.StatusBadRequest)
 		return
 	}
-	c.deliver(w, r, key, text, up)
+	c.hand(w, r, key, text, up, true)
 }
 
-// stop interrupts the running turn: the Stop button sends "!stop", with
-// that command's authorisation.
+// stop interrupts the running turn: the Stop button (or Esc) sends
+// "!stop", with that command's authorisation. The command is not shown in
+// the conversation: the page shows the stop as the turn's state.
 func (c *Console) stop(w http.ResponseWriter, r *http.Request) {
 	if key, ok := c.keyOf(w, r); ok {
-		c.deliver(w, r, key, bridges.CommandPrefix+"stop", nil)
+		c.hand(w, r, key, bridges.CommandPrefix+"stop", nil, false)
 	}
 }
 
@@ -164,10 +165,11 @@ func (c *Console) readUpload(r *http.Request, key bridges.ConversationKey) (up *
 	}, 0, ""
 }
 
-// deliver records the user's message in the history and hands it to the
-// core. People the bot's access list does not name get 403 and nothing is
-// recorded (the core still counts the refusal).
-func (c *Console) deliver(w http.ResponseWriter, r *http.Request, key bridges.ConversationKey, text string, up *store.WebUpload) {
+// hand hands the user's message to the core; shown, it is first recorded
+// in the conversation's history. People the bot's access list does not
+// name get 403 and nothing is recorded (the core still counts the
+// refusal).
+func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.ConversationKey, text string, up *store.WebUpload, shown bool) {
 	h := c.coreHandler()
 	if h == nil {
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
@@ -192,13 +194,15 @@ func (c *Console) deliver(w http.ResponseWriter, r *http.Request, key bridges.Co
 		in.Files = []bridges.File{{ID: up.ID, Name: up.Name, MimeType: up.MimeType, Size: int64(len(up.Data))}}
 		row.Files, _ = json.Marshal(in.Files) // plain strings: cannot fail
 	}
-	stored, err := c.st.AddWebMessage(r.Context(), row)
-	if err != nil {
-		c.log.Error("store web message", "key", key, "msg_id", in.MsgID, "err", err)
-		http.Error(w, "the message could not be stored", http.StatusInternalServerError)
-		return
+	if shown {
+		stored, err := c.st.AddWebMessage(r.Context(), row)
+		if err != nil {
+			c.log.Error("store web message", "key", key, "msg_id", in.MsgID, "err", err)
+			http.Error(w, "the message could not be stored", http.StatusInternalServerError)
+			return
+		}
+		c.hub.publish(key.Channel, event{kind: evMessage, thread: key.Thread, msg: stored})
 	}
-	c.hub.publish(key.Channel, event{kind: evMessage, thread: key.Thread, msg: stored})
 	if err := h.HandleMessage(r.Context(), in); err != nil {
 		c.log.Error("web message not accepted", "key", key, "msg_id", in.MsgID, "err", err)
 		c.notice(r.Context(), key, "⚠️ Your last message could not be accepted ("+oneLine(err.Error(), 120)+"). Please send it again.")

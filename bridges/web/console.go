@@ -42,6 +42,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -190,16 +191,20 @@ func (c *Console) BaseURL() string {
 }
 
 // Announce tells the operator on w (the terminal, not the log) where the
-// console is. On the start that generated the admin token it prints the
-// sign-in link with the token, once; later starts name the token's file.
-// It also logs a warning when the listener is reachable from other
-// machines over plain HTTP.
+// console is. Without web.users it prints the sign-in link with the
+// generated admin token on every start until somebody has signed in;
+// then it names the token's file. It also logs a warning when the listener
+// is reachable from other machines over plain HTTP.
 func (c *Console) Announce(w io.Writer) {
 	tokenFile := filepath.Join(c.cfg.DataDir, AdminTokenFile)
+	token := c.generatedToken
+	if token == "" && len(c.cfg.Web.Users) == 0 {
+		token = c.unusedAdminToken()
+	}
 	switch {
-	case c.generatedToken != "":
+	case token != "":
 		fmt.Fprintf(w, "\nWeb console: open %s/signin#token=%s to sign in as %s.\n(The token is saved in %s; keep it secret.)\n\n",
-			c.BaseURL(), c.generatedToken, GeneratedAdmin, tokenFile)
+			c.BaseURL(), token, GeneratedAdmin, tokenFile)
 	case len(c.cfg.Web.Users) == 0:
 		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s)\n", c.BaseURL(), GeneratedAdmin, tokenFile)
 	default:
@@ -209,6 +214,25 @@ func (c *Console) Announce(w io.Writer) {
 		c.log.Warn("the web console listens on a non-loopback address over plain HTTP: tokens and cookies can be read on the network. "+
 			"Listen on 127.0.0.1 behind an HTTPS reverse proxy (docs/web.md)", "listen", c.cfg.HTTP.Listen)
 	}
+}
+
+// unusedAdminToken is the generated admin token while nobody is signed in
+// (no session), else "": the link is printed until it has been used.
+func (c *Console) unusedAdminToken() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if signedIn, err := c.st.AnyWebSession(ctx); err != nil || signedIn {
+		if err != nil {
+			c.log.Warn("check for web sessions", "err", err)
+		}
+		return ""
+	}
+	raw, err := os.ReadFile(filepath.Join(c.cfg.DataDir, AdminTokenFile))
+	if err != nil {
+		c.log.Warn("read the admin token for the sign-in link", "err", err)
+		return ""
+	}
+	return strings.TrimSpace(string(raw))
 }
 
 // loopbackListen reports whether a host:port only accepts local

@@ -9,7 +9,9 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/util"
 )
 
 // markdown turns the agent's CommonMark into HTML that is safe to show.
@@ -23,8 +25,9 @@ import (
 //     limited to http, https and mailto and given rel="nofollow noreferrer
 //     noopener" and target="_blank"; http and https only with a host
 //     (a browser reads "https:x" or "http:/x" as relative); no images
-//     (they would load from anywhere), no attributes beyond href and a
-//     code block's language.
+//     (they would load from anywhere), no attributes beyond href, a
+//     code block's language and the class of a highlighted token (a
+//     <span> that highlight.go made).
 //
 // The Content-Security-Policy (no inline script, nothing from other
 // origins) is the third layer.
@@ -51,10 +54,13 @@ func newMarkdown() *markdown {
 	p.AddTargetBlankToFullyQualifiedLinks(true) // also adds rel="noopener"
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[A-Za-z0-9_+#.-]{1,32}$`)).OnElements("code")
 	p.AllowAttrs("start").Matching(bluemonday.Integer).OnElements("ol")
+	p.AllowElements("span")
+	p.AllowAttrs("class").Matching(codeClassRE).OnElements("span")
 	return &markdown{
 		md: goldmark.New(
 			goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify),
-			goldmark.WithRendererOptions(gmhtml.WithHardWraps()),
+			goldmark.WithRendererOptions(gmhtml.WithHardWraps(),
+				renderer.WithNodeRenderers(util.Prioritized(newHighlighter(), 100))),
 		),
 		policy: p,
 	}

@@ -25,6 +25,10 @@ func TestMarkdownIsSafe(t *testing.T) {
 		{"https link", `[ok](https://example.com/a?b=1)`, []string{`href="https://example.com/a?b=1"`, `rel="nofollow noreferrer noopener"`, `target="_blank"`}, nil},
 		{"autolink", `see https://example.com/x`, []string{`href="https://example.com/x"`, "noopener"}, nil},
 		{"code block keeps its language", "```go\nfmt.Println(\"<b>\")\n```", []string{`<pre><code class="language-go">`, "&lt;b&gt;"}, []string{"<b>"}},
+		{"code is highlighted, escaped", "```go\nfunc f() { x := \"</code><script>alert(1)</script>\" }\n```",
+			[]string{`<span class="kd">func</span>`, `&lt;/code&gt;&lt;script&gt;`}, []string{"<script", "</code><script"}},
+		{"diff lines are coloured", "```diff\n- old\n+ new\n```", []string{`<span class="gd">- old`, `<span class="gi">+ new`}, nil},
+		{"unknown language stays plain", "```nosuchlang\n<b>x</b>\n```", []string{`<code class="language-nosuchlang">&lt;b&gt;x&lt;/b&gt;`}, []string{"<span"}},
 		{"bad language class", "```x\" onclick=\"y\nz\n```", nil, []string{"onclick"}},
 		{"table and emphasis", "| a | b |\n|---|---|\n| **c** | ~~d~~ |", []string{"<table>", "<strong>c</strong>", "<del>d</del>"}, nil},
 	}
@@ -49,13 +53,13 @@ func TestMarkdownIsSafe(t *testing.T) {
 // allowed elements and attributes, and links only to http(s) or mailto.
 func FuzzMarkdownIsSafe(f *testing.F) {
 	for _, s := range []string{`<script>x</script>`, `[a](javascript:x)`, "```\n<img onerror=x>\n```", `<a href="x" onclick="y">`,
-		`[a](https://x.example "t")`, "| a |\n|---|\n| <b>x</b> |"} {
+		`[a](https://x.example "t")`, "| a |\n|---|\n| <b>x</b> |", "```html\n<span class=\"x\" onclick=y>\n```"} {
 		f.Add(s)
 	}
 	md := newMarkdown()
 	allowed := map[string]bool{}
 	for _, e := range []string{"p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote",
-		"ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "a"} {
+		"ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "a", "span"} {
 		allowed[e] = true
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -82,7 +86,7 @@ func FuzzMarkdownIsSafe(f *testing.F) {
 				case "rel", "target":
 					ok = tok.Data == "a"
 				case "class":
-					ok = tok.Data == "code" && strings.HasPrefix(a.Val, "language-")
+					ok = tok.Data == "code" && strings.HasPrefix(a.Val, "language-") || tok.Data == "span" && codeClassRE.MatchString(a.Val)
 				case "start":
 					ok = tok.Data == "ol"
 				}

@@ -18,24 +18,30 @@ var templatesFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// page is what every template gets: the layout reads User, CSRF and Demo;
-// the page's own "content" reads Data.
+// page is what every template gets: the layout reads User, CSRF, Demo and
+// Pending; the page's own "content" reads Data.
 type page struct {
-	User *User
-	CSRF string
-	Demo bool
-	Nav  string // the active navigation entry: "chat" or "admin"
-	Data any
+	User    *User
+	CSRF    string
+	Demo    bool
+	Nav     string // the active navigation entry: "chat" or "admin"
+	Pending int    // open approvals, for an admin's header badge
+	Data    any
 }
 
 // templateFuncs are available to every template.
 var templateFuncs = template.FuncMap{
-	"ago": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.Local().Format("2006-01-02 15:04")
-	},
+	"when": timeTag,
+}
+
+// timeTag renders t as <time datetime="…"> with the UTC time as its text;
+// the page's script shows it in the viewer's own zone.
+func timeTag(t time.Time) template.HTML {
+	if t.IsZero() {
+		return ""
+	}
+	u := t.UTC()
+	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `">` + u.Format("2006-01-02 15:04:05") + ` UTC</time>`) //nolint:gosec // digits and punctuation only
 }
 
 // parsePages parses each templates/*.html page together with the layout
@@ -78,6 +84,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	var buf bytes.Buffer
 	p := page{User: CurrentUser(r), CSRF: CSRFToken(r), Demo: c.demo, Nav: nav, Data: data}
+	if p.User.Admin() {
+		p.Pending = c.pendingApprovals(r)
+	}
 	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
 		c.log.Error("render page", "page", name, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -97,15 +106,36 @@ func (c *Console) errorPage(w http.ResponseWriter, r *http.Request, status int, 
 	}{status, http.StatusText(status), msg})
 }
 
-// staticHandler serves the embedded static/ files under /static/.
+// staticHandler serves the embedded static/ files under /static/, and
+// /static/code.css, the colours of highlighted code (highlight.go).
 func staticHandler() http.Handler {
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(err) // the embedded tree always has static/
 	}
+	css, err := codeCSS()
+	if err != nil {
+		panic(err) // the styles are compiled into chroma
+	}
 	fsrv := http.StripPrefix("/static/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
+		if r.URL.Path == "/static/code.css" {
+			w.Header().Set("Content-Type", "text/css; charset=utf-8")
+			_, _ = w.Write(css)
+			return
+		}
 		fsrv.ServeHTTP(w, r)
 	})
+}
+
+// pendingApprovals counts the open approvals of every bot (0 when they
+// cannot be read: the badge is a hint, the page still renders).
+func (c *Console) pendingApprovals(r *http.Request) int {
+	open, err := c.st.OpenApprovals(r.Context())
+	if err != nil {
+		c.log.Warn("count open approvals", "err", err)
+		return 0
+	}
+	return len(open)
 }

@@ -29,15 +29,22 @@ type discordEnv struct {
 
 func startDiscordBridge(t *testing.T) *discordEnv {
 	t.Helper()
+	return startDiscordBridgeWith(t, "")
+}
+
+// startDiscordBridgeWith is startDiscordBridge with more keys for the bot
+// (YAML lines, each indented by four spaces, e.g. "    verbosity: quiet\n").
+func startDiscordBridgeWith(t *testing.T, botExtra string) *discordEnv {
+	t.Helper()
 	dc := discordfake.New(t)
 	ab := startAgentBridge(t, fmt.Sprintf(`bots:
   - name: guild
     platform: discord
     agent: coder
     discord: { token: "${DISCORD_BOT_TOKEN}", api_url: %q }
-    access:
+%s    access:
       users: [%q]
-`, dc.URL(), dAlice), "DISCORD_BOT_TOKEN="+dc.Token())
+`, dc.URL(), botExtra, dAlice), "DISCORD_BOT_TOKEN="+dc.Token())
 	if err := dc.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live > 0 }, e2eWait); err != nil {
 		t.Fatalf("bridge never got READY: %v", err)
 	}

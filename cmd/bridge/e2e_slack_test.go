@@ -45,15 +45,22 @@ func startSlackBridgeWith(t testing.TB, po profileOptions) *slackEnv {
 // keys (YAML lines, each at the indentation of the first).
 func startSlackBridgeAccess(t testing.TB, po profileOptions, access string) *slackEnv {
 	t.Helper()
+	return startSlackBridgeBot(t, po, "", access)
+}
+
+// startSlackBridgeBot is startSlackBridgeAccess with more keys for the bot
+// (YAML lines, each indented by four spaces, e.g. "    verbosity: quiet\n").
+func startSlackBridgeBot(t testing.TB, po profileOptions, botExtra, access string) *slackEnv {
+	t.Helper()
 	sl := slackfake.New(t)
 	ab := startAgentBridgeWith(t, po, fmt.Sprintf(`bots:
   - name: team
     platform: slack
     agent: coder
     slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
-    access:
+%s    access:
       %s
-`, sl.URL(), access), "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
+`, sl.URL(), botExtra, access), "SLACK_BOT_TOKEN="+slackfake.BotToken, "SLACK_APP_TOKEN="+slackfake.AppToken)
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {
 		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
 	}

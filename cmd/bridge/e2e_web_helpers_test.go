@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,24 +32,44 @@ func needChromium(t *testing.T) string {
 	return ""
 }
 
-// startBrowser starts one headless Chromium for the whole test; each
-// person gets their own browser context from newPerson.
+// browser is the one headless Chromium of the test binary, started by the
+// first test that needs it and closed by TestMain: a page load is cheap, a
+// new Chromium is not.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel []context.CancelFunc
+	err    error
+}
+
+// startBrowser returns the shared headless Chromium; each person gets their
+// own browser context (cookies, storage) from newPerson.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(needChromium(t)),
-		chromedp.NoSandbox, // CI runs as root, where Chromium's own sandbox cannot start
-		chromedp.Flag("disable-gpu", true),
-		chromedp.WindowSize(1280, 860),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	path := needChromium(t)
+	browser.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox, // CI runs as root, where Chromium's own sandbox cannot start
+			chromedp.Flag("disable-gpu", true),
+			chromedp.WindowSize(1280, 860),
+		)
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(allocCtx)
+		browser.ctx, browser.cancel = ctx, []context.CancelFunc{cancel, cancelAlloc}
+		browser.err = chromedp.Do(ctx)
+	})
+	if browser.err != nil {
+		t.Fatalf("start chromium: %v", browser.err)
 	}
-	return browserCtx
+	return browser.ctx
+}
+
+// closeBrowser ends the shared Chromium, if a test started it.
+func closeBrowser() {
+	for _, cancel := range browser.cancel {
+		cancel()
+	}
 }
 
 // person is one signed-in browser context (own cookies) with one tab.

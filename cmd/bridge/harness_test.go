@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	closeBrowser()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -119,6 +121,7 @@ type profileOptions struct {
 	workdirIsConfigDir bool   // workdir: the directory of bridge.yaml and data/ (the worst case)
 	extra              string // more profile keys, each line indented by four spaces
 	maxLive            int    // max_live; 0 = 4
+	dataDir            string // data_dir; "" = ./data next to bridge.yaml
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
@@ -136,7 +139,8 @@ func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...s
 		}
 	}
 	fm := fakemodel.New(t)
-	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
+	dataDir := cmp.Or(po.dataDir, "./data")
+	cfg := fmt.Sprintf("data_dir: %q\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n", dataDir) +
 		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }

@@ -25,6 +25,8 @@ type healthBody struct {
 	// given up in the last 24 hours; bots with neither are left out.
 	Replies      []healthReplies `json:"replies,omitempty"`
 	RepliesError string          `json:"replies_error,omitempty"` // the store could not be read
+	// Storage says whether the database can be written (health_storage.go).
+	Storage *healthStorage `json:"storage,omitempty"`
 }
 
 // healthReplies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
@@ -60,18 +62,29 @@ type healthBot struct {
 // banned one), and the other bots still work; monitoring reads "status"
 // and each bot's "state".
 func healthHandler(states func() []bridges.BotStatus) http.Handler {
-	return healthHandlerWith(states, nil, nil)
+	return healthHandlerWith(states, healthSources{})
+}
+
+// healthSources is what /healthz shows besides the bots' states; a nil
+// field is left out.
+type healthSources struct {
+	limits  map[string]string        // agent profiles' resource limits
+	replies repliesFunc              // replies waiting out an outage or given up
+	storage func() store.WriteHealth // whether the database can be written
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
-// resource limits and, when replies is not nil, the replies waiting or
-// failed.
-func healthHandlerWith(states func() []bridges.BotStatus, limits map[string]string, replies repliesFunc) http.Handler {
+// resource limits, the replies waiting or failed and whether the database
+// can be written (each when its source is set).
+func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := health(states())
-		body.Limits = limits
-		if replies != nil {
-			body.Replies, body.RepliesError = healthOfReplies(r.Context(), replies)
+		body.Limits = src.limits
+		if src.replies != nil {
+			body.Replies, body.RepliesError = healthOfReplies(r.Context(), src.replies)
+		}
+		if src.storage != nil {
+			body.addStorage(src.storage())
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

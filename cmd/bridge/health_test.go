@@ -81,7 +81,7 @@ func TestHealthzReplies(t *testing.T) {
 		return []store.OutboxBotSummary{{Bot: "team", Waiting: 2, OldestWaiting: since}, {Bot: "guild", Failed: 1}}, nil
 	}
 	rec := httptest.NewRecorder()
-	healthHandlerWith(states, nil, replies).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	healthHandlerWith(states, healthSources{replies: replies}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var raw struct {
 		Status  string           `json:"status"`
 		Replies []map[string]any `json:"replies"`
@@ -99,7 +99,7 @@ func TestHealthzReplies(t *testing.T) {
 
 	broken := func(context.Context) ([]store.OutboxBotSummary, error) { return nil, errors.New("database is locked") }
 	rec = httptest.NewRecorder()
-	healthHandlerWith(states, nil, broken).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	healthHandlerWith(states, healthSources{replies: broken}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var body healthBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)

@@ -48,6 +48,15 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
 			"path", rf.config, "data_dir", cfg.DataDir)
 	}
+	lock, err := lockDataDir(cfg.DataDir) // owner.go: before anything in data_dir is opened
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := lock.Release(); err != nil {
+			logger.Warn("release data_dir lock", "err", err)
+		}
+	}()
 	if rf.demo {
 		model, err := startDemo(cfg, logger)
 		if err != nil {
@@ -116,6 +125,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	agents := core.NewAgentPool(pool)
 	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
+	registerStorageMetrics(reg, st.WriteHealth)
 	metrics := core.NewMetrics(reg)
 	bridgeCore = core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
@@ -133,9 +143,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates, limits, bridgeCore.OutboxSummary), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth}), console)
 		if err != nil {
-			return err
+			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
 		logger.Info("http listening", "addr", ln.Addr().String())
 		if console != nil {

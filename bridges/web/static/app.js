@@ -1,6 +1,8 @@
 // agentbridge web console: progressive enhancement of server-rendered pages.
 // Every form works without this script; with it, forms post in the
-// background and the chat follows the conversation over server-sent events.
+// background, the chat follows the conversation over server-sent events,
+// times show in the viewer's zone, the operator pages refresh themselves
+// and the keyboard reaches everything (Enter sends, Esc stops a turn).
 "use strict";
 
 (function () {
@@ -14,7 +16,9 @@
     setTimeout(function () { t.remove(); }, 8000);
   }
 
-  // Sign-in link: the token travels in the URL fragment, never to the server.
+  // Sign-in link: the token travels in the URL fragment, never to the
+  // server. Read on load and whenever the fragment changes (a link pasted
+  // into the tab that shows the sign-in page only changes the fragment).
   function signinFromFragment() {
     var form = document.getElementById("signin-form");
     if (!form || location.hash.indexOf("#token=") !== 0) return;
@@ -24,23 +28,66 @@
     form.submit();
   }
 
-  // Copy buttons on code blocks of the agent's messages.
+  // Theme toggle: remembered in localStorage; theme.js applies it early.
+  function darkNow() {
+    var t = document.documentElement.dataset.theme;
+    if (t) return t === "dark";
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  }
+  function themeToggle() {
+    var b = document.getElementById("theme-toggle");
+    if (!b) return;
+    var show = function () { b.setAttribute("aria-pressed", darkNow() ? "true" : "false"); };
+    show();
+    b.addEventListener("click", function () {
+      var t = darkNow() ? "light" : "dark";
+      document.documentElement.dataset.theme = t;
+      try { localStorage.setItem("theme", t); } catch (e) { /* not remembered */ }
+      show();
+    });
+  }
+
+  function copyButton(label, text, cls) {
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = cls + " btn small";
+    b.textContent = "Copy";
+    b.setAttribute("aria-label", label);
+    b.addEventListener("click", function () {
+      navigator.clipboard.writeText(text()).then(function () {
+        b.textContent = "Copied";
+        setTimeout(function () { b.textContent = "Copy"; }, 1500);
+      }, function () { toast("Could not copy to the clipboard", "error"); });
+    });
+    return b;
+  }
+
+  // Times in the viewer's zone; copy buttons on messages and code blocks.
   function enhance(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d)) return;
+      el.textContent = d.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+      el.title = d.toLocaleString([], { dateStyle: "full", timeStyle: "long" });
+    });
     root.querySelectorAll(".md pre").forEach(function (pre) {
       if (pre.querySelector(".copy")) return;
-      var b = document.createElement("button");
-      b.type = "button";
-      b.className = "copy btn small";
-      b.textContent = "Copy";
-      b.addEventListener("click", function () {
-        var code = pre.querySelector("code") || pre;
-        navigator.clipboard.writeText(code.innerText).then(function () {
-          b.textContent = "Copied";
-          setTimeout(function () { b.textContent = "Copy"; }, 1500);
-        }, function () { toast("Could not copy to the clipboard", "error"); });
-      });
-      pre.appendChild(b);
+      pre.appendChild(copyButton("Copy code", function () { return (pre.querySelector("code") || pre).innerText; }, "copy"));
     });
+    var msgs = root.classList && root.classList.contains("msg") ? [root] : root.querySelectorAll(".msg");
+    msgs.forEach(function (m) {
+      var meta = m.querySelector(".meta");
+      if (!meta || meta.querySelector(".copy-msg")) return;
+      meta.appendChild(copyButton("Copy message", function () {
+        var body = m.querySelector(".md, .text");
+        return body ? body.innerText : "";
+      }, "copy-msg"));
+    });
+  }
+
+  function composerEmpty(form) {
+    var text = form.elements.text, file = form.elements.image;
+    return text && text.value.trim() === "" && !(file && file.files && file.files.length);
   }
 
   // Forms marked data-async post with fetch; the page updates from events.
@@ -49,6 +96,8 @@
       var form = e.target;
       if (!form.hasAttribute("data-async")) return;
       e.preventDefault();
+      if (form.id === "composer" && composerEmpty(form)) return; // nothing to send: no error either
+      if (form.id === "stop-form") stopping(true);
       var data = new FormData(form, e.submitter || undefined);
       var buttons = form.querySelectorAll("button");
       buttons.forEach(function (b) { b.disabled = true; });
@@ -58,6 +107,7 @@
             if (form.hasAttribute("data-reset")) form.reset();
             return;
           }
+          if (form.id === "stop-form") stopping(false);
           return resp.text().then(function (t) { toast(t.trim() || resp.statusText, "error"); });
         })
         .catch(function () { toast("The bridge did not answer; check your connection.", "error"); })
@@ -68,10 +118,41 @@
       text.addEventListener("keydown", function (e) {
         if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
-          text.form.requestSubmit();
+          if (!composerEmpty(text.form)) text.form.requestSubmit();
         }
       });
     }
+    // Esc stops the running turn, wherever the focus is on the chat page.
+    document.addEventListener("keydown", function (e) {
+      if (e.key !== "Escape" || e.isComposing) return;
+      var working = document.getElementById("working"), form = document.getElementById("stop-form");
+      if (!working || working.hidden || !form || working.classList.contains("stopping")) return;
+      e.preventDefault();
+      form.requestSubmit();
+    });
+  }
+
+  // stopping shows (or clears) that a stop was asked for: a state of the
+  // turn, not a message in the conversation.
+  function stopping(on) {
+    var working = document.getElementById("working"), label = document.getElementById("working-text");
+    if (!working) return;
+    working.classList.toggle("stopping", on);
+    if (label) label.textContent = on ? "Stopping…" : "The agent is working…";
+  }
+
+  // The conversation list is a drawer on narrow screens.
+  function drawer() {
+    var b = document.getElementById("threads-toggle"), layout = document.getElementById("chat-layout");
+    if (!b || !layout) return;
+    var set = function (open) {
+      layout.classList.toggle("drawer-open", open);
+      b.setAttribute("aria-expanded", open ? "true" : "false");
+    };
+    b.addEventListener("click", function () { set(!layout.classList.contains("drawer-open")); });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && layout.classList.contains("drawer-open")) { set(false); b.focus(); e.stopImmediatePropagation(); }
+    }, true);
   }
 
   function nearBottom(el) { return el.scrollHeight - el.scrollTop - el.clientHeight < 120; }
@@ -111,17 +192,55 @@
       if (stick) list.scrollTop = list.scrollHeight;
     });
     src.addEventListener("typing", function (e) {
-      working.hidden = !JSON.parse(e.data).on;
+      var on = JSON.parse(e.data).on;
+      working.hidden = !on;
+      if (!on) stopping(false);
     });
     src.addEventListener("notice", function (e) {
       toast(JSON.parse(e.data).text, "notice");
     });
   }
 
+  // Operator pages refresh themselves every few seconds (not while the
+  // keyboard focus is inside them, which a refresh would lose).
+  // shown holds the server's HTML of each refreshed part as last received
+  // (the page's copy differs: enhance() rewrites times).
+  function refresh() {
+    var panel = document.getElementById("admin-content");
+    if (!panel || !panel.hasAttribute("data-refresh")) return;
+    var ids = ["admin-content", "pending-badge"], shown = {};
+    ids.forEach(function (id) { var e = document.getElementById(id); if (e) shown[id] = e.innerHTML; });
+    return function start() { setInterval(function () {
+      if (document.hidden) return;
+      var cur = document.getElementById("admin-content");
+      if (cur && cur.contains(document.activeElement)) return;
+      fetch(location.href, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+        .then(function (resp) { return resp.ok ? resp.text() : null; })
+        .then(function (html) {
+          if (!html) return;
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          ids.forEach(function (id) {
+            var now = document.getElementById(id), next = doc.getElementById(id);
+            if (now && next && shown[id] !== next.innerHTML) {
+              shown[id] = next.innerHTML;
+              now.replaceWith(next);
+              enhance(next);
+            }
+          });
+        })
+        .catch(function () { /* offline: try again later */ });
+    }, 3000); };
+  }
+
+  window.addEventListener("hashchange", signinFromFragment);
   document.addEventListener("DOMContentLoaded", function () {
     signinFromFragment();
+    var refreshing = refresh(); // before enhance: it keeps the server's HTML
+    themeToggle();
     enhance(document);
     asyncForms();
+    drawer();
     chat();
+    if (refreshing) refreshing();
   });
 })();

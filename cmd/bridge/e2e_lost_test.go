@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+)
+
+// What the lost-response tests must not lose or double (issue 21): the
+// platform accepts the post of an answer but its response never reaches
+// the bridge (the connection closes, or a proxy answers 502), so the
+// bridge cannot know the answer is shown and posts it again. Each answer
+// must appear exactly once, and the next turn's answer after it. The bots
+// are quiet (no live message, no stream), so each turn's only post is its
+// answer and the lost response is the answer's.
+
+// lostCases are the ways a response is lost: 0 closes the connection
+// unanswered, 502 is a proxy's error page after the platform stored the
+// message.
+var lostCases = []int{0, 502}
+
+func TestSlackE2ELostResponseShowsOnce(t *testing.T) {
+	e := startSlackBridgeBot(t, profileOptions{}, "    verbosity: quiet\n", fmt.Sprintf("users: [%s]", alice))
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "pong: hello")
+
+	var want []string
+	for _, status := range lostCases {
+		text := fmt.Sprintf("lost response %d", status)
+		posts, lookups := e.slack.CallCount("chat.postMessage"), e.slack.CallCount("conversations.replies")
+		e.slack.LoseResponses("chat.postMessage", 1, status)
+		e.slack.SendMessage(slackChan, alice, text, ts)
+		e.waitThreadText(t, ts, "pong: "+text)
+		waitReplies(t, e.bridge, "team", 0) // the retry found it: nothing waits
+		if n := e.slack.CallCount("conversations.replies") - lookups; n == 0 {
+			t.Errorf("%s: the retry did not look for the earlier post", text)
+		}
+		if n := e.slack.CallCount("chat.postMessage") - posts; n != 1 {
+			t.Errorf("%s: chat.postMessage called %d times, want once (the retry must not post again)", text, n)
+		}
+		want = append(want, "pong: "+text)
+	}
+	e.slack.SendMessage(slackChan, alice, "after the losses", ts)
+	e.waitThreadText(t, ts, "pong: after the losses")
+	want = append(want, "pong: after the losses")
+
+	var thread []string
+	for _, p := range e.slack.Posts() {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts {
+			thread = append(thread, e.text(cur))
+		}
+	}
+	checkOnceInOrder(t, thread, want)
+	if !strings.Contains(e.bridge.logs.String(), "already posted; not posting it again") {
+		t.Error("the bridge never skipped a part already posted")
+	}
+}
+
+func TestDiscordE2ELostResponseShowsOnce(t *testing.T) {
+	e := startDiscordBridgeWith(t, "    verbosity: quiet\n")
+	thread := e.startThread(t, "hello")
+	e.waitText(t, thread, "pong: hello")
+
+	var want []string
+	for _, status := range lostCases {
+		text := fmt.Sprintf("lost response %d", status)
+		creates := e.dc.RequestCount(discordfake.RouteCreateMessage)
+		e.dc.LoseResponses(1, status)
+		e.dc.SendMessage(thread, dGuild, dAlice, text, false)
+		e.waitText(t, thread, "pong: "+text)
+		waitReplies(t, e.bridge, "guild", 0)
+		if n := e.dc.RequestCount(discordfake.RouteCreateMessage) - creates; n < 2 {
+			t.Errorf("%s: %d create-message requests; the lost one was never retried", text, n)
+		}
+		want = append(want, "pong: "+text)
+	}
+	e.dc.SendMessage(thread, dGuild, dAlice, "after the losses", false)
+	e.waitText(t, thread, "pong: after the losses")
+	want = append(want, "pong: after the losses")
+
+	var got []string
+	for _, m := range e.dc.Messages(thread) {
+		if m.AuthorIsBot {
+			got = append(got, m.Content)
+		}
+	}
+	checkOnceInOrder(t, got, want)
+}
+
+// checkOnceInOrder checks that each of want shows in exactly one message
+// of thread, in want's order.
+func checkOnceInOrder(t *testing.T, thread, want []string) {
+	t.Helper()
+	last := -1
+	for _, w := range want {
+		var at []int
+		for i, m := range thread {
+			if strings.Contains(m, w) {
+				at = append(at, i)
+			}
+		}
+		if len(at) != 1 {
+			t.Errorf("%q shows in %d messages, want exactly one; thread: %q", w, len(at), thread)
+			continue
+		}
+		if at[0] < last {
+			t.Errorf("%q shows before an answer that came first; thread: %q", w, thread)
+		}
+		last = max(last, at[0])
+	}
+}
