@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -149,10 +150,29 @@ func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID str
 	return out.describe(w)
 }
 
+// droppedSpareAge is how old a worktree without session state must be to
+// count as a dropped warm spare's (a starting spare makes its worktree a
+// moment before its state directory).
+const droppedSpareAge = 10 * time.Minute
+
+// droppedSpare reports whether the worktree of session id, changed last at
+// mod, belonged to a warm spare that was stopped without serving a
+// conversation: no conversation uses the session (the caller checked) and
+// its state directory is gone (the pool removes a dropped spare's).
+func droppedSpare(dataDir, id string, mod time.Time) bool {
+	if time.Since(mod) < droppedSpareAge {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dataDir, core.SessionsDir, id))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // Prune removes the clean worktrees of sessions that no
 // conversation uses any more (left by pruned conversations, or kept dirty
-// by !new and cleaned since) and that did not change since before; a
-// worktree with uncommitted changes is kept and logged. It returns how
+// by !new and cleaned since) and that did not change since before, and
+// those of dropped warm spares (droppedSpare) whatever before says:
+// spares are recycled often. A worktree with uncommitted changes is kept
+// and logged. It returns how
 // many it removed. Run it where PruneSessionStates runs (the retention
 // pass): the agents of those sessions are gone.
 //
@@ -179,7 +199,7 @@ func Prune(ctx context.Context, st *store.Store, cfg *config.Config, sandboxes m
 			if !e.IsDir() || inUse[e.Name()] {
 				continue
 			}
-			if fi, err := e.Info(); err != nil || fi.ModTime().After(before) {
+			if fi, err := e.Info(); err != nil || fi.ModTime().After(before) && !droppedSpare(cfg.DataDir, e.Name(), fi.ModTime()) {
 				continue
 			}
 			w, err := locateWorktree(prof, cfg.DataDir, e.Name())

@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"context"
 	"errors"
 	"log/slog"
@@ -418,6 +419,26 @@ func TestPruneWorktrees(t *testing.T) {
 	if n, err := Prune(ctx, st, cfg, nil, time.Now().Add(-time.Hour), logger); err != nil || n != 0 {
 		t.Fatalf("prune with a cutoff before everything: %d, %v", n, err)
 	}
+	// A dropped warm spare's worktree (no session state, an hour old) goes
+	// without waiting for retention; a former session's (its state kept)
+	// and a starting spare's (minutes old) stay.
+	dropped := mk("dddddddd-0000-4000-8000-000000000004", false)
+	former := mk("eeeeeeee-0000-4000-8000-000000000005", false)
+	starting := mk("ffffffff-0000-4000-8000-000000000006", false)
+	if err := os.MkdirAll(filepath.Join(data, core.SessionsDir, "eeeeeeee-0000-4000-8000-000000000005"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	for _, w := range []worktree{dropped, former} {
+		if err := os.Chtimes(w.path, hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := Prune(ctx, st, cfg, nil, time.Now().Add(-2*time.Hour), logger); err != nil || n != 1 ||
+		dropped.exists() || !former.exists() || !starting.exists() {
+		t.Fatalf("prune of a dropped spare's worktree: removed %d, %v; dropped %v former %v starting %v, want only the dropped one gone",
+			n, err, dropped.exists(), former.exists(), starting.exists())
+	}
 	// Fail closed: a profile whose sandbox is missing keeps its worktrees.
 	cfg.Agents["coder"].Sandbox = config.SandboxBwrap
 	if n, err := Prune(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger); err != nil || n != 0 || !unusedClean.exists() {
@@ -425,8 +446,8 @@ func TestPruneWorktrees(t *testing.T) {
 	}
 	cfg.Agents["coder"].Sandbox = config.SandboxNone
 	n, err := Prune(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger)
-	if err != nil || n != 1 {
-		t.Fatalf("prune removed %d, %v; want 1", n, err)
+	if err != nil || n != 3 { // unused clean, former and starting (both clean, now past the cutoff)
+		t.Fatalf("prune removed %d, %v; want 3", n, err)
 	}
 	if !used.exists() || unusedClean.exists() || !unusedDirty.exists() {
 		t.Errorf("after prune: used %v, unused clean %v, unused dirty %v; want true false true", used.exists(), unusedClean.exists(), unusedDirty.exists())
