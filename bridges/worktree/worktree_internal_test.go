@@ -1,9 +1,9 @@
 package worktree
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"context"
 	"errors"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"os"
 	"os/exec"
