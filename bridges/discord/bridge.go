@@ -52,13 +52,35 @@
 //
 // # Files
 //
-// bridge.go (Bridge, New, Limits, abilities), run.go (connect and reconnect
-// loop), inbound.go (events to bridges.Inbound), outbound.go (Post, Edit,
-// cards), format.go (CommonMark to platform markup), split.go, typing.go,
-// files.go, errors.go and failure.go (what a permanent failure means and
-// what to do); the three adapters use the same names for the same roles,
-// keep their bounded memories in bridges/internal/lru, and each test file
-// sits next to the file it tests.
+// Every adapter has the same files for the same roles (bridges/slack,
+// bridges/web), keeps its bounded memories in bridges/internal/lru, and
+// tests each file in the _test.go file of the same name (helpers_test.go
+// holds the test kit, bench_test.go the benchmarks).
+//
+// files:
+//
+//   - bridge.go: Bridge, New and Open, Limits, the abilities offered, the
+//     api_url rewrite of REST calls and the invite URL.
+//   - run.go: Run: the event handlers, the ordered message queue and its
+//     worker, the gateway connect and resume loop, and the dialer that
+//     reads the close codes discordgo hides.
+//   - inbound.go: MESSAGE_CREATE to bridges.Inbound: routing, threads
+//     started on a mention, strangers, names and attachments.
+//   - outbound.go: Post, Edit, StartThread and the cards' buttons.
+//   - format.go: CommonMark to Discord markdown.
+//   - split.go: splitting and cutting converted text to Discord's limits.
+//   - typing.go: SetTyping and its renewals.
+//   - files.go: FetchFile (attachments in) and UploadFile (files out).
+//   - errors.go: sentinel errors, which errors are permanent, and the
+//     gateway failures that stop Run with what to do.
+//
+// Files only Discord needs:
+//
+//   - config.go: bots[].discord settings and schedule targets.
+//   - interactions.go: button clicks (INTERACTION_CREATE): acknowledged at
+//     once on their own goroutine, then given to the core.
+//   - idem.go: the create-message nonce that makes a retried Post show
+//     once.
 package discord
 
 import (
@@ -67,6 +89,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -259,4 +283,85 @@ func channelOf(k bridges.ConversationKey) string {
 		return k.Thread
 	}
 	return k.Channel
+}
+
+// rewriteTransport sends the requests that discordgo addresses to its
+// built-in API base (https://discord.com/api/v9/) to the configured
+// api_url instead: scheme, host and path prefix are replaced. Other
+// requests (CDN downloads, the gateway) pass unchanged.
+//
+// This is how discord.api_url works without touching discordgo's package
+// variables, so several bridges (and parallel tests) can point at
+// different servers in one process.
+type rewriteTransport struct {
+	from *url.URL // discordgo's API base
+	to   *url.URL // the configured api_url (ends in "/")
+	base http.RoundTripper
+}
+
+func newRewriteTransport(from, to string, base http.RoundTripper) (*rewriteTransport, error) {
+	f, err := url.Parse(from)
+	if err != nil {
+		return nil, fmt.Errorf("parse discordgo API base %q: %w", from, err)
+	}
+	t, err := parseAPIURL(to)
+	if err != nil {
+		return nil, err
+	}
+	return &rewriteTransport{from: f, to: t, base: base}, nil
+}
+
+// parseAPIURL checks an api_url: absolute http(s), no query, ending in "/".
+func parseAPIURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("discord api_url %q: %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("discord api_url %q: want an absolute http(s) URL such as https://discord.com/api/v9/", s)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u, nil
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	u := req.URL
+	if u.Scheme != t.from.Scheme || u.Host != t.from.Host || !strings.HasPrefix(u.Path, t.from.Path) {
+		return t.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	nu := *u
+	nu.Scheme = t.to.Scheme
+	nu.Host = t.to.Host
+	nu.Path = t.to.Path + strings.TrimPrefix(u.Path, t.from.Path)
+	nu.RawPath = ""
+	if u.RawPath != "" {
+		nu.RawPath = t.to.EscapedPath() + strings.TrimPrefix(u.RawPath, t.from.EscapedPath())
+	}
+	r.URL = &nu
+	r.Host = ""
+	return t.base.RoundTrip(r)
+}
+
+// InvitePermissions is the permission integer the bot needs in the
+// channels it serves (docs/discord.md explains each bit): View Channels,
+// Send Messages, Read Message History, Create Public Threads and Send
+// Messages in Threads = 309237713920.
+const InvitePermissions int64 = discordgo.PermissionViewChannel |
+	discordgo.PermissionSendMessages |
+	discordgo.PermissionReadMessageHistory |
+	discordgo.PermissionCreatePublicThreads |
+	discordgo.PermissionSendMessagesInThreads
+
+// InviteURL is the OAuth2 URL that adds the bot (application appID) to a
+// server with InvitePermissions.
+func InviteURL(appID string) string {
+	q := url.Values{}
+	q.Set("client_id", appID)
+	q.Set("scope", "bot")
+	q.Set("permissions", strconv.FormatInt(InvitePermissions, 10))
+	return "https://discord.com/oauth2/authorize?" + q.Encode()
 }

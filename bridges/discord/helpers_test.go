@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -32,6 +33,7 @@ type recorder struct {
 	owned       map[bridges.ConversationKey]bool
 	refuse      map[string]bool // users Allowed refuses (strangers)
 	failNext    int             // HandleMessage fails this many times
+	failFull    int             // HandleMessage fails this many times with bridges.ErrStorageFull
 	actionDelay time.Duration   // HandleAction sleeps this long (a slow core)
 	states      []bridges.BotState
 	changed     chan struct{}
@@ -89,6 +91,10 @@ func (r *recorder) HandleMessage(_ context.Context, m bridges.Inbound) error {
 	if r.failNext > 0 {
 		r.failNext--
 		return errors.New("database is locked")
+	}
+	if r.failFull > 0 {
+		r.failFull--
+		return fmt.Errorf("handle message %s: %w: database or disk is full", m.MsgID, bridges.ErrStorageFull)
 	}
 	r.msgs = append(r.msgs, m)
 	if !r.refuse[m.UserID] { // a stranger's message is refused: no conversation

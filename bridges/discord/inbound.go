@@ -65,8 +65,9 @@ func (b *Bridge) channelInfo(ctx context.Context, id string) (chanInfo, error) {
 }
 
 // handleMessage routes one MESSAGE_CREATE (see the package doc). It runs
-// on the single message worker, so messages reach the core in order.
-func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discordgo.Message) {
+// on the single message worker, so messages reach the core in order;
+// stopping is closed when Run stops (see deliver).
+func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discordgo.Message, stopping <-chan struct{}) {
 	if m == nil || m.Author == nil {
 		return
 	}
@@ -125,7 +126,7 @@ func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discor
 	if h.Allowed(key, m.Author.ID) { // a stranger's message reaches the core bare
 		in.UserName, in.Text, in.Files = displayName(m), text, attachments(m)
 	}
-	if b.deliver(ctx, h, in) {
+	if b.deliver(ctx, h, in, stopping) {
 		b.recent.Add(m.ID, struct{}{})
 	}
 }
@@ -170,27 +171,56 @@ func restCode(err error) int {
 	return 0
 }
 
-// deliver hands in to the core, retrying a few times when it fails
-// (a busy database); it reports whether the core accepted it.
-func (b *Bridge) deliver(ctx context.Context, h bridges.Handler, in bridges.Inbound) bool {
+// deliver hands in to the core, retrying a few times when it fails (a
+// busy database); it reports whether the core accepted it. Discord never
+// sends a message again, so one the core refuses for want of disk space
+// (bridges.ErrStorageFull) is held here, retried with back-off up to
+// maxFullPause, until it is recorded or the bridge stops (stopping closed
+// or ctx done): the worker, and the messages queued behind it, wait.
+func (b *Bridge) deliver(ctx context.Context, h bridges.Handler, in bridges.Inbound, stopping <-chan struct{}) bool {
 	pause := b.deliverPause
+	held := false
 	for attempt := 1; ; attempt++ {
 		hctx, cancel := context.WithTimeout(ctx, handleTimeout)
 		err := h.HandleMessage(hctx, in)
 		cancel()
 		if err == nil {
+			if held {
+				b.log.Info("discord message recorded after the disk had room again", "key", in.Key, "msg_id", in.MsgID, "attempts", attempt)
+			}
 			return true
 		}
-		if attempt >= b.deliverTries || ctx.Err() != nil {
+		full := errors.Is(err, bridges.ErrStorageFull) && !isClosed(stopping)
+		if (!full && attempt >= b.deliverTries) || ctx.Err() != nil {
 			b.log.Error("discord message not accepted by the bridge; dropped", "key", in.Key, "msg_id", in.MsgID, "attempts", attempt, "err", err)
 			return false
 		}
-		b.log.Warn("discord message not accepted; retrying", "key", in.Key, "msg_id", in.MsgID, "err", err)
+		switch {
+		case full && !held:
+			held = true
+			b.log.Warn("discord message held until the disk has room", "key", in.Key, "msg_id", in.MsgID, "err", err)
+		case !full:
+			b.log.Warn("discord message not accepted; retrying", "key", in.Key, "msg_id", in.MsgID, "err", err)
+		}
 		select {
 		case <-ctx.Done():
+		case <-stopping:
 		case <-time.After(pause):
 		}
-		pause *= 2
+		pause = min(2*pause, maxFullPause)
+	}
+}
+
+// maxFullPause caps the pause between attempts to record a message.
+const maxFullPause = 15 * time.Second
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -21,7 +21,7 @@ func noMentions() *discordgo.MessageAllowedMentions {
 // whose reference is returned.
 //
 // With m.Idem each part is created with a nonce derived from Idem and its
-// index and enforce_nonce (nonce.go): a retry after a lost answer shows
+// index and enforce_nonce (idem.go): a retry after a lost answer shows
 // the message once. Errors no retry can fix are marked
 // bridges.Permanent.
 func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (_ bridges.MessageRef, err error) {
@@ -149,4 +149,25 @@ func buttonStyle(s bridges.ButtonStyle) discordgo.ButtonStyle {
 	default:
 		return discordgo.SecondaryButton
 	}
+}
+
+// StartThread implements bridges.ThreadStarter: the message is posted in
+// the channel and a public thread is started on it, named after its text
+// (as for a mention that starts a conversation). In a channel without
+// threads (a DM) the channel is the conversation.
+func (b *Bridge) StartThread(ctx context.Context, in bridges.ConversationKey, m bridges.Message) (bridges.ConversationKey, bridges.MessageRef, error) {
+	in.Thread = ""
+	ref, err := b.Post(ctx, in, m)
+	if err != nil {
+		return in, ref, err
+	}
+	ci, err := b.channelInfo(ctx, in.Channel)
+	if err != nil {
+		b.log.Warn("discord: channel lookup failed; the conversation stays in the channel", "channel", in.Channel, "err", err)
+		return in, ref, nil
+	}
+	posted := &discordgo.Message{ID: ref.ID, ChannelID: in.Channel, Author: &discordgo.User{Username: "agentbridge"}}
+	key := b.startThread(ctx, posted, m.Text, ci)
+	key.Bot = in.Bot
+	return key, ref, nil
 }

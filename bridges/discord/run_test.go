@@ -1,10 +1,15 @@
 package discord
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/bwmarrin/discordgo"
 )
 
 // TestReconnectKeepsMessages: whatever ends the gateway connection in the
@@ -298,6 +304,172 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	for deadline := time.Now().Add(wait); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestFrameParserFindsCloseCodes(t *testing.T) {
+	t.Parallel()
+	var stream bytes.Buffer
+	stream.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	stream.Write(frame(1, []byte(`{"op":10,"d":{"heartbeat_interval":41250}}`), false))
+	stream.Write(frame(1, bytes.Repeat([]byte("x"), 300), false))    // 16-bit length
+	stream.Write(frame(2, bytes.Repeat([]byte{0x88}, 70000), false)) // 64-bit length, bytes that look like close opcodes
+	stream.Write(frame(9, nil, false))                               // ping, empty
+	stream.Write(frame(8, closePayload(1012, "restart"), true))      // masked
+	stream.Write(frame(8, nil, false))                               // close without a code
+	stream.Write(frame(8, closePayload(4014, "Disallowed intent(s)."), false))
+	data := stream.Bytes()
+	want := []int{1012, 1005, 4014}
+
+	chunkings := map[string]func() []int{
+		"all at once": func() []int { return []int{len(data)} },
+		"byte by byte": func() []int {
+			s := make([]int, len(data))
+			for i := range s {
+				s[i] = 1
+			}
+			return s
+		},
+		"random": func() []int {
+			r := rand.New(rand.NewPCG(1, 2))
+			var s []int
+			for left := len(data); left > 0; {
+				n := min(left, 1+r.IntN(700))
+				s = append(s, n)
+				left -= n
+			}
+			return s
+		},
+	}
+	for name, chunks := range chunkings {
+		t.Run(name, func(t *testing.T) {
+			var got []int
+			p := frameParser{onClose: func(code int) { got = append(got, code) }}
+			off := 0
+			for _, n := range chunks() {
+				p.feed(data[off : off+n])
+				off += n
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("close codes = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// frame builds a server→client websocket frame (or a masked one).
+func frame(opcode byte, payload []byte, masked bool) []byte {
+	b := []byte{0x80 | opcode}
+	mask := byte(0)
+	if masked {
+		mask = 0x80
+	}
+	switch n := len(payload); {
+	case n < 126:
+		b = append(b, mask|byte(n))
+	case n <= 0xffff:
+		b = append(b, mask|126)
+		b = binary.BigEndian.AppendUint16(b, uint16(n))
+	default:
+		b = append(b, mask|127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	if masked {
+		key := []byte{1, 2, 3, 4}
+		b = append(b, key...)
+		p := slices.Clone(payload)
+		for i := range p {
+			p[i] ^= key[i%4]
+		}
+		payload = p
+	}
+	return append(b, payload...)
+}
+
+func closePayload(code uint16, reason string) []byte {
+	return append(binary.BigEndian.AppendUint16(nil, code), reason...)
+}
+
+// blockFirst is a recorder whose first HandleMessage waits for release
+// (a busy core), after closing entered.
+type blockFirst struct {
+	*recorder
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *blockFirst) HandleMessage(ctx context.Context, m bridges.Inbound) error {
+	h.once.Do(func() {
+		close(h.entered)
+		<-h.release
+	})
+	return h.recorder.HandleMessage(ctx, m)
+}
+
+// TestShutdownHandsOverQueuedMessages: messages the gateway delivered
+// while the worker was busy still reach the core when Run stops (Discord
+// does not send them again), and Run returns only after that.
+func TestShutdownHandsOverQueuedMessages(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	b := newTestBridge(t, testBot(f))
+	h := &blockFirst{recorder: newRecorder(), entered: make(chan struct{}), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	closed := make(chan struct{})
+	var closeOnce sync.Once
+	b.session.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) { closeOnce.Do(func() { close(closed) }) })
+	errc := make(chan error, 1)
+	go func() { errc <- b.Run(ctx, h) }()
+	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+
+	ids := []string{f.SendMessage("dm-1", "", "u1", "first", false)}
+	select {
+	case <-h.entered: // the worker is busy with the first message
+	case <-time.After(wait):
+		t.Fatal("the first message did not reach the core")
+	}
+	card, err := b.Post(ctx, bridges.ConversationKey{Bot: botName, Channel: "dm-1"},
+		bridges.Message{Text: "allow?", CardID: "c1", Buttons: []bridges.Button{{ID: "allow", Label: "Allow"}}})
+	if err != nil {
+		t.Fatalf("post card: %v", err)
+	}
+	for i := range 10 {
+		ids = append(ids, f.SendMessage("dm-1", "", "u1", fmt.Sprintf("queued %d", i), false))
+	}
+	// The click comes after them on the same connection and is handled at
+	// once on its own goroutine: when the core has it, the messages are in
+	// the queue.
+	f.Click("dm-1", card.ID, "u1", "c:c1:allow")
+	h.waitAction(t)
+
+	// Stop Run, and let the core go on only once the gateway is closed
+	// (discordgo reports Disconnect at the end of Close, after which Run
+	// stops taking messages): the queued ones must still be handed over.
+	cancel()
+	select {
+	case <-closed:
+	case <-time.After(wait):
+		t.Fatal("the gateway was not closed after cancel")
+	}
+	time.Sleep(50 * time.Millisecond) // Run's shutdown goes on from Close
+	close(h.release)
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Run did not return after cancel")
+	}
+	got := countIDs(h.messages())
+	for _, id := range ids {
+		if got[id] != 1 {
+			t.Errorf("message %s delivered %d times, want 1 (delivered: %v)", id, got[id], got)
 		}
 	}
 }

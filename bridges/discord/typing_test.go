@@ -1,11 +1,14 @@
 package discord
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 func TestTypingIsRenewed(t *testing.T) {
@@ -47,5 +50,56 @@ func TestTypingIsRenewed(t *testing.T) {
 		if ty.ChannelID != "dm1" {
 			t.Errorf("typing in %s", ty.ChannelID)
 		}
+	}
+}
+
+// With the real core and status_delay: a follow-up in the bot's thread
+// that the agent answers sooner costs exactly one REST call, the reply
+// (no typing indicator).
+func TestQuickTurnIsOneCall(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	b := newTestBridge(t, testBot(f))
+	cfg := &config.Config{
+		DataDir: t.TempDir(),
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
+		Bots:        []*config.Bot{testBot(f)},
+		StatusDelay: time.Second, // the core's fake clock never gets there
+	}
+	bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
+	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("bot never became ready")
+		}
+	}
+	answered := func(channel, text string) {
+		t.Helper()
+		if _, err := f.WaitForMessage(func(m discordfake.Message) bool {
+			return m.ChannelID == channel && strings.Contains(m.Content, "pong: "+text)
+		}, wait); err != nil {
+			t.Fatalf("%q not answered: %v", text, err)
+		}
+	}
+	thread := f.SendMessage("100", guild, "u1", "build it", true)
+	answered(thread, "build it")
+	n := len(f.Requests())
+	// The second answer shows that the worker is past the first follow-up.
+	for _, text := range []string{"more", "again"} {
+		f.SendMessage(thread, guild, "u1", text, false)
+		answered(thread, text)
+	}
+	var routes []string
+	for _, r := range f.Requests()[n:] {
+		routes = append(routes, r.Method+" "+r.Route)
+	}
+	if len(routes) != 2 || routes[0] != routes[1] || f.RequestCount(discordfake.RouteCreateMessage) < 3 {
+		t.Errorf("REST calls for two quick follow-ups: %v, want one message post each", routes)
+	}
+	if ty := f.Typing(); len(ty) != 0 {
+		t.Errorf("typing sent for quick turns: %+v", ty)
 	}
 }

@@ -35,13 +35,41 @@
 // <url|label> links, <@U…> mentions and <#C…> channels turned into plain
 // text.
 //
-// Files. bridge.go (Bridge, New, Limits, abilities), run.go (connect and
-// reconnect loop), inbound.go (events to bridges.Inbound), outbound.go
-// (Post, Edit, cards), format.go (CommonMark to mrkdwn), split.go,
-// typing.go, files.go, errors.go and failure.go (what a permanent failure
-// means and what to do); the three adapters use the same names
-// for the same roles, keep their bounded memories in bridges/internal/lru,
-// and each test file sits next to the file it tests.
+// # Files
+//
+// Every adapter has the same files for the same roles (bridges/discord,
+// bridges/web), keeps its bounded memories in bridges/internal/lru, and
+// tests each file in the _test.go file of the same name (helpers_test.go
+// holds the test kit, bench_test.go the benchmarks, manifest_test.go
+// checks manifest.yaml).
+//
+// files:
+//
+//   - bridge.go: Bridge, New and Open, Limits, the abilities offered, the
+//     bot's identity.
+//   - run.go: Run: auth.test, the Socket Mode sessions and their
+//     reconnects, and each envelope's handling and acknowledgement.
+//   - inbound.go: message and app_mention events to bridges.Inbound:
+//     routing, de-duplication, strangers, user names.
+//   - outbound.go: Post, Edit, PostEphemeral, StartThread, cards (Block
+//     Kit) and the 429 retry of every Web API call.
+//   - format.go: CommonMark to mrkdwn (ToMrkdwn) and Slack's event text
+//     to plain text.
+//   - split.go: splitting and cutting mrkdwn to Slack's limits.
+//   - typing.go: SetTyping: the thread status, or a reaction.
+//   - files.go: FetchFile (files in) and UploadFile (files out).
+//   - errors.go: sentinel errors, which Web API errors are permanent, the
+//     token failures that stop Run with what to do, and the redaction of
+//     tokens from logged errors.
+//
+// Files only Slack needs:
+//
+//   - config.go: bots[].slack settings and schedule targets.
+//   - interactions.go: Block Kit button clicks (block_actions).
+//   - idem.go: the reply key in message metadata that makes a retried
+//     Post show once (Slack has no idempotency key).
+//   - stream.go: the Streamer ability (chat.startStream), which only
+//     Slack has.
 package slack
 
 import (

@@ -76,3 +76,37 @@ func TestFetchFileRefusesForeignHosts(t *testing.T) {
 		t.Fatal("FetchFile sent the token to a foreign host")
 	}
 }
+
+// TestUploadFile: a file goes through Slack's three-step external upload
+// into the conversation's thread, with the comment as mrkdwn; a 429 on
+// the first step is waited out.
+func TestUploadFile(t *testing.T) {
+	fake := slackfake.New(t)
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	key := bridges.ConversationKey{Bot: "team", Channel: "C0001", Thread: "1700000000.000100"}
+	data := bytes.Repeat([]byte("line\n"), 1000)
+	fake.Inject429("files.getUploadURLExternal", 1)
+	if _, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "build.log", Data: data, Comment: "**the log**"}); err != nil {
+		t.Fatal(err)
+	}
+	ups := fake.Uploads()
+	if len(ups) != 1 {
+		t.Fatalf("uploads = %+v", ups)
+	}
+	u := ups[0]
+	if u.Name != "build.log" || u.Channel != "C0001" || u.ThreadTS != key.Thread || u.Comment != "*the log*" || !bytes.Equal(u.Content, data) {
+		t.Errorf("upload = %+v (%d bytes)", u, len(u.Content))
+	}
+	for _, m := range []string{"files.getUploadURLExternal", "files.upload_url", "files.completeUploadExternal"} {
+		if fake.CallCount(m) == 0 {
+			t.Errorf("no %s call", m)
+		}
+	}
+	if _, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "empty.txt"}); !errors.Is(err, ErrBadUpload) {
+		t.Errorf("empty file: err = %v", err)
+	}
+	fake.FailMethod("files.completeUploadExternal", "not_in_channel", 1)
+	if _, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "x.txt", Data: []byte("x")}); err == nil {
+		t.Error("a refused completion was not reported")
+	}
+}

@@ -1,10 +1,8 @@
 package slack
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
@@ -116,66 +114,4 @@ func TestPostRetryPostsWhatIsMissing(t *testing.T) {
 	if fake.CallCount("conversations.replies") != 1 {
 		t.Errorf("%d conversations.replies calls, want 1 (only the retry looks)", fake.CallCount("conversations.replies"))
 	}
-}
-
-// Errors no retry can fix are bridges.Permanent; 5xx, a lost connection,
-// a rate limit that outlasts the context and a server that is gone are
-// not.
-func TestPostErrorsPermanentOrTransient(t *testing.T) {
-	for _, code := range []string{"channel_not_found", "not_in_channel", "is_archived", "thread_not_found",
-		"msg_too_long", "invalid_blocks", "no_text", "restricted_action", "account_inactive", "token_revoked", "invalid_auth"} {
-		t.Run(code, func(t *testing.T) {
-			fake := slackfake.New(t)
-			b, _ := newBridge(t, fake, slackfake.BotToken)
-			fake.FailMethod("chat.postMessage", code, 1)
-			_, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"})
-			if !bridges.IsPermanent(err) || !strings.Contains(err.Error(), code) {
-				t.Errorf("Post error %v: want permanent %s", err, code)
-			}
-		})
-	}
-	for _, code := range []string{"internal_error", "fatal_error", "service_unavailable", "request_timeout"} {
-		t.Run(code, func(t *testing.T) {
-			fake := slackfake.New(t)
-			b, _ := newBridge(t, fake, slackfake.BotToken)
-			fake.FailMethod("chat.postMessage", code, 1)
-			if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {
-				t.Errorf("Post error %v: want transient", err)
-			}
-		})
-	}
-	t.Run("edit of a deleted message", func(t *testing.T) {
-		fake := slackfake.New(t)
-		b, _ := newBridge(t, fake, slackfake.BotToken)
-		err := b.Edit(t.Context(), bridges.MessageRef{Key: threadKey("1.1"), ID: "9.9"}, bridges.Message{Text: "x"})
-		if !bridges.IsPermanent(err) {
-			t.Errorf("Edit error %v: want permanent message_not_found", err)
-		}
-	})
-	t.Run("503", func(t *testing.T) {
-		fake := slackfake.New(t)
-		b, _ := newBridge(t, fake, slackfake.BotToken)
-		fake.LoseResponses("chat.postMessage", 1, 503)
-		if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {
-			t.Errorf("Post error %v: want transient", err)
-		}
-	})
-	t.Run("429 past the deadline", func(t *testing.T) {
-		fake := slackfake.New(t)
-		b, _ := newBridge(t, fake, slackfake.BotToken)
-		fake.Inject429("chat.postMessage", 5)
-		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-		defer cancel()
-		if _, err := b.Post(ctx, threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {
-			t.Errorf("Post error %v: want transient", err)
-		}
-	})
-	t.Run("server gone", func(t *testing.T) {
-		fake := slackfake.New(t)
-		b, _ := newBridge(t, fake, slackfake.BotToken)
-		fake.Close()
-		if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {
-			t.Errorf("Post error %v: want transient", err)
-		}
-	})
 }

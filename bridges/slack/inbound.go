@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/lru"
 )
 
 // incoming is a message or app_mention event reduced to what routing
@@ -186,4 +187,48 @@ func tsTime(ts string) time.Time {
 	}
 	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
 	return time.Unix(s, us*1000)
+}
+
+// plainText turns Slack event text into the plain text the agent sees
+// (convertSlackText), looking up the names of mentioned users.
+func (b *Bridge) plainText(ctx context.Context, text, selfID string) string {
+	return convertSlackText(text, selfID, func(id string) string { return b.userName(ctx, id) })
+}
+
+// userCache maps user ids to display names, for at most cap users (the
+// least recently used are forgotten). Lookups that fail are cached for a
+// shorter time (the id stands in for the name).
+type userCache struct {
+	ttl     time.Duration
+	entries *lru.Cache[string, userEntry]
+}
+
+type userEntry struct {
+	name    string
+	expires time.Time
+}
+
+func newUserCache(cap int, ttl time.Duration) *userCache {
+	return &userCache{ttl: ttl, entries: lru.New[string, userEntry](cap)}
+}
+
+// Name returns the cached name of id, or calls lookup (bounded by a short
+// timeout) and caches its answer. It never fails: the id is the fallback.
+func (c *userCache) Name(ctx context.Context, id string, lookup func(context.Context, string) (string, error)) string {
+	if id == "" {
+		return ""
+	}
+	now := time.Now()
+	if e, ok := c.entries.Get(id); ok && now.Before(e.expires) {
+		return e.name
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	name, err := lookup(ctx, id)
+	ttl := c.ttl
+	if err != nil || name == "" {
+		name, ttl = id, c.ttl/12
+	}
+	c.entries.Add(id, userEntry{name: name, expires: now.Add(ttl)})
+	return name
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -209,4 +210,47 @@ func cardBlocks(m bridges.Message) (string, []slackapi.Block) {
 
 func section(text string) *slackapi.SectionBlock {
 	return slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, text, false, false), nil, nil)
+}
+
+// editGens numbers Edits per message so that a rate-limited Edit can
+// give way to a newer one.
+type editGens struct {
+	mu   sync.Mutex
+	next uint64            // numbers are unique across messages
+	gen  map[string]uint64 // message → number of its newest Edit in flight
+}
+
+// begin registers an Edit of msg. superseded reports whether a newer Edit
+// of msg started since; end must be called when the Edit is over.
+func (g *editGens) begin(msg string) (superseded func() bool, end func()) {
+	g.mu.Lock()
+	g.next++
+	mine := g.next
+	g.gen[msg] = mine
+	g.mu.Unlock()
+	superseded = func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.gen[msg] != mine
+	}
+	end = func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.gen[msg] == mine {
+			delete(g.gen, msg)
+		}
+	}
+	return superseded, end
+}
+
+// StartThread implements bridges.ThreadStarter: the message is posted at
+// the top of the channel and its ts becomes the thread of the new
+// conversation (like a mention that starts a conversation).
+func (b *Bridge) StartThread(ctx context.Context, in bridges.ConversationKey, m bridges.Message) (bridges.ConversationKey, bridges.MessageRef, error) {
+	in.Thread = ""
+	ref, err := b.Post(ctx, in, m)
+	if err != nil {
+		return in, ref, err
+	}
+	return bridges.ConversationKey{Bot: in.Bot, Channel: in.Channel, Thread: ref.ID}, ref, nil
 }

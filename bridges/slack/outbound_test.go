@@ -214,3 +214,21 @@ func TestEditKeepsButtons(t *testing.T) {
 		t.Errorf("after edit: %+v", cur)
 	}
 }
+
+// TestStartThread: the message is posted at the top of the channel and
+// its ts is the new conversation's thread.
+func TestStartThread(t *testing.T) {
+	fake := slackfake.New(t)
+	b, _ := newBridge(t, fake, slackfake.BotToken)
+	key, ref, err := b.StartThread(t.Context(), bridges.ConversationKey{Bot: "team", Channel: "C0001", Thread: "ignored"}, bridges.Message{Text: "⏰ scheduled: standup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	posts := fake.Posts()
+	if len(posts) != 1 || posts[0].ThreadTS != "" || posts[0].Channel != "C0001" {
+		t.Fatalf("posts = %+v", posts)
+	}
+	if key != (bridges.ConversationKey{Bot: "team", Channel: "C0001", Thread: posts[0].TS}) || ref.ID != posts[0].TS {
+		t.Errorf("key = %+v, ref = %+v", key, ref)
+	}
+}

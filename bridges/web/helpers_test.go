@@ -151,3 +151,12 @@ func newServer(t *testing.T, c *Console) string {
 	t.Cleanup(func() { c.Shutdown(); srv.Close() })
 	return srv.URL
 }
+
+func mustGet(t *testing.T, c *client, path string) string {
+	t.Helper()
+	s, body, _ := c.do("GET", path, nil, nil)
+	if s != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, s)
+	}
+	return body
+}

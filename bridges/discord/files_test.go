@@ -46,23 +46,3 @@ func TestUploadFile(t *testing.T) {
 		t.Errorf("a too large file was sent anyway")
 	}
 }
-
-// TestStartThread: the message is posted in the channel and a thread is
-// started on it; the key names the thread.
-func TestStartThread(t *testing.T) {
-	t.Parallel()
-	f := discordfake.New(t)
-	b := newTestBridge(t, testBot(f))
-	f.AddChannel("100", guild, "", discordfake.ChannelGuildText, "general")
-	key, ref, err := b.StartThread(t.Context(), bridges.ConversationKey{Bot: botName, Channel: "100"}, bridges.Message{Text: "⏰ scheduled: standup\n> summarise"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	threads := f.Threads()
-	if len(threads) != 1 || threads[0].MessageID != ref.ID || threads[0].ParentID != "100" || threads[0].Name != "⏰ scheduled: standup summarise" {
-		t.Fatalf("threads = %+v, ref %+v", threads, ref)
-	}
-	if key != (bridges.ConversationKey{Bot: botName, Channel: "100", Thread: threads[0].ID}) {
-		t.Errorf("key = %+v", key)
-	}
-}

@@ -7,7 +7,7 @@
 // Console is both the bridges.Platform of the web bot and the HTTP handler
 // of every page. People sign in with the token of their web.users entry
 // (or the admin token generated into data_dir when there is none); failed
-// sign-ins are limited per client address and in total (signin_limit.go).
+// sign-ins are limited per client address and in total (signin.go).
 // A session is a signed cookie (HttpOnly, SameSite=Strict, Secure over
 // https) naming a session kept in the store (web_sessions), which signing
 // out deletes. Every POST carries the session's CSRF token and passes Go's
@@ -30,6 +30,43 @@
 // routes (routes.go) wrapped in requireUser, or in RequireRole(config.
 // RoleAdmin, …) for operator pages, which answers 403 to everyone else.
 // POST handlers go through csrf; forms include {{template "csrf" .}}.
+//
+// # Files
+//
+// Every adapter has the same files for the same roles (bridges/slack,
+// bridges/discord), and tests each file in the _test.go file of the same
+// name (helpers_test.go holds the test kit).
+//
+// files:
+//
+//   - bridge.go: Console, Options, New, Limits, the abilities offered, and
+//     where the console listens (BaseURL, Announce).
+//   - run.go: Run, which lends the pages the core's Handler while it runs.
+//   - inbound.go: a page's message, Stop and button click to the core
+//     (send, stop, action), and which conversation a request names.
+//   - outbound.go: Post, Edit and PostEphemeral: stored and pushed to the
+//     open pages; the console's own notices.
+//   - format.go: CommonMark to safe HTML, code highlighted on the server.
+//   - split.go: cutting text to one line or a length. Messages are not
+//     split: the core splits to Limits.MaxMessageRunes.
+//   - typing.go: SetTyping: the pages' "working" state and Stop button.
+//   - files.go: image uploads in (readUpload, FetchFile) and served back.
+//   - errors.go: sentinel errors.
+//
+// Files only the web console needs (it serves its own pages):
+//
+//   - config.go: the platform entry (a web bot has no settings node).
+//   - routes.go: the routes, the middleware (security headers, session,
+//     roles, CSRF) and the templates and static files.
+//   - chat.go: the chat pages (conversation list and conversation view).
+//   - events.go: live updates: the hub that fans changes out and the
+//     server-sent event stream of a page.
+//   - signin.go: who may sign in (web.users, the generated admin token),
+//     the sign-in form and the limit on failed sign-ins.
+//   - session.go: signed session cookies kept in the store, and CSRF
+//     tokens.
+//   - admin.go: the operator pages (bots, agents, approvals, usage,
+//     audit, config).
 package web
 
 import (
@@ -249,9 +286,15 @@ func loopbackListen(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// coreHandler returns the core while Run runs, or nil.
-func (c *Console) coreHandler() bridges.Handler {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.handler
+// Platform limits of the web console: long messages, buttons, and quick
+// edits (a browser shows every edit; each one is one small database write).
+const (
+	maxMessageRunes = 12000
+	editInterval    = 250 * time.Millisecond
+)
+
+// Limits implements bridges.Platform.
+func (c *Console) Limits() bridges.Limits {
+	return bridges.Limits{Title: "web console", MaxMessageRunes: maxMessageRunes, CanButtons: true, EditInterval: editInterval,
+		FreeTyping: true} // the pages' "working" costs no platform call: no status_delay
 }

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,5 +219,132 @@ func TestClientAddr(t *testing.T) {
 		if got := clientAddr(r, tr); got != tc.want {
 			t.Errorf("clientAddr(%s, XFF %q, trusted %v) = %q, want %q", tc.remote, tc.xff, tc.trusted, got, tc.want)
 		}
+	}
+}
+
+func TestSignIn(t *testing.T) {
+	_, srv, logs := newTestConsole(t, testConfig(t, "127.0.0.1:9464", usersYAML), nil)
+	c := newClient(t, srv.URL)
+
+	// Not signed in: pages send to the sign-in page, posts are refused.
+	if s, _, resp := c.do("GET", "/chat/abcdefgh12", nil, nil); s != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/signin?next=") {
+		t.Fatalf("GET chat signed out: %d %s", s, resp.Header.Get("Location"))
+	}
+	if s, _, _ := c.do("POST", "/chat/abcdefgh12/send", url.Values{"text": {"x"}}, nil); s != http.StatusUnauthorized {
+		t.Errorf("POST signed out: %d, want 401", s)
+	}
+
+	_, page, resp := c.do("GET", "/signin", nil, nil)
+	form := csrfIn(t, page)
+	var signinCk *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == signinCookie {
+			signinCk = ck
+		}
+	}
+	if signinCk == nil || !signinCk.HttpOnly || signinCk.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("sign-in cookie = %+v", signinCk)
+	}
+
+	cases := []struct {
+		name   string
+		form   func(csrf string) url.Values
+		status int
+	}{
+		{"no csrf", func(string) url.Values { return url.Values{"token": {anaToken}} }, http.StatusForbidden},
+		{"wrong csrf", func(string) url.Values { return url.Values{"token": {anaToken}, "csrf": {"forged"}} }, http.StatusForbidden},
+		{"wrong token", func(f string) url.Values { return url.Values{"token": {"nope-nope-nope-nope"}, "csrf": {f}} }, http.StatusUnauthorized},
+	}
+	for _, tc := range cases {
+		if s, _, _ := c.do("POST", "/signin", tc.form(form), nil); s != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, s, tc.status)
+		}
+		_, page, _ = c.do("GET", "/signin", nil, nil) // a fresh form token
+		form = csrfIn(t, page)
+	}
+
+	s, _, resp := c.do("POST", "/signin", url.Values{"token": {anaToken}, "csrf": {form}, "next": {"//evil.example/x"}}, nil)
+	if s != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		t.Fatalf("sign in: %d to %q, want 303 to / (no open redirect)", s, resp.Header.Get("Location"))
+	}
+	var sess *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == sessionCookie {
+			sess = ck
+		}
+	}
+	if sess == nil || !sess.HttpOnly || sess.SameSite != http.SameSiteStrictMode || sess.Secure {
+		t.Fatalf("session cookie = %+v (want HttpOnly, SameSite=Strict, not Secure over http)", sess)
+	}
+	if s, body, _ := c.do("GET", "/", nil, nil); s != http.StatusOK || !strings.Contains(body, `id="whoami">ana`) {
+		t.Fatalf("home: %d\n%s", s, body)
+	}
+	if strings.Contains(logs.String(), anaToken) {
+		t.Error("logs contain the token")
+	}
+
+	// Behind an https proxy the cookies are Secure.
+	c = newClient(t, srv.URL)
+	_, page, _ = c.do("GET", "/signin", nil, map[string]string{"X-Forwarded-Proto": "https"})
+	_, _, resp = c.do("POST", "/signin", url.Values{"token": {bobToken}, "csrf": {csrfIn(t, page)}}, map[string]string{"X-Forwarded-Proto": "https"})
+	for _, ck := range resp.Cookies() {
+		if ck.Name == sessionCookie && !ck.Secure {
+			t.Errorf("session cookie over https is not Secure: %+v", ck)
+		}
+	}
+}
+
+func TestGeneratedAdminToken(t *testing.T) {
+	cfg := testConfig(t, "0.0.0.0:9464", "")
+	st := testStore(t)
+	c, srv, logs := newTestConsole(t, cfg, st)
+	path := filepath.Join(cfg.DataDir, AdminTokenFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v, want 0600", fi.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(path)
+	token := strings.TrimSpace(string(raw))
+	var out bytes.Buffer
+	c.Announce(&out)
+	if want := "http://127.0.0.1:9464/signin#token=" + token; !strings.Contains(out.String(), want) {
+		t.Errorf("announcement lacks the sign-in link %s:\n%s", want, out.String())
+	}
+	if !strings.Contains(logs.String(), "non-loopback") || strings.Contains(logs.String(), token) {
+		t.Errorf("want a plain-HTTP warning and no token in the logs:\n%s", logs.String())
+	}
+	// A later start prints the link again while nobody has signed in.
+	again, err := New(Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	again.Announce(&out)
+	if want := "http://127.0.0.1:9464/signin#token=" + token; !strings.Contains(out.String(), want) {
+		t.Errorf("a second start before anybody signed in lacks the sign-in link %s:\n%s", want, out.String())
+	}
+	if cl := newClient(t, srv.URL); cl.signIn(token) == "" {
+		t.Fatal("no session with the generated token")
+	}
+
+	// Once somebody signed in, a start reuses the token and does not print it.
+	c2, err := New(Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	c2.Announce(&out)
+	if strings.Contains(out.String(), token) || !strings.Contains(out.String(), path) {
+		t.Errorf("announcement after a sign-in: %q", out.String())
+	}
+	// A token file others can read is refused.
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{Config: cfg, Store: st}); err == nil || !strings.Contains(err.Error(), "readable by other users") {
+		t.Errorf("New with a 0644 token file: %v", err)
 	}
 }
