@@ -26,6 +26,9 @@ const (
 	RemedyWait    = "wait"    // wait until BotState.Until (a temporary ban), then restart
 	RemedyUpgrade = "upgrade" // the platform refuses this client version: upgrade the bridge
 	RemedyRestart = "restart" // fix what Reason names (credentials, configuration), then restart
+	// RemedyAccount: the platform account itself needs attention in the
+	// platform's own app (locked, banned); relinking alone does not help.
+	RemedyAccount = "account"
 )
 
 // BotState is a bot's connection state, as its adapter reports it through

@@ -8,7 +8,8 @@ import (
 
 // ChoiceFromText maps a typed reply to one of a card's buttons, for
 // platforms without buttons (where the adapter shows them as numbered
-// choices, 1 = buttons[0]): a number picks that button; "yes", "ok",
+// choices in NumberOrder: 1 = yes, 2 = no, 3 = the lasting yes): a number
+// picks that button; "yes", "ok",
 // "allow", "approve" or 👍 the first primary button; "no", "deny",
 // "reject" or 👎 the danger button; "always" the Always allow button. It
 // returns the button's ID, or "" when the reply is no choice of these
@@ -16,8 +17,8 @@ import (
 func ChoiceFromText(buttons []Button, text string) string {
 	s := strings.ToLower(strings.Trim(strings.TrimSpace(text), " .!\ufe0f"))
 	if n, err := strconv.Atoi(s); err == nil {
-		if n >= 1 && n <= len(buttons) {
-			return buttons[n-1].ID
+		if ordered := NumberOrder(buttons); n >= 1 && n <= len(ordered) {
+			return ordered[n-1].ID
 		}
 		return ""
 	}
@@ -41,10 +42,12 @@ func ChoiceFromText(buttons []Button, text string) string {
 }
 
 // NumberedChoices renders buttons as the numbered choices a reply picks
-// with ChoiceFromText, in CommonMark: "**1** Allow · **2** Deny".
+// with ChoiceFromText, in NumberOrder and CommonMark: "**1** Allow ·
+// **2** Deny · **3** Always allow".
 func NumberedChoices(buttons []Button) string {
-	parts := make([]string, len(buttons))
-	for i, b := range buttons {
+	ordered := NumberOrder(buttons)
+	parts := make([]string, len(ordered))
+	for i, b := range ordered {
 		parts[i] = fmt.Sprintf("**%d** %s", i+1, b.Label)
 	}
 	return strings.Join(parts, " · ")
@@ -64,3 +67,26 @@ const (
 
 // CommandPrefix starts a chat command.
 const CommandPrefix = "!"
+
+// NumberOrder is the order in which a card's buttons are numbered where
+// they are answered by number: the primary (yes) button first, the danger
+// (no) button second, the others after them in their order. So the same
+// digit means the same on every card: 1 Allow / Approve, 2 Deny / Reject,
+// 3 Always allow / Approve + accept edits; a lasting grant is never one
+// digit away from a refusal in the other direction.
+func NumberOrder(buttons []Button) []Button {
+	out := make([]Button, 0, len(buttons))
+	for _, style := range []ButtonStyle{StylePrimary, StyleDanger} {
+		for _, b := range buttons {
+			if b.Style == style {
+				out = append(out, b)
+			}
+		}
+	}
+	for _, b := range buttons {
+		if b.Style != StylePrimary && b.Style != StyleDanger {
+			out = append(out, b)
+		}
+	}
+	return out
+}

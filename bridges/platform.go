@@ -58,6 +58,16 @@ type Inbound struct {
 	Text     string
 	Files    []File
 	At       time.Time
+	// ReplyTo is the platform message id this message quotes or replies
+	// to ("" = none). On a platform without buttons a choice ("1", "no")
+	// quoting a card answers that card only, looked up by the id the
+	// card's Post returned; quoting a closed card decides nothing.
+	ReplyTo string
+	// Quoted is the text of the message this one quotes ("" = none or
+	// unknown): the core gives it to the agent marked as quoted, before
+	// Text, never as the author's own words (no command, no card answer).
+	// A quoted image or document comes as one of Files.
+	Quoted string
 }
 
 // Action is a click on a button of a card (or an equivalent reaction/reply).
@@ -145,9 +155,16 @@ type Limits struct {
 	// core's own cap (DefaultMaxSendFileBytes) applies alone.
 	MaxUploadBytes int64
 	// ProgressInterval: on a platform that does not stream a turn into a
-	// live message (no Editor), a turn running longer than this gets a
-	// short progress line, at most one per interval; 0 = none.
+	// live message (no Editor, or WholeAnswers), a turn running longer than
+	// this gets a short progress line, at most one per interval; 0 = none.
+	// On an Editor the turn's progress line is one message, edited while
+	// EditMaxAge allows and posted anew only beyond it.
 	ProgressInterval time.Duration
+	// WholeAnswers: turns are not streamed into a live message even though
+	// the platform is an Editor; answers are posted whole (a new message
+	// notifies people, an edit does not). The Editor then updates progress
+	// lines and cards only (WhatsApp).
+	WholeAnswers bool
 	// ReportsState: Run reports the connection state through
 	// ReportState (starting, connected, reconnecting, failed); otherwise
 	// the core shows the bot as running while Run runs.

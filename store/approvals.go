@@ -33,6 +33,7 @@ type Approval struct {
 	Input          []byte // the tool input JSON as received
 	RequestedBy    string // user whose message started the turn
 	CardRef        string // opaque platform reference of the card, '' if none
+	CardMsgID      string // platform id of the message showing the card, '' if none
 	Decision       Decision
 	DecidedBy      string
 	Message        string // message sent with the decision (e.g. the deny reason)
@@ -44,14 +45,14 @@ type Approval struct {
 func (a Approval) Open() bool { return a.DecidedAt.IsZero() }
 
 const approvalCols = `id, conversation_id, tool_name, input, requested_by, card_ref, decision, decided_by, message,
-	requested_at, decided_at`
+	requested_at, decided_at, card_msg_id`
 
 func scanApproval(r scanner) (Approval, error) {
 	var a Approval
 	var requested int64
 	var decided sql.NullInt64
 	err := r.Scan(&a.ID, &a.ConversationID, &a.ToolName, &a.Input, &a.RequestedBy, &a.CardRef, &a.Decision,
-		&a.DecidedBy, &a.Message, &requested, &decided)
+		&a.DecidedBy, &a.Message, &requested, &decided, &a.CardMsgID)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -103,9 +104,11 @@ func (s *Store) RecordApprovalRequest(ctx context.Context, a Approval) (Approval
 }
 
 // SetApprovalCardRef stores the platform reference of the card showing
-// request id, so it can be closed later (e.g. after a restart).
-func (s *Store) SetApprovalCardRef(ctx context.Context, id, cardRef string) error {
-	res, err := s.exec(ctx, false, `UPDATE approvals SET card_ref = ? WHERE id = ?`, cardRef, id)
+// request id, so it can be closed later (e.g. after a restart), and the
+// platform id of its message (msgID, may be ""), so that a reply quoting
+// it finds it (ApprovalByCardMessage).
+func (s *Store) SetApprovalCardRef(ctx context.Context, id, cardRef, msgID string) error {
+	res, err := s.exec(ctx, false, `UPDATE approvals SET card_ref = ?, card_msg_id = ? WHERE id = ?`, cardRef, msgID, id)
 	if err != nil {
 		return fmt.Errorf("set card of approval %s: %w", id, err)
 	}
@@ -117,6 +120,24 @@ func (s *Store) SetApprovalCardRef(ctx context.Context, id, cardRef string) erro
 		return fmt.Errorf("set card of approval %s: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// ApprovalByCardMessage returns the request of conversation convID whose
+// card is the platform message msgID (the newest, should a platform reuse
+// ids), decided or not, or an error wrapping ErrNotFound.
+func (s *Store) ApprovalByCardMessage(ctx context.Context, convID, msgID string) (Approval, error) {
+	if msgID == "" {
+		return Approval{}, fmt.Errorf("approval of card message %q: %w", msgID, ErrNotFound)
+	}
+	a, err := scanApproval(s.db.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals
+		WHERE conversation_id = ? AND card_msg_id = ? ORDER BY seq DESC LIMIT 1`, convID, msgID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, fmt.Errorf("approval of card message %s: %w", msgID, ErrNotFound)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("approval of card message %s: %w", msgID, err)
+	}
+	return a, nil
 }
 
 // RecordApprovalDecision decides open request id now and returns it as

@@ -33,7 +33,7 @@ func TestApprovalsFlow(t *testing.T) {
 	if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req-3", ConversationID: a.ID, ToolName: "WebFetch", CardRef: "card-3"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetApprovalCardRef(ctx, "req-1", "C/1234.5678"); err != nil {
+	if err := s.SetApprovalCardRef(ctx, "req-1", "C/1234.5678", "1234.5678"); err != nil {
 		t.Fatalf("SetApprovalCardRef: %v", err)
 	}
 
@@ -55,6 +55,14 @@ func TestApprovalsFlow(t *testing.T) {
 	if d.Open() || d.Decision != DecisionDeny || d.DecidedBy != "U9" || d.Message != "Denied by @bob" || !d.DecidedAt.After(d.RequestedAt) {
 		t.Fatalf("decided approval = %+v", d)
 	}
+	// A reply quoting the card finds it, decided, in its conversation only.
+	if q, err := s.ApprovalByCardMessage(ctx, a.ID, "1234.5678"); err != nil || q.ID != "req-1" || q.Open() || q.CardMsgID != "1234.5678" {
+		t.Fatalf("ApprovalByCardMessage = %+v, %v", q, err)
+	}
+	_, err = s.ApprovalByCardMessage(ctx, b.ID, "1234.5678")
+	wantErrIs(t, "card of another conversation", err, ErrNotFound)
+	_, err = s.ApprovalByCardMessage(ctx, a.ID, "")
+	wantErrIs(t, "no card message", err, ErrNotFound)
 	// The first decision stands.
 	_, err = s.RecordApprovalDecision(ctx, "req-1", DecisionAllow, "U1", "")
 	wantErrIs(t, "second decision", err, ErrAlreadyDecided)
@@ -139,7 +147,7 @@ func TestApprovalErrors(t *testing.T) {
 		{"duplicate id", record(Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}), ErrDuplicate},
 		{"decide unknown", decide("nope", DecisionAllow), ErrNotFound},
 		{"empty decision", decide("req", ""), ErrInvalidArgument},
-		{"card of unknown", s.SetApprovalCardRef(ctx, "nope", "ref"), ErrNotFound},
+		{"card of unknown", s.SetApprovalCardRef(ctx, "nope", "ref", ""), ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { wantErrIs(t, tt.name, tt.err, tt.want) })

@@ -19,24 +19,30 @@ type InboxMessage struct {
 	UserID         string // the author; for a schedule's firing, its creator when a person made it, else ""
 	UserName       string
 	Text           string
-	Origin         Origin // who the message comes from; "" is read as OriginPerson when enqueued
-	ScheduleID     int64  // the schedule of an OriginSchedule message
-	Files          []byte // opaque JSON owned by the caller; nil when none
-	State          InboxState
-	Attempts       int    // times the message was reset for redelivery
-	Error          string // why it failed or was cancelled, if known
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// ReplyTo is the platform id of the message this one quotes or replies
+	// to ("" = none): a reply quoting a card answers that card only.
+	ReplyTo string
+	// Quoted is the text of the quoted message, given to the agent marked
+	// as quoted ("" = none).
+	Quoted     string
+	Origin     Origin // who the message comes from; "" is read as OriginPerson when enqueued
+	ScheduleID int64  // the schedule of an OriginSchedule message
+	Files      []byte // opaque JSON owned by the caller; nil when none
+	State      InboxState
+	Attempts   int    // times the message was reset for redelivery
+	Error      string // why it failed or was cancelled, if known
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 const inboxCols = `id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state,
-	attempts, error, created_at, updated_at, origin, schedule_id`
+	attempts, error, created_at, updated_at, origin, schedule_id, reply_to, quoted`
 
 func scanInbox(r scanner) (InboxMessage, error) {
 	var m InboxMessage
 	var created, updated int64
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Bot, &m.PlatformMsgID, &m.UserID, &m.UserName, &m.Text, &m.Files,
-		&m.State, &m.Attempts, &m.Error, &created, &updated, &m.Origin, &m.ScheduleID)
+		&m.State, &m.Attempts, &m.Error, &created, &updated, &m.Origin, &m.ScheduleID, &m.ReplyTo, &m.Quoted)
 	if err != nil {
 		return InboxMessage{}, err
 	}
@@ -45,7 +51,8 @@ func scanInbox(r scanner) (InboxMessage, error) {
 }
 
 // Enqueue durably records an inbound message as pending. The caller sets
-// ConversationID (must exist), PlatformMsgID, the author, Text and Files; Bot
+// ConversationID (must exist), PlatformMsgID, the author, Text, Files,
+// ReplyTo and Quoted; Bot
 // may be left empty and is taken from the conversation (a different bot is
 // refused). ID may be preset to a uuid; otherwise one is chosen. State,
 // Attempts, Error and the timestamps are set by the store.
@@ -85,11 +92,11 @@ func (s *Store) Enqueue(ctx context.Context, m InboxMessage) (msg InboxMessage, 
 		now := s.nowMS()
 		res, err := tx.ExecContext(ctx, `INSERT INTO inbox
 			(id, conversation_id, bot, platform_msg_id, user_id, user_name, text, files, state, created_at, updated_at,
-			 origin, schedule_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			 origin, schedule_id, reply_to, quoted)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (bot, platform_msg_id) DO NOTHING`,
 			m.ID, m.ConversationID, m.Bot, m.PlatformMsgID, m.UserID, m.UserName, m.Text, m.Files,
-			InboxPending, now, now, m.Origin, m.ScheduleID)
+			InboxPending, now, now, m.Origin, m.ScheduleID, m.ReplyTo, m.Quoted)
 		if err != nil {
 			return insertErr(err)
 		}

@@ -43,7 +43,7 @@ func (s *Store) DecidedApprovals(ctx context.Context, limit int) ([]AuditEntry, 
 		var requested int64
 		var decided sql.NullInt64
 		err := r.Scan(&e.ID, &e.ConversationID, &e.ToolName, &e.Input, &e.RequestedBy, &e.CardRef, &e.Decision,
-			&e.DecidedBy, &e.Message, &requested, &decided, &e.Key.Bot, &e.Key.Channel, &e.Key.Thread)
+			&e.DecidedBy, &e.Message, &requested, &decided, &e.CardMsgID, &e.Key.Bot, &e.Key.Channel, &e.Key.Thread)
 		e.RequestedAt = fromMS(requested)
 		if decided.Valid {
 			e.DecidedAt = fromMS(decided.Int64)

@@ -172,9 +172,9 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		return
 	}
 	cd.ref, cd.posted = ref, true
-	st, id := cv.core.st, cd.id
+	st, id, msgID := cv.core.st, cd.id, ref.ID
 	cv.recordOrLog(ctx, "store card reference", func(ctx context.Context) error {
-		return st.SetApprovalCardRef(ctx, id, encodeRef(ref))
+		return st.SetApprovalCardRef(ctx, id, encodeRef(ref), msgID)
 	}, "request", id)
 	cv.cards[cd.id] = cd
 }

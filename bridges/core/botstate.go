@@ -164,3 +164,8 @@ func (cv *conversation) connectionLines(who author) string {
 	}
 	return b.String()
 }
+
+var _ bridges.MessageCounter = botHandler{}
+
+// CountMessage implements bridges.MessageCounter.
+func (h botHandler) CountMessage(outcome string) { h.opts.Metrics.message(h.bot, outcome) }

@@ -281,7 +281,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
 	msg, dup, err := c.submit(ctx, submission{origin: OriginPerson, conv: conv, msgID: m.MsgID, user: m.UserID,
-		userName: m.UserName, text: m.Text, files: files}, log.With("new_conversation", created))
+		userName: m.UserName, text: m.Text, files: files, replyTo: m.ReplyTo, quoted: m.Quoted}, log.With("new_conversation", created))
 	if err != nil {
 		return notRecorded(m.MsgID, err)
 	}

@@ -17,10 +17,11 @@ type liveMsg struct {
 }
 
 // streams reports whether this conversation shows a turn while it runs: the
-// platform can edit (Editor) and the bot is not quiet.
+// platform can edit (Editor) and wants no whole answers, and the bot is not
+// quiet.
 func (cv *conversation) streams() bool {
 	_, edits := cv.platform.(bridges.Editor)
-	return edits && verbosity(cv.bot) != config.VerbosityQuiet
+	return edits && !cv.limits.WholeAnswers && verbosity(cv.bot) != config.VerbosityQuiet
 }
 
 // maxRunes is the platform's message limit.

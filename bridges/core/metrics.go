@@ -30,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		agentLimits: newAgentLimitMetrics(reg),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_messages_total",
-			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored).",
+			Help: "Inbound chat messages by outcome (accepted, duplicate, refused, ignored; adapters: undecryptable).",
 		}, []string{"bot", "outcome"}),
 		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbridge_agent_results_total",

@@ -4,13 +4,15 @@ import (
 	"context"
 	"strings"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 )
 
 // Progress lines: a platform that does not stream turns into a live
-// message (no Editor) shows nothing between the user's message and the
-// answer; Limits.ProgressInterval asks for a short line instead while a
-// long turn runs, at most one per interval.
+// message (no Editor, or Limits.WholeAnswers) shows nothing between the
+// user's message and the answer; Limits.ProgressInterval asks for a short
+// line instead while a long turn runs, at most one per interval: one
+// message, edited where the platform can (showProgress).
 
 // progressing reports whether this conversation gets progress lines.
 func (cv *conversation) progressing() bool {
@@ -43,7 +45,28 @@ func (cv *conversation) progressLine(ctx context.Context) {
 			line += " · last: " + last
 		}
 	}
-	cv.notice(ctx, line)
+	cv.showProgress(ctx, t, line)
+}
+
+// showProgress shows the turn's progress line: an edit of its previous
+// one while the platform can edit it (Limits.EditMaxAge), else a new
+// message, so that a long turn makes one message (per edit window) and
+// no stream of identical ones.
+func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) {
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	m := bridges.Message{Text: line}
+	var ref bridges.MessageRef
+	var err error
+	if t.progress.ID != "" {
+		ref, err = cv.editOrPost(ctx, t.progress, m, m)
+	} else {
+		ref, err = cv.post(ctx, m)
+	}
+	if err != nil {
+		cv.log.Warn("show progress", "err", err)
+		return
+	}
+	t.progress = ref
 }
 
 // lastToolLine is the first line of the turn's latest tool line, without

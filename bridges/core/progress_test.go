@@ -84,3 +84,49 @@ func TestProgressLinesWithoutLiveEdits(t *testing.T) {
 		})
 	}
 }
+
+// Issue 24, finding 4: on a platform that edits but wants whole answers
+// (WhatsApp) a 10-minute turn shows one progress message, edited every
+// interval, and its answer as a new message; beyond the edit window the
+// progress line is posted anew, once. Before, it posted one message per
+// interval (≈ 20 identical "Still working" messages in 10 minutes).
+func TestProgressLineEditedWithinEditWindow(t *testing.T) {
+	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	release := make(chan struct{})
+	defer close(release)
+	lim := defaultLimits()
+	lim.CanButtons, lim.WholeAnswers = false, true
+	lim.ProgressInterval, lim.EditMaxAge = 30*time.Second, 18*time.Minute
+	h := start(t, setup{script: slowScript(release), clock: clock, limits: lim})
+	k := key("T1")
+	h.send(k, "m1", "alice", "slow")
+	waitFor(t, "the turn's tool call", func() bool { return h.plat.Typing(k) })
+	shown := func() int { // texts the progress messages showed, edits included
+		n := 0
+		for _, m := range h.plat.Messages(k) {
+			if strings.HasPrefix(m.Text, "⏳ Still working") {
+				n += len(m.History)
+			}
+		}
+		return n
+	}
+	for i := 1; i <= 20; i++ { // 10 minutes
+		clock.Advance(30 * time.Second)
+		waitFor(t, "a progress update", func() bool { return shown() == i })
+	}
+	if got := progressLines(h.plat, k); len(got) != 1 || got[0] != "⏳ Still working… 10m so far · last: `Bash: make test`" {
+		t.Fatalf("progress messages after 10 minutes %q, want one, edited", got)
+	}
+	for i := 21; i <= 40; i++ { // past the edit window: one new message
+		clock.Advance(30 * time.Second)
+		waitFor(t, "a progress update", func() bool { return shown() == i })
+	}
+	if got := progressLines(h.plat, k); len(got) != 2 {
+		t.Errorf("progress messages after 20 minutes %q, want two (the first can no longer be edited)", got)
+	}
+	release <- struct{}{}
+	answer := h.waitText(k, "done")
+	if answer.Edits != 0 || strings.Contains(answer.Text, "Still working") {
+		t.Errorf("the answer %+v must be a new message (edits do not notify)", answer)
+	}
+}

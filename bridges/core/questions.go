@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -88,7 +89,7 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 		return ""
 	}
 	if ref.ID != cd.ref.ID {
-		if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref)); err != nil {
+		if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref), ref.ID); err != nil {
 			cv.log.Error("store card reference", "request", cd.id, "err", err)
 		}
 	}
@@ -145,19 +146,31 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 // answerFromText lets a plain reply answer an open card: any reply answers
 // an open question (as free text, or option numbers), and on platforms
 // without buttons a choice (ChoiceFromText: a number, "yes", "no", …)
-// decides the newest permission or plan card. A message with an attachment
-// is never an answer. A reply from someone who may not decide the
-// card is refused with a notice. It reports whether m was consumed.
+// decides a permission or plan card: the card the reply quotes
+// (m.ReplyTo, found among the open cards or in the store), else the
+// newest one. A choice quoting a card that is closed decides nothing and
+// says so; a reply quoting a message that is no card decides no card. A
+// message with an attachment is never an answer. A reply from someone who
+// may not decide the card is refused with a notice. It reports whether m
+// was consumed.
 func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage) bool {
-	if len(cv.cards) == 0 {
-		return false
-	}
-	who := author{m.UserID, m.UserName}
-	text := strings.TrimSpace(m.Text)
 	if len(m.Files) > 0 {
 		return false // an attachment is for the agent, never a card's answer
 	}
-	if cd := cv.newestCard(cardQuestion); cd != nil && text != "" {
+	who := author{m.UserID, m.UserName}
+	text := strings.TrimSpace(m.Text)
+	quoted, quotesCard := (*card)(nil), false
+	if !cv.limits.CanButtons && m.ReplyTo != "" && text != "" {
+		var consumed bool
+		quoted, quotesCard, consumed = cv.quotedCard(ctx, m.ReplyTo, text)
+		if consumed {
+			return true
+		}
+	}
+	if len(cv.cards) == 0 {
+		return false
+	}
+	if cd := cv.newestCard(cardQuestion); cd != nil && text != "" && (!quotesCard || quoted == cd) {
 		// While a question is open every reply is read as its answer, so a
 		// reply from someone who may not decide it is refused like a click
 		// (and not passed on: it was written as an answer).
@@ -172,12 +185,19 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	if cv.limits.CanButtons {
 		return false
 	}
-	cd := cv.newestCard(cardPermission, cardPlan, cardSchedule)
-	if cd == nil {
-		return false
+	cd := quoted
+	if m.ReplyTo == "" {
+		cd = cv.newestCard(cardPermission, cardPlan, cardSchedule)
+	}
+	if cd == nil || cd.kind == cardQuestion {
+		return false // no card, or the reply quotes a message that is none
 	}
 	choice := bridges.ChoiceFromText(cd.buttons(), text)
 	if choice == "" {
+		if _, err := strconv.Atoi(strings.Trim(text, " .!")); err == nil {
+			cv.notice(ctx, "That number is no choice of this request: reply "+bridges.NumberedChoices(cd.buttons())+".")
+			return true
+		}
 		return false
 	}
 	if !cv.mayDecide(cd, who.id) {
@@ -192,6 +212,72 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 		cv.notice(ctx, problem)
 	}
 	return true
+}
+
+// quotedCard finds the card whose message (Post's MessageRef.ID) a reply
+// quotes: an open card of this conversation, or one in the store. A
+// choice quoting a card that is no longer open is answered here (it
+// decides nothing, and the chat is told why): consumed is then true.
+// isCard is false when the quoted message shows no card.
+func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (open *card, isCard, consumed bool) {
+	for _, cd := range cv.cards {
+		if cd.posted && cd.ref.ID == msgID {
+			return cd, true, false
+		}
+	}
+	a, err := cv.core.st.ApprovalByCardMessage(ctx, cv.id, msgID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, false, false
+	case err != nil:
+		// Unknown whether it is a closed card: decide nothing.
+		cv.log.Error("look up the card a reply quotes", "msg", msgID, "err", err)
+		cv.notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
+		return nil, true, true
+	}
+	if !isChoiceText(text) {
+		return nil, true, false // about the closed card, for the agent
+	}
+	cv.log.Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
+	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+closedHow(a)+
+		" — so your reply decided nothing. Reply to an open request to decide it.")
+	return nil, true, true
+}
+
+// isChoiceText reports whether text reads as a choice on some card: a
+// number, or a word ChoiceFromText knows.
+func isChoiceText(text string) bool {
+	if _, err := strconv.Atoi(strings.Trim(strings.TrimSpace(text), " .!")); err == nil {
+		return true
+	}
+	all := append((&card{kind: cardPermission, always: []json.RawMessage{}}).buttons(), (&card{kind: cardPlan}).buttons()...)
+	return bridges.ChoiceFromText(all, text) != ""
+}
+
+// closedHow says how a closed request ended, from its audit row.
+func closedHow(a store.Approval) string {
+	by := ""
+	if a.DecidedBy != "" {
+		by = " by " + mention(author{id: a.DecidedBy})
+	}
+	switch a.Decision {
+	case store.DecisionAllow:
+		return "allowed" + by
+	case store.DecisionAlways:
+		return "always allowed" + by
+	case store.DecisionDeny:
+		return "denied" + by
+	case store.DecisionTimeout:
+		return "it expired unanswered"
+	case store.DecisionCancelled:
+		return "the agent withdrew it"
+	case store.DecisionExpired:
+		return "it was closed when the agent stopped or the bridge restarted"
+	case "":
+		return "it is no longer open"
+	default:
+		return "decided (" + string(a.Decision) + ")"
+	}
 }
 
 // textAnswers reads a reply to a question card: option numbers ("2", "1, 3")

@@ -39,6 +39,8 @@ type submission struct {
 	text       string
 	files      []byte // encodeFiles
 	scheduleID int64  // OriginSchedule: which schedule fired
+	replyTo    string // the platform id of the message it quotes ("" = none)
+	quoted     string // the quoted message's text, for the agent
 	// accepted, when set, runs once the message is recorded (not for a
 	// duplicate) and before the worker is told of it.
 	accepted func(ctx context.Context)
@@ -54,6 +56,7 @@ func (c *Core) submit(ctx context.Context, s submission, log *slog.Logger) (stor
 	msg, dup, err := c.st.Enqueue(ctx, store.InboxMessage{
 		ConversationID: s.conv.ID, Bot: s.conv.Key.Bot, PlatformMsgID: s.msgID, UserID: s.user, UserName: s.userName,
 		Text: s.text, Files: s.files, Origin: s.origin, ScheduleID: s.scheduleID,
+		ReplyTo: s.replyTo, Quoted: s.quoted,
 	})
 	if err != nil {
 		return store.InboxMessage{}, false, fmt.Errorf("record message %s: %w", s.msgID, err)

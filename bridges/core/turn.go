@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // segKind is the kind of one piece of a turn's visible activity.
@@ -36,6 +37,7 @@ type turn struct {
 	tools      map[string]agent.ToolUse // tool calls of the turn by id
 	toolSeg    map[string]int           // tool id → index of its line in segs
 	live       liveMsg
+	progress   bridges.MessageRef // the turn's progress line (progress.go); ID "" = none yet
 
 	// Bounds (see bounds.go).
 	size        int      // bytes of segs' text, an upper bound

@@ -35,7 +35,7 @@ type Options struct {
 	LIDs lidLookup // LID → phone number mappings (Store.LIDs)
 	Log  *slog.Logger
 	// Phones are the phone numbers (E.164) of the access lists, looked
-	// up at every connection (stores their LID mappings, logs typos).
+	// up once connected (stores their LID mappings, logs typos).
 	Phones []string
 	// Reconnect is the back-off between failed connection attempts (zero:
 	// the defaults of bridges.Backoff); Run never gives up on a transient
@@ -53,12 +53,27 @@ type Options struct {
 	// ConfigPath is the -config argument, named in the relink command
 	// that a logged-out bot asks for.
 	ConfigPath string
+	// Transcriber reads voice notes and audio; nil (today: config
+	// transcription is not wired yet) answers them with a request to type.
+	Transcriber Transcriber
+	// RecoverWait is how long an undecryptable message may take to arrive
+	// again (re-requested from the phones) before its sender is asked to
+	// send it again; 0 = 2 minutes.
+	RecoverWait time.Duration
+	// Now is the clock of the phone-offline warning; nil = time.Now.
+	Now func() time.Time
+	// RefreshVersion fetches WhatsApp Web's current version and makes the
+	// client use it, reporting whether it changed; Run calls it once when
+	// WhatsApp says the client is outdated, and reconnects when it did.
+	// nil: outdated is a failure at once (remedy upgrade).
+	RefreshVersion func(ctx context.Context) (changed bool, err error)
 }
 
-// Bridge is one WhatsApp bot's adapter (bridges.Platform, Typer and
-// FileFetcher). It has no Editor (WhatsApp users get whole answers, not a
-// stream) and no buttons: cards list numbered choices, answered by a
-// number (quoting the card or not) or a 👍 / 👎 reaction on the card.
+// Bridge is one WhatsApp bot's adapter (bridges.Platform, Editor, Typer
+// and FileFetcher). WhatsApp users get whole answers, not a stream: the
+// Editor updates progress lines and decided cards only. It has no
+// buttons: cards list numbered choices, answered by a number (quoting the
+// card or not) or a 👍 / 👎 reaction on the card.
 type Bridge struct {
 	bot  string
 	cli  waClient
@@ -69,6 +84,16 @@ type Bridge struct {
 	typingRefresh time.Duration
 	approvals     string
 	configPath    string
+	transcriber   Transcriber
+	recoverWait   time.Duration
+	recov         recoveries
+	refresh       func(ctx context.Context) (bool, error)
+	refreshed     atomic.Bool // the version was refreshed once already
+	lookedUp      atomic.Bool // the access list's numbers were looked up (open.go)
+	now           func() time.Time
+	phoneSeen     atomic.Int64 // Unix ns: the bot's phone was last seen (phone.go), or Run started
+	phoneWarned   atomic.Bool  // the phone-offline warning was given since
+	outdated      chan struct{}
 	phones        []string
 	reconnect     bridges.Backoff
 	fatal         chan error   // a permanent failure (*bridges.Failure) ends Run
@@ -81,11 +106,13 @@ type Bridge struct {
 	sent     *lru.Cache[string, sentMsg]     // by message id
 	received *lru.Cache[string, receivedMsg] // by message id
 
-	mu     sync.Mutex
-	h      bridges.Handler
-	typing map[string]context.CancelFunc  // refreshing "composing" per chat
-	unread map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
-	runCtx context.Context
+	mu        sync.Mutex
+	h         bridges.Handler
+	typing    map[string]context.CancelFunc  // refreshing "composing" per chat
+	unread    map[string][]types.MessageInfo // accepted messages not yet marked read, per chat (typing.go)
+	timers    map[string]uint32              // disappearing-message timers in seconds, per chat (disappearing.go)
+	lidGroups map[string]bool                // groups addressed by LID (disappearing.go)
+	runCtx    context.Context
 
 	// tasks own the goroutines Run's events start (typing refreshes, the
 	// number lookup); Run waits for them before it returns.
@@ -99,6 +126,7 @@ type sentMsg struct {
 	text    string
 	cardID  string
 	buttons []bridges.Button
+	ref     string // the MessageRef.ID Post returned for the message this is a part (or the poll) of
 }
 
 // receivedMsg is an accepted inbound message: what quoting it needs.
@@ -110,9 +138,11 @@ type receivedMsg struct {
 }
 
 var (
-	_ bridges.Platform    = (*Bridge)(nil)
-	_ bridges.Typer       = (*Bridge)(nil)
-	_ bridges.FileFetcher = (*Bridge)(nil)
+	_ bridges.Platform     = (*Bridge)(nil)
+	_ bridges.Editor       = (*Bridge)(nil)
+	_ bridges.FileUploader = (*Bridge)(nil)
+	_ bridges.Typer        = (*Bridge)(nil)
+	_ bridges.FileFetcher  = (*Bridge)(nil)
 )
 
 // New returns the adapter; Run connects it.
@@ -129,11 +159,20 @@ func New(o Options) *Bridge {
 	if refresh <= 0 {
 		refresh = 10 * time.Second
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Bridge{
+		now: now,
 		bot: o.Bot, cli: o.Client, self: self, lids: o.LIDs, log: log.With("bot", o.Bot, "platform", Name),
 		typingRefresh: refresh,
 		approvals:     o.Approvals,
 		configPath:    o.ConfigPath,
+		transcriber:   o.Transcriber,
+		recoverWait:   cmp.Or(o.RecoverWait, 2*time.Minute),
+		refresh:       o.RefreshVersion,
+		outdated:      make(chan struct{}, 1),
 		phones:        append([]string(nil), o.Phones...),
 		reconnect:     o.Reconnect,
 		fatal:         make(chan error, 1),
@@ -144,19 +183,24 @@ func New(o Options) *Bridge {
 		received:      lru.New[string, receivedMsg](receivedCap),
 		typing:        map[string]context.CancelFunc{},
 		unread:        map[string][]types.MessageInfo{},
+		timers:        map[string]uint32{},
+		lidGroups:     map[string]bool{},
 	}
 }
 
-// Limits implements bridges.Platform: no buttons (numbered choices), no
-// edits (a progress line every 30 s in long turns instead); the core
-// splits CommonMark a little below the rendered limit. Run reports the
-// connection state.
+// Limits implements bridges.Platform: no buttons (numbered choices);
+// answers posted whole (WholeAnswers: a new message notifies, an edit does
+// not), with edits for a long turn's one progress line (every 30 s) and
+// for decided cards within the edit window; the core splits CommonMark a
+// little below the rendered limit. Run reports the connection state.
 func (b *Bridge) Limits() bridges.Limits {
 	return bridges.Limits{
 		Title:            "WhatsApp",
 		MaxMessageRunes:  maxTextRunes - 200, // rendering adds a little; splitText cuts again
 		CanButtons:       false,
 		EditInterval:     2 * time.Second, // pacing: at most a message every 2 s per chat
+		EditMaxAge:       editMaxAge,
+		WholeAnswers:     true,
 		ProgressInterval: 30 * time.Second,
 		ReportsState:     true,
 	}

@@ -17,9 +17,11 @@ import (
 
 // WhatsApp shows no buttons to normal accounts. A card's buttons (the
 // core sends a permission or plan card's choices as Message.Buttons) are
-// listed as numbered choices: a reply quoting the card with a number (or
-// "yes" / "no"), or a 👍 / 👎 reaction on it, is a click of that button
-// (bridges.ChoiceFromText). With approvals: poll the choices also come as
+// listed as numbered choices with fixed meanings (bridges.NumberOrder: 1
+// Allow, 2 Deny, 3 Always allow): a reply with a number (or "yes" / "no" /
+// "always") is read by the core, which decides the card the reply quotes
+// (found by its message id in the store, also after a restart) or the
+// newest card; a 👍 / 👎 reaction on the card is a click of that button. With approvals: poll the choices also come as
 // a WhatsApp poll after the card, and a vote is a click. Question cards
 // carry no buttons: their answers are text, read by the core.
 
@@ -42,10 +44,12 @@ const pollOptionLimit = 100
 
 // postPoll sends a card's choices as a poll (one vote) after the card and
 // remembers it, so that a vote on it answers the card. id is its message
-// id ("" = chosen by whatsmeow).
-func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message, id types.MessageID) error {
-	labels := make([]string, len(m.Buttons))
-	for i, btn := range m.Buttons {
+// id ("" = chosen by whatsmeow); cardRef the id Post returns for the card.
+// The options are in bridges.NumberOrder, like the numbered choices.
+func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message, id types.MessageID, cardRef string) error {
+	buttons := bridges.NumberOrder(m.Buttons)
+	labels := make([]string, len(buttons))
+	for i, btn := range buttons {
 		labels[i] = clipRunes(btn.Label, pollOptionLimit)
 	}
 	name := pollName(m.Text)
@@ -57,7 +61,7 @@ func (b *Bridge) postPoll(ctx context.Context, chat types.JID, m bridges.Message
 	if err != nil {
 		return fmt.Errorf("whatsapp poll to %s: %w", chat, err)
 	}
-	b.remember(resp.ID, sentMsg{chat: chat, text: name, cardID: m.CardID, buttons: m.Buttons})
+	b.remember(resp.ID, sentMsg{chat: chat, text: name, cardID: m.CardID, buttons: m.Buttons, ref: cardRef})
 	return nil
 }
 

@@ -26,6 +26,9 @@ type waClient interface {
 	SendPresence(ctx context.Context, state types.Presence) error
 	MarkRead(ctx context.Context, ids []types.MessageID, timestamp time.Time, chat, sender types.JID, receiptTypeExtra ...types.ReceiptType) error
 
+	// Media: encrypt and upload an attachment (UploadFile).
+	Upload(ctx context.Context, plaintext []byte, appInfo whatsmeow.MediaType) (whatsmeow.UploadResponse, error)
+
 	// Receiving.
 	Download(ctx context.Context, msg whatsmeow.DownloadableMessage) ([]byte, error)
 	AddEventHandler(handler whatsmeow.EventHandler) uint32

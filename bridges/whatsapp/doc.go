@@ -18,7 +18,9 @@
 // connection state (bridges.ReportState) and ends with a bridges.Failure
 // saying what to do on permanent disconnects. WhatsApp has no buttons for
 // normal accounts (cards.go): the core gives a card's choices as
-// Message.Buttons, which are listed as numbered choices and answered by a
-// number (quoting the card, or the core's newest card), a 👍 / 👎
-// reaction on the card, or (approvals: poll) a vote in a poll.
+// Message.Buttons, which are listed as numbered choices with fixed
+// meanings (1 Allow, 2 Deny, 3 Always allow) and answered by a number (the
+// core decides the card the reply quotes, found in its store even after a
+// restart, or its newest card), a 👍 / 👎 reaction on the card, or
+// (approvals: poll) a vote in a poll.
 package whatsapp

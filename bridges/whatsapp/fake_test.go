@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -85,6 +86,12 @@ func (f *fakeClient) Calls() []fakeCall {
 // at the first that reports failure (as whatsmeow does); it reports
 // whether all succeeded.
 func (f *fakeClient) Dispatch(evt any) bool {
+	if m, ok := evt.(*events.Message); ok && m.RawMessage == nil && m.Message != nil {
+		// As the real client: the decrypted message is unwrapped
+		// (ephemeral, view-once, document with caption, edits).
+		m.RawMessage = m.Message
+		m.UnwrapRaw()
+	}
 	f.mu.Lock()
 	var hs []whatsmeow.EventHandlerWithSuccessStatus
 	for _, id := range f.order {
@@ -152,18 +159,28 @@ func (f *fakeClient) LoseSends(n int) {
 }
 
 // Shown is what chat shows: the texts of the messages that reached it,
-// one per message id (WhatsApp de-duplicates by id), in order.
+// one per message id (WhatsApp de-duplicates by id), in order, edits
+// applied to the message they replace.
 func (f *fakeClient) Shown(chat types.JID) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
-	seen := map[types.MessageID]bool{}
+	at := map[types.MessageID]int{}
 	for _, c := range f.calls {
-		if c.Op != "SendMessage" || c.To != chat || (c.Err != nil && !c.Lost) || seen[c.ID] {
+		if c.Op != "SendMessage" || c.To != chat || (c.Err != nil && !c.Lost) {
 			continue
 		}
-		seen[c.ID] = true
-		out = append(out, c.Message.GetExtendedTextMessage().GetText()+c.Message.GetConversation())
+		if id := editedID(c); id != "" {
+			if i, ok := at[types.MessageID(id)]; ok {
+				out[i] = textOf(c)
+			}
+			continue
+		}
+		if _, dup := at[c.ID]; dup {
+			continue
+		}
+		at[c.ID] = len(out)
+		out = append(out, textOf(c))
 	}
 	return out
 }
@@ -218,6 +235,14 @@ func (f *fakeClient) Download(_ context.Context, msg whatsmeow.DownloadableMessa
 		return nil, fmt.Errorf("fake: no media at %q", msg.GetDirectPath())
 	}
 	return data, nil
+}
+
+// Upload records the upload and answers like the media server would.
+func (f *fakeClient) Upload(_ context.Context, data []byte, kind whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
+	f.record(fakeCall{Op: "Upload", State: string(kind)})
+	sum := sha256.Sum256(data)
+	return whatsmeow.UploadResponse{URL: "https://mmg.whatsapp.net/fake", DirectPath: "/fake/" + string(kind),
+		MediaKey: make([]byte, 32), FileEncSHA256: sum[:], FileSHA256: sum[:], FileLength: uint64(len(data))}, nil
 }
 
 func (f *fakeClient) AddEventHandler(h whatsmeow.EventHandler) uint32 {

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -68,4 +69,60 @@ func (o *outBuf) waitCount(tb testing.TB, sub string, n int) {
 			tb.Fatalf("output has %d× %q, want %d; output:\n%s", got, sub, n, o.String())
 		}
 	}
+}
+
+// textOf is the text a sent message shows: its own, or for an edit the
+// new text (editedID tells which message it replaces).
+func textOf(c fakeCall) string {
+	if c.Message == nil {
+		return ""
+	}
+	if pm := c.Message.GetEditedMessage().GetMessage().GetProtocolMessage(); pm != nil {
+		return pm.GetEditedMessage().GetExtendedTextMessage().GetText()
+	}
+	return c.Message.GetExtendedTextMessage().GetText() + c.Message.GetConversation()
+}
+
+// editedID is the id of the message an edit replaces ("" for no edit).
+func editedID(c fakeCall) string {
+	return c.Message.GetEditedMessage().GetMessage().GetProtocolMessage().GetKey().GetID()
+}
+
+func sends(cs []fakeCall) []fakeCall {
+	var out []fakeCall
+	for _, c := range cs {
+		if c.Op == "SendMessage" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func dumpCalls(cs []fakeCall) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "  %s to=%s state=%s ids=%v text=%q\n", c.Op, c.To, c.State, c.IDs, textOf(c))
+	}
+	return b.String()
+}
+
+// agentTexts are the user messages the agents received, in order.
+func (e *env) agentTexts() []string {
+	var out []string
+	for _, s := range e.core.Pool.Sessions() {
+		for _, m := range s.Sent() {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+func decisions(e *env) []bool {
+	var out []bool
+	for _, s := range e.core.Pool.Sessions() {
+		for _, d := range s.Decisions() {
+			out = append(out, d.Decision.Allow)
+		}
+	}
+	return out
 }

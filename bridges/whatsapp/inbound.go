@@ -11,9 +11,9 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// onMessage turns one WhatsApp message into a bridges.Inbound (or an
-// Action, for a numbered reply quoting a card and for reactions on
-// cards). It reports false when the core could not record it (WhatsApp
+// onMessage turns one WhatsApp message into a bridges.Inbound (with the
+// id of the message it quotes: a number quoting a card answers it in the
+// core) or an Action (reactions on cards, poll votes). It reports false when the core could not record it (WhatsApp
 // then delivers it again).
 //
 // Ignored: the bot's own messages, edits, protocol messages, status
@@ -40,6 +40,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		return true
 	}
 	dedupe := chat.String() + "|" + info.Sender.ToNonAD().String() + "|" + info.ID
+	b.recovered(dedupe)
 	if _, dup := b.seen.Get(dedupe); dup {
 		return true
 	}
@@ -49,7 +50,8 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	if pu := e.Message.GetPollUpdateMessage(); pu != nil {
 		return b.onPollVote(ctx, h, e, pu)
 	}
-	text, ci, file := content(e.Message)
+	c := content(e.Message)
+	text, ci, file := c.text, c.ci, c.file
 	if info.IsGroup && !b.addressed(ci) {
 		return true
 	}
@@ -69,16 +71,33 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		b.seen.Add(dedupe, true)
 		return true
 	}
-	if sm, ok := b.sent.Get(ci.GetStanzaID()); ok && sm.cardID != "" {
-		if choice := bridges.ChoiceFromText(sm.buttons, in.Text); choice != "" {
-			return b.act(ctx, h, e, dedupe, bridges.Action{Key: key, CardID: sm.cardID, Choice: choice, UserID: user, UserName: info.PushName})
-		}
+	// A quote goes to the core, which resolves a card from the store (this
+	// adapter's memory of its messages is bounded and lost on restarts): a
+	// part or poll of a card is named by the card's message id.
+	in.ReplyTo = ci.GetStanzaID()
+	if sm, ok := b.sent.Get(in.ReplyTo); ok && sm.ref != "" {
+		in.ReplyTo = sm.ref
+	}
+	b.noteTimer(key.Channel, e, ci)
+	b.noteAddressing(key.Channel, info)
+	if e.IsViewOnce && file != nil {
+		// View-once media is not handed on (the core would keep it on disk).
+		file = nil
+		in.Text = strings.TrimSpace(in.Text + "\n[Sent a view-once photo or video, which the bridge does not keep or show to the agent]")
+	}
+	if c.audio != nil {
+		return b.onAudio(ctx, h, e, in, c.audio, dedupe)
 	}
 	if file != nil {
 		file.ID = info.ID
 		in.Files = []bridges.File{file.File}
 	}
+	in.Quoted = quotedContext(ci)
+	if qf := b.quotedFile(ci, info); qf != nil {
+		in.Files = append(in.Files, *qf)
+	}
 	if in.Text == "" && len(in.Files) == 0 {
+		b.log.Info("whatsapp message of a kind the bridge does not read", "key", key, "msg_id", info.ID)
 		return true
 	}
 	// Remembered first: the core may fetch the file (or quote the
@@ -183,19 +202,48 @@ func (b *Bridge) stripMentions(text string) string {
 	return text
 }
 
-// content is a message's text, context (mentions, quote) and attachment.
-func content(m *waE2E.Message) (string, *waE2E.ContextInfo, *inFile) {
-	switch {
-	case m.GetExtendedTextMessage() != nil:
-		x := m.GetExtendedTextMessage()
-		return x.GetText(), x.GetContextInfo(), nil
-	case m.GetImageMessage() != nil:
-		x := m.GetImageMessage()
-		return x.GetCaption(), x.GetContextInfo(), &inFile{File: bridges.File{Name: "image" + extFor(x.GetMimetype()), MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}
-	case m.GetDocumentMessage() != nil:
-		x := m.GetDocumentMessage()
-		return x.GetCaption(), x.GetContextInfo(), &inFile{File: bridges.File{Name: x.GetFileName(), MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}
-	default:
-		return m.GetConversation(), nil, nil
+// quotedContext is what the agent is told of the message ci quotes: its
+// text (or description), naming its attachment (quotedFile hands that
+// over). "" when nothing is quoted.
+func quotedContext(ci *waE2E.ContextInfo) string {
+	qm := ci.GetQuotedMessage()
+	if qm == nil {
+		return ""
 	}
+	q := content(qm)
+	text := strings.TrimSpace(q.text)
+	if q.file != nil {
+		text = strings.TrimSpace("[" + q.file.Name + ", attached as " + quotedFileName(q.file.Name) + "]\n" + text)
+	}
+	if q.audio != nil {
+		text = strings.TrimSpace("[a voice note or audio]\n" + text)
+	}
+	return text
+}
+
+// quotedFile is the image, video or document of the message ci quotes,
+// remembered for FetchFile under the id "<id of the quoting
+// message>-quoted", or nil.
+func (b *Bridge) quotedFile(ci *waE2E.ContextInfo, info types.MessageInfo) *bridges.File {
+	qm := ci.GetQuotedMessage()
+	if qm == nil {
+		return nil
+	}
+	q := content(qm)
+	if q.file == nil {
+		return nil
+	}
+	f := q.file.File
+	f.ID = info.ID + "-quoted"
+	f.Name = quotedFileName(f.Name)
+	b.received.Add(f.ID, receivedMsg{chat: info.Chat.ToNonAD(), sender: info.Sender.ToNonAD(), msg: qm, media: q.file.media()})
+	return &f
+}
+
+// quotedFileName is the name a quoted attachment is given to the agent.
+func quotedFileName(name string) string {
+	if name == "" {
+		name = "file"
+	}
+	return "quoted-" + name
 }

@@ -70,6 +70,11 @@ func linkWith(ctx context.Context, opts LinkOptions, wrap func(*whatsmeow.Client
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	unlock, err := LockDeviceStore(opts.DeviceStore)
+	if err != nil {
+		return types.JID{}, err
+	}
+	defer unlock()
 	container, err := OpenDeviceStore(ctx, opts.DeviceStore, opts.Log)
 	if err != nil {
 		return types.JID{}, err

@@ -36,6 +36,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	b.h = h
 	b.runCtx = ctx
 	b.mu.Unlock()
+	b.phoneSeen.Store(b.now().UnixNano())
 	fatal := b.fatal
 	id := b.cli.AddEventHandlerWithSuccessStatus(func(evt any) bool {
 		return b.handleEvent(ctx, evt, fatal)
@@ -43,6 +44,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	defer b.cli.RemoveEventHandler(id)
 	defer b.cli.Disconnect()
 	defer b.stopTyping()
+	defer b.stopRecoveries()
 	for {
 		if err := b.connect(ctx); err != nil {
 			return err
@@ -56,6 +58,12 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 			if stale {
 				b.cli.Disconnect() // a half-dead socket: drop it first
 			}
+		case <-b.outdated:
+			if err := b.refreshVersion(ctx); err != nil {
+				b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, err))
+				return <-fatal
+			}
+			b.cli.Disconnect() // the refused connection; connect with the new version
 		}
 	}
 }
@@ -107,12 +115,26 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 	}()
 	switch e := evt.(type) {
 	case *events.Message:
+		b.notePhone(e.Info.MessageSource)
+		b.checkPhone()
 		return b.onMessage(ctx, e)
+	case *events.Receipt:
+		b.notePhone(e.MessageSource)
+	case *events.UndecryptableMessage:
+		if h := b.handler(); h != nil {
+			b.onUndecryptable(ctx, h, e)
+		}
 	case *events.Connected:
 		b.failures.Store(0)
 		b.up.Store(true)
 		b.report(bridges.BotState{State: bridges.ConnConnected})
-		b.tasks.Go(func() { b.lookUpPhones(ctx) }) // not on the event loop: it waits for an answer
+		b.checkPhone()
+		b.sendPresence(ctx)
+		if !b.lookedUp.Swap(true) { // once: the mappings are stored
+			b.tasks.Go(func() { b.lookUpPhones(ctx) }) // not on the event loop: it waits for an answer
+		}
+	case *events.PushNameSetting:
+		b.sendPresence(ctx) // the first one after linking failed for want of a name
 	case *events.Disconnected:
 		reason, n := "the connection to WhatsApp was lost", b.failures.Load()
 		if !b.up.Swap(false) {
@@ -130,9 +152,12 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 			b.reconnectSoon(true)
 		}
 	case *events.LoggedOut:
-		b.fail(fatal, b.failure(fmt.Sprintf("logged out by WhatsApp or the phone (reason %v)", e.Reason), bridges.RemedyRelink, nil))
+		b.fail(fatal, b.loggedOut(e.Reason))
 	case *events.StreamReplaced:
-		b.fail(fatal, b.failure("another client uses this device", bridges.RemedyRelink, nil))
+		f := b.failure("another process connected with this device (stream replaced)", bridges.RemedyRestart, nil)
+		f.Hint = "stop the other process using this bot's device store (a second bridge, or a copy of the data directory), " +
+			"then restart this one; do not relink: that deletes the device the other process uses"
+		b.fail(fatal, f)
 	case *events.TemporaryBan:
 		f := b.failure(fmt.Sprintf("temporarily banned (%v)", e), bridges.RemedyWait, nil)
 		if e.Expire > 0 {
@@ -141,7 +166,14 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		}
 		b.fail(fatal, f)
 	case *events.ClientOutdated:
-		b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, nil))
+		if b.refresh == nil || b.refreshed.Swap(true) {
+			b.fail(fatal, b.failure("WhatsApp refuses this client version", bridges.RemedyUpgrade, nil))
+			break
+		}
+		select { // Run fetches the current version and connects again
+		case b.outdated <- struct{}{}:
+		default:
+		}
 	case *events.ConnectFailure:
 		b.fail(fatal, b.failure(fmt.Sprintf("connect failure %v %s", e.Reason, e.Message), bridges.RemedyRestart, nil))
 	}
@@ -153,8 +185,7 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 // the error, which wraps ErrDisconnected.
 func (b *Bridge) failure(reason, remedy string, err error) *bridges.Failure {
 	hint := map[string]string{
-		bridges.RemedyRelink: fmt.Sprintf("link it again: `bridge whatsapp-link -config %s -bot %s -relink` (never run two bridges on one device store)",
-			cmp.Or(b.configPath, "bridge.yaml"), b.bot),
+		bridges.RemedyRelink:  b.relinkCommand() + " (never run two bridges on one device store)",
 		bridges.RemedyWait:    "wait until the ban ends, then restart the bridge; send less and use a dedicated number",
 		bridges.RemedyUpgrade: "upgrade the bridge (its WhatsApp library is too old)",
 		bridges.RemedyRestart: "check the network and the log, then restart the bridge",
@@ -165,6 +196,28 @@ func (b *Bridge) failure(reason, remedy string, err error) *bridges.Failure {
 		err = fmt.Errorf("%w: %w", ErrDisconnected, err)
 	}
 	return &bridges.Failure{Reason: "whatsapp bot " + b.bot + ": " + reason, Remedy: remedy, Hint: hint, Err: err}
+}
+
+// loggedOut is the failure of a device WhatsApp logged out, with the
+// remedy its reason calls for: a locked (403) or banned (406) account is
+// resolved in the WhatsApp app, not by relinking.
+func (b *Bridge) loggedOut(reason events.ConnectFailureReason) *bridges.Failure {
+	switch reason {
+	case events.ConnectFailureMainDeviceGone: // 403, "locked" in WhatsApp Web
+		f := b.failure("WhatsApp locked this account (reason 403)", bridges.RemedyAccount, nil)
+		f.Hint = "open WhatsApp on the bot's phone and follow its instructions to unlock the account, then " + b.relinkCommand()
+		return f
+	case events.ConnectFailureUnknownLogout: // 406, "banned" in WhatsApp Web
+		f := b.failure("WhatsApp banned this number (reason 406)", bridges.RemedyAccount, nil)
+		f.Hint = "the number is banned: request a review in the WhatsApp app on the phone, or use another number; relinking does not help"
+		return f
+	}
+	return b.failure(fmt.Sprintf("logged out by WhatsApp or the phone (reason %v)", reason), bridges.RemedyRelink, nil)
+}
+
+// relinkCommand is the command that links the bot again.
+func (b *Bridge) relinkCommand() string {
+	return fmt.Sprintf("link it again: `bridge whatsapp-link -config %s -bot %s -relink`", cmp.Or(b.configPath, "bridge.yaml"), b.bot)
 }
 
 // fail reports a permanent failure (once) and ends Run with it.

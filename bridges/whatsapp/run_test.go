@@ -52,7 +52,10 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 		remedy string
 	}{
 		{"logged out", &events.LoggedOut{}, "bridge whatsapp-link -config bridge.yaml -bot phone -relink", bridges.RemedyRelink},
-		{"stream replaced", &events.StreamReplaced{}, "another client", bridges.RemedyRelink},
+		// Issue 24, finding 9: remedies that match the cause.
+		{"stream replaced", &events.StreamReplaced{}, "do not relink", bridges.RemedyRestart},
+		{"account locked", &events.LoggedOut{Reason: events.ConnectFailureMainDeviceGone}, "unlock the account", bridges.RemedyAccount},
+		{"number banned", &events.LoggedOut{Reason: events.ConnectFailureUnknownLogout}, "relinking does not help", bridges.RemedyAccount},
 		{"temporary ban", &events.TemporaryBan{Expire: time.Hour}, "wait until the ban ends at", bridges.RemedyWait},
 		{"client outdated", &events.ClientOutdated{}, "upgrade", bridges.RemedyUpgrade},
 		{"connect failure", &events.ConnectFailure{}, "connect failure", bridges.RemedyRestart},

@@ -54,7 +54,7 @@ func TestStrangerCardAnswersIgnored(t *testing.T) {
 			// alice's vote is decrypted; a second one would be the stranger's
 		case c.Op == "MarkRead" && (slices.Contains(c.IDs, react.Info.ID) || slices.Contains(c.IDs, vote.Info.ID)):
 			t.Errorf("read receipt for a stranger's answer: %s", dumpCalls([]fakeCall{c}))
-		case c.Op == "SendMessage" && !strings.Contains(textOf(c), "denied req-a") && c.Message.GetExtendedTextMessage().GetContextInfo().GetStanzaID() != card:
+		case c.Op == "SendMessage" && !strings.Contains(textOf(c), "denied req-a") && editedID(c) != card:
 			t.Errorf("message caused by a stranger's answer: %s", dumpCalls([]fakeCall{c}))
 		}
 	}

@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mau.fi/whatsmeow/types"
@@ -18,8 +19,8 @@ const (
 )
 
 // SetTyping implements bridges.Typer: on marks the chat's accepted
-// messages read (their receipts wait for it: a quick turn's reply is its
-// only call) and shows "composing…", repeated every TypingRefresh until
+// messages read (their receipts wait for it or for the reply, batched per
+// sender) and shows "composing…", repeated every TypingRefresh until
 // off (WhatsApp drops it after ~25 s). Off sends "paused", unless a
 // message was posted in the chat since on: a message clears the
 // contact's "composing…" already. Like Post it refuses chats that never
@@ -63,9 +64,7 @@ func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on 
 		}
 		return nil
 	}
-	for _, info := range unread {
-		b.markRead(ctx, info)
-	}
+	b.markAllRead(ctx, unread)
 	if err := b.cli.SendChatPresence(ctx, chat, types.ChatPresenceComposing, ""); err != nil {
 		return fmt.Errorf("whatsapp typing in %s: %w", chat, err)
 	}
@@ -107,9 +106,7 @@ func (b *Bridge) noteUnread(channel string, info types.MessageInfo) {
 }
 
 // posted notes a message the bot sent in channel: WhatsApp shows it in
-// place of "composing…", so the refresh stops and off needs no call, and
-// the reply tells that the messages were seen (their receipts are
-// dropped).
+// place of "composing…", so the refresh stops and off needs no call.
 func (b *Bridge) posted(channel string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -117,7 +114,46 @@ func (b *Bridge) posted(channel string) {
 		cancel()
 		delete(b.typing, channel)
 	}
+}
+
+// readBeforeReply marks channel's accepted messages read before the bot
+// writes there (a quick turn's reply, or one to messages queued during a
+// turn): blue ticks before the answer, never after.
+func (b *Bridge) readBeforeReply(ctx context.Context, channel string) {
+	b.mu.Lock()
+	unread := b.unread[channel]
 	delete(b.unread, channel)
+	b.mu.Unlock()
+	b.markAllRead(ctx, unread)
+}
+
+// markAllRead sends the read receipts of msgs, one per chat and sender
+// (WhatsApp takes several message ids of one sender at once), stamped with
+// the newest message's time.
+func (b *Bridge) markAllRead(ctx context.Context, msgs []types.MessageInfo) {
+	type group struct {
+		chat, sender types.JID
+		ids          []types.MessageID
+		at           time.Time
+	}
+	var groups []*group
+	for _, info := range msgs {
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.chat == info.Chat && g.sender == info.Sender })
+		if i < 0 {
+			groups = append(groups, &group{chat: info.Chat, sender: info.Sender})
+			i = len(groups) - 1
+		}
+		g := groups[i]
+		g.ids = append(g.ids, info.ID)
+		if info.Timestamp.After(g.at) {
+			g.at = info.Timestamp
+		}
+	}
+	for _, g := range groups {
+		if err := b.cli.MarkRead(ctx, g.ids, g.at, g.chat, g.sender); err != nil {
+			b.log.Debug("whatsapp mark read", "msg_ids", g.ids, "err", err)
+		}
+	}
 }
 
 // stopTyping ends every refresh loop (Run is ending).
