@@ -20,6 +20,7 @@ func sameSpawn(template, opts Options) bool {
 // collections alike.
 func spawnShape(o Options) Options {
 	o.SessionID, o.Resume, o.StateDir = "", false, ""
+	o.Prepare = nil // a hook of the profile, applied at every spawn (Options.Prepare)
 	// MCP servers are per session (a spare's are bound at hand-over): only
 	// their names are decided at spawn.
 	names := make(map[string]MCPServer, len(o.MCPServers))

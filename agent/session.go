@@ -87,6 +87,14 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
+	if prepare := opts.Prepare; prepare != nil {
+		opts.Prepare = nil
+		prepared, err := prepare(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("start agent %s: prepare: %w", opts.SessionID, err)
+		}
+		opts = prepared
+	}
 	opts, err := opts.normalized()
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -105,6 +106,15 @@ type Options struct {
 	// sends initialize at spawn when there is any.
 	MCPServers map[string]MCPServer
 	MCPTimeout time.Duration // bounds one MCP message, default DefaultMCPTimeout
+
+	// Prepare, when set, runs first in Start, with the session's final id
+	// (a warm spare's own), and returns the options to spawn with: the
+	// spawn hook of the bridge's worktrees points Workdir and Binds at the
+	// session's git worktree there. An error fails the start. Prepare is
+	// not part of a spawn's shape (a spare and a new conversation whose
+	// options differ only in Prepare match), so it must depend on nothing
+	// but the profile and the options it is given. It may block (git).
+	Prepare func(ctx context.Context, opts Options) (Options, error)
 
 	MaxLineBytes   int           // stdout line cap, default 64 MiB
 	ControlTimeout time.Duration // wait for control_response, default 10s

@@ -53,6 +53,21 @@ func NumberedChoices(buttons []Button) string {
 	return strings.Join(parts, " · ")
 }
 
+// Button ids of cards. Adapters that map reactions or numbered replies to
+// actions use these (e.g. 👍 → "allow", 👎 → "deny").
+const (
+	ChoiceAllow        = "allow"
+	ChoiceAlways       = "always"
+	ChoiceDeny         = "deny"
+	ChoiceApprove      = "approve"
+	ChoiceApproveEdits = "approve-edits"
+	ChoiceReject       = "reject"
+	ChoiceSubmit       = "submit"
+)
+
+// CommandPrefix starts a chat command.
+const CommandPrefix = "!"
+
 // NumberOrder is the order in which a card's buttons are numbered where
 // they are answered by number: the primary (yes) button first, the danger
 // (no) button second, the others after them in their order. So the same

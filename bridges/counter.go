@@ -15,8 +15,3 @@ func CountMessage(h Handler, outcome string) {
 		c.CountMessage(outcome)
 	}
 }
-
-var _ MessageCounter = botHandler{}
-
-// CountMessage implements MessageCounter.
-func (h botHandler) CountMessage(outcome string) { h.opts.Metrics.message(h.bot, outcome) }

@@ -1,5 +1,8 @@
-// Package bridges holds the platform contract (what a chat adapter implements
-// and what it may call) and the platform-neutral conversation core.
+// Package bridges holds the platform contract: what a chat adapter
+// implements (Platform and its optional abilities) and what it may call
+// (Handler, StateReporter, ConnReporter), with the message, card and state
+// types both sides share. It imports nothing of the project; the
+// conversation core is bridges/core.
 //
 // The core never names a platform: differences are expressed by Limits and
 // by the optional ability interfaces (Editor, Typer, FileFetcher,

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // Script plays the agent for one user message on a FakeSession. Messages are
@@ -44,7 +44,7 @@ type FakePool struct {
 	changed  chan struct{}
 }
 
-var _ bridges.AgentPool = (*FakePool)(nil)
+var _ core.AgentPool = (*FakePool)(nil)
 
 // NewFakePool returns a pool whose sessions run script (Pong if nil).
 func NewFakePool(script Script) *FakePool {
@@ -70,11 +70,28 @@ func (p *FakePool) FailSends(n int) {
 	p.evict = n
 }
 
-// Acquire implements bridges.AgentPool.
-func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (bridges.AgentSession, error) {
+// Acquire implements bridges.AgentPool. Like agent.Start, it runs
+// opts.Prepare before it "spawns" a session (not when key has a live one)
+// and records the prepared options.
+func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (core.AgentSession, error) {
+	p.mu.Lock()
+	live := p.live[key]
+	p.mu.Unlock()
+	var prepErr error
+	if prepare := opts.Prepare; prepare != nil && (live == nil || live.Exited()) {
+		opts.Prepare = nil
+		if prepared, err := prepare(ctx, opts); err != nil {
+			prepErr = fmt.Errorf("start agent %s: prepare: %w", opts.SessionID, err)
+		} else {
+			opts = prepared
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acquires = append(p.acquires, Acquisition{Key: key, Limit: limit, Opts: opts})
+	if prepErr != nil {
+		return nil, prepErr
+	}
 	if p.fail != nil {
 		return nil, p.fail
 	}
@@ -210,7 +227,7 @@ type FakeSession struct {
 	changed     chan struct{}
 }
 
-var _ bridges.AgentSession = (*FakeSession)(nil)
+var _ core.AgentSession = (*FakeSession)(nil)
 
 func newFakeSession(key string, opts agent.Options, script Script, onExit func(*FakeSession)) *FakeSession {
 	s := &FakeSession{

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // FakeClock is a manual bridges.Clock: time moves only with Advance, which
@@ -17,7 +17,7 @@ type FakeClock struct {
 	seq    int
 }
 
-var _ bridges.Clock = (*FakeClock)(nil)
+var _ core.Clock = (*FakeClock)(nil)
 
 type fakeTimer struct {
 	c    *FakeClock
@@ -38,7 +38,7 @@ func (c *FakeClock) Now() time.Time {
 }
 
 // AfterFunc implements bridges.Clock.
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) bridges.Timer {
+func (c *FakeClock) AfterFunc(d time.Duration, f func()) core.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++

@@ -7,13 +7,16 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/schedule"
+	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // Core is a real bridges.Core run by RunCore for adapter tests.
 type Core struct {
-	*bridges.Core
+	*core.Core
 	Pool  *FakePool
 	Clock *FakeClock
 	Store *store.Store
@@ -35,7 +38,8 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		Store: st,
 	}
-	c.Core = bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock})
+	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock, Spend: spend.New(cfg, st, nil),
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: c.Clock})})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()
@@ -50,6 +54,7 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 			tb.Error("bridgetest: core did not stop")
 		}
 		c.Pool.Close()
+		c.WaitSessionReaders()
 		if err := st.Close(); err != nil {
 			tb.Errorf("bridgetest: close store: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // Outage simulates long network outages in virtual time for an adapter's
@@ -155,7 +156,7 @@ func (o *Outage) Check(tb testing.TB, maxWait, returnWithin time.Duration) int {
 }
 
 // BotState returns a function that reads bot's state in core.
-func BotState(core *bridges.Core, bot string) func() bridges.BotStatus {
+func BotState(core *core.Core, bot string) func() bridges.BotStatus {
 	return func() bridges.BotStatus {
 		for _, s := range core.BotStates() {
 			if s.Bot == bot {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -27,7 +28,7 @@ type Operator interface {
 	DecideApproval(ctx context.Context, id, choice, by string) error
 }
 
-var _ Operator = (*bridges.Core)(nil)
+var _ Operator = (*core.Core)(nil)
 
 // SetOperator gives the operator pages the core. Call it before serving.
 func (c *Console) SetOperator(op Operator) { c.op = op }
@@ -100,7 +101,7 @@ func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	replies := map[string]store.OutboxBotSummary{}
-	sums, err := c.st.OutboxSummary(r.Context(), time.Now().Add(-bridges.FailedRepliesWindow))
+	sums, err := c.st.OutboxSummary(r.Context(), time.Now().Add(-core.FailedRepliesWindow))
 	if err != nil {
 		c.log.Error("read waiting and failed replies", "err", err) // the page still shows the connections
 	}

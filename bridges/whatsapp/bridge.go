@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/lru"
+	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 )
 
 // Memory sizes of the adapter's bounded caches.
@@ -112,6 +113,10 @@ type Bridge struct {
 	timers    map[string]uint32              // disappearing-message timers in seconds, per chat (disappearing.go)
 	lidGroups map[string]bool                // groups addressed by LID (disappearing.go)
 	runCtx    context.Context
+
+	// tasks own the goroutines Run's events start (typing refreshes, the
+	// number lookup); Run waits for them before it returns.
+	tasks tasks.Group
 }
 
 // sentMsg is a message the bot sent: what a quote of it needs, and the

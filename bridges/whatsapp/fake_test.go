@@ -55,6 +55,9 @@ type fakeClient struct {
 	pairCode    string
 	pairErr     error
 	qr          chan whatsmeow.QRChannelItem // what GetQRChannel returns; tests feed it
+	// presenceHook, when set, runs in every SendChatPresence call (after
+	// it is recorded), outside the fake's lock: a test may block it.
+	presenceHook func(state types.ChatPresence)
 }
 
 var _ waClient = (*fakeClient)(nil)
@@ -204,6 +207,12 @@ func (f *fakeClient) BuildEdit(chat types.JID, id types.MessageID, m *waE2E.Mess
 
 func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state types.ChatPresence, _ types.ChatPresenceMedia) error {
 	f.record(fakeCall{Op: "SendChatPresence", To: jid, State: string(state)})
+	f.mu.Lock()
+	hook := f.presenceHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook(state)
+	}
 	return nil
 }
 

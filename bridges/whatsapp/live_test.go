@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/store"
@@ -92,10 +93,10 @@ func startLive(t *testing.T) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := agent.NewPool(log)
-	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: bridges.NewAgentPool(apool), Logger: log})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- core.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()
+	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

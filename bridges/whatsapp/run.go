@@ -28,6 +28,10 @@ import (
 // bridges.ReportState: connected, reconnecting (with the attempt and the
 // last error), failed.
 func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
+	b.tasks.Open()
+	defer b.tasks.Close() // last: after the typing loops are cancelled and the client is gone
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the number lookup and every typing refresh
 	b.mu.Lock()
 	b.h = h
 	b.runCtx = ctx
@@ -127,7 +131,7 @@ func (b *Bridge) handleEvent(ctx context.Context, evt any, fatal chan<- error) (
 		b.checkPhone()
 		b.sendPresence(ctx)
 		if !b.lookedUp.Swap(true) { // once: the mappings are stored
-			go b.lookUpPhones(ctx) // not on the event loop: it waits for an answer
+			b.tasks.Go(func() { b.lookUpPhones(ctx) }) // not on the event loop: it waits for an answer
 		}
 	case *events.PushNameSetting:
 		b.sendPresence(ctx) // the first one after linking failed for want of a name

@@ -68,8 +68,8 @@ func (b *Bridge) SetTyping(ctx context.Context, key bridges.ConversationKey, on 
 	if err := b.cli.SendChatPresence(ctx, chat, types.ChatPresenceComposing, ""); err != nil {
 		return fmt.Errorf("whatsapp typing in %s: %w", chat, err)
 	}
-	if loopCtx != nil {
-		go b.refreshTyping(loopCtx, chat)
+	if loopCtx != nil && !b.tasks.Go(func() { b.refreshTyping(loopCtx, chat) }) {
+		b.stopTyping() // Run is ending: no refresh
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
 package whatsapp
 
 import (
+	"context"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,5 +53,51 @@ func TestTypingOffAfterAPostIsFree(t *testing.T) {
 	want := []string{string(types.ChatPresenceComposing), string(types.ChatPresenceComposing), string(types.ChatPresencePaused)}
 	if got := presences()[before:]; !slices.Equal(got, want) {
 		t.Errorf("presences = %v, want %v", got, want)
+	}
+}
+
+// ownsAll is a Handler that owns every conversation: enough for SetTyping
+// (nothing else of it is called here).
+type ownsAll struct{ bridges.Handler }
+
+func (ownsAll) Owns(context.Context, bridges.ConversationKey) (bool, error) { return true, nil }
+
+// TestRunWaitsForTypingRefresh: the goroutine that repeats "composing"
+// belongs to Run, which returns only once it has ended: a refresh stuck
+// in a presence call when Run's context ends holds Run's return until the
+// call returns, and no refresh starts after.
+func TestRunWaitsForTypingRefresh(t *testing.T) {
+	fake := newFakeClient(nil)
+	stuck, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var calls atomic.Int32
+	fake.presenceHook = func(types.ChatPresence) {
+		if calls.Add(1) == 2 { // the first refresh, after SetTyping's own call
+			once.Do(func() { close(stuck) })
+			<-release
+		}
+	}
+	b := New(Options{Bot: "phone", Client: fake, TypingRefresh: time.Millisecond, SendInterval: sendInterval})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, ownsAll{}) }()
+	for !slices.ContainsFunc(fake.Calls(), op("Connect")) {
+		time.Sleep(time.Millisecond)
+	}
+	key := bridges.ConversationKey{Bot: "phone", Channel: pnJID(alice).String()}
+	if err := b.SetTyping(ctx, key, true); err != nil {
+		t.Fatal(err)
+	}
+	<-stuck
+	cancel()
+	select {
+	case err := <-done:
+		close(release)
+		t.Fatalf("Run returned (%v) while its typing refresh was still running", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }

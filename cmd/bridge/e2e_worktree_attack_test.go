@@ -30,7 +30,9 @@ func TestE2EWorktreeFilterEscape(t *testing.T) {
 		}
 		t.Skip("git not on PATH")
 	}
-	e := startSlackBridgeWith(t, profileOptions{extra: "    worktree: true\n    rules:\n" +
+	// No warm spares: the test counts the repository's worktrees, and a
+	// spare holds one of its own (see core's TestWarmSparesWithWorktreeProfile).
+	e := startSlackBridgeWith(t, profileOptions{extra: "    worktree: true\n    warm_spares: 0\n    rules:\n" +
 		"      - { tool: Write, action: allow }\n" +
 		"      - { tool: Bash, match: \"sh plant.sh\", action: allow }\n"})
 	repo := e.workdir

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
@@ -39,7 +40,10 @@ func TestE2EWorktreePerConversation(t *testing.T) {
 		}
 		t.Skip("git not on PATH")
 	}
-	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n"})
+	// No warm spares: the test counts the repository's worktrees and
+	// branches, and a spare holds one of each (see core's
+	// TestWarmSparesWithWorktreeProfile).
+	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n    warm_spares: 0\n"})
 	repo := e.workdir
 	if err := os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -109,4 +113,46 @@ func (e *slackEnv) threadText(thread string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestE2EWarmSpareInWorktree: a profile with worktree: true keeps its warm
+// spare (real CLI, bwrap), started in a worktree of its own once the
+// workdir is a repository; a new conversation takes the ready spare and
+// its agent's commit lands on the spare's agentbridge/ branch, never in
+// the main checkout.
+func TestE2EWarmSpareInWorktree(t *testing.T) {
+	needBwrap(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		if ci.Strict() {
+			t.Fatalf("git not on PATH under CI: %v", err)
+		}
+		t.Skip("git not on PATH")
+	}
+	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n    warm_spares: 1\n"})
+	repo := e.workdir
+	if err := os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "init", "-q")
+	gitIn(t, repo, "add", "shared.txt")
+	gitIn(t, repo, "commit", "-qm", "base")
+	base := gitIn(t, repo, "rev-parse", "HEAD")
+	// A spare that tried before the repository existed failed and is
+	// tried again with back-off: a ready one runs in its worktree.
+	if !e.bridge.waitLog(ctxTimeout(t, 60*time.Second), `msg="agent: warm spare ready"`) {
+		t.Fatalf("no warm spare became ready\nlogs:\n%s", e.bridge.logs)
+	}
+
+	ts := e.slack.Mention(slackChan, alice, "[bash echo spare > shared.txt && git add shared.txt && "+
+		"git -c user.name=agent -c user.email=agent@example.com commit -qm spare && echo branch=$(git rev-parse --abbrev-ref HEAD)]", "")
+	e.waitThreadText(t, ts, "tool said:")
+	if !strings.Contains(e.threadText(ts), "tool said: branch=agentbridge/") {
+		t.Fatalf("the agent's commit did not land on an agentbridge/ branch\nposts: %s", e.dump())
+	}
+	if !strings.Contains(e.bridge.logs.String(), `msg="new session on a warm spare"`) {
+		t.Errorf("the conversation did not take the warm spare\nlogs:\n%s", e.bridge.logs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "shared.txt")); string(b) != "base\n" || gitIn(t, repo, "rev-parse", "HEAD") != base {
+		t.Errorf("the main checkout changed: shared.txt %q", b)
+	}
 }

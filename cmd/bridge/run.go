@@ -19,7 +19,11 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/schedule"
+	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -106,34 +110,41 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}
 
 	pool := agent.NewPool(logger)
+	var bridgeCore *core.Core
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
 		if err := pool.Close(stopCtx); err != nil {
 			logger.Warn("stop agents", "err", err)
 		}
+		if bridgeCore != nil {
+			bridgeCore.WaitSessionReaders() // the agents' event channels are closed now
+		}
 	}()
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	agents := bridges.NewAgentPool(pool)
-	reg.MustRegister(bridges.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
+	agents := core.NewAgentPool(pool)
+	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	registerStorageMetrics(reg, st.WriteHealth)
-	core := bridges.NewCore(bridges.CoreOptions{
+	metrics := core.NewMetrics(reg)
+	bridgeCore = core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
-		Metrics: bridges.NewMetrics(reg), Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
+		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
+		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Logger: logger, Metrics: metrics}),
 	})
 
-	reg.MustRegister(bridges.NewOutboxCollector(core)) // replies waiting out an outage
+	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
 	if console != nil {
-		console.SetOperator(core)
+		console.SetOperator(bridgeCore)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(core.BotStates,
-			healthSources{limits: limits, replies: core.OutboxSummary, storage: st.WriteHealth}), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth}), console)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -151,14 +162,14 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		defer close(pruneDone)
 		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
 			Also: func(ctx context.Context, before time.Time) error {
-				_, err := bridges.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
-				_, werr := bridges.PruneWorktrees(ctx, st, cfg, sandboxes, before, logger)
+				_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
+				_, werr := worktree.Prune(ctx, st, cfg, sandboxes, before, logger)
 				return errors.Join(err, werr)
 			}}.Run(ctx)
 	}()
 
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
-	runErr := core.Run(ctx, platforms)
+	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
 	<-pruneDone // before the store closes
 	httpErr := <-httpDone

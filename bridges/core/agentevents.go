@@ -1,0 +1,290 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// onEvent handles one event of the live session.
+func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
+	switch e := ev.(type) {
+	case agent.Init:
+		cv.beginTurn(ctx)
+	case agent.TextDelta:
+		if e.ParentToolUseID == "" {
+			cv.beginTurn(ctx).addDelta(e.Text)
+			cv.touchLive(ctx)
+		}
+	case agent.AssistantText:
+		if e.ParentToolUseID == "" {
+			cv.beginTurn(ctx).addText(e.Text)
+			cv.touchLive(ctx)
+		}
+	case agent.ToolUse:
+		line := ""
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			line = toolLine(e, cv.profile.Workdir)
+		}
+		cv.beginTurn(ctx).addTool(e, line)
+		cv.touchLive(ctx)
+	case agent.ToolResult:
+		if cv.turn == nil {
+			break
+		}
+		full := verbosity(cv.bot) == config.VerbosityFull
+		if full {
+			cv.turn.addToolResult(e)
+		}
+		if cv.turn.live.toolDone(e, full) || full {
+			cv.touchLive(ctx)
+		}
+	case agent.PermissionDenied:
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			cv.beginTurn(ctx).addNote("› " + codeSpan(e.ToolName+" refused: "+oneLine(e.Message, 120)))
+			cv.touchLive(ctx)
+		}
+	case agent.PermissionRequest:
+		cv.onPermission(ctx, e)
+	case agent.PermissionCancelled:
+		cv.closeCard(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
+	case agent.Lifecycle:
+		cv.onLifecycle(ctx, e)
+	case agent.TaskStarted:
+		if verbosity(cv.bot) != config.VerbosityQuiet {
+			cv.notice(ctx, "⏳ Background task started: "+oneLine(orDefault(e.Description, e.TaskType), 200))
+		}
+	case agent.TaskNotification:
+		cv.notice(ctx, taskNotice(e))
+	case agent.Notice:
+		if e.Level == "warning" || e.Level == "error" {
+			cv.notice(ctx, "ℹ️ "+oneLine(e.Text, 500))
+		}
+	case agent.Result:
+		cv.onResult(ctx, e)
+	case agent.Exit:
+		cv.onExit(ctx, e)
+	case agent.LimitHit:
+		cv.onLimitHit(ctx, e)
+	case agent.DecodeError:
+		cv.log.Warn("agent wrote an undecodable line", "err", e.Err)
+	case agent.EventsDropped:
+		cv.onEventsDropped(ctx, e)
+	default:
+		cv.log.Debug("agent event", "type", fmt.Sprintf("%T", ev))
+	}
+}
+
+// payer is whose spend turn t is: the first of its messages' authors (for
+// a schedule's firing its creator, or nobody), or for a turn the agent
+// started itself, the last person who wrote to it.
+func (cv *conversation) payer(t *turn) string {
+	if t.fromLedger {
+		return t.payer
+	}
+	return orDefault(t.payer, cv.lastAuthor.id)
+}
+
+// beginTurn returns the running turn, starting one if needed.
+func (cv *conversation) beginTurn(ctx context.Context) *turn {
+	if cv.turn == nil {
+		cv.turn = newTurn(cv.core.clock.Now())
+		cv.scheduleStatus(ctx)
+		cv.armProgress()
+	}
+	return cv.turn
+}
+
+// onLifecycle moves a ledger message along its delivery states.
+func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
+	sm, ours := cv.inflight[e.UUID]
+	if !ours {
+		cv.log.Debug("lifecycle for a message this worker did not send", "uuid", e.UUID, "state", e.State)
+		return
+	}
+	switch e.State {
+	case agent.LifecycleStarted:
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
+		t := cv.beginTurn(ctx)
+		t.fromLedger = true
+		for id, a := range sm.deciders() {
+			t.requesters[id] = a
+		}
+		if r := sm.scheduledRun(); r != "" && t.scheduled == "" {
+			t.scheduled = r
+		}
+		if t.payer == "" {
+			t.payer = sm.from.id
+		}
+		t.replyTo, t.replyUser = sm.platformID, sm.from.id
+	case agent.LifecycleCompleted:
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
+		delete(cv.inflight, e.UUID)
+	case agent.LifecycleCancelled:
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "cancelled by the agent")
+		delete(cv.inflight, e.UUID)
+	}
+}
+
+// onResult ends a turn: usage and the final answer through the outbox (one
+// commit), the live message's final form.
+func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
+	t := cv.beginTurn(ctx)
+	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
+	usage := store.Usage{
+		ConversationID: cv.id, SessionID: r.SessionID, UserID: cv.payer(t), CostUSD: r.CostUSD,
+		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
+		DurationMS: r.Duration.Milliseconds(), NumTurns: r.NumTurns, IsError: r.IsError,
+	}
+	if r.IsError && resumeFailed(r) {
+		cv.addUsage(ctx, usage)
+		cv.log.Warn("resume failed; the next spawn starts the session fresh", "session", cv.row.SessionID)
+		cv.freshRetry = true
+		cv.endTurn(ctx)
+		return // the process exits next; its Exit re-delivers the message
+	}
+
+	activity, answer := t.final(r.Text)
+	if r.IsError { // keep whatever the turn showed; the answer is the failure
+		var auth bool
+		answer, auth = cv.failureText(r)
+		activity = t.segs
+		if auth {
+			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
+		}
+		if cv.stopping {
+			answer = "⏹ Stopped."
+		}
+	}
+	quiet := verbosity(cv.bot) == config.VerbosityQuiet
+	text, suffix := answer, ""
+	if !quiet {
+		d := r.Duration
+		if d <= 0 {
+			d = cv.core.clock.Now().Sub(t.start)
+		}
+		suffix = "\n\n" + footer(d, r.CostUSD)
+		text = strings.TrimSpace(text + suffix)
+	}
+	streamed := t.live.stream.s != nil
+	var streamLast []bridges.StreamChunk
+	replyInStream := false
+	if streamed {
+		streamLast, replyInStream = cv.endStream(ctx, answer, suffix)
+	}
+	replyInLive := t.live.posted && len(activity) == 0
+	switch {
+	case t.live.posted && !replyInLive:
+		cv.finishLive(ctx, tail(render(activity), cv.maxRunes()))
+	case !t.live.posted && !streamed && len(activity) > 0 && cv.streams():
+		// A turn faster than the first live post: its activity leads the reply.
+		text = render(activity) + "\n\n" + text
+	}
+	parts := chunks(text, cv.maxRunes())
+	replies := make([]store.OutboxMessage, len(parts))
+	for i, c := range parts {
+		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}
+	}
+	if len(replies) > 0 {
+		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
+	}
+	var rows []store.OutboxMessage
+	st, liveRef := cv.core.st, t.live.ref
+	var stream streamEnd
+	if replyInStream { // the reply ends the stream, also when recorded late
+		stream = streamEnd{s: t.live.stream.s, last: streamLast}
+		t.live.stream.s = nil
+	}
+	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "turn's reply", do: func(ctx context.Context) error {
+		var err error
+		rows, err = st.EndTurn(ctx, usage, replies)
+		switch {
+		case err != nil || len(rows) == 0:
+		case replyInLive:
+			cv.editReply[rows[0].ID] = liveRef // the live message becomes the reply
+		case replyInStream:
+			cv.streamReply[rows[0].ID] = stream
+		}
+		return err
+	}})
+	switch {
+	case kept:
+		// Posted once recorded (retryUnrecorded): a reply is never posted
+		// unrecorded, so it cannot be lost or posted twice.
+		cv.notice(ctx, "⚠️ The bridge's disk is full: the agent's answer is kept and will be posted as soon as the bridge can record it.")
+	case err != nil:
+		cv.log.Error("store the turn's usage and reply; posting the reply directly", "err", err)
+		cv.addUsage(ctx, usage)
+		for _, c := range parts {
+			cv.notice(ctx, c)
+		}
+	}
+	if !kept && stream.s != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
+		if serr := stream.s.Stop(ctx, stream.last); serr != nil {
+			cv.log.Warn("stop the turn's stream", "err", serr)
+		}
+	}
+	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
+	cv.endTurn(ctx)
+	if cv.restartAfterTurn {
+		cv.restartAfterTurn = false
+		cv.restartProcess(ctx)
+	}
+}
+
+// addUsage records a turn's usage on its own (see onResult).
+func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "usage",
+		do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
+		cv.log.Error("record usage", "err", err)
+	}
+}
+
+// endTurn forgets the running turn.
+func (cv *conversation) endTurn(ctx context.Context) {
+	if cv.turn == nil {
+		return
+	}
+	cv.cancelTimer(timerLive, "")
+	cv.stopStream(ctx, "")
+	cv.cancelTimer(timerProgress, "")
+	cv.reportBounds(cv.turn)
+	cv.turn = nil
+	cv.stopping = false
+	cv.clearStatus(ctx)
+}
+
+// resumeFailed reports the CLI's answer to --resume of a session it does not
+// have (e.g. its HOME or workdir changed).
+func resumeFailed(r agent.Result) bool {
+	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
+}
+
+// taskNotice describes a finished background task.
+func taskNotice(e agent.TaskNotification) string {
+	summary := oneLine(orDefault(e.Summary, e.TaskID), 300)
+	switch e.Status {
+	case "completed":
+		return "✅ Background task finished: " + summary
+	case "failed":
+		return "❌ Background task failed: " + summary
+	case "stopped", "killed":
+		return "⏹ Background task stopped: " + summary
+	default:
+		return "ℹ️ Background task " + e.Status + ": " + summary
+	}
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}

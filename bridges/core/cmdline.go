@@ -1,0 +1,135 @@
+package core
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/agentbridge/agentbridge/bridges"
+)
+
+// cmdLine is a chat command as the one parser (parseCommandLine) read it.
+// Who may run it is decided on these tokens, and the command acts on the
+// same tokens: there is no second reading of the text that could disagree
+// with the first.
+type cmdLine struct {
+	name string   // the command's name, lower case, without the prefix
+	args []string // the words after the name, split at spaces and newlines
+	text string   // the whole line after the name (for arguments with their own syntax, e.g. !schedule add's prompt)
+}
+
+// arg returns the i-th argument word, or "".
+func (l cmdLine) arg(i int) string {
+	if i < len(l.args) {
+		return l.args[i]
+	}
+	return ""
+}
+
+// after returns the text that follows the first n argument words, trimmed:
+// "!schedule add \"0 9 * * *\" x" after(1) is `"0 9 * * *" x`.
+func (l cmdLine) after(n int) string {
+	rest := l.text
+	for range n {
+		rest = strings.TrimLeft(rest, " \n")
+		i := strings.IndexAny(rest, " \n")
+		if i < 0 {
+			return ""
+		}
+		rest = rest[i:]
+	}
+	return strings.Trim(rest, " \n")
+}
+
+// cmdParse is what a message is to the command parser.
+type cmdParse int
+
+const (
+	notCommand     cmdParse = iota // an ordinary message (for the agent)
+	commandOK                      // a command, tokenised
+	commandRefused                 // a command written with characters a command may not contain
+)
+
+// commandCharsRefusal answers a command line that contains a character
+// other than the plain space and newline that separates words differently
+// for different readers (a tab, a no-break space, a zero-width space, a
+// full-width space, a direction mark, …).
+const commandCharsRefusal = "⛔ That command was not run: it contains a tab, a no-break space, a zero-width or another " +
+	"invisible or unusual space character. Type the command again with plain spaces only."
+
+// parseCommandLine is the one parser of chat commands. A message is a
+// command when its first word, after the prefix "!", names a known command
+// (case-insensitive). Words are separated by the plain space and the
+// newline only; "\r\n" counts as a newline. A message that would name a
+// command if every Unicode space counted as a space and every invisible
+// formatting character (zero-width space and joiners, word joiner, BOM,
+// direction marks: Unicode category Cf) were removed or read as a space,
+// and that contains any such character, is refused as a whole
+// (commandRefused): no reading of it runs anything. Everything else is an ordinary message.
+func parseCommandLine(text string) (cmdLine, cmdParse) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	if strings.IndexFunc(text, unusualCommandRune) >= 0 {
+		for _, invisible := range []rune{-1, ' '} {
+			if name, ok := commandName(normaliseCommand(text, invisible)); ok {
+				return cmdLine{name: name}, commandRefused
+			}
+		}
+		return cmdLine{}, notCommand
+	}
+	t := strings.Trim(text, " \n")
+	t = t[len(bridges.CommandPrefix):]
+	word, rest := t, ""
+	if i := strings.IndexAny(t, " \n"); i >= 0 {
+		word, rest = t[:i], t[i:]
+	}
+	name, ok := commandName(bridges.CommandPrefix + word)
+	if !ok {
+		return cmdLine{}, notCommand // cannot happen: text has no unusual rune
+	}
+	return cmdLine{name: name, args: strings.FieldsFunc(rest, isCommandSpace), text: strings.Trim(rest, " \n")}, commandOK
+}
+
+// commandName returns the known command that text (starting with the
+// prefix after optional spaces) names by its first word.
+func commandName(text string) (string, bool) {
+	t := strings.TrimLeft(text, " \n")
+	if !strings.HasPrefix(t, bridges.CommandPrefix) {
+		return "", false
+	}
+	t = t[len(bridges.CommandPrefix):]
+	if i := strings.IndexAny(t, " \n"); i >= 0 {
+		t = t[:i]
+	}
+	word := strings.ToLower(t)
+	for _, c := range commands() {
+		if c.name == word {
+			return word, true
+		}
+	}
+	return "", false
+}
+
+// normaliseCommand is text as a lenient reader would see it: every
+// Unicode space a plain space, invisible formatting characters replaced
+// by invisible (-1: removed).
+func normaliseCommand(text string, invisible rune) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case unicode.Is(unicode.Cf, r):
+			return invisible
+		case unicode.IsSpace(r) && r != '\n':
+			return ' '
+		}
+		return r
+	}, text)
+}
+
+// unusualCommandRune reports a character a command line may not contain:
+// any Unicode space other than the space and the newline, and any
+// invisible formatting character (Unicode category Cf: U+200B–U+200F,
+// U+202A–U+202E, U+2060–U+2064, U+2066–U+206F, U+FEFF, U+00AD, …).
+func unusualCommandRune(r rune) bool {
+	return unicode.IsSpace(r) && !isCommandSpace(r) || unicode.Is(unicode.Cf, r)
+}
+
+// isCommandSpace reports the characters that separate command words.
+func isCommandSpace(r rune) bool { return r == ' ' || r == '\n' }

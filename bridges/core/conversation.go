@@ -1,0 +1,318 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/queue"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// input is one item of a conversation's queue. The worker goroutine handles
+// them one at a time and is the only goroutine touching conversation state.
+type input interface{ isInput() }
+
+type (
+	inPoke   struct{}                   // pending ledger messages may be deliverable
+	inAction struct{ a bridges.Action } // a click on one of our cards
+	inEvent  struct {
+		gen uint64
+		ev  agent.Event
+	} // from the session of generation gen
+	inAcquired struct {
+		gen       uint64
+		sess      AgentSession
+		sessionID string // set by a WarmPool: the session's id (a spare's differs from the one asked for)
+		err       error
+	} // Acquire finished
+	inWaiting struct{ gen uint64 } // Acquire waits for a free slot
+	inTimer   struct {
+		kind timerKind
+		id   string
+		seq  uint64
+	} // a timer fired
+	inOutbox struct{} // pending replies may be postable
+)
+
+func (inPoke) isInput()     {}
+func (inAction) isInput()   {}
+func (inEvent) isInput()    {}
+func (inAcquired) isInput() {}
+func (inWaiting) isInput()  {}
+func (inTimer) isInput()    {}
+func (inOutbox) isInput()   {}
+
+// timerKind names what a timer is for.
+type timerKind int
+
+const (
+	timerLive     timerKind = iota // flush the live message
+	timerApproval                  // a card's approval timeout (id = card id)
+	timerOutbox                    // retry posting replies
+	timerRetry                     // retry delivering after a store error
+	timerRetire                    // stop the worker if it is still idle
+	timerStatus                    // show the working indicator (status_delay)
+	timerProgress                  // post a progress line of a long turn (progress.go)
+	timerDisk                      // retry the writes a full disk refused (unrecorded.go)
+)
+
+type timerKey struct {
+	kind timerKind
+	id   string
+}
+
+type pendingTimer struct {
+	t   Timer
+	seq uint64
+}
+
+// author is who wrote a message.
+type author struct{ id, name string }
+
+// sentMsg is a ledger message written to the agent and not finished yet.
+type sentMsg struct {
+	ledgerID   string
+	platformID string // Inbound.MsgID
+	from       author // the author; for a schedule's firing its creator ("" for nobody) and the schedule's header as name
+	origin     Origin
+	scheduleID int64 // OriginSchedule
+}
+
+// deciders are who may decide the cards of a turn that handles m, besides
+// the bot's approvers and admins: a person's message, its author; a
+// schedule's firing, the schedule's creator when a person made it, else
+// nobody. Never the conversation's owner or anyone else by default.
+func (m sentMsg) deciders() map[string]author {
+	out := make(map[string]author)
+	if m.from.id != "" {
+		a := m.from
+		if m.origin != OriginPerson {
+			a.name = "" // the header is not their name
+		}
+		out[a.id] = a
+	}
+	return out
+}
+
+// scheduledRun names the schedule whose firing m is, for cards ("" when
+// m is not one).
+func (m sentMsg) scheduledRun() string {
+	if m.origin != OriginSchedule {
+		return ""
+	}
+	name := strings.TrimPrefix(m.from.name, scheduleHeader)
+	if m.scheduleID > 0 {
+		return fmt.Sprintf("#%d %s", m.scheduleID, codeSpan(oneLine(name, maxScheduleNameRunes)))
+	}
+	return codeSpan(oneLine(name, maxScheduleNameRunes))
+}
+
+// conversation is the state of one conversation, owned by its worker.
+type conversation struct {
+	core     *Core
+	key      bridges.ConversationKey
+	id       string // store conversation id
+	bot      *config.Bot
+	profile  *config.Agent
+	platform bridges.Platform
+	limits   bridges.Limits
+	budget   *budget
+	log      *slog.Logger
+	q        *queue.Queue[input]
+	rescan   atomic.Bool // a message was accepted while the queue was full
+
+	// Owned by the worker goroutine.
+	row                store.Conversation // settings: session id, overrides
+	sess               AgentSession
+	gen                uint64 // generation of sess; events of older ones are ignored
+	acquiring          bool
+	resume             bool               // the next spawn resumes row.SessionID
+	freshRetry         bool               // the resume failed: spawn the same id fresh once
+	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
+	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
+	turn               *turn
+	cards              map[string]*card // open cards by id
+	cardSeq            int
+	lastAuthor         author   // of the last person's message sent to the agent
+	lastSent           *sentMsg // the last message sent to the agent (nil: none since the worker started)
+	stopping           bool     // !stop asked for an interrupt
+	statusShown        bool     // the working indicator is on (see status.go)
+	resuming           bool     // !resume waits for the session's conversation: send nothing meanwhile
+	restartAfterTurn   bool     // a setting needs a new process once the turn ends
+	bypassRefusalShown bool     // told that a stored bypassPermissions is not applied
+	timers             map[timerKey]pendingTimer
+	timerSeq           uint64
+	outboxRetrying     bool
+	untoldGiveUp       bool // a given-up reply's notice could not be posted (tellGivenUp)
+	outboxDelay        time.Duration
+	editReply          map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
+	streamReply        map[string]streamEnd          // outbox id → stream to stop instead of posting
+	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (agentlimits.go)
+	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (unrecorded.go)
+	unrecordedDelay    time.Duration
+}
+
+// newConversation creates a conversation and its queue; c.mu is held.
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform) *conversation {
+	key := bridges.ConversationKey(row.Key)
+	lim := p.Limits()
+	if lim.EditInterval <= 0 {
+		lim.EditInterval = defaultEditInterval
+	}
+	cv := &conversation{
+		core:        c,
+		key:         key,
+		id:          row.ID,
+		bot:         bot,
+		profile:     profile,
+		platform:    p,
+		limits:      lim,
+		budget:      c.budgetForLocked(key),
+		log:         c.log.With("key", key, "conversation", row.ID),
+		row:         row,
+		resume:      row.SessionID != "",
+		inflight:    make(map[string]sentMsg),
+		spared:      make(map[string]int),
+		cards:       make(map[string]*card),
+		timers:      make(map[timerKey]pendingTimer),
+		editReply:   make(map[string]bridges.MessageRef),
+		streamReply: make(map[string]streamEnd),
+	}
+	cv.q = c.newQueue(cv)
+	return cv
+}
+
+// handle is the worker: it dispatches one input.
+func (cv *conversation) handle(ctx context.Context, in input) {
+	switch v := in.(type) {
+	case inPoke:
+		cv.deliverPending(ctx)
+	case inAction:
+		cv.onAction(ctx, v.a)
+	case inOperatorAction:
+		cv.onOperatorAction(ctx, v)
+	case inEvent:
+		if v.gen == cv.gen && cv.sess != nil {
+			cv.onEvent(ctx, v.ev)
+		}
+	case inAcquired:
+		cv.onAcquired(ctx, v)
+	case inWaiting:
+		if v.gen == cv.gen && cv.acquiring {
+			cv.notice(ctx, "⏳ All agent slots are busy; your message is queued and will be handled as soon as one frees up.")
+		}
+	case inTimer:
+		cv.onTimer(ctx, v)
+	case inOutbox:
+		cv.flushOutbox(ctx)
+	case inCall:
+		v.f(ctx, cv)
+	}
+	if cv.rescan.Swap(false) {
+		cv.deliverPending(ctx)
+	}
+	switch {
+	case cv.q.Closed():
+	case !cv.idle():
+		cv.cancelTimer(timerRetire, "")
+	case !cv.hasTimer(timerRetire, ""):
+		cv.after(cv.core.opts.RetireIdleAfter, timerRetire, "")
+	}
+}
+
+// idle reports whether the worker holds nothing that needs it: no process,
+// card, unfinished message, reply to retry or timer.
+func (cv *conversation) idle() bool {
+	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming ||
+		len(cv.unrecorded) > 0 {
+		return false
+	}
+	for k := range cv.timers {
+		if k.kind != timerRetire {
+			return false
+		}
+	}
+	return true
+}
+
+// after schedules a timer input; an existing timer of the same kind and id
+// is replaced.
+func (cv *conversation) after(d time.Duration, kind timerKind, id string) {
+	k := timerKey{kind, id}
+	if old, ok := cv.timers[k]; ok {
+		old.t.Stop()
+	}
+	cv.timerSeq++
+	seq := cv.timerSeq
+	q, ctx := cv.q, cv.core.runCtx
+	t := cv.core.clock.AfterFunc(d, func() {
+		_ = q.PushWait(ctx, inTimer{kind: kind, id: id, seq: seq}) // fails only when stopping
+	})
+	cv.timers[k] = pendingTimer{t: t, seq: seq}
+}
+
+// cancelTimer stops a pending timer.
+func (cv *conversation) cancelTimer(kind timerKind, id string) {
+	k := timerKey{kind, id}
+	if old, ok := cv.timers[k]; ok {
+		old.t.Stop()
+		delete(cv.timers, k)
+	}
+}
+
+// hasTimer reports whether a timer is pending.
+func (cv *conversation) hasTimer(kind timerKind, id string) bool {
+	_, ok := cv.timers[timerKey{kind, id}]
+	return ok
+}
+
+// stopTimers stops every timer; called after the worker stopped.
+func (cv *conversation) stopTimers() {
+	for k, t := range cv.timers {
+		t.t.Stop()
+		delete(cv.timers, k)
+	}
+}
+
+// onTimer dispatches a fired timer, ignoring stale ones.
+func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
+	k := timerKey{v.kind, v.id}
+	pt, ok := cv.timers[k]
+	if !ok || pt.seq != v.seq {
+		return // cancelled or replaced
+	}
+	delete(cv.timers, k)
+	switch v.kind {
+	case timerLive:
+		cv.flushLive(ctx)
+	case timerApproval:
+		cv.expireCard(ctx, v.id)
+	case timerOutbox:
+		cv.outboxRetrying = false
+		cv.flushOutbox(ctx)
+	case timerRetry:
+		cv.deliverPending(ctx)
+	case timerStatus:
+		cv.showStatus(ctx)
+	case timerProgress:
+		cv.progressLine(ctx)
+	case timerDisk:
+		cv.retryUnrecorded(ctx)
+	case timerRetire:
+		if cv.idle() && cv.core.retire(cv) {
+			cv.log.Debug("conversation worker retired")
+		}
+	}
+}
+
+// spawn runs f in a goroutine tracked by the core (waited for on stop).
+func (cv *conversation) spawn(f func()) {
+	cv.core.workers.Go(f)
+}

@@ -1,0 +1,511 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/queue"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Defaults for zero CoreOptions fields.
+const (
+	DefaultQueueCapacity   = 256
+	DefaultOutboxBackoff   = 2 * time.Second
+	DefaultRetireIdleAfter = 10 * time.Minute
+	maxOutboxBackoff       = time.Minute
+	defaultEditInterval    = time.Second
+)
+
+// CoreOptions configure the conversation core.
+type CoreOptions struct {
+	Config *config.Config // required: bots, agent profiles, access lists
+	Store  *store.Store   // required: conversations, ledger, outbox, audit, usage
+	Pool   AgentPool      // required: agent processes (NewAgentPool over *agent.Pool)
+	Logger *slog.Logger   // default discards
+	// Clock is the source of time and timers; default the real clock.
+	Clock Clock
+	// QueueCapacity bounds each conversation's input queue; default
+	// DefaultQueueCapacity. A message that finds the queue full stays
+	// pending in the ledger and is delivered with the next input.
+	QueueCapacity int
+	// OutboxBackoff is the first delay before re-posting a reply that failed;
+	// it doubles per attempt up to a minute. Default DefaultOutboxBackoff.
+	OutboxBackoff time.Duration
+	// SlowHandler is how long one input may take before it is logged as
+	// slow; default queue.DefaultSlowAfter.
+	SlowHandler time.Duration
+	// RetireIdleAfter stops the worker of a conversation that has had no
+	// agent process, open card, unfinished message or unposted reply for
+	// this long; its next message starts a new worker. Default
+	// DefaultRetireIdleAfter.
+	RetireIdleAfter time.Duration
+	// Metrics, when set, counts messages, results, approvals, agent exits
+	// and failed posts (see NewMetrics).
+	Metrics *Metrics
+	// Sandboxes confine each agent profile's processes, by profile name
+	// (see agent/sandbox). Run refuses to start when a profile whose
+	// config names a sandbox other than "none" has none here: agents are
+	// never silently unconfined.
+	Sandboxes map[string]sandbox.Sandbox
+	// Networks say how each sandboxed profile's agents reach the network
+	// (agent.Network), by profile name. Run refuses to start when a
+	// bwrap profile's network mode (proxy or none) has no matching entry:
+	// agents never silently share the host's network.
+	Networks map[string]agent.Network
+	// Cgroups, when set, enforce each profile's resources in a cgroup per
+	// agent process (see sandbox.Cgroups); nil enforces none.
+	Cgroups *sandbox.Cgroups
+	// Scheduler fires the stored schedules (bridges/schedule.New); without
+	// one nothing fires, and Run refuses a config that has schedules.
+	Scheduler Scheduler
+	// Spend enforces the spend limits (bridges/spend.New); Run refuses to
+	// start without it when the config has limits: limits never silently off.
+	Spend SpendGate
+	// Worktrees, when set, gives the sessions of profiles with worktree:
+	// true a git worktree each (bridges/worktree.New), as a spawn hook; nil: every
+	// agent works in its profile's workdir.
+	Worktrees Worktrees
+}
+
+// Core is the platform-neutral conversation core: it implements Handler for
+// every platform adapter, owns one worker per active conversation and drives
+// the agent sessions. Create it with NewCore and start it with Run.
+type Core struct {
+	cfg   *config.Config
+	st    *store.Store
+	pool  AgentPool
+	log   *slog.Logger
+	clock Clock
+	opts  CoreOptions
+
+	mu        sync.Mutex
+	runCtx    context.Context // set by Run; cancelled when Run stops
+	running   bool
+	platforms map[string]bridges.Platform // by bot name
+	convs     map[bridges.ConversationKey]*conversation
+	budgets   map[budgetKey]*budget
+	refused   map[refusalKey]time.Time    // last refusal told per bot and user
+	states    map[string]bridges.BotState // connection state per bot (botstate.go)
+	workers   sync.WaitGroup              // conversation queues and their helpers
+	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
+}
+
+var _ bridges.Handler = (*Core)(nil)
+
+// NewCore returns a core; nothing runs until Run.
+func NewCore(opts CoreOptions) *Core {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.QueueCapacity <= 0 {
+		opts.QueueCapacity = DefaultQueueCapacity
+	}
+	if opts.OutboxBackoff <= 0 {
+		opts.OutboxBackoff = DefaultOutboxBackoff
+	}
+	if opts.RetireIdleAfter <= 0 {
+		opts.RetireIdleAfter = DefaultRetireIdleAfter
+	}
+	return &Core{
+		cfg:     opts.Config,
+		st:      opts.Store,
+		pool:    opts.Pool,
+		log:     opts.Logger,
+		clock:   opts.Clock,
+		opts:    opts,
+		convs:   make(map[bridges.ConversationKey]*conversation),
+		budgets: make(map[budgetKey]*budget),
+		refused: make(map[refusalKey]time.Time),
+	}
+}
+
+// Run starts the core with one adapter per bot (keyed by bot name; every key
+// must be a configured bot), recovers what the previous run left behind
+// (see recovery.go) and runs every platform with the core as its Handler
+// (one that also takes the bot's StateReporter reports). A platform whose
+// Run fails stops only its bot: the bot is marked failed (BotStates) and
+// the others keep running. Run returns nil when ctx ends, or, when every
+// platform has failed, their errors joined. On return every conversation
+// worker has stopped; agent processes are left to the pool's owner to close,
+// who then waits for their readers (WaitSessionReaders).
+func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) error {
+	if c.cfg == nil || c.st == nil || c.pool == nil {
+		return errors.New("run core: Config, Store and Pool are required")
+	}
+	if len(c.cfg.Limits) > 0 && c.opts.Spend == nil {
+		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
+	}
+	if len(c.cfg.Schedules) > 0 && c.opts.Scheduler == nil {
+		return errors.New("run core: the config has schedules but no Scheduler fires them")
+	}
+	for name := range platforms {
+		if c.cfg.Bot(name) == nil {
+			return fmt.Errorf("run core: platform for bot %q: %w", name, bridges.ErrUnknownBot)
+		}
+	}
+	for name, a := range c.cfg.Agents {
+		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.opts.Sandboxes[name] == nil {
+			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
+		}
+		if m := a.Network.Mode; a.Sandbox == config.SandboxBwrap && (m == config.NetworkProxy || m == config.NetworkNone) &&
+			c.opts.Networks[name].Mode != m {
+			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		cancel()
+		return errors.New("run core: already running")
+	}
+	c.runCtx, c.running, c.platforms = ctx, true, platforms
+	c.mu.Unlock()
+	defer func() {
+		cancel()
+		c.stop()
+	}()
+
+	work, err := c.prepareRecovery(ctx)
+	if err != nil {
+		return fmt.Errorf("run core: %w", err)
+	}
+	if sc := c.opts.Scheduler; sc != nil {
+		if err := sc.Sync(ctx); err != nil {
+			return fmt.Errorf("run core: %w", err)
+		}
+	}
+	defer c.keepSpares(platforms)()
+	errc := make(chan error, len(platforms))
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for name, p := range platforms {
+		wg.Go(func() {
+			if err := c.runPlatform(ctx, name, p); err != nil {
+				errc <- err
+				if int(failed.Add(1)) == len(platforms) {
+					cancel() // no bot left to serve
+				}
+			}
+		})
+	}
+	wg.Go(func() { c.recoverStartup(ctx, work) })
+	if sc := c.opts.Scheduler; sc != nil {
+		wg.Go(func() { sc.Run(ctx, c) })
+	}
+	wg.Wait()
+	close(errc)
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	if len(platforms) > 0 && len(errs) == len(platforms) {
+		return errors.Join(errs...)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// WaitSessionReaders waits until the core's readers of agent sessions'
+// events have returned. A reader forwards a live session's events to its
+// conversation, or drains them once nobody else will (the conversation
+// stopped; agent processes outlive Run: the pool's owner closes them), so
+// readers end when their sessions' event channels close. Call it after
+// Run has returned and the pool is closed; no reader starts afterwards.
+func (c *Core) WaitSessionReaders() { c.readers.Close() }
+
+// stop closes every conversation worker and waits for them.
+func (c *Core) stop() {
+	c.mu.Lock()
+	c.running = false
+	convs := make([]*conversation, 0, len(c.convs))
+	for _, cv := range c.convs {
+		convs = append(convs, cv)
+	}
+	c.convs = make(map[bridges.ConversationKey]*conversation)
+	c.budgets = make(map[budgetKey]*budget)
+	c.mu.Unlock()
+	for _, cv := range convs {
+		cv.q.Close()
+	}
+	for _, cv := range convs {
+		cv.q.Wait()
+		cv.stopTimers()
+	}
+	c.workers.Wait()
+}
+
+// HandleMessage implements Handler: access check, then submit as a
+// person's message (durable ledger entry, hand-off to the conversation's
+// worker). It never waits for the agent.
+func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
+	bot := c.cfg.Bot(m.Key.Bot)
+	if bot == nil {
+		return fmt.Errorf("handle message %s: bot %q: %w", m.MsgID, m.Key.Bot, bridges.ErrUnknownBot)
+	}
+	if m.MsgID == "" || m.Key.Channel == "" {
+		return fmt.Errorf("handle message for %s: message id and channel are required: %w", m.Key, bridges.ErrInvalidMessage)
+	}
+	log := c.log.With("key", m.Key, "msg_id", m.MsgID, "user", m.UserID)
+	if !channelAllowed(bot, m.Key.Channel) {
+		log.Info("message ignored: channel not allowed")
+		c.opts.Metrics.message(m.Key.Bot, "ignored")
+		return nil
+	}
+	if !userAllowed(bot, m.UserID) {
+		log.Info("message refused: user not allowed")
+		c.refuse(ctx, m)
+		c.opts.Metrics.message(m.Key.Bot, "refused")
+		return nil
+	}
+	conv, created, err := c.st.GetOrCreateConversation(ctx, storeKey(m.Key), bot.Agent, m.UserID)
+	if err != nil {
+		return notRecorded(m.MsgID, err)
+	}
+	files, err := encodeFiles(m.Files)
+	if err != nil {
+		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
+	}
+	msg, dup, err := c.submit(ctx, submission{origin: OriginPerson, conv: conv, msgID: m.MsgID, user: m.UserID,
+		userName: m.UserName, text: m.Text, files: files, replyTo: m.ReplyTo, quoted: m.Quoted}, log.With("new_conversation", created))
+	if err != nil {
+		return notRecorded(m.MsgID, err)
+	}
+	if dup {
+		log.Debug("duplicate delivery ignored", "ledger", msg.ID, "state", msg.State)
+		c.opts.Metrics.message(m.Key.Bot, "duplicate")
+		return nil
+	}
+	c.opts.Metrics.message(m.Key.Bot, "accepted")
+	return nil // durable either way
+}
+
+// notRecorded is HandleMessage's error for a message the store did not
+// take; it wraps ErrStorageFull when the disk is full.
+func notRecorded(msgID string, err error) error {
+	if store.IsFull(err) {
+		return fmt.Errorf("handle message %s: %w: %w", msgID, bridges.ErrStorageFull, err)
+	}
+	return fmt.Errorf("handle message %s: %w", msgID, err)
+}
+
+// HandleAction implements Handler: it routes a click to the conversation
+// that owns the card. Clicks on cards no worker knows (e.g. from before a
+// restart) are answered privately.
+func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
+	if c.cfg.Bot(a.Key.Bot) == nil {
+		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
+	}
+	c.mu.Lock()
+	cv := c.convs[a.Key]
+	var err error
+	if cv != nil {
+		err = cv.q.Push(inAction{a})
+	}
+	c.mu.Unlock()
+	switch {
+	case cv == nil || errors.Is(err, queue.ErrClosed):
+		replyPrivately(ctx, c.log, a, "This request is no longer open.")
+		return nil
+	case err != nil:
+		replyPrivately(ctx, c.log, a, "The bridge is busy with this conversation; please try again in a moment.")
+		return fmt.Errorf("handle action on %s: %w: %w", a.CardID, bridges.ErrBusy, err)
+	}
+	return nil
+}
+
+// Owns implements Handler: whether the bot has a conversation at key.
+func (c *Core) Owns(ctx context.Context, key bridges.ConversationKey) (bool, error) {
+	c.mu.Lock()
+	_, live := c.convs[key]
+	c.mu.Unlock()
+	if live {
+		return true, nil
+	}
+	_, err := c.st.GetConversation(ctx, storeKey(key))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("owns %s: %w", key, err)
+	}
+}
+
+// deliver hands in to conv's worker, starting one if needed. c.mu is held
+// throughout, so a worker that retires cannot close its queue in between.
+func (c *Core) deliver(conv store.Conversation, in input) (*conversation, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cv, err := c.conversationLocked(conv)
+	if err != nil {
+		return nil, err
+	}
+	return cv, cv.q.Push(in)
+}
+
+// conversationLocked returns the running worker of conv, starting one if
+// needed; c.mu is held.
+func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error) {
+	key := bridges.ConversationKey(conv.Key)
+	if !c.running {
+		return nil, bridges.ErrNotRunning
+	}
+	if cv := c.convs[key]; cv != nil {
+		return cv, nil
+	}
+	bot := c.cfg.Bot(key.Bot)
+	p := c.platforms[key.Bot]
+	if bot == nil || p == nil {
+		return nil, fmt.Errorf("conversation %s: %w", key, bridges.ErrUnknownBot)
+	}
+	profile := c.cfg.Agents[conv.Agent] // a scheduled run may name its own profile
+	if profile == nil {
+		profile = c.cfg.Agents[bot.Agent]
+	}
+	if profile == nil {
+		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
+	}
+	cv := newConversation(c, conv, bot, profile, p)
+	c.convs[key] = cv
+	return cv, nil
+}
+
+// retire stops an idle worker unless input is waiting for it. It runs on
+// the worker itself, which exits after the current input.
+func (c *Core) retire(cv *conversation) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cv.q.Len() > 0 || c.convs[cv.key] != cv {
+		return false
+	}
+	delete(c.convs, cv.key)
+	c.releaseBudgetLocked(cv.key)
+	cv.q.Close()
+	return true
+}
+
+// ActiveConversations returns how many conversation workers are running.
+func (c *Core) ActiveConversations() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.convs)
+}
+
+// budgetForLocked returns the shared edit budget of key's channel for a new
+// worker, which releases it with releaseBudgetLocked; c.mu is held.
+func (c *Core) budgetForLocked(key bridges.ConversationKey) *budget {
+	k := budgetKey{key.Bot, key.Channel}
+	b := c.budgets[k]
+	if b == nil {
+		b = &budget{}
+		c.budgets[k] = b
+	}
+	b.workers++
+	return b
+}
+
+// releaseBudgetLocked drops a retiring worker's hold on its channel's
+// budget, forgetting the budget with the channel's last worker; c.mu is
+// held. (A worker retires long after its last post, so the budget's
+// reservation has passed by then.)
+func (c *Core) releaseBudgetLocked(key bridges.ConversationKey) {
+	k := budgetKey{key.Bot, key.Channel}
+	if b := c.budgets[k]; b != nil {
+		if b.workers--; b.workers <= 0 {
+			delete(c.budgets, k)
+		}
+	}
+}
+
+// platform returns the adapter of bot, or nil.
+func (c *Core) platform(bot string) bridges.Platform {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.platforms[bot]
+}
+
+// refusalEvery is how often one person is told, per bot, that they may not
+// talk to it: someone chatting in the bot's threads is told once an hour,
+// not on every message nor in every conversation.
+const refusalEvery = time.Hour
+
+// strangerNotice is the private answer to a stranger: polite, and it names
+// nobody and nothing of the bot's configuration.
+const strangerNotice = "Sorry, you don't have access to this bot."
+
+type refusalKey struct {
+	bot  string
+	user string
+}
+
+// refuse tells a user who may not talk to the bot so, privately and at most
+// once per refusalEvery per bot and user: through the platform's Ephemeral
+// ability where it has one, else not at all. Nothing is posted in the
+// conversation.
+func (c *Core) refuse(ctx context.Context, m bridges.Inbound) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	p := c.platforms[m.Key.Bot]
+	rk := refusalKey{m.Key.Bot, m.UserID}
+	last, told := c.refused[rk]
+	if p == nil || told && now.Sub(last) < refusalEvery {
+		c.mu.Unlock()
+		return
+	}
+	c.makeRoomForRefusalLocked(now)
+	c.refused[rk] = now
+	c.mu.Unlock()
+	eph, ok := p.(bridges.Ephemeral)
+	if !ok {
+		c.opts.Metrics.strangerNotice(m.Key.Bot, "none")
+		return
+	}
+	if err := eph.PostEphemeral(ctx, m.Key, m.UserID, strangerNotice); err != nil {
+		c.log.Warn("private notice to a stranger failed", "key", m.Key, "user", m.UserID, "err", err)
+		c.opts.Metrics.strangerNotice(m.Key.Bot, "failed")
+		return
+	}
+	c.opts.Metrics.strangerNotice(m.Key.Bot, "ephemeral")
+}
+
+// replyPrivately answers a clicker through Action.Reply, if the platform
+// offers it.
+func replyPrivately(ctx context.Context, log *slog.Logger, a bridges.Action, text string) {
+	if a.Reply == nil {
+		return
+	}
+	if err := a.Reply(ctx, text); err != nil {
+		log.Warn("private reply to a click failed", "key", a.Key, "user", a.UserID, "err", err)
+	}
+}
+
+func storeKey(k bridges.ConversationKey) store.ConversationKey { return store.ConversationKey(k) }
+
+// newQueue creates a conversation's input queue.
+func (c *Core) newQueue(cv *conversation) *queue.Queue[input] {
+	return queue.New(cv.handle, queue.Options[input]{
+		Name:      cv.key.String(),
+		Capacity:  c.opts.QueueCapacity,
+		SlowAfter: c.opts.SlowHandler,
+		Logger:    c.log,
+		OnPanic: func(in input, r any, _ []byte) {
+			cv.log.Error("conversation worker recovered from a panic", "input", fmt.Sprintf("%T", in), "panic", fmt.Sprint(r))
+		},
+	})
+}

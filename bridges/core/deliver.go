@@ -1,0 +1,375 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// maxRedeliveries is how often a message is delivered again after the agent
+// died while handling it; after that it is marked failed.
+const maxRedeliveries = 1
+
+// SessionsDir is the directory under data_dir that holds each agent
+// session's private state (data_dir/sessions/<session id>).
+const SessionsDir = "sessions"
+
+// redeliveryNote prefixes a message delivered again after a crash.
+const redeliveryNote = "[agentbridge: your previous turn was interrupted because the agent process stopped unexpectedly. " +
+	"This message is delivered again; check what was already done before repeating any action.]\n\n"
+
+// deliverPending walks the conversation's pending ledger messages in order:
+// a person's commands run at once (refused when written with unusual
+// characters, see parseCommandLine), a person's replies that answer an
+// open card decide it, and everything else — every message a schedule or
+// the bridge originated included, whatever its text — is written to the
+// agent as soon as a session is live.
+func (cv *conversation) deliverPending(ctx context.Context) {
+	msgs, err := cv.core.st.PendingInbox(ctx, cv.id)
+	if err != nil {
+		if ctx.Err() == nil {
+			cv.log.Error("read pending messages; retrying", "err", err)
+			cv.after(time.Second, timerRetry, "")
+		}
+		return
+	}
+	blocked := false // a message could not be sent: later ones must wait (order)
+	for _, m := range msgs {
+		if cv.waitsForMark(m.ID) {
+			continue // handled already; the ledger says so once the disk has room
+		}
+		if cv.handledAsCommand(ctx, m) {
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
+			continue
+		}
+		if m.Origin == OriginPerson && cv.answerFromText(ctx, m) {
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
+			continue
+		}
+		if blocked || cv.resuming {
+			continue
+		}
+		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
+			cv.finishInbox(ctx, m.ID, store.InboxFailed, "agent stopped again while handling it")
+			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(author{m.UserID, m.UserName})))
+			continue
+		}
+		switch cv.admit(ctx, m) { // spend limits (limits.go)
+		case limitRefused:
+			continue
+		case limitRetry:
+			blocked = true
+			continue
+		}
+		if cv.sess == nil {
+			cv.ensureSession(ctx)
+			blocked = true
+			continue
+		}
+		if err := cv.send(ctx, m); err != nil {
+			cv.log.Warn("write to agent failed; the message stays pending", "ledger", m.ID, "err", err)
+			blocked = true
+		}
+	}
+}
+
+// handledAsCommand runs ledger message m as a chat command if it is one:
+// only a person's message can be; one written with characters a command
+// may not contain is refused, not run and not passed to the agent.
+func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessage) bool {
+	if m.Origin != OriginPerson {
+		return false
+	}
+	l, p := parseCommandLine(m.Text)
+	switch p {
+	case commandOK:
+		cv.runCommand(ctx, m, l)
+		return true
+	case commandRefused:
+		cv.log.Info("command refused: unusual characters", "command", l.name, "user", m.UserID)
+		cv.notice(ctx, commandCharsRefusal)
+		return true
+	}
+	return false
+}
+
+// send writes ledger message m to the live session and marks it sent.
+func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
+	um := agent.UserMessage{UUID: m.ID, Text: quotedPrefix(m.Quoted) + m.Text}
+	if files := decodeFiles(m.Files); len(files) > 0 {
+		var notes []string
+		um.Images, notes = cv.fetchAttachments(ctx, m.ID, files)
+		if len(notes) > 0 {
+			um.Text = strings.TrimSpace(um.Text + "\n\n" + strings.Join(notes, "\n"))
+		}
+	}
+	if m.Attempts > 0 {
+		um.UUID = redeliveryUUID(m.ID, m.Attempts)
+	}
+	if m.Attempts-cv.spared[m.ID] > 0 {
+		// Only a message a crash interrupted gets the note, not one that
+		// merely went to a process whose resume failed.
+		um.Text = redeliveryNote + um.Text
+	}
+	if err := cv.sess.Send(ctx, um); err != nil {
+		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
+	}
+	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	cv.noteActivity(ctx, m)
+	cv.resume = true // the CLI has the session on disk now: later spawns resume it
+	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: author{m.UserID, m.UserName},
+		origin: m.Origin, scheduleID: m.ScheduleID}
+	cv.inflight[um.UUID] = sm
+	cv.lastSent = &sm
+	if m.Origin == OriginPerson {
+		cv.lastAuthor = sm.from
+	}
+	return nil
+}
+
+// redeliveryUUID is the agent message uuid of a re-delivery. A resumed CLI
+// ignores a user message whose uuid its transcript already holds, so a
+// re-delivery needs a new one; it is derived from the ledger id and the
+// attempt, so the same attempt always gets the same uuid.
+func redeliveryUUID(ledgerID string, attempt int) string {
+	ns, err := uuid.Parse(ledgerID)
+	if err != nil {
+		return uuid.NewString()
+	}
+	return uuid.NewSHA1(ns, fmt.Appendf(nil, "redelivery-%d", attempt)).String()
+}
+
+// finishInbox moves a ledger message to state, logging (not failing) a
+// refused transition: the ledger is the authority and stays consistent.
+// A mark the database cannot take now (a full disk) is kept and made
+// later, in order (recordInOrder).
+func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "ledger " + string(state), markID: id,
+		do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
+		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
+	}
+	if state.Final() {
+		delete(cv.spared, id) // nothing is redelivered once final
+	}
+}
+
+// ensureSession starts acquiring an agent process unless one is live or on
+// its way. The result arrives as inAcquired.
+func (cv *conversation) ensureSession(ctx context.Context) {
+	if cv.sess != nil || cv.acquiring {
+		return
+	}
+	if cv.row.SessionID == "" {
+		id := uuid.NewString()
+		if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+			cv.log.Error("store new session id; retrying", "err", err)
+			cv.after(time.Second, timerRetry, "")
+			return
+		}
+		cv.row.SessionID, cv.resume = id, false
+	}
+	cv.noteRefusedBypass(ctx)
+	opts := cv.agentOptions()
+	cv.acquiring = true
+	cv.gen++
+	gen := cv.gen
+	limit := agent.PoolLimit{
+		Profile:     cv.profile.Name,
+		MaxLive:     cv.profile.MaxLive,
+		IdleTimeout: cv.profile.IdleTimeout,
+		OnWait: func() {
+			_ = cv.q.Push(inWaiting{gen: gen}) // must not block; the notice is only informational
+		},
+	}
+	runCtx, q, pool, key, log := cv.core.runCtx, cv.q, cv.core.pool, cv.id, cv.log
+	cv.log.Debug("acquiring agent", "session", opts.SessionID, "resume", opts.Resume)
+	wp, warm := pool.(WarmPool)
+	warm = warm && !opts.Resume // a new session: a warm spare may serve it
+	cv.spawn(func() {
+		var (
+			sess AgentSession
+			sid  string
+			err  error
+		)
+		if warm {
+			sess, sid, err = wp.AcquireNew(runCtx, key, limit, opts)
+			if err == nil && sid != opts.SessionID {
+				moveSpareTools(runCtx, opts, sid, log)
+			}
+		} else {
+			sess, err = pool.Acquire(runCtx, key, limit, opts)
+		}
+		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err}); perr != nil && sess != nil {
+			// The conversation stopped: nobody will read the session. Its
+			// channel closes when the pool's owner closes the pool.
+			cv.core.readers.Go(func() { drain(sess) })
+		}
+	})
+}
+
+// onAcquired installs a new session or reports why there is none.
+func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
+	if v.gen != cv.gen || !cv.acquiring {
+		// Cannot happen: gen changes only when a new acquire starts, and
+		// !new refuses to run while one is under way.
+		if v.sess != nil {
+			cv.log.Warn("ignoring a session acquired for an outdated request")
+			cv.core.readers.Go(func() { drain(v.sess) })
+		}
+		return
+	}
+	cv.acquiring = false
+	if v.err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		cv.log.Error("start agent", "err", v.err)
+		cv.notice(ctx, "⚠️ I could not start the agent: "+oneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
+		return
+	}
+	if v.sessionID != "" && v.sessionID != cv.row.SessionID && !cv.onSpareTaken(ctx, v.sess, v.sessionID) {
+		return
+	}
+	cv.sess = v.sess
+	cv.freshRetry = false
+	q, runCtx, gen, sess := cv.q, cv.core.runCtx, cv.gen, v.sess
+	if !cv.core.readers.Go(func() { forward(runCtx, q, gen, sess) }) {
+		cv.sess = nil // the core's owner already waited for its readers: the core is stopped
+		return
+	}
+	cv.deliverPending(ctx)
+}
+
+// forward copies a session's events into the conversation queue until the
+// session's channel closes. If the conversation stops first it keeps
+// draining, so the session never blocks on an unread channel.
+func forward(ctx context.Context, q interface {
+	PushWait(context.Context, input) error
+}, gen uint64, s AgentSession) {
+	for ev := range s.Events() {
+		if err := q.PushWait(ctx, inEvent{gen: gen, ev: ev}); err != nil {
+			drain(s)
+			return
+		}
+	}
+}
+
+// drain discards a session's remaining events.
+func drain(s AgentSession) {
+	for range s.Events() {
+	}
+}
+
+// agentOptions builds the spawn options from the bot's agent profile and the
+// conversation's overrides. It runs at every spawn and resume, so a stored
+// bypassPermissions override applies only while the profile still has
+// allow_bypass (see effectiveMode).
+func (cv *conversation) agentOptions() agent.Options {
+	opts := cv.core.profileAgentOptions(cv.profile)
+	opts.SessionID = cv.row.SessionID
+	opts.Resume = cv.resume && !cv.freshRetry
+	if cfg := cv.core.cfg; cfg.DataDir != "" {
+		// The session's private CLI state lives with the bridge's data, which
+		// the sandbox hides — except this directory.
+		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)
+	}
+	if cv.row.Model != "" {
+		opts.Model = cv.row.Model
+	}
+	opts.PermissionMode = cv.effectiveMode()
+	cv.withAgentTools(&opts)
+	return opts
+}
+
+// bypassAllowed reports whether bypassPermissions may reach the CLI now:
+// only while the profile has allow_bypass (checked at every spawn, so a
+// stored "!mode bypassPermissions" stops applying once it is turned off).
+func (cv *conversation) bypassAllowed() bool {
+	return cv.profile.AllowBypass
+}
+
+// noteRefusedBypass tells the conversation, once per worker, that its
+// stored bypassPermissions override is not applied.
+func (cv *conversation) noteRefusedBypass(ctx context.Context) {
+	if cv.row.PermissionMode != config.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
+		return
+	}
+	cv.bypassRefusalShown = true
+	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
+	cv.notice(ctx, "🔐 This conversation was set to "+codeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
+		"so the agent runs in "+codeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
+}
+
+// encodeFiles stores attachments in the ledger as JSON (nil when none).
+func encodeFiles(files []bridges.File) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(files)
+	if err != nil {
+		return nil, fmt.Errorf("encode attachments: %w", err)
+	}
+	return b, nil
+}
+
+// decodeFiles reads attachments back from the ledger.
+func decodeFiles(b []byte) []bridges.File {
+	if len(b) == 0 {
+		return nil
+	}
+	var files []bridges.File
+	if err := json.Unmarshal(b, &files); err != nil {
+		return nil
+	}
+	return files
+}
+
+// secretPaths are the bridge's own files an agent must never see: data_dir
+// (database, session states), the config file and the files bots keep
+// credentials in (a WhatsApp device store), which may lie outside data_dir.
+func secretPaths(cfg *config.Config) []string {
+	var out []string
+	for _, p := range []string{cfg.DataDir, cfg.Path} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	for _, b := range cfg.Bots {
+		out = append(out, b.SecretFiles()...)
+	}
+	return out
+}
+
+// SecretPaths are the bridge's own files no agent may see (secretPaths),
+// for the features that confine what runs on an agent's files.
+func SecretPaths(cfg *config.Config) []string { return secretPaths(cfg) }
+
+// maxQuotedRunes bounds the quoted text given to the agent.
+const maxQuotedRunes = 2000
+
+// quotedPrefix marks the text a message quotes for the agent, as a
+// Markdown quote after a header line ("" for none), so that the agent
+// tells it from the author's own words.
+func quotedPrefix(quoted string) string {
+	quoted = strings.TrimSpace(quoted)
+	if quoted == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[Replying to this message]\n")
+	for line := range strings.Lines(truncate(quoted, maxQuotedRunes)) {
+		b.WriteString("> " + strings.TrimRight(line, "\n") + "\n")
+	}
+	return b.String() + "\n"
+}

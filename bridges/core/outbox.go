@@ -1,0 +1,248 @@
+package core
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// markPostedTimeout bounds recording that a reply was posted, which
+// outlives the bridge's stop.
+const markPostedTimeout = 10 * time.Second
+
+// lateNoteAfter is how long a reply must have waited since its first failed
+// attempt for its delivery to say that it is late.
+const lateNoteAfter = 30 * time.Second
+
+// flushOutbox posts the conversation's pending replies in order. A reply
+// that fails for a transient reason (anything not IsPermanent: network
+// errors, 5xx, 429, a disconnected platform) stays pending and is retried
+// with exponential backoff capped at maxOutboxBackoff, later replies
+// waiting behind it to keep the order, until it is older than config
+// delivery.give_up_after. A permanent error, or a reply past that age,
+// fails the reply at once: it is marked failed, logged as an error,
+// counted, and a short notice is attempted; the next reply goes on. The
+// first reply that gets through after failed attempts says it is late
+// (lateNote).
+func (cv *conversation) flushOutbox(ctx context.Context) {
+	if cv.outboxRetrying {
+		return // a retry is scheduled; keep the order
+	}
+	rows, err := cv.core.st.PendingOutboxForConversation(ctx, cv.id)
+	if err != nil {
+		if ctx.Err() == nil {
+			cv.log.Error("read pending replies", "err", err)
+			cv.retryOutbox()
+		}
+		return
+	}
+	for _, row := range rows {
+		if cv.waitsForMark(row.ID) {
+			continue // posted; recorded once the disk has room (unrecorded.go)
+		}
+		err := cv.postReply(ctx, row)
+		if err == nil {
+			cv.markPosted(ctx, row.ID)
+			if row.Attempts > 0 {
+				cv.log.Info("reply posted after failed attempts", "outbox", row.ID, "attempts", row.Attempts,
+					"waited", cv.core.clock.Now().Sub(row.FirstFailedAt).Round(time.Second))
+			}
+			continue
+		}
+		if ctx.Err() != nil {
+			return // stopping: the reply stays pending for the next run
+		}
+		cv.core.opts.Metrics.outboxFailure(cv.bot.Name)
+		reason := cv.giveUpReason(row, err)
+		if reason == "" {
+			upd, merr := cv.core.st.MarkOutboxRetry(ctx, row.ID, err.Error())
+			if merr != nil {
+				cv.log.Error("record failed reply", "outbox", row.ID, "err", merr)
+			} else if upd.Attempts == 1 {
+				cv.log.Warn("post reply failed; will retry until it is delivered or given up", "outbox", row.ID,
+					"give_up_after", cv.core.giveUpAfter(), "err", err)
+			} else {
+				cv.log.Debug("post reply failed again; will retry", "outbox", row.ID, "attempts", upd.Attempts, "err", err)
+			}
+			cv.retryOutbox()
+			return
+		}
+		upd, merr := cv.core.st.MarkOutboxFailed(ctx, row.ID, err.Error())
+		if merr != nil {
+			cv.log.Error("record failed reply", "outbox", row.ID, "err", merr)
+			cv.retryOutbox()
+			return
+		}
+		cv.core.opts.Metrics.outboxGivenUp(cv.bot.Name, reason)
+		cv.log.Error("reply could not be posted; giving up", "outbox", row.ID, "reason", reason,
+			"attempts", upd.Attempts, "age", cv.core.clock.Now().Sub(row.CreatedAt).Round(time.Second), "err", err)
+		cv.tellGivenUp(ctx, row, cv.failedNotice(reason, row, err))
+	}
+	cv.outboxDelay = 0
+}
+
+// tellGivenUp posts notice, which says that reply row was given up, in the
+// conversation. When the conversation cannot take it either (its channel
+// is gone, the bot was removed), the first such failure of the
+// conversation is logged as an error with the bot and conversation, later
+// ones at debug level: the given-up replies are already logged one by one,
+// counted in agentbridge_outbox_failed_total and shown in /healthz
+// (failed_24h) and the operator view.
+func (cv *conversation) tellGivenUp(ctx context.Context, row store.OutboxMessage, notice string) {
+	err := cv.postNotice(ctx, notice)
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case !cv.untoldGiveUp:
+		cv.untoldGiveUp = true
+		cv.log.Error("could not tell the conversation that a reply was given up; /healthz failed_24h and the operator view show it",
+			"bot", cv.bot.Name, "outbox", row.ID, "err", err)
+	default:
+		cv.log.Debug("could not tell the conversation that another reply was given up", "outbox", row.ID, "err", err)
+	}
+}
+
+// Why a reply is given up (the reason label of agentbridge_outbox_failed_total).
+const (
+	giveUpPermanent = "permanent" // the platform refused it for good
+	giveUpExpired   = "expired"   // still failing when older than delivery.give_up_after
+)
+
+// giveUpReason says whether a reply whose post failed with err is given up
+// (and why), or "" to keep it pending.
+func (cv *conversation) giveUpReason(row store.OutboxMessage, err error) string {
+	switch {
+	case bridges.IsPermanent(err):
+		return giveUpPermanent
+	case cv.core.clock.Now().Sub(row.CreatedAt) >= cv.core.giveUpAfter():
+		return giveUpExpired
+	}
+	return ""
+}
+
+// failedNotice tells the conversation that a reply was given up.
+func (cv *conversation) failedNotice(reason string, row store.OutboxMessage, err error) string {
+	if reason == giveUpExpired {
+		return fmt.Sprintf("⚠️ A reply of the agent could not be posted: %s kept refusing it for %s (%s). Ask the agent to repeat it if needed.",
+			cv.platformTitle(), fmtWait(cv.core.clock.Now().Sub(row.CreatedAt)), oneLine(err.Error(), 120))
+	}
+	return fmt.Sprintf("⚠️ A reply of the agent could not be posted (%s). Ask the agent to repeat it if needed.",
+		oneLine(err.Error(), 120))
+}
+
+// giveUpAfter is config delivery.give_up_after (its default when unset).
+func (c *Core) giveUpAfter() time.Duration {
+	if d := c.cfg.Delivery.GiveUpAfter; d > 0 {
+		return d
+	}
+	return config.DefaultGiveUpAfter
+}
+
+// markPosted records that reply id was posted, even while the bridge
+// stops (or the next run would post it again); when the disk is full, as
+// soon as it has room (recordInOrder).
+func (cv *conversation) markPosted(ctx context.Context, id string) {
+	st := cv.core.st
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "reply posted", markID: id, do: func(ctx context.Context) error {
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
+		defer cancel()
+		return st.MarkOutboxPosted(mctx, id)
+	}}); err != nil {
+		cv.log.Error("mark reply posted", "outbox", id, "err", err)
+	}
+}
+
+// retryOutbox schedules the next flush with exponential backoff: the first
+// delay is CoreOptions.OutboxBackoff, doubling up to maxOutboxBackoff.
+func (cv *conversation) retryOutbox() {
+	if cv.outboxDelay == 0 {
+		cv.outboxDelay = cv.core.opts.OutboxBackoff
+	} else {
+		cv.outboxDelay = min(2*cv.outboxDelay, maxOutboxBackoff)
+	}
+	cv.outboxRetrying = true
+	cv.after(cv.outboxDelay, timerOutbox, "")
+}
+
+// lateNote is the line that a reply posted now after failed attempts
+// carries: "_(delivered after a Slack outage of 12 min)_", measured from
+// its first failed attempt; "" when it has not failed or waited less than
+// lateNoteAfter. Only the reply that failed gets it: the replies that
+// waited behind it are posted right after it, in the same outage.
+func (cv *conversation) lateNote(row store.OutboxMessage) string {
+	if row.Attempts == 0 || row.FirstFailedAt.IsZero() {
+		return ""
+	}
+	waited := cv.core.clock.Now().Sub(row.FirstFailedAt)
+	if waited < lateNoteAfter {
+		return ""
+	}
+	return fmt.Sprintf("_(delivered after a %s outage of %s)_", cv.platformTitle(), fmtWait(waited))
+}
+
+// fmtWait formats an outage's length for people: "45 s", "12 min",
+// "3 h 5 min".
+func fmtWait(d time.Duration) string {
+	switch {
+	case d < 90*time.Second:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	case d < 90*time.Minute:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute)/time.Minute))
+	}
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
+}
+
+// postReply shows one reply: as the end of the turn's stream when the
+// stream shows the answer, as an edit of the turn's live message when the
+// reply replaces it and the platform can still edit it, else as a new post.
+func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) error {
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	if se, ok := cv.streamReply[row.ID]; ok {
+		delete(cv.streamReply, row.ID) // a retry posts instead
+		if err := se.s.Stop(ctx, se.last); err != nil {
+			return fmt.Errorf("stop the stream with the reply: %w", err)
+		}
+		return nil
+	}
+	if ref, ok := cv.editReply[row.ID]; ok {
+		delete(cv.editReply, row.ID) // a retry posts instead
+		if _, err := cv.editOrPost(ctx, ref, bridges.Message{Text: row.Text}, replyMessage(row)); err != nil {
+			return fmt.Errorf("edit live message into reply: %w", err)
+		}
+		return nil
+	}
+	m := replyMessage(row)
+	if note := cv.lateNote(row); note != "" {
+		if withNote := m.Text + "\n\n" + note; cv.limits.MaxMessageRunes <= 0 || utf8.RuneCountInString(withNote) <= cv.limits.MaxMessageRunes {
+			m.Text = withNote
+		} else {
+			cv.notice(ctx, note) // no room in the reply: just before it
+		}
+	}
+	if _, err := cv.platform.Post(ctx, bridges.ConversationKey(row.Key), m); err != nil {
+		return fmt.Errorf("post reply: %w", err)
+	}
+	return nil
+}
+
+// replyMessage is the post of outbox row: its idempotency key is the row's
+// id, and it is a retry when an earlier attempt failed (its response may
+// have been lost after the platform accepted it).
+func replyMessage(row store.OutboxMessage) bridges.Message {
+	return bridges.Message{Text: row.Text, ReplyTo: row.ReplyTo, Idem: row.ID, Retry: row.Attempts > 0}
+}
+
+// platformTitle is how people call the conversation's platform.
+func (cv *conversation) platformTitle() string {
+	return cmp.Or(cv.limits.Title, cv.bot.Platform)
+}

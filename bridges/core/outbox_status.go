@@ -1,0 +1,101 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// FailedRepliesWindow is how far back OutboxSummary counts replies given
+// up.
+const FailedRepliesWindow = 24 * time.Hour
+
+// OutboxSummary returns, per bot, the final replies waiting to be posted
+// (with the oldest one's time) and those given up within
+// FailedRepliesWindow: what /healthz, the metrics and the operator page
+// show. Bots with neither are left out.
+func (c *Core) OutboxSummary(ctx context.Context) ([]store.OutboxBotSummary, error) {
+	out, err := c.st.OutboxSummary(ctx, c.clock.Now().Add(-FailedRepliesWindow))
+	if err != nil {
+		return nil, fmt.Errorf("replies waiting or failed: %w", err)
+	}
+	return out, nil
+}
+
+// outboxScrapeTimeout bounds the store query of one metrics scrape.
+const outboxScrapeTimeout = 5 * time.Second
+
+// NewOutboxCollector exports the core's OutboxSummary as gauges:
+// agentbridge_outbox_waiting{bot} (replies waiting to be posted) and
+// agentbridge_outbox_oldest_waiting_seconds{bot} (how long the oldest has
+// waited). A bot with nothing waiting is left out; a failing store query
+// is reported to the scraper.
+func NewOutboxCollector(c *Core) prometheus.Collector {
+	return &outboxCollector{
+		core: c,
+		waiting: prometheus.NewDesc("agentbridge_outbox_waiting",
+			"Final replies waiting to be posted (a platform outage keeps them until delivery.give_up_after).", []string{"bot"}, nil),
+		oldest: prometheus.NewDesc("agentbridge_outbox_oldest_waiting_seconds",
+			"How long the oldest final reply waiting to be posted has waited.", []string{"bot"}, nil),
+	}
+}
+
+type outboxCollector struct {
+	core            *Core
+	waiting, oldest *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (oc *outboxCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- oc.waiting
+	ch <- oc.oldest
+}
+
+// Collect implements prometheus.Collector.
+func (oc *outboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), outboxScrapeTimeout)
+	defer cancel()
+	sums, err := oc.core.OutboxSummary(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(oc.waiting, err)
+		return
+	}
+	now := oc.core.clock.Now()
+	for _, s := range sums {
+		if s.Waiting == 0 {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(oc.waiting, prometheus.GaugeValue, float64(s.Waiting), s.Bot)
+		ch <- prometheus.MustNewConstMetric(oc.oldest, prometheus.GaugeValue, now.Sub(s.OldestWaiting).Seconds(), s.Bot)
+	}
+}
+
+// outboxStatusLine is !status's line about the conversation's replies
+// waiting to be posted (kept through a platform outage): how many, since
+// when (the oldest's first failed attempt, else when it was produced) and
+// the last error; "" when none waits.
+func (cv *conversation) outboxStatusLine(ctx context.Context) string {
+	rows, err := cv.core.st.PendingOutboxForConversation(ctx, cv.id)
+	if err != nil {
+		cv.log.Warn("read replies waiting for !status", "err", err)
+		return "\n• replies waiting to be posted: unknown (the database could not be read)"
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	oldest := rows[0]
+	since := oldest.CreatedAt
+	if !oldest.FirstFailedAt.IsZero() {
+		since = oldest.FirstFailedAt
+	}
+	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
+		since.UTC().Format("2006-01-02 15:04:05 UTC"), roundAgo(cv.core.clock.Now().Sub(since)))
+	if oldest.LastError != "" {
+		line += "; last error: " + oneLine(oldest.LastError, 200)
+	}
+	return line
+}

@@ -1,0 +1,321 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// openQuestion shows AskUserQuestion as a card: one button per option, or
+// toggles and Submit for multiple choice and several questions.
+func (cv *conversation) openQuestion(ctx context.Context, req agent.PermissionRequest) {
+	var in struct {
+		Questions []question `json:"questions"`
+	}
+	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
+		cv.log.Warn("AskUserQuestion without questions; allowing it unanswered", "err", err)
+		cv.respond(ctx, req.RequestID, agent.Decision{Allow: true, UpdatedInput: req.Input})
+		return
+	}
+	cd := &card{id: req.RequestID, kind: cardQuestion, req: req, questions: in.Questions}
+	cd.picked = make([][]bool, len(in.Questions))
+	for i, q := range in.Questions {
+		cd.picked[i] = make([]bool, len(q.Options))
+	}
+	cd.body = questionBody(cd.questions, nil)
+	cv.openCard(ctx, cd)
+}
+
+// openPlan shows ExitPlanMode as a plan approval card. The plan comes from
+// the request's input or, when the CLI sent none, from the tool call.
+func (cv *conversation) openPlan(ctx context.Context, req agent.PermissionRequest) {
+	plan := str(inputMap(req.Input), "plan")
+	if plan == "" && cv.turn != nil {
+		if u, ok := cv.turn.tools[req.ToolUseID]; ok {
+			plan = str(inputMap(u.Input), "plan")
+		}
+	}
+	body := planBody(plan, cv.maxRunes())
+	if cs := chunks(plan, cv.maxRunes()-100); len(cs) > 1 {
+		// A long plan is posted in full first; the card refers to it.
+		for _, c := range cs {
+			cv.notice(ctx, c)
+		}
+		body = "📋 **Plan ready** (above) — approve to let the agent start."
+	}
+	cv.openCard(ctx, &card{id: req.RequestID, kind: cardPlan, req: req, body: body})
+}
+
+// clickQuestion handles a click on a question card. It returns a problem to
+// tell the clicker, or "".
+func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice string, who author) string {
+	if choice == bridges.ChoiceSubmit {
+		answers := cd.pickedAnswers()
+		if len(answers) == 0 {
+			return "Pick at least one option first."
+		}
+		cv.answerQuestion(ctx, cd, answers, who)
+		return ""
+	}
+	var qi, oi int
+	if _, err := fmt.Sscanf(choice, "q%d.%d", &qi, &oi); err != nil || qi < 0 || qi >= len(cd.questions) || oi < 0 || oi >= len(cd.questions[qi].Options) {
+		return "That choice is not available on this request."
+	}
+	if !cd.needsSubmit() {
+		q := cd.questions[qi]
+		cv.answerQuestion(ctx, cd, map[string]string{q.Question: q.Options[oi].Label}, who)
+		return ""
+	}
+	if cd.questions[qi].MultiSelect {
+		cd.picked[qi][oi] = !cd.picked[qi][oi]
+	} else {
+		for i := range cd.picked[qi] {
+			cd.picked[qi][i] = i == oi
+		}
+	}
+	cd.body = questionBody(cd.questions, cd.picked)
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	m := cd.message(cv.limits, cv.maxRunes())
+	ref, err := cv.editOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below
+	if err != nil {
+		cv.log.Warn("update question card", "card", cd.id, "err", err)
+		return ""
+	}
+	if ref.ID != cd.ref.ID {
+		if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref), ref.ID); err != nil {
+			cv.log.Error("store card reference", "request", cd.id, "err", err)
+		}
+	}
+	cd.ref = ref
+	return ""
+}
+
+// pickedAnswers collects the toggled options: question → labels joined
+// with ", " (the form the CLI passes on to the model).
+func (cd *card) pickedAnswers() map[string]string {
+	answers := make(map[string]string)
+	for qi, q := range cd.questions {
+		var labels []string
+		for oi, on := range cd.picked[qi] {
+			if on {
+				labels = append(labels, q.Options[oi].Label)
+			}
+		}
+		if len(labels) > 0 {
+			answers[q.Question] = strings.Join(labels, ", ")
+		}
+	}
+	return answers
+}
+
+// answerQuestion allows AskUserQuestion with the original input plus the
+// answers.
+func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who author) {
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(cd.req.Input, &in); err != nil || in == nil {
+		in = make(map[string]json.RawMessage)
+	}
+	a, err := json.Marshal(answers)
+	if err != nil {
+		cv.log.Error("encode answers", "err", err)
+		return
+	}
+	in["answers"] = a
+	updated, err := json.Marshal(in)
+	if err != nil {
+		cv.log.Error("encode answered input", "err", err)
+		return
+	}
+	var shown []string
+	for _, q := range cd.questions {
+		if v, ok := answers[q.Question]; ok {
+			shown = append(shown, v)
+		}
+	}
+	status := "✅ Answered by " + mention(who) + ": " + oneLine(strings.Join(shown, "; "), 300)
+	cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
+}
+
+// answerFromText lets a plain reply answer an open card: any reply answers
+// an open question (as free text, or option numbers), and on platforms
+// without buttons a choice (ChoiceFromText: a number, "yes", "no", …)
+// decides a permission or plan card: the card the reply quotes
+// (m.ReplyTo, found among the open cards or in the store), else the
+// newest one. A choice quoting a card that is closed decides nothing and
+// says so; a reply quoting a message that is no card decides no card. A
+// message with an attachment is never an answer. A reply from someone who
+// may not decide the card is refused with a notice. It reports whether m
+// was consumed.
+func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage) bool {
+	if len(m.Files) > 0 {
+		return false // an attachment is for the agent, never a card's answer
+	}
+	who := author{m.UserID, m.UserName}
+	text := strings.TrimSpace(m.Text)
+	quoted, quotesCard := (*card)(nil), false
+	if !cv.limits.CanButtons && m.ReplyTo != "" && text != "" {
+		var consumed bool
+		quoted, quotesCard, consumed = cv.quotedCard(ctx, m.ReplyTo, text)
+		if consumed {
+			return true
+		}
+	}
+	if len(cv.cards) == 0 {
+		return false
+	}
+	if cd := cv.newestCard(cardQuestion); cd != nil && text != "" && (!quotesCard || quoted == cd) {
+		// While a question is open every reply is read as its answer, so a
+		// reply from someone who may not decide it is refused like a click
+		// (and not passed on: it was written as an answer).
+		if !cv.mayDecide(cd, who.id) {
+			cv.log.Info("typed answer refused: not allowed to decide", "user", who.id, "card", cd.id)
+			cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this question; your message was not passed on.")
+			return true
+		}
+		cv.answerQuestion(ctx, cd, cd.textAnswers(text), who)
+		return true
+	}
+	if cv.limits.CanButtons {
+		return false
+	}
+	cd := quoted
+	if m.ReplyTo == "" {
+		cd = cv.newestCard(cardPermission, cardPlan, cardSchedule)
+	}
+	if cd == nil || cd.kind == cardQuestion {
+		return false // no card, or the reply quotes a message that is none
+	}
+	choice := bridges.ChoiceFromText(cd.buttons(), text)
+	if choice == "" {
+		if _, err := strconv.Atoi(strings.Trim(text, " .!")); err == nil {
+			cv.notice(ctx, "That number is no choice of this request: reply "+bridges.NumberedChoices(cd.buttons())+".")
+			return true
+		}
+		return false
+	}
+	if !cv.mayDecide(cd, who.id) {
+		cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this request.")
+		return true
+	}
+	decide := cv.decide
+	if cd.kind == cardSchedule {
+		decide = cv.decideSchedule
+	}
+	if problem := decide(ctx, cd, choice, who); problem != "" {
+		cv.notice(ctx, problem)
+	}
+	return true
+}
+
+// quotedCard finds the card whose message (Post's MessageRef.ID) a reply
+// quotes: an open card of this conversation, or one in the store. A
+// choice quoting a card that is no longer open is answered here (it
+// decides nothing, and the chat is told why): consumed is then true.
+// isCard is false when the quoted message shows no card.
+func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (open *card, isCard, consumed bool) {
+	for _, cd := range cv.cards {
+		if cd.posted && cd.ref.ID == msgID {
+			return cd, true, false
+		}
+	}
+	a, err := cv.core.st.ApprovalByCardMessage(ctx, cv.id, msgID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, false, false
+	case err != nil:
+		// Unknown whether it is a closed card: decide nothing.
+		cv.log.Error("look up the card a reply quotes", "msg", msgID, "err", err)
+		cv.notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
+		return nil, true, true
+	}
+	if !isChoiceText(text) {
+		return nil, true, false // about the closed card, for the agent
+	}
+	cv.log.Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
+	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+closedHow(a)+
+		" — so your reply decided nothing. Reply to an open request to decide it.")
+	return nil, true, true
+}
+
+// isChoiceText reports whether text reads as a choice on some card: a
+// number, or a word ChoiceFromText knows.
+func isChoiceText(text string) bool {
+	if _, err := strconv.Atoi(strings.Trim(strings.TrimSpace(text), " .!")); err == nil {
+		return true
+	}
+	all := append((&card{kind: cardPermission, always: []json.RawMessage{}}).buttons(), (&card{kind: cardPlan}).buttons()...)
+	return bridges.ChoiceFromText(all, text) != ""
+}
+
+// closedHow says how a closed request ended, from its audit row.
+func closedHow(a store.Approval) string {
+	by := ""
+	if a.DecidedBy != "" {
+		by = " by " + mention(author{id: a.DecidedBy})
+	}
+	switch a.Decision {
+	case store.DecisionAllow:
+		return "allowed" + by
+	case store.DecisionAlways:
+		return "always allowed" + by
+	case store.DecisionDeny:
+		return "denied" + by
+	case store.DecisionTimeout:
+		return "it expired unanswered"
+	case store.DecisionCancelled:
+		return "the agent withdrew it"
+	case store.DecisionExpired:
+		return "it was closed when the agent stopped or the bridge restarted"
+	case "":
+		return "it is no longer open"
+	default:
+		return "decided (" + string(a.Decision) + ")"
+	}
+}
+
+// textAnswers reads a reply to a question card: option numbers ("2", "1, 3")
+// pick options of a single question; anything else answers every question
+// with the text itself.
+func (cd *card) textAnswers(text string) map[string]string {
+	if len(cd.questions) == 1 {
+		q := cd.questions[0]
+		var labels []string
+		ok := true
+		for f := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == ',' || r == ' ' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > len(q.Options) {
+				ok = false
+				break
+			}
+			labels = append(labels, q.Options[n-1].Label)
+		}
+		if ok && len(labels) > 0 && (q.MultiSelect || len(labels) == 1) {
+			return map[string]string{q.Question: strings.Join(labels, ", ")}
+		}
+	}
+	answers := make(map[string]string, len(cd.questions))
+	for _, q := range cd.questions {
+		answers[q.Question] = text
+	}
+	return answers
+}
+
+// newestCard returns the most recently opened open card of the given kinds.
+func (cv *conversation) newestCard(kinds ...cardKind) *card {
+	var best *card
+	for _, cd := range cv.cards {
+		for _, k := range kinds {
+			if cd.kind == k && (best == nil || cd.seq > best.seq) {
+				best = cd
+			}
+		}
+	}
+	return best
+}

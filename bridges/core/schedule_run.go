@@ -1,0 +1,103 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// ErrRunImpossible wraps why a scheduled run cannot happen and retrying
+// would not help (its bot is gone, the platform refuses the channel).
+var ErrRunImpossible = errors.New("scheduled run impossible")
+
+// startRun starts the run of sc due at due as a turn: it announces it
+// ("⏰ scheduled: NAME", the first message of a new thread with
+// new_thread) and submits the prompt to the target conversation with
+// OriginSchedule (platform message id "schedule-<id>-<unix>", so a firing
+// is recorded at most once even across a crash): the agent gets it as a
+// prompt, never as a command, and it carries nobody's rights. It returns
+// the ledger message's id.
+func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, log *slog.Logger) (string, error) {
+	bot := c.cfg.Bot(sc.Key.Bot)
+	p := c.platform(sc.Key.Bot)
+	if bot == nil || p == nil {
+		return "", fmt.Errorf("%w: bot %q is not configured or not running", ErrRunImpossible, sc.Key.Bot)
+	}
+	profile := sc.Agent
+	if c.cfg.Agents[profile] == nil {
+		profile = bot.Agent
+	}
+	header := scheduleHeader + sc.Name + "\n> " + oneLine(sc.Prompt, 200)
+	key := bridges.ConversationKey(sc.Key)
+	announced := false
+	if sc.NewThread {
+		key.Thread = ""
+		var err error
+		if key, err = c.startScheduledThread(ctx, p, key, header); err != nil {
+			return "", err
+		}
+		announced = true
+	}
+	// The run carries nobody's rights: its creator is named (for its
+	// cards and its spend) only when a person made it.
+	creator := ""
+	if sc.Source != store.ScheduleFromConfig {
+		creator = sc.CreatedBy
+	}
+	conv, _, err := c.st.GetOrCreateConversation(ctx, storeKey(key), profile, creator)
+	if err != nil {
+		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
+	}
+	msg, dup, err := c.submit(ctx, submission{
+		origin: OriginSchedule, conv: conv, msgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()), user: creator,
+		userName: scheduleHeader + sc.Name, text: sc.Prompt, scheduleID: sc.ID,
+		accepted: func(ctx context.Context) {
+			if !announced {
+				c.postSchedule(ctx, key, header, log)
+			}
+			c.opts.Metrics.message(key.Bot, "scheduled")
+		},
+	}, log)
+	if err != nil {
+		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
+	}
+	if dup {
+		log.Info("scheduled run already recorded (before a restart)", "ledger", msg.ID)
+	}
+	return msg.ID, nil
+}
+
+// startScheduledThread posts the header at the top of the channel at in and
+// returns the conversation the run goes to: the new thread where the
+// platform can start one, else the channel.
+func (c *Core) startScheduledThread(ctx context.Context, p bridges.Platform, in bridges.ConversationKey, header string) (bridges.ConversationKey, error) {
+	ts, ok := p.(bridges.ThreadStarter)
+	if !ok {
+		if _, err := p.Post(ctx, in, bridges.Message{Text: header}); err != nil {
+			return in, fmt.Errorf("post in %s: %w", in, err)
+		}
+		return in, nil
+	}
+	key, _, err := ts.StartThread(ctx, in, bridges.Message{Text: header})
+	if err != nil {
+		return in, fmt.Errorf("start a thread in %s: %w", in, err)
+	}
+	return key, nil
+}
+
+// postSchedule posts a scheduler notice into key, logging a failure.
+func (c *Core) postSchedule(ctx context.Context, key bridges.ConversationKey, text string, log *slog.Logger) {
+	p := c.platform(key.Bot)
+	if p == nil {
+		return
+	}
+	if _, err := p.Post(ctx, key, bridges.Message{Text: strings.TrimSpace(text)}); err != nil {
+		log.Warn("post schedule notice", "key", key, "err", err)
+	}
+}

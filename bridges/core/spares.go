@@ -1,0 +1,201 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/config"
+)
+
+// WarmPool is an AgentPool that keeps warm spares per agent profile: CLI
+// processes started and initialized ahead of time, handed to new
+// conversations so that their first message does not wait for the CLI to
+// boot (NewAgentPool's pool is one). The core detects it by type assertion
+// and, while it runs, keeps each bot profile's agents.*.warm_spares.
+type WarmPool interface {
+	// KeepSpares sets the warm spares of cfg.Limit.Profile (see
+	// agent.Pool.KeepSpares).
+	KeepSpares(cfg agent.SpareConfig)
+	// AcquireNew starts a new session for key (opts.Resume is false): a
+	// ready spare whose spawn options equal opts apart from the session id
+	// and state directory, else a cold spawn of opts. It returns the
+	// session and its session id, which the caller must record before the
+	// first Send: for a spare it is not opts.SessionID.
+	AcquireNew(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, string, error)
+	// SpareStatus reports what the profile's spares are doing.
+	SpareStatus(profile string) agent.SpareStatus
+}
+
+var _ WarmPool = agentPool{}
+
+func (a agentPool) KeepSpares(cfg agent.SpareConfig) { a.p.KeepSpares(cfg) }
+
+func (a agentPool) AcquireNew(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, string, error) {
+	s, err := a.p.AcquireNew(ctx, key, limit, opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("acquire agent: %w", err)
+	}
+	return s, s.SessionID(), nil
+}
+
+func (a agentPool) SpareStatus(profile string) agent.SpareStatus { return a.p.SpareStatus(profile) }
+
+// Len returns how many agent processes the pool holds (NewPoolCollector).
+func (a agentPool) Len() int { return a.p.Len() }
+
+// keepSpares makes a WarmPool keep the warm spares of every profile a bot
+// of platforms uses, and returns a function that stops keeping them. The
+// spares are spawned exactly as a new conversation of the profile would be
+// (profileAgentOptions), so a conversation without overrides takes one.
+func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
+	wp, ok := c.pool.(WarmPool)
+	if !ok {
+		return func() {}
+	}
+	var kept []agent.SpareConfig
+	seen := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(platforms)) {
+		bot := c.cfg.Bot(name)
+		p := c.cfg.Agents[bot.Agent]
+		if p == nil || seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		sc := agent.SpareConfig{
+			Limit:   agent.PoolLimit{Profile: p.Name, MaxLive: p.MaxLive, IdleTimeout: p.IdleTimeout},
+			Count:   p.WarmSpares,
+			Options: c.profileAgentOptions(p),
+			WarmUp:  true,
+		}
+		c.spareTools(&sc.Options, bot, p, platforms[name])
+		if wt := c.opts.Worktrees; wt != nil && p.Worktree {
+			sc.Options.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
+				return wt.PrepareSpawn(ctx, p, o, true)
+			}
+		}
+		if c.cfg.DataDir != "" {
+			sc.StateRoot = filepath.Join(c.cfg.DataDir, SessionsDir)
+		}
+		if sc.Count > 0 {
+			wp.KeepSpares(sc)
+			kept = append(kept, sc)
+			c.log.Debug("keeping warm spares", "profile", p.Name, "count", sc.Count, "max_live", p.MaxLive)
+		}
+	}
+	return func() {
+		for _, sc := range kept {
+			sc.Count = 0
+			wp.KeepSpares(sc)
+		}
+	}
+}
+
+// profileAgentOptions are the spawn options every conversation of profile p
+// starts from: everything but the session (id, resume, state directory)
+// and the conversation's own overrides (see conversation.agentOptions).
+func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
+	opts := agent.Options{
+		Command:            p.Command,
+		Args:               append([]string(nil), p.Args...),
+		Workdir:            p.Workdir,
+		Home:               p.Home,
+		Model:              p.Model,
+		PermissionMode:     profilePermissionMode(p),
+		AllowedTools:       append([]string(nil), p.AllowedTools...),
+		DisallowedTools:    append([]string(nil), p.DisallowedTools...),
+		AppendSystemPrompt: p.AppendSystemPrompt,
+		MaxTurns:           p.MaxTurns,
+		Env:                maps.Clone(p.Env),
+		Sandbox:            c.opts.Sandboxes[p.Name],
+		Network:            c.opts.Networks[p.Name],
+		Hide:               secretPaths(c.cfg),
+		Cgroups:            c.opts.Cgroups,
+		Limits:             sandboxLimits(p.Resources),
+	}
+	if wt := c.opts.Worktrees; wt != nil && p.Worktree {
+		opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
+			return wt.PrepareSpawn(ctx, p, o, false)
+		}
+	}
+	for _, b := range p.SandboxBinds {
+		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
+	}
+	return opts
+}
+
+// profilePermissionMode is the profile's permission mode; a
+// bypassPermissions the profile does not allow (which check-config
+// refuses) falls back to default.
+func profilePermissionMode(p *config.Agent) string {
+	m := orDefault(p.PermissionMode, config.ModeDefault)
+	if m == config.ModeBypass && !p.AllowBypass {
+		return config.ModeDefault
+	}
+	return m
+}
+
+// onSpareTaken records the session id of a warm spare the conversation
+// was given, before anything is written to it. It reports false when the
+// id could not be stored: the process was then given back and delivery is
+// retried.
+func (cv *conversation) onSpareTaken(ctx context.Context, sess AgentSession, id string) bool {
+	if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+		cv.log.Error("store the warm spare's session id; retrying", "session", id, "err", err)
+		pool, key := cv.core.pool, cv.id
+		cv.spawn(func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+			defer cancel()
+			if err := pool.Remove(rctx, key); err != nil {
+				cv.log.Warn("stop the untracked agent process", "err", err)
+			}
+		})
+		cv.core.readers.Go(func() { drain(sess) })
+		cv.after(time.Second, timerRetry, "")
+		return false
+	}
+	cv.log.Info("new session on a warm spare", "session", id)
+	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false
+	return true
+}
+
+// spareStatusLine describes the profile's warm spares for !status, or ""
+// when the profile keeps none.
+func (cv *conversation) spareStatusLine() string {
+	wp, ok := cv.core.pool.(WarmPool)
+	if !ok || cv.profile.WarmSpares == 0 {
+		return ""
+	}
+	st := wp.SpareStatus(cv.profile.Name)
+	switch {
+	case st.Want == 0:
+		return ""
+	case st.Failures > 0 && st.Ready == 0:
+		next := "now"
+		if wait := time.Until(st.NextAttempt); wait > 0 {
+			next = "in " + formatDuration(wait.Round(time.Second))
+		}
+		return fmt.Sprintf("\n• warm spares: ⚠️ failing to start (%d in a row): %s; next try %s",
+			st.Failures, oneLine(st.LastError, 200), next)
+	case st.WarmUpOff != "":
+		return fmt.Sprintf("\n• warm spares: %d of %d ready (without a warm-up turn: %s)", st.Ready, st.Want, oneLine(st.WarmUpOff, 160))
+	default:
+		return fmt.Sprintf("\n• warm spares: %d of %d ready", st.Ready, st.Want)
+	}
+}
+
+// spareTools gives a spare's options the bridge's agent tools, as every
+// conversation has them (conversation.withAgentTools): the same server
+// name and allowed tools, so a conversation can take the spare. The server
+// here only answers the CLI's start-up (initialize, tools/list); the pool
+// binds the spare to the conversation's own server when it hands it over.
+func (c *Core) spareTools(opts *agent.Options, bot *config.Bot, p *config.Agent, pl bridges.Platform) {
+	proto := &conversation{core: c, bot: bot, profile: p, platform: pl, limits: pl.Limits(), log: c.log}
+	proto.withAgentTools(opts)
+}
