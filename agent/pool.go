@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // janitorMaxSleep bounds how long the idle janitor sleeps between checks.
@@ -317,9 +319,9 @@ func (p *Pool) monitor(e *poolEntry) {
 	spare := e.spare != nil // a spare that died cannot be handed over any more
 	p.mu.Unlock()
 	if spare {
-		var ex Exit
+		var ex streamjson.Exit
 		for ev := range e.s.Events() {
-			if x, ok := ev.(Exit); ok {
+			if x, ok := ev.(streamjson.Exit); ok {
 				ex = x
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // Defaults for zero SpareConfig fields.
@@ -515,7 +517,7 @@ func (p *Pool) spareFailedLocked(ss *spareSet, e *poolEntry, err error, stderr s
 
 // spareGoneLocked handles the exit of a spare that was never handed over:
 // an exit the pool did not ask for is a failure. Needs p.mu.
-func (p *Pool) spareGoneLocked(e *poolEntry, ex Exit) {
+func (p *Pool) spareGoneLocked(e *poolEntry, ex streamjson.Exit) {
 	ss := e.spare
 	switch {
 	case !e.stopping:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // TestWarmSpareIsANormalSession runs a spare of the real CLI: it is ready
@@ -44,7 +45,7 @@ func TestWarmSpareIsANormalSession(t *testing.T) {
 	}
 	rec := record(t, s)
 	send(t, s, "remember the word kiwi")
-	init := rec.next(t, "Init", func(ev Event) bool { _, ok := ev.(Init); return ok }).(Init)
+	init := rec.next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	res := nextResult(t, rec)
 	if init.SessionID != id || res.SessionID != id || res.IsError || res.CostUSD <= 0 {
 		t.Fatalf("first turn: init session %s, result %+v; want a normal turn of session %s", init.SessionID, res, id)
@@ -78,7 +79,7 @@ func closedAtCleanup(t *testing.T, pool *Pool) *Pool {
 
 // resumedHistory stops the session of key "conv" (rec records it), resumes
 // session id from state and returns the result of an [echo-history] turn.
-func resumedHistory(t *testing.T, h *harness, pool *Pool, limit PoolLimit, rec *recorder, id, state string) Result {
+func resumedHistory(t *testing.T, h *harness, pool *Pool, limit PoolLimit, rec *recorder, id, state string) streamjson.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
@@ -161,7 +162,7 @@ func TestWarmUpTurn(t *testing.T) {
 	id := s.SessionID()
 	rec := record(t, s)
 	send(t, s, "[echo-history] first")
-	init := rec.next(t, "Init", func(ev Event) bool { _, ok := ev.(Init); return ok }).(Init)
+	init := rec.next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	res := nextResult(t, rec)
 	if init.SessionID != id || res.SessionID != id || res.IsError || res.Text != "history: (none)" {
 		t.Fatalf("first turn on a warmed-up spare: init session %s, result %+v; want a first turn of session %s", init.SessionID, res, id)

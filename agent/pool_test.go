@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // poolHarness acquires sessions from a pool and records their events.
@@ -158,7 +160,7 @@ func TestPoolNeverEvictsPendingPermission(t *testing.T) {
 		t.Fatalf("Acquire returned while A waits for approval: %v", err)
 	case <-time.After(500 * time.Millisecond):
 	}
-	respond(t, a, p.RequestID, Decision{Allow: true})
+	respond(t, a, p.RequestID, streamjson.Decision{Allow: true})
 	nextResult(t, ra)
 	select {
 	case err := <-got:

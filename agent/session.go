@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // stdoutDrainGrace is how long the reader may keep reading stdout after the
@@ -61,10 +63,10 @@ type Session struct {
 
 	mu       sync.Mutex
 	st       turnState
-	controls map[string]chan ControlResponse // host request id → waiter
-	closing  bool                            // Close/stop began: no more writes accepted
-	reason   string                          // why the host stopped it ("closed", "idle", "evicted")
-	onChange func()                          // set by Pool; called without mu after state changes
+	controls map[string]chan streamjson.ControlResponse // host request id → waiter
+	closing  bool                                       // Close/stop began: no more writes accepted
+	reason   string                                     // why the host stopped it ("closed", "idle", "evicted")
+	onChange func()                                     // set by Pool; called without mu after state changes
 
 	limits     limitWatch    // the agent's cgroup (session_limits.go); cg nil = none
 	limitsDone chan struct{} // closed when watchLimits returned
@@ -194,7 +196,7 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		booted:     make(chan struct{}),
 		kill:       kill,
 		events:     newEventQueue(),
-		controls:   map[string]chan ControlResponse{},
+		controls:   map[string]chan streamjson.ControlResponse{},
 		st:         newTurnState(),
 		limits:     limitWatch{cg: cg},
 		limitsDone: make(chan struct{}),
@@ -252,7 +254,7 @@ func (s *Session) PID() int { return s.pid }
 // is closed right after the Exit event. The consumer must drain it until
 // it is closed; events are queued until then, within the bounds described
 // on Session.
-func (s *Session) Events() <-chan Event { return s.events.out }
+func (s *Session) Events() <-chan streamjson.Event { return s.events.out }
 
 // Done is closed once the process has exited and its Exit event is queued.
 func (s *Session) Done() <-chan struct{} { return s.done }
@@ -307,11 +309,11 @@ func (s *Session) PendingPermissions() []string {
 // Send fails with ErrClosed once the process exited or a stop began (Close,
 // or the pool stopping an idle session): wait for the Exit event, then
 // acquire a new (resumed) session.
-func (s *Session) Send(ctx context.Context, m UserMessage) error {
+func (s *Session) Send(ctx context.Context, m streamjson.UserMessage) error {
 	if m.UUID == "" {
 		m.UUID = uuid.NewString()
 	}
-	line, err := encodeUserMessage(m)
+	line, err := streamjson.EncodeUserMessage(m)
 	if err != nil {
 		return fmt.Errorf("send to agent %s: %w", s.opts.SessionID, err)
 	}
@@ -337,7 +339,7 @@ func (s *Session) Send(ctx context.Context, m UserMessage) error {
 // UpdatedInput sends the request's original input; a deny without Message
 // gets a generic one. It returns ErrNotPending when the request was already
 // answered, cancelled by the CLI (PermissionCancelled) or never existed.
-func (s *Session) Respond(ctx context.Context, requestID string, d Decision) error {
+func (s *Session) Respond(ctx context.Context, requestID string, d streamjson.Decision) error {
 	s.mu.Lock()
 	input, ok := s.st.takePermission(requestID)
 	exited := s.st.exited
@@ -349,7 +351,7 @@ func (s *Session) Respond(ctx context.Context, requestID string, d Decision) err
 		return fmt.Errorf("respond to %s: %w", requestID, ErrNotPending)
 	}
 	s.changed()
-	line, err := encodePermission(requestID, input, d)
+	line, err := streamjson.EncodePermission(requestID, input, d)
 	if err != nil {
 		s.restorePermission(requestID, input)
 		return fmt.Errorf("respond to %s: %w", requestID, err)
@@ -377,13 +379,13 @@ func (s *Session) restorePermission(requestID string, input []byte) {
 // turn ends with an error Result and pending permissions are cancelled.
 // It waits for the CLI's acknowledgement (Options.ControlTimeout).
 func (s *Session) Interrupt(ctx context.Context) error {
-	_, err := s.control(ctx, "interrupt", encodeInterrupt)
+	_, err := s.control(ctx, "interrupt", streamjson.EncodeInterrupt)
 	return err
 }
 
 // SetModel switches the model for the following turns.
 func (s *Session) SetModel(ctx context.Context, model string) error {
-	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return encodeSetModel(id, model) })
+	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return streamjson.EncodeSetModel(id, model) })
 	return err
 }
 
@@ -391,22 +393,22 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 // plan, ...). The CLI refuses unknown modes, and bypassPermissions unless
 // the session was started with it: the refusal is a *ControlError.
 func (s *Session) SetPermissionMode(ctx context.Context, mode string) error {
-	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return encodeSetPermissionMode(id, mode) })
+	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return streamjson.EncodeSetPermissionMode(id, mode) })
 	return err
 }
 
 // control sends a host control request and waits for its control_response.
-func (s *Session) control(ctx context.Context, subtype string, encode func(id string) ([]byte, error)) (ControlResponse, error) {
+func (s *Session) control(ctx context.Context, subtype string, encode func(id string) ([]byte, error)) (streamjson.ControlResponse, error) {
 	id := fmt.Sprintf("host-%d", s.nextReq.Add(1))
 	line, err := encode(id)
 	if err != nil {
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
 	}
-	ch := make(chan ControlResponse, 1)
+	ch := make(chan streamjson.ControlResponse, 1)
 	s.mu.Lock()
 	if s.closing || s.st.exited {
 		s.mu.Unlock()
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
 	}
 	s.controls[id] = ch
 	s.mu.Unlock()
@@ -416,7 +418,7 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 		s.mu.Unlock()
 	}()
 	if err := s.write(ctx, line); err != nil {
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
 	}
 	timer := time.NewTimer(s.opts.ControlTimeout)
 	defer timer.Stop()
@@ -428,11 +430,11 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 		s.log.Debug("agent control request answered", "subtype", subtype, "request", id)
 		return r, nil
 	case <-timer.C:
-		return ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)
 	case <-ctx.Done():
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ctx.Err())
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ctx.Err())
 	case <-s.exited:
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // Defaults for Options fields left zero.
@@ -36,7 +37,7 @@ func (opts Options) normalized() (Options, error) {
 		opts.CloseGrace = DefaultCloseGrace
 	}
 	if opts.MaxLineBytes <= 0 {
-		opts.MaxLineBytes = DefaultMaxLineBytes
+		opts.MaxLineBytes = streamjson.DefaultMaxLineBytes
 	}
 	if opts.MCPTimeout <= 0 {
 		opts.MCPTimeout = DefaultMCPTimeout

@@ -19,6 +19,8 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/net/netutil"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // A warm-up turn makes a warm spare answer its first real message about
@@ -56,7 +58,7 @@ const warmUpResultGrace = 2 * time.Second
 func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error {
 	setURL := func(url string) error {
 		_, err := s.control(ctx, "apply_flag_settings", func(id string) ([]byte, error) {
-			return encodeSetEnv(id, map[string]string{"ANTHROPIC_BASE_URL": url})
+			return streamjson.EncodeSetEnv(id, map[string]string{"ANTHROPIC_BASE_URL": url})
 		})
 		return err
 	}
@@ -64,7 +66,7 @@ func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error
 		return fmt.Errorf("warm-up: point the CLI at the local model: %w", err)
 	}
 	id := uuid.NewString()
-	err := s.Send(ctx, UserMessage{UUID: id, Text: warmUpText})
+	err := s.Send(ctx, streamjson.UserMessage{UUID: id, Text: warmUpText})
 	if err == nil {
 		err = s.awaitWarmUpTurn(ctx, id)
 	}
@@ -75,7 +77,7 @@ func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error
 	if err != nil {
 		return fmt.Errorf("warm-up turn: %w", err)
 	}
-	if _, err := s.control(ctx, "rewind_conversation", func(rid string) ([]byte, error) { return encodeRewind(rid, id) }); err != nil {
+	if _, err := s.control(ctx, "rewind_conversation", func(rid string) ([]byte, error) { return streamjson.EncodeRewind(rid, id) }); err != nil {
 		return fmt.Errorf("warm-up: rewind the conversation: %w", err)
 	}
 	s.mu.Lock()
@@ -101,17 +103,17 @@ func (s *Session) awaitWarmUpTurn(ctx context.Context, id string) error {
 				return ErrClosed
 			}
 			switch e := ev.(type) {
-			case Result:
+			case streamjson.Result:
 				if e.IsError {
 					return fmt.Errorf("the local model's turn failed: %s %s", e.Subtype, strings.Join(append([]string{e.Text}, e.Errors...), " "))
 				}
 				answered = true
 				grace = time.After(warmUpResultGrace)
-			case Lifecycle:
-				if e.UUID == id && (e.State == LifecycleCompleted || e.State == LifecycleCancelled) && answered {
+			case streamjson.Lifecycle:
+				if e.UUID == id && (e.State == streamjson.LifecycleCompleted || e.State == streamjson.LifecycleCancelled) && answered {
 					return nil
 				}
-			case Exit:
+			case streamjson.Exit:
 				return fmt.Errorf("%w (%s, code %d): %s", ErrClosed, e.Reason, e.Code, lastLine(e.StderrTail))
 			}
 		case <-grace:

@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 // This file keeps the encoding/json decoder that DecodeLine replaced, as
 // the reference the fastjson decoder is checked against
@@ -532,7 +532,7 @@ func stdDecodeControlResponse(line []byte) ([]Event, error) {
 		ErrorCode: r.ErrorCode, Response: bytes.Clone(r.Response)}}, nil
 }
 
-// controlRequestID returns the request_id of an Unknown control_request
+// ControlRequestID returns the request_id of an Unknown control_request
 // line, so the session can refuse it instead of leaving the CLI waiting.
 func stdControlRequestID(raw json.RawMessage) string {
 	var w struct {

@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 )
 
 // readAll drains lr, recording lines and too-long errors as "!TOO LONG n".
-func readAll(t *testing.T, lr *lineReader) []string {
+func readAll(t *testing.T, lr *LineReader) []string {
 	t.Helper()
 	var out []string
 	for {
-		line, err := lr.next()
-		var tl *lineTooLongError
+		line, err := lr.Next()
+		var tl *LineTooLongError
 		switch {
 		case err == nil:
 			out = append(out, string(line))
@@ -63,7 +63,7 @@ func TestLineReader(t *testing.T) {
 				if mode == "onebyte" {
 					r = iotest.OneByteReader(r)
 				}
-				got := readAll(t, newLineReader(r, tt.max))
+				got := readAll(t, NewLineReader(r, tt.max))
 				if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 					short := func(s []string) []string {
 						o := make([]string, len(s))
@@ -86,10 +86,10 @@ func TestLineReaderTwentyMegabyteLine(t *testing.T) {
 		strings.Repeat("z", 20<<20) + `"}]}}`
 	input := `{"type":"command_lifecycle","command_uuid":"a","state":"started"}` + "\n" + huge + "\n" +
 		`{"type":"command_lifecycle","command_uuid":"a","state":"completed"}` + "\n"
-	lr := newLineReader(strings.NewReader(input), 0)
+	lr := NewLineReader(strings.NewReader(input), 0)
 	var evs []Event
 	for {
-		line, err := lr.next()
+		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
@@ -109,7 +109,7 @@ func TestLineReaderTwentyMegabyteLine(t *testing.T) {
 	}
 	// The big buffer is not kept for the next line.
 	if cap(lr.buf) > 0 {
-		if _, err := lr.next(); err != io.EOF {
+		if _, err := lr.Next(); err != io.EOF {
 			t.Fatal(err)
 		}
 		if cap(lr.buf) > lineReaderKeepCap {
@@ -123,15 +123,15 @@ func TestLineReaderTwentyMegabyteLine(t *testing.T) {
 func TestLineReaderSkipsWithoutBuffering(t *testing.T) {
 	const max = 64 << 10
 	input := strings.Repeat("q", 8<<20) + "\nok\n"
-	lr := newLineReader(strings.NewReader(input), max)
-	_, err := lr.next()
+	lr := NewLineReader(strings.NewReader(input), max)
+	_, err := lr.Next()
 	if !errors.Is(err, ErrLineTooLong) {
 		t.Fatalf("got %v", err)
 	}
 	if cap(lr.buf) > 2*max+lineReaderBufSize {
 		t.Errorf("buffer grew to %d bytes while skipping", cap(lr.buf))
 	}
-	line, err := lr.next()
+	line, err := lr.Next()
 	if err != nil || string(line) != "ok" {
 		t.Errorf("got %q, %v", line, err)
 	}
@@ -139,20 +139,20 @@ func TestLineReaderSkipsWithoutBuffering(t *testing.T) {
 
 func TestLineReaderPropagatesReadErrors(t *testing.T) {
 	boom := errors.New("boom")
-	lr := newLineReader(io.MultiReader(strings.NewReader("a\npartial"), iotest.ErrReader(boom)), 100)
-	if line, err := lr.next(); err != nil || string(line) != "a" {
+	lr := NewLineReader(io.MultiReader(strings.NewReader("a\npartial"), iotest.ErrReader(boom)), 100)
+	if line, err := lr.Next(); err != nil || string(line) != "a" {
 		t.Fatalf("got %q %v", line, err)
 	}
-	if _, err := lr.next(); !errors.Is(err, boom) {
+	if _, err := lr.Next(); !errors.Is(err, boom) {
 		t.Errorf("got %v, want boom", err)
 	}
 }
 
 func TestLineReaderLineNotRetained(t *testing.T) {
-	lr := newLineReader(bytes.NewReader([]byte("first\nsecond\n")), 100)
-	a, _ := lr.next()
+	lr := NewLineReader(bytes.NewReader([]byte("first\nsecond\n")), 100)
+	a, _ := lr.Next()
 	keep := string(a)
-	_, _ = lr.next()
+	_, _ = lr.Next()
 	if keep != "first" {
 		t.Errorf("copy changed: %q", keep)
 	}

@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"bytes"
@@ -31,9 +31,9 @@ func BenchmarkDecode(b *testing.B) {
 	var dec Decoder
 	defer reportCPURate(b, len(data))()
 	for b.Loop() {
-		lr := newLineReader(bytes.NewReader(data), 0)
+		lr := NewLineReader(bytes.NewReader(data), 0)
 		for {
-			line, err := lr.next()
+			line, err := lr.Next()
 			if err == io.EOF {
 				break
 			}
@@ -64,9 +64,9 @@ func BenchmarkDecodeReference(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPURate(b, len(data))()
 	for b.Loop() {
-		lr := newLineReader(bytes.NewReader(data), 0)
+		lr := NewLineReader(bytes.NewReader(data), 0)
 		for {
-			line, err := lr.next()
+			line, err := lr.Next()
 			if err == io.EOF {
 				break
 			}

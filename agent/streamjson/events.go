@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"encoding/json"
@@ -77,7 +77,7 @@ type ToolResult struct {
 }
 
 // PermissionRequest is a control_request can_use_tool: the CLI waits until the
-// host answers it with Session.Respond (or cancels it with a
+// host answers it with agent.Session.Respond (or cancels it with a
 // PermissionCancelled event).
 type PermissionRequest struct {
 	RequestID               string
@@ -190,7 +190,7 @@ type Notice struct {
 }
 
 // HookCallback is a control_request hook_callback (only sent for hooks the
-// host registered). The Session answers it itself with an empty success
+// host registered). The agent.Session answers it itself with an empty success
 // ("continue with the normal flow"), so consumers only observe it.
 type HookCallback struct {
 	RequestID  string
@@ -200,9 +200,9 @@ type HookCallback struct {
 }
 
 // ControlResponse is the CLI's answer to a control_request the host sent.
-// Session consumes the answers to its own requests (Interrupt, SetModel,
+// agent.Session consumes the answers to its own requests (Interrupt, SetModel,
 // SetPermissionMode) and drops any other one: it never appears on
-// Session.Events. DecodeLine returns it so other readers of the stream see
+// agent.Session.Events. DecodeLine returns it so other readers of the stream see
 // everything.
 type ControlResponse struct {
 	RequestID string
@@ -267,6 +267,51 @@ type Unknown struct {
 	Raw     json.RawMessage
 }
 
+// MCPMessage is a control_request mcp_message: a JSON-RPC message from the
+// CLI for the host's MCP server Server. The agent.Session answers it itself with
+// the server from agent.Options.MCPServers (or an error for an unknown server), so
+// it never appears on agent.Session.Events; DecodeLine returns it so other
+// readers of the stream see everything.
+type MCPMessage struct {
+	RequestID string
+	Server    string
+	Message   json.RawMessage
+}
+
+// EventsDropped stands in a session's event stream where events were
+// dropped because the consumer fell behind (see agent.Session.Events). It never
+// appears while the consumer keeps up.
+type EventsDropped struct {
+	// Count is how many events were dropped here: streaming deltas
+	// (thinking, tool input) and progress reports (task progress and
+	// updates, background task lists, API retries, status changes, hook
+	// callbacks, unknown output). Text deltas, tool calls and results,
+	// permission requests, lifecycle receipts, results and the exit are
+	// never among them.
+	Count int
+	// Overflow is set when the queue stayed over its limit after dropping
+	// what it could: the session is being stopped (an Exit follows, as
+	// for a crash) and from here on only Result, PermissionRequest,
+	// PermissionCancelled, Lifecycle and Exit events are queued. Err says
+	// what happened.
+	Overflow bool
+	Err      error
+}
+
+// LimitHit reports that the agent hit a limit of its cgroup (see
+// agent.Options.Cgroups). Counts are new since the previous LimitHit of the same
+// kind; a session reports each kind at most once per second.
+type LimitHit struct {
+	// Limit is sandbox.LimitMemory (Count processes were killed by the
+	// memory cap) or sandbox.LimitProcesses (Count forks or new threads
+	// were refused by the process cap).
+	Limit string
+	Count int64
+	// AfterExit is set when the counters were read after the process
+	// exited: the Exit that follows tells the rest.
+	AfterExit bool
+}
+
 // Exit is always the last event: the process ended. The events channel is
 // closed right after it. Expected is true when the host asked for the stop
 // (Close, idle stop, eviction); Reason says why ("closed", "idle", "evicted").
@@ -307,3 +352,6 @@ func (Result) isEvent()              {}
 func (DecodeError) isEvent()         {}
 func (Unknown) isEvent()             {}
 func (Exit) isEvent()                {}
+func (MCPMessage) isEvent()          {}
+func (EventsDropped) isEvent()       {}
+func (LimitHit) isEvent()            {}

@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"bufio"
@@ -7,7 +7,7 @@ import (
 	"io"
 )
 
-// DefaultMaxLineBytes is the default cap on one stdout line (Options.MaxLineBytes).
+// DefaultMaxLineBytes is the default cap on one stdout line (agent.Options.MaxLineBytes).
 const DefaultMaxLineBytes = 64 << 20
 
 // lineReaderBufSize is the bufio buffer size; lines longer than this are
@@ -18,46 +18,46 @@ const lineReaderBufSize = 64 << 10
 // one (left by a long line) is dropped so an idle session does not pin it.
 const lineReaderKeepCap = 1 << 20
 
-// ErrLineTooLong is wrapped by the error lineReader.next returns for a line
+// ErrLineTooLong is wrapped by the error LineReader.Next returns for a line
 // longer than the cap. The line has been skipped; reading may go on.
 var ErrLineTooLong = errors.New("agent: stdout line too long")
 
-// lineTooLongError describes a skipped oversize line.
-type lineTooLongError struct {
+// LineTooLongError describes a skipped oversize line.
+type LineTooLongError struct {
 	Size  int64  // total length of the skipped line, without the newline
 	Max   int    // the cap
 	Start []byte // the first bytes of the line
 }
 
-func (e *lineTooLongError) Error() string {
+func (e *LineTooLongError) Error() string {
 	return fmt.Sprintf("stdout line of %d bytes exceeds the %d byte cap: skipped", e.Size, e.Max)
 }
 
-func (e *lineTooLongError) Unwrap() error { return ErrLineTooLong }
+func (e *LineTooLongError) Unwrap() error { return ErrLineTooLong }
 
-// lineReader splits a stream into newline-terminated lines of any length up
+// LineReader splits a stream into newline-terminated lines of any length up
 // to max bytes, unlike bufio.Scanner (64 KiB by default, fatal on
 // overflow). An oversize line is skipped up to its newline without being
-// buffered whole and reported as a *lineTooLongError; the next call reads
+// buffered whole and reported as a *LineTooLongError; the next call reads
 // the following line. Not safe for concurrent use.
-type lineReader struct {
+type LineReader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
+func NewLineReader(r io.Reader, max int) *LineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, lineReaderBufSize), max: max}
+	return &LineReader{r: bufio.NewReaderSize(r, lineReaderBufSize), max: max}
 }
 
-// next returns the next line without its trailing "\n" (and "\r"). The slice
+// Next returns the next line without its trailing "\n" (and "\r"). The slice
 // is only valid until the following call (it may be bufio's own buffer). A
 // last line without a newline is returned before io.EOF. Errors other than
-// *lineTooLongError come from the underlying reader and end the stream.
-func (lr *lineReader) next() ([]byte, error) {
+// *LineTooLongError come from the underlying reader and end the stream.
+func (lr *LineReader) Next() ([]byte, error) {
 	if cap(lr.buf) > lineReaderKeepCap {
 		lr.buf = nil
 	}
@@ -97,7 +97,7 @@ func (lr *lineReader) next() ([]byte, error) {
 			continue // bufio.ErrBufferFull: the line goes on
 		}
 		if tooLong {
-			return nil, &lineTooLongError{Size: skipped, Max: lr.max, Start: start}
+			return nil, &LineTooLongError{Size: skipped, Max: lr.max, Start: start}
 		}
 		if !hasNL && len(lr.buf) == 0 {
 			return nil, io.EOF

@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"encoding/json"
@@ -26,53 +26,53 @@ func TestEncodeExactLines(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"user text", must(encodeUserMessage(UserMessage{UUID: "u-1", Text: "hello <b> & \"you\"\nbye"})),
+		{"user text", must(EncodeUserMessage(UserMessage{UUID: "u-1", Text: "hello <b> & \"you\"\nbye"})),
 			`{"type":"user","message":{"role":"user","content":"hello <b> & \"you\"\nbye"},"parent_tool_use_id":null,"uuid":"u-1"}`},
-		{"user empty text", must(encodeUserMessage(UserMessage{UUID: "u-0"})),
+		{"user empty text", must(EncodeUserMessage(UserMessage{UUID: "u-0"})),
 			`{"type":"user","message":{"role":"user","content":""},"parent_tool_use_id":null,"uuid":"u-0"}`},
-		{"user with image", must(encodeUserMessage(UserMessage{UUID: "u-2", Text: "what is this?", Images: []Image{{MediaType: "image/png", Data: png}}})),
+		{"user with image", must(EncodeUserMessage(UserMessage{UUID: "u-2", Text: "what is this?", Images: []Image{{MediaType: "image/png", Data: png}}})),
 			`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORwABAg=="}}]},"parent_tool_use_id":null,"uuid":"u-2"}`},
-		{"user image only", must(encodeUserMessage(UserMessage{UUID: "u-3", Images: []Image{{MediaType: "image/jpeg", Data: []byte("x")}, {MediaType: "image/gif", Data: []byte("y")}}})),
+		{"user image only", must(EncodeUserMessage(UserMessage{UUID: "u-3", Images: []Image{{MediaType: "image/jpeg", Data: []byte("x")}, {MediaType: "image/gif", Data: []byte("y")}}})),
 			`{"type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"eA=="}},{"type":"image","source":{"type":"base64","media_type":"image/gif","data":"eQ=="}}]},"parent_tool_use_id":null,"uuid":"u-3"}`},
-		{"allow original input", must(encodePermission("r-1", bashInput, Decision{Allow: true})),
+		{"allow original input", must(EncodePermission("r-1", bashInput, Decision{Allow: true})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-1","response":{"behavior":"allow","updatedInput":{"command":"touch ran.txt && echo hello","description":"Run the scripted command"}}}}`},
-		{"allow no input at all", must(encodePermission("r-1b", nil, Decision{Allow: true})),
+		{"allow no input at all", must(EncodePermission("r-1b", nil, Decision{Allow: true})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-1b","response":{"behavior":"allow","updatedInput":{}}}}`},
-		{"allow indented input is compacted", must(encodePermission("r-1c", json.RawMessage("{\n  \"plan\": \"x\"\n}"), Decision{Allow: true})),
+		{"allow indented input is compacted", must(EncodePermission("r-1c", json.RawMessage("{\n  \"plan\": \"x\"\n}"), Decision{Allow: true})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-1c","response":{"behavior":"allow","updatedInput":{"plan":"x"}}}}`},
-		{"allow with answers", must(encodePermission("r-2", askInput, Decision{Allow: true,
+		{"allow with answers", must(EncodePermission("r-2", askInput, Decision{Allow: true,
 			UpdatedInput: json.RawMessage(`{"questions":[],"answers":{"Which database should we use?":"Postgres"}}`)})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-2","response":{"behavior":"allow","updatedInput":{"questions":[],"answers":{"Which database should we use?":"Postgres"}}}}}`},
-		{"allow always", must(encodePermission("r-3", bashInput, Decision{Allow: true,
+		{"allow always", must(EncodePermission("r-3", bashInput, Decision{Allow: true,
 			UpdatedPermissions: []json.RawMessage{json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`)}})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-3","response":{"behavior":"allow","updatedInput":{"command":"touch ran.txt && echo hello","description":"Run the scripted command"},"updatedPermissions":[{"type":"setMode","mode":"acceptEdits","destination":"session"}]}}}`},
-		{"deny with message", must(encodePermission("r-4", bashInput, Decision{Message: "Denied by @alice"})),
+		{"deny with message", must(EncodePermission("r-4", bashInput, Decision{Message: "Denied by @alice"})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-4","response":{"behavior":"deny","message":"Denied by @alice"}}}`},
-		{"deny without message gets one", must(encodePermission("r-5", bashInput, Decision{})),
+		{"deny without message gets one", must(EncodePermission("r-5", bashInput, Decision{})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-5","response":{"behavior":"deny","message":"Permission denied by the host."}}}`},
-		{"deny with interrupt", must(encodePermission("r-6", bashInput, Decision{Message: "stop", Interrupt: true})),
+		{"deny with interrupt", must(EncodePermission("r-6", bashInput, Decision{Message: "stop", Interrupt: true})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-6","response":{"behavior":"deny","message":"stop","interrupt":true}}}`},
-		{"control error", must(encodeControlError("r-7", "host blew up")),
+		{"control error", must(EncodeControlError("r-7", "host blew up")),
 			`{"type":"control_response","response":{"subtype":"error","request_id":"r-7","error":"host blew up"}}`},
-		{"hook continue", must(encodeControlSuccess("r-8", wireEmpty{})),
+		{"hook continue", must(EncodeControlSuccess("r-8", wireEmpty{})),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-8","response":{}}}`},
-		{"interrupt", must(encodeInterrupt("host-1")),
+		{"interrupt", must(EncodeInterrupt("host-1")),
 			`{"type":"control_request","request_id":"host-1","request":{"subtype":"interrupt"}}`},
-		{"set model", must(encodeSetModel("host-2", "claude-sonnet-5-5")),
+		{"set model", must(EncodeSetModel("host-2", "claude-sonnet-5-5")),
 			`{"type":"control_request","request_id":"host-2","request":{"subtype":"set_model","model":"claude-sonnet-5-5"}}`},
-		{"set permission mode", must(encodeSetPermissionMode("host-3", "acceptEdits")),
+		{"set permission mode", must(EncodeSetPermissionMode("host-3", "acceptEdits")),
 			`{"type":"control_request","request_id":"host-3","request":{"subtype":"set_permission_mode","mode":"acceptEdits"}}`},
-		{"initialize", must(encodeInitialize("host-4", "")),
+		{"initialize", must(EncodeInitialize("host-4", "")),
 			`{"type":"control_request","request_id":"host-4","request":{"subtype":"initialize"}}`},
-		{"initialize with prompt", must(encodeInitialize("host-5", "FAKE-APPEND-MARKER")),
+		{"initialize with prompt", must(EncodeInitialize("host-5", "FAKE-APPEND-MARKER")),
 			`{"type":"control_request","request_id":"host-5","request":{"subtype":"initialize","appendSystemPrompt":"FAKE-APPEND-MARKER"}}`},
-		{"initialize with SDK MCP servers", must(encodeInitialize("host-7", "", "bridge")),
+		{"initialize with SDK MCP servers", must(EncodeInitialize("host-7", "", "bridge")),
 			`{"type":"control_request","request_id":"host-7","request":{"subtype":"initialize","sdkMcpServers":["bridge"]}}`},
-		{"mcp response", must(encodeMCPResponse("r-9", json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{}}`))),
+		{"mcp response", must(EncodeMCPResponse("r-9", json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{}}`))),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-9","response":{"mcp_response":{"jsonrpc":"2.0","id":1,"result":{}}}}}`},
-		{"mcp notification answered with null", must(encodeMCPResponse("r-10", nil)),
+		{"mcp notification answered with null", must(EncodeMCPResponse("r-10", nil)),
 			`{"type":"control_response","response":{"subtype":"success","request_id":"r-10","response":{"mcp_response":null}}}`},
-		{"end session", must(encodeEndSession("host-6")),
+		{"end session", must(EncodeEndSession("host-6")),
 			`{"type":"control_request","request_id":"host-6","request":{"subtype":"end_session"}}`},
 	}
 	for _, tt := range tests {
@@ -91,7 +91,7 @@ func TestEncodeExactLines(t *testing.T) {
 // against the one the real CLI accepted in the capture.
 func TestEncodePermissionMatchesCapture(t *testing.T) {
 	req := DecodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool"))[0].(PermissionRequest)
-	got, err := encodePermission(req.RequestID, req.Input, Decision{Allow: true})
+	got, err := EncodePermission(req.RequestID, req.Input, Decision{Allow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,17 +106,17 @@ func TestEncodeRejectsBadInput(t *testing.T) {
 		name string
 		err  func() error
 	}{
-		{"user without uuid", func() error { _, err := encodeUserMessage(UserMessage{Text: "x"}); return err }},
+		{"user without uuid", func() error { _, err := EncodeUserMessage(UserMessage{Text: "x"}); return err }},
 		{"image without data", func() error {
-			_, err := encodeUserMessage(UserMessage{UUID: "u", Images: []Image{{MediaType: "image/png"}}})
+			_, err := EncodeUserMessage(UserMessage{UUID: "u", Images: []Image{{MediaType: "image/png"}}})
 			return err
 		}},
 		{"invalid updated input", func() error {
-			_, err := encodePermission("r", nil, Decision{Allow: true, UpdatedInput: json.RawMessage(`{"a":`)})
+			_, err := EncodePermission("r", nil, Decision{Allow: true, UpdatedInput: json.RawMessage(`{"a":`)})
 			return err
 		}},
 		{"invalid updated permission", func() error {
-			_, err := encodePermission("r", nil, Decision{Allow: true, UpdatedPermissions: []json.RawMessage{json.RawMessage(`nope`)}})
+			_, err := EncodePermission("r", nil, Decision{Allow: true, UpdatedPermissions: []json.RawMessage{json.RawMessage(`nope`)}})
 			return err
 		}},
 	}

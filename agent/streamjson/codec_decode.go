@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"bytes"
@@ -317,9 +317,9 @@ func decodeControlRequest(f *fields, v jval, line []byte) []Event {
 	}
 }
 
-// controlRequestID returns the request_id of an Unknown control_request
+// ControlRequestID returns the request_id of an Unknown control_request
 // line, so the session can refuse it instead of leaving the CLI waiting.
-func controlRequestID(raw []byte) string {
+func ControlRequestID(raw []byte) string {
 	if !validJSON(raw) || jval(raw).kind() != '{' {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package agent
+package streamjson
 
 import (
 	"bytes"
@@ -27,10 +27,10 @@ func marshalLine(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// encodeUserMessage encodes a user message. Text-only messages use a string
+// EncodeUserMessage encodes a user message. Text-only messages use a string
 // content; messages with images use an array of blocks: the text first (if
 // any), then the images in order.
-func encodeUserMessage(m UserMessage) ([]byte, error) {
+func EncodeUserMessage(m UserMessage) ([]byte, error) {
 	if m.UUID == "" {
 		return nil, fmt.Errorf("encode user message: empty uuid")
 	}
@@ -59,9 +59,9 @@ func encodeUserMessage(m UserMessage) ([]byte, error) {
 	return line, nil
 }
 
-// encodePermission encodes the answer to a can_use_tool request. original is
+// EncodePermission encodes the answer to a can_use_tool request. original is
 // the request's input, sent as updatedInput when d.UpdatedInput is nil.
-func encodePermission(requestID string, original json.RawMessage, d Decision) ([]byte, error) {
+func EncodePermission(requestID string, original json.RawMessage, d Decision) ([]byte, error) {
 	var payload any
 	if d.Allow {
 		in := d.UpdatedInput
@@ -87,11 +87,11 @@ func encodePermission(requestID string, original json.RawMessage, d Decision) ([
 		}
 		payload = wirePermissionDeny{Behavior: "deny", Message: msg, Interrupt: d.Interrupt}
 	}
-	return encodeControlSuccess(requestID, payload)
+	return EncodeControlSuccess(requestID, payload)
 }
 
-// encodeControlSuccess encodes a success control_response carrying payload.
-func encodeControlSuccess(requestID string, payload any) ([]byte, error) {
+// EncodeControlSuccess encodes a success control_response carrying payload.
+func EncodeControlSuccess(requestID string, payload any) ([]byte, error) {
 	line, err := marshalLine(wireControlResponseOut{
 		Type:     "control_response",
 		Response: wireControlResponseBodyOut{Subtype: "success", RequestID: requestID, Response: payload},
@@ -102,10 +102,10 @@ func encodeControlSuccess(requestID string, payload any) ([]byte, error) {
 	return line, nil
 }
 
-// encodeControlError encodes an error control_response: for a permission
+// EncodeControlError encodes an error control_response: for a permission
 // request the tool result becomes "Tool permission request failed: msg" and
 // the turn continues.
-func encodeControlError(requestID, msg string) ([]byte, error) {
+func EncodeControlError(requestID, msg string) ([]byte, error) {
 	line, err := marshalLine(wireControlResponseOut{
 		Type:     "control_response",
 		Response: wireControlResponseBodyOut{Subtype: "error", RequestID: requestID, Error: msg},
@@ -116,9 +116,9 @@ func encodeControlError(requestID, msg string) ([]byte, error) {
 	return line, nil
 }
 
-// encodeControlRequest encodes a host control_request with the given
+// EncodeControlRequest encodes a host control_request with the given
 // payload (one of the wire*Out request types).
-func encodeControlRequest(requestID string, request any) ([]byte, error) {
+func EncodeControlRequest(requestID string, request any) ([]byte, error) {
 	line, err := marshalLine(wireControlRequestOut{Type: "control_request", RequestID: requestID, Request: request})
 	if err != nil {
 		return nil, fmt.Errorf("encode control request %s: %w", requestID, err)
@@ -126,59 +126,59 @@ func encodeControlRequest(requestID string, request any) ([]byte, error) {
 	return line, nil
 }
 
-func encodeInterrupt(requestID string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireInterruptOut{Subtype: "interrupt"})
+func EncodeInterrupt(requestID string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireInterruptOut{Subtype: "interrupt"})
 }
 
-func encodeSetModel(requestID, model string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireSetModelOut{Subtype: "set_model", Model: model})
+func EncodeSetModel(requestID, model string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireSetModelOut{Subtype: "set_model", Model: model})
 }
 
-func encodeSetPermissionMode(requestID, mode string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireSetPermissionModeOut{Subtype: "set_permission_mode", Mode: mode})
+func EncodeSetPermissionMode(requestID, mode string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireSetPermissionModeOut{Subtype: "set_permission_mode", Mode: mode})
 }
 
-// encodeInitialize encodes the initialize control request. sdkMCPServers
+// EncodeInitialize encodes the initialize control request. sdkMCPServers
 // names the host's in-process MCP servers (declared with --mcp-config
 // type "sdk"): the CLI connects to them only once they are listed here.
-func encodeInitialize(requestID, appendSystemPrompt string, sdkMCPServers ...string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireInitializeOut{Subtype: "initialize", AppendSystemPrompt: appendSystemPrompt,
+func EncodeInitialize(requestID, appendSystemPrompt string, sdkMCPServers ...string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireInitializeOut{Subtype: "initialize", AppendSystemPrompt: appendSystemPrompt,
 		SDKMCPServers: sdkMCPServers})
 }
 
-// encodeMCPResponse answers an mcp_message control request with the
+// EncodeMCPResponse answers an mcp_message control request with the
 // JSON-RPC response resp (nil: the message was a notification, answered
 // with null).
-func encodeMCPResponse(requestID string, resp json.RawMessage) ([]byte, error) {
+func EncodeMCPResponse(requestID string, resp json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(resp)) == 0 {
 		resp = json.RawMessage("null")
 	}
 	if !json.Valid(resp) {
 		return nil, fmt.Errorf("encode mcp response %s: not valid JSON", requestID)
 	}
-	return encodeControlSuccess(requestID, wireMCPResponseOut{MCPResponse: resp})
+	return EncodeControlSuccess(requestID, wireMCPResponseOut{MCPResponse: resp})
 }
 
-// encodeContextUsage asks for the context usage summary (local
+// EncodeContextUsage asks for the context usage summary (local
 // estimates: no API call).
-func encodeContextUsage(requestID string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireContextUsageOut{Subtype: "get_context_usage", Detail: "summary"})
+func EncodeContextUsage(requestID string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireContextUsageOut{Subtype: "get_context_usage", Detail: "summary"})
 }
 
-func encodeEndSession(requestID string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireEndSessionOut{Subtype: "end_session"})
+func EncodeEndSession(requestID string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireEndSessionOut{Subtype: "end_session"})
 }
 
-// encodeSetEnv sets environment variables of the CLI process through its
+// EncodeSetEnv sets environment variables of the CLI process through its
 // flag settings (apply_flag_settings): the next API request is made with
 // them. An empty value makes the variable count as unset.
-func encodeSetEnv(requestID string, env map[string]string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireApplyFlagSettingsOut{Subtype: "apply_flag_settings", Settings: wireFlagSettings{Env: env}})
+func EncodeSetEnv(requestID string, env map[string]string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireApplyFlagSettingsOut{Subtype: "apply_flag_settings", Settings: wireFlagSettings{Env: env}})
 }
 
-// encodeRewind rewinds the conversation to before the user message
+// EncodeRewind rewinds the conversation to before the user message
 // messageUUID: it and everything after it leave the conversation (a later
 // --resume does not restore them).
-func encodeRewind(requestID, messageUUID string) ([]byte, error) {
-	return encodeControlRequest(requestID, wireRewindOut{Subtype: "rewind_conversation", TargetMessageUUID: messageUUID})
+func EncodeRewind(requestID, messageUUID string) ([]byte, error) {
+	return EncodeControlRequest(requestID, wireRewindOut{Subtype: "rewind_conversation", TargetMessageUUID: messageUUID})
 }
