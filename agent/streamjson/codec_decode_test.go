@@ -87,11 +87,11 @@ func TestDecodeAllTranscriptLines(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"agent.Init", "agent.TextDelta", "agent.ToolInputDelta", "agent.AssistantText", "agent.ToolUse",
-		"agent.ToolResult", "agent.UserText", "agent.PermissionRequest", "agent.PermissionCancelled", "agent.Lifecycle",
-		"agent.TaskStarted", "agent.TaskUpdated", "agent.TaskProgress", "agent.TaskNotification", "agent.BackgroundTasks",
-		"agent.StatusChange", "agent.APIRetry", "agent.PermissionDenied", "agent.Notice", "agent.HookCallback",
-		"agent.ControlResponse", "agent.Result", "agent.MCPMessage"}
+	want := []string{"streamjson.Init", "streamjson.TextDelta", "streamjson.ToolInputDelta", "streamjson.AssistantText", "streamjson.ToolUse",
+		"streamjson.ToolResult", "streamjson.UserText", "streamjson.PermissionRequest", "streamjson.PermissionCancelled", "streamjson.Lifecycle",
+		"streamjson.TaskStarted", "streamjson.TaskUpdated", "streamjson.TaskProgress", "streamjson.TaskNotification", "streamjson.BackgroundTasks",
+		"streamjson.StatusChange", "streamjson.APIRetry", "streamjson.PermissionDenied", "streamjson.Notice", "streamjson.HookCallback",
+		"streamjson.ControlResponse", "streamjson.Result", "streamjson.MCPMessage"}
 	for _, w := range want {
 		if seen[w] == 0 {
 			t.Errorf("no %s decoded from the transcripts", w)
