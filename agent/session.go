@@ -89,7 +89,7 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	opts, err := opts.normalized()
+	opts, err := opts.Normalized()
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
@@ -277,9 +277,9 @@ func (s *Session) Busy() bool {
 	return s.st.busy()
 }
 
-// firstTurnDone reports whether a message has been sent to the session
+// FirstTurnDone reports whether a message has been sent to the session
 // and it is no longer busy, or it has exited.
-func (s *Session) firstTurnDone() bool {
+func (s *Session) FirstTurnDone() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.exited || (s.st.everSent && !s.st.busy())
@@ -472,7 +472,7 @@ func (s *Session) writeLoop() {
 			if err != nil {
 				err = fmt.Errorf("write agent stdin: %w", err)
 			} else {
-				s.touch()
+				s.Touch()
 			}
 			req.done <- err
 			if err != nil {
@@ -485,8 +485,9 @@ func (s *Session) writeLoop() {
 	}
 }
 
-// touch records activity.
-func (s *Session) touch() {
+// Touch records activity: the idle and least-recently-used clocks of a
+// pool restart now.
+func (s *Session) Touch() {
 	s.mu.Lock()
 	s.st.lastActive = time.Now()
 	s.mu.Unlock()
@@ -502,8 +503,9 @@ func (s *Session) changed() {
 	}
 }
 
-// setOnChange installs the pool's notification hook.
-func (s *Session) setOnChange(f func()) {
+// SetOnChange installs the pool's notification hook: f is called, without
+// the session's lock, whenever Busy or Alive may have changed. It must not block.
+func (s *Session) SetOnChange(f func()) {
 	s.mu.Lock()
 	s.onChange = f
 	s.mu.Unlock()
@@ -515,11 +517,12 @@ func (s *Session) setOnChange(f func()) {
 // returns once the process is gone; the Exit event (Expected true, Reason
 // "closed") is queued by then. Closing an exited session is a no-op.
 func (s *Session) Close(ctx context.Context) error {
-	return s.stop(ctx, "closed")
+	return s.Stop(ctx, "closed")
 }
 
-// stop is Close with a reason; the first reason given wins.
-func (s *Session) stop(ctx context.Context, reason string) error {
+// Stop is Close with a reason (the Exit's Reason: "idle", "evicted"...);
+// the first reason given wins.
+func (s *Session) Stop(ctx context.Context, reason string) error {
 	s.mu.Lock()
 	if s.reason == "" && !s.st.exited {
 		s.reason = reason
@@ -552,14 +555,14 @@ func (s *Session) stop(ctx context.Context, reason string) error {
 	return nil
 }
 
-// tryStop stops the session for reason only if it is not busy, atomically
-// with respect to Send: once it returns true, Send fails with ErrClosed.
-// The stop itself runs in the caller's goroutine.
 // freshGrace is how long a new session that has not been sent a message yet
 // is protected from eviction.
 const freshGrace = 30 * time.Second
 
-func (s *Session) tryBeginStop(reason string) bool {
+// TryBeginStop marks the session stopping for reason only if it is not
+// busy, atomically with respect to Send: once it returns true, Send fails
+// with ErrClosed. The caller then stops it with Stop (in its own goroutine).
+func (s *Session) TryBeginStop(reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || s.st.exited || s.st.busy() {

@@ -24,9 +24,9 @@ const (
 	defaultPath           = "/usr/local/bin:/usr/bin:/bin"
 )
 
-// normalized returns opts with defaults filled in and paths made absolute,
+// Normalized returns opts with defaults filled in and paths made absolute,
 // or an error for options the CLI would reject.
-func (opts Options) normalized() (Options, error) {
+func (opts Options) Normalized() (Options, error) {
 	if opts.Command == "" {
 		opts.Command = DefaultCommand
 	}

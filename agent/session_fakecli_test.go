@@ -185,10 +185,10 @@ func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
 		return s
 	}
 	s := start()
-	if s.tryBeginStop("evicted") {
+	if s.TryBeginStop("evicted") {
 		t.Fatal("a fresh session that was never sent a message was evictable")
 	}
-	if !s.tryBeginStop("idle") {
+	if !s.TryBeginStop("idle") {
 		t.Fatal("an idle stop of a fresh session was refused")
 	}
 
@@ -196,7 +196,7 @@ func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
 	used.mu.Lock()
 	used.st.everSent = true // as after a completed first message
 	used.mu.Unlock()
-	if !used.tryBeginStop("evicted") {
+	if !used.TryBeginStop("evicted") {
 		t.Fatal("a used idle session was not evictable")
 	}
 }

@@ -12,7 +12,7 @@ import (
 // line reader and the decoder; b.SetBytes makes it report MB/s (wall
 // time), and MB/cpu-s is the same per second of the process's CPU time,
 // which a loaded machine disturbs much less.
-// Run: go test ./agent -run '^$' -bench BenchmarkDecode -benchtime 3s
+// Run: go test ./agent/streamjson -run '^$' -bench BenchmarkDecode -benchtime 3s
 func BenchmarkDecode(b *testing.B) {
 	var stream bytes.Buffer
 	lines := 0

@@ -48,7 +48,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 // that encoding/json would match ignoring case (any key with an upper-case
 // or non-ASCII letter other than the CLI's own camelCase keys) and
 // repeated keys.
-// Run: go test ./agent -run '^$' -fuzz FuzzDecodeMatchesReference -fuzztime 30s
+// Run: go test ./agent/streamjson -run '^$' -fuzz FuzzDecodeMatchesReference -fuzztime 30s
 func FuzzDecodeMatchesReference(f *testing.F) {
 	for _, ls := range loadTranscriptLines(f) {
 		for _, l := range ls[:min(len(ls), 5)] {

@@ -10,7 +10,7 @@ import (
 // FuzzDecodeLine: DecodeLine never panics, and its results respect the
 // contract: a non-JSON line yields exactly one DecodeError, DecodeError
 // lines are capped, Raw fields are copies of the input.
-// Run: go test ./agent -run '^$' -fuzz FuzzDecodeLine -fuzztime 30s
+// Run: go test ./agent/streamjson -run '^$' -fuzz FuzzDecodeLine -fuzztime 30s
 func FuzzDecodeLine(f *testing.F) {
 	// One seed per kind of line in the captures keeps the corpus small.
 	seen := map[string]bool{}

@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzValidJSON: validJSON accepts exactly what encoding/json.Valid does.
-// Run: go test ./agent -run '^$' -fuzz FuzzValidJSON -fuzztime 60s
+// Run: go test ./agent/streamjson -run '^$' -fuzz FuzzValidJSON -fuzztime 60s
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range []string{`{"a":"b\u00e9\n","c":[1,-0.5e+3,true,false,null]}`, `01`, `1.`, `-`, `+1`, `NaN`, `nan`, `-inf`,
 		`"\x01"`, `"\q"`, `"\u12"`, `1e`, `1.2.3`, `[1,]`, `{"a" :1}`, "\"abcdefgh\\\"ijklmnop\"", `"é"`, `1E+2`, `0x1`, `[nul]`,

@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"context"
@@ -17,119 +17,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/net/netutil"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/agent"
 )
-
-// A warm-up turn makes a warm spare answer its first real message about
-// as fast as a follow-up. Most of what a fresh CLI process spends on its
-// first turn is JavaScript running for the first time (the same code
-// takes a third of the time on the next turn), not work tied to the
-// session. So a spare runs one throwaway turn against warmModel, a local
-// stand-in for the Messages API inside the bridge, and then rewinds its
-// conversation to before that turn (rewind_conversation): the session id
-// stays the spare's, the first real message starts a conversation with
-// nothing before it, and a later --resume restores only the real turns.
-//
-// The CLI is pointed at warmModel for that one turn by setting
-// ANTHROPIC_BASE_URL through its flag settings (apply_flag_settings env),
-// and pointed back at once. A profile whose requests would not follow
-// ANTHROPIC_BASE_URL (a third-party provider, a unix-socket tunnel, or a
-// settings file that sets these) gets no warm-up turn, and a warm-up
-// request that did not arrive at warmModel turns the warm-up off for the
-// profile: it must never reach a real model.
-
-// warmUpText is the user message of a warm-up turn.
-const warmUpText = "Reply with OK."
-
-// warmUpResultGrace is how long a warm-up turn waits, after its result,
-// for the CLI's receipt that the message is completed.
-const warmUpResultGrace = 2 * time.Second
-
-// WarmUp runs one throwaway turn against the local model at modelURL (an
-// ANTHROPIC_BASE_URL) and rewinds the conversation to before it; the
-// CLI's ANTHROPIC_BASE_URL is then restoreURL ("" = unset: the CLI's
-// default). It must be called before the first message, by the only
-// reader of Events: it consumes the turn's events. On error the session
-// must be discarded: it may still point at the local model, or hold the
-// throwaway turn.
-func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error {
-	setURL := func(url string) error {
-		_, err := s.control(ctx, "apply_flag_settings", func(id string) ([]byte, error) {
-			return streamjson.EncodeSetEnv(id, map[string]string{"ANTHROPIC_BASE_URL": url})
-		})
-		return err
-	}
-	if err := setURL(modelURL); err != nil {
-		return fmt.Errorf("warm-up: point the CLI at the local model: %w", err)
-	}
-	id := uuid.NewString()
-	err := s.Send(ctx, streamjson.UserMessage{UUID: id, Text: warmUpText})
-	if err == nil {
-		err = s.awaitWarmUpTurn(ctx, id)
-	}
-	// Pointed back before anything else: no real turn may reach the local model.
-	if rerr := setURL(restoreURL); rerr != nil {
-		return errors.Join(err, fmt.Errorf("warm-up: point the CLI back at its model: %w", rerr))
-	}
-	if err != nil {
-		return fmt.Errorf("warm-up turn: %w", err)
-	}
-	if _, err := s.control(ctx, "rewind_conversation", func(rid string) ([]byte, error) { return streamjson.EncodeRewind(rid, id) }); err != nil {
-		return fmt.Errorf("warm-up: rewind the conversation: %w", err)
-	}
-	s.mu.Lock()
-	s.st.everSent = false // the session's first real message is still to come
-	delete(s.st.msgs, id)
-	s.mu.Unlock()
-	s.changed()
-	return nil
-}
-
-// awaitWarmUpTurn reads events until the warm-up turn's result and the
-// receipt that message id is completed (or warmUpResultGrace after the
-// result). A result that is an error fails the warm-up.
-func (s *Session) awaitWarmUpTurn(ctx context.Context, id string) error {
-	var (
-		answered bool // the turn's result arrived
-		grace    <-chan time.Time
-	)
-	for {
-		select {
-		case ev, ok := <-s.Events():
-			if !ok {
-				return ErrClosed
-			}
-			switch e := ev.(type) {
-			case streamjson.Result:
-				if e.IsError {
-					return fmt.Errorf("the local model's turn failed: %s %s", e.Subtype, strings.Join(append([]string{e.Text}, e.Errors...), " "))
-				}
-				answered = true
-				grace = time.After(warmUpResultGrace)
-			case streamjson.Lifecycle:
-				if e.UUID == id && (e.State == streamjson.LifecycleCompleted || e.State == streamjson.LifecycleCancelled) && answered {
-					return nil
-				}
-			case streamjson.Exit:
-				return fmt.Errorf("%w (%s, code %d): %s", ErrClosed, e.Reason, e.Code, lastLine(e.StderrTail))
-			}
-		case <-grace:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
 
 // warmUpBlocker says why the CLI of opts must not run a warm-up turn: its
 // model requests might not follow ANTHROPIC_BASE_URL, a settings file sets
 // where they go (the flag settings of the warm-up would override it), or
 // a settings file has hooks or plugins that would act on the warm-up turn.
 // "" means a warm-up turn is safe.
-func warmUpBlocker(opts Options) string {
+func warmUpBlocker(opts agent.Options) string {
 	for k, v := range opts.Env {
 		if providerKey(k) && v != "" && v != "0" && !strings.EqualFold(v, "false") {
 			return "the agent env sets " + k
@@ -351,7 +249,7 @@ func (m *warmModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // warmUpSpare runs spare s's warm-up turn against the pool's local model
 // (started on first use) and checks that its request arrived there.
-func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log interface {
+func (p *Pool) warmUpSpare(ctx context.Context, s *agent.Session, opts agent.Options, log interface {
 	Debug(msg string, args ...any)
 }) error {
 	m, err := p.warmModel()
@@ -360,7 +258,7 @@ func (p *Pool) warmUpSpare(ctx context.Context, s *Session, opts Options, log in
 	}
 	// Through the egress proxy, only this spare may reach the stand-in,
 	// and only for its warm-up turn (no command has run in it yet).
-	revoke, err := s.warmUpAdmit(strings.TrimPrefix(m.url, "http://"))
+	revoke, err := s.AdmitWarmUp(strings.TrimPrefix(m.url, "http://"))
 	if err != nil {
 		return err
 	}
@@ -389,7 +287,7 @@ func (p *Pool) warmModel() (*warmModel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, ErrPoolClosed
+		return nil, ErrClosed
 	}
 	if p.warm == nil {
 		m, err := startWarmModel(p.log)

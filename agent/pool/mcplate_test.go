@@ -1,10 +1,12 @@
-package agent
+package pool
 
 import (
 	"context"
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
 )
 
 // nameMCP answers every message with its own name.
@@ -19,15 +21,15 @@ func (e nameMCP) HandleMCP(context.Context, json.RawMessage) json.RawMessage {
 // the profile's server answers start-up messages and a tool call waits for
 // the conversation's server, which serves everything after it.
 func TestSpareMCPServers(t *testing.T) {
-	template := Options{Command: "claude", Workdir: "/w", MCPServers: map[string]MCPServer{"bridge": nameMCP("profile")}}
+	template := agent.Options{Command: "claude", Workdir: "/w", MCPServers: map[string]agent.MCPServer{"bridge": nameMCP("profile")}}
 	conv := template
-	conv.MCPServers = map[string]MCPServer{"bridge": nameMCP("conversation")}
+	conv.MCPServers = map[string]agent.MCPServer{"bridge": nameMCP("conversation")}
 	conv.SessionID = "0b7c7a8e-3d0e-4a55-9d6f-2a4c1f0e9b11"
 	if !sameSpawn(template, conv) {
 		t.Fatal("a conversation with its own server of the same name cannot take the spare")
 	}
 	other := conv
-	other.MCPServers = map[string]MCPServer{"elsewhere": nameMCP("x")}
+	other.MCPServers = map[string]agent.MCPServer{"elsewhere": nameMCP("x")}
 	if sameSpawn(template, other) {
 		t.Error("servers of other names took the spare")
 	}

@@ -1,15 +1,19 @@
-package agent
+package pool
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/agentbridge/agentbridge/agent"
+)
 
 // sameSpawn reports whether a spare spawned with template serves a new
 // session wanting opts: everything but the session's own id, state
 // directory and resume flag must be equal, so anything decided at spawn
 // that differs (model, permission mode, workdir, flags, environment,
 // sandbox) means a cold spawn.
-func sameSpawn(template, opts Options) bool {
-	a, errA := template.normalized()
-	b, errB := opts.normalized()
+func sameSpawn(template, opts agent.Options) bool {
+	a, errA := template.Normalized()
+	b, errB := opts.Normalized()
 	if errA != nil || errB != nil {
 		return false
 	}
@@ -18,11 +22,11 @@ func sameSpawn(template, opts Options) bool {
 
 // spawnShape blanks what differs per session and treats empty and nil
 // collections alike.
-func spawnShape(o Options) Options {
+func spawnShape(o agent.Options) agent.Options {
 	o.SessionID, o.Resume, o.StateDir = "", false, ""
 	// MCP servers are per session (a spare's are bound at hand-over): only
 	// their names are decided at spawn.
-	names := make(map[string]MCPServer, len(o.MCPServers))
+	names := make(map[string]agent.MCPServer, len(o.MCPServers))
 	for n := range o.MCPServers {
 		names[n] = nil
 	}

@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 // its history.
 func TestWarmSpareIsANormalSession(t *testing.T) {
 	h := newHarness(t)
-	pool := closedAtCleanup(t, NewPool(testLogger(t)))
+	pool := closedAtCleanup(t, New(testLogger(t)))
 	tmpl := h.opts()
 	tmpl.SessionID = ""
 	cfg := SpareConfig{
-		Limit:     PoolLimit{Profile: "coder", MaxLive: 2},
+		Limit:     Limit{Profile: "coder", MaxLive: 2},
 		Count:     1,
 		Options:   tmpl,
 		StateRoot: filepath.Join(t.TempDir(), "sessions"),
@@ -79,7 +79,7 @@ func closedAtCleanup(t *testing.T, pool *Pool) *Pool {
 
 // resumedHistory stops the session of key "conv" (rec records it), resumes
 // session id from state and returns the result of an [echo-history] turn.
-func resumedHistory(t *testing.T, h *harness, pool *Pool, limit PoolLimit, rec *recorder, id, state string) streamjson.Result {
+func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *recorder, id, state string) streamjson.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
@@ -129,7 +129,7 @@ func TestPrewarm(t *testing.T) {
 // holds the real message only.
 func TestWarmUpTurn(t *testing.T) {
 	h := newHarness(t)
-	pool := closedAtCleanup(t, NewPool(testLogger(t)))
+	pool := closedAtCleanup(t, New(testLogger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*eventTimeout)
 	defer cancel()
 
@@ -144,7 +144,7 @@ func TestWarmUpTurn(t *testing.T) {
 
 	tmpl := h.opts()
 	tmpl.SessionID = ""
-	cfg := SpareConfig{Limit: PoolLimit{Profile: "coder", MaxLive: 3}, Count: 1, Options: tmpl,
+	cfg := SpareConfig{Limit: Limit{Profile: "coder", MaxLive: 3}, Count: 1, Options: tmpl,
 		StateRoot: filepath.Join(t.TempDir(), "sessions"), WarmUp: true}
 	pool.KeepSpares(cfg)
 	waitUntil(t, "a ready spare", 2*eventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })

@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent"
 )
 
 // spareCLIScript stands in for the claude CLI in the spare tests: it logs
@@ -85,13 +87,13 @@ func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spare
 	rh := &recordHandler{}
 	logger := slog.New(teeHandler{testLogger(t).Handler(), rh})
 	r := &spareRig{
-		pool:    NewPool(logger),
+		pool:    New(logger),
 		spawns:  spawns,
 		records: rh,
 		cfg: SpareConfig{
-			Limit:      PoolLimit{Profile: "coder", MaxLive: maxLive},
+			Limit:      Limit{Profile: "coder", MaxLive: maxLive},
 			Count:      count,
-			Options:    Options{Command: fakeCLI(t, spareCLIScript), Workdir: t.TempDir(), Home: t.TempDir(), Env: env, CloseGrace: 5 * time.Second},
+			Options:    agent.Options{Command: fakeCLI(t, spareCLIScript), Workdir: t.TempDir(), Home: t.TempDir(), Env: env, CloseGrace: 5 * time.Second},
 			StateRoot:  filepath.Join(t.TempDir(), "sessions"),
 			MinBackoff: 50 * time.Millisecond,
 			MaxBackoff: 400 * time.Millisecond,
@@ -165,7 +167,7 @@ func (r *spareRig) spawnLog(t *testing.T) []spawnLine {
 }
 
 // newOpts are the options a new conversation of the profile asks for.
-func (r *spareRig) newOpts() Options {
+func (r *spareRig) newOpts() agent.Options {
 	o := r.cfg.Options
 	o.SessionID = uuid.NewString()
 	o.Env = map[string]string{}
@@ -233,7 +235,7 @@ func TestNewConversationWaitsForStartingSpare(t *testing.T) {
 	defer cancel()
 
 	type got struct {
-		s   *Session
+		s   *agent.Session
 		err error
 	}
 	first := make(chan got, 1)
@@ -353,13 +355,13 @@ func TestSpareNotUsedWhenSpawnDiffers(t *testing.T) {
 	r.waitStatus(t, "a ready spare", ready(1))
 	tests := []struct {
 		name   string
-		change func(o *Options)
+		change func(o *agent.Options)
 	}{
-		{"model override", func(o *Options) { o.Model = "opus" }},
-		{"permission mode", func(o *Options) { o.PermissionMode = "plan" }},
-		{"workdir", func(o *Options) { o.Workdir = t.TempDir() }},
-		{"environment", func(o *Options) { o.Env["EXTRA"] = "1" }},
-		{"extra flag", func(o *Options) { o.Args = []string{"--verbose"} }},
+		{"model override", func(o *agent.Options) { o.Model = "opus" }},
+		{"permission mode", func(o *agent.Options) { o.PermissionMode = "plan" }},
+		{"workdir", func(o *agent.Options) { o.Workdir = t.TempDir() }},
+		{"environment", func(o *agent.Options) { o.Env["EXTRA"] = "1" }},
+		{"extra flag", func(o *agent.Options) { o.Args = []string{"--verbose"} }},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -380,7 +382,7 @@ func TestSpareNotUsedWhenSpawnDiffers(t *testing.T) {
 			}
 		})
 	}
-	if _, err := r.pool.AcquireNew(context.Background(), "x", r.cfg.Limit, Options{Resume: true, SessionID: "s"}); err == nil {
+	if _, err := r.pool.AcquireNew(context.Background(), "x", r.cfg.Limit, agent.Options{Resume: true, SessionID: "s"}); err == nil {
 		t.Error("AcquireNew accepted options that resume a session")
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -17,14 +18,14 @@ import (
 type poolHarness struct {
 	*harness
 	pool *Pool
-	recs map[*Session]*recorder
+	recs map[*agent.Session]*recorder
 	ids  map[string]string // key → session id (the caller owns them)
 	mu   sync.Mutex
 }
 
 func newPoolHarness(t *testing.T) *poolHarness {
 	t.Helper()
-	ph := &poolHarness{harness: newHarness(t), pool: NewPool(testLogger(t)), recs: map[*Session]*recorder{}, ids: map[string]string{}}
+	ph := &poolHarness{harness: newHarness(t), pool: New(testLogger(t)), recs: map[*agent.Session]*recorder{}, ids: map[string]string{}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -42,7 +43,7 @@ func newPoolHarness(t *testing.T) *poolHarness {
 
 // acquire gets key's session; like a real caller it resumes any key it
 // has started before.
-func (ph *poolHarness) acquire(ctx context.Context, key string, limit PoolLimit) (*Session, *recorder, error) {
+func (ph *poolHarness) acquire(ctx context.Context, key string, limit Limit) (*agent.Session, *recorder, error) {
 	ph.mu.Lock()
 	opts := ph.opts()
 	if id, ok := ph.ids[key]; ok {
@@ -64,7 +65,7 @@ func (ph *poolHarness) acquire(ctx context.Context, key string, limit PoolLimit)
 	return s, r, nil
 }
 
-func (ph *poolHarness) mustAcquire(t *testing.T, key string, limit PoolLimit) (*Session, *recorder) {
+func (ph *poolHarness) mustAcquire(t *testing.T, key string, limit Limit) (*agent.Session, *recorder) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
@@ -80,7 +81,7 @@ func (ph *poolHarness) mustAcquire(t *testing.T, key string, limit PoolLimit) (*
 // later with --resume and its history.
 func TestPoolEvictsLeastRecentlyUsedIdle(t *testing.T) {
 	ph := newPoolHarness(t)
-	limit := PoolLimit{Profile: "coder", MaxLive: 2}
+	limit := Limit{Profile: "coder", MaxLive: 2}
 
 	a, ra := ph.mustAcquire(t, "A", limit)
 	send(t, a, "alpha remembers")
@@ -133,7 +134,7 @@ func TestPoolEvictsLeastRecentlyUsedIdle(t *testing.T) {
 func TestPoolNeverEvictsPendingPermission(t *testing.T) {
 	ph := newPoolHarness(t)
 	var waits atomic.Int32
-	limit := PoolLimit{Profile: "p", MaxLive: 1, OnWait: func() { waits.Add(1) }}
+	limit := Limit{Profile: "p", MaxLive: 1, OnWait: func() { waits.Add(1) }}
 
 	a, ra := ph.mustAcquire(t, "A", limit)
 	send(t, a, "[bash touch approved.txt]")
@@ -179,7 +180,7 @@ func TestPoolNeverEvictsPendingPermission(t *testing.T) {
 // one is not.
 func TestPoolIdleTimeout(t *testing.T) {
 	ph := newPoolHarness(t)
-	limit := PoolLimit{Profile: "p", MaxLive: 4, IdleTimeout: 700 * time.Millisecond}
+	limit := Limit{Profile: "p", MaxLive: 4, IdleTimeout: 700 * time.Millisecond}
 	a, ra := ph.mustAcquire(t, "A", limit)
 	send(t, a, "hi")
 	nextResult(t, ra)
@@ -204,7 +205,7 @@ func TestPoolIdleTimeout(t *testing.T) {
 // Acquire starts a new one.
 func TestPoolCrashIsForgotten(t *testing.T) {
 	ph := newPoolHarness(t)
-	limit := PoolLimit{Profile: "p", MaxLive: 1}
+	limit := Limit{Profile: "p", MaxLive: 1}
 	a, ra := ph.mustAcquire(t, "A", limit)
 	send(t, a, "first words")
 	nextResult(t, ra)
@@ -229,10 +230,10 @@ func TestPoolCrashIsForgotten(t *testing.T) {
 // process.
 func TestPoolConcurrentAcquireSameKey(t *testing.T) {
 	ph := newPoolHarness(t)
-	limit := PoolLimit{Profile: "p", MaxLive: 1}
+	limit := Limit{Profile: "p", MaxLive: 1}
 	opts := ph.opts()
 	var wg sync.WaitGroup
-	got := make([]*Session, 5)
+	got := make([]*agent.Session, 5)
 	for i := range got {
 		wg.Add(1)
 		go func() {
@@ -263,7 +264,7 @@ func TestPoolConcurrentAcquireSameKey(t *testing.T) {
 // and refuses further Acquires.
 func TestPoolRemoveAndClose(t *testing.T) {
 	ph := newPoolHarness(t)
-	limit := PoolLimit{Profile: "p", MaxLive: 3}
+	limit := Limit{Profile: "p", MaxLive: 3}
 	a, ra := ph.mustAcquire(t, "A", limit)
 	_, rb := ph.mustAcquire(t, "B", limit)
 	if s, ok := ph.pool.Get("A"); !ok || s != a {
@@ -287,7 +288,7 @@ func TestPoolRemoveAndClose(t *testing.T) {
 	if ex := nextExit(t, rb); !ex.Expected || ex.Reason != "closed" {
 		t.Errorf("B exit %+v", ex)
 	}
-	if _, _, err := ph.acquire(context.Background(), "C", limit); !errors.Is(err, ErrPoolClosed) {
+	if _, _, err := ph.acquire(context.Background(), "C", limit); !errors.Is(err, ErrClosed) {
 		t.Errorf("Acquire after Close: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"bufio"
@@ -15,12 +15,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 )
 
 // benchBridgeOpts are Options as the bridge runs agents: bubblewrap when
 // installed, a private state directory (under root) per session.
-func benchBridgeOpts(b *testing.B, h *harness) Options {
+func benchBridgeOpts(b *testing.B, h *harness) agent.Options {
 	opts := h.opts()
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		opts.Sandbox = &sandbox.Bwrap{}
@@ -36,17 +37,17 @@ func benchBridgeOpts(b *testing.B, h *harness) Options {
 // live process for reference. The replacement spare is awaited between
 // iterations, untimed.
 //
-// Run: go test ./agent -run '^$' -bench FirstTurn -benchtime 15x
+// Run: go test ./agent/pool -run '^$' -bench FirstTurn -benchtime 15x
 func BenchmarkFirstTurn(b *testing.B) {
 	b.Run("warm-spare,warm-up", func(b *testing.B) { benchWarmFirstTurn(b, func(c *SpareConfig) { c.WarmUp = true }) })
 	b.Run("warm-spare", func(b *testing.B) { benchWarmFirstTurn(b, func(*SpareConfig) {}) })
 	b.Run("warm-spare,no-prewarm", func(b *testing.B) { benchWarmFirstTurn(b, func(c *SpareConfig) { c.NoPrewarm = true }) })
 	b.Run("cold", func(b *testing.B) {
 		h := newHarness(b)
-		pool := NewPool(slog.New(slog.DiscardHandler))
+		pool := New(slog.New(slog.DiscardHandler))
 		defer closeBenchPool(b, pool)
 		tmpl := benchBridgeOpts(b, h)
-		limit := PoolLimit{Profile: "p", MaxLive: 4}
+		limit := Limit{Profile: "p", MaxLive: 4}
 		i := 0
 		for b.Loop() {
 			opts := tmpl
@@ -95,7 +96,7 @@ func closeBenchPool(b *testing.B, pool *Pool) {
 // first turn, and after ten turns. Each op is one process; the metrics are
 // means.
 //
-// Run: go test ./agent -run '^$' -bench CLIMemory -benchtime 3x
+// Run: go test ./agent/pool -run '^$' -bench CLIMemory -benchtime 3x
 func BenchmarkCLIMemory(b *testing.B) {
 	h := newHarness(b)
 	var idle, one, ten float64
@@ -103,7 +104,7 @@ func BenchmarkCLIMemory(b *testing.B) {
 		opts := benchBridgeOpts(b, h)
 		opts.SessionID = uuid.NewString()
 		opts.StateDir = filepath.Join(b.TempDir(), "state")
-		s, err := Start(context.Background(), opts, slog.New(slog.DiscardHandler))
+		s, err := agent.Start(context.Background(), opts, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -199,10 +200,10 @@ func vmRSSKB(pid int) int64 {
 // setup: with a warm-up turn, prewarmed, or neither.
 func benchWarmFirstTurn(b *testing.B, setup func(*SpareConfig)) {
 	h := newHarness(b)
-	pool := NewPool(slog.New(slog.DiscardHandler))
+	pool := New(slog.New(slog.DiscardHandler))
 	defer closeBenchPool(b, pool)
 	tmpl := benchBridgeOpts(b, h)
-	cfg := SpareConfig{Limit: PoolLimit{Profile: "p", MaxLive: 4}, Count: 1, Options: tmpl, StateRoot: b.TempDir()}
+	cfg := SpareConfig{Limit: Limit{Profile: "p", MaxLive: 4}, Count: 1, Options: tmpl, StateRoot: b.TempDir()}
 	setup(&cfg)
 	pool.KeepSpares(cfg)
 	i := 0
@@ -227,7 +228,7 @@ func benchWarmFirstTurn(b *testing.B, setup func(*SpareConfig)) {
 
 // benchFirstTurn times the first turn of session s of key, then (untimed)
 // removes it from the pool.
-func benchFirstTurn(b *testing.B, pool *Pool, key string, s *Session) {
+func benchFirstTurn(b *testing.B, pool *Pool, key string, s *agent.Session) {
 	benchSend(b, s, "first message")
 	benchResult(b, s.Events())
 	b.StopTimer()

@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // session is old enough, then evicts it.
 func TestEvictionSparesJustIdleSessions(t *testing.T) {
 	r := newSpareRig(t, 0, 1, nil)
-	limit := PoolLimit{Profile: "coder", MaxLive: 1, EvictMinIdle: 400 * time.Millisecond}
+	limit := Limit{Profile: "coder", MaxLive: 1, EvictMinIdle: 400 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 

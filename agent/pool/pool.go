@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // janitorMaxSleep bounds how long the idle janitor sleeps between checks.
 const janitorMaxSleep = time.Second
 
-// DefaultEvictMinIdle is PoolLimit.EvictMinIdle when zero.
+// DefaultEvictMinIdle is Limit.EvictMinIdle when zero.
 const DefaultEvictMinIdle = 2 * time.Second
 
-// PoolLimit is the policy of one agent profile, passed with every Acquire.
-type PoolLimit struct {
+// Limit is the policy of one agent profile, passed with every Acquire.
+type Limit struct {
 	Profile     string        // sessions are counted per profile
 	MaxLive     int           // live processes of the profile at most; <= 0 = unlimited
 	IdleTimeout time.Duration // stop a session idle (not Busy) this long; 0 = never
@@ -36,14 +37,14 @@ type PoolLimit struct {
 }
 
 // evictMinIdle is EvictMinIdle with its default.
-func (l PoolLimit) evictMinIdle() time.Duration {
+func (l Limit) evictMinIdle() time.Duration {
 	if l.EvictMinIdle == 0 {
 		return DefaultEvictMinIdle
 	}
 	return max(l.EvictMinIdle, 0)
 }
 
-// Pool keeps live Sessions by conversation key: at most MaxLive per
+// Pool keeps live agent.Sessions by conversation key: at most MaxLive per
 // profile, idle ones stopped after IdleTimeout, the least recently used
 // idle one evicted when a profile is full. A Busy session (turn running,
 // permission pending, background task) is never stopped by the pool.
@@ -57,7 +58,7 @@ func (l PoolLimit) evictMinIdle() time.Duration {
 // session ids: the caller owns them. A session the pool stopped (Exit Reason "idle" or
 // "evicted", Expected true) or that crashed (Expected false) is forgotten;
 // the caller's next Acquire for that key spawns a new process and must
-// pass Options with Resume true and the same SessionID (and the same Home
+// pass agent.Options with Resume true and the same SessionID (and the same Home
 // and Workdir) to continue the conversation. Resume only works once the
 // CLI has written the conversation, i.e. after the first message.
 //
@@ -96,8 +97,8 @@ func MaxBoots() int { return max(2, runtime.NumCPU()) }
 // poolEntry is one key's session. s is nil while it is being started.
 type poolEntry struct {
 	key      string
-	limit    PoolLimit
-	s        *Session
+	limit    Limit
+	s        *agent.Session
 	stopping bool // the pool or Remove is stopping it
 
 	// A warm spare until handed over (then spare is nil): see pool_spares.go.
@@ -108,8 +109,8 @@ type poolEntry struct {
 	claimed bool // a new conversation waits for this starting spare
 }
 
-// NewPool returns an empty pool and starts its idle janitor; Close stops it.
-func NewPool(logger *slog.Logger) *Pool {
+// New returns an empty pool and starts its idle janitor; Close stops it.
+func New(logger *slog.Logger) *Pool {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -146,7 +147,7 @@ func (p *Pool) notify() {
 // session of the profile (Exit Reason "evicted") and takes its place; if
 // every one is busy, it calls limit.OnWait once and waits until a slot
 // frees up or ctx ends.
-func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
+func (p *Pool) Acquire(ctx context.Context, key string, limit Limit, opts agent.Options) (*agent.Session, error) {
 	told, counted := false, false
 	defer func() {
 		if counted {
@@ -164,7 +165,7 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 		}
 		if p.closed {
 			p.mu.Unlock()
-			return nil, fmt.Errorf("acquire agent for %s: %w", key, ErrPoolClosed)
+			return nil, fmt.Errorf("acquire agent for %s: %w", key, ErrClosed)
 		}
 		if e, ok := p.entries[key]; ok {
 			if e.s != nil && !e.stopping && e.s.Alive() {
@@ -195,7 +196,7 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit PoolLimit, opts Op
 			p.mu.Unlock()
 			p.log.Info("agent pool full: evicting the least recently used idle session",
 				"profile", limit.Profile, "max_live", limit.MaxLive, "evicted", victim.key, "for", key)
-			_ = victim.s.stop(ctx, "evicted")
+			_ = victim.s.Stop(ctx, "evicted")
 			p.forget(victim)
 			continue
 		}
@@ -259,14 +260,14 @@ func (p *Pool) takeBootSlot(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-p.stopJanitor:
-		return ErrPoolClosed
+		return ErrClosed
 	}
 }
 
 // bootedOrGone gives the boot slot taken for s back once s has booted (its
 // first init or control response), exited, or held it for bootHold; a nil
 // s (the start failed) gives it back at once.
-func (p *Pool) bootedOrGone(s *Session) {
+func (p *Pool) bootedOrGone(s *agent.Session) {
 	if s == nil {
 		<-p.boots
 		return
@@ -277,7 +278,7 @@ func (p *Pool) bootedOrGone(s *Session) {
 		t := time.NewTimer(bootHold)
 		defer t.Stop()
 		select {
-		case <-s.booted:
+		case <-s.Booted():
 		case <-s.Done():
 		case <-t.C:
 		}
@@ -285,12 +286,12 @@ func (p *Pool) bootedOrGone(s *Session) {
 	}()
 }
 
-// start runs Start for a reserved entry and registers the session.
-func (p *Pool) start(ctx context.Context, e *poolEntry, opts Options) (*Session, error) {
-	var s *Session
+// start runs agent.Start for a reserved entry and registers the session.
+func (p *Pool) start(ctx context.Context, e *poolEntry, opts agent.Options) (*agent.Session, error) {
+	var s *agent.Session
 	err := p.takeBootSlot(ctx)
 	if err == nil {
-		s, err = Start(ctx, opts, p.log.With("key", e.key, "profile", e.limit.Profile))
+		s, err = agent.Start(ctx, opts, p.log.With("key", e.key, "profile", e.limit.Profile))
 		p.bootedOrGone(s)
 	}
 	p.mu.Lock()
@@ -301,11 +302,11 @@ func (p *Pool) start(ctx context.Context, e *poolEntry, opts Options) (*Session,
 		return nil, fmt.Errorf("acquire agent for %s: %w", e.key, err)
 	}
 	e.s = s
-	s.setOnChange(p.notify)
+	s.SetOnChange(p.notify)
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); p.monitor(e) }()
 	if p.closed { // Close is waiting for this entry and will stop it
-		return nil, fmt.Errorf("acquire agent for %s: %w", e.key, ErrPoolClosed)
+		return nil, fmt.Errorf("acquire agent for %s: %w", e.key, ErrClosed)
 	}
 	return s, nil
 }
@@ -332,7 +333,7 @@ func (p *Pool) monitor(e *poolEntry) {
 			p.notifyLocked()
 		}
 		p.mu.Unlock()
-		removeSpareState(e.s.opts, p.log)
+		removeSpareState(e.s.Options(), p.log)
 	}
 	p.forget(e)
 	p.log.Debug("agent pool: session gone", "key", e.key, "profile", e.limit.Profile, "spare", spare)
@@ -371,7 +372,7 @@ func (p *Pool) spareToYieldLocked(profile string) *poolEntry {
 	}
 	if pick != nil {
 		pick.stopping = true
-		pick.s.beginAbort("spare")
+		pick.s.BeginAbort("spare")
 	}
 	return pick
 }
@@ -406,7 +407,7 @@ func (p *Pool) evictableLocked(profile string, minIdle time.Duration) (*poolEntr
 			}
 			continue
 		}
-		if e.s.tryBeginStop("evicted") {
+		if e.s.TryBeginStop("evicted") {
 			e.stopping = true
 			return e, 0
 		}
@@ -415,7 +416,7 @@ func (p *Pool) evictableLocked(profile string, minIdle time.Duration) (*poolEntr
 }
 
 // Get returns the live session of key, if any.
-func (p *Pool) Get(key string) (*Session, bool) {
+func (p *Pool) Get(key string) (*agent.Session, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.entries[key]
@@ -426,7 +427,7 @@ func (p *Pool) Get(key string) (*Session, bool) {
 }
 
 // Remove stops the session of key gracefully (Exit Reason "closed") and
-// forgets it, waiting for the process to end (see Session.Close). Removing
+// forgets it, waiting for the process to end (see agent.Session.Close). Removing
 // a key without a session is a no-op.
 func (p *Pool) Remove(ctx context.Context, key string) error {
 	for {
@@ -500,7 +501,7 @@ func (p *Pool) reapIdle() time.Duration {
 			sleep = min(sleep, left)
 			continue
 		}
-		if !e.s.tryBeginStop("idle") {
+		if !e.s.TryBeginStop("idle") {
 			continue
 		}
 		e.stopping = true
@@ -514,7 +515,7 @@ func (p *Pool) reapIdle() time.Duration {
 		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
 		go func() {
 			defer p.wg.Done()
-			_ = s.stop(context.Background(), "idle") // bounded by CloseGrace
+			_ = s.Stop(context.Background(), "idle") // bounded by CloseGrace
 		}()
 	}
 	return max(sleep, 10*time.Millisecond)
@@ -522,7 +523,7 @@ func (p *Pool) reapIdle() time.Duration {
 
 // Close stops every session gracefully (each Exit has Reason "closed" unless
 // already stopping), waits for all processes to end or ctx to expire (then
-// they are killed), and stops the janitor. Acquire fails with ErrPoolClosed
+// they are killed), and stops the janitor. Acquire fails with ErrClosed
 // afterwards.
 func (p *Pool) Close(ctx context.Context) error {
 	p.mu.Lock()
@@ -553,7 +554,7 @@ func (p *Pool) Close(ctx context.Context) error {
 					go func() { defer stops.Done(); p.dropSpare(e) }()
 					continue
 				}
-				go func() { defer stops.Done(); _ = s.stop(ctx, "closed") }()
+				go func() { defer stops.Done(); _ = s.Stop(ctx, "closed") }()
 			}
 		}
 		ch := p.changed

@@ -1,9 +1,11 @@
-package agent
+package pool
 
 import (
 	"context"
 	"encoding/json"
 	"sync"
+
+	"github.com/agentbridge/agentbridge/agent"
 )
 
 // lateMCP is the MCP server of a warm spare: the spare starts before any
@@ -13,16 +15,18 @@ import (
 // waits for the conversation's server. Bind is called when a conversation
 // takes the spare (Pool.AcquireNew).
 type lateMCP struct {
-	proto MCPServer
+	proto agent.MCPServer
 	once  sync.Once
 	ready chan struct{}
-	bound MCPServer
+	bound agent.MCPServer
 }
 
-func newLateMCP(proto MCPServer) *lateMCP { return &lateMCP{proto: proto, ready: make(chan struct{})} }
+func newLateMCP(proto agent.MCPServer) *lateMCP {
+	return &lateMCP{proto: proto, ready: make(chan struct{})}
+}
 
 // bind routes every later message to s; only the first call counts.
-func (l *lateMCP) bind(s MCPServer) {
+func (l *lateMCP) bind(s agent.MCPServer) {
 	l.once.Do(func() { l.bound = s; close(l.ready) })
 }
 
@@ -48,11 +52,11 @@ func (l *lateMCP) HandleMCP(ctx context.Context, msg json.RawMessage) json.RawMe
 }
 
 // lateServers wraps each server of a spare's template in its own lateMCP.
-func lateServers(template map[string]MCPServer) map[string]MCPServer {
+func lateServers(template map[string]agent.MCPServer) map[string]agent.MCPServer {
 	if len(template) == 0 {
 		return nil
 	}
-	out := make(map[string]MCPServer, len(template))
+	out := make(map[string]agent.MCPServer, len(template))
 	for name, s := range template {
 		out[name] = newLateMCP(s)
 	}
@@ -60,7 +64,7 @@ func lateServers(template map[string]MCPServer) map[string]MCPServer {
 }
 
 // bindServers hands a spare's late servers the conversation's servers.
-func bindServers(spare, conv map[string]MCPServer) {
+func bindServers(spare, conv map[string]agent.MCPServer) {
 	for name, s := range spare {
 		if l, ok := s.(*lateMCP); ok && conv[name] != nil {
 			l.bind(conv[name])

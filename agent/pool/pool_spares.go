@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -38,14 +39,14 @@ type SpareConfig struct {
 	// into a free slot, and the first to go when a conversation needs one.
 	// A spare unused for Limit.IdleTimeout is stopped and replaced by a
 	// fresh one. Limit.OnWait is not used.
-	Limit PoolLimit
+	Limit Limit
 	// Count is how many spares to keep; 0 keeps none (running ones stop).
 	Count int
 	// Options is how a spare is spawned: what a new conversation of the
 	// profile would be spawned with. SessionID, Resume and StateDir are
 	// ignored: each spare gets a fresh session id and, when StateRoot is
 	// set, the state directory StateRoot/<session id>.
-	Options   Options
+	Options   agent.Options
 	StateRoot string
 	// MinBackoff is the pause before the next spawn after a spare failed to
 	// start or died; it doubles with each consecutive failure up to
@@ -59,11 +60,11 @@ type SpareConfig struct {
 	// of a core for half a second, which the first turn would otherwise
 	// share). Default DefaultSpareRefillWait.
 	RefillWait time.Duration
-	// NoPrewarm skips Session.Prewarm: by default a spare that no
+	// NoPrewarm skips agent.Session.Prewarm: by default a spare that no
 	// conversation waits for yet is prewarmed before it counts as ready.
 	NoPrewarm bool
 	// WarmUp gives each spare that no conversation waits for yet a
-	// warm-up turn (Session.WarmUp) against a local stand-in for the model
+	// warm-up turn (agent.Session.WarmUp) against a local stand-in for the model
 	// that the pool serves on 127.0.0.1, instead of Prewarm: its first real
 	// turn then runs about as fast as a follow-up. Not for a profile whose
 	// model requests might not follow ANTHROPIC_BASE_URL (a third-party
@@ -104,7 +105,7 @@ type spareSet struct {
 	// handed is the spare handed over last, at handedAt: its replacement
 	// waits until its first turn is done (at most cfg.RefillWait), so that
 	// the replacement's boot does not slow that turn down.
-	handed   *Session
+	handed   *agent.Session
 	handedAt time.Time
 	// warmUpOff is why warm-up turns are off for the profile: set when one
 	// failed or its request went elsewhere. warmUpBlocked is why the last
@@ -197,7 +198,7 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 // and the caller must record it before the first Send. Otherwise
 // AcquireNew is Acquire with opts (a cold spawn, or key's live session if
 // it has one).
-func (p *Pool) AcquireNew(ctx context.Context, key string, limit PoolLimit, opts Options) (*Session, error) {
+func (p *Pool) AcquireNew(ctx context.Context, key string, limit Limit, opts agent.Options) (*agent.Session, error) {
 	if opts.Resume {
 		return nil, fmt.Errorf("acquire new agent for %s: options resume a session", key)
 	}
@@ -210,7 +211,7 @@ func (p *Pool) AcquireNew(ctx context.Context, key string, limit PoolLimit, opts
 // takeSpare hands a spare matching opts to key: a ready one, or a starting
 // one it claims and waits for. It returns nil when there is none or the
 // claimed one failed.
-func (p *Pool) takeSpare(ctx context.Context, key string, limit PoolLimit, opts Options) *Session {
+func (p *Pool) takeSpare(ctx context.Context, key string, limit Limit, opts agent.Options) *agent.Session {
 	p.mu.Lock()
 	ss := p.spares[limit.Profile]
 	if ss == nil || !sameSpawn(ss.cfg.Options, opts) {
@@ -245,7 +246,7 @@ func (p *Pool) takeSpare(ctx context.Context, key string, limit PoolLimit, opts 
 			}
 			claim = nil
 			s := p.handOverLocked(ss, best, key, limit)
-			bindServers(s.opts.MCPServers, opts.MCPServers)
+			bindServers(s.Options().MCPServers, opts.MCPServers)
 			return s
 		}
 		if claim == nil {
@@ -274,12 +275,12 @@ func (p *Pool) takeSpare(ctx context.Context, key string, limit PoolLimit, opts 
 }
 
 // handOverLocked gives spare e to key. Needs p.mu.
-func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit PoolLimit) *Session {
+func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Limit) *agent.Session {
 	delete(p.entries, e.key)
 	e.key, e.limit, e.spare, e.ready, e.claimed = key, limit, nil, false, false
 	p.entries[key] = e
 	ss.failures = 0 // it lived until it was needed
-	e.s.touch()     // idle and LRU clocks start now, not at its spawn
+	e.s.Touch()     // idle and LRU clocks start now, not at its spawn
 	ss.handed, ss.handedAt = e.s, time.Now()
 	p.notifyLocked()
 	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
@@ -371,7 +372,7 @@ func (p *Pool) refillWaitLocked(ss *spareSet) time.Duration {
 		return 0
 	}
 	left := ss.cfg.RefillWait - time.Since(ss.handedAt)
-	if left <= 0 || ss.handed.firstTurnDone() {
+	if left <= 0 || ss.handed.FirstTurnDone() {
 		ss.handed = nil
 		return 0
 	}
@@ -379,7 +380,7 @@ func (p *Pool) refillWaitLocked(ss *spareSet) time.Duration {
 }
 
 // spareOptions are the spawn options of a spare with session id id.
-func (ss *spareSet) spareOptions(id string) Options {
+func (ss *spareSet) spareOptions(id string) agent.Options {
 	opts := ss.cfg.Options
 	opts.SessionID, opts.Resume, opts.StateDir = id, false, ""
 	opts.MCPServers = lateServers(opts.MCPServers) // bound to the conversation's servers at hand-over
@@ -397,16 +398,16 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	p.mu.Unlock()
 	log := p.log.With("profile", e.limit.Profile) // the session keeps it after a hand-over
 	began := time.Now()
-	var s *Session
+	var s *agent.Session
 	err := p.takeBootSlot(context.Background())
 	if err == nil {
-		s, err = Start(context.Background(), opts, log)
+		s, err = agent.Start(context.Background(), opts, log)
 		p.bootedOrGone(s)
 	}
 	if err != nil {
 		p.mu.Lock()
 		delete(p.entries, e.key)
-		if !errors.Is(err, ErrPoolClosed) {
+		if !errors.Is(err, ErrClosed) {
 			p.spareFailedLocked(ss, e, err, "")
 		}
 		p.notifyLocked()
@@ -416,7 +417,7 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	}
 	p.mu.Lock()
 	e.s = s
-	s.setOnChange(p.notify)
+	s.SetOnChange(p.notify)
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); p.monitor(e) }()
 	p.notifyLocked() // Close and Acquire may be waiting for this entry
@@ -444,7 +445,7 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 			cancel()
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			if ss.warmUpOff == "" && !e.stopping && !errors.Is(werr, ErrPoolClosed) {
+			if ss.warmUpOff == "" && !e.stopping && !errors.Is(werr, ErrClosed) {
 				ss.warmUpOff = werr.Error()
 				log.Warn("agent: warm spare's warm-up turn failed; this profile's spares go without from now on", "session", s.SessionID(), "err", werr)
 			}
@@ -479,12 +480,12 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 		if e.claimed {
 			log.Debug("agent: a new conversation waited for this warm spare", "session", s.SessionID())
 		}
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, agent.ErrClosed):
 		// The process died: monitor counts the failure with its stderr.
 	default:
 		p.spareFailedLocked(ss, e, err, "")
 		e.stopping = true
-		s.beginAbort("spare")
+		s.BeginAbort("spare")
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); p.dropSpare(e) }()
 	}
@@ -505,7 +506,7 @@ func (p *Pool) spareFailedLocked(ss *spareSet, e *poolEntry, err error, stderr s
 	ss.notBefore = time.Now().Add(backoff)
 	ss.lastErr = err.Error()
 	if stderr != "" {
-		ss.lastErr += ": " + lastLine(stderr)
+		ss.lastErr += ": " + agent.LastLine(stderr)
 	}
 	msg := "agent: warm spare failed; retrying after a back-off"
 	if ss.failures >= 3 {
@@ -536,25 +537,12 @@ func (p *Pool) dropSpare(e *poolEntry) {
 	if s == nil {
 		return
 	}
-	s.beginAbort("spare")
-	s.kill()
-	<-s.done
-}
-
-// beginAbort marks s as stopping for reason (the first reason wins)
-// without waiting: Send fails with ErrClosed from now on.
-func (s *Session) beginAbort(reason string) {
-	s.mu.Lock()
-	if s.reason == "" && !s.st.exited {
-		s.reason = reason
-	}
-	s.closing = true
-	s.mu.Unlock()
+	s.Abort("spare")
 }
 
 // removeSpareState deletes the private state directory of a spare that
 // never served a conversation.
-func removeSpareState(opts Options, log interface {
+func removeSpareState(opts agent.Options, log interface {
 	Warn(msg string, args ...any)
 }) {
 	if opts.StateDir == "" {
@@ -563,19 +551,4 @@ func removeSpareState(opts Options, log interface {
 	if err := os.RemoveAll(opts.StateDir); err != nil {
 		log.Warn("agent: unused spare state not removed", "dir", opts.StateDir, "err", err)
 	}
-}
-
-// lastLine is the last non-empty line of s.
-func lastLine(s string) string {
-	for len(s) > 0 {
-		i := len(s) - 1
-		for i >= 0 && s[i] != '\n' {
-			i--
-		}
-		if line := s[i+1:]; len(line) > 0 && line != "\r" {
-			return line
-		}
-		s = s[:max(i, 0)]
-	}
-	return ""
 }

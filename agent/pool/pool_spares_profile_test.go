@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"context"

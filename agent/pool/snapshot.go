@@ -1,4 +1,4 @@
-package agent
+package pool
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 // LiveInfo describes one live agent process of a Pool, for operators.
 type LiveInfo struct {
 	Key        string    // the pool key (the caller's conversation id)
-	Profile    string    // PoolLimit.Profile
+	Profile    string    // Limit.Profile
 	PID        int       // the process the pool started (the sandbox, when there is one)
 	SessionID  string    // the Claude session id
 	Started    time.Time // when the process was started
@@ -29,7 +29,7 @@ func (p *Pool) Snapshot() []LiveInfo {
 		}
 		out = append(out, LiveInfo{
 			Key: e.key, Profile: e.limit.Profile, PID: e.s.PID(), SessionID: e.s.SessionID(),
-			Started: e.s.started, LastActive: e.s.LastActive(), Busy: e.s.Busy(),
+			Started: e.s.Started(), LastActive: e.s.LastActive(), Busy: e.s.Busy(),
 		})
 	}
 	p.mu.Unlock()
