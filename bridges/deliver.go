@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/google/uuid"
@@ -100,7 +102,7 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
-	um := agent.UserMessage{UUID: m.ID, Text: m.Text}
+	um := streamjson.UserMessage{UUID: m.ID, Text: m.Text}
 	if files := decodeFiles(m.Files); len(files) > 0 {
 		var notes []string
 		um.Images, notes = cv.fetchAttachments(ctx, m.ID, files)
@@ -175,7 +177,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	cv.acquiring = true
 	cv.gen++
 	gen := cv.gen
-	limit := agent.PoolLimit{
+	limit := agentpool.Limit{
 		Profile:     cv.profile.Name,
 		MaxLive:     cv.profile.MaxLive,
 		IdleTimeout: cv.profile.IdleTimeout,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -39,11 +40,11 @@ type LiveAgent struct {
 // livePool is implemented by pools that can list their processes
 // (NewAgentPool's adapter does).
 type livePool interface {
-	Snapshot() []agent.LiveInfo
+	Snapshot() []pool.LiveInfo
 }
 
 // Snapshot lists the live processes of the underlying pool.
-func (a agentPool) Snapshot() []agent.LiveInfo { return a.p.Snapshot() }
+func (a agentPool) Snapshot() []pool.LiveInfo { return a.p.Snapshot() }
 
 // LiveAgents lists the live agent processes with their conversations.
 // Pools that cannot list their processes give none.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
@@ -313,7 +314,7 @@ func TestWorktreeApply(t *testing.T) {
 // recordingPool records the options of every Acquire.
 type recordingPool struct{ opts []agent.Options }
 
-func (p *recordingPool) Acquire(_ context.Context, _ string, _ agent.PoolLimit, opts agent.Options) (AgentSession, error) {
+func (p *recordingPool) Acquire(_ context.Context, _ string, _ agentpool.Limit, opts agent.Options) (AgentSession, error) {
 	p.opts = append(p.opts, opts)
 	return nil, nil
 }
@@ -333,7 +334,7 @@ func TestWorktreePool(t *testing.T) {
 	ctx := context.Background()
 	acquire := func(profile, session string, resume bool) agent.Options {
 		t.Helper()
-		if _, err := pool.Acquire(ctx, "k", agent.PoolLimit{Profile: profile}, agent.Options{Workdir: cfg.Agents[profile].Workdir, SessionID: session, Resume: resume}); err != nil {
+		if _, err := pool.Acquire(ctx, "k", agentpool.Limit{Profile: profile}, agent.Options{Workdir: cfg.Agents[profile].Workdir, SessionID: session, Resume: resume}); err != nil {
 			t.Fatal(err)
 		}
 		return inner.opts[len(inner.opts)-1]
@@ -358,7 +359,7 @@ func TestWorktreePool(t *testing.T) {
 		}
 	}
 	tools := &agentTools{workdir: repo, hidden: []string{data, cfgFile}}
-	if _, err := pool.Acquire(ctx, "k", agent.PoolLimit{Profile: "coder"}, agent.Options{Workdir: repo, SessionID: testSession,
+	if _, err := pool.Acquire(ctx, "k", agentpool.Limit{Profile: "coder"}, agent.Options{Workdir: repo, SessionID: testSession,
 		MCPServers: map[string]agent.MCPServer{ToolServer: tools}}); err != nil {
 		t.Fatal(err)
 	}

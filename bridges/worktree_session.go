@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -60,7 +61,7 @@ func withWorktrees(pool AgentPool, cfg *config.Config, sandboxes map[string]sand
 // repository runs in the workdir (logged). A session resumed without a
 // worktree keeps running where it began (the CLI finds a session by its
 // working directory): that is a session from before worktree was turned on.
-func (p worktreePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, error) {
+func (p worktreePool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (AgentSession, error) {
 	prof := p.cfg.Agents[limit.Profile]
 	if prof == nil || !prof.Worktree {
 		return p.AgentPool.Acquire(ctx, key, limit, opts)

@@ -18,8 +18,8 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
@@ -91,7 +91,7 @@ func startLive(t *testing.T) *liveEnv {
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	apool := agent.NewPool(log)
+	apool := pool.New(log)
 	core := bridges.NewCore(bridges.CoreOptions{Config: cfg, Store: st, Pool: bridges.NewAgentPool(apool), Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
