@@ -1,7 +1,7 @@
 // Package agent runs persistent Claude Code CLI processes over the
 // stream-json protocol, whose events, decoder and encoder live in
 // agent/streamjson. Lines are read up to Options.MaxLineBytes (64 MiB by
-// default); longer ones are skipped and reported as a DecodeError.
+// default); longer ones are skipped and reported as a streamjson.DecodeError.
 //
 // Session is one CLI process. Start spawns it with a minimal environment,
 // its own TMPDIR and process group; Send writes user messages at any time
@@ -12,7 +12,7 @@
 // ending with exactly one Exit, then the channel is closed. The consumer
 // must drain Events until it is closed. What waits for a slow consumer is
 // bounded: deltas are coalesced, then thinking and progress events dropped
-// (an EventsDropped says so), and a consumer that stops reading has its
+// (a streamjson.EventsDropped says so), and a consumer that stops reading has its
 // session stopped; results, permission requests and the Exit are never
 // dropped. Options.MCPServers are in-process MCP servers offered to the
 // CLI over the same pipes (SDK transport, see mcp.go): the session answers
