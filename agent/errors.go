@@ -18,9 +18,6 @@ var (
 	// ErrControlTimeout: the CLI did not answer a control request within
 	// Options.ControlTimeout.
 	ErrControlTimeout = errors.New("agent: control request timed out")
-
-	// ErrPoolClosed: the pool was closed; no more sessions are handed out.
-	ErrPoolClosed = errors.New("agent: pool closed")
 )
 
 // ControlError is the CLI's error answer to a host control request

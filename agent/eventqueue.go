@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"sync"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // eventsChanBuffer is the buffer of the channel returned by Session.Events.
@@ -22,28 +24,6 @@ const (
 // eventOverhead is the size charged per queued event on top of its payload
 // (interface, struct and slice slot), so that many tiny events also count.
 const eventOverhead = 64
-
-// EventsDropped stands in a session's event stream where events were
-// dropped because the consumer fell behind (see eventQueue). It never
-// appears while the consumer keeps up.
-type EventsDropped struct {
-	// Count is how many events were dropped here: streaming deltas
-	// (thinking, tool input) and progress reports (task progress and
-	// updates, background task lists, API retries, status changes, hook
-	// callbacks, unknown output). Text deltas, tool calls and results,
-	// permission requests, lifecycle receipts, results and the exit are
-	// never among them.
-	Count int
-	// Overflow is set when the queue stayed over its limit after dropping
-	// what it could: the session is being stopped (an Exit follows, as
-	// for a crash) and from here on only Result, PermissionRequest,
-	// PermissionCancelled, Lifecycle and Exit events are queued. Err says
-	// what happened.
-	Overflow bool
-	Err      error
-}
-
-func (EventsDropped) isEvent() {}
 
 // eventQueue is the FIFO between the stdout reader (push) and the pump
 // goroutine that feeds Session.Events (run). push never blocks. After close,
@@ -71,13 +51,13 @@ func (EventsDropped) isEvent() {}
 // depend on what the queue drops.
 type eventQueue struct {
 	mu         sync.Mutex
-	items      []Event
+	items      []streamjson.Event
 	bytes      int // eventSize sum of items
 	closed     bool
 	overflowed bool
 	dropped    int           // events dropped in total (for tests and logs)
 	wake       chan struct{} // capacity 1: "something changed"
-	out        chan Event
+	out        chan streamjson.Event
 
 	maxEvents  int
 	maxBytes   int
@@ -87,7 +67,7 @@ type eventQueue struct {
 func newEventQueue() *eventQueue {
 	return &eventQueue{
 		wake:      make(chan struct{}, 1),
-		out:       make(chan Event, eventsChanBuffer),
+		out:       make(chan streamjson.Event, eventsChanBuffer),
 		maxEvents: defaultQueueMaxEvents,
 		maxBytes:  defaultQueueMaxBytes,
 	}
@@ -104,7 +84,7 @@ func (q *eventQueue) setOnOverflow(f func(error)) {
 
 // push appends ev, applying the limits described on eventQueue; it never
 // blocks. Pushing after close is a no-op.
-func (q *eventQueue) push(ev Event) {
+func (q *eventQueue) push(ev streamjson.Event) {
 	q.mu.Lock()
 	if q.closed || q.overflowed && !essential(ev) {
 		if !q.closed {
@@ -126,7 +106,7 @@ func (q *eventQueue) push(ev Event) {
 			err = fmt.Errorf("agent event queue overflow: the consumer fell behind by %d events (%d bytes; limits %d events, %d bytes)",
 				len(q.items), q.bytes, q.maxEvents, q.maxBytes)
 			q.overflowed = true
-			marker := EventsDropped{Overflow: true, Err: err}
+			marker := streamjson.EventsDropped{Overflow: true, Err: err}
 			q.items = append(q.items, marker)
 			q.bytes += eventSize(marker)
 			overflow = q.onOverflow
@@ -162,20 +142,20 @@ func (q *eventQueue) coalesce() {
 
 // mergeDeltas returns a and b as one event when both are deltas of the same
 // block.
-func mergeDeltas(a, b Event) (Event, bool) {
+func mergeDeltas(a, b streamjson.Event) (streamjson.Event, bool) {
 	switch x := a.(type) {
-	case TextDelta:
-		if y, ok := b.(TextDelta); ok && x.ParentToolUseID == y.ParentToolUseID {
+	case streamjson.TextDelta:
+		if y, ok := b.(streamjson.TextDelta); ok && x.ParentToolUseID == y.ParentToolUseID {
 			x.Text += y.Text
 			return x, true
 		}
-	case ThinkingDelta:
-		if y, ok := b.(ThinkingDelta); ok {
+	case streamjson.ThinkingDelta:
+		if y, ok := b.(streamjson.ThinkingDelta); ok {
 			x.Text += y.Text
 			return x, true
 		}
-	case ToolInputDelta:
-		if y, ok := b.(ToolInputDelta); ok && x.Index == y.Index && x.ParentToolUseID == y.ParentToolUseID {
+	case streamjson.ToolInputDelta:
+		if y, ok := b.(streamjson.ToolInputDelta); ok && x.Index == y.Index && x.ParentToolUseID == y.ParentToolUseID {
 			x.PartialJSON += y.PartialJSON
 			return x, true
 		}
@@ -191,7 +171,7 @@ func (q *eventQueue) shed() {
 	n := 0
 	for _, ev := range q.items {
 		switch e := ev.(type) {
-		case EventsDropped:
+		case streamjson.EventsDropped:
 			if !e.Overflow && marker < 0 {
 				marker = len(out) // reuse a marker of an earlier shed
 			}
@@ -200,7 +180,7 @@ func (q *eventQueue) shed() {
 				n++
 				if marker < 0 {
 					marker = len(out)
-					out = append(out, EventsDropped{})
+					out = append(out, streamjson.EventsDropped{})
 				}
 				continue
 			}
@@ -210,7 +190,7 @@ func (q *eventQueue) shed() {
 	clear(q.items[len(out):])
 	q.items = out
 	if n > 0 {
-		m := q.items[marker].(EventsDropped)
+		m := q.items[marker].(streamjson.EventsDropped)
 		m.Count += n
 		q.items[marker] = m
 		q.dropped += n
@@ -223,19 +203,19 @@ func (q *eventQueue) shed() {
 
 // droppable reports whether ev may be dropped when the consumer falls
 // behind: streaming deltas other than text, and progress reports.
-func droppable(ev Event) bool {
+func droppable(ev streamjson.Event) bool {
 	switch ev.(type) {
-	case ThinkingDelta, ToolInputDelta, TaskProgress, TaskUpdated, BackgroundTasks, APIRetry, StatusChange,
-		HookCallback, Unknown:
+	case streamjson.ThinkingDelta, streamjson.ToolInputDelta, streamjson.TaskProgress, streamjson.TaskUpdated, streamjson.BackgroundTasks, streamjson.APIRetry, streamjson.StatusChange,
+		streamjson.HookCallback, streamjson.Unknown:
 		return true
 	}
 	return false
 }
 
 // essential reports whether ev is still queued after an overflow.
-func essential(ev Event) bool {
+func essential(ev streamjson.Event) bool {
 	switch ev.(type) {
-	case Result, PermissionRequest, PermissionCancelled, Lifecycle, Exit, LimitHit:
+	case streamjson.Result, streamjson.PermissionRequest, streamjson.PermissionCancelled, streamjson.Lifecycle, streamjson.Exit, streamjson.LimitHit:
 		return true
 	}
 	return false
@@ -243,49 +223,49 @@ func essential(ev Event) bool {
 
 // eventSize estimates the memory an event holds: its variable-length
 // payload plus eventOverhead.
-func eventSize(ev Event) int {
+func eventSize(ev streamjson.Event) int {
 	n := eventOverhead
 	switch e := ev.(type) {
-	case Init:
+	case streamjson.Init:
 		n += len(e.Raw) + len(e.CWD)
 		for _, t := range e.Tools {
 			n += len(t)
 		}
-	case TextDelta:
+	case streamjson.TextDelta:
 		n += len(e.Text)
-	case ThinkingDelta:
+	case streamjson.ThinkingDelta:
 		n += len(e.Text)
-	case ToolInputDelta:
+	case streamjson.ToolInputDelta:
 		n += len(e.PartialJSON)
-	case UserText:
+	case streamjson.UserText:
 		n += len(e.Text)
-	case AssistantText:
+	case streamjson.AssistantText:
 		n += len(e.Text)
-	case ToolUse:
+	case streamjson.ToolUse:
 		n += len(e.Input)
-	case ToolResult:
+	case streamjson.ToolResult:
 		n += len(e.Content)
-	case PermissionRequest:
+	case streamjson.PermissionRequest:
 		n += len(e.Raw) + len(e.Input) + len(e.Description) + len(e.DecisionReason)
 		for _, s := range e.Suggestions {
 			n += len(s)
 		}
-	case TaskUpdated:
+	case streamjson.TaskUpdated:
 		n += len(e.Patch)
-	case Notice:
+	case streamjson.Notice:
 		n += len(e.Text)
-	case HookCallback:
+	case streamjson.HookCallback:
 		n += len(e.Input)
-	case Result:
+	case streamjson.Result:
 		n += len(e.Raw) + len(e.Text)
 		for _, s := range e.Errors {
 			n += len(s)
 		}
-	case DecodeError:
+	case streamjson.DecodeError:
 		n += len(e.Line)
-	case Unknown:
+	case streamjson.Unknown:
 		n += len(e.Raw)
-	case Exit:
+	case streamjson.Exit:
 		n += len(e.StderrTail)
 	}
 	return n
@@ -315,7 +295,7 @@ func (q *eventQueue) len() int {
 
 // pop removes and returns the oldest event. done is true once the queue is
 // closed and empty.
-func (q *eventQueue) pop() (ev Event, ok, done bool) {
+func (q *eventQueue) pop() (ev streamjson.Event, ok, done bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) == 0 {

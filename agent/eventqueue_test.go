@@ -8,16 +8,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // drainQueue starts q's pump after everything was pushed, closes q and
 // returns every event delivered, in order.
-func drainQueue(t *testing.T, q *eventQueue) []Event {
+func drainQueue(t *testing.T, q *eventQueue) []streamjson.Event {
 	t.Helper()
 	q.close()
 	done := make(chan struct{})
 	go func() { defer close(done); q.run() }()
-	var got []Event
+	var got []streamjson.Event
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
@@ -57,10 +59,10 @@ func TestEventQueueOrderedAndNonBlocking(t *testing.T) {
 	pushed := make(chan struct{})
 	go func() {
 		for i := range n {
-			q.push(TextDelta{Text: fmt.Sprint(i)}) // deltas stay separate while under the limits
+			q.push(streamjson.TextDelta{Text: fmt.Sprint(i)}) // deltas stay separate while under the limits
 		}
 		q.close()
-		q.push(Lifecycle{UUID: "after close"}) // ignored
+		q.push(streamjson.Lifecycle{UUID: "after close"}) // ignored
 		close(pushed)
 	}()
 	select {
@@ -70,7 +72,7 @@ func TestEventQueueOrderedAndNonBlocking(t *testing.T) {
 	}
 	i := 0
 	for ev := range q.out {
-		if d, ok := ev.(TextDelta); !ok || d.Text != fmt.Sprint(i) {
+		if d, ok := ev.(streamjson.TextDelta); !ok || d.Text != fmt.Sprint(i) {
 			t.Fatalf("event %d = %#v, want TextDelta %d", i, ev, i)
 		}
 		i++
@@ -87,89 +89,89 @@ func TestEventQueueOrderedAndNonBlocking(t *testing.T) {
 // TestEventQueueLimits: what a stuck consumer finds once it reads again,
 // for each stage of the policy.
 func TestEventQueueLimits(t *testing.T) {
-	res := Result{Text: "done"}
-	perm := PermissionRequest{RequestID: "r1", ToolName: "Bash"}
+	res := streamjson.Result{Text: "done"}
+	perm := streamjson.PermissionRequest{RequestID: "r1", ToolName: "Bash"}
 	cases := []struct {
 		name      string
 		maxEvents int
 		maxBytes  int
-		push      []Event
-		want      []Event
+		push      []streamjson.Event
+		want      []streamjson.Event
 		overflow  bool
 	}{
 		{
 			name:      "under the limits nothing changes",
 			maxEvents: 10, maxBytes: 1 << 20,
-			push: []Event{TextDelta{Text: "a"}, TextDelta{Text: "b"}, ThinkingDelta{Text: "t"}, res},
-			want: []Event{TextDelta{Text: "a"}, TextDelta{Text: "b"}, ThinkingDelta{Text: "t"}, res},
+			push: []streamjson.Event{streamjson.TextDelta{Text: "a"}, streamjson.TextDelta{Text: "b"}, streamjson.ThinkingDelta{Text: "t"}, res},
+			want: []streamjson.Event{streamjson.TextDelta{Text: "a"}, streamjson.TextDelta{Text: "b"}, streamjson.ThinkingDelta{Text: "t"}, res},
 		},
 		{
 			name:      "deltas of the same block are coalesced first, losing nothing",
 			maxEvents: 6, maxBytes: 1 << 20,
-			push: []Event{
-				Init{SessionID: "s"},
-				TextDelta{Text: "Hel"}, TextDelta{Text: "lo"}, TextDelta{Text: " sub", ParentToolUseID: "t1"}, TextDelta{Text: "agent", ParentToolUseID: "t1"},
-				ThinkingDelta{Text: "hm"}, ThinkingDelta{Text: "m"},
-				ToolInputDelta{Index: 1, PartialJSON: `{"a"`}, ToolInputDelta{Index: 1, PartialJSON: `:1}`}, ToolInputDelta{Index: 2, PartialJSON: `{}`},
+			push: []streamjson.Event{
+				streamjson.Init{SessionID: "s"},
+				streamjson.TextDelta{Text: "Hel"}, streamjson.TextDelta{Text: "lo"}, streamjson.TextDelta{Text: " sub", ParentToolUseID: "t1"}, streamjson.TextDelta{Text: "agent", ParentToolUseID: "t1"},
+				streamjson.ThinkingDelta{Text: "hm"}, streamjson.ThinkingDelta{Text: "m"},
+				streamjson.ToolInputDelta{Index: 1, PartialJSON: `{"a"`}, streamjson.ToolInputDelta{Index: 1, PartialJSON: `:1}`}, streamjson.ToolInputDelta{Index: 2, PartialJSON: `{}`},
 			},
-			want: []Event{
-				Init{SessionID: "s"},
-				TextDelta{Text: "Hello"}, TextDelta{Text: " subagent", ParentToolUseID: "t1"},
-				ThinkingDelta{Text: "hmm"},
-				ToolInputDelta{Index: 1, PartialJSON: `{"a":1}`}, ToolInputDelta{Index: 2, PartialJSON: `{}`},
+			want: []streamjson.Event{
+				streamjson.Init{SessionID: "s"},
+				streamjson.TextDelta{Text: "Hello"}, streamjson.TextDelta{Text: " subagent", ParentToolUseID: "t1"},
+				streamjson.ThinkingDelta{Text: "hmm"},
+				streamjson.ToolInputDelta{Index: 1, PartialJSON: `{"a":1}`}, streamjson.ToolInputDelta{Index: 2, PartialJSON: `{}`},
 			},
 		},
 		{
 			name:      "then progress is dropped, announced where it was",
 			maxEvents: 6, maxBytes: 1 << 20,
-			push: []Event{
-				TextDelta{Text: "x"}, TaskProgress{TaskID: "1"}, ToolUse{ID: "t1"}, APIRetry{Attempt: 1}, StatusChange{Status: "requesting"},
-				perm, ThinkingDelta{Text: "a"}, Lifecycle{UUID: "u", State: LifecycleCompleted}, Unknown{Type: "x"}, res,
+			push: []streamjson.Event{
+				streamjson.TextDelta{Text: "x"}, streamjson.TaskProgress{TaskID: "1"}, streamjson.ToolUse{ID: "t1"}, streamjson.APIRetry{Attempt: 1}, streamjson.StatusChange{Status: "requesting"},
+				perm, streamjson.ThinkingDelta{Text: "a"}, streamjson.Lifecycle{UUID: "u", State: streamjson.LifecycleCompleted}, streamjson.Unknown{Type: "x"}, res,
 			},
-			want: []Event{
-				TextDelta{Text: "x"}, EventsDropped{Count: 5}, ToolUse{ID: "t1"}, perm, Lifecycle{UUID: "u", State: LifecycleCompleted}, res,
+			want: []streamjson.Event{
+				streamjson.TextDelta{Text: "x"}, streamjson.EventsDropped{Count: 5}, streamjson.ToolUse{ID: "t1"}, perm, streamjson.Lifecycle{UUID: "u", State: streamjson.LifecycleCompleted}, res,
 			},
 		},
 		{
 			name:      "a later shed adds to the marker still queued",
 			maxEvents: 3, maxBytes: 1 << 20,
-			push: []Event{
-				ToolUse{ID: "t1"}, TaskProgress{}, TaskProgress{}, TaskProgress{}, // shed: 3
-				res, TaskUpdated{}, BackgroundTasks{}, // shed: 2 more
+			push: []streamjson.Event{
+				streamjson.ToolUse{ID: "t1"}, streamjson.TaskProgress{}, streamjson.TaskProgress{}, streamjson.TaskProgress{}, // shed: 3
+				res, streamjson.TaskUpdated{}, streamjson.BackgroundTasks{}, // shed: 2 more
 			},
-			want: []Event{ToolUse{ID: "t1"}, EventsDropped{Count: 5}, res},
+			want: []streamjson.Event{streamjson.ToolUse{ID: "t1"}, streamjson.EventsDropped{Count: 5}, res},
 		},
 		{
 			name:      "still over: overflow, then only essentials",
 			maxEvents: 4, maxBytes: 1 << 20,
-			push: []Event{
-				ToolUse{ID: "t1"}, ToolResult{ToolUseID: "t1"}, AssistantText{Text: "a"}, TaskProgress{}, ToolUse{ID: "t2"},
-				AssistantText{Text: "lost"}, TextDelta{Text: "lost"}, ToolUse{ID: "lost"}, Notice{Text: "lost"},
-				perm, PermissionCancelled{RequestID: "r1"}, Lifecycle{UUID: "u", State: LifecycleStarted}, res, Exit{Code: -1},
+			push: []streamjson.Event{
+				streamjson.ToolUse{ID: "t1"}, streamjson.ToolResult{ToolUseID: "t1"}, streamjson.AssistantText{Text: "a"}, streamjson.TaskProgress{}, streamjson.ToolUse{ID: "t2"},
+				streamjson.AssistantText{Text: "lost"}, streamjson.TextDelta{Text: "lost"}, streamjson.ToolUse{ID: "lost"}, streamjson.Notice{Text: "lost"},
+				perm, streamjson.PermissionCancelled{RequestID: "r1"}, streamjson.Lifecycle{UUID: "u", State: streamjson.LifecycleStarted}, res, streamjson.Exit{Code: -1},
 			},
-			want: []Event{
-				ToolUse{ID: "t1"}, ToolResult{ToolUseID: "t1"}, AssistantText{Text: "a"}, EventsDropped{Count: 1}, ToolUse{ID: "t2"},
-				EventsDropped{Overflow: true},
-				perm, PermissionCancelled{RequestID: "r1"}, Lifecycle{UUID: "u", State: LifecycleStarted}, res, Exit{Code: -1},
+			want: []streamjson.Event{
+				streamjson.ToolUse{ID: "t1"}, streamjson.ToolResult{ToolUseID: "t1"}, streamjson.AssistantText{Text: "a"}, streamjson.EventsDropped{Count: 1}, streamjson.ToolUse{ID: "t2"},
+				streamjson.EventsDropped{Overflow: true},
+				perm, streamjson.PermissionCancelled{RequestID: "r1"}, streamjson.Lifecycle{UUID: "u", State: streamjson.LifecycleStarted}, res, streamjson.Exit{Code: -1},
 			},
 			overflow: true,
 		},
 		{
 			name:      "one event over the byte limit alone is kept",
 			maxEvents: 10, maxBytes: 100,
-			push: []Event{ToolResult{ToolUseID: "big", Content: strings.Repeat("x", 1000)}},
-			want: []Event{ToolResult{ToolUseID: "big", Content: strings.Repeat("x", 1000)}},
+			push: []streamjson.Event{streamjson.ToolResult{ToolUseID: "big", Content: strings.Repeat("x", 1000)}},
+			want: []streamjson.Event{streamjson.ToolResult{ToolUseID: "big", Content: strings.Repeat("x", 1000)}},
 		},
 		{
 			name:      "bytes count like events",
 			maxEvents: 10, maxBytes: 1000,
-			push: []Event{
-				ToolResult{ToolUseID: "a", Content: strings.Repeat("x", 600)}, Unknown{Raw: make([]byte, 300)},
-				ToolResult{ToolUseID: "b", Content: strings.Repeat("y", 600)}, res,
+			push: []streamjson.Event{
+				streamjson.ToolResult{ToolUseID: "a", Content: strings.Repeat("x", 600)}, streamjson.Unknown{Raw: make([]byte, 300)},
+				streamjson.ToolResult{ToolUseID: "b", Content: strings.Repeat("y", 600)}, res,
 			},
-			want: []Event{
-				ToolResult{ToolUseID: "a", Content: strings.Repeat("x", 600)}, EventsDropped{Count: 1},
-				ToolResult{ToolUseID: "b", Content: strings.Repeat("y", 600)}, EventsDropped{Overflow: true}, res,
+			want: []streamjson.Event{
+				streamjson.ToolResult{ToolUseID: "a", Content: strings.Repeat("x", 600)}, streamjson.EventsDropped{Count: 1},
+				streamjson.ToolResult{ToolUseID: "b", Content: strings.Repeat("y", 600)}, streamjson.EventsDropped{Overflow: true}, res,
 			},
 			overflow: true,
 		},
@@ -182,7 +184,7 @@ func TestEventQueueLimits(t *testing.T) {
 			}
 			got := drainQueue(t, q)
 			for i := range got { // the overflow error is checked below
-				if d, ok := got[i].(EventsDropped); ok && d.Overflow {
+				if d, ok := got[i].(streamjson.EventsDropped); ok && d.Overflow {
 					if d.Err == nil || !strings.Contains(d.Err.Error(), "agent event queue overflow") {
 						t.Errorf("overflow marker error = %v", d.Err)
 					}
@@ -207,7 +209,7 @@ func TestEventQueueLimits(t *testing.T) {
 	}
 }
 
-func fmtEvents(evs []Event) string {
+func fmtEvents(evs []streamjson.Event) string {
 	var b strings.Builder
 	for _, ev := range evs {
 		s := fmt.Sprintf("%#v", ev)
@@ -225,25 +227,29 @@ func fmtEvents(evs []Event) string {
 // accounted for by a marker; text deltas are only ever lost after an
 // overflow; memory stays within the limits plus the essentials.
 func TestEventQueueNeverLosesEssentials(t *testing.T) {
-	kinds := []func(i int) Event{
-		func(i int) Event { return TextDelta{Text: fmt.Sprint(i, " ")} },
-		func(i int) Event { return ThinkingDelta{Text: "t"} },
-		func(i int) Event { return ToolInputDelta{Index: i % 3, PartialJSON: "{"} },
-		func(i int) Event { return TaskProgress{TaskID: fmt.Sprint(i)} },
-		func(i int) Event { return StatusChange{Status: "requesting"} },
-		func(i int) Event { return ToolUse{ID: fmt.Sprint(i)} },
-		func(i int) Event { return ToolResult{ToolUseID: fmt.Sprint(i), Content: strings.Repeat("r", i%500)} },
-		func(i int) Event { return PermissionRequest{RequestID: fmt.Sprint(i)} },
-		func(i int) Event { return PermissionCancelled{RequestID: fmt.Sprint(i)} },
-		func(i int) Event { return Lifecycle{UUID: fmt.Sprint(i), State: LifecycleStarted} },
-		func(i int) Event { return Result{UUID: fmt.Sprint(i)} },
+	kinds := []func(i int) streamjson.Event{
+		func(i int) streamjson.Event { return streamjson.TextDelta{Text: fmt.Sprint(i, " ")} },
+		func(i int) streamjson.Event { return streamjson.ThinkingDelta{Text: "t"} },
+		func(i int) streamjson.Event { return streamjson.ToolInputDelta{Index: i % 3, PartialJSON: "{"} },
+		func(i int) streamjson.Event { return streamjson.TaskProgress{TaskID: fmt.Sprint(i)} },
+		func(i int) streamjson.Event { return streamjson.StatusChange{Status: "requesting"} },
+		func(i int) streamjson.Event { return streamjson.ToolUse{ID: fmt.Sprint(i)} },
+		func(i int) streamjson.Event {
+			return streamjson.ToolResult{ToolUseID: fmt.Sprint(i), Content: strings.Repeat("r", i%500)}
+		},
+		func(i int) streamjson.Event { return streamjson.PermissionRequest{RequestID: fmt.Sprint(i)} },
+		func(i int) streamjson.Event { return streamjson.PermissionCancelled{RequestID: fmt.Sprint(i)} },
+		func(i int) streamjson.Event {
+			return streamjson.Lifecycle{UUID: fmt.Sprint(i), State: streamjson.LifecycleStarted}
+		},
+		func(i int) streamjson.Event { return streamjson.Result{UUID: fmt.Sprint(i)} },
 	}
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 42))
 			maxEvents := 5 + r.IntN(50)
 			q, calls, _ := smallQueue(maxEvents, 2000+r.IntN(20000))
-			var essentials []Event
+			var essentials []streamjson.Event
 			text := ""
 			peak := 0
 			for i := range 2000 {
@@ -251,7 +257,7 @@ func TestEventQueueNeverLosesEssentials(t *testing.T) {
 				if essential(ev) {
 					essentials = append(essentials, ev)
 				}
-				if d, ok := ev.(TextDelta); ok {
+				if d, ok := ev.(streamjson.TextDelta); ok {
 					text += d.Text
 				}
 				q.push(ev)
@@ -259,20 +265,20 @@ func TestEventQueueNeverLosesEssentials(t *testing.T) {
 					peak = max(peak, q.len())
 				}
 			}
-			q.push(Exit{Code: 1})
-			essentials = append(essentials, Exit{Code: 1})
+			q.push(streamjson.Exit{Code: 1})
+			essentials = append(essentials, streamjson.Exit{Code: 1})
 			if peak > maxEvents {
 				t.Errorf("queue held %d events before overflowing, limit %d", peak, maxEvents)
 			}
 			got := drainQueue(t, q)
-			var gotEssentials []Event
+			var gotEssentials []streamjson.Event
 			gotText, dropped, overflowed := "", 0, false
 			for _, ev := range got {
 				switch e := ev.(type) {
-				case EventsDropped:
+				case streamjson.EventsDropped:
 					dropped += e.Count
 					overflowed = overflowed || e.Overflow
-				case TextDelta:
+				case streamjson.TextDelta:
 					gotText += e.Text
 				}
 				if essential(ev) {

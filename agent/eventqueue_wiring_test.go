@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // TestStuckConsumerStopsSession: a CLI that keeps printing while nobody
@@ -33,9 +35,9 @@ done
 	for ev := range s.Events() {
 		n++
 		switch e := ev.(type) {
-		case EventsDropped:
+		case streamjson.EventsDropped:
 			overflow = overflow || e.Overflow
-		case Exit:
+		case streamjson.Exit:
 			exit = !e.Expected
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
@@ -108,7 +109,7 @@ func (h *harness) start(opts Options) (*Session, *recorder) {
 // recorder drains a session's events and lets a test wait for them.
 type recorder struct {
 	mu     sync.Mutex
-	evs    []Event
+	evs    []streamjson.Event
 	cursor int
 	closed bool
 	wake   chan struct{}
@@ -140,14 +141,14 @@ func (r *recorder) signal() {
 }
 
 // briefEvent is a short description for test logs.
-func briefEvent(ev Event) string {
+func briefEvent(ev streamjson.Event) string {
 	s := fmt.Sprintf("%+v", ev)
 	switch e := ev.(type) {
-	case Init:
+	case streamjson.Init:
 		s = fmt.Sprintf("session=%s model=%s mode=%s", e.SessionID, e.Model, e.PermissionMode)
-	case Result:
+	case streamjson.Result:
 		s = fmt.Sprintf("subtype=%s is_error=%v origin=%q text=%q", e.Subtype, e.IsError, e.Origin, e.Text)
-	case PermissionRequest:
+	case streamjson.PermissionRequest:
 		s = fmt.Sprintf("id=%s tool=%s input=%s", e.RequestID, e.ToolName, e.Input)
 	}
 	return s[:min(len(s), 300)]
@@ -155,7 +156,7 @@ func briefEvent(ev Event) string {
 
 // next waits for the first event after the cursor that matches pred,
 // moves the cursor past it and returns it.
-func (r *recorder) next(tb testing.TB, what string, pred func(Event) bool) Event {
+func (r *recorder) next(tb testing.TB, what string, pred func(streamjson.Event) bool) streamjson.Event {
 	tb.Helper()
 	deadline := time.After(eventTimeout)
 	for {
@@ -182,10 +183,10 @@ func (r *recorder) next(tb testing.TB, what string, pred func(Event) bool) Event
 }
 
 // all returns a copy of every event so far.
-func (r *recorder) all() []Event {
+func (r *recorder) all() []streamjson.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.evs...)
+	return append([]streamjson.Event(nil), r.evs...)
 }
 
 // waitClosed waits until the events channel was closed.
@@ -209,27 +210,27 @@ func (r *recorder) waitClosed(tb testing.TB) {
 
 // Typed waiting helpers.
 
-func nextResult(tb testing.TB, r *recorder) Result {
+func nextResult(tb testing.TB, r *recorder) streamjson.Result {
 	tb.Helper()
-	return r.next(tb, "a Result", func(ev Event) bool { _, ok := ev.(Result); return ok }).(Result)
+	return r.next(tb, "a Result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Result); return ok }).(streamjson.Result)
 }
 
-func nextPermission(tb testing.TB, r *recorder) PermissionRequest {
+func nextPermission(tb testing.TB, r *recorder) streamjson.PermissionRequest {
 	tb.Helper()
-	return r.next(tb, "a PermissionRequest", func(ev Event) bool { _, ok := ev.(PermissionRequest); return ok }).(PermissionRequest)
+	return r.next(tb, "a PermissionRequest", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.PermissionRequest); return ok }).(streamjson.PermissionRequest)
 }
 
-func nextExit(tb testing.TB, r *recorder) Exit {
+func nextExit(tb testing.TB, r *recorder) streamjson.Exit {
 	tb.Helper()
-	return r.next(tb, "the Exit", func(ev Event) bool { _, ok := ev.(Exit); return ok }).(Exit)
+	return r.next(tb, "the Exit", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Exit); return ok }).(streamjson.Exit)
 }
 
-func nextLifecycle(tb testing.TB, r *recorder, uuid, state string) Lifecycle {
+func nextLifecycle(tb testing.TB, r *recorder, uuid, state string) streamjson.Lifecycle {
 	tb.Helper()
-	return r.next(tb, "lifecycle "+state+" of "+uuid, func(ev Event) bool {
-		l, ok := ev.(Lifecycle)
+	return r.next(tb, "lifecycle "+state+" of "+uuid, func(ev streamjson.Event) bool {
+		l, ok := ev.(streamjson.Lifecycle)
 		return ok && l.UUID == uuid && l.State == state
-	}).(Lifecycle)
+	}).(streamjson.Lifecycle)
 }
 
 // send sends text with a fresh uuid and returns the uuid.
@@ -238,13 +239,13 @@ func send(tb testing.TB, s *Session, text string) string {
 	id := uuid.NewString()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.Send(ctx, UserMessage{UUID: id, Text: text}); err != nil {
+	if err := s.Send(ctx, streamjson.UserMessage{UUID: id, Text: text}); err != nil {
 		tb.Fatalf("Send(%q): %v", text, err)
 	}
 	return id
 }
 
-func respond(tb testing.TB, s *Session, id string, d Decision) {
+func respond(tb testing.TB, s *Session, id string, d streamjson.Decision) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // MCPServer is an MCP server that runs inside the host and that the CLI
@@ -22,19 +24,6 @@ type MCPServer interface {
 	// Options.MCPTimeout.
 	HandleMCP(ctx context.Context, msg json.RawMessage) json.RawMessage
 }
-
-// MCPMessage is a control_request mcp_message: a JSON-RPC message from the
-// CLI for the host's MCP server Server. The Session answers it itself with
-// the server from Options.MCPServers (or an error for an unknown server), so
-// it never appears on Session.Events; DecodeLine returns it so other
-// readers of the stream see everything.
-type MCPMessage struct {
-	RequestID string
-	Server    string
-	Message   json.RawMessage
-}
-
-func (MCPMessage) isEvent() {}
 
 // DefaultMCPTimeout bounds one MCP message when Options.MCPTimeout is 0.
 const DefaultMCPTimeout = 5 * time.Minute
@@ -66,7 +55,7 @@ func mcpConfigArg(names []string) (string, error) {
 // the SDK MCP servers of Options.MCPServers, which the CLI connects to only
 // once initialize names them.
 func (s *Session) initializeRequest(requestID string) ([]byte, error) {
-	return encodeInitialize(requestID, "", mcpServerNames(s.opts)...)
+	return streamjson.EncodeInitialize(requestID, "", mcpServerNames(s.opts)...)
 }
 
 // startMCP sends initialize at spawn so the CLI connects to the host's MCP
@@ -80,7 +69,7 @@ func (s *Session) startMCP() error {
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	ch := make(chan ControlResponse, 1)
+	ch := make(chan streamjson.ControlResponse, 1)
 	s.mu.Lock()
 	s.controls[id] = ch
 	s.mu.Unlock()
@@ -116,7 +105,7 @@ func (s *Session) startMCP() error {
 
 // serveMCP answers an mcp_message in its own goroutine (never blocking the
 // stdout reader) with the named server of Options.MCPServers.
-func (s *Session) serveMCP(m MCPMessage) {
+func (s *Session) serveMCP(m streamjson.MCPMessage) {
 	srv := s.opts.MCPServers[m.Server]
 	s.wg.Add(1)
 	go func() {
@@ -127,7 +116,7 @@ func (s *Session) serveMCP(m MCPMessage) {
 		)
 		if srv == nil {
 			s.log.Warn("agent asked for an unknown MCP server", "server", m.Server)
-			line, err = encodeControlError(m.RequestID, "no MCP server named "+m.Server)
+			line, err = streamjson.EncodeControlError(m.RequestID, "no MCP server named "+m.Server)
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.MCPTimeout)
 			answered := make(chan struct{})
@@ -141,9 +130,9 @@ func (s *Session) serveMCP(m MCPMessage) {
 			resp := srv.HandleMCP(ctx, m.Message)
 			close(answered)
 			cancel()
-			line, err = encodeMCPResponse(m.RequestID, resp)
+			line, err = streamjson.EncodeMCPResponse(m.RequestID, resp)
 			if err != nil {
-				line, err = encodeControlError(m.RequestID, "the MCP server "+m.Server+" gave an invalid answer")
+				line, err = streamjson.EncodeControlError(m.RequestID, "the MCP server "+m.Server+" gave an invalid answer")
 			}
 		}
 		if err == nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // echoMCP is a minimal MCP server for tests: one tool "echo" that answers
@@ -80,7 +82,7 @@ func TestCLISDKMCPRoundTrip(t *testing.T) {
 	s, rec := h.start(opts)
 
 	send(t, s, `[tool mcp__bridge__echo {"text":"round trip"}]`)
-	init := rec.next(t, "init", func(ev Event) bool { _, ok := ev.(Init); return ok }).(Init)
+	init := rec.next(t, "init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if !slices.Contains(init.Tools, "mcp__bridge__echo") {
 		t.Errorf("init tools lack mcp__bridge__echo: %v", init.Tools)
 	}
@@ -89,10 +91,10 @@ func TestCLISDKMCPRoundTrip(t *testing.T) {
 		t.Fatalf("result = %+v, want the tool's answer", res)
 	}
 	for _, ev := range rec.all() {
-		if p, ok := ev.(PermissionRequest); ok {
+		if p, ok := ev.(streamjson.PermissionRequest); ok {
 			t.Errorf("an allowed bridge tool asked for permission: %+v", p)
 		}
-		if _, ok := ev.(MCPMessage); ok {
+		if _, ok := ev.(streamjson.MCPMessage); ok {
 			t.Errorf("MCP messages must not reach Events")
 		}
 	}
@@ -119,7 +121,7 @@ func TestCLISDKMCPAsks(t *testing.T) {
 	if p.ToolName != "mcp__bridge__echo" {
 		t.Fatalf("permission for %q, want mcp__bridge__echo", p.ToolName)
 	}
-	respond(t, s, p.RequestID, Decision{Allow: true})
+	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
 	if res := nextResult(t, rec); !strings.Contains(res.Text, "echo: ask first") {
 		t.Fatalf("result = %q", res.Text)
 	}

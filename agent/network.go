@@ -140,9 +140,9 @@ func networkEnv(env []string, link *egressLink) []string {
 	return out
 }
 
-// warmUpAdmit lets s reach the warm-up stand-in at addr through its gate
+// AdmitWarmUp lets s reach the warm-up stand-in at addr through its gate
 // until revoke is called; a no-op without a gate.
-func (s *Session) warmUpAdmit(addr string) (revoke func(), err error) {
+func (s *Session) AdmitWarmUp(addr string) (revoke func(), err error) {
 	if s.egress == nil {
 		return func() {}, nil
 	}

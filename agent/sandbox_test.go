@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
@@ -197,7 +198,7 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	if p.ToolName != "Bash" {
 		t.Fatalf("permission request for %s", p.ToolName)
 	}
-	respond(t, s2, p.RequestID, Decision{Message: "no"})
+	respond(t, s2, p.RequestID, streamjson.Decision{Message: "no"})
 	nextResult(t, rec2)
 	if _, err := os.Stat(filepath.Join(h.wd, "self-approved.txt")); !os.IsNotExist(err) {
 		t.Errorf("the command ran: %v", err)

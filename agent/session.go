@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // stdoutDrainGrace is how long the reader may keep reading stdout after the
@@ -61,10 +63,10 @@ type Session struct {
 
 	mu       sync.Mutex
 	st       turnState
-	controls map[string]chan ControlResponse // host request id → waiter
-	closing  bool                            // Close/stop began: no more writes accepted
-	reason   string                          // why the host stopped it ("closed", "idle", "evicted")
-	onChange func()                          // set by Pool; called without mu after state changes
+	controls map[string]chan streamjson.ControlResponse // host request id → waiter
+	closing  bool                                       // Close/stop began: no more writes accepted
+	reason   string                                     // why the host stopped it ("closed", "idle", "evicted")
+	onChange func()                                     // set by Pool; called without mu after state changes
 
 	limits     limitWatch    // the agent's cgroup (session_limits.go); cg nil = none
 	limitsDone chan struct{} // closed when watchLimits returned
@@ -95,7 +97,7 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 		}
 		opts = prepared
 	}
-	opts, err := opts.normalized()
+	opts, err := opts.Normalized()
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
@@ -202,7 +204,7 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		booted:     make(chan struct{}),
 		kill:       kill,
 		events:     newEventQueue(),
-		controls:   map[string]chan ControlResponse{},
+		controls:   map[string]chan streamjson.ControlResponse{},
 		st:         newTurnState(),
 		limits:     limitWatch{cg: cg},
 		limitsDone: make(chan struct{}),
@@ -260,7 +262,7 @@ func (s *Session) PID() int { return s.pid }
 // is closed right after the Exit event. The consumer must drain it until
 // it is closed; events are queued until then, within the bounds described
 // on Session.
-func (s *Session) Events() <-chan Event { return s.events.out }
+func (s *Session) Events() <-chan streamjson.Event { return s.events.out }
 
 // Done is closed once the process has exited and its Exit event is queued.
 func (s *Session) Done() <-chan struct{} { return s.done }
@@ -283,9 +285,9 @@ func (s *Session) Busy() bool {
 	return s.st.busy()
 }
 
-// firstTurnDone reports whether a message has been sent to the session
+// FirstTurnDone reports whether a message has been sent to the session
 // and it is no longer busy, or it has exited.
-func (s *Session) firstTurnDone() bool {
+func (s *Session) FirstTurnDone() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.exited || (s.st.everSent && !s.st.busy())
@@ -315,11 +317,11 @@ func (s *Session) PendingPermissions() []string {
 // Send fails with ErrClosed once the process exited or a stop began (Close,
 // or the pool stopping an idle session): wait for the Exit event, then
 // acquire a new (resumed) session.
-func (s *Session) Send(ctx context.Context, m UserMessage) error {
+func (s *Session) Send(ctx context.Context, m streamjson.UserMessage) error {
 	if m.UUID == "" {
 		m.UUID = uuid.NewString()
 	}
-	line, err := encodeUserMessage(m)
+	line, err := streamjson.EncodeUserMessage(m)
 	if err != nil {
 		return fmt.Errorf("send to agent %s: %w", s.opts.SessionID, err)
 	}
@@ -345,7 +347,7 @@ func (s *Session) Send(ctx context.Context, m UserMessage) error {
 // UpdatedInput sends the request's original input; a deny without Message
 // gets a generic one. It returns ErrNotPending when the request was already
 // answered, cancelled by the CLI (PermissionCancelled) or never existed.
-func (s *Session) Respond(ctx context.Context, requestID string, d Decision) error {
+func (s *Session) Respond(ctx context.Context, requestID string, d streamjson.Decision) error {
 	s.mu.Lock()
 	input, ok := s.st.takePermission(requestID)
 	exited := s.st.exited
@@ -357,7 +359,7 @@ func (s *Session) Respond(ctx context.Context, requestID string, d Decision) err
 		return fmt.Errorf("respond to %s: %w", requestID, ErrNotPending)
 	}
 	s.changed()
-	line, err := encodePermission(requestID, input, d)
+	line, err := streamjson.EncodePermission(requestID, input, d)
 	if err != nil {
 		s.restorePermission(requestID, input)
 		return fmt.Errorf("respond to %s: %w", requestID, err)
@@ -385,13 +387,13 @@ func (s *Session) restorePermission(requestID string, input []byte) {
 // turn ends with an error Result and pending permissions are cancelled.
 // It waits for the CLI's acknowledgement (Options.ControlTimeout).
 func (s *Session) Interrupt(ctx context.Context) error {
-	_, err := s.control(ctx, "interrupt", encodeInterrupt)
+	_, err := s.control(ctx, "interrupt", streamjson.EncodeInterrupt)
 	return err
 }
 
 // SetModel switches the model for the following turns.
 func (s *Session) SetModel(ctx context.Context, model string) error {
-	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return encodeSetModel(id, model) })
+	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return streamjson.EncodeSetModel(id, model) })
 	return err
 }
 
@@ -399,22 +401,22 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 // plan, ...). The CLI refuses unknown modes, and bypassPermissions unless
 // the session was started with it: the refusal is a *ControlError.
 func (s *Session) SetPermissionMode(ctx context.Context, mode string) error {
-	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return encodeSetPermissionMode(id, mode) })
+	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return streamjson.EncodeSetPermissionMode(id, mode) })
 	return err
 }
 
 // control sends a host control request and waits for its control_response.
-func (s *Session) control(ctx context.Context, subtype string, encode func(id string) ([]byte, error)) (ControlResponse, error) {
+func (s *Session) control(ctx context.Context, subtype string, encode func(id string) ([]byte, error)) (streamjson.ControlResponse, error) {
 	id := fmt.Sprintf("host-%d", s.nextReq.Add(1))
 	line, err := encode(id)
 	if err != nil {
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
 	}
-	ch := make(chan ControlResponse, 1)
+	ch := make(chan streamjson.ControlResponse, 1)
 	s.mu.Lock()
 	if s.closing || s.st.exited {
 		s.mu.Unlock()
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
 	}
 	s.controls[id] = ch
 	s.mu.Unlock()
@@ -424,7 +426,7 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 		s.mu.Unlock()
 	}()
 	if err := s.write(ctx, line); err != nil {
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
 	}
 	timer := time.NewTimer(s.opts.ControlTimeout)
 	defer timer.Stop()
@@ -436,11 +438,11 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 		s.log.Debug("agent control request answered", "subtype", subtype, "request", id)
 		return r, nil
 	case <-timer.C:
-		return ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)
 	case <-ctx.Done():
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ctx.Err())
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ctx.Err())
 	case <-s.exited:
-		return ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ErrClosed)
 	}
 }
 
@@ -478,7 +480,7 @@ func (s *Session) writeLoop() {
 			if err != nil {
 				err = fmt.Errorf("write agent stdin: %w", err)
 			} else {
-				s.touch()
+				s.Touch()
 			}
 			req.done <- err
 			if err != nil {
@@ -491,8 +493,9 @@ func (s *Session) writeLoop() {
 	}
 }
 
-// touch records activity.
-func (s *Session) touch() {
+// Touch records activity: the idle and least-recently-used clocks of a
+// pool restart now.
+func (s *Session) Touch() {
 	s.mu.Lock()
 	s.st.lastActive = time.Now()
 	s.mu.Unlock()
@@ -508,8 +511,9 @@ func (s *Session) changed() {
 	}
 }
 
-// setOnChange installs the pool's notification hook.
-func (s *Session) setOnChange(f func()) {
+// SetOnChange installs the pool's notification hook: f is called, without
+// the session's lock, whenever Busy or Alive may have changed. It must not block.
+func (s *Session) SetOnChange(f func()) {
 	s.mu.Lock()
 	s.onChange = f
 	s.mu.Unlock()
@@ -521,11 +525,12 @@ func (s *Session) setOnChange(f func()) {
 // returns once the process is gone; the Exit event (Expected true, Reason
 // "closed") is queued by then. Closing an exited session is a no-op.
 func (s *Session) Close(ctx context.Context) error {
-	return s.stop(ctx, "closed")
+	return s.Stop(ctx, "closed")
 }
 
-// stop is Close with a reason; the first reason given wins.
-func (s *Session) stop(ctx context.Context, reason string) error {
+// Stop is Close with a reason (the Exit's Reason: "idle", "evicted"...);
+// the first reason given wins.
+func (s *Session) Stop(ctx context.Context, reason string) error {
 	s.mu.Lock()
 	if s.reason == "" && !s.st.exited {
 		s.reason = reason
@@ -558,14 +563,14 @@ func (s *Session) stop(ctx context.Context, reason string) error {
 	return nil
 }
 
-// tryStop stops the session for reason only if it is not busy, atomically
-// with respect to Send: once it returns true, Send fails with ErrClosed.
-// The stop itself runs in the caller's goroutine.
 // freshGrace is how long a new session that has not been sent a message yet
 // is protected from eviction.
 const freshGrace = 30 * time.Second
 
-func (s *Session) tryBeginStop(reason string) bool {
+// TryBeginStop marks the session stopping for reason only if it is not
+// busy, atomically with respect to Send: once it returns true, Send fails
+// with ErrClosed. The caller then stops it with Stop (in its own goroutine).
+func (s *Session) TryBeginStop(reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || s.st.exited || s.st.busy() {

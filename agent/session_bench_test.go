@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // benchSandboxes runs bench once unconfined and once in bubblewrap (with a
@@ -40,7 +41,7 @@ func benchSandboxes(b *testing.B, bench func(b *testing.B, opts Options, h *harn
 }
 
 // benchResult reads events until a Result (or fails on Exit).
-func benchResult(b *testing.B, events <-chan Event) Result {
+func benchResult(b *testing.B, events <-chan streamjson.Event) streamjson.Result {
 	b.Helper()
 	timeout := time.After(eventTimeout)
 	for {
@@ -50,9 +51,9 @@ func benchResult(b *testing.B, events <-chan Event) Result {
 				b.Fatal("events closed before a result")
 			}
 			switch e := ev.(type) {
-			case Result:
+			case streamjson.Result:
 				return e
-			case Exit:
+			case streamjson.Exit:
 				b.Fatalf("agent exited: %+v", e)
 			}
 		case <-timeout:
@@ -73,7 +74,7 @@ func benchClose(b *testing.B, s *Session) {
 
 func benchSend(b *testing.B, s *Session, text string) {
 	b.Helper()
-	if err := s.Send(context.Background(), UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+	if err := s.Send(context.Background(), streamjson.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // Defaults for Options fields left zero.
@@ -23,9 +24,9 @@ const (
 	defaultPath           = "/usr/local/bin:/usr/bin:/bin"
 )
 
-// normalized returns opts with defaults filled in and paths made absolute,
+// Normalized returns opts with defaults filled in and paths made absolute,
 // or an error for options the CLI would reject.
-func (opts Options) normalized() (Options, error) {
+func (opts Options) Normalized() (Options, error) {
 	if opts.Command == "" {
 		opts.Command = DefaultCommand
 	}
@@ -36,7 +37,7 @@ func (opts Options) normalized() (Options, error) {
 		opts.CloseGrace = DefaultCloseGrace
 	}
 	if opts.MaxLineBytes <= 0 {
-		opts.MaxLineBytes = DefaultMaxLineBytes
+		opts.MaxLineBytes = streamjson.DefaultMaxLineBytes
 	}
 	if opts.MCPTimeout <= 0 {
 		opts.MCPTimeout = DefaultMCPTimeout

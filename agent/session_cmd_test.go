@@ -72,11 +72,11 @@ func TestOptionsBypassAsRoot(t *testing.T) {
 		t.Skip("only meaningful as root")
 	}
 	o := Options{Workdir: t.TempDir(), PermissionMode: "bypassPermissions"}
-	if _, err := o.normalized(); err == nil {
+	if _, err := o.Normalized(); err == nil {
 		t.Error("bypassPermissions as root without IS_SANDBOX accepted")
 	}
 	o.Env = map[string]string{"IS_SANDBOX": "1"}
-	if _, err := o.normalized(); err != nil {
+	if _, err := o.Normalized(); err != nil {
 		t.Errorf("with IS_SANDBOX=1: %v", err)
 	}
 }

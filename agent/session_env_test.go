@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // TestSessionMinimalEnvironment: the bridge's secrets never reach the
@@ -63,16 +65,16 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 	send(t, s, "[bash env]")
 	var out string
 	for done := false; !done; {
-		switch e := rec.next(t, "tool result or permission", func(ev Event) bool {
+		switch e := rec.next(t, "tool result or permission", func(ev streamjson.Event) bool {
 			switch ev.(type) {
-			case ToolResult, PermissionRequest:
+			case streamjson.ToolResult, streamjson.PermissionRequest:
 				return true
 			}
 			return false
 		}).(type) {
-		case PermissionRequest:
-			respond(t, s, e.RequestID, Decision{Allow: true})
-		case ToolResult:
+		case streamjson.PermissionRequest:
+			respond(t, s, e.RequestID, streamjson.Decision{Allow: true})
+		case streamjson.ToolResult:
 			out, done = e.Content, true
 		}
 	}
@@ -123,10 +125,10 @@ func TestSessionControlRequests(t *testing.T) {
 	if err := s.SetPermissionMode(ctx, "acceptEdits"); err != nil {
 		t.Fatalf("SetPermissionMode: %v", err)
 	}
-	st := rec.next(t, "status with the new mode", func(ev Event) bool {
-		sc, ok := ev.(StatusChange)
+	st := rec.next(t, "status with the new mode", func(ev streamjson.Event) bool {
+		sc, ok := ev.(streamjson.StatusChange)
 		return ok && sc.PermissionMode == "acceptEdits"
-	}).(StatusChange)
+	}).(streamjson.StatusChange)
 	_ = st
 	err := s.SetPermissionMode(ctx, "bogus")
 	var ce *ControlError
@@ -139,13 +141,13 @@ func TestSessionControlRequests(t *testing.T) {
 	}
 
 	send(t, s, "after switching")
-	in := rec.next(t, "init of the next turn", func(ev Event) bool { _, ok := ev.(Init); return ok }).(Init)
+	in := rec.next(t, "init of the next turn", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if in.Model != "claude-sonnet-5-5" || in.PermissionMode != "acceptEdits" {
 		t.Errorf("next turn runs with model %q mode %q", in.Model, in.PermissionMode)
 	}
 	nextResult(t, rec)
 	for _, ev := range rec.all() {
-		if _, ok := ev.(ControlResponse); ok {
+		if _, ok := ev.(streamjson.ControlResponse); ok {
 			t.Error("a ControlResponse reached the events channel")
 		}
 	}
@@ -159,7 +161,7 @@ func TestSessionResumeUnknown(t *testing.T) {
 	opts.Resume = true
 	opts.SessionID = "00000000-0000-4000-8000-000000000000"
 	s, rec := h.start(opts)
-	_ = s.Send(context.Background(), UserMessage{UUID: "u-1", Text: "hello?"}) // may race the exit
+	_ = s.Send(context.Background(), streamjson.UserMessage{UUID: "u-1", Text: "hello?"}) // may race the exit
 	ex := nextExit(t, rec)
 	if ex.Expected || ex.Code != 1 || ex.Reason != "crashed" || !strings.Contains(ex.StderrTail, "No conversation found") {
 		t.Errorf("exit %+v", ex)
@@ -196,7 +198,7 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 	opts.CloseGrace = 500 * time.Millisecond
 	s, rec := h.start(opts)
 	send(t, s, "[bgbash sleep 30]")
-	rec.next(t, "task started", func(ev Event) bool { _, ok := ev.(TaskStarted); return ok })
+	rec.next(t, "task started", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskStarted); return ok })
 	start := time.Now()
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)

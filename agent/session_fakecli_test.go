@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // fakeCLI writes a shell script standing in for the claude CLI (it ignores
@@ -54,7 +56,7 @@ exit 3
 	if p.RequestID != "perm-1" || !s.Busy() {
 		t.Fatalf("permission %+v busy %v", p, s.Busy())
 	}
-	respond(t, s, "perm-1", Decision{Allow: true})
+	respond(t, s, "perm-1", streamjson.Decision{Allow: true})
 	ex := nextExit(t, rec)
 	if ex.Expected || ex.Code != 3 || ex.Reason != "crashed" || ex.Err == nil {
 		t.Errorf("exit %+v", ex)
@@ -72,11 +74,11 @@ exit 3
 	var decodeErrs, hooks, unknowns int
 	for _, ev := range rec.all() {
 		switch e := ev.(type) {
-		case DecodeError:
+		case streamjson.DecodeError:
 			decodeErrs++
-		case HookCallback:
+		case streamjson.HookCallback:
 			hooks++
-		case Unknown:
+		case streamjson.Unknown:
 			if e.Type == "control_request" && e.Subtype == "elicitation" {
 				unknowns++
 			}
@@ -121,7 +123,7 @@ func TestSessionExitWithoutAsking(t *testing.T) {
 	if s.Busy() || s.Alive() || len(s.PendingPermissions()) != 0 {
 		t.Errorf("after exit: busy %v alive %v pending %v", s.Busy(), s.Alive(), s.PendingPermissions())
 	}
-	if err := s.Respond(context.Background(), "p", Decision{Allow: true}); err == nil {
+	if err := s.Respond(context.Background(), "p", streamjson.Decision{Allow: true}); err == nil {
 		t.Error("Respond after exit succeeded")
 	}
 	if err := s.Interrupt(context.Background()); err == nil {
@@ -183,10 +185,10 @@ func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
 		return s
 	}
 	s := start()
-	if s.tryBeginStop("evicted") {
+	if s.TryBeginStop("evicted") {
 		t.Fatal("a fresh session that was never sent a message was evictable")
 	}
-	if !s.tryBeginStop("idle") {
+	if !s.TryBeginStop("idle") {
 		t.Fatal("an idle stop of a fresh session was refused")
 	}
 
@@ -194,7 +196,7 @@ func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
 	used.mu.Lock()
 	used.st.everSent = true // as after a completed first message
 	used.mu.Unlock()
-	if !used.tryBeginStop("evicted") {
+	if !used.TryBeginStop("evicted") {
 		t.Fatal("a used idle session was not evictable")
 	}
 }

@@ -1,6 +1,10 @@
 package agent
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+)
 
 // Initialize sends the stream-json initialize control request and waits
 // for the CLI's answer (at most Options.ControlTimeout, or until ctx ends).
@@ -10,7 +14,7 @@ import "context"
 // called at most once, before the first message; the Session of a warm
 // spare has been initialized by the Pool already.
 func (s *Session) Initialize(ctx context.Context) error {
-	_, err := s.control(ctx, "initialize", func(id string) ([]byte, error) { return encodeInitialize(id, "") })
+	_, err := s.control(ctx, "initialize", func(id string) ([]byte, error) { return streamjson.EncodeInitialize(id, "") })
 	return err
 }
 
@@ -21,6 +25,6 @@ func (s *Session) Initialize(ctx context.Context) error {
 // otherwise does on the first message. Call it after Initialize, before
 // the first message; the answer itself is discarded.
 func (s *Session) Prewarm(ctx context.Context) error {
-	_, err := s.control(ctx, "get_context_usage", encodeContextUsage)
+	_, err := s.control(ctx, "get_context_usage", streamjson.EncodeContextUsage)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // limitPoll is how often a session reads its cgroup's limit counters.
@@ -12,22 +13,6 @@ const limitPoll = time.Second
 // oomExitWindow is how recent a kill by the memory cap must be for an
 // unexpected exit to be put down to it (Exit.Limit).
 const oomExitWindow = 3 * limitPoll
-
-// LimitHit reports that the agent hit a limit of its cgroup (see
-// Options.Cgroups). Counts are new since the previous LimitHit of the same
-// kind; a session reports each kind at most once per second.
-type LimitHit struct {
-	// Limit is sandbox.LimitMemory (Count processes were killed by the
-	// memory cap) or sandbox.LimitProcesses (Count forks or new threads
-	// were refused by the process cap).
-	Limit string
-	Count int64
-	// AfterExit is set when the counters were read after the process
-	// exited: the Exit that follows tells the rest.
-	AfterExit bool
-}
-
-func (LimitHit) isEvent() {}
 
 // limitWatch is a session's view of its cgroup's counters.
 type limitWatch struct {
@@ -58,11 +43,11 @@ func (s *Session) pollLimits(afterExit bool) {
 	if d := now.OOMKills - w.last.OOMKills; d > 0 {
 		w.lastOOM = time.Now()
 		s.log.Warn("agent hit its memory limit: processes killed", "count", d, "after_exit", afterExit)
-		s.events.push(LimitHit{Limit: sandbox.LimitMemory, Count: d, AfterExit: afterExit})
+		s.events.push(streamjson.LimitHit{Limit: sandbox.LimitMemory, Count: d, AfterExit: afterExit})
 	}
 	if d := now.ForkRefusals - w.last.ForkRefusals; d > 0 {
 		s.log.Warn("agent hit its process limit: forks refused", "count", d, "after_exit", afterExit)
-		s.events.push(LimitHit{Limit: sandbox.LimitProcesses, Count: d, AfterExit: afterExit})
+		s.events.push(streamjson.LimitHit{Limit: sandbox.LimitProcesses, Count: d, AfterExit: afterExit})
 	}
 	w.last = now
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
@@ -41,7 +42,7 @@ exec tail /dev/zero
 	rec := record(t, s)
 	t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
 
-	hit := rec.next(t, "a memory limit hit", func(ev Event) bool { _, ok := ev.(LimitHit); return ok }).(LimitHit)
+	hit := rec.next(t, "a memory limit hit", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.LimitHit); return ok }).(streamjson.LimitHit)
 	if hit.Limit != sandbox.LimitMemory || hit.Count != 1 || hit.AfterExit {
 		t.Errorf("first hit %+v, want one memory kill while the agent runs", hit)
 	}
@@ -51,7 +52,7 @@ exec tail /dev/zero
 	}
 	var kills int64
 	for _, ev := range rec.all() {
-		if h, ok := ev.(LimitHit); ok && h.Limit == sandbox.LimitMemory {
+		if h, ok := ev.(streamjson.LimitHit); ok && h.Limit == sandbox.LimitMemory {
 			kills += h.Count
 		}
 	}

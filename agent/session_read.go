@@ -7,20 +7,22 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // readLoop reads and decodes stdout until EOF (or until waitLoop closes
 // the pipe), updating the session state and queueing events.
 func (s *Session) readLoop() {
-	lr := newLineReader(s.stdout, s.opts.MaxLineBytes)
-	var dec Decoder
+	lr := streamjson.NewLineReader(s.stdout, s.opts.MaxLineBytes)
+	var dec streamjson.Decoder
 	for {
-		line, err := lr.next()
+		line, err := lr.Next()
 		if err != nil {
-			var tl *lineTooLongError
+			var tl *streamjson.LineTooLongError
 			if errors.As(err, &tl) {
 				s.log.Warn("agent stdout line over the cap skipped", "bytes", tl.Size, "max", tl.Max)
-				s.handle(DecodeError{Line: tl.Start, Err: err})
+				s.handle(streamjson.DecodeError{Line: tl.Start, Err: err})
 				continue
 			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
@@ -37,20 +39,20 @@ func (s *Session) readLoop() {
 // handle applies one decoded event to the session state, answers what the
 // session answers itself (hook callbacks, unsupported control requests,
 // control responses to its own requests), and queues the event.
-func (s *Session) handle(ev Event) {
+func (s *Session) handle(ev streamjson.Event) {
 	var (
 		reply   []byte
 		forward = true
 	)
 	switch ev.(type) {
-	case Init, ControlResponse: // it has booted: it is working on a turn or a request
+	case streamjson.Init, streamjson.ControlResponse: // it has booted: it is working on a turn or a request
 		s.bootedOnce.Do(func() { close(s.booted) })
 	}
 	s.mu.Lock()
 	wasBusy := s.st.busy()
 	s.st.observe(ev)
 	switch e := ev.(type) {
-	case ControlResponse:
+	case streamjson.ControlResponse:
 		forward = false
 		if ch, ok := s.controls[e.RequestID]; ok {
 			delete(s.controls, e.RequestID)
@@ -58,14 +60,14 @@ func (s *Session) handle(ev Event) {
 		} else {
 			s.log.Debug("agent control response nobody waits for: dropped", "request", e.RequestID, "subtype", e.Subtype)
 		}
-	case MCPMessage:
+	case streamjson.MCPMessage:
 		forward = false
 		s.serveMCP(e)
-	case HookCallback:
+	case streamjson.HookCallback:
 		// No hooks are registered by this package; if one fires anyway,
 		// "continue normally" is the answer that cannot hang the turn.
-		reply, _ = encodeControlSuccess(e.RequestID, wireEmpty{})
-	case Unknown:
+		reply, _ = streamjson.EncodeControlSuccess(e.RequestID, struct{}{})
+	case streamjson.Unknown:
 		if e.Type == "system" && e.Subtype == "session_writes_lost" {
 			// The CLI could not write its transcript (e.g. a full data_dir):
 			// a later --resume may miss part of the conversation.
@@ -73,13 +75,13 @@ func (s *Session) handle(ev Event) {
 		}
 		s.log.Debug("agent output of unknown kind ignored", "type", e.Type, "subtype", e.Subtype, "bytes", len(e.Raw))
 		if e.Type == "control_request" {
-			if id := controlRequestID(e.Raw); id != "" {
-				reply, _ = encodeControlError(id, "unsupported control request subtype "+e.Subtype)
+			if id := streamjson.ControlRequestID(e.Raw); id != "" {
+				reply, _ = streamjson.EncodeControlError(id, "unsupported control request subtype "+e.Subtype)
 			}
 		}
-	case DecodeError:
+	case streamjson.DecodeError:
 		s.log.Warn("agent output undecodable", "err", e.Err, "start", redactSecrets(string(e.Line[:min(len(e.Line), 80)])))
-	case Result:
+	case streamjson.Result:
 		s.log.Debug("agent result", "subtype", e.Subtype, "is_error", e.IsError, "origin", e.Origin, "cost_usd", e.CostUSD)
 	}
 	nowBusy := s.st.busy()
@@ -123,7 +125,7 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 	s.st.exit()
 	s.mu.Unlock()
 
-	exit := Exit{Code: s.cmd.ProcessState.ExitCode(), Err: waitErr, StderrTail: s.stderr.String(), Expected: reason != "", Reason: reason}
+	exit := streamjson.Exit{Code: s.cmd.ProcessState.ExitCode(), Err: waitErr, StderrTail: s.stderr.String(), Expected: reason != "", Reason: reason}
 	exit.Limit = s.exitLimit(exit.Expected)
 	if !exit.Expected {
 		exit.Reason = "crashed"

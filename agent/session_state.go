@@ -3,6 +3,8 @@ package agent
 import (
 	"sort"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // turnState is what a Session knows about the agent's activity, derived
@@ -61,39 +63,39 @@ func (t *turnState) pendingPermissionIDs() []string {
 }
 
 // observe updates the state for one event read from the CLI.
-func (t *turnState) observe(ev Event) {
+func (t *turnState) observe(ev streamjson.Event) {
 	t.lastActive = time.Now()
 	switch e := ev.(type) {
-	case Lifecycle:
+	case streamjson.Lifecycle:
 		if _, ours := t.msgs[e.UUID]; !ours {
 			return // a message of an earlier process, or not sent by this host
 		}
 		switch e.State {
-		case LifecycleCompleted, LifecycleCancelled:
+		case streamjson.LifecycleCompleted, streamjson.LifecycleCancelled:
 			delete(t.msgs, e.UUID)
 		default:
 			t.msgs[e.UUID] = e.State
 		}
-	case Init:
+	case streamjson.Init:
 		t.turn = true
-	case Result:
+	case streamjson.Result:
 		t.turn = false
 		// Messages the finished turn was working on are done even if their
 		// "completed" receipt is still to come; queued ones are not.
 		for id, st := range t.msgs {
-			if st == LifecycleStarted {
+			if st == streamjson.LifecycleStarted {
 				delete(t.msgs, id)
 			}
 		}
-	case PermissionRequest:
+	case streamjson.PermissionRequest:
 		t.perms[e.RequestID] = e.Input
-	case PermissionCancelled:
+	case streamjson.PermissionCancelled:
 		delete(t.perms, e.RequestID)
-	case TaskStarted:
+	case streamjson.TaskStarted:
 		t.tasks[e.TaskID] = e.Background
-	case TaskNotification:
+	case streamjson.TaskNotification:
 		delete(t.tasks, e.TaskID)
-	case BackgroundTasks:
+	case streamjson.BackgroundTasks:
 		// The authoritative list of background tasks: forget finished ones
 		// whose notification was missed; foreground tasks end with the turn.
 		listed := make(map[string]bool, len(e.Tasks))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // TestSessionHelloAndFollowUp: a message gets its receipts and a result; a
@@ -29,8 +30,8 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	if !s.Busy() {
 		t.Error("not Busy right after Send")
 	}
-	nextLifecycle(t, rec, id, LifecycleQueued)
-	in := rec.next(t, "Init", func(ev Event) bool { _, ok := ev.(Init); return ok }).(Init)
+	nextLifecycle(t, rec, id, streamjson.LifecycleQueued)
+	in := rec.next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if in.SessionID != opts.SessionID || in.CWD != opts.Workdir {
 		t.Errorf("Init session %q cwd %q, want %q %q", in.SessionID, in.CWD, opts.SessionID, opts.Workdir)
 	}
@@ -38,7 +39,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	if r.IsError || r.Text != "pong: hello" || r.SessionID != opts.SessionID || r.Origin != "" {
 		t.Fatalf("result %+v", r)
 	}
-	nextLifecycle(t, rec, id, LifecycleCompleted)
+	nextLifecycle(t, rec, id, streamjson.LifecycleCompleted)
 	waitUntil(t, "idle after the result", 5*time.Second, func() bool { return !s.Busy() })
 	if !s.LastActive().After(before) {
 		t.Error("LastActive did not advance")
@@ -50,13 +51,13 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	if r2.Text != "pong: second message" {
 		t.Errorf("follow-up result %q", r2.Text)
 	}
-	nextLifecycle(t, rec, id2, LifecycleCompleted)
+	nextLifecycle(t, rec, id2, streamjson.LifecycleCompleted)
 	if s.PID() != pid || !s.Alive() {
 		t.Errorf("follow-up changed process: pid %d → %d, alive %v", pid, s.PID(), s.Alive())
 	}
 	var deltas strings.Builder
 	for _, ev := range rec.all() {
-		if d, ok := ev.(TextDelta); ok {
+		if d, ok := ev.(streamjson.TextDelta); ok {
 			deltas.WriteString(d.Text)
 		}
 	}
@@ -75,7 +76,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	if s.Alive() || s.Busy() {
 		t.Error("Alive or Busy after Close")
 	}
-	if err := s.Send(context.Background(), UserMessage{UUID: "x", Text: "late"}); !errors.Is(err, ErrClosed) {
+	if err := s.Send(context.Background(), streamjson.UserMessage{UUID: "x", Text: "late"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Send after Close: %v, want ErrClosed", err)
 	}
 }
@@ -86,9 +87,9 @@ func TestSessionMessageMidTurn(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	first := send(t, s, "[slow 20] first")
-	rec.next(t, "a text delta", func(ev Event) bool { _, ok := ev.(TextDelta); return ok })
+	rec.next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	second := send(t, s, "second while busy")
-	nextLifecycle(t, rec, second, LifecycleQueued)
+	nextLifecycle(t, rec, second, streamjson.LifecycleQueued)
 
 	r1 := nextResult(t, rec)
 	r2 := nextResult(t, rec)
@@ -98,15 +99,15 @@ func TestSessionMessageMidTurn(t *testing.T) {
 	for _, id := range []string{first, second} {
 		found := map[string]bool{}
 		for _, ev := range rec.all() {
-			if l, ok := ev.(Lifecycle); ok && l.UUID == id {
+			if l, ok := ev.(streamjson.Lifecycle); ok && l.UUID == id {
 				found[l.State] = true
 			}
 		}
-		if !found[LifecycleQueued] || !found[LifecycleStarted] {
+		if !found[streamjson.LifecycleQueued] || !found[streamjson.LifecycleStarted] {
 			t.Errorf("message %s receipts %v", id, found)
 		}
 	}
-	nextLifecycle(t, rec, second, LifecycleCompleted)
+	nextLifecycle(t, rec, second, streamjson.LifecycleCompleted)
 }
 
 // TestSessionPermissionAllow: the tool runs after an allow with the
@@ -125,8 +126,8 @@ func TestSessionPermissionAllow(t *testing.T) {
 	if !s.Busy() {
 		t.Error("not Busy with a pending permission")
 	}
-	respond(t, s, p.RequestID, Decision{Allow: true})
-	tr := rec.next(t, "tool result", func(ev Event) bool { _, ok := ev.(ToolResult); return ok }).(ToolResult)
+	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	tr := rec.next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
 	if tr.IsError || tr.Content != "hello" {
 		t.Errorf("tool result %+v", tr)
 	}
@@ -137,7 +138,7 @@ func TestSessionPermissionAllow(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.wd, "ran.txt")); err != nil {
 		t.Errorf("tool did not run: %v", err)
 	}
-	if err := s.Respond(context.Background(), p.RequestID, Decision{Allow: true}); !errors.Is(err, ErrNotPending) {
+	if err := s.Respond(context.Background(), p.RequestID, streamjson.Decision{Allow: true}); !errors.Is(err, ErrNotPending) {
 		t.Errorf("second answer: %v, want ErrNotPending", err)
 	}
 }
@@ -149,8 +150,8 @@ func TestSessionPermissionDeny(t *testing.T) {
 	s, rec := h.start(h.opts())
 	send(t, s, "[bash touch denied.txt && echo hello]")
 	p := nextPermission(t, rec)
-	respond(t, s, p.RequestID, Decision{Message: "Denied by @alice"})
-	tr := rec.next(t, "tool result", func(ev Event) bool { _, ok := ev.(ToolResult); return ok }).(ToolResult)
+	respond(t, s, p.RequestID, streamjson.Decision{Message: "Denied by @alice"})
+	tr := rec.next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
 	if !tr.IsError || !strings.Contains(tr.Content, "Denied by @alice") {
 		t.Errorf("tool result %+v", tr)
 	}
@@ -181,7 +182,7 @@ func TestSessionAlwaysAllow(t *testing.T) {
 	if len(rules) == 0 {
 		t.Fatalf("no addRules suggestion in %s", p.Raw)
 	}
-	respond(t, s, p.RequestID, Decision{Allow: true, UpdatedPermissions: rules})
+	respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedPermissions: rules})
 	nextResult(t, rec)
 	if err := os.Remove(filepath.Join(h.wd, "always.txt")); err != nil {
 		t.Fatalf("first call did not run: %v", err)
@@ -193,7 +194,7 @@ func TestSessionAlwaysAllow(t *testing.T) {
 		t.Errorf("second result %q", r.Text)
 	}
 	for _, ev := range rec.all() {
-		if q, ok := ev.(PermissionRequest); ok && q.RequestID != p.RequestID {
+		if q, ok := ev.(streamjson.PermissionRequest); ok && q.RequestID != p.RequestID {
 			t.Errorf("second identical call asked again: %s", q.Input)
 		}
 	}
@@ -218,7 +219,7 @@ func TestSessionAskUserQuestion(t *testing.T) {
 	}
 	input["answers"] = map[string]string{"Which database should we use?": "SQLite"}
 	updated, _ := json.Marshal(input)
-	respond(t, s, p.RequestID, Decision{Allow: true, UpdatedInput: updated})
+	respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedInput: updated})
 	r := nextResult(t, rec)
 	if !strings.Contains(r.Text, "answer was:") || !strings.Contains(r.Text, "SQLite") {
 		t.Errorf("result %q does not carry the answer", r.Text)
@@ -231,7 +232,7 @@ func TestSessionInterrupt(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	send(t, s, "[slow 100] never finishes")
-	rec.next(t, "a text delta", func(ev Event) bool { _, ok := ev.(TextDelta); return ok })
+	rec.next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Interrupt(ctx); err != nil {
@@ -253,27 +254,27 @@ func TestSessionBackgroundTask(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	send(t, s, "[bgbash sleep 2; echo done]")
-	var first Result
+	var first streamjson.Result
 	for got := false; !got; {
-		switch e := rec.next(t, "permission or result", func(ev Event) bool {
+		switch e := rec.next(t, "permission or result", func(ev streamjson.Event) bool {
 			switch ev.(type) {
-			case PermissionRequest, Result:
+			case streamjson.PermissionRequest, streamjson.Result:
 				return true
 			}
 			return false
 		}).(type) {
-		case PermissionRequest:
-			respond(t, s, e.RequestID, Decision{Allow: true})
-		case Result:
+		case streamjson.PermissionRequest:
+			respond(t, s, e.RequestID, streamjson.Decision{Allow: true})
+		case streamjson.Result:
 			first, got = e, true
 		}
 	}
 	if first.Origin != "" || first.IsError {
 		t.Errorf("first result %+v", first)
 	}
-	var started *TaskStarted
+	var started *streamjson.TaskStarted
 	for _, ev := range rec.all() {
-		if ts, ok := ev.(TaskStarted); ok {
+		if ts, ok := ev.(streamjson.TaskStarted); ok {
 			started = &ts
 		}
 	}
@@ -283,7 +284,7 @@ func TestSessionBackgroundTask(t *testing.T) {
 	if !s.Busy() {
 		t.Error("not Busy while the background task runs")
 	}
-	n := rec.next(t, "task notification", func(ev Event) bool { _, ok := ev.(TaskNotification); return ok }).(TaskNotification)
+	n := rec.next(t, "task notification", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskNotification); return ok }).(streamjson.TaskNotification)
 	if n.TaskID != started.TaskID || n.Status != "completed" {
 		t.Errorf("notification %+v", n)
 	}
@@ -305,7 +306,7 @@ func TestSessionKillAndResume(t *testing.T) {
 		t.Fatalf("result %q", r.Text)
 	}
 	send(t, s, "[slow 100] interrupted by a kill")
-	rec.next(t, "a text delta", func(ev Event) bool { _, ok := ev.(TextDelta); return ok })
+	rec.next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	if err := syscall.Kill(s.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestSessionImageMessage(t *testing.T) {
 		"\x00\x00\x00\rIDATx\xdac\xfc\xcf\xc0P\x0f\x00\x04\x85\x01\x80\x84\xa9\x8c!\x00\x00\x00\x00IEND\xaeB`\x82")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.Send(ctx, UserMessage{UUID: "img-1", Text: "what is in this image?", Images: []Image{{MediaType: "image/png", Data: png}}}); err != nil {
+	if err := s.Send(ctx, streamjson.UserMessage{UUID: "img-1", Text: "what is in this image?", Images: []streamjson.Image{{MediaType: "image/png", Data: png}}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := nextResult(t, rec); r.IsError {

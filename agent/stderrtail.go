@@ -61,3 +61,18 @@ func redactSecrets(s string) string {
 	}
 	return s
 }
+
+// LastLine is the last non-empty line of s.
+func LastLine(s string) string {
+	for len(s) > 0 {
+		i := len(s) - 1
+		for i >= 0 && s[i] != '\n' {
+			i--
+		}
+		if line := s[i+1:]; len(line) > 0 && line != "\r" {
+			return line
+		}
+		s = s[:max(i, 0)]
+	}
+	return ""
+}

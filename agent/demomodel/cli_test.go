@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/demomodel"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
@@ -57,13 +58,13 @@ func TestDemoWithRealCLI(t *testing.T) {
 
 	send := func(text string) {
 		t.Helper()
-		if err := s.Send(ctx, agent.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+		if err := s.Send(ctx, streamjson.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
 			t.Fatalf("send %q: %v", text, err)
 		}
 	}
 	// next returns the first event of type E, counting the text deltas on the way.
 	deltas := 0
-	next := func(what string, match func(agent.Event) bool) agent.Event {
+	next := func(what string, match func(streamjson.Event) bool) streamjson.Event {
 		t.Helper()
 		timer := time.NewTimer(eventTimeout)
 		defer timer.Stop()
@@ -73,7 +74,7 @@ func TestDemoWithRealCLI(t *testing.T) {
 				if !ok {
 					t.Fatalf("the CLI exited while waiting for %s", what)
 				}
-				if _, ok := ev.(agent.TextDelta); ok {
+				if _, ok := ev.(streamjson.TextDelta); ok {
 					deltas++
 				}
 				if match(ev) {
@@ -84,20 +85,20 @@ func TestDemoWithRealCLI(t *testing.T) {
 			}
 		}
 	}
-	result := func() agent.Result {
+	result := func() streamjson.Result {
 		t.Helper()
-		r := next("result", func(ev agent.Event) bool { _, ok := ev.(agent.Result); return ok }).(agent.Result)
+		r := next("result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Result); return ok }).(streamjson.Result)
 		if r.IsError {
 			t.Fatalf("turn failed: %s %v", r.Text, r.Errors)
 		}
 		return r
 	}
-	permission := func(tool string) agent.PermissionRequest {
+	permission := func(tool string) streamjson.PermissionRequest {
 		t.Helper()
-		return next(tool+" permission", func(ev agent.Event) bool {
-			p, ok := ev.(agent.PermissionRequest)
+		return next(tool+" permission", func(ev streamjson.Event) bool {
+			p, ok := ev.(streamjson.PermissionRequest)
 			return ok && p.ToolName == tool
-		}).(agent.PermissionRequest)
+		}).(streamjson.PermissionRequest)
 	}
 
 	send("hi there")
@@ -111,7 +112,7 @@ func TestDemoWithRealCLI(t *testing.T) {
 	if err := json.Unmarshal(p.Input, &bash); err != nil || bash.Command != demomodel.DemoCommand {
 		t.Errorf("Bash input %s (%v), want the demo command", p.Input, err)
 	}
-	if err := s.Respond(ctx, p.RequestID, agent.Decision{Allow: true}); err != nil {
+	if err := s.Respond(ctx, p.RequestID, streamjson.Decision{Allow: true}); err != nil {
 		t.Fatal(err)
 	}
 	if r := result(); !regexp.MustCompile("(?s)ran in my sandbox.*```text\n-rw.* hello.txt\n```").MatchString(r.Text) {
@@ -126,7 +127,7 @@ func TestDemoWithRealCLI(t *testing.T) {
 	}
 	in["answers"] = map[string]string{demomodel.Question: "Slack"}
 	updated, _ := json.Marshal(in)
-	if err := s.Respond(ctx, p.RequestID, agent.Decision{Allow: true, UpdatedInput: updated}); err != nil {
+	if err := s.Respond(ctx, p.RequestID, streamjson.Decision{Allow: true, UpdatedInput: updated}); err != nil {
 		t.Fatal(err)
 	}
 	if r := result(); !strings.Contains(r.Text, "You chose **Slack**") || !strings.Contains(r.Text, "SLACK_APP_TOKEN") {

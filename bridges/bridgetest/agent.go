@@ -9,24 +9,26 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // Script plays the agent for one user message on a FakeSession. Messages are
 // handed to the script one at a time, in order, on the session's own
 // goroutine (like the CLI's turn queue); it emits events with s.Emit.
-type Script func(s *FakeSession, m agent.UserMessage)
+type Script func(s *FakeSession, m streamjson.UserMessage)
 
 // Pong is the default script: it starts the message, streams
 // "pong: <text>" and ends the turn with a result.
-func Pong(s *FakeSession, m agent.UserMessage) {
+func Pong(s *FakeSession, m streamjson.UserMessage) {
 	s.Reply(m, "pong: "+m.Text)
 }
 
 // Acquisition records one Acquire call.
 type Acquisition struct {
 	Key   string
-	Limit agent.PoolLimit
+	Limit pool.Limit
 	Opts  agent.Options
 }
 
@@ -73,7 +75,7 @@ func (p *FakePool) FailSends(n int) {
 // Acquire implements bridges.AgentPool. Like agent.Start, it runs
 // opts.Prepare before it "spawns" a session (not when key has a live one)
 // and records the prepared options.
-func (p *FakePool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (core.AgentSession, error) {
+func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (core.AgentSession, error) {
 	p.mu.Lock()
 	live := p.live[key]
 	p.mu.Unlock()
@@ -203,7 +205,7 @@ func (p *FakePool) WaitSessionFor(ctx context.Context, key string, n int) (*Fake
 // Decision is a recorded Respond call.
 type Decision struct {
 	RequestID string
-	agent.Decision
+	streamjson.Decision
 }
 
 // FakeSession is a scripted bridges.AgentSession.
@@ -213,16 +215,16 @@ type FakeSession struct {
 
 	script      Script
 	onExit      func(*FakeSession)
-	inbox       chan agent.UserMessage
+	inbox       chan streamjson.UserMessage
 	done        chan struct{} // closed at exit
 	emitMu      sync.Mutex    // serialises Emit with the final Exit
-	events      chan agent.Event
+	events      chan streamjson.Event
 	exited      bool
 	mu          sync.Mutex
 	evictOnSend bool
-	sent        []agent.UserMessage
+	sent        []streamjson.UserMessage
 	decided     []Decision
-	waiting     map[string]chan agent.Decision
+	waiting     map[string]chan streamjson.Decision
 	calls       []string // interrupt, set_model X, set_permission_mode X
 	changed     chan struct{}
 }
@@ -232,10 +234,10 @@ var _ core.AgentSession = (*FakeSession)(nil)
 func newFakeSession(key string, opts agent.Options, script Script, onExit func(*FakeSession)) *FakeSession {
 	s := &FakeSession{
 		Key: key, Opts: opts, script: script, onExit: onExit,
-		inbox:   make(chan agent.UserMessage, 1024),
+		inbox:   make(chan streamjson.UserMessage, 1024),
 		done:    make(chan struct{}),
-		events:  make(chan agent.Event, 1024),
-		waiting: make(map[string]chan agent.Decision),
+		events:  make(chan streamjson.Event, 1024),
+		waiting: make(map[string]chan streamjson.Decision),
 		changed: make(chan struct{}),
 	}
 	go s.run()
@@ -255,7 +257,7 @@ func (s *FakeSession) run() {
 }
 
 // Send implements bridges.AgentSession.
-func (s *FakeSession) Send(ctx context.Context, m agent.UserMessage) error {
+func (s *FakeSession) Send(ctx context.Context, m streamjson.UserMessage) error {
 	s.mu.Lock()
 	if s.evictOnSend {
 		s.mu.Unlock()
@@ -274,7 +276,7 @@ func (s *FakeSession) Send(ctx context.Context, m agent.UserMessage) error {
 }
 
 // Respond implements bridges.AgentSession.
-func (s *FakeSession) Respond(ctx context.Context, requestID string, d agent.Decision) error {
+func (s *FakeSession) Respond(ctx context.Context, requestID string, d streamjson.Decision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.decided = append(s.decided, Decision{RequestID: requestID, Decision: d})
@@ -309,10 +311,10 @@ func (s *FakeSession) record(call string) error {
 }
 
 // Events implements bridges.AgentSession.
-func (s *FakeSession) Events() <-chan agent.Event { return s.events }
+func (s *FakeSession) Events() <-chan streamjson.Event { return s.events }
 
 // Emit sends an event to the core; it reports false after the exit.
-func (s *FakeSession) Emit(ev agent.Event) bool {
+func (s *FakeSession) Emit(ev streamjson.Event) bool {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	if s.exited {
@@ -324,46 +326,46 @@ func (s *FakeSession) Emit(ev agent.Event) bool {
 
 // Reply plays a whole turn for m: lifecycle started, init, the text as
 // deltas and a block, lifecycle completed and a result.
-func (s *FakeSession) Reply(m agent.UserMessage, text string) {
-	s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-	s.Emit(agent.Init{SessionID: s.Opts.SessionID})
-	s.Emit(agent.TextDelta{Text: text})
-	s.Emit(agent.AssistantText{Text: text})
-	s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-	s.Emit(agent.Result{Subtype: "success", Text: text, SessionID: s.Opts.SessionID, Duration: 20 * time.Millisecond, CostUSD: 0.001, NumTurns: 1})
+func (s *FakeSession) Reply(m streamjson.UserMessage, text string) {
+	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+	s.Emit(streamjson.Init{SessionID: s.Opts.SessionID})
+	s.Emit(streamjson.TextDelta{Text: text})
+	s.Emit(streamjson.AssistantText{Text: text})
+	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+	s.Emit(streamjson.Result{Subtype: "success", Text: text, SessionID: s.Opts.SessionID, Duration: 20 * time.Millisecond, CostUSD: 0.001, NumTurns: 1})
 }
 
 // Ask emits a permission request and waits for the core's answer. ok is
 // false if the session exited first.
-func (s *FakeSession) Ask(req agent.PermissionRequest) (d agent.Decision, ok bool) {
-	ch := make(chan agent.Decision, 1)
+func (s *FakeSession) Ask(req streamjson.PermissionRequest) (d streamjson.Decision, ok bool) {
+	ch := make(chan streamjson.Decision, 1)
 	s.mu.Lock()
 	s.waiting[req.RequestID] = ch
 	s.mu.Unlock()
 	if !s.Emit(req) {
-		return agent.Decision{}, false
+		return streamjson.Decision{}, false
 	}
 	select {
 	case d := <-ch:
 		return d, true
 	case <-s.done:
-		return agent.Decision{}, false
+		return streamjson.Decision{}, false
 	}
 }
 
 // Kill ends the session as a crash: Exit{Expected: false, Code: 137}.
-func (s *FakeSession) Kill() { s.exit(agent.Exit{Code: 137, Expected: false, Reason: "killed"}) }
+func (s *FakeSession) Kill() { s.exit(streamjson.Exit{Code: 137, Expected: false, Reason: "killed"}) }
 
 // End ends the session with e, e.g. an exit after a kill by the memory
 // cap (Exit.Limit).
-func (s *FakeSession) End(e agent.Exit) { s.exit(e) }
+func (s *FakeSession) End(e streamjson.Exit) { s.exit(e) }
 
 // Close ends the session as a requested stop.
 func (s *FakeSession) Close(reason string) {
-	s.exit(agent.Exit{Code: 0, Expected: true, Reason: reason})
+	s.exit(streamjson.Exit{Code: 0, Expected: true, Reason: reason})
 }
 
-func (s *FakeSession) exit(e agent.Exit) {
+func (s *FakeSession) exit(e streamjson.Exit) {
 	s.emitMu.Lock()
 	if s.exited {
 		s.emitMu.Unlock()
@@ -390,7 +392,7 @@ func (s *FakeSession) Exited() bool {
 }
 
 // Sent returns the messages the core wrote, in order.
-func (s *FakeSession) Sent() []agent.UserMessage {
+func (s *FakeSession) Sent() []streamjson.UserMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.sent)
@@ -411,7 +413,7 @@ func (s *FakeSession) Calls() []string {
 }
 
 // WaitSent waits until the core wrote at least n messages.
-func (s *FakeSession) WaitSent(ctx context.Context, n int) ([]agent.UserMessage, error) {
+func (s *FakeSession) WaitSent(ctx context.Context, n int) ([]streamjson.UserMessage, error) {
 	for {
 		s.mu.Lock()
 		if len(s.sent) >= n {

@@ -1,6 +1,6 @@
 package core_test
 
-// Acceptance tests: the core with the real Claude Code CLI (agent.Pool)
+// Acceptance tests: the core with the real Claude Code CLI (pool.Pool)
 // against the fake Anthropic API (agent/fakemodel) and the in-memory
 // platform. They skip when `claude` is not installed, unless CI is set (1, true or yes).
 
@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
@@ -56,7 +57,7 @@ type countingPool struct {
 	acquires, resumes atomic.Int64
 }
 
-func (c *countingPool) Acquire(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (core.AgentSession, error) {
+func (c *countingPool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (core.AgentSession, error) {
 	c.acquires.Add(1)
 	if opts.Resume {
 		c.resumes.Add(1)
@@ -68,7 +69,7 @@ func (c *countingPool) Acquire(ctx context.Context, key string, limit agent.Pool
 type live struct {
 	*harness
 	srv     *fakemodel.Server
-	apool   *agent.Pool
+	apool   *pool.Pool
 	counted *countingPool
 	workdir string
 }
@@ -119,7 +120,7 @@ func startLive(t *testing.T, ls liveSetup) *live {
 	if ls.noAPIKey {
 		delete(env, "ANTHROPIC_API_KEY")
 	}
-	apool := agent.NewPool(slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	apool := pool.New(slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	counted := &countingPool{AgentPool: core.NewAgentPool(apool)}
 	h := start(t, setup{
 		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -109,7 +109,7 @@ func (cv *conversation) openScheduleCard(ctx context.Context, r scheduleRequest)
 	cv.openCard(ctx, &card{
 		id:       id,
 		kind:     cardSchedule,
-		req:      agent.PermissionRequest{RequestID: id, ToolName: qualifiedTool(toolSchedule), Input: input},
+		req:      streamjson.PermissionRequest{RequestID: id, ToolName: qualifiedTool(toolSchedule), Input: input},
 		body:     cv.scheduleCardBody(r),
 		schedule: &r,
 	})

@@ -5,35 +5,35 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // onEvent handles one event of the live session.
-func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
+func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 	switch e := ev.(type) {
-	case agent.Init:
+	case streamjson.Init:
 		cv.beginTurn(ctx)
-	case agent.TextDelta:
+	case streamjson.TextDelta:
 		if e.ParentToolUseID == "" {
 			cv.beginTurn(ctx).addDelta(e.Text)
 			cv.touchLive(ctx)
 		}
-	case agent.AssistantText:
+	case streamjson.AssistantText:
 		if e.ParentToolUseID == "" {
 			cv.beginTurn(ctx).addText(e.Text)
 			cv.touchLive(ctx)
 		}
-	case agent.ToolUse:
+	case streamjson.ToolUse:
 		line := ""
 		if verbosity(cv.bot) != config.VerbosityQuiet {
 			line = toolLine(e, cv.profile.Workdir)
 		}
 		cv.beginTurn(ctx).addTool(e, line)
 		cv.touchLive(ctx)
-	case agent.ToolResult:
+	case streamjson.ToolResult:
 		if cv.turn == nil {
 			break
 		}
@@ -44,36 +44,36 @@ func (cv *conversation) onEvent(ctx context.Context, ev agent.Event) {
 		if cv.turn.live.toolDone(e, full) || full {
 			cv.touchLive(ctx)
 		}
-	case agent.PermissionDenied:
+	case streamjson.PermissionDenied:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
 			cv.beginTurn(ctx).addNote("› " + codeSpan(e.ToolName+" refused: "+oneLine(e.Message, 120)))
 			cv.touchLive(ctx)
 		}
-	case agent.PermissionRequest:
+	case streamjson.PermissionRequest:
 		cv.onPermission(ctx, e)
-	case agent.PermissionCancelled:
+	case streamjson.PermissionCancelled:
 		cv.closeCard(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
-	case agent.Lifecycle:
+	case streamjson.Lifecycle:
 		cv.onLifecycle(ctx, e)
-	case agent.TaskStarted:
+	case streamjson.TaskStarted:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
 			cv.notice(ctx, "⏳ Background task started: "+oneLine(orDefault(e.Description, e.TaskType), 200))
 		}
-	case agent.TaskNotification:
+	case streamjson.TaskNotification:
 		cv.notice(ctx, taskNotice(e))
-	case agent.Notice:
+	case streamjson.Notice:
 		if e.Level == "warning" || e.Level == "error" {
 			cv.notice(ctx, "ℹ️ "+oneLine(e.Text, 500))
 		}
-	case agent.Result:
+	case streamjson.Result:
 		cv.onResult(ctx, e)
-	case agent.Exit:
+	case streamjson.Exit:
 		cv.onExit(ctx, e)
-	case agent.LimitHit:
+	case streamjson.LimitHit:
 		cv.onLimitHit(ctx, e)
-	case agent.DecodeError:
+	case streamjson.DecodeError:
 		cv.log.Warn("agent wrote an undecodable line", "err", e.Err)
-	case agent.EventsDropped:
+	case streamjson.EventsDropped:
 		cv.onEventsDropped(ctx, e)
 	default:
 		cv.log.Debug("agent event", "type", fmt.Sprintf("%T", ev))
@@ -101,14 +101,14 @@ func (cv *conversation) beginTurn(ctx context.Context) *turn {
 }
 
 // onLifecycle moves a ledger message along its delivery states.
-func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
+func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle) {
 	sm, ours := cv.inflight[e.UUID]
 	if !ours {
 		cv.log.Debug("lifecycle for a message this worker did not send", "uuid", e.UUID, "state", e.State)
 		return
 	}
 	switch e.State {
-	case agent.LifecycleStarted:
+	case streamjson.LifecycleStarted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
 		t := cv.beginTurn(ctx)
 		t.fromLedger = true
@@ -122,10 +122,10 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 			t.payer = sm.from.id
 		}
 		t.replyTo, t.replyUser = sm.platformID, sm.from.id
-	case agent.LifecycleCompleted:
+	case streamjson.LifecycleCompleted:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
 		delete(cv.inflight, e.UUID)
-	case agent.LifecycleCancelled:
+	case streamjson.LifecycleCancelled:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "cancelled by the agent")
 		delete(cv.inflight, e.UUID)
 	}
@@ -133,7 +133,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e agent.Lifecycle) {
 
 // onResult ends a turn: usage and the final answer through the outbox (one
 // commit), the live message's final form.
-func (cv *conversation) onResult(ctx context.Context, r agent.Result) {
+func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	t := cv.beginTurn(ctx)
 	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
 	usage := store.Usage{
@@ -263,12 +263,12 @@ func (cv *conversation) endTurn(ctx context.Context) {
 
 // resumeFailed reports the CLI's answer to --resume of a session it does not
 // have (e.g. its HOME or workdir changed).
-func resumeFailed(r agent.Result) bool {
+func resumeFailed(r streamjson.Result) bool {
 	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
 }
 
 // taskNotice describes a finished background task.
-func taskNotice(e agent.TaskNotification) string {
+func taskNotice(e streamjson.TaskNotification) string {
 	summary := oneLine(orDefault(e.Summary, e.TaskID), 300)
 	switch e.Status {
 	case "completed":

@@ -7,8 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -28,7 +28,7 @@ func sandboxLimits(r config.Resources) sandbox.Limits {
 
 // onLimitHit counts a hit of the agent's cgroup limits and tells the
 // conversation (a kill of the agent itself is told by onExit).
-func (cv *conversation) onLimitHit(ctx context.Context, e agent.LimitHit) {
+func (cv *conversation) onLimitHit(ctx context.Context, e streamjson.LimitHit) {
 	cv.core.opts.Metrics.limitHit(cv.profile.Name, e.Limit, e.Count)
 	if e.AfterExit {
 		return
@@ -54,7 +54,7 @@ func (cv *conversation) onLimitHit(ctx context.Context, e agent.LimitHit) {
 
 // limitExitNotice is what onExit tells when the agent itself was killed by
 // its memory cap, or "".
-func (cv *conversation) limitExitNotice(e agent.Exit) string {
+func (cv *conversation) limitExitNotice(e streamjson.Exit) string {
 	if e.Limit != sandbox.LimitMemory {
 		return ""
 	}

@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -28,14 +28,14 @@ func TestAgentLimitHits(t *testing.T) {
 	if _, err := first.WaitSent(ctxT(t), 1); err != nil {
 		t.Fatal(err)
 	}
-	first.Emit(agent.LimitHit{Limit: sandbox.LimitProcesses, Count: 40})
-	first.Emit(agent.LimitHit{Limit: sandbox.LimitProcesses, Count: 2})
-	first.Emit(agent.LimitHit{Limit: sandbox.LimitMemory, Count: 1})
+	first.Emit(streamjson.LimitHit{Limit: sandbox.LimitProcesses, Count: 40})
+	first.Emit(streamjson.LimitHit{Limit: sandbox.LimitProcesses, Count: 2})
+	first.Emit(streamjson.LimitHit{Limit: sandbox.LimitMemory, Count: 1})
 	h.waitText(k, "reached its limit of 64 processes")
 	h.waitText(k, "A command of the agent ran out of the agent's 512 MiB memory limit and was killed")
 
-	first.Emit(agent.LimitHit{Limit: sandbox.LimitMemory, Count: 1, AfterExit: true})
-	first.End(agent.Exit{Code: 137, Reason: "crashed", Limit: sandbox.LimitMemory})
+	first.Emit(streamjson.LimitHit{Limit: sandbox.LimitMemory, Count: 1, AfterExit: true})
+	first.End(streamjson.Exit{Code: 137, Reason: "crashed", Limit: sandbox.LimitMemory})
 	h.waitText(k, "The agent ran out of its 512 MiB memory limit and was restarted; history is kept. Delivering the interrupted message again")
 	second := h.session(2)
 	if _, err := second.WaitSent(ctxT(t), 1); err != nil {

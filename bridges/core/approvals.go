@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
@@ -20,7 +20,7 @@ var acceptEditsPermission = json.RawMessage(`{"type":"setMode","mode":"acceptEdi
 
 // onPermission handles a can_use_tool request: a policy rule answers it, or
 // a card asks the people who may decide.
-func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRequest) {
+func (cv *conversation) onPermission(ctx context.Context, req streamjson.PermissionRequest) {
 	cv.beginTurn(ctx)
 	switch req.ToolName {
 	case "AskUserQuestion":
@@ -43,7 +43,7 @@ func (cv *conversation) onPermission(ctx context.Context, req agent.PermissionRe
 	case isAgentTool(req.ToolName) && v.Rule.Action != policy.ActionAsk:
 		// Normally allowed by --allowed-tools already; asked anyway (a
 		// mode that asks for everything), it needs no card either.
-		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow,
+		cv.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow,
 			"bridge tool (acts on this conversation only)", "")
 		return
 	}
@@ -95,10 +95,10 @@ func permissionSubject(tool string, input json.RawMessage) string {
 
 // ruleDecision answers a request by the profile's policy rules (verdict v,
 // allow or deny), without a card.
-func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRequest, v policy.Verdict) {
+func (cv *conversation) ruleDecision(ctx context.Context, req streamjson.PermissionRequest, v policy.Verdict) {
 	desc := "rule " + ruleText(v.Rule)
 	if v.Action != policy.ActionDeny {
-		cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow, desc, "")
+		cv.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow, desc, "")
 		return
 	}
 	why := desc
@@ -110,13 +110,13 @@ func (cv *conversation) ruleDecision(ctx context.Context, req agent.PermissionRe
 		cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(permissionSubject(req.ToolName, req.Input), 100)))
 		cv.touchLive(ctx)
 	}
-	cv.autoDecision(ctx, req, agent.Decision{Message: msg}, store.DecisionRuleDeny, desc, msg)
+	cv.autoDecision(ctx, req, streamjson.Decision{Message: msg}, store.DecisionRuleDeny, desc, msg)
 }
 
 // autoDecision answers a request without a card (a policy rule or a grant
 // decided it), records it in the audit log as requested and decided at
 // once, with desc naming what decided, and counts it.
-func (cv *conversation) autoDecision(ctx context.Context, req agent.PermissionRequest, d agent.Decision, audit store.Decision, desc, msg string) {
+func (cv *conversation) autoDecision(ctx context.Context, req streamjson.PermissionRequest, d streamjson.Decision, audit store.Decision, desc, msg string) {
 	cv.respond(ctx, req.RequestID, d)
 	cv.auditRequest(ctx, store.Approval{
 		ID: req.RequestID, ConversationID: cv.id, ToolName: req.ToolName, Input: req.Input,
@@ -166,7 +166,7 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
 		msg := "The approval request could not be shown to the user (chat error), so the call was denied. Try again later."
 		if cd.answersCLI() {
-			cv.respond(ctx, cd.id, agent.Decision{Message: msg})
+			cv.respond(ctx, cd.id, streamjson.Decision{Message: msg})
 		}
 		cv.audit(ctx, cd.id, store.DecisionDeny, "", msg)
 		return
@@ -229,22 +229,22 @@ func (cv *conversation) decide(ctx context.Context, cd *card, choice string, who
 	in := cd.req.Input
 	switch {
 	case cd.kind == cardPermission && choice == bridges.ChoiceAllow:
-		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Allowed by "+by)
+		cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Allowed by "+by)
 	case cd.kind == cardPermission && choice == bridges.ChoiceAlways && cd.always != nil:
 		granted, note := cv.storeGrants(ctx, cd, who)
-		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: cd.always},
+		cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: cd.always},
 			store.DecisionAlways, who, granted, "✅ Always allowed by "+by+note)
 	case cd.kind == cardPermission && choice == bridges.ChoiceDeny:
 		msg := "Denied by " + by
-		cv.resolve(ctx, cd, agent.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ "+msg)
+		cv.resolve(ctx, cd, streamjson.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ "+msg)
 	case cd.kind == cardPlan && choice == bridges.ChoiceApprove:
-		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Plan approved by "+by)
+		cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: in}, store.DecisionAllow, who, "", "✅ Plan approved by "+by)
 	case cd.kind == cardPlan && choice == bridges.ChoiceApproveEdits:
-		cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: []json.RawMessage{acceptEditsPermission}},
+		cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: in, UpdatedPermissions: []json.RawMessage{acceptEditsPermission}},
 			store.DecisionAlways, who, "accept edits", "✅ Plan approved by "+by+" (edits accepted automatically)")
 	case cd.kind == cardPlan && choice == bridges.ChoiceReject:
 		msg := "Rejected by " + by + ". Stay in plan mode: revise the plan with the user and present it again."
-		cv.resolve(ctx, cd, agent.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ Plan rejected by "+by)
+		cv.resolve(ctx, cd, streamjson.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ Plan rejected by "+by)
 	default:
 		return "That choice is not available on this request."
 	}
@@ -252,7 +252,7 @@ func (cv *conversation) decide(ctx context.Context, cd *card, choice string, who
 }
 
 // resolve answers the CLI, audits the decision and closes the card.
-func (cv *conversation) resolve(ctx context.Context, cd *card, d agent.Decision, audit store.Decision, who author, msg, status string) {
+func (cv *conversation) resolve(ctx context.Context, cd *card, d streamjson.Decision, audit store.Decision, who author, msg, status string) {
 	cv.respond(ctx, cd.id, d)
 	cv.audit(ctx, cd.id, audit, who.id, msg)
 	cv.log.Info("permission decided", "tool", cd.req.ToolName, "decision", audit, "by", who.id)
@@ -260,7 +260,7 @@ func (cv *conversation) resolve(ctx context.Context, cd *card, d agent.Decision,
 }
 
 // respond answers a permission request on the live session.
-func (cv *conversation) respond(ctx context.Context, id string, d agent.Decision) {
+func (cv *conversation) respond(ctx context.Context, id string, d streamjson.Decision) {
 	if cv.sess == nil {
 		return
 	}
@@ -334,7 +334,7 @@ func (cv *conversation) expireCard(ctx context.Context, id string) {
 		msg = "Nobody approved the schedule within " + wait + ", so none was created."
 	}
 	if cd.answersCLI() {
-		cv.respond(ctx, id, agent.Decision{Message: msg})
+		cv.respond(ctx, id, streamjson.Decision{Message: msg})
 	}
 	cv.audit(ctx, id, store.DecisionTimeout, "", msg)
 	cv.log.Info("permission request expired", "request", id, "after", wait)

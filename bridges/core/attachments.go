@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
@@ -36,9 +36,9 @@ var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/g
 // the agent by path. A file larger than its cap (by the size the platform
 // announced) is not downloaded: the conversation is told why, and the
 // agent gets a note. Every file the agent does not get is noted for it.
-func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, files []bridges.File) ([]agent.Image, []string) {
+func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, files []bridges.File) ([]streamjson.Image, []string) {
 	ff, _ := cv.platform.(bridges.FileFetcher)
-	var imgs []agent.Image
+	var imgs []streamjson.Image
 	var notes []string
 	for _, f := range files {
 		image := imageTypes[f.MimeType]
@@ -64,7 +64,7 @@ func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, file
 			continue
 		}
 		if image {
-			imgs = append(imgs, agent.Image{MediaType: f.MimeType, Data: data})
+			imgs = append(imgs, streamjson.Image{MediaType: f.MimeType, Data: data})
 			continue
 		}
 		path, err := saveUpload(dir, msgID, f.Name, data)

@@ -3,13 +3,13 @@ package core
 import (
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // authFailed reports whether a failed result means the agent has no valid
 // credential for the model API: a 401 from the API ("Failed to
 // authenticate"), or the CLI found none at all ("Not logged in").
-func authFailed(r agent.Result) bool {
+func authFailed(r streamjson.Result) bool {
 	if !r.IsError {
 		return false
 	}
@@ -24,7 +24,7 @@ func authFailed(r agent.Result) bool {
 // authHelp is what the conversation is told when the agent could not
 // authenticate: what happened and what an admin must change (running
 // /login, which the CLI suggests, is impossible from a chat).
-func authHelp(profile string, r agent.Result) string {
+func authHelp(profile string, r streamjson.Result) string {
 	said, _, _ := strings.Cut(r.Text, " · ") // "Not logged in · Please run /login"
 	return "⚠️ The agent could not sign in to the model API (" + oneLine(strings.TrimSpace(said), 200) + ").\n" +
 		"An admin needs to give the agent profile " + codeSpan(profile) + " a credential in the bridge's config, under " +
@@ -35,7 +35,7 @@ func authHelp(profile string, r agent.Result) string {
 
 // failureText is the answer shown for a failed result; auth reports that
 // the agent could not authenticate (the answer then replaces the turn's text).
-func (cv *conversation) failureText(r agent.Result) (text string, auth bool) {
+func (cv *conversation) failureText(r streamjson.Result) (text string, auth bool) {
 	if authFailed(r) {
 		cv.log.Warn("agent could not authenticate with the model API: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the profile's env",
 			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)

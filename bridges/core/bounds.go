@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // In-memory state that grows with traffic is bounded. Each bound is applied
@@ -24,7 +24,7 @@ import (
 //     kind and card), editReply (until the reply is posted), spared (until
 //     the message is final).
 //   - A session's agent events: bounded by the agent package's event queue
-//     (agent.EventsDropped, counted in agentbridge_agent_events_dropped_total).
+//     (streamjson.EventsDropped, counted in agentbridge_agent_events_dropped_total).
 const (
 	// maxRefusals bounds Core.refused, the memory of who was told that they
 	// may not talk to a bot. When full, entries older than refusalEvery are
@@ -135,9 +135,9 @@ func (cv *conversation) reportBounds(t *turn) {
 }
 
 // onEventsDropped notes that the session's event queue dropped events
-// because this worker fell behind (see agent.EventsDropped). On an overflow
+// because this worker fell behind (see streamjson.EventsDropped). On an overflow
 // the agent is being stopped; its Exit follows as for a crash.
-func (cv *conversation) onEventsDropped(ctx context.Context, e agent.EventsDropped) {
+func (cv *conversation) onEventsDropped(ctx context.Context, e streamjson.EventsDropped) {
 	cv.core.opts.Metrics.agentEventsDropped(cv.bot.Name, e.Count, e.Overflow)
 	if !e.Overflow {
 		cv.log.Warn("agent progress events dropped: the conversation fell behind the agent", "dropped", e.Count)

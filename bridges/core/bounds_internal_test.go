@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -63,7 +65,7 @@ func (quietPlatform) Edit(context.Context, bridges.MessageRef, bridges.Message) 
 // noAgents is an AgentPool that never has an agent.
 type noAgents struct{}
 
-func (noAgents) Acquire(context.Context, string, agent.PoolLimit, agent.Options) (AgentSession, error) {
+func (noAgents) Acquire(context.Context, string, pool.Limit, agent.Options) (AgentSession, error) {
 	return nil, errors.New("no agents here")
 }
 
@@ -139,8 +141,8 @@ func TestTurnActivityBounded(t *testing.T) {
 	for i := 0; total < 4*maxTurnActivity; i++ {
 		id := fmt.Sprint("tool", i)
 		line := fmt.Sprintf("› `Bash: step %d %s`", i, strings.Repeat("x", 200))
-		tr.addTool(agent.ToolUse{ID: id, Name: "Bash"}, line)
-		tr.addToolResult(agent.ToolResult{ToolUseID: id, Content: "ok"})
+		tr.addTool(streamjson.ToolUse{ID: id, Name: "Bash"}, line)
+		tr.addToolResult(streamjson.ToolResult{ToolUseID: id, Content: "ok"})
 		tr.addDelta(fmt.Sprintf("thinking about step %d. ", i))
 		tr.addDelta(strings.Repeat("y", 500))
 		tr.addText("(ignored: streamed)")
@@ -188,8 +190,8 @@ func TestTurnToolsBounded(t *testing.T) {
 	tr := newTurn(time.Now())
 	const calls = maxTurnTools + 100
 	for i := range calls {
-		tr.addTool(agent.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "")
-		tr.addTool(agent.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "") // repeated id: no double count
+		tr.addTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "")
+		tr.addTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "") // repeated id: no double count
 	}
 	if len(tr.tools) != maxTurnTools || len(tr.toolOrder) != maxTurnTools || tr.forgotTools != calls-maxTurnTools {
 		t.Fatalf("tools %d, order %d, forgotten %d; want %d, %d, %d",

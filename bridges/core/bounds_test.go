@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
 
@@ -19,8 +19,8 @@ func TestAgentEventOverflowAnnouncedAndRecovered(t *testing.T) {
 	script := func(s *bridgetest.FakeSession, m agentUserMessage) {
 		if calls.Add(1) == 1 {
 			s.Emit(agentLifecycle(m.UUID, "started"))
-			s.Emit(agent.EventsDropped{Count: 3})
-			s.Emit(agent.EventsDropped{Overflow: true, Err: errors.New("agent event queue overflow: test")})
+			s.Emit(streamjson.EventsDropped{Count: 3})
+			s.Emit(streamjson.EventsDropped{Overflow: true, Err: errors.New("agent event queue overflow: test")})
 			s.Kill()
 			return
 		}

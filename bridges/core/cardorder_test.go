@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
@@ -16,17 +16,17 @@ import (
 // edit interval). The sentence must still be shown above the card, as the
 // agent wrote them, and what the agent writes after the decision below it.
 func TestCardAfterItsIntroduction(t *testing.T) {
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.TextDelta{Text: "I will run the tests first."})
-		s.Emit(agent.AssistantText{Text: "I will run the tests first."})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.TextDelta{Text: "I will run the tests first."})
+		s.Emit(streamjson.AssistantText{Text: "I will run the tests first."})
 		input, _ := json.Marshal(map[string]any{"command": "make test"})
-		s.Emit(agent.ToolUse{ID: "tu-1", Name: "Bash", Input: input})
-		s.Ask(agent.PermissionRequest{RequestID: "req-order", ToolName: "Bash", Input: input, ToolUseID: "tu-1"})
-		s.Emit(agent.TextDelta{Text: "All tests pass."})
-		s.Emit(agent.AssistantText{Text: "All tests pass."})
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-		s.Emit(agent.Result{Subtype: "success", Text: "All tests pass.", Duration: 20 * time.Millisecond, NumTurns: 1})
+		s.Emit(streamjson.ToolUse{ID: "tu-1", Name: "Bash", Input: input})
+		s.Ask(streamjson.PermissionRequest{RequestID: "req-order", ToolName: "Bash", Input: input, ToolUseID: "tu-1"})
+		s.Emit(streamjson.TextDelta{Text: "All tests pass."})
+		s.Emit(streamjson.AssistantText{Text: "All tests pass."})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+		s.Emit(streamjson.Result{Subtype: "success", Text: "All tests pass.", Duration: 20 * time.Millisecond, NumTurns: 1})
 	}
 	lim := defaultLimits()
 	lim.EditInterval = 2 * time.Second // the card comes long before the live message's first post

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config/policy"
 )
@@ -26,7 +26,7 @@ type card struct {
 	id          string // CardID; the CLI's request id
 	seq         int    // opening order within the conversation
 	kind        cardKind
-	req         agent.PermissionRequest
+	req         streamjson.PermissionRequest
 	ref         bridges.MessageRef
 	posted      bool
 	requesters  map[string]author

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -24,7 +24,7 @@ type (
 	inAction struct{ a bridges.Action } // a click on one of our cards
 	inEvent  struct {
 		gen uint64
-		ev  agent.Event
+		ev  streamjson.Event
 	} // from the session of generation gen
 	inAcquired struct {
 		gen       uint64

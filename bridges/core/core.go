@@ -31,7 +31,7 @@ const (
 type CoreOptions struct {
 	Config *config.Config // required: bots, agent profiles, access lists
 	Store  *store.Store   // required: conversations, ledger, outbox, audit, usage
-	Pool   AgentPool      // required: agent processes (NewAgentPool over *agent.Pool)
+	Pool   AgentPool      // required: agent processes (NewAgentPool over *pool.Pool)
 	Logger *slog.Logger   // default discards
 	// Clock is the source of time and timers; default the real clock.
 	Clock Clock

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
@@ -60,10 +60,10 @@ func TestMessageAnsweredThroughOutbox(t *testing.T) {
 func TestBurstReachesAgentWhileTurnRuns(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		if m.Text == "first" {
-			s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-			s.Emit(agent.TextDelta{Text: "working…"})
+			s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+			s.Emit(streamjson.TextDelta{Text: "working…"})
 			<-release
 		}
 		s.Reply(m, "answer to "+m.Text)
@@ -244,8 +244,8 @@ func TestIdleWorkerRetires(t *testing.T) {
 
 func TestAttachmentsAndTyping(t *testing.T) {
 	release := make(chan struct{})
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 		<-release
 		s.Reply(m, "seen")
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -105,7 +107,7 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
-	um := agent.UserMessage{UUID: m.ID, Text: quotedPrefix(m.Quoted) + m.Text}
+	um := streamjson.UserMessage{UUID: m.ID, Text: quotedPrefix(m.Quoted) + m.Text}
 	if files := decodeFiles(m.Files); len(files) > 0 {
 		var notes []string
 		um.Images, notes = cv.fetchAttachments(ctx, m.ID, files)
@@ -184,7 +186,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	cv.acquiring = true
 	cv.gen++
 	gen := cv.gen
-	limit := agent.PoolLimit{
+	limit := agentpool.Limit{
 		Profile:     cv.profile.Name,
 		MaxLive:     cv.profile.MaxLive,
 		IdleTimeout: cv.profile.IdleTimeout,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
@@ -112,7 +112,7 @@ func TestAnswerQuotesTheUserMessage(t *testing.T) {
 	t.Run("posted answer, split", func(t *testing.T) {
 		lim := defaultLimits()
 		lim.MaxMessageRunes = 500
-		script := func(s *bridgetest.FakeSession, m agent.UserMessage) { s.Reply(m, long) }
+		script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) { s.Reply(m, long) }
 		h := start(t, setup{noEdit: true, script: script, limits: lim})
 		k := key("T1")
 		h.send(k, "m1", "alice", "long please")

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
@@ -107,9 +107,9 @@ func (cv *conversation) activeGrants(ctx context.Context) []store.Grant {
 
 // grantDecision allows a request matching one of the conversation's grants,
 // without a card, and audits it.
-func (cv *conversation) grantDecision(ctx context.Context, req agent.PermissionRequest, v policy.Verdict, g store.Grant) {
+func (cv *conversation) grantDecision(ctx context.Context, req streamjson.PermissionRequest, v policy.Verdict, g store.Grant) {
 	desc := fmt.Sprintf("grant #%d %s (granted by %s)", g.Num, ruleText(grantRule(g)), orDefault(g.GrantedBy, "unknown"))
-	cv.autoDecision(ctx, req, agent.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionGrant, desc, "")
+	cv.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionGrant, desc, "")
 }
 
 // ruleText describes a rule for the audit log and chat: Bash "git push *".

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
@@ -43,7 +43,7 @@ func (c streamCursor) closing() []bridges.StreamChunk {
 // toolDone notes a tool's result for the stream: the tool's task becomes
 // complete (or failed), with the result's first line as its output when
 // full. It reports whether the stream has something new to show.
-func (l *liveMsg) toolDone(r agent.ToolResult, full bool) bool {
+func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
 	ls := &l.stream
 	title, shown := ls.sentTask[r.ToolUseID]
 	if ls.s == nil || !shown {

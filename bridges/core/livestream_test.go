@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
@@ -80,18 +80,18 @@ func TestQuickTurnDoesNotStream(t *testing.T) {
 // Tool calls are tasks of the stream: shown running, then complete.
 func TestStreamShowsToolsAsTasks(t *testing.T) {
 	step := make(chan struct{})
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.TextDelta{Text: "Let me look."})
-		s.Emit(agent.AssistantText{Text: "Let me look."})
-		s.Emit(agent.ToolUse{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"git status"}`)})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.TextDelta{Text: "Let me look."})
+		s.Emit(streamjson.AssistantText{Text: "Let me look."})
+		s.Emit(streamjson.ToolUse{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"git status"}`)})
 		<-step
-		s.Emit(agent.ToolResult{ToolUseID: "t1", Content: "clean"})
+		s.Emit(streamjson.ToolResult{ToolUseID: "t1", Content: "clean"})
 		<-step
-		s.Emit(agent.TextDelta{Text: "All clean."})
-		s.Emit(agent.AssistantText{Text: "All clean."})
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-		s.Emit(agent.Result{Subtype: "success", Text: "All clean.", Duration: 3 * time.Second, CostUSD: 0.01})
+		s.Emit(streamjson.TextDelta{Text: "All clean."})
+		s.Emit(streamjson.AssistantText{Text: "All clean."})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+		s.Emit(streamjson.Result{Subtype: "success", Text: "All clean.", Duration: 3 * time.Second, CostUSD: 0.01})
 	}
 	h, _, clock := streamingSetup(t, script)
 	k := key("T1")

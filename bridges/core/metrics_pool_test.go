@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
@@ -25,7 +25,7 @@ func (p countedPool) Len() int { return p.n }
 func TestPoolCollector(t *testing.T) {
 	wp := &warmFakePool{FakePool: bridgetest.NewFakePool(nil)}
 	defer wp.Close()
-	wp.setStatus(agent.SpareStatus{Want: 2, Ready: 1, Starting: 1, Failures: 3})
+	wp.setStatus(pool.SpareStatus{Want: 2, Ready: 1, Starting: 1, Failures: 3})
 	c := core.NewPoolCollector(countedPool{wp, 5}, []string{"coder"})
 	want := `
 # HELP agentbridge_agents Agent processes the pool holds (live, starting or stopping), warm spares included.

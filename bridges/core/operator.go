@@ -12,16 +12,19 @@ import "context"
 
 import "github.com/agentbridge/agentbridge/agent"
 
-import "github.com/agentbridge/agentbridge/bridges"
+import (
+	"github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/bridges"
+)
 
 // livePool is implemented by pools that can list their processes
 // (NewAgentPool's adapter does).
 type livePool interface {
-	Snapshot() []agent.LiveInfo
+	Snapshot() []pool.LiveInfo
 }
 
 // Snapshot lists the live processes of the underlying pool.
-func (a agentPool) Snapshot() []agent.LiveInfo { return a.p.Snapshot() }
+func (a agentPool) Snapshot() []pool.LiveInfo { return a.p.Snapshot() }
 
 // LiveAgents lists the live agent processes with their conversations.
 // Pools that cannot list their processes give none.

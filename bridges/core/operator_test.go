@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
 // Snapshot lets the core list the processes of the counting pool.
-func (c *countingPool) Snapshot() []agent.LiveInfo {
-	return c.AgentPool.(interface{ Snapshot() []agent.LiveInfo }).Snapshot()
+func (c *countingPool) Snapshot() []pool.LiveInfo {
+	return c.AgentPool.(interface{ Snapshot() []pool.LiveInfo }).Snapshot()
 }
 
 // TestOperatorDecidesApproval: a bridge admin decides a pending card from

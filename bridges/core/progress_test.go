@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
@@ -13,14 +13,14 @@ import (
 // slowScript starts a turn on "slow", calls Bash and answers only once
 // release is closed; anything else is answered at once.
 func slowScript(release <-chan struct{}) bridgetest.Script {
-	return func(s *bridgetest.FakeSession, m agent.UserMessage) {
+	return func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		if m.Text != "slow" {
 			s.Reply(m, "pong: "+m.Text)
 			return
 		}
 		// The tool call starts the turn: once the platform shows typing,
 		// the worker has taken it.
-		s.Emit(agent.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
+		s.Emit(streamjson.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
 		<-release
 		s.Reply(m, "done")
 	}

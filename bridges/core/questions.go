@@ -8,20 +8,20 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // openQuestion shows AskUserQuestion as a card: one button per option, or
 // toggles and Submit for multiple choice and several questions.
-func (cv *conversation) openQuestion(ctx context.Context, req agent.PermissionRequest) {
+func (cv *conversation) openQuestion(ctx context.Context, req streamjson.PermissionRequest) {
 	var in struct {
 		Questions []question `json:"questions"`
 	}
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
 		cv.log.Warn("AskUserQuestion without questions; allowing it unanswered", "err", err)
-		cv.respond(ctx, req.RequestID, agent.Decision{Allow: true, UpdatedInput: req.Input})
+		cv.respond(ctx, req.RequestID, streamjson.Decision{Allow: true, UpdatedInput: req.Input})
 		return
 	}
 	cd := &card{id: req.RequestID, kind: cardQuestion, req: req, questions: in.Questions}
@@ -35,7 +35,7 @@ func (cv *conversation) openQuestion(ctx context.Context, req agent.PermissionRe
 
 // openPlan shows ExitPlanMode as a plan approval card. The plan comes from
 // the request's input or, when the CLI sent none, from the tool call.
-func (cv *conversation) openPlan(ctx context.Context, req agent.PermissionRequest) {
+func (cv *conversation) openPlan(ctx context.Context, req streamjson.PermissionRequest) {
 	plan := str(inputMap(req.Input), "plan")
 	if plan == "" && cv.turn != nil {
 		if u, ok := cv.turn.tools[req.ToolUseID]; ok {
@@ -140,7 +140,7 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 		}
 	}
 	status := "✅ Answered by " + mention(who) + ": " + oneLine(strings.Join(shown, "; "), 300)
-	cv.resolve(ctx, cd, agent.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
+	cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
 }
 
 // answerFromText lets a plain reply answer an open card: any reply answers

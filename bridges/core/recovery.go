@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -19,7 +19,7 @@ const removeTimeout = 15 * time.Second
 // crash: the thread is told, open cards expire, and the messages the agent
 // had not finished go back to pending, to be re-delivered once to the
 // resumed session with a note that the previous turn was interrupted.
-func (cv *conversation) onExit(ctx context.Context, e agent.Exit) {
+func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	cv.sess = nil
 	cv.core.opts.Metrics.exit(cv.bot.Name, e.Reason)
 	if e.Expected {

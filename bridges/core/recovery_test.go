@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/store"
@@ -170,10 +170,10 @@ func TestHandleMessageIsDurableBeforeReturning(t *testing.T) {
 }
 
 func TestFailedResumeStartsFreshWithoutGivingUp(t *testing.T) {
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		if s.Opts.Resume {
 			// What the CLI does for --resume of a session it never wrote.
-			s.Emit(agent.Result{Subtype: "error_during_execution", IsError: true,
+			s.Emit(streamjson.Result{Subtype: "error_during_execution", IsError: true,
 				Errors: []string{"No conversation found with session ID: " + s.Opts.SessionID}})
 			go s.Kill()
 			return

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/markdown"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -18,7 +18,7 @@ const defaultMaxRunes = 4000
 
 // toolLine is the compact one-line summary of a tool call ("Bash: git
 // status"), as markdown, or "" for tools that show their own card.
-func toolLine(u agent.ToolUse, workdir string) string {
+func toolLine(u streamjson.ToolUse, workdir string) string {
 	in := inputMap(u.Input)
 	var detail string
 	switch u.Name {
@@ -68,7 +68,7 @@ func toolLine(u agent.ToolUse, workdir string) string {
 }
 
 // resultLine abbreviates a tool result for the full verbosity.
-func resultLine(r agent.ToolResult) string {
+func resultLine(r streamjson.ToolResult) string {
 	content := strings.TrimSpace(r.Content)
 	lines := strings.Count(content, "\n") + 1
 	s := oneLine(firstLine(content), 100)
@@ -99,7 +99,7 @@ func formatDuration(d time.Duration) string {
 }
 
 // resultError describes a failed result for the thread.
-func resultError(r agent.Result) string {
+func resultError(r streamjson.Result) string {
 	switch {
 	case strings.TrimSpace(r.Text) != "":
 		return "⚠️ " + strings.TrimSpace(r.Text)

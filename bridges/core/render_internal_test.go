@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -31,7 +31,7 @@ func TestToolLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			got := toolLine(agent.ToolUse{Name: tt.name, Input: json.RawMessage(tt.input), ParentToolUseID: tt.parent}, "/srv/project")
+			got := toolLine(streamjson.ToolUse{Name: tt.name, Input: json.RawMessage(tt.input), ParentToolUseID: tt.parent}, "/srv/project")
 			if got != tt.want {
 				t.Errorf("toolLine = %q, want %q", got, tt.want)
 			}
@@ -157,7 +157,7 @@ func TestTurnFinal(t *testing.T) {
 	tr.addDelta("Let me ")
 	tr.addDelta("check.")
 	tr.addText("Let me check.")
-	tr.addTool(agent.ToolUse{ID: "1", Name: "Bash"}, "› `Bash: ls`")
+	tr.addTool(streamjson.ToolUse{ID: "1", Name: "Bash"}, "› `Bash: ls`")
 	tr.addDelta("Done: 3 files.")
 	activity, answer := tr.final("Done: 3 files.")
 	if answer != "Done: 3 files." || render(activity) != "Let me check.\n\n› `Bash: ls`" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
@@ -17,16 +17,16 @@ import (
 // streamScript streams deltas paced by the test: one delta per value read
 // from step, then a result.
 func streamScript(step <-chan string) bridgetest.Script {
-	return func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+	return func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 		var all strings.Builder
 		for d := range step {
 			all.WriteString(d)
-			s.Emit(agent.TextDelta{Text: d})
+			s.Emit(streamjson.TextDelta{Text: d})
 		}
-		s.Emit(agent.AssistantText{Text: all.String()})
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-		s.Emit(agent.Result{Subtype: "success", Text: all.String(), Duration: 30 * time.Second, CostUSD: 0.0123})
+		s.Emit(streamjson.AssistantText{Text: all.String()})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+		s.Emit(streamjson.Result{Subtype: "success", Text: all.String(), Duration: 30 * time.Second, CostUSD: 0.0123})
 	}
 }
 
@@ -98,7 +98,7 @@ func TestNoStreamingWhenPlatformCannotEdit(t *testing.T) {
 func TestLongAnswerSplit(t *testing.T) {
 	long := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n", 40) +
 		"```go\n" + strings.Repeat("fmt.Println(\"x\")\n", 60) + "```\nDone."
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) { s.Reply(m, long) }
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) { s.Reply(m, long) }
 	lim := defaultLimits()
 	lim.MaxMessageRunes = 500
 	h := start(t, setup{noEdit: true, script: script, limits: lim})
@@ -123,17 +123,17 @@ func TestLongAnswerSplit(t *testing.T) {
 }
 
 func TestVerbosity(t *testing.T) {
-	toolTurn := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.TextDelta{Text: "Let me look."})
-		s.Emit(agent.AssistantText{Text: "Let me look."})
-		s.Emit(agent.ToolUse{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"git status"}`)})
-		s.Emit(agent.ToolResult{ToolUseID: "t1", Content: "On branch main\nnothing to commit"})
-		s.Emit(agent.ToolUse{ID: "t2", Name: "Edit", Input: json.RawMessage(`{"file_path":"/srv/project/main.go","old_string":"a","new_string":"b"}`)})
-		s.Emit(agent.TextDelta{Text: "All clean."})
-		s.Emit(agent.AssistantText{Text: "All clean."})
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-		s.Emit(agent.Result{Subtype: "success", Text: "All clean.", Duration: 4200 * time.Millisecond, CostUSD: 0.0123})
+	toolTurn := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.TextDelta{Text: "Let me look."})
+		s.Emit(streamjson.AssistantText{Text: "Let me look."})
+		s.Emit(streamjson.ToolUse{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"git status"}`)})
+		s.Emit(streamjson.ToolResult{ToolUseID: "t1", Content: "On branch main\nnothing to commit"})
+		s.Emit(streamjson.ToolUse{ID: "t2", Name: "Edit", Input: json.RawMessage(`{"file_path":"/srv/project/main.go","old_string":"a","new_string":"b"}`)})
+		s.Emit(streamjson.TextDelta{Text: "All clean."})
+		s.Emit(streamjson.AssistantText{Text: "All clean."})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+		s.Emit(streamjson.Result{Subtype: "success", Text: "All clean.", Duration: 4200 * time.Millisecond, CostUSD: 0.0123})
 	}
 	tests := []struct {
 		verbosity string

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
@@ -120,7 +122,7 @@ func footprint(b *testing.B) (goroutines int, rss, heap uint64) {
 // lightPool is a bridges.AgentPool of sessions that answer at once, with no
 // goroutine and small buffers of their own, so the benchmark measures the
 // bridge. With maxLive > 0 it stops the least recently acquired session
-// beyond maxLive (an expected "evicted" exit), as agent.Pool does with idle
+// beyond maxLive (an expected "evicted" exit), as pool.Pool does with idle
 // sessions.
 type lightPool struct {
 	maxLive int
@@ -133,7 +135,7 @@ func newLightPool(maxLive int) *lightPool {
 	return &lightPool{maxLive: maxLive, live: map[string]*lightSession{}}
 }
 
-func (p *lightPool) Acquire(_ context.Context, key string, _ agent.PoolLimit, opts agent.Options) (core.AgentSession, error) {
+func (p *lightPool) Acquire(_ context.Context, key string, _ pool.Limit, opts agent.Options) (core.AgentSession, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.live[key]; s != nil {
@@ -145,7 +147,7 @@ func (p *lightPool) Acquire(_ context.Context, key string, _ agent.PoolLimit, op
 		p.live[victim].exit("evicted")
 		delete(p.live, victim)
 	}
-	s := &lightSession{id: opts.SessionID, events: make(chan agent.Event, 8)}
+	s := &lightSession{id: opts.SessionID, events: make(chan streamjson.Event, 8)}
 	p.live[key] = s
 	p.order = append(p.order, key)
 	return s, nil
@@ -174,23 +176,23 @@ func (p *lightPool) close() {
 type lightSession struct {
 	id     string
 	mu     sync.Mutex
-	events chan agent.Event
+	events chan streamjson.Event
 	closed bool
 }
 
-func (s *lightSession) Send(_ context.Context, m agent.UserMessage) error {
+func (s *lightSession) Send(_ context.Context, m streamjson.UserMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return agent.ErrClosed
 	}
 	text := "pong: " + m.Text
-	for _, ev := range []agent.Event{
-		agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted},
-		agent.Init{SessionID: s.id},
-		agent.AssistantText{Text: text},
-		agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted},
-		agent.Result{Subtype: "success", Text: text, SessionID: s.id, CostUSD: 0.001, NumTurns: 1},
+	for _, ev := range []streamjson.Event{
+		streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted},
+		streamjson.Init{SessionID: s.id},
+		streamjson.AssistantText{Text: text},
+		streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted},
+		streamjson.Result{Subtype: "success", Text: text, SessionID: s.id, CostUSD: 0.001, NumTurns: 1},
 	} {
 		s.events <- ev // the core's reader drains them; 8 fit
 	}
@@ -202,13 +204,13 @@ func (s *lightSession) exit(reason string) {
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
-		s.events <- agent.Exit{Expected: true, Reason: reason}
+		s.events <- streamjson.Exit{Expected: true, Reason: reason}
 		close(s.events)
 	}
 }
 
-func (s *lightSession) Respond(context.Context, string, agent.Decision) error { return nil }
-func (s *lightSession) Interrupt(context.Context) error                       { return nil }
-func (s *lightSession) SetModel(context.Context, string) error                { return nil }
-func (s *lightSession) SetPermissionMode(context.Context, string) error       { return nil }
-func (s *lightSession) Events() <-chan agent.Event                            { return s.events }
+func (s *lightSession) Respond(context.Context, string, streamjson.Decision) error { return nil }
+func (s *lightSession) Interrupt(context.Context) error                            { return nil }
+func (s *lightSession) SetModel(context.Context, string) error                     { return nil }
+func (s *lightSession) SetPermissionMode(context.Context, string) error            { return nil }
+func (s *lightSession) Events() <-chan streamjson.Event                            { return s.events }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
@@ -87,7 +87,7 @@ func TestScheduleFiresInANewThread(t *testing.T) {
 func TestScheduleSkipsOverlapAndReports(t *testing.T) {
 	clock := bridgetest.NewFakeClock(monday8)
 	release := make(chan struct{})
-	h := start(t, setup{clock: clock, script: func(s *bridgetest.FakeSession, m agent.UserMessage) {
+	h := start(t, setup{clock: clock, script: func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		<-release
 		s.Reply(m, "done: "+m.Text)
 	}, configure: withSchedules(&config.Schedule{

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
 
@@ -32,24 +32,24 @@ var reqSeq atomic.Int64
 //
 // The result text reports the decision: "allowed <updatedInput>" or
 // "denied: <message>". Anything else is answered "pong: <text>".
-func toolScript(s *bridgetest.FakeSession, m agent.UserMessage) {
+func toolScript(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 	text := m.Text
 	if i := strings.LastIndex(text, "]\n\n"); strings.HasPrefix(text, "[agentbridge:") && i > 0 {
 		text = text[i+3:] // a re-delivered message
 	}
 	verb, arg, _ := strings.Cut(text, ":")
 	arg = strings.TrimSpace(arg)
-	var req agent.PermissionRequest
+	var req streamjson.PermissionRequest
 	id := fmt.Sprintf("req-%d", reqSeq.Add(1))
 	switch verb {
 	case "bash":
 		input, _ := json.Marshal(map[string]any{"command": arg, "description": "Run " + arg})
-		req = agent.PermissionRequest{RequestID: id, ToolName: "Bash", Input: input, Description: "Run " + arg,
+		req = streamjson.PermissionRequest{RequestID: id, ToolName: "Bash", Input: input, Description: "Run " + arg,
 			Suggestions: bashSuggestions(arg), ToolUseID: "tu-" + id}
 	case "write":
 		path, content, _ := strings.Cut(arg, " ")
 		input, _ := json.Marshal(map[string]any{"file_path": "/srv/project/" + path, "content": content})
-		req = agent.PermissionRequest{RequestID: id, ToolName: "Write", Input: input, ToolUseID: "tu-" + id,
+		req = streamjson.PermissionRequest{RequestID: id, ToolName: "Write", Input: input, ToolUseID: "tu-" + id,
 			Suggestions: []json.RawMessage{json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`)}}
 	case "ask", "askmulti":
 		parts := strings.Split(arg, "|")
@@ -59,24 +59,24 @@ func toolScript(s *bridgetest.FakeSession, m agent.UserMessage) {
 		}
 		input, _ := json.Marshal(map[string]any{"questions": []map[string]any{{
 			"question": strings.TrimSpace(parts[0]), "header": "Pick", "options": opts, "multiSelect": verb == "askmulti"}}})
-		req = agent.PermissionRequest{RequestID: id, ToolName: "AskUserQuestion", Input: input, ToolUseID: "tu-" + id, RequiresUserInteraction: true}
+		req = streamjson.PermissionRequest{RequestID: id, ToolName: "AskUserQuestion", Input: input, ToolUseID: "tu-" + id, RequiresUserInteraction: true}
 	case "plan":
 		planInput, _ := json.Marshal(map[string]any{"plan": arg})
-		req = agent.PermissionRequest{RequestID: id, ToolName: "ExitPlanMode", Input: json.RawMessage(`{}`), ToolUseID: "tu-" + id, RequiresUserInteraction: true}
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.ToolUse{ID: "tu-" + id, Name: "ExitPlanMode", Input: planInput})
+		req = streamjson.PermissionRequest{RequestID: id, ToolName: "ExitPlanMode", Input: json.RawMessage(`{}`), ToolUseID: "tu-" + id, RequiresUserInteraction: true}
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.ToolUse{ID: "tu-" + id, Name: "ExitPlanMode", Input: planInput})
 	case "hang":
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.Init{SessionID: s.Opts.SessionID})
-		s.Emit(agent.TextDelta{Text: "working on it"})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.Init{SessionID: s.Opts.SessionID})
+		s.Emit(streamjson.TextDelta{Text: "working on it"})
 		return
 	default:
 		s.Reply(m, "pong: "+text)
 		return
 	}
-	s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 	if req.ToolName != "ExitPlanMode" {
-		s.Emit(agent.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
+		s.Emit(streamjson.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
 	}
 	d, ok := s.Ask(req)
 	if !ok {
@@ -86,26 +86,28 @@ func toolScript(s *bridgetest.FakeSession, m agent.UserMessage) {
 	if d.Allow {
 		out = "allowed " + string(d.UpdatedInput)
 	}
-	s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-	s.Emit(agent.Result{Subtype: "success", Text: out, SessionID: s.Opts.SessionID, CostUSD: 0.002})
+	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+	s.Emit(streamjson.Result{Subtype: "success", Text: out, SessionID: s.Opts.SessionID, CostUSD: 0.002})
 }
 
-func agentCancel(id string) agent.Event { return agent.PermissionCancelled{RequestID: id} }
+func agentCancel(id string) streamjson.Event { return streamjson.PermissionCancelled{RequestID: id} }
 
-type agentUserMessage = agent.UserMessage
+type agentUserMessage = streamjson.UserMessage
 
-func agentLifecycle(id, state string) agent.Event { return agent.Lifecycle{UUID: id, State: state} }
-
-func agentTaskStarted(id, desc string) agent.Event {
-	return agent.TaskStarted{TaskID: id, TaskType: "local_bash", Description: desc}
+func agentLifecycle(id, state string) streamjson.Event {
+	return streamjson.Lifecycle{UUID: id, State: state}
 }
 
-func agentTaskDone(id, status, summary string) agent.Event {
-	return agent.TaskNotification{TaskID: id, Status: status, Summary: summary}
+func agentTaskStarted(id, desc string) streamjson.Event {
+	return streamjson.TaskStarted{TaskID: id, TaskType: "local_bash", Description: desc}
 }
 
-func agentTextDelta(s string) agent.Event { return agent.TextDelta{Text: s} }
+func agentTaskDone(id, status, summary string) streamjson.Event {
+	return streamjson.TaskNotification{TaskID: id, Status: status, Summary: summary}
+}
 
-func agentResult(text, origin string) agent.Event {
-	return agent.Result{Subtype: "success", Text: text, Origin: origin, CostUSD: 0.001}
+func agentTextDelta(s string) streamjson.Event { return streamjson.TextDelta{Text: s} }
+
+func agentResult(text, origin string) streamjson.Event {
+	return streamjson.Result{Subtype: "success", Text: text, Origin: origin, CostUSD: 0.001}
 }

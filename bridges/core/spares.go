@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
@@ -21,23 +22,23 @@ import (
 // and, while it runs, keeps each bot profile's agents.*.warm_spares.
 type WarmPool interface {
 	// KeepSpares sets the warm spares of cfg.Limit.Profile (see
-	// agent.Pool.KeepSpares).
-	KeepSpares(cfg agent.SpareConfig)
+	// pool.Pool.KeepSpares).
+	KeepSpares(cfg pool.SpareConfig)
 	// AcquireNew starts a new session for key (opts.Resume is false): a
 	// ready spare whose spawn options equal opts apart from the session id
 	// and state directory, else a cold spawn of opts. It returns the
 	// session and its session id, which the caller must record before the
 	// first Send: for a spare it is not opts.SessionID.
-	AcquireNew(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, string, error)
+	AcquireNew(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (AgentSession, string, error)
 	// SpareStatus reports what the profile's spares are doing.
-	SpareStatus(profile string) agent.SpareStatus
+	SpareStatus(profile string) pool.SpareStatus
 }
 
 var _ WarmPool = agentPool{}
 
-func (a agentPool) KeepSpares(cfg agent.SpareConfig) { a.p.KeepSpares(cfg) }
+func (a agentPool) KeepSpares(cfg pool.SpareConfig) { a.p.KeepSpares(cfg) }
 
-func (a agentPool) AcquireNew(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (AgentSession, string, error) {
+func (a agentPool) AcquireNew(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (AgentSession, string, error) {
 	s, err := a.p.AcquireNew(ctx, key, limit, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("acquire agent: %w", err)
@@ -45,7 +46,7 @@ func (a agentPool) AcquireNew(ctx context.Context, key string, limit agent.PoolL
 	return s, s.SessionID(), nil
 }
 
-func (a agentPool) SpareStatus(profile string) agent.SpareStatus { return a.p.SpareStatus(profile) }
+func (a agentPool) SpareStatus(profile string) pool.SpareStatus { return a.p.SpareStatus(profile) }
 
 // Len returns how many agent processes the pool holds (NewPoolCollector).
 func (a agentPool) Len() int { return a.p.Len() }
@@ -59,7 +60,7 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 	if !ok {
 		return func() {}
 	}
-	var kept []agent.SpareConfig
+	var kept []pool.SpareConfig
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(platforms)) {
 		bot := c.cfg.Bot(name)
@@ -68,8 +69,8 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 			continue
 		}
 		seen[p.Name] = true
-		sc := agent.SpareConfig{
-			Limit:   agent.PoolLimit{Profile: p.Name, MaxLive: p.MaxLive, IdleTimeout: p.IdleTimeout},
+		sc := pool.SpareConfig{
+			Limit:   pool.Limit{Profile: p.Name, MaxLive: p.MaxLive, IdleTimeout: p.IdleTimeout},
 			Count:   p.WarmSpares,
 			Options: c.profileAgentOptions(p),
 			WarmUp:  true,

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
@@ -19,7 +21,7 @@ import (
 
 // warmFakePool is a bridges.WarmPool over the fake pool: AcquireNew hands
 // out "the spare" (a session with spareID) once, for options without a
-// model override, like agent.Pool does for options that match the
+// model override, like pool.Pool does for options that match the
 // profile's; later new sessions are cold.
 type warmFakePool struct {
 	*bridgetest.FakePool
@@ -28,20 +30,20 @@ type warmFakePool struct {
 
 	mu       sync.Mutex
 	spareID  string
-	kept     []agent.SpareConfig
+	kept     []agentpool.SpareConfig
 	newCalls []agent.Options
-	status   agent.SpareStatus
+	status   agentpool.SpareStatus
 }
 
 var _ core.WarmPool = (*warmFakePool)(nil)
 
-func (p *warmFakePool) KeepSpares(cfg agent.SpareConfig) {
+func (p *warmFakePool) KeepSpares(cfg agentpool.SpareConfig) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.kept = append(p.kept, cfg)
 }
 
-func (p *warmFakePool) AcquireNew(ctx context.Context, key string, limit agent.PoolLimit, opts agent.Options) (core.AgentSession, string, error) {
+func (p *warmFakePool) AcquireNew(ctx context.Context, key string, limit agentpool.Limit, opts agent.Options) (core.AgentSession, string, error) {
 	p.mu.Lock()
 	p.newCalls = append(p.newCalls, opts)
 	if p.spareID != "" && opts.Model == "" {
@@ -62,18 +64,18 @@ type checkedSession struct {
 	check func()
 }
 
-func (c checkedSession) Send(ctx context.Context, m agent.UserMessage) error {
+func (c checkedSession) Send(ctx context.Context, m streamjson.UserMessage) error {
 	c.check()
 	return c.AgentSession.Send(ctx, m)
 }
 
-func (p *warmFakePool) SpareStatus(string) agent.SpareStatus {
+func (p *warmFakePool) SpareStatus(string) agentpool.SpareStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.status
 }
 
-func (p *warmFakePool) setStatus(st agent.SpareStatus) {
+func (p *warmFakePool) setStatus(st agentpool.SpareStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.status = st
@@ -137,14 +139,14 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 		t.Errorf("AcquireNew calls %+v", calls)
 	}
 
-	pool.setStatus(agent.SpareStatus{Want: 1, Ready: 1})
+	pool.setStatus(agentpool.SpareStatus{Want: 1, Ready: 1})
 	h.send(k, "m2", "alice", "!status")
 	h.waitText(k, "Session `"+spareID+"`")
 	h.waitText(k, "warm spares: 1 of 1 ready")
-	pool.setStatus(agent.SpareStatus{Want: 1, Ready: 1, WarmUpOff: "the agent env sets CLAUDE_CODE_USE_BEDROCK"})
+	pool.setStatus(agentpool.SpareStatus{Want: 1, Ready: 1, WarmUpOff: "the agent env sets CLAUDE_CODE_USE_BEDROCK"})
 	h.send(k, "m2b", "alice", "!status")
 	h.waitText(k, "warm spares: 1 of 1 ready (without a warm-up turn: the agent env sets CLAUDE_CODE_USE_BEDROCK)")
-	pool.setStatus(agent.SpareStatus{Want: 1, Failures: 3, LastError: "spare exited (crashed, code 1): error: unknown option '--bogus'",
+	pool.setStatus(agentpool.SpareStatus{Want: 1, Failures: 3, LastError: "spare exited (crashed, code 1): error: unknown option '--bogus'",
 		NextAttempt: time.Now().Add(40 * time.Second)})
 	h.send(k, "m3", "alice", "!status")
 	h.waitText(k, "failing to start (3 in a row): spare exited (crashed, code 1): error: unknown option '--bogus'; next try in")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentbridge/agentbridge/agent"
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
@@ -95,7 +95,7 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	pool.mu.Lock()
 	kept, calls := slices.Clone(pool.kept), slices.Clone(pool.newCalls)
 	pool.mu.Unlock()
-	byProfile := map[string]agent.SpareConfig{}
+	byProfile := map[string]agentpool.SpareConfig{}
 	for _, sc := range kept {
 		byProfile[sc.Limit.Profile] = sc
 	}

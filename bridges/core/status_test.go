@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
@@ -46,8 +46,8 @@ func TestQuickTurnIsOneCall(t *testing.T) {
 func TestIndicatorAfterStatusDelay(t *testing.T) {
 	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	release := make(chan struct{})
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 		<-release
 		s.Reply(m, "done: "+m.Text)
 	}
@@ -72,8 +72,8 @@ func TestIndicatorAfterStatusDelay(t *testing.T) {
 // status_delay 0 shows the indicator as soon as the turn starts.
 func TestIndicatorAtOnceWithZeroDelay(t *testing.T) {
 	release := make(chan struct{})
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 		<-release
 		s.Reply(m, "ok")
 	}
@@ -92,8 +92,8 @@ var _ bridges.Typer = (*bridgetest.Platform)(nil)
 // shows it at once whatever status_delay says.
 func TestFreeIndicatorAtOnce(t *testing.T) {
 	release := make(chan struct{})
-	script := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 		<-release
 		s.Reply(m, "ok")
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
@@ -33,9 +33,9 @@ type turn struct {
 	replyTo    string            // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
 	replyUser  string            // author of that message
 	segs       []segment
-	streaming  bool                     // the last segment is text receiving deltas
-	tools      map[string]agent.ToolUse // tool calls of the turn by id
-	toolSeg    map[string]int           // tool id → index of its line in segs
+	streaming  bool                          // the last segment is text receiving deltas
+	tools      map[string]streamjson.ToolUse // tool calls of the turn by id
+	toolSeg    map[string]int                // tool id → index of its line in segs
 	live       liveMsg
 	progress   bridges.MessageRef // the turn's progress line (progress.go); ID "" = none yet
 
@@ -50,7 +50,7 @@ func newTurn(now time.Time) *turn {
 	return &turn{
 		start:      now,
 		requesters: make(map[string]author),
-		tools:      make(map[string]agent.ToolUse),
+		tools:      make(map[string]streamjson.ToolUse),
 		toolSeg:    make(map[string]int),
 	}
 }
@@ -86,7 +86,7 @@ func (t *turn) addText(s string) {
 }
 
 // addTool records a tool call and, if line is not empty, its compact line.
-func (t *turn) addTool(u agent.ToolUse, line string) {
+func (t *turn) addTool(u streamjson.ToolUse, line string) {
 	t.streaming = false
 	t.rememberTool(u.ID)
 	t.tools[u.ID] = u
@@ -99,7 +99,7 @@ func (t *turn) addTool(u agent.ToolUse, line string) {
 }
 
 // addToolResult appends an abbreviated result under the tool's line.
-func (t *turn) addToolResult(r agent.ToolResult) {
+func (t *turn) addToolResult(r streamjson.ToolResult) {
 	i, ok := t.toolSeg[r.ToolUseID]
 	if !ok {
 		return

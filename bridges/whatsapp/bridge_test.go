@@ -18,7 +18,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
@@ -48,14 +48,14 @@ func lidJID(user string) types.JID { return types.NewJID(user, types.HiddenUserS
 
 // script answers "pong: TEXT", asks for Bash on "ask …", writes a long
 // answer on "long", and asks a question on "question".
-func script(s *bridgetest.FakeSession, m agent.UserMessage) {
+func script(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 	switch {
 	case strings.HasPrefix(m.Text, "ask "):
 		id := "req-" + strings.TrimPrefix(m.Text, "ask ")
 		input, _ := json.Marshal(map[string]string{"command": "make test"})
-		req := agent.PermissionRequest{RequestID: id, ToolName: "Bash", Input: input, ToolUseID: "tu-" + id}
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
+		req := streamjson.PermissionRequest{RequestID: id, ToolName: "Bash", Input: input, ToolUseID: "tu-" + id}
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
 		d, ok := s.Ask(req)
 		if !ok {
 			return
@@ -64,20 +64,20 @@ func script(s *bridgetest.FakeSession, m agent.UserMessage) {
 		if d.Allow {
 			out = "allowed " + id
 		}
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-		s.Emit(agent.Result{Subtype: "success", Text: out, SessionID: s.Opts.SessionID})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+		s.Emit(streamjson.Result{Subtype: "success", Text: out, SessionID: s.Opts.SessionID})
 	case m.Text == "question":
 		input, _ := json.Marshal(map[string]any{"questions": []map[string]any{{"question": "Which colour?", "header": "Pick",
 			"multiSelect": false, "options": []map[string]string{{"label": "Red"}, {"label": "Green"}, {"label": "Blue"}}}}})
-		req := agent.PermissionRequest{RequestID: "q1", ToolName: "AskUserQuestion", Input: input, ToolUseID: "tu-q1", RequiresUserInteraction: true}
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleStarted})
-		s.Emit(agent.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
+		req := streamjson.PermissionRequest{RequestID: "q1", ToolName: "AskUserQuestion", Input: input, ToolUseID: "tu-q1", RequiresUserInteraction: true}
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.ToolUse{ID: req.ToolUseID, Name: req.ToolName, Input: req.Input})
 		d, ok := s.Ask(req)
 		if !ok {
 			return
 		}
-		s.Emit(agent.Lifecycle{UUID: m.UUID, State: agent.LifecycleCompleted})
-		s.Emit(agent.Result{Subtype: "success", Text: "answered " + string(d.UpdatedInput), SessionID: s.Opts.SessionID})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+		s.Emit(streamjson.Result{Subtype: "success", Text: "answered " + string(d.UpdatedInput), SessionID: s.Opts.SessionID})
 	case m.Text == "long":
 		var b strings.Builder
 		for i := range 30 {

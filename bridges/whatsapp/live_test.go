@@ -18,8 +18,8 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
@@ -92,7 +92,7 @@ func startLive(t *testing.T) *liveEnv {
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	apool := agent.NewPool(log)
+	apool := pool.New(log)
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

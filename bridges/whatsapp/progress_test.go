@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
 
@@ -15,8 +15,8 @@ import (
 func TestTenMinuteTurnOneProgressMessage(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	slow := func(s *bridgetest.FakeSession, m agent.UserMessage) {
-		s.Emit(agent.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
+	slow := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
 		<-release
 		s.Reply(m, "done")
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"go.mau.fi/whatsmeow/types"
 )
@@ -15,11 +15,11 @@ import (
 func TestReceiptsBatchedBeforeReply(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	slow := func(s *bridgetest.FakeSession, m agent.UserMessage) {
+	slow := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		if m.Text != "slow" {
 			return // a follow-up: the running turn answers
 		}
-		s.Emit(agent.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
+		s.Emit(streamjson.ToolUse{ID: "tu-1", Name: "Bash", Input: []byte(`{"command":"make test"}`)})
 		<-release
 		s.Reply(m, "done")
 	}

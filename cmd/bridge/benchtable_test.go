@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
@@ -150,7 +151,7 @@ func TestBenchTable(t *testing.T) {
 	add("Slack calls per 30 s streamed turn", fmt.Sprintf("%d (limit %d)", total, 1+int(took/time.Second)+2),
 		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
 	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
-	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "agent.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
+	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "streamjson.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	var out strings.Builder
@@ -287,7 +288,7 @@ type liveCLI struct{ s *agent.Session }
 func (c *liveCLI) turn(t *testing.T, text string) time.Duration {
 	t.Helper()
 	start := time.Now()
-	if err := c.s.Send(context.Background(), agent.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+	if err := c.s.Send(context.Background(), streamjson.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
 		t.Fatal(err)
 	}
 	timeout := time.After(e2eWait)
@@ -295,9 +296,9 @@ func (c *liveCLI) turn(t *testing.T, text string) time.Duration {
 		select {
 		case ev := <-c.s.Events():
 			switch e := ev.(type) {
-			case agent.Result:
+			case streamjson.Result:
 				return time.Since(start)
-			case agent.Exit:
+			case streamjson.Exit:
 				t.Fatalf("CLI exited: %+v", e)
 			}
 		case <-timeout:
@@ -314,11 +315,11 @@ func closeSession(s *agent.Session) {
 	}
 }
 
-// decodeMBs runs agent.Decoder over the captures' CLI lines and returns
+// decodeMBs runs streamjson.Decoder over the captures' CLI lines and returns
 // the best throughput of three runs.
 func decodeMBs(t *testing.T) float64 {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "..", "agent", "testdata", "transcripts", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "agent", "streamjson", "testdata", "transcripts", "*.jsonl"))
 	var data bytes.Buffer
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -349,7 +350,7 @@ func decodeMBs(t *testing.T) float64 {
 	for range 3 { // the best of three: a throughput, not the machine's noise
 		res := testing.Benchmark(func(b *testing.B) {
 			b.SetBytes(int64(data.Len()))
-			var d agent.Decoder
+			var d streamjson.Decoder
 			for b.Loop() {
 				for _, l := range lines {
 					d.Decode(l)

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/agentbridge/agentbridge/agent"
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
@@ -109,7 +109,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		defer proxy.Close()
 	}
 
-	pool := agent.NewPool(logger)
+	pool := agentpool.New(logger)
 	var bridgeCore *core.Core
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)

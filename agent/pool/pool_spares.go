@@ -1,0 +1,554 @@
+package pool
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+)
+
+// Defaults for zero SpareConfig fields.
+const (
+	DefaultSpareMinBackoff  = time.Second
+	DefaultSpareMaxBackoff  = 5 * time.Minute
+	DefaultSpareInitTimeout = time.Minute
+	DefaultSpareRefillWait  = 2 * time.Second
+)
+
+// sparePrewarmTimeout bounds a spare's prewarm: a CLI that does not
+// answer it is ready all the same.
+const sparePrewarmTimeout = 5 * time.Second
+
+// spareKeyPrefix starts the pool key of a spare; no conversation key starts
+// with a NUL byte.
+const spareKeyPrefix = "\x00spare/"
+
+// SpareConfig describes the warm spares of one agent profile (see
+// Pool.KeepSpares).
+type SpareConfig struct {
+	// Limit is the profile's policy. Spares count against Limit.MaxLive
+	// and never push out a conversation's session: a spare is spawned only
+	// into a free slot, and the first to go when a conversation needs one.
+	// A spare unused for Limit.IdleTimeout is stopped and replaced by a
+	// fresh one. Limit.OnWait is not used.
+	Limit Limit
+	// Count is how many spares to keep; 0 keeps none (running ones stop).
+	Count int
+	// Options is how a spare is spawned: what a new conversation of the
+	// profile would be spawned with. SessionID, Resume and StateDir are
+	// ignored: each spare gets a fresh session id and, when StateRoot is
+	// set, the state directory StateRoot/<session id>.
+	Options   agent.Options
+	StateRoot string
+	// MinBackoff is the pause before the next spawn after a spare failed to
+	// start or died; it doubles with each consecutive failure up to
+	// MaxBackoff. Defaults DefaultSpareMinBackoff, DefaultSpareMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// InitTimeout bounds a spare's start: spawn until its answer to
+	// initialize. Default DefaultSpareInitTimeout.
+	InitTimeout time.Duration
+	// RefillWait bounds how long the replacement of a spare handed over
+	// waits for that session's first turn to end (a booting CLI takes most
+	// of a core for half a second, which the first turn would otherwise
+	// share). Default DefaultSpareRefillWait.
+	RefillWait time.Duration
+	// NoPrewarm skips agent.Session.Prewarm: by default a spare that no
+	// conversation waits for yet is prewarmed before it counts as ready.
+	NoPrewarm bool
+	// WarmUp gives each spare that no conversation waits for yet a
+	// warm-up turn (agent.Session.WarmUp) against a local stand-in for the model
+	// that the pool serves on 127.0.0.1, instead of Prewarm: its first real
+	// turn then runs about as fast as a follow-up. Not for a profile whose
+	// model requests might not follow ANTHROPIC_BASE_URL (a third-party
+	// provider in its env or settings files); a warm-up that fails, or
+	// whose request did not arrive at the local model, discards that spare
+	// and turns warm-up turns off for the profile (SpareStatus.WarmUpOff).
+	WarmUp bool
+}
+
+// spareWarmUpTimeout bounds a spare's warm-up turn.
+const spareWarmUpTimeout = 30 * time.Second
+
+// SpareStatus is what a profile's warm spares are doing.
+type SpareStatus struct {
+	Want     int // SpareConfig.Count
+	Ready    int // started, initialized and waiting for a conversation
+	Starting int // spawned, initialize not answered yet
+	// Failures counts the consecutive spares that failed to start or died
+	// unused; it is reset when a spare is handed over or stopped by the
+	// pool in good health. With Failures > 0 and Ready == 0 the profile is
+	// failing (a bad command, bad flags, a crash-looping CLI): LastError
+	// says why and no spawn happens before NextAttempt.
+	Failures    int
+	LastError   string
+	NextAttempt time.Time
+	// WarmUpOff says why spares get no warm-up turn although the config
+	// asks for it ("" = they do, or it was not asked for).
+	WarmUpOff string
+}
+
+// spareSet is the pool's state for one profile's spares. Guarded by Pool.mu.
+type spareSet struct {
+	cfg       SpareConfig
+	failures  int
+	lastErr   string
+	notBefore time.Time
+	decided   uint64 // how often the keeper decided what to do (tests wait for it)
+	// handed is the spare handed over last, at handedAt: its replacement
+	// waits until its first turn is done (at most cfg.RefillWait), so that
+	// the replacement's boot does not slow that turn down.
+	handed   *agent.Session
+	handedAt time.Time
+	// warmUpOff is why warm-up turns are off for the profile: set when one
+	// failed or its request went elsewhere. warmUpBlocked is why the last
+	// spare went without one (warmUpBlocker), checked again for each spare.
+	warmUpOff, warmUpBlocked string
+}
+
+func (c SpareConfig) withDefaults() SpareConfig {
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultSpareMinBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultSpareMaxBackoff
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = DefaultSpareInitTimeout
+	}
+	if c.RefillWait <= 0 {
+		c.RefillWait = DefaultSpareRefillWait
+	}
+	c.Count = max(c.Count, 0)
+	return c
+}
+
+// KeepSpares makes the pool keep cfg.Count warm spares of the profile
+// cfg.Limit.Profile: CLI processes spawned ahead of time with cfg.Options
+// and a fresh session id each, sent initialize at once and counted as ready
+// only once they answered. AcquireNew hands a ready spare to a new
+// conversation, and a replacement is spawned in the background: never more
+// than one spawn at a time per profile. A spare that fails to start or dies
+// is replaced after a back-off that doubles per consecutive failure (see
+// SpareStatus), so a broken command is a logged error, not a spawn storm.
+// Calling KeepSpares again for the same profile replaces its config (Count
+// 0 stops its spares). Spares are stopped by Close.
+func (p *Pool) KeepSpares(cfg SpareConfig) {
+	cfg = cfg.withDefaults()
+	profile := cfg.Limit.Profile
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	if ss, ok := p.spares[profile]; ok {
+		ss.cfg = cfg
+		p.notifyLocked()
+		return
+	}
+	ss := &spareSet{cfg: cfg}
+	p.spares[profile] = ss
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.keepSpares(ss) }()
+}
+
+// SpareStatus reports the warm spares of profile (the zero value when the
+// profile keeps none).
+func (p *Pool) SpareStatus(profile string) SpareStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ss, ok := p.spares[profile]
+	if !ok {
+		return SpareStatus{}
+	}
+	st := SpareStatus{Want: ss.cfg.Count, Failures: ss.failures, LastError: ss.lastErr}
+	if ss.cfg.WarmUp {
+		st.WarmUpOff = cmp.Or(ss.warmUpOff, ss.warmUpBlocked)
+	}
+	if ss.failures > 0 {
+		st.NextAttempt = ss.notBefore
+	}
+	for _, e := range p.entries {
+		if e.spare != ss || e.stopping {
+			continue
+		}
+		if e.ready {
+			st.Ready++
+		} else {
+			st.Starting++
+		}
+	}
+	return st
+}
+
+// AcquireNew starts a new session for key (opts.Resume must be false). If
+// the profile keeps warm spares whose spawn options equal opts (apart from
+// SessionID and StateDir), a ready spare is handed to key at once, or else
+// one that is starting and no other caller waits for is waited for (it is
+// ready sooner than a cold spawn would be). The returned session's
+// SessionID (and state directory) is then the spare's, not opts.SessionID,
+// and the caller must record it before the first Send. Otherwise
+// AcquireNew is Acquire with opts (a cold spawn, or key's live session if
+// it has one).
+func (p *Pool) AcquireNew(ctx context.Context, key string, limit Limit, opts agent.Options) (*agent.Session, error) {
+	if opts.Resume {
+		return nil, fmt.Errorf("acquire new agent for %s: options resume a session", key)
+	}
+	if s := p.takeSpare(ctx, key, limit, opts); s != nil {
+		return s, nil
+	}
+	return p.Acquire(ctx, key, limit, opts)
+}
+
+// takeSpare hands a spare matching opts to key: a ready one, or a starting
+// one it claims and waits for. It returns nil when there is none or the
+// claimed one failed.
+func (p *Pool) takeSpare(ctx context.Context, key string, limit Limit, opts agent.Options) *agent.Session {
+	p.mu.Lock()
+	ss := p.spares[limit.Profile]
+	if ss == nil || !sameSpawn(ss.cfg.Options, opts) {
+		p.mu.Unlock()
+		return nil
+	}
+	var claim *poolEntry
+	defer func() {
+		if claim != nil {
+			claim.claimed = false
+			p.notifyLocked()
+		}
+		p.mu.Unlock()
+	}()
+	for {
+		if p.closed || p.entries[key] != nil {
+			return nil
+		}
+		if claim != nil && (claim.stopping || claim.failed || claim.spare != ss || p.entries[claim.key] != claim) {
+			return nil // the claimed spare failed or made room: a cold spawn
+		}
+		var best *poolEntry
+		for _, e := range p.entries {
+			if e.spare == ss && e.ready && !e.stopping && (!e.claimed || e == claim) && e.s.Alive() &&
+				(best == nil || e.s.LastActive().After(best.s.LastActive())) {
+				best = e
+			}
+		}
+		if best != nil {
+			if claim != nil && claim != best {
+				claim.claimed = false
+			}
+			claim = nil
+			s := p.handOverLocked(ss, best, key, limit)
+			bindServers(s.Options().MCPServers, opts.MCPServers)
+			return s
+		}
+		if claim == nil {
+			for _, e := range p.entries {
+				if e.spare == ss && !e.ready && !e.stopping && !e.claimed {
+					claim = e
+					break
+				}
+			}
+			if claim == nil {
+				return nil
+			}
+			claim.claimed = true
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		p.mu.Lock()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// handOverLocked gives spare e to key. Needs p.mu.
+func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Limit) *agent.Session {
+	delete(p.entries, e.key)
+	e.key, e.limit, e.spare, e.ready, e.claimed = key, limit, nil, false, false
+	p.entries[key] = e
+	ss.failures = 0 // it lived until it was needed
+	e.s.Touch()     // idle and LRU clocks start now, not at its spawn
+	ss.handed, ss.handedAt = e.s, time.Now()
+	p.notifyLocked()
+	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
+	return e.s
+}
+
+// keepSpares is the goroutine that keeps ss's spares: one spawn at a time,
+// into free slots only, paced by the back-off; it also stops spares beyond
+// the wanted count. It returns when the pool closes.
+func (p *Pool) keepSpares(ss *spareSet) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		e, trim, wait := p.nextSpareLocked(ss)
+		ch := p.changed
+		p.mu.Unlock()
+		switch {
+		case trim != nil:
+			p.dropSpare(trim)
+		case e != nil:
+			p.startSpare(ss, e)
+		default:
+			if wait <= 0 {
+				wait = time.Hour // until the next change
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ch:
+			case <-t.C:
+			case <-p.stopJanitor:
+				t.Stop()
+				return
+			}
+			t.Stop()
+		}
+	}
+}
+
+// nextSpareLocked decides the spare keeper's next step: a spare to trim
+// (marked stopping), a reserved entry to start, or how long to wait (0 =
+// until the next change). Needs p.mu.
+func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.Duration) {
+	ss.decided++
+	profile := ss.cfg.Limit.Profile
+	have := 0
+	var surplus *poolEntry
+	for _, e := range p.entries {
+		if e.spare != ss || e.stopping {
+			continue
+		}
+		have++
+		if e.s != nil && !e.claimed && (surplus == nil || !e.ready) {
+			surplus = e // prefer one that is not ready yet
+		}
+	}
+	switch {
+	case have > ss.cfg.Count && surplus != nil:
+		surplus.stopping = true
+		return nil, surplus, 0
+	case have >= ss.cfg.Count, p.waiting[profile] > 0, ss.cfg.Limit.MaxLive > 0 && p.liveLocked(profile) >= ss.cfg.Limit.MaxLive:
+		return nil, nil, 0
+	}
+	for _, e := range p.entries {
+		if e.spare == ss && e.s == nil {
+			return nil, nil, 0 // one spawn at a time (a surplus one still starting)
+		}
+	}
+	if left := time.Until(ss.notBefore); left > 0 {
+		return nil, nil, left
+	}
+	if left := p.refillWaitLocked(ss); left > 0 {
+		return nil, nil, left
+	}
+	id := uuid.NewString()
+	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id}
+	p.entries[e.key] = e
+	return e, nil, 0
+}
+
+// refillWaitLocked is how long the keeper should still wait before it
+// spawns the replacement of the spare handed over last: until that
+// session's first turn is done, at most cfg.RefillWait after the
+// hand-over. The session's changes wake the keeper. Needs p.mu.
+func (p *Pool) refillWaitLocked(ss *spareSet) time.Duration {
+	if ss.handed == nil {
+		return 0
+	}
+	left := ss.cfg.RefillWait - time.Since(ss.handedAt)
+	if left <= 0 || ss.handed.FirstTurnDone() {
+		ss.handed = nil
+		return 0
+	}
+	return left
+}
+
+// spareOptions are the spawn options of a spare with session id id.
+func (ss *spareSet) spareOptions(id string) agent.Options {
+	opts := ss.cfg.Options
+	opts.SessionID, opts.Resume, opts.StateDir = id, false, ""
+	opts.MCPServers = lateServers(opts.MCPServers) // bound to the conversation's servers at hand-over
+	if ss.cfg.StateRoot != "" {
+		opts.StateDir = filepath.Join(ss.cfg.StateRoot, id)
+	}
+	return opts
+}
+
+// startSpare spawns the reserved spare e and waits for its answer to
+// initialize; it runs on the spare keeper, so spawns never overlap.
+func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
+	p.mu.Lock()
+	opts, timeout := ss.spareOptions(e.spareID), ss.cfg.InitTimeout
+	p.mu.Unlock()
+	log := p.log.With("profile", e.limit.Profile) // the session keeps it after a hand-over
+	began := time.Now()
+	var s *agent.Session
+	err := p.takeBootSlot(context.Background())
+	if err == nil {
+		s, err = agent.Start(context.Background(), opts, log)
+		p.bootedOrGone(s)
+	}
+	if err != nil {
+		p.mu.Lock()
+		delete(p.entries, e.key)
+		if !errors.Is(err, ErrClosed) {
+			p.spareFailedLocked(ss, e, err, "")
+		}
+		p.notifyLocked()
+		p.mu.Unlock()
+		removeSpareState(opts, log)
+		return
+	}
+	p.mu.Lock()
+	e.s = s
+	s.SetOnChange(p.notify)
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.monitor(e) }()
+	p.notifyLocked() // Close and Acquire may be waiting for this entry
+	p.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err = s.Initialize(ctx)
+	p.mu.Lock()
+	// Not when a conversation waits: it would wait for this too.
+	prewarm := !e.claimed && !ss.cfg.NoPrewarm
+	warmUp := !e.claimed && ss.cfg.WarmUp && ss.warmUpOff == ""
+	p.mu.Unlock()
+	if err == nil && warmUp {
+		why := warmUpBlocker(opts)
+		p.mu.Lock()
+		if why != "" && ss.warmUpBlocked == "" {
+			log.Info("agent: warm spares get no warm-up turn", "why", why)
+		}
+		ss.warmUpBlocked = why
+		p.mu.Unlock()
+		warmUp = why == ""
+	}
+	if err == nil && warmUp {
+		if werr := p.warmUpSpare(ctx, s, opts, log); werr != nil {
+			cancel()
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if ss.warmUpOff == "" && !e.stopping && !errors.Is(werr, ErrClosed) {
+				ss.warmUpOff = werr.Error()
+				log.Warn("agent: warm spare's warm-up turn failed; this profile's spares go without from now on", "session", s.SessionID(), "err", werr)
+			}
+			// The session may still point at the local model or hold the
+			// warm-up turn: never hand it over. Not a spare failure: the
+			// next one starts at once, without a warm-up turn.
+			e.stopping = true
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); p.dropSpare(e) }()
+			return
+		}
+		prewarm = false // the warm-up turn did more than a prewarm does
+	}
+	if err == nil && prewarm {
+		pctx, pcancel := context.WithTimeout(ctx, sparePrewarmTimeout)
+		perr := s.Prewarm(pctx)
+		pcancel()
+		if perr != nil {
+			log.Debug("agent: warm spare's prewarm failed; it is ready all the same", "session", s.SessionID(), "err", perr)
+		}
+	}
+	cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case e.stopping || e.spare != ss:
+		// Stopped to make room, trimmed or closed meanwhile: not a failure.
+	case err == nil:
+		e.ready = true
+		p.notifyLocked()
+		log.Debug("agent: warm spare ready", "session", s.SessionID(), "startup", time.Since(began))
+		if e.claimed {
+			log.Debug("agent: a new conversation waited for this warm spare", "session", s.SessionID())
+		}
+	case errors.Is(err, agent.ErrClosed):
+		// The process died: monitor counts the failure with its stderr.
+	default:
+		p.spareFailedLocked(ss, e, err, "")
+		e.stopping = true
+		s.BeginAbort("spare")
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); p.dropSpare(e) }()
+	}
+}
+
+// spareFailedLocked records that spare e failed (once per spare) and pushes
+// the next spawn back. Needs p.mu.
+func (p *Pool) spareFailedLocked(ss *spareSet, e *poolEntry, err error, stderr string) {
+	if e.failed {
+		return
+	}
+	e.failed = true
+	ss.failures++
+	backoff := ss.cfg.MinBackoff << min(ss.failures-1, 30)
+	if backoff <= 0 || backoff > ss.cfg.MaxBackoff {
+		backoff = ss.cfg.MaxBackoff
+	}
+	ss.notBefore = time.Now().Add(backoff)
+	ss.lastErr = err.Error()
+	if stderr != "" {
+		ss.lastErr += ": " + agent.LastLine(stderr)
+	}
+	msg := "agent: warm spare failed; retrying after a back-off"
+	if ss.failures >= 3 {
+		msg = "agent: warm spares keep failing (check the profile's command, args and environment); retrying after a back-off"
+	}
+	p.log.Error(msg, "profile", ss.cfg.Limit.Profile, "failures", ss.failures, "retry_in", backoff,
+		"err", err, "stderr_tail", stderr)
+}
+
+// spareGoneLocked handles the exit of a spare that was never handed over:
+// an exit the pool did not ask for is a failure. Needs p.mu.
+func (p *Pool) spareGoneLocked(e *poolEntry, ex streamjson.Exit) {
+	ss := e.spare
+	switch {
+	case !e.stopping:
+		p.spareFailedLocked(ss, e, fmt.Errorf("spare %s exited (%s, code %d)", e.spareID, ex.Reason, ex.Code), ex.StderrTail)
+	case e.ready && !e.failed:
+		ss.failures = 0 // healthy until the pool stopped it
+	}
+}
+
+// dropSpare stops a spare at once (it holds no conversation: nothing to
+// save) and waits for it; its monitor cleans up.
+func (p *Pool) dropSpare(e *poolEntry) {
+	p.mu.Lock()
+	s := e.s
+	p.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.Abort("spare")
+}
+
+// removeSpareState deletes the private state directory of a spare that
+// never served a conversation.
+func removeSpareState(opts agent.Options, log interface {
+	Warn(msg string, args ...any)
+}) {
+	if opts.StateDir == "" {
+		return
+	}
+	if err := os.RemoveAll(opts.StateDir); err != nil {
+		log.Warn("agent: unused spare state not removed", "dir", opts.StateDir, "err", err)
+	}
+}

@@ -1,0 +1,38 @@
+package pool
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// LiveInfo describes one live agent process of a Pool, for operators.
+type LiveInfo struct {
+	Key        string    // the pool key (the caller's conversation id)
+	Profile    string    // Limit.Profile
+	PID        int       // the process the pool started (the sandbox, when there is one)
+	SessionID  string    // the Claude session id
+	Started    time.Time // when the process was started
+	LastActive time.Time // last input or output
+	Busy       bool      // a turn is running
+}
+
+// Snapshot lists the pool's live sessions (not those still starting),
+// ordered by key. It is safe for concurrent use and never blocks on a
+// session.
+func (p *Pool) Snapshot() []LiveInfo {
+	p.mu.Lock()
+	out := make([]LiveInfo, 0, len(p.entries))
+	for _, e := range p.entries {
+		if e.s == nil || e.stopping {
+			continue
+		}
+		out = append(out, LiveInfo{
+			Key: e.key, Profile: e.limit.Profile, PID: e.s.PID(), SessionID: e.s.SessionID(),
+			Started: e.s.Started(), LastActive: e.s.LastActive(), Busy: e.s.Busy(),
+		})
+	}
+	p.mu.Unlock()
+	slices.SortFunc(out, func(a, b LiveInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
