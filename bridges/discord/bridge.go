@@ -352,10 +352,12 @@ func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // InvitePermissions is the permission integer the bot needs in the
 // channels it serves (docs/discord.md explains each bit): View Channels,
-// Send Messages, Read Message History, Create Public Threads and Send
-// Messages in Threads = 309237713920.
+// Send Messages, Attach Files, Read Message History, Create Public Threads
+// and Send Messages in Threads = 309237746688. discordfake grants exactly
+// these by default (a test keeps the two equal).
 const InvitePermissions int64 = discordgo.PermissionViewChannel |
 	discordgo.PermissionSendMessages |
+	discordgo.PermissionAttachFiles |
 	discordgo.PermissionReadMessageHistory |
 	discordgo.PermissionCreatePublicThreads |
 	discordgo.PermissionSendMessagesInThreads

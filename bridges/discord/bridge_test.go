@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/bwmarrin/discordgo"
 )
 
 // guardTransport fails any request that would leave for discord.com.
@@ -119,10 +120,15 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestInvite(t *testing.T) {
 	t.Parallel()
-	if InvitePermissions != 309237713920 {
+	if InvitePermissions != 309237746688 || InvitePermissions&discordgo.PermissionAttachFiles == 0 {
 		t.Errorf("InvitePermissions = %d", InvitePermissions)
 	}
-	want := "https://discord.com/oauth2/authorize?client_id=42&permissions=309237713920&scope=bot"
+	// The fake Discord grants the bot exactly the invite's permissions, so
+	// a feature needing one the invite lacks fails its test.
+	if discordfake.DefaultPermissions != InvitePermissions {
+		t.Errorf("discordfake.DefaultPermissions = %d, want InvitePermissions %d", discordfake.DefaultPermissions, InvitePermissions)
+	}
+	want := "https://discord.com/oauth2/authorize?client_id=42&permissions=309237746688&scope=bot"
 	if got := InviteURL("42"); got != want {
 		t.Errorf("InviteURL = %s, want %s", got, want)
 	}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
@@ -44,5 +47,26 @@ func TestUploadFile(t *testing.T) {
 	}
 	if after := f.RequestCount("POST /channels/{channel_id}/messages"); after != before {
 		t.Errorf("a too large file was sent anyway")
+	}
+}
+
+// Without Attach Files (a bot invited with an older permission integer)
+// Discord answers an upload 403 Missing Permissions: the adapter reports
+// it as permanent (no retry), while a text message still goes out.
+func TestUploadWithoutAttachFiles(t *testing.T) {
+	t.Parallel()
+	f := discordfake.NewWithOptions(t, discordfake.Options{Permissions: InvitePermissions &^ discordgo.PermissionAttachFiles})
+	b := newTestBridge(t, testBot(f)) // REST only
+	f.AddChannel("200", guild, "100", discordfake.ChannelPublicThread, "t")
+	key := bridges.ConversationKey{Bot: botName, Channel: "100", Thread: "200"}
+	_, err := b.UploadFile(t.Context(), key, bridges.Upload{Name: "chart.png", Data: []byte("png")})
+	if err == nil || !strings.Contains(err.Error(), "50013") || !bridges.IsPermanent(err) {
+		t.Fatalf("upload without Attach Files: err = %v, want a permanent 403 50013", err)
+	}
+	if len(f.Messages("200")) != 0 {
+		t.Errorf("the file was posted anyway")
+	}
+	if _, err := b.Post(t.Context(), key, bridges.Message{Text: "still talking"}); err != nil {
+		t.Errorf("text without Attach Files: %v", err)
 	}
 }

@@ -31,7 +31,7 @@ func TestPostErrorsPermanentOrTransient(t *testing.T) {
 	for _, code := range []string{"channel_not_found", "not_in_channel", "is_archived", "thread_not_found",
 		"msg_too_long", "invalid_blocks", "no_text", "restricted_action", "account_inactive", "token_revoked", "invalid_auth"} {
 		t.Run(code, func(t *testing.T) {
-			fake := slackfake.New(t)
+			fake := newFake(t)
 			b, _ := newBridge(t, fake, slackfake.BotToken)
 			fake.FailMethod("chat.postMessage", code, 1)
 			_, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"})
@@ -42,7 +42,7 @@ func TestPostErrorsPermanentOrTransient(t *testing.T) {
 	}
 	for _, code := range []string{"internal_error", "fatal_error", "service_unavailable", "request_timeout"} {
 		t.Run(code, func(t *testing.T) {
-			fake := slackfake.New(t)
+			fake := newFake(t)
 			b, _ := newBridge(t, fake, slackfake.BotToken)
 			fake.FailMethod("chat.postMessage", code, 1)
 			if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {
@@ -51,7 +51,7 @@ func TestPostErrorsPermanentOrTransient(t *testing.T) {
 		})
 	}
 	t.Run("edit of a deleted message", func(t *testing.T) {
-		fake := slackfake.New(t)
+		fake := newFake(t)
 		b, _ := newBridge(t, fake, slackfake.BotToken)
 		err := b.Edit(t.Context(), bridges.MessageRef{Key: threadKey("1.1"), ID: "9.9"}, bridges.Message{Text: "x"})
 		if !bridges.IsPermanent(err) {
@@ -59,7 +59,7 @@ func TestPostErrorsPermanentOrTransient(t *testing.T) {
 		}
 	})
 	t.Run("503", func(t *testing.T) {
-		fake := slackfake.New(t)
+		fake := newFake(t)
 		b, _ := newBridge(t, fake, slackfake.BotToken)
 		fake.LoseResponses("chat.postMessage", 1, 503)
 		if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {
@@ -67,7 +67,7 @@ func TestPostErrorsPermanentOrTransient(t *testing.T) {
 		}
 	})
 	t.Run("429 past the deadline", func(t *testing.T) {
-		fake := slackfake.New(t)
+		fake := newFake(t)
 		b, _ := newBridge(t, fake, slackfake.BotToken)
 		fake.Inject429("chat.postMessage", 5)
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
@@ -77,7 +77,7 @@ func TestPostErrorsPermanentOrTransient(t *testing.T) {
 		}
 	})
 	t.Run("server gone", func(t *testing.T) {
-		fake := slackfake.New(t)
+		fake := newFake(t)
 		b, _ := newBridge(t, fake, slackfake.BotToken)
 		fake.Close()
 		if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "x"}); err == nil || bridges.IsPermanent(err) {

@@ -56,7 +56,7 @@ func TestInboundFilesAndFetch(t *testing.T) {
 }
 
 func TestFetchFileNeedsTheBotToken(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	f := fake.AddFile("a.png", "image/png", []byte("png"))
 	b, _ := newBridge(t, fake, "xoxb-not-the-right-one")
 	if _, err := b.FetchFile(t.Context(), bridges.File{ID: f.ID, URL: f.URLPrivateDownload}, 100); err == nil {
@@ -69,7 +69,7 @@ func TestFetchFileNeedsTheBotToken(t *testing.T) {
 
 // The token is only sent to Slack hosts or the configured API host.
 func TestFetchFileRefusesForeignHosts(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	_, err := b.FetchFile(t.Context(), bridges.File{ID: "F1", URL: "http://files.example.com/F1/x"}, 100)
 	if err == nil {
@@ -81,7 +81,7 @@ func TestFetchFileRefusesForeignHosts(t *testing.T) {
 // into the conversation's thread, with the comment as mrkdwn; a 429 on
 // the first step is waited out.
 func TestUploadFile(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	key := bridges.ConversationKey{Bot: "team", Channel: "C0001", Thread: "1700000000.000100"}
 	data := bytes.Repeat([]byte("line\n"), 1000)

@@ -18,8 +18,11 @@ import (
 	"github.com/agentbridge/agentbridge/config"
 )
 
+// TestMain checks for leaked goroutines and, after the tests, that the
+// manifest grants the scope of every Web API method they made the adapter
+// call (scopes_test.go).
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(scopeCheckingM{m})
 }
 
 const waitLong = 5 * time.Second
@@ -217,7 +220,7 @@ func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, 
 // start runs an adapter against a new fake Slack until the test ends.
 func start(t testing.TB, opts ...slackfake.Option) *env {
 	t.Helper()
-	fake := slackfake.New(t, opts...)
+	fake := newFake(t, opts...)
 	b, logs := newBridge(t, fake, slackfake.BotToken)
 	h := newStub()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -34,7 +34,7 @@ func TestPostRetryAfterLostResponseShowsOnce(t *testing.T) {
 		{"channel, connection closed", bridges.ConversationKey{Bot: "team", Channel: "D1"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := slackfake.New(t)
+			fake := newFake(t)
 			b, _ := newBridge(t, fake, slackfake.BotToken)
 			b.setIdentity(identity{userID: slackfake.BotUserID, botID: slackfake.BotID})
 			const idem = "6f1c1f9e-2f4b-4d7e-9d8a-2b1e1c0a9f11"
@@ -64,7 +64,7 @@ func TestPostRetryAfterLostResponseShowsOnce(t *testing.T) {
 // A reply split into three parts whose first part's answer was lost: the
 // retry posts only the two missing parts, in order.
 func TestPostRetrySkipsPartsAlreadyPosted(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	b.setIdentity(identity{userID: slackfake.BotUserID, botID: slackfake.BotID})
 	const idem = "0b7d2c53-5f5e-4a51-8f43-9a0f8b0e6d21"
@@ -99,7 +99,7 @@ func TestPostRetrySkipsPartsAlreadyPosted(t *testing.T) {
 // Another reply in the thread (another Idem), or a retry before anything
 // reached Slack, is posted normally.
 func TestPostRetryPostsWhatIsMissing(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	b.setIdentity(identity{userID: slackfake.BotUserID, botID: slackfake.BotID})
 	if _, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "first", Idem: "idem-1"}); err != nil {

@@ -352,7 +352,7 @@ type coreEnv struct {
 
 func startWithCore(t *testing.T, access config.Access) *coreEnv {
 	t.Helper()
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	bot := botConfig(fake.URL(), slackfake.BotToken)
 	bot.Access = access

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -34,8 +35,10 @@ func TestManifest(t *testing.T) {
 	if err := yaml.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	wantScopes := []string{"app_mentions:read", "channels:history", "chat:write", "files:read",
-		"groups:history", "im:history", "mpim:history", "reactions:write", "users:read"}
+	// The fake's bot token carries slackfake.DefaultScopes, so every test
+	// against the fake runs with exactly the manifest's scopes.
+	wantScopes := slackfake.DefaultScopes()
+	slices.Sort(wantScopes)
 	wantEvents := []string{"app_mention", "app_uninstalled", "message.channels", "message.groups", "message.im", "message.mpim", "tokens_revoked"}
 	slices.Sort(m.OAuth.Scopes.Bot)
 	slices.Sort(m.Settings.Events.Bot)

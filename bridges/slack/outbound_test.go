@@ -18,7 +18,7 @@ func threadKey(thread string) bridges.ConversationKey {
 }
 
 func TestPostInThreadAsMrkdwn(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	ref, err := b.Post(t.Context(), threadKey("100.000001"), bridges.Message{Text: "**Done**: see [PR](https://example.com/pr/1) & `a<b`"})
 	if err != nil {
@@ -41,7 +41,7 @@ func TestPostInThreadAsMrkdwn(t *testing.T) {
 }
 
 func TestPostTopLevelDM(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	if _, err := b.Post(t.Context(), bridges.ConversationKey{Bot: "team", Channel: "D1"}, bridges.Message{Text: "hi"}); err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestPostTopLevelDM(t *testing.T) {
 // Conversion can grow text past Slack's 4,000 characters (each & becomes
 // &amp;): Post splits it again and returns the last message.
 func TestPostSplitsLongConvertedText(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	text := strings.Repeat("a & b < c. ", maxMessageRunes/11) // ~3,500 runes → ~5,700 after escaping
 	ref, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: text})
@@ -84,7 +84,7 @@ func TestPostSplitsLongConvertedText(t *testing.T) {
 }
 
 func TestPostRetriesAfter429(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, logs := newBridge(t, fake, slackfake.BotToken)
 	fake.Inject429("chat.postMessage", 1)
 	start := time.Now()
@@ -107,7 +107,7 @@ func TestPostRetriesAfter429(t *testing.T) {
 }
 
 func TestPostRateLimitBoundedByContext(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	fake.Inject429("chat.postMessage", 100)
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
@@ -119,7 +119,7 @@ func TestPostRateLimitBoundedByContext(t *testing.T) {
 }
 
 func TestEditReplacesText(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	ref, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "thinking"})
 	if err != nil {
@@ -136,7 +136,7 @@ func TestEditReplacesText(t *testing.T) {
 // A rate-limited Edit gives way to a newer Edit of the same message: the
 // newer text wins and the older one is not sent again.
 func TestEditSupersededWhileRateLimited(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	ref, err := b.Post(t.Context(), threadKey("1.1"), bridges.Message{Text: "v0"})
 	if err != nil {
@@ -167,7 +167,7 @@ func TestEditSupersededWhileRateLimited(t *testing.T) {
 // A big card stays within Block Kit's limits (the fake rejects anything
 // over them with invalid_blocks, as Slack does).
 func TestCardWithinBlockKitLimits(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	var buttons []bridges.Button
 	for i := range 30 {
@@ -198,7 +198,7 @@ func TestCardWithinBlockKitLimits(t *testing.T) {
 
 // Editing a card with buttons keeps it a card (e.g. a countdown).
 func TestEditKeepsButtons(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	msg := bridges.Message{Text: "approve?", CardID: "c", Buttons: []bridges.Button{{ID: "yes", Label: "Yes"}}}
 	ref, err := b.Post(t.Context(), threadKey("1.1"), msg)
@@ -218,7 +218,7 @@ func TestEditKeepsButtons(t *testing.T) {
 // TestStartThread: the message is posted at the top of the channel and
 // its ts is the new conversation's thread.
 func TestStartThread(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	key, ref, err := b.StartThread(t.Context(), bridges.ConversationKey{Bot: "team", Channel: "C0001", Thread: "ignored"}, bridges.Message{Text: "⏰ scheduled: standup"})
 	if err != nil {

@@ -82,7 +82,7 @@ func TestDroppedSocketMidMessage(t *testing.T) {
 
 // Transient failures of apps.connections.open are retried.
 func TestRunRetriesTransientConnectFailures(t *testing.T) {
-	fake := slackfake.New(t)
+	fake := newFake(t)
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	fake.FailMethod("apps.connections.open", "internal_error", 2)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -224,7 +224,7 @@ func TestRunFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := slackfake.New(t)
+			fake := newFake(t)
 			tok := cmpOr(tc.botToken, slackfake.BotToken)
 			b, _ := newBridge(t, fake, tok)
 			if tc.setup != nil {
@@ -295,7 +295,7 @@ func TestTokensRevokedForOthersIgnored(t *testing.T) {
 // attempt (the count and the error), connected again after the next hello.
 // Failed auth.test calls count as attempts too.
 func TestConnectionStates(t *testing.T) {
-	fake := slackfake.New(t, slackfake.WithoutEcho())
+	fake := newFake(t, slackfake.WithoutEcho())
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	fake.FailMethod("auth.test", "internal_error", 1)
 	h, _ := runBridge(t, b)
@@ -327,7 +327,7 @@ func TestConnectionStates(t *testing.T) {
 // during the outage included (Slack queues it). What must not be lost:
 // the bot, and the messages sent during and after the outage.
 func TestSocketModeOutagesReconnectForever(t *testing.T) {
-	fake := slackfake.New(t, slackfake.WithoutEcho())
+	fake := newFake(t, slackfake.WithoutEcho())
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	var outage bridgetest.Outage
 	b.reconnect = bridges.Backoff{Pause: outage.Pause} // production bounds, virtual time
@@ -400,7 +400,7 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 // A 429 from apps.connections.open is waited out for at least its
 // Retry-After, however short the back-off.
 func TestSocketModeRetryAfterRespected(t *testing.T) {
-	fake := slackfake.New(t, slackfake.WithoutEcho())
+	fake := newFake(t, slackfake.WithoutEcho())
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	waits := make(chan time.Duration, 100)
 	b.reconnect = bridges.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Pause: func(ctx context.Context, d time.Duration) bool {

@@ -216,16 +216,7 @@ func (c *Console) Shutdown() { c.hub.close() }
 
 // BaseURL is the console's address as configured in http.listen (a
 // wildcard host shows as 127.0.0.1), e.g. "http://127.0.0.1:9464".
-func (c *Console) BaseURL() string {
-	host, port, err := net.SplitHostPort(c.cfg.HTTP.Listen)
-	if err != nil {
-		return "http://" + c.cfg.HTTP.Listen
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
-}
+func (c *Console) BaseURL() string { return ConsoleURL(c.cfg.HTTP.Listen) }
 
 // Announce tells the operator on w (the terminal, not the log) where the
 // console is. Without web.users it prints the sign-in link with the
@@ -243,7 +234,7 @@ func (c *Console) Announce(w io.Writer) {
 		fmt.Fprintf(w, "\nWeb console: open %s/signin#token=%s to sign in as %s.\n(The token is saved in %s; keep it secret.)\n\n",
 			c.BaseURL(), token, GeneratedAdmin, tokenFile)
 	case len(c.cfg.Web.Users) == 0:
-		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s)\n", c.BaseURL(), GeneratedAdmin, tokenFile)
+		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s, or run `bridge web-link` for a sign-in link)\n", c.BaseURL(), GeneratedAdmin, tokenFile)
 	default:
 		fmt.Fprintf(w, "Web console: %s/\n", c.BaseURL())
 	}

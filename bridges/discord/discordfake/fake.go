@@ -24,7 +24,9 @@
 // DropSocket, CloseWith, RefuseGateway, FailGatewayLookup, ResetToken,
 // Inject429, FailCreate, LoseResponses, SetOutage). A create-message request
 // with a nonce and enforce_nonce is de-duplicated as Discord does
-// (nonce.go). Every method is safe for concurrent
+// (nonce.go). The bot holds a permission set (Options.Permissions,
+// SetPermissions; default the invite's) and a request it does not allow
+// answers 403 Missing Permissions, code 50013 (perms.go). Every method is safe for concurrent
 // use. The fake is usable from any package: point a config's
 // discord.api_url at URL() and its token at Token().
 package discordfake
@@ -70,6 +72,10 @@ type Options struct {
 	// fail with close 4014, as Discord does when the privileged intent is
 	// not enabled for the application.
 	DenyMessageContent bool
+	// Permissions the bot holds in server channels (perms.go); 0 means
+	// DefaultPermissions. A message with files without Attach Files, a
+	// thread without Create Public Threads… answer 403, code 50013.
+	Permissions int64
 }
 
 // Fake is a running fake Discord. Create it with New or NewWithOptions;
@@ -83,6 +89,7 @@ type Fake struct {
 	changed chan struct{} // closed and replaced on every change (see wait)
 	lastID  uint64
 	closed  bool
+	perms   int64 // the bot's permissions in server channels (perms.go)
 
 	users        map[string]*wireUser
 	channels     map[string]*wireChannel
@@ -252,9 +259,13 @@ func NewWithOptions(t testing.TB, o Options) *Fake {
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = DefaultRetryAfter
 	}
+	if o.Permissions == 0 {
+		o.Permissions = DefaultPermissions
+	}
 	f := &Fake{
 		t:            t,
 		opts:         o,
+		perms:        o.Permissions,
 		changed:      make(chan struct{}),
 		users:        map[string]*wireUser{},
 		channels:     map[string]*wireChannel{},

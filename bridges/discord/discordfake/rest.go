@@ -327,6 +327,10 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel", nil)
 		return
 	}
+	if !f.mayPostLocked(w, ch, len(files)) { // perms.go
+		f.mu.Unlock()
+		return
+	}
 	m, dup := f.enforcedLocked(ch.ID, &b) // nonce.go
 	if !dup {
 		m = f.botMessage(ch, content, comps, b.Flags)
@@ -444,6 +448,9 @@ func (f *Fake) startThread(w http.ResponseWriter, r *http.Request) {
 	}
 	if parent.Type != ChannelGuildText && parent.Type != 5 {
 		writeError(w, http.StatusBadRequest, codeWrongChannelType, "Cannot execute action on this channel type", nil)
+		return
+	}
+	if !f.permittedLocked(w, PermissionCreatePublicThreads) { // perms.go
 		return
 	}
 	mid := r.PathValue("message_id")
@@ -583,17 +590,4 @@ func (f *Fake) executeWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func (f *Fake) getAttachment(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	fl, ok := f.files[r.PathValue("attachment_id")]
-	f.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", fl.contentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(fl.data)))
-	_, _ = w.Write(fl.data)
 }

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"strconv"
 )
 
 // Discord's limits for a message with attachments sent by a bot to a
@@ -115,4 +116,18 @@ func (f *Fake) Attachment(messageID, name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// getAttachment serves an uploaded file's url.
+func (f *Fake) getAttachment(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	fl, ok := f.files[r.PathValue("attachment_id")]
+	f.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", fl.contentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(fl.data)))
+	_, _ = w.Write(fl.data)
 }

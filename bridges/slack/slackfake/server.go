@@ -20,6 +20,10 @@
 //   - rejects Block Kit payloads over Slack's documented limits with
 //     invalid_blocks and texts over 40,000 characters with msg_too_long.
 //
+// The bot token carries a scope set (WithScopes, SetScopes; default the
+// manifest's): a call without its method's scope answers missing_scope
+// with needed and provided, as Slack does (scopes.go).
+//
 // Tests inject faults: Inject429, FailMethod (any error code, e.g.
 // token_revoked on auth.test), MissingScope (with Slack's scope
 // diagnostics), SetOutage (HTTP 5xx until it ends), Disconnect,
@@ -107,6 +111,7 @@ type Server struct {
 	// files.getUploadURLExternal → upload → files.completeUploadExternal
 	pendingUploads map[string]*pendingUpload
 	uploads        []Upload
+	scopes         []string // the bot token's scopes (scopes.go)
 }
 
 type failure struct {
@@ -133,6 +138,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		rateLimited: map[string]int{},
 		failures:    map[string]failure{},
 		outage:      map[string]int{},
+		scopes:      DefaultScopes(),
 
 		pendingUploads: map[string]*pendingUpload{},
 	}

@@ -133,7 +133,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	f, ok := s.files[r.PathValue("id")]
 	status := http.StatusOK
 	switch {
-	case token != BotToken:
+	case token != BotToken, s.lacksScopeLocked("files.download", "") != "":
 		status = http.StatusForbidden
 	case !ok:
 		status = http.StatusNotFound
@@ -197,13 +197,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		res = fail(f.code)
 		if f.needed != "" {
-			res.body["needed"], res.body["provided"] = f.needed, "chat:write"
+			res.body["needed"], res.body["provided"] = f.needed, s.providedLocked()
 		}
 	case token == "":
 		res = fail("not_authed")
 	case method == "apps.connections.open" && token != AppToken,
 		method != "apps.connections.open" && token != BotToken:
 		res = fail("invalid_auth")
+	case s.lacksScopeLocked(method, scopeChannel(params)) != "":
+		res = fail("missing_scope")
+		res.body["needed"], res.body["provided"] = s.lacksScopeLocked(method, scopeChannel(params)), s.providedLocked()
 	default:
 		res = s.callLocked(method, params, r)
 	}
@@ -229,6 +232,15 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(res.status)
 	_ = json.NewEncoder(w).Encode(res.body)
+}
+
+// scopeChannel is the channel a call names ("channel", or "channel_id"
+// for assistant.threads.setStatus).
+func scopeChannel(p url.Values) string {
+	if ch := p.Get("channel"); ch != "" {
+		return ch
+	}
+	return p.Get("channel_id")
 }
 
 // readParams reads form or JSON arguments and the token (Authorization
