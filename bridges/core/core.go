@@ -66,6 +66,9 @@ type CoreOptions struct {
 	// Cgroups, when set, enforce each profile's resources in a cgroup per
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
+	// Tools builds the bridge's MCP tools for each agent process
+	// (bridges/agenttools.New); nil gives the agents no bridge tools.
+	Tools AgentTools
 	// Scheduler fires the stored schedules (bridges/schedule.New); without
 	// one nothing fires, and Run refuses a config that has schedules.
 	Scheduler Scheduler
