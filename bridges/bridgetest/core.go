@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
@@ -39,7 +40,7 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 		Store: st,
 	}
 	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock, Spend: spend.New(cfg, st, nil),
-		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: c.Clock})})
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: c.Clock}), Tools: agenttools.New})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()

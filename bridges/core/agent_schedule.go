@@ -56,7 +56,7 @@ func agentSchedulePolicy(p *config.Agent) string {
 // askSchedule checks r and, if it could be added, has the conversation's
 // worker post an approval card for it. It returns when the card is posted
 // (or could not be); it does not wait for the decision.
-func (t *agentTools) askSchedule(ctx context.Context, r scheduleRequest) error {
+func (t *toolConv) askSchedule(ctx context.Context, r scheduleRequest) error {
 	if _, err := t.core.checkSchedule(ctx, r); err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (cv *conversation) openScheduleCard(ctx context.Context, r scheduleRequest)
 		}
 	}
 	if waiting >= maxScheduleCards {
-		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", errToolRefused, waiting)
+		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", ErrToolRefused, waiting)
 	}
 	id := "schedule-" + uuid.NewString()
 	input, err := json.Marshal(map[string]string{"cron": r.cron, "tz": r.tz, "prompt": r.prompt, "name": r.name,
@@ -109,12 +109,12 @@ func (cv *conversation) openScheduleCard(ctx context.Context, r scheduleRequest)
 	cv.openCard(ctx, &card{
 		id:       id,
 		kind:     cardSchedule,
-		req:      streamjson.PermissionRequest{RequestID: id, ToolName: qualifiedTool(toolSchedule), Input: input},
+		req:      streamjson.PermissionRequest{RequestID: id, ToolName: qualifiedTool(ToolSchedule), Input: input},
 		body:     cv.scheduleCardBody(r),
 		schedule: &r,
 	})
 	if cv.cards[id] == nil {
-		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", errToolRefused)
+		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", ErrToolRefused)
 	}
 	cv.log.Info("agent schedule awaits approval", "card", id, "cron", r.cron, "tz", r.tz)
 	return nil
@@ -159,7 +159,7 @@ func (cv *conversation) decideSchedule(ctx context.Context, cd *card, choice str
 		if err != nil {
 			why := "database error"
 			if errors.Is(err, errScheduleRefused) {
-				why = toolErrorText(err)
+				why = ToolErrorText(err)
 			} else {
 				cv.log.Error("add approved agent schedule", "card", cd.id, "err", err)
 			}

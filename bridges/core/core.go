@@ -66,6 +66,9 @@ type CoreOptions struct {
 	// Cgroups, when set, enforce each profile's resources in a cgroup per
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
+	// Tools builds the bridge's MCP tools for each agent process
+	// (bridges/agenttools.New); nil gives the agents no bridge tools.
+	Tools AgentTools
 	// Scheduler fires the stored schedules (bridges/schedule.New); without
 	// one nothing fires, and Run refuses a config that has schedules.
 	Scheduler Scheduler
@@ -280,13 +283,14 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
-	msg, dup, err := c.submit(ctx, submission{origin: OriginPerson, conv: conv, msgID: m.MsgID, user: m.UserID,
-		userName: m.UserName, text: m.Text, files: files, replyTo: m.ReplyTo, quoted: m.Quoted}, log.With("new_conversation", created))
+	r, err := c.Submit(ctx, Submission{Origin: OriginPerson, Conv: conv, MsgID: m.MsgID, User: m.UserID,
+		UserName: m.UserName, Text: m.Text, Files: files, ReplyTo: m.ReplyTo, Quoted: m.Quoted,
+		Log: log.With("new_conversation", created)})
 	if err != nil {
 		return notRecorded(m.MsgID, err)
 	}
-	if dup {
-		log.Debug("duplicate delivery ignored", "ledger", msg.ID, "state", msg.State)
+	if r.Duplicate {
+		log.Debug("duplicate delivery ignored", "ledger", r.Msg.ID, "state", r.Msg.State)
 		c.opts.Metrics.message(m.Key.Bot, "duplicate")
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
@@ -130,7 +131,8 @@ func start(t *testing.T, s setup) *harness {
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(cfg, st, s.metrics),
-		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics})})
+		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
+		Tools:     agenttools.New})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
@@ -69,7 +70,7 @@ func benchIdleConversations(b *testing.B, maxLive int) {
 	if os.Getenv("BENCHLOG") != "" {
 		logw = os.Stderr
 	}
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})), Tools: agenttools.New})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()

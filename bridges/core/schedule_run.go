@@ -54,23 +54,24 @@ func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, l
 	if err != nil {
 		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
 	}
-	msg, dup, err := c.submit(ctx, submission{
-		origin: OriginSchedule, conv: conv, msgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()), user: creator,
-		userName: scheduleHeader + sc.Name, text: sc.Prompt, scheduleID: sc.ID,
-		accepted: func(ctx context.Context) {
+	r, err := c.Submit(ctx, Submission{
+		Origin: OriginSchedule, Conv: conv, MsgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()), User: creator,
+		UserName: scheduleHeader + sc.Name, Text: sc.Prompt, ScheduleID: sc.ID,
+		Accepted: func(ctx context.Context) {
 			if !announced {
 				c.postSchedule(ctx, key, header, log)
 			}
 			c.opts.Metrics.message(key.Bot, "scheduled")
 		},
-	}, log)
+		Log: log,
+	})
 	if err != nil {
 		return "", fmt.Errorf("scheduled run of %d: %w", sc.ID, err)
 	}
-	if dup {
-		log.Info("scheduled run already recorded (before a restart)", "ledger", msg.ID)
+	if r.Duplicate {
+		log.Info("scheduled run already recorded (before a restart)", "ledger", r.Msg.ID)
 	}
-	return msg.ID, nil
+	return r.Msg.ID, nil
 }
 
 // startScheduledThread posts the header at the top of the channel at in and

@@ -15,6 +15,7 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -64,7 +65,7 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	sandboxes := map[string]sandbox.Sandbox{"coder": sandbox.None{}, "plain": sandbox.None{}}
 	log := slog.New(slog.DiscardHandler)
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log, Sandboxes: sandboxes,
-		Worktrees: worktree.New(cfg, sandboxes, log)})
+		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New})
 	codePlat, plainPlat := bridgetest.New(defaultLimits()), bridgetest.New(defaultLimits())
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

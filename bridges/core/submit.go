@@ -29,51 +29,85 @@ const (
 	OriginAgent    = store.OriginAgent
 )
 
-// submission is a message for a conversation's ledger, from any origin.
-type submission struct {
-	origin     Origin
-	conv       store.Conversation
-	msgID      string // the platform's message id, or "schedule-<id>-<unix>": unique per bot
-	user       string // the author (a person), or the schedule's creator when a person made it, or ""
-	userName   string
-	text       string
-	files      []byte // encodeFiles
-	scheduleID int64  // OriginSchedule: which schedule fired
-	replyTo    string // the platform id of the message it quotes ("" = none)
-	quoted     string // the quoted message's text, for the agent
-	// accepted, when set, runs once the message is recorded (not for a
+// Submission is a message for a conversation's ledger, from any origin:
+// the one shape in which work enters the core (Core.Submit). Its Origin
+// decides what it may do once the worker takes it: only OriginPerson may
+// be a chat command or answer a card, and only a person's message carries
+// its author's rights.
+type Submission struct {
+	Origin   Origin
+	Conv     store.Conversation
+	MsgID    string // the platform's message id, or "schedule-<id>-<unix>": unique per bot
+	User     string // the author (a person), or the schedule's creator when a person made it, or ""
+	UserName string
+	Text     string
+	Files    []byte // encodeFiles
+	// ScheduleID says which schedule fired (OriginSchedule only).
+	ScheduleID int64
+	ReplyTo    string // the platform id of the message it quotes ("" = none)
+	Quoted     string // the quoted message's text, for the agent
+	// Accepted, when set, runs once the message is recorded (not for a
 	// duplicate) and before the worker is told of it.
-	accepted func(ctx context.Context)
+	Accepted func(ctx context.Context)
+	// Log, when set, is the logger for this submission; nil means the
+	// core's own, annotated with the conversation and message.
+	Log *slog.Logger
 }
 
-// submit is the one way work enters a conversation: it records s in the
-// ledger (durably, before it returns nil: the caller may then acknowledge
-// its source) and hands it to the conversation's worker, starting one if
-// needed. A duplicate (same bot and message id) is recorded once and not
-// handed on again. A worker that cannot take it now leaves it pending in
-// the ledger, delivered with the worker's next input: still accepted.
-func (c *Core) submit(ctx context.Context, s submission, log *slog.Logger) (store.InboxMessage, bool, error) {
+// Receipt is what Submit tells its caller about a submission it took.
+type Receipt struct {
+	Msg       store.InboxMessage // the ledger entry (the earlier one for a duplicate)
+	Duplicate bool               // the message was already recorded; it is not handed on again
+}
+
+// ErrBadSubmission is returned by Submit for a submission it refuses to
+// record: an unknown origin, a missing message id or conversation.
+var ErrBadSubmission = errors.New("invalid submission")
+
+// Submit is the one way work enters a conversation, for platforms (through
+// HandleMessage), schedules and the agent's tools alike. It records s in
+// the ledger (durably, before it returns nil: the caller may then
+// acknowledge its source) and hands it to the conversation's worker,
+// starting one if needed. A duplicate (same bot and message id) is
+// recorded once and not handed on again. A worker that cannot take it now
+// leaves it pending in the ledger, delivered with the worker's next input:
+// still accepted. Submit checks no access list: callers do (HandleMessage
+// for people; a schedule or tool was authorised when it was made). It
+// fails closed on a submission with an unknown origin.
+func (c *Core) Submit(ctx context.Context, s Submission) (Receipt, error) {
+	switch s.Origin {
+	case OriginPerson, OriginSchedule, OriginAgent:
+	default:
+		return Receipt{}, fmt.Errorf("submit %s: origin %q: %w", s.MsgID, s.Origin, ErrBadSubmission)
+	}
+	if s.MsgID == "" || s.Conv.ID == "" {
+		return Receipt{}, fmt.Errorf("submit %q: message id and conversation are required: %w", s.MsgID, ErrBadSubmission)
+	}
+	log := s.Log
+	if log == nil {
+		log = c.log.With("conversation", s.Conv.ID, "msg_id", s.MsgID)
+	}
 	msg, dup, err := c.st.Enqueue(ctx, store.InboxMessage{
-		ConversationID: s.conv.ID, Bot: s.conv.Key.Bot, PlatformMsgID: s.msgID, UserID: s.user, UserName: s.userName,
-		Text: s.text, Files: s.files, Origin: s.origin, ScheduleID: s.scheduleID,
-		ReplyTo: s.replyTo, Quoted: s.quoted,
+		ConversationID: s.Conv.ID, Bot: s.Conv.Key.Bot, PlatformMsgID: s.MsgID, UserID: s.User, UserName: s.UserName,
+		Text: s.Text, Files: s.Files, Origin: s.Origin, ScheduleID: s.ScheduleID,
+		ReplyTo: s.ReplyTo, Quoted: s.Quoted,
 	})
 	if err != nil {
-		return store.InboxMessage{}, false, fmt.Errorf("record message %s: %w", s.msgID, err)
+		return Receipt{}, fmt.Errorf("record message %s: %w", s.MsgID, err)
 	}
 	if dup {
-		return msg, true, nil
+		return Receipt{Msg: msg, Duplicate: true}, nil
 	}
-	log.Debug("message accepted", "ledger", msg.ID, "origin", s.origin)
-	if s.accepted != nil {
-		s.accepted(ctx)
+	log.Debug("message accepted", "ledger", msg.ID, "origin", s.Origin)
+	if s.Accepted != nil {
+		s.Accepted(ctx)
 	}
-	switch cv, err := c.deliver(s.conv, inPoke{}); {
+	switch cv, err := c.deliver(s.Conv, inPoke{}); {
 	case errors.Is(err, queue.ErrFull):
 		cv.rescan.Store(true) // delivered after the input the worker is handling
 		log.Warn("conversation queue full; the message stays pending in the ledger", "ledger", msg.ID)
 	case err != nil:
 		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
 	}
-	return msg, false, nil
+	return Receipt{Msg: msg}, nil
 }

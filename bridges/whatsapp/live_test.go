@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
@@ -93,7 +94,7 @@ func startLive(t *testing.T) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := pool.New(log)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()

@@ -19,6 +19,7 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
@@ -132,6 +133,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
 		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Logger: logger, Metrics: metrics}),
+		Tools:     agenttools.New,
 	})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage

@@ -1,4 +1,4 @@
-package core
+package agenttools
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // DefaultMaxSendFileBytes caps a file the agent posts with send_file; a
@@ -68,14 +70,14 @@ func readWorkdirFile(workdir, path string, hidden []string, max int64) (string, 
 		}
 	}
 	if fi.Size() > max {
-		return "", nil, fmt.Errorf("%s is %s, over the %s limit: %w", path, byteSize(fi.Size()), byteSize(max), errFileRefused)
+		return "", nil, fmt.Errorf("%s is %s, over the %s limit: %w", path, core.ByteSize(fi.Size()), core.ByteSize(max), errFileRefused)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return "", nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if int64(len(data)) > max { // it grew meanwhile
-		return "", nil, fmt.Errorf("%s is over the %s limit: %w", path, byteSize(max), errFileRefused)
+		return "", nil, fmt.Errorf("%s is over the %s limit: %w", path, core.ByteSize(max), errFileRefused)
 	}
 	return filepath.Base(real), data, nil
 }
@@ -137,10 +139,10 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// MoveTo implements WorkdirMover: send_file works in workdir, a
+// MoveTo implements core.WorkdirMover: send_file works in workdir, a
 // worktree's, and stops hiding root (send_file never leaves workdir
 // anyway, os.Root, so the rest of data_dir stays out of reach).
-func (t *agentTools) MoveTo(workdir, root string) {
+func (t *Server) MoveTo(workdir, root string) {
 	t.workdir = workdir
 	t.hidden = slices.DeleteFunc(slices.Clone(t.hidden), func(h string) bool {
 		return within(resolved(root), resolved(h))

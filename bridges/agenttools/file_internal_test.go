@@ -1,4 +1,4 @@
-package core
+package agenttools
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // TestReadWorkdirFile: send_file reads only regular files inside the
@@ -97,29 +99,6 @@ func symlink(t *testing.T, target, link string) {
 	}
 }
 
-func TestParseScheduleAdd(t *testing.T) {
-	tests := []struct {
-		in               string
-		cron, tz, prompt string
-		ok               bool
-	}{
-		{`"0 9 * * 1-5" summarise CI`, "0 9 * * 1-5", "", "summarise CI", true},
-		{`"0 9 * * 1-5" tz=Europe/Berlin summarise "the" CI`, "0 9 * * 1-5", "Europe/Berlin", `summarise "the" CI`, true},
-		{`“*/30 * * * *” smart quotes`, "*/30 * * * *", "", "smart quotes", true},
-		{`@daily check`, "@daily", "", "check", true},
-		{`"0 9 * * *"`, "", "", "", false},
-		{`"0 9 * * * unterminated`, "", "", "", false},
-		{`0 9 * * * unquoted`, "", "", "", false},
-		{``, "", "", "", false},
-	}
-	for _, tc := range tests {
-		cron, tz, prompt, ok := parseScheduleAdd(tc.in)
-		if ok != tc.ok || ok && (cron != tc.cron || tz != tc.tz || prompt != tc.prompt) {
-			t.Errorf("parseScheduleAdd(%q) = %q %q %q %v, want %q %q %q %v", tc.in, cron, tz, prompt, ok, tc.cron, tc.tz, tc.prompt, tc.ok)
-		}
-	}
-}
-
 // TestAgentToolsMoveTo: send_file follows the agent into a worktree under
 // data_dir (worktree.New moves it there): it reads the worktree's files,
 // and still refuses the config file and the rest of data_dir.
@@ -136,8 +115,8 @@ func TestAgentToolsMoveTo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tools := &agentTools{workdir: t.TempDir(), hidden: []string{data, cfgFile}}
-	var _ WorkdirMover = tools
+	tools := &Server{workdir: t.TempDir(), hidden: []string{data, cfgFile}}
+	var _ core.WorkdirMover = tools
 	tools.MoveTo(wt, wt)
 	if tools.workdir != wt || !slices.Equal(tools.hidden, []string{cfgFile}) {
 		t.Errorf("tools: workdir %s hidden %v, want the worktree and the config file only", tools.workdir, tools.hidden)
