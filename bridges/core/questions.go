@@ -231,7 +231,7 @@ func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (ope
 		return nil, false, false
 	case err != nil:
 		// Unknown whether it is a closed card: decide nothing.
-		cv.log.Error("look up the card a reply quotes", "msg", msgID, "err", err)
+		cv.log.Error("look up the card a reply quotes", "msg_id", msgID, "err", err)
 		cv.notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
 		return nil, true, true
 	}

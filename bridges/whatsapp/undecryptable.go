@@ -35,7 +35,7 @@ type recoveries struct {
 func (b *Bridge) onUndecryptable(ctx context.Context, h bridges.Handler, e *events.UndecryptableMessage) {
 	info := e.Info
 	b.log.Warn("whatsapp message could not be decrypted", "msg_id", info.ID, "chat", info.Chat.ToNonAD().String(),
-		"sender", info.Sender.ToNonAD().String(), "unavailable", e.IsUnavailable, "unavailable_type", string(e.UnavailableType),
+		"user", info.Sender.ToNonAD().String(), "unavailable", e.IsUnavailable, "unavailable_type", string(e.UnavailableType),
 		"fail_mode", string(e.DecryptFailMode))
 	bridges.CountMessage(h, "undecryptable")
 	if info.IsFromMe || info.IsGroup || e.DecryptFailMode == events.DecryptFailHide || e.UnavailableType != events.UnavailableTypeUnknown {
