@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
 // outageLength is how long the platforms' send APIs answer 503 in the
@@ -32,6 +33,19 @@ func TestSlackE2EOutageRepliesWait(t *testing.T) {
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello") // the thread works before the outage
+	// The answer is visible while its stream is still open: the outage must
+	// begin after the turn ended (its stream stopped), or the late one is
+	// this answer's stop, not the answers of the outage.
+	if err := e.slack.WaitFor(func() bool {
+		for _, p := range e.slack.Posts() {
+			if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts && cur.Stream == slackfake.Streaming {
+				return false
+			}
+		}
+		return true
+	}, e2eWait); err != nil {
+		t.Fatalf("the first answer's stream was never stopped: %v", err)
+	}
 
 	e.slack.SetOutage(http.StatusServiceUnavailable, slackOutageMethods...)
 	began := time.Now()
@@ -73,6 +87,7 @@ func TestDiscordE2EOutageRepliesWait(t *testing.T) {
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "hello")
 	e.waitText(t, thread, "pong: hello") // the thread works before the outage
+	e.waitText(t, thread, " · $")        // its final reply (with the cost), not only the live text: the turn ended
 
 	e.dc.SetOutage(http.StatusServiceUnavailable, discordfake.RouteCreateMessage, discordfake.RouteEditMessage, discordfake.RouteTyping)
 	began := time.Now()
