@@ -5,15 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store"
-
+	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
-
-	"github.com/agentbridge/agentbridge/bridges"
+	waLog "go.mau.fi/whatsmeow/util/log"
 )
 
 // Run implements bridges.Platform: it registers the event handler,
@@ -241,4 +242,76 @@ func (b *Bridge) handler() bridges.Handler {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.h
+}
+
+// Logger adapts log to whatsmeow's logger interface. Messages are
+// formatted with fmt.Sprintf and logged at the matching slog level with a
+// "module" attribute (sub-loggers join their names with "/"). A nil log
+// gives whatsmeow's no-op logger.
+func Logger(log *slog.Logger, module string) waLog.Logger {
+	if log == nil {
+		return waLog.Noop
+	}
+	return &slogLogger{log: log, module: module}
+}
+
+type slogLogger struct {
+	log    *slog.Logger
+	module string
+}
+
+func (l *slogLogger) logf(level slog.Level, msg string, args []any) {
+	ctx := context.Background()
+	if !l.log.Enabled(ctx, level) {
+		return // skip formatting debug chatter nobody reads
+	}
+	if len(args) > 0 {
+		msg = fmt.Sprintf(msg, args...)
+	}
+	l.log.Log(ctx, level, msg, "module", l.module)
+}
+
+func (l *slogLogger) Debugf(msg string, args ...any) { l.logf(slog.LevelDebug, msg, args) }
+func (l *slogLogger) Infof(msg string, args ...any)  { l.logf(slog.LevelInfo, msg, args) }
+func (l *slogLogger) Warnf(msg string, args ...any)  { l.logf(slog.LevelWarn, msg, args) }
+func (l *slogLogger) Errorf(msg string, args ...any) { l.logf(slog.LevelError, msg, args) }
+
+// Sub returns a logger for a part of the module ("Client" → "Client/Socket").
+func (l *slogLogger) Sub(module string) waLog.Logger {
+	name := module
+	if l.module != "" {
+		name = l.module + "/" + module
+	}
+	return &slogLogger{log: l.log, module: name}
+}
+
+// sendPresence tells WhatsApp the bot's presence after connecting (and
+// when the push name arrives after linking): without it other people see
+// "-" as its name. "Unavailable" keeps the phone's notifications. Before
+// the first app-state sync brings the push name it fails with
+// whatsmeow.ErrNoPushName, and PushNameSetting sends it again.
+func (b *Bridge) sendPresence(ctx context.Context) {
+	err := b.cli.SendPresence(ctx, types.PresenceUnavailable)
+	switch {
+	case err == nil:
+	case errors.Is(err, whatsmeow.ErrNoPushName):
+		b.log.Debug("whatsapp presence waits for the push name", "err", err)
+	default:
+		b.log.Warn("whatsapp presence not sent", "err", err)
+	}
+}
+
+// refreshVersion makes the client use WhatsApp Web's current version
+// (once: a second "outdated" is a failure), for Run to connect again; it
+// fails when the version cannot be fetched or did not change.
+func (b *Bridge) refreshVersion(ctx context.Context) error {
+	changed, err := b.refresh(ctx)
+	if err != nil {
+		return fmt.Errorf("fetch the current WhatsApp Web version: %w", err)
+	}
+	if !changed {
+		return errors.New("the current WhatsApp Web version is the one refused")
+	}
+	b.log.Warn("whatsapp said this client is outdated: using the current WhatsApp Web version; upgrade the bridge soon")
+	return nil
 }
