@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config/policy"
 )
 
@@ -33,10 +34,10 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []policy.Rule    // what "Always allow" stores for the conversation (see alwaysPermissions)
-	questions   []question       // cardQuestion
-	picked      [][]bool         // cardQuestion: selected options per question
-	schedule    *scheduleRequest // cardSchedule: what approving it creates
+	grants      []policy.Rule     // what "Always allow" stores for the conversation (see alwaysPermissions)
+	questions   []question        // cardQuestion
+	picked      [][]bool          // cardQuestion: selected options per question
+	schedule    *schedreq.Request // cardSchedule: what approving it creates
 }
 
 // answersCLI reports whether the CLI waits for the card's decision (every

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -43,53 +44,26 @@ func (cv *conversation) cmdSchedule(ctx context.Context, m store.InboxMessage, l
 }
 
 func (cv *conversation) scheduleAdd(ctx context.Context, who author, rest string) {
-	cron, tz, prompt, ok := parseScheduleAdd(rest)
+	cron, tz, prompt, ok := schedreq.ParseAdd(rest)
 	if !ok {
 		cv.notice(ctx, scheduleUsage)
 		return
 	}
-	sc, err := cv.core.addSchedule(ctx, scheduleRequest{
-		source: store.ScheduleFromChat, cron: cron, tz: tz, prompt: prompt,
-		key: cv.key, convID: cv.id, createdBy: who.id, agent: cv.profile.Name,
+	sc, err := cv.core.addSchedule(ctx, schedreq.Request{
+		Source: store.ScheduleFromChat, Cron: cron, TZ: tz, Prompt: prompt,
+		Key: cv.key, ConvID: cv.id, CreatedBy: who.id, Agent: cv.profile.Name,
 	})
 	switch {
-	case errors.Is(err, errScheduleRefused):
-		cv.notice(ctx, "⚠️ "+strings.TrimPrefix(err.Error(), errScheduleRefused.Error()+": "))
+	case errors.Is(err, schedreq.ErrRefused):
+		cv.notice(ctx, "⚠️ "+strings.TrimPrefix(err.Error(), schedreq.ErrRefused.Error()+": "))
 		return
 	case err != nil:
 		cv.log.Error("add schedule", "err", err)
 		cv.notice(ctx, "⚠️ Could not add the schedule (database error).")
 		return
 	}
-	cv.notice(ctx, "🗓 Scheduled "+scheduleLine(sc, cv.core.clock.Now(), cv.key)+
-		". Each run is posted here as \""+scheduleHeader+sc.Name+"\"; remove it with `"+bridges.CommandPrefix+"schedule rm "+strconv.FormatInt(sc.ID, 10)+"`.")
-}
-
-// parseScheduleAdd reads `"CRON" [tz=ZONE] PROMPT` (the cron expression in
-// double quotes, or a single @descriptor word).
-func parseScheduleAdd(s string) (cron, tz, prompt string, ok bool) {
-	s = strings.TrimSpace(s)
-	switch {
-	case strings.HasPrefix(s, `"`) || strings.HasPrefix(s, "“"):
-		s = strings.TrimPrefix(strings.TrimPrefix(s, `"`), "“")
-		end := strings.IndexAny(s, `"”`)
-		if end < 0 {
-			return "", "", "", false
-		}
-		cron = s[:end]
-		s = s[end:]
-		s = strings.TrimPrefix(strings.TrimPrefix(s, `"`), "”")
-	case strings.HasPrefix(s, "@"):
-		cron, s = cutWord(s)
-	default:
-		return "", "", "", false
-	}
-	s = strings.TrimSpace(s)
-	if w, after := cutWord(s); strings.HasPrefix(strings.ToLower(w), "tz=") {
-		tz, s = w[len("tz="):], after
-	}
-	prompt = strings.TrimSpace(s)
-	return strings.TrimSpace(cron), tz, prompt, cron != "" && prompt != ""
+	cv.notice(ctx, "🗓 Scheduled "+schedreq.Line(sc, cv.core.clock.Now(), cv.key)+
+		". Each run is posted here as \""+schedreq.Header+sc.Name+"\"; remove it with `"+bridges.CommandPrefix+"schedule rm "+strconv.FormatInt(sc.ID, 10)+"`.")
 }
 
 func (cv *conversation) scheduleList(ctx context.Context) {
@@ -107,7 +81,7 @@ func (cv *conversation) scheduleList(ctx context.Context) {
 	fmt.Fprintf(&b, "🗓 **Schedules in this channel** (%d)\n", len(all))
 	now := cv.core.clock.Now()
 	for _, sc := range all {
-		b.WriteString("• " + scheduleLine(sc, now, cv.key) + "\n")
+		b.WriteString("• " + schedreq.Line(sc, now, cv.key) + "\n")
 	}
 	cv.notice(ctx, strings.TrimSpace(b.String()))
 }
@@ -128,7 +102,7 @@ func (cv *conversation) scheduleRemove(ctx context.Context, who author, arg stri
 		cv.notice(ctx, "⚠️ Could not read the schedule (database error).")
 		return
 	case sc.Source == store.ScheduleFromConfig:
-		cv.notice(ctx, fmt.Sprintf("⛔ Schedule #%d (%s) comes from the config file: an admin removes it there.", id, oneLine(sc.Name, maxScheduleNameRunes)))
+		cv.notice(ctx, fmt.Sprintf("⛔ Schedule #%d (%s) comes from the config file: an admin removes it there.", id, schedreq.Name(sc.Name)))
 		return
 	case sc.CreatedBy != who.id && !isAdmin(cv.bot, who.id):
 		cv.log.Info("schedule removal refused", "schedule", id, "user", who.id)
@@ -140,13 +114,5 @@ func (cv *conversation) scheduleRemove(ctx context.Context, who author, arg stri
 		cv.notice(ctx, "⚠️ Could not remove the schedule (database error).")
 		return
 	}
-	cv.notice(ctx, fmt.Sprintf("🗑 Removed schedule #%d (%s).", id, oneLine(sc.Name, maxScheduleNameRunes)))
-}
-
-// cutWord splits s at its first command space (a space or newline).
-func cutWord(s string) (word, rest string) {
-	if i := strings.IndexFunc(s, isCommandSpace); i >= 0 {
-		return s[:i], s[i+1:]
-	}
-	return s, ""
+	cv.notice(ctx, fmt.Sprintf("🗑 Removed schedule #%d (%s).", id, schedreq.Name(sc.Name)))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -107,11 +108,11 @@ func (m sentMsg) scheduledRun() string {
 	if m.origin != OriginSchedule {
 		return ""
 	}
-	name := strings.TrimPrefix(m.from.name, scheduleHeader)
+	name := strings.TrimPrefix(m.from.name, schedreq.Header)
 	if m.scheduleID > 0 {
-		return fmt.Sprintf("#%d %s", m.scheduleID, codeSpan(oneLine(name, maxScheduleNameRunes)))
+		return fmt.Sprintf("#%d %s", m.scheduleID, codeSpan(schedreq.Name(name)))
 	}
-	return codeSpan(oneLine(name, maxScheduleNameRunes))
+	return codeSpan(schedreq.Name(name))
 }
 
 // conversation is the state of one conversation, owned by its worker.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -33,7 +34,7 @@ func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, l
 	if c.cfg.Agents[profile] == nil {
 		profile = bot.Agent
 	}
-	header := scheduleHeader + sc.Name + "\n> " + oneLine(sc.Prompt, 200)
+	header := schedreq.Header + sc.Name + "\n> " + oneLine(sc.Prompt, 200)
 	key := bridges.ConversationKey(sc.Key)
 	announced := false
 	if sc.NewThread {
@@ -56,7 +57,7 @@ func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, l
 	}
 	r, err := c.Submit(ctx, Submission{
 		Origin: OriginSchedule, Conv: conv, MsgID: fmt.Sprintf("schedule-%d-%d", sc.ID, due.Unix()), User: creator,
-		UserName: scheduleHeader + sc.Name, Text: sc.Prompt, ScheduleID: sc.ID,
+		UserName: schedreq.Header + sc.Name, Text: sc.Prompt, ScheduleID: sc.ID,
 		Accepted: func(ctx context.Context) {
 			if !announced {
 				c.postSchedule(ctx, key, header, log)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -76,7 +77,7 @@ func TestScheduledRunSameSlotOnce(t *testing.T) {
 	defer plat.mu.Unlock()
 	headers := 0
 	for _, p := range plat.posts {
-		if strings.HasPrefix(p, scheduleHeader+"daily") {
+		if strings.HasPrefix(p, schedreq.Header+"daily") {
 			headers++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -82,14 +83,14 @@ var ErrToolRefused = errors.New("refused")
 
 // IsToolRefusal reports whether err is a refusal, not a failure.
 func IsToolRefusal(err error) bool {
-	return errors.Is(err, ErrToolRefused) || errors.Is(err, errScheduleRefused)
+	return errors.Is(err, ErrToolRefused) || errors.Is(err, schedreq.ErrRefused)
 }
 
 // ToolErrorText is what the model reads for a failed call: the refusal's
 // reason without its sentinel, or the failure message.
 func ToolErrorText(err error, sentinels ...error) string {
 	msg := err.Error()
-	for _, sentinel := range append([]error{ErrToolRefused, errScheduleRefused}, sentinels...) {
+	for _, sentinel := range append([]error{ErrToolRefused, schedreq.ErrRefused}, sentinels...) {
 		msg = strings.TrimSuffix(strings.TrimPrefix(msg, sentinel.Error()+": "), ": "+sentinel.Error())
 	}
 	return msg
@@ -143,7 +144,7 @@ func (cv *conversation) withAgentTools(opts *agent.Options) {
 	}
 	tc := &toolConv{
 		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, agent: cv.profile.Name, bot: cv.bot.Name,
-		policy:   agentSchedulePolicy(cv.profile),
+		policy:   schedreq.Policy(cv.profile),
 		platform: cv.platform, limits: cv.limits, budget: cv.budget, workdir: opts.Workdir,
 		hidden: secretPaths(cv.core.cfg), log: cv.log.With("mcp_server", ToolServer),
 	}
@@ -169,7 +170,7 @@ type toolConv struct {
 	convID   string
 	owner    string // the conversation's owner: creator of agent schedules under agent_schedules: allow
 	agent    string // the conversation's agent profile
-	policy   string // the profile's agent_schedules (agentSchedulePolicy)
+	policy   string // the profile's agent_schedules (schedreq.Policy)
 	bot      string
 	platform bridges.Platform
 	limits   bridges.Limits
@@ -228,14 +229,13 @@ func (t *toolConv) Upload(ctx context.Context, u bridges.Upload) error {
 }
 
 func (t *toolConv) ScheduleNote() string {
-	return fmt.Sprintf("Each run is posted as \"%sNAME\". At most one run every %s and %d schedules per conversation.%s",
-		scheduleHeader, gapText(minScheduleGap), maxSchedulesPerConversation, schedulePolicyNote(t.policy))
+	return schedreq.ToolNote(t.policy)
 }
 
 func (t *toolConv) RequestSchedule(ctx context.Context, a ScheduleAsk) (string, error) {
-	r := scheduleRequest{
-		source: store.ScheduleFromAgent, name: a.Name, cron: a.Cron, tz: a.TZ,
-		prompt: a.Prompt, key: t.key, convID: t.convID, agent: t.agent,
+	r := schedreq.Request{
+		Source: store.ScheduleFromAgent, Name: a.Name, Cron: a.Cron, TZ: a.TZ,
+		Prompt: a.Prompt, Key: t.key, ConvID: t.convID, Agent: t.agent,
 	}
 	switch t.policy {
 	case config.AgentSchedulesOff:
@@ -245,27 +245,15 @@ func (t *toolConv) RequestSchedule(ctx context.Context, a ScheduleAsk) (string, 
 		if err := t.askSchedule(ctx, r); err != nil {
 			return "", err
 		}
-		return scheduleAsk, nil
+		return schedreq.AskAnswer, nil
 	}
-	r.createdBy = t.owner // agent_schedules: allow
+	r.CreatedBy = t.owner // agent_schedules: allow
 	sc, err := t.core.addSchedule(ctx, r)
 	if err != nil {
 		return "", err
 	}
-	t.noticeSchedule(ctx, "🗓 The agent scheduled "+scheduleLine(sc, t.core.clock.Now(), t.key))
-	return fmt.Sprintf("Scheduled as #%d: %s", sc.ID, scheduleLine(sc, t.core.clock.Now(), t.key)), nil
-}
-
-// schedulePolicyNote tells the agent, in the schedule tool's description,
-// what agent_schedules does with its requests.
-func schedulePolicyNote(policy string) string {
-	switch policy {
-	case config.AgentSchedulesOff:
-		return " Turned off for you: every call is refused."
-	case config.AgentSchedulesAllow:
-		return ""
-	}
-	return " A person must approve each schedule first: the call shows them a card and returns; the schedule exists only once approved."
+	t.noticeSchedule(ctx, "🗓 The agent scheduled "+schedreq.Line(sc, t.core.clock.Now(), t.key))
+	return fmt.Sprintf("Scheduled as #%d: %s", sc.ID, schedreq.Line(sc, t.core.clock.Now(), t.key)), nil
 }
 
 // noticeSchedule tells the conversation what the agent did to its
@@ -286,7 +274,7 @@ func (t *toolConv) ListSchedules(ctx context.Context) (string, error) {
 	}
 	lines := make([]string, 0, len(all))
 	for _, sc := range all {
-		lines = append(lines, scheduleLine(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+oneLine(sc.Prompt, 300))
+		lines = append(lines, schedreq.Line(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+oneLine(sc.Prompt, 300))
 	}
 	return strings.Join(lines, "\n"), nil
 }
@@ -302,6 +290,6 @@ func (t *toolConv) CancelSchedule(ctx context.Context, id int64) (string, error)
 	if err := t.core.removeSchedule(ctx, sc, "agent:"+t.convID); err != nil {
 		return "", err
 	}
-	t.noticeSchedule(ctx, fmt.Sprintf("🗓 The agent cancelled schedule #%d (%s).", sc.ID, oneLine(sc.Name, maxScheduleNameRunes)))
+	t.noticeSchedule(ctx, fmt.Sprintf("🗓 The agent cancelled schedule #%d (%s).", sc.ID, schedreq.Name(sc.Name)))
 	return fmt.Sprintf("Schedule #%d cancelled.", sc.ID), nil
 }

@@ -1,8 +1,8 @@
-package core
+package schedreq
 
 import "testing"
 
-func TestParseScheduleAdd(t *testing.T) {
+func TestParseAdd(t *testing.T) {
 	tests := []struct {
 		in               string
 		cron, tz, prompt string
@@ -18,9 +18,9 @@ func TestParseScheduleAdd(t *testing.T) {
 		{``, "", "", "", false},
 	}
 	for _, tc := range tests {
-		cron, tz, prompt, ok := parseScheduleAdd(tc.in)
+		cron, tz, prompt, ok := ParseAdd(tc.in)
 		if ok != tc.ok || ok && (cron != tc.cron || tz != tc.tz || prompt != tc.prompt) {
-			t.Errorf("parseScheduleAdd(%q) = %q %q %q %v, want %q %q %q %v", tc.in, cron, tz, prompt, ok, tc.cron, tc.tz, tc.prompt, tc.ok)
+			t.Errorf("ParseAdd(%q) = %q %q %q %v, want %q %q %q %v", tc.in, cron, tz, prompt, ok, tc.cron, tc.tz, tc.prompt, tc.ok)
 		}
 	}
 }
