@@ -2,261 +2,124 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// command is one chat command. Commands run when the worker reaches them in
-// the ledger; they are never sent to the agent.
-type command struct {
-	name  string
-	usage string
-	help  string
-	who   authority // who may run it
-	// adminArg, when set, is a first argument word that makes the command
-	// admin-only (e.g. "rm" for "!rules rm N").
-	adminArg string
+// This file is the core's side of the chat commands (bridges/commands):
+// cmdConv, the commands.Conversation a command acts through, and the
+// exchange between two workers that moves a session for !resume.
+
+// cmdLine is the argument words of a command, as cmdRules reads them.
+type cmdLine struct{ args []string }
+
+// runCommand runs command l of ledger message m (a person's): the
+// commands package checks the author's authority and runs it.
+func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, l commands.Line) {
+	commands.Run(ctx, cmdConv{cv}, m.ID, commands.Author{ID: m.UserID, Name: m.UserName}, l)
 }
 
-// authority says who may run a command.
-type authority int
+// cmdConv is a conversation as its commands see it; its methods run on
+// the conversation's worker.
+type cmdConv struct{ cv *conversation }
 
-const (
-	anyone       authority = iota // everyone allowed to talk to the bot
-	participants                  // the conversation's participants and admins
-	admins                        // the bot's admins; disabled when it has none
-)
+var _ commands.Conversation = cmdConv{}
 
-// commands lists the chat commands in help order.
-func commands() []command {
-	return []command{
-		{name: "help", help: "show this help"},
-		{name: "stop", help: "interrupt the running turn", who: participants},
-		{name: "new", help: "start a fresh session (the agent forgets this conversation)", who: participants},
-		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", who: admins},
-		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", who: admins},
-		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm"},
-		{name: "cost", help: "show the cost of this conversation and of the bot, and the budget you have left"},
-		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals"},
-		{name: "sessions", help: "list this channel's sessions (ID, last activity, cost, first prompt)"},
-		{name: "resume", usage: "ID", help: "continue an older session of this channel in this (new) thread"},
-		scheduleCommand(),
-	}
+func (c cmdConv) Key() bridges.ConversationKey         { return c.cv.key }
+func (c cmdConv) ID() string                           { return c.cv.id }
+func (c cmdConv) Bot() *config.Bot                     { return c.cv.bot }
+func (c cmdConv) Profile() *config.Agent               { return c.cv.profile }
+func (c cmdConv) Store() commands.Store                { return c.cv.core.st }
+func (c cmdConv) Now() time.Time                       { return c.cv.core.clock.Now() }
+func (c cmdConv) Log() *slog.Logger                    { return c.cv.log }
+func (c cmdConv) Notice(ctx context.Context, t string) { c.cv.notice(ctx, t) }
+func (c cmdConv) Model() string                        { return c.cv.effectiveModel() }
+func (c cmdConv) Mode() string                         { return c.cv.effectiveMode() }
+
+func (c cmdConv) Rules(ctx context.Context, args []string, who commands.Author) {
+	c.cv.cmdRules(ctx, cmdLine{args}, author{who.ID, who.Name})
 }
 
-// required is the authority running c as l needs.
-func (c command) required(l cmdLine) authority {
-	if c.adminArg != "" && strings.EqualFold(l.arg(0), c.adminArg) {
-		return admins
-	}
-	return c.who
+func (c cmdConv) Status(ctx context.Context, who commands.Author) string {
+	cv := c.cv
+	return cv.statusText() + cv.outboxStatusLine(ctx) + cv.worktreeStatus() + cv.connectionLines(author{who.ID, who.Name})
 }
 
-// lookupCommand returns the command named name.
-func lookupCommand(name string) (command, bool) {
-	for _, c := range commands() {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return command{}, false
+func (c cmdConv) BudgetLeft(ctx context.Context, user string) (string, error) {
+	return c.cv.budgetLines(ctx, user)
 }
 
-// runCommand executes command l from ledger message m (a person's), if
-// its author may run it.
-func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, l cmdLine) {
-	who := author{m.UserID, m.UserName}
-	if refusal := cv.commandRefusal(ctx, m, l); refusal != "" {
-		cv.log.Info("command refused", "command", l.name, "user", who.id)
-		cv.notice(ctx, refusal)
-		return
-	}
-	cv.log.Info("command", "command", l.name, "args", l.args, "user", who.id)
-	switch l.name {
-	case "help":
-		cv.notice(ctx, cv.helpText())
-	case "stop":
-		cv.cmdStop(ctx)
-	case "new":
-		cv.cmdNew(ctx, who)
-	case "model":
-		cv.cmdModel(ctx, l)
-	case "mode":
-		cv.cmdMode(ctx, l)
-	case "rules":
-		cv.cmdRules(ctx, l, who)
-	case "cost":
-		cv.cmdCost(ctx, who)
-	case "status":
-		cv.notice(ctx, cv.statusText()+cv.outboxStatusLine(ctx)+cv.worktreeStatus()+cv.connectionLines(who))
-	case "sessions":
-		cv.cmdSessions(ctx)
-	case "resume":
-		cv.cmdResume(ctx, l, who)
-	case "schedule":
-		cv.cmdSchedule(ctx, m, l)
-	}
+func (c cmdConv) AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error) {
+	return c.cv.core.addSchedule(ctx, r)
 }
 
-// commandRefusal returns why the author of m may not run command l, or ""
-// when they may: admin commands need an admin (and are disabled when the
-// bot has none); participant commands need an admin or someone who wrote
-// in this conversation before (see store.IsParticipant). An unknown name
-// is refused (fail closed).
-func (cv *conversation) commandRefusal(ctx context.Context, m store.InboxMessage, l cmdLine) string {
-	c, ok := lookupCommand(l.name)
-	if !ok {
-		return "⛔ Unknown command."
-	}
-	shown := bridges.CommandPrefix + l.name
-	need := c.required(l)
-	if c.adminArg != "" && need == admins {
-		shown += " " + c.adminArg
-	}
-	switch need {
-	case admins:
-		if !adminsConfigured(cv.bot) {
-			return "⛔ " + shown + " is disabled: this bot has no admins. Admins must be configured (access.admins) to use it."
-		}
-		if !isAdmin(cv.bot, m.UserID) {
-			return "⛔ " + shown + " is for admins only."
-		}
-	case participants:
-		if isAdmin(cv.bot, m.UserID) {
-			return ""
-		}
-		ok, err := cv.core.st.IsParticipant(ctx, cv.id, m.UserID, m.ID)
-		if err != nil {
-			cv.log.Error("check command authority", "command", l.name, "err", err)
-			return "⚠️ Could not check who may run " + shown + " (database error)."
-		}
-		if !ok {
-			return "⛔ " + shown + " is for the people taking part in this conversation and admins."
-		}
-	}
-	return ""
+func (c cmdConv) RemoveSchedule(ctx context.Context, sc store.Schedule, by string) error {
+	return c.cv.core.removeSchedule(ctx, sc, by)
 }
 
-func (cv *conversation) helpText() string {
-	var b strings.Builder
-	b.WriteString("**Commands**\n")
-	for _, c := range commands() {
-		b.WriteString("• `" + bridges.CommandPrefix + c.name)
-		if c.usage != "" {
-			b.WriteString(" " + c.usage)
-		}
-		b.WriteString("` — " + c.help)
-		switch c.who {
-		case admins:
-			b.WriteString(" _(admin)_")
-		case participants:
-			b.WriteString(" _(participants and admins)_")
-		}
-		b.WriteString("\n")
-	}
-	if !adminsConfigured(cv.bot) {
-		b.WriteString("_Admin commands are disabled because this bot has no admins: admins must be configured (access.admins) to use them._")
-	} else {
-		b.WriteString("_Admin commands are limited to the bot's admins._")
-	}
-	if cv.profile.AllowBypass {
-		b.WriteString("\n_`" + bridges.CommandPrefix + "mode bypassPermissions` is allowed for this agent._")
-	}
-	return b.String()
-}
-
-func (cv *conversation) cmdStop(ctx context.Context) {
+func (c cmdConv) Stop(ctx context.Context) (bool, error) {
+	cv := c.cv
 	if cv.sess == nil || (cv.turn == nil && len(cv.inflight) == 0) {
-		cv.notice(ctx, "Nothing to stop.")
-		return
+		return false, nil
 	}
 	if err := cv.sess.Interrupt(ctx); err != nil {
-		cv.notice(ctx, "⚠️ Could not interrupt the agent: "+oneLine(err.Error(), 200))
-		return
+		return true, err
 	}
 	cv.stopping = true
+	return true, nil
 }
 
-func (cv *conversation) cmdNew(ctx context.Context, who author) {
+func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
+	cv := c.cv
 	if cv.acquiring {
-		cv.notice(ctx, "⏳ The agent is still starting; try "+bridges.CommandPrefix+"new again in a moment.")
-		return
+		return "", commands.ErrStarting
 	}
 	id, old := uuid.NewString(), cv.row.SessionID
 	if err := cv.core.st.ResetSession(ctx, cv.id, id); err != nil {
-		cv.log.Error("store new session id", "err", err)
-		cv.notice(ctx, "⚠️ Could not start a fresh session (database error).")
-		return
+		return "", err
 	}
 	cv.closeSession(ctx, "⌛ Expired: a new session was started.")
 	for _, sm := range cv.inflight {
-		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "!new by "+who.id)
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "!new by "+by)
 	}
 	clear(cv.inflight)
 	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false
-	text := "🆕 Started a fresh session. The agent no longer sees the earlier messages of this thread."
-	if wt := cv.retireWorktree(ctx, old); wt != "" {
-		text += "\n" + wt
-	}
-	cv.notice(ctx, text)
+	return cv.retireWorktree(ctx, old), nil
 }
 
-func (cv *conversation) cmdModel(ctx context.Context, l cmdLine) {
-	model := l.arg(0)
-	if len(l.args) != 1 || strings.ContainsRune(model, '`') {
-		cv.notice(ctx, "Usage: `"+bridges.CommandPrefix+"model NAME` (or `"+bridges.CommandPrefix+"model default`). Current model: "+codeSpan(orDefault(cv.effectiveModel(), "the CLI's default")))
-		return
-	}
-	if model == "default" {
-		model = ""
-	}
+func (c cmdConv) SetModel(ctx context.Context, model string) (live, err error) {
+	cv := c.cv
 	if err := cv.core.st.SetModel(ctx, cv.id, model); err != nil {
-		cv.log.Error("store model override", "err", err)
-		cv.notice(ctx, "⚠️ Could not change the model (database error).")
-		return
+		return nil, err
 	}
 	cv.row.Model = model
-	shown := orDefault(cv.effectiveModel(), "the CLI's default")
-	if cv.sess != nil {
-		target := cv.effectiveModel()
-		if target == "" {
-			target = "default"
-		}
-		if err := cv.sess.SetModel(ctx, target); err != nil {
-			cv.notice(ctx, "⚠️ Saved, but the running agent refused the model: "+oneLine(err.Error(), 200)+". It applies when the agent restarts.")
-			return
-		}
+	if cv.sess == nil {
+		return nil, nil
 	}
-	cv.notice(ctx, "🧠 Model set to "+codeSpan(shown)+".")
+	target := cv.effectiveModel()
+	if target == "" {
+		target = "default"
+	}
+	return cv.sess.SetModel(ctx, target), nil
 }
 
-func (cv *conversation) cmdMode(ctx context.Context, l cmdLine) {
-	mode := l.arg(0)
-	if len(l.args) > 1 {
-		mode = "" // usage
-	}
-	valid := map[string]bool{config.ModeDefault: true, config.ModeAcceptEdits: true, config.ModePlan: true,
-		config.ModeBypass: cv.profile.AllowBypass}
-	if !valid[mode] {
-		msg := "Usage: `" + bridges.CommandPrefix + "mode default|acceptEdits|plan`"
-		if mode == config.ModeBypass {
-			msg = "⛔ bypassPermissions is not allowed for this agent (allow_bypass is off)."
-		}
-		cv.notice(ctx, msg+" Current mode: "+codeSpan(cv.effectiveMode()))
-		return
-	}
+func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, err error) {
+	cv := c.cv
 	old := cv.effectiveMode()
 	if err := cv.core.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
-		cv.log.Error("store permission mode override", "err", err)
-		cv.notice(ctx, "⚠️ Could not change the mode (database error).")
-		return
+		return false, nil, err
 	}
 	cv.row.PermissionMode = mode
 	switch {
@@ -265,60 +128,147 @@ func (cv *conversation) cmdMode(ctx context.Context, l cmdLine) {
 		// The CLI only enters or leaves bypass at launch: restart it.
 		if cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 {
 			cv.restartAfterTurn = true
-			cv.notice(ctx, "🔐 Mode set to "+codeSpan(mode)+"; it applies when the current turn ends (the agent restarts).")
-			return
+			return true, nil, nil
 		}
 		cv.restartProcess(ctx)
 	default:
-		if err := cv.sess.SetPermissionMode(ctx, mode); err != nil {
-			cv.notice(ctx, "⚠️ Saved, but the running agent refused the mode: "+oneLine(err.Error(), 200)+". It applies when the agent restarts.")
-			return
-		}
+		return false, cv.sess.SetPermissionMode(ctx, mode), nil
 	}
-	cv.notice(ctx, "🔐 Mode set to "+codeSpan(mode)+".")
+	return false, nil, nil
 }
 
-func (cv *conversation) cmdCost(ctx context.Context, who author) {
-	conv, err := cv.core.st.UsageTotals(ctx, cv.id)
+func (c cmdConv) ResumeState() error {
+	cv := c.cv
+	switch {
+	case cv.resuming:
+		return commands.ErrResuming
+	case cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0:
+		return commands.ErrWorking
+	}
+	return nil
+}
+
+// Resume asks the worker of target's conversation to give its session up
+// (releaseSession); the answer comes back as an inCall to adoptSession.
+// Until then this conversation sends nothing to the agent.
+func (c cmdConv) Resume(ctx context.Context, target store.SessionInfo, by commands.Author) error {
+	cv := c.cv
+	sessionID, to, who := target.SessionID, cv.row, author{by.ID, by.Name}
+	err := cv.core.onWorker(target.Conversation, func(ctx context.Context, old *conversation) {
+		summary, err := old.releaseSession(ctx, sessionID, to, who)
+		old.core.replyTo(to, func(ctx context.Context, cv *conversation) { cv.adoptSession(ctx, sessionID, summary, err) })
+	})
 	if err != nil {
-		cv.log.Error("usage totals", "err", err)
-		cv.notice(ctx, "⚠️ Could not read the usage (database error).")
+		return err
+	}
+	cv.resuming = true
+	return nil
+}
+
+// inCall runs f on a conversation's worker: how one conversation asks
+// another to do something with its own state.
+type inCall struct {
+	f func(ctx context.Context, cv *conversation)
+}
+
+func (inCall) isInput() {}
+
+// releaseSession runs on the worker of the conversation that holds session
+// sessionID: unless its agent is working (a turn, a message in flight, an
+// open card, a background task, or it is starting), it stops the idle
+// process and moves the session, with its summary, to conversation to; it
+// keeps a fresh session itself. It returns the session's summary.
+func (cv *conversation) releaseSession(ctx context.Context, sessionID string, to store.Conversation, who author) (string, error) {
+	if cv.row.SessionID != sessionID {
+		return "", store.ErrSessionMoved
+	}
+	if cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 || sessionBusy(cv.sess) {
+		return "", commands.ErrSessionBusy
+	}
+	summary, err := cv.core.st.SessionSummary(ctx, cv.id)
+	if err != nil {
+		return "", err
+	}
+	cv.closeSession(ctx, "⌛ Expired: the session moved to another thread.")
+	fresh := uuid.NewString()
+	if err := cv.core.st.MoveSession(ctx, cv.id, to.ID, sessionID, fresh); err != nil {
+		return "", err
+	}
+	cv.row.SessionID, cv.resume, cv.freshRetry = fresh, false, false
+	cv.log.Info("session moved to another conversation", "session", sessionID, "to", to.Key, "user", who.id)
+	cv.notice(ctx, commands.MovedAwayText(commands.Author{ID: who.id, Name: who.name}, sessionID))
+	return summary, nil
+}
+
+// sessionBusy reports whether a live session has a background task or a
+// turn the core does not see, when the session can tell (agent.Session).
+func sessionBusy(s AgentSession) bool {
+	b, ok := s.(interface{ Busy() bool })
+	return ok && b.Busy()
+}
+
+// adoptSession runs on the resuming conversation's worker with the answer
+// of releaseSession: on success the conversation now has session
+// sessionID (the store already says so) and its next spawn resumes it.
+func (cv *conversation) adoptSession(ctx context.Context, sessionID, summary string, err error) {
+	cv.resuming = false
+	defer cv.deliverPending(ctx) // messages written meanwhile waited
+	if err != nil {
+		if !errors.Is(err, commands.ErrSessionBusy) && !errors.Is(err, store.ErrSessionMoved) {
+			cv.log.Error("resume session", "session", sessionID, "err", err)
+		}
+		cv.notice(ctx, commands.ResumeFailedText(sessionID, err))
 		return
 	}
-	bot, err := cv.core.st.BotUsageTotals(ctx, cv.bot.Name)
-	if err != nil {
-		cv.log.Error("bot usage totals", "err", err)
-		cv.notice(ctx, "⚠️ Could not read the usage (database error).")
-		return
-	}
-	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(cv.bot.Name), totalsLine(bot))
-	switch budget, err := cv.budgetLines(ctx, who.id); {
-	case err != nil:
-		cv.log.Error("budget left", "err", err)
-		text += "\n⚠️ Could not read the budget left (database error)."
-	case budget != "":
-		text += "\n" + budget
+	old := cv.row.SessionID
+	cv.closeSession(ctx, "⌛ Expired: this thread resumed another session.")
+	cv.row.SessionID, cv.resume, cv.freshRetry = sessionID, true, false
+	text := commands.ResumedText(sessionID, summary)
+	if wt := cv.retireWorktree(ctx, old); wt != "" {
+		text += "\n" + wt
 	}
 	cv.notice(ctx, text)
 }
 
-func totalsLine(t store.Totals) string {
-	return fmt.Sprintf("$%.4f over %d turns (%s in, %s out tokens, %s)", t.CostUSD, t.Count,
-		compactCount(t.InputTokens+t.CacheReadTokens+t.CacheCreationTokens), compactCount(t.OutputTokens),
-		formatDuration(time.Duration(t.DurationMS)*time.Millisecond))
+// onWorker runs f on the worker of conversation conv, starting one if
+// needed. It does not wait; it fails when that worker's queue is full or
+// the core stops.
+func (c *Core) onWorker(conv store.Conversation, f func(context.Context, *conversation)) error {
+	_, err := c.deliver(conv, inCall{f})
+	return err
 }
 
-func compactCount(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	default:
-		return fmt.Sprint(n)
+// replyTo runs f on the worker of conversation conv from a goroutine of
+// the core, waiting for room in its queue: an answer to a request conv
+// made, which must not be lost to a full queue.
+func (c *Core) replyTo(conv store.Conversation, f func(context.Context, *conversation)) {
+	runCtx := c.runCtx
+	c.workers.Go(func() {
+		cv, err := c.deliver(conv, inCall{f})
+		if errors.Is(err, queue.ErrFull) && cv != nil {
+			err = cv.q.PushWait(runCtx, inCall{f})
+		}
+		if err != nil && runCtx.Err() == nil {
+			c.log.Warn("answer to another conversation lost", "key", conv.Key, "err", err)
+		}
+	})
+}
+
+// noteActivity records, for !sessions, that ledger message m went to the
+// agent: the conversation's last activity, and its first prompt as the
+// session's summary. A failure is logged: it costs a listing, not a message.
+func (cv *conversation) noteActivity(ctx context.Context, m store.InboxMessage) {
+	prompt := m.Text
+	if strings.TrimSpace(prompt) == "" {
+		prompt = "(attachment)"
+	}
+	if err := cv.core.st.NoteActivity(ctx, cv.id, prompt); err != nil {
+		cv.log.Warn("note conversation activity", "ledger", m.ID, "err", err)
 	}
 }
 
+// statusText is the first part of !status: the session, the agent's
+// state, the queue, the cards, model and mode, spares and limits.
 func (cv *conversation) statusText() string {
 	state := "not running (starts with the next message)"
 	switch {

@@ -14,6 +14,7 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -32,7 +33,7 @@ const redeliveryNote = "[agentbridge: your previous turn was interrupted because
 
 // deliverPending walks the conversation's pending ledger messages in order:
 // a person's commands run at once (refused when written with unusual
-// characters, see parseCommandLine), a person's replies that answer an
+// characters, see commands.Parse), a person's replies that answer an
 // open card decide it, and everything else — every message a schedule or
 // the bridge originated included, whatever its text — is written to the
 // agent as soon as a session is live.
@@ -92,14 +93,14 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 	if m.Origin != OriginPerson {
 		return false
 	}
-	l, p := parseCommandLine(m.Text)
+	l, p := commands.Parse(m.Text)
 	switch p {
-	case commandOK:
+	case commands.OK:
 		cv.runCommand(ctx, m, l)
 		return true
-	case commandRefused:
-		cv.log.Info("command refused: unusual characters", "command", l.name, "user", m.UserID)
-		cv.notice(ctx, commandCharsRefusal)
+	case commands.Refused:
+		cv.log.Info("command refused: unusual characters", "command", l.Name, "user", m.UserID)
+		cv.notice(ctx, commands.CharsRefusal)
 		return true
 	}
 	return false

@@ -1,4 +1,4 @@
-package core
+package commands
 
 import (
 	"strings"
@@ -7,28 +7,28 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// cmdLine is a chat command as the one parser (parseCommandLine) read it.
+// Line is a chat command as the one parser (Parse) read it.
 // Who may run it is decided on these tokens, and the command acts on the
 // same tokens: there is no second reading of the text that could disagree
 // with the first.
-type cmdLine struct {
-	name string   // the command's name, lower case, without the prefix
-	args []string // the words after the name, split at spaces and newlines
-	text string   // the whole line after the name (for arguments with their own syntax, e.g. !schedule add's prompt)
+type Line struct {
+	Name string   // the command's name, lower case, without the prefix
+	Args []string // the words after the name, split at spaces and newlines
+	Text string   // the whole line after the name (for arguments with their own syntax, e.g. !schedule add's prompt)
 }
 
-// arg returns the i-th argument word, or "".
-func (l cmdLine) arg(i int) string {
-	if i < len(l.args) {
-		return l.args[i]
+// Arg returns the i-th argument word, or "".
+func (l Line) Arg(i int) string {
+	if i < len(l.Args) {
+		return l.Args[i]
 	}
 	return ""
 }
 
-// after returns the text that follows the first n argument words, trimmed:
-// "!schedule add \"0 9 * * *\" x" after(1) is `"0 9 * * *" x`.
-func (l cmdLine) after(n int) string {
-	rest := l.text
+// After returns the text that follows the first n argument words, trimmed:
+// "!schedule add \"0 9 * * *\" x" After(1) is `"0 9 * * *" x`.
+func (l Line) After(n int) string {
+	rest := l.Text
 	for range n {
 		rest = strings.TrimLeft(rest, " \n")
 		i := strings.IndexAny(rest, " \n")
@@ -40,23 +40,23 @@ func (l cmdLine) after(n int) string {
 	return strings.Trim(rest, " \n")
 }
 
-// cmdParse is what a message is to the command parser.
-type cmdParse int
+// Parsed is what a message is to the command parser.
+type Parsed int
 
 const (
-	notCommand     cmdParse = iota // an ordinary message (for the agent)
-	commandOK                      // a command, tokenised
-	commandRefused                 // a command written with characters a command may not contain
+	NotCommand Parsed = iota // an ordinary message (for the agent)
+	OK                       // a command, tokenised
+	Refused                  // a command written with characters a command may not contain
 )
 
-// commandCharsRefusal answers a command line that contains a character
+// CharsRefusal answers a command line that contains a character
 // other than the plain space and newline that separates words differently
 // for different readers (a tab, a no-break space, a zero-width space, a
 // full-width space, a direction mark, …).
-const commandCharsRefusal = "⛔ That command was not run: it contains a tab, a no-break space, a zero-width or another " +
+const CharsRefusal = "⛔ That command was not run: it contains a tab, a no-break space, a zero-width or another " +
 	"invisible or unusual space character. Type the command again with plain spaces only."
 
-// parseCommandLine is the one parser of chat commands. A message is a
+// Parse is the one parser of chat commands. A message is a
 // command when its first word, after the prefix "!", names a known command
 // (case-insensitive). Words are separated by the plain space and the
 // newline only; "\r\n" counts as a newline. A message that would name a
@@ -64,16 +64,16 @@ const commandCharsRefusal = "⛔ That command was not run: it contains a tab, a 
 // formatting character (zero-width space and joiners, word joiner, BOM,
 // direction marks: Unicode category Cf) were removed or read as a space,
 // and that contains any such character, is refused as a whole
-// (commandRefused): no reading of it runs anything. Everything else is an ordinary message.
-func parseCommandLine(text string) (cmdLine, cmdParse) {
+// (Refused): no reading of it runs anything. Everything else is an ordinary message.
+func Parse(text string) (Line, Parsed) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	if strings.IndexFunc(text, unusualCommandRune) >= 0 {
 		for _, invisible := range []rune{-1, ' '} {
 			if name, ok := commandName(normaliseCommand(text, invisible)); ok {
-				return cmdLine{name: name}, commandRefused
+				return Line{Name: name}, Refused
 			}
 		}
-		return cmdLine{}, notCommand
+		return Line{}, NotCommand
 	}
 	t := strings.Trim(text, " \n")
 	t = t[len(bridges.CommandPrefix):]
@@ -83,9 +83,9 @@ func parseCommandLine(text string) (cmdLine, cmdParse) {
 	}
 	name, ok := commandName(bridges.CommandPrefix + word)
 	if !ok {
-		return cmdLine{}, notCommand // cannot happen: text has no unusual rune
+		return Line{}, NotCommand // cannot happen: text has no unusual rune
 	}
-	return cmdLine{name: name, args: strings.FieldsFunc(rest, isCommandSpace), text: strings.Trim(rest, " \n")}, commandOK
+	return Line{Name: name, Args: strings.FieldsFunc(rest, isCommandSpace), Text: strings.Trim(rest, " \n")}, OK
 }
 
 // commandName returns the known command that text (starting with the
@@ -100,7 +100,7 @@ func commandName(text string) (string, bool) {
 		t = t[:i]
 	}
 	word := strings.ToLower(t)
-	for _, c := range commands() {
+	for _, c := range table() {
 		if c.name == word {
 			return word, true
 		}

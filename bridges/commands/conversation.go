@@ -1,0 +1,104 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Author is who wrote a command: a person's platform user id and display
+// name.
+type Author struct{ ID, Name string }
+
+// Conversation is the conversation a command was written in, as the core
+// offers it to commands: its fixed facts, the store, and the actions only
+// its worker may take. Commands run on that worker, so its methods are
+// called there, one at a time; none of them checks authority (Run does).
+type Conversation interface {
+	Key() bridges.ConversationKey
+	// ID is the store's id of the conversation.
+	ID() string
+	Bot() *config.Bot
+	// Profile is the conversation's agent profile.
+	Profile() *config.Agent
+	Store() Store
+	Now() time.Time
+	Log() *slog.Logger
+	// Notice posts text into the conversation.
+	Notice(ctx context.Context, text string)
+
+	// Stop interrupts the running turn; running false means nothing ran.
+	Stop(ctx context.Context) (running bool, err error)
+	// NewSession gives the conversation a fresh session, cancelling the
+	// messages the old one had not finished (by names who asked), and
+	// returns what became of the old session's worktree ("" for nothing
+	// to tell). ErrStarting: the agent is starting. Other errors are the
+	// store's.
+	NewSession(ctx context.Context, by string) (worktree string, err error)
+	// Model is the model the agent runs ("" = the CLI's default).
+	Model() string
+	// SetModel stores the conversation's model ("" = the profile's) and
+	// tells the running agent; live is the agent's refusal (the model is
+	// stored anyway and applies at its restart), err the store's.
+	SetModel(ctx context.Context, model string) (live, err error)
+	// Mode is the permission mode the agent runs in.
+	Mode() string
+	// SetMode stores the conversation's permission mode and applies it:
+	// at once, or, entering or leaving bypassPermissions (which needs a
+	// restart), after the current turn (later). live is the running
+	// agent's refusal (the mode is stored anyway), err the store's.
+	SetMode(ctx context.Context, mode string) (later bool, live, err error)
+	// Status is the !status text for who.
+	Status(ctx context.Context, who Author) string
+	// Rules runs "!rules" with its argument words (lists the rules and
+	// grants; "rm N" removes a grant: who is an admin, Run checked).
+	Rules(ctx context.Context, args []string, who Author)
+	// BudgetLeft is the !cost lines of what user has left of the bot's
+	// budgets, "" when it has no limit.
+	BudgetLeft(ctx context.Context, user string) (string, error)
+	// ResumeState says whether a session can be resumed here now: nil, or
+	// ErrResuming or ErrWorking.
+	ResumeState() error
+	// Resume asks the conversation that holds target to give its session
+	// up to this one; the answer arrives later on this worker (see
+	// ResumeFailedText, ResumedText). An error means the request could not
+	// be made.
+	Resume(ctx context.Context, target store.SessionInfo, who Author) error
+	// AddSchedule checks, stores and arms a schedule; refusals wrap
+	// schedreq.ErrRefused.
+	AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error)
+	// RemoveSchedule removes schedule sc as user by.
+	RemoveSchedule(ctx context.Context, sc store.Schedule, by string) error
+}
+
+// Store is what commands read from the store (*store.Store implements it).
+type Store interface {
+	IsParticipant(ctx context.Context, convID, userID, exceptID string) (bool, error)
+	UsageTotals(ctx context.Context, convID string) (store.Totals, error)
+	BotUsageTotals(ctx context.Context, bot string) (store.Totals, error)
+	ListSessions(ctx context.Context, bot, channel string, limit int) ([]store.SessionInfo, error)
+	SessionsByPrefix(ctx context.Context, bot, prefix string) ([]store.SessionInfo, error)
+	SessionSummary(ctx context.Context, convID string) (string, error)
+	SchedulesInChannel(ctx context.Context, bot, channel string) ([]store.Schedule, error)
+	ScheduleByID(ctx context.Context, id int64) (store.Schedule, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+var (
+	// ErrStarting: the conversation's agent is starting.
+	ErrStarting = errors.New("the agent is starting")
+	// ErrResuming: a !resume is under way in the conversation.
+	ErrResuming = errors.New("a resume is under way")
+	// ErrWorking: the conversation's agent is working (a turn, a message
+	// in flight, an open card, or it is starting).
+	ErrWorking = errors.New("the agent is working")
+	// ErrSessionBusy: the session's agent is working in its conversation.
+	ErrSessionBusy = errors.New("the session's agent is working in its thread")
+)

@@ -1,0 +1,179 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// This file holds !sessions and !resume. A session is the agent's memory
+// of a conversation (the CLI's session id and its private state, plus its
+// worktree): !resume moves one from the conversation that holds it to the
+// one the command is written in, through the worker of each (the core's
+// Resume) — the old conversation's worker gives it up (it alone knows
+// whether its agent is working), then the new one takes it.
+
+// maxSessionsListed caps !sessions.
+const maxSessionsListed = 15
+
+// runSessions lists the conversations of this channel (in a DM: of this
+// DM) with their session id, last activity, cost and first prompt.
+func runSessions(ctx context.Context, c Conversation, _ Author, _ Line) {
+	list, err := c.Store().ListSessions(ctx, c.Bot().Name, c.Key().Channel, maxSessionsListed)
+	if err != nil {
+		c.Log().Error("list sessions", "err", err)
+		c.Notice(ctx, "⚠️ Could not list the sessions (database error).")
+		return
+	}
+	if len(list) == 0 {
+		c.Notice(ctx, "🗂 No sessions here yet: a conversation has a session once the agent got a message.")
+		return
+	}
+	now := c.Now()
+	var b strings.Builder
+	b.WriteString("🗂 **Sessions here**, most recent first:")
+	for _, s := range list {
+		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", codeSpan(ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), usd(s.CostUSD),
+			oneLine(s.Summary, 100))
+		if s.ID == c.ID() {
+			b.WriteString(" _(this thread)_")
+		}
+	}
+	b.WriteString("\nContinue one in a new thread with `" + bridges.CommandPrefix + "resume ID`.")
+	c.Notice(ctx, b.String())
+}
+
+// Ago renders how long ago something happened: "just now", "5m ago", "3h ago", "2d ago".
+func Ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+}
+
+// runResume moves the session arg (a prefix of its id, as !sessions shows
+// it) into this conversation. It refuses a session of another bot or agent
+// profile, one of another channel whose conversation the user took no part
+// in (unless an admin), and a conversation that already has a session with
+// messages. The session's conversation gives it up on its own worker,
+// refusing while its agent works; the answer comes back later (see
+// Conversation.Resume). Until then this conversation sends nothing to the
+// agent.
+func runResume(ctx context.Context, c Conversation, who Author, l Line) {
+	id := l.Arg(0)
+	if len(l.Args) != 1 {
+		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"resume ID` — `"+bridges.CommandPrefix+"sessions` lists the IDs.")
+		return
+	}
+	switch err := c.ResumeState(); {
+	case errors.Is(err, ErrResuming):
+		c.Notice(ctx, "⏳ A "+bridges.CommandPrefix+"resume is already under way here.")
+		return
+	case err != nil:
+		c.Notice(ctx, "⛔ The agent is working in this thread: "+bridges.CommandPrefix+"resume works in a thread whose agent is idle (best: a new thread).")
+		return
+	}
+	found, err := c.Store().SessionsByPrefix(ctx, c.Bot().Name, id)
+	switch {
+	case errors.Is(err, store.ErrInvalidArgument):
+		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"resume ID` with at least 4 characters of a session id (`"+bridges.CommandPrefix+"sessions` lists them).")
+		return
+	case err != nil:
+		c.Log().Error("find session", "err", err)
+		c.Notice(ctx, "⚠️ Could not look the session up (database error).")
+		return
+	case len(found) == 0:
+		c.Notice(ctx, "No session "+codeSpan(id)+" of this bot. `"+bridges.CommandPrefix+"sessions` lists the sessions of a channel.")
+		return
+	case len(found) > 1:
+		c.Notice(ctx, "Several sessions start with "+codeSpan(id)+": give more characters of the id.")
+		return
+	}
+	target := found[0]
+	if refusal := resumeRefusal(ctx, c, target, who); refusal != "" {
+		c.Log().Info("resume refused", "session", target.SessionID, "user", who.ID, "why", refusal)
+		c.Notice(ctx, refusal)
+		return
+	}
+	if err := c.Resume(ctx, target, who); err != nil {
+		c.Log().Warn("ask the session's conversation to give it up", "session", target.SessionID, "err", err)
+		c.Notice(ctx, "⚠️ The thread that holds that session is busy; please try again in a moment.")
+	}
+}
+
+// resumeRefusal says why who may not resume target in c ("" if they may).
+func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who Author) string {
+	switch {
+	case target.ID == c.ID():
+		return "This thread already has session " + codeSpan(ShortID(target.SessionID)) + "."
+	case target.Agent != c.Profile().Name:
+		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " belongs to another agent profile (" + codeSpan(target.Agent) + ")."
+	case target.Summary == "":
+		return "Session " + codeSpan(ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
+	}
+	if target.Key.Channel != c.Key().Channel && !isAdmin(c.Bot(), who.ID) && target.OwnerUserID != who.ID {
+		ok, err := c.Store().IsParticipant(ctx, target.ID, who.ID, "")
+		if err != nil {
+			c.Log().Error("check resume access", "err", err)
+			return "⚠️ Could not check who may resume that session (database error)."
+		}
+		if !ok {
+			return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
+		}
+	}
+	mine, err := c.Store().SessionSummary(ctx, c.ID())
+	if err != nil {
+		c.Log().Error("read this conversation's summary", "err", err)
+		return "⚠️ Could not read this conversation (database error)."
+	}
+	if mine != "" {
+		return "⛔ This thread has its own session already. Use `" + bridges.CommandPrefix + "resume` in a new thread (or `" + bridges.CommandPrefix + "new` here first, which forgets this thread's session)."
+	}
+	return ""
+}
+
+// MovedAwayText tells the conversation that gave session sessionID up
+// that who continued it elsewhere.
+func MovedAwayText(who Author, sessionID string) string {
+	return fmt.Sprintf("↪️ %s continued this thread's session %s in another thread. A new message here starts a fresh session.",
+		mention(who), codeSpan(ShortID(sessionID)))
+}
+
+// ResumeFailedText tells the resuming conversation why session sessionID
+// could not be moved to it (err from the session's conversation).
+func ResumeFailedText(sessionID string, err error) string {
+	switch {
+	case errors.Is(err, ErrSessionBusy):
+		return "⛔ Session " + codeSpan(ShortID(sessionID)) + " is live in another thread: its agent is working there. " +
+			"Try again when it is done (or after `" + bridges.CommandPrefix + "stop` there)."
+	case errors.Is(err, store.ErrSessionMoved):
+		return "Session " + codeSpan(ShortID(sessionID)) + " moved meanwhile; `" + bridges.CommandPrefix + "sessions` shows where sessions are now."
+	}
+	return "⚠️ Could not resume session " + codeSpan(ShortID(sessionID)) + ": " + oneLine(err.Error(), 200)
+}
+
+// ResumedText tells the resuming conversation it now has session
+// sessionID, whose first prompt was summary.
+func ResumedText(sessionID, summary string) string {
+	return fmt.Sprintf("↩️ Resumed session %s: “%s”. The agent remembers that conversation; carry on here.", codeSpan(ShortID(sessionID)), oneLine(summary, 100))
+}
+
+// ShortID is the part of a session id people see (and a worktree's
+// branch is named after): its first 8 characters.
+func ShortID(sessionID string) string {
+	if len(sessionID) > 8 {
+		return sessionID[:8]
+	}
+	return sessionID
+}
