@@ -19,3 +19,6 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// RealClock is the real time, the default Clock.
+func RealClock() Clock { return realClock{} }

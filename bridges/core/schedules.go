@@ -2,11 +2,59 @@ package core
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
 )
+
+// Scheduler fires the stored schedules (bridges/schedule implements it).
+// Core.Run calls Sync once before the platforms start and Run in a
+// goroutine it waits for; the core calls Wake after a schedule was added
+// or removed.
+type Scheduler interface {
+	// Sync stores the config file's schedules; an error stops Core.Run.
+	Sync(ctx context.Context) error
+	// Run fires the due schedules through runs until ctx ends.
+	Run(ctx context.Context, runs ScheduleRuns)
+	// Wake makes Run look at the schedules again. It never blocks.
+	Wake()
+}
+
+// ScheduleRuns is what the core offers the scheduler (*Core implements
+// it): a firing enters a conversation through the core's one entry point
+// for work (Submit) with OriginSchedule.
+type ScheduleRuns interface {
+	// Submit is Core.Submit.
+	Submit(ctx context.Context, s Submission) (Receipt, error)
+	// Platform is the running adapter of bot, nil when there is none: the
+	// scheduler posts a run's header and its notices there.
+	Platform(bot string) bridges.Platform
+	// CountScheduledRun counts an accepted scheduled run of bot (metrics).
+	CountScheduledRun(bot string)
+}
+
+var _ ScheduleRuns = (*Core)(nil)
+
+// Platform implements ScheduleRuns.
+func (c *Core) Platform(bot string) bridges.Platform { return c.platform(bot) }
+
+// CountScheduledRun implements ScheduleRuns.
+func (c *Core) CountScheduledRun(bot string) { c.opts.Metrics.message(bot, "scheduled") }
+
+// wakeScheduler makes the scheduler look at the schedules again (one was
+// added or removed). It never blocks.
+func (c *Core) wakeScheduler() {
+	if c.opts.Scheduler != nil {
+		c.opts.Scheduler.Wake()
+	}
+}
 
 // addSchedule checks r (schedreq.Check), stores it and wakes the
 // scheduler. Refusals wrap schedreq.ErrRefused.
@@ -33,4 +81,127 @@ func (c *Core) removeSchedule(ctx context.Context, sc store.Schedule, by string)
 	c.log.Info("schedule removed", "schedule", sc.ID, "source", sc.Source, "user", by)
 	c.wakeScheduler()
 	return nil
+}
+
+// This file holds what happens when the agent asks for a schedule with its
+// schedule tool (the request, its checks and texts: bridges/schedule/schedreq).
+// A schedule is a lasting capability (a prompt that comes back on its own),
+// so under agents.*.agent_schedules:
+//   - ask (the default): the tool checks the request, posts a card showing
+//     the cron expression, the prompt and where it runs, and returns at
+//     once. Nothing is stored: the schedule exists only once a person who
+//     may decide the card (the current turn's requesters, approvers,
+//     admins — see requesters) approves it, and that person becomes its
+//     creator. The card is audited like a permission card. It outlives the
+//     turn, but not approval_timeout, the agent process (its exit, !new,
+//     eviction close it) or the bridge (a restart closes it as expired):
+//     a closed card can never be approved into existence.
+//   - allow: the schedule is created at once and announced.
+//   - off: the tool refuses.
+
+// errNoWorker: the conversation has no running worker to ask.
+var errNoWorker = errors.New("the conversation is not running")
+
+// askSchedule checks r and, if it could be added, has the conversation's
+// worker post an approval card for it. It returns when the card is posted
+// (or could not be); it does not wait for the decision.
+func (t *toolConv) askSchedule(ctx context.Context, r schedreq.Request) error {
+	if _, err := schedreq.Check(ctx, t.core.st, t.core.clock.Now(), r); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	err := t.core.onLiveWorker(ctx, t.key, func(ctx context.Context, cv *conversation) {
+		done <- cv.openScheduleCard(ctx, r)
+	})
+	if err != nil {
+		return fmt.Errorf("ask for approval of a schedule: %w", err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("ask for approval of a schedule: %w", ctx.Err())
+	}
+}
+
+// onLiveWorker runs f on the running worker of key (the agent's tools run
+// only while their conversation's worker does), waiting for room in its
+// queue until ctx ends.
+func (c *Core) onLiveWorker(ctx context.Context, key bridges.ConversationKey, f func(context.Context, *conversation)) error {
+	c.mu.Lock()
+	cv := c.convs[key]
+	c.mu.Unlock()
+	if cv == nil {
+		return errNoWorker
+	}
+	return cv.q.PushWait(ctx, inCall{f})
+}
+
+// openScheduleCard posts the approval card of the agent's schedule
+// request r.
+func (cv *conversation) openScheduleCard(ctx context.Context, r schedreq.Request) error {
+	waiting := 0
+	for _, cd := range cv.cards {
+		if cd.kind == cardSchedule {
+			waiting++
+		}
+	}
+	if waiting >= schedreq.MaxCards {
+		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", ErrToolRefused, waiting)
+	}
+	id := "schedule-" + uuid.NewString()
+	input, err := json.Marshal(map[string]string{"cron": r.Cron, "tz": r.TZ, "prompt": r.Prompt, "name": r.Name,
+		"channel": r.Key.Channel, "thread": r.Key.Thread})
+	if err != nil {
+		return fmt.Errorf("encode schedule request: %w", err)
+	}
+	cv.openCard(ctx, &card{
+		id:       id,
+		kind:     cardSchedule,
+		req:      streamjson.PermissionRequest{RequestID: id, ToolName: qualifiedTool(ToolSchedule), Input: input},
+		body:     schedreq.CardBody(r, cv.core.clock.Now(), codeBlock("", clip(r.Prompt, previewLines, previewRunes))),
+		schedule: &r,
+	})
+	if cv.cards[id] == nil {
+		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", ErrToolRefused)
+	}
+	cv.log.Info("agent schedule awaits approval", "card", id, "cron", r.Cron, "tz", r.TZ)
+	return nil
+}
+
+// decideSchedule applies a choice to the card of an agent's schedule
+// request: create it (as the clicker, checked again now) or refuse it. It
+// returns a problem to tell the clicker, or "".
+func (cv *conversation) decideSchedule(ctx context.Context, cd *card, choice string, who author) string {
+	by := mention(who)
+	switch choice {
+	case bridges.ChoiceAllow:
+		r := *cd.schedule
+		r.CreatedBy = who.id
+		sc, err := cv.core.addSchedule(ctx, r)
+		if err != nil {
+			why := "database error"
+			if errors.Is(err, schedreq.ErrRefused) {
+				why = ToolErrorText(err)
+			} else {
+				cv.log.Error("add approved agent schedule", "card", cd.id, "err", err)
+			}
+			msg := "Approved by " + by + " but not created: " + why
+			cv.audit(ctx, cd.id, store.DecisionDeny, who.id, msg)
+			cv.retireCard(ctx, cd, "⚠️ "+msg)
+			return ""
+		}
+		cv.audit(ctx, cd.id, store.DecisionAllow, who.id, fmt.Sprintf("schedule #%d created", sc.ID))
+		cv.log.Info("agent schedule approved", "card", cd.id, "schedule", sc.ID, "by", who.id)
+		cv.retireCard(ctx, cd, "✅ Created by "+by+" as "+schedreq.Line(sc, cv.core.clock.Now(), cv.key)+
+			". Remove it with `"+bridges.CommandPrefix+"schedule rm "+fmt.Sprint(sc.ID)+"`.")
+	case bridges.ChoiceDeny:
+		msg := "Refused by " + by + ": no schedule was created."
+		cv.audit(ctx, cd.id, store.DecisionDeny, who.id, msg)
+		cv.log.Info("agent schedule refused", "card", cd.id, "by", who.id)
+		cv.retireCard(ctx, cd, "❌ "+msg)
+	default:
+		return "That choice is not available on this request."
+	}
+	return ""
 }

@@ -296,13 +296,13 @@ func (c *Scheduler) fire(ctx context.Context, runs core.ScheduleRuns, sc store.S
 		if err := c.st.RecordScheduleSkip(ctx, sc.ID, due); err != nil {
 			return err
 		}
-		runs.PostSchedule(ctx, bridges.ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+core.CodeSpan(sc.Name)+
+		post(ctx, runs, bridges.ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+core.CodeSpan(sc.Name)+
 			" due "+due.In(c.cronLoc(sc)).Format("Mon 15:04 MST")+": the previous run has not finished.", log)
 		return nil
 	}
-	inboxID, err := runs.StartScheduledRun(ctx, sc, due, log)
+	inboxID, err := c.startRun(ctx, runs, sc, due, log)
 	if err != nil {
-		if errors.Is(err, core.ErrRunImpossible) {
+		if errors.Is(err, errRunImpossible) {
 			// Nothing will change by retrying (bot gone, platform
 			// refusing the channel): count it and move on.
 			log.Error("scheduled run impossible; skipped", "due", due, "err", err)

@@ -1,0 +1,15 @@
+package schedule
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// StartRun lets the package's external tests start a run of sc directly.
+func (s *Scheduler) StartRun(ctx context.Context, runs core.ScheduleRuns, sc store.Schedule, due time.Time, log *slog.Logger) (string, error) {
+	return s.startRun(ctx, runs, sc, due, log)
+}
