@@ -144,7 +144,7 @@ type conversation struct {
 	lastAuthor         author   // of the last person's message sent to the agent
 	lastSent           *sentMsg // the last message sent to the agent (nil: none since the worker started)
 	stopping           bool     // !stop asked for an interrupt
-	statusShown        bool     // the working indicator is on (see status.go)
+	statusShown        bool     // the working indicator is on (see pacing.go)
 	resuming           bool     // !resume waits for the session's conversation: send nothing meanwhile
 	restartAfterTurn   bool     // a setting needs a new process once the turn ends
 	bypassRefusalShown bool     // told that a stored bypassPermissions is not applied
@@ -155,7 +155,7 @@ type conversation struct {
 	outboxDelay        time.Duration
 	editReply          map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
 	streamReply        map[string]streamEnd          // outbox id → stream to stop instead of posting
-	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (agentlimits.go)
+	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (limits.go)
 	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (unrecorded.go)
 	unrecordedDelay    time.Duration
 }
