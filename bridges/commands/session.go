@@ -32,7 +32,7 @@ func runNew(ctx context.Context, c Conversation, who Author, _ Line) {
 		c.Notice(ctx, "⏳ The agent is still starting; try "+bridges.CommandPrefix+"new again in a moment.")
 		return
 	case err != nil:
-		c.Log().Error("store new session id", "err", err)
+		c.Log().Error("start a fresh session", "err", err)
 		c.Notice(ctx, "⚠️ Could not start a fresh session (database error).")
 		return
 	}
@@ -55,7 +55,7 @@ func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 	live, err := c.SetModel(ctx, model)
 	switch {
 	case err != nil:
-		c.Log().Error("store model override", "err", err)
+		c.Log().Error("change model", "err", err)
 		c.Notice(ctx, "⚠️ Could not change the model (database error).")
 	case live != nil:
 		c.Notice(ctx, "⚠️ Saved, but the running agent refused the model: "+oneLine(live.Error(), 200)+". It applies when the agent restarts.")
@@ -82,7 +82,7 @@ func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
 	later, live, err := c.SetMode(ctx, mode)
 	switch {
 	case err != nil:
-		c.Log().Error("store permission mode override", "err", err)
+		c.Log().Error("change permission mode", "err", err)
 		c.Notice(ctx, "⚠️ Could not change the mode (database error).")
 	case later:
 		c.Notice(ctx, "🔐 Mode set to "+codeSpan(mode)+"; it applies when the current turn ends (the agent restarts).")

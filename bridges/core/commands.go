@@ -88,7 +88,7 @@ func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
 	}
 	id, old := uuid.NewString(), cv.row.SessionID
 	if err := cv.core.st.ResetSession(ctx, cv.id, id); err != nil {
-		return "", err
+		return "", fmt.Errorf("reset session: %w", err)
 	}
 	cv.closeSession(ctx, "⌛ Expired: a new session was started.")
 	for _, sm := range cv.inflight {
@@ -102,7 +102,7 @@ func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
 func (c cmdConv) SetModel(ctx context.Context, model string) (live, err error) {
 	cv := c.cv
 	if err := cv.core.st.SetModel(ctx, cv.id, model); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store model override: %w", err)
 	}
 	cv.row.Model = model
 	if cv.sess == nil {
@@ -119,7 +119,7 @@ func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, er
 	cv := c.cv
 	old := cv.effectiveMode()
 	if err := cv.core.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
-		return false, nil, err
+		return false, nil, fmt.Errorf("store permission mode override: %w", err)
 	}
 	cv.row.PermissionMode = mode
 	switch {
