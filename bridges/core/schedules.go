@@ -14,6 +14,11 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
+// This file holds the core's side of schedules: the seams to the scheduler
+// (Scheduler, ScheduleRuns), adding and removing a schedule, and the
+// approval card of a schedule the agent asks for. The requests themselves
+// (parsing, checks, texts) are bridges/schedule/schedreq's.
+
 // Scheduler fires the stored schedules (bridges/schedule implements it).
 // Core.Run calls Sync once before the platforms start and Run in a
 // goroutine it waits for; the core calls Wake after a schedule was added
@@ -83,10 +88,9 @@ func (c *Core) removeSchedule(ctx context.Context, sc store.Schedule, by string)
 	return nil
 }
 
-// This file holds what happens when the agent asks for a schedule with its
-// schedule tool (the request, its checks and texts: bridges/schedule/schedreq).
-// A schedule is a lasting capability (a prompt that comes back on its own),
-// so under agents.*.agent_schedules:
+// The rest of this file is what happens when the agent asks for a schedule
+// with its schedule tool. A schedule is a lasting capability (a prompt that
+// comes back on its own), so under agents.*.agent_schedules:
 //   - ask (the default): the tool checks the request, posts a card showing
 //     the cron expression, the prompt and where it runs, and returns at
 //     once. Nothing is stored: the schedule exists only once a person who
