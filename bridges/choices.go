@@ -63,6 +63,10 @@ const (
 	ChoiceApproveEdits = "approve-edits"
 	ChoiceReject       = "reject"
 	ChoiceSubmit       = "submit"
+	// ChoiceGood and ChoiceBad are the 👍 and 👎 of a streamed answer's
+	// feedback buttons (StreamChunk.Feedback).
+	ChoiceGood = "good"
+	ChoiceBad  = "bad"
 )
 
 // CommandPrefix starts a chat command.

@@ -42,15 +42,24 @@ type Stream interface {
 	Stop(ctx context.Context, last []StreamChunk) error
 }
 
-// StreamChunk is one piece of a stream: Text appended to the message, or,
-// when Task is set, a task shown (or updated, by Task.ID) in it.
+// StreamChunk is one piece of a stream: Text appended to the message;
+// or, when Task is set, a task shown (or updated, by Task.ID) in it; or,
+// when Plan is set, the turn's plan shown (or replaced) in it; or, when
+// Feedback is set, feedback buttons asked for under the message (only in
+// Stop's chunks). One of the four is set.
 type StreamChunk struct {
 	Text string
 	Task *StreamTask
+	Plan *StreamPlan
+	// Feedback is the CardID of the message's 👍/👎 buttons: a click comes
+	// back as an Action with this CardID and Choice ChoiceGood or
+	// ChoiceBad. A stream that cannot show them leaves them out.
+	Feedback string
 }
 
 // Task states of a StreamTask.
 const (
+	TaskPending  = "pending"
 	TaskRunning  = "in_progress"
 	TaskComplete = "complete"
 	TaskFailed   = "error"
@@ -64,4 +73,13 @@ type StreamTask struct {
 	Title  string
 	Status string
 	Output string
+}
+
+// StreamPlan is the agent's to-do list shown in a stream (TodoWrite): a
+// plain one-line Title and its Tasks in order, each with a Task* state.
+// A later plan replaces the earlier one; its tasks keep their IDs by
+// position, so that a platform updates them in place.
+type StreamPlan struct {
+	Title string
+	Tasks []StreamTask
 }

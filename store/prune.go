@@ -21,11 +21,12 @@ type PruneCounts struct {
 	Usage         int64 // usage rows
 	Conversations int64 // conversations left with nothing else
 	Web           int64 // web console messages and uploads (see web.go)
+	Feedback      int64 // ratings of answers (feedback.go)
 }
 
 // Total is the number of rows deleted.
 func (c PruneCounts) Total() int64 {
-	return c.Inbox + c.Outbox + c.Approvals + c.Usage + c.Conversations + c.Web
+	return c.Inbox + c.Outbox + c.Approvals + c.Usage + c.Conversations + c.Web + c.Feedback
 }
 
 // LogValue groups the counts in log records.
@@ -49,6 +50,7 @@ func (c PruneCounts) LogValue() slog.Value {
 //   - approvals decided before it; open ones never go;
 //   - usage rows recorded before it (so !cost totals cover the retention
 //     window, not all time);
+//   - ratings of answers (feedback) last changed before it;
 //   - web console messages last updated, and uploads made, before it;
 //   - conversations created, changed and last active before it that have no
 //     row left in any table referring to them (the ones above, and any other
@@ -89,6 +91,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneCounts, error
 			[]any{OutboxPosted, OutboxFailed, cut}},
 		{"approvals", &c.Approvals, `decided_at IS NOT NULL AND decided_at < ?`, []any{cut}},
 		{"usage", &c.Usage, `created_at < ?`, []any{cut}},
+		{"feedback", &c.Feedback, `updated_at < ?`, []any{cut}},
 	}
 	for _, st := range steps {
 		n, err := s.deleteBatched(ctx, st.table, "seq", st.where, st.args)

@@ -76,26 +76,43 @@ func (s *Streaming) StartStream(ctx context.Context, key bridges.ConversationKey
 	return &fakeStream{p: p, ref: ref}, nil
 }
 
-// renderChunks appends chunks to text as Streaming shows them.
+// renderChunks appends chunks to text as Streaming shows them: a task as
+// a line "[status] title[: output]", a plan as a line "[plan] title"
+// followed by its tasks' lines, feedback buttons as a line
+// "[feedback CardID]".
 func renderChunks(text string, chunks []bridges.StreamChunk) string {
 	var b strings.Builder
 	b.WriteString(text)
-	for _, c := range chunks {
-		if c.Task == nil {
-			b.WriteString(c.Text)
-			continue
-		}
+	line := func(s string) {
 		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "[%s] %s", c.Task.Status, c.Task.Title)
-		if c.Task.Title == "" {
-			fmt.Fprintf(&b, "%s", c.Task.ID)
+		b.WriteString(s + "\n")
+	}
+	task := func(t bridges.StreamTask) {
+		s := fmt.Sprintf("[%s] %s", t.Status, t.Title)
+		if t.Title == "" {
+			s += t.ID
 		}
-		if c.Task.Output != "" {
-			b.WriteString(": " + c.Task.Output)
+		if t.Output != "" {
+			s += ": " + t.Output
 		}
-		b.WriteString("\n")
+		line(s)
+	}
+	for _, c := range chunks {
+		switch {
+		case c.Task != nil:
+			task(*c.Task)
+		case c.Plan != nil:
+			line("[plan] " + c.Plan.Title)
+			for _, t := range c.Plan.Tasks {
+				task(t)
+			}
+		case c.Feedback != "":
+			line("[feedback " + c.Feedback + "]")
+		default:
+			b.WriteString(c.Text)
+		}
 	}
 	return b.String()
 }

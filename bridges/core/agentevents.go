@@ -32,11 +32,13 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			line = toolLine(e, cv.profile.Workdir)
 		}
 		cv.beginTurn(ctx).addTool(e, line)
+		cv.notePlanTool(ctx, e, nil)
 		cv.touchLive(ctx)
 	case streamjson.ToolResult:
 		if cv.turn == nil {
 			break
 		}
+		cv.notePlanTool(ctx, cv.turn.tools[e.ToolUseID], &e)
 		full := verbosity(cv.bot) == config.VerbosityFull
 		if full {
 			cv.turn.addToolResult(e)

@@ -62,6 +62,9 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 	if req.AgentID != "" {
 		reason = strings.TrimSpace(reason + " (asked by a subagent)")
 	}
+	if cv.turn.live.toolWaiting(req.ToolUseID) {
+		cv.touchLive(ctx)
+	}
 	cv.openCard(ctx, &card{
 		id:          req.RequestID,
 		kind:        cardPermission,
@@ -254,6 +257,9 @@ func (cv *conversation) decide(ctx context.Context, cd *card, choice string, who
 // resolve answers the CLI, audits the decision and closes the card.
 func (cv *conversation) resolve(ctx context.Context, cd *card, d streamjson.Decision, audit store.Decision, who author, msg, status string) {
 	cv.respond(ctx, cd.id, d)
+	if cv.turn != nil && cv.turn.live.toolDecided(cd.req.ToolUseID, d.Allow) {
+		cv.touchLive(ctx)
+	}
 	cv.audit(ctx, cd.id, audit, who.id, msg)
 	cv.log.Info("permission decided", "tool", cd.req.ToolName, "decision", audit, "by", who.id)
 	cv.retireCard(ctx, cd, status)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -309,10 +310,14 @@ func notRecorded(msgID string, err error) error {
 
 // HandleAction implements Handler: it routes a click to the conversation
 // that owns the card. Clicks on cards no worker knows (e.g. from before a
-// restart) are answered privately.
+// restart) are answered privately. A click on an answer's feedback
+// buttons is recorded at once (onFeedback).
 func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
 	if c.cfg.Bot(a.Key.Bot) == nil {
 		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
+	}
+	if strings.HasPrefix(a.CardID, feedbackPrefix) {
+		return c.onFeedback(ctx, a)
 	}
 	c.mu.Lock()
 	cv := c.convs[a.Key]

@@ -19,8 +19,11 @@ type liveStream struct {
 	refused  bool // the platform refused to stream this turn: post and edit
 	broken   bool // an Append failed: nothing more is appended
 	cur      streamCursor
-	pending  []bridges.StreamTask // task updates not sent yet
-	sentTask map[string]string    // tool ids shown as tasks → their titles
+	pending  []bridges.StreamTask          // task updates not sent yet
+	sentTask map[string]string             // tool ids shown as tasks → their titles
+	waiting  map[string]bool               // tool ids whose card waits for a person (planfeedback.go)
+	done     map[string]bridges.StreamTask // results of tools not shown yet: their final state
+	plan     *bridges.StreamPlan           // the conversation's plan, changed and not shown yet
 }
 
 // streamCursor is how far the stream has shown the turn.
@@ -46,15 +49,19 @@ func (c streamCursor) closing() []bridges.StreamChunk {
 func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
 	ls := &l.stream
 	title, shown := ls.sentTask[r.ToolUseID]
-	if ls.s == nil || !shown {
-		return false
-	}
 	st := bridges.StreamTask{ID: r.ToolUseID, Title: title, Status: bridges.TaskComplete}
 	if r.IsError {
 		st.Status = bridges.TaskFailed
 	}
 	if full {
 		st.Output = strings.TrimSpace(resultLine(r))
+	}
+	if ls.s == nil || !shown { // shown later, already in its final state
+		if ls.done == nil {
+			ls.done = make(map[string]bridges.StreamTask)
+		}
+		ls.done[r.ToolUseID] = st
+		return false
 	}
 	ls.pending = append(ls.pending, st)
 	l.dirty = true
@@ -67,6 +74,9 @@ func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, streamCursor) 
 	ls := &t.live.stream
 	cur := ls.cur
 	var chunks []bridges.StreamChunk
+	if ls.plan != nil {
+		chunks = append(chunks, bridges.StreamChunk{Plan: ls.plan})
+	}
 	for _, u := range ls.pending {
 		chunks = append(chunks, bridges.StreamChunk{Task: &u})
 	}
@@ -95,6 +105,9 @@ func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, streamCursor) 
 				return chunks, cur
 			}
 		case segTool:
+			if isPlanTool(t.tools[s.toolID].Name) {
+				break // shown as the plan (planfeedback.go)
+			}
 			id := s.toolID
 			if id == "" {
 				id = "note-" + strconv.Itoa(cur.seg)
@@ -102,6 +115,10 @@ func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, streamCursor) 
 			task := bridges.StreamTask{ID: id, Title: toolTitle(s.text), Status: bridges.TaskRunning}
 			if s.toolID == "" {
 				task.Status = bridges.TaskFailed // a refused call
+			} else if d, ok := ls.done[id]; ok {
+				task.Status, task.Output = d.Status, d.Output // it ended before it was shown
+			} else if ls.waiting[id] {
+				task.Status = bridges.TaskPending // its card waits for a person
 			}
 			chunks = append(chunks, bridges.StreamChunk{Task: &task})
 		}
@@ -115,8 +132,9 @@ func (t *turn) committed(cur streamCursor, chunks []bridges.StreamChunk) {
 	ls := &t.live.stream
 	ls.cur = cur
 	ls.pending = nil
+	ls.plan = nil
 	for _, c := range chunks {
-		if c.Task != nil && c.Task.Status == bridges.TaskRunning {
+		if c.Task != nil && (c.Task.Status == bridges.TaskRunning || c.Task.Status == bridges.TaskPending) {
 			if ls.sentTask == nil {
 				ls.sentTask = make(map[string]string)
 			}

@@ -19,6 +19,7 @@ type Metrics struct {
 	outbox      *prometheus.CounterVec
 	outboxGone  *prometheus.CounterVec // replies given up (outbox.go)
 	strangers   *prometheus.CounterVec
+	feedbacks   *prometheus.CounterVec // ratings of answers (planfeedback.go)
 }
 
 // NewMetrics creates the core's metrics and registers them with reg.
@@ -61,7 +62,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Notices due to users refused by access control (at most one an hour per bot and user) by how they went: ephemeral (a private notice), none (the platform has no private notice: silence), failed.",
 		}, []string{"bot", "how"}),
 	}
-	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox, m.outboxGone, m.strangers)
+	m.feedbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentbridge_feedback_total",
+		Help: "Ratings of streamed answers by their feedback buttons (good, bad); a changed rating counts again.",
+	}, []string{"bot", "rating"})
+	reg.MustRegister(m.messages, m.turns, m.cost, m.approvals, m.exits, m.outbox, m.outboxGone, m.strangers, m.feedbacks)
 	return m
 }
 
@@ -132,6 +137,12 @@ func (m *Metrics) result(bot string, isError bool, costUSD float64) {
 func (m *Metrics) approval(bot, decision string) {
 	if m != nil {
 		m.approvals.WithLabelValues(bot, decision).Inc()
+	}
+}
+
+func (m *Metrics) feedback(bot, rating string) {
+	if m != nil {
+		m.feedbacks.WithLabelValues(bot, rating).Inc()
 	}
 }
 

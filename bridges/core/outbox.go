@@ -209,7 +209,7 @@ func (cv *conversation) postReply(ctx context.Context, row store.OutboxMessage) 
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	if se, ok := cv.streamReply[row.ID]; ok {
 		delete(cv.streamReply, row.ID) // a retry posts instead
-		if err := se.s.Stop(ctx, se.last); err != nil {
+		if err := se.s.Stop(ctx, append(se.last, feedbackChunk(row.ID))); err != nil {
 			return fmt.Errorf("stop the stream with the reply: %w", err)
 		}
 		return nil

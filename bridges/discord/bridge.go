@@ -36,10 +36,12 @@
 //
 // # Cards
 //
-// A Message with Buttons becomes a message with components: action rows of
-// at most 5 buttons, at most 5 rows, labels cut to 80 characters, and
+// A Message with Buttons becomes a Components V2 message (components.go):
+// a container with the text and the buttons, in action rows of at most 5
+// buttons, at most 5 rows, labels cut to 80 characters (a choice longer
+// than 40 characters is a section: its text with a button beside it), and
 // custom_id = "c:" + CardID + ":" + Button.ID (at most 100 characters;
-// Button.ID must not contain ':'). A click is acknowledged at once with a
+// Button.ID must not contain ':'). Edits of a card keep it a V2 message. A click is acknowledged at once with a
 // deferred update (interaction response type 6), then passed to
 // Handler.HandleAction; Action.Reply sends an ephemeral follow-up (flag 64)
 // that only the clicker sees.
@@ -158,6 +160,7 @@ type Bridge struct {
 
 	recent *lru.Cache[string, struct{}] // message and interaction ids already handled
 	chans  *lru.Cache[string, chanInfo] // channel id → kind and parent
+	v2     *lru.Cache[string, struct{}] // ids of the Components V2 messages posted (components.go)
 
 	mu      sync.Mutex
 	botID   string
@@ -245,6 +248,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		queueSize:    1024,
 		recent:       lru.New[string, struct{}](recentIDs),
 		chans:        lru.New[string, chanInfo](channelInfos),
+		v2:           lru.New[string, struct{}](v2Remembered),
 		typers:       map[string]*typer{},
 	}, nil
 }

@@ -45,6 +45,9 @@ func TestCardClick(t *testing.T) {
 	if got := posted.Buttons(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("buttons = %+v, want %+v", got, want)
 	}
+	if !posted.V2 || posted.Content != "" || posted.Text != card.Text {
+		t.Errorf("card = %+v, want a Components V2 message showing its text", posted)
+	}
 
 	clicked := time.Now()
 	iid := f.Click(key.Thread, ref.ID, "u2", "c:perm-7:deny")
@@ -86,8 +89,8 @@ func TestCardClick(t *testing.T) {
 		t.Fatalf("Edit: %v", err)
 	}
 	edited, _ := f.Message(ref.ID)
-	if len(edited.Rows) != 0 || edited.Content != "**Bash** `make deploy` — denied by u2" {
-		t.Errorf("edited card = %+v, want text and no buttons", edited)
+	if len(edited.Rows) != 0 || !edited.V2 || edited.Text != "**Bash** `make deploy` — denied by u2" {
+		t.Errorf("edited card = %+v, want a V2 message with the text and no buttons", edited)
 	}
 	edits := f.Edits()
 	if last := edits[len(edits)-1]; !last.ComponentsSet || len(last.Rows) != 0 {
@@ -116,5 +119,56 @@ func TestCustomIDRoundTrip(t *testing.T) {
 		if _, _, ok := parseCustomID(bad); ok {
 			t.Errorf("parseCustomID(%q) accepted", bad)
 		}
+	}
+}
+
+// Cards are laid out as Components V2 within Discord's limits: a long
+// choice is a section (its whole text, a button beside it) that still
+// clicks; a card of 25 long choices falls back to rows within 40
+// components; an edit of a card made before a restart (the adapter no
+// longer knows it is V2) is refused by Discord for want of the flag and
+// made again as V2.
+func TestCardsAsComponentsV2(t *testing.T) {
+	t.Parallel()
+	f := discordfake.New(t)
+	r := startReady(t, f)
+	id := f.SendMessage("100", guild, "u1", "pick", true)
+	key := r.rec.waitMsg(t, id).Key
+	long := "Use PostgreSQL for the storage layer, with a migration from SQLite (recommended)"
+	card := bridges.Message{Text: "Which database?", CardID: "q-1", Buttons: []bridges.Button{
+		{ID: "0", Label: long, Style: bridges.StylePrimary}, {ID: "1", Label: "SQLite"},
+	}}
+	ref, err := r.Post(t.Context(), key, card)
+	if err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	m, _ := f.Message(ref.ID)
+	if !m.V2 || m.Text != "Which database?\n"+long || len(m.Rows) != 2 || m.Rows[0][0].Label != "Choose" || m.Rows[1][0].Label != "SQLite" {
+		t.Fatalf("card = %+v", m)
+	}
+	f.Click(key.Thread, ref.ID, "u1", "c:q-1:0")
+	if act := r.rec.waitAction(t); act.CardID != "q-1" || act.Choice != "0" {
+		t.Errorf("action = %+v", act)
+	}
+
+	var many []bridges.Button
+	for i := range 25 {
+		many = append(many, bridges.Button{ID: fmt.Sprint(i), Label: fmt.Sprintf("Option %d: %s", i, long)})
+	}
+	ref2, err := r.Post(t.Context(), key, bridges.Message{Text: strings.Repeat("long text ", 500), CardID: "q-2", Buttons: many})
+	if err != nil {
+		t.Fatalf("Post 25 long choices: %v", err)
+	}
+	if m, _ := f.Message(ref2.ID); !m.V2 || len(m.Buttons()) != 25 {
+		t.Errorf("card of 25 choices = %+v", m)
+	}
+
+	// A restart: a new adapter knows nothing of ref's card.
+	r2 := newTestBridge(t, testBot(f))
+	if err := r2.Edit(t.Context(), ref, bridges.Message{Text: "✅ SQLite, by u1"}); err != nil {
+		t.Fatalf("Edit after a restart: %v", err)
+	}
+	if m, _ := f.Message(ref.ID); !m.V2 || m.Text != "✅ SQLite, by u1" || len(m.Rows) != 0 {
+		t.Errorf("card after the edit = %+v", m)
 	}
 }

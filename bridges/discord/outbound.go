@@ -18,7 +18,8 @@ func noMentions() *discordgo.MessageAllowedMentions {
 // Post implements bridges.Platform. The text is converted to Discord
 // markdown; if the result is longer than 2,000 characters it is split
 // again and sent as several messages, the buttons going with the last one,
-// whose reference is returned.
+// whose reference is returned. A card (a message with buttons) is a
+// Components V2 message (components.go).
 //
 // With m.Idem each part is created with a nonce derived from Idem and its
 // index and enforce_nonce (idem.go): a retry after a lost answer shows
@@ -52,14 +53,16 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 			Components:      []discordgo.MessageComponent{},
 			AllowedMentions: noMentions(),
 		}
-		if i == len(parts)-1 {
-			send.Components = comps
-		}
 		nonce := ""
 		if m.Idem != "" {
 			nonce = nonceOf(m.Idem, i)
 		}
-		msg, err := b.sendMessage(ctx, ch, send, nonce)
+		var msg *discordgo.Message
+		if i == len(parts)-1 && len(comps) > 0 {
+			msg, err = b.postV2(ctx, ch, p, m, nonce)
+		} else {
+			msg, err = b.sendMessage(ctx, ch, send, nonce)
+		}
 		if err != nil {
 			return ref, fmt.Errorf("discord post to %s (part %d of %d): %w", ch, i+1, len(parts), err)
 		}
@@ -70,8 +73,10 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 
 // Edit implements bridges.Platform: it replaces the message's text and
 // buttons (no buttons = components removed). Text longer than 2,000
-// characters after conversion is cut (with "…") at a safe boundary.
-// Errors no retry can fix are marked bridges.Permanent.
+// characters after conversion is cut (with "…") at a safe boundary. A
+// card, or a message posted as a card, is edited as a Components V2
+// message (components.go). Errors no retry can fix are marked
+// bridges.Permanent.
 func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) (err error) {
 	defer func() { err = classify(err) }()
 	ch := channelOf(ref.Key)
@@ -82,9 +87,16 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 	if err != nil {
 		return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
 	}
-	text := truncateMessage(toDiscord(m.Text), maxContentRunes)
+	converted := toDiscord(m.Text)
+	text := truncateMessage(converted, maxContentRunes)
 	if strings.TrimSpace(text) == "" && len(comps) == 0 {
 		return fmt.Errorf("discord edit %s/%s: %w: empty message", ch, ref.ID, ErrBadMessage)
+	}
+	if len(comps) > 0 || b.isV2(ref.ID) {
+		if err := b.editV2(ctx, ch, ref.ID, converted, m); err != nil {
+			return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
+		}
+		return nil
 	}
 	_, err = b.session.ChannelMessageEditComplex(&discordgo.MessageEdit{
 		ID:              ref.ID,
@@ -93,6 +105,9 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 		Components:      &comps,
 		AllowedMentions: noMentions(),
 	}, discordgo.WithContext(ctx))
+	if needsV2(err) {
+		err = b.editV2Fallback(ctx, ch, ref.ID, converted, m, err)
+	}
 	if err != nil {
 		return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
 	}

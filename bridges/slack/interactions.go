@@ -11,7 +11,9 @@ import (
 )
 
 // interaction turns the card button clicks of a block_actions payload
-// into Actions for the core. The envelope was acked already.
+// into Actions for the core, and so the clicks on the feedback buttons
+// under a streamed answer (block_id feedbackBlockPrefix + CardID, the
+// button's value the choice). The envelope was acked already.
 func (b *Bridge) interaction(ctx context.Context, h bridges.Handler, cb slackapi.InteractionCallback) {
 	if cb.Type != slackapi.InteractionTypeBlockActions {
 		return
@@ -34,13 +36,12 @@ func (b *Bridge) interaction(ctx context.Context, h bridges.Handler, cb slackapi
 	key := bridges.ConversationKey{Bot: b.name, Channel: channel, Thread: thread}
 	user := cb.User.ID
 	for _, act := range cb.ActionCallback.BlockActions {
-		if act == nil || !strings.HasPrefix(act.BlockID, "card:") {
+		if act == nil {
 			continue
 		}
-		choice := act.ActionID
-		cardID, ok := strings.CutSuffix(act.Value, "|"+choice)
+		cardID, choice, ok := clickOf(act)
 		if !ok {
-			cardID = strings.TrimPrefix(act.BlockID, "card:")
+			continue
 		}
 		a := bridges.Action{
 			Key:      key,
@@ -60,4 +61,26 @@ func (b *Bridge) interaction(ctx context.Context, h bridges.Handler, cb slackapi
 				slog.String("choice", choice), slog.String("err", b.redact.Err(err)))
 		}
 	}
+}
+
+// clickOf is the card and choice of one block action: a card button
+// (block_id "card:" + CardID, action_id the choice) or a feedback button
+// (block_id feedbackBlockPrefix + CardID, value the choice). ok is false
+// for anything else.
+func clickOf(act *slackapi.BlockAction) (cardID, choice string, ok bool) {
+	if fb, found := strings.CutPrefix(act.BlockID, feedbackBlockPrefix); found {
+		if act.Value != bridges.ChoiceGood && act.Value != bridges.ChoiceBad {
+			return "", "", false
+		}
+		return fb, act.Value, fb != ""
+	}
+	if !strings.HasPrefix(act.BlockID, "card:") {
+		return "", "", false
+	}
+	choice = act.ActionID
+	cardID, found := strings.CutSuffix(act.Value, "|"+choice)
+	if !found {
+		cardID = strings.TrimPrefix(act.BlockID, "card:")
+	}
+	return cardID, choice, true
 }

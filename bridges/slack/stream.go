@@ -55,6 +55,7 @@ func (b *Bridge) StartStream(ctx context.Context, key bridges.ConversationKey, r
 	if !dm {
 		opts = append(opts, slackapi.MsgOptionRecipientUserID(user), slackapi.MsgOptionRecipientTeamID(b.identity().teamID))
 	}
+	opts = append(opts, slackapi.MsgOptionTaskDisplayMode(displayMode(first)))
 	if len(calls) > 0 {
 		opts = append(opts, slackapi.MsgOptionChunks(calls[0]...))
 	}
@@ -123,7 +124,8 @@ func (s *stream) Append(ctx context.Context, chunks []bridges.StreamChunk) error
 }
 
 // Stop implements bridges.Stream: the last chunks are appended by the
-// chat.stopStream call itself where they fit in one.
+// chat.stopStream call itself where they fit in one; a Feedback chunk
+// becomes the final blocks (feedbackBlock).
 func (s *stream) Stop(ctx context.Context, last []bridges.StreamChunk) error {
 	calls := streamCalls(last)
 	for len(calls) > 1 {
@@ -136,15 +138,23 @@ func (s *stream) Stop(ctx context.Context, last []bridges.StreamChunk) error {
 	if len(calls) == 1 {
 		final = calls[0]
 	}
-	return s.call(ctx, "chat.stopStream", final)
+	var extra []slackapi.MsgOption
+	for _, c := range last {
+		if c.Feedback != "" {
+			extra = append(extra, slackapi.MsgOptionBlocks(feedbackBlock(c.Feedback)))
+			break
+		}
+	}
+	return s.call(ctx, "chat.stopStream", final, extra...)
 }
 
 // call runs one stream method with chunks (429s retried).
-func (s *stream) call(ctx context.Context, method string, chunks []slackapi.StreamChunk) error {
+func (s *stream) call(ctx context.Context, method string, chunks []slackapi.StreamChunk, extra ...slackapi.MsgOption) error {
 	var opts []slackapi.MsgOption
 	if len(chunks) > 0 {
 		opts = append(opts, slackapi.MsgOptionChunks(chunks...))
 	}
+	opts = append(opts, extra...)
 	ch, ts := s.ref.Key.Channel, s.ref.ID
 	err := s.b.retry(ctx, method, nil, func() error {
 		var err error
@@ -164,7 +174,9 @@ func (s *stream) call(ctx context.Context, method string, chunks []slackapi.Stre
 
 // streamCalls turns core chunks into the chunks of successive calls:
 // adjacent text merged into markdown_text chunks, tasks as task_update
-// chunks, each call with at most maxStreamMarkdown characters of text.
+// chunks, a plan as a plan_update chunk (its title) followed by a
+// task_update chunk per task, each call with at most maxStreamMarkdown
+// characters of text. Feedback chunks are left to Stop.
 func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 	var (
 		calls [][]slackapi.StreamChunk
@@ -188,10 +200,15 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 	for _, c := range chunks {
 		if c.Task != nil {
 			flushText()
-			t := slackapi.NewTaskUpdateChunk(c.Task.ID, truncateRunes(orText(c.Task.Title, c.Task.ID), maxTaskTitleRunes))
-			t.Status = slackapi.TaskCardStatus(c.Task.Status)
-			t.Output = c.Task.Output
-			cur = append(cur, t)
+			cur = append(cur, taskChunk(*c.Task))
+			continue
+		}
+		if c.Plan != nil {
+			flushText()
+			cur = append(cur, slackapi.NewPlanUpdateChunk(truncateRunes(orText(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
+			for _, t := range c.Plan.Tasks {
+				cur = append(cur, taskChunk(t))
+			}
 			continue
 		}
 		rest := c.Text
@@ -212,6 +229,45 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 	}
 	next()
 	return calls
+}
+
+// taskChunk is the task_update chunk of a task.
+func taskChunk(t bridges.StreamTask) slackapi.TaskUpdateChunk {
+	c := slackapi.NewTaskUpdateChunk(t.ID, truncateRunes(orText(t.Title, t.ID), maxTaskTitleRunes))
+	c.Status = slackapi.TaskCardStatus(t.Status)
+	c.Output = t.Output
+	return c
+}
+
+// displayMode is a stream's task_display_mode: plan when its first
+// chunks hold a plan (the agent's to-do list, shown grouped), timeline
+// otherwise (tool calls one after another). Slack takes it on
+// chat.startStream only; a plan that comes later still shows.
+func displayMode(first []bridges.StreamChunk) slackapi.TaskDisplayMode {
+	for _, c := range first {
+		if c.Plan != nil {
+			return slackapi.TaskDisplayModePlan
+		}
+	}
+	return slackapi.TaskDisplayModeTimeline
+}
+
+// Feedback buttons under a streamed answer: the context_actions block's
+// block_id is feedbackBlockPrefix + the core's CardID; the buttons' values
+// are the choices.
+const (
+	feedbackBlockPrefix = "feedback:"
+	feedbackActionID    = "feedback"
+)
+
+// feedbackBlock is the context_actions block with 👍/👎 feedback buttons
+// for the card cardID (a click: feedbackAction).
+func feedbackBlock(cardID string) slackapi.Block {
+	button := func(text, value, label string) *slackapi.FeedbackButton {
+		return slackapi.NewFeedbackButton(slackapi.NewTextBlockObject(slackapi.PlainTextType, text, true, false), value).WithAccessibilityLabel(label)
+	}
+	return slackapi.NewContextActionsBlock(feedbackBlockPrefix+cardID, slackapi.NewFeedbackButtonsBlockElement(feedbackActionID,
+		button("👍", bridges.ChoiceGood, "Good answer"), button("👎", bridges.ChoiceBad, "Bad answer")))
 }
 
 // truncateToRunes returns the longest prefix of s with at most n runes.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
@@ -133,5 +134,51 @@ func TestStreamClearsThreadStatus(t *testing.T) {
 	}
 	if n := e.fake.CallCount("assistant.threads.setStatus"); n != 1 {
 		t.Errorf("%d setStatus calls, want 1", n)
+	}
+}
+
+// A stream that opens with a plan is shown as a plan (task_display_mode
+// plan, a plan_update and its tasks); the stop carries the feedback
+// buttons, and a 👎 click reaches HandleAction as the feedback card's
+// choice.
+func TestStreamPlanAndFeedback(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	key := threadKey(root)
+	plan := &bridges.StreamPlan{Title: "Plan · 0 of 2 done", Tasks: []bridges.StreamTask{
+		{ID: "plan-1", Title: "Read the code", Status: bridges.TaskRunning},
+		{ID: "plan-2", Title: "Fix the bug", Status: bridges.TaskPending},
+	}}
+	s, err := e.b.StartStream(t.Context(), key, root, "U1", []bridges.StreamChunk{{Plan: plan}, {Text: "Working."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := *plan
+	done.Title = "Plan · 2 of 2 done"
+	done.Tasks = []bridges.StreamTask{{ID: "plan-1", Title: "Read the code", Status: bridges.TaskComplete}, {ID: "plan-2", Title: "Fix the bug", Status: bridges.TaskComplete}}
+	if err := s.Stop(t.Context(), []bridges.StreamChunk{{Plan: &done}, {Text: " Done."}, {Feedback: "fb:reply-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := e.fake.Current("C1", s.Ref().ID)
+	if m.TaskDisplayMode != "plan" || m.Plan != "Plan · 2 of 2 done" || len(m.Tasks) != 2 || m.Tasks[1].Status != "complete" || m.Text != "Working. Done." {
+		t.Fatalf("streamed message = %+v", m)
+	}
+	if m.Feedback == nil || m.Feedback.BlockID != "feedback:fb:reply-1" {
+		t.Fatalf("feedback buttons = %+v", m.Feedback)
+	}
+	e.fake.ClickFeedback("C1", s.Ref().ID, "U2", false)
+	waitUntil(t, 5*time.Second, "feedback click", func() bool { return len(e.h.actionList()) == 1 })
+	if a := e.h.actionList()[0]; a.CardID != "fb:reply-1" || a.Choice != bridges.ChoiceBad || a.UserID != "U2" || a.Key != key {
+		t.Errorf("action = %+v", a)
+	}
+
+	// Without a plan the tasks are a timeline.
+	s2, err := e.b.StartStream(t.Context(), key, root, "U1", []bridges.StreamChunk{{Text: "Hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := e.fake.Current("C1", s2.Ref().ID); m.TaskDisplayMode != "timeline" {
+		t.Errorf("task_display_mode without a plan = %q", m.TaskDisplayMode)
 	}
 }

@@ -35,8 +35,9 @@ func (c *Console) SetOperator(op Operator) { c.op = op }
 
 // Operator page sizes.
 const (
-	auditPageSize = 200
-	usageDays     = 31
+	auditPageSize    = 200
+	usageDays        = 31
+	feedbackPageSize = 50
 )
 
 // adminRoutes registers the operator pages: admins only, every action a
@@ -205,7 +206,14 @@ func (c *Console) adminDecide(w http.ResponseWriter, r *http.Request) {
 	backTo(w, r, "/admin/approvals", "Request "+verb+".", err)
 }
 
-// adminUsage shows usage and cost per bot and day.
+// feedbackRow is one rating of an answer on the usage page.
+type feedbackRow struct {
+	store.FeedbackEntry
+	Conv convView
+}
+
+// adminUsage shows usage and cost per bot and day, and the latest ratings
+// of answers (👍/👎 feedback) with their totals.
 func (c *Console) adminUsage(w http.ResponseWriter, r *http.Request) {
 	since := time.Now().UTC().AddDate(0, 0, -usageDays+1).Truncate(24 * time.Hour)
 	days, err := c.st.UsageByBotDay(r.Context(), since)
@@ -218,11 +226,27 @@ func (c *Console) adminUsage(w http.ResponseWriter, r *http.Request) {
 	for _, d := range days {
 		total += d.CostUSD
 	}
+	ratings, err := c.st.RecentFeedback(r.Context(), feedbackPageSize)
+	if err != nil {
+		c.log.Error("read feedback", "err", err)
+		c.errorPage(w, r, http.StatusInternalServerError, "Could not read the feedback: "+err.Error())
+		return
+	}
+	feedback := make([]feedbackRow, 0, len(ratings))
+	good := 0
+	for _, f := range ratings {
+		if f.Rating == store.RatingGood {
+			good++
+		}
+		feedback = append(feedback, feedbackRow{FeedbackEntry: f, Conv: c.convOf(r.Context(), CurrentUser(r).Name, f.ConversationID, bridges.ConversationKey(f.Key))})
+	}
 	c.renderAdmin(w, r, "usage", struct {
-		Days  []store.DayUsage
-		Total float64
-		Since time.Time
-	}{days, total, since})
+		Days      []store.DayUsage
+		Total     float64
+		Since     time.Time
+		Feedback  []feedbackRow
+		Good, Bad int
+	}{days, total, since, feedback, good, len(feedback) - good})
 }
 
 // adminAudit shows the latest decided approvals.

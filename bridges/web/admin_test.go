@@ -324,6 +324,19 @@ func TestAdminApprovalsAuditUsage(t *testing.T) {
 	if !strings.Contains(body, "0.1250") || !strings.Contains(body, "1234") || !strings.Contains(body, time.Now().UTC().Format("2006-01-02")) {
 		t.Errorf("usage page lacks today's cost and tokens:\n%s", body)
 	}
+	if !strings.Contains(body, `id="no-feedback"`) {
+		t.Errorf("usage page without ratings lacks its note:\n%s", body)
+	}
+	for _, f := range []store.Feedback{{ReplyID: "reply-1", UserID: "U1", Rating: store.RatingGood}, {ReplyID: "reply-1", UserID: "U2<x>", Rating: store.RatingBad}} {
+		f.ConversationID = conv.ID
+		if _, err := h.st.RecordFeedback(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body = h.get(t, h.ana, "/admin/usage")
+	if !strings.Contains(body, "👍 1 · 👎 1") || !strings.Contains(body, `data-rating="bad"`) || !strings.Contains(body, "U2&lt;x&gt;") || !strings.Contains(body, `data-reply="reply-1"`) {
+		t.Errorf("usage page lacks the ratings (escaped):\n%s", body)
+	}
 }
 
 func TestAdminConfigRedactsSecrets(t *testing.T) {

@@ -76,7 +76,7 @@ func (e *discordEnv) startThread(t *testing.T, text string) string {
 func (e *discordEnv) waitText(t *testing.T, thread, want string) discordfake.Message {
 	t.Helper()
 	m, err := e.dc.WaitForMessage(func(m discordfake.Message) bool {
-		return m.ChannelID == thread && m.AuthorIsBot && strings.Contains(m.Content, want)
+		return m.ChannelID == thread && m.AuthorIsBot && strings.Contains(m.Text, want)
 	}, e2eWait)
 	if err != nil {
 		t.Fatalf("thread %s never showed %q: %v\n%s", thread, want, err, e.dump(thread))
@@ -87,7 +87,7 @@ func (e *discordEnv) waitText(t *testing.T, thread, want string) discordfake.Mes
 func (e *discordEnv) dump(thread string) string {
 	var b strings.Builder
 	for _, m := range e.dc.Messages(thread) {
-		fmt.Fprintf(&b, "\n[%s bot=%v buttons=%d] %q", m.ID, m.AuthorIsBot, len(m.Buttons()), m.Content)
+		fmt.Fprintf(&b, "\n[%s bot=%v buttons=%d] %q", m.ID, m.AuthorIsBot, len(m.Buttons()), m.Text)
 	}
 	return b.String()
 }
@@ -165,6 +165,9 @@ func TestDiscordE2EApprovals(t *testing.T) {
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "[bash touch allowed.txt]")
 	card := e.waitCard(t, thread)
+	if !card.V2 || card.Content != "" || !strings.Contains(card.Text, "touch allowed.txt") {
+		t.Errorf("card = %+v, want a Components V2 message showing the command", card)
+	}
 
 	// A stranger's click is acknowledged, refused ephemerally, and decides nothing.
 	e.clickAndCheckAck(t, thread, card.ID, dStranger, customID(t, card, "allow"))
@@ -180,7 +183,7 @@ func TestDiscordE2EApprovals(t *testing.T) {
 	}
 	// The refusal is the core's decision on the click: the card is as it was.
 	if m, _ := e.dc.Message(card.ID); len(m.Buttons()) == 0 {
-		t.Fatalf("a stranger's click decided the card: %q", m.Content)
+		t.Fatalf("a stranger's click decided the card: %q", m.Text)
 	}
 
 	e.clickAndCheckAck(t, thread, card.ID, dAlice, customID(t, card, "allow"))
@@ -201,10 +204,10 @@ func TestDiscordE2EApprovals(t *testing.T) {
 	e.clickAndCheckAck(t, thread, card2.ID, dAlice, customID(t, card2, "deny"))
 	if err := e.dc.Wait(e2eWait, func() bool {
 		m, _ := e.dc.Message(card2.ID)
-		return len(m.Buttons()) == 0 && strings.Contains(strings.ToLower(m.Content), "denied")
+		return len(m.Buttons()) == 0 && m.V2 && strings.Contains(strings.ToLower(m.Text), "denied")
 	}); err != nil {
 		m, _ := e.dc.Message(card2.ID)
-		t.Fatalf("denied card not updated: %q", m.Content)
+		t.Fatalf("denied card not updated: %q", m.Text)
 	}
 	// The turn's answer after the denial: the tool call is over.
 	if err := e.dc.Wait(e2eWait, func() bool {

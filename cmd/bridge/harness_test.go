@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -118,10 +119,12 @@ func startAgentBridge(t testing.TB, bots string, env ...string) agentBridge {
 
 // profileOptions vary the "coder" profile of an agent bridge.
 type profileOptions struct {
-	workdirIsConfigDir bool   // workdir: the directory of bridge.yaml and data/ (the worst case)
-	extra              string // more profile keys, each line indented by four spaces
-	maxLive            int    // max_live; 0 = 4
-	dataDir            string // data_dir; "" = ./data next to bridge.yaml
+	workdirIsConfigDir bool              // workdir: the directory of bridge.yaml and data/ (the worst case)
+	extra              string            // more profile keys, each line indented by four spaces
+	maxLive            int               // max_live; 0 = 4
+	dataDir            string            // data_dir; "" = ./data next to bridge.yaml
+	plan               fakemodel.Planner // how the fake model answers; nil = its directive scripts
+	env                []string          // more agent environment (KEY=value)
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
@@ -138,10 +141,19 @@ func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...s
 			t.Fatal(err)
 		}
 	}
-	fm := fakemodel.New(t)
+	var fm *fakemodel.Server
+	if po.plan == nil {
+		fm = fakemodel.New(t)
+	} else {
+		var err error
+		if fm, err = fakemodel.StartWith(fakemodel.Options{Logger: slog.New(slog.DiscardHandler), Plan: po.plan}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(fm.Close)
+	}
 	dataDir := cmp.Or(po.dataDir, "./data")
 	cfg := fmt.Sprintf("data_dir: %q\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n", dataDir) +
-		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots
+		agentYAML(claude, home, workdir, append(fm.Env(), po.env...), po.maxLive) + po.extra + bots
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 

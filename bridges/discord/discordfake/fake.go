@@ -16,7 +16,9 @@
 //
 // It validates what Discord validates (content ≤ 2,000 characters, 5×5
 // components, custom_id 1–100 and unique, label ≤ 80, interaction answered
-// within 3 s, thread names 1–100) and answers like Discord does.
+// within 3 s, thread names 1–100; Components V2 messages, flag 1<<15:
+// no content or embeds, ≤ 40 components, ≤ 4,000 characters of text,
+// the flag kept by edits — components.go) and answers like Discord does.
 //
 // Test code plays the users (SendMessage, Send, Click), inspects what the
 // bot did (Messages, Edits, Threads, InteractionResponses, Followups,
@@ -151,8 +153,12 @@ type Message struct {
 	AuthorID    string
 	AuthorIsBot bool
 	Content     string
+	// Text is what the message shows: Content, or on a Components V2
+	// message (V2) its text displays joined with newlines.
+	Text        string
 	Flags       int
-	Rows        [][]Button // action rows of buttons; nil when none
+	V2          bool       // flag IS_COMPONENTS_V2: laid out by components alone
+	Rows        [][]Button // action rows of buttons (a section's button: a row of one); nil when none
 	Attachments []string   // file names
 	// AllowedMentions is allowed_mentions.parse of the request that
 	// created the message; nil when the request had no allowed_mentions
@@ -429,10 +435,15 @@ func (f *Fake) publicMessage(m *message) Message {
 		AuthorID:    m.wire.Author.ID,
 		AuthorIsBot: m.wire.Author.Bot,
 		Content:     m.wire.Content,
+		Text:        m.wire.Content,
 		Flags:       m.wire.Flags,
-		Rows:        rows(m.wire.Components),
+		V2:          m.wire.Flags&FlagComponentsV2 != 0,
+		Rows:        buttonsOf(m.wire.Components),
 		CreatedAt:   m.created,
 		EditedAt:    m.edited,
+	}
+	if out.V2 {
+		out.Text = textOf(m.wire.Components)
 	}
 	if m.allowed != nil {
 		a := append([]string{}, (*m.allowed)...)
@@ -440,18 +451,6 @@ func (f *Fake) publicMessage(m *message) Message {
 	}
 	for _, a := range m.wire.Attachments {
 		out.Attachments = append(out.Attachments, a.Filename)
-	}
-	return out
-}
-
-func rows(cs []wireComponent) [][]Button {
-	var out [][]Button
-	for _, r := range cs {
-		var row []Button
-		for _, b := range r.Components {
-			row = append(row, Button{CustomID: b.CustomID, Label: b.Label, Style: b.Style, Disabled: b.Disabled})
-		}
-		out = append(out, row)
 	}
 	return out
 }

@@ -279,7 +279,7 @@ func validateBody(w http.ResponseWriter, b *wireMessageBody) bool {
 // decodeNewMessage reads and validates the body of a new message; on a bad
 // one it has already answered the request and returns ok false.
 func decodeNewMessage(w http.ResponseWriter, r *http.Request) (b wireMessageBody, content string, comps []wireComponent, ok bool) {
-	if !decodeBody(w, r, &b) || !validateBody(w, &b) {
+	if !decodeBody(w, r, &b) || !validateNew(w, &b) {
 		return b, "", nil, false
 	}
 	if b.Content != nil {
@@ -333,7 +333,7 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	m, dup := f.enforcedLocked(ch.ID, &b) // nonce.go
 	if !dup {
-		m = f.botMessage(ch, content, comps, b.Flags)
+		m = f.botMessage(ch, content, comps, b.flags())
 		f.attachLocked(m, files)
 		if b.AllowedMentions != nil {
 			parse := append([]string{}, b.AllowedMentions.Parse...)
@@ -380,7 +380,7 @@ func (f *Fake) botMessage(ch *wireChannel, content string, comps []wireComponent
 
 func (f *Fake) editMessage(w http.ResponseWriter, r *http.Request) {
 	var b wireMessageBody
-	if !decodeBody(w, r, &b) || !validateBody(w, &b) {
+	if !decodeBody(w, r, &b) {
 		return
 	}
 	f.mu.Lock()
@@ -394,6 +394,9 @@ func (f *Fake) editMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, codeCannotEditOthers, "Cannot edit a message authored by another user", nil)
 		return
 	}
+	if !checkV2Edit(w, m, &b) { // components.go
+		return
+	}
 	content, comps := m.wire.Content, m.wire.Components
 	if b.Content != nil {
 		content = *b.Content
@@ -405,6 +408,7 @@ func (f *Fake) editMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message", nil)
 		return
 	}
+	m.wire.Flags |= b.flags() & FlagComponentsV2
 	f.applyEdit(m, b.Content, b.Components)
 	writeJSON(w, http.StatusOK, m.wire)
 }
@@ -420,7 +424,7 @@ func (f *Fake) applyEdit(m *message, content *string, comps *[]wireComponent) {
 	}
 	if comps != nil {
 		m.wire.Components = append([]wireComponent{}, (*comps)...)
-		e.Rows, e.ComponentsSet = rows(*comps), true
+		e.Rows, e.ComponentsSet = buttonsOf(*comps), true
 	}
 	ts := isoTime(now)
 	m.wire.EditedTimestamp = &ts
@@ -506,7 +510,7 @@ func (f *Fake) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &cb) {
 		return
 	}
-	if cb.Data != nil && !validateBody(w, cb.Data) {
+	if cb.Data != nil && !validateNew(w, cb.Data) {
 		return
 	}
 	now := time.Now()
@@ -526,7 +530,7 @@ func (f *Fake) interactionCallback(w http.ResponseWriter, r *http.Request) {
 		if cb.Data.Content != nil {
 			resp.Content = *cb.Data.Content
 		}
-		resp.Flags = cb.Data.Flags
+		resp.Flags = cb.Data.flags()
 	}
 	if now.Sub(it.clickedAt) > InteractionTimeout {
 		resp.Late = true
@@ -546,12 +550,12 @@ func (f *Fake) interactionCallback(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message", nil)
 			return
 		}
-		if cb.Data.Flags&FlagEphemeral == 0 {
+		if cb.Data.flags()&FlagEphemeral == 0 {
 			var comps []wireComponent
 			if cb.Data.Components != nil {
 				comps = *cb.Data.Components
 			}
-			f.storeMessage(f.botMessage(f.channels[it.wire.ChannelID], resp.Content, comps, cb.Data.Flags))
+			f.storeMessage(f.botMessage(f.channels[it.wire.ChannelID], resp.Content, comps, cb.Data.flags()))
 		}
 	default:
 		formError(w, "type", "BASE_TYPE_CHOICES", "Value must be one of {1, 4, 5, 6, 7, 8, 9, 10, 12}.")
@@ -576,12 +580,12 @@ func (f *Fake) executeWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.followups = append(f.followups, Followup{
-		InteractionID: it.wire.ID, ApplicationID: f.opts.AppID, Content: content, Flags: b.Flags, At: time.Now(),
+		InteractionID: it.wire.ID, ApplicationID: f.opts.AppID, Content: content, Flags: b.flags(), At: time.Now(),
 	})
-	m := f.botMessage(f.channels[it.wire.ChannelID], content, comps, b.Flags)
+	m := f.botMessage(f.channels[it.wire.ChannelID], content, comps, b.flags())
 	m.wire.WebhookID = f.opts.AppID
 	m.wire.ApplicationID = f.opts.AppID
-	if b.Flags&FlagEphemeral == 0 {
+	if b.flags()&FlagEphemeral == 0 {
 		f.storeMessage(m)
 	}
 	f.notify()

@@ -72,7 +72,7 @@ func decodeMultipartMessage(w http.ResponseWriter, r *http.Request) (b wireMessa
 			files = append(files, uploadedFile{name: p.FileName(), contentType: p.Header.Get("Content-Type"), data: data})
 		}
 	}
-	if !validateBody(w, &b) {
+	if !validateNew(w, &b) {
 		return b, "", nil, nil, false
 	}
 	if b.Content != nil {

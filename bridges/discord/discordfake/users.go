@@ -119,8 +119,8 @@ func (f *Fake) Click(channelID, messageID, userID, customID string) string {
 		return ""
 	}
 	found := false
-	for _, r := range m.wire.Components {
-		for _, b := range r.Components {
+	for _, r := range buttonsOf(m.wire.Components) {
+		for _, b := range r {
 			if b.CustomID == customID && !b.Disabled {
 				found = true
 			}

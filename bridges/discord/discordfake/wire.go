@@ -128,6 +128,8 @@ type wireComponent struct {
 	URL        string          `json:"url,omitempty"`
 	Disabled   bool            `json:"disabled,omitempty"`
 	Components []wireComponent `json:"components,omitempty"`
+	Content    string          `json:"content,omitempty"`   // text display (10)
+	Accessory  *wireComponent  `json:"accessory,omitempty"` // section (9)
 }
 
 type wireMessage struct {
@@ -215,7 +217,7 @@ type wireMessageBody struct {
 	Content         *string            `json:"content"`
 	Components      *[]wireComponent   `json:"components"`
 	Embeds          *[]json.RawMessage `json:"embeds"`
-	Flags           int                `json:"flags"`
+	Flags           *int               `json:"flags"`         // nil: absent
 	Nonce           json.RawMessage    `json:"nonce"`         // a string or an integer
 	EnforceNonce    bool               `json:"enforce_nonce"` // de-duplicate by nonce (nonce.go)
 	AllowedMentions *struct {

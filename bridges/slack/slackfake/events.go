@@ -255,3 +255,46 @@ func clone(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// ClickFeedback sends the block_actions interaction of user pressing the
+// 👍 (positive) or 👎 button of the feedback buttons a stopped stream
+// carries (Message.Feedback). It returns the envelope id, or "" when the
+// message has no feedback buttons.
+func (s *Server) ClickFeedback(channel, messageTS, user string, positive bool) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[channel+"/"+messageTS]
+	if !ok || m.Feedback == nil {
+		return ""
+	}
+	fb := m.Feedback
+	value := fb.Negative
+	if positive {
+		value = fb.Positive
+	}
+	message := map[string]any{"type": "message", "ts": messageTS, "user": BotUserID, "bot_id": BotID, "text": m.Text, "blocks": m.Blocks}
+	container := map[string]any{"type": "message", "message_ts": messageTS, "channel_id": channel, "is_ephemeral": false}
+	if m.ThreadTS != "" {
+		message["thread_ts"], container["thread_ts"] = m.ThreadTS, m.ThreadTS
+	}
+	payload, _ := json.Marshal(map[string]any{
+		"type":         "block_actions",
+		"token":        "slackfake-verification-token",
+		"api_app_id":   AppID,
+		"trigger_id":   s.nextID("trig-"),
+		"team":         map[string]any{"id": TeamID, "domain": "slackfake"},
+		"user":         map[string]any{"id": user, "username": strings.ToLower(user), "name": strings.ToLower(user), "team_id": TeamID},
+		"channel":      map[string]any{"id": channel, "name": strings.ToLower(channel)},
+		"container":    container,
+		"message":      message,
+		"response_url": s.http.URL + "/response/" + strconv.Itoa(s.seq),
+		"actions": []map[string]any{{
+			"type":      "feedback_buttons",
+			"action_id": fb.ActionID,
+			"block_id":  fb.BlockID,
+			"value":     value,
+			"action_ts": s.nextTS(),
+		}},
+	})
+	return s.queueLocked("interactive", payload, "", 0, "")
+}

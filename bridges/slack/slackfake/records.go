@@ -24,10 +24,15 @@ type Message struct {
 	At       time.Time       // when the call arrived
 
 	// A streamed message (chat.startStream): Text is its markdown so far,
-	// Tasks its task cards by id in the order they first came.
-	Stream    StreamState
-	Tasks     []Task
-	Recipient string // recipient_user_id it was started with
+	// Tasks its task cards by id in the order they first came, Plan the
+	// title of its latest plan_update, Feedback the feedback buttons its
+	// chat.stopStream added.
+	Stream          StreamState
+	Tasks           []Task
+	Plan            string
+	TaskDisplayMode string // task_display_mode it was started with ("" = Slack's default)
+	Feedback        *Feedback
+	Recipient       string // recipient_user_id it was started with
 }
 
 // StreamState is where a streamed message is: "" for a posted message,
