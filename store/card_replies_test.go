@@ -44,15 +44,16 @@ func TestMigration0012FindsOldCards(t *testing.T) {
 // TestInboxReplyTo: the quoted message's id and text are kept with a
 // ledger message.
 func TestInboxReplyTo(t *testing.T) {
-	s := openTest(t)
-	ctx := context.Background()
-	conv := newConv(t, s, "phone", "15550001111@s.whatsapp.net", "")
-	m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "IN1", UserID: "+1555", Text: "1", ReplyTo: "3EB0CARD", Quoted: "the card"})
-	if err != nil || m.ReplyTo != "3EB0CARD" || m.Quoted != "the card" {
-		t.Fatalf("enqueued %+v, %v", m, err)
-	}
-	got, err := s.InboxByID(ctx, m.ID)
-	if err != nil || got.ReplyTo != "3EB0CARD" || got.Quoted != "the card" {
-		t.Fatalf("read back %+v, %v", got, err)
-	}
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		conv := newConv(t, s, "phone", "15550001111@s.whatsapp.net", "")
+		m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "IN1", UserID: "+1555", Text: "1", ReplyTo: "3EB0CARD", Quoted: "the card"})
+		if err != nil || m.ReplyTo != "3EB0CARD" || m.Quoted != "the card" {
+			t.Fatalf("enqueued %+v, %v", m, err)
+		}
+		got, err := s.InboxByID(ctx, m.ID)
+		if err != nil || got.ReplyTo != "3EB0CARD" || got.Quoted != "the card" {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+	})
 }
