@@ -8,10 +8,14 @@ import (
 )
 
 // BenchmarkEnqueue measures one durable ledger insert (a committed BEGIN
-// IMMEDIATE transaction in WAL mode) per inbound message.
+// IMMEDIATE transaction in WAL mode; on PostgreSQL a committed transaction)
+// per inbound message, on each driver.
 func BenchmarkEnqueue(b *testing.B) {
+	eachStoreB(b, benchEnqueue)
+}
+
+func benchEnqueue(b *testing.B, s *Store) {
 	ctx := context.Background()
-	s := openTest(b)
 	conv := newConv(b, s, "bot", "C", "T")
 	i := 0
 	for b.Loop() {
@@ -23,10 +27,13 @@ func BenchmarkEnqueue(b *testing.B) {
 }
 
 // BenchmarkEnqueueParallel measures ledger inserts from concurrent
-// conversations competing for the single SQLite writer.
+// conversations competing for the store's single writer connection.
 func BenchmarkEnqueueParallel(b *testing.B) {
+	eachStoreB(b, benchEnqueueParallel)
+}
+
+func benchEnqueueParallel(b *testing.B, s *Store) {
 	ctx := context.Background()
-	s := openTest(b)
 	var n atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		key := ConversationKey{Bot: "bot", Channel: "C", Thread: strconv.FormatInt(n.Add(1), 10)}

@@ -8,7 +8,9 @@ import (
 
 // TestMigration0012FindsOldCards: cards posted before migration 12 (their
 // message id only inside card_ref's JSON) are found by a reply quoting them
-// after the upgrade; refs that are not JSON are left alone.
+// after the upgrade; refs that are not JSON are left alone. SQLite only:
+// PostgreSQL databases begin at this release (postgres/0012 has nothing to
+// fill in).
 func TestMigration0012FindsOldCards(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bridge.db")

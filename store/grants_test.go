@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -87,9 +86,14 @@ func TestAddGrantsRejects(t *testing.T) {
 
 // TestGrantsSurviveReopen: grants are on disk, not in memory.
 func TestGrantsSurviveReopen(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testGrantsSurviveReopen(t, emptyDB(t, driver)) })
+	}
+}
+
+func testGrantsSurviveReopen(t *testing.T, db testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	s, err := Open(ctx, path, nil)
+	s, err := db.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +104,7 @@ func TestGrantsSurviveReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, path, nil)
+	s, err = db.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

