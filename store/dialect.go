@@ -31,6 +31,13 @@ type dialect interface {
 	// conversationRefs is a query returning (table, column) of every
 	// foreign key that refers to conversations, ordered.
 	conversationRefs() string
+	// tables is a query returning the name of every table, ordered.
+	tables() string
+	// snapshot is how Copy reads its source: one consistent view.
+	snapshot() *sql.TxOptions
+	// afterCopy runs after Copy filled table in tx: the table's id
+	// sequence must continue after the copied ids.
+	afterCopy(ctx context.Context, tx *sql.Tx, table string) error
 }
 
 // sqliteDialect is the embedded default (mattn/go-sqlite3).
@@ -74,6 +81,17 @@ func (sqliteDialect) conversationRefs() string {
 	return `SELECT m.name, f."from" FROM sqlite_master m, pragma_foreign_key_list(m.name) f
 		WHERE m.type = 'table' AND f."table" = 'conversations' ORDER BY m.name, f."from"`
 }
+
+func (sqliteDialect) tables() string {
+	return `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
+}
+
+// snapshot: a transaction on the store's connections is BEGIN IMMEDIATE
+// (the DSN's _txlock): it also keeps writers out while Copy reads.
+func (sqliteDialect) snapshot() *sql.TxOptions { return nil }
+
+// afterCopy: AUTOINCREMENT already continues after the largest id inserted.
+func (sqliteDialect) afterCopy(context.Context, *sql.Tx, string) error { return nil }
 
 // postgresDialect is PostgreSQL through pgx's database/sql driver.
 type postgresDialect struct{}
@@ -121,4 +139,38 @@ func (postgresDialect) conversationRefs() string {
 		JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
 		WHERE c.contype = 'f' AND c.confrelid = 'conversations'::regclass
 		ORDER BY 1, 2`
+}
+
+func (postgresDialect) tables() string {
+	return `SELECT table_name::text FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`
+}
+
+func (postgresDialect) snapshot() *sql.TxOptions {
+	return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+}
+
+// afterCopy moves the sequence of each identity column of table past the
+// largest value copied (rows inserted with explicit ids leave it behind).
+func (postgresDialect) afterCopy(ctx context.Context, tx *sql.Tx, table string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT column_name::text FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = ? AND is_identity = 'YES'`, table)
+	if err != nil {
+		return fmt.Errorf("identity columns: %w", err)
+	}
+	cols, err := collect(rows, func(r scanner) (string, error) {
+		var c string
+		err := r.Scan(&c)
+		return c, err
+	})
+	if err != nil {
+		return fmt.Errorf("identity columns: %w", err)
+	}
+	for _, c := range cols {
+		q := `SELECT setval(pg_get_serial_sequence(?, ?), COALESCE(MAX(` + quoteIdent(c) + `), 0) + 1, false) FROM ` + quoteIdent(table)
+		if _, err := tx.ExecContext(ctx, q, quoteIdent(table), c); err != nil {
+			return fmt.Errorf("advance the sequence of %s: %w", c, err)
+		}
+	}
+	return nil
 }
