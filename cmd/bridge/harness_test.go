@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	closeBrowser()
+	stopPostgres() // postgres_test.go
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -122,6 +123,7 @@ type profileOptions struct {
 	extra              string // more profile keys, each line indented by four spaces
 	maxLive            int    // max_live; 0 = 4
 	dataDir            string // data_dir; "" = ./data next to bridge.yaml
+	top                string // more top-level keys after bots (YAML lines, unindented), e.g. a store section
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
@@ -141,7 +143,7 @@ func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...s
 	fm := fakemodel.New(t)
 	dataDir := cmp.Or(po.dataDir, "./data")
 	cfg := fmt.Sprintf("data_dir: %q\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n", dataDir) +
-		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots
+		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots + po.top
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 

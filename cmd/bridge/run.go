@@ -84,7 +84,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		}
 	}()
 
-	st, err := store.Open(ctx, cfg.DBPath(), logger)
+	st, err := openStore(ctx, cfg, logger) // store.go: SQLite in data_dir, or PostgreSQL
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}

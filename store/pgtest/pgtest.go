@@ -9,7 +9,7 @@
 // --bindir`, else the newest /usr/lib/postgresql/*/bin. As root it runs
 // them as the "postgres" user (initdb refuses root). Without them Start
 // returns an error wrapping ErrNoPostgres: the caller skips its PostgreSQL
-// tests, or fails them when CI=true (see Require).
+// tests, or fails them under CI (see Require).
 package pgtest
 
 import (
@@ -18,6 +18,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -29,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/ci"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
 
@@ -99,6 +101,12 @@ func (s *Server) DSN(name string) string {
 	return fmt.Sprintf("host=%s user=%s dbname=%s sslmode=disable", s.dir, User, name)
 }
 
+// URL returns database name on the server as a postgres:// URL (the form
+// `bridge migrate-store` takes), with the socket directory as its host.
+func (s *Server) URL(name string) string {
+	return "postgres://" + User + "@/" + url.PathEscape(name) + "?host=" + url.QueryEscape(s.dir) + "&sslmode=disable"
+}
+
 // CreateDatabase creates database name as a copy of template (“” = an
 // empty database). template must have no open connections.
 func (s *Server) CreateDatabase(ctx context.Context, name, template string) error {
@@ -118,6 +126,12 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 // template is ""), drops it when tb ends, and returns its DSN.
 func (s *Server) NewDatabase(tb testing.TB, template string) string {
 	tb.Helper()
+	return s.DSN(s.NewDatabaseName(tb, template))
+}
+
+// NewDatabaseName is NewDatabase returning the database's name.
+func (s *Server) NewDatabaseName(tb testing.TB, template string) string {
+	tb.Helper()
 	name := fmt.Sprintf("t%d", s.n.Add(1))
 	if err := s.CreateDatabase(context.Background(), name, template); err != nil {
 		tb.Fatal(err)
@@ -127,7 +141,7 @@ func (s *Server) NewDatabase(tb testing.TB, template string) string {
 			tb.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
-	return s.DSN(name)
+	return name
 }
 
 // Stop stops the server and removes its directory.
@@ -142,14 +156,14 @@ func (s *Server) Stop() error {
 	return errors.Join(errs...)
 }
 
-// Require returns srv, or ends tb: failed when CI=true (PostgreSQL must be
-// installed there), skipped otherwise. err is what Start returned.
+// Require returns srv, or ends tb: failed when CI is set (CI=true, 1 or
+// yes: PostgreSQL must be installed there), skipped otherwise. err is what Start returned.
 func Require(tb testing.TB, srv *Server, err error) *Server {
 	tb.Helper()
 	if srv != nil {
 		return srv
 	}
-	if os.Getenv("CI") == "true" {
+	if ci.Strict() {
 		tb.Fatalf("PostgreSQL is required under CI: %v", err)
 	}
 	tb.Skipf("no PostgreSQL: %v", err)
