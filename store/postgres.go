@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/agentbridge/agentbridge/migrations"
 	"github.com/jackc/pgx/v5"
@@ -58,6 +59,12 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger, ms []mig
 			err = pe.Unwrap()
 		}
 		return nil, fmt.Errorf("open postgres store: parse dsn: %v: %w", err, ErrInvalidArgument)
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		// Names this bridge in pg_stat_activity, and to a second bridge
+		// that HoldOwner refuses.
+		host, _ := os.Hostname()
+		cfg.RuntimeParams["application_name"] = fmt.Sprintf("agentbridge on %s pid %d", host, os.Getpid())
 	}
 	where := fmt.Sprintf("postgres %s/%s", cfg.Host, cfg.Database)
 	conn := rebindConnector{stdlib.GetConnector(*cfg)}

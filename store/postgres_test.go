@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -104,6 +105,52 @@ func TestRebind(t *testing.T) {
 	} {
 		if got := rebind(in); got != want {
 			t.Errorf("rebind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHoldOwner: one bridge per PostgreSQL database — a second HoldOwner
+// is refused naming the first (its host and pid) until the first releases;
+// SQLite stores hold nothing (their data_dir lock does).
+func TestHoldOwner(t *testing.T) {
+	ctx := context.Background()
+	db := emptyDB(t, DriverPostgres)
+	a, err := db.open(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := db.open(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	first, err := a.HoldOwner(ctx)
+	if err != nil {
+		t.Fatalf("first HoldOwner: %v", err)
+	}
+	_, err = b.HoldOwner(ctx)
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second HoldOwner: err = %v, want ErrInUse naming this process", err)
+	}
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	second, err := b.HoldOwner(ctx)
+	if err != nil {
+		t.Fatalf("HoldOwner after the release: %v", err)
+	}
+	if err := second.Release(); err != nil {
+		t.Fatal(err)
+	}
+	lite := openTestDriver(t, DriverSQLite)
+	for range 2 {
+		o, err := lite.HoldOwner(ctx)
+		if err != nil || o.Release() != nil {
+			t.Fatalf("SQLite HoldOwner: %v", err)
 		}
 	}
 }

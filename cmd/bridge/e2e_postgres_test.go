@@ -68,3 +68,41 @@ func TestSlackE2EPostgresStore(t *testing.T) {
 		t.Errorf("usage in PostgreSQL = %+v, %v; want a row per turn", u, err)
 	}
 }
+
+// TestPostgresStoreOneBridge: a second bridge with its own data_dir (as on
+// another machine) but the same PostgreSQL database exits 1 at once,
+// naming the first; the first keeps answering.
+func TestPostgresStoreOneBridge(t *testing.T) {
+	srv := needPostgres(t)
+	e := startSlackBridgeWith(t, profileOptions{top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\n", srv.URL(srv.NewDatabaseName(t, "")))})
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "pong: hello")
+
+	other := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(e.ab.dir, "bridge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// data_dir ./data is another directory there; a port of its own, so
+	// that only the database is shared.
+	cfg = []byte(strings.ReplaceAll(string(cfg), e.bridge.addr, freeAddr(t)))
+	if err := os.WriteFile(filepath.Join(other, "bridge.yaml"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runSecondBridge(t, other, "run")
+	want := fmt.Sprintf("database in use by another bridge (held by agentbridge on %s pid %d", hostname(t), e.bridge.cmd.Process.Pid)
+	if code != exitRuntime || !strings.Contains(out, want) || !strings.Contains(out, "stop that bridge first") {
+		t.Errorf("second bridge on the database exited %d, want %d with %q and what to do; output:\n%s", code, exitRuntime, want, out)
+	}
+	e.slack.SendMessage(slackChan, alice, "still here?", ts)
+	e.waitThreadText(t, ts, "pong: still here?")
+}
+
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -89,6 +89,15 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	owner, err := holdStore(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := owner.Release(); err != nil {
+			logger.Warn("release the database", "err", err)
+		}
+	}()
 
 	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {

@@ -30,6 +30,18 @@ func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*s
 	return store.Open(ctx, cfg.DBPath(), logger)
 }
 
+// holdStore makes this bridge the only one on its database (a PostgreSQL
+// database can be reached from other machines, where the data_dir lock
+// does not see them); see store.HoldOwner.
+func holdStore(ctx context.Context, st *store.Store) (*store.Owner, error) {
+	o, err := st.HoldOwner(ctx)
+	if errors.Is(err, store.ErrInUse) {
+		return nil, fmt.Errorf("%w: stop that bridge first, or give this one a database of its own "+
+			"(several bridges on one database need replicas with conversation leases, which this release does not have)", err)
+	}
+	return o, err
+}
+
 // storeLocation is one side of migrate-store: sqlite://PATH or a
 // postgres:// (postgresql://) URL.
 type storeLocation struct {
