@@ -7,7 +7,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude axe sandbox bench bench-micro image-test mutants
+.PHONY: run test build claude axe sandbox postgres bench bench-micro image-test mutants
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -61,7 +61,21 @@ sandbox:
 		fi; \
 	fi
 
-test: claude axe sandbox
+# The store's tests run every case on PostgreSQL as well as SQLite: store/pgtest starts a throwaway
+# server (Unix socket only) from Debian's postgresql package. Installed with apt when run as root on
+# Debian/Ubuntu; otherwise this says what to install, and those tests skip meanwhile (under CI they fail).
+postgres:
+	@if [ "$$(uname -s)" = Linux ] && [ -z "$$PG_BIN" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing postgresql (the store's PostgreSQL tests)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
+		else \
+			echo "PostgreSQL is missing: install the package 'postgresql' (e.g. sudo apt-get install postgresql), or set PG_BIN" \
+				"to the directory of its initdb; the PostgreSQL tests skip until then" >&2; \
+		fi; \
+	fi
+
+test: claude axe sandbox postgres
 	go vet ./...
 	go test -count=1 -timeout 60m ./...
 

@@ -93,6 +93,7 @@ type Config struct {
 	// most 10m): quicker turns cost only their reply.
 	StatusDelay time.Duration
 	Delivery    Delivery // yaml delivery: how long replies wait out an outage (see delivery.go)
+	Store       Store    // yaml store: SQLite in data_dir (default) or PostgreSQL (see store.go)
 }
 
 // Log configures the bridge's own logging (yaml log).
@@ -183,7 +184,8 @@ type Access struct {
 	Admins    []string // may run admin commands and approve
 }
 
-// DBPath is the bridge's SQLite database file: data_dir/bridge.db.
+// DBPath is the bridge's SQLite database file: data_dir/bridge.db (the
+// database unless store.driver is postgres).
 func (c *Config) DBPath() string {
 	return filepath.Join(c.DataDir, DBFile)
 }

@@ -44,6 +44,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"retention":    d.retention(&c.Retention),
 		"status_delay": d.statusDelay(&c.StatusDelay),
 		"delivery":     d.deliverySection(&c.Delivery),
+		"store":        d.storeSection(&c.Store),
 		"limits":       d.limitsSection(&c.Limits),
 		"schedules":    d.schedules(&c.Schedules),
 		"web":          d.webSection(&c.Web),

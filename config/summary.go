@@ -13,10 +13,15 @@ import (
 // mentioned at all and only the names of agent env entries are shown.
 func (c *Config) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "data_dir: %s (database %s)\n", c.DataDir, c.DBPath())
+	if c.Store.Driver == StorePostgres {
+		fmt.Fprintf(&b, "data_dir: %s\n", c.DataDir)
+	} else {
+		fmt.Fprintf(&b, "data_dir: %s (database %s)\n", c.DataDir, c.DBPath())
+	}
 	fmt.Fprintf(&b, "retention: %s\n", retentionString(c.Retention))
 	fmt.Fprintf(&b, "status_delay: %s\n", c.StatusDelay)
 	fmt.Fprintf(&b, "delivery: %s\n", deliveryString(c.Delivery))
+	b.WriteString(storeString(c.Store))
 	fmt.Fprintf(&b, "log: level=%s format=%s\n", c.Log.Level, c.Log.Format)
 	if c.HTTP.Listen == "" {
 		b.WriteString("http: disabled\n")

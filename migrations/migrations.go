@@ -10,10 +10,17 @@ import (
 	"strings"
 )
 
-// FS holds the embedded migration files. Treat it as read-only.
+// FS holds the embedded SQLite migration files. Treat it as read-only.
 //
 //go:embed *.sql
 var FS embed.FS
+
+// PostgresFS holds the embedded PostgreSQL migration files, under
+// postgres/: the same versions and names as FS, in PostgreSQL's dialect.
+// Treat it as read-only.
+//
+//go:embed postgres/*.sql
+var PostgresFS embed.FS
 
 // Migration is one numbered schema step.
 type Migration struct {
@@ -28,6 +35,20 @@ var nameRE = regexp.MustCompile(`^([0-9]{4})_([a-z0-9]+(?:_[a-z0-9]+)*)\.sql$`)
 // embedded set is malformed (see Load), which a test in this package rules out.
 func List() ([]Migration, error) {
 	return Load(FS)
+}
+
+// ListPostgres returns the embedded PostgreSQL migrations ordered by
+// version (see List).
+func ListPostgres() ([]Migration, error) {
+	sub, err := fs.Sub(PostgresFS, "postgres")
+	if err != nil {
+		return nil, fmt.Errorf("postgres migrations: %w", err)
+	}
+	ms, err := Load(sub)
+	if err != nil {
+		return nil, fmt.Errorf("postgres migrations: %w", err)
+	}
+	return ms, nil
 }
 
 // Load reads every *.sql file at the root of fsys and returns them ordered by

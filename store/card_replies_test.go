@@ -8,7 +8,9 @@ import (
 
 // TestMigration0012FindsOldCards: cards posted before migration 12 (their
 // message id only inside card_ref's JSON) are found by a reply quoting them
-// after the upgrade; refs that are not JSON are left alone.
+// after the upgrade; refs that are not JSON are left alone. SQLite only:
+// PostgreSQL databases begin at this release (postgres/0012 has nothing to
+// fill in).
 func TestMigration0012FindsOldCards(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bridge.db")
@@ -44,15 +46,16 @@ func TestMigration0012FindsOldCards(t *testing.T) {
 // TestInboxReplyTo: the quoted message's id and text are kept with a
 // ledger message.
 func TestInboxReplyTo(t *testing.T) {
-	s := openTest(t)
-	ctx := context.Background()
-	conv := newConv(t, s, "phone", "15550001111@s.whatsapp.net", "")
-	m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "IN1", UserID: "+1555", Text: "1", ReplyTo: "3EB0CARD", Quoted: "the card"})
-	if err != nil || m.ReplyTo != "3EB0CARD" || m.Quoted != "the card" {
-		t.Fatalf("enqueued %+v, %v", m, err)
-	}
-	got, err := s.InboxByID(ctx, m.ID)
-	if err != nil || got.ReplyTo != "3EB0CARD" || got.Quoted != "the card" {
-		t.Fatalf("read back %+v, %v", got, err)
-	}
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		conv := newConv(t, s, "phone", "15550001111@s.whatsapp.net", "")
+		m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "IN1", UserID: "+1555", Text: "1", ReplyTo: "3EB0CARD", Quoted: "the card"})
+		if err != nil || m.ReplyTo != "3EB0CARD" || m.Quoted != "the card" {
+			t.Fatalf("enqueued %+v, %v", m, err)
+		}
+		got, err := s.InboxByID(ctx, m.ID)
+		if err != nil || got.ReplyTo != "3EB0CARD" || got.Quoted != "the card" {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+	})
 }

@@ -1,8 +1,13 @@
 // Package store is the bridge's durable state in one SQLite file
-// (mattn/go-sqlite3, WAL): conversations, the inbox ledger of inbound
-// messages, the outbox of final replies, the approvals audit log and usage
-// accounting. Open applies the embedded schema migrations (package
-// migrations).
+// (mattn/go-sqlite3, WAL; Open) or a PostgreSQL database (jackc/pgx/v5
+// through database/sql; OpenPostgres): conversations, the inbox ledger of
+// inbound messages, the outbox of final replies, the approvals audit log and
+// usage accounting. Opening applies the embedded schema migrations of the
+// database's dialect (package migrations). Both databases run the same
+// repository methods: the SQL is written once, portable, with '?'
+// placeholders that PostgreSQL's connections rebind to $n (rebind.go); the
+// few statements that differ come from the dialect (dialect.go). Copy moves
+// an installation from one to the other.
 //
 // # Concurrency
 //
@@ -12,6 +17,13 @@
 // such as state transitions cannot interleave; writers wait for each other up
 // to the busy timeout (5 s) instead of failing. Reads never block writers (WAL).
 // Methods honour ctx: a cancelled context aborts the statement and rolls back.
+//
+// On PostgreSQL the store's writes also go through one connection (READ
+// COMMITTED transactions), so the read-check-write sequences of one process
+// cannot interleave either; migrations take an advisory lock, so bridges
+// opening one database at once apply each exactly once. Several processes
+// writing one database at run time are not supported: HoldOwner keeps a
+// second bridge out (see docs/postgres.md).
 //
 // # Durability
 //

@@ -73,16 +73,14 @@ func (s *Store) AddGrants(ctx context.Context, convID string, gs []Grant) ([]Gra
 			case !errors.Is(err, sql.ErrNoRows):
 				return fmt.Errorf("look up %s %q: %w", g.Tool, g.Match, err)
 			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO grants
+			var id int64
+			err = tx.QueryRowContext(ctx, `INSERT INTO grants
 				(conversation_id, num, tool, pattern, granted_by, approval_id, created_at)
-				VALUES (?, (SELECT COALESCE(MAX(num), 0) + 1 FROM grants WHERE conversation_id = ?), ?, ?, ?, ?, ?)`,
-				convID, convID, g.Tool, g.Match, g.GrantedBy, g.ApprovalID, s.nowMS())
+				VALUES (?, (SELECT COALESCE(MAX(num), 0) + 1 FROM grants WHERE conversation_id = ?), ?, ?, ?, ?, ?)
+				RETURNING id`,
+				convID, convID, g.Tool, g.Match, g.GrantedBy, g.ApprovalID, s.nowMS()).Scan(&id)
 			if err != nil {
 				return insertErr(err)
-			}
-			id, err := res.LastInsertId()
-			if err != nil {
-				return fmt.Errorf("id of the new grant: %w", err)
 			}
 			stored, err := scanGrant(tx.QueryRowContext(ctx, `SELECT `+grantCols+` FROM grants WHERE id = ?`, id))
 			if err != nil {

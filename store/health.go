@@ -28,9 +28,9 @@ type WriteHealth struct {
 }
 
 // IsFull reports whether err says the database or its directory cannot be
-// written: SQLITE_FULL, an SQLite I/O error, or ENOSPC, EDQUOT or EROFS
-// from the file system (wrapped or not). The store's own errors for such a
-// write wrap ErrFull.
+// written: SQLITE_FULL, an SQLite I/O error, PostgreSQL's disk_full (53100)
+// or io_error (58030), or ENOSPC, EDQUOT or EROFS from the file system
+// (wrapped or not). The store's own errors for such a write wrap ErrFull.
 func IsFull(err error) bool {
 	if err == nil {
 		return false
@@ -39,7 +39,14 @@ func IsFull(err error) bool {
 		return true
 	}
 	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.Code == sqlite3.ErrIoErr)
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrFull || se.Code == sqlite3.ErrIoErr
+	}
+	switch pgCode(err) {
+	case pgDiskFull, pgIOError:
+		return true
+	}
+	return false
 }
 
 // writeHealth tracks WriteHealth for a Store and logs the condition at
@@ -103,9 +110,11 @@ const probeSize = 64 << 10
 
 // WriteHealth returns whether the database can be written (see
 // WriteHealth). While it is full, it also checks (at most every
-// probeEvery) whether the database's directory has room again, so that
-// the condition clears by itself even when no write comes; a write that
-// still fails sets it again. It never blocks on the database.
+// probeEvery) whether the SQLite database's directory has room again, so
+// that the condition clears by itself even when no write comes; a write
+// that still fails sets it again. (A PostgreSQL store has no directory to
+// probe: its next successful write clears it.) It never blocks on the
+// database.
 func (s *Store) WriteHealth() WriteHealth {
 	w := &s.health
 	w.mu.Lock()
@@ -125,8 +134,15 @@ func (s *Store) WriteHealth() WriteHealth {
 	return w.h
 }
 
+// errNoProbe: a PostgreSQL store has no local file to probe; the full
+// condition ends with its next successful write.
+var errNoProbe = errors.New("space probe: the database is not a local file")
+
 // probeSpace writes, syncs and removes a small file next to the database.
 func (s *Store) probeSpace() error {
+	if s.path == "" {
+		return errNoProbe
+	}
 	f, err := os.CreateTemp(filepath.Dir(s.path), ".space-probe-*")
 	if err != nil {
 		return fmt.Errorf("space probe: %w", err)

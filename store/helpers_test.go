@@ -4,23 +4,111 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/migrations"
+	"github.com/agentbridge/agentbridge/store/pgtest"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// pg is the test process's PostgreSQL server (pgtest), started once by
+// TestMain, with a database migrated to the newest schema that each test's
+// fresh database copies. srv is nil when PostgreSQL is not installed; err
+// says why.
+var pg struct {
+	srv      *pgtest.Server
+	err      error
+	template string
+}
 
-// openTest opens a store on a fresh file in t.TempDir and closes it at the
-// end of the test.
+// TestMain starts the PostgreSQL server, runs the tests, stops it and
+// checks for leaked goroutines. PGTEST_DURABLE=1 keeps fsync on (for
+// benchmarks comparing with SQLite's synchronous=FULL).
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	pg.srv, pg.err = pgtest.Start(ctx, pgtest.Options{Durable: os.Getenv("PGTEST_DURABLE") == "1"})
+	if pg.err == nil {
+		pg.template = "bridge_template"
+		pg.err = migrateTemplate(ctx, pg.srv, pg.template)
+	}
+	code := m.Run()
+	if pg.srv != nil {
+		if err := pg.srv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
+			code = 1
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// migrateTemplate creates database name with the newest schema.
+func migrateTemplate(ctx context.Context, srv *pgtest.Server, name string) error {
+	if err := srv.CreateDatabase(ctx, name, ""); err != nil {
+		return err
+	}
+	s, err := OpenPostgres(ctx, srv.DSN(name), nil)
+	if err != nil {
+		return fmt.Errorf("migrate the template database: %w", err)
+	}
+	return s.Close()
+}
+
+// drivers are the databases every store test runs against.
+var drivers = []string{DriverSQLite, DriverPostgres}
+
+// eachStore runs f once per driver, as subtests "sqlite" and "postgres",
+// each with a fresh store at the newest schema (closed when f's test ends).
+// Without PostgreSQL the postgres subtest is skipped, or fails under CI.
+func eachStore(t *testing.T, f func(t *testing.T, s *Store)) {
+	t.Helper()
+	for _, d := range drivers {
+		t.Run(d, func(t *testing.T) { f(t, openTestDriver(t, d)) })
+	}
+}
+
+// eachStoreB is eachStore for benchmarks.
+func eachStoreB(b *testing.B, f func(b *testing.B, s *Store)) {
+	b.Helper()
+	for _, d := range drivers {
+		b.Run(d, func(b *testing.B) { f(b, openTestDriver(b, d)) })
+	}
+}
+
+// openTest opens a SQLite store on a fresh file in t.TempDir and closes it
+// at the end of the test.
 func openTest(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"), nil)
+	return openTestDriver(t, DriverSQLite)
+}
+
+// openTestDriver opens a fresh store of driver at the newest schema and
+// closes it at the end of the test.
+func openTestDriver(t testing.TB, driver string) *Store {
+	t.Helper()
+	var s *Store
+	var err error
+	switch driver {
+	case DriverSQLite:
+		s, err = Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"), nil)
+	case DriverPostgres:
+		srv := pgtest.Require(t, pg.srv, pg.err)
+		s, err = OpenPostgres(context.Background(), srv.NewDatabase(t, pg.template), nil)
+	default:
+		t.Fatalf("unknown driver %q", driver)
+	}
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("open %s store: %v", driver, err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -28,6 +116,49 @@ func openTest(t testing.TB) *Store {
 		}
 	})
 	return s
+}
+
+// testDB is an empty database of one driver, for tests that open, close
+// and reopen a store: a file path (sqlite) or a DSN (postgres).
+type testDB struct {
+	driver, where string
+}
+
+// emptyDB returns a new empty database of driver.
+func emptyDB(t testing.TB, driver string) testDB {
+	t.Helper()
+	if driver == DriverPostgres {
+		return testDB{driver, pgtest.Require(t, pg.srv, pg.err).NewDatabase(t, "")}
+	}
+	return testDB{driver, filepath.Join(t.TempDir(), "bridge.db")}
+}
+
+// migrationsOf returns driver's embedded migrations.
+func migrationsOf(t testing.TB, driver string) []migrations.Migration {
+	t.Helper()
+	list := migrations.List
+	if driver == DriverPostgres {
+		list = migrations.ListPostgres
+	}
+	ms, err := list()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// open opens a store on db migrated with ms (nil: every migration).
+func (db testDB) open(ctx context.Context, ms []migrations.Migration) (*Store, error) {
+	switch {
+	case db.driver == DriverPostgres && ms == nil:
+		return OpenPostgres(ctx, db.where, nil)
+	case db.driver == DriverPostgres:
+		return openPostgres(ctx, db.where, nil, ms)
+	case ms == nil:
+		return Open(ctx, db.where, nil)
+	default:
+		return open(ctx, db.where, nil, ms)
+	}
 }
 
 // stepClock is a deterministic clock: every reading is step later than the

@@ -8,15 +8,6 @@ import (
 	"github.com/agentbridge/agentbridge/migrations"
 )
 
-// createVersionTable bootstraps the version bookkeeping. It lives here, not
-// in a migration, because the version must be readable before any migration
-// runs.
-const createVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
-	version    INTEGER PRIMARY KEY NOT NULL,
-	name       TEXT    NOT NULL,
-	applied_at INTEGER NOT NULL
-)`
-
 // SchemaVersion returns the database's schema version: the highest applied
 // migration, 0 for an empty database.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
@@ -42,9 +33,20 @@ func schemaVersion(ctx context.Context, q queryer) (int, error) {
 // migrate brings the schema up to the newest of ms (ordered, versions 1..n).
 // Each migration runs in its own transaction together with its version row,
 // and the version is re-read inside that transaction, so two processes
-// opening the same file at once apply each migration exactly once.
+// opening the same database at once apply each migration exactly once
+// (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock per transaction).
+// The version table itself is created first, the same way: it lives here,
+// not in a migration, because the version must be readable before any
+// migration runs.
 func (s *Store) migrate(ctx context.Context, ms []migrations.Migration) error {
-	if _, err := s.exec(ctx, false, createVersionTable); err != nil {
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := s.d.lockSchema(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.d.versionTable())
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create schema_version: %w", err)
 	}
 	current, err := schemaVersion(ctx, s.db)
@@ -62,6 +64,9 @@ func (s *Store) migrate(ctx context.Context, ms []migrations.Migration) error {
 		}
 		applied := false
 		err := s.withTx(ctx, func(tx *sql.Tx) error {
+			if err := s.d.lockSchema(ctx, tx); err != nil {
+				return err
+			}
 			v, err := schemaVersion(ctx, tx)
 			if err != nil {
 				return err

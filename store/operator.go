@@ -66,7 +66,7 @@ type DayUsage struct {
 // UsageByBotDay sums usage per bot and UTC day since the given time,
 // newest day first, bots by name.
 func (s *Store) UsageByBotDay(ctx context.Context, since time.Time) ([]DayUsage, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT c.bot, strftime('%Y-%m-%d', u.created_at / 1000, 'unixepoch') AS day, `+totalsCols+`
+	rows, err := s.db.QueryContext(ctx, `SELECT c.bot, `+s.d.utcDay("u.created_at")+` AS day, `+totalsCols+`
 		FROM usage u JOIN conversations c ON c.id = u.conversation_id
 		WHERE u.created_at >= ? GROUP BY c.bot, day ORDER BY day DESC, c.bot`, since.UnixMilli())
 	if err != nil {

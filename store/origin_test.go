@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/uuid"
@@ -13,34 +12,35 @@ import (
 // empty origin is a person's; an unknown origin is refused.
 func TestInboxOrigin(t *testing.T) {
 	ctx := context.Background()
-	s := openTest(t)
-	conv := newConv(t, s, "bot", "C", "T")
-	person, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p1", UserID: "U1", Text: "!mode plan"})
-	if err != nil || person.Origin != OriginPerson || person.ScheduleID != 0 {
-		t.Fatalf("person message = %+v, %v", person, err)
-	}
-	fired, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "schedule-7-100", Text: "!mode plan",
-		Origin: OriginSchedule, ScheduleID: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := s.InboxByID(ctx, fired.ID)
-	if err != nil || back.Origin != OriginSchedule || back.ScheduleID != 7 || back.UserID != "" {
-		t.Fatalf("read back %+v, %v", back, err)
-	}
-	if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p2", Origin: "admin"}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("unknown origin: err = %v, want ErrInvalidArgument", err)
-	}
-	// The run of a schedule U2 made does not make U2 a participant.
-	if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "schedule-8-100", UserID: "U2", Text: "x",
-		Origin: OriginSchedule, ScheduleID: 8}); err != nil {
-		t.Fatal(err)
-	}
-	for user, want := range map[string]bool{"U1": true, "U2": false} {
-		if ok, err := s.IsParticipant(ctx, conv.ID, user, ""); err != nil || ok != want {
-			t.Errorf("IsParticipant(%s) = %v, %v; want %v", user, ok, err, want)
+	eachStore(t, func(t *testing.T, s *Store) {
+		conv := newConv(t, s, "bot", "C", "T")
+		person, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p1", UserID: "U1", Text: "!mode plan"})
+		if err != nil || person.Origin != OriginPerson || person.ScheduleID != 0 {
+			t.Fatalf("person message = %+v, %v", person, err)
 		}
-	}
+		fired, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "schedule-7-100", Text: "!mode plan",
+			Origin: OriginSchedule, ScheduleID: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := s.InboxByID(ctx, fired.ID)
+		if err != nil || back.Origin != OriginSchedule || back.ScheduleID != 7 || back.UserID != "" {
+			t.Fatalf("read back %+v, %v", back, err)
+		}
+		if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p2", Origin: "admin"}); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("unknown origin: err = %v, want ErrInvalidArgument", err)
+		}
+		// The run of a schedule U2 made does not make U2 a participant.
+		if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "schedule-8-100", UserID: "U2", Text: "x",
+			Origin: OriginSchedule, ScheduleID: 8}); err != nil {
+			t.Fatal(err)
+		}
+		for user, want := range map[string]bool{"U1": true, "U2": false} {
+			if ok, err := s.IsParticipant(ctx, conv.ID, user, ""); err != nil || ok != want {
+				t.Errorf("IsParticipant(%s) = %v, %v; want %v", user, ok, err, want)
+			}
+		}
+	})
 }
 
 // TestMigration0010MarksScheduledRuns: ledger messages a schedule's firing
@@ -48,9 +48,14 @@ func TestInboxOrigin(t *testing.T) {
 // not run as a command after the upgrade), with the placeholder author
 // "schedule" cleared; people's messages become OriginPerson.
 func TestMigration0010MarksScheduledRuns(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testMigration0010MarksScheduledRuns(t, emptyDB(t, driver)) })
+	}
+}
+
+func testMigration0010MarksScheduledRuns(t *testing.T, db testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	old, err := open(ctx, path, nil, allMigrations(t)[:8])
+	old, err := db.open(ctx, migrationsOf(t, db.driver)[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +69,7 @@ func TestMigration0010MarksScheduledRuns(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, path, nil)
+	s, err := db.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,9 +278,9 @@ type OutboxBotSummary struct {
 // neither are left out.
 func (s *Store) OutboxSummary(ctx context.Context, since time.Time) ([]OutboxBotSummary, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT bot,
-			COALESCE(SUM(state = ?), 0),
+			COALESCE(SUM(CASE WHEN state = ? THEN 1 ELSE 0 END), 0),
 			COALESCE(MIN(CASE WHEN state = ? THEN created_at END), 0),
-			COALESCE(SUM(state = ?), 0)
+			COALESCE(SUM(CASE WHEN state = ? THEN 1 ELSE 0 END), 0)
 		FROM outbox WHERE state = ? OR (state = ? AND updated_at >= ?)
 		GROUP BY bot ORDER BY bot`,
 		OutboxPending, OutboxPending, OutboxFailed, OutboxPending, OutboxFailed, since.UnixMilli())

@@ -148,8 +148,7 @@ func (s *Store) deleteBatched(ctx context.Context, table, key, where string, arg
 // table added by a later migration keeps its conversations without a change
 // here (and a delete can never fail on a foreign key).
 func (s *Store) idleConversationWhere(ctx context.Context) (string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT m.name, f."from" FROM sqlite_master m, pragma_foreign_key_list(m.name) f
-		WHERE m.type = 'table' AND f."table" = 'conversations' ORDER BY m.name, f."from"`)
+	rows, err := s.db.QueryContext(ctx, s.d.conversationRefs())
 	if err != nil {
 		return "", fmt.Errorf("find tables referring to conversations: %w", err)
 	}

@@ -32,9 +32,8 @@ type pruneFixture struct {
 	gone   map[string][]string
 }
 
-func newPruneFixture(t *testing.T) *pruneFixture {
+func newPruneFixture(t *testing.T, s *Store) *pruneFixture {
 	t.Helper()
-	s := openTest(t)
 	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	f := &pruneFixture{
 		s:      s,
@@ -160,116 +159,119 @@ func (f *pruneFixture) ids(t *testing.T, table string) []string {
 // exactly the finished rows older than the cutoff and the conversations left
 // empty, in batches smaller than the backlog.
 func TestPruneKeepsExactlyWhatIsUnfinishedOrRecent(t *testing.T) {
-	f := newPruneFixture(t)
-	ctx := context.Background()
-	old, recent := f.old, f.recent
-	var never time.Time
+	eachStore(t, func(t *testing.T, s *Store) {
+		f := newPruneFixture(t, s)
+		ctx := context.Background()
+		old, recent := f.old, f.recent
+		var never time.Time
 
-	// Everything finished long ago: all of it goes, the conversation too.
-	done := f.conv(t, old, "done", false)
-	f.inbox(t, done, old, old, false, InboxCompleted)
-	f.inbox(t, done, old, old, false, InboxSent, InboxStarted, InboxCancelled)
-	f.inbox(t, done, old, old, false, InboxFailed)
-	f.outbox(t, done, old, old, OutboxPosted, false)
-	f.outbox(t, done, old, old, OutboxFailed, false)
-	f.approval(t, done, old, old, false)
-	f.usage(t, done, old, false)
+		// Everything finished long ago: all of it goes, the conversation too.
+		done := f.conv(t, old, "done", false)
+		f.inbox(t, done, old, old, false, InboxCompleted)
+		f.inbox(t, done, old, old, false, InboxSent, InboxStarted, InboxCancelled)
+		f.inbox(t, done, old, old, false, InboxFailed)
+		f.outbox(t, done, old, old, OutboxPosted, false)
+		f.outbox(t, done, old, old, OutboxFailed, false)
+		f.approval(t, done, old, old, false)
+		f.usage(t, done, old, false)
 
-	// Old but unfinished: nothing of it goes, so the conversation stays.
-	busy := f.conv(t, old, "busy", true)
-	f.inbox(t, busy, old, old, true) // pending
-	f.inbox(t, busy, old, old, true, InboxSent)
-	f.inbox(t, busy, old, old, true, InboxStarted)
-	f.outbox(t, busy, old, old, OutboxPending, true)
-	f.approval(t, busy, old, never, true) // open
-	f.usage(t, busy, old, false)
+		// Old but unfinished: nothing of it goes, so the conversation stays.
+		busy := f.conv(t, old, "busy", true)
+		f.inbox(t, busy, old, old, true) // pending
+		f.inbox(t, busy, old, old, true, InboxSent)
+		f.inbox(t, busy, old, old, true, InboxStarted)
+		f.outbox(t, busy, old, old, OutboxPending, true)
+		f.approval(t, busy, old, never, true) // open
+		f.usage(t, busy, old, false)
 
-	// Old conversation, recently finished rows: they stay, and so does it.
-	active := f.conv(t, old, "active", true)
-	f.inbox(t, active, old, recent, true, InboxCompleted) // created old, completed recently
-	f.inbox(t, active, recent, recent, true, InboxFailed)
-	f.outbox(t, active, old, recent, OutboxPosted, true)
-	f.approval(t, active, old, recent, true) // decided recently
-	f.usage(t, active, recent, true)
+		// Old conversation, recently finished rows: they stay, and so does it.
+		active := f.conv(t, old, "active", true)
+		f.inbox(t, active, old, recent, true, InboxCompleted) // created old, completed recently
+		f.inbox(t, active, recent, recent, true, InboxFailed)
+		f.outbox(t, active, old, recent, OutboxPosted, true)
+		f.approval(t, active, old, recent, true) // decided recently
+		f.usage(t, active, recent, true)
 
-	// Some of each: the old finished rows go, the conversation stays.
-	mixed := f.conv(t, old, "mixed", true)
-	f.inbox(t, mixed, old, old, false, InboxCompleted)
-	f.inbox(t, mixed, recent, recent, true, InboxCompleted)
-	f.usage(t, mixed, old, false)
+		// Some of each: the old finished rows go, the conversation stays.
+		mixed := f.conv(t, old, "mixed", true)
+		f.inbox(t, mixed, old, old, false, InboxCompleted)
+		f.inbox(t, mixed, recent, recent, true, InboxCompleted)
+		f.usage(t, mixed, old, false)
 
-	// Conversations without rows: by age and last change.
-	f.conv(t, old, "empty-old", false)
-	f.conv(t, recent, "empty-new", true)
-	changed := f.conv(t, old, "changed", true)
-	f.at(recent)
-	if err := f.s.SetModel(ctx, changed.ID, "opus"); err != nil { // an admin's !model: a recent change
-		t.Fatal(err)
-	}
-	// An old grant ("Always allow") keeps its conversation: grants are
-	// never pruned.
-	granted := f.conv(t, old, "granted", true)
-	if _, err := f.s.AddGrants(ctx, granted.ID, []Grant{{Tool: "Bash", Match: "git status", GrantedBy: "U1"}}); err != nil {
-		t.Fatal(err)
-	}
-	// A row of a table this package does not know refers to it: it stays.
-	referred := f.conv(t, old, "referred", true)
-	if _, err := f.s.db.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, conv TEXT NOT NULL REFERENCES conversations (id))`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.s.db.Exec(`INSERT INTO notes (conv) VALUES (?)`, referred.ID); err != nil {
-		t.Fatal(err)
-	}
-
-	f.s.pruneBatch = 2 // smaller than every backlog: batches must loop
-	got, err := f.s.Prune(ctx, f.cutoff)
-	if err != nil {
-		t.Fatalf("Prune: %v", err)
-	}
-	want := PruneCounts{Inbox: 4, Outbox: 2, Approvals: 1, Usage: 3, Conversations: 2}
-	if got != want {
-		t.Errorf("Prune counts = %+v, want %+v", got, want)
-	}
-	if gs, err := f.s.ActiveGrants(ctx, granted.ID); err != nil || len(gs) != 1 {
-		t.Errorf("grants after prune = %v, %v; want the one kept", gs, err)
-	}
-	for _, table := range []string{"conversations", "inbox", "outbox", "approvals", "usage"} {
-		wantIDs := slices.Sorted(slices.Values(f.keep[table]))
-		if ids := f.ids(t, table); !slices.Equal(ids, wantIDs) {
-			t.Errorf("%s left = %v\nwant %v (deleted should be %v)", table, ids, wantIDs, f.gone[table])
+		// Conversations without rows: by age and last change.
+		f.conv(t, old, "empty-old", false)
+		f.conv(t, recent, "empty-new", true)
+		changed := f.conv(t, old, "changed", true)
+		f.at(recent)
+		if err := f.s.SetModel(ctx, changed.ID, "opus"); err != nil { // an admin's !model: a recent change
+			t.Fatal(err)
 		}
-	}
+		// An old grant ("Always allow") keeps its conversation: grants are
+		// never pruned.
+		granted := f.conv(t, old, "granted", true)
+		if _, err := f.s.AddGrants(ctx, granted.ID, []Grant{{Tool: "Bash", Match: "git status", GrantedBy: "U1"}}); err != nil {
+			t.Fatal(err)
+		}
+		// A row of a table this package does not know refers to it: it stays.
+		referred := f.conv(t, old, "referred", true)
+		if _, err := f.s.db.Exec(`CREATE TABLE notes (conv TEXT NOT NULL REFERENCES conversations (id))`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.db.Exec(`INSERT INTO notes (conv) VALUES (?)`, referred.ID); err != nil {
+			t.Fatal(err)
+		}
 
-	// A second run finds nothing more.
-	again, err := f.s.Prune(ctx, f.cutoff)
-	if err != nil || again != (PruneCounts{}) {
-		t.Errorf("second Prune = %+v, %v; want nothing deleted", again, err)
-	}
-	// What stayed still works: the pending message is delivered, the totals
-	// count what is left.
-	if ids, err := f.s.ConversationsWithUndelivered(ctx); err != nil || !slices.Equal(ids, []string{busy.ID}) {
-		t.Errorf("ConversationsWithUndelivered = %v, %v; want [%s]", ids, err, busy.ID)
-	}
-	if tot, err := f.s.BotUsageTotals(ctx, "bot"); err != nil || tot.Count != 1 {
-		t.Errorf("BotUsageTotals = %+v, %v; want the one recent row", tot, err)
-	}
-	// The thread of a deleted conversation starts a new one.
-	c, created, err := f.s.GetOrCreateConversation(ctx, done.Key, "coder", "U2")
-	if err != nil || !created || c.ID == done.ID || c.OwnerUserID != "U2" {
-		t.Errorf("conversation after prune = %+v, created %v, %v; want a new one owned by U2", c, created, err)
-	}
+		f.s.pruneBatch = 2 // smaller than every backlog: batches must loop
+		got, err := f.s.Prune(ctx, f.cutoff)
+		if err != nil {
+			t.Fatalf("Prune: %v", err)
+		}
+		want := PruneCounts{Inbox: 4, Outbox: 2, Approvals: 1, Usage: 3, Conversations: 2}
+		if got != want {
+			t.Errorf("Prune counts = %+v, want %+v", got, want)
+		}
+		if gs, err := f.s.ActiveGrants(ctx, granted.ID); err != nil || len(gs) != 1 {
+			t.Errorf("grants after prune = %v, %v; want the one kept", gs, err)
+		}
+		for _, table := range []string{"conversations", "inbox", "outbox", "approvals", "usage"} {
+			wantIDs := slices.Sorted(slices.Values(f.keep[table]))
+			if ids := f.ids(t, table); !slices.Equal(ids, wantIDs) {
+				t.Errorf("%s left = %v\nwant %v (deleted should be %v)", table, ids, wantIDs, f.gone[table])
+			}
+		}
+
+		// A second run finds nothing more.
+		again, err := f.s.Prune(ctx, f.cutoff)
+		if err != nil || again != (PruneCounts{}) {
+			t.Errorf("second Prune = %+v, %v; want nothing deleted", again, err)
+		}
+		// What stayed still works: the pending message is delivered, the totals
+		// count what is left.
+		if ids, err := f.s.ConversationsWithUndelivered(ctx); err != nil || !slices.Equal(ids, []string{busy.ID}) {
+			t.Errorf("ConversationsWithUndelivered = %v, %v; want [%s]", ids, err, busy.ID)
+		}
+		if tot, err := f.s.BotUsageTotals(ctx, "bot"); err != nil || tot.Count != 1 {
+			t.Errorf("BotUsageTotals = %+v, %v; want the one recent row", tot, err)
+		}
+		// The thread of a deleted conversation starts a new one.
+		c, created, err := f.s.GetOrCreateConversation(ctx, done.Key, "coder", "U2")
+		if err != nil || !created || c.ID == done.ID || c.OwnerUserID != "U2" {
+			t.Errorf("conversation after prune = %+v, created %v, %v; want a new one owned by U2", c, created, err)
+		}
+	})
 }
 
 func TestPruneArguments(t *testing.T) {
-	s := openTest(t)
-	if _, err := s.Prune(context.Background(), time.Time{}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("Prune(zero time) = %v, want ErrInvalidArgument", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.Prune(ctx, time.Now()); !errors.Is(err, context.Canceled) {
-		t.Errorf("Prune(cancelled) = %v, want context.Canceled", err)
-	}
+	eachStore(t, func(t *testing.T, s *Store) {
+		if _, err := s.Prune(context.Background(), time.Time{}); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Prune(zero time) = %v, want ErrInvalidArgument", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := s.Prune(ctx, time.Now()); !errors.Is(err, context.Canceled) {
+			t.Errorf("Prune(cancelled) = %v, want context.Canceled", err)
+		}
+	})
 }
 
 // recordHandler passes every log record to a channel.
@@ -304,89 +306,95 @@ func nextRecord(t *testing.T, ch <-chan slog.Record) slog.Record {
 // once with the cutoff now - Retention, logs what it deleted, and returns
 // when its context ends.
 func TestPrunerRunsAtStartLogsCountsAndStops(t *testing.T) {
-	f := newPruneFixture(t)
-	c := f.conv(t, f.old, "t", false)
-	f.inbox(t, c, f.old, f.old, false, InboxCompleted)
-	f.usage(t, c, f.old, false)
+	eachStore(t, func(t *testing.T, s *Store) {
+		f := newPruneFixture(t, s)
+		c := f.conv(t, f.old, "t", false)
+		f.inbox(t, c, f.old, f.old, false, InboxCompleted)
+		f.usage(t, c, f.old, false)
 
-	h := &recordHandler{ch: make(chan slog.Record, 16)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	p := Pruner{Store: f.s, Retention: 30 * 24 * time.Hour, Logger: slog.New(h),
-		Now: func() time.Time { return f.cutoff.Add(30 * 24 * time.Hour) }}
-	go func() { defer close(done); p.Run(ctx) }()
+		h := &recordHandler{ch: make(chan slog.Record, 16)}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		p := Pruner{Store: f.s, Retention: 30 * 24 * time.Hour, Logger: slog.New(h),
+			Now: func() time.Time { return f.cutoff.Add(30 * 24 * time.Hour) }}
+		go func() { defer close(done); p.Run(ctx) }()
 
-	r := nextRecord(t, h.ch)
-	if r.Level != slog.LevelInfo || r.Message != "pruned rows older than the retention period" {
-		t.Fatalf("first log record = %s %q, want the info record of the prune", r.Level, r.Message)
-	}
-	var deleted PruneCounts
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "deleted" {
-			deleted, _ = a.Value.Any().(PruneCounts)
+		r := nextRecord(t, h.ch)
+		if r.Level != slog.LevelInfo || r.Message != "pruned rows older than the retention period" {
+			t.Fatalf("first log record = %s %q, want the info record of the prune", r.Level, r.Message)
 		}
-		return true
+		var deleted PruneCounts
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "deleted" {
+				deleted, _ = a.Value.Any().(PruneCounts)
+			}
+			return true
+		})
+		if want := (PruneCounts{Inbox: 1, Usage: 1, Conversations: 1}); deleted != want {
+			t.Errorf("logged counts = %+v, want %+v", deleted, want)
+		}
+		if ids := f.ids(t, "conversations"); len(ids) != 0 {
+			t.Errorf("conversations left: %v", ids)
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after its context ended")
+		}
 	})
-	if want := (PruneCounts{Inbox: 1, Usage: 1, Conversations: 1}); deleted != want {
-		t.Errorf("logged counts = %+v, want %+v", deleted, want)
-	}
-	if ids := f.ids(t, "conversations"); len(ids) != 0 {
-		t.Errorf("conversations left: %v", ids)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after its context ended")
-	}
 }
 
 func TestPrunerRetentionOffReturnsAtOnce(t *testing.T) {
-	f := newPruneFixture(t)
-	c := f.conv(t, f.old, "t", true)
-	f.inbox(t, c, f.old, f.old, true, InboxCompleted)
-	done := make(chan struct{})
-	go func() { defer close(done); Pruner{Store: f.s}.Run(context.Background()) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run with retention 0 did not return")
-	}
-	if ids := f.ids(t, "inbox"); len(ids) != 1 {
-		t.Errorf("inbox left = %v, want the message kept", ids)
-	}
+	eachStore(t, func(t *testing.T, s *Store) {
+		f := newPruneFixture(t, s)
+		c := f.conv(t, f.old, "t", true)
+		f.inbox(t, c, f.old, f.old, true, InboxCompleted)
+		done := make(chan struct{})
+		go func() { defer close(done); Pruner{Store: f.s}.Run(context.Background()) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run with retention 0 did not return")
+		}
+		if ids := f.ids(t, "inbox"); len(ids) != 1 {
+			t.Errorf("inbox left = %v, want the message kept", ids)
+		}
+	})
 }
 
 // TestPrunerAlsoGetsTheCutoff: the extra retention hook runs after each
 // prune with the same cutoff, and its failure is logged, not fatal.
 func TestPrunerAlsoGetsTheCutoff(t *testing.T) {
-	f := newPruneFixture(t)
-	h := &recordHandler{ch: make(chan slog.Record, 16)}
-	now := f.cutoff.Add(30 * 24 * time.Hour)
-	got := make(chan time.Time, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p := Pruner{Store: f.s, Retention: 30 * 24 * time.Hour, Logger: slog.New(h), Now: func() time.Time { return now },
-		Also: func(_ context.Context, before time.Time) error {
-			got <- before
-			return errors.New("disk says no")
-		}}
-	done := make(chan struct{})
-	go func() { defer close(done); p.Run(ctx) }()
-	select {
-	case before := <-got:
-		if !before.Equal(f.cutoff) {
-			t.Errorf("Also got cutoff %v, want %v", before, f.cutoff)
+	eachStore(t, func(t *testing.T, s *Store) {
+		f := newPruneFixture(t, s)
+		h := &recordHandler{ch: make(chan slog.Record, 16)}
+		now := f.cutoff.Add(30 * 24 * time.Hour)
+		got := make(chan time.Time, 4)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		p := Pruner{Store: f.s, Retention: 30 * 24 * time.Hour, Logger: slog.New(h), Now: func() time.Time { return now },
+			Also: func(_ context.Context, before time.Time) error {
+				got <- before
+				return errors.New("disk says no")
+			}}
+		done := make(chan struct{})
+		go func() { defer close(done); p.Run(ctx) }()
+		select {
+		case before := <-got:
+			if !before.Equal(f.cutoff) {
+				t.Errorf("Also got cutoff %v, want %v", before, f.cutoff)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Also was not called")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Also was not called")
-	}
-	for {
-		r := nextRecord(t, h.ch)
-		if r.Level == slog.LevelWarn && strings.Contains(r.Message, "outside the database failed") {
-			break
+		for {
+			r := nextRecord(t, h.ch)
+			if r.Level == slog.LevelWarn && strings.Contains(r.Message, "outside the database failed") {
+				break
+			}
 		}
-	}
-	cancel()
-	<-done
+		cancel()
+		<-done
+	})
 }

@@ -52,14 +52,15 @@ const scheduleCols = `id, source, name, bot, channel, thread, new_thread, cron, 
 
 func scanSchedule(r scanner) (Schedule, error) {
 	var s Schedule
-	var created, updated, lastFire int64
+	var created, updated, lastFire, newThread, catchUp int64
 	var removed sql.NullInt64
-	err := r.Scan(&s.ID, &s.Source, &s.Name, &s.Key.Bot, &s.Key.Channel, &s.Key.Thread, &s.NewThread, &s.Cron, &s.TZ,
-		&s.Prompt, &s.Agent, &s.CatchUp, &s.CreatedBy, &s.ConversationID, &created, &updated, &lastFire, &s.LastInboxID,
+	err := r.Scan(&s.ID, &s.Source, &s.Name, &s.Key.Bot, &s.Key.Channel, &s.Key.Thread, &newThread, &s.Cron, &s.TZ,
+		&s.Prompt, &s.Agent, &catchUp, &s.CreatedBy, &s.ConversationID, &created, &updated, &lastFire, &s.LastInboxID,
 		&s.Runs, &s.Skips, &removed, &s.RemovedBy)
 	if err != nil {
 		return Schedule{}, err
 	}
+	s.NewThread, s.CatchUp = newThread != 0, catchUp != 0
 	s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
 	if lastFire != 0 {
 		s.LastFireAt = fromMS(lastFire)
@@ -110,18 +111,15 @@ func (s *Store) AddSchedule(ctx context.Context, sc Schedule) (Schedule, error) 
 }
 
 func insertSchedule(ctx context.Context, tx *sql.Tx, sc Schedule, now int64) (Schedule, error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO schedules
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO schedules
 		(source, name, bot, channel, thread, new_thread, cron, tz, prompt, agent, catch_up, created_by, conversation_id,
 		 created_at, updated_at, last_fire_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sc.Source, sc.Name, sc.Key.Bot, sc.Key.Channel, sc.Key.Thread, sc.NewThread, sc.Cron, sc.TZ, sc.Prompt, sc.Agent,
-		sc.CatchUp, sc.CreatedBy, sc.ConversationID, now, now, msOrZero(sc.LastFireAt))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		sc.Source, sc.Name, sc.Key.Bot, sc.Key.Channel, sc.Key.Thread, boolInt(sc.NewThread), sc.Cron, sc.TZ, sc.Prompt, sc.Agent,
+		boolInt(sc.CatchUp), sc.CreatedBy, sc.ConversationID, now, now, msOrZero(sc.LastFireAt)).Scan(&id)
 	if err != nil {
 		return Schedule{}, insertErr(err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return Schedule{}, fmt.Errorf("id of the new schedule: %w", err)
 	}
 	return scanSchedule(tx.QueryRowContext(ctx, `SELECT `+scheduleCols+` FROM schedules WHERE id = ?`, id))
 }
@@ -186,7 +184,7 @@ func (s *Store) SyncConfigSchedules(ctx context.Context, defs []Schedule) (added
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE schedules SET bot = ?, channel = ?, thread = ?, new_thread = ?, cron = ?, tz = ?,
 				prompt = ?, agent = ?, catch_up = ?, last_fire_at = ?, updated_at = ? WHERE id = ?`,
-				d.Key.Bot, d.Key.Channel, d.Key.Thread, d.NewThread, d.Cron, d.TZ, d.Prompt, d.Agent, d.CatchUp, lastFire, now, c.ID); err != nil {
+				d.Key.Bot, d.Key.Channel, d.Key.Thread, boolInt(d.NewThread), d.Cron, d.TZ, d.Prompt, d.Agent, boolInt(d.CatchUp), lastFire, now, c.ID); err != nil {
 				return fmt.Errorf("update %q: %w", d.Name, err)
 			}
 			updated++

@@ -60,7 +60,7 @@ func (s *Store) SessionsByPrefix(ctx context.Context, bot, prefix string) ([]Ses
 		COALESCE((SELECT SUM(u.cost_usd) FROM usage u WHERE u.session_id = c.session_id), 0),
 		(SELECT COUNT(*) FROM usage u WHERE u.session_id = c.session_id)
 		FROM conversations c
-		WHERE c.bot = ? AND c.session_id LIKE ? ORDER BY c.last_active_at DESC LIMIT 10`, bot, prefix+"%")
+		WHERE c.bot = ? AND LOWER(c.session_id) LIKE ? ORDER BY c.last_active_at DESC LIMIT 10`, bot, prefix+"%")
 	if err != nil {
 		return nil, fmt.Errorf("sessions of %s by prefix %q: %w", bot, prefix, err)
 	}

@@ -11,8 +11,11 @@ import (
 // bot: 100,000 usage rows of 100 users over 30 days. A message that goes to
 // the agent runs at most six of them (three windows, per user and total).
 func BenchmarkSpend(b *testing.B) {
+	eachStoreB(b, benchSpend)
+}
+
+func benchSpend(b *testing.B, s *Store) {
 	ctx := context.Background()
-	s := openTest(b)
 	conv := newConv(b, s, "bot", "C", "T")
 	now := time.Now()
 	tx, err := s.db.BeginTx(ctx, nil)

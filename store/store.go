@@ -32,11 +32,12 @@ const dsnParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_synchr
 // timeout, with messages being accepted first (writeGate). Reads use their
 // own connections (db) and, in WAL mode, never wait for the writer.
 type Store struct {
+	d      dialect     // SQLite or PostgreSQL (dialect.go)
 	db     *sql.DB     // reads
 	w      *sql.DB     // writes and transactions: at most one connection
 	gate   writeGate   // who writes next (see writegate.go)
 	health writeHealth // whether writes fail for want of space (health.go)
-	path   string      // the database file
+	path   string      // the SQLite database file; "" for PostgreSQL
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -65,9 +66,6 @@ func openParams(ctx context.Context, path string, logger *slog.Logger, ms []migr
 	if path == "" {
 		return nil, fmt.Errorf("open store: empty path: %w", ErrInvalidArgument)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("open store %s: create directory: %w", path, err)
 	}
@@ -80,12 +78,24 @@ func openParams(ctx context.Context, path string, logger *slog.Logger, ms []migr
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
 	}
 	w.SetMaxOpenConns(1)
-	s := &Store{db: db, w: w, path: path, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
+	s := newStore(sqliteDialect{}, db, w, path, logger)
 	if err := s.init(ctx, ms); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close(), w.Close())
 	}
 	return s, nil
 }
+
+// newStore returns a Store on the read pool db and the one-connection
+// write pool w of dialect d. logger may be nil.
+func newStore(d dialect, db, w *sql.DB, path string, logger *slog.Logger) *Store {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{d: d, db: db, w: w, path: path, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
+}
+
+// Driver returns the store's database: DriverSQLite or DriverPostgres.
+func (s *Store) Driver() string { return s.d.name() }
 
 // initRetries bounds how often init retries after SQLITE_BUSY (about 5 s in
 // total with initBackoff).
@@ -115,26 +125,24 @@ func (s *Store) init(ctx context.Context, ms []migrations.Migration) error {
 	}
 }
 
-// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED.
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED, or a
+// PostgreSQL serialization failure, deadlock or lock timeout: another
+// process held what this one needed, and the same step may succeed again.
 func isBusy(err error) bool {
 	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	switch pgCode(err) {
+	case pgSerializationFailure, pgDeadlockDetected, pgLockNotAvailable:
+		return true
+	}
+	return false
 }
 
 func (s *Store) initOnce(ctx context.Context, ms []migrations.Migration) error {
-	var journal string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
-		return fmt.Errorf("read journal_mode: %w", err)
-	}
-	if !strings.EqualFold(journal, "wal") {
-		return fmt.Errorf("journal_mode is %q, want wal", journal)
-	}
-	var fk int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
-		return fmt.Errorf("read foreign_keys: %w", err)
-	}
-	if fk != 1 {
-		return errors.New("foreign keys are not enabled (is the binary built with cgo?)")
+	if err := s.d.checkConn(ctx, s.db); err != nil {
+		return err
 	}
 	return s.migrate(ctx, ms)
 }
@@ -210,8 +218,18 @@ func rowsAffected(res sql.Result) (int64, error) {
 // insertErr wraps an INSERT error, mapping a UNIQUE violation to ErrDuplicate.
 func insertErr(err error) error {
 	var se sqlite3.Error
-	if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey) {
+	if (errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)) ||
+		pgCode(err) == pgUniqueViolation {
 		return fmt.Errorf("insert: %w: %w", ErrDuplicate, err)
 	}
 	return fmt.Errorf("insert: %w", err)
+}
+
+// boolInt is b as the schema stores flags: 1 or 0 (INTEGER in both
+// databases, so that one set of statements serves both).
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

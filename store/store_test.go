@@ -15,13 +15,38 @@ import (
 
 func allMigrations(t *testing.T) []migrations.Migration {
 	t.Helper()
-	ms, err := migrations.List()
-	if err != nil {
-		t.Fatalf("migrations.List: %v", err)
-	}
-	return ms
+	return migrationsOf(t, DriverSQLite)
 }
 
+// rawDB opens db without the store, for checks behind its back.
+func rawDB(t *testing.T, db testDB) *sql.DB {
+	t.Helper()
+	var raw *sql.DB
+	var err error
+	if db.driver == DriverPostgres {
+		raw, err = sql.Open("pgx", db.where)
+	} else {
+		raw, err = sql.Open("sqlite3", dsn(db.where, dsnParams))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+// tableExists reports whether s's database has table name.
+func tableExists(t *testing.T, s *Store, name string) bool {
+	t.Helper()
+	q := "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	if s.Driver() == DriverPostgres {
+		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+	}
+	return countRows(t, s.db, q, name) == 1
+}
+
+// TestOpenMigratesEmptyDatabase: SQLite only (a file path, PRAGMAs); the
+// same for PostgreSQL is TestOpenPostgresMigratesEmptyDatabase.
 func TestOpenMigratesEmptyDatabase(t *testing.T) {
 	ctx := context.Background()
 	// A missing parent directory with characters that are special in URIs.
@@ -70,9 +95,14 @@ func TestOpenMigratesEmptyDatabase(t *testing.T) {
 }
 
 func TestReopenIsIdempotent(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testReopenIsIdempotent(t, emptyDB(t, driver)) })
+	}
+}
+
+func testReopenIsIdempotent(t *testing.T, db testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	s, err := Open(ctx, path, nil)
+	s, err := db.open(ctx, nil)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -87,7 +117,7 @@ func TestReopenIsIdempotent(t *testing.T) {
 	}
 
 	for i := range 2 {
-		s, err = Open(ctx, path, nil)
+		s, err = db.open(ctx, nil)
 		if err != nil {
 			t.Fatalf("reopen %d: %v", i, err)
 		}
@@ -115,13 +145,18 @@ func TestReopenIsIdempotent(t *testing.T) {
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testOpenRefusesNewerSchema(t, emptyDB(t, driver)) })
+	}
+}
+
+func testOpenRefusesNewerSchema(t *testing.T, tdb testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	s, err := Open(ctx, path, nil)
+	s, err := tdb.open(ctx, nil)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	latest := migrations.Latest(allMigrations(t))
+	latest := migrations.Latest(migrationsOf(t, tdb.driver))
 	if _, err := s.db.Exec("INSERT INTO schema_version (version, name, applied_at) VALUES (?, 'future.sql', 0)", latest+1); err != nil {
 		t.Fatalf("bump version: %v", err)
 	}
@@ -129,7 +164,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2, err := Open(ctx, path, nil)
+	s2, err := tdb.open(ctx, nil)
 	if err == nil {
 		s2.Close()
 		t.Fatal("Open succeeded on a newer schema")
@@ -139,24 +174,25 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Errorf("error %q does not tell the operator what to do", err)
 	}
 
-	// The refused file is left as it was.
-	db, err := sql.Open("sqlite3", dsn(path, dsnParams))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	// The refused database is left as it was.
+	db := rawDB(t, tdb)
 	if n := countRows(t, db, "SELECT MAX(version) FROM schema_version"); n != latest+1 {
 		t.Fatalf("version after refusal = %d, want %d", n, latest+1)
 	}
 }
 
 func TestMigrationsApplyIncrementallyAndAtomically(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testMigrationsApplyIncrementallyAndAtomically(t, emptyDB(t, driver)) })
+	}
+}
+
+func testMigrationsApplyIncrementallyAndAtomically(t *testing.T, db testDB) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	ms := allMigrations(t)
+	ms := migrationsOf(t, db.driver)
 
 	// An old binary knowing only the first migration.
-	s, err := open(ctx, path, nil, ms[:1])
+	s, err := db.open(ctx, ms[:1])
 	if err != nil {
 		t.Fatalf("open with 1 migration: %v", err)
 	}
@@ -171,12 +207,12 @@ func TestMigrationsApplyIncrementallyAndAtomically(t *testing.T) {
 		Name:    "9999_broken.sql",
 		SQL:     "-- broken\nCREATE TABLE half_done (x INTEGER);\nINSERT INTO no_such_table VALUES (1);",
 	})
-	_, err = open(ctx, path, nil, broken)
+	_, err = db.open(ctx, broken)
 	if err == nil || !strings.Contains(err.Error(), "9999_broken.sql") {
 		t.Fatalf("open with a broken migration: err = %v, want it to name the migration", err)
 	}
 
-	s, err = open(ctx, path, nil, ms)
+	s, err = db.open(ctx, ms)
 	if err != nil {
 		t.Fatalf("open with all migrations: %v", err)
 	}
@@ -184,21 +220,34 @@ func TestMigrationsApplyIncrementallyAndAtomically(t *testing.T) {
 	if v, _ := s.SchemaVersion(ctx); v != len(ms) {
 		t.Fatalf("version = %d, want %d (good migrations before the broken one stay applied)", v, len(ms))
 	}
-	if n := countRows(t, s.db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'half_done'"); n != 0 {
+	if tableExists(t, s, "half_done") {
 		t.Fatal("the broken migration's first statement was not rolled back")
 	}
 }
 
 // TestConcurrentOpenOfFreshFile races several Opens (as several processes
-// starting at once would) on new files: all must succeed, and every migration
-// must be applied exactly once. Switching a new file to WAL makes SQLite
-// report SQLITE_BUSY without waiting, which Open must ride out.
+// starting at once would) on new databases: all must succeed, and every
+// migration must be applied exactly once. Switching a new file to WAL makes
+// SQLite report SQLITE_BUSY without waiting, which Open must ride out; on
+// PostgreSQL the schema's advisory lock serialises the migrations.
 func TestConcurrentOpenOfFreshFile(t *testing.T) {
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) {
+			rounds := 20
+			if driver == DriverPostgres {
+				rounds = 5 // a database each: slower to make than a file
+			}
+			testConcurrentOpen(t, driver, rounds)
+		})
+	}
+}
+
+func testConcurrentOpen(t *testing.T, driver string, rounds int) {
 	ctx := context.Background()
-	ms := allMigrations(t)
-	const rounds, n = 20, 4
+	ms := migrationsOf(t, driver)
+	const n = 4
 	for round := range rounds {
-		path := filepath.Join(t.TempDir(), "bridge.db")
+		db := emptyDB(t, driver)
 		stores := make([]*Store, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -206,7 +255,7 @@ func TestConcurrentOpenOfFreshFile(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				<-start
-				stores[i], errs[i] = Open(ctx, path, nil)
+				stores[i], errs[i] = db.open(ctx, nil)
 			})
 		}
 		close(start)
@@ -234,6 +283,8 @@ func TestConcurrentOpenOfFreshFile(t *testing.T) {
 	}
 }
 
+// TestOpenErrors: SQLite only (file paths); PostgreSQL's are in
+// TestOpenPostgresErrors.
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -271,6 +322,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestDSNEscapesPath: SQLite only (its file URI).
 func TestDSNEscapesPath(t *testing.T) {
 	tests := []struct{ path, want string }{
 		{"data/bridge.db", "file:data/bridge.db?" + dsnParams},
@@ -284,7 +336,13 @@ func TestDSNEscapesPath(t *testing.T) {
 }
 
 func TestCloseTwice(t *testing.T) {
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"), nil)
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) { testCloseTwice(t, emptyDB(t, driver)) })
+	}
+}
+
+func testCloseTwice(t *testing.T, db testDB) {
+	s, err := db.open(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

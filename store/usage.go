@@ -61,7 +61,7 @@ func (s *Store) addUsageTx(ctx context.Context, tx *sql.Tx, u Usage, bot string)
 		 cache_creation_tokens, duration_ms, num_turns, is_error, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ConversationID, u.SessionID, u.UserID, bot, u.CostUSD, u.InputTokens, u.OutputTokens, u.CacheReadTokens,
-		u.CacheCreationTokens, u.DurationMS, u.NumTurns, u.IsError, s.nowMS())
+		u.CacheCreationTokens, u.DurationMS, u.NumTurns, boolInt(u.IsError), s.nowMS())
 	if err != nil {
 		return fmt.Errorf("insert usage: %w", err)
 	}

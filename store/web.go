@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -127,10 +128,10 @@ func (s *Store) WebMessage(ctx context.Context, id string) (WebMessage, error) {
 // last limit of them.
 func (s *Store) WebMessages(ctx context.Context, key ConversationKey, afterVersion int64, limit int) ([]WebMessage, error) {
 	if limit <= 0 {
-		limit = -1
+		limit = math.MaxInt64
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT * FROM (SELECT `+webMessageCols+` FROM web_messages
-		WHERE bot = ? AND channel = ? AND thread = ? AND version > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+		WHERE bot = ? AND channel = ? AND thread = ? AND version > ? ORDER BY seq DESC LIMIT ?) AS latest ORDER BY seq`,
 		key.Bot, key.Channel, key.Thread, afterVersion, limit)
 	if err != nil {
 		return nil, fmt.Errorf("web messages of %s: %w", key, err)
@@ -150,7 +151,7 @@ func (s *Store) WebThreads(ctx context.Context, bot, channel string, limit int) 
 			AND f.thread = w.thread AND f.author <> '' ORDER BY f.seq LIMIT 1), ''),
 		COUNT(*), MAX(updated_at)
 		FROM web_messages w WHERE bot = ? AND channel = ?
-		GROUP BY thread ORDER BY MAX(updated_at) DESC, thread LIMIT ?`, bot, channel, limit)
+		GROUP BY bot, channel, thread ORDER BY MAX(updated_at) DESC, thread LIMIT ?`, bot, channel, limit)
 	if err != nil {
 		return nil, fmt.Errorf("web threads of %s/%s: %w", bot, channel, err)
 	}

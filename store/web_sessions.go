@@ -21,8 +21,9 @@ type WebSession struct {
 
 // AddWebSession records ws and, in the same transaction, deletes the
 // sessions that expired before ws.Created and the user's oldest sessions
-// beyond the newest keepPerUser (ws included), so that the table stays
-// bounded however often a person signs in.
+// beyond the newest keepPerUser (ws included, and always kept: of two
+// others created in the same millisecond the one with the greater id
+// stays), so that the table stays bounded however often a person signs in.
 func (s *Store) AddWebSession(ctx context.Context, ws WebSession, keepPerUser int) error {
 	if len(ws.ID) == 0 || ws.User == "" || keepPerUser < 1 {
 		return fmt.Errorf("add web session: id, user and a positive keepPerUser are required: %w", ErrInvalidArgument)
@@ -31,13 +32,13 @@ func (s *Store) AddWebSession(ctx context.Context, ws WebSession, keepPerUser in
 		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE expires_at <= ?`, ws.Created.UnixMilli()); err != nil {
 			return fmt.Errorf("add web session: delete expired: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (id, user, token_fp, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (id, "user", token_fp, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
 			ws.ID, ws.User, ws.TokenFP, ws.Created.UnixMilli(), ws.Expires.UnixMilli()); err != nil {
 			return fmt.Errorf("add web session for %s: %w", ws.User, insertErr(err))
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE user = ? AND id NOT IN
-			(SELECT id FROM web_sessions WHERE user = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)`,
-			ws.User, ws.User, keepPerUser); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE "user" = ? AND id <> ? AND id NOT IN
+			(SELECT id FROM web_sessions WHERE "user" = ? AND id <> ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
+			ws.User, ws.ID, ws.User, ws.ID, keepPerUser-1); err != nil {
 			return fmt.Errorf("add web session: delete %s's oldest: %w", ws.User, err)
 		}
 		return nil
@@ -48,7 +49,7 @@ func (s *Store) AddWebSession(ctx context.Context, ws WebSession, keepPerUser in
 func (s *Store) WebSession(ctx context.Context, id []byte) (WebSession, error) {
 	var ws WebSession
 	var created, expires int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, user, token_fp, created_at, expires_at FROM web_sessions WHERE id = ?`, id).
+	err := s.db.QueryRowContext(ctx, `SELECT id, "user", token_fp, created_at, expires_at FROM web_sessions WHERE id = ?`, id).
 		Scan(&ws.ID, &ws.User, &ws.TokenFP, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return WebSession{}, fmt.Errorf("web session: %w", ErrNotFound)
@@ -86,7 +87,7 @@ func (s *Store) DeleteWebSession(ctx context.Context, id []byte) error {
 func (s *Store) KeepWebSessions(ctx context.Context, current map[string][]byte) (int, error) {
 	n := 0
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, user, token_fp FROM web_sessions`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, "user", token_fp FROM web_sessions`)
 		if err != nil {
 			return fmt.Errorf("list web sessions: %w", err)
 		}

@@ -31,6 +31,17 @@ func TestConcurrentWritersNeverBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	concurrentWriters(t, s)
+}
+
+// TestConcurrentWritersPostgres: the same load on PostgreSQL.
+func TestConcurrentWritersPostgres(t *testing.T) {
+	concurrentWriters(t, openTestDriver(t, DriverPostgres))
+}
+
+// concurrentWriters runs 32 writers at once on s; none may fail.
+func concurrentWriters(t *testing.T, s *Store) {
+	ctx := context.Background()
 
 	const writers, each = 32, 20
 	var wg sync.WaitGroup

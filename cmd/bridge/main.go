@@ -55,6 +55,9 @@ commands:
   whatsapp-link [-config FILE] -bot NAME [-phone +NUMBER] [-relink]
                                    link a WhatsApp bot to a phone (QR code, or a
                                    pairing code with -phone)
+  migrate-store -from sqlite://PATH -to postgres://USER@HOST/DB
+                                   copy an installation's database into an empty
+                                   PostgreSQL database (stop the bridge first)
   example-config [-minimal]        print the commented example config (-minimal:
                                    the web-console-only config make run writes)
   version                          print the version
@@ -76,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		err = cmdWebLink(args[1:], stdout, stderr, lookupEnv)
 	case "whatsapp-link":
 		err = cmdWhatsAppLink(ctx, args[1:], stdout, stderr, lookupEnv)
+	case "migrate-store":
+		err = cmdMigrateStore(ctx, args[1:], stdout, stderr)
 	case "example-config":
 		err = cmdExampleConfig(args[1:], stdout, stderr)
 	case "version":

@@ -84,11 +84,20 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		}
 	}()
 
-	st, err := store.Open(ctx, cfg.DBPath(), logger)
+	st, err := openStore(ctx, cfg, logger) // store.go: SQLite in data_dir, or PostgreSQL
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	owner, err := holdStore(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := owner.Release(); err != nil {
+			logger.Warn("release the database", "err", err)
+		}
+	}()
 
 	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+)
+
+// fillStore writes a little of everything through the store's methods:
+// every table gets rows, with NULLs, blobs, flags and removed rows.
+func fillStore(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	useClock(s, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), time.Second)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newConv(t, s, "team", "C1", "T1")
+	b := newConv(t, s, "phone", "155", "")
+	must(s.SetSessionID(ctx, a.ID, "5e55-a"))
+	must(s.NoteActivity(ctx, a.ID, "first prompt\nsecond line"))
+	m1 := enqueue(t, s, a, "m1")
+	must(s.MarkInbox(ctx, m1.ID, InboxCompleted, ""))
+	if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: b.ID, PlatformMsgID: "m2", Text: "hi", Files: []byte(`[{"n":1}]`),
+		ReplyTo: "CARD1", Quoted: "Allow?", UserID: "U2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req-1", ConversationID: a.ID, ToolName: "Bash", Input: []byte(`{"command":"ls"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordApprovalDecision(ctx, "req-1", DecisionAllow, "U1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req-2", ConversationID: b.ID, ToolName: "Write"}); err != nil {
+		t.Fatal(err)
+	}
+	must(s.SetApprovalCardRef(ctx, "req-2", `{"ID":"CARD1"}`, "CARD1"))
+	if _, err := s.EndTurn(ctx, Usage{ConversationID: a.ID, SessionID: "5e55-a", UserID: "U1", CostUSD: 0.25, InputTokens: 10, IsError: true},
+		[]OutboxMessage{{ConversationID: a.ID, Text: "posted"}, {ConversationID: a.ID, Text: "waiting", ReplyTo: "m1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddGrants(ctx, a.ID, []Grant{{Tool: "Bash", Match: "ls *", GrantedBy: "U1"}, {Tool: "Read"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RemoveGrant(ctx, a.ID, 2, "U1"); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := s.AddSchedule(ctx, Schedule{Source: ScheduleFromChat, Name: "daily", Key: a.Key, Cron: "0 9 * * *", Prompt: "p", NewThread: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(s.RecordScheduleRun(ctx, sc.ID, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), m1.ID))
+	if _, _, _, err := s.SyncConfigSchedules(ctx, []Schedule{{Name: "cfg", Key: b.Key, Cron: "@hourly", Prompt: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	web := ConversationKey{"console", "ana", "w1"}
+	if _, err := s.AddWebMessage(ctx, WebMessage{ID: "w-1", Key: web, Author: "ana", Text: "hello", Files: []byte(`["f"]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddWebMessage(ctx, WebMessage{ID: "w-2", Key: web, Text: "card"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EditWebMessage(ctx, web, "w-2", "card decided", "req-9", []byte(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	must(s.AddWebUpload(ctx, WebUpload{ID: "up-1", Key: web, Name: "a.png", MimeType: "image/png", Data: []byte{0, 1, 2, 255}}))
+	must(s.AddWebSession(ctx, WebSession{ID: []byte{9, 8, 7}, User: "ana", TokenFP: []byte{1}, Created: time.Now(), Expires: time.Now().Add(time.Hour)}, 3))
+}
+
+// dumpStore reads back through the store's methods what fillStore wrote.
+func dumpStore(t *testing.T, s *Store) string {
+	t.Helper()
+	ctx := context.Background()
+	d := map[string]any{}
+	add := func(name string, v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		d[name] = v
+	}
+	convs, err := s.ListConversations(ctx)
+	add("conversations", convs, err)
+	for _, c := range convs {
+		v1, err := s.UndeliveredInbox(ctx, c.ID)
+		add("undelivered "+c.Key.String(), v1, err)
+		v2, err := s.ApprovalsForConversation(ctx, c.ID)
+		add("approvals "+c.Key.String(), v2, err)
+		v3, err := s.GrantsForConversation(ctx, c.ID)
+		add("grants "+c.Key.String(), v3, err)
+		v4, err := s.UsageTotals(ctx, c.ID)
+		add("usage "+c.Key.String(), v4, err)
+		v5, err := s.ConversationTitle(ctx, c.ID)
+		add("title "+c.Key.String(), v5, err)
+		v6, err := s.SessionSummary(ctx, c.ID)
+		add("summary "+c.Key.String(), v6, err)
+	}
+	v, err := s.PendingOutbox(ctx)
+	add("pending outbox", v, err)
+	v2, err := s.ActiveSchedules(ctx)
+	add("schedules", v2, err)
+	v3, err := s.WebMessages(ctx, ConversationKey{"console", "ana", "w1"}, 0, 0)
+	add("web messages", v3, err)
+	v4, err := s.WebUpload(ctx, "up-1")
+	add("web upload", v4, err)
+	v5, err := s.WebSession(ctx, []byte{9, 8, 7})
+	add("web session", v5, err)
+	v6, err := s.DecidedApprovals(ctx, 10)
+	add("audit", v6, err)
+	v7, err := s.UsageByBotDay(ctx, time.Time{})
+	add("usage by day", v7, err)
+	b, err := json.MarshalIndent(d, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCopySQLiteToPostgresAndBack: a filled SQLite store copied to an
+// empty PostgreSQL store reads back the same through every method, new
+// rows continue its ids, a second copy into it is refused untouched, and
+// the copy back to an empty SQLite store reads the same again.
+func TestCopySQLiteToPostgresAndBack(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDriver(t, DriverSQLite)
+	fillStore(t, src)
+	want := dumpStore(t, src)
+
+	dst := openTestDriver(t, DriverPostgres)
+	counts, err := Copy(ctx, src, dst)
+	if err != nil {
+		t.Fatalf("Copy: %v", err)
+	}
+	got := map[string]int64{}
+	for _, c := range counts {
+		got[c.Table] = c.Rows
+	}
+	for table, n := range map[string]int64{"conversations": 2, "inbox": 2, "outbox": 2, "approvals": 2, "usage": 1, "grants": 2,
+		"schedules": 2, "web_messages": 2, "web_uploads": 1, "web_sessions": 1} {
+		if got[table] != n {
+			t.Errorf("copied %d rows of %s, want %d (all counts %v)", got[table], table, n, counts)
+		}
+	}
+	if counts[0].Table != "conversations" {
+		t.Errorf("first table copied: %s, want conversations (the others refer to it)", counts[0].Table)
+	}
+	if d := dumpStore(t, dst); d != want {
+		t.Errorf("PostgreSQL reads back differently:\n%s\nwant:\n%s", d, want)
+	}
+
+	// New rows continue after the copied ones.
+	conv, err := dst.GetConversation(ctx, ConversationKey{"team", "C1", "T1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := enqueue(t, dst, conv, "after-copy")
+	if pend, err := dst.PendingInbox(ctx, conv.ID); err != nil || len(pend) != 1 || pend[0].ID != m.ID {
+		t.Errorf("pending after the copy = %+v, %v", pend, err)
+	}
+	gs, err := dst.AddGrants(ctx, conv.ID, []Grant{{Tool: "Edit"}})
+	if err != nil || gs[0].Num != 3 || gs[0].ID <= 2 {
+		t.Errorf("grant after the copy = %+v, %v; want num 3 and a new id", gs, err)
+	}
+	if sc, err := dst.AddSchedule(ctx, Schedule{Source: ScheduleFromChat, Name: "n", Key: conv.Key, Cron: "@daily", Prompt: "p"}); err != nil || sc.ID <= 2 {
+		t.Errorf("schedule after the copy = %+v, %v", sc, err)
+	}
+
+	// A second copy is refused and changes nothing.
+	before := dumpStore(t, dst)
+	if _, err := Copy(ctx, src, dst); !errors.Is(err, ErrTargetNotEmpty) {
+		t.Errorf("second Copy: err = %v, want ErrTargetNotEmpty", err)
+	}
+	if dumpStore(t, dst) != before {
+		t.Error("refused Copy changed the target")
+	}
+
+	// And back: PostgreSQL to a new SQLite file.
+	back := openTestDriver(t, DriverSQLite)
+	src2 := openTestDriver(t, DriverPostgres)
+	if _, err := Copy(ctx, src, src2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Copy(ctx, src2, back); err != nil {
+		t.Fatalf("Copy back: %v", err)
+	}
+	if d := dumpStore(t, back); d != want {
+		t.Errorf("SQLite after the round trip reads differently:\n%s\nwant:\n%s", d, want)
+	}
+}
+
+// TestCopyRefusesOtherSchema: stores at different schema versions are
+// not copied.
+func TestCopyRefusesOtherSchema(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDriver(t, DriverSQLite)
+	old, err := emptyDB(t, DriverPostgres).open(ctx, migrationsOf(t, DriverPostgres)[:5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if _, err := Copy(ctx, src, old); err == nil {
+		t.Fatal("Copy to an older schema succeeded")
+	}
+}

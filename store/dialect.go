@@ -1,0 +1,176 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// dialect is what differs between the store's two databases, SQLite and
+// PostgreSQL. Everything else — every repository method and its SQL — is
+// shared: the statements are written with '?' placeholders and portable
+// SQL (ON CONFLICT … DO NOTHING, RETURNING, CASE instead of boolean sums,
+// integers for times and flags), and the PostgreSQL connections rewrite the
+// placeholders to $1, $2, … (rebind.go). A method that needs SQL only one
+// of them speaks asks its dialect for it.
+type dialect interface {
+	// name is the configured driver name: "sqlite" or "postgres".
+	name() string
+	// versionTable creates schema_version if it does not exist.
+	versionTable() string
+	// checkConn verifies the connection settings the store relies on.
+	checkConn(ctx context.Context, db *sql.DB) error
+	// lockSchema serialises schema changes of concurrent processes for the
+	// rest of tx (SQLite: BEGIN IMMEDIATE already does).
+	lockSchema(ctx context.Context, tx *sql.Tx) error
+	// utcDay is an expression for the UTC day (YYYY-MM-DD) of the Unix
+	// millisecond column col.
+	utcDay(col string) string
+	// conversationRefs is a query returning (table, column) of every
+	// foreign key that refers to conversations, ordered.
+	conversationRefs() string
+	// tables is a query returning the name of every table, ordered.
+	tables() string
+	// snapshot is how Copy reads its source: one consistent view.
+	snapshot() *sql.TxOptions
+	// afterCopy runs after Copy filled table in tx: the table's id
+	// sequence must continue after the copied ids.
+	afterCopy(ctx context.Context, tx *sql.Tx, table string) error
+}
+
+// sqliteDialect is the embedded default (mattn/go-sqlite3).
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return DriverSQLite }
+
+func (sqliteDialect) versionTable() string {
+	return `CREATE TABLE IF NOT EXISTS schema_version (
+	version    INTEGER PRIMARY KEY NOT NULL,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+)`
+}
+
+func (sqliteDialect) checkConn(ctx context.Context, db *sql.DB) error {
+	var journal string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	if !strings.EqualFold(journal, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", journal)
+	}
+	var fk int
+	if err := db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+		return fmt.Errorf("read foreign_keys: %w", err)
+	}
+	if fk != 1 {
+		return errors.New("foreign keys are not enabled (is the binary built with cgo?)")
+	}
+	return nil
+}
+
+func (sqliteDialect) lockSchema(context.Context, *sql.Tx) error { return nil }
+
+func (sqliteDialect) utcDay(col string) string {
+	return `strftime('%Y-%m-%d', ` + col + ` / 1000, 'unixepoch')`
+}
+
+func (sqliteDialect) conversationRefs() string {
+	return `SELECT m.name, f."from" FROM sqlite_master m, pragma_foreign_key_list(m.name) f
+		WHERE m.type = 'table' AND f."table" = 'conversations' ORDER BY m.name, f."from"`
+}
+
+func (sqliteDialect) tables() string {
+	return `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
+}
+
+// snapshot: a transaction on the store's connections is BEGIN IMMEDIATE
+// (the DSN's _txlock): it also keeps writers out while Copy reads.
+func (sqliteDialect) snapshot() *sql.TxOptions { return nil }
+
+// afterCopy: AUTOINCREMENT already continues after the largest id inserted.
+func (sqliteDialect) afterCopy(context.Context, *sql.Tx, string) error { return nil }
+
+// postgresDialect is PostgreSQL through pgx's database/sql driver.
+type postgresDialect struct{}
+
+// schemaLockKey is the advisory lock (pg_advisory_xact_lock) that
+// serialises schema changes of bridges opening the same database. The
+// number is arbitrary but fixed: "agentbri" in ASCII.
+const schemaLockKey int64 = 0x6167656e74627269
+
+func (postgresDialect) name() string { return DriverPostgres }
+
+func (postgresDialect) versionTable() string {
+	return `CREATE TABLE IF NOT EXISTS schema_version (
+	version    BIGINT PRIMARY KEY NOT NULL,
+	name       TEXT   NOT NULL,
+	applied_at BIGINT NOT NULL
+)`
+}
+
+func (postgresDialect) checkConn(ctx context.Context, db *sql.DB) error {
+	var v int
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int").Scan(&v); err != nil {
+		return fmt.Errorf("read server version: %w", err)
+	}
+	if v < minPostgresVersion {
+		return fmt.Errorf("PostgreSQL server version %d, need %d or newer", v, minPostgresVersion)
+	}
+	return nil
+}
+
+func (postgresDialect) lockSchema(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", schemaLockKey); err != nil {
+		return fmt.Errorf("lock the schema: %w", err)
+	}
+	return nil
+}
+
+func (postgresDialect) utcDay(col string) string {
+	return `to_char(to_timestamp(` + col + ` / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
+}
+
+func (postgresDialect) conversationRefs() string {
+	return `SELECT r.relname::text, a.attname::text FROM pg_constraint c
+		JOIN pg_class r ON r.oid = c.conrelid
+		JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
+		WHERE c.contype = 'f' AND c.confrelid = 'conversations'::regclass
+		ORDER BY 1, 2`
+}
+
+func (postgresDialect) tables() string {
+	return `SELECT table_name::text FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`
+}
+
+func (postgresDialect) snapshot() *sql.TxOptions {
+	return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+}
+
+// afterCopy moves the sequence of each identity column of table past the
+// largest value copied (rows inserted with explicit ids leave it behind).
+func (postgresDialect) afterCopy(ctx context.Context, tx *sql.Tx, table string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT column_name::text FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = ? AND is_identity = 'YES'`, table)
+	if err != nil {
+		return fmt.Errorf("identity columns: %w", err)
+	}
+	cols, err := collect(rows, func(r scanner) (string, error) {
+		var c string
+		err := r.Scan(&c)
+		return c, err
+	})
+	if err != nil {
+		return fmt.Errorf("identity columns: %w", err)
+	}
+	for _, c := range cols {
+		q := `SELECT setval(pg_get_serial_sequence(?, ?), COALESCE(MAX(` + quoteIdent(c) + `), 0) + 1, false) FROM ` + quoteIdent(table)
+		if _, err := tx.ExecContext(ctx, q, quoteIdent(table), c); err != nil {
+			return fmt.Errorf("advance the sequence of %s: %w", c, err)
+		}
+	}
+	return nil
+}
