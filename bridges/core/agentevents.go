@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -169,7 +170,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		if d <= 0 {
 			d = cv.core.clock.Now().Sub(t.start)
 		}
-		suffix = "\n\n" + footer(d, r.CostUSD)
+		suffix = "\n\n" + render.Footer(d, r.CostUSD)
 		text = strings.TrimSpace(text + suffix)
 	}
 	streamed := t.live.stream.s != nil
@@ -181,12 +182,12 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	replyInLive := t.live.posted && len(activity) == 0
 	switch {
 	case t.live.posted && !replyInLive:
-		cv.finishLive(ctx, tail(render(activity), cv.maxRunes()))
+		cv.finishLive(ctx, render.Tail(render.Join(activity), cv.maxRunes()))
 	case !t.live.posted && !streamed && len(activity) > 0 && cv.streams():
 		// A turn faster than the first live post: its activity leads the reply.
-		text = render(activity) + "\n\n" + text
+		text = render.Join(activity) + "\n\n" + text
 	}
-	parts := chunks(text, cv.maxRunes())
+	parts := render.Chunks(text, cv.maxRunes())
 	replies := make([]store.OutboxMessage, len(parts))
 	for i, c := range parts {
 		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"maps"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 		cv.openPlan(ctx, req)
 		return
 	}
-	subject := permissionSubject(req.ToolName, req.Input)
+	subject := render.PermissionSubject(req.ToolName, req.Input)
 	grants := cv.activeGrants(ctx)
 	v, grant := decidePolicy(cv.profile.Rules, grants, req.ToolName, subject)
 	switch {
@@ -66,31 +67,11 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 		id:          req.RequestID,
 		kind:        cardPermission,
 		req:         req,
-		body:        permissionBody(req.ToolName, req.Input, req.Description, reason, cv.profile.Workdir),
+		body:        render.PermissionBody(req.ToolName, req.Input, req.Description, reason, cv.profile.Workdir),
 		always:      always,
 		alwaysLabel: label,
 		grants:      grantsToStore,
 	})
-}
-
-// permissionSubject is what policy rules match for a tool: the command for
-// Bash, the file path for file tools, the URL for WebFetch.
-func permissionSubject(tool string, input json.RawMessage) string {
-	in := inputMap(input)
-	switch tool {
-	case "Bash":
-		return str(in, "command")
-	case "Write", "Edit", "MultiEdit", "Read":
-		return str(in, "file_path")
-	case "NotebookEdit":
-		return str(in, "notebook_path")
-	case "WebFetch":
-		return str(in, "url")
-	case "WebSearch":
-		return str(in, "query")
-	default:
-		return ""
-	}
 }
 
 // ruleDecision answers a request by the profile's policy rules (verdict v,
@@ -107,7 +88,7 @@ func (cv *conversation) ruleDecision(ctx context.Context, req streamjson.Permiss
 	}
 	msg := "Denied by the bridge's policy (" + why + "). Do not retry this call; tell the user what you needed instead."
 	if verbosity(cv.bot) != config.VerbosityQuiet {
-		cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(permissionSubject(req.ToolName, req.Input), 100)))
+		cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(render.PermissionSubject(req.ToolName, req.Input), 100)))
 		cv.touchLive(ctx)
 	}
 	cv.autoDecision(ctx, req, streamjson.Decision{Message: msg}, store.DecisionRuleDeny, desc, msg)
@@ -135,11 +116,11 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 	}
 	cv.cardSeq++
 	cd.seq = cv.cardSeq
-	if t := cv.turn; t != nil && (t.live.posted || cv.streams() && hasText(t.segs)) {
+	if t := cv.turn; t != nil && (t.live.posted || cv.streams() && render.HasText(t.segs)) {
 		// Close the live message so the rest of the turn appears below the
 		// card. On a quick turn its first post is not due yet: post the text
 		// that introduces the card now, or it would show below the card.
-		text := tail(render(t.segs), cv.maxRunes())
+		text := render.Tail(render.Join(t.segs), cv.maxRunes())
 		if t.live.posted {
 			cv.finishLive(ctx, text)
 		} else if text != "" {
@@ -177,16 +158,6 @@ func (cv *conversation) openCard(ctx context.Context, cd *card) {
 		return st.SetApprovalCardRef(ctx, id, encodeRef(ref), msgID)
 	}, "request", id)
 	cv.cards[cd.id] = cd
-}
-
-// hasText reports whether segs hold assistant text (not only tool lines).
-func hasText(segs []segment) bool {
-	for _, s := range segs {
-		if s.kind == segText && strings.TrimSpace(s.text) != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // onAction handles a click on one of this conversation's cards.
@@ -300,8 +271,8 @@ func (cv *conversation) retireCard(ctx context.Context, cd *card, status string)
 		return
 	}
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	text := truncate(decidedText(cd.body, status), cv.maxRunes())
-	instead := bridges.Message{Text: truncate(status, cv.maxRunes()), ReplyTo: cd.ref.ID}
+	text := render.Truncate(render.DecidedText(cd.body, status), cv.maxRunes())
+	instead := bridges.Message{Text: render.Truncate(status, cv.maxRunes()), ReplyTo: cd.ref.ID}
 	if _, err := cv.editOrPost(ctx, cd.ref, bridges.Message{Text: text, CardID: cd.id}, instead); err != nil {
 		cv.log.Warn("update decided card", "card", cd.id, "err", err)
 	}
@@ -324,7 +295,7 @@ func (cv *conversation) expireCard(ctx context.Context, id string) {
 	if cd == nil {
 		return
 	}
-	wait := formatWait(cv.profile.ApprovalTimeout)
+	wait := render.FormatWait(cv.profile.ApprovalTimeout)
 	msg := "Nobody approved this tool call within " + wait + " (the bridge's approval timeout), so it was denied. " +
 		"Do not retry it now: tell the user what you wanted to do so they can approve it when they are back."
 	switch cd.kind {

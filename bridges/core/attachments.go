@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,8 +54,8 @@ func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, file
 			continue
 		case f.Size > limit:
 			cv.log.Info("attachment refused: too large", "file", f.Name, "bytes", f.Size, "limit", limit)
-			cv.notice(ctx, fmt.Sprintf("📎 %s is too large (%s): files up to %s reach the agent.", codeSpan(f.Name), byteSize(f.Size), byteSize(limit)))
-			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s is larger than %s]", f.Name, byteSize(limit)))
+			cv.notice(ctx, fmt.Sprintf("📎 %s is too large (%s): files up to %s reach the agent.", codeSpan(f.Name), render.ByteSize(f.Size), render.ByteSize(limit)))
+			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s is larger than %s]", f.Name, render.ByteSize(limit)))
 			continue
 		}
 		data, err := ff.FetchFile(ctx, f, limit)
@@ -73,7 +74,7 @@ func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, file
 			notes = append(notes, fmt.Sprintf("[attachment could not be saved: %s]", f.Name))
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("[attached file saved for you at %s (%s, %s)]", path, orDefault(f.MimeType, "unknown type"), byteSize(int64(len(data)))))
+		notes = append(notes, fmt.Sprintf("[attached file saved for you at %s (%s, %s)]", path, orDefault(f.MimeType, "unknown type"), render.ByteSize(int64(len(data)))))
 	}
 	return imgs, notes
 }
@@ -151,16 +152,4 @@ func safeFileName(name string) string {
 		return "file"
 	}
 	return s
-}
-
-// byteSize renders n bytes compactly: "812 B", "14.2 KB", "25.0 MB".
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d B", n)
-	}
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -41,5 +42,5 @@ func (cv *conversation) failureText(r streamjson.Result) (text string, auth bool
 			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)
 		return authHelp(cv.profile.Name, r), true
 	}
-	return resultError(r), false
+	return render.ResultError(r), false
 }

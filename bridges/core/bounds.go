@@ -85,14 +85,14 @@ func (t *turn) trimActivity() {
 	}
 	t.size = 0
 	for _, s := range t.segs {
-		t.size += len(s.text)
+		t.size += len(s.Text)
 	}
 	if t.size <= maxTurnActivity {
 		return
 	}
 	k := 0
 	for k < len(t.segs)-1 && t.size > maxTurnActivity/2 {
-		t.size -= len(t.segs[k].text)
+		t.size -= len(t.segs[k].Text)
 		k++
 	}
 	t.segs = slices.Clone(t.segs[k:]) // release the dropped text

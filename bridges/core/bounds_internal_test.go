@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -160,11 +161,11 @@ func TestTurnActivityBounded(t *testing.T) {
 	}
 	// The newest activity is intact, and the index still finds tool lines.
 	n := len(tr.segs)
-	if !strings.HasPrefix(tr.segs[n-2].text, last) || !strings.HasSuffix(tr.segs[n-1].text, strings.Repeat("y", 500)) {
-		t.Errorf("newest segments changed: %q / %q", tr.segs[n-2].text[:40], tr.segs[n-1].text[:40])
+	if !strings.HasPrefix(tr.segs[n-2].Text, last) || !strings.HasSuffix(tr.segs[n-1].Text, strings.Repeat("y", 500)) {
+		t.Errorf("newest segments changed: %q / %q", tr.segs[n-2].Text[:40], tr.segs[n-1].Text[:40])
 	}
 	for id, i := range tr.toolSeg {
-		if i < 0 || i >= n || tr.segs[i].kind != segTool || !strings.Contains(tr.segs[i].text, "step "+strings.TrimPrefix(id, "tool")+" ") {
+		if i < 0 || i >= n || tr.segs[i].Kind != render.SegTool || !strings.Contains(tr.segs[i].Text, "step "+strings.TrimPrefix(id, "tool")+" ") {
 			t.Fatalf("toolSeg[%s] = %d does not point at its line", id, i)
 		}
 	}
@@ -180,7 +181,7 @@ func TestTurnActivityBounded(t *testing.T) {
 func activityBytes(t *turn) int {
 	n := 0
 	for _, s := range t.segs {
-		n += len(s.text)
+		n += len(s.Text)
 	}
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"path/filepath"
 	"strings"
 	"time"
@@ -370,7 +371,7 @@ func quotedPrefix(quoted string) string {
 	}
 	var b strings.Builder
 	b.WriteString("[Replying to this message]\n")
-	for line := range strings.Lines(truncate(quoted, maxQuotedRunes)) {
+	for line := range strings.Lines(render.Truncate(quoted, maxQuotedRunes)) {
 		b.WriteString("> " + strings.TrimRight(line, "\n") + "\n")
 	}
 	return b.String() + "\n"

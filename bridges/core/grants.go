@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"slices"
 	"strings"
 
@@ -219,7 +220,7 @@ func alwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants 
 	}
 	if len(rules) > 0 {
 		return append(rules, dirs...), grants,
-			"Always allow adds the rule " + codeSpan(truncate(strings.Join(ruleNames, ", "), 200)) + " to this conversation"
+			"Always allow adds the rule " + codeSpan(render.Truncate(strings.Join(ruleNames, ", "), 200)) + " to this conversation"
 	}
 	others := append(modeSets, dirs...)
 	if len(others) == 0 {

@@ -3,7 +3,7 @@ package core
 import (
 	"context"
 	"errors"
-	"strconv"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 	"unicode/utf8"
 
@@ -18,26 +18,9 @@ type liveStream struct {
 	s        bridges.Stream
 	refused  bool // the platform refused to stream this turn: post and edit
 	broken   bool // an Append failed: nothing more is appended
-	cur      streamCursor
+	cur      render.Cursor
 	pending  []bridges.StreamTask // task updates not sent yet
 	sentTask map[string]string    // tool ids shown as tasks → their titles
-}
-
-// streamCursor is how far the stream has shown the turn.
-type streamCursor struct {
-	seg   int  // absolute index of the first segment not fully shown
-	bytes int  // bytes of that segment's text shown (text segments)
-	runes int  // runes of text shown in all
-	full  bool // text reached the limit: no more is shown
-	fence bool // a ``` code block is open in the text shown
-}
-
-// closing returns the text that closes an open code block, if any.
-func (c streamCursor) closing() []bridges.StreamChunk {
-	if !c.fence {
-		return nil
-	}
-	return []bridges.StreamChunk{{Text: "\n```\n"}}
 }
 
 // toolDone notes a tool's result for the stream: the tool's task becomes
@@ -54,7 +37,7 @@ func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
 		st.Status = bridges.TaskFailed
 	}
 	if full {
-		st.Output = strings.TrimSpace(resultLine(r))
+		st.Output = strings.TrimSpace(render.ResultLine(r))
 	}
 	ls.pending = append(ls.pending, st)
 	l.dirty = true
@@ -62,56 +45,14 @@ func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
 }
 
 // streamChunks returns what the stream does not show yet of t, and the
-// cursor once it is shown. Text stops at maxRunes runes (cur.full).
-func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, streamCursor) {
+// cursor once it is shown (render.StreamChunks).
+func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, render.Cursor) {
 	ls := &t.live.stream
-	cur := ls.cur
-	var chunks []bridges.StreamChunk
-	for _, u := range ls.pending {
-		chunks = append(chunks, bridges.StreamChunk{Task: &u})
-	}
-	if rel := cur.seg - t.trimmedSegs; rel < 0 { // trimmed before it was shown
-		cur.seg, cur.bytes = t.trimmedSegs, 0
-	}
-	for i := cur.seg - t.trimmedSegs; i < len(t.segs); i++ {
-		s := t.segs[i]
-		last := i == len(t.segs)-1
-		switch s.kind {
-		case segText:
-			text := s.text[cur.bytes:]
-			if cur.bytes == 0 && cur.runes > 0 {
-				text = "\n\n" + strings.TrimLeft(text, "\n")
-			}
-			if n := utf8.RuneCountInString(text); !cur.full && cur.runes+n > maxRunes {
-				cur.full = true
-			}
-			if !cur.full && text != "" {
-				chunks = append(chunks, bridges.StreamChunk{Text: text})
-				cur.runes += utf8.RuneCountInString(text)
-				cur.fence = cur.fence != (strings.Count(text, "```")%2 == 1)
-			}
-			if last && t.streaming { // the segment grows on
-				cur.bytes = len(s.text)
-				return chunks, cur
-			}
-		case segTool:
-			id := s.toolID
-			if id == "" {
-				id = "note-" + strconv.Itoa(cur.seg)
-			}
-			task := bridges.StreamTask{ID: id, Title: toolTitle(s.text), Status: bridges.TaskRunning}
-			if s.toolID == "" {
-				task.Status = bridges.TaskFailed // a refused call
-			}
-			chunks = append(chunks, bridges.StreamChunk{Task: &task})
-		}
-		cur.seg, cur.bytes = cur.seg+1, 0
-	}
-	return chunks, cur
+	return render.StreamChunks(t.segs, t.trimmedSegs, t.streaming, ls.pending, ls.cur, maxRunes)
 }
 
 // committed marks chunks from streamChunks as shown.
-func (t *turn) committed(cur streamCursor, chunks []bridges.StreamChunk) {
+func (t *turn) committed(cur render.Cursor, chunks []bridges.StreamChunk) {
 	ls := &t.live.stream
 	ls.cur = cur
 	ls.pending = nil
@@ -188,11 +129,11 @@ func (cv *conversation) endStream(ctx context.Context, answer, suffix string) ([
 	s := ls.s
 	ls.s = nil
 	n := len(t.segs)
-	answerStreamed := n > 0 && t.segs[n-1].kind == segText && strings.TrimSpace(t.segs[n-1].text) == answer
+	answerStreamed := n > 0 && t.segs[n-1].Kind == render.SegText && strings.TrimSpace(t.segs[n-1].Text) == answer
 	if !ls.broken && answerStreamed {
 		t.streaming = false
 		chunks, cur := t.streamChunks(cv.maxRunes())
-		if !cur.full && cur.runes+utf8.RuneCountInString(suffix) <= cv.maxRunes() {
+		if !cur.Full && cur.Runes+utf8.RuneCountInString(suffix) <= cv.maxRunes() {
 			if suffix != "" {
 				chunks = append(chunks, bridges.StreamChunk{Text: suffix})
 			}
@@ -200,16 +141,16 @@ func (cv *conversation) endStream(ctx context.Context, answer, suffix string) ([
 			return chunks, true
 		}
 	}
-	rest := ls.cur.closing()
+	rest := ls.cur.Closing()
 	if !ls.broken {
 		saved := t.segs
 		if answerStreamed {
 			t.segs = t.segs[:n-1] // the activity only: the answer is posted
 		}
 		t.streaming = false
-		var cur streamCursor
+		var cur render.Cursor
 		rest, cur = t.streamChunks(cv.maxRunes())
-		rest = append(rest, cur.closing()...)
+		rest = append(rest, cur.Closing()...)
 		t.segs = saved
 	}
 	if err := s.Stop(ctx, rest); err != nil {
@@ -227,12 +168,12 @@ func (cv *conversation) stopStream(ctx context.Context, last string) {
 	}
 	s := t.live.stream.s
 	t.live.stream.s = nil
-	chunks := t.live.stream.cur.closing()
+	chunks := t.live.stream.cur.Closing()
 	if !t.live.stream.broken {
 		t.streaming = false
-		var cur streamCursor
+		var cur render.Cursor
 		chunks, cur = t.streamChunks(cv.maxRunes())
-		chunks = append(chunks, cur.closing()...)
+		chunks = append(chunks, cur.Closing()...)
 		if last != "" {
 			chunks = append(chunks, bridges.StreamChunk{Text: last})
 		}
@@ -240,15 +181,4 @@ func (cv *conversation) stopStream(ctx context.Context, last string) {
 	if err := s.Stop(ctx, chunks); err != nil {
 		cv.log.Warn("stop stream", "err", err)
 	}
-}
-
-// toolTitle is the plain text of a tool line ("› `Bash: ls`" → "Bash: ls";
-// a result line under it is left out).
-func toolTitle(line string) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(line), "\n")
-	s = strings.TrimSpace(strings.TrimPrefix(s, "›"))
-	if ticks := len(s) - len(strings.TrimLeft(s, "`")); ticks > 0 {
-		s = strings.TrimSpace(strings.TrimSuffix(s[ticks:], strings.Repeat("`", ticks)))
-	}
-	return s
 }

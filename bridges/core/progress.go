@@ -2,7 +2,7 @@ package core
 
 import (
 	"context"
-	"strings"
+	"github.com/agentbridge/agentbridge/bridges/render"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
@@ -39,9 +39,9 @@ func (cv *conversation) progressLine(ctx context.Context) {
 	if len(cv.cards) > 0 {
 		return
 	}
-	line := "⏳ Still working… " + formatWait(cv.core.clock.Now().Sub(t.start)) + " so far"
+	line := "⏳ Still working… " + render.FormatWait(cv.core.clock.Now().Sub(t.start)) + " so far"
 	if verbosity(cv.bot) != config.VerbosityQuiet {
-		if last := lastToolLine(t.segs); last != "" {
+		if last := render.LastToolLine(t.segs); last != "" {
 			line += " · last: " + last
 		}
 	}
@@ -67,16 +67,4 @@ func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) 
 		return
 	}
 	t.progress = ref
-}
-
-// lastToolLine is the first line of the turn's latest tool line, without
-// its "› " marker; "" if the turn called no tool.
-func lastToolLine(segs []segment) string {
-	for i := len(segs) - 1; i >= 0; i-- {
-		if segs[i].kind == segTool {
-			first, _, _ := strings.Cut(strings.TrimSpace(segs[i].text), "\n")
-			return strings.TrimPrefix(first, "› ")
-		}
-	}
-	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -31,7 +32,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 		cv.deliverPending(ctx)
 		return
 	}
-	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", truncate(e.StderrTail, 500))
+	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", render.Truncate(e.StderrTail, 500))
 	cv.expireAllCards(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
 	var n int
@@ -77,7 +78,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 // message keeps what it showed, marked as interrupted.
 func (cv *conversation) interruptTurn(ctx context.Context) {
 	if t := cv.turn; t != nil && t.live.posted {
-		cv.finishLive(ctx, tail(render(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
+		cv.finishLive(ctx, render.Tail(render.Join(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
 	}
 	cv.stopStream(ctx, "\n\n_(interrupted)_")
 	cv.endTurn(ctx)
@@ -190,7 +191,7 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 	for _, a := range open {
 		if ref, ok := decodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
-				text := truncate(decidedText(staleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
+				text := render.Truncate(render.DecidedText(staleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}
 				if _, err := editOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
 					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
@@ -207,16 +208,16 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 func staleCardBody(a store.Approval, workdir string) string {
 	switch a.ToolName {
 	case "ExitPlanMode":
-		return planBody(str(inputMap(a.Input), "plan"), defaultMaxRunes)
+		return render.PlanBody(render.Str(render.InputMap(a.Input), "plan"), render.DefaultMaxRunes)
 	case "AskUserQuestion":
 		var in struct {
-			Questions []question `json:"questions"`
+			Questions []render.Question `json:"questions"`
 		}
 		if err := json.Unmarshal(a.Input, &in); err == nil && len(in.Questions) > 0 {
-			return questionBody(in.Questions, nil)
+			return render.QuestionBody(in.Questions, nil)
 		}
 	}
-	return permissionBody(a.ToolName, a.Input, "", "", workdir)
+	return render.PermissionBody(a.ToolName, a.Input, "", "", workdir)
 }
 
 // workdirOf returns the agent workdir of bot, for relative paths in cards.
@@ -233,5 +234,5 @@ func maxRunesOf(p bridges.Platform) int {
 	if n := p.Limits().MaxMessageRunes; n > 0 {
 		return n
 	}
-	return defaultMaxRunes
+	return render.DefaultMaxRunes
 }
