@@ -3,11 +3,11 @@ package core
 import (
 	"context"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -3,13 +3,14 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/grants"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
@@ -32,8 +33,7 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 		return
 	}
 	subject := render.PermissionSubject(req.ToolName, req.Input)
-	grants := cv.activeGrants(ctx)
-	v, grant := decidePolicy(cv.profile.Rules, grants, req.ToolName, subject)
+	v, grant := grants.Decide(cv.profile.Rules, cv.activeGrants(ctx), req.ToolName, subject)
 	switch {
 	case v.Action == policy.ActionAllow && grant != nil:
 		cv.grantDecision(ctx, req, v, *grant)
@@ -48,7 +48,7 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 			"bridge tool (acts on this conversation only)", "")
 		return
 	}
-	always, grantsToStore, label := alwaysPermissions(req.Suggestions)
+	always, grantsToStore, label := grants.AlwaysPermissions(req.Suggestions)
 	if v.Rule.Action == policy.ActionAsk {
 		// A profile rule says to ask every time: a grant would never apply.
 		always, grantsToStore, label = nil, nil, ""
@@ -77,7 +77,7 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 // ruleDecision answers a request by the profile's policy rules (verdict v,
 // allow or deny), without a card.
 func (cv *conversation) ruleDecision(ctx context.Context, req streamjson.PermissionRequest, v policy.Verdict) {
-	desc := "rule " + ruleText(v.Rule)
+	desc := "rule " + grants.RuleText(v.Rule)
 	if v.Action != policy.ActionDeny {
 		cv.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow, desc, "")
 		return

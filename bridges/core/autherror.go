@@ -1,10 +1,10 @@
 package core
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // authFailed reports whether a failed result means the agent has no valid

@@ -2,10 +2,10 @@ package core
 
 import (
 	"encoding/json"
-	"github.com/agentbridge/agentbridge/bridges/render"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config/policy"
 )
 
@@ -31,7 +31,7 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []policy.Rule     // what "Always allow" stores for the conversation (see alwaysPermissions)
+	grants      []policy.Rule     // what "Always allow" stores for the conversation (see grants.AlwaysPermissions)
 	questions   []render.Question // cardQuestion
 	picked      [][]bool          // cardQuestion: selected options per question
 	schedule    *scheduleRequest  // cardSchedule: what approving it creates

@@ -2,9 +2,9 @@ package core
 
 import (
 	"context"
-	"github.com/agentbridge/agentbridge/bridges/render"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 

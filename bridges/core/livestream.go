@@ -3,12 +3,12 @@ package core
 import (
 	"context"
 	"errors"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // liveStream is a turn's native stream (Streamer): what of the turn's

@@ -2,13 +2,13 @@ package core
 
 import (
 	"encoding/json"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/grants"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -40,7 +41,7 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 	}
 	cv.log.Info("grant removed", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.id, "granted_by", g.GrantedBy)
 	msg := fmt.Sprintf("🗑 Removed grant #%d (%s, granted by %s); such requests ask again.",
-		g.Num, codeSpan(ruleText(grantRule(g))), mention(author{id: g.GrantedBy}))
+		g.Num, codeSpan(grants.RuleText(grants.Rule(g))), mention(author{id: g.GrantedBy}))
 	// The running CLI still holds the rule for its session: restart it
 	// (resuming the session) so that it forgets it.
 	switch {
@@ -63,7 +64,7 @@ func (cv *conversation) rulesText(ctx context.Context) string {
 		b.WriteString("_none: every request not covered by the permission mode asks_\n")
 	}
 	for i, r := range cv.profile.Rules {
-		fmt.Fprintf(&b, "%d. %s %s\n", i+1, r.Action, codeSpan(ruleText(r)))
+		fmt.Fprintf(&b, "%d. %s %s\n", i+1, r.Action, codeSpan(grants.RuleText(r)))
 	}
 	b.WriteString("**Grants of this conversation** (from Always allow; checked after the policy rules):\n")
 	gs, err := cv.core.st.ActiveGrants(ctx, cv.id)
@@ -75,7 +76,7 @@ func (cv *conversation) rulesText(ctx context.Context) string {
 		b.WriteString("_none_\n")
 	}
 	for _, g := range gs {
-		fmt.Fprintf(&b, "#%d allow %s — granted by %s on %s\n", g.Num, codeSpan(ruleText(grantRule(g))),
+		fmt.Fprintf(&b, "#%d allow %s — granted by %s on %s\n", g.Num, codeSpan(grants.RuleText(grants.Rule(g))),
 			mention(author{id: g.GrantedBy}), g.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	if adminsConfigured(cv.bot) {

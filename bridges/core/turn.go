@@ -1,12 +1,12 @@
 package core
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // turn is what the worker knows about the running turn: who started it and
