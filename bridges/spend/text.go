@@ -2,10 +2,10 @@ package spend
 
 import (
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 
