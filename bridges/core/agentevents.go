@@ -136,7 +136,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 // commit), the live message's final form.
 func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	t := cv.beginTurn(ctx)
-	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
+	cv.core.opts.Metrics.Result(cv.bot.Name, r.IsError, r.CostUSD)
 	usage := store.Usage{
 		ConversationID: cv.id, SessionID: r.SessionID, UserID: cv.payer(t), CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,

@@ -253,7 +253,7 @@ func (cv *conversation) auditRequest(ctx context.Context, a store.Approval) {
 // audit records a decision in the approvals table (on a full disk, once
 // it has room, after its request).
 func (cv *conversation) audit(ctx context.Context, id string, d store.Decision, by, msg string) {
-	cv.core.opts.Metrics.approval(cv.bot.Name, string(d))
+	cv.core.opts.Metrics.Approval(cv.bot.Name, string(d))
 	st := cv.core.st
 	cv.recordOrLog(ctx, "audit permission decision", func(ctx context.Context) error {
 		_, err := st.RecordApprovalDecision(ctx, id, d, by, msg)

@@ -168,4 +168,4 @@ func (cv *conversation) connectionLines(who author) string {
 var _ bridges.MessageCounter = botHandler{}
 
 // CountMessage implements bridges.MessageCounter.
-func (h botHandler) CountMessage(outcome string) { h.opts.Metrics.message(h.bot, outcome) }
+func (h botHandler) CountMessage(outcome string) { h.opts.Metrics.Message(h.bot, outcome) }

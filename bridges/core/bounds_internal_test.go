@@ -290,22 +290,6 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestEventsDroppedMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	m.agentEventsDropped("bot", 7, false)
-	m.agentEventsDropped("bot", 2, true)
-	if got := counterValue(t, reg, "agentbridge_agent_events_dropped_total", "bot"); got != 9 {
-		t.Errorf("events dropped = %v, want 9", got)
-	}
-	if got := counterValue(t, reg, "agentbridge_agent_event_overflows_total", "bot"); got != 1 {
-		t.Errorf("overflows = %v, want 1", got)
-	}
-	var nilMetrics *Metrics
-	nilMetrics.agentEventsDropped("bot", 1, true) // no metrics: no panic
-	nilMetrics.evicted(evictRefusals, 1)
-}
-
 // counterValue reads the counter name of reg whose only label has the
 // value label (0 if there is none).
 func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {

@@ -266,13 +266,13 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	log := c.log.With("key", m.Key, "msg_id", m.MsgID, "user", m.UserID)
 	if !channelAllowed(bot, m.Key.Channel) {
 		log.Info("message ignored: channel not allowed")
-		c.opts.Metrics.message(m.Key.Bot, "ignored")
+		c.opts.Metrics.Message(m.Key.Bot, "ignored")
 		return nil
 	}
 	if !userAllowed(bot, m.UserID) {
 		log.Info("message refused: user not allowed")
 		c.refuse(ctx, m)
-		c.opts.Metrics.message(m.Key.Bot, "refused")
+		c.opts.Metrics.Message(m.Key.Bot, "refused")
 		return nil
 	}
 	conv, created, err := c.st.GetOrCreateConversation(ctx, storeKey(m.Key), bot.Agent, m.UserID)
@@ -291,10 +291,10 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	if r.Duplicate {
 		log.Debug("duplicate delivery ignored", "ledger", r.Msg.ID, "state", r.Msg.State)
-		c.opts.Metrics.message(m.Key.Bot, "duplicate")
+		c.opts.Metrics.Message(m.Key.Bot, "duplicate")
 		return nil
 	}
-	c.opts.Metrics.message(m.Key.Bot, "accepted")
+	c.opts.Metrics.Message(m.Key.Bot, "accepted")
 	return nil // durable either way
 }
 
@@ -477,15 +477,15 @@ func (c *Core) refuse(ctx context.Context, m bridges.Inbound) {
 	c.mu.Unlock()
 	eph, ok := p.(bridges.Ephemeral)
 	if !ok {
-		c.opts.Metrics.strangerNotice(m.Key.Bot, "none")
+		c.opts.Metrics.StrangerNotice(m.Key.Bot, "none")
 		return
 	}
 	if err := eph.PostEphemeral(ctx, m.Key, m.UserID, strangerNotice); err != nil {
 		c.log.Warn("private notice to a stranger failed", "key", m.Key, "user", m.UserID, "err", err)
-		c.opts.Metrics.strangerNotice(m.Key.Bot, "failed")
+		c.opts.Metrics.StrangerNotice(m.Key.Bot, "failed")
 		return
 	}
-	c.opts.Metrics.strangerNotice(m.Key.Bot, "ephemeral")
+	c.opts.Metrics.StrangerNotice(m.Key.Bot, "ephemeral")
 }
 
 // replyPrivately answers a clicker through Action.Reply, if the platform

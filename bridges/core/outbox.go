@@ -58,7 +58,7 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // stopping: the reply stays pending for the next run
 		}
-		cv.core.opts.Metrics.outboxFailure(cv.bot.Name)
+		cv.core.opts.Metrics.OutboxFailure(cv.bot.Name)
 		reason := cv.giveUpReason(row, err)
 		if reason == "" {
 			upd, merr := cv.core.st.MarkOutboxRetry(ctx, row.ID, err.Error())
@@ -79,7 +79,7 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 			cv.retryOutbox()
 			return
 		}
-		cv.core.opts.Metrics.outboxGivenUp(cv.bot.Name, reason)
+		cv.core.opts.Metrics.OutboxGivenUp(cv.bot.Name, reason)
 		cv.log.Error("reply could not be posted; giving up", "outbox", row.ID, "reason", reason,
 			"attempts", upd.Attempts, "age", cv.core.clock.Now().Sub(row.CreatedAt).Round(time.Second), "err", err)
 		cv.tellGivenUp(ctx, row, cv.failedNotice(reason, row, err))

@@ -22,7 +22,7 @@ const removeTimeout = 15 * time.Second
 // resumed session with a note that the previous turn was interrupted.
 func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	cv.sess = nil
-	cv.core.opts.Metrics.exit(cv.bot.Name, e.Reason)
+	cv.core.opts.Metrics.Exit(cv.bot.Name, e.Reason)
 	if e.Expected {
 		cv.log.Debug("agent stopped", "reason", e.Reason)
 		cv.expireAllCards(ctx, "⌛ Expired: the agent stopped.")

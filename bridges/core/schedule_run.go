@@ -61,7 +61,7 @@ func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, l
 			if !announced {
 				c.postSchedule(ctx, key, header, log)
 			}
-			c.opts.Metrics.message(key.Bot, "scheduled")
+			c.opts.Metrics.Message(key.Bot, "scheduled")
 		},
 		Log: log,
 	})

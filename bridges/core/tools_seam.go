@@ -193,7 +193,7 @@ func (t *toolConv) UploadLimit() (int64, bool) {
 }
 
 func (t *toolConv) ToolCalled(tool, outcome string) {
-	t.core.opts.Metrics.toolCall(t.bot, tool, outcome)
+	t.core.opts.Metrics.ToolCall(t.bot, tool, outcome)
 }
 
 // post posts m into the conversation, within the channel's post budget.
