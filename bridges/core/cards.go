@@ -41,62 +41,33 @@ type card struct {
 // card but a schedule the agent asks for).
 func (cd *card) answersCLI() bool { return cd.kind != cardSchedule }
 
-// cardMessage renders an open card. A platform without buttons gets a
-// permission or plan card's buttons all the same: it shows them as
-// numbered choices and reads replies with ChoiceFromText. Question cards
-// there (answered by text, options numbered in the body) and cards with
-// more buttons than the platform shows list the choices in the text.
+// message renders the open card (render.CardMessage); a permission card
+// notes what Always allow does.
 func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
-	buttons := cd.buttons()
-	useButtons := lim.CanButtons && (lim.MaxButtons <= 0 || len(buttons) <= lim.MaxButtons) ||
-		!lim.CanButtons && cd.kind != cardQuestion
-	text := cd.body
-	if cd.kind == cardPermission && cd.alwaysLabel != "" {
-		text += "\n_" + cd.alwaysLabel + "_"
+	c := render.Card{ID: cd.id, Body: cd.body, Buttons: cd.buttons()}
+	switch cd.kind {
+	case cardPermission:
+		c.Note = cd.alwaysLabel
+	case cardQuestion:
+		c.Questions = cd.questions
 	}
-	if !useButtons {
-		text += "\n\n" + cd.textChoices()
-		buttons = nil
-	} else if cd.kind == cardQuestion {
-		text += "\n_Or type your own answer: your next message answers this question._"
-	}
-	return bridges.Message{Text: render.Truncate(text, maxRunes), CardID: cd.id, Buttons: buttons}
+	return render.CardMessage(c, lim, maxRunes)
 }
 
 // buttons are the card's choices.
 func (cd *card) buttons() []bridges.Button {
 	switch cd.kind {
 	case cardPlan:
-		return []bridges.Button{
-			{ID: bridges.ChoiceApprove, Label: "Approve", Style: bridges.StylePrimary},
-			{ID: bridges.ChoiceApproveEdits, Label: "Approve + accept edits"},
-			{ID: bridges.ChoiceReject, Label: "Reject", Style: bridges.StyleDanger},
-		}
+		return render.PlanButtons()
 	case cardSchedule:
-		return []bridges.Button{
-			{ID: bridges.ChoiceAllow, Label: "Create schedule", Style: bridges.StylePrimary},
-			{ID: bridges.ChoiceDeny, Label: "Refuse", Style: bridges.StyleDanger},
-		}
+		return render.ScheduleButtons()
 	case cardQuestion:
 		return render.QuestionButtons(cd.questions, cd.picked)
 	default:
-		bs := []bridges.Button{{ID: bridges.ChoiceAllow, Label: "Allow", Style: bridges.StylePrimary}}
-		if cd.always != nil {
-			bs = append(bs, bridges.Button{ID: bridges.ChoiceAlways, Label: "Always allow"})
-		}
-		return append(bs, bridges.Button{ID: bridges.ChoiceDeny, Label: "Deny", Style: bridges.StyleDanger})
+		return render.PermissionButtons(cd.always != nil)
 	}
 }
 
 // needsSubmit: one click cannot answer the card, so clicks toggle and
 // Submit answers (render.NeedsSubmit).
 func (cd *card) needsSubmit() bool { return render.NeedsSubmit(cd.questions) }
-
-// textChoices explains how to answer by replying, when the card's
-// choices are not shown as buttons.
-func (cd *card) textChoices() string {
-	if cd.kind != cardQuestion {
-		return "Reply " + bridges.NumberedChoices(cd.buttons()) + "."
-	}
-	return render.QuestionReplyHint(cd.questions)
-}

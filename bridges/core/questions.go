@@ -218,23 +218,13 @@ func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (ope
 		cv.notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
 		return nil, true, true
 	}
-	if !isChoiceText(text) {
+	if !render.IsChoiceText(text) {
 		return nil, true, false // about the closed card, for the agent
 	}
 	cv.log.Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
 	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+render.ClosedHow(a)+
 		" — so your reply decided nothing. Reply to an open request to decide it.")
 	return nil, true, true
-}
-
-// isChoiceText reports whether text reads as a choice on some card: a
-// number, or a word ChoiceFromText knows.
-func isChoiceText(text string) bool {
-	if _, err := strconv.Atoi(strings.Trim(strings.TrimSpace(text), " .!")); err == nil {
-		return true
-	}
-	all := append((&card{kind: cardPermission, always: []json.RawMessage{}}).buttons(), (&card{kind: cardPlan}).buttons()...)
-	return bridges.ChoiceFromText(all, text) != ""
 }
 
 // newestCard returns the most recently opened open card of the given kinds.
