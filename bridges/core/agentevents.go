@@ -61,7 +61,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			cv.notice(ctx, "⏳ Background task started: "+oneLine(orDefault(e.Description, e.TaskType), 200))
 		}
 	case streamjson.TaskNotification:
-		cv.notice(ctx, taskNotice(e))
+		cv.notice(ctx, render.TaskNotice(e))
 	case streamjson.Notice:
 		if e.Level == "warning" || e.Level == "error" {
 			cv.notice(ctx, "ℹ️ "+oneLine(e.Text, 500))
@@ -266,21 +266,6 @@ func (cv *conversation) endTurn(ctx context.Context) {
 // have (e.g. its HOME or workdir changed).
 func resumeFailed(r streamjson.Result) bool {
 	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
-}
-
-// taskNotice describes a finished background task.
-func taskNotice(e streamjson.TaskNotification) string {
-	summary := oneLine(orDefault(e.Summary, e.TaskID), 300)
-	switch e.Status {
-	case "completed":
-		return "✅ Background task finished: " + summary
-	case "failed":
-		return "❌ Background task failed: " + summary
-	case "stopped", "killed":
-		return "⏹ Background task stopped: " + summary
-	default:
-		return "ℹ️ Background task " + e.Status + ": " + summary
-	}
 }
 
 func orDefault(s, def string) string {

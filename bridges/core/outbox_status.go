@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -52,7 +53,7 @@ func (cv *conversation) outboxStatusLine(ctx context.Context) string {
 		since = oldest.FirstFailedAt
 	}
 	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
-		since.UTC().Format("2006-01-02 15:04:05 UTC"), roundAgo(cv.core.clock.Now().Sub(since)))
+		since.UTC().Format("2006-01-02 15:04:05 UTC"), render.RoundAgo(cv.core.clock.Now().Sub(since)))
 	if oldest.LastError != "" {
 		line += "; last error: " + oneLine(oldest.LastError, 200)
 	}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -191,7 +190,7 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 	for _, a := range open {
 		if ref, ok := decodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
-				text := render.Truncate(render.DecidedText(staleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
+				text := render.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}
 				if _, err := editOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
 					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
@@ -202,22 +201,6 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
 		}
 	}
-}
-
-// staleCardBody re-renders a card from its audit record.
-func staleCardBody(a store.Approval, workdir string) string {
-	switch a.ToolName {
-	case "ExitPlanMode":
-		return render.PlanBody(render.Str(render.InputMap(a.Input), "plan"), render.DefaultMaxRunes)
-	case "AskUserQuestion":
-		var in struct {
-			Questions []render.Question `json:"questions"`
-		}
-		if err := json.Unmarshal(a.Input, &in); err == nil && len(in.Questions) > 0 {
-			return render.QuestionBody(in.Questions, nil)
-		}
-	}
-	return render.PermissionBody(a.ToolName, a.Input, "", "", workdir)
 }
 
 // workdirOf returns the agent workdir of bot, for relative paths in cards.
