@@ -3,10 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/grants"
 	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
@@ -46,12 +44,8 @@ func (cv *conversation) storeGrants(ctx context.Context, cd *card, who author) (
 		cv.log.Error("store grants", "request", cd.id, "err", err)
 		return "grant not stored (database error)", " (for this agent process only: the grant could not be stored)"
 	}
-	var parts, nums []string
 	for _, g := range stored {
-		parts = append(parts, fmt.Sprintf("#%d %s", g.Num, grants.RuleText(grants.Rule(g))))
-		nums = append(nums, fmt.Sprintf("#%d", g.Num))
 		cv.log.Info("grant stored", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.id, "request", cd.id)
 	}
-	return "granted " + strings.Join(parts, ", "),
-		" (conversation rule " + strings.Join(nums, ", ") + "; " + bridges.CommandPrefix + "rules lists it)"
+	return grants.StoredText(stored)
 }

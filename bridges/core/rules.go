@@ -55,34 +55,12 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 	cv.notice(ctx, msg)
 }
 
-// rulesText lists the profile's policy rules (in order: the first match
-// wins) and the conversation's active grants.
+// rulesText lists the profile's policy rules and the conversation's
+// active grants (grants.ListText).
 func (cv *conversation) rulesText(ctx context.Context) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "📜 **Policy rules** of agent %s (the first match wins):\n", codeSpan(cv.profile.Name))
-	if len(cv.profile.Rules) == 0 {
-		b.WriteString("_none: every request not covered by the permission mode asks_\n")
-	}
-	for i, r := range cv.profile.Rules {
-		fmt.Fprintf(&b, "%d. %s %s\n", i+1, r.Action, codeSpan(grants.RuleText(r)))
-	}
-	b.WriteString("**Grants of this conversation** (from Always allow; checked after the policy rules):\n")
 	gs, err := cv.core.st.ActiveGrants(ctx, cv.id)
-	switch {
-	case err != nil:
+	if err != nil {
 		cv.log.Error("list grants", "err", err)
-		b.WriteString("⚠️ _could not read the grants (database error)_\n")
-	case len(gs) == 0:
-		b.WriteString("_none_\n")
 	}
-	for _, g := range gs {
-		fmt.Fprintf(&b, "#%d allow %s — granted by %s on %s\n", g.Num, codeSpan(grants.RuleText(grants.Rule(g))),
-			mention(author{id: g.GrantedBy}), g.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
-	}
-	if adminsConfigured(cv.bot) {
-		b.WriteString("_Admins remove a grant with `" + bridges.CommandPrefix + "rules rm N`._")
-	} else {
-		b.WriteString("_Removing grants needs admins, and this bot has none configured._")
-	}
-	return b.String()
+	return grants.ListText(cv.profile.Name, cv.profile.Rules, gs, err != nil, adminsConfigured(cv.bot))
 }
