@@ -101,28 +101,12 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 // answerQuestion allows AskUserQuestion with the original input plus the
 // answers.
 func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who author) {
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(cd.req.Input, &in); err != nil || in == nil {
-		in = make(map[string]json.RawMessage)
-	}
-	a, err := json.Marshal(answers)
+	updated, a, shown, err := render.Answered(cd.req.Input, cd.questions, answers)
 	if err != nil {
-		cv.log.Error("encode answers", "err", err)
+		cv.log.Error("answer question", "err", err)
 		return
 	}
-	in["answers"] = a
-	updated, err := json.Marshal(in)
-	if err != nil {
-		cv.log.Error("encode answered input", "err", err)
-		return
-	}
-	var shown []string
-	for _, q := range cd.questions {
-		if v, ok := answers[q.Question]; ok {
-			shown = append(shown, v)
-		}
-	}
-	status := "✅ Answered by " + mention(who) + ": " + oneLine(strings.Join(shown, "; "), 300)
+	status := "✅ Answered by " + mention(who) + ": " + oneLine(shown, 300)
 	cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
 }
 

@@ -299,3 +299,29 @@ func ClosedHow(a store.Approval) string {
 		return "decided (" + string(a.Decision) + ")"
 	}
 }
+
+// Answered is AskUserQuestion's input with the answers added (what the
+// CLI gets back), the answers as JSON (for the audit log), and the
+// answers in the questions' order, for the card's status.
+func Answered(input json.RawMessage, qs []Question, answers map[string]string) (updated, encoded json.RawMessage, shown string, err error) {
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(input, &in); err != nil || in == nil {
+		in = make(map[string]json.RawMessage)
+	}
+	encoded, err = json.Marshal(answers)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("encode answers: %w", err)
+	}
+	in["answers"] = encoded
+	updated, err = json.Marshal(in)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("encode answered input: %w", err)
+	}
+	var parts []string
+	for _, q := range qs {
+		if v, ok := answers[q.Question]; ok {
+			parts = append(parts, v)
+		}
+	}
+	return updated, encoded, strings.Join(parts, "; "), nil
+}
