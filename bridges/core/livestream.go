@@ -11,59 +11,36 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
-// liveStream is a turn's native stream (Streamer): what of the turn's
-// segments it shows so far. Segment positions are absolute (they count
-// the segments trimActivity dropped), so trimming does not confuse them.
+// liveStream is a turn's native stream (Streamer) and what of the turn's
+// segments it shows so far (render.StreamShown). Segment positions are
+// absolute (they count the segments trimActivity dropped), so trimming
+// does not confuse them.
 type liveStream struct {
-	s        bridges.Stream
-	refused  bool // the platform refused to stream this turn: post and edit
-	broken   bool // an Append failed: nothing more is appended
-	cur      render.Cursor
-	pending  []bridges.StreamTask // task updates not sent yet
-	sentTask map[string]string    // tool ids shown as tasks → their titles
+	s       bridges.Stream
+	refused bool // the platform refused to stream this turn: post and edit
+	broken  bool // an Append failed: nothing more is appended
+	render.StreamShown
 }
 
-// toolDone notes a tool's result for the stream: the tool's task becomes
-// complete (or failed), with the result's first line as its output when
-// full. It reports whether the stream has something new to show.
+// toolDone notes a tool's result for the stream (StreamShown.ToolDone).
+// It reports whether the stream has something new to show.
 func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
-	ls := &l.stream
-	title, shown := ls.sentTask[r.ToolUseID]
-	if ls.s == nil || !shown {
+	if l.stream.s == nil || !l.stream.ToolDone(r, full) {
 		return false
 	}
-	st := bridges.StreamTask{ID: r.ToolUseID, Title: title, Status: bridges.TaskComplete}
-	if r.IsError {
-		st.Status = bridges.TaskFailed
-	}
-	if full {
-		st.Output = strings.TrimSpace(render.ResultLine(r))
-	}
-	ls.pending = append(ls.pending, st)
 	l.dirty = true
 	return true
 }
 
 // streamChunks returns what the stream does not show yet of t, and the
-// cursor once it is shown (render.StreamChunks).
+// cursor once it is shown.
 func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, render.Cursor) {
-	ls := &t.live.stream
-	return render.StreamChunks(t.segs, t.trimmedSegs, t.streaming, ls.pending, ls.cur, maxRunes)
+	return t.live.stream.Chunks(t.segs, t.trimmedSegs, t.streaming, maxRunes)
 }
 
 // committed marks chunks from streamChunks as shown.
 func (t *turn) committed(cur render.Cursor, chunks []bridges.StreamChunk) {
-	ls := &t.live.stream
-	ls.cur = cur
-	ls.pending = nil
-	for _, c := range chunks {
-		if c.Task != nil && c.Task.Status == bridges.TaskRunning {
-			if ls.sentTask == nil {
-				ls.sentTask = make(map[string]string)
-			}
-			ls.sentTask[c.Task.ID] = c.Task.Title
-		}
-	}
+	t.live.stream.Committed(cur, chunks)
 }
 
 // streamLive shows the turn's news through the platform's native stream,
@@ -141,7 +118,7 @@ func (cv *conversation) endStream(ctx context.Context, answer, suffix string) ([
 			return chunks, true
 		}
 	}
-	rest := ls.cur.Closing()
+	rest := ls.Cur.Closing()
 	if !ls.broken {
 		saved := t.segs
 		if answerStreamed {
@@ -168,7 +145,7 @@ func (cv *conversation) stopStream(ctx context.Context, last string) {
 	}
 	s := t.live.stream.s
 	t.live.stream.s = nil
-	chunks := t.live.stream.cur.Closing()
+	chunks := t.live.stream.Cur.Closing()
 	if !t.live.stream.broken {
 		t.streaming = false
 		var cur render.Cursor

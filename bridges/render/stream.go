@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
@@ -130,4 +131,53 @@ func StreamChunks(segs []Segment, trimmed int, growing bool, pending []bridges.S
 		cur.Seg, cur.Bytes = cur.Seg+1, 0
 	}
 	return chunks, cur
+}
+
+// StreamShown is what a native stream shows of a turn: how far its text
+// and tool lines went (Cur), the task updates not sent yet, and the tasks
+// shown with their titles.
+type StreamShown struct {
+	Cur      Cursor
+	pending  []bridges.StreamTask // task updates not sent yet
+	sentTask map[string]string    // tool ids shown as tasks → their titles
+}
+
+// ToolDone notes a tool's result: the tool's task becomes complete (or
+// failed), with the result's first line as its output when full. It
+// reports whether there is something new to show (false when the tool
+// was not shown as a task).
+func (s *StreamShown) ToolDone(r streamjson.ToolResult, full bool) bool {
+	title, shown := s.sentTask[r.ToolUseID]
+	if !shown {
+		return false
+	}
+	st := bridges.StreamTask{ID: r.ToolUseID, Title: title, Status: bridges.TaskComplete}
+	if r.IsError {
+		st.Status = bridges.TaskFailed
+	}
+	if full {
+		st.Output = strings.TrimSpace(ResultLine(r))
+	}
+	s.pending = append(s.pending, st)
+	return true
+}
+
+// Chunks returns what the stream does not show yet of segs (see
+// StreamChunks), and the cursor once it is shown.
+func (s *StreamShown) Chunks(segs []Segment, trimmed int, growing bool, maxRunes int) ([]bridges.StreamChunk, Cursor) {
+	return StreamChunks(segs, trimmed, growing, s.pending, s.Cur, maxRunes)
+}
+
+// Committed marks chunks from Chunks as shown.
+func (s *StreamShown) Committed(cur Cursor, chunks []bridges.StreamChunk) {
+	s.Cur = cur
+	s.pending = nil
+	for _, c := range chunks {
+		if c.Task != nil && c.Task.Status == bridges.TaskRunning {
+			if s.sentTask == nil {
+				s.sentTask = make(map[string]string)
+			}
+			s.sentTask[c.Task.ID] = c.Task.Title
+		}
+	}
 }
