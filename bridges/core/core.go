@@ -9,10 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -80,6 +83,14 @@ type CoreOptions struct {
 	// agent works in its profile's workdir.
 	Worktrees Worktrees
 }
+
+// Metrics are the core's Prometheus metrics (bridges/metrics). A nil
+// *Metrics records nothing, so the core works without them (tests,
+// embedding).
+type Metrics = metrics.Metrics
+
+// NewMetrics creates the core's metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics { return metrics.New(reg) }
 
 // Core is the platform-neutral conversation core: it implements Handler for
 // every platform adapter, owns one worker per active conversation and drives

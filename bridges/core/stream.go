@@ -3,12 +3,15 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // liveStream is a turn's native stream (Streamer) and what of the turn's
@@ -158,4 +161,114 @@ func (cv *conversation) stopStream(ctx context.Context, last string) {
 	if err := s.Stop(ctx, chunks); err != nil {
 		cv.log.Warn("stop stream", "err", err)
 	}
+}
+
+// Progress lines: a platform that does not stream turns into a live
+// message (no Editor, or Limits.WholeAnswers) shows nothing between the
+// user's message and the answer; Limits.ProgressInterval asks for a short
+// line instead while a long turn runs, at most one per interval: one
+// message, edited where the platform can (showProgress).
+
+// progressing reports whether this conversation gets progress lines.
+func (cv *conversation) progressing() bool {
+	return cv.limits.ProgressInterval > 0 && !cv.streams()
+}
+
+// armProgress schedules the turn's next progress line.
+func (cv *conversation) armProgress() {
+	if cv.progressing() {
+		cv.after(cv.limits.ProgressInterval, timerProgress, "")
+	}
+}
+
+// progressLine posts how long the running turn has taken and, unless the
+// bot is quiet, its latest tool call; then schedules the next one. While
+// a card waits for someone nothing is posted: the card says what the
+// turn waits for.
+func (cv *conversation) progressLine(ctx context.Context) {
+	t := cv.turn
+	if t == nil {
+		return
+	}
+	defer cv.armProgress()
+	if len(cv.cards) > 0 {
+		return
+	}
+	line := "⏳ Still working… " + render.FormatWait(cv.core.clock.Now().Sub(t.start)) + " so far"
+	if verbosity(cv.bot) != config.VerbosityQuiet {
+		if last := render.LastToolLine(t.segs); last != "" {
+			line += " · last: " + last
+		}
+	}
+	cv.showProgress(ctx, t, line)
+}
+
+// showProgress shows the turn's progress line: an edit of its previous
+// one while the platform can edit it (Limits.EditMaxAge), else a new
+// message, so that a long turn makes one message (per edit window) and
+// no stream of identical ones.
+func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) {
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	m := bridges.Message{Text: line}
+	var ref bridges.MessageRef
+	var err error
+	if t.progress.ID != "" {
+		ref, err = cv.editOrPost(ctx, t.progress, m, m)
+	} else {
+		ref, err = cv.post(ctx, m)
+	}
+	if err != nil {
+		cv.log.Warn("show progress", "err", err)
+		return
+	}
+	t.progress = ref
+}
+
+// canEdit reports whether the message at ref can still be edited on p: p is
+// an Editor and, when lim.EditMaxAge is set, the message was posted less
+// than EditMaxAge before now (a ref without a posting time is too old).
+func canEdit(p bridges.Platform, lim bridges.Limits, ref bridges.MessageRef, now time.Time) bool {
+	if _, ok := p.(bridges.Editor); !ok {
+		return false
+	}
+	if lim.EditMaxAge <= 0 {
+		return true
+	}
+	return !ref.At.IsZero() && now.Sub(ref.At) < lim.EditMaxAge
+}
+
+// editOrPost shows m in place of the message at ref when the platform can
+// still edit it; otherwise it posts instead as a new message in ref's
+// conversation (to quote the old message, set instead.ReplyTo). It returns the ref
+// of the message that now shows the content (ref itself after an edit, the
+// new message after a post, stamped with now).
+func editOrPost(ctx context.Context, p bridges.Platform, lim bridges.Limits, now time.Time, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	if canEdit(p, lim, ref, now) {
+		if err := p.(bridges.Editor).Edit(ctx, ref, m); err != nil {
+			return ref, fmt.Errorf("edit message %s: %w", ref.ID, err)
+		}
+		return ref, nil
+	}
+	posted, err := p.Post(ctx, ref.Key, instead)
+	if err != nil {
+		return ref, fmt.Errorf("post instead of editing message %s: %w", ref.ID, err)
+	}
+	posted.At = now
+	return posted, nil
+}
+
+// post posts m into the conversation and stamps the ref with the core's
+// clock (for Limits.EditMaxAge).
+func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
+	ref, err := cv.platform.Post(ctx, cv.key, m)
+	if err != nil {
+		return ref, err
+	}
+	ref.At = cv.core.clock.Now()
+	return ref, nil
+}
+
+// editOrPost is editOrPost for this conversation's platform and clock.
+func (cv *conversation) editOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	return editOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
 }
