@@ -14,7 +14,7 @@ type liveMsg struct {
 	posted bool
 	shown  string     // text the platform currently shows
 	dirty  bool       // the turn has content not shown yet
-	stream liveStream // the native stream, on a Streamer (livestream.go)
+	stream liveStream // the native stream, on a Streamer (stream.go)
 }
 
 // streams reports whether this conversation shows a turn while it runs: the

@@ -24,7 +24,7 @@ type turn struct {
 	tools      map[string]streamjson.ToolUse // tool calls of the turn by id
 	toolSeg    map[string]int                // tool id → index of its line in segs
 	live       liveMsg
-	progress   bridges.MessageRef // the turn's progress line (progress.go); ID "" = none yet
+	progress   bridges.MessageRef // the turn's progress line (stream.go); ID "" = none yet
 
 	// Bounds (see bounds.go).
 	size        int      // bytes of segs' text, an upper bound
