@@ -82,7 +82,7 @@ func TestCLISDKMCPRoundTrip(t *testing.T) {
 	s, rec := h.start(opts)
 
 	send(t, s, `[tool mcp__bridge__echo {"text":"round trip"}]`)
-	init := rec.next(t, "init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
+	init := rec.Next(t, "init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if !slices.Contains(init.Tools, "mcp__bridge__echo") {
 		t.Errorf("init tools lack mcp__bridge__echo: %v", init.Tools)
 	}
@@ -90,7 +90,7 @@ func TestCLISDKMCPRoundTrip(t *testing.T) {
 	if res.IsError || !strings.Contains(res.Text, "tool said: echo: round trip") {
 		t.Fatalf("result = %+v, want the tool's answer", res)
 	}
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if p, ok := ev.(streamjson.PermissionRequest); ok {
 			t.Errorf("an allowed bridge tool asked for permission: %+v", p)
 		}

@@ -113,7 +113,7 @@ exit 0
 	rec := record(t, s)
 	dir := s.egress.dir
 	ex := nextExit(t, rec)
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 	out, _ := os.ReadFile(filepath.Join(work, "out.txt"))
 	t.Logf("output:\n%s", out)
 	if ex.Code != 0 {

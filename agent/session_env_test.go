@@ -65,7 +65,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 	send(t, s, "[bash env]")
 	var out string
 	for done := false; !done; {
-		switch e := rec.next(t, "tool result or permission", func(ev streamjson.Event) bool {
+		switch e := rec.Next(t, "tool result or permission", func(ev streamjson.Event) bool {
 			switch ev.(type) {
 			case streamjson.ToolResult, streamjson.PermissionRequest:
 				return true
@@ -125,7 +125,7 @@ func TestSessionControlRequests(t *testing.T) {
 	if err := s.SetPermissionMode(ctx, "acceptEdits"); err != nil {
 		t.Fatalf("SetPermissionMode: %v", err)
 	}
-	st := rec.next(t, "status with the new mode", func(ev streamjson.Event) bool {
+	st := rec.Next(t, "status with the new mode", func(ev streamjson.Event) bool {
 		sc, ok := ev.(streamjson.StatusChange)
 		return ok && sc.PermissionMode == "acceptEdits"
 	}).(streamjson.StatusChange)
@@ -141,12 +141,12 @@ func TestSessionControlRequests(t *testing.T) {
 	}
 
 	send(t, s, "after switching")
-	in := rec.next(t, "init of the next turn", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
+	in := rec.Next(t, "init of the next turn", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if in.Model != "claude-sonnet-5-5" || in.PermissionMode != "acceptEdits" {
 		t.Errorf("next turn runs with model %q mode %q", in.Model, in.PermissionMode)
 	}
 	nextResult(t, rec)
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if _, ok := ev.(streamjson.ControlResponse); ok {
 			t.Error("a ControlResponse reached the events channel")
 		}
@@ -186,7 +186,7 @@ func TestSessionCloseLeavesNoGoroutines(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 	goleak.VerifyNone(t, ignore)
 }
 
@@ -198,7 +198,7 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 	opts.CloseGrace = 500 * time.Millisecond
 	s, rec := h.start(opts)
 	send(t, s, "[bgbash sleep 30]")
-	rec.next(t, "task started", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskStarted); return ok })
+	rec.Next(t, "task started", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskStarted); return ok })
 	start := time.Now()
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ exit 3
 		t.Fatal(err)
 	}
 	rec := record(t, s)
-	t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
+	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 
 	p := nextPermission(t, rec)
 	if p.RequestID != "perm-1" || !s.Busy() {
@@ -69,10 +69,10 @@ exit 3
 	if !strings.Contains(ex.StderrTail, "API key") || !strings.Contains(ex.StderrTail, "[redacted]") {
 		t.Errorf("stderr tail %q", ex.StderrTail)
 	}
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 
 	var decodeErrs, hooks, unknowns int
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		switch e := ev.(type) {
 		case streamjson.DecodeError:
 			decodeErrs++
@@ -119,7 +119,7 @@ func TestSessionExitWithoutAsking(t *testing.T) {
 	if ex.Expected || ex.Reason != "exited" || ex.Code != 0 {
 		t.Errorf("exit %+v", ex)
 	}
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 	if s.Busy() || s.Alive() || len(s.PendingPermissions()) != 0 {
 		t.Errorf("after exit: busy %v alive %v pending %v", s.Busy(), s.Alive(), s.PendingPermissions())
 	}
@@ -143,7 +143,7 @@ func TestSessionControlTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := record(t, s)
-	defer func() { _ = s.Close(context.Background()); rec.waitClosed(t) }()
+	defer func() { _ = s.Close(context.Background()); rec.WaitClosed(t) }()
 	if err := s.SetModel(context.Background(), "x"); !errors.Is(err, ErrControlTimeout) {
 		t.Errorf("SetModel: %v, want ErrControlTimeout", err)
 	}
@@ -181,7 +181,7 @@ func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := record(t, s)
-		t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
+		t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 		return s
 	}
 	s := start()

@@ -40,9 +40,9 @@ exec tail /dev/zero
 	}
 	dirs := s.limits.cg.Dirs()
 	rec := record(t, s)
-	t.Cleanup(func() { _ = s.Close(context.Background()); rec.waitClosed(t) })
+	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 
-	hit := rec.next(t, "a memory limit hit", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.LimitHit); return ok }).(streamjson.LimitHit)
+	hit := rec.Next(t, "a memory limit hit", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.LimitHit); return ok }).(streamjson.LimitHit)
 	if hit.Limit != sandbox.LimitMemory || hit.Count != 1 || hit.AfterExit {
 		t.Errorf("first hit %+v, want one memory kill while the agent runs", hit)
 	}
@@ -51,7 +51,7 @@ exec tail /dev/zero
 		t.Errorf("exit %+v, want an unexpected exit with Limit memory", ex)
 	}
 	var kills int64
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if h, ok := ev.(streamjson.LimitHit); ok && h.Limit == sandbox.LimitMemory {
 			kills += h.Count
 		}

@@ -31,7 +31,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 		t.Error("not Busy right after Send")
 	}
 	nextLifecycle(t, rec, id, streamjson.LifecycleQueued)
-	in := rec.next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
+	in := rec.Next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if in.SessionID != opts.SessionID || in.CWD != opts.Workdir {
 		t.Errorf("Init session %q cwd %q, want %q %q", in.SessionID, in.CWD, opts.SessionID, opts.Workdir)
 	}
@@ -56,7 +56,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 		t.Errorf("follow-up changed process: pid %d → %d, alive %v", pid, s.PID(), s.Alive())
 	}
 	var deltas strings.Builder
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if d, ok := ev.(streamjson.TextDelta); ok {
 			deltas.WriteString(d.Text)
 		}
@@ -72,7 +72,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	if !ex.Expected || ex.Reason != "closed" || ex.Code != 0 {
 		t.Errorf("exit %+v", ex)
 	}
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 	if s.Alive() || s.Busy() {
 		t.Error("Alive or Busy after Close")
 	}
@@ -87,7 +87,7 @@ func TestSessionMessageMidTurn(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	first := send(t, s, "[slow 20] first")
-	rec.next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
+	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	second := send(t, s, "second while busy")
 	nextLifecycle(t, rec, second, streamjson.LifecycleQueued)
 
@@ -98,7 +98,7 @@ func TestSessionMessageMidTurn(t *testing.T) {
 	}
 	for _, id := range []string{first, second} {
 		found := map[string]bool{}
-		for _, ev := range rec.all() {
+		for _, ev := range rec.All() {
 			if l, ok := ev.(streamjson.Lifecycle); ok && l.UUID == id {
 				found[l.State] = true
 			}
@@ -127,7 +127,7 @@ func TestSessionPermissionAllow(t *testing.T) {
 		t.Error("not Busy with a pending permission")
 	}
 	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
-	tr := rec.next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
+	tr := rec.Next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
 	if tr.IsError || tr.Content != "hello" {
 		t.Errorf("tool result %+v", tr)
 	}
@@ -151,7 +151,7 @@ func TestSessionPermissionDeny(t *testing.T) {
 	send(t, s, "[bash touch denied.txt && echo hello]")
 	p := nextPermission(t, rec)
 	respond(t, s, p.RequestID, streamjson.Decision{Message: "Denied by @alice"})
-	tr := rec.next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
+	tr := rec.Next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
 	if !tr.IsError || !strings.Contains(tr.Content, "Denied by @alice") {
 		t.Errorf("tool result %+v", tr)
 	}
@@ -193,7 +193,7 @@ func TestSessionAlwaysAllow(t *testing.T) {
 	if r.Text != "tool said: (Bash completed with no output)" {
 		t.Errorf("second result %q", r.Text)
 	}
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if q, ok := ev.(streamjson.PermissionRequest); ok && q.RequestID != p.RequestID {
 			t.Errorf("second identical call asked again: %s", q.Input)
 		}
@@ -232,7 +232,7 @@ func TestSessionInterrupt(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	send(t, s, "[slow 100] never finishes")
-	rec.next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
+	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Interrupt(ctx); err != nil {
@@ -256,7 +256,7 @@ func TestSessionBackgroundTask(t *testing.T) {
 	send(t, s, "[bgbash sleep 2; echo done]")
 	var first streamjson.Result
 	for got := false; !got; {
-		switch e := rec.next(t, "permission or result", func(ev streamjson.Event) bool {
+		switch e := rec.Next(t, "permission or result", func(ev streamjson.Event) bool {
 			switch ev.(type) {
 			case streamjson.PermissionRequest, streamjson.Result:
 				return true
@@ -273,7 +273,7 @@ func TestSessionBackgroundTask(t *testing.T) {
 		t.Errorf("first result %+v", first)
 	}
 	var started *streamjson.TaskStarted
-	for _, ev := range rec.all() {
+	for _, ev := range rec.All() {
 		if ts, ok := ev.(streamjson.TaskStarted); ok {
 			started = &ts
 		}
@@ -284,7 +284,7 @@ func TestSessionBackgroundTask(t *testing.T) {
 	if !s.Busy() {
 		t.Error("not Busy while the background task runs")
 	}
-	n := rec.next(t, "task notification", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskNotification); return ok }).(streamjson.TaskNotification)
+	n := rec.Next(t, "task notification", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskNotification); return ok }).(streamjson.TaskNotification)
 	if n.TaskID != started.TaskID || n.Status != "completed" {
 		t.Errorf("notification %+v", n)
 	}
@@ -306,7 +306,7 @@ func TestSessionKillAndResume(t *testing.T) {
 		t.Fatalf("result %q", r.Text)
 	}
 	send(t, s, "[slow 100] interrupted by a kill")
-	rec.next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
+	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	if err := syscall.Kill(s.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestSessionKillAndResume(t *testing.T) {
 	if ex.Expected || ex.Reason != "crashed" || ex.Code != -1 || ex.Err == nil {
 		t.Errorf("exit %+v", ex)
 	}
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 	if s.Alive() {
 		t.Error("Alive after kill")
 	}

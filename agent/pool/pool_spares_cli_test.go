@@ -45,7 +45,7 @@ func TestWarmSpareIsANormalSession(t *testing.T) {
 	}
 	rec := record(t, s)
 	send(t, s, "remember the word kiwi")
-	init := rec.next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
+	init := rec.Next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	res := nextResult(t, rec)
 	if init.SessionID != id || res.SessionID != id || res.IsError || res.CostUSD <= 0 {
 		t.Fatalf("first turn: init session %s, result %+v; want a normal turn of session %s", init.SessionID, res, id)
@@ -86,7 +86,7 @@ func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *reco
 	if err := pool.Remove(ctx, "conv"); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitClosed(t)
+	rec.WaitClosed(t)
 	ropts := h.opts()
 	ropts.SessionID, ropts.Resume, ropts.StateDir = id, true, state
 	s, err := pool.Acquire(ctx, "conv", limit, ropts)
@@ -162,7 +162,7 @@ func TestWarmUpTurn(t *testing.T) {
 	id := s.SessionID()
 	rec := record(t, s)
 	send(t, s, "[echo-history] first")
-	init := rec.next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
+	init := rec.Next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	res := nextResult(t, rec)
 	if init.SessionID != id || res.SessionID != id || res.IsError || res.Text != "history: (none)" {
 		t.Fatalf("first turn on a warmed-up spare: init session %s, result %+v; want a first turn of session %s", init.SessionID, res, id)

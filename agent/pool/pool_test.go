@@ -35,7 +35,7 @@ func newPoolHarness(t *testing.T) *poolHarness {
 		ph.mu.Lock()
 		defer ph.mu.Unlock()
 		for _, r := range ph.recs {
-			r.waitClosed(t)
+			r.WaitClosed(t)
 		}
 	})
 	return ph

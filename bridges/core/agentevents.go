@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -62,7 +63,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			cv.notice(ctx, "⏳ Background task started: "+oneLine(orDefault(e.Description, e.TaskType), 200))
 		}
 	case streamjson.TaskNotification:
-		cv.notice(ctx, taskNotice(e))
+		cv.notice(ctx, render.TaskNotice(e))
 	case streamjson.Notice:
 		if e.Level == "warning" || e.Level == "error" {
 			cv.notice(ctx, "ℹ️ "+oneLine(e.Text, 500))
@@ -137,7 +138,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 // commit), the live message's final form.
 func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	t := cv.beginTurn(ctx)
-	cv.core.opts.Metrics.result(cv.bot.Name, r.IsError, r.CostUSD)
+	cv.core.opts.Metrics.Result(cv.bot.Name, r.IsError, r.CostUSD)
 	usage := store.Usage{
 		ConversationID: cv.id, SessionID: r.SessionID, UserID: cv.payer(t), CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
@@ -171,7 +172,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		if d <= 0 {
 			d = cv.core.clock.Now().Sub(t.start)
 		}
-		suffix = "\n\n" + footer(d, r.CostUSD)
+		suffix = "\n\n" + render.Footer(d, r.CostUSD)
 		text = strings.TrimSpace(text + suffix)
 	}
 	streamed := t.live.stream.s != nil
@@ -183,12 +184,12 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	replyInLive := t.live.posted && len(activity) == 0
 	switch {
 	case t.live.posted && !replyInLive:
-		cv.finishLive(ctx, tail(render(activity), cv.maxRunes()))
+		cv.finishLive(ctx, render.Tail(render.Join(activity), cv.maxRunes()))
 	case !t.live.posted && !streamed && len(activity) > 0 && cv.streams():
 		// A turn faster than the first live post: its activity leads the reply.
-		text = render(activity) + "\n\n" + text
+		text = render.Join(activity) + "\n\n" + text
 	}
-	parts := chunks(text, cv.maxRunes())
+	parts := render.Chunks(text, cv.maxRunes())
 	replies := make([]store.OutboxMessage, len(parts))
 	for i, c := range parts {
 		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}
@@ -267,21 +268,6 @@ func (cv *conversation) endTurn(ctx context.Context) {
 // have (e.g. its HOME or workdir changed).
 func resumeFailed(r streamjson.Result) bool {
 	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
-}
-
-// taskNotice describes a finished background task.
-func taskNotice(e streamjson.TaskNotification) string {
-	summary := oneLine(orDefault(e.Summary, e.TaskID), 300)
-	switch e.Status {
-	case "completed":
-		return "✅ Background task finished: " + summary
-	case "failed":
-		return "❌ Background task failed: " + summary
-	case "stopped", "killed":
-		return "⏹ Background task stopped: " + summary
-	default:
-		return "ℹ️ Background task " + e.Status + ": " + summary
-	}
 }
 
 func orDefault(s, def string) string {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // authFailed reports whether a failed result means the agent has no valid
@@ -41,5 +42,5 @@ func (cv *conversation) failureText(r streamjson.Result) (text string, auth bool
 			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)
 		return authHelp(cv.profile.Name, r), true
 	}
-	return resultError(r), false
+	return render.ResultError(r), false
 }

@@ -2,8 +2,6 @@ package core
 
 import "strings"
 
-import "time"
-
 import "fmt"
 
 import "context"
@@ -11,6 +9,8 @@ import "context"
 import "errors"
 
 import "github.com/agentbridge/agentbridge/bridges"
+
+import "github.com/agentbridge/agentbridge/bridges/render"
 
 // failedState is the state of a bot whose Run returned err.
 func failedState(err error) bridges.BotState {
@@ -108,46 +108,6 @@ func (c *Core) runPlatform(ctx context.Context, name string, p bridges.Platform)
 	return fmt.Errorf("platform of bot %s: %w", name, err)
 }
 
-// stateSummary is a bot's state in one line for chat (!status) at now.
-// A reconnecting bot says since when (the start of the outage, and how
-// long ago), how many attempts failed and the last error.
-func stateSummary(s bridges.BotStatus, now time.Time) string {
-	line := string(s.State)
-	if s.State == bridges.ConnReconnecting && !s.Since.IsZero() {
-		line += " since " + s.Since.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + roundAgo(now.Sub(s.Since)) + " ago"
-		if s.Attempt > 0 {
-			line += fmt.Sprintf(", %d failed attempts", s.Attempt)
-		}
-		line += ")"
-	}
-	if s.State == bridges.ConnFailed || s.State == bridges.ConnReconnecting {
-		if s.Reason != "" {
-			sep := ": "
-			if s.State == bridges.ConnReconnecting && s.Attempt > 0 {
-				sep = "; last error: "
-			}
-			line += sep + oneLine(s.Reason, 200)
-		}
-		if s.Hint != "" {
-			line += " — " + oneLine(s.Hint, 200)
-		}
-		if !s.Until.IsZero() {
-			line += " (until " + s.Until.UTC().Format(time.RFC3339) + ")"
-		}
-	}
-	return line
-}
-
-// roundAgo is d for people: whole seconds under a minute, else whole
-// minutes (never negative).
-func roundAgo(d time.Duration) string {
-	d = max(d, 0)
-	if d < time.Minute {
-		return d.Round(time.Second).String()
-	}
-	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
-}
-
 // connectionLines are !status's lines about connections: this bot's
 // state and, for an admin, every other bot that is not connected or
 // running (others do not learn the names of the bridge's other bots).
@@ -157,9 +117,9 @@ func (cv *conversation) connectionLines(who author) string {
 	for _, s := range cv.core.BotStates() {
 		switch {
 		case s.Bot == cv.bot.Name:
-			b.WriteString("\n• connection: " + stateSummary(s, now))
+			b.WriteString("\n• connection: " + render.StateSummary(s, now))
 		case isAdmin(cv.bot, who.id) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
-			b.WriteString("\n• bot " + codeSpan(s.Bot) + ": " + stateSummary(s, now))
+			b.WriteString("\n• bot " + codeSpan(s.Bot) + ": " + render.StateSummary(s, now))
 		}
 	}
 	return b.String()
@@ -168,4 +128,4 @@ func (cv *conversation) connectionLines(who author) string {
 var _ bridges.MessageCounter = botHandler{}
 
 // CountMessage implements bridges.MessageCounter.
-func (h botHandler) CountMessage(outcome string) { h.opts.Metrics.message(h.bot, outcome) }
+func (h botHandler) CountMessage(outcome string) { h.opts.Metrics.Message(h.bot, outcome) }

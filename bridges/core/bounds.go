@@ -59,7 +59,7 @@ func (c *Core) makeRoomForRefusalLocked(now time.Time) {
 		return
 	}
 	n := evictOldest(c.refused, maxRefusals/10)
-	c.opts.Metrics.evicted(evictRefusals, n)
+	c.opts.Metrics.Evicted(evictRefusals, n)
 	c.log.Warn("many refused users within the hour: forgetting the oldest refusals, who may be told again",
 		"forgotten", n, "limit", maxRefusals)
 }
@@ -85,14 +85,14 @@ func (t *turn) trimActivity() {
 	}
 	t.size = 0
 	for _, s := range t.segs {
-		t.size += len(s.text)
+		t.size += len(s.Text)
 	}
 	if t.size <= maxTurnActivity {
 		return
 	}
 	k := 0
 	for k < len(t.segs)-1 && t.size > maxTurnActivity/2 {
-		t.size -= len(t.segs[k].text)
+		t.size -= len(t.segs[k].Text)
 		k++
 	}
 	t.segs = slices.Clone(t.segs[k:]) // release the dropped text
@@ -128,8 +128,8 @@ func (cv *conversation) reportBounds(t *turn) {
 	if t.trimmedSegs == 0 && t.forgotTools == 0 {
 		return
 	}
-	cv.core.opts.Metrics.evicted(evictTurnActivity, t.trimmedSegs)
-	cv.core.opts.Metrics.evicted(evictTurnTools, t.forgotTools)
+	cv.core.opts.Metrics.Evicted(evictTurnActivity, t.trimmedSegs)
+	cv.core.opts.Metrics.Evicted(evictTurnTools, t.forgotTools)
 	cv.log.Info("long turn: its oldest activity was dropped from memory",
 		"segments", t.trimmedSegs, "tool_calls", t.forgotTools, "max_bytes", maxTurnActivity, "max_tools", maxTurnTools)
 }
@@ -138,7 +138,7 @@ func (cv *conversation) reportBounds(t *turn) {
 // because this worker fell behind (see streamjson.EventsDropped). On an overflow
 // the agent is being stopped; its Exit follows as for a crash.
 func (cv *conversation) onEventsDropped(ctx context.Context, e streamjson.EventsDropped) {
-	cv.core.opts.Metrics.agentEventsDropped(cv.bot.Name, e.Count, e.Overflow)
+	cv.core.opts.Metrics.AgentEventsDropped(cv.bot.Name, e.Count, e.Overflow)
 	if !e.Overflow {
 		cv.log.Warn("agent progress events dropped: the conversation fell behind the agent", "dropped", e.Count)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -160,11 +161,11 @@ func TestTurnActivityBounded(t *testing.T) {
 	}
 	// The newest activity is intact, and the index still finds tool lines.
 	n := len(tr.segs)
-	if !strings.HasPrefix(tr.segs[n-2].text, last) || !strings.HasSuffix(tr.segs[n-1].text, strings.Repeat("y", 500)) {
-		t.Errorf("newest segments changed: %q / %q", tr.segs[n-2].text[:40], tr.segs[n-1].text[:40])
+	if !strings.HasPrefix(tr.segs[n-2].Text, last) || !strings.HasSuffix(tr.segs[n-1].Text, strings.Repeat("y", 500)) {
+		t.Errorf("newest segments changed: %q / %q", tr.segs[n-2].Text[:40], tr.segs[n-1].Text[:40])
 	}
 	for id, i := range tr.toolSeg {
-		if i < 0 || i >= n || tr.segs[i].kind != segTool || !strings.Contains(tr.segs[i].text, "step "+strings.TrimPrefix(id, "tool")+" ") {
+		if i < 0 || i >= n || tr.segs[i].Kind != render.SegTool || !strings.Contains(tr.segs[i].Text, "step "+strings.TrimPrefix(id, "tool")+" ") {
 			t.Fatalf("toolSeg[%s] = %d does not point at its line", id, i)
 		}
 	}
@@ -180,7 +181,7 @@ func TestTurnActivityBounded(t *testing.T) {
 func activityBytes(t *turn) int {
 	n := 0
 	for _, s := range t.segs {
-		n += len(s.text)
+		n += len(s.Text)
 	}
 	return n
 }
@@ -287,22 +288,6 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-func TestEventsDroppedMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	m.agentEventsDropped("bot", 7, false)
-	m.agentEventsDropped("bot", 2, true)
-	if got := counterValue(t, reg, "agentbridge_agent_events_dropped_total", "bot"); got != 9 {
-		t.Errorf("events dropped = %v, want 9", got)
-	}
-	if got := counterValue(t, reg, "agentbridge_agent_event_overflows_total", "bot"); got != 1 {
-		t.Errorf("overflows = %v, want 1", got)
-	}
-	var nilMetrics *Metrics
-	nilMetrics.agentEventsDropped("bot", 1, true) // no metrics: no panic
-	nilMetrics.evicted(evictRefusals, 1)
 }
 
 // counterValue reads the counter name of reg whose only label has the

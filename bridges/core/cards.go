@@ -1,15 +1,18 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
+	"maps"
+	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // cardKind says what a card asks.
@@ -34,8 +37,8 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []policy.Rule     // what "Always allow" stores for the conversation (see alwaysPermissions)
-	questions   []question        // cardQuestion
+	grants      []policy.Rule     // what "Always allow" stores for the conversation (see grants.AlwaysPermissions)
+	questions   []render.Question // cardQuestion
 	picked      [][]bool          // cardQuestion: selected options per question
 	schedule    *schedreq.Request // cardSchedule: what approving it creates
 }
@@ -44,257 +47,268 @@ type card struct {
 // card but a schedule the agent asks for).
 func (cd *card) answersCLI() bool { return cd.kind != cardSchedule }
 
-// question is one AskUserQuestion question.
-type question struct {
-	Question    string   `json:"question"`
-	Header      string   `json:"header"`
-	Options     []option `json:"options"`
-	MultiSelect bool     `json:"multiSelect"`
-}
-
-type option struct {
-	Label       string `json:"label"`
-	Description string `json:"description"`
-}
-
-// Preview sizes, in runes / lines.
-const (
-	previewRunes = 1200
-	previewLines = 12
-	diffLines    = 8
-)
-
-// permissionBody renders a readable preview of a tool permission request.
-func permissionBody(tool string, input json.RawMessage, description, reason, workdir string) string {
-	in := inputMap(input)
-	var b strings.Builder
-	fmt.Fprintf(&b, "🔐 **%s**", tool)
-	switch tool {
-	case "Bash":
-		b.WriteString(" wants to run:\n")
-		b.WriteString(codeBlock("sh", clip(str(in, "command"), previewLines, previewRunes)))
-		if bg, _ := in["run_in_background"].(bool); bg {
-			b.WriteString("\n_(in the background)_")
-		}
-	case "Write":
-		content := str(in, "content")
-		fmt.Fprintf(&b, " wants to write %s (%d lines):\n", codeSpan(relPath(str(in, "file_path"), workdir)), countLines(content))
-		b.WriteString(codeBlock("", clip(content, previewLines, previewRunes)))
-	case "Edit", "MultiEdit":
-		fmt.Fprintf(&b, " wants to edit %s", codeSpan(relPath(str(in, "file_path"), workdir)))
-		if ra, _ := in["replace_all"].(bool); ra {
-			b.WriteString(" (every occurrence)")
-		}
-		b.WriteString(":\n")
-		b.WriteString(codeBlock("diff", diffPreview(str(in, "old_string"), str(in, "new_string"))))
-	case "Read", "NotebookEdit":
-		p := str(in, "file_path")
-		if p == "" {
-			p = str(in, "notebook_path")
-		}
-		fmt.Fprintf(&b, " wants to access %s", codeSpan(relPath(p, workdir)))
-	case "WebFetch":
-		fmt.Fprintf(&b, " wants to fetch %s", str(in, "url"))
-		if p := str(in, "prompt"); p != "" {
-			b.WriteString("\n> " + oneLine(p, 300))
-		}
-	case "WebSearch":
-		fmt.Fprintf(&b, " wants to search the web for %s", codeSpan(oneLine(str(in, "query"), 200)))
-	default:
-		b.WriteString(" wants to run with:\n")
-		b.WriteString(codeBlock("json", prettyJSON(input, previewRunes)))
-	}
-	if d := strings.TrimSpace(description); d != "" {
-		b.WriteString("\n> " + oneLine(d, 300))
-	}
-	if r := strings.TrimSpace(reason); r != "" {
-		b.WriteString("\n_" + oneLine(r, 300) + "_")
-	}
-	return b.String()
-}
-
-// diffPreview renders old → new as a small -/+ diff.
-func diffPreview(old, new string) string {
-	var b strings.Builder
-	for _, l := range clipLines(old, diffLines) {
-		b.WriteString("- " + l + "\n")
-	}
-	for _, l := range clipLines(new, diffLines) {
-		b.WriteString("+ " + l + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// clipLines returns at most n lines of s, the last one saying how many more.
-func clipLines(s string, n int) []string {
-	if s == "" {
-		return []string{""}
-	}
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = truncate(l, 200)
-	}
-	if len(lines) > n {
-		more := len(lines) - (n - 1)
-		lines = append(lines[:n-1], fmt.Sprintf("… %d more lines", more))
-	}
-	return lines
-}
-
-// clip shortens s to n lines and maxRunes runes.
-func clip(s string, n, maxRunes int) string {
-	return truncate(strings.Join(clipLines(s, n), "\n"), maxRunes)
-}
-
-func countLines(s string) int {
-	if s == "" {
-		return 0
-	}
-	return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
-}
-
-// prettyJSON indents raw, truncated to maxRunes.
-func prettyJSON(raw json.RawMessage, maxRunes int) string {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return truncate(string(raw), maxRunes)
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return truncate(string(raw), maxRunes)
-	}
-	return clip(string(b), 20, maxRunes)
-}
-
-// questionBody renders AskUserQuestion's questions with numbered options.
-func questionBody(qs []question, picked [][]bool) string {
-	var b strings.Builder
-	for qi, q := range qs {
-		if qi > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString("❓ ")
-		if h := strings.TrimSpace(q.Header); h != "" {
-			b.WriteString("**" + oneLine(h, 60) + "**: ")
-		}
-		b.WriteString(oneLine(q.Question, 500))
-		if q.MultiSelect {
-			b.WriteString(" _(choose any)_")
-		}
-		for oi, o := range q.Options {
-			mark := ""
-			if picked != nil && picked[qi][oi] {
-				mark = " ✔"
-			}
-			fmt.Fprintf(&b, "\n%d. **%s**%s", oi+1, oneLine(o.Label, 100), mark)
-			if d := strings.TrimSpace(o.Description); d != "" {
-				b.WriteString(" — " + oneLine(d, 200))
-			}
-		}
-	}
-	return b.String()
-}
-
-// planBody renders an ExitPlanMode request, the plan cut to fit.
-func planBody(plan string, maxRunes int) string {
-	head := "📋 **Plan ready** — approve to let the agent start:\n\n"
-	if strings.TrimSpace(plan) == "" {
-		return "📋 **The agent wants to leave plan mode and start working.**"
-	}
-	room := maxRunes - utf8.RuneCountInString(head) - 300 // keep room for choices and status
-	cs := chunks(plan, max(200, room))
-	if len(cs) > 1 {
-		return head + cs[0] + "\n\n_(plan truncated)_"
-	}
-	return head + strings.TrimSpace(plan)
-}
-
-// decidedText is a card's final text: its body and how it ended.
-func decidedText(body, status string) string {
-	return body + "\n\n" + status
-}
-
-// cardMessage renders an open card. A platform without buttons gets a
-// permission or plan card's buttons all the same: it shows them as
-// numbered choices and reads replies with ChoiceFromText. Question cards
-// there (answered by text, options numbered in the body) and cards with
-// more buttons than the platform shows list the choices in the text.
+// message renders the open card (render.CardMessage); a permission card
+// notes what Always allow does.
 func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
-	buttons := cd.buttons()
-	useButtons := lim.CanButtons && (lim.MaxButtons <= 0 || len(buttons) <= lim.MaxButtons) ||
-		!lim.CanButtons && cd.kind != cardQuestion
-	text := cd.body
-	if cd.kind == cardPermission && cd.alwaysLabel != "" {
-		text += "\n_" + cd.alwaysLabel + "_"
+	c := render.Card{ID: cd.id, Body: cd.body, Buttons: cd.buttons()}
+	switch cd.kind {
+	case cardPermission:
+		c.Note = cd.alwaysLabel
+	case cardQuestion:
+		c.Questions = cd.questions
 	}
-	if !useButtons {
-		text += "\n\n" + cd.textChoices()
-		buttons = nil
-	} else if cd.kind == cardQuestion {
-		text += "\n_Or type your own answer: your next message answers this question._"
-	}
-	return bridges.Message{Text: truncate(text, maxRunes), CardID: cd.id, Buttons: buttons}
+	return render.CardMessage(c, lim, maxRunes)
 }
 
 // buttons are the card's choices.
 func (cd *card) buttons() []bridges.Button {
 	switch cd.kind {
 	case cardPlan:
-		return []bridges.Button{
-			{ID: bridges.ChoiceApprove, Label: "Approve", Style: bridges.StylePrimary},
-			{ID: bridges.ChoiceApproveEdits, Label: "Approve + accept edits"},
-			{ID: bridges.ChoiceReject, Label: "Reject", Style: bridges.StyleDanger},
-		}
+		return render.PlanButtons()
 	case cardSchedule:
-		return []bridges.Button{
-			{ID: bridges.ChoiceAllow, Label: "Create schedule", Style: bridges.StylePrimary},
-			{ID: bridges.ChoiceDeny, Label: "Refuse", Style: bridges.StyleDanger},
-		}
+		return render.ScheduleButtons()
 	case cardQuestion:
-		var bs []bridges.Button
-		for qi, q := range cd.questions {
-			for oi, o := range q.Options {
-				label := truncate(o.Label, 60)
-				if cd.needsSubmit() {
-					if cd.picked[qi][oi] {
-						label = "☑ " + label
-					} else {
-						label = "☐ " + label
-					}
-				}
-				bs = append(bs, bridges.Button{ID: fmt.Sprintf("q%d.%d", qi, oi), Label: label})
+		return render.QuestionButtons(cd.questions, cd.picked)
+	default:
+		return render.PermissionButtons(cd.always != nil)
+	}
+}
+
+// needsSubmit: one click cannot answer the card, so clicks toggle and
+// Submit answers (render.NeedsSubmit).
+func (cd *card) needsSubmit() bool { return render.NeedsSubmit(cd.questions) }
+
+// openCard posts a card, records the request and starts its timeout. A
+// card that cannot be posted is denied at once (nobody could answer it).
+func (cv *conversation) openCard(ctx context.Context, cd *card) {
+	cd.requesters = cv.requesters()
+	if run := cv.scheduledRun(); run != "" && cd.kind != cardSchedule {
+		cd.body += "\n_⏰ Asked during a run of schedule " + run + ": " + deciderText(cd.requesters) + " may decide._"
+	}
+	cv.cardSeq++
+	cd.seq = cv.cardSeq
+	if t := cv.turn; t != nil && (t.live.posted || cv.streams() && render.HasText(t.segs)) {
+		// Close the live message so the rest of the turn appears below the
+		// card. On a quick turn its first post is not due yet: post the text
+		// that introduces the card now, or it would show below the card.
+		text := render.Tail(render.Join(t.segs), cv.maxRunes())
+		if t.live.posted {
+			cv.finishLive(ctx, text)
+		} else if text != "" {
+			cv.cancelTimer(timerLive, "")
+			cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+			if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
+				cv.log.Warn("post the text before a card", "err", err)
 			}
 		}
-		if cd.needsSubmit() {
-			bs = append(bs, bridges.Button{ID: bridges.ChoiceSubmit, Label: "Submit", Style: bridges.StylePrimary})
+		t.live = liveMsg{}
+		t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
+	}
+	if d := cv.profile.ApprovalTimeout; d > 0 {
+		cv.after(d, timerApproval, cd.id) // counted from when the card shows
+	}
+	cv.auditRequest(ctx, store.Approval{
+		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
+		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
+	})
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	ref, err := cv.post(ctx, cd.message(cv.limits, cv.maxRunes()))
+	if err != nil {
+		cv.cancelTimer(timerApproval, cd.id)
+		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
+		msg := "The approval request could not be shown to the user (chat error), so the call was denied. Try again later."
+		if cd.answersCLI() {
+			cv.respond(ctx, cd.id, streamjson.Decision{Message: msg})
 		}
-		return bs
+		cv.audit(ctx, cd.id, store.DecisionDeny, "", msg)
+		return
+	}
+	cd.ref, cd.posted = ref, true
+	st, id, msgID := cv.core.st, cd.id, ref.ID
+	cv.recordOrLog(ctx, "store card reference", func(ctx context.Context) error {
+		return st.SetApprovalCardRef(ctx, id, encodeRef(ref), msgID)
+	}, "request", id)
+	cv.cards[cd.id] = cd
+}
+
+// onAction handles a click on one of this conversation's cards.
+func (cv *conversation) onAction(ctx context.Context, a bridges.Action) {
+	cd := cv.cards[a.CardID]
+	if cd == nil {
+		replyPrivately(ctx, cv.log, a, "This request is no longer open.")
+		return
+	}
+	who := author{a.UserID, a.UserName}
+	if !cv.mayDecide(cd, who.id) {
+		cv.log.Info("click refused: not allowed to decide", "user", a.UserID, "card", cd.id)
+		replyPrivately(ctx, cv.log, a, "Sorry, only "+names(cd.requesters)+", approvers or admins can answer this request.")
+		return
+	}
+	var problem string
+	switch cd.kind {
+	case cardQuestion:
+		problem = cv.clickQuestion(ctx, cd, a.Choice, who)
+	case cardSchedule:
+		problem = cv.decideSchedule(ctx, cd, a.Choice, who)
 	default:
-		bs := []bridges.Button{{ID: bridges.ChoiceAllow, Label: "Allow", Style: bridges.StylePrimary}}
-		if cd.always != nil {
-			bs = append(bs, bridges.Button{ID: bridges.ChoiceAlways, Label: "Always allow"})
+		problem = cv.decide(ctx, cd, a.Choice, who)
+	}
+	if problem != "" {
+		replyPrivately(ctx, cv.log, a, problem)
+	}
+}
+
+// mayDecide: the people whose messages started the turn, approvers, admins.
+func (cv *conversation) mayDecide(cd *card, user string) bool {
+	_, requester := cd.requesters[user]
+	return requester || isApprover(cv.bot, user)
+}
+
+// retireCard shows how a card ended (no buttons) and forgets it. Where the
+// card can no longer be edited, the status is posted as a new message
+// quoting the card.
+func (cv *conversation) retireCard(ctx context.Context, cd *card, status string) {
+	delete(cv.cards, cd.id)
+	cv.cancelTimer(timerApproval, cd.id)
+	if !cd.posted {
+		return
+	}
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	text := render.Truncate(render.DecidedText(cd.body, status), cv.maxRunes())
+	instead := bridges.Message{Text: render.Truncate(status, cv.maxRunes()), ReplyTo: cd.ref.ID}
+	if _, err := cv.editOrPost(ctx, cd.ref, bridges.Message{Text: text, CardID: cd.id}, instead); err != nil {
+		cv.log.Warn("update decided card", "card", cd.id, "err", err)
+	}
+}
+
+// closeCard ends a card without answering the CLI (it withdrew the request,
+// or the process is gone).
+func (cv *conversation) closeCard(ctx context.Context, id string, audit store.Decision, by, status string) {
+	cd := cv.cards[id]
+	if cd == nil {
+		return
+	}
+	cv.audit(ctx, id, audit, by, status)
+	cv.retireCard(ctx, cd, status)
+}
+
+// expireCard denies a card nobody answered within approval_timeout.
+func (cv *conversation) expireCard(ctx context.Context, id string) {
+	cd := cv.cards[id]
+	if cd == nil {
+		return
+	}
+	wait := render.FormatWait(cv.profile.ApprovalTimeout)
+	msg := "Nobody approved this tool call within " + wait + " (the bridge's approval timeout), so it was denied. " +
+		"Do not retry it now: tell the user what you wanted to do so they can approve it when they are back."
+	switch cd.kind {
+	case cardQuestion:
+		msg = "The user did not answer within " + wait + ". Continue without the answer or ask again later."
+	case cardSchedule:
+		msg = "Nobody approved the schedule within " + wait + ", so none was created."
+	}
+	if cd.answersCLI() {
+		cv.respond(ctx, id, streamjson.Decision{Message: msg})
+	}
+	cv.audit(ctx, id, store.DecisionTimeout, "", msg)
+	cv.log.Info("permission request expired", "request", id, "after", wait)
+	cv.retireCard(ctx, cd, "⌛ Expired: no answer within "+wait+".")
+}
+
+// expireAllCards closes every open card, e.g. when the process is gone.
+func (cv *conversation) expireAllCards(ctx context.Context, status string) {
+	ids := make([]string, 0, len(cv.cards))
+	for id := range cv.cards {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cv.closeCard(ctx, id, store.DecisionExpired, "", status)
+	}
+}
+
+// requesters are the people who may decide the turn's requests besides the
+// approvers: the deciders of the messages the turn handles (their authors;
+// for a schedule's firing its creator when a person made it, else nobody).
+// For a turn the agent started itself (after a background task): the
+// deciders of the last message sent to it, and the conversation's owner
+// only when that was a person's message or nothing was sent since the
+// worker started.
+func (cv *conversation) requesters() map[string]author {
+	out := make(map[string]author)
+	switch {
+	case cv.turn != nil && (cv.turn.fromLedger || len(cv.turn.requesters) > 0):
+		maps.Copy(out, cv.turn.requesters)
+		return out
+	case cv.lastSent != nil:
+		maps.Copy(out, cv.lastSent.deciders())
+		if cv.lastSent.origin != OriginPerson {
+			return out
 		}
-		return append(bs, bridges.Button{ID: bridges.ChoiceDeny, Label: "Deny", Style: bridges.StyleDanger})
 	}
+	if o := cv.row.OwnerUserID; o != "" {
+		if _, ok := out[o]; !ok {
+			out[o] = author{id: o}
+		}
+	}
+	return out
 }
 
-// needsSubmit: one click cannot answer the card (several questions or a
-// multiple choice), so clicks toggle and Submit answers.
-func (cd *card) needsSubmit() bool {
-	return len(cd.questions) > 1 || len(cd.questions) == 1 && cd.questions[0].MultiSelect
+// scheduledRun names the schedule whose run the current turn is ("" if
+// none), for its cards.
+func (cv *conversation) scheduledRun() string {
+	switch {
+	case cv.turn != nil && cv.turn.fromLedger:
+		return cv.turn.scheduled
+	case cv.lastSent != nil:
+		return cv.lastSent.scheduledRun()
+	}
+	return ""
 }
 
-// textChoices explains how to answer by replying, when the card's
-// choices are not shown as buttons.
-func (cd *card) textChoices() string {
-	if cd.kind != cardQuestion {
-		return "Reply " + bridges.NumberedChoices(cd.buttons()) + "."
+func authorIDs(m map[string]author) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
 	}
-	if len(cd.questions) == 1 && cd.questions[0].MultiSelect {
-		return "Reply with the option numbers (e.g. `1, 3`), or write your own answer."
+	slices.Sort(ids)
+	return ids
+}
+
+// deciderText says who may decide a card besides nobody: its requesters,
+// approvers and admins.
+func deciderText(requesters map[string]author) string {
+	if len(requesters) == 0 {
+		return "only the bot's approvers and admins"
 	}
-	if len(cd.questions) == 1 {
-		return "Reply with the option number, or write your own answer."
+	return names(requesters) + ", approvers and admins"
+}
+
+func names(m map[string]author) string {
+	var ns []string
+	for _, id := range authorIDs(m) {
+		ns = append(ns, mention(m[id]))
 	}
-	return "Reply with your answers."
+	if len(ns) == 0 {
+		return "the requester"
+	}
+	return strings.Join(ns, ", ")
+}
+
+// encodeRef stores a card's message reference in the audit table, so a
+// restarted bridge can close the card.
+func encodeRef(ref bridges.MessageRef) string {
+	b, err := json.Marshal(ref)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func decodeRef(s string) (bridges.MessageRef, bool) {
+	var ref bridges.MessageRef
+	if s == "" || json.Unmarshal([]byte(s), &ref) != nil || ref.ID == "" {
+		return bridges.MessageRef{}, false
+	}
+	return ref, true
 }

@@ -60,7 +60,7 @@ const (
 	timerRetry                     // retry delivering after a store error
 	timerRetire                    // stop the worker if it is still idle
 	timerStatus                    // show the working indicator (status_delay)
-	timerProgress                  // post a progress line of a long turn (progress.go)
+	timerProgress                  // post a progress line of a long turn (stream.go)
 	timerDisk                      // retry the writes a full disk refused (unrecorded.go)
 )
 

@@ -10,10 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -81,6 +84,14 @@ type CoreOptions struct {
 	// agent works in its profile's workdir.
 	Worktrees Worktrees
 }
+
+// Metrics are the core's Prometheus metrics (bridges/metrics). A nil
+// *Metrics records nothing, so the core works without them (tests,
+// embedding).
+type Metrics = metrics.Metrics
+
+// NewMetrics creates the core's metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics { return metrics.New(reg) }
 
 // Core is the platform-neutral conversation core: it implements Handler for
 // every platform adapter, owns one worker per active conversation and drives
@@ -267,13 +278,13 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	log := c.log.With("key", m.Key, "msg_id", m.MsgID, "user", m.UserID)
 	if !channelAllowed(bot, m.Key.Channel) {
 		log.Info("message ignored: channel not allowed")
-		c.opts.Metrics.message(m.Key.Bot, "ignored")
+		c.opts.Metrics.Message(m.Key.Bot, "ignored")
 		return nil
 	}
 	if !userAllowed(bot, m.UserID) {
 		log.Info("message refused: user not allowed")
 		c.refuse(ctx, m)
-		c.opts.Metrics.message(m.Key.Bot, "refused")
+		c.opts.Metrics.Message(m.Key.Bot, "refused")
 		return nil
 	}
 	conv, created, err := c.st.GetOrCreateConversation(ctx, storeKey(m.Key), bot.Agent, m.UserID)
@@ -292,10 +303,10 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	if r.Duplicate {
 		log.Debug("duplicate delivery ignored", "ledger", r.Msg.ID, "state", r.Msg.State)
-		c.opts.Metrics.message(m.Key.Bot, "duplicate")
+		c.opts.Metrics.Message(m.Key.Bot, "duplicate")
 		return nil
 	}
-	c.opts.Metrics.message(m.Key.Bot, "accepted")
+	c.opts.Metrics.Message(m.Key.Bot, "accepted")
 	return nil // durable either way
 }
 
@@ -482,15 +493,15 @@ func (c *Core) refuse(ctx context.Context, m bridges.Inbound) {
 	c.mu.Unlock()
 	eph, ok := p.(bridges.Ephemeral)
 	if !ok {
-		c.opts.Metrics.strangerNotice(m.Key.Bot, "none")
+		c.opts.Metrics.StrangerNotice(m.Key.Bot, "none")
 		return
 	}
 	if err := eph.PostEphemeral(ctx, m.Key, m.UserID, strangerNotice); err != nil {
 		c.log.Warn("private notice to a stranger failed", "key", m.Key, "user", m.UserID, "err", err)
-		c.opts.Metrics.strangerNotice(m.Key.Bot, "failed")
+		c.opts.Metrics.StrangerNotice(m.Key.Bot, "failed")
 		return
 	}
-	c.opts.Metrics.strangerNotice(m.Key.Bot, "ephemeral")
+	c.opts.Metrics.StrangerNotice(m.Key.Bot, "ephemeral")
 }
 
 // replyPrivately answers a clicker through Action.Reply, if the platform

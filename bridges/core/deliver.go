@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -108,7 +109,7 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
-	um := streamjson.UserMessage{UUID: m.ID, Text: quotedPrefix(m.Quoted) + m.Text}
+	um := streamjson.UserMessage{UUID: m.ID, Text: render.QuotedPrefix(m.Quoted) + m.Text}
 	if files := decodeFiles(m.Files); len(files) > 0 {
 		var notes []string
 		um.Images, notes = cv.fetchAttachments(ctx, m.ID, files)
@@ -357,22 +358,3 @@ func secretPaths(cfg *config.Config) []string {
 // SecretPaths are the bridge's own files no agent may see (secretPaths),
 // for the features that confine what runs on an agent's files.
 func SecretPaths(cfg *config.Config) []string { return secretPaths(cfg) }
-
-// maxQuotedRunes bounds the quoted text given to the agent.
-const maxQuotedRunes = 2000
-
-// quotedPrefix marks the text a message quotes for the agent, as a
-// Markdown quote after a header line ("" for none), so that the agent
-// tells it from the author's own words.
-func quotedPrefix(quoted string) string {
-	quoted = strings.TrimSpace(quoted)
-	if quoted == "" {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("[Replying to this message]\n")
-	for line := range strings.Lines(truncate(quoted, maxQuotedRunes)) {
-		b.WriteString("> " + strings.TrimRight(line, "\n") + "\n")
-	}
-	return b.String() + "\n"
-}

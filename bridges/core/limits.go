@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/config"
@@ -99,7 +97,7 @@ func sandboxLimits(r config.Resources) sandbox.Limits {
 // onLimitHit counts a hit of the agent's cgroup limits and tells the
 // conversation (a kill of the agent itself is told by onExit).
 func (cv *conversation) onLimitHit(ctx context.Context, e streamjson.LimitHit) {
-	cv.core.opts.Metrics.limitHit(cv.profile.Name, e.Limit, e.Count)
+	cv.core.opts.Metrics.LimitHit(cv.profile.Name, e.Limit, e.Count)
 	if e.AfterExit {
 		return
 	}
@@ -139,26 +137,4 @@ func (cv *conversation) limitsStatusLine() string {
 		return "\n• limits: none configured"
 	}
 	return "\n• limits: " + cv.core.opts.Cgroups.Enforcement(l).Summary(l)
-}
-
-// limitMetrics count agents' hits of their resource limits.
-type agentLimitMetrics struct {
-	hits *prometheus.CounterVec
-}
-
-func newAgentLimitMetrics(reg prometheus.Registerer) agentLimitMetrics {
-	m := agentLimitMetrics{
-		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agentbridge_agent_limit_hits_total",
-			Help: "Hits of an agent's resource limits by profile and limit: memory (processes killed by the memory cap), processes (forks and threads refused by the process cap).",
-		}, []string{"profile", "limit"}),
-	}
-	reg.MustRegister(m.hits)
-	return m
-}
-
-func (m *Metrics) limitHit(profile, limit string, n int64) {
-	if m != nil && n > 0 {
-		m.agentLimits.hits.WithLabelValues(profile, limit).Add(float64(n))
-	}
 }

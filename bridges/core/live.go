@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -13,7 +14,7 @@ type liveMsg struct {
 	posted bool
 	shown  string     // text the platform currently shows
 	dirty  bool       // the turn has content not shown yet
-	stream liveStream // the native stream, on a Streamer (livestream.go)
+	stream liveStream // the native stream, on a Streamer (stream.go)
 }
 
 // streams reports whether this conversation shows a turn while it runs: the
@@ -29,7 +30,7 @@ func (cv *conversation) maxRunes() int {
 	if cv.limits.MaxMessageRunes > 0 {
 		return cv.limits.MaxMessageRunes
 	}
-	return defaultMaxRunes
+	return render.DefaultMaxRunes
 }
 
 // touchLive notes new turn content and shows it when the channel's budget
@@ -68,7 +69,7 @@ func (cv *conversation) flushLive(ctx context.Context) {
 	if cv.streamLive(ctx) {
 		return
 	}
-	text := tail(render(t.segs)+" …", cv.maxRunes())
+	text := render.Tail(render.Join(t.segs)+" …", cv.maxRunes())
 	if text == t.live.shown {
 		return
 	}
@@ -112,7 +113,7 @@ func (cv *conversation) finishLive(ctx context.Context, text string) {
 // notices are informational and not retried).
 func (cv *conversation) notice(ctx context.Context, text string) {
 	if err := cv.postNotice(ctx, text); err != nil {
-		cv.log.Warn("post notice", "err", err, "notice", truncate(text, 80))
+		cv.log.Warn("post notice", "err", err, "notice", render.Truncate(text, 80))
 	}
 }
 

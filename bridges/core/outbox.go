@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -58,7 +59,7 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // stopping: the reply stays pending for the next run
 		}
-		cv.core.opts.Metrics.outboxFailure(cv.bot.Name)
+		cv.core.opts.Metrics.OutboxFailure(cv.bot.Name)
 		reason := cv.giveUpReason(row, err)
 		if reason == "" {
 			upd, merr := cv.core.st.MarkOutboxRetry(ctx, row.ID, err.Error())
@@ -79,7 +80,7 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 			cv.retryOutbox()
 			return
 		}
-		cv.core.opts.Metrics.outboxGivenUp(cv.bot.Name, reason)
+		cv.core.opts.Metrics.OutboxGivenUp(cv.bot.Name, reason)
 		cv.log.Error("reply could not be posted; giving up", "outbox", row.ID, "reason", reason,
 			"attempts", upd.Attempts, "age", cv.core.clock.Now().Sub(row.CreatedAt).Round(time.Second), "err", err)
 		cv.tellGivenUp(ctx, row, cv.failedNotice(reason, row, err))
@@ -129,7 +130,7 @@ func (cv *conversation) giveUpReason(row store.OutboxMessage, err error) string 
 func (cv *conversation) failedNotice(reason string, row store.OutboxMessage, err error) string {
 	if reason == giveUpExpired {
 		return fmt.Sprintf("⚠️ A reply of the agent could not be posted: %s kept refusing it for %s (%s). Ask the agent to repeat it if needed.",
-			cv.platformTitle(), fmtWait(cv.core.clock.Now().Sub(row.CreatedAt)), oneLine(err.Error(), 120))
+			cv.platformTitle(), render.FormatOutage(cv.core.clock.Now().Sub(row.CreatedAt)), oneLine(err.Error(), 120))
 	}
 	return fmt.Sprintf("⚠️ A reply of the agent could not be posted (%s). Ask the agent to repeat it if needed.",
 		oneLine(err.Error(), 120))
@@ -182,24 +183,7 @@ func (cv *conversation) lateNote(row store.OutboxMessage) string {
 	if waited < lateNoteAfter {
 		return ""
 	}
-	return fmt.Sprintf("_(delivered after a %s outage of %s)_", cv.platformTitle(), fmtWait(waited))
-}
-
-// fmtWait formats an outage's length for people: "45 s", "12 min",
-// "3 h 5 min".
-func fmtWait(d time.Duration) string {
-	switch {
-	case d < 90*time.Second:
-		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
-	case d < 90*time.Minute:
-		return fmt.Sprintf("%d min", int(d.Round(time.Minute)/time.Minute))
-	}
-	d = d.Round(time.Minute)
-	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-	if m == 0 {
-		return fmt.Sprintf("%d h", h)
-	}
-	return fmt.Sprintf("%d h %d min", h, m)
+	return fmt.Sprintf("_(delivered after a %s outage of %s)_", cv.platformTitle(), render.FormatOutage(waited))
 }
 
 // postReply shows one reply: as the end of the turn's stream when the

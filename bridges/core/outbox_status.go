@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -26,52 +28,10 @@ func (c *Core) OutboxSummary(ctx context.Context) ([]store.OutboxBotSummary, err
 	return out, nil
 }
 
-// outboxScrapeTimeout bounds the store query of one metrics scrape.
-const outboxScrapeTimeout = 5 * time.Second
-
-// NewOutboxCollector exports the core's OutboxSummary as gauges:
-// agentbridge_outbox_waiting{bot} (replies waiting to be posted) and
-// agentbridge_outbox_oldest_waiting_seconds{bot} (how long the oldest has
-// waited). A bot with nothing waiting is left out; a failing store query
-// is reported to the scraper.
+// NewOutboxCollector exports the core's OutboxSummary as gauges (see
+// metrics.NewOutboxCollector).
 func NewOutboxCollector(c *Core) prometheus.Collector {
-	return &outboxCollector{
-		core: c,
-		waiting: prometheus.NewDesc("agentbridge_outbox_waiting",
-			"Final replies waiting to be posted (a platform outage keeps them until delivery.give_up_after).", []string{"bot"}, nil),
-		oldest: prometheus.NewDesc("agentbridge_outbox_oldest_waiting_seconds",
-			"How long the oldest final reply waiting to be posted has waited.", []string{"bot"}, nil),
-	}
-}
-
-type outboxCollector struct {
-	core            *Core
-	waiting, oldest *prometheus.Desc
-}
-
-// Describe implements prometheus.Collector.
-func (oc *outboxCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- oc.waiting
-	ch <- oc.oldest
-}
-
-// Collect implements prometheus.Collector.
-func (oc *outboxCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), outboxScrapeTimeout)
-	defer cancel()
-	sums, err := oc.core.OutboxSummary(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(oc.waiting, err)
-		return
-	}
-	now := oc.core.clock.Now()
-	for _, s := range sums {
-		if s.Waiting == 0 {
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(oc.waiting, prometheus.GaugeValue, float64(s.Waiting), s.Bot)
-		ch <- prometheus.MustNewConstMetric(oc.oldest, prometheus.GaugeValue, now.Sub(s.OldestWaiting).Seconds(), s.Bot)
-	}
+	return metrics.NewOutboxCollector(c.OutboxSummary, c.clock.Now)
 }
 
 // outboxStatusLine is !status's line about the conversation's replies
@@ -93,7 +53,7 @@ func (cv *conversation) outboxStatusLine(ctx context.Context) string {
 		since = oldest.FirstFailedAt
 	}
 	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
-		since.UTC().Format("2006-01-02 15:04:05 UTC"), roundAgo(cv.core.clock.Now().Sub(since)))
+		since.UTC().Format("2006-01-02 15:04:05 UTC"), render.RoundAgo(cv.core.clock.Now().Sub(since)))
 	if oldest.LastError != "" {
 		line += "; last error: " + oneLine(oldest.LastError, 200)
 	}

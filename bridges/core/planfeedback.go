@@ -183,7 +183,7 @@ func (cv *conversation) notePlanTool(ctx context.Context, u streamjson.ToolUse, 
 	if !changed || cv.turn == nil {
 		return
 	}
-	cv.turn.live.stream.plan = cv.plan.snapshot()
+	cv.turn.live.stream.Plan = cv.plan.snapshot()
 	cv.turn.live.dirty = true
 	cv.touchLive(ctx)
 }
@@ -192,15 +192,11 @@ func (cv *conversation) notePlanTool(ctx context.Context, u streamjson.ToolUse, 
 // on its card: its task shows pending. It reports whether the stream has
 // something new to show.
 func (l *liveMsg) toolWaiting(id string) bool {
-	ls := &l.stream
-	if id == "" {
+	if !l.stream.SetWaiting(id, l.stream.s != nil) {
 		return false
 	}
-	if ls.waiting == nil {
-		ls.waiting = make(map[string]bool)
-	}
-	ls.waiting[id] = true
-	return l.taskUpdate(id, bridges.TaskPending)
+	l.dirty = true
+	return true
 }
 
 // toolDecided notes that the card of tool call id was decided: an
@@ -208,23 +204,9 @@ func (l *liveMsg) toolWaiting(id string) bool {
 // failed with its result, toolDone). It reports whether the stream has
 // something new to show.
 func (l *liveMsg) toolDecided(id string, allowed bool) bool {
-	ls := &l.stream
-	if !ls.waiting[id] {
+	if !l.stream.Decided(id, allowed, l.stream.s != nil) {
 		return false
 	}
-	delete(ls.waiting, id)
-	return allowed && l.taskUpdate(id, bridges.TaskRunning)
-}
-
-// taskUpdate queues a new state of an already shown task; a task not shown
-// yet gets its state from streamChunks when it is.
-func (l *liveMsg) taskUpdate(id, status string) bool {
-	ls := &l.stream
-	title, shown := ls.sentTask[id]
-	if ls.s == nil || !shown {
-		return false
-	}
-	ls.pending = append(ls.pending, bridges.StreamTask{ID: id, Title: title, Status: status})
 	l.dirty = true
 	return true
 }
@@ -273,7 +255,7 @@ func (c *Core) onFeedback(ctx context.Context, a bridges.Action) error {
 		return fmt.Errorf("feedback on %s: %w", replyID, err)
 	}
 	if changed {
-		c.opts.Metrics.feedback(a.Key.Bot, string(rating))
+		c.opts.Metrics.Feedback(a.Key.Bot, string(rating))
 		c.log.Info("answer rated", "key", a.Key, "reply", replyID, "rating", rating, "user", a.UserID)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // toggles and Submit for multiple choice and several questions.
 func (cv *conversation) openQuestion(ctx context.Context, req streamjson.PermissionRequest) {
 	var in struct {
-		Questions []question `json:"questions"`
+		Questions []render.Question `json:"questions"`
 	}
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
 		cv.log.Warn("AskUserQuestion without questions; allowing it unanswered", "err", err)
@@ -29,21 +30,21 @@ func (cv *conversation) openQuestion(ctx context.Context, req streamjson.Permiss
 	for i, q := range in.Questions {
 		cd.picked[i] = make([]bool, len(q.Options))
 	}
-	cd.body = questionBody(cd.questions, nil)
+	cd.body = render.QuestionBody(cd.questions, nil)
 	cv.openCard(ctx, cd)
 }
 
 // openPlan shows ExitPlanMode as a plan approval card. The plan comes from
 // the request's input or, when the CLI sent none, from the tool call.
 func (cv *conversation) openPlan(ctx context.Context, req streamjson.PermissionRequest) {
-	plan := str(inputMap(req.Input), "plan")
+	plan := render.Str(render.InputMap(req.Input), "plan")
 	if plan == "" && cv.turn != nil {
 		if u, ok := cv.turn.tools[req.ToolUseID]; ok {
-			plan = str(inputMap(u.Input), "plan")
+			plan = render.Str(render.InputMap(u.Input), "plan")
 		}
 	}
-	body := planBody(plan, cv.maxRunes())
-	if cs := chunks(plan, cv.maxRunes()-100); len(cs) > 1 {
+	body := render.PlanBody(plan, cv.maxRunes())
+	if cs := render.Chunks(plan, cv.maxRunes()-100); len(cs) > 1 {
 		// A long plan is posted in full first; the card refers to it.
 		for _, c := range cs {
 			cv.notice(ctx, c)
@@ -57,7 +58,7 @@ func (cv *conversation) openPlan(ctx context.Context, req streamjson.PermissionR
 // tell the clicker, or "".
 func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice string, who author) string {
 	if choice == bridges.ChoiceSubmit {
-		answers := cd.pickedAnswers()
+		answers := render.PickedAnswers(cd.questions, cd.picked)
 		if len(answers) == 0 {
 			return "Pick at least one option first."
 		}
@@ -80,7 +81,7 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 			cd.picked[qi][i] = i == oi
 		}
 	}
-	cd.body = questionBody(cd.questions, cd.picked)
+	cd.body = render.QuestionBody(cd.questions, cd.picked)
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	m := cd.message(cv.limits, cv.maxRunes())
 	ref, err := cv.editOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below
@@ -97,49 +98,15 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 	return ""
 }
 
-// pickedAnswers collects the toggled options: question → labels joined
-// with ", " (the form the CLI passes on to the model).
-func (cd *card) pickedAnswers() map[string]string {
-	answers := make(map[string]string)
-	for qi, q := range cd.questions {
-		var labels []string
-		for oi, on := range cd.picked[qi] {
-			if on {
-				labels = append(labels, q.Options[oi].Label)
-			}
-		}
-		if len(labels) > 0 {
-			answers[q.Question] = strings.Join(labels, ", ")
-		}
-	}
-	return answers
-}
-
 // answerQuestion allows AskUserQuestion with the original input plus the
 // answers.
 func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who author) {
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(cd.req.Input, &in); err != nil || in == nil {
-		in = make(map[string]json.RawMessage)
-	}
-	a, err := json.Marshal(answers)
+	updated, a, shown, err := render.Answered(cd.req.Input, cd.questions, answers)
 	if err != nil {
-		cv.log.Error("encode answers", "err", err)
+		cv.log.Error("answer question", "err", err)
 		return
 	}
-	in["answers"] = a
-	updated, err := json.Marshal(in)
-	if err != nil {
-		cv.log.Error("encode answered input", "err", err)
-		return
-	}
-	var shown []string
-	for _, q := range cd.questions {
-		if v, ok := answers[q.Question]; ok {
-			shown = append(shown, v)
-		}
-	}
-	status := "✅ Answered by " + mention(who) + ": " + oneLine(strings.Join(shown, "; "), 300)
+	status := "✅ Answered by " + mention(who) + ": " + oneLine(shown, 300)
 	cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
 }
 
@@ -179,7 +146,7 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 			cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this question; your message was not passed on.")
 			return true
 		}
-		cv.answerQuestion(ctx, cd, cd.textAnswers(text), who)
+		cv.answerQuestion(ctx, cd, render.TextAnswers(cd.questions, text), who)
 		return true
 	}
 	if cv.limits.CanButtons {
@@ -235,76 +202,13 @@ func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (ope
 		cv.notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
 		return nil, true, true
 	}
-	if !isChoiceText(text) {
+	if !render.IsChoiceText(text) {
 		return nil, true, false // about the closed card, for the agent
 	}
 	cv.log.Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
-	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+closedHow(a)+
+	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+render.ClosedHow(a)+
 		" — so your reply decided nothing. Reply to an open request to decide it.")
 	return nil, true, true
-}
-
-// isChoiceText reports whether text reads as a choice on some card: a
-// number, or a word ChoiceFromText knows.
-func isChoiceText(text string) bool {
-	if _, err := strconv.Atoi(strings.Trim(strings.TrimSpace(text), " .!")); err == nil {
-		return true
-	}
-	all := append((&card{kind: cardPermission, always: []json.RawMessage{}}).buttons(), (&card{kind: cardPlan}).buttons()...)
-	return bridges.ChoiceFromText(all, text) != ""
-}
-
-// closedHow says how a closed request ended, from its audit row.
-func closedHow(a store.Approval) string {
-	by := ""
-	if a.DecidedBy != "" {
-		by = " by " + mention(author{id: a.DecidedBy})
-	}
-	switch a.Decision {
-	case store.DecisionAllow:
-		return "allowed" + by
-	case store.DecisionAlways:
-		return "always allowed" + by
-	case store.DecisionDeny:
-		return "denied" + by
-	case store.DecisionTimeout:
-		return "it expired unanswered"
-	case store.DecisionCancelled:
-		return "the agent withdrew it"
-	case store.DecisionExpired:
-		return "it was closed when the agent stopped or the bridge restarted"
-	case "":
-		return "it is no longer open"
-	default:
-		return "decided (" + string(a.Decision) + ")"
-	}
-}
-
-// textAnswers reads a reply to a question card: option numbers ("2", "1, 3")
-// pick options of a single question; anything else answers every question
-// with the text itself.
-func (cd *card) textAnswers(text string) map[string]string {
-	if len(cd.questions) == 1 {
-		q := cd.questions[0]
-		var labels []string
-		ok := true
-		for f := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == ',' || r == ' ' }) {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 || n > len(q.Options) {
-				ok = false
-				break
-			}
-			labels = append(labels, q.Options[n-1].Label)
-		}
-		if ok && len(labels) > 0 && (q.MultiSelect || len(labels) == 1) {
-			return map[string]string{q.Question: strings.Join(labels, ", ")}
-		}
-	}
-	answers := make(map[string]string, len(cd.questions))
-	for _, q := range cd.questions {
-		answers[q.Question] = text
-	}
-	return answers
 }
 
 // newestCard returns the most recently opened open card of the given kinds.

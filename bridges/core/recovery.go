@@ -2,12 +2,12 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -21,7 +21,7 @@ const removeTimeout = 15 * time.Second
 // resumed session with a note that the previous turn was interrupted.
 func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	cv.sess = nil
-	cv.core.opts.Metrics.exit(cv.bot.Name, e.Reason)
+	cv.core.opts.Metrics.Exit(cv.bot.Name, e.Reason)
 	if e.Expected {
 		cv.log.Debug("agent stopped", "reason", e.Reason)
 		cv.expireAllCards(ctx, "⌛ Expired: the agent stopped.")
@@ -31,7 +31,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 		cv.deliverPending(ctx)
 		return
 	}
-	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", truncate(e.StderrTail, 500))
+	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", render.Truncate(e.StderrTail, 500))
 	cv.expireAllCards(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
 	var n int
@@ -77,7 +77,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 // message keeps what it showed, marked as interrupted.
 func (cv *conversation) interruptTurn(ctx context.Context) {
 	if t := cv.turn; t != nil && t.live.posted {
-		cv.finishLive(ctx, tail(render(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
+		cv.finishLive(ctx, render.Tail(render.Join(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
 	}
 	cv.stopStream(ctx, "\n\n_(interrupted)_")
 	cv.endTurn(ctx)
@@ -190,7 +190,7 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 	for _, a := range open {
 		if ref, ok := decodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
-				text := truncate(decidedText(staleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
+				text := render.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}
 				if _, err := editOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
 					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
@@ -201,22 +201,6 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
 		}
 	}
-}
-
-// staleCardBody re-renders a card from its audit record.
-func staleCardBody(a store.Approval, workdir string) string {
-	switch a.ToolName {
-	case "ExitPlanMode":
-		return planBody(str(inputMap(a.Input), "plan"), defaultMaxRunes)
-	case "AskUserQuestion":
-		var in struct {
-			Questions []question `json:"questions"`
-		}
-		if err := json.Unmarshal(a.Input, &in); err == nil && len(in.Questions) > 0 {
-			return questionBody(in.Questions, nil)
-		}
-	}
-	return permissionBody(a.ToolName, a.Input, "", "", workdir)
 }
 
 // workdirOf returns the agent workdir of bot, for relative paths in cards.
@@ -233,5 +217,5 @@ func maxRunesOf(p bridges.Platform) int {
 	if n := p.Limits().MaxMessageRunes; n > 0 {
 		return n
 	}
-	return defaultMaxRunes
+	return render.DefaultMaxRunes
 }

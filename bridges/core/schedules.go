@@ -51,7 +51,7 @@ var _ ScheduleRuns = (*Core)(nil)
 func (c *Core) Platform(bot string) bridges.Platform { return c.platform(bot) }
 
 // CountScheduledRun implements ScheduleRuns.
-func (c *Core) CountScheduledRun(bot string) { c.opts.Metrics.message(bot, "scheduled") }
+func (c *Core) CountScheduledRun(bot string) { c.opts.Metrics.Message(bot, "scheduled") }
 
 // wakeScheduler makes the scheduler look at the schedules again (one was
 // added or removed). It never blocks.

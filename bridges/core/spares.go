@@ -8,10 +8,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -199,4 +202,16 @@ func (cv *conversation) spareStatusLine() string {
 func (c *Core) spareTools(opts *agent.Options, bot *config.Bot, p *config.Agent, pl bridges.Platform) {
 	proto := &conversation{core: c, bot: bot, profile: p, platform: pl, limits: pl.Limits(), log: c.log}
 	proto.withAgentTools(opts)
+}
+
+// NewPoolCollector returns a Prometheus collector of the pool's gauges (see
+// metrics.NewPoolCollector): the processes when agents can count them, the
+// warm spares of each of profiles when it keeps them (WarmPool).
+func NewPoolCollector(agents AgentPool, profiles []string) prometheus.Collector {
+	count, _ := agents.(metrics.Counter)
+	var spares metrics.Spares
+	if wp, ok := agents.(WarmPool); ok {
+		spares = wp
+	}
+	return metrics.NewPoolCollector(count, spares, profiles)
 }

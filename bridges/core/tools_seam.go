@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -97,7 +98,7 @@ func ToolErrorText(err error, sentinels ...error) string {
 }
 
 // ByteSize is n in B, KB or MB, for messages.
-func ByteSize(n int64) string { return byteSize(n) }
+func ByteSize(n int64) string { return render.ByteSize(n) }
 
 // CodeSnippet is the text of a file shown inline: its name and a code
 // block of body in lang.
@@ -120,11 +121,11 @@ func agentToolDetail(name string, in map[string]any, workdir string) (string, st
 	short := strings.TrimPrefix(name, "mcp__"+ToolServer+"__")
 	switch short {
 	case ToolSendMessage:
-		return short, firstLine(str(in, "text")), true
+		return short, render.FirstLine(render.Str(in, "text")), true
 	case ToolSendFile:
-		return short, relPath(str(in, "path"), workdir), true
+		return short, render.RelPath(render.Str(in, "path"), workdir), true
 	case ToolSchedule:
-		return short, str(in, "cron") + " — " + firstLine(str(in, "prompt")), true
+		return short, render.Str(in, "cron") + " — " + render.FirstLine(render.Str(in, "prompt")), true
 	case ToolCancelSchedule:
 		if id, ok := in["id"].(float64); ok {
 			return short, fmt.Sprintf("#%d", int64(id)), true
@@ -193,7 +194,7 @@ func (t *toolConv) UploadLimit() (int64, bool) {
 }
 
 func (t *toolConv) ToolCalled(tool, outcome string) {
-	t.core.opts.Metrics.toolCall(t.bot, tool, outcome)
+	t.core.opts.Metrics.ToolCall(t.bot, tool, outcome)
 }
 
 // post posts m into the conversation, within the channel's post budget.
@@ -205,9 +206,9 @@ func (t *toolConv) post(ctx context.Context, m bridges.Message) (bridges.Message
 func (t *toolConv) PostText(ctx context.Context, text string) (int, error) {
 	max := t.limits.MaxMessageRunes
 	if max <= 0 {
-		max = defaultMaxRunes
+		max = render.DefaultMaxRunes
 	}
-	parts := chunks(text, max)
+	parts := render.Chunks(text, max)
 	for i, c := range parts {
 		if _, err := t.post(ctx, bridges.Message{Text: c}); err != nil {
 			return i, fmt.Errorf("post part %d of %d: %w", i+1, len(parts), err)

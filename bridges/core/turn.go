@@ -6,21 +6,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
-
-// segKind is the kind of one piece of a turn's visible activity.
-type segKind int
-
-const (
-	segText segKind = iota // assistant text
-	segTool                // a compact tool line (already markdown)
-)
-
-type segment struct {
-	kind   segKind
-	text   string
-	toolID string // the tool call of a segTool line ("" for a note)
-}
 
 // turn is what the worker knows about the running turn: who started it and
 // what it has shown so far.
@@ -32,12 +19,12 @@ type turn struct {
 	payer      string            // user id of the first of them: the turn's cost counts for them (limits)
 	replyTo    string            // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
 	replyUser  string            // author of that message
-	segs       []segment
+	segs       []render.Segment
 	streaming  bool                          // the last segment is text receiving deltas
 	tools      map[string]streamjson.ToolUse // tool calls of the turn by id
 	toolSeg    map[string]int                // tool id → index of its line in segs
 	live       liveMsg
-	progress   bridges.MessageRef // the turn's progress line (progress.go); ID "" = none yet
+	progress   bridges.MessageRef // the turn's progress line (stream.go); ID "" = none yet
 
 	// Bounds (see bounds.go).
 	size        int      // bytes of segs' text, an upper bound
@@ -59,10 +46,10 @@ func newTurn(now time.Time) *turn {
 func (t *turn) addDelta(s string) {
 	defer t.grew(len(s))
 	if t.streaming && len(t.segs) > 0 {
-		t.segs[len(t.segs)-1].text += s
+		t.segs[len(t.segs)-1].Text += s
 		return
 	}
-	t.segs = append(t.segs, segment{kind: segText, text: s})
+	t.segs = append(t.segs, render.Segment{Kind: render.SegText, Text: s})
 	t.streaming = true
 }
 
@@ -80,7 +67,7 @@ func (t *turn) addText(s string) {
 		return
 	}
 	if strings.TrimSpace(s) != "" {
-		t.segs = append(t.segs, segment{kind: segText, text: s})
+		t.segs = append(t.segs, render.Segment{Kind: render.SegText, Text: s})
 		t.grew(len(s))
 	}
 }
@@ -94,7 +81,7 @@ func (t *turn) addTool(u streamjson.ToolUse, line string) {
 		return
 	}
 	t.toolSeg[u.ID] = len(t.segs)
-	t.segs = append(t.segs, segment{kind: segTool, text: line, toolID: u.ID})
+	t.segs = append(t.segs, render.Segment{Kind: render.SegTool, Text: line, ToolID: u.ID})
 	t.grew(len(line))
 }
 
@@ -104,44 +91,27 @@ func (t *turn) addToolResult(r streamjson.ToolResult) {
 	if !ok {
 		return
 	}
-	line := "\n" + resultLine(r)
-	t.segs[i].text += line
+	line := "\n" + render.ResultLine(r)
+	t.segs[i].Text += line
 	t.grew(len(line))
 }
 
 // addNote appends a line such as a refused tool call.
 func (t *turn) addNote(line string) {
 	t.streaming = false
-	t.segs = append(t.segs, segment{kind: segTool, text: line})
+	t.segs = append(t.segs, render.Segment{Kind: render.SegTool, Text: line})
 	t.grew(len(line))
-}
-
-// render joins segments into markdown: text blocks as paragraphs, tool
-// lines one per line.
-func render(segs []segment) string {
-	var b strings.Builder
-	for i, s := range segs {
-		if i > 0 {
-			if s.kind == segTool && segs[i-1].kind == segTool {
-				b.WriteString("\n")
-			} else {
-				b.WriteString("\n\n")
-			}
-		}
-		b.WriteString(strings.TrimSpace(s.text))
-	}
-	return b.String()
 }
 
 // final splits the turn into the activity to keep in the live message and
 // the answer: the result text, or else the last text block.
-func (t *turn) final(resultText string) (activity []segment, answer string) {
+func (t *turn) final(resultText string) (activity []render.Segment, answer string) {
 	activity = t.segs
 	answer = resultText
-	if n := len(t.segs); n > 0 && t.segs[n-1].kind == segText {
+	if n := len(t.segs); n > 0 && t.segs[n-1].Kind == render.SegText {
 		activity = t.segs[:n-1]
 		if strings.TrimSpace(answer) == "" {
-			answer = t.segs[n-1].text
+			answer = t.segs[n-1].Text
 		}
 	}
 	return activity, strings.TrimSpace(answer)

@@ -141,7 +141,7 @@ func calendarStarts(now time.Time, loc *time.Location) (day, month time.Time) {
 	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc), time.Date(l.Year(), l.Month(), 1, 0, 0, 0, 0, loc)
 }
 
-// Counter counts what the limits did (core.Metrics is one; nil-safe).
+// Counter counts what the limits did (metrics.Metrics is one; nil-safe).
 type Counter interface {
 	LimitRefused(bot, scope, kind string)
 	LimitWarned(bot, scope, kind string)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -101,8 +101,8 @@ func formatIn(d time.Duration) string {
 	}
 }
 
-// usd formats dollars (core.USD).
-func usd(x float64) string { return core.USD(x) }
+// usd formats dollars (render.USD).
+func usd(x float64) string { return render.USD(x) }
 
 func capitalize(s string) string {
 	if s == "" {

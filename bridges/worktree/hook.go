@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -113,7 +114,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	case errors.Is(err, errNotRepo):
 		return "\n• worktree: off (the workdir is not in a git repository)"
 	case err != nil:
-		return "\n• worktree: " + core.OneLine(err.Error(), 200)
+		return "\n• worktree: " + render.OneLine(err.Error(), 200)
 	case !w.exists():
 		return "\n• worktree: none yet (made when the agent starts)"
 	}
@@ -121,7 +122,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	if branch == "" {
 		branch = "(detached HEAD)"
 	}
-	return fmt.Sprintf("\n• worktree: branch %s at %s", core.CodeSpan(branch), core.CodeSpan(w.path))
+	return fmt.Sprintf("\n• worktree: branch %s at %s", render.CodeSpan(branch), render.CodeSpan(w.path))
 }
 
 // Retire implements core.Worktrees, with git confined by p's sandbox.
@@ -142,9 +143,9 @@ func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID str
 	if err != nil {
 		log.Error("retire worktree", "session", sessionID, "path", w.path, "removed", out.removed, "err", err)
 		if !out.removed {
-			return "⚠️ Worktree kept: " + core.CodeSpan(w.path) + " could not be checked or removed: " + core.OneLine(err.Error(), 300)
+			return "⚠️ Worktree kept: " + render.CodeSpan(w.path) + " could not be checked or removed: " + render.OneLine(err.Error(), 300)
 		}
-		return "⚠️ Could not clean up the worktree " + core.CodeSpan(w.path) + ": " + core.OneLine(err.Error(), 300)
+		return "⚠️ Could not clean up the worktree " + render.CodeSpan(w.path) + ": " + render.OneLine(err.Error(), 300)
 	}
 	log.Info("worktree retired", "session", sessionID, "removed", out.removed, "changes", out.changes, "branch", out.branch, "branch_kept", out.branchKept)
 	return out.describe(w)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -366,12 +366,12 @@ func removeAllForce(dir string) error {
 func (o worktreeOutcome) describe(w worktree) string {
 	switch {
 	case !o.removed:
-		return fmt.Sprintf("📌 Worktree kept: %s has %d uncommitted change(s) on branch %s.", core.CodeSpan(w.path), o.changes, core.CodeSpan(o.branch))
+		return fmt.Sprintf("📌 Worktree kept: %s has %d uncommitted change(s) on branch %s.", render.CodeSpan(w.path), o.changes, render.CodeSpan(o.branch))
 	case o.branchKept:
-		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s is kept: it has commits that %s does not.", core.CodeSpan(o.branch), core.CodeSpan("HEAD"))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s is kept: it has commits that %s does not.", render.CodeSpan(o.branch), render.CodeSpan("HEAD"))
 	case o.branchError != "":
-		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", core.CodeSpan(o.branch), core.OneLine(o.branchError, 200))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", render.CodeSpan(o.branch), render.OneLine(o.branchError, 200))
 	default:
-		return fmt.Sprintf("🧹 Worktree removed (it was clean), with its branch %s.", core.CodeSpan(o.branch))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean), with its branch %s.", render.CodeSpan(o.branch))
 	}
 }

@@ -1,31 +1,45 @@
-package core
+package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentbridge/agentbridge/agent/pool"
+)
+
+// Counter is a pool that counts its agent processes.
+type Counter interface{ Len() int }
+
+// Spares is a pool that keeps warm spares and reports them per profile.
+type Spares interface {
+	SpareStatus(profile string) pool.SpareStatus
+}
 
 // poolCollector reads the agent pool at scrape time: the live agents and
 // each profile's warm spares.
 type poolCollector struct {
-	pool     AgentPool
+	count    Counter
+	spares   Spares
 	profiles []string
 	live     *prometheus.Desc
-	spares   *prometheus.Desc
+	ready    *prometheus.Desc
 	failures *prometheus.Desc
 }
 
-// NewPoolCollector returns a Prometheus collector of pool's gauges:
+// NewPoolCollector returns a Prometheus collector of the pool's gauges:
 // agentbridge_agents (agent processes the pool holds, warm spares
-// included) when pool can count them, and, when it keeps warm spares,
+// included) when count is not nil, and, when spares is not nil,
 // agentbridge_warm_spares{profile,state} (state ready or starting) and
 // agentbridge_warm_spare_failures{profile} (consecutive spares that
 // failed to start or died unused: above 0 with no ready spare, the
 // profile's CLI is failing) for each of profiles.
-func NewPoolCollector(pool AgentPool, profiles []string) prometheus.Collector {
+func NewPoolCollector(count Counter, spares Spares, profiles []string) prometheus.Collector {
 	return &poolCollector{
-		pool:     pool,
+		count:    count,
+		spares:   spares,
 		profiles: profiles,
 		live: prometheus.NewDesc("agentbridge_agents",
 			"Agent processes the pool holds (live, starting or stopping), warm spares included.", nil, nil),
-		spares: prometheus.NewDesc("agentbridge_warm_spares",
+		ready: prometheus.NewDesc("agentbridge_warm_spares",
 			"Warm spares of an agent profile by state: ready (initialized, waiting for a new conversation) or starting.",
 			[]string{"profile", "state"}, nil),
 		failures: prometheus.NewDesc("agentbridge_warm_spare_failures",
@@ -37,23 +51,22 @@ func NewPoolCollector(pool AgentPool, profiles []string) prometheus.Collector {
 // Describe implements prometheus.Collector.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.live
-	ch <- c.spares
+	ch <- c.ready
 	ch <- c.failures
 }
 
 // Collect implements prometheus.Collector.
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	if n, ok := c.pool.(interface{ Len() int }); ok {
-		ch <- prometheus.MustNewConstMetric(c.live, prometheus.GaugeValue, float64(n.Len()))
+	if c.count != nil {
+		ch <- prometheus.MustNewConstMetric(c.live, prometheus.GaugeValue, float64(c.count.Len()))
 	}
-	wp, ok := c.pool.(WarmPool)
-	if !ok {
+	if c.spares == nil {
 		return
 	}
 	for _, p := range c.profiles {
-		st := wp.SpareStatus(p)
+		st := c.spares.SpareStatus(p)
 		for state, n := range map[string]int{"ready": st.Ready, "starting": st.Starting} {
-			ch <- prometheus.MustNewConstMetric(c.spares, prometheus.GaugeValue, float64(n), p, state)
+			ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(n), p, state)
 		}
 		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.GaugeValue, float64(st.Failures), p)
 	}

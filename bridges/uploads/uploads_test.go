@@ -1,4 +1,4 @@
-package core
+package uploads
 
 import (
 	"os"
@@ -28,7 +28,7 @@ func TestSaveUploadNeverFollowsPlantedLinks(t *testing.T) {
 	}
 
 	t.Run("file link", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "sess", UploadsDir)
+		dir := filepath.Join(t.TempDir(), "sess", Dir)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestSaveUploadNeverFollowsPlantedLinks(t *testing.T) {
 		if err := os.Symlink(victim, planted); err != nil {
 			t.Fatal(err)
 		}
-		path, err := saveUpload(dir, "m1", "notes.txt", []byte("uploaded"))
+		path, err := Save(dir, "m1", "notes.txt", []byte("uploaded"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,18 +53,18 @@ func TestSaveUploadNeverFollowsPlantedLinks(t *testing.T) {
 		if err := os.MkdirAll(sess, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink(outside, filepath.Join(sess, UploadsDir)); err != nil {
+		if err := os.Symlink(outside, filepath.Join(sess, Dir)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := saveUpload(filepath.Join(sess, UploadsDir), "m2", "x.txt", []byte("uploaded")); err == nil {
+		if _, err := Save(filepath.Join(sess, Dir), "m2", "x.txt", []byte("uploaded")); err == nil {
 			t.Fatal("saved through a link leading out of the session")
 		}
 		check(t)
 	})
 	t.Run("redelivery replaces", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "sess", UploadsDir)
+		dir := filepath.Join(t.TempDir(), "sess", Dir)
 		for _, body := range []string{"first", "second"} {
-			path, err := saveUpload(dir, "m3", "a.txt", []byte(body))
+			path, err := Save(dir, "m3", "a.txt", []byte(body))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,8 +1,10 @@
-package core
+// Package metrics holds the core's Prometheus metrics: counters the core
+// and its features update through nil-safe methods of *Metrics, and a
+// collector of the agent pool's gauges read at scrape time. Metric names,
+// labels and help texts are part of the operator's contract (docs/).
+package metrics
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics are the core's Prometheus metrics. A nil *Metrics records nothing,
 // so the core works without them (tests, embedding).
@@ -10,20 +12,20 @@ type Metrics struct {
 	bounds      boundMetrics
 	limits      limitMetrics
 	tools       toolMetrics
-	agentLimits agentLimitMetrics // agentlimits.go
+	agentLimits agentLimitMetrics
 	messages    *prometheus.CounterVec
 	turns       *prometheus.CounterVec
 	cost        *prometheus.CounterVec
 	approvals   *prometheus.CounterVec
 	exits       *prometheus.CounterVec
 	outbox      *prometheus.CounterVec
-	outboxGone  *prometheus.CounterVec // replies given up (outbox.go)
+	outboxGone  *prometheus.CounterVec // replies given up
 	strangers   *prometheus.CounterVec
-	feedbacks   *prometheus.CounterVec // ratings of answers (planfeedback.go)
+	feedbacks   *prometheus.CounterVec // ratings of answers (core/planfeedback.go)
 }
 
-// NewMetrics creates the core's metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// New creates the core's metrics and registers them with reg.
+func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		bounds:      newBoundMetrics(reg),
 		limits:      newLimitMetrics(reg),
@@ -70,7 +72,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-func (m *Metrics) message(bot, outcome string) {
+// Message counts an inbound chat message by outcome.
+func (m *Metrics) Message(bot, outcome string) {
 	if m != nil {
 		m.messages.WithLabelValues(bot, outcome).Inc()
 	}
@@ -102,13 +105,16 @@ func newBoundMetrics(reg prometheus.Registerer) boundMetrics {
 	return b
 }
 
-func (m *Metrics) evicted(what string, n int) {
+// Evicted counts n entries the core forgot to keep its memory bounded.
+func (m *Metrics) Evicted(what string, n int) {
 	if m != nil && n > 0 {
 		m.bounds.evictions.WithLabelValues(what).Add(float64(n))
 	}
 }
 
-func (m *Metrics) agentEventsDropped(bot string, n int, overflow bool) {
+// AgentEventsDropped counts n agent events dropped, and an overflow that
+// stopped the agent.
+func (m *Metrics) AgentEventsDropped(bot string, n int, overflow bool) {
 	if m == nil {
 		return
 	}
@@ -120,7 +126,8 @@ func (m *Metrics) agentEventsDropped(bot string, n int, overflow bool) {
 	}
 }
 
-func (m *Metrics) result(bot string, isError bool, costUSD float64) {
+// Result counts a turn's result and adds its cost.
+func (m *Metrics) Result(bot string, isError bool, costUSD float64) {
 	if m == nil {
 		return
 	}
@@ -134,37 +141,43 @@ func (m *Metrics) result(bot string, isError bool, costUSD float64) {
 	}
 }
 
-func (m *Metrics) approval(bot, decision string) {
+// Approval counts a permission decision.
+func (m *Metrics) Approval(bot, decision string) {
 	if m != nil {
 		m.approvals.WithLabelValues(bot, decision).Inc()
 	}
 }
 
-func (m *Metrics) feedback(bot, rating string) {
+// Feedback counts a 👍/👎 rating of an answer.
+func (m *Metrics) Feedback(bot, rating string) {
 	if m != nil {
 		m.feedbacks.WithLabelValues(bot, rating).Inc()
 	}
 }
 
-func (m *Metrics) exit(bot, reason string) {
+// Exit counts an agent process exit by reason.
+func (m *Metrics) Exit(bot, reason string) {
 	if m != nil {
 		m.exits.WithLabelValues(bot, reason).Inc()
 	}
 }
 
-func (m *Metrics) outboxFailure(bot string) {
+// OutboxFailure counts a failed attempt to post a final reply.
+func (m *Metrics) OutboxFailure(bot string) {
 	if m != nil {
 		m.outbox.WithLabelValues(bot).Inc()
 	}
 }
 
-func (m *Metrics) outboxGivenUp(bot, reason string) {
+// OutboxGivenUp counts a final reply given up, by reason.
+func (m *Metrics) OutboxGivenUp(bot, reason string) {
 	if m != nil {
 		m.outboxGone.WithLabelValues(bot, reason).Inc()
 	}
 }
 
-func (m *Metrics) strangerNotice(bot, how string) {
+// StrangerNotice counts a notice due to a refused user, by how it went.
+func (m *Metrics) StrangerNotice(bot, how string) {
 	if m != nil {
 		m.strangers.WithLabelValues(bot, how).Inc()
 	}

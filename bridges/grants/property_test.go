@@ -1,4 +1,4 @@
-package core
+package grants
 
 import (
 	"fmt"
@@ -27,10 +27,10 @@ func TestGrantNeverBeatsProfileRule(t *testing.T) {
 	ruleForms := func(r req, a string) []policy.Rule {
 		forms := []policy.Rule{{Tool: r.tool, Match: "", Action: a}, {Tool: r.tool, Match: "*", Action: a}}
 		if r.tool == "Bash" {
-			forms = append(forms, policy.Rule{Tool: "Bash", Match: escapeGlob(r.subject), Action: a},
+			forms = append(forms, policy.Rule{Tool: "Bash", Match: EscapeGlob(r.subject), Action: a},
 				policy.Rule{Tool: "Bash", Match: firstWord(r.subject) + " *", Action: a})
 		} else {
-			forms = append(forms, policy.Rule{Tool: r.tool, Match: escapeGlob(r.subject), Action: a})
+			forms = append(forms, policy.Rule{Tool: r.tool, Match: EscapeGlob(r.subject), Action: a})
 		}
 		return forms
 	}
@@ -55,8 +55,8 @@ func TestGrantNeverBeatsProfileRule(t *testing.T) {
 		for _, grants := range grantForms(r) {
 			// No matching rule: a matching grant allows (the property's
 			// other half, so the grants above really match).
-			if v, g := decidePolicy([]policy.Rule{unrelated}, grants, r.tool, r.subject); v.Action != policy.ActionAllow || g == nil {
-				t.Errorf("no rule, grants %v: decidePolicy(%s %q) = %+v grant=%v; want allowed by a grant", grants, r.tool, r.subject, v, g)
+			if v, g := Decide([]policy.Rule{unrelated}, grants, r.tool, r.subject); v.Action != policy.ActionAllow || g == nil {
+				t.Errorf("no rule, grants %v: Decide(%s %q) = %+v grant=%v; want allowed by a grant", grants, r.tool, r.subject, v, g)
 			}
 			for _, a := range []string{policy.ActionAllow, policy.ActionDeny, policy.ActionAsk} {
 				for _, rule := range ruleForms(r, a) {
@@ -66,9 +66,9 @@ func TestGrantNeverBeatsProfileRule(t *testing.T) {
 						if want.Action != a {
 							t.Fatalf("%s: the profile alone decides %q, want %q (bad test input)", name, want.Action, a)
 						}
-						v, g := decidePolicy(profile, grants, r.tool, r.subject)
+						v, g := Decide(profile, grants, r.tool, r.subject)
 						if v.Action != a || g != nil {
-							t.Errorf("%s: decidePolicy = %q grant=%v; want the profile's %q, no grant", name, v.Action, g, a)
+							t.Errorf("%s: Decide = %q grant=%v; want the profile's %q, no grant", name, v.Action, g, a)
 						}
 						checked++
 					}

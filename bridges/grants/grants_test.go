@@ -1,4 +1,4 @@
-package core
+package grants
 
 import (
 	"encoding/json"
@@ -46,7 +46,7 @@ func TestAlwaysPermissions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			perms, grants, label := alwaysPermissions(tt.in)
+			perms, grants, label := AlwaysPermissions(tt.in)
 			var types []string
 			for _, p := range perms {
 				var m map[string]any
@@ -70,7 +70,7 @@ func TestAlwaysPermissions(t *testing.T) {
 		})
 	}
 	// The rules sent to the CLI are the CLI's own, not the bridge's globs.
-	perms, _, _ := alwaysPermissions([]json.RawMessage{prefix})
+	perms, _, _ := AlwaysPermissions([]json.RawMessage{prefix})
 	var got struct {
 		Rules []struct{ ToolName, RuleContent string }
 	}
@@ -105,19 +105,19 @@ func TestGrantFromCLIRule(t *testing.T) {
 		{"", "x", policy.Rule{}, false, nil, nil},
 	}
 	for _, tt := range tests {
-		got, ok := grantFromCLIRule(tt.tool, tt.content)
+		got, ok := FromCLIRule(tt.tool, tt.content)
 		if ok != tt.ok || got != tt.want {
-			t.Errorf("grantFromCLIRule(%q, %q) = %+v, %v; want %+v, %v", tt.tool, tt.content, got, ok, tt.want, tt.ok)
+			t.Errorf("FromCLIRule(%q, %q) = %+v, %v; want %+v, %v", tt.tool, tt.content, got, ok, tt.want, tt.ok)
 			continue
 		}
 		grants := []store.Grant{{Num: 1, Tool: got.Tool, Match: got.Match}}
 		for _, s := range tt.matches {
-			if v, g := decidePolicy(nil, grants, tt.tool, s); v.Action != policy.ActionAllow || g == nil {
+			if v, g := Decide(nil, grants, tt.tool, s); v.Action != policy.ActionAllow || g == nil {
 				t.Errorf("grant %+v does not allow %q: %+v", got, s, v)
 			}
 		}
 		for _, s := range tt.not {
-			if v, _ := decidePolicy(nil, grants, tt.tool, s); v.Action == policy.ActionAllow {
+			if v, _ := Decide(nil, grants, tt.tool, s); v.Action == policy.ActionAllow {
 				t.Errorf("grant %+v allows %q", got, s)
 			}
 		}
@@ -148,12 +148,12 @@ func TestDecidePolicy(t *testing.T) {
 		{"ls", "Bash", "", false},
 	}
 	for _, tt := range tests {
-		v, g := decidePolicy(profile, grants, tt.tool, tt.subject)
+		v, g := Decide(profile, grants, tt.tool, tt.subject)
 		if v.Action != tt.action || (g != nil) != tt.byGrant {
-			t.Errorf("decidePolicy(%s %q) = %+v grant=%v; want %q byGrant=%v", tt.tool, tt.subject, v, g, tt.action, tt.byGrant)
+			t.Errorf("Decide(%s %q) = %+v grant=%v; want %q byGrant=%v", tt.tool, tt.subject, v, g, tt.action, tt.byGrant)
 		}
 	}
 	if len(profile) != 3 || cap(profile) != 3 {
-		t.Fatal("decidePolicy changed the profile's rules")
+		t.Fatal("Decide changed the profile's rules")
 	}
 }

@@ -1,0 +1,276 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/config"
+)
+
+// liveStream is a turn's native stream (Streamer) and what of the turn's
+// segments it shows so far (render.StreamShown). Segment positions are
+// absolute (they count the segments trimActivity dropped), so trimming
+// does not confuse them.
+type liveStream struct {
+	s       bridges.Stream
+	refused bool // the platform refused to stream this turn: post and edit
+	broken  bool // an Append failed: nothing more is appended
+	render.StreamShown
+}
+
+// toolDone notes a tool's result for the stream (StreamShown.ToolDone).
+// It reports whether the stream has something new to show.
+func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
+	if l.stream.s == nil || !l.stream.ToolDone(r, full) {
+		return false
+	}
+	l.dirty = true
+	return true
+}
+
+// streamChunks returns what the stream does not show yet of t, and the
+// cursor once it is shown.
+func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, render.Cursor) {
+	return t.live.stream.Chunks(t.segs, t.trimmedSegs, t.streaming, maxRunes, func(id string) bool {
+		return isPlanTool(t.tools[id].Name) // shown as the plan (planfeedback.go)
+	})
+}
+
+// committed marks chunks from streamChunks as shown.
+func (t *turn) committed(cur render.Cursor, chunks []bridges.StreamChunk) {
+	t.live.stream.Committed(cur, chunks)
+}
+
+// streamLive shows the turn's news through the platform's native stream,
+// starting it if needed. It reports false when the turn is not streamed
+// (no Streamer, refused, or a live message was already posted): the
+// caller posts and edits instead.
+func (cv *conversation) streamLive(ctx context.Context) bool {
+	t := cv.turn
+	ls := &t.live.stream
+	if ls.s == nil {
+		st, ok := cv.platform.(bridges.Streamer)
+		if !ok || ls.refused || t.live.posted {
+			return false
+		}
+		chunks, cur := t.streamChunks(cv.maxRunes())
+		s, err := st.StartStream(ctx, cv.key, t.replyTo, t.replyUser, chunks)
+		if err != nil {
+			if !errors.Is(err, bridges.ErrStreamRefused) {
+				cv.log.Warn("start stream; posting and editing instead", "err", err)
+			}
+			ls.refused = true
+			return false
+		}
+		ls.s = s
+		t.live.ref = s.Ref()
+		t.live.ref.At = cv.core.clock.Now()
+		t.committed(cur, chunks)
+		return true
+	}
+	if ls.broken {
+		return true
+	}
+	chunks, cur := t.streamChunks(cv.maxRunes())
+	if len(chunks) == 0 {
+		return true
+	}
+	if err := ls.s.Append(ctx, chunks); err != nil {
+		cv.log.Warn("append to stream; the answer will be posted", "err", err)
+		ls.broken = true
+		return true
+	}
+	t.committed(cur, chunks)
+	return true
+}
+
+// streamEnd is how a turn's stream ends when its reply (an outbox row) is
+// posted: Stop with last instead of a post.
+type streamEnd struct {
+	s    bridges.Stream
+	last []bridges.StreamChunk
+}
+
+// endStream decides, when the turn's result arrives, how its open stream
+// ends. If the stream shows the turn's answer so far (the answer is the
+// last text it streamed) and the rest fits, it returns the chunks that
+// complete it (the rest and suffix, e.g. the footer) and true: the reply
+// is the stream's Stop. Otherwise it stops the stream with the rest of the
+// activity (not the answer) and returns false: the answer is posted.
+// Either way the turn no longer owns the stream.
+func (cv *conversation) endStream(ctx context.Context, answer, suffix string) ([]bridges.StreamChunk, bool) {
+	t := cv.turn
+	ls := &t.live.stream
+	s := ls.s
+	ls.s = nil
+	n := len(t.segs)
+	answerStreamed := n > 0 && t.segs[n-1].Kind == render.SegText && strings.TrimSpace(t.segs[n-1].Text) == answer
+	if !ls.broken && answerStreamed {
+		t.streaming = false
+		chunks, cur := t.streamChunks(cv.maxRunes())
+		if !cur.Full && cur.Runes+utf8.RuneCountInString(suffix) <= cv.maxRunes() {
+			if suffix != "" {
+				chunks = append(chunks, bridges.StreamChunk{Text: suffix})
+			}
+			ls.s = s // handed to the reply by the caller
+			return chunks, true
+		}
+	}
+	rest := ls.Cur.Closing()
+	if !ls.broken {
+		saved := t.segs
+		if answerStreamed {
+			t.segs = t.segs[:n-1] // the activity only: the answer is posted
+		}
+		t.streaming = false
+		var cur render.Cursor
+		rest, cur = t.streamChunks(cv.maxRunes())
+		rest = append(rest, cur.Closing()...)
+		t.segs = saved
+	}
+	if err := s.Stop(ctx, rest); err != nil {
+		cv.log.Warn("stop stream", "err", err)
+	}
+	return nil, false
+}
+
+// stopStream ends the turn's open stream with last (e.g. a note that the
+// turn was interrupted), if there is one.
+func (cv *conversation) stopStream(ctx context.Context, last string) {
+	t := cv.turn
+	if t == nil || t.live.stream.s == nil {
+		return
+	}
+	s := t.live.stream.s
+	t.live.stream.s = nil
+	chunks := t.live.stream.Cur.Closing()
+	if !t.live.stream.broken {
+		t.streaming = false
+		var cur render.Cursor
+		chunks, cur = t.streamChunks(cv.maxRunes())
+		chunks = append(chunks, cur.Closing()...)
+		if last != "" {
+			chunks = append(chunks, bridges.StreamChunk{Text: last})
+		}
+	}
+	if err := s.Stop(ctx, chunks); err != nil {
+		cv.log.Warn("stop stream", "err", err)
+	}
+}
+
+// Progress lines: a platform that does not stream turns into a live
+// message (no Editor, or Limits.WholeAnswers) shows nothing between the
+// user's message and the answer; Limits.ProgressInterval asks for a short
+// line instead while a long turn runs, at most one per interval: one
+// message, edited where the platform can (showProgress).
+
+// progressing reports whether this conversation gets progress lines.
+func (cv *conversation) progressing() bool {
+	return cv.limits.ProgressInterval > 0 && !cv.streams()
+}
+
+// armProgress schedules the turn's next progress line.
+func (cv *conversation) armProgress() {
+	if cv.progressing() {
+		cv.after(cv.limits.ProgressInterval, timerProgress, "")
+	}
+}
+
+// progressLine posts how long the running turn has taken and, unless the
+// bot is quiet, its latest tool call; then schedules the next one. While
+// a card waits for someone nothing is posted: the card says what the
+// turn waits for.
+func (cv *conversation) progressLine(ctx context.Context) {
+	t := cv.turn
+	if t == nil {
+		return
+	}
+	defer cv.armProgress()
+	if len(cv.cards) > 0 {
+		return
+	}
+	line := "⏳ Still working… " + render.FormatWait(cv.core.clock.Now().Sub(t.start)) + " so far"
+	if verbosity(cv.bot) != config.VerbosityQuiet {
+		if last := render.LastToolLine(t.segs); last != "" {
+			line += " · last: " + last
+		}
+	}
+	cv.showProgress(ctx, t, line)
+}
+
+// showProgress shows the turn's progress line: an edit of its previous
+// one while the platform can edit it (Limits.EditMaxAge), else a new
+// message, so that a long turn makes one message (per edit window) and
+// no stream of identical ones.
+func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) {
+	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	m := bridges.Message{Text: line}
+	var ref bridges.MessageRef
+	var err error
+	if t.progress.ID != "" {
+		ref, err = cv.editOrPost(ctx, t.progress, m, m)
+	} else {
+		ref, err = cv.post(ctx, m)
+	}
+	if err != nil {
+		cv.log.Warn("show progress", "err", err)
+		return
+	}
+	t.progress = ref
+}
+
+// canEdit reports whether the message at ref can still be edited on p: p is
+// an Editor and, when lim.EditMaxAge is set, the message was posted less
+// than EditMaxAge before now (a ref without a posting time is too old).
+func canEdit(p bridges.Platform, lim bridges.Limits, ref bridges.MessageRef, now time.Time) bool {
+	if _, ok := p.(bridges.Editor); !ok {
+		return false
+	}
+	if lim.EditMaxAge <= 0 {
+		return true
+	}
+	return !ref.At.IsZero() && now.Sub(ref.At) < lim.EditMaxAge
+}
+
+// editOrPost shows m in place of the message at ref when the platform can
+// still edit it; otherwise it posts instead as a new message in ref's
+// conversation (to quote the old message, set instead.ReplyTo). It returns the ref
+// of the message that now shows the content (ref itself after an edit, the
+// new message after a post, stamped with now).
+func editOrPost(ctx context.Context, p bridges.Platform, lim bridges.Limits, now time.Time, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	if canEdit(p, lim, ref, now) {
+		if err := p.(bridges.Editor).Edit(ctx, ref, m); err != nil {
+			return ref, fmt.Errorf("edit message %s: %w", ref.ID, err)
+		}
+		return ref, nil
+	}
+	posted, err := p.Post(ctx, ref.Key, instead)
+	if err != nil {
+		return ref, fmt.Errorf("post instead of editing message %s: %w", ref.ID, err)
+	}
+	posted.At = now
+	return posted, nil
+}
+
+// post posts m into the conversation and stamps the ref with the core's
+// clock (for Limits.EditMaxAge).
+func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
+	ref, err := cv.platform.Post(ctx, cv.key, m)
+	if err != nil {
+		return ref, err
+	}
+	ref.At = cv.core.clock.Now()
+	return ref, nil
+}
+
+// editOrPost is editOrPost for this conversation's platform and clock.
+func (cv *conversation) editOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	return editOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
+}
