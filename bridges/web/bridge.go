@@ -43,14 +43,15 @@
 //     where the console listens (BaseURL, Announce).
 //   - run.go: Run, which lends the pages the core's Handler while it runs.
 //   - inbound.go: a page's message, Stop and button click to the core
-//     (send, stop, action), and which conversation a request names.
+//     (send, stop, action).
 //   - outbound.go: Post, Edit and PostEphemeral: stored and pushed to the
 //     open pages; the console's own notices.
 //   - format.go: CommonMark to safe HTML, code highlighted on the server.
 //   - split.go: cutting text to one line or a length. Messages are not
 //     split: the core splits to Limits.MaxMessageRunes.
 //   - typing.go: SetTyping: the pages' "working" state and Stop button.
-//   - files.go: image uploads in (readUpload, FetchFile) and served back.
+//   - files.go: uploads (images, PDFs, text and code) in (readUpload,
+//     FetchFile) and served back.
 //   - errors.go: sentinel errors.
 //
 // Files only the web console needs (it serves its own pages):
@@ -59,6 +60,10 @@
 //   - routes.go: the routes, the middleware (security headers, session,
 //     roles, CSRF) and the templates and static files.
 //   - chat.go: the chat pages (conversation list and conversation view).
+//   - access.go: which conversation a request names and the viewer's role
+//     in it (owner, participant, viewer).
+//   - threads.go: managing a conversation (rename, archive, delete,
+//     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
 //     server-sent event stream of a page.
 //   - signin.go: who may sign in (web.users, the generated admin token),
@@ -70,6 +75,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,6 +126,8 @@ type Console struct {
 	pages   map[string]*template.Template
 	md      *markdown
 	hub     *hub
+	// maxUpload caps one attached file (web.max_upload).
+	maxUpload int64
 	mux     http.Handler
 	static  http.Handler
 
@@ -198,6 +206,7 @@ func New(opts Options) (*Console, error) {
 		pages:          pages,
 		md:             newMarkdown(),
 		hub:            newHub(),
+		maxUpload:      cmp.Or(opts.Config.Web.MaxUpload, config.DefaultWebMaxUpload),
 		typing:         make(map[bridges.ConversationKey]bool),
 		generatedToken: generated,
 	}
