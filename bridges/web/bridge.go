@@ -128,8 +128,8 @@ type Console struct {
 	hub     *hub
 	// maxUpload caps one attached file (web.max_upload).
 	maxUpload int64
-	mux     http.Handler
-	static  http.Handler
+	mux       http.Handler
+	static    http.Handler
 
 	// generatedToken is the admin token written into data_dir by this
 	// start (first run without users), shown once by Announce.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-		"strings"
+	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
