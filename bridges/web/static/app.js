@@ -86,7 +86,7 @@
   }
 
   function composerEmpty(form) {
-    var text = form.elements.text, file = form.elements.image;
+    var text = form.elements.text, file = form.elements.file;
     return text && text.value.trim() === "" && !(file && file.files && file.files.length);
   }
 
@@ -104,7 +104,7 @@
       fetch(form.action, { method: "POST", body: data, headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
         .then(function (resp) {
           if (resp.ok) {
-            if (form.hasAttribute("data-reset")) form.reset();
+            if (form.hasAttribute("data-reset")) { form.reset(); showFile(form); }
             return;
           }
           if (form.id === "stop-form") stopping(false);
@@ -139,6 +139,78 @@
     if (!working) return;
     working.classList.toggle("stopping", on);
     if (label) label.textContent = on ? "Stopping…" : "The agent is working…";
+  }
+
+  // Files: chosen, dropped on the message box or pasted into it. The box
+  // takes one file; the server decides what it accepts by content.
+  function showFile(form) {
+    var input = form.elements.file, label = document.getElementById("file-name");
+    if (!input || !label) return;
+    if (!label.dataset.hint) label.dataset.hint = label.textContent;
+    label.textContent = input.files && input.files.length ? "📎 " + input.files[0].name : label.dataset.hint;
+  }
+  function files() {
+    var form = document.getElementById("composer");
+    if (!form || !form.elements.file) return;
+    var input = form.elements.file;
+    var take = function (list) {
+      if (!list || !list.length) return false;
+      var dt = new DataTransfer();
+      dt.items.add(list[0]);
+      input.files = dt.files;
+      showFile(form);
+      return true;
+    };
+    input.addEventListener("change", function () { showFile(form); });
+    form.addEventListener("dragover", function (e) { e.preventDefault(); form.classList.add("dropping"); });
+    form.addEventListener("dragleave", function () { form.classList.remove("dropping"); });
+    form.addEventListener("drop", function (e) {
+      e.preventDefault();
+      form.classList.remove("dropping");
+      if (take(e.dataTransfer && e.dataTransfer.files)) form.elements.text.focus();
+    });
+    form.elements.text.addEventListener("paste", function (e) {
+      if (take(e.clipboardData && e.clipboardData.files)) e.preventDefault();
+    });
+  }
+
+  // The conversation list follows changes (a new message, a rename, a
+  // share…) and the search box without a reload.
+  function listURL(q) {
+    var box = document.getElementById("thread-list");
+    return "/threads?q=" + encodeURIComponent(q) + "&archived=" + (box ? box.dataset.archived : "") +
+      "&cur=" + encodeURIComponent(box ? box.dataset.cur : "");
+  }
+  var listSeq = 0;
+  function refreshList() {
+    var box = document.getElementById("thread-list"), q = document.getElementById("q");
+    if (!box) return;
+    var mine = ++listSeq;
+    fetch(listURL(q ? q.value : box.dataset.q), { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (resp) { return resp.ok ? resp.text() : null; })
+      .then(function (html) {
+        if (!html || mine !== listSeq) return; // a later refresh wins
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var next = tpl.content.firstElementChild, cur = document.getElementById("thread-list");
+        if (!next || !cur) return;
+        cur.replaceWith(next);
+        enhance(next);
+      })
+      .catch(function () { /* offline: the next change refreshes it */ });
+  }
+  function threadSearch() {
+    var q = document.getElementById("q");
+    if (!q) return;
+    var timer;
+    q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refreshList, 200); });
+  }
+  function listEvents() {
+    if (!document.getElementById("home") || !document.getElementById("thread-list")) return;
+    var src = new EventSource("/events");
+    src.addEventListener("open", function () { document.body.dataset.live = "1"; });
+    src.addEventListener("list", refreshList);
+    src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
   }
 
   // The conversation list is a drawer on narrow screens.
@@ -199,6 +271,7 @@
     src.addEventListener("notice", function (e) {
       toast(JSON.parse(e.data).text, "notice");
     });
+    src.addEventListener("list", refreshList);
   }
 
   // Operator pages refresh themselves every few seconds (not while the
@@ -240,6 +313,9 @@
     enhance(document);
     asyncForms();
     drawer();
+    files();
+    threadSearch();
+    listEvents();
     chat();
     if (refreshing) refreshing();
   });
