@@ -163,8 +163,8 @@ func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
 		if data.Shares, err = c.st.WebThreadShares(r.Context(), key.Bot, key.Thread); err != nil {
 			c.log.Warn("list the teammates of a web conversation", "key", key, "err", err)
 		}
-		data.Teammates = c.teammateNames(key.Channel)
 	}
+	data.Teammates = c.teammateNames(key.Channel)
 	csrf := CSRFToken(r)
 	for _, m := range msgs {
 		data.Since = max(data.Since, m.Version)
