@@ -1,5 +1,6 @@
 -- 0013_web_conversations: managing web conversations (title, archive,
--- deletion, sharing) and full-text search over their messages.
+-- deletion, sharing), full-text search over their messages, and their tool
+-- calls in full.
 --
 -- web_threads has one row per web conversation: its owner (the web user
 -- who started it, web_messages.channel), its title (the first message
@@ -55,3 +56,20 @@ CREATE TRIGGER web_messages_fts_ai AFTER INSERT ON web_messages BEGIN
     INSERT INTO web_messages_fts (docid, text) VALUES (new.seq, new.text);
 END;
 INSERT INTO web_messages_fts (web_messages_fts) VALUES ('rebuild');
+
+-- web_tools keeps each tool call of a web conversation in full (input as
+-- JSON, output as text), which its tool line expands to on request.
+CREATE TABLE web_tools (
+    bot        TEXT    NOT NULL,
+    channel    TEXT    NOT NULL,
+    thread     TEXT    NOT NULL,
+    id         TEXT    NOT NULL,
+    name       TEXT    NOT NULL,
+    input      TEXT    NOT NULL,
+    output     TEXT    NOT NULL DEFAULT '',
+    is_error   INTEGER NOT NULL DEFAULT 0,
+    done       INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (bot, thread, id)
+);
+CREATE INDEX web_tools_updated ON web_tools (updated_at);

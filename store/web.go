@@ -186,6 +186,11 @@ func (s *Store) pruneWeb(ctx context.Context, cut int64) (int64, error) {
 	if err != nil {
 		return msgs + ups, err
 	}
+	tools, err := s.deleteBatched(ctx, "web_tools", "rowid", `updated_at < ?`, []any{cut})
+	ups += tools
+	if err != nil {
+		return msgs + ups, err
+	}
 	// A conversation without messages left is forgotten with its shares.
 	res, err := s.exec(ctx, false, `DELETE FROM web_threads WHERE updated_at < ? AND NOT EXISTS
 		(SELECT 1 FROM web_messages m WHERE m.bot = web_threads.bot AND m.thread = web_threads.thread)`, cut)

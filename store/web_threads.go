@@ -193,7 +193,7 @@ func (s *Store) DeleteWebThread(ctx context.Context, bot, thread string) error {
 		if err := affectedOne(res); err != nil {
 			return err
 		}
-		for _, table := range []string{"web_messages", "web_uploads", "web_shares"} {
+		for _, table := range []string{"web_messages", "web_uploads", "web_shares", "web_tools"} {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE bot = ? AND thread = ?`, bot, thread); err != nil {
 				return fmt.Errorf("%s: %w", table, err)
 			}

@@ -53,6 +53,7 @@
 //   - files.go: uploads (images, PDFs, text and code) in (readUpload,
 //     FetchFile) and served back.
 //   - errors.go: sentinel errors.
+//   - tools.go: tool calls kept in full (ShowTool) and expanded on request.
 //
 // Files only the web console needs (it serves its own pages):
 //
@@ -148,6 +149,7 @@ var (
 	_ bridges.Typer       = (*Console)(nil)
 	_ bridges.FileFetcher = (*Console)(nil)
 	_ bridges.Ephemeral   = (*Console)(nil)
+	_ bridges.ToolViewer  = (*Console)(nil)
 )
 
 // New loads the users (generating the admin token into data_dir when

@@ -46,6 +46,7 @@ func (c *Console) routes() http.Handler {
 	mux.Handle("POST /chat/{thread}/send", c.requireUser(c.csrf(http.HandlerFunc(c.send))))
 	mux.Handle("POST /chat/{thread}/action", c.requireUser(c.csrf(http.HandlerFunc(c.action))))
 	mux.Handle("POST /chat/{thread}/stop", c.requireUser(c.csrf(http.HandlerFunc(c.stop))))
+	mux.Handle("GET /chat/{thread}/tools/{id}", c.requireUser(http.HandlerFunc(c.tool)))
 	mux.Handle("GET /files/{id}", c.requireUser(http.HandlerFunc(c.file)))
 
 	// Operator pages: admins only.

@@ -213,6 +213,52 @@
     src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
   }
 
+  // Tool calls: a tool line's Details button shows the call's input and
+  // output, each cut to toolShown characters with "Show all".
+  var toolShown = 1500, openTools = {};
+  function toolPart(label, text) {
+    var box = document.createElement("div"), head = document.createElement("div"), pre = document.createElement("pre");
+    head.className = "muted small";
+    head.textContent = label;
+    pre.textContent = text.length > toolShown ? text.slice(0, toolShown) + "…" : text;
+    box.append(head, pre);
+    if (text.length > toolShown) {
+      var all = document.createElement("button");
+      all.type = "button";
+      all.className = "btn small show-all";
+      all.textContent = "Show all (" + text.length + " characters)";
+      all.addEventListener("click", function () { pre.textContent = text; all.remove(); });
+      box.appendChild(all);
+    }
+    return box;
+  }
+  function toggleTool(b, open) {
+    var thread = document.getElementById("chat").dataset.thread, id = b.dataset.tool;
+    var next = b.nextElementSibling;
+    if (next && next.classList.contains("tool-detail")) next.remove();
+    b.setAttribute("aria-expanded", open ? "true" : "false");
+    if (!open) { delete openTools[id]; return; }
+    openTools[id] = true;
+    fetch("/chat/" + thread + "/tools/" + encodeURIComponent(id), { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (resp) { return resp.ok ? resp.json() : null; })
+      .then(function (t) {
+        if (!t || b.getAttribute("aria-expanded") !== "true") return;
+        var d = document.createElement("div");
+        d.className = "tool-detail";
+        d.dataset.tool = id;
+        d.appendChild(toolPart("Input", t.input));
+        d.appendChild(toolPart(t.done ? (t.error ? "Output (error)" : "Output") : "Output (still running)", t.done ? t.output : ""));
+        b.after(d);
+      })
+      .catch(function () { toast("Could not load the tool call", "error"); });
+  }
+  function tools() {
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest && e.target.closest(".tool-toggle");
+      if (b) toggleTool(b, b.getAttribute("aria-expanded") !== "true");
+    });
+  }
+
   // The conversation list is a drawer on narrow screens.
   function drawer() {
     var b = document.getElementById("threads-toggle"), layout = document.getElementById("chat-layout");
@@ -246,6 +292,7 @@
       list.insertBefore(el, after);
     }
     enhance(el);
+    el.querySelectorAll(".tool-toggle").forEach(function (b) { if (openTools[b.dataset.tool]) toggleTool(b, true); });
   }
 
   function chat() {
@@ -314,6 +361,7 @@
     asyncForms();
     drawer();
     files();
+    tools();
     threadSearch();
     listEvents();
     chat();
