@@ -55,9 +55,9 @@ func TestWebConversationsUI(t *testing.T) {
 		bob.waitJS(`document.body.dataset.live === "1"`, "bob's start page, live")
 		bob.js(`window.notReloaded = true`, new(bool))
 		ana.run(chromedp.Click(chromedp.CSS("#manage summary")))
-		ana.js(`document.getElementById("share-member").value = "bob"; document.getElementById("share-role").value = "participant"; true`, new(bool))
-		ana.run(chromedp.Click(chromedp.ID("share")))
-		ana.waitJS(`document.getElementById("shares") && document.getElementById("shares").innerText.includes("bob")`, "bob listed as a teammate")
+		ana.js(`document.getElementById("share-member").value = "bob"; document.getElementById("share-role").value = "participant";
+			document.getElementById("share-form").requestSubmit(); true`, new(bool))
+		ana.waitJS(`document.getElementById("shares") && document.getElementById("shares").textContent.includes("bob")`, "bob listed as a teammate")
 		bob.waitJS(entry+` && `+entry+`.innerText === "PG migration"`, "the shared conversation in bob's list")
 		var kept bool
 		bob.js(`window.notReloaded === true && document.getElementById("thread-list").innerText.includes("shared by ana")`, &kept)
@@ -128,11 +128,26 @@ func TestWebConversationsUI(t *testing.T) {
 		}
 	})
 
+	t.Run("a tool call expands to its input and output", func(t *testing.T) {
+		ana.t = t
+		ana.send("[bash seq 1 1000]")
+		ana.click("allow")
+		ana.waitJS(`document.querySelector(".msg.bot .tool-toggle")`, "the tool line with its Details button")
+		ana.waitJS(`document.getElementById("working").hidden`, "the turn to end")
+		ana.run(chromedp.Click(chromedp.CSS(".msg.bot .tool-toggle")))
+		ana.waitJS(`document.querySelector(".tool-detail") && document.querySelector(".tool-detail").innerText.includes("seq 1 1000")`, "the call's input")
+		ana.waitJS(`document.querySelector(".tool-detail .show-all")`, "the long output cut, with Show all")
+		ana.run(chromedp.Click(chromedp.CSS(".tool-detail .show-all")))
+		ana.waitJS(`document.querySelector(".tool-detail").innerText.includes("\n1000")`, "the whole output")
+		ana.screenshot("web-tool-details-desktop-light.png")
+	})
+
 	t.Run("archive", func(t *testing.T) {
 		ana.t = t
 		ana.run(chromedp.Navigate(base + "/chat/" + thread))
 		ana.waitJS(`document.getElementById("manage")`, "the conversation")
-		ana.run(chromedp.Click(chromedp.CSS("#manage summary")), chromedp.Click(chromedp.ID("archive")))
+		ana.run(chromedp.Click(chromedp.CSS("#manage summary")))
+		ana.js(`document.getElementById("archive-form").requestSubmit(); true`, new(bool))
 		ana.waitJS(`document.getElementById("archived-tag") && !`+entry, "archived: out of the list")
 		ana.run(chromedp.Click(chromedp.ID("archived-toggle")))
 		ana.waitJS(entry, "in the archived list")
