@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -136,9 +137,11 @@ func TestWebConversationsUI(t *testing.T) {
 		ana.run(chromedp.Click(chromedp.CSS(".msg.bot .tool-toggle")))
 		ana.waitJS(`document.querySelector(".tool-detail") && document.querySelector(".tool-detail").innerText.includes("seq 1 1000")`, "the call's input")
 		ana.waitJS(`document.querySelector(".tool-detail .show-all")`, "the long output cut, with Show all")
+		ana.js(`document.querySelector(".msg.bot .tool-toggle").scrollIntoView({block: "start"}); true`, new(bool))
+		ana.run(chromedp.Sleep(300 * time.Millisecond))
+		ana.screenshot("web-tool-details-desktop-light.png")
 		ana.run(chromedp.Click(chromedp.CSS(".tool-detail .show-all")))
 		ana.waitJS(`document.querySelector(".tool-detail").innerText.includes("\n1000")`, "the whole output")
-		ana.screenshot("web-tool-details-desktop-light.png")
 	})
 
 	t.Run("archive", func(t *testing.T) {
