@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/store"
@@ -253,5 +255,57 @@ func TestConversationManagement(t *testing.T) {
 	}
 	if strings.Contains(mustGet(t, ana, "/"), "threadci02") {
 		t.Error("deleted conversation still listed")
+	}
+}
+
+// TestSharedViewerCardAuthority: a teammate the conversation is shared with
+// sees its open card, but a click decides nothing unless the bot's access
+// makes them an approver (DESIGN §11); the owner, who started the turn,
+// decides it.
+func TestSharedViewerCardAuthority(t *testing.T) {
+	cfg := testConfig(t, "127.0.0.1:9464", usersYAML)
+	st := testStore(t)
+	c, srv, _ := newTestConsole(t, cfg, st)
+	core := bridgetest.RunCoreOn(t, cfg, st, map[string]bridges.Platform{"console": c}, func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Ask(streamjson.PermissionRequest{RequestID: "req-1", ToolName: "Bash", Input: json.RawMessage(`{"command":"rm -r build"}`), ToolUseID: "tu-1"})
+		s.Reply(m, "finished")
+	})
+	waitRunning(t, c)
+	ana, bob := newClient(t, srv.URL), newClient(t, srv.URL)
+	anaCSRF, bobCSRF := ana.signIn(anaToken), bob.signIn(bobToken)
+	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "threadcard1"}
+	if s := ana.sendForm(key.Thread, anaCSRF, "clean up", nil); s != http.StatusNoContent {
+		t.Fatalf("send: %d", s)
+	}
+	card := waitStored(t, c, key, func(m store.WebMessage) bool { return m.CardID != "" && len(m.Buttons) > 0 })
+	share := url.Values{"csrf": {anaCSRF}, "member": {"bob"}, "role": {store.WebViewer}}
+	if s, _, _ := ana.do("POST", "/chat/"+key.Thread+"/share", share, nil); s != http.StatusSeeOther {
+		t.Fatalf("share: %d", s)
+	}
+	if page := mustGet(t, bob, "/chat/"+key.Thread); !strings.Contains(page, `data-choice="allow"`) {
+		t.Fatal("bob does not see the open card")
+	}
+	bobEvents := listStream(t, bob, "/chat/"+key.Thread+"/events")
+	waitEvent(t, bobEvents, "typing") // the stream caught up
+	click := url.Values{"csrf": {bobCSRF}, "card": {card.CardID}, "choice": {"allow"}}
+	if s, _, _ := bob.do("POST", "/chat/"+key.Thread+"/action", click, map[string]string{"X-Requested-With": "fetch"}); s != http.StatusNoContent {
+		t.Fatalf("bob's click: %d", s)
+	}
+	sess, err := core.Pool.WaitSession(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, bobEvents, "notice") // the core's private refusal, on bob's page only
+	if d := sess.Decisions(); len(d) != 0 {
+		t.Fatalf("a viewer's click decided the card: %+v", d)
+	}
+	click.Set("csrf", anaCSRF)
+	if s, _, _ := ana.do("POST", "/chat/"+key.Thread+"/action", click, map[string]string{"X-Requested-With": "fetch"}); s != http.StatusNoContent {
+		t.Fatalf("ana's click: %d", s)
+	}
+	waitStored(t, c, key, func(m store.WebMessage) bool { return strings.Contains(m.Text, "finished") })
+	if d := sess.Decisions(); len(d) != 1 || !d[0].Allow {
+		t.Errorf("decisions = %+v, want ana's allow", d)
 	}
 }
