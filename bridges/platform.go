@@ -244,6 +244,30 @@ type FileFetcher interface {
 	FetchFile(ctx context.Context, f File, max int64) ([]byte, error)
 }
 
+// ToolCall is one tool call of the agent as a ToolViewer shows it.
+type ToolCall struct {
+	ID      string // the CLI's tool_use id
+	Name    string // "" in the call that reports the result
+	Input   string // the input as JSON, as the agent gave it ("" with the result)
+	Output  string // the result flattened to text; "" until Done
+	IsError bool
+	Done    bool // the result has arrived
+}
+
+// ToolLinkScheme prefixes the link target of a tool line written for a
+// ToolViewer: "› [`Bash: ls`](tool:ID)" names the call ID it shows.
+const ToolLinkScheme = "tool:"
+
+// ToolViewer is an optional ability: the platform shows a tool call's full
+// input and output on demand (the web console's expandable tool lines).
+// For such a platform the core writes each tool line as a link to
+// ToolLinkScheme+ID and calls ShowTool when the call is made and again
+// when its result arrives (Done). It is called from the conversation's
+// worker: it must return quickly; errors are logged, nothing is retried.
+type ToolViewer interface {
+	ShowTool(ctx context.Context, key ConversationKey, call ToolCall) error
+}
+
 // Ephemeral is an optional ability: show text to one user only, in the
 // conversation at key (key.Thread "" = the channel itself). Nobody else
 // sees it and it starts no thread. Platforms that cannot do this outside

@@ -35,7 +35,20 @@ type Web struct {
 	// it counts failed sign-ins per client address; empty: the connection's
 	// own address counts, X-Forwarded-For is ignored.
 	TrustedProxies []string
+	// MaxUpload caps one file a person attaches in the web console, in
+	// bytes (yaml max_upload: "10MiB"; default DefaultWebMaxUpload, from
+	// 1MiB to MaxWebUpload). Images are also capped at 5 MiB: the agent
+	// gets images up to that size, as from Slack and Discord.
+	MaxUpload int64
 }
+
+// Limits of web.max_upload: the core saves files up to 20 MiB for the
+// agent (images up to 5 MiB), whatever the platform.
+const (
+	DefaultWebMaxUpload = 10 << 20
+	MinWebUpload        = 1 << 20
+	MaxWebUpload        = 20 << 20
+)
 
 // WebUser is one person who may sign in to the web console (yaml
 // web.users[]).
@@ -96,6 +109,7 @@ func (d *decoder) webSection(w *Web) field {
 				})
 			},
 			"trusted_proxies": d.strList(&w.TrustedProxies),
+			"max_upload":      d.byteSize(&w.MaxUpload),
 		})
 	}
 }
@@ -103,6 +117,16 @@ func (d *decoder) webSection(w *Web) field {
 // finishWeb checks web.users, web.trusted_proxies and that at most one
 // bot is a web bot.
 func (d *decoder) finishWeb(c *Config) {
+	switch mp := "web.max_upload"; {
+	case d.bad[mp]:
+	case c.Web.MaxUpload == 0:
+		if _, set := d.lines[mp]; set {
+			d.addf(d.lineOf(mp), mp, "must be at least 1MiB (people could attach nothing); at most 20MiB")
+		}
+		c.Web.MaxUpload = DefaultWebMaxUpload
+	case c.Web.MaxUpload < MinWebUpload || c.Web.MaxUpload > MaxWebUpload:
+		d.addf(d.lineOf(mp), mp, "must be from 1MiB to 20MiB (the agent gets files up to 20 MiB, images up to 5 MiB)")
+	}
 	for i, p := range c.Web.TrustedProxies {
 		if _, err := ParseTrustedProxy(p); err != nil {
 			ip := index("web.trusted_proxies", i)

@@ -47,8 +47,15 @@ func TestWebConfig(t *testing.T) {
 			t.Errorf("trusted_proxies[%d] = %v, %v; want %s", i, p, err, want)
 		}
 	}
+	// Upload limit: a size, 10 MiB by default.
+	if c = mustParse(t, webDoc("web:", "  max_upload: 2.5MiB"), nil); c.Web.MaxUpload != 5<<19 {
+		t.Errorf("max_upload = %d", c.Web.MaxUpload)
+	}
 	// No users: valid (the console generates an admin token).
 	c = mustParse(t, webDoc(), nil)
+	if c.Web.MaxUpload != DefaultWebMaxUpload {
+		t.Errorf("default max_upload = %d", c.Web.MaxUpload)
+	}
 	if len(c.Web.Users) != 0 || !strings.Contains(c.Summary(), "web users: none") {
 		t.Errorf("without users: %v\n%s", c.Web.Users, c.Summary())
 	}
@@ -67,7 +74,15 @@ func TestWebConfigProblems(t *testing.T) {
 		want []want
 	}{
 		{"unknown web key", webDoc("web:", "  user: []"), nil,
-			[]want{{7, "web.user", "unknown key (valid keys: trusted_proxies, users)"}}},
+			[]want{{7, "web.user", "unknown key (valid keys: max_upload, trusted_proxies, users)"}}},
+		{"max_upload too big", webDoc("web:", "  max_upload: 64MiB"), nil,
+			[]want{{7, "web.max_upload", "must be from 1MiB to 20MiB"}}},
+		{"max_upload too small", webDoc("web:", "  max_upload: 100KiB"), nil,
+			[]want{{7, "web.max_upload", "must be from 1MiB to 20MiB"}}},
+		{"max_upload zero", webDoc("web:", "  max_upload: 0"), nil,
+			[]want{{7, "web.max_upload", "must be at least 1MiB"}}},
+		{"max_upload not a size", webDoc("web:", "  max_upload: lots"), nil,
+			[]want{{7, "web.max_upload", `bad size "lots"`}}},
 		{"bad trusted proxies", webDoc("web:", "  trusted_proxies:", "    - 127.0.0.1", "    - nginx.local", "    - 10.0.0.0/33"), nil,
 			[]want{{9, "web.trusted_proxies[1]", `bad trusted proxy "nginx.local": want an IP address or a CIDR prefix`},
 				{10, "web.trusted_proxies[2]", `bad trusted proxy "10.0.0.0/33"`}}},

@@ -27,14 +27,6 @@ type WebMessage struct {
 	UpdatedAt time.Time
 }
 
-// WebThread summarises one web conversation for a list.
-type WebThread struct {
-	Thread    string
-	Title     string // the first user message's text
-	Messages  int64
-	UpdatedAt time.Time
-}
-
 // WebUpload is an image a web user attached (table web_uploads).
 type WebUpload struct {
 	ID        string
@@ -79,11 +71,21 @@ func (s *Store) AddWebMessage(ctx context.Context, m WebMessage) (WebMessage, er
 		return WebMessage{}, fmt.Errorf("add web message: id and full key are required: %w", ErrInvalidArgument)
 	}
 	now := s.nowMS()
-	_, err := s.exec(ctx, false, `INSERT INTO web_messages
-		(id, bot, channel, thread, version, author, text, card_id, buttons, reply_to, files, created_at, updated_at)
-		VALUES (?, ?, ?, ?, `+nextWebVersion+`, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Author, m.Text, m.CardID, string(m.Buttons), m.ReplyTo,
-		string(m.Files), now, now)
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		// The conversation's row (web_threads) names its owner: the
+		// channel of its first message.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO web_threads (bot, thread, owner, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (bot, thread) DO UPDATE SET updated_at = excluded.updated_at`,
+			m.Key.Bot, m.Key.Thread, m.Key.Channel, now, now); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO web_messages
+			(id, bot, channel, thread, version, author, text, card_id, buttons, reply_to, files, created_at, updated_at)
+			VALUES (?, ?, ?, ?, `+nextWebVersion+`, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, m.Key.Bot, m.Key.Channel, m.Key.Thread, m.Author, m.Text, m.CardID, string(m.Buttons), m.ReplyTo,
+			string(m.Files), now, now)
+		return err
+	})
 	if err != nil {
 		return WebMessage{}, fmt.Errorf("add web message %s: %w", m.ID, insertErr(err))
 	}
@@ -143,33 +145,6 @@ func (s *Store) WebMessages(ctx context.Context, key ConversationKey, afterVersi
 	return out, nil
 }
 
-// WebThreads lists the conversations of bot in channel (a web user's
-// conversations), most recently updated first, at most limit (> 0).
-func (s *Store) WebThreads(ctx context.Context, bot, channel string, limit int) ([]WebThread, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT thread,
-		COALESCE((SELECT f.text FROM web_messages f WHERE f.bot = w.bot AND f.channel = w.channel
-			AND f.thread = w.thread AND f.author <> '' ORDER BY f.seq LIMIT 1), ''),
-		COUNT(*), MAX(updated_at)
-		FROM web_messages w WHERE bot = ? AND channel = ?
-		GROUP BY bot, channel, thread ORDER BY MAX(updated_at) DESC, thread LIMIT ?`, bot, channel, limit)
-	if err != nil {
-		return nil, fmt.Errorf("web threads of %s/%s: %w", bot, channel, err)
-	}
-	out, err := collect(rows, func(r scanner) (WebThread, error) {
-		var t WebThread
-		var updated int64
-		if err := r.Scan(&t.Thread, &t.Title, &t.Messages, &updated); err != nil {
-			return WebThread{}, err
-		}
-		t.UpdatedAt = fromMS(updated)
-		return t, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("web threads of %s/%s: %w", bot, channel, err)
-	}
-	return out, nil
-}
-
 // AddWebUpload stores an uploaded file. ID and the key are required.
 func (s *Store) AddWebUpload(ctx context.Context, u WebUpload) error {
 	if u.ID == "" || u.Key.Bot == "" || u.Key.Channel == "" {
@@ -209,5 +184,24 @@ func (s *Store) pruneWeb(ctx context.Context, cut int64) (int64, error) {
 		return msgs, err
 	}
 	ups, err := s.deleteBatched(ctx, "web_uploads", "id", `created_at < ?`, []any{cut})
-	return msgs + ups, err
+	if err != nil {
+		return msgs + ups, err
+	}
+	tools, err := s.deleteBatched(ctx, "web_tools", "rowid", `updated_at < ?`, []any{cut})
+	ups += tools
+	if err != nil {
+		return msgs + ups, err
+	}
+	// A conversation without messages left is forgotten with its shares.
+	res, err := s.exec(ctx, false, `DELETE FROM web_threads WHERE updated_at < ? AND NOT EXISTS
+		(SELECT 1 FROM web_messages m WHERE m.bot = web_threads.bot AND m.thread = web_threads.thread)`, cut)
+	if err != nil {
+		return msgs + ups, fmt.Errorf("prune web threads: %w", err)
+	}
+	threads, _ := res.RowsAffected()
+	if _, err := s.exec(ctx, false, `DELETE FROM web_shares WHERE NOT EXISTS
+		(SELECT 1 FROM web_threads t WHERE t.bot = web_shares.bot AND t.thread = web_shares.thread)`); err != nil {
+		return msgs + ups + threads, fmt.Errorf("prune web shares: %w", err)
+	}
+	return msgs + ups + threads, err
 }

@@ -65,7 +65,7 @@ func TestWebMessages(t *testing.T) {
 			t.Fatalf("last 1 = %+v", last)
 		}
 
-		threads, err := s.WebThreads(ctx, "console", "ana", 10)
+		threads, err := s.WebThreads(ctx, "console", "ana", WebThreadQuery{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestWebMessages(t *testing.T) {
 		if th := byThread["t1"]; th.Title != "hello" || th.Messages != 2 {
 			t.Errorf("t1 = %+v", th)
 		}
-		if th, _ := s.WebThreads(ctx, "console", "bob", 10); len(th) != 0 {
+		if th, _ := s.WebThreads(ctx, "console", "bob", WebThreadQuery{Limit: 10}); len(th) != 0 {
 			t.Errorf("bob sees %+v", th)
 		}
 	})

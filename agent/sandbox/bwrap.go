@@ -41,6 +41,10 @@ const checkTimeout = 10 * time.Second
 type Bwrap struct {
 	// Path is the bwrap executable; "" looks "bwrap" up in PATH.
 	Path string
+	// AppArmorSysctl is the file telling whether AppArmor restricts
+	// unprivileged user namespaces (Ubuntu 23.10 and later); ""
+	// means AppArmorUsernsSysctl. Check reads it only to explain a failure.
+	AppArmorSysctl string
 }
 
 var _ Sandbox = (*Bwrap)(nil)
@@ -59,6 +63,24 @@ func (b *Bwrap) binary() (string, error) {
 		return "", fmt.Errorf("%w: %v", ErrBwrapMissing, err)
 	}
 	return path, nil
+}
+
+// AppArmorUsernsSysctl is where Linux with AppArmor says whether
+// unprivileged user namespaces are restricted to programs whose AppArmor
+// profile allows them ("1"), as Ubuntu 24.04 does by default.
+const AppArmorUsernsSysctl = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+
+func (b *Bwrap) appArmorSysctl() string {
+	if b.AppArmorSysctl != "" {
+		return b.AppArmorSysctl
+	}
+	return AppArmorUsernsSysctl
+}
+
+// appArmorRestricts reports whether the AppArmor sysctl exists and is 1.
+func (b *Bwrap) appArmorRestricts() bool {
+	raw, err := os.ReadFile(b.appArmorSysctl())
+	return err == nil && strings.TrimSpace(string(raw)) == "1"
 }
 
 // ErrBwrapMissing means bubblewrap is not installed (or not in PATH).
@@ -259,8 +281,16 @@ func (b *Bwrap) check(ctx context.Context, unshareNet bool) error {
 		if msg == "" {
 			msg = err.Error()
 		}
+		if b.appArmorRestricts() {
+			return fmt.Errorf("bubblewrap cannot create a sandbox on this machine (%s): AppArmor restricts unprivileged user "+
+				"namespaces here (%s is 1, as on Ubuntu 24.04). Either give bwrap an AppArmor profile that allows them "+
+				"(a file /etc/apparmor.d/bwrap with \"profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, }\", loaded "+
+				"with \"apparmor_parser -r /etc/apparmor.d/bwrap\": only bwrap gains the right), or lift the restriction for "+
+				"every program (sysctl kernel.apparmor_restrict_unprivileged_userns=0), or set \"sandbox: none\" on the "+
+				"agent profile; see SECURITY.md", msg, b.appArmorSysctl())
+		}
 		return fmt.Errorf("bubblewrap cannot create a sandbox on this machine (%s): allow unprivileged user namespaces "+
-			"(sysctl kernel.unprivileged_userns_clone=1, or the AppArmor/container setting that blocks them; see SECURITY.md), "+
+			"(sysctl kernel.unprivileged_userns_clone=1 on Debian, or the container setting that blocks them; see SECURITY.md), "+
 			"or set \"sandbox: none\" on the agent profile", msg)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -212,5 +213,52 @@ func TestUnshareNet(t *testing.T) {
 	}
 	if _, _, err := (None{}).Command(spec); err == nil {
 		t.Error("None accepted UnshareNet")
+	}
+}
+
+// TestBwrapCheckAppArmor: when bwrap cannot start and AppArmor restricts
+// unprivileged user namespaces (the sysctl file is 1, as on Ubuntu 24.04),
+// the error says so and gives both supported fixes; otherwise it does not
+// mention AppArmor's sysctl.
+func TestBwrapCheckAppArmor(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "bwrap")
+	script := "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sysctl := filepath.Join(dir, "apparmor_restrict_unprivileged_userns")
+	for _, tc := range []struct {
+		name, value string // value "" = no file
+		apparmor    bool
+	}{
+		{"restricted", "1\n", true},
+		{"not restricted", "0\n", false},
+		{"no AppArmor", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(sysctl)
+			if tc.value != "" {
+				if err := os.WriteFile(sysctl, []byte(tc.value), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := (&Bwrap{Path: fake, AppArmorSysctl: sysctl}).Check(context.Background())
+			if err == nil {
+				t.Fatal("Check passed with a failing bwrap")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "uid map: Permission denied") || !strings.Contains(msg, "sandbox: none") {
+				t.Errorf("error lacks bwrap's reason or the opt-out: %v", err)
+			}
+			for _, want := range []string{"AppArmor restricts", "/etc/apparmor.d/bwrap", "userns,", "kernel.apparmor_restrict_unprivileged_userns=0"} {
+				if got := strings.Contains(msg, want); got != tc.apparmor {
+					t.Errorf("mentions %q = %v, want %v: %v", want, got, tc.apparmor, err)
+				}
+			}
+			if !tc.apparmor && !strings.Contains(msg, "unprivileged_userns_clone=1") {
+				t.Errorf("error lacks the Debian sysctl: %v", err)
+			}
+		})
 	}
 }

@@ -34,6 +34,18 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 	if err != nil {
 		tb.Fatalf("bridgetest: open store: %v", err)
 	}
+	return runCore(tb, cfg, st, true, platforms, script)
+}
+
+// RunCoreOn is RunCore on the caller's store (which it does not close),
+// for an adapter that shares the bridge's database with the core, as the
+// web console does.
+func RunCoreOn(tb testing.TB, cfg *config.Config, st *store.Store, platforms map[string]bridges.Platform, script Script) *Core {
+	tb.Helper()
+	return runCore(tb, cfg, st, false, platforms, script)
+}
+
+func runCore(tb testing.TB, cfg *config.Config, st *store.Store, closeStore bool, platforms map[string]bridges.Platform, script Script) *Core {
 	c := &Core{
 		Pool:  NewFakePool(script),
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
@@ -56,6 +68,9 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 		}
 		c.Pool.Close()
 		c.WaitSessionReaders()
+		if !closeStore {
+			return
+		}
 		if err := st.Close(); err != nil {
 			tb.Errorf("bridgetest: close store: %v", err)
 		}

@@ -31,11 +31,13 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		line := ""
 		if verbosity(cv.bot) != config.VerbosityQuiet {
 			line = toolLine(e, cv.profile.Workdir)
+			line = cv.showTool(ctx, line, bridges.ToolCall{ID: e.ID, Name: e.Name, Input: string(e.Input)})
 		}
 		cv.beginTurn(ctx).addTool(e, line)
 		cv.notePlanTool(ctx, e, nil)
 		cv.touchLive(ctx)
 	case streamjson.ToolResult:
+		cv.showTool(ctx, "", bridges.ToolCall{ID: e.ToolUseID, Output: e.Content, IsError: e.IsError, Done: true})
 		if cv.turn == nil {
 			break
 		}

@@ -1,9 +1,13 @@
 package core
 
 import (
+	"context"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -15,6 +19,28 @@ func toolLine(u streamjson.ToolUse, workdir string) string {
 		return render.ToolLineOf(u, name, d)
 	}
 	return render.ToolLine(u, workdir)
+}
+
+// toolIDRE matches a tool_use id that may appear in a tool line's link.
+var toolIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+
+// showTool hands a tool call to a platform that shows calls in full
+// (bridges.ToolViewer) and returns line (a tool line, or "") as a link to
+// the call for it; other platforms get line unchanged and no call.
+func (cv *conversation) showTool(ctx context.Context, line string, call bridges.ToolCall) string {
+	tv, ok := cv.platform.(bridges.ToolViewer)
+	if !ok || !toolIDRE.MatchString(call.ID) {
+		return line
+	}
+	if err := tv.ShowTool(ctx, cv.key, call); err != nil {
+		cv.log.Warn("show a tool call", "tool", call.ID, "err", err)
+		return line
+	}
+	prefix, span, found := strings.Cut(line, "› ")
+	if !found || span == "" {
+		return line
+	}
+	return prefix + "› [" + span + "](" + bridges.ToolLinkScheme + call.ID + ")"
 }
 
 // mention names a user in a message.

@@ -341,8 +341,9 @@ type convView struct {
 }
 
 // convOf describes the conversation id with key for the signed-in user.
-// A web conversation is linked when it is the user's own (web chats are
-// private to their owner); other platforms' permalinks are not known.
+// A web conversation is named by its title and linked when the user sees
+// it (their own or shared with them); other platforms' permalinks are not
+// known.
 func (c *Console) convOf(ctx context.Context, user, id string, key bridges.ConversationKey) convView {
 	v := convView{Where: key.Bot + " · " + key.Channel}
 	if key.Thread != "" {
@@ -355,8 +356,17 @@ func (c *Console) convOf(ctx context.Context, user, id string, key bridges.Conve
 		}
 		v.Title = oneLine(title, 80)
 	}
-	if c.bot != nil && key.Bot == c.bot.Name && key.Channel == user && threadRE.MatchString(key.Thread) {
-		v.Link = "/chat/" + key.Thread
+	if c.bot != nil && key.Bot == c.bot.Name && threadRE.MatchString(key.Thread) {
+		// A web conversation: by its title, linked when the admin sees it
+		// (their own, or shared with them).
+		if th, err := c.st.WebThreadFor(ctx, key.Bot, key.Thread, user); err == nil && th.Owner == key.Channel {
+			if t := titleOf(th); t != "" {
+				v.Title = t
+			}
+			if th.Role != "" {
+				v.Link = "/chat/" + key.Thread
+			}
+		}
 	}
 	return v
 }

@@ -43,15 +43,17 @@
 //     where the console listens (BaseURL, Announce).
 //   - run.go: Run, which lends the pages the core's Handler while it runs.
 //   - inbound.go: a page's message, Stop and button click to the core
-//     (send, stop, action), and which conversation a request names.
+//     (send, stop, action).
 //   - outbound.go: Post, Edit and PostEphemeral: stored and pushed to the
 //     open pages; the console's own notices.
 //   - format.go: CommonMark to safe HTML, code highlighted on the server.
 //   - split.go: cutting text to one line or a length. Messages are not
 //     split: the core splits to Limits.MaxMessageRunes.
 //   - typing.go: SetTyping: the pages' "working" state and Stop button.
-//   - files.go: image uploads in (readUpload, FetchFile) and served back.
+//   - files.go: uploads (images, PDFs, text and code) in (readUpload,
+//     FetchFile) and served back.
 //   - errors.go: sentinel errors.
+//   - tools.go: tool calls kept in full (ShowTool) and expanded on request.
 //
 // Files only the web console needs (it serves its own pages):
 //
@@ -59,6 +61,10 @@
 //   - routes.go: the routes, the middleware (security headers, session,
 //     roles, CSRF) and the templates and static files.
 //   - chat.go: the chat pages (conversation list and conversation view).
+//   - access.go: which conversation a request names and the viewer's role
+//     in it (owner, participant, viewer).
+//   - threads.go: managing a conversation (rename, archive, delete,
+//     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
 //     server-sent event stream of a page.
 //   - signin.go: who may sign in (web.users, the generated admin token),
@@ -70,6 +76,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,8 +127,10 @@ type Console struct {
 	pages   map[string]*template.Template
 	md      *markdown
 	hub     *hub
-	mux     http.Handler
-	static  http.Handler
+	// maxUpload caps one attached file (web.max_upload).
+	maxUpload int64
+	mux       http.Handler
+	static    http.Handler
 
 	// generatedToken is the admin token written into data_dir by this
 	// start (first run without users), shown once by Announce.
@@ -140,6 +149,7 @@ var (
 	_ bridges.Typer       = (*Console)(nil)
 	_ bridges.FileFetcher = (*Console)(nil)
 	_ bridges.Ephemeral   = (*Console)(nil)
+	_ bridges.ToolViewer  = (*Console)(nil)
 )
 
 // New loads the users (generating the admin token into data_dir when
@@ -198,6 +208,7 @@ func New(opts Options) (*Console, error) {
 		pages:          pages,
 		md:             newMarkdown(),
 		hub:            newHub(),
+		maxUpload:      cmp.Or(opts.Config.Web.MaxUpload, config.DefaultWebMaxUpload),
 		typing:         make(map[bridges.ConversationKey]bool),
 		generatedToken: generated,
 	}

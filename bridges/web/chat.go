@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -16,19 +18,96 @@ const (
 	threadsShown = 100 // conversations listed
 )
 
-// home lists the user's conversations.
+// home lists the user's conversations (?q= searches them, ?archived=1
+// shows the archived ones).
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 	data := struct {
-		HasBot  bool
-		Threads []store.WebThread
+		HasBot bool
+		List   threadList
 	}{HasBot: c.bot != nil}
 	if c.bot != nil {
-		var err error
-		if data.Threads, err = c.st.WebThreads(r.Context(), c.bot.Name, CurrentUser(r).Name, threadsShown); err != nil {
-			c.log.Error("list web conversations", "user", CurrentUser(r).Name, "err", err)
-		}
+		data.List = c.threadList(r, "")
 	}
 	c.render(w, r, http.StatusOK, "home", "chat", data)
+}
+
+// threadList is the conversation list as the "threadlist" template draws
+// it: the signed-in person's conversations and those shared with them.
+type threadList struct {
+	Items    []store.WebThread // Title already shortened
+	Query    string            // the search, if any
+	Archived bool              // the archived conversations are listed
+	Current  string            // the thread shown beside the list
+}
+
+// threadList reads the list for the request's person, search (?q=) and
+// archive view (?archived=1); current marks the conversation shown.
+func (c *Console) threadList(r *http.Request, current string) threadList {
+	l := threadList{Query: strings.TrimSpace(r.URL.Query().Get("q")), Archived: r.URL.Query().Get("archived") == "1", Current: current}
+	user := CurrentUser(r).Name
+	items, err := c.st.WebThreads(r.Context(), c.bot.Name, user, store.WebThreadQuery{Archived: l.Archived, Search: oneLine(l.Query, 200), Limit: threadsShown})
+	if err != nil {
+		c.log.Error("list web conversations", "user", user, "err", err)
+	}
+	for i := range items {
+		items[i].Title = titleOf(items[i])
+	}
+	l.Items = items
+	return l
+}
+
+// threads serves the conversation list alone (GET /threads, same query
+// as home plus ?cur=), which the pages' script swaps in when the list
+// changes or a search is typed.
+func (c *Console) threads(w http.ResponseWriter, r *http.Request) {
+	if c.bot == nil {
+		http.NotFound(w, r)
+		return
+	}
+	cur := r.URL.Query().Get("cur")
+	if !threadRE.MatchString(cur) {
+		cur = ""
+	}
+	var buf bytes.Buffer
+	if err := c.pages["home"].ExecuteTemplate(&buf, "threadlist", c.threadList(r, cur)); err != nil {
+		c.log.Error("render the conversation list", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = buf.WriteTo(w)
+}
+
+// titleOf is how a conversation is named in lists and headings: its
+// title when renamed, else its first message, shortened.
+func titleOf(th store.WebThread) string {
+	if th.Named {
+		return oneLine(th.Title, maxTitleRunes)
+	}
+	return shortTitle(th.Title)
+}
+
+// Titles: a default one (the first message) is cut at a word to
+// defaultTitleRunes; a chosen one may have maxTitleRunes.
+const (
+	defaultTitleRunes = 48
+	maxTitleRunes     = 80
+)
+
+// shortTitle is the first line of text, cut at a word boundary to
+// defaultTitleRunes ("" for none).
+func shortTitle(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = oneLine(line, 1<<20)
+	r := []rune(line)
+	if len(r) <= defaultTitleRunes {
+		return line
+	}
+	cut := string(r[:defaultTitleRunes-1])
+	if i := strings.LastIndexByte(cut, ' '); i > defaultTitleRunes/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,.;:-") + "…"
 }
 
 // newConversation sends the user to a fresh conversation; it exists once
@@ -41,38 +120,55 @@ func (c *Console) newConversation(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/chat/"+randomID(8), http.StatusSeeOther)
 }
 
+// chatView is what the chat page shows besides its messages.
+type chatView struct {
+	Thread, Title string
+	Named         bool
+	Since         int64
+	Messages      []msgView
+	List          threadList
+	Working       bool
+	MaxUploadMB   string
+	Accept        string // the file input's accept list
+	Owner, Role   string
+	Owns          bool
+	MayWrite      bool
+	Exists        bool
+	Archived      bool
+	Shares        []store.WebShare
+	Teammates     []string // web users it can be shared with
+}
+
 // chatPage shows a conversation as it is: its stored messages (open cards
 // with their buttons) and whether a turn is running.
 func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
-	key, ok := c.keyOf(w, r)
+	cv, ok := c.conversationOf(w, r)
 	if !ok {
 		return
 	}
+	key := cv.key
 	msgs, err := c.st.WebMessages(r.Context(), store.ConversationKey(key), 0, historyShown)
 	if err != nil {
 		c.log.Error("read web conversation", "key", key, "err", err)
 		c.errorPage(w, r, http.StatusInternalServerError, "The conversation could not be read.")
 		return
 	}
-	threads, err := c.st.WebThreads(r.Context(), key.Bot, key.Channel, threadsShown)
-	if err != nil {
-		c.log.Error("list web conversations", "user", key.Channel, "err", err)
+	data := chatView{
+		Thread: key.Thread, List: c.threadList(r, key.Thread), Working: c.working(key), MaxUploadMB: uploadMB(c.maxUpload),
+		Accept: uploadAccept, Owner: key.Channel, Role: cv.role, Owns: cv.owns(), MayWrite: cv.mayWrite(), Exists: cv.exists,
+		Archived: cv.thread.Archived, Named: cv.thread.Named,
 	}
-	data := struct {
-		Thread, Title string
-		Since         int64
-		Messages      []msgView
-		Threads       []store.WebThread
-		Working       bool
-		MaxUploadMB   int
-	}{Thread: key.Thread, Threads: threads, Working: c.working(key), MaxUploadMB: maxUploadBytes >> 20}
+	if cv.exists {
+		data.Title = titleOf(cv.thread)
+		if data.Shares, err = c.st.WebThreadShares(r.Context(), key.Bot, key.Thread); err != nil {
+			c.log.Warn("list the teammates of a web conversation", "key", key, "err", err)
+		}
+	}
+	data.Teammates = c.teammateNames(key.Channel)
 	csrf := CSRFToken(r)
 	for _, m := range msgs {
 		data.Since = max(data.Since, m.Version)
 		data.Messages = append(data.Messages, c.view(m, csrf))
-		if data.Title == "" && m.Author != "" {
-			data.Title = oneLine(m.Text, 60)
-		}
 	}
 	c.render(w, r, http.StatusOK, "chat", "chat", data)
 }
@@ -87,8 +183,14 @@ type msgView struct {
 	HTML             template.HTML // the bridge's markdown, sanitised
 	CardID           string
 	Buttons          []buttonView
-	Images           []string // upload ids
+	Images           []string   // upload ids of images, shown inline
+	Files            []fileView // other files, as links
 	At               time.Time
+}
+
+// fileView is a non-image file of a message.
+type fileView struct {
+	ID, Name, Size string
 }
 
 type buttonView struct {
@@ -106,7 +208,11 @@ func (c *Console) view(m store.WebMessage, csrf string) msgView {
 		var files []bridges.File
 		if len(m.Files) > 0 && json.Unmarshal(m.Files, &files) == nil {
 			for _, f := range files {
-				v.Images = append(v.Images, f.ID)
+				if isImage(f.MimeType) {
+					v.Images = append(v.Images, f.ID)
+				} else {
+					v.Files = append(v.Files, fileView{ID: f.ID, Name: f.Name, Size: megabytesOrKB(f.Size)})
+				}
 			}
 		}
 	} else {

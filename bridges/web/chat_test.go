@@ -23,8 +23,8 @@ var pngBytes = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repea
 // rechecks at every change the console publishes for the key's user.
 func waitStored(t *testing.T, c *Console, key bridges.ConversationKey, ok func(store.WebMessage) bool) store.WebMessage {
 	t.Helper()
-	sub := c.hub.subscribe(key.Channel)
-	defer c.hub.unsubscribe(key.Channel, sub)
+	sub := c.hub.subscribe(threadTopic(key.Thread))
+	defer c.hub.unsubscribe(sub)
 	timeout := time.After(10 * time.Second)
 	for {
 		msgs, err := c.st.WebMessages(context.Background(), store.ConversationKey(key), 0, 0)
@@ -110,25 +110,31 @@ func TestChatThroughCore(t *testing.T) {
 	if s, _, _ := bob.do("GET", "/files/"+fileID, nil, nil); s != http.StatusNotFound {
 		t.Errorf("bob GET ana's file: %d, want 404", s)
 	}
-	// Nobody sees another person's conversation: bob's key for the thread is his own.
-	if strings.Contains(mustGet(t, bob, "/chat/"+key.Thread), "pong: hello") {
-		t.Error("bob sees ana's conversation")
+	// Nobody sees another person's conversation unless it is shared.
+	if s, body, _ := bob.do("GET", "/chat/"+key.Thread, nil, nil); s != http.StatusNotFound || strings.Contains(body, "pong: hello") {
+		t.Errorf("bob GET ana's conversation: %d", s)
 	}
 
 	// Not in access.users: refused, nothing recorded or sent.
-	if s := bob.sendForm(key.Thread, bobCSRF, "let me in", nil); s != http.StatusForbidden {
+	if s := bob.sendForm(key.Thread, bobCSRF, "let me in", nil); s != http.StatusNotFound {
+		t.Errorf("bob send into ana's conversation: %d, want 404", s)
+	}
+	if s := bob.sendForm("bobthread1", bobCSRF, "let me in", nil); s != http.StatusForbidden {
 		t.Errorf("bob send: %d, want 403", s)
 	}
-	if msgs, _ := c.st.WebMessages(context.Background(), store.ConversationKey{Bot: "console", Channel: "bob", Thread: key.Thread}, 0, 0); len(msgs) != 0 {
+	if msgs, _ := c.st.WebMessages(context.Background(), store.ConversationKey{Bot: "console", Channel: "bob", Thread: "bobthread1"}, 0, 0); len(msgs) != 0 {
 		t.Errorf("refused message recorded: %+v", msgs)
 	}
 
-	// Uploads that are not images, or too big, are refused.
-	if s := ana.sendForm(key.Thread, anaCSRF, "x", []byte("<html><script>x</script>")); s != http.StatusUnsupportedMediaType {
-		t.Errorf("html upload: %d, want 415", s)
+	// Binary files that are not images or PDFs, or too big, are refused.
+	if s := ana.sendForm(key.Thread, anaCSRF, "x", append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 64)...)); s != http.StatusUnsupportedMediaType {
+		t.Errorf("binary upload: %d, want 415", s)
 	}
-	if s := ana.sendForm(key.Thread, anaCSRF, "x", append(pngBytes, make([]byte, maxUploadBytes)...)); s != http.StatusRequestEntityTooLarge {
-		t.Errorf("big upload: %d, want 413", s)
+	if s := ana.sendForm(key.Thread, anaCSRF, "x", append(pngBytes, make([]byte, maxImageBytes)...)); s != http.StatusRequestEntityTooLarge {
+		t.Errorf("big image: %d, want 413", s)
+	}
+	if s := ana.sendForm(key.Thread, anaCSRF, "x", bytes.Repeat([]byte("a"), int(c.maxUpload)+1)); s != http.StatusRequestEntityTooLarge {
+		t.Errorf("big file: %d, want 413", s)
 	}
 
 	// A stream that reconnects after the first message gets only what changed since.

@@ -20,6 +20,7 @@ const heartbeat = 20 * time.Second
 //	event: msg     id: <version>  data: {"id","seq","html"}  a message added or edited
 //	event: typing                 data: {"on":bool}          a turn runs / ended
 //	event: notice                 data: {"text"}             a private notice
+//	event: list                   data: {}                   the viewer's conversation list changed
 //
 // It first sends every message changed after the version the page has
 // (the Last-Event-ID of a reconnect, or ?since= of the first connect) and
@@ -27,16 +28,18 @@ const heartbeat = 20 * time.Second
 // ends when the client goes, when it falls too far behind (it reconnects
 // and catches up) or when the console shuts down.
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
-	key, ok := c.keyOf(w, r)
+	cv, ok := c.conversationOf(w, r)
 	if !ok {
 		return
 	}
+	key, viewer := cv.key, CurrentUser(r).Name
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		since, _ = strconv.ParseInt(id, 10, 64)
 	}
-	sub := c.hub.subscribe(key.Channel) // before reading the store: nothing falls in between
-	defer c.hub.unsubscribe(key.Channel, sub)
+	// Subscribe before reading the store: nothing falls in between.
+	sub := c.hub.subscribe(threadTopic(key.Thread), userTopic(viewer))
+	defer c.hub.unsubscribe(sub)
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
@@ -73,8 +76,10 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 				since = c.writeMessage(&buf, ev.msg, csrf, since)
 			case ev.kind == evTyping && ev.thread == key.Thread:
 				writeEvent(&buf, "typing", "", map[string]bool{"on": ev.on})
-			case ev.kind == evNotice && (ev.thread == key.Thread || ev.thread == ""):
+			case ev.kind == evNotice && ev.user == viewer && (ev.thread == key.Thread || ev.thread == ""):
 				writeEvent(&buf, "notice", "", map[string]string{"text": ev.text})
+			case ev.kind == evList:
+				writeEvent(&buf, "list", "", struct{}{})
 			default:
 				continue
 			}
@@ -119,12 +124,15 @@ const (
 	evMessage eventKind = iota // a message was added or edited
 	evTyping                   // a turn started or ended
 	evNotice                   // a private notice for the user
+	evList                     // a conversation list changed
 )
 
-// event is one change for the pages of a user.
+// event is one change for the pages of a conversation (published on its
+// threadTopic) or of a person (userTopic).
 type event struct {
 	kind   eventKind
 	thread string           // the conversation; "" for a notice about the whole channel
+	user   string           // evNotice: the only person who sees it
 	msg    store.WebMessage // evMessage
 	on     bool             // evTyping
 	text   string           // evNotice
@@ -133,15 +141,20 @@ type event struct {
 // subscriber is one open event stream. gone is closed when the hub drops
 // it (it fell behind, or the console shuts down).
 type subscriber struct {
-	ch   chan event
-	gone chan struct{}
-	once sync.Once
+	ch     chan event
+	gone   chan struct{}
+	once   sync.Once
+	topics []string
 }
 
 func (s *subscriber) drop() { s.once.Do(func() { close(s.gone) }) }
 
-// hub fans events out to the open pages of each user (by channel, which is
-// the user's name). Publishing never blocks.
+// threadTopic is the topic of one conversation's pages; userTopic that of
+// every page of one person (their conversation list, their notices).
+func threadTopic(thread string) string { return "t:" + thread }
+func userTopic(user string) string     { return "u:" + user }
+
+// hub fans events out to the open pages by topic. Publishing never blocks.
 type hub struct {
 	mu     sync.Mutex
 	subs   map[string]map[*subscriber]struct{}
@@ -150,42 +163,51 @@ type hub struct {
 
 func newHub() *hub { return &hub{subs: make(map[string]map[*subscriber]struct{})} }
 
-// subscribe opens a stream for channel; the caller must unsubscribe.
-func (h *hub) subscribe(channel string) *subscriber {
-	s := &subscriber{ch: make(chan event, subscriberBuffer), gone: make(chan struct{})}
+// subscribe opens a stream for topics; the caller must unsubscribe.
+func (h *hub) subscribe(topics ...string) *subscriber {
+	s := &subscriber{ch: make(chan event, subscriberBuffer), gone: make(chan struct{}), topics: topics}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		s.drop()
 		return s
 	}
-	if h.subs[channel] == nil {
-		h.subs[channel] = make(map[*subscriber]struct{})
+	for _, t := range topics {
+		if h.subs[t] == nil {
+			h.subs[t] = make(map[*subscriber]struct{})
+		}
+		h.subs[t][s] = struct{}{}
 	}
-	h.subs[channel][s] = struct{}{}
 	return s
 }
 
-func (h *hub) unsubscribe(channel string, s *subscriber) {
+func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.subs[channel], s)
-	if len(h.subs[channel]) == 0 {
-		delete(h.subs, channel)
+	h.remove(s)
+}
+
+// remove takes s off its topics; h.mu is held.
+func (h *hub) remove(s *subscriber) {
+	for _, t := range s.topics {
+		delete(h.subs[t], s)
+		if len(h.subs[t]) == 0 {
+			delete(h.subs, t)
+		}
 	}
 }
 
-// publish hands ev to every stream of channel; a stream whose buffer is
+// publish hands ev to every stream of topic; a stream whose buffer is
 // full is dropped instead of waited for.
-func (h *hub) publish(channel string, ev event) {
+func (h *hub) publish(topic string, ev event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs[channel] {
+	for s := range h.subs[topic] {
 		select {
 		case s.ch <- ev:
 		default:
 			s.drop()
-			delete(h.subs[channel], s)
+			h.remove(s)
 		}
 	}
 }

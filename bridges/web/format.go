@@ -78,11 +78,12 @@ func newMarkdown() *markdown {
 // render returns text as sanitised HTML. Text that does not convert is
 // shown escaped.
 func (m *markdown) render(text string) template.HTML {
+	text = markToolLinks(text)
 	var buf bytes.Buffer
 	if err := m.md.Convert([]byte(text), &buf); err != nil {
 		return template.HTML("<p>" + template.HTMLEscapeString(text) + "</p>")
 	}
-	return template.HTML(m.policy.SanitizeBytes(buf.Bytes())) //nolint:gosec // sanitised just now
+	return template.HTML(toolButtons(m.policy.Sanitize(buf.String()))) //nolint:gosec // sanitised just now; the buttons carry checked ids
 }
 
 // Code highlighting happens on the server, in Go: a fenced code block

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,26 +14,17 @@ import (
 // maxTextBytes caps the text of one message sent from a page.
 const maxTextBytes = 32 << 10
 
-// threadRE matches a web conversation's thread id.
-var threadRE = regexp.MustCompile(`^[a-z0-9]{8,64}$`)
-
-// keyOf returns the conversation of the request's {thread} for the
-// signed-in user, answering 404 itself when there is none.
-func (c *Console) keyOf(w http.ResponseWriter, r *http.Request) (bridges.ConversationKey, bool) {
-	thread := r.PathValue("thread")
-	if c.bot == nil || !threadRE.MatchString(thread) {
-		c.errorPage(w, r, http.StatusNotFound, "There is no such conversation.")
-		return bridges.ConversationKey{}, false
-	}
-	return bridges.ConversationKey{Bot: c.bot.Name, Channel: CurrentUser(r).Name, Thread: thread}, true
-}
-
 // send delivers a message (and an optional image) to the core.
 func (c *Console) send(w http.ResponseWriter, r *http.Request) {
-	key, ok := c.keyOf(w, r)
+	cv, ok := c.conversationOf(w, r)
 	if !ok {
 		return
 	}
+	if !cv.mayWrite() {
+		http.Error(w, "This conversation is shared with you to read: only its owner and participants write in it.", http.StatusForbidden)
+		return
+	}
+	key := cv.key
 	text := strings.TrimSpace(r.FormValue("text"))
 	if len(text) > maxTextBytes {
 		http.Error(w, "message too long", http.StatusRequestEntityTooLarge)
@@ -56,9 +46,15 @@ func (c *Console) send(w http.ResponseWriter, r *http.Request) {
 // "!stop", with that command's authorisation. The command is not shown in
 // the conversation: the page shows the stop as the turn's state.
 func (c *Console) stop(w http.ResponseWriter, r *http.Request) {
-	if key, ok := c.keyOf(w, r); ok {
-		c.hand(w, r, key, bridges.CommandPrefix+"stop", nil, false)
+	cv, ok := c.conversationOf(w, r)
+	if !ok {
+		return
 	}
+	if !cv.mayWrite() {
+		http.Error(w, "Only the conversation's owner and participants can stop a turn.", http.StatusForbidden)
+		return
+	}
+	c.hand(w, r, cv.key, bridges.CommandPrefix+"stop", nil, false)
 }
 
 // hand hands the user's message to the core; shown, it is first recorded
@@ -97,7 +93,8 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 			http.Error(w, "the message could not be stored", http.StatusInternalServerError)
 			return
 		}
-		c.hub.publish(key.Channel, event{kind: evMessage, thread: key.Thread, msg: stored})
+		c.hub.publish(threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: stored})
+		c.listChanged(r.Context(), key)
 	}
 	if err := h.HandleMessage(r.Context(), in); err != nil {
 		c.log.Error("web message not accepted", "key", key, "msg_id", in.MsgID, "err", err)
@@ -111,10 +108,11 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 // action hands a click on a card's button to the core, which checks who
 // may decide it; its private answers become notices on the user's page.
 func (c *Console) action(w http.ResponseWriter, r *http.Request) {
-	key, ok := c.keyOf(w, r)
+	cv, ok := c.conversationOf(w, r)
 	if !ok {
 		return
 	}
+	key := cv.key // any viewer may click: the core decides who may decide
 	h := c.coreHandler()
 	if h == nil {
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)

@@ -22,7 +22,8 @@ func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridg
 	if err != nil {
 		return bridges.MessageRef{}, fmt.Errorf("web post in %s: %w", key, err)
 	}
-	c.hub.publish(key.Channel, event{kind: evMessage, thread: key.Thread, msg: row})
+	c.hub.publish(threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: row})
+	c.listChanged(ctx, key)
 	return bridges.MessageRef{Key: key, ID: row.ID}, nil
 }
 
@@ -37,20 +38,30 @@ func (c *Console) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Me
 	if err != nil {
 		return fmt.Errorf("web edit: %w", err)
 	}
-	c.hub.publish(ref.Key.Channel, event{kind: evMessage, thread: ref.Key.Thread, msg: row})
+	c.hub.publish(threadTopic(ref.Key.Thread), event{kind: evMessage, thread: ref.Key.Thread, msg: row})
 	return nil
 }
 
-// PostEphemeral implements bridges.Ephemeral: a notice on the user's open
-// pages of that conversation (of every conversation when key.Thread is
-// ""); it is not stored. Pages are per user, so only user sees it.
-func (c *Console) PostEphemeral(_ context.Context, key bridges.ConversationKey, user, text string) error {
-	if user != key.Channel {
-		// A web conversation belongs to one user (its channel); nobody
-		// else has a page showing it.
-		return fmt.Errorf("web notice for %s in %s: not that user's conversation", user, key)
+// PostEphemeral implements bridges.Ephemeral: a notice on user's open
+// pages of that conversation (of every page of theirs when key.Thread is
+// ""); it is not stored, and only user sees it. user must be the
+// conversation's owner (its channel) or a teammate it is shared with.
+func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey, user, text string) error {
+	ev := event{kind: evNotice, thread: key.Thread, user: user, text: text}
+	if key.Thread == "" {
+		if user != key.Channel {
+			return fmt.Errorf("web notice for %s in %s: not that user's channel", user, key)
+		}
+		c.hub.publish(userTopic(user), ev)
+		return nil
 	}
-	c.hub.publish(key.Channel, event{kind: evNotice, thread: key.Thread, text: text})
+	if user != key.Channel {
+		th, err := c.st.WebThreadFor(ctx, key.Bot, key.Thread, user)
+		if err != nil || th.Owner != key.Channel || th.Role == "" {
+			return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
+		}
+	}
+	c.hub.publish(threadTopic(key.Thread), ev)
 	return nil
 }
 

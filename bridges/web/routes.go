@@ -15,8 +15,8 @@ import (
 	"github.com/agentbridge/agentbridge/config"
 )
 
-// maxBody caps a POST body: an image upload (maxUploadBytes) and its form.
-const maxBody = maxUploadBytes + 64<<10
+// maxBody caps a POST body: an upload (web.max_upload) and its form.
+func (c *Console) maxBody() int64 { return c.maxUpload + 64<<10 }
 
 // contentSecurityPolicy allows scripts, styles, images and connections from
 // this origin only: even markup that slipped past the sanitiser could not
@@ -34,18 +34,25 @@ func (c *Console) routes() http.Handler {
 	mux.Handle("POST /signout", c.requireUser(c.csrf(http.HandlerFunc(c.signout))))
 
 	mux.Handle("GET /{$}", c.requireUser(http.HandlerFunc(c.home)))
+	mux.Handle("GET /threads", c.requireUser(http.HandlerFunc(c.threads)))
+	mux.Handle("GET /events", c.requireUser(http.HandlerFunc(c.listEvents)))
+	mux.Handle("POST /chat/{thread}/rename", c.requireUser(c.csrf(http.HandlerFunc(c.rename))))
+	mux.Handle("POST /chat/{thread}/archive", c.requireUser(c.csrf(http.HandlerFunc(c.archive))))
+	mux.Handle("POST /chat/{thread}/delete", c.requireUser(c.csrf(http.HandlerFunc(c.deleteConversation))))
+	mux.Handle("POST /chat/{thread}/share", c.requireUser(c.csrf(http.HandlerFunc(c.share))))
 	mux.Handle("GET /new", c.requireUser(http.HandlerFunc(c.newConversation)))
 	mux.Handle("GET /chat/{thread}", c.requireUser(http.HandlerFunc(c.chatPage)))
 	mux.Handle("GET /chat/{thread}/events", c.requireUser(http.HandlerFunc(c.events)))
 	mux.Handle("POST /chat/{thread}/send", c.requireUser(c.csrf(http.HandlerFunc(c.send))))
 	mux.Handle("POST /chat/{thread}/action", c.requireUser(c.csrf(http.HandlerFunc(c.action))))
 	mux.Handle("POST /chat/{thread}/stop", c.requireUser(c.csrf(http.HandlerFunc(c.stop))))
+	mux.Handle("GET /chat/{thread}/tools/{id}", c.requireUser(http.HandlerFunc(c.tool)))
 	mux.Handle("GET /files/{id}", c.requireUser(http.HandlerFunc(c.file)))
 
 	// Operator pages: admins only.
 	c.adminRoutes(mux)
 
-	return securityHeaders(http.NewCrossOriginProtection().Handler(c.withSession(limitBody(mux))))
+	return securityHeaders(http.NewCrossOriginProtection().Handler(c.withSession(c.limitBody(mux))))
 }
 
 // securityHeaders sets headers every response gets.
@@ -64,10 +71,10 @@ func securityHeaders(next http.Handler) http.Handler {
 }
 
 // limitBody caps request bodies at maxBody.
-func limitBody(next http.Handler) http.Handler {
+func (c *Console) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			r.Body = http.MaxBytesReader(w, r.Body, c.maxBody())
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -120,7 +127,7 @@ func (c *Console) RequireRole(role string, next http.Handler) http.Handler {
 func (c *Console) csrf(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-			if err := r.ParseMultipartForm(maxBody); err != nil {
+			if err := r.ParseMultipartForm(c.maxBody()); err != nil {
 				http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)
 				return
 			}

@@ -16,7 +16,7 @@ func (c *Console) SetTyping(_ context.Context, key bridges.ConversationKey, on b
 		delete(c.typing, key)
 	}
 	c.mu.Unlock()
-	c.hub.publish(key.Channel, event{kind: evTyping, thread: key.Thread, on: on})
+	c.hub.publish(threadTopic(key.Thread), event{kind: evTyping, thread: key.Thread, on: on})
 	return nil
 }
 

@@ -143,7 +143,7 @@ func TestWebConsoleUI(t *testing.T) {
 
 	pages := []struct{ name, path, ready string }{
 		{"chat", "/chat/" + thread, `document.getElementById("chat").dataset.live === "1"`},
-		{"start", "/", `document.getElementById("threads")`},
+		{"start", "/", `document.getElementById("thread-list")`},
 		{"bots", "/admin", `document.getElementById("bots")`},
 		{"agents", "/admin/agents", `document.getElementById("agents")`},
 		{"approvals", "/admin/approvals", `document.getElementById("approvals")`},

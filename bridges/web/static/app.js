@@ -86,7 +86,7 @@
   }
 
   function composerEmpty(form) {
-    var text = form.elements.text, file = form.elements.image;
+    var text = form.elements.text, file = form.elements.file;
     return text && text.value.trim() === "" && !(file && file.files && file.files.length);
   }
 
@@ -104,7 +104,7 @@
       fetch(form.action, { method: "POST", body: data, headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
         .then(function (resp) {
           if (resp.ok) {
-            if (form.hasAttribute("data-reset")) form.reset();
+            if (form.hasAttribute("data-reset")) { form.reset(); showFile(form); }
             return;
           }
           if (form.id === "stop-form") stopping(false);
@@ -141,6 +141,124 @@
     if (label) label.textContent = on ? "Stopping…" : "The agent is working…";
   }
 
+  // Files: chosen, dropped on the message box or pasted into it. The box
+  // takes one file; the server decides what it accepts by content.
+  function showFile(form) {
+    var input = form.elements.file, label = document.getElementById("file-name");
+    if (!input || !label) return;
+    if (!label.dataset.hint) label.dataset.hint = label.textContent;
+    label.textContent = input.files && input.files.length ? "📎 " + input.files[0].name : label.dataset.hint;
+  }
+  function files() {
+    var form = document.getElementById("composer");
+    if (!form || !form.elements.file) return;
+    var input = form.elements.file;
+    var take = function (list) {
+      if (!list || !list.length) return false;
+      var dt = new DataTransfer();
+      dt.items.add(list[0]);
+      input.files = dt.files;
+      showFile(form);
+      return true;
+    };
+    input.addEventListener("change", function () { showFile(form); });
+    form.addEventListener("dragover", function (e) { e.preventDefault(); form.classList.add("dropping"); });
+    form.addEventListener("dragleave", function () { form.classList.remove("dropping"); });
+    form.addEventListener("drop", function (e) {
+      e.preventDefault();
+      form.classList.remove("dropping");
+      if (take(e.dataTransfer && e.dataTransfer.files)) form.elements.text.focus();
+    });
+    form.elements.text.addEventListener("paste", function (e) {
+      if (take(e.clipboardData && e.clipboardData.files)) e.preventDefault();
+    });
+  }
+
+  // The conversation list follows changes (a new message, a rename, a
+  // share…) and the search box without a reload.
+  function listURL(q) {
+    var box = document.getElementById("thread-list");
+    return "/threads?q=" + encodeURIComponent(q) + "&archived=" + (box ? box.dataset.archived : "") +
+      "&cur=" + encodeURIComponent(box ? box.dataset.cur : "");
+  }
+  var listSeq = 0;
+  function refreshList() {
+    var box = document.getElementById("thread-list"), q = document.getElementById("q");
+    if (!box) return;
+    var mine = ++listSeq;
+    fetch(listURL(q ? q.value : box.dataset.q), { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (resp) { return resp.ok ? resp.text() : null; })
+      .then(function (html) {
+        if (!html || mine !== listSeq) return; // a later refresh wins
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var next = tpl.content.firstElementChild, cur = document.getElementById("thread-list");
+        if (!next || !cur) return;
+        cur.replaceWith(next);
+        enhance(next);
+      })
+      .catch(function () { /* offline: the next change refreshes it */ });
+  }
+  function threadSearch() {
+    var q = document.getElementById("q");
+    if (!q) return;
+    var timer;
+    q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refreshList, 200); });
+  }
+  function listEvents() {
+    if (!document.getElementById("home") || !document.getElementById("thread-list")) return;
+    var src = new EventSource("/events");
+    src.addEventListener("open", function () { document.body.dataset.live = "1"; });
+    src.addEventListener("list", refreshList);
+    src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
+  }
+
+  // Tool calls: a tool line's Details button shows the call's input and
+  // output, each cut to toolShown characters with "Show all".
+  var toolShown = 1500, openTools = {};
+  function toolPart(label, text) {
+    var box = document.createElement("div"), head = document.createElement("div"), pre = document.createElement("pre");
+    head.className = "muted small";
+    head.textContent = label;
+    pre.textContent = text.length > toolShown ? text.slice(0, toolShown) + "…" : text;
+    box.append(head, pre);
+    if (text.length > toolShown) {
+      var all = document.createElement("button");
+      all.type = "button";
+      all.className = "btn small show-all";
+      all.textContent = "Show all (" + text.length + " characters)";
+      all.addEventListener("click", function () { pre.textContent = text; all.remove(); });
+      box.appendChild(all);
+    }
+    return box;
+  }
+  function toggleTool(b, open) {
+    var thread = document.getElementById("chat").dataset.thread, id = b.dataset.tool;
+    var next = b.nextElementSibling;
+    if (next && next.classList.contains("tool-detail")) next.remove();
+    b.setAttribute("aria-expanded", open ? "true" : "false");
+    if (!open) { delete openTools[id]; return; }
+    openTools[id] = true;
+    fetch("/chat/" + thread + "/tools/" + encodeURIComponent(id), { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (resp) { return resp.ok ? resp.json() : null; })
+      .then(function (t) {
+        if (!t || b.getAttribute("aria-expanded") !== "true") return;
+        var d = document.createElement("div");
+        d.className = "tool-detail";
+        d.dataset.tool = id;
+        d.appendChild(toolPart("Input", t.input));
+        d.appendChild(toolPart(t.done ? (t.error ? "Output (error)" : "Output") : "Output (still running)", t.done ? t.output : ""));
+        b.after(d);
+      })
+      .catch(function () { toast("Could not load the tool call", "error"); });
+  }
+  function tools() {
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest && e.target.closest(".tool-toggle");
+      if (b) toggleTool(b, b.getAttribute("aria-expanded") !== "true");
+    });
+  }
+
   // The conversation list is a drawer on narrow screens.
   function drawer() {
     var b = document.getElementById("threads-toggle"), layout = document.getElementById("chat-layout");
@@ -174,6 +292,7 @@
       list.insertBefore(el, after);
     }
     enhance(el);
+    el.querySelectorAll(".tool-toggle").forEach(function (b) { if (openTools[b.dataset.tool]) toggleTool(b, true); });
   }
 
   function chat() {
@@ -199,6 +318,7 @@
     src.addEventListener("notice", function (e) {
       toast(JSON.parse(e.data).text, "notice");
     });
+    src.addEventListener("list", refreshList);
   }
 
   // Operator pages refresh themselves every few seconds (not while the
@@ -240,6 +360,10 @@
     enhance(document);
     asyncForms();
     drawer();
+    files();
+    tools();
+    threadSearch();
+    listEvents();
     chat();
     if (refreshing) refreshing();
   });

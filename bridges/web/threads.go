@@ -1,0 +1,240 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Managing a conversation: only its owner renames, archives, deletes and
+// shares it. Every action is a CSRF-checked POST that sends the page back
+// to the conversation (to the list after a delete) and refreshes the
+// conversation lists of everybody who sees it.
+
+// ownConv is conversationOf for the owner of an existing conversation; it answers
+// 403 to teammates and 404 for a conversation without messages.
+func (c *Console) ownConv(w http.ResponseWriter, r *http.Request) (conv, bool) {
+	cv, ok := c.conversationOf(w, r)
+	switch {
+	case !ok:
+		return conv{}, false
+	case !cv.exists:
+		c.notFound(w, r)
+		return conv{}, false
+	case !cv.owns():
+		http.Error(w, "Only the person who started this conversation can change it.", http.StatusForbidden)
+		return conv{}, false
+	}
+	return cv, true
+}
+
+// rename sets the conversation's title (form field "title"; empty goes
+// back to the first message).
+func (c *Console) rename(w http.ResponseWriter, r *http.Request) {
+	cv, ok := c.ownConv(w, r)
+	if !ok {
+		return
+	}
+	title := oneLine(r.PostFormValue("title"), maxTitleRunes)
+	if err := c.st.RenameWebThread(r.Context(), cv.key.Bot, cv.key.Thread, title); err != nil {
+		c.failed(w, "rename", cv.key, err)
+		return
+	}
+	c.listChanged(r.Context(), cv.key)
+	c.done(w, r, cv.key)
+}
+
+// archive archives the conversation (form field archived=1) or restores
+// it (archived=0). Archiving stops its agent like an idle eviction: the
+// session is kept, and the next message resumes it.
+func (c *Console) archive(w http.ResponseWriter, r *http.Request) {
+	cv, ok := c.ownConv(w, r)
+	if !ok {
+		return
+	}
+	archived := r.PostFormValue("archived") == "1"
+	if archived {
+		c.stopAgent(r.Context(), cv.key, CurrentUser(r).Name)
+	}
+	if err := c.st.ArchiveWebThread(r.Context(), cv.key.Bot, cv.key.Thread, archived); err != nil {
+		c.failed(w, "archive", cv.key, err)
+		return
+	}
+	c.listChanged(r.Context(), cv.key)
+	c.done(w, r, cv.key)
+}
+
+// Form values of a delete's field "agent".
+const (
+	deleteKeepSession   = "keep"   // stop the agent; its session stays (!sessions, !resume)
+	deleteRemoveSession = "remove" // the agent forgets the conversation (!new)
+)
+
+// deleteConversation deletes the conversation's history, uploads and
+// shares. The owner chooses what happens to the agent (field "agent"):
+// "keep" stops it and keeps its session, which `!sessions` lists and
+// `!resume` brings into another conversation; "remove" gives the
+// conversation a fresh session as `!new` does (with that command's
+// authority), so the agent's earlier state is no longer used.
+func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
+	cv, ok := c.ownConv(w, r)
+	if !ok {
+		return
+	}
+	user := CurrentUser(r).Name
+	switch r.PostFormValue("agent") {
+	case deleteKeepSession:
+		c.stopAgent(r.Context(), cv.key, user)
+	case deleteRemoveSession:
+		if !c.forgetSession(w, r, cv.key) {
+			return
+		}
+	default:
+		http.Error(w, `choose what happens to the agent: agent=keep or agent=remove`, http.StatusBadRequest)
+		return
+	}
+	shares, err := c.st.WebThreadShares(r.Context(), cv.key.Bot, cv.key.Thread)
+	if err != nil {
+		c.failed(w, "delete", cv.key, err)
+		return
+	}
+	if err := c.st.DeleteWebThread(r.Context(), cv.key.Bot, cv.key.Thread); err != nil {
+		c.failed(w, "delete", cv.key, err)
+		return
+	}
+	c.log.Info("web conversation deleted", "key", cv.key, "user", user, "agent", r.PostFormValue("agent"))
+	c.hub.publish(userTopic(cv.key.Channel), event{kind: evList})
+	for _, sh := range shares {
+		c.hub.publish(userTopic(sh.Member), event{kind: evList})
+	}
+	if wantsJSON(r) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// forgetSession hands the core a hidden `!new` from the owner; false when
+// it answered the request itself.
+func (c *Console) forgetSession(w http.ResponseWriter, r *http.Request, key bridges.ConversationKey) bool {
+	h := c.coreHandler()
+	if h == nil {
+		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
+		return false
+	}
+	user := CurrentUser(r).Name
+	if !h.Allowed(key, user) {
+		http.Error(w, "Sorry, you don't have access to this bot.", http.StatusForbidden)
+		return false
+	}
+	in := bridges.Inbound{Key: key, MsgID: "u" + randomID(10), UserID: user, UserName: user, Text: bridges.CommandPrefix + "new", At: time.Now()}
+	if err := h.HandleMessage(r.Context(), in); err != nil {
+		c.log.Error("web delete: !new not accepted", "key", key, "err", err)
+		http.Error(w, "the agent's session could not be removed; nothing was deleted", http.StatusInternalServerError)
+		return false
+	}
+	return true
+}
+
+// stopAgent stops the conversation's live agent process, if any (its
+// session is kept). Problems are logged: the archive or delete goes on.
+func (c *Console) stopAgent(ctx context.Context, key bridges.ConversationKey, by string) {
+	if c.op == nil {
+		return
+	}
+	conv, err := c.st.GetConversation(ctx, store.ConversationKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return // the core never saw it
+	}
+	if err == nil {
+		err = c.op.StopAgent(ctx, conv.ID, by)
+	}
+	if err != nil {
+		c.log.Warn("stop the agent of a web conversation", "key", key, "err", err)
+	}
+}
+
+// share shares the conversation with a web user (form fields "member" and
+// "role": viewer or participant; an empty role ends the share).
+func (c *Console) share(w http.ResponseWriter, r *http.Request) {
+	cv, ok := c.ownConv(w, r)
+	if !ok {
+		return
+	}
+	member, role := r.PostFormValue("member"), r.PostFormValue("role")
+	switch {
+	case c.cfg.WebUser(member) == nil || member == cv.key.Channel:
+		http.Error(w, "share with one of the console's other users (web.users)", http.StatusBadRequest)
+		return
+	case role != "" && role != store.WebViewer && role != store.WebParticipant:
+		http.Error(w, "role must be viewer or participant", http.StatusBadRequest)
+		return
+	}
+	if err := c.st.ShareWebThread(r.Context(), cv.key.Bot, cv.key.Thread, member, role); err != nil {
+		c.failed(w, "share", cv.key, err)
+		return
+	}
+	c.log.Info("web conversation shared", "key", cv.key, "user", CurrentUser(r).Name, "member", member, "role", role)
+	c.listChanged(r.Context(), cv.key)
+	c.hub.publish(userTopic(member), event{kind: evList}) // also when the share ended
+	c.done(w, r, cv.key)
+}
+
+// failed answers 500 for a store error of a conversation action.
+func (c *Console) failed(w http.ResponseWriter, what string, key bridges.ConversationKey, err error) {
+	c.log.Error("web conversation "+what, "key", key, "err", err)
+	http.Error(w, "the conversation could not be changed ("+what+"); try again", http.StatusInternalServerError)
+}
+
+// listEvents streams "list" events to a page that shows the person's
+// conversation list without a conversation (the start page), and the
+// notices meant for all of their pages.
+func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
+	user := CurrentUser(r).Name
+	sub := c.hub.subscribe(userTopic(user))
+	defer c.hub.unsubscribe(sub)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	var buf bytes.Buffer
+	buf.WriteString("retry: 1000\n\n")
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.gone:
+			return
+		case <-tick.C:
+			buf.WriteString(": ping\n\n")
+		case ev := <-sub.ch:
+			switch {
+			case ev.kind == evList:
+				writeEvent(&buf, "list", "", struct{}{})
+			case ev.kind == evNotice && ev.user == user && ev.thread == "":
+				writeEvent(&buf, "notice", "", map[string]string{"text": ev.text})
+			}
+		}
+	}
+}
+
+// teammateNames lists the web users other than owner, for the share form.
+func (c *Console) teammateNames(owner string) []string {
+	var out []string
+	for _, u := range c.cfg.Web.Users {
+		if u.Name != owner {
+			out = append(out, u.Name)
+		}
+	}
+	return out
+}
