@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -155,7 +156,7 @@ type conversation struct {
 	outboxDelay        time.Duration
 	editReply          map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
 	streamReply        map[string]streamEnd          // outbox id → stream to stop instead of posting
-	plan               planState                     // the agent's to-do list (planfeedback.go)
+	plan               render.Plan                   // the agent's to-do list (planfeedback.go)
 	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (limits.go)
 	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (unrecorded.go)
 	unrecordedDelay    time.Duration

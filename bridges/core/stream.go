@@ -39,7 +39,7 @@ func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
 // cursor once it is shown.
 func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, render.Cursor) {
 	return t.live.stream.Chunks(t.segs, t.trimmedSegs, t.streaming, maxRunes, func(id string) bool {
-		return isPlanTool(t.tools[id].Name) // shown as the plan (planfeedback.go)
+		return render.IsPlanTool(t.tools[id].Name) // shown as the plan (planfeedback.go)
 	})
 }
 
