@@ -173,3 +173,47 @@ func testWebThreadManagement(t *testing.T, s *Store) {
 		t.Errorf("tci for bob = %+v, %v", th, err)
 	}
 }
+
+// TestWebThreadSearchWords: both databases split a message into the same
+// words — at punctuation, paths and underscores included — and match a
+// typed word as the start of one, in any case.
+func TestWebThreadSearchWords(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		for i, text := range []string{
+			"see config/example.yaml and docs/postgres.md",
+			"RENAME web_threads.title, v1.5",
+			"Die Größe der Datei",
+		} {
+			id := string(rune('a' + i))
+			if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: ConversationKey{"console", "ana", "t" + id}, Author: "ana", Text: text}); err != nil {
+				t.Fatal(err)
+			}
+			// A title that matches nothing, so only the messages are searched.
+			if err := s.RenameWebThread(ctx, "console", "t"+id, "x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for q, want := range map[string][]string{
+			"yaml":          {"ta"},
+			"example":       {"ta"},
+			"docs postgres": {"ta"},
+			"threads":       {"tb"},
+			"Thread Rena":   {"tb"},
+			"5":             {"tb"},
+			"v1":            {"tb"},
+			"Größe":         {"tc"},
+			"datei":         {"tc"},
+			"ample":         nil, // a prefix, not any part of a word
+			"yaml threads":  nil, // not in one message
+		} {
+			ts, err := s.WebThreads(ctx, "console", "ana", WebThreadQuery{Search: q, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := threadIDs(ts); !slices.Equal(ids, want) {
+				t.Errorf("search %q = %v, want %v", q, ids, want)
+			}
+		}
+	})
+}
