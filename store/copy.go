@@ -20,7 +20,9 @@ type TableCount struct {
 
 // Copy copies every row of every table of from into to, which must be
 // another store at the same schema version with no rows in any table
-// (ErrTargetNotEmpty otherwise; schema_version excepted). It reads from
+// (ErrTargetNotEmpty otherwise; schema_version excepted). Search indexes
+// are not copied: the target builds its own from the copied rows (SQLite's
+// FTS4 triggers, PostgreSQL's expression index). It reads from
 // one snapshot of from and writes to in one transaction: on any error
 // nothing is left in to. Ids, sequence numbers and times are kept as they
 // are, and to's own id sequences continue after the copied ones. It
@@ -105,7 +107,8 @@ func copyOrder(ctx context.Context, from, to *Store) ([]string, error) {
 	return ft, nil
 }
 
-// tableNames lists s's tables by name, schema_version left out.
+// tableNames lists s's tables by name, schema_version and search indexes
+// (dialect.indexTable) left out.
 func tableNames(ctx context.Context, s *Store) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, s.d.tables())
 	if err != nil {
@@ -119,7 +122,7 @@ func tableNames(ctx context.Context, s *Store) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
-	return slices.DeleteFunc(names, func(n string) bool { return n == "schema_version" }), nil
+	return slices.DeleteFunc(names, func(n string) bool { return n == "schema_version" || s.d.indexTable(n) }), nil
 }
 
 // copyTable copies every row of table from src to dst, column by column

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -69,6 +70,18 @@ func fillStore(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	must(s.AddWebUpload(ctx, WebUpload{ID: "up-1", Key: web, Name: "a.png", MimeType: "image/png", Data: []byte{0, 1, 2, 255}}))
+	if _, err := s.AddWebMessage(ctx, WebMessage{ID: "w-3", Key: ConversationKey{"console", "bob", "w2"}, Author: "bob", Text: "see config/example.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	must(s.RenameWebThread(ctx, "console", "w1", "Greeting"))
+	must(s.ShareWebThread(ctx, "console", "w1", "bob", WebParticipant))
+	must(s.ArchiveWebThread(ctx, "console", "w2", true))
+	must(s.RecordWebTool(ctx, WebTool{Key: web, ID: "tool-1", Name: "Bash", Input: `{"command":"ls"}`}))
+	must(s.RecordWebTool(ctx, WebTool{Key: web, ID: "tool-1", Output: "a\nb", IsError: true, Done: true}))
+	must(s.RecordWebTool(ctx, WebTool{Key: web, ID: "tool-2", Name: "Read", Input: `{}`}))
+	if _, err := s.RecordFeedback(ctx, Feedback{ReplyID: "out-1", ConversationID: a.ID, UserID: "U1", Rating: RatingBad}); err != nil {
+		t.Fatal(err)
+	}
 	must(s.AddWebSession(ctx, WebSession{ID: []byte{9, 8, 7}, User: "ana", TokenFP: []byte{1}, Created: time.Now(), Expires: time.Now().Add(time.Hour)}, 3))
 }
 
@@ -110,6 +123,23 @@ func dumpStore(t *testing.T, s *Store) string {
 	add("web upload", v4, err)
 	v5, err := s.WebSession(ctx, []byte{9, 8, 7})
 	add("web session", v5, err)
+	for _, user := range []string{"ana", "bob"} {
+		for _, archived := range []bool{false, true} {
+			// Search goes through the target's own index (not copied).
+			for _, search := range []string{"", "hello", "greet", "yaml"} {
+				ts, err := s.WebThreads(ctx, "console", user, WebThreadQuery{Archived: archived, Search: search, Limit: 10})
+				add(fmt.Sprintf("web threads of %s archived=%v search=%q", user, archived, search), ts, err)
+			}
+		}
+	}
+	shares, err := s.WebThreadShares(ctx, "console", "w1")
+	add("web shares", shares, err)
+	for _, id := range []string{"tool-1", "tool-2"} {
+		tool, err := s.WebTool(ctx, ConversationKey{"console", "ana", "w1"}, id)
+		add("web tool "+id, tool, err)
+	}
+	fb, err := s.RecentFeedback(ctx, 10)
+	add("feedback", fb, err)
 	v6, err := s.DecidedApprovals(ctx, 10)
 	add("audit", v6, err)
 	v7, err := s.UsageByBotDay(ctx, time.Time{})
@@ -141,7 +171,8 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 		got[c.Table] = c.Rows
 	}
 	for table, n := range map[string]int64{"conversations": 2, "inbox": 2, "outbox": 2, "approvals": 2, "usage": 1, "grants": 2,
-		"schedules": 2, "web_messages": 2, "web_uploads": 1, "web_sessions": 1} {
+		"schedules": 2, "web_messages": 3, "web_uploads": 1, "web_sessions": 1, "web_threads": 2, "web_shares": 1, "web_tools": 2,
+		"feedback": 1} {
 		if got[table] != n {
 			t.Errorf("copied %d rows of %s, want %d (all counts %v)", got[table], table, n, counts)
 		}
@@ -151,6 +182,11 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	}
 	if d := dumpStore(t, dst); d != want {
 		t.Errorf("PostgreSQL reads back differently:\n%s\nwant:\n%s", d, want)
+	}
+	// Search finds the copied messages through PostgreSQL's own index.
+	if ts, err := dst.WebThreads(ctx, "console", "bob", WebThreadQuery{Archived: true, Search: "yaml", Limit: 10}); err != nil ||
+		len(ts) != 1 || ts[0].Thread != "w2" {
+		t.Errorf("search after the copy = %+v, %v; want w2", ts, err)
 	}
 
 	// New rows continue after the copied ones.
@@ -190,6 +226,10 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	}
 	if d := dumpStore(t, back); d != want {
 		t.Errorf("SQLite after the round trip reads differently:\n%s\nwant:\n%s", d, want)
+	}
+	if ts, err := back.WebThreads(ctx, "console", "ana", WebThreadQuery{Search: "hello", Limit: 10}); err != nil ||
+		len(ts) != 1 || ts[0].Thread != "w1" {
+		t.Errorf("search after the round trip = %+v, %v; want w1 (the FTS4 index rebuilt by its triggers)", ts, err)
 	}
 }
 

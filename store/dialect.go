@@ -38,6 +38,17 @@ type dialect interface {
 	// afterCopy runs after Copy filled table in tx: the table's id
 	// sequence must continue after the copied ids.
 	afterCopy(ctx context.Context, tx *sql.Tx, table string) error
+	// rowID names the hidden column that identifies a row of any table,
+	// for deleting in batches from a table without a one-column key.
+	rowID() string
+	// webMessageSearch returns the condition that row m of web_messages
+	// holds each of words (letters and digits only, at least one) as the
+	// start of one of its words, case-folded, and the one argument that
+	// condition binds at param (a numbered placeholder, "?5").
+	webMessageSearch(param string, words []string) (cond, arg string)
+	// indexTable reports whether table is a search index the database
+	// keeps itself (Copy leaves it out: the target rebuilds its own).
+	indexTable(table string) bool
 }
 
 // sqliteDialect is the embedded default (mattn/go-sqlite3).
@@ -92,6 +103,25 @@ func (sqliteDialect) snapshot() *sql.TxOptions { return nil }
 
 // afterCopy: AUTOINCREMENT already continues after the largest id inserted.
 func (sqliteDialect) afterCopy(context.Context, *sql.Tx, string) error { return nil }
+
+func (sqliteDialect) rowID() string { return "rowid" }
+
+// webMessageSearch: the FTS4 table web_messages_fts (migration 0014), one
+// quoted prefix term per word, all required.
+func (sqliteDialect) webMessageSearch(param string, words []string) (string, string) {
+	terms := make([]string, len(words))
+	for i, w := range words {
+		terms[i] = `"` + w + `*"`
+	}
+	return `m.seq IN (SELECT docid FROM web_messages_fts WHERE web_messages_fts MATCH ` + param + `)`,
+		strings.Join(terms, " ")
+}
+
+// indexTable: web_messages_fts and the shadow tables FTS4 keeps for it
+// (web_messages_fts_segments, …), filled by migration 0014's triggers.
+func (sqliteDialect) indexTable(table string) bool {
+	return table == "web_messages_fts" || strings.HasPrefix(table, "web_messages_fts_")
+}
 
 // postgresDialect is PostgreSQL through pgx's database/sql driver.
 type postgresDialect struct{}
@@ -174,3 +204,25 @@ func (postgresDialect) afterCopy(ctx context.Context, tx *sql.Tx, table string) 
 	}
 	return nil
 }
+
+// rowID: ctid, the row's physical address, is stable within the statement
+// that reads and deletes it.
+func (postgresDialect) rowID() string { return "ctid" }
+
+// webSearchVector is the expression web_messages_search (migration 0014)
+// indexes: the text's words, ASCII punctuation read as spaces, case-folded.
+const webSearchVector = `to_tsvector('simple', regexp_replace(m.text, '[[:punct:]]+', ' ', 'g'))`
+
+// webMessageSearch: the expression index web_messages_search, one prefix
+// term (word:*) per word, all required. Words are letters and digits, so
+// nothing in them is a tsquery operator.
+func (postgresDialect) webMessageSearch(param string, words []string) (string, string) {
+	terms := make([]string, len(words))
+	for i, w := range words {
+		terms[i] = w + ":*"
+	}
+	return webSearchVector + ` @@ to_tsquery('simple', ` + param + `)`, strings.Join(terms, " & ")
+}
+
+// indexTable: PostgreSQL's search index is an index, not a table.
+func (postgresDialect) indexTable(string) bool { return false }

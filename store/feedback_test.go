@@ -10,9 +10,10 @@ import (
 // a second click replaces the first (changed only when it differs), the
 // operator view lists the latest first with their conversation, bad
 // arguments are refused, and prune removes old ratings.
-func TestFeedbackPerAnswerAndPerson(t *testing.T) {
+func TestFeedbackPerAnswerAndPerson(t *testing.T) { eachStore(t, testFeedbackPerAnswerAndPerson) }
+
+func testFeedbackPerAnswerAndPerson(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := openTest(t)
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	useClock(s, start, time.Second)
 	conv := newConv(t, s, "slackbot", "C1", "1700.1")

@@ -94,14 +94,18 @@ func TestPostgresErrorMapping(t *testing.T) {
 	}
 }
 
-// TestRebind: '?' becomes $n outside literals, quoted names and comments.
+// TestRebind: '?' becomes $n and '?NNN' $NNN outside literals, quoted names
+// and comments.
 func TestRebind(t *testing.T) {
 	for in, want := range map[string]string{
 		"SELECT 1":              "SELECT 1",
 		"a = ? AND b IN (?, ?)": "a = $1 AND b IN ($2, $3)",
 		`x = '?' AND "q?" = ? -- why?` + "\n AND ?": `x = '?' AND "q?" = $1 -- why?` + "\n AND $2",
 		"x = 'it''s ?' AND y = ? /* ? */ AND z = ?": "x = 'it''s ?' AND y = $1 /* ? */ AND z = $2",
-		"unterminated '?": "unterminated '?",
+		"unterminated '?":                    "unterminated '?",
+		"a = ?2 OR b = ?1 OR c = ?2":         "a = $2 OR b = $1 OR c = $2",
+		"a = ?3 AND b = ? AND c LIKE ?10":    "a = $3 AND b = $4 AND c LIKE $10",
+		"a = ? AND b = ?1 AND c = ? AND ?12": "a = $1 AND b = $1 AND c = $2 AND $12",
 	} {
 		if got := rebind(in); got != want {
 			t.Errorf("rebind(%q) = %q, want %q", in, got, want)

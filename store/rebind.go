@@ -64,8 +64,10 @@ func (c rebindConn) QueryContext(ctx context.Context, query string, args []drive
 }
 
 // rebind rewrites each '?' placeholder of query to PostgreSQL's $n,
-// numbering from 1. A '?' inside a string literal, a quoted identifier or
-// a comment is left alone. A query without '?' is returned as it is.
+// numbering from 1, and each numbered one ('?NNN', as SQLite reads it) to
+// $NNN; as in SQLite, a '?' after '?NNN' is the one after the largest
+// number so far. A '?' inside a string literal, a quoted identifier or a
+// comment is left alone. A query without '?' is returned as it is.
 func rebind(query string) string {
 	if !strings.Contains(query, "?") {
 		return query
@@ -101,6 +103,19 @@ func rebind(query string) string {
 			b.WriteString(query[i : i+end+4])
 			i += end + 3
 		case c == '?':
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				if k, err := strconv.Atoi(query[i+1 : j]); err == nil && k > n {
+					n = k
+				}
+				b.WriteByte('$')
+				b.WriteString(query[i+1 : j])
+				i = j - 1
+				continue
+			}
 			n++
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))

@@ -187,7 +187,7 @@ func (s *Store) pruneWeb(ctx context.Context, cut int64) (int64, error) {
 	if err != nil {
 		return msgs + ups, err
 	}
-	tools, err := s.deleteBatched(ctx, "web_tools", "rowid", `updated_at < ?`, []any{cut})
+	tools, err := s.deleteBatched(ctx, "web_tools", s.d.rowID(), `updated_at < ?`, []any{cut})
 	ups += tools
 	if err != nil {
 		return msgs + ups, err

@@ -75,13 +75,13 @@ func (s *Store) WebThreads(ctx context.Context, bot, user string, q WebThreadQue
 	}
 	where := `t.bot = ?2 AND t.deleted = 0 AND t.archived = ?3 AND (t.owner = ?1 OR EXISTS (SELECT 1 FROM web_shares s
 		WHERE s.bot = t.bot AND s.thread = t.thread AND s.member = ?1))`
-	args := []any{user, bot, q.Archived, q.Limit}
-	if match := ftsQuery(q.Search); match != "" {
+	args := []any{user, bot, boolInt(q.Archived), q.Limit}
+	if words := searchWords(q.Search); len(words) > 0 {
 		// Every word in the title, or every word in one message.
-		args = append(args, match)
-		where += ` AND (` + titleLike(q.Search, &args) + ` OR EXISTS (SELECT 1 FROM web_messages m
-			JOIN web_messages_fts x ON x.docid = m.seq
-			WHERE m.bot = t.bot AND m.thread = t.thread AND m.channel = t.owner AND web_messages_fts MATCH ?5))`
+		match, arg := s.d.webMessageSearch("?5", words)
+		args = append(args, arg)
+		where += ` AND (` + titleLike(words, &args) + ` OR EXISTS (SELECT 1 FROM web_messages m
+			WHERE m.bot = t.bot AND m.thread = t.thread AND m.channel = t.owner AND ` + match + `))`
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+webThreadCols+` FROM web_threads t WHERE `+where+`
 		AND EXISTS (SELECT 1 FROM web_messages e WHERE e.bot = t.bot AND e.thread = t.thread)
@@ -96,17 +96,6 @@ func (s *Store) WebThreads(ctx context.Context, bot, user string, q WebThreadQue
 	return out, nil
 }
 
-// ftsQuery turns what a person typed into an FTS4 query: each word (letters
-// and digits) as a quoted prefix term, all required; "" when there is none.
-// Operators and quotes typed are dropped, so any input is a valid query.
-func ftsQuery(search string) string {
-	var terms []string
-	for _, w := range searchWords(search) {
-		terms = append(terms, `"`+w+`*"`)
-	}
-	return strings.Join(terms, " ")
-}
-
 // searchWords splits search into words of letters and digits, at most 8.
 func searchWords(search string) []string {
 	words := strings.FieldsFunc(search, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
@@ -117,12 +106,14 @@ func searchWords(search string) []string {
 }
 
 // titleLike adds to args a LIKE pattern per search word (starting at ?6)
-// and returns the condition that the title holds them all.
-func titleLike(search string, args *[]any) string {
+// and returns the condition that the title holds them all, case-folded
+// (LOWER on both sides: ASCII letters in SQLite, as its LIKE, and every
+// letter in PostgreSQL, whose LIKE is case-sensitive).
+func titleLike(words []string, args *[]any) string {
 	var conds []string
-	for _, w := range searchWords(search) {
+	for _, w := range words {
 		*args = append(*args, "%"+w+"%") // letters and digits only: nothing to escape
-		conds = append(conds, fmt.Sprintf("t.title LIKE ?%d", len(*args)))
+		conds = append(conds, fmt.Sprintf("LOWER(t.title) LIKE LOWER(?%d)", len(*args)))
 	}
 	return "(" + strings.Join(conds, " AND ") + ")"
 }
@@ -164,7 +155,7 @@ func (s *Store) RenameWebThread(ctx context.Context, bot, thread, title string) 
 // ArchiveWebThread archives (or, with archived false, restores)
 // conversation thread of bot.
 func (s *Store) ArchiveWebThread(ctx context.Context, bot, thread string, archived bool) error {
-	return s.updateWebThread(ctx, "archive", `archived = ?`, archived, bot, thread)
+	return s.updateWebThread(ctx, "archive", `archived = ?`, boolInt(archived), bot, thread)
 }
 
 func (s *Store) updateWebThread(ctx context.Context, what, set string, value any, bot, thread string) error {

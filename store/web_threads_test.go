@@ -16,10 +16,12 @@ func threadIDs(ts []WebThread) []string {
 }
 
 // TestWebThreadManagement: titles (first message, then a rename), archive,
-// sharing by role, search over titles and messages (FTS4, edits and
-// deletions reindexed) and deletion with its tombstone.
-func TestWebThreadManagement(t *testing.T) {
-	s := openTest(t)
+// sharing by role, search over titles and messages (SQLite's FTS4 table or
+// PostgreSQL's full-text index; edits and deletions reindexed) and deletion
+// with its tombstone.
+func TestWebThreadManagement(t *testing.T) { eachStore(t, testWebThreadManagement) }
+
+func testWebThreadManagement(t *testing.T, s *Store) {
 	ctx := context.Background()
 	add := func(key ConversationKey, id, author, text string) {
 		t.Helper()
@@ -153,9 +155,11 @@ func TestWebThreadManagement(t *testing.T) {
 	if del, err := s.WebThreadDeleted(ctx, "console", "tpg"); !del || err != nil {
 		t.Errorf("deleted = %v, %v", del, err)
 	}
-	var fts int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM web_messages_fts WHERE web_messages_fts MATCH 'nine'`).Scan(&fts); err != nil || fts != 0 {
-		t.Errorf("search index keeps %d deleted rows (%v)", fts, err)
+	if s.d.name() == DriverSQLite { // PostgreSQL's index is of the table itself
+		var fts int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM web_messages_fts WHERE web_messages_fts MATCH 'nine'`).Scan(&fts); err != nil || fts != 0 {
+			t.Errorf("search index keeps %d deleted rows (%v)", fts, err)
+		}
 	}
 	err = s.RenameWebThread(ctx, "console", "tpg", "x")
 	wantErrIs(t, "rename deleted", err, ErrNotFound)
@@ -168,4 +172,48 @@ func TestWebThreadManagement(t *testing.T) {
 	if th, err := s.WebThreadFor(ctx, "console", "tci", "bob"); err != nil || th.Owner != "ana" || th.Role != "" {
 		t.Errorf("tci for bob = %+v, %v", th, err)
 	}
+}
+
+// TestWebThreadSearchWords: both databases split a message into the same
+// words — at punctuation, paths and underscores included — and match a
+// typed word as the start of one, in any case.
+func TestWebThreadSearchWords(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		for i, text := range []string{
+			"see config/example.yaml and docs/postgres.md",
+			"RENAME web_threads.title, v1.5",
+			"Die Größe der Datei",
+		} {
+			id := string(rune('a' + i))
+			if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: ConversationKey{"console", "ana", "t" + id}, Author: "ana", Text: text}); err != nil {
+				t.Fatal(err)
+			}
+			// A title that matches nothing, so only the messages are searched.
+			if err := s.RenameWebThread(ctx, "console", "t"+id, "x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for q, want := range map[string][]string{
+			"yaml":          {"ta"},
+			"example":       {"ta"},
+			"docs postgres": {"ta"},
+			"threads":       {"tb"},
+			"Thread Rena":   {"tb"},
+			"5":             {"tb"},
+			"v1":            {"tb"},
+			"Größe":         {"tc"},
+			"datei":         {"tc"},
+			"ample":         nil, // a prefix, not any part of a word
+			"yaml threads":  nil, // not in one message
+		} {
+			ts, err := s.WebThreads(ctx, "console", "ana", WebThreadQuery{Search: q, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := threadIDs(ts); !slices.Equal(ids, want) {
+				t.Errorf("search %q = %v, want %v", q, ids, want)
+			}
+		}
+	})
 }

@@ -37,7 +37,7 @@ func (s *Store) RecordWebTool(ctx context.Context, t WebTool) error {
 	if t.Done {
 		_, err = s.exec(ctx, false, `UPDATE web_tools SET output = ?, is_error = ?, done = 1, updated_at = ?
 			WHERE bot = ? AND thread = ? AND id = ? AND channel = ?`,
-			cut(t.Output), t.IsError, s.nowMS(), t.Key.Bot, t.Key.Thread, t.ID, t.Key.Channel)
+			cut(t.Output), boolInt(t.IsError), s.nowMS(), t.Key.Bot, t.Key.Thread, t.ID, t.Key.Channel)
 	} else {
 		_, err = s.exec(ctx, false, `INSERT INTO web_tools (bot, channel, thread, id, name, input, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (bot, thread, id) DO NOTHING`,

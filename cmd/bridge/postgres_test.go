@@ -74,7 +74,8 @@ type installation struct {
 
 // fillInstallation writes a bridge's worth of rows into the SQLite file at
 // path through the store: a conversation with a finished message, a posted
-// reply and usage, a decided approval, a grant, a schedule, a web message.
+// reply and usage, a decided approval, a grant, a schedule, a rating, a web
+// conversation with a message, a share and a tool call.
 func fillInstallation(t *testing.T, path string) installation {
 	t.Helper()
 	ctx := context.Background()
@@ -120,7 +121,15 @@ func fillInstallation(t *testing.T, path string) installation {
 			return err
 		},
 		func() error {
-			_, err := st.AddWebMessage(ctx, store.WebMessage{ID: "w1", Key: store.ConversationKey{Bot: "console", Channel: "ana", Thread: "t"}, Author: "ana", Text: "hi"})
+			_, err := st.AddWebMessage(ctx, store.WebMessage{ID: "w1", Key: store.ConversationKey{Bot: "console", Channel: "ana", Thread: "t"}, Author: "ana", Text: "hi, see docs/postgres.md"})
+			return err
+		},
+		func() error { return st.ShareWebThread(ctx, "console", "t", "bob", store.WebViewer) },
+		func() error {
+			return st.RecordWebTool(ctx, store.WebTool{Key: store.ConversationKey{Bot: "console", Channel: "ana", Thread: "t"}, ID: "tool-1", Name: "Bash", Input: `{"command":"ls"}`})
+		},
+		func() error {
+			_, err := st.RecordFeedback(ctx, store.Feedback{ReplyID: in.reply.ID, ConversationID: in.conv.ID, UserID: "U1", Rating: store.RatingGood})
 			return err
 		},
 		func() (err error) { in.schedules, err = st.ActiveSchedules(ctx); return err },
@@ -153,7 +162,8 @@ func TestMigrateStore(t *testing.T) {
 		t.Fatalf("migrate-store exited %d:\n%s", code, out)
 	}
 	for _, line := range []string{"conversations  1", "inbox          1", "outbox         1", "approvals      1", "usage          1",
-		"grants         1", "schedules      1", "web_messages   1", "web_sessions   0", "8 rows in 10 tables"} {
+		"grants         1", "schedules      1", "feedback       1", "web_messages   1", "web_threads    1", "web_shares     1",
+		"web_tools      1", "web_sessions   0", "12 rows in 14 tables"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("output lacks %q:\n%s", line, out)
 		}
@@ -188,6 +198,11 @@ func TestMigrateStore(t *testing.T) {
 	}
 	if sc, err := pg.ActiveSchedules(ctx); err != nil || len(sc) != 1 || sc[0] != want.schedules[0] {
 		t.Errorf("schedules = %+v, %v; want %+v", sc, err, want.schedules)
+	}
+	// The web conversation: shared, searchable through PostgreSQL's index.
+	if ts, err := pg.WebThreads(ctx, "console", "bob", store.WebThreadQuery{Search: "postgres", Limit: 5}); err != nil ||
+		len(ts) != 1 || ts[0].Thread != "t" || ts[0].Role != store.WebViewer {
+		t.Errorf("bob's search = %+v, %v", ts, err)
 	}
 
 	// Again: the target is not empty; nothing changes.
