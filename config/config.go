@@ -93,6 +93,9 @@ type Config struct {
 	// most 10m): quicker turns cost only their reply.
 	StatusDelay time.Duration
 	Delivery    Delivery // yaml delivery: how long replies wait out an outage (see delivery.go)
+	// Transcription is the speech-to-text endpoint for voice notes (yaml
+	// transcription, see transcription.go); zero = voice notes off.
+	Transcription Transcription
 }
 
 // Log configures the bridge's own logging (yaml log).

@@ -41,12 +41,13 @@ func (d *decoder) config(root *yaml.Node) *Config {
 				}
 			})
 		},
-		"retention":    d.retention(&c.Retention),
-		"status_delay": d.statusDelay(&c.StatusDelay),
-		"delivery":     d.deliverySection(&c.Delivery),
-		"limits":       d.limitsSection(&c.Limits),
-		"schedules":    d.schedules(&c.Schedules),
-		"web":          d.webSection(&c.Web),
+		"retention":     d.retention(&c.Retention),
+		"status_delay":  d.statusDelay(&c.StatusDelay),
+		"delivery":      d.deliverySection(&c.Delivery),
+		"limits":        d.limitsSection(&c.Limits),
+		"schedules":     d.schedules(&c.Schedules),
+		"web":           d.webSection(&c.Web),
+		"transcription": d.transcriptionSection(&c.Transcription),
 	})
 	return c
 }

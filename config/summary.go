@@ -17,6 +17,9 @@ func (c *Config) Summary() string {
 	fmt.Fprintf(&b, "retention: %s\n", retentionString(c.Retention))
 	fmt.Fprintf(&b, "status_delay: %s\n", c.StatusDelay)
 	fmt.Fprintf(&b, "delivery: %s\n", deliveryString(c.Delivery))
+	if c.Transcription.Enabled() { // absent: the summary stays as it was
+		fmt.Fprintf(&b, "transcription: %s\n", transcriptionString(c.Transcription))
+	}
 	fmt.Fprintf(&b, "log: level=%s format=%s\n", c.Log.Level, c.Log.Format)
 	if c.HTTP.Listen == "" {
 		b.WriteString("http: disabled\n")

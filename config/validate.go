@@ -35,6 +35,7 @@ func (d *decoder) finishTop(c *Config, baseDir string) {
 	d.finishRetention(c)
 	d.finishStatusDelay(c)
 	d.finishDelivery(c)
+	d.finishTranscription(c)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
 	d.oneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")
