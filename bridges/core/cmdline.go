@@ -75,6 +75,9 @@ func parseCommandLine(text string) (cmdLine, cmdParse) {
 		}
 		return cmdLine{}, notCommand
 	}
+	if _, ok := commandName(text); !ok {
+		return cmdLine{}, notCommand // an empty text (a voice note, a file) included
+	}
 	t := strings.Trim(text, " \n")
 	t = t[len(bridges.CommandPrefix):]
 	word, rest := t, ""

@@ -22,6 +22,8 @@ func TestParseCommandLine(t *testing.T) {
 		{"!rules\nrm\n1\r\n", commandOK, "rules", []string{"rm", "1"}},
 		{"!important: read this", notCommand, "", nil},
 		{"hello !stop", notCommand, "", nil},
+		{"", notCommand, "", nil},     // a voice note or file without text (panicked)
+		{" \n ", notCommand, "", nil}, // likewise
 		{"!stopper", notCommand, "", nil},
 		{"!rules rm\u00a01", commandRefused, "rules", nil},
 		{"!rules rm\t1", commandRefused, "rules", nil},
