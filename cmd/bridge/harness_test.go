@@ -122,6 +122,7 @@ type profileOptions struct {
 	extra              string // more profile keys, each line indented by four spaces
 	maxLive            int    // max_live; 0 = 4
 	dataDir            string // data_dir; "" = ./data next to bridge.yaml
+	top                string // more top-level keys (unindented lines), e.g. transcription
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
@@ -141,7 +142,7 @@ func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...s
 	fm := fakemodel.New(t)
 	dataDir := cmp.Or(po.dataDir, "./data")
 	cfg := fmt.Sprintf("data_dir: %q\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n", dataDir) +
-		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + bots
+		agentYAML(claude, home, workdir, fm.Env(), po.maxLive) + po.extra + po.top + bots
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 
