@@ -12,9 +12,9 @@ import (
 
 // msgContent is what an inbound message carries for the agent.
 type msgContent struct {
-	text  string             // the text, a caption, or a short description (sticker, location, contact)
-	ci    *waE2E.ContextInfo // mentions and the quote
-	file  *inFile            // an attachment (image, video, document, voice note or audio)
+	text string             // the text, a caption, or a short description (sticker, location, contact)
+	ci   *waE2E.ContextInfo // mentions and the quote
+	file *inFile            // an attachment (image, video, document, voice note or audio)
 }
 
 // content is a message's text, context (mentions, quote) and attachment.

@@ -46,8 +46,8 @@ func IsWAV(data []byte) bool {
 func OggOpus() []byte {
 	var head bytes.Buffer
 	head.WriteString("OpusHead")
-	head.WriteByte(1) // version
-	head.WriteByte(1) // channels
+	head.WriteByte(1)                                           // version
+	head.WriteByte(1)                                           // channels
 	_ = binary.Write(&head, binary.LittleEndian, uint16(312))   // pre-skip
 	_ = binary.Write(&head, binary.LittleEndian, uint32(48000)) // input rate
 	_ = binary.Write(&head, binary.LittleEndian, int16(0))      // gain
