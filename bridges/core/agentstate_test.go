@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -28,24 +30,89 @@ func elicitMCPArgs(t *testing.T) []string {
 	return []string{"--mcp-config", string(b)}
 }
 
-// Issue 26, item 5: an elicitation from a real MCP server, through the
-// pinned CLI, is answered (cancel, the bridge shows no MCP forms yet) and
-// told in the conversation; the turn ends instead of waiting forever.
-func TestAcceptanceElicitationCancelled(t *testing.T) {
-	t.Parallel()
+// startElicit is a live core whose agents have the elicit MCP server.
+func startElicit(t *testing.T, ls liveSetup) *live {
+	t.Helper()
 	args := elicitMCPArgs(t)
-	l := startLive(t, liveSetup{configure: func(c *config.Config) {
+	ls.configure = func(c *config.Config) {
 		a := c.Agents["coder"]
 		a.Args = append(a.Args, args...)
 		a.AllowedTools = append(a.AllowedTools, "mcp__elicit__ask")
-	}})
+	}
+	return startLive(t, ls)
+}
+
+// Issue 26, item 5: an elicitation from a real MCP server, through the
+// pinned CLI, becomes a card with the authority of a permission card: a
+// two-field form (an enum and a boolean) is toggled and submitted by the
+// requester after a stranger's click was refused; a one-field text form is
+// answered by reply; Decline declines; a form no card can show (a choice
+// beside typed text) is cancelled and told. (The CLI itself refuses
+// schemas with non-primitive fields before they reach the host.) Each answer reaches the server (the tool's result).
+func TestAcceptanceElicitationCard(t *testing.T) {
+	t.Parallel()
+	l := startElicit(t, liveSetup{})
 	k := key("elicit")
+	click := func(cardID, choice, user string) *bridgetest.Clicked {
+		t.Helper()
+		c, err := l.plat.Click(ctxT(t), k, cardID, choice, user, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
 	l.send(k, "m1", "alice", `[tool mcp__elicit__ask {"kind":"form"}]`)
-	n := l.waitLive(k, "cannot show MCP forms yet")
-	if !strings.Contains(n.Text, "`elicit`") || !strings.Contains(n.Text, "Where should I deploy?") {
+	card := l.waitLiveCard(k, "Where should I deploy?")
+	for _, want := range []string{"`elicit`", "Run the migrations too", "Environment", "staging", "production"} {
+		if !strings.Contains(card.Text, want) {
+			t.Errorf("card lacks %q: %q", want, card.Text)
+		}
+	}
+	if r := click(card.CardID, "q1.0", "mallory").WaitReply(t, liveTimeout); !strings.Contains(r, "only @alice") {
+		t.Errorf("a stranger's click: %q", r)
+	}
+	click(card.CardID, "q0.0", "alice") // Run the migrations too: Yes
+	if r := click(card.CardID, bridges.ChoiceSubmit, "alice").WaitReply(t, liveTimeout); !strings.Contains(r, "Answer `Environment` first") {
+		t.Errorf("submit without the required field: %q", r)
+	}
+	click(card.CardID, "q1.0", "alice") // Environment: staging
+	click(card.CardID, bridges.ChoiceSubmit, "alice")
+	l.waitReply(k, `elicitation result: {"action":"accept","content":{"confirm":true,"env":"staging"}}`)
+	l.waitFinal(k)
+
+	l.send(k, "m2", "alice", `[tool mcp__elicit__ask {"kind":"text"}]`)
+	l.waitLiveCard(k, "Release note")
+	l.send(k, "m3", "alice", "ship the fix")
+	l.waitReply(k, `elicitation result: {"action":"accept","content":{"note":"ship the fix"}}`)
+	l.waitFinal(k)
+
+	l.send(k, "m4", "alice", `[tool mcp__elicit__ask {"kind":"form"}]`)
+	card = l.waitLiveCard(k, "Where should I deploy?", card.CardID)
+	click(card.CardID, bridges.ChoiceDeny, "carol") // an approver
+	l.waitReply(k, `elicitation result: {"action":"decline"}`)
+	l.waitLive(k, "Declined by @carol")
+	l.waitFinal(k)
+
+	l.send(k, "m5", "alice", `[tool mcp__elicit__ask {"kind":"mixed"}]`)
+	n := l.waitLive(k, "cannot show")
+	if !strings.Contains(n.Text, "Where and why?") || !strings.Contains(n.Text, `field "reason" wants typed text beside other fields`) {
 		t.Errorf("notice = %q", n.Text)
 	}
 	l.waitReply(k, `elicitation result: {"action":"cancel"}`)
+	l.waitFinal(k)
+}
+
+// An elicitation nobody answers within approval_timeout is declined and
+// its card shows it expired.
+func TestAcceptanceElicitationTimeout(t *testing.T) {
+	t.Parallel()
+	l := startElicit(t, liveSetup{approvalTimeout: 2 * time.Second})
+	k := key("elicit-timeout")
+	l.send(k, "m1", "alice", `[tool mcp__elicit__ask {"kind":"form"}]`)
+	l.waitLiveCard(k, "Where should I deploy?")
+	l.waitReply(k, `elicitation result: {"action":"decline"}`)
+	l.waitLive(k, "Expired")
 	l.waitFinal(k)
 }
 

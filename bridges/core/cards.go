@@ -37,6 +37,8 @@ type card struct {
 	questions   []question       // cardQuestion
 	picked      [][]bool         // cardQuestion: selected options per question
 	schedule    *scheduleRequest // cardSchedule: what approving it creates
+	intro       string           // cardQuestion: text above the questions (an elicitation's server and message)
+	elicit      *elicitForm      // cardQuestion showing an MCP elicitation (agentstate.go); nil for AskUserQuestion
 }
 
 // answersCLI reports whether the CLI waits for the card's decision (every
@@ -266,6 +268,9 @@ func (cd *card) buttons() []bridges.Button {
 		}
 		if cd.needsSubmit() {
 			bs = append(bs, bridges.Button{ID: bridges.ChoiceSubmit, Label: "Submit", Style: bridges.StylePrimary})
+		}
+		if cd.elicit != nil {
+			bs = append(bs, bridges.Button{ID: bridges.ChoiceDeny, Label: "Decline", Style: bridges.StyleDanger})
 		}
 		return bs
 	default:

@@ -65,6 +65,13 @@ func main() {
 				"confirm": map[string]any{"type": "boolean", "title": "Run the migrations too"},
 			}, "required": []string{"env"}}
 			message := "Where should I deploy?"
+			if p.Arguments.Kind == "mixed" { // a choice beside typed text: no card shows it
+				schema = map[string]any{"type": "object", "properties": map[string]any{
+					"env":    map[string]any{"type": "string", "enum": []string{"staging", "production"}},
+					"reason": map[string]any{"type": "string", "title": "Why"},
+				}}
+				message = "Where and why?"
+			}
 			if p.Arguments.Kind == "text" {
 				schema = map[string]any{"type": "object", "properties": map[string]any{
 					"note": map[string]any{"type": "string", "title": "Release note"},
