@@ -98,6 +98,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		"resources":       d.resourcesSection(&a.Resources),
 		"network":         d.networkSection(&a.Network),
 		"agent_schedules": d.str(&a.AgentSchedules),
+		"mcp_servers":     d.mcpServersSection(&a.MCPServers),
 		"sandbox_binds": func(v *yaml.Node, bp string) {
 			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
 				var b SandboxBind

@@ -40,6 +40,7 @@ func (c *Config) Summary() string {
 			intOr(a.MaxTurns, "unlimited"), durOr(a.IdleTimeout, "never"), durOr(a.ApprovalTimeout, "forever"),
 			len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, listOr(envKeys(a.Env), "none"))
 		writeNetworkSummary(&b, a) // network.go
+		writeMCPSummary(&b, a)     // mcpservers.go
 	}
 
 	writeWebSummary(&b, c)

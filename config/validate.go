@@ -58,6 +58,7 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 	if a.Name == "" {
 		d.addf(d.lineOf(p), p, "agent name must not be empty")
 	}
+	d.finishMCPServers(a, p)
 	a.Command = orDefault(a.Command, DefaultCommand)
 	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
 		a.Command = resolvePath(baseDir, a.Command)
