@@ -43,7 +43,7 @@ const eventOverhead = 64
 //  3. if it is still over the limit, overflow: queue EventsDropped with
 //     Overflow set, call onOverflow once (the session stops its process,
 //     so an Exit follows) and from then on accept only Result,
-//     PermissionRequest, PermissionCancelled, Lifecycle and Exit.
+//     PermissionRequest, PermissionCancelled, Elicitation, Lifecycle and Exit.
 //
 // So a Result, a permission request or the Exit is never dropped, and
 // every drop is announced in the stream. The session's own state (Busy,
@@ -215,7 +215,7 @@ func droppable(ev streamjson.Event) bool {
 // essential reports whether ev is still queued after an overflow.
 func essential(ev streamjson.Event) bool {
 	switch ev.(type) {
-	case streamjson.Result, streamjson.PermissionRequest, streamjson.PermissionCancelled, streamjson.Lifecycle, streamjson.Exit, streamjson.LimitHit:
+	case streamjson.Result, streamjson.PermissionRequest, streamjson.PermissionCancelled, streamjson.Elicitation, streamjson.Lifecycle, streamjson.Exit, streamjson.LimitHit:
 		return true
 	}
 	return false
@@ -250,6 +250,8 @@ func eventSize(ev streamjson.Event) int {
 		for _, s := range e.Suggestions {
 			n += len(s)
 		}
+	case streamjson.Elicitation:
+		n += len(e.Message) + len(e.Schema) + len(e.URL)
 	case streamjson.TaskUpdated:
 		n += len(e.Patch)
 	case streamjson.Notice:

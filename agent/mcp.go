@@ -33,16 +33,30 @@ func mcpServerNames(opts Options) []string {
 	return slices.Sorted(maps.Keys(opts.MCPServers))
 }
 
+// StdioMCPServer is an MCP server the CLI starts as a process.
+type StdioMCPServer struct {
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
 // mcpConfigArg is the --mcp-config value declaring the host's servers as
-// SDK servers: {"mcpServers":{"NAME":{"type":"sdk","name":"NAME"}}}.
-func mcpConfigArg(names []string) (string, error) {
-	type sdkServer struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
+// SDK servers ({"mcpServers":{"NAME":{"type":"sdk","name":"NAME"}}}) and
+// the stdio servers the CLI starts ({"type":"stdio","command",…}).
+func mcpConfigArg(names []string, stdio map[string]StdioMCPServer) (string, error) {
+	type server struct {
+		Type    string            `json:"type"`
+		Name    string            `json:"name,omitempty"`
+		Command string            `json:"command,omitempty"`
+		Args    []string          `json:"args,omitempty"`
+		Env     map[string]string `json:"env,omitempty"`
 	}
-	servers := make(map[string]sdkServer, len(names))
-	for _, n := range names {
-		servers[n] = sdkServer{Type: "sdk", Name: n}
+	servers := make(map[string]server, len(names)+len(stdio))
+	for n, s := range stdio {
+		servers[n] = server{Type: "stdio", Command: s.Command, Args: s.Args, Env: s.Env}
+	}
+	for _, n := range names { // the host's own win a name clash (config reserves "bridge")
+		servers[n] = server{Type: "sdk", Name: n}
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {

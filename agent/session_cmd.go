@@ -126,8 +126,8 @@ func cliArgs(opts Options) []string {
 	if opts.MaxTurns > 0 {
 		args = append(args, "--max-turns", strconv.Itoa(opts.MaxTurns))
 	}
-	if names := mcpServerNames(opts); len(names) > 0 {
-		cfg, _ := mcpConfigArg(names) // marshalling names cannot fail
+	if names := mcpServerNames(opts); len(names) > 0 || len(opts.StdioMCPServers) > 0 {
+		cfg, _ := mcpConfigArg(names, opts.StdioMCPServers) // marshalling strings cannot fail
 		args = append(args, "--mcp-config", cfg)
 	}
 	return append(args, opts.Args...)

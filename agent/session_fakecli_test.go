@@ -35,7 +35,7 @@ func TestSessionMalformedOutputAndCrash(t *testing.T) {
 echo 'not json at all'
 head -c 5000 /dev/zero | tr '\0' 'x'; echo
 echo '{"type":"control_request","request_id":"hk-1","request":{"subtype":"hook_callback","callback_id":"h1","input":{"tool_name":"Bash"}}}'
-echo '{"type":"control_request","request_id":"el-1","request":{"subtype":"elicitation"}}'
+echo '{"type":"control_request","request_id":"el-1","request":{"subtype":"request_user_dialog"}}'
 echo '{"type":"control_request","request_id":"perm-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}'
 head -n 3 > "$OUT"
 echo 'API key sk-ant-abcdefghijklmnop1234 failed' >&2
@@ -79,7 +79,7 @@ exit 3
 		case streamjson.HookCallback:
 			hooks++
 		case streamjson.Unknown:
-			if e.Type == "control_request" && e.Subtype == "elicitation" {
+			if e.Type == "control_request" && e.Subtype == "request_user_dialog" {
 				unknowns++
 			}
 		}
@@ -95,7 +95,7 @@ exit 3
 	got := strings.Split(strings.TrimSpace(string(data)), "\n")
 	sort.Strings(got)
 	want := []string{
-		`{"type":"control_response","response":{"subtype":"error","request_id":"el-1","error":"unsupported control request subtype elicitation"}}`,
+		`{"type":"control_response","response":{"subtype":"error","request_id":"el-1","error":"unsupported control request subtype request_user_dialog"}}`,
 		`{"type":"control_response","response":{"subtype":"success","request_id":"hk-1","response":{}}}`,
 		`{"type":"control_response","response":{"subtype":"success","request_id":"perm-1","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}}`,
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -10,10 +11,12 @@ import (
 // turnState is what a Session knows about the agent's activity, derived
 // from what it sent and what the CLI printed. Guarded by Session.mu.
 type turnState struct {
-	msgs       map[string]string // sent message uuid → last lifecycle state ("" = no receipt yet)
-	turn       bool              // a turn runs: system/init seen, its result not yet
-	perms      map[string][]byte // pending can_use_tool request id → original input
-	tasks      map[string]bool   // running task id → backgrounded
+	msgs       map[string]string           // sent message uuid → last lifecycle state ("" = no receipt yet)
+	turn       bool                        // a turn runs: system/init seen, its result not yet
+	perms      map[string][]byte           // pending can_use_tool request id → original input
+	elicits    map[string]bool             // pending elicitation request ids
+	bg         []streamjson.BackgroundTask // the last background_tasks_changed list
+	tasks      map[string]bool             // running task id → backgrounded
 	lastActive time.Time
 	everSent   bool // a user message was written: the session can be resumed
 	exited     bool
@@ -23,6 +26,7 @@ func newTurnState() turnState {
 	return turnState{
 		msgs:       map[string]string{},
 		perms:      map[string][]byte{},
+		elicits:    map[string]bool{},
 		tasks:      map[string]bool{},
 		lastActive: time.Now(),
 	}
@@ -33,7 +37,7 @@ func (t *turnState) busy() bool {
 	if t.exited {
 		return false
 	}
-	return len(t.msgs) > 0 || t.turn || len(t.perms) > 0 || len(t.tasks) > 0
+	return len(t.msgs) > 0 || t.turn || len(t.perms) > 0 || len(t.elicits) > 0 || len(t.tasks) > 0
 }
 
 func (t *turnState) sent(uuid string) {
@@ -91,11 +95,15 @@ func (t *turnState) observe(ev streamjson.Event) {
 		t.perms[e.RequestID] = e.Input
 	case streamjson.PermissionCancelled:
 		delete(t.perms, e.RequestID)
+		delete(t.elicits, e.RequestID)
+	case streamjson.Elicitation:
+		t.elicits[e.RequestID] = true
 	case streamjson.TaskStarted:
 		t.tasks[e.TaskID] = e.Background
 	case streamjson.TaskNotification:
 		delete(t.tasks, e.TaskID)
 	case streamjson.BackgroundTasks:
+		t.bg = slices.Clone(e.Tasks)
 		// The authoritative list of background tasks: forget finished ones
 		// whose notification was missed; foreground tasks end with the turn.
 		listed := make(map[string]bool, len(e.Tasks))
@@ -117,5 +125,7 @@ func (t *turnState) exit() {
 	t.turn = false
 	clear(t.msgs)
 	clear(t.perms)
+	clear(t.elicits)
+	t.bg = nil
 	clear(t.tasks)
 }

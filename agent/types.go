@@ -76,7 +76,12 @@ type Options struct {
 	// sdkMcpServers): their tools appear as mcp__NAME__TOOL. The session
 	// sends initialize at spawn when there is any.
 	MCPServers map[string]MCPServer
-	MCPTimeout time.Duration // bounds one MCP message, default DefaultMCPTimeout
+	// StdioMCPServers are MCP servers the CLI starts itself, by name
+	// (--mcp-config type "stdio"), inside the agent's sandbox: the
+	// profile's mcp_servers. Their elicitation requests arrive as
+	// streamjson.Elicitation events.
+	StdioMCPServers map[string]StdioMCPServer
+	MCPTimeout      time.Duration // bounds one MCP message, default DefaultMCPTimeout
 
 	// Prepare, when set, runs first in Start, with the session's final id
 	// (a warm spare's own), and returns the options to spawn with: the

@@ -28,4 +28,7 @@ type LiveAgent struct {
 	LastActive     time.Time
 	Busy           bool
 	RSSBytes       int64 // resident memory of the process tree; 0 = unknown
+	// BackgroundTasks describes the agent's running background tasks
+	// (shell commands, subagents) as the CLI last listed them.
+	BackgroundTasks []string
 }

@@ -45,6 +45,10 @@ type File struct {
 	MimeType string
 	Size     int64
 	URL      string
+	// Voice marks a voice note recorded in the app (WhatsApp push-to-talk,
+	// a Slack clip, a Discord voice message). The core transcribes it, and
+	// any other audio/* file, when transcription is configured.
+	Voice bool `json:",omitempty"`
 }
 
 // Inbound is a message addressed to the bot. The adapter has already decided

@@ -94,6 +94,9 @@ type Config struct {
 	StatusDelay time.Duration
 	Delivery    Delivery // yaml delivery: how long replies wait out an outage (see delivery.go)
 	Store       Store    // yaml store: SQLite in data_dir (default) or PostgreSQL (see store.go)
+	// Transcription is the speech-to-text endpoint for voice notes (yaml
+	// transcription, see transcription.go); zero = voice notes off.
+	Transcription Transcription
 }
 
 // Log configures the bridge's own logging (yaml log).
@@ -112,26 +115,27 @@ type HTTP struct {
 
 // Agent is a named Claude Code CLI profile (yaml agents.NAME).
 type Agent struct {
-	Name               string            // the map key under agents
-	Command            string            // yaml command, default "claude"
-	Args               []string          // yaml args: extra CLI flags, appended
-	Workdir            string            // yaml workdir, default "./workspace"; resolved, created by the agent package if missing
-	Home               string            // yaml home: HOME for the agent; empty = the bridge's HOME
-	Model              string            // yaml model; empty = the CLI's default
-	PermissionMode     string            // yaml permission_mode: default|acceptEdits|plan|bypassPermissions
-	AllowBypass        bool              // yaml allow_bypass: required for bypassPermissions
-	AllowedTools       []string          // yaml allowed_tools, passed to --allowed-tools
-	DisallowedTools    []string          // yaml disallowed_tools
-	AppendSystemPrompt string            // yaml append_system_prompt
-	MaxTurns           int               // yaml max_turns; 0 = unlimited, never negative
-	IdleTimeout        time.Duration     // yaml idle_timeout, default 30m; 0 = never stop an idle process
-	ApprovalTimeout    time.Duration     // yaml approval_timeout, default 10m; 0 = wait forever
-	MaxLive            int               // yaml max_live, default 8; at least 1
-	WarmSpares         int               // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
-	Env                map[string]string // yaml env: extra environment for the agent; values are secrets
-	Rules              []policy.Rule     // yaml rules: permission policy, first match wins (decided by package policy)
-	Sandbox            string            // yaml sandbox: bwrap|none, default DefaultSandbox()
-	SandboxBinds       []SandboxBind     // yaml sandbox_binds: extra paths the sandboxed agent sees
+	Name               string               // the map key under agents
+	Command            string               // yaml command, default "claude"
+	Args               []string             // yaml args: extra CLI flags, appended
+	Workdir            string               // yaml workdir, default "./workspace"; resolved, created by the agent package if missing
+	Home               string               // yaml home: HOME for the agent; empty = the bridge's HOME
+	Model              string               // yaml model; empty = the CLI's default
+	PermissionMode     string               // yaml permission_mode: default|acceptEdits|plan|bypassPermissions
+	AllowBypass        bool                 // yaml allow_bypass: required for bypassPermissions
+	AllowedTools       []string             // yaml allowed_tools, passed to --allowed-tools
+	DisallowedTools    []string             // yaml disallowed_tools
+	AppendSystemPrompt string               // yaml append_system_prompt
+	MaxTurns           int                  // yaml max_turns; 0 = unlimited, never negative
+	IdleTimeout        time.Duration        // yaml idle_timeout, default 30m; 0 = never stop an idle process
+	ApprovalTimeout    time.Duration        // yaml approval_timeout, default 10m; 0 = wait forever
+	MaxLive            int                  // yaml max_live, default 8; at least 1
+	WarmSpares         int                  // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
+	Env                map[string]string    // yaml env: extra environment for the agent; values are secrets
+	Rules              []policy.Rule        // yaml rules: permission policy, first match wins (decided by package policy)
+	Sandbox            string               // yaml sandbox: bwrap|none, default DefaultSandbox()
+	SandboxBinds       []SandboxBind        // yaml sandbox_binds: extra paths the sandboxed agent sees
+	MCPServers         map[string]MCPServer // yaml mcp_servers: stdio MCP servers the agent's CLI starts (see mcpservers.go)
 	// Worktree (yaml worktree, default false): when Workdir is in a git
 	// repository, each agent session works in its own git worktree on a
 	// branch agentbridge/<short session id> made from the current HEAD.

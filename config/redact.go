@@ -99,6 +99,18 @@ func (a Agent) MarshalJSON() ([]byte, error) {
 		}
 		a.Env = env
 	}
+	if a.MCPServers != nil { // their env values are secrets too
+		servers := make(map[string]MCPServer, len(a.MCPServers))
+		for name, srv := range a.MCPServers {
+			env := make(map[string]string, len(srv.Env))
+			for k := range srv.Env {
+				env[k] = redactedText
+			}
+			srv.Env = env
+			servers[name] = srv
+		}
+		a.MCPServers = servers
+	}
 	return json.Marshal(plain(a))
 }
 

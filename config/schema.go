@@ -41,13 +41,14 @@ func (d *decoder) config(root *yaml.Node) *Config {
 				}
 			})
 		},
-		"retention":    d.retention(&c.Retention),
-		"status_delay": d.statusDelay(&c.StatusDelay),
-		"delivery":     d.deliverySection(&c.Delivery),
-		"store":        d.storeSection(&c.Store),
-		"limits":       d.limitsSection(&c.Limits),
-		"schedules":    d.schedules(&c.Schedules),
-		"web":          d.webSection(&c.Web),
+		"retention":     d.retention(&c.Retention),
+		"status_delay":  d.statusDelay(&c.StatusDelay),
+		"delivery":      d.deliverySection(&c.Delivery),
+		"store":         d.storeSection(&c.Store),
+		"limits":        d.limitsSection(&c.Limits),
+		"schedules":     d.schedules(&c.Schedules),
+		"web":           d.webSection(&c.Web),
+		"transcription": d.transcriptionSection(&c.Transcription),
 	})
 	return c
 }
@@ -98,6 +99,7 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		"resources":       d.resourcesSection(&a.Resources),
 		"network":         d.networkSection(&a.Network),
 		"agent_schedules": d.str(&a.AgentSchedules),
+		"mcp_servers":     d.mcpServersSection(&a.MCPServers),
 		"sandbox_binds": func(v *yaml.Node, bp string) {
 			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
 				var b SandboxBind

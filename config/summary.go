@@ -22,6 +22,9 @@ func (c *Config) Summary() string {
 	fmt.Fprintf(&b, "status_delay: %s\n", c.StatusDelay)
 	fmt.Fprintf(&b, "delivery: %s\n", deliveryString(c.Delivery))
 	b.WriteString(storeString(c.Store))
+	if c.Transcription.Enabled() { // absent: the summary stays as it was
+		fmt.Fprintf(&b, "transcription: %s\n", transcriptionString(c.Transcription))
+	}
 	fmt.Fprintf(&b, "log: level=%s format=%s\n", c.Log.Level, c.Log.Format)
 	if c.HTTP.Listen == "" {
 		b.WriteString("http: disabled\n")
@@ -42,6 +45,7 @@ func (c *Config) Summary() string {
 			intOr(a.MaxTurns, "unlimited"), durOr(a.IdleTimeout, "never"), durOr(a.ApprovalTimeout, "forever"),
 			len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, listOr(envKeys(a.Env), "none"))
 		writeNetworkSummary(&b, a) // network.go
+		writeMCPSummary(&b, a)     // mcpservers.go
 	}
 
 	writeWebSummary(&b, c)

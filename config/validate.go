@@ -36,6 +36,7 @@ func (d *decoder) finishTop(c *Config, baseDir string) {
 	d.finishStatusDelay(c)
 	d.finishDelivery(c)
 	d.finishStore(c)
+	d.finishTranscription(c)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
 	d.oneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")
@@ -58,6 +59,7 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 	if a.Name == "" {
 		d.addf(d.lineOf(p), p, "agent name must not be empty")
 	}
+	d.finishMCPServers(a, p)
 	a.Command = orDefault(a.Command, DefaultCommand)
 	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
 		a.Command = resolvePath(baseDir, a.Command)

@@ -36,7 +36,7 @@ func TestProblems(t *testing.T) {
 	}{
 		// unknown keys at any depth
 		{"unknown top-level key", src(append([]string{"datadir: ./x", "agents: {coder: {}}"}, okBot...)...), nil,
-			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, delivery, http, limits, log, retention, schedules, status_delay, store, web)"}}},
+			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, delivery, http, limits, log, retention, schedules, status_delay, store, transcription, web)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
 		{"unknown sandbox", withAgent("    sandbox: docker"), nil,
@@ -264,7 +264,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, warm_spares, workdir, worktree)\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, mcp_servers, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, warm_spares, workdir, worktree)\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)

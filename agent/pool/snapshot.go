@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // LiveInfo describes one live agent process of a Pool, for operators.
@@ -15,6 +17,9 @@ type LiveInfo struct {
 	Started    time.Time // when the process was started
 	LastActive time.Time // last input or output
 	Busy       bool      // a turn is running
+	// BackgroundTasks describes the background tasks running in the
+	// session (shell commands, subagents), as the CLI last listed them.
+	BackgroundTasks []string
 }
 
 // Snapshot lists the pool's live sessions (not those still starting),
@@ -30,9 +35,23 @@ func (p *Pool) Snapshot() []LiveInfo {
 		out = append(out, LiveInfo{
 			Key: e.key, Profile: e.limit.Profile, PID: e.s.PID(), SessionID: e.s.SessionID(),
 			Started: e.s.Started(), LastActive: e.s.LastActive(), Busy: e.s.Busy(),
+			BackgroundTasks: taskNames(e.s.BackgroundTasks()),
 		})
 	}
 	p.mu.Unlock()
 	slices.SortFunc(out, func(a, b LiveInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// taskNames describes each task: its description, else its type and id.
+func taskNames(ts []streamjson.BackgroundTask) []string {
+	var out []string
+	for _, t := range ts {
+		name := t.Description
+		if name == "" {
+			name = strings.TrimSpace(t.TaskType + " " + t.TaskID)
+		}
+		out = append(out, name)
+	}
 	return out
 }

@@ -312,6 +312,14 @@ func decodeControlRequest(f *fields, v jval, line []byte) []Event {
 		return []Event{HookCallback{RequestID: id, CallbackID: f.str(r, "callback_id"), ToolUseID: f.str(r, "tool_use_id"), Input: f.raw(r, "input")}}
 	case "mcp_message":
 		return []Event{MCPMessage{RequestID: id, Server: f.str(r, "server_name"), Message: f.raw(r, "message")}}
+	case "elicitation":
+		e := Elicitation{RequestID: id, Server: f.str(r, "mcp_server_name"), Message: f.str(r, "message"), Mode: f.str(r, "mode"),
+			URL: f.str(r, "url"), ElicitationID: f.str(r, "elicitation_id"), Schema: f.raw(r, "requested_schema"),
+			Title: f.str(r, "title"), DisplayName: f.str(r, "display_name"), Description: f.str(r, "description")}
+		for _, p := range f.array(r, "property_order") {
+			e.PropertyOrder = append(e.PropertyOrder, f.str(p))
+		}
+		return []Event{e}
 	default:
 		return []Event{unknown("control_request", st, line)}
 	}

@@ -183,7 +183,16 @@ type stdControlRequestIn struct {
 
 		// mcp_message: a JSON-RPC message for an SDK MCP server of the host
 		ServerName string          `json:"server_name"`
-		Message    json.RawMessage `json:"message"`
+		Message    json.RawMessage `json:"message"` // also elicitation's message (a string)
+
+		// elicitation: an MCP server of the profile asks the user
+		MCPServerName  string          `json:"mcp_server_name"`
+		Mode           string          `json:"mode"`
+		URL            string          `json:"url"`
+		ElicitationID  string          `json:"elicitation_id"`
+		RequestedSchma json.RawMessage `json:"requested_schema"`
+		PropertyOrder  []string        `json:"property_order"`
+		Title          string          `json:"title"` // display_name and description: as for can_use_tool
 	} `json:"request"`
 }
 
@@ -517,6 +526,16 @@ func stdDecodeControlRequest(line []byte) ([]Event, error) {
 		return []Event{HookCallback{RequestID: w.RequestID, CallbackID: r.CallbackID, ToolUseID: r.ToolUseID, Input: bytes.Clone(r.Input)}}, nil
 	case "mcp_message":
 		return []Event{MCPMessage{RequestID: w.RequestID, Server: r.ServerName, Message: bytes.Clone(r.Message)}}, nil
+	case "elicitation":
+		var msg string
+		if len(r.Message) > 0 && string(r.Message) != "null" {
+			if err := json.Unmarshal(r.Message, &msg); err != nil {
+				return nil, err
+			}
+		}
+		return []Event{Elicitation{RequestID: w.RequestID, Server: r.MCPServerName, Message: msg, Mode: r.Mode, URL: r.URL,
+			ElicitationID: r.ElicitationID, Schema: bytes.Clone(r.RequestedSchma), PropertyOrder: r.PropertyOrder,
+			Title: r.Title, DisplayName: r.DisplayName, Description: r.Description}}, nil
 	}
 	return []Event{stdUnknown("control_request", r.Subtype, line)}, nil
 }

@@ -91,7 +91,7 @@ func TestDecodeAllTranscriptLines(t *testing.T) {
 		"streamjson.ToolResult", "streamjson.UserText", "streamjson.PermissionRequest", "streamjson.PermissionCancelled", "streamjson.Lifecycle",
 		"streamjson.TaskStarted", "streamjson.TaskUpdated", "streamjson.TaskProgress", "streamjson.TaskNotification", "streamjson.BackgroundTasks",
 		"streamjson.StatusChange", "streamjson.APIRetry", "streamjson.PermissionDenied", "streamjson.Notice", "streamjson.HookCallback",
-		"streamjson.ControlResponse", "streamjson.Result", "streamjson.MCPMessage"}
+		"streamjson.ControlResponse", "streamjson.Result", "streamjson.MCPMessage", "streamjson.Elicitation"}
 	for _, w := range want {
 		if seen[w] == 0 {
 			t.Errorf("no %s decoded from the transcripts", w)
@@ -401,7 +401,7 @@ func TestDecodeMalformed(t *testing.T) {
 		{"assistant content not array", `{"type":"assistant","message":{"content":"x"}}`, "decode", [2]string{}},
 		{"unknown type", `{"type":"banana","foo":1}`, "unknown", [2]string{"banana", ""}},
 		{"unknown system subtype", `{"type":"system","subtype":"compact_boundary","x":{}}`, "unknown", [2]string{"system", "compact_boundary"}},
-		{"unknown control request", `{"type":"control_request","request_id":"r1","request":{"subtype":"elicitation"}}`, "unknown", [2]string{"control_request", "elicitation"}},
+		{"unknown control request", `{"type":"control_request","request_id":"r1","request":{"subtype":"request_user_dialog"}}`, "unknown", [2]string{"control_request", "request_user_dialog"}},
 		{"unknown stream event", `{"type":"stream_event","event":{"type":"error","error":{}}}`, "unknown", [2]string{"stream_event", "error"}},
 		{"unknown delta", `{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"wat_delta"}}}`, "unknown", [2]string{"stream_event", "content_block_delta:wat_delta"}},
 		{"unknown block", `{"type":"assistant","message":{"content":[{"type":"hologram"}]}}`, "unknown", [2]string{"assistant", "block:hologram"}},

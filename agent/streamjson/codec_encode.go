@@ -182,3 +182,28 @@ func EncodeSetEnv(requestID string, env map[string]string) ([]byte, error) {
 func EncodeRewind(requestID, messageUUID string) ([]byte, error) {
 	return EncodeControlRequest(requestID, wireRewindOut{Subtype: "rewind_conversation", TargetMessageUUID: messageUUID})
 }
+
+// wireElicitationResult is the answer to an elicitation request.
+type wireElicitationResult struct {
+	Action  string `json:"action"`
+	Content any    `json:"content,omitempty"` // nil (omitted) unless accept
+}
+
+// EncodeElicitationResponse answers elicitation request requestID with
+// action (ElicitAccept with content, the form's values by property name;
+// ElicitDecline or ElicitCancel without): the CLI passes it to the MCP
+// server as the elicitation/create result. Any other action is refused.
+func EncodeElicitationResponse(requestID, action string, content map[string]any) ([]byte, error) {
+	r := wireElicitationResult{Action: action}
+	switch action {
+	case ElicitAccept:
+		if content == nil {
+			content = map[string]any{}
+		}
+		r.Content = content
+	case ElicitDecline, ElicitCancel:
+	default:
+		return nil, fmt.Errorf("encode elicitation response %s: unknown action %q", requestID, action)
+	}
+	return EncodeControlSuccess(requestID, r)
+}

@@ -128,3 +128,48 @@ func TestEncodeRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodeElicitationResponse: the answers re-encode to exactly the
+// shapes of the capture (testdata/transcripts/transcript-elicitation.jsonl)
+// that the pinned CLI passed on to the MCP server; unknown actions fail.
+func TestEncodeElicitationResponse(t *testing.T) {
+	const id = "714e00ca-fe18-4db4-a691-14bb157e8864"
+	cases := []struct {
+		action  string
+		content map[string]any
+		want    string
+	}{
+		{ElicitAccept, map[string]any{"env": "staging", "confirm": true},
+			`{"type":"control_response","response":{"subtype":"success","request_id":"` + id + `","response":{"action":"accept","content":{"confirm":true,"env":"staging"}}}}`},
+		{ElicitAccept, nil, `{"type":"control_response","response":{"subtype":"success","request_id":"` + id + `","response":{"action":"accept","content":{}}}}`},
+		{ElicitDecline, map[string]any{"ignored": 1}, `{"type":"control_response","response":{"subtype":"success","request_id":"` + id + `","response":{"action":"decline"}}}`},
+		{ElicitCancel, nil, `{"type":"control_response","response":{"subtype":"success","request_id":"` + id + `","response":{"action":"cancel"}}}`},
+	}
+	for _, tc := range cases {
+		line, err := EncodeElicitationResponse(id, tc.action, tc.content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(line)); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.action, got, tc.want)
+		}
+	}
+	if _, err := EncodeElicitationResponse(id, "maybe", nil); err == nil {
+		t.Error("an unknown action was encoded")
+	}
+}
+
+// TestDecodeElicitation: the captured request decodes with every field.
+func TestDecodeElicitation(t *testing.T) {
+	line := `{"type":"control_request","request_id":"r1","request":{"subtype":"elicitation","mcp_server_name":"elicit","message":"Where should I deploy?","mode":"form","requested_schema":{"type":"object","properties":{"env":{"type":"string","enum":["staging","production"]}}},"property_order":["env"],"title":"Deploy","display_name":"Deployer","description":"d"}}`
+	evs := DecodeLine([]byte(line))
+	e, ok := evs[0].(Elicitation)
+	if len(evs) != 1 || !ok {
+		t.Fatalf("decoded %#v", evs)
+	}
+	if e.RequestID != "r1" || e.Server != "elicit" || e.Mode != "form" || e.Message != "Where should I deploy?" ||
+		!strings.Contains(string(e.Schema), `"enum":["staging","production"]`) || len(e.PropertyOrder) != 1 || e.PropertyOrder[0] != "env" ||
+		e.Title != "Deploy" || e.DisplayName != "Deployer" || e.Description != "d" {
+		t.Errorf("decoded %+v", e)
+	}
+}

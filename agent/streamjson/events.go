@@ -150,6 +150,39 @@ type TaskProgress struct {
 	LastToolName string
 }
 
+// Elicitation reports a control_request subtype "elicitation": an MCP
+// server (one the profile configured, speaking MCP to the CLI) asks the
+// user for input (MCP elicitation/create). The CLI waits for an answer
+// (EncodeElicitationResponse); a control error makes it tell the server
+// "cancel". A control_cancel_request with the same id (PermissionCancelled)
+// withdraws it. Observed with CLI 2.1.330 (testdata/elicitation.jsonl).
+type Elicitation struct {
+	RequestID string
+	Server    string // mcp_server_name
+	Message   string
+	Mode      string // "form" (a schema to fill in) or "url" (open URL)
+	URL       string // mode "url" only
+	// ElicitationID identifies a url-mode elicitation ("" for a form).
+	ElicitationID string
+	// Schema is requested_schema: a flat JSON Schema object whose
+	// properties are strings (optionally enum), numbers, integers or
+	// booleans.
+	Schema json.RawMessage
+	// PropertyOrder is the order the CLI suggests for the schema's
+	// properties (property_order; may be empty).
+	PropertyOrder []string
+	Title         string // optional display fields of the server
+	DisplayName   string
+	Description   string
+}
+
+// Elicitation answers (the action field of the response).
+const (
+	ElicitAccept  = "accept"  // with content: the filled-in form
+	ElicitDecline = "decline" // the user said no
+	ElicitCancel  = "cancel"  // dismissed without an answer
+)
+
 // BackgroundTask is one entry of a BackgroundTasks list.
 type BackgroundTask struct {
 	TaskID      string
@@ -334,6 +367,7 @@ func (UserText) isEvent()            {}
 func (TaskUpdated) isEvent()         {}
 func (TaskProgress) isEvent()        {}
 func (BackgroundTasks) isEvent()     {}
+func (Elicitation) isEvent()         {}
 func (APIRetry) isEvent()            {}
 func (PermissionDenied) isEvent()    {}
 func (Notice) isEvent()              {}

@@ -75,6 +75,9 @@ func Parse(text string) (Line, Parsed) {
 		}
 		return Line{}, NotCommand
 	}
+	if _, ok := commandName(text); !ok {
+		return Line{}, NotCommand // an empty text (a voice note, a file) included
+	}
 	t := strings.Trim(text, " \n")
 	t = t[len(bridges.CommandPrefix):]
 	word, rest := t, ""

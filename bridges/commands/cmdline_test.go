@@ -22,6 +22,8 @@ func TestParseCommandLine(t *testing.T) {
 		{"!rules\nrm\n1\r\n", OK, "rules", []string{"rm", "1"}},
 		{"!important: read this", NotCommand, "", nil},
 		{"hello !stop", NotCommand, "", nil},
+		{"", NotCommand, "", nil},     // a voice note or file without text (panicked)
+		{" \n ", NotCommand, "", nil}, // likewise
 		{"!stopper", NotCommand, "", nil},
 		{"!rules rm\u00a01", Refused, "rules", nil},
 		{"!rules rm\t1", Refused, "rules", nil},

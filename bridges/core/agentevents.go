@@ -58,6 +58,8 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		cv.onPermission(ctx, e)
 	case streamjson.PermissionCancelled:
 		cv.closeCard(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
+	case streamjson.Elicitation:
+		cv.onElicitation(ctx, e) // agentstate.go
 	case streamjson.Lifecycle:
 		cv.onLifecycle(ctx, e)
 	case streamjson.TaskStarted:

@@ -156,6 +156,10 @@ func (cv *conversation) respond(ctx context.Context, id string, d streamjson.Dec
 	if cv.sess == nil {
 		return
 	}
+	if cd := cv.cards[id]; cd != nil && cd.elicit != nil {
+		cv.respondElicitation(ctx, cd, d) // agentstate.go: an elicitation, not a permission
+		return
+	}
 	if err := cv.sess.Respond(ctx, id, d); err != nil {
 		cv.log.Warn("answer permission request", "request", id, "err", err)
 	}

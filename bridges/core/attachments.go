@@ -25,6 +25,12 @@ func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, file
 	var imgs []streamjson.Image
 	var notes []string
 	for _, f := range files {
+		if isAudio(f) && ff != nil { // voice.go
+			if note, ok := cv.voiceNote(ctx, ff, msgID, f); ok {
+				notes = append(notes, note)
+				continue
+			}
+		}
 		image, limit := uploads.IsImage(f.MimeType), uploads.Limit(f.MimeType)
 		dir := cv.uploadsDir()
 		switch {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -41,6 +41,8 @@ type card struct {
 	questions   []render.Question // cardQuestion
 	picked      [][]bool          // cardQuestion: selected options per question
 	schedule    *schedreq.Request // cardSchedule: what approving it creates
+	intro       string            // cardQuestion: text above the questions (an elicitation's server and message)
+	elicit      *elicitForm       // cardQuestion showing an MCP elicitation (agentstate.go); nil for AskUserQuestion
 }
 
 // answersCLI reports whether the CLI waits for the card's decision (every
@@ -68,7 +70,11 @@ func (cd *card) buttons() []bridges.Button {
 	case cardSchedule:
 		return render.ScheduleButtons()
 	case cardQuestion:
-		return render.QuestionButtons(cd.questions, cd.picked)
+		bs := render.QuestionButtons(cd.questions, cd.picked)
+		if cd.elicit != nil {
+			bs = append(bs, bridges.Button{ID: bridges.ChoiceDeny, Label: "Decline", Style: bridges.StyleDanger})
+		}
+		return bs
 	default:
 		return render.PermissionButtons(cd.always != nil)
 	}

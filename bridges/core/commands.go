@@ -281,7 +281,7 @@ func (cv *conversation) statusText() string {
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		codeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), len(cv.cards),
-		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine()
+		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {

@@ -83,6 +83,10 @@ type CoreOptions struct {
 	// true a git worktree each (bridges/worktree.New), as a spawn hook; nil: every
 	// agent works in its profile's workdir.
 	Worktrees Worktrees
+	// Transcriber transcribes voice notes (bridges/transcribe.New); Run
+	// refuses to start without it when the config has transcription. nil:
+	// voice notes are answered with "not set up" (voice.go).
+	Transcriber Transcriber
 }
 
 // Metrics are the core's Prometheus metrics (bridges/metrics). A nil
@@ -160,6 +164,9 @@ func NewCore(opts CoreOptions) *Core {
 func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) error {
 	if c.cfg == nil || c.st == nil || c.pool == nil {
 		return errors.New("run core: Config, Store and Pool are required")
+	}
+	if c.cfg.Transcription.Enabled() && c.opts.Transcriber == nil {
+		return errors.New("run core: the config has transcription but no Transcriber is wired")
 	}
 	if len(c.cfg.Limits) > 0 && c.opts.Spend == nil {
 		return errors.New("run core: the config has spend limits but no Spend gate enforces them")

@@ -60,6 +60,10 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
+		if m.Origin == OriginPerson && cv.refuseVoiceOff(ctx, m) { // voice.go
+			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
+			continue
+		}
 		if blocked || cv.resuming {
 			continue
 		}

@@ -46,6 +46,7 @@ func (c *Core) LiveAgents(ctx context.Context) ([]bridges.LiveAgent, error) {
 		out = append(out, bridges.LiveAgent{
 			Key: bridges.ConversationKey(conv.Key), ConversationID: li.Key, Profile: li.Profile, PID: li.PID,
 			SessionID: li.SessionID, Started: li.Started, LastActive: li.LastActive, Busy: li.Busy, RSSBytes: rss,
+			BackgroundTasks: li.BackgroundTasks,
 		})
 	}
 	return out, nil

@@ -57,10 +57,17 @@ func (cv *conversation) openPlan(ctx context.Context, req streamjson.PermissionR
 // clickQuestion handles a click on a question card. It returns a problem to
 // tell the clicker, or "".
 func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice string, who author) string {
+	if cd.elicit != nil && choice == bridges.ChoiceDeny { // agentstate.go
+		cv.declineElicitation(ctx, cd, who)
+		return ""
+	}
 	if choice == bridges.ChoiceSubmit {
 		answers := render.PickedAnswers(cd.questions, cd.picked)
 		if len(answers) == 0 {
 			return "Pick at least one option first."
+		}
+		if missing := cd.elicit.missing(answers); missing != "" {
+			return "Answer " + missing + " first."
 		}
 		cv.answerQuestion(ctx, cd, answers, who)
 		return ""
@@ -81,7 +88,7 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 			cd.picked[qi][i] = i == oi
 		}
 	}
-	cd.body = render.QuestionBody(cd.questions, cd.picked)
+	cd.body = cd.intro + render.QuestionBody(cd.questions, cd.picked)
 	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	m := cd.message(cv.limits, cv.maxRunes())
 	ref, err := cv.editOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below

@@ -128,6 +128,12 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 			return wt.PrepareSpawn(ctx, p, o, false)
 		}
 	}
+	for name, s := range p.MCPServers {
+		if opts.StdioMCPServers == nil {
+			opts.StdioMCPServers = map[string]agent.StdioMCPServer{}
+		}
+		opts.StdioMCPServers[name] = agent.StdioMCPServer{Command: s.Command, Args: slices.Clone(s.Args), Env: maps.Clone(s.Env)}
+	}
 	for _, b := range p.SandboxBinds {
 		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
 	}

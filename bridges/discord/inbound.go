@@ -305,8 +305,12 @@ func quotedFiles(q *discordgo.Message) []bridges.File {
 	return fs
 }
 
+// attachments are m's files; a voice message's audio (message flag
+// IS_VOICE_MESSAGE, 1<<13: an Ogg Opus file with a duration and a
+// waveform) is marked Voice, which the core transcribes.
 func attachments(m *discordgo.Message) []bridges.File {
 	var out []bridges.File
+	voice := m.Flags&discordgo.MessageFlagsIsVoiceMessage != 0
 	for _, a := range m.Attachments {
 		if a == nil {
 			continue
@@ -317,6 +321,7 @@ func attachments(m *discordgo.Message) []bridges.File {
 			MimeType: a.ContentType,
 			Size:     int64(a.Size),
 			URL:      a.URL,
+			Voice:    voice || a.DurationSecs > 0 && a.Waveform != "",
 		})
 	}
 	return out

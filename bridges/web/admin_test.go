@@ -252,9 +252,10 @@ func TestAdminAgentsStop(t *testing.T) {
 	now := time.Now()
 	h.op.live = []bridges.LiveAgent{{Key: bridges.ConversationKey{Bot: "team-slack", Channel: "C1", Thread: "1.2"},
 		ConversationID: "conv-1", Profile: "coder", PID: 4242, Started: now.Add(-90 * time.Second), LastActive: now.Add(-30 * time.Second),
-		RSSBytes: 210e6}}
+		RSSBytes: 210e6, BackgroundTasks: []string{"Sleep then create <bg>.txt"}}}
 	_, body := h.get(t, h.ana, "/admin/agents")
-	for _, want := range []string{"4242", "210 MB", "team-slack · C1 · 1.2", `action="/admin/agents/conv-1/stop"`, "1m30s"} {
+	for _, want := range []string{"4242", "210 MB", "team-slack · C1 · 1.2", `action="/admin/agents/conv-1/stop"`, "1m30s",
+		`<li>⏳ Sleep then create &lt;bg&gt;.txt</li>`} { // the running background task, escaped
 		if !strings.Contains(body, want) {
 			t.Errorf("agents page lacks %q", want)
 		}

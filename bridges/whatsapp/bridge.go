@@ -82,9 +82,6 @@ type Options struct {
 	// ConfigPath is the -config argument, named in the relink command
 	// that a logged-out bot asks for.
 	ConfigPath string
-	// Transcriber reads voice notes and audio; nil (today: config
-	// transcription is not wired yet) answers them with a request to type.
-	Transcriber Transcriber
 	// RecoverWait is how long an undecryptable message may take to arrive
 	// again (re-requested from the phones) before its sender is asked to
 	// send it again; 0 = 2 minutes.
@@ -113,7 +110,6 @@ type Bridge struct {
 	typingRefresh time.Duration
 	approvals     string
 	configPath    string
-	transcriber   Transcriber
 	recoverWait   time.Duration
 	recov         recoveries
 	refresh       func(ctx context.Context) (bool, error)
@@ -198,7 +194,6 @@ func New(o Options) *Bridge {
 		typingRefresh: refresh,
 		approvals:     o.Approvals,
 		configPath:    o.ConfigPath,
-		transcriber:   o.Transcriber,
 		recoverWait:   cmp.Or(o.RecoverWait, 2*time.Minute),
 		refresh:       o.RefreshVersion,
 		outdated:      make(chan struct{}, 1),

@@ -12,16 +12,16 @@ import (
 
 // msgContent is what an inbound message carries for the agent.
 type msgContent struct {
-	text  string             // the text, a caption, or a short description (sticker, location, contact)
-	ci    *waE2E.ContextInfo // mentions and the quote
-	file  *inFile            // an attachment (image, video, document)
-	audio *inFile            // a voice note or audio file: only a transcription can read it
+	text string             // the text, a caption, or a short description (sticker, location, contact)
+	ci   *waE2E.ContextInfo // mentions and the quote
+	file *inFile            // an attachment (image, video, document, voice note or audio)
 }
 
 // content is a message's text, context (mentions, quote) and attachment.
 // Every kind a person sends gives the agent something: captions of images,
 // videos and documents; stickers, locations and contacts as a short
-// description. Voice notes and audio come back in audio (onAudio).
+// description. A voice note (push-to-talk) or audio file is an attachment
+// marked Voice for the core, which transcribes it (bridges/core voice.go).
 func content(m *waE2E.Message) msgContent {
 	switch {
 	case m.GetExtendedTextMessage() != nil:
@@ -45,8 +45,8 @@ func content(m *waE2E.Message) msgContent {
 		if x.GetPTT() {
 			name = "voice-note"
 		}
-		return msgContent{ci: x.GetContextInfo(), audio: &inFile{File: bridges.File{Name: name + extFor(x.GetMimetype()),
-			MimeType: x.GetMimetype(), Size: int64(x.GetFileLength())}, msg: x}}
+		return msgContent{ci: x.GetContextInfo(), file: &inFile{File: bridges.File{Name: name + audioExt(x.GetMimetype()),
+			MimeType: x.GetMimetype(), Size: int64(x.GetFileLength()), Voice: x.GetPTT()}, msg: x}}
 	case m.GetStickerMessage() != nil:
 		x := m.GetStickerMessage()
 		return msgContent{text: describeSticker(x), ci: x.GetContextInfo()}
@@ -123,4 +123,20 @@ func describeContact(x *waE2E.ContactMessage) string {
 		return clipRunes(name, 100)
 	}
 	return clipRunes(name, 100) + " " + strings.Join(tels, ", ")
+}
+
+// audioExt is a file extension for an audio MIME type: WhatsApp's
+// "audio/ogg; codecs=opus" is .ogg, which transcription servers pick their
+// decoder by.
+func audioExt(mimeType string) string {
+	base, _, _ := strings.Cut(mimeType, ";")
+	switch strings.TrimSpace(strings.ToLower(base)) {
+	case "audio/ogg", "audio/opus":
+		return ".ogg"
+	case "audio/mpeg":
+		return ".mp3"
+	case "audio/mp4", "audio/aac", "audio/x-m4a":
+		return ".m4a"
+	}
+	return extFor(mimeType)
 }

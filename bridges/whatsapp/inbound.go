@@ -85,9 +85,6 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		file = nil
 		in.Text = strings.TrimSpace(in.Text + "\n[Sent a view-once photo or video, which the bridge does not keep or show to the agent]")
 	}
-	if c.audio != nil {
-		return b.onAudio(ctx, h, e, in, c.audio, dedupe)
-	}
 	if file != nil {
 		file.ID = info.ID
 		in.Files = []bridges.File{file.File}
@@ -214,9 +211,6 @@ func quotedContext(ci *waE2E.ContextInfo) string {
 	text := strings.TrimSpace(q.text)
 	if q.file != nil {
 		text = strings.TrimSpace("[" + q.file.Name + ", attached as " + quotedFileName(q.file.Name) + "]\n" + text)
-	}
-	if q.audio != nil {
-		text = strings.TrimSpace("[a voice note or audio]\n" + text)
 	}
 	return text
 }

@@ -54,6 +54,13 @@ type liveEnv struct {
 // to her number in the device store's LID map.
 func startLive(t *testing.T) *liveEnv {
 	t.Helper()
+	return startLiveWith(t, nil)
+}
+
+// startLiveWith is startLive with the core's Transcriber tr (nil: voice
+// notes are not set up).
+func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
+	t.Helper()
 	requireClaude(t)
 	srv := fakemodel.New(t)
 	envVars := map[string]string{}
@@ -94,7 +101,7 @@ func startLive(t *testing.T) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := pool.New(log)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New, Transcriber: tr})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()

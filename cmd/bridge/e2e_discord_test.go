@@ -36,8 +36,15 @@ func startDiscordBridge(t *testing.T) *discordEnv {
 // (YAML lines, each indented by four spaces, e.g. "    verbosity: quiet\n").
 func startDiscordBridgeWith(t *testing.T, botExtra string) *discordEnv {
 	t.Helper()
+	return startDiscordBridgeOpts(t, profileOptions{}, botExtra)
+}
+
+// startDiscordBridgeOpts is startDiscordBridgeWith with a varied profile
+// and top-level keys (profileOptions.top).
+func startDiscordBridgeOpts(t *testing.T, po profileOptions, botExtra string) *discordEnv {
+	t.Helper()
 	dc := discordfake.New(t)
-	ab := startAgentBridge(t, fmt.Sprintf(`bots:
+	ab := startAgentBridgeWith(t, po, fmt.Sprintf(`bots:
   - name: guild
     platform: discord
     agent: coder

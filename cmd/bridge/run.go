@@ -137,12 +137,16 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	registerStorageMetrics(reg, st.WriteHealth)
 	metrics := core.NewMetrics(reg)
+	stt, err := transcriber(cfg.Transcription)
+	if err != nil {
+		return err
+	}
 	bridgeCore = core.NewCore(core.CoreOptions{
 		Config: cfg, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
 		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Logger: logger, Metrics: metrics}),
-		Tools:     agenttools.New,
+		Tools:     agenttools.New, Transcriber: stt,
 	})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage

@@ -21,7 +21,14 @@ type UserMessage struct {
 	// referenced_message, which is null when no such message exists (as
 	// for a deleted one).
 	ReplyTo string
+	// Voice sends a voice message, as Discord's apps record them: flag
+	// IS_VOICE_MESSAGE (1<<13), no content, one audio attachment (the
+	// first of Attachments) with duration_secs and a waveform.
+	Voice bool
 }
+
+// messageFlagVoice is IS_VOICE_MESSAGE.
+const messageFlagVoice = 1 << 13
 
 // Attachment is a file attached to a UserMessage; the fake serves it at
 // the attachment URL in the message.
@@ -69,9 +76,17 @@ func (f *Fake) Send(m UserMessage) string {
 		id := f.newID()
 		f.files[id] = file{contentType: a.ContentType, data: a.Data}
 		url := f.srv.URL + "/attachments/" + ch.ID + "/" + id + "/" + a.Filename
-		w.Attachments = append(w.Attachments, wireAttachment{
+		wa := wireAttachment{
 			ID: id, Filename: a.Filename, ContentType: a.ContentType, Size: len(a.Data), URL: url, ProxyURL: url,
-		})
+		}
+		if m.Voice {
+			wa.DurationSecs, wa.Waveform = 2.5, "AAAAAAAA"
+		}
+		w.Attachments = append(w.Attachments, wa)
+	}
+	if m.Voice {
+		w.Flags |= messageFlagVoice
+		w.Content = ""
 	}
 	if ch.GuildID != "" {
 		w.Member = member(nil, now)

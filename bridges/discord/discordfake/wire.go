@@ -117,6 +117,9 @@ type wireAttachment struct {
 	Size        int    `json:"size"`
 	URL         string `json:"url"`
 	ProxyURL    string `json:"proxy_url"`
+	// A voice message's audio has its length and a base64 waveform.
+	DurationSecs float64 `json:"duration_secs,omitempty"`
+	Waveform     string  `json:"waveform,omitempty"`
 }
 
 // wireComponent is an action row (type 1) or a button (type 2).
