@@ -95,7 +95,7 @@ func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, l 
 	case "cost":
 		cv.cmdCost(ctx, who)
 	case "status":
-		cv.notice(ctx, cv.statusText()+cv.outboxStatusLine(ctx)+cv.worktreeStatus()+cv.connectionLines(who))
+		cv.notice(ctx, cv.statusText()+cv.configStatusLine()+cv.outboxStatusLine(ctx)+cv.worktreeStatus()+cv.connectionLines(who))
 	case "sessions":
 		cv.cmdSessions(ctx)
 	case "resume":

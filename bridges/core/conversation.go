@@ -146,6 +146,8 @@ type conversation struct {
 	statusShown        bool     // the working indicator is on (see status.go)
 	resuming           bool     // !resume waits for the session's conversation: send nothing meanwhile
 	restartAfterTurn   bool     // a setting needs a new process once the turn ends
+	replacing          int      // a reload changed the profile: replace the agent when idle (reload.go)
+	replaceTold        bool     // told that the replacement waits for a background task
 	bypassRefusalShown bool     // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
@@ -218,6 +220,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	if cv.rescan.Swap(false) {
 		cv.deliverPending(ctx)
 	}
+	cv.replaceIfIdle(ctx)
 	switch {
 	case cv.q.Closed():
 	case !cv.idle():

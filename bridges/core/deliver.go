@@ -281,7 +281,7 @@ func (cv *conversation) agentOptions() agent.Options {
 	opts := cv.core.profileAgentOptions(cv.profile)
 	opts.SessionID = cv.row.SessionID
 	opts.Resume = cv.resume && !cv.freshRetry
-	if cfg := cv.core.cfg; cfg.DataDir != "" {
+	if cfg := cv.core.cfg(); cfg.DataDir != "" {
 		// The session's private CLI state lives with the bridge's data, which
 		// the sandbox hides — except this directory.
 		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)

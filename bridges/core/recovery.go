@@ -221,8 +221,8 @@ func staleCardBody(a store.Approval, workdir string) string {
 
 // workdirOf returns the agent workdir of bot, for relative paths in cards.
 func (c *Core) workdirOf(bot string) string {
-	if b := c.cfg.Bot(bot); b != nil {
-		if p := c.cfg.Agents[b.Agent]; p != nil {
+	if b := c.cfg().Bot(bot); b != nil {
+		if p := c.cfg().Agents[b.Agent]; p != nil {
 			return p.Workdir
 		}
 	}

@@ -24,13 +24,13 @@ var ErrRunImpossible = errors.New("scheduled run impossible")
 // prompt, never as a command, and it carries nobody's rights. It returns
 // the ledger message's id.
 func (c *Core) startRun(ctx context.Context, sc store.Schedule, due time.Time, log *slog.Logger) (string, error) {
-	bot := c.cfg.Bot(sc.Key.Bot)
+	bot := c.cfg().Bot(sc.Key.Bot)
 	p := c.platform(sc.Key.Bot)
 	if bot == nil || p == nil {
 		return "", fmt.Errorf("%w: bot %q is not configured or not running", ErrRunImpossible, sc.Key.Bot)
 	}
 	profile := sc.Agent
-	if c.cfg.Agents[profile] == nil {
+	if c.cfg().Agents[profile] == nil {
 		profile = bot.Agent
 	}
 	header := scheduleHeader + sc.Name + "\n> " + oneLine(sc.Prompt, 200)
