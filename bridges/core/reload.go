@@ -325,3 +325,10 @@ func (cv *conversation) configStatusLine() string {
 	}
 	return strings.TrimRight(line, " ")
 }
+
+// Running reports whether Run is running (a reload applies only then).
+func (c *Core) Running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running
+}

@@ -29,26 +29,30 @@ func (c *Console) SetConfigStatus(f func() ConfigStatus) { c.configStatus = f }
 // config is the config in force.
 func (c *Console) config() *config.Config { return c.cfg.Load() }
 
-// ReloadUsers applies a reloaded config: web.users as it now says (an
-// empty list falls back to the generated admin in data_dir), and the
-// sessions of users removed or whose token changed end at once (their
-// cookies are refused from the next request on, and the sessions are
-// deleted). The web bot and the listener are not reloaded.
-func (c *Console) ReloadUsers(ctx context.Context, cfg *config.Config) error {
+// PrepareUsers builds the user set of a reloaded config: web.users as it
+// now says (an empty list falls back to the generated admin in data_dir).
+// It changes nothing; the returned apply makes it current, with cfg for
+// the operator pages, and ends at once the sessions of users removed or
+// whose token changed (their cookies are refused from the next request
+// on, and the sessions are deleted). The web bot and the listener are not
+// reloaded.
+func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) error, err error) {
 	us, _, err := newUsers(cfg.Web.Users, cfg.DataDir)
 	if err != nil {
-		return fmt.Errorf("web console: reload users: %w", err)
+		return nil, fmt.Errorf("web console: reload users: %w", err)
 	}
-	c.users.replace(us)
-	c.cfg.Store(cfg)
-	n, err := c.sess.endStale(ctx)
-	if err != nil {
-		return fmt.Errorf("web console: reload users: %w", err)
-	}
-	if n > 0 {
-		c.log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
-	}
-	return nil
+	return func(ctx context.Context) error {
+		c.users.replace(us)
+		c.cfg.Store(cfg)
+		n, err := c.sess.endStale(ctx)
+		if err != nil {
+			return fmt.Errorf("web console: reload users: %w", err)
+		}
+		if n > 0 {
+			c.log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
+		}
+		return nil
+	}, nil
 }
 
 func (us *users) replace(from *users) {
