@@ -33,9 +33,9 @@ type CoreOptions struct {
 	// access lists): a *config.Config, or a *config.Live that Reload
 	// replaces. The core reads it at each decision (Core.cfg).
 	Config config.Source
-	Store  *store.Store   // required: conversations, ledger, outbox, audit, usage
-	Pool   AgentPool      // required: agent processes (NewAgentPool over *pool.Pool)
-	Logger *slog.Logger   // default discards
+	Store  *store.Store // required: conversations, ledger, outbox, audit, usage
+	Pool   AgentPool    // required: agent processes (NewAgentPool over *pool.Pool)
+	Logger *slog.Logger // default discards
 	// Clock is the source of time and timers; default the real clock.
 	Clock Clock
 	// QueueCapacity bounds each conversation's input queue; default

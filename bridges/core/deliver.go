@@ -58,7 +58,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if blocked || cv.resuming {
+		if blocked || cv.resuming || cv.holdsForReplacement() { // held for the new process (reload.go)
 			continue
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -290,12 +291,13 @@ func (cv *conversation) replaceIfIdle(ctx context.Context) {
 	}
 	if cv.sess == nil && !cv.acquiring {
 		cv.replacing, cv.replaceTold = replaceNone, false // the next spawn uses the new profile anyway
+		clear(cv.bgTasks)
 		return
 	}
 	if cv.busyWithTurn() {
 		return
 	}
-	bg := sessionBusy(cv.sess)
+	bg := len(cv.bgTasks) > 0
 	if bg && cv.replacing != replaceForce {
 		if !cv.replaceTold {
 			cv.replaceTold = true
@@ -304,13 +306,66 @@ func (cv *conversation) replaceIfIdle(ctx context.Context) {
 		}
 		return
 	}
+	if !bg && sessionBusy(cv.sess) {
+		return // a turn the agent started itself
+	}
+	if now := cv.core.clock.Now(); now.Before(cv.replaceAfter) {
+		cv.wakeForReplace(cv.replaceAfter.Sub(now))
+		return // the agent may still answer a background task that just ended
+	}
 	cv.replacing, cv.replaceTold = replaceNone, false
+	clear(cv.bgTasks)
 	cv.log.Info("agent replaced after a config reload", "profile", cv.profile.Name, "background_task_ended", bg)
 	if bg {
 		cv.notice(ctx, "🔄 The bridge's config changed for this agent ("+codeSpan(cv.profile.Name)+"): an admin restarted it now, "+
 			"which ended its background task. The conversation's history is kept.")
 	}
 	cv.restartProcess(ctx)
+}
+
+// taskSettle is how long after its last background task ended an agent
+// due for replacement is left to start its own turn on the task's result.
+const taskSettle = 3 * time.Second
+
+// wakeForReplace looks at the replacement again after d.
+func (cv *conversation) wakeForReplace(d time.Duration) {
+	q, ctx := cv.q, cv.core.runCtx
+	cv.core.clock.AfterFunc(d, func() {
+		_ = q.PushWait(ctx, inCall{func(ctx context.Context, cv *conversation) { cv.replaceIfIdle(ctx) }})
+	})
+}
+
+// holdsForReplacement reports whether pending messages wait for the
+// replacement of the agent instead of going to the old process: a
+// replacement is due and only a turn ending stands before it (while a
+// background task delays it unforced, the old process keeps answering).
+func (cv *conversation) holdsForReplacement() bool {
+	return cv.replacing != replaceNone && cv.sess != nil && (len(cv.bgTasks) == 0 || cv.replacing == replaceForce)
+}
+
+// noteTasks keeps the set of the agent's running background tasks from
+// its events (the worker calls it for each event of the live session).
+func (cv *conversation) noteTasks(ev streamjson.Event) {
+	switch e := ev.(type) {
+	case streamjson.TaskStarted:
+		if e.Background {
+			cv.bgTasks[e.TaskID] = true
+		}
+	case streamjson.TaskNotification:
+		delete(cv.bgTasks, e.TaskID)
+		if cv.replacing != replaceNone && len(cv.bgTasks) == 0 {
+			// The CLI starts a turn of its own on the task's result: give
+			// it the time to begin before the process is replaced.
+			cv.replaceAfter = cv.core.clock.Now().Add(taskSettle)
+		}
+	case streamjson.BackgroundTasks:
+		clear(cv.bgTasks)
+		for _, t := range e.Tasks {
+			cv.bgTasks[t.TaskID] = true
+		}
+	case streamjson.Exit:
+		clear(cv.bgTasks)
+	}
 }
 
 // configStatusLine is !status's line about the config in force.
