@@ -68,11 +68,11 @@ type Counter interface {
 
 // Options configure a Scheduler.
 type Options struct {
-	Config  config.Source  // required: the config file's schedules (read by each Sync)
-	Store   *store.Store   // required: the stored schedules and their runs
-	Clock   core.Clock     // the core's clock (default the real one)
-	Logger  *slog.Logger   // default discards
-	Metrics Counter        // may be nil
+	Config  config.Source // required: the config file's schedules (read by each Sync)
+	Store   *store.Store  // required: the stored schedules and their runs
+	Clock   core.Clock    // the core's clock (default the real one)
+	Logger  *slog.Logger  // default discards
+	Metrics Counter       // may be nil
 }
 
 // New returns a scheduler; nothing fires until Run.
