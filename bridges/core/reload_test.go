@@ -55,11 +55,14 @@ func TestReloadWaitsForBackgroundTask(t *testing.T) {
 		t.Fatal("the agent was replaced while its background task ran")
 	}
 
+	// The CLI answers the task's result in a turn of its own, which the
+	// old process must still be there to play.
 	s1.Emit(streamjson.TaskNotification{TaskID: "task-1", Status: "completed", Summary: "build ok"})
-	h.waitText(k, "Background task finished")
-	if s1.Exited() {
-		t.Fatal("the agent was replaced before it could answer its task's result")
+	for _, ev := range []streamjson.Event{streamjson.TextDelta{Text: "the build is done"}, streamjson.AssistantText{Text: "the build is done"},
+		streamjson.Result{Subtype: "success", Text: "the build is done", SessionID: s1.Opts.SessionID, CostUSD: 0.001, NumTurns: 1}} {
+		s1.Emit(ev)
 	}
+	h.waitText(k, "the build is done")
 	waitFor(t, "the replacement's settle timer", func() bool { return clock.Pending() > 0 })
 	clock.Advance(5 * time.Second)
 	waitFor(t, "the old agent stopped", s1.Exited)
