@@ -23,12 +23,13 @@ type Core struct {
 	Store *store.Store
 }
 
-// RunCore runs a real core until the test ends: cfg as given, a SQLite
+// RunCore runs a real core until the test ends: cfg as given (a
+// *config.Config, or a *config.Live a test reloads), a SQLite
 // store in tb.TempDir(), a FakePool playing script (Pong if nil), a
 // FakeClock set to a fixed date, and platforms keyed by bot name (adapters
 // under test, whose Run the core calls). The cleanup stops the core, then
 // closes the pool and the store, and fails the test when Run failed.
-func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Platform, script Script) *Core {
+func RunCore(tb testing.TB, cfg config.Source, platforms map[string]bridges.Platform, script Script) *Core {
 	tb.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "bridge.db"), nil)
 	if err != nil {
