@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
@@ -56,6 +57,7 @@ type reloadState struct {
 	mu     sync.Mutex
 	cancel map[string]context.CancelFunc // by bot name: stops that bot's platform
 	spares func()                        // stops keeping the current warm spares
+	kept   map[string]bool               // profiles whose spares are kept
 	tasks  sync.WaitGroup                // platforms and drains started by ApplyReload
 }
 
@@ -88,17 +90,33 @@ func (c *Core) botContext(ctx context.Context, name string) context.Context {
 	return ctx
 }
 
-// setSpares keeps the warm spares of platforms' profiles, replacing what
-// was kept before (a spare spawned with old options is never handed out:
-// AcquireNew takes only spares whose options match).
+// setSpares keeps the warm spares of platforms' profiles. A profile kept
+// before gets its new settings (the pool replaces spares spawned with
+// options the profile no longer has); one no longer kept stops keeping
+// spares.
 func (c *Core) setSpares(platforms map[string]bridges.Platform) {
 	stop := c.keepSpares(platforms)
+	kept := make(map[string]bool)
+	cfg := c.cfg()
+	for name := range platforms {
+		if b := cfg.Bot(name); b != nil {
+			if p := cfg.Agents[b.Agent]; p != nil && p.WarmSpares > 0 {
+				kept[p.Name] = true
+			}
+		}
+	}
 	c.reload.mu.Lock()
-	old := c.reload.spares
-	c.reload.spares = stop
+	before := c.reload.kept
+	c.reload.spares, c.reload.kept = stop, kept
 	c.reload.mu.Unlock()
-	if old != nil {
-		old()
+	wp, ok := c.pool.(WarmPool)
+	if !ok {
+		return
+	}
+	for _, p := range slices.Sorted(maps.Keys(before)) {
+		if !kept[p] {
+			wp.KeepSpares(agentpool.SpareConfig{Limit: agentpool.Limit{Profile: p}, Count: 0})
+		}
 	}
 }
 
