@@ -203,7 +203,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 	var failed atomic.Int32
 	for name, p := range platforms {
 		wg.Go(func() {
-			if err := c.runPlatform(c.botContext(ctx, name), name, p); err != nil {
+			if err := c.runBot(ctx, name, p); err != nil { // reload.go
 				errc <- err
 				if int(failed.Add(1)) == len(platforms) {
 					cancel() // no bot left to serve

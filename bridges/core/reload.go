@@ -55,10 +55,10 @@ const drainPoll = 250 * time.Millisecond
 // bot and the goroutines reloads start (bots' platforms, drains).
 type reloadState struct {
 	mu     sync.Mutex
-	cancel map[string]context.CancelFunc // by bot name: stops that bot's platform
-	spares func()                        // stops keeping the current warm spares
-	kept   map[string]bool               // profiles whose spares are kept
-	tasks  sync.WaitGroup                // platforms and drains started by ApplyReload
+	bots   map[string]runningBot // by bot name: its platform's stop (runBot)
+	spares func()                // stops keeping the current warm spares
+	kept   map[string]bool       // profiles whose spares are kept
+	tasks  sync.WaitGroup        // platforms and drains started by ApplyReload
 }
 
 // cfg is the config in force now; callers use it for one decision.
@@ -78,16 +78,26 @@ func (c *Core) ConfigGeneration() config.Generation {
 	return config.Generation{}
 }
 
-// botContext is ctx for the platform of bot name, ended by stopBot.
-func (c *Core) botContext(ctx context.Context, name string) context.Context {
+// runBot runs the platform of bot name (runPlatform) until ctx ends or
+// stopBot stops it.
+func (c *Core) runBot(ctx context.Context, name string, p bridges.Platform) error {
 	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	c.reload.mu.Lock()
-	defer c.reload.mu.Unlock()
-	if c.reload.cancel == nil {
-		c.reload.cancel = make(map[string]context.CancelFunc)
+	if c.reload.bots == nil {
+		c.reload.bots = make(map[string]runningBot)
 	}
-	c.reload.cancel[name] = cancel
-	return ctx
+	c.reload.bots[name] = runningBot{cancel: cancel, done: done}
+	c.reload.mu.Unlock()
+	defer close(done)
+	defer cancel()
+	return c.runPlatform(ctx, name, p)
+}
+
+// runningBot stops a bot's platform and says when its Run has returned.
+type runningBot struct {
+	cancel context.CancelFunc
+	done   <-chan struct{}
 }
 
 // setSpares keeps the warm spares of platforms' profiles. A profile kept
@@ -162,9 +172,8 @@ func (c *Core) ApplyReload(ctx context.Context, r Reload) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Started)) {
 		p := r.Started[name]
-		bctx := c.botContext(runCtx, name)
 		c.reload.tasks.Go(func() {
-			if err := c.runPlatform(bctx, name, p); err != nil {
+			if err := c.runBot(runCtx, name, p); err != nil {
 				c.log.Error("bot stopped", "bot", name, "err", err)
 			}
 		})
@@ -196,15 +205,18 @@ func (c *Core) ApplyReload(ctx context.Context, r Reload) error {
 	return nil
 }
 
-// stopBot stops the platform of bot name and waits until it has stopped
-// (its runPlatform returns when its context ends), then calls stopped.
+// stopBot stops the platform of bot name, waits until its Run has
+// returned, then calls stopped (which releases the adapter).
 func (c *Core) stopBot(name string, p bridges.Platform, stopped func(string, bridges.Platform)) {
 	c.reload.mu.Lock()
-	cancel := c.reload.cancel[name]
-	delete(c.reload.cancel, name)
+	rb, ok := c.reload.bots[name]
+	if ok && rb.done != nil {
+		delete(c.reload.bots, name)
+	}
 	c.reload.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if ok {
+		rb.cancel()
+		<-rb.done
 	}
 	c.log.Info("bot stopped by a config reload", "bot", name)
 	if stopped != nil {
