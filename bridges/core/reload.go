@@ -266,12 +266,21 @@ func (c *Core) drainBot(ctx context.Context, name string, p bridges.Platform, co
 		case <-time.After(drainPoll):
 		}
 	}
+	closed := make(chan struct{}, len(mine))
 	onAll(func(ctx context.Context, cv *conversation) {
+		defer func() { closed <- struct{}{} }()
 		if cv.sess != nil {
 			cv.closeSession(ctx, "⌛ Expired: the bot was removed.")
 			cv.notice(ctx, "🔌 This bot was removed from the bridge's config and has stopped; its agent was stopped.")
 		}
 	})
+	for range mine { // the notices are posted before the adapter stops
+		select {
+		case <-closed:
+		case <-ctx.Done():
+			return
+		}
+	}
 	c.stopBot(name, p, stopped)
 }
 

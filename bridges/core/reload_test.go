@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
@@ -131,5 +132,55 @@ func TestReloadNeverInterruptsATurn(t *testing.T) {
 	}
 	if acq := h.pool.Acquisitions(); len(acq) != 2 || acq[1].Opts.Model != "haiku" {
 		t.Errorf("acquisitions %+v: want the next message on a new haiku process", acq)
+	}
+}
+
+// TestReloadRemovedBotDrains: a bot removed by a reload lets the turn
+// that runs finish (the thread is told), then stops its agent and its
+// platform, and the conversation is told it has stopped.
+func TestReloadRemovedBotDrains(t *testing.T) {
+	release := make(chan struct{})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		<-release
+		bridgetest.Pong(s, m)
+	}
+	h := start(t, setup{live: true, script: script})
+	k := key("T1")
+	h.send(k, "m1", "alice", "long job")
+	s1 := h.session(1)
+	if _, err := s1.WaitSent(ctxT(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	old := h.live.Current()
+	next := *old
+	next.Bots = nil
+	h.live.Set(&next, time.Now(), "test")
+	stopped := make(chan string, 1)
+	if err := h.core.ApplyReload(context.Background(), core.Reload{Diff: config.Compare(old, &next),
+		Stopped: func(bot string, _ bridges.Platform) { stopped <- bot }}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitText(k, "the current turn finishes, then the bot stops here")
+	select {
+	case b := <-stopped:
+		t.Fatalf("bot %s stopped mid-turn", b)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if s1.Exited() {
+		t.Fatal("the agent stopped mid-turn")
+	}
+	close(release)
+	h.waitText(k, "pong: long job")
+	select {
+	case b := <-stopped:
+		if b != "bot" {
+			t.Errorf("stopped %q", b)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the removed bot never stopped")
+	}
+	h.waitText(k, "has stopped")
+	if !s1.Exited() {
+		t.Error("the removed bot's agent still runs")
 	}
 }
