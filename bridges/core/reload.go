@@ -234,10 +234,16 @@ func (c *Core) drainBot(ctx context.Context, name string, p bridges.Platform, co
 			mine = append(mine, cv)
 		}
 	}
-	onAll := func(f func(context.Context, *conversation)) {
+	// onAll runs f on every worker of mine still running and returns on
+	// how many (a retired worker has no agent left to wait for).
+	onAll := func(f func(context.Context, *conversation)) int {
+		n := 0
 		for _, cv := range mine {
-			_ = cv.q.PushWait(ctx, inCall{f})
+			if cv.q.PushWait(ctx, inCall{f}) == nil {
+				n++
+			}
 		}
+		return n
 	}
 	onAll(func(ctx context.Context, cv *conversation) {
 		if cv.busyWithTurn() {
@@ -247,9 +253,9 @@ func (c *Core) drainBot(ctx context.Context, name string, p bridges.Platform, co
 	deadline := c.clock.Now().Add(botDrainTimeout)
 	for c.clock.Now().Before(deadline) {
 		busy := make(chan bool, len(mine))
-		onAll(func(_ context.Context, cv *conversation) { busy <- cv.busyWithTurn() })
+		n := onAll(func(_ context.Context, cv *conversation) { busy <- cv.busyWithTurn() })
 		anyBusy := false
-		for range mine {
+		for range n {
 			select {
 			case b := <-busy:
 				anyBusy = anyBusy || b
@@ -267,14 +273,14 @@ func (c *Core) drainBot(ctx context.Context, name string, p bridges.Platform, co
 		}
 	}
 	closed := make(chan struct{}, len(mine))
-	onAll(func(ctx context.Context, cv *conversation) {
+	n := onAll(func(ctx context.Context, cv *conversation) {
 		defer func() { closed <- struct{}{} }()
 		if cv.sess != nil {
 			cv.closeSession(ctx, "⌛ Expired: the bot was removed.")
 			cv.notice(ctx, "🔌 This bot was removed from the bridge's config and has stopped; its agent was stopped.")
 		}
 	})
-	for range mine { // the notices are posted before the adapter stops
+	for range n { // the notices are posted before the adapter stops
 		select {
 		case <-closed:
 		case <-ctx.Done():
