@@ -24,7 +24,7 @@ func (s *Store) AddConfigReload(ctx context.Context, r ConfigReload) error {
 	if r.Trigger == "" {
 		return fmt.Errorf("add config reload: trigger is required: %w", ErrInvalidArgument)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO config_reloads (at, trigger, generation, applied, changed, problems) VALUES (?, ?, ?, ?, ?, ?)`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO config_reloads (at, via, generation, applied, changed, problems) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.At.UnixMilli(), r.Trigger, int64(r.Generation), r.Applied, strings.Join(r.Changed, "\n"), strings.Join(r.Problems, "\n"))
 	if err != nil {
 		return fmt.Errorf("add config reload: %w", err)
@@ -34,7 +34,7 @@ func (s *Store) AddConfigReload(ctx context.Context, r ConfigReload) error {
 
 // ConfigReloads returns the newest limit reload attempts, newest first.
 func (s *Store) ConfigReloads(ctx context.Context, limit int) ([]ConfigReload, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT at, trigger, generation, applied, changed, problems FROM config_reloads ORDER BY id DESC LIMIT ?`, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT at, via, generation, applied, changed, problems FROM config_reloads ORDER BY seq DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("config reloads: %w", err)
 	}
