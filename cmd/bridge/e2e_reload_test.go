@@ -180,6 +180,9 @@ func TestReloadE2E(t *testing.T) {
 			t.Error("a message over the lowered limit reached the agent")
 		}
 	}
+	if logs := ab.bridge.logs.String(); strings.Contains(logs, slackfake.BotToken) || strings.Contains(logs, slackfake.AppToken) {
+		t.Error("the bridge's logs (reloads included) contain a Slack token")
+	}
 }
 
 // reloadCmd runs `bridge reload -config path` with the bridge's env.
