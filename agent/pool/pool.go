@@ -102,11 +102,12 @@ type poolEntry struct {
 	stopping bool // the pool or Remove is stopping it
 
 	// A warm spare until handed over (then spare is nil): see pool_spares.go.
-	spare   *spareSet
-	spareID string
-	ready   bool // the spare answered initialize
-	failed  bool // the spare's failure was counted
-	claimed bool // a new conversation waits for this starting spare
+	spare    *spareSet
+	spareGen uint64 // spareSet.gen when the spare was started
+	spareID  string
+	ready    bool // the spare answered initialize
+	failed   bool // the spare's failure was counted
+	claimed  bool // a new conversation waits for this starting spare
 }
 
 // New returns an empty pool and starts its idle janitor; Close stops it.

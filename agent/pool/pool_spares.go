@@ -102,6 +102,9 @@ type spareSet struct {
 	lastErr   string
 	notBefore time.Time
 	decided   uint64 // how often the keeper decided what to do (tests wait for it)
+	// gen counts the changes of cfg.Options (a reloaded profile): spares
+	// of an older generation are stale, trimmed and replaced.
+	gen uint64
 	// handed is the spare handed over last, at handedAt: its replacement
 	// waits until its first turn is done (at most cfg.RefillWait), so that
 	// the replacement's boot does not slow that turn down.
@@ -150,6 +153,9 @@ func (p *Pool) KeepSpares(cfg SpareConfig) {
 		return
 	}
 	if ss, ok := p.spares[profile]; ok {
+		if !sameSpawn(ss.cfg.Options, cfg.Options) {
+			ss.gen++ // the spares started so far would never be handed out
+		}
 		ss.cfg = cfg
 		p.notifyLocked()
 		return
@@ -334,6 +340,13 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 		if e.spare != ss || e.stopping {
 			continue
 		}
+		if e.spareGen != ss.gen {
+			if e.s != nil && !e.claimed {
+				e.stopping = true // stale: spawned with options the profile no longer has
+				return nil, e, 0
+			}
+			continue
+		}
 		have++
 		if e.s != nil && !e.claimed && (surplus == nil || !e.ready) {
 			surplus = e // prefer one that is not ready yet
@@ -358,7 +371,7 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 		return nil, nil, left
 	}
 	id := uuid.NewString()
-	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id}
+	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id, spareGen: ss.gen}
 	p.entries[e.key] = e
 	return e, nil, 0
 }

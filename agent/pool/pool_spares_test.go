@@ -771,3 +771,58 @@ func (r *spareRig) logLines(t *testing.T, suffix string) []string {
 	}
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
+
+// TestKeepSparesReplacesStaleSpares: when KeepSpares gets spawn options
+// that differ (a reloaded profile), the spares started with the old ones
+// are stopped and replaced, and a new session with the new options takes
+// a replacement; options that stay the same keep the spare.
+func TestKeepSparesReplacesStaleSpares(t *testing.T) {
+	r := newSpareRig(t, 1, 8, nil)
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	old := r.pool.spareSessions("coder")
+
+	same := r.cfg
+	r.pool.KeepSpares(same)
+	r.waitKeeper(t)
+	if now := r.pool.spareSessions("coder"); !slices.Equal(now, old) {
+		t.Fatalf("spares %v after the same options, want %v kept", now, old)
+	}
+
+	changed := r.cfg
+	changed.Options.Model = "haiku"
+	r.pool.KeepSpares(changed)
+	st := r.waitStatus(t, "a replacement spare", func(st SpareStatus) bool {
+		now := r.pool.spareSessions("coder")
+		return st.Ready == 1 && len(now) == 1 && !slices.Contains(old, now[0])
+	})
+	if st.Failures != 0 {
+		t.Errorf("status %+v", st)
+	}
+	opts := r.newOpts()
+	opts.Model = "haiku"
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	s, err := r.pool.AcquireNew(ctx, "conv", r.cfg.Limit, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, s)
+	if s.SessionID() == opts.SessionID {
+		t.Error("a new session with the new options was spawned cold: the replacement spare was not used")
+	}
+}
+
+// spareSessions lists the session ids of profile's spares not stopping.
+func (p *Pool) spareSessions(profile string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, e := range p.entries {
+		if e.spare != nil && e.spare.cfg.Limit.Profile == profile && !e.stopping && e.s != nil {
+			out = append(out, e.s.SessionID())
+		}
+	}
+	slices.Sort(out)
+	return out
+}

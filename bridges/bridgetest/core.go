@@ -23,12 +23,13 @@ type Core struct {
 	Store *store.Store
 }
 
-// RunCore runs a real core until the test ends: cfg as given, a SQLite
+// RunCore runs a real core until the test ends: cfg as given (a
+// *config.Config, or a *config.Live a test reloads), a SQLite
 // store in tb.TempDir(), a FakePool playing script (Pong if nil), a
 // FakeClock set to a fixed date, and platforms keyed by bot name (adapters
 // under test, whose Run the core calls). The cleanup stops the core, then
 // closes the pool and the store, and fails the test when Run failed.
-func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Platform, script Script) *Core {
+func RunCore(tb testing.TB, cfg config.Source, platforms map[string]bridges.Platform, script Script) *Core {
 	tb.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "bridge.db"), nil)
 	if err != nil {
@@ -40,12 +41,12 @@ func RunCore(tb testing.TB, cfg *config.Config, platforms map[string]bridges.Pla
 // RunCoreOn is RunCore on the caller's store (which it does not close),
 // for an adapter that shares the bridge's database with the core, as the
 // web console does.
-func RunCoreOn(tb testing.TB, cfg *config.Config, st *store.Store, platforms map[string]bridges.Platform, script Script) *Core {
+func RunCoreOn(tb testing.TB, cfg config.Source, st *store.Store, platforms map[string]bridges.Platform, script Script) *Core {
 	tb.Helper()
 	return runCore(tb, cfg, st, false, platforms, script)
 }
 
-func runCore(tb testing.TB, cfg *config.Config, st *store.Store, closeStore bool, platforms map[string]bridges.Platform, script Script) *Core {
+func runCore(tb testing.TB, cfg config.Source, st *store.Store, closeStore bool, platforms map[string]bridges.Platform, script Script) *Core {
 	c := &Core{
 		Pool:  NewFakePool(script),
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),

@@ -14,10 +14,10 @@ import (
 // key.Channel, by the same rules HandleMessage applies (an unknown bot
 // allows nobody). It does no I/O.
 func (c *Core) Allowed(key bridges.ConversationKey, user string) bool {
-	if c.cfg == nil {
+	if c.cfg() == nil {
 		return false
 	}
-	b := c.cfg.Bot(key.Bot)
+	b := c.cfg().Bot(key.Bot)
 	return b != nil && channelAllowed(b, key.Channel) && userAllowed(b, user)
 }
 

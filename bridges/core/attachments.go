@@ -67,10 +67,10 @@ func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, file
 // uploadsDir is where this conversation's session keeps uploads, "" when
 // the bridge keeps no session state (no data_dir).
 func (cv *conversation) uploadsDir() string {
-	if cv.core.cfg.DataDir == "" || cv.row.SessionID == "" {
+	if cv.core.cfg().DataDir == "" || cv.row.SessionID == "" {
 		return ""
 	}
-	dir, err := filepath.Abs(filepath.Join(cv.core.cfg.DataDir, SessionsDir, cv.row.SessionID, UploadsDir))
+	dir, err := filepath.Abs(filepath.Join(cv.core.cfg().DataDir, SessionsDir, cv.row.SessionID, UploadsDir))
 	if err != nil {
 		return ""
 	}

@@ -79,7 +79,7 @@ func (c *Core) BotStates() []bridges.BotStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []bridges.BotStatus
-	for _, b := range c.cfg.Bots {
+	for _, b := range c.cfg().Bots {
 		s, ok := c.states[b.Name]
 		if !ok {
 			continue

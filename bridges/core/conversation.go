@@ -142,13 +142,17 @@ type conversation struct {
 	turn               *turn
 	cards              map[string]*card // open cards by id
 	cardSeq            int
-	lastAuthor         author   // of the last person's message sent to the agent
-	lastSent           *sentMsg // the last message sent to the agent (nil: none since the worker started)
-	stopping           bool     // !stop asked for an interrupt
-	statusShown        bool     // the working indicator is on (see pacing.go)
-	resuming           bool     // !resume waits for the session's conversation: send nothing meanwhile
-	restartAfterTurn   bool     // a setting needs a new process once the turn ends
-	bypassRefusalShown bool     // told that a stored bypassPermissions is not applied
+	lastAuthor         author          // of the last person's message sent to the agent
+	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
+	stopping           bool            // !stop asked for an interrupt
+	statusShown        bool            // the working indicator is on (see pacing.go)
+	resuming           bool            // !resume waits for the session's conversation: send nothing meanwhile
+	restartAfterTurn   bool            // a setting needs a new process once the turn ends
+	replacing          int             // a reload changed the profile: replace the agent when idle (reload.go)
+	replaceTold        bool            // told that the replacement waits for a background task
+	bgTasks            map[string]bool // the live agent's running background tasks, by task id (reload.go)
+	replaceAfter       time.Time       // a due replacement waits until then (reload.go)
+	bypassRefusalShown bool            // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outboxRetrying     bool
@@ -187,6 +191,7 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		timers:      make(map[timerKey]pendingTimer),
 		editReply:   make(map[string]bridges.MessageRef),
 		streamReply: make(map[string]streamEnd),
+		bgTasks:     make(map[string]bool),
 	}
 	cv.q = c.newQueue(cv)
 	return cv
@@ -203,6 +208,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.onOperatorAction(ctx, v)
 	case inEvent:
 		if v.gen == cv.gen && cv.sess != nil {
+			cv.noteTasks(v.ev)
 			cv.onEvent(ctx, v.ev)
 		}
 	case inAcquired:
@@ -221,6 +227,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	if cv.rescan.Swap(false) {
 		cv.deliverPending(ctx)
 	}
+	cv.replaceIfIdle(ctx)
 	switch {
 	case cv.q.Closed():
 	case !cv.idle():

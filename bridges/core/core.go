@@ -33,10 +33,13 @@ const (
 
 // CoreOptions configure the conversation core.
 type CoreOptions struct {
-	Config *config.Config // required: bots, agent profiles, access lists
-	Store  *store.Store   // required: conversations, ledger, outbox, audit, usage
-	Pool   AgentPool      // required: agent processes (NewAgentPool over *pool.Pool)
-	Logger *slog.Logger   // default discards
+	// Config is the config in force (required: bots, agent profiles,
+	// access lists): a *config.Config, or a *config.Live that Reload
+	// replaces. The core reads it at each decision (Core.cfg).
+	Config config.Source
+	Store  *store.Store // required: conversations, ledger, outbox, audit, usage
+	Pool   AgentPool    // required: agent processes (NewAgentPool over *pool.Pool)
+	Logger *slog.Logger // default discards
 	// Clock is the source of time and timers; default the real clock.
 	Clock Clock
 	// QueueCapacity bounds each conversation's input queue; default
@@ -101,7 +104,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics { return metrics.New(reg) }
 // every platform adapter, owns one worker per active conversation and drives
 // the agent sessions. Create it with NewCore and start it with Run.
 type Core struct {
-	cfg   *config.Config
+	src   config.Source
 	st    *store.Store
 	pool  AgentPool
 	log   *slog.Logger
@@ -117,6 +120,7 @@ type Core struct {
 	refused   map[refusalKey]time.Time    // last refusal told per bot and user
 	states    map[string]bridges.BotState // connection state per bot (botstate.go)
 	workers   sync.WaitGroup              // conversation queues and their helpers
+	reload    reloadState                 // bots started and stopped by Reload (reload.go)
 	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
 }
 
@@ -140,7 +144,7 @@ func NewCore(opts CoreOptions) *Core {
 		opts.RetireIdleAfter = DefaultRetireIdleAfter
 	}
 	return &Core{
-		cfg:     opts.Config,
+		src:     opts.Config,
 		st:      opts.Store,
 		pool:    opts.Pool,
 		log:     opts.Logger,
@@ -162,24 +166,24 @@ func NewCore(opts CoreOptions) *Core {
 // worker has stopped; agent processes are left to the pool's owner to close,
 // who then waits for their readers (WaitSessionReaders).
 func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) error {
-	if c.cfg == nil || c.st == nil || c.pool == nil {
+	if c.src == nil || c.cfg() == nil || c.st == nil || c.pool == nil {
 		return errors.New("run core: Config, Store and Pool are required")
 	}
-	if c.cfg.Transcription.Enabled() && c.opts.Transcriber == nil {
+	if c.cfg().Transcription.Enabled() && c.opts.Transcriber == nil {
 		return errors.New("run core: the config has transcription but no Transcriber is wired")
 	}
-	if len(c.cfg.Limits) > 0 && c.opts.Spend == nil {
+	if len(c.cfg().Limits) > 0 && c.opts.Spend == nil {
 		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
 	}
-	if len(c.cfg.Schedules) > 0 && c.opts.Scheduler == nil {
+	if len(c.cfg().Schedules) > 0 && c.opts.Scheduler == nil {
 		return errors.New("run core: the config has schedules but no Scheduler fires them")
 	}
 	for name := range platforms {
-		if c.cfg.Bot(name) == nil {
+		if c.cfg().Bot(name) == nil {
 			return fmt.Errorf("run core: platform for bot %q: %w", name, bridges.ErrUnknownBot)
 		}
 	}
-	for name, a := range c.cfg.Agents {
+	for name, a := range c.cfg().Agents {
 		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.opts.Sandboxes[name] == nil {
 			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
 		}
@@ -211,13 +215,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 			return fmt.Errorf("run core: %w", err)
 		}
 	}
-	defer c.keepSpares(platforms)()
+	c.setSpares(platforms)
+	defer c.stopSpares()
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for name, p := range platforms {
 		wg.Go(func() {
-			if err := c.runPlatform(ctx, name, p); err != nil {
+			if err := c.runBot(ctx, name, p); err != nil { // reload.go
 				errc <- err
 				if int(failed.Add(1)) == len(platforms) {
 					cancel() // no bot left to serve
@@ -230,6 +235,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		wg.Go(func() { sc.Run(ctx, c) })
 	}
 	wg.Wait()
+	c.reload.tasks.Wait() // bots started or drained by ApplyReload
 	close(errc)
 	var errs []error
 	for err := range errc {
@@ -275,7 +281,7 @@ func (c *Core) stop() {
 // person's message (durable ledger entry, hand-off to the conversation's
 // worker). It never waits for the agent.
 func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
-	bot := c.cfg.Bot(m.Key.Bot)
+	bot := c.cfg().Bot(m.Key.Bot)
 	if bot == nil {
 		return fmt.Errorf("handle message %s: bot %q: %w", m.MsgID, m.Key.Bot, bridges.ErrUnknownBot)
 	}
@@ -331,7 +337,7 @@ func notRecorded(msgID string, err error) error {
 // restart) are answered privately. A click on an answer's feedback
 // buttons is recorded at once (onFeedback).
 func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
-	if c.cfg.Bot(a.Key.Bot) == nil {
+	if c.cfg().Bot(a.Key.Bot) == nil {
 		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
 	}
 	if strings.HasPrefix(a.CardID, feedbackPrefix) {
@@ -396,14 +402,14 @@ func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error
 	if cv := c.convs[key]; cv != nil {
 		return cv, nil
 	}
-	bot := c.cfg.Bot(key.Bot)
+	bot := c.cfg().Bot(key.Bot)
 	p := c.platforms[key.Bot]
 	if bot == nil || p == nil {
 		return nil, fmt.Errorf("conversation %s: %w", key, bridges.ErrUnknownBot)
 	}
-	profile := c.cfg.Agents[conv.Agent] // a scheduled run may name its own profile
+	profile := c.cfg().Agents[conv.Agent] // a scheduled run may name its own profile
 	if profile == nil {
-		profile = c.cfg.Agents[bot.Agent]
+		profile = c.cfg().Agents[bot.Agent]
 	}
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)

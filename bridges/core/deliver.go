@@ -64,7 +64,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
 			continue
 		}
-		if blocked || cv.resuming {
+		if blocked || cv.resuming || cv.holdsForReplacement() { // held for the new process (reload.go)
 			continue
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
@@ -287,7 +287,7 @@ func (cv *conversation) agentOptions() agent.Options {
 	opts := cv.core.profileAgentOptions(cv.profile)
 	opts.SessionID = cv.row.SessionID
 	opts.Resume = cv.resume && !cv.freshRetry
-	if cfg := cv.core.cfg; cfg.DataDir != "" {
+	if cfg := cv.core.cfg(); cfg.DataDir != "" {
 		// The session's private CLI state lives with the bridge's data, which
 		// the sandbox hides — except this directory.
 		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)

@@ -60,6 +60,9 @@ type setup struct {
 	configure func(*config.Config)
 	// sandboxes are CoreOptions.Sandboxes (nil: none).
 	sandboxes map[string]sandbox.Sandbox
+	// live gives the core a *config.Live (harness.live) that a test
+	// reloads, instead of the plain config.
+	live bool
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -67,6 +70,7 @@ type setup struct {
 type harness struct {
 	t      *testing.T
 	cfg    *config.Config
+	live   *config.Live // set with setup.live
 	st     *store.Store
 	pool   *bridgetest.FakePool
 	plat   *bridgetest.Platform
@@ -128,10 +132,16 @@ func start(t *testing.T, s setup) *harness {
 	if plat == nil {
 		plat = bridgetest.New(s.limits)
 	}
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
+	var src config.Source = cfg
+	var live *config.Live
+	if s.live {
+		live = config.NewLive(cfg, time.Now())
+		src = live
+	}
+	cr := core.NewCore(core.CoreOptions{Config: src, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
-		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(cfg, st, s.metrics),
-		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
+		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
+		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
 		Tools:     agenttools.New})
 	var asPlatform bridges.Platform = plat
 	switch {
@@ -148,7 +158,7 @@ func start(t *testing.T, s setup) *harness {
 		asPlatform = bridgetest.WithoutEdit(plat)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	h := &harness{t: t, cfg: cfg, st: st, pool: pool, plat: plat, core: cr, cancel: cancel, done: make(chan error, 1), logs: logs}
+	h := &harness{t: t, cfg: cfg, live: live, st: st, pool: pool, plat: plat, core: cr, cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() { h.done <- cr.Run(runCtx, map[string]bridges.Platform{"bot": asPlatform}) }()
 	t.Cleanup(func() {
 		h.stop()

@@ -138,7 +138,7 @@ func (cv *conversation) failedNotice(reason string, row store.OutboxMessage, err
 
 // giveUpAfter is config delivery.give_up_after (its default when unset).
 func (c *Core) giveUpAfter() time.Duration {
-	if d := c.cfg.Delivery.GiveUpAfter; d > 0 {
+	if d := c.cfg().Delivery.GiveUpAfter; d > 0 {
 		return d
 	}
 	return config.DefaultGiveUpAfter

@@ -26,7 +26,7 @@ func (cv *conversation) scheduleStatus(ctx context.Context) {
 	if _, ok := cv.platform.(bridges.Typer); !ok || cv.statusShown {
 		return
 	}
-	if d := cv.core.cfg.StatusDelay; d > 0 && !cv.limits.FreeTyping {
+	if d := cv.core.cfg().StatusDelay; d > 0 && !cv.limits.FreeTyping {
 		cv.after(d, timerStatus, "")
 		return
 	}

@@ -205,8 +205,8 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 
 // workdirOf returns the agent workdir of bot, for relative paths in cards.
 func (c *Core) workdirOf(bot string) string {
-	if b := c.cfg.Bot(bot); b != nil {
-		if p := c.cfg.Agents[b.Agent]; p != nil {
+	if b := c.cfg().Bot(bot); b != nil {
+		if p := c.cfg().Agents[b.Agent]; p != nil {
 			return p.Workdir
 		}
 	}

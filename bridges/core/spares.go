@@ -66,8 +66,8 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 	var kept []pool.SpareConfig
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(platforms)) {
-		bot := c.cfg.Bot(name)
-		p := c.cfg.Agents[bot.Agent]
+		bot := c.cfg().Bot(name)
+		p := c.cfg().Agents[bot.Agent]
 		if p == nil || seen[p.Name] {
 			continue
 		}
@@ -84,8 +84,8 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 				return wt.PrepareSpawn(ctx, p, o, true)
 			}
 		}
-		if c.cfg.DataDir != "" {
-			sc.StateRoot = filepath.Join(c.cfg.DataDir, SessionsDir)
+		if c.cfg().DataDir != "" {
+			sc.StateRoot = filepath.Join(c.cfg().DataDir, SessionsDir)
 		}
 		if sc.Count > 0 {
 			wp.KeepSpares(sc)
@@ -119,7 +119,7 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 		Env:                maps.Clone(p.Env),
 		Sandbox:            c.opts.Sandboxes[p.Name],
 		Network:            c.opts.Networks[p.Name],
-		Hide:               secretPaths(c.cfg),
+		Hide:               secretPaths(c.cfg()),
 		Cgroups:            c.opts.Cgroups,
 		Limits:             sandboxLimits(p.Resources),
 	}

@@ -147,7 +147,7 @@ func (cv *conversation) withAgentTools(opts *agent.Options) {
 		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, agent: cv.profile.Name, bot: cv.bot.Name,
 		policy:   schedreq.Policy(cv.profile),
 		platform: cv.platform, limits: cv.limits, budget: cv.budget, workdir: opts.Workdir,
-		hidden: secretPaths(cv.core.cfg), log: cv.log.With("mcp_server", ToolServer),
+		hidden: secretPaths(cv.core.cfg()), log: cv.log.With("mcp_server", ToolServer),
 	}
 	opts.MCPServers = map[string]agent.MCPServer{ToolServer: cv.core.opts.Tools(tc)}
 	opts.AllowedTools = append(opts.AllowedTools, agentToolsAllowed()...)

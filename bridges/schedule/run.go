@@ -26,13 +26,13 @@ var errRunImpossible = errors.New("scheduled run impossible")
 // a crash): the agent gets it as a prompt, never as a command, and it
 // carries nobody's rights. It returns the ledger message's id.
 func (s *Scheduler) startRun(ctx context.Context, runs core.ScheduleRuns, sc store.Schedule, due time.Time, log *slog.Logger) (string, error) {
-	bot := s.cfg.Bot(sc.Key.Bot)
+	bot := s.cfg.Current().Bot(sc.Key.Bot)
 	p := runs.Platform(sc.Key.Bot)
 	if bot == nil || p == nil {
 		return "", fmt.Errorf("%w: bot %q is not configured or not running", errRunImpossible, sc.Key.Bot)
 	}
 	profile := sc.Agent
-	if s.cfg.Agents[profile] == nil {
+	if s.cfg.Current().Agents[profile] == nil {
 		profile = bot.Agent
 	}
 	header := schedreq.Header + sc.Name + "\n> " + oneLine(sc.Prompt, 200)

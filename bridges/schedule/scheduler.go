@@ -40,7 +40,7 @@ const (
 // firing whose previous run's ledger message is not finished is skipped
 // and said so in that run's conversation.
 type Scheduler struct {
-	cfg     *config.Config
+	cfg     config.Source
 	st      *store.Store
 	clock   core.Clock
 	log     *slog.Logger
@@ -68,11 +68,11 @@ type Counter interface {
 
 // Options configure a Scheduler.
 type Options struct {
-	Config  *config.Config // required: the config file's schedules
-	Store   *store.Store   // required: the stored schedules and their runs
-	Clock   core.Clock     // the core's clock (default the real one)
-	Logger  *slog.Logger   // default discards
-	Metrics Counter        // may be nil
+	Config  config.Source // required: the config file's schedules (read by each Sync)
+	Store   *store.Store  // required: the stored schedules and their runs
+	Clock   core.Clock    // the core's clock (default the real one)
+	Logger  *slog.Logger  // default discards
+	Metrics Counter       // may be nil
 }
 
 // New returns a scheduler; nothing fires until Run.
@@ -154,9 +154,10 @@ func (s *Scheduler) Wake() {
 // Sync implements core.Scheduler: it stores the config file's schedules
 // (see store.SyncConfigSchedules); new or re-timed ones count from now.
 func (c *Scheduler) Sync(ctx context.Context) error {
-	defs := make([]store.Schedule, 0, len(c.cfg.Schedules))
+	cfg := c.cfg.Current()
+	defs := make([]store.Schedule, 0, len(cfg.Schedules))
 	now := c.clock.Now()
-	for _, s := range c.cfg.Schedules {
+	for _, s := range cfg.Schedules {
 		defs = append(defs, store.Schedule{
 			Name: s.Name, Key: store.ConversationKey{Bot: s.Bot, Channel: s.Channel, Thread: s.Thread}, NewThread: s.NewThread,
 			Cron: s.Cron.Expr, TZ: s.Cron.Zone, Prompt: s.Prompt, Agent: s.Agent, CatchUp: s.CatchUp, LastFireAt: now,

@@ -150,15 +150,16 @@ type Counter interface {
 // Gate enforces the spend limits of a config (core.SpendGate). Safe for
 // concurrent use.
 type Gate struct {
-	cfg     *config.Config
+	cfg     config.Source // read at each check: a reload's limits apply to the next message
 	st      *store.Store
 	limits  *limiter
 	metrics Counter
 }
 
-// New returns the gate of cfg's limits, measuring usage in st and counting
-// in metrics (may be nil).
-func New(cfg *config.Config, st *store.Store, metrics Counter) *Gate {
+// New returns the gate of cfg's limits (the config in force at each
+// check: a *config.Config or a reloading *config.Live), measuring usage in
+// st and counting in metrics (may be nil).
+func New(cfg config.Source, st *store.Store, metrics Counter) *Gate {
 	return &Gate{cfg: cfg, st: st, limits: newLimiter(), metrics: metrics}
 }
 
@@ -176,7 +177,7 @@ func exempt(lim *config.Limit, bot *config.Bot, user string) bool {
 // they made. A store error is returned as is: the caller keeps the message
 // pending (nothing unchecked reaches the agent).
 func (g *Gate) Admit(ctx context.Context, bot *config.Bot, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error) {
-	lim := g.cfg.LimitFor(bot.Name)
+	lim := g.cfg.Current().LimitFor(bot.Name)
 	if lim == nil || person && exempt(lim, bot, user) {
 		return true, nil, nil
 	}
@@ -219,7 +220,7 @@ func (g *Gate) count(f func(Counter)) {
 // Left describes, for !cost, what user has left at now of every budget of
 // bot's limit ("" when the bot has none).
 func (g *Gate) Left(ctx context.Context, bot *config.Bot, user string, now time.Time) (string, error) {
-	lim := g.cfg.LimitFor(bot.Name)
+	lim := g.cfg.Current().LimitFor(bot.Name)
 	if lim == nil {
 		return "", nil
 	}

@@ -110,7 +110,7 @@ func (c *Console) adminBots(w http.ResponseWriter, r *http.Request) {
 		replies[s.Bot] = s
 	}
 	var rows []botRow
-	for _, b := range c.cfg.Bots {
+	for _, b := range c.config().Bots {
 		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running", Replies: replies[b.Name]}
 		if s, ok := states[b.Name]; ok {
 			row.State, row.Since, row.Reason, row.Hint = string(s.State), s.Since, s.Reason, s.Hint
@@ -270,14 +270,20 @@ func (c *Console) adminAudit(w http.ResponseWriter, r *http.Request) {
 // and defaults) with every secret redacted: the config types' JSON
 // encodings redact tokens and agent env values.
 func (c *Console) adminConfig(w http.ResponseWriter, r *http.Request) {
-	b, err := json.MarshalIndent(c.cfg, "", "  ")
+	cfg := c.config()
+	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		c.errorPage(w, r, http.StatusInternalServerError, "Could not show the configuration: "+err.Error())
 		return
 	}
+	var st ConfigStatus
+	if c.configStatus != nil {
+		st = c.configStatus()
+	}
 	c.renderAdmin(w, r, "config", struct {
 		Path, JSON, Summary string
-	}{c.cfg.Path, string(b), c.cfg.Summary()})
+		Status              ConfigStatus
+	}{cfg.Path, string(b), cfg.Summary(), st})
 }
 
 // toolSubject is the short form of a tool input for a table cell: a Bash

@@ -90,6 +90,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -113,8 +114,8 @@ type Options struct {
 // bridge's HTTP listener; when the config has a web bot, give the Console
 // to the core as that bot's Platform.
 type Console struct {
-	cfg   *config.Config
-	bot   *config.Bot // nil: no web bot (sign-in and admin pages only)
+	cfg   atomic.Pointer[config.Config] // the config in force (ReloadUsers replaces it)
+	bot   *config.Bot                   // nil: no web bot (sign-in and admin pages only)
 	st    *store.Store
 	log   *slog.Logger
 	demo  bool
@@ -136,7 +137,8 @@ type Console struct {
 	// start (first run without users), shown once by Announce.
 	generatedToken string
 
-	op Operator // operator pages' view of the core (SetOperator)
+	op           Operator            // operator pages' view of the core (SetOperator)
+	configStatus func() ConfigStatus // the reloads' state (SetConfigStatus)
 
 	mu      sync.Mutex
 	handler bridges.Handler                  // set while Run runs
@@ -196,7 +198,6 @@ func New(opts Options) (*Console, error) {
 		log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
 	}
 	c := &Console{
-		cfg:            opts.Config,
 		bot:            opts.Config.WebBot(),
 		st:             opts.Store,
 		log:            log,
@@ -212,6 +213,7 @@ func New(opts Options) (*Console, error) {
 		typing:         make(map[bridges.ConversationKey]bool),
 		generatedToken: generated,
 	}
+	c.cfg.Store(opts.Config)
 	c.static = staticHandler()
 	c.mux = c.routes()
 	return c, nil
@@ -227,7 +229,7 @@ func (c *Console) Shutdown() { c.hub.close() }
 
 // BaseURL is the console's address as configured in http.listen (a
 // wildcard host shows as 127.0.0.1), e.g. "http://127.0.0.1:9464".
-func (c *Console) BaseURL() string { return ConsoleURL(c.cfg.HTTP.Listen) }
+func (c *Console) BaseURL() string { return ConsoleURL(c.config().HTTP.Listen) }
 
 // Announce tells the operator on w (the terminal, not the log) where the
 // console is. Without web.users it prints the sign-in link with the
@@ -235,23 +237,23 @@ func (c *Console) BaseURL() string { return ConsoleURL(c.cfg.HTTP.Listen) }
 // then it names the token's file. It also logs a warning when the listener
 // is reachable from other machines over plain HTTP.
 func (c *Console) Announce(w io.Writer) {
-	tokenFile := filepath.Join(c.cfg.DataDir, AdminTokenFile)
+	tokenFile := filepath.Join(c.config().DataDir, AdminTokenFile)
 	token := c.generatedToken
-	if token == "" && len(c.cfg.Web.Users) == 0 {
+	if token == "" && len(c.config().Web.Users) == 0 {
 		token = c.unusedAdminToken()
 	}
 	switch {
 	case token != "":
 		fmt.Fprintf(w, "\nWeb console: open %s/signin#token=%s to sign in as %s.\n(The token is saved in %s; keep it secret.)\n\n",
 			c.BaseURL(), token, GeneratedAdmin, tokenFile)
-	case len(c.cfg.Web.Users) == 0:
+	case len(c.config().Web.Users) == 0:
 		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s, or run `bridge web-link` for a sign-in link)\n", c.BaseURL(), GeneratedAdmin, tokenFile)
 	default:
 		fmt.Fprintf(w, "Web console: %s/\n", c.BaseURL())
 	}
-	if !loopbackListen(c.cfg.HTTP.Listen) {
+	if !loopbackListen(c.config().HTTP.Listen) {
 		c.log.Warn("the web console listens on a non-loopback address over plain HTTP: tokens and cookies can be read on the network. "+
-			"Listen on 127.0.0.1 behind an HTTPS reverse proxy (docs/web.md)", "listen", c.cfg.HTTP.Listen)
+			"Listen on 127.0.0.1 behind an HTTPS reverse proxy (docs/web.md)", "listen", c.config().HTTP.Listen)
 	}
 }
 
@@ -266,7 +268,7 @@ func (c *Console) unusedAdminToken() string {
 		}
 		return ""
 	}
-	raw, err := os.ReadFile(filepath.Join(c.cfg.DataDir, AdminTokenFile))
+	raw, err := os.ReadFile(filepath.Join(c.config().DataDir, AdminTokenFile))
 	if err != nil {
 		c.log.Warn("read the admin token for the sign-in link", "err", err)
 		return ""

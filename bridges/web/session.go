@@ -152,8 +152,9 @@ func (s *sessions) end(ctx context.Context, value string) error {
 // endStale deletes the sessions of users no longer configured, or whose
 // token changed since they signed in, and returns how many it deleted.
 func (s *sessions) endStale(ctx context.Context) (int, error) {
-	current := make(map[string][]byte, len(s.users.list))
-	for _, u := range s.users.list {
+	list := s.users.snapshot()
+	current := make(map[string][]byte, len(list))
+	for _, u := range list {
 		current[u.Name] = u.fingerprint(s.key)
 	}
 	n, err := s.st.KeepWebSessions(ctx, current)

@@ -281,8 +281,10 @@ type User struct {
 // Admin reports whether u may open admin pages.
 func (u *User) Admin() bool { return u != nil && u.Role == config.RoleAdmin }
 
-// users is the fixed set of people who may sign in.
+// users is the set of people who may sign in; a reload replaces it
+// (ReloadUsers). Safe for concurrent use.
 type users struct {
+	mu   sync.RWMutex
 	list []*User
 }
 
@@ -320,7 +322,7 @@ func newUsers(cfg []config.WebUser, dataDir string) (*users, string, error) {
 func (us *users) byToken(tok string) *User {
 	sum := sha256.Sum256([]byte(tok))
 	var found *User
-	for _, u := range us.list {
+	for _, u := range us.snapshot() {
 		if subtle.ConstantTimeCompare(sum[:], u.tokenSum[:]) == 1 {
 			found = u
 		}
@@ -330,7 +332,7 @@ func (us *users) byToken(tok string) *User {
 
 // byName returns the user called name, or nil.
 func (us *users) byName(name string) *User {
-	for _, u := range us.list {
+	for _, u := range us.snapshot() {
 		if u.Name == name {
 			return u
 		}

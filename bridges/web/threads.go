@@ -168,7 +168,7 @@ func (c *Console) share(w http.ResponseWriter, r *http.Request) {
 	}
 	member, role := r.PostFormValue("member"), r.PostFormValue("role")
 	switch {
-	case c.cfg.WebUser(member) == nil || member == cv.key.Channel:
+	case c.config().WebUser(member) == nil || member == cv.key.Channel:
 		http.Error(w, "share with one of the console's other users (web.users)", http.StatusBadRequest)
 		return
 	case role != "" && role != store.WebViewer && role != store.WebParticipant:
@@ -231,7 +231,7 @@ func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 // teammateNames lists the web users other than owner, for the share form.
 func (c *Console) teammateNames(owner string) []string {
 	var out []string
-	for _, u := range c.cfg.Web.Users {
+	for _, u := range c.config().Web.Users {
 		if u.Name != owner {
 			out = append(out, u.Name)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -27,6 +28,21 @@ type healthBody struct {
 	RepliesError string          `json:"replies_error,omitempty"` // the store could not be read
 	// Storage says whether the database can be written (health_storage.go).
 	Storage *healthStorage `json:"storage,omitempty"`
+	// Config is the config generation in force and the last refused
+	// reload (reload.go).
+	Config *healthConfig `json:"config,omitempty"`
+}
+
+// healthConfig is /healthz's view of the config: the generation in force,
+// when and by what it took effect, and — until a reload succeeds — the
+// problems of the last refused one, each with its line. A refused reload
+// does not change "status": the bridge keeps serving with the old config.
+type healthConfig struct {
+	Generation uint64    `json:"generation"`
+	Since      time.Time `json:"since"`
+	Trigger    string    `json:"trigger"`
+	Refused    []string  `json:"refused,omitempty"`
+	RefusedAt  time.Time `json:"refused_at,omitzero"`
 }
 
 // healthReplies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
@@ -71,6 +87,7 @@ type healthSources struct {
 	limits  map[string]string        // agent profiles' resource limits
 	replies repliesFunc              // replies waiting out an outage or given up
 	storage func() store.WriteHealth // whether the database can be written
+	config  func() web.ConfigStatus  // the config generation and the last refused reload
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
@@ -85,6 +102,11 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 		}
 		if src.storage != nil {
 			body.addStorage(src.storage())
+		}
+		if src.config != nil {
+			s := src.config()
+			body.Config = &healthConfig{Generation: s.Generation, Since: s.At.UTC(), Trigger: s.Trigger,
+				Refused: s.Refused, RefusedAt: s.RefusedAt.UTC()}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

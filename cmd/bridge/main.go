@@ -50,6 +50,9 @@ commands:
                                    credentials, the real CLI against the built-in
                                    scripted model, web console only
   check-config [-config FILE]      validate the config and print a summary
+  reload [-config FILE] [-now]     make the running bridge reload its config
+                                   (validated first; -now: replace agents of
+                                   changed profiles even during background tasks)
   web-link [-config FILE]          print a sign-in link for the web console's
                                    generated admin (or how web.users sign in)
   whatsapp-link [-config FILE] -bot NAME [-phone +NUMBER] [-relink]
@@ -75,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		err = cmdRun(ctx, args[1:], stderr, lookupEnv)
 	case "check-config":
 		err = cmdCheckConfig(args[1:], stdout, stderr, lookupEnv)
+	case "reload":
+		err = cmdReload(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "web-link":
 		err = cmdWebLink(args[1:], stdout, stderr, lookupEnv)
 	case "whatsapp-link":

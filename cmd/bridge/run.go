@@ -9,6 +9,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"slices"
 	"time"
 
@@ -37,6 +39,11 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err != nil {
 		return err
 	}
+	// From the start, so that a reload signal during start-up does not
+	// kill the bridge (SIGHUP's default); it is handled once the core runs.
+	reloadSigs := make(chan os.Signal, 1)
+	signal.Notify(reloadSigs, reloadSignal, forceSignal)
+	defer signal.Stop(reloadSigs)
 	cfg, builtin, err := loadRunConfig(rf, lookupEnv)
 	if err != nil {
 		return err
@@ -66,11 +73,11 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		defer model.Close() // deferred first: closes after the agents stopped
 	}
 
-	platforms, closePlatforms, err := buildPlatforms(ctx, cfg, logger)
+	platforms, bots, err := buildPlatforms(ctx, cfg, logger) // bots.go
 	if err != nil {
 		return usageError{err}
 	}
-	defer closePlatforms()
+	defer bots.close()
 	sandboxes, err := buildSandboxes(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -119,6 +126,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		defer proxy.Close()
 	}
 
+	live := config.NewLive(cfg, time.Now()) // the one config in force; reloads replace it (reload.go)
 	pool := agentpool.New(logger)
 	var bridgeCore *core.Core
 	defer func() {
@@ -142,16 +150,19 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return err
 	}
 	bridgeCore = core.NewCore(core.CoreOptions{
-		Config: cfg, Store: st, Pool: agents, Logger: logger,
+		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
-		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(cfg, st, metrics),
-		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Logger: logger, Metrics: metrics}),
+		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
+		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics}),
 		Tools:     agenttools.New, Transcriber: stt,
 	})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
+	reloads := &reloader{path: cfg.Path, lookupEnv: lookupEnv, live: live, core: bridgeCore, console: console,
+		bots: bots, st: st, log: logger, now: time.Now}
 	if console != nil {
 		console.SetOperator(bridgeCore)
+		console.SetConfigStatus(reloads.status)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -159,7 +170,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
 		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth}), console)
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status}), console)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -183,9 +194,20 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 			}}.Run(ctx)
 	}()
 
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		if builtin {
+			<-ctx.Done() // no file to reload
+			return
+		}
+		reloads.watch(ctx, reloadSigs, filePoll) // reload_watch.go
+	}()
+
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
 	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
+	<-watchDone
 	<-pruneDone // before the store closes
 	httpErr := <-httpDone
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
@@ -201,38 +223,6 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 // openTimeout bounds opening one bot's adapter at start (a WhatsApp bot
 // opens and checks its device store).
 const openTimeout = 10 * time.Second
-
-// buildPlatforms creates one adapter per configured bot (but the web bot,
-// made with the web console). The returned function releases what the
-// adapters hold (WhatsApp device stores) once they have stopped.
-func buildPlatforms(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]bridges.Platform, func(), error) {
-	out := make(map[string]bridges.Platform, len(cfg.Bots))
-	var closers []func()
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	list := platforms()
-	for _, b := range cfg.Bots {
-		i := slices.IndexFunc(list, func(p platform) bool { return p.config.Name == b.Platform })
-		if i >= 0 && list[i].open == nil {
-			continue // the web console, made once the store is open (web.go)
-		}
-		p, release, err := openBot(ctx, list, i, cfg, b, logger)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("bot %q: %w", b.Name, err)
-		}
-		closers = append(closers, func() {
-			if err := release(); err != nil {
-				logger.Warn("close platform adapter", "bot", b.Name, "platform", b.Platform, "err", err)
-			}
-		})
-		out[b.Name] = p
-	}
-	return out, closeAll, nil
-}
 
 // openBot opens bot with list[i] (i < 0: the platform is not in this
 // build), within openTimeout.

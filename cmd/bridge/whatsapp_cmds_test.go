@@ -102,7 +102,7 @@ func TestBuildPlatformsLinkedWhatsApp(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	platforms, closeAll, err := buildPlatforms(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	platforms, bots, err := buildPlatforms(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestBuildPlatformsLinkedWhatsApp(t *testing.T) {
 	if !ok || !p.Limits().ReportsState || p.Limits().ProgressInterval != 30*time.Second {
 		t.Errorf("phone platform = %T %+v", platforms["phone"], platforms["phone"].Limits())
 	}
-	closeAll()
+	bots.close()
 	if _, err := whatsapp.CheckLinked(t.Context(), "phone", store, path, nil); err != nil {
 		t.Errorf("device store after close: %v", err)
 	}
