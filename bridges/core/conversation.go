@@ -62,7 +62,7 @@ const (
 	timerRetire                    // stop the worker if it is still idle
 	timerStatus                    // show the working indicator (status_delay)
 	timerProgress                  // post a progress line of a long turn (stream.go)
-	timerDisk                      // retry the writes a full disk refused (unrecorded.go)
+	timerDisk                      // retry the writes a full disk refused (outbox.go)
 )
 
 type timerKey struct {
@@ -160,9 +160,9 @@ type conversation struct {
 	outboxDelay        time.Duration
 	editReply          map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
 	streamReply        map[string]streamEnd          // outbox id → stream to stop instead of posting
-	plan               render.Plan                   // the agent's to-do list (planfeedback.go)
+	plan               render.Plan                   // the agent's to-do list (stream.go)
 	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (limits.go)
-	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (unrecorded.go)
+	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (outbox.go)
 	unrecordedDelay    time.Duration
 }
 

@@ -1,3 +1,9 @@
+// Package core is the platform-neutral conversation core: Core implements
+// bridges.Handler for every adapter, records each message in the ledger
+// (Submit, the one entry point for people, schedules and the agent's
+// tools), and runs one worker per active conversation that drives its
+// agent process: turns, delivery through the outbox, recovery after
+// crashes, approvals and questions, and chat commands.
 package core
 
 import (
@@ -10,8 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -20,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults for zero CoreOptions fields.
@@ -88,7 +93,7 @@ type CoreOptions struct {
 	Worktrees Worktrees
 	// Transcriber transcribes voice notes (bridges/transcribe.New); Run
 	// refuses to start without it when the config has transcription. nil:
-	// voice notes are answered with "not set up" (voice.go).
+	// voice notes are answered with "not set up" (attachments.go).
 	Transcriber Transcriber
 }
 
@@ -118,7 +123,7 @@ type Core struct {
 	convs     map[bridges.ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
 	refused   map[refusalKey]time.Time    // last refusal told per bot and user
-	states    map[string]bridges.BotState // connection state per bot (botstate.go)
+	states    map[string]bridges.BotState // connection state per bot (operator.go)
 	workers   sync.WaitGroup              // conversation queues and their helpers
 	reload    reloadState                 // bots started and stopped by Reload (reload.go)
 	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
@@ -542,3 +547,24 @@ func (c *Core) newQueue(cv *conversation) *queue.Queue[input] {
 		},
 	})
 }
+
+// Clock is the core's source of time and timers; tests use a fake one.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine after d. Stop reports whether
+	// it prevented the call.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc call.
+type Timer interface{ Stop() bool }
+
+// realClock is Clock over package time.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// RealClock is the real time, the default Clock.
+func RealClock() Clock { return realClock{} }

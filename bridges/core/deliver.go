@@ -60,7 +60,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if m.Origin == OriginPerson && cv.refuseVoiceOff(ctx, m) { // voice.go
+		if m.Origin == OriginPerson && cv.refuseVoiceOff(ctx, m) { // attachments.go
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
 			continue
 		}

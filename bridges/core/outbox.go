@@ -3,14 +3,17 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // markPostedTimeout bounds recording that a reply was posted, which
@@ -45,7 +48,7 @@ func (cv *conversation) flushOutbox(ctx context.Context) {
 	}
 	for _, row := range rows {
 		if cv.waitsForMark(row.ID) {
-			continue // posted; recorded once the disk has room (unrecorded.go)
+			continue // posted; recorded once the disk has room (outbox.go)
 		}
 		err := cv.postReply(ctx, row)
 		if err == nil {
@@ -229,4 +232,136 @@ func replyMessage(row store.OutboxMessage) bridges.Message {
 // platformTitle is how people call the conversation's platform.
 func (cv *conversation) platformTitle() string {
 	return cmp.Or(cv.limits.Title, cv.bot.Platform)
+}
+
+// FailedRepliesWindow is how far back OutboxSummary counts replies given
+// up.
+const FailedRepliesWindow = 24 * time.Hour
+
+// OutboxSummary returns, per bot, the final replies waiting to be posted
+// (with the oldest one's time) and those given up within
+// FailedRepliesWindow: what /healthz, the metrics and the operator page
+// show. Bots with neither are left out.
+func (c *Core) OutboxSummary(ctx context.Context) ([]store.OutboxBotSummary, error) {
+	out, err := c.st.OutboxSummary(ctx, c.clock.Now().Add(-FailedRepliesWindow))
+	if err != nil {
+		return nil, fmt.Errorf("replies waiting or failed: %w", err)
+	}
+	return out, nil
+}
+
+// NewOutboxCollector exports the core's OutboxSummary as gauges (see
+// metrics.NewOutboxCollector).
+func NewOutboxCollector(c *Core) prometheus.Collector {
+	return metrics.NewOutboxCollector(c.OutboxSummary, c.clock.Now)
+}
+
+// outboxStatusLine is !status's line about the conversation's replies
+// waiting to be posted (kept through a platform outage): how many, since
+// when (the oldest's first failed attempt, else when it was produced) and
+// the last error; "" when none waits.
+func (cv *conversation) outboxStatusLine(ctx context.Context) string {
+	rows, err := cv.core.st.PendingOutboxForConversation(ctx, cv.id)
+	if err != nil {
+		cv.log.Warn("read replies waiting for !status", "err", err)
+		return "\n• replies waiting to be posted: unknown (the database could not be read)"
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	oldest := rows[0]
+	since := oldest.CreatedAt
+	if !oldest.FirstFailedAt.IsZero() {
+		since = oldest.FirstFailedAt
+	}
+	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
+		since.UTC().Format("2006-01-02 15:04:05 UTC"), render.RoundAgo(cv.core.clock.Now().Sub(since)))
+	if oldest.LastError != "" {
+		line += "; last error: " + oneLine(oldest.LastError, 200)
+	}
+	return line
+}
+
+// Backoff of retrying the writes a full disk refused (see recordInOrder).
+const (
+	unrecordedFirstRetry = time.Second
+	unrecordedMaxRetry   = 15 * time.Second
+)
+
+// unrecordedWrite is a store write of the worker that the database refused
+// for want of space (store.IsFull). It is kept in memory and made again,
+// in order, once the database can be written.
+type unrecordedWrite struct {
+	what   string // for logs: "ledger started", "turn's reply", …
+	markID string // a ledger or outbox mark: the row it moves ("" otherwise)
+	do     func(ctx context.Context) error
+}
+
+// recordInOrder makes the store write w, or keeps it for later when the
+// database cannot be written now (a full disk) or when earlier writes
+// still wait: the worker's ledger marks, turn results, usage, posted marks
+// and approval audit entries are then recorded in the order they happened, nothing is lost while the bridge
+// runs, and no message whose mark waits is delivered twice
+// (deliverPending skips it, see waitsForMark), nor a reply posted twice. It returns whether the
+// write was kept for later, and any other error of the write.
+func (cv *conversation) recordInOrder(ctx context.Context, w unrecordedWrite) (kept bool, err error) {
+	if len(cv.unrecorded) == 0 {
+		err := w.do(ctx)
+		if !store.IsFull(err) {
+			return false, err
+		}
+		cv.log.Warn("the database cannot be written; keeping the write in memory until it can", "write", w.what, "err", err)
+	}
+	cv.unrecorded = append(cv.unrecorded, w)
+	if !cv.hasTimer(timerDisk, "") {
+		cv.unrecordedDelay = unrecordedFirstRetry
+		cv.after(cv.unrecordedDelay, timerDisk, "")
+	}
+	return true, nil
+}
+
+// waitsForMark reports whether a mark of ledger message or outbox reply
+// id waits in memory: the row has moved on (sent, answered, posted)
+// though the database does not say so yet.
+func (cv *conversation) waitsForMark(id string) bool {
+	for _, w := range cv.unrecorded {
+		if w.markID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// retryUnrecorded makes the kept writes again, oldest first, until one is
+// refused again (then it tries later, with backoff up to
+// unrecordedMaxRetry) or all are made; then the replies they recorded are
+// posted and pending messages delivered. A write failing for another
+// reason is logged and dropped: retrying cannot fix it.
+func (cv *conversation) retryUnrecorded(ctx context.Context) {
+	for len(cv.unrecorded) > 0 {
+		w := cv.unrecorded[0]
+		err := w.do(ctx)
+		if store.IsFull(err) || (err != nil && ctx.Err() != nil) {
+			cv.unrecordedDelay = min(2*cv.unrecordedDelay, unrecordedMaxRetry)
+			cv.after(cv.unrecordedDelay, timerDisk, "")
+			return
+		}
+		if err != nil && !errors.Is(err, store.ErrBadTransition) && !errors.Is(err, store.ErrAlreadyDecided) {
+			cv.log.Error("write kept while the disk was full failed; dropping it", "write", w.what, "err", err)
+		}
+		cv.unrecorded[0] = unrecordedWrite{}
+		cv.unrecorded = cv.unrecorded[1:]
+	}
+	cv.unrecorded = nil
+	cv.log.Info("writes kept while the disk was full are recorded")
+	cv.flushOutbox(ctx)
+	cv.deliverPending(ctx)
+}
+
+// recordOrLog is recordInOrder for a write whose other errors are logged
+// as "failed to <what>" with attrs.
+func (cv *conversation) recordOrLog(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
+	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: what, do: do}); err != nil {
+		cv.log.Error(what, append(attrs, "err", err)...)
+	}
 }

@@ -5,7 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -110,4 +116,86 @@ func (c *Core) Submit(ctx context.Context, s Submission) (Receipt, error) {
 		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
 	}
 	return Receipt{Msg: msg}, nil
+}
+
+// Access rules of a bot (config.Access). Ids are compared verbatim: adapters
+// report channel and user ids in the form admins write in the config.
+
+// Allowed implements Handler: whether user may talk to the bot key.Bot in
+// key.Channel, by the same rules HandleMessage applies (an unknown bot
+// allows nobody). It does no I/O.
+func (c *Core) Allowed(key bridges.ConversationKey, user string) bool {
+	if c.cfg() == nil {
+		return false
+	}
+	b := c.cfg().Bot(key.Bot)
+	return b != nil && channelAllowed(b, key.Channel) && userAllowed(b, user)
+}
+
+// channelAllowed reports whether the bot may work in channel (an empty
+// Channels list allows every channel the bot is in).
+func channelAllowed(b *config.Bot, channel string) bool {
+	return len(b.Access.Channels) == 0 || slices.Contains(b.Access.Channels, channel)
+}
+
+// userAllowed reports whether user may talk to the bot: anyone when Users is
+// empty, else the listed users, approvers and admins.
+func userAllowed(b *config.Bot, user string) bool {
+	a := b.Access
+	return len(a.Users) == 0 || slices.Contains(a.Users, user) || isApprover(b, user)
+}
+
+// isApprover reports whether user may decide any permission request of the
+// bot (approvers and admins).
+func isApprover(b *config.Bot, user string) bool {
+	return slices.Contains(b.Access.Approvers, user) || isAdmin(b, user)
+}
+
+// isAdmin reports whether user is one of the bot's admins.
+func isAdmin(b *config.Bot, user string) bool {
+	return slices.Contains(b.Access.Admins, user)
+}
+
+// adminsConfigured reports whether the bot has admins. Without them the
+// admin-only commands are disabled.
+func adminsConfigured(b *config.Bot) bool {
+	return len(b.Access.Admins) > 0
+}
+
+// authFailed reports whether a failed result means the agent has no valid
+// credential for the model API: a 401 from the API ("Failed to
+// authenticate"), or the CLI found none at all ("Not logged in").
+func authFailed(r streamjson.Result) bool {
+	if !r.IsError {
+		return false
+	}
+	if r.APIErrorStatus == 401 {
+		return true
+	}
+	t := strings.ToLower(r.Text)
+	return strings.Contains(t, "not logged in") || strings.Contains(t, "failed to authenticate") ||
+		strings.Contains(t, "invalid api key") || strings.Contains(t, "oauth token has expired")
+}
+
+// authHelp is what the conversation is told when the agent could not
+// authenticate: what happened and what an admin must change (running
+// /login, which the CLI suggests, is impossible from a chat).
+func authHelp(profile string, r streamjson.Result) string {
+	said, _, _ := strings.Cut(r.Text, " · ") // "Not logged in · Please run /login"
+	return "⚠️ The agent could not sign in to the model API (" + oneLine(strings.TrimSpace(said), 200) + ").\n" +
+		"An admin needs to give the agent profile " + codeSpan(profile) + " a credential in the bridge's config, under " +
+		codeSpan("agents."+profile+".env") + ": " + codeSpan("ANTHROPIC_API_KEY") + " (an API key) or " +
+		codeSpan("CLAUDE_CODE_OAUTH_TOKEN") + " (a subscription token from " + codeSpan("claude setup-token") +
+		"), then restart the bridge. Send your message again afterwards."
+}
+
+// failureText is the answer shown for a failed result; auth reports that
+// the agent could not authenticate (the answer then replaces the turn's text).
+func (cv *conversation) failureText(r streamjson.Result) (text string, auth bool) {
+	if authFailed(r) {
+		cv.log.Warn("agent could not authenticate with the model API: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the profile's env",
+			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)
+		return authHelp(cv.profile.Name, r), true
+	}
+	return render.ResultError(r), false
 }

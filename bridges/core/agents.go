@@ -2,21 +2,126 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
+
+// AgentSession is the core's view of one live Claude Code CLI process
+// (implemented by *agent.Session through NewAgentPool). Send never waits for
+// a turn; Events is read by exactly one goroutine of the core and is closed
+// after the final streamjson.Exit event.
+type AgentSession interface {
+	Send(ctx context.Context, m streamjson.UserMessage) error
+	Respond(ctx context.Context, requestID string, d streamjson.Decision) error
+	Interrupt(ctx context.Context) error
+	SetModel(ctx context.Context, model string) error
+	SetPermissionMode(ctx context.Context, mode string) error
+	Events() <-chan streamjson.Event
+}
+
+// AgentPool hands out agent sessions by conversation key and caps live
+// processes per profile. The core calls Acquire only when it has no live
+// session for key (after the previous session's Exit event).
+type AgentPool interface {
+	// Acquire spawns a process for key with opts (new session or resume,
+	// per opts.Resume), waiting for a free slot of the profile if needed.
+	Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (AgentSession, error)
+	// Remove stops key's live process, if any, and forgets it.
+	Remove(ctx context.Context, key string) error
+}
+
+var _ AgentSession = (*agent.Session)(nil)
+
+// NewAgentPool adapts the agent package's pool to AgentPool.
+func NewAgentPool(p *pool.Pool) AgentPool { return agentPool{p} }
+
+type agentPool struct{ p *pool.Pool }
+
+func (a agentPool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (AgentSession, error) {
+	s, err := a.p.Acquire(ctx, key, limit, opts)
+	if err != nil {
+		return nil, fmt.Errorf("acquire agent: %w", err)
+	}
+	return s, nil
+}
+
+func (a agentPool) Remove(ctx context.Context, key string) error { return a.p.Remove(ctx, key) }
+
+// PruneSessionStates removes the private state directories of agent
+// sessions (data_dir/sessions/<id>, see SessionsDir) that no conversation
+// uses any more — left behind by !new, a fresh start after a failed resume,
+// or a pruned conversation — and that nothing was written to since before.
+// A session a conversation still uses is never removed, however old: it is
+// what the next spawn resumes. It returns how many directories it removed.
+func PruneSessionStates(ctx context.Context, st *store.Store, dataDir string, before time.Time, logger *slog.Logger) (int, error) {
+	root := filepath.Join(dataDir, SessionsDir)
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("prune session states: %w", err)
+	}
+	inUse, err := st.SessionIDs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("prune session states: %w", err)
+	}
+	removed := 0
+	for _, e := range ents {
+		if ctx.Err() != nil {
+			return removed, ctx.Err()
+		}
+		if !e.IsDir() || inUse[e.Name()] {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if newestChange(dir).After(before) {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return removed, fmt.Errorf("prune session state %s: %w", e.Name(), err)
+		}
+		removed++
+		logger.Debug("session state removed", "session", e.Name())
+	}
+	if removed > 0 {
+		logger.Info("pruned unused agent session state", "sessions", removed, "before", before)
+	}
+	return removed, nil
+}
+
+// newestChange is the latest modification time of dir or anything in it
+// (the zero time if it cannot be read: such a directory counts as old).
+func newestChange(dir string) time.Time {
+	var newest time.Time
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable parts do not keep the directory
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().After(newest) {
+			newest = info.ModTime()
+		}
+		return nil
+	})
+	return newest
+}
 
 // WarmPool is an AgentPool that keeps warm spares per agent profile: CLI
 // processes started and initialized ahead of time, handed to new
@@ -220,4 +325,73 @@ func NewPoolCollector(agents AgentPool, profiles []string) prometheus.Collector 
 		spares = wp
 	}
 	return metrics.NewPoolCollector(count, spares, profiles)
+}
+
+// Worktrees gives each session of a profile with worktree: true a git
+// worktree of its own. It is a spawn hook, not a wrapper of the pool
+// (DESIGN.md §2: a wrapper hides the wrapped value's optional abilities):
+// the core sets agent.Options.Prepare to PrepareSpawn for every spawn, so
+// the pool keeps its abilities (WarmPool) and a profile's warm spares
+// start in their own worktrees as conversations do. bridges/worktree implements it.
+type Worktrees interface {
+	// PrepareSpawn returns the options to start opts, a session of
+	// profile p, with: unchanged for a profile without worktrees. It runs
+	// in agent.Start, off the conversation's worker, so git's time does
+	// not hold the conversation up; it may block. For a warm spare
+	// (spare) it fails rather than start the spare outside a worktree:
+	// a conversation that takes a spare must find it in its worktree.
+	PrepareSpawn(ctx context.Context, p *config.Agent, opts agent.Options, spare bool) (agent.Options, error)
+	// Status is the !status line of the worktree of session sessionID of
+	// profile p, or "" when the profile does not use worktrees.
+	Status(p *config.Agent, sessionID string) string
+	// Retire removes the worktree of the former session sessionID of
+	// profile p (its agent process is stopped), keeping it when it has
+	// uncommitted changes or could not be checked. It returns the line to
+	// tell the conversation, "" when there was no worktree.
+	Retire(ctx context.Context, p *config.Agent, sessionID string, log *slog.Logger) string
+}
+
+// WorkdirMover is an agent tool server that works in the agent's working
+// directory (the bridge's send_file): PrepareSpawn moves it into the
+// session's worktree before the tools are in use.
+type WorkdirMover interface {
+	// MoveTo makes the server work in workdir, which lies inside root (a
+	// worktree under data_dir): paths the server hides that contain root
+	// stop hiding it. Called once, before the server serves a tool call.
+	MoveTo(workdir, root string)
+}
+
+// worktreeStatus is the !status line of the conversation's worktree, or ""
+// when the profile does not use worktrees.
+func (cv *conversation) worktreeStatus() string {
+	if cv.core.opts.Worktrees == nil {
+		return ""
+	}
+	return cv.core.opts.Worktrees.Status(cv.profile, cv.row.SessionID)
+}
+
+// retireWorktree removes the worktree of the conversation's former session
+// sessionID after !new or !resume (see Worktrees.Retire) and returns the
+// line to tell the conversation, "" when there was none.
+func (cv *conversation) retireWorktree(ctx context.Context, sessionID string) string {
+	if cv.core.opts.Worktrees == nil {
+		return ""
+	}
+	return cv.core.opts.Worktrees.Retire(ctx, cv.profile, sessionID, cv.log)
+}
+
+// moveSpareTools points the conversation's agent tools at the worktree
+// of the warm spare it was given (session id sid): the spare started in
+// its own worktree (opts.Prepare ran with sid) while its tool servers
+// were placeholders, bound to these at hand-over. Preparing sid's spawn
+// again as a resume finds that worktree, creates nothing and moves the
+// tools (WorkdirMover). It runs before the conversation sends anything.
+func moveSpareTools(ctx context.Context, opts agent.Options, sid string, log *slog.Logger) {
+	if opts.Prepare == nil {
+		return
+	}
+	opts.SessionID, opts.Resume = sid, true
+	if _, err := opts.Prepare(ctx, opts); err != nil {
+		log.Warn("point the agent tools at the warm spare's worktree", "session", sid, "err", err)
+	}
 }
