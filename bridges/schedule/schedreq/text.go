@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -64,41 +64,12 @@ func GapText(d time.Duration) string {
 // MaxNameRunes runes.
 func Name(name string) string { return oneLine(name, MaxNameRunes) }
 
-// The text helpers below are the core's (bridges/core render.go), copied
-// because this package may not import the core.
-
-// codeSpan renders s as an inline code span, safe for any backticks in s.
-func codeSpan(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
-}
-
-// oneLine collapses whitespace runs and truncates to n runes with "…".
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max(0, n-1)]) + "…"
-}
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
 }
+
+func codeSpan(s string) string       { return render.CodeSpan(s) }
+func oneLine(s string, n int) string { return render.OneLine(s, n) }
