@@ -29,8 +29,7 @@ type Owner struct {
 // refusal wraps ErrInUse and names the holder's connection
 // (application_name: host and pid). Several bridges on one database need
 // the core to hold conversation leases (leases.go), which it does not yet.
-// For SQLite it
-// does nothing: the data_dir lock does that job.
+// For SQLite it does nothing: the data_dir lock does that job.
 func (s *Store) HoldOwner(ctx context.Context) (*Owner, error) {
 	if s.d.name() != DriverPostgres {
 		return &Owner{}, nil
