@@ -51,9 +51,10 @@ func (s *Store) Notify(ctx context.Context, channel, payload string) error {
 }
 
 // Listen returns a channel that receives the payload of every Notify on
-// channel made after Listen returned, in the order they were sent, until
-// ctx ends. Then the channel is closed, once everything Listen started has
-// stopped (on PostgreSQL: its connection is closed).
+// channel made after Listen returned, in the order they were sent (on
+// PostgreSQL: committed), until ctx ends. Then the channel is closed, once
+// everything Listen started has stopped (on PostgreSQL: its connection is
+// closed).
 //
 // The channel receives Resync ("") in place of signals that may have been
 // missed: on PostgreSQL after the listening connection was lost (Listen

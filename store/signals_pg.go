@@ -18,6 +18,7 @@ const (
 	listenRetry    = 100 * time.Millisecond // first pause between reconnect attempts (the first attempt is at once)
 	listenRetryMax = 5 * time.Second        // the pause doubles up to this
 	listenPing     = 30 * time.Second       // an idle listener checks its connection this often
+	listenConnect  = 10 * time.Second       // bound of one attempt to connect and LISTEN
 )
 
 // pgSignals is the PostgreSQL signaler: NOTIFY through the store's pool,
@@ -64,6 +65,8 @@ func (p *pgSignals) listen(ctx context.Context, channel string) (<-chan string, 
 
 // connect opens a connection listening on channel.
 func (p *pgSignals) connect(ctx context.Context, channel string) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, listenConnect)
+	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
