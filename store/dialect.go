@@ -49,6 +49,13 @@ type dialect interface {
 	// indexTable reports whether table is a search index the database
 	// keeps itself (Copy leaves it out: the target rebuilds its own).
 	indexTable(table string) bool
+	// clockMS is an expression for the database's clock in Unix ms, the
+	// same value wherever it appears in one statement (leases.go).
+	clockMS() string
+	// forShare is the clause that makes a SELECT in a write transaction
+	// hold its rows against concurrent updates until the commit ("" where
+	// the transaction already excludes every other writer).
+	forShare() string
 }
 
 // sqliteDialect is the embedded default (mattn/go-sqlite3).
@@ -122,6 +129,13 @@ func (sqliteDialect) webMessageSearch(param string, words []string) (string, str
 func (sqliteDialect) indexTable(table string) bool {
 	return table == "web_messages_fts" || strings.HasPrefix(table, "web_messages_fts_")
 }
+
+// clockMS: SQLite's 'now' is fixed for the whole of one statement's step.
+func (sqliteDialect) clockMS() string { return `CAST(unixepoch('subsec') * 1000 AS INTEGER)` }
+
+// forShare: BEGIN IMMEDIATE (the DSN's _txlock) already holds the database
+// against every other writer until the commit.
+func (sqliteDialect) forShare() string { return "" }
 
 // postgresDialect is PostgreSQL through pgx's database/sql driver.
 type postgresDialect struct{}
@@ -226,3 +240,12 @@ func (postgresDialect) webMessageSearch(param string, words []string) (string, s
 
 // indexTable: PostgreSQL's search index is an index, not a table.
 func (postgresDialect) indexTable(string) bool { return false }
+
+// clockMS: now() is the start of the current transaction — for a statement
+// on its own, the start of that statement — on the server's clock.
+func (postgresDialect) clockMS() string { return `(EXTRACT(EPOCH FROM now()) * 1000)::bigint` }
+
+// forShare: FOR SHARE conflicts with the row lock an UPDATE or INSERT … ON
+// CONFLICT DO UPDATE takes, so such a statement waits for the commit and
+// then sees the committed row (READ COMMITTED re-checks its WHERE).
+func (postgresDialect) forShare() string { return " FOR SHARE" }

@@ -22,8 +22,10 @@
 // COMMITTED transactions), so the read-check-write sequences of one process
 // cannot interleave either; migrations take an advisory lock, so bridges
 // opening one database at once apply each exactly once. Several processes
-// writing one database at run time are not supported: HoldOwner keeps a
-// second bridge out (see docs/postgres.md).
+// writing one database at run time are not supported yet: HoldOwner keeps a
+// second bridge out (see docs/postgres.md). Leases with fencing tokens
+// (leases.go) and Notify/Listen signals (signals.go) are the primitives
+// replicas will coordinate with.
 //
 // # Durability
 //

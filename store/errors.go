@@ -23,4 +23,11 @@ var (
 	// was committed; the same write succeeds once space returns (see
 	// IsFull and Store.WriteHealth).
 	ErrFull = errors.New("database cannot be written (disk full?)")
+	// ErrLeaseHeld: another owner holds the lease (AcquireLease); the
+	// error is a *LeaseHeldError naming it.
+	ErrLeaseHeld = errors.New("lease held by another owner")
+	// ErrLeaseLost: the lease is no longer the caller's — it expired and
+	// another owner took it, or it was released — so the caller must not
+	// act for its resource any more (RenewLease, ReleaseLease, WithLease).
+	ErrLeaseLost = errors.New("lease lost")
 )

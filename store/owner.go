@@ -28,8 +28,8 @@ type Owner struct {
 // recovering, expiring and answering the first one's conversations. The
 // refusal wraps ErrInUse and names the holder's connection
 // (application_name: host and pid). Several bridges on one database need
-// conversation leases, which this store does not have yet. For SQLite it
-// does nothing: the data_dir lock does that job.
+// the core to hold conversation leases (leases.go), which it does not yet.
+// For SQLite it does nothing: the data_dir lock does that job.
 func (s *Store) HoldOwner(ctx context.Context) (*Owner, error) {
 	if s.d.name() != DriverPostgres {
 		return &Owner{}, nil

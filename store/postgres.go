@@ -37,8 +37,8 @@ const pgReadConns = 8
 //
 // Writes go through one connection, as with SQLite, so the repository
 // methods' read-check-write transactions cannot interleave within this
-// process. (Several processes writing one database — replicas — need the
-// leases of a later change, not this.)
+// process. Several processes writing one database — replicas — coordinate
+// through leases (leases.go) and signals (signals.go).
 func OpenPostgres(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) {
 	ms, err := migrations.ListPostgres()
 	if err != nil {
@@ -74,6 +74,7 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger, ms []mig
 	w := sql.OpenDB(conn)
 	w.SetMaxOpenConns(1)
 	s := newStore(postgresDialect{}, db, w, "", logger)
+	s.sig = newPGSignals(cfg.Copy(), db, s.logger)
 	if err := s.init(ctx, ms); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", where, err), db.Close(), w.Close())
 	}

@@ -38,6 +38,7 @@ type Store struct {
 	gate   writeGate   // who writes next (see writegate.go)
 	health writeHealth // whether writes fail for want of space (health.go)
 	path   string      // the SQLite database file; "" for PostgreSQL
+	sig    signaler    // Notify and Listen (signals.go)
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -91,7 +92,7 @@ func newStore(d dialect, db, w *sql.DB, path string, logger *slog.Logger) *Store
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{d: d, db: db, w: w, path: path, logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
+	return &Store{d: d, db: db, w: w, path: path, sig: newLocalSignals(), logger: logger, now: time.Now, pruneBatch: defaultPruneBatch}
 }
 
 // Driver returns the store's database: DriverSQLite or DriverPostgres.
