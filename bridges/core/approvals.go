@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/grants"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
@@ -42,7 +43,7 @@ func (cv *conversation) onPermission(ctx context.Context, req streamjson.Permiss
 	case v.Action == policy.ActionAllow || v.Action == policy.ActionDeny:
 		cv.ruleDecision(ctx, req, v)
 		return
-	case isAgentTool(req.ToolName) && v.Rule.Action != policy.ActionAsk:
+	case agenttools.IsOwn(req.ToolName) && v.Rule.Action != policy.ActionAsk:
 		// Normally allowed by --allowed-tools already; asked anyway (a
 		// mode that asks for everything), it needs no card either.
 		cv.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow,
@@ -92,7 +93,7 @@ func (cv *conversation) ruleDecision(ctx context.Context, req streamjson.Permiss
 	}
 	msg := "Denied by the bridge's policy (" + why + "). Do not retry this call; tell the user what you needed instead."
 	if verbosity(cv.bot) != config.VerbosityQuiet {
-		cv.beginTurn(ctx).addNote("› " + codeSpan(req.ToolName+" denied by policy: "+oneLine(render.PermissionSubject(req.ToolName, req.Input), 100)))
+		cv.beginTurn(ctx).addNote("› " + render.CodeSpan(req.ToolName+" denied by policy: "+render.OneLine(render.PermissionSubject(req.ToolName, req.Input), 100)))
 		cv.touchLive(ctx)
 	}
 	cv.autoDecision(ctx, req, streamjson.Decision{Message: msg}, store.DecisionRuleDeny, desc, msg)
@@ -255,7 +256,7 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 	}
 	cv.log.Info("grant removed", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.id, "granted_by", g.GrantedBy)
 	msg := fmt.Sprintf("🗑 Removed grant #%d (%s, granted by %s); such requests ask again.",
-		g.Num, codeSpan(grants.RuleText(grants.Rule(g))), mention(author{id: g.GrantedBy}))
+		g.Num, render.CodeSpan(grants.RuleText(grants.Rule(g))), mention(author{id: g.GrantedBy}))
 	// The running CLI still holds the rule for its session: restart it
 	// (resuming the session) so that it forgets it.
 	switch {

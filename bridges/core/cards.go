@@ -37,12 +37,12 @@ type card struct {
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
-	grants      []policy.Rule     // what "Always allow" stores for the conversation (see grants.AlwaysPermissions)
-	questions   []render.Question // cardQuestion
-	picked      [][]bool          // cardQuestion: selected options per question
-	schedule    *schedreq.Request // cardSchedule: what approving it creates
-	intro       string            // cardQuestion: text above the questions (an elicitation's server and message)
-	elicit      *elicitForm       // cardQuestion showing an MCP elicitation (agentstate.go); nil for AskUserQuestion
+	grants      []policy.Rule      // what "Always allow" stores for the conversation (see grants.AlwaysPermissions)
+	questions   []render.Question  // cardQuestion
+	picked      [][]bool           // cardQuestion: selected options per question
+	schedule    *schedreq.Request  // cardSchedule: what approving it creates
+	intro       string             // cardQuestion: text above the questions (an elicitation's server and message)
+	elicit      *render.ElicitForm // cardQuestion showing an MCP elicitation (agentstate.go); nil for AskUserQuestion
 }
 
 // answersCLI reports whether the CLI waits for the card's decision (every

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -280,8 +281,8 @@ func (cv *conversation) statusText() string {
 		state = "live, idle"
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
-		codeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), len(cv.cards),
-		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), len(cv.cards),
+		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {

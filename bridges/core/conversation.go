@@ -111,9 +111,9 @@ func (m sentMsg) scheduledRun() string {
 	}
 	name := strings.TrimPrefix(m.from.name, schedreq.Header)
 	if m.scheduleID > 0 {
-		return fmt.Sprintf("#%d %s", m.scheduleID, codeSpan(schedreq.Name(name)))
+		return fmt.Sprintf("#%d %s", m.scheduleID, render.CodeSpan(schedreq.Name(name)))
 	}
-	return codeSpan(schedreq.Name(name))
+	return render.CodeSpan(schedreq.Name(name))
 }
 
 // conversation is the state of one conversation, owned by its worker.

@@ -244,7 +244,7 @@ func (cv *conversation) connectionLines(who author) string {
 		case s.Bot == cv.bot.Name:
 			b.WriteString("\n• connection: " + render.StateSummary(s, now))
 		case isAdmin(cv.bot, who.id) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
-			b.WriteString("\n• bot " + codeSpan(s.Bot) + ": " + render.StateSummary(s, now))
+			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
 		}
 	}
 	return b.String()

@@ -66,7 +66,7 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 		if len(answers) == 0 {
 			return "Pick at least one option first."
 		}
-		if missing := cd.elicit.missing(answers); missing != "" {
+		if missing := cd.elicit.Missing(answers); missing != "" {
 			return "Answer " + missing + " first."
 		}
 		cv.answerQuestion(ctx, cd, answers, who)
@@ -113,7 +113,7 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 		cv.log.Error("answer question", "err", err)
 		return
 	}
-	status := "✅ Answered by " + mention(who) + ": " + oneLine(shown, 300)
+	status := "✅ Answered by " + mention(who) + ": " + render.OneLine(shown, 300)
 	cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
 }
 
@@ -213,7 +213,7 @@ func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (ope
 		return nil, true, false // about the closed card, for the agent
 	}
 	cv.log.Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
-	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+render.ClosedHow(a)+
+	cv.notice(ctx, "That request ("+render.CodeSpan(a.ToolName)+") is already closed — "+render.ClosedHow(a)+
 		" — so your reply decided nothing. Reply to an open request to decide it.")
 	return nil, true, true
 }

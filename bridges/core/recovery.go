@@ -56,7 +56,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	clear(cv.inflight)
 	how := fmt.Sprintf("exit code %d", e.Code)
 	if e.Code < 0 && e.Err != nil {
-		how = oneLine(e.Err.Error(), 80)
+		how = render.OneLine(e.Err.Error(), 80)
 	}
 	switch oom := cv.limitExitNotice(e); {
 	case oom != "" && n > 0 && !cv.freshRetry:

@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -151,7 +153,7 @@ func (cv *conversation) openScheduleCard(ctx context.Context, r schedreq.Request
 		}
 	}
 	if waiting >= schedreq.MaxCards {
-		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", ErrToolRefused, waiting)
+		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", agenttools.ErrRefused, waiting)
 	}
 	id := "schedule-" + uuid.NewString()
 	input, err := json.Marshal(map[string]string{"cron": r.Cron, "tz": r.TZ, "prompt": r.Prompt, "name": r.Name,
@@ -162,12 +164,12 @@ func (cv *conversation) openScheduleCard(ctx context.Context, r schedreq.Request
 	cv.openCard(ctx, &card{
 		id:       id,
 		kind:     cardSchedule,
-		req:      streamjson.PermissionRequest{RequestID: id, ToolName: qualifiedTool(ToolSchedule), Input: input},
-		body:     schedreq.CardBody(r, cv.core.clock.Now(), codeBlock("", clip(r.Prompt, previewLines, previewRunes))),
+		req:      streamjson.PermissionRequest{RequestID: id, ToolName: agenttools.Qualified(agenttools.ToolSchedule), Input: input},
+		body:     schedreq.CardBody(r, cv.core.clock.Now(), render.CodeBlock("", render.Clip(r.Prompt, previewLines, previewRunes))),
 		schedule: &r,
 	})
 	if cv.cards[id] == nil {
-		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", ErrToolRefused)
+		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", agenttools.ErrRefused)
 	}
 	cv.log.Info("agent schedule awaits approval", "card", id, "cron", r.Cron, "tz", r.TZ)
 	return nil
@@ -186,7 +188,7 @@ func (cv *conversation) decideSchedule(ctx context.Context, cd *card, choice str
 		if err != nil {
 			why := "database error"
 			if errors.Is(err, schedreq.ErrRefused) {
-				why = ToolErrorText(err)
+				why = agenttools.ErrorText(err)
 			} else {
 				cv.log.Error("add approved agent schedule", "card", cd.id, "err", err)
 			}
