@@ -57,11 +57,11 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionRequest:
-		cv.onPermission(ctx, e)
+		cv.cards.OnPermission(ctx, e)
 	case streamjson.PermissionCancelled:
-		cv.closeCard(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
+		cv.cards.Close(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
 	case streamjson.Elicitation:
-		cv.onElicitation(ctx, e) // agentstate.go
+		cv.cards.OnElicitation(ctx, e) // bridges/cards/elicit.go
 	case streamjson.Lifecycle:
 		cv.onLifecycle(ctx, e)
 	case streamjson.TaskStarted:
@@ -324,9 +324,3 @@ func verbosity(b *config.Bot) string {
 	}
 	return b.Verbosity
 }
-
-// Preview sizes of a card (render.PreviewLines, render.PreviewRunes).
-const (
-	previewLines = render.PreviewLines
-	previewRunes = render.PreviewRunes
-)

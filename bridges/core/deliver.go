@@ -56,7 +56,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
 		}
-		if m.Origin == OriginPerson && cv.answerFromText(ctx, m) {
+		if m.Origin == OriginPerson && cv.cards.AnswerFromText(ctx, m) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}

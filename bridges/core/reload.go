@@ -294,7 +294,7 @@ func (c *Core) drainBot(ctx context.Context, name string, p bridges.Platform, co
 // busyWithTurn reports whether the conversation's agent is in a turn: a
 // turn running, a message in flight, an open card, or starting.
 func (cv *conversation) busyWithTurn() bool {
-	return cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 || cv.resuming
+	return cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 || cv.resuming
 }
 
 // Replacement states of a conversation's agent after a reload.
