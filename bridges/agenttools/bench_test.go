@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
-	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // benchConv is a ToolConversation that accepts every post.
@@ -31,7 +30,7 @@ func (benchConv) ToolCalled(string, string)                     {}
 func (benchConv) CancelSchedule(context.Context, int64) (string, error) {
 	return "", nil
 }
-func (benchConv) RequestSchedule(context.Context, core.ScheduleAsk) (string, error) {
+func (benchConv) RequestSchedule(context.Context, agenttools.ScheduleAsk) (string, error) {
 	return "", nil
 }
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // DefaultMaxSendFileBytes caps a file the agent posts with send_file; a
@@ -70,14 +70,14 @@ func readWorkdirFile(workdir, path string, hidden []string, max int64) (string, 
 		}
 	}
 	if fi.Size() > max {
-		return "", nil, fmt.Errorf("%s is %s, over the %s limit: %w", path, core.ByteSize(fi.Size()), core.ByteSize(max), errFileRefused)
+		return "", nil, fmt.Errorf("%s is %s, over the %s limit: %w", path, render.ByteSize(fi.Size()), render.ByteSize(max), errFileRefused)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return "", nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if int64(len(data)) > max { // it grew meanwhile
-		return "", nil, fmt.Errorf("%s is over the %s limit: %w", path, core.ByteSize(max), errFileRefused)
+		return "", nil, fmt.Errorf("%s is over the %s limit: %w", path, render.ByteSize(max), errFileRefused)
 	}
 	return filepath.Base(real), data, nil
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
 // TestReadWorkdirFile: send_file reads only regular files inside the
@@ -116,7 +114,6 @@ func TestAgentToolsMoveTo(t *testing.T) {
 		}
 	}
 	tools := &Server{workdir: t.TempDir(), hidden: []string{data, cfgFile}}
-	var _ core.WorkdirMover = tools
 	tools.MoveTo(wt, wt)
 	if tools.workdir != wt || !slices.Equal(tools.hidden, []string{cfgFile}) {
 		t.Errorf("tools: workdir %s hidden %v, want the worktree and the config file only", tools.workdir, tools.hidden)

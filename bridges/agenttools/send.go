@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // maxUpload is the largest file send_file posts on this platform: an
@@ -35,7 +35,7 @@ func (t *Server) maxUpload() int64 {
 func (t *Server) sendFile(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	path, err := req.RequireString("path")
 	if err != nil {
-		return "", fmt.Errorf("%w: path is required", core.ErrToolRefused)
+		return "", fmt.Errorf("%w: path is required", ErrRefused)
 	}
 	comment := strings.TrimSpace(req.GetString("comment", ""))
 	name, data, err := readWorkdirFile(t.workdir, path, t.hidden, t.maxUpload())
@@ -46,12 +46,12 @@ func (t *Server) sendFile(ctx context.Context, req mcp.CallToolRequest) (string,
 		if err := t.conv.Upload(ctx, bridges.Upload{Name: name, Data: data, Comment: comment}); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Posted %s (%s) in the conversation as an attachment.", name, core.ByteSize(int64(len(data)))), nil
+		return fmt.Sprintf("Posted %s (%s) in the conversation as an attachment.", name, render.ByteSize(int64(len(data)))), nil
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return "", fmt.Errorf("%w: this chat cannot take attachments and %s is not a text file; describe it or send a text version instead", core.ErrToolRefused, name)
+		return "", fmt.Errorf("%w: this chat cannot take attachments and %s is not a text file; describe it or send a text version instead", ErrRefused, name)
 	}
-	text := core.CodeSnippet(name, snippetLang(name), string(data))
+	text := codeSnippet(name, snippetLang(name), string(data))
 	if comment != "" {
 		text = comment + "\n\n" + text
 	}
@@ -59,7 +59,7 @@ func (t *Server) sendFile(ctx context.Context, req mcp.CallToolRequest) (string,
 	if err != nil {
 		return "", fmt.Errorf("post %s: %w", name, err)
 	}
-	return fmt.Sprintf("This chat cannot take attachments: posted %s (%s) as a text snippet in %d message(s).", name, core.ByteSize(int64(len(data))), n), nil
+	return fmt.Sprintf("This chat cannot take attachments: posted %s (%s) as a text snippet in %d message(s).", name, render.ByteSize(int64(len(data))), n), nil
 }
 
 // snippetLang is the code block language for a file name: its extension

@@ -1,7 +1,8 @@
 // Package agenttools is the bridge's MCP server for the agent: the tools
 // send_message, send_file, schedule, list_schedules and cancel_schedule,
 // served in-process to one conversation's agent process. It acts through
-// the narrow core.ToolConversation the core hands it, never through *Core;
+// the narrow Conversation the core hands it, never through *core.Core, and
+// never imports the core (the core imports this package for the seam);
 // cmd/bridge wires it in as core.CoreOptions.Tools = agenttools.New.
 package agenttools
 
@@ -18,7 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
 // toolCallTimeout bounds one tool call (an upload of a large file included).
@@ -30,44 +31,42 @@ const toolCallTimeout = 2 * time.Minute
 // asking (--allowed-tools). It is safe for concurrent use, except MoveTo,
 // which runs before the first call.
 type Server struct {
-	conv    core.ToolConversation
+	conv    Conversation
 	workdir string
 	hidden  []string // paths send_file refuses (core.SecretPaths)
 	log     *slog.Logger
 	srv     *server.MCPServer
 }
 
-var (
-	_ agent.MCPServer   = (*Server)(nil)
-	_ core.WorkdirMover = (*Server)(nil)
-	_ core.AgentTools   = New
-)
+// Server is also a core.WorkdirMover and New a core.AgentTools (guarded
+// in tools_test.go: this package does not import the core).
+var _ agent.MCPServer = (*Server)(nil)
 
 // New builds the tool server for conv's next agent process
 // (core.AgentTools).
-func New(conv core.ToolConversation) agent.MCPServer {
+func New(conv Conversation) agent.MCPServer {
 	t := &Server{conv: conv, workdir: conv.Workdir(), hidden: conv.Hidden(), log: conv.Log()}
 	t.srv = server.NewMCPServer("agentbridge", "1", server.WithToolCapabilities(false), server.WithRecovery(),
 		server.WithInstructions("Tools of the chat bridge you are reached through. They act on the current chat conversation only."))
 	add := func(tool mcp.Tool, h func(context.Context, mcp.CallToolRequest) (string, error)) {
 		t.srv.AddTool(tool, t.instrument(tool.Name, h))
 	}
-	add(mcp.NewTool(core.ToolSendMessage,
+	add(mcp.NewTool(ToolSendMessage,
 		mcp.WithDescription("Post a message into this chat conversation, outside your normal reply. Use it to tell "+
 			"the people in the conversation something when you are not answering them, for example that a background job you "+
 			"started has finished. Markdown is allowed."),
 		mcp.WithString("text", mcp.Required(), mcp.Description("The message (Markdown).")),
 		mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false),
 	), t.sendMessage)
-	add(mcp.NewTool(core.ToolSendFile,
+	add(mcp.NewTool(ToolSendFile,
 		mcp.WithDescription(fmt.Sprintf("Post a file from your working directory into this chat conversation, as an attachment "+
 			"where the chat takes files (at most %s), else as a text snippet (text files up to %s).",
-			core.ByteSize(t.maxUpload()), core.ByteSize(maxSnippetBytes))),
+			render.ByteSize(t.maxUpload()), render.ByteSize(maxSnippetBytes))),
 		mcp.WithString("path", mcp.Required(), mcp.Description("Path of the file, relative to the working directory or absolute inside it.")),
 		mcp.WithString("comment", mcp.Description("Optional message shown with the file (Markdown).")),
 		mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false),
 	), t.sendFile)
-	add(mcp.NewTool(core.ToolSchedule,
+	add(mcp.NewTool(ToolSchedule,
 		mcp.WithDescription("Schedule a prompt to be sent to you in this conversation on a cron schedule, "+
 			"e.g. to check on something every morning. "+conv.ScheduleNote()),
 		mcp.WithString("cron", mcp.Required(), mcp.Description(`Five-field cron expression: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"; or @daily, @hourly.`)),
@@ -76,11 +75,11 @@ func New(conv core.ToolConversation) agent.MCPServer {
 		mcp.WithString("name", mcp.Description("Short name shown with each run; default the start of the prompt.")),
 		mcp.WithOpenWorldHintAnnotation(false),
 	), t.schedule)
-	add(mcp.NewTool(core.ToolListSchedules,
+	add(mcp.NewTool(ToolListSchedules,
 		mcp.WithDescription("List the schedules of this conversation (made in the chat or by you) with their ids and next runs."),
 		mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 	), t.listSchedules)
-	add(mcp.NewTool(core.ToolCancelSchedule,
+	add(mcp.NewTool(ToolCancelSchedule,
 		mcp.WithDescription("Cancel a schedule of this conversation by its id (see list_schedules)."),
 		mcp.WithNumber("id", mcp.Required(), mcp.Description("The schedule's id.")),
 		mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
@@ -112,7 +111,7 @@ func (t *Server) instrument(tool string, h func(context.Context, mcp.CallToolReq
 		text, err := h(ctx, req)
 		outcome := "ok"
 		switch {
-		case core.IsToolRefusal(err) || errors.Is(err, errFileRefused):
+		case IsRefusal(err) || errors.Is(err, errFileRefused):
 			outcome = "refused"
 		case err != nil:
 			outcome = "error"
@@ -124,7 +123,7 @@ func (t *Server) instrument(tool string, h func(context.Context, mcp.CallToolReq
 		}
 		t.log.Log(ctx, level, "agent tool call", "tool", tool, "outcome", outcome, "err", err, "duration", time.Since(start))
 		if err != nil {
-			return mcp.NewToolResultError(core.ToolErrorText(err, errFileRefused)), nil
+			return mcp.NewToolResultError(ErrorText(err, errFileRefused)), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	}
@@ -133,7 +132,7 @@ func (t *Server) instrument(tool string, h func(context.Context, mcp.CallToolReq
 func (t *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	text, err := req.RequireString("text")
 	if err != nil || strings.TrimSpace(text) == "" {
-		return "", fmt.Errorf("%w: text is required", core.ErrToolRefused)
+		return "", fmt.Errorf("%w: text is required", ErrRefused)
 	}
 	if _, err := t.conv.PostText(ctx, text); err != nil {
 		return "", err
@@ -144,13 +143,13 @@ func (t *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (stri
 func (t *Server) schedule(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	cron, err := req.RequireString("cron")
 	if err != nil {
-		return "", fmt.Errorf("%w: cron is required", core.ErrToolRefused)
+		return "", fmt.Errorf("%w: cron is required", ErrRefused)
 	}
 	prompt, err := req.RequireString("prompt")
 	if err != nil {
-		return "", fmt.Errorf("%w: prompt is required", core.ErrToolRefused)
+		return "", fmt.Errorf("%w: prompt is required", ErrRefused)
 	}
-	return t.conv.RequestSchedule(ctx, core.ScheduleAsk{Name: req.GetString("name", ""), Cron: cron, TZ: req.GetString("tz", ""), Prompt: prompt})
+	return t.conv.RequestSchedule(ctx, ScheduleAsk{Name: req.GetString("name", ""), Cron: cron, TZ: req.GetString("tz", ""), Prompt: prompt})
 }
 
 func (t *Server) listSchedules(ctx context.Context, _ mcp.CallToolRequest) (string, error) {
@@ -160,7 +159,7 @@ func (t *Server) listSchedules(ctx context.Context, _ mcp.CallToolRequest) (stri
 func (t *Server) cancelSchedule(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	id, err := req.RequireFloat("id")
 	if err != nil || id != float64(int64(id)) {
-		return "", fmt.Errorf("%w: id must be a schedule's number", core.ErrToolRefused)
+		return "", fmt.Errorf("%w: id must be a schedule's number", ErrRefused)
 	}
 	return t.conv.CancelSchedule(ctx, int64(id))
 }

@@ -14,7 +14,13 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
-// recordingConv is a ToolConversation that records what the tools did
+// The server is the core's WorkdirMover and New its AgentTools.
+var (
+	_ core.WorkdirMover = (*agenttools.Server)(nil)
+	_ core.AgentTools   = agenttools.New
+)
+
+// recordingConv is a Conversation that records what the tools did
 // through it; uploads is false for a chat that takes no files.
 type recordingConv struct {
 	benchConv
@@ -74,7 +80,7 @@ func TestToolsActThroughTheConversation(t *testing.T) {
 		t.Run(fmt.Sprintf("uploads=%v", uploads), func(t *testing.T) {
 			conv := &recordingConv{benchConv: benchConv{workdir: dir}, uploads: uploads}
 			srv := agenttools.New(conv)
-			got := call(t, srv, core.ToolSendFile, map[string]any{"path": "notes.go", "comment": "here"})
+			got := call(t, srv, agenttools.ToolSendFile, map[string]any{"path": "notes.go", "comment": "here"})
 			switch {
 			case uploads && (len(conv.files) != 1 || conv.files[0].Name != "notes.go" || conv.files[0].Comment != "here" || len(conv.posts) != 0):
 				t.Errorf("uploaded %+v, posted %q; want one attachment", conv.files, conv.posts)
@@ -84,10 +90,10 @@ func TestToolsActThroughTheConversation(t *testing.T) {
 			if strings.HasPrefix(got, "ERROR") {
 				t.Errorf("send_file answered %q", got)
 			}
-			if got := call(t, srv, core.ToolSendFile, map[string]any{"path": "../outside"}); got != "ERROR: ../outside is outside the working directory" {
+			if got := call(t, srv, agenttools.ToolSendFile, map[string]any{"path": "../outside"}); got != "ERROR: ../outside is outside the working directory" {
 				t.Errorf("send_file outside answered %q", got)
 			}
-			if got := call(t, srv, core.ToolSendMessage, map[string]any{"text": " "}); got != "ERROR: text is required" {
+			if got := call(t, srv, agenttools.ToolSendMessage, map[string]any{"text": " "}); got != "ERROR: text is required" {
 				t.Errorf("empty send_message answered %q", got)
 			}
 			want := []string{"send_file:ok", "send_file:refused", "send_message:refused"}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -53,26 +53,26 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		}
 	case streamjson.PermissionDenied:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.beginTurn(ctx).addNote("› " + codeSpan(e.ToolName+" refused: "+oneLine(e.Message, 120)))
+			cv.beginTurn(ctx).addNote("› " + render.CodeSpan(e.ToolName+" refused: "+render.OneLine(e.Message, 120)))
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionRequest:
-		cv.onPermission(ctx, e)
+		cv.cards.OnPermission(ctx, e)
 	case streamjson.PermissionCancelled:
-		cv.closeCard(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
+		cv.cards.Close(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
 	case streamjson.Elicitation:
-		cv.onElicitation(ctx, e) // agentstate.go
+		cv.cards.OnElicitation(ctx, e) // bridges/cards/elicit.go
 	case streamjson.Lifecycle:
 		cv.onLifecycle(ctx, e)
 	case streamjson.TaskStarted:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.notice(ctx, "⏳ Background task started: "+oneLine(orDefault(e.Description, e.TaskType), 200))
+			cv.notice(ctx, "⏳ Background task started: "+render.OneLine(orDefault(e.Description, e.TaskType), 200))
 		}
 	case streamjson.TaskNotification:
 		cv.notice(ctx, render.TaskNotice(e))
 	case streamjson.Notice:
 		if e.Level == "warning" || e.Level == "error" {
-			cv.notice(ctx, "ℹ️ "+oneLine(e.Text, 500))
+			cv.notice(ctx, "ℹ️ "+render.OneLine(e.Text, 500))
 		}
 	case streamjson.Result:
 		cv.onResult(ctx, e)
@@ -286,7 +286,7 @@ func orDefault(s, def string) string {
 // toolLine is the compact one-line summary of a tool call (render.ToolLine),
 // the bridge's own tools shown by their short names.
 func toolLine(u streamjson.ToolUse, workdir string) string {
-	if name, d, ok := agentToolDetail(u.Name, render.InputMap(u.Input), workdir); ok {
+	if name, d, ok := agenttools.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
 		return render.ToolLineOf(u, name, d)
 	}
 	return render.ToolLine(u, workdir)
@@ -324,26 +324,3 @@ func verbosity(b *config.Bot) string {
 	}
 	return b.Verbosity
 }
-
-// Short names for the render helpers the core's texts use most.
-func codeSpan(s string) string              { return render.CodeSpan(s) }
-func codeBlock(lang, s string) string       { return render.CodeBlock(lang, s) }
-func oneLine(s string, n int) string        { return render.OneLine(s, n) }
-func clip(s string, n, maxRunes int) string { return render.Clip(s, n, maxRunes) }
-func formatDuration(d time.Duration) string { return render.FormatDuration(d) }
-func usd(x float64) string                  { return render.USD(x) }
-
-// CodeSpan is render.CodeSpan, for the features' texts.
-func CodeSpan(s string) string { return render.CodeSpan(s) }
-
-// OneLine is render.OneLine, for the features' texts.
-func OneLine(s string, n int) string { return render.OneLine(s, n) }
-
-// USD is render.USD, for the features' texts.
-func USD(x float64) string { return render.USD(x) }
-
-// Preview sizes of a card (render.PreviewLines, render.PreviewRunes).
-const (
-	previewLines = render.PreviewLines
-	previewRunes = render.PreviewRunes
-)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -294,12 +295,12 @@ func (cv *conversation) spareStatusLine() string {
 	case st.Failures > 0 && st.Ready == 0:
 		next := "now"
 		if wait := time.Until(st.NextAttempt); wait > 0 {
-			next = "in " + formatDuration(wait.Round(time.Second))
+			next = "in " + render.FormatDuration(wait.Round(time.Second))
 		}
 		return fmt.Sprintf("\n• warm spares: ⚠️ failing to start (%d in a row): %s; next try %s",
-			st.Failures, oneLine(st.LastError, 200), next)
+			st.Failures, render.OneLine(st.LastError, 200), next)
 	case st.WarmUpOff != "":
-		return fmt.Sprintf("\n• warm spares: %d of %d ready (without a warm-up turn: %s)", st.Ready, st.Want, oneLine(st.WarmUpOff, 160))
+		return fmt.Sprintf("\n• warm spares: %d of %d ready (without a warm-up turn: %s)", st.Ready, st.Want, render.OneLine(st.WarmUpOff, 160))
 	default:
 		return fmt.Sprintf("\n• warm spares: %d of %d ready", st.Ready, st.Want)
 	}

@@ -41,7 +41,7 @@ func (cv *conversation) fetchAttachments(ctx context.Context, msgID string, file
 			continue
 		case f.Size > limit:
 			cv.log.Info("attachment refused: too large", "file", f.Name, "bytes", f.Size, "limit", limit)
-			cv.notice(ctx, fmt.Sprintf("📎 %s is too large (%s): files up to %s reach the agent.", codeSpan(f.Name), render.ByteSize(f.Size), render.ByteSize(limit)))
+			cv.notice(ctx, fmt.Sprintf("📎 %s is too large (%s): files up to %s reach the agent.", render.CodeSpan(f.Name), render.ByteSize(f.Size), render.ByteSize(limit)))
 			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s is larger than %s]", f.Name, render.ByteSize(limit)))
 			continue
 		}
@@ -145,7 +145,7 @@ func (cv *conversation) voiceNote(ctx context.Context, ff bridges.FileFetcher, m
 	}
 	name := orDefault(f.Name, "voice note")
 	if f.Size > maxVoiceBytes {
-		cv.notice(ctx, fmt.Sprintf("🎙️ %s is too long to transcribe (%s): voice notes up to %s are.", codeSpan(name), render.ByteSize(f.Size), render.ByteSize(maxVoiceBytes)))
+		cv.notice(ctx, fmt.Sprintf("🎙️ %s is too long to transcribe (%s): voice notes up to %s are.", render.CodeSpan(name), render.ByteSize(f.Size), render.ByteSize(maxVoiceBytes)))
 		return fmt.Sprintf("[voice note not transcribed: %s is larger than %s]", name, render.ByteSize(maxVoiceBytes)), true
 	}
 	data, err := ff.FetchFile(ctx, f, maxVoiceBytes)

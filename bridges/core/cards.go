@@ -3,234 +3,145 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
-	"slices"
-	"strings"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
-	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// cardKind says what a card asks.
-type cardKind int
+// cardHost is the conversation as its cards (bridges/cards) see it; its
+// methods run on the worker.
+type cardHost struct{ cv *conversation }
 
-const (
-	cardPermission cardKind = iota // may the tool run?
-	cardQuestion                   // AskUserQuestion
-	cardPlan                       // ExitPlanMode
-	cardSchedule                   // a schedule the agent asks for (agent_schedule.go); the CLI waits for nothing
-)
+var _ cards.Host = cardHost{}
 
-// card is an open permission request shown in the thread.
-type card struct {
-	id          string // CardID; the CLI's request id
-	seq         int    // opening order within the conversation
-	kind        cardKind
-	req         streamjson.PermissionRequest
-	ref         bridges.MessageRef
-	posted      bool
-	requesters  map[string]author
-	body        string            // the readable request, without choices or status
-	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
-	alwaysLabel string
-	grants      []policy.Rule     // what "Always allow" stores for the conversation (see grants.AlwaysPermissions)
-	questions   []render.Question // cardQuestion
-	picked      [][]bool          // cardQuestion: selected options per question
-	schedule    *schedreq.Request // cardSchedule: what approving it creates
-	intro       string            // cardQuestion: text above the questions (an elicitation's server and message)
-	elicit      *elicitForm       // cardQuestion showing an MCP elicitation (agentstate.go); nil for AskUserQuestion
+func (h cardHost) Log() *slog.Logger                    { return h.cv.log }
+func (h cardHost) ConvID() string                       { return h.cv.id }
+func (h cardHost) Key() bridges.ConversationKey         { return h.cv.key }
+func (h cardHost) Bot() *config.Bot                     { return h.cv.bot }
+func (h cardHost) Profile() *config.Agent               { return h.cv.profile }
+func (h cardHost) Limits() bridges.Limits               { return h.cv.limits }
+func (h cardHost) MaxRunes() int                        { return h.cv.maxRunes() }
+func (h cardHost) Now() time.Time                       { return h.cv.core.clock.Now() }
+func (h cardHost) Store() cards.Store                   { return h.cv.core.st }
+func (h cardHost) Notice(ctx context.Context, t string) { h.cv.notice(ctx, t) }
+func (h cardHost) IsApprover(user string) bool          { return isApprover(h.cv.bot, user) }
+func (h cardHost) ScheduledRun() string                 { return h.cv.scheduledRun() }
+func (h cardHost) Live() bool                           { return h.cv.sess != nil }
+func (h cardHost) StopTimer(id string)                  { h.cv.cancelTimer(timerApproval, id) }
+func (h cardHost) BeginTurn(ctx context.Context)        { h.cv.beginTurn(ctx) }
+
+func (h cardHost) StartTimer(d time.Duration, id string) { h.cv.after(d, timerApproval, id) }
+
+func (h cardHost) CountApproval(decision string) {
+	h.cv.core.opts.Metrics.Approval(h.cv.bot.Name, decision)
 }
 
-// answersCLI reports whether the CLI waits for the card's decision (every
-// card but a schedule the agent asks for).
-func (cd *card) answersCLI() bool { return cd.kind != cardSchedule }
+func (h cardHost) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
+	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	return h.cv.post(ctx, m)
+}
 
-// message renders the open card (render.CardMessage); a permission card
-// notes what Always allow does.
-func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
-	c := render.Card{ID: cd.id, Body: cd.body, Buttons: cd.buttons()}
-	switch cd.kind {
-	case cardPermission:
-		c.Note = cd.alwaysLabel
-	case cardQuestion:
-		c.Questions = cd.questions
+func (h cardHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	return h.cv.editOrPost(ctx, ref, m, instead)
+}
+
+func (h cardHost) ReplyPrivately(ctx context.Context, a bridges.Action, text string) {
+	replyPrivately(ctx, h.cv.log, a, text)
+}
+
+func (h cardHost) Record(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
+	h.cv.recordOrLog(ctx, what, do, attrs...)
+}
+
+func (h cardHost) Requesters() map[string]cards.Person {
+	rs := h.cv.requesters()
+	out := make(map[string]cards.Person, len(rs))
+	for id, a := range rs {
+		out[id] = cards.Person{ID: a.id, Name: a.name}
 	}
-	return render.CardMessage(c, lim, maxRunes)
+	return out
 }
 
-// buttons are the card's choices.
-func (cd *card) buttons() []bridges.Button {
-	switch cd.kind {
-	case cardPlan:
-		return render.PlanButtons()
-	case cardSchedule:
-		return render.ScheduleButtons()
-	case cardQuestion:
-		bs := render.QuestionButtons(cd.questions, cd.picked)
-		if cd.elicit != nil {
-			bs = append(bs, bridges.Button{ID: bridges.ChoiceDeny, Label: "Decline", Style: bridges.StyleDanger})
+func (h cardHost) Respond(ctx context.Context, id string, d streamjson.Decision) error {
+	if h.cv.sess == nil {
+		return nil
+	}
+	return h.cv.sess.Respond(ctx, id, d)
+}
+
+func (h cardHost) CanElicit() bool {
+	_, ok := h.cv.sess.(elicitationResponder)
+	return ok
+}
+
+func (h cardHost) RespondElicitation(ctx context.Context, id, action string, content map[string]any) error {
+	r, ok := h.cv.sess.(elicitationResponder)
+	if !ok {
+		return nil
+	}
+	return r.RespondElicitation(ctx, id, action, content)
+}
+
+// BeforeCard closes the live message so the rest of the turn appears
+// below the card. On a quick turn its first post is not due yet: it posts
+// the text that introduces the card now, or it would show below the card.
+func (h cardHost) BeforeCard(ctx context.Context) {
+	cv := h.cv
+	t := cv.turn
+	if t == nil || !t.live.posted && !(cv.streams() && render.HasText(t.segs)) {
+		return
+	}
+	text := render.Tail(render.Join(t.segs), cv.maxRunes())
+	if t.live.posted {
+		cv.finishLive(ctx, text)
+	} else if text != "" {
+		cv.cancelTimer(timerLive, "")
+		cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+		if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
+			cv.log.Warn("post the text before a card", "err", err)
 		}
-		return bs
-	default:
-		return render.PermissionButtons(cd.always != nil)
+	}
+	t.live = liveMsg{}
+	t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
+}
+
+func (h cardHost) Note(ctx context.Context, line string) {
+	h.cv.beginTurn(ctx).addNote(line)
+	h.cv.touchLive(ctx)
+}
+
+func (h cardHost) ToolWaiting(ctx context.Context, toolUseID string) {
+	if t := h.cv.turn; t != nil && t.live.toolWaiting(toolUseID) {
+		h.cv.touchLive(ctx)
 	}
 }
 
-// needsSubmit: one click cannot answer the card, so clicks toggle and
-// Submit answers (render.NeedsSubmit).
-func (cd *card) needsSubmit() bool { return render.NeedsSubmit(cd.questions) }
-
-// openCard posts a card, records the request and starts its timeout. A
-// card that cannot be posted is denied at once (nobody could answer it).
-func (cv *conversation) openCard(ctx context.Context, cd *card) {
-	cd.requesters = cv.requesters()
-	if run := cv.scheduledRun(); run != "" && cd.kind != cardSchedule {
-		cd.body += "\n_⏰ Asked during a run of schedule " + run + ": " + deciderText(cd.requesters) + " may decide._"
+func (h cardHost) ToolDecided(ctx context.Context, toolUseID string, allowed bool) {
+	if t := h.cv.turn; t != nil && t.live.toolDecided(toolUseID, allowed) {
+		h.cv.touchLive(ctx)
 	}
-	cv.cardSeq++
-	cd.seq = cv.cardSeq
-	if t := cv.turn; t != nil && (t.live.posted || cv.streams() && render.HasText(t.segs)) {
-		// Close the live message so the rest of the turn appears below the
-		// card. On a quick turn its first post is not due yet: post the text
-		// that introduces the card now, or it would show below the card.
-		text := render.Tail(render.Join(t.segs), cv.maxRunes())
-		if t.live.posted {
-			cv.finishLive(ctx, text)
-		} else if text != "" {
-			cv.cancelTimer(timerLive, "")
-			cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-			if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
-				cv.log.Warn("post the text before a card", "err", err)
-			}
+}
+
+func (h cardHost) ToolInput(toolUseID string) json.RawMessage {
+	if t := h.cv.turn; t != nil {
+		if u, ok := t.tools[toolUseID]; ok {
+			return u.Input
 		}
-		t.live = liveMsg{}
-		t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
 	}
-	if d := cv.profile.ApprovalTimeout; d > 0 {
-		cv.after(d, timerApproval, cd.id) // counted from when the card shows
-	}
-	cv.auditRequest(ctx, store.Approval{
-		ID: cd.id, ConversationID: cv.id, ToolName: cd.req.ToolName, Input: cd.req.Input,
-		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
-	})
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	ref, err := cv.post(ctx, cd.message(cv.limits, cv.maxRunes()))
-	if err != nil {
-		cv.cancelTimer(timerApproval, cd.id)
-		cv.log.Error("post approval card; denying the request", "request", cd.id, "err", err)
-		msg := "The approval request could not be shown to the user (chat error), so the call was denied. Try again later."
-		if cd.answersCLI() {
-			cv.respond(ctx, cd.id, streamjson.Decision{Message: msg})
-		}
-		cv.audit(ctx, cd.id, store.DecisionDeny, "", msg)
-		return
-	}
-	cd.ref, cd.posted = ref, true
-	st, id, msgID := cv.core.st, cd.id, ref.ID
-	cv.recordOrLog(ctx, "store card reference", func(ctx context.Context) error {
-		return st.SetApprovalCardRef(ctx, id, encodeRef(ref), msgID)
-	}, "request", id)
-	cv.cards[cd.id] = cd
+	return nil
 }
 
-// onAction handles a click on one of this conversation's cards.
-func (cv *conversation) onAction(ctx context.Context, a bridges.Action) {
-	cd := cv.cards[a.CardID]
-	if cd == nil {
-		replyPrivately(ctx, cv.log, a, "This request is no longer open.")
-		return
-	}
-	who := author{a.UserID, a.UserName}
-	if !cv.mayDecide(cd, who.id) {
-		cv.log.Info("click refused: not allowed to decide", "user", a.UserID, "card", cd.id)
-		replyPrivately(ctx, cv.log, a, "Sorry, only "+names(cd.requesters)+", approvers or admins can answer this request.")
-		return
-	}
-	var problem string
-	switch cd.kind {
-	case cardQuestion:
-		problem = cv.clickQuestion(ctx, cd, a.Choice, who)
-	case cardSchedule:
-		problem = cv.decideSchedule(ctx, cd, a.Choice, who)
-	default:
-		problem = cv.decide(ctx, cd, a.Choice, who)
-	}
-	if problem != "" {
-		replyPrivately(ctx, cv.log, a, problem)
-	}
-}
-
-// mayDecide: the people whose messages started the turn, approvers, admins.
-func (cv *conversation) mayDecide(cd *card, user string) bool {
-	_, requester := cd.requesters[user]
-	return requester || isApprover(cv.bot, user)
-}
-
-// retireCard shows how a card ended (no buttons) and forgets it. Where the
-// card can no longer be edited, the status is posted as a new message
-// quoting the card.
-func (cv *conversation) retireCard(ctx context.Context, cd *card, status string) {
-	delete(cv.cards, cd.id)
-	cv.cancelTimer(timerApproval, cd.id)
-	if !cd.posted {
-		return
-	}
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	text := render.Truncate(render.DecidedText(cd.body, status), cv.maxRunes())
-	instead := bridges.Message{Text: render.Truncate(status, cv.maxRunes()), ReplyTo: cd.ref.ID}
-	if _, err := cv.editOrPost(ctx, cd.ref, bridges.Message{Text: text, CardID: cd.id}, instead); err != nil {
-		cv.log.Warn("update decided card", "card", cd.id, "err", err)
-	}
-}
-
-// closeCard ends a card without answering the CLI (it withdrew the request,
-// or the process is gone).
-func (cv *conversation) closeCard(ctx context.Context, id string, audit store.Decision, by, status string) {
-	cd := cv.cards[id]
-	if cd == nil {
-		return
-	}
-	cv.audit(ctx, id, audit, by, status)
-	cv.retireCard(ctx, cd, status)
-}
-
-// expireCard denies a card nobody answered within approval_timeout.
-func (cv *conversation) expireCard(ctx context.Context, id string) {
-	cd := cv.cards[id]
-	if cd == nil {
-		return
-	}
-	wait := render.FormatWait(cv.profile.ApprovalTimeout)
-	msg := "Nobody approved this tool call within " + wait + " (the bridge's approval timeout), so it was denied. " +
-		"Do not retry it now: tell the user what you wanted to do so they can approve it when they are back."
-	switch cd.kind {
-	case cardQuestion:
-		msg = "The user did not answer within " + wait + ". Continue without the answer or ask again later."
-	case cardSchedule:
-		msg = "Nobody approved the schedule within " + wait + ", so none was created."
-	}
-	if cd.answersCLI() {
-		cv.respond(ctx, id, streamjson.Decision{Message: msg})
-	}
-	cv.audit(ctx, id, store.DecisionTimeout, "", msg)
-	cv.log.Info("permission request expired", "request", id, "after", wait)
-	cv.retireCard(ctx, cd, "⌛ Expired: no answer within "+wait+".")
-}
-
-// expireAllCards closes every open card, e.g. when the process is gone.
-func (cv *conversation) expireAllCards(ctx context.Context, status string) {
-	ids := make([]string, 0, len(cv.cards))
-	for id := range cv.cards {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		cv.closeCard(ctx, id, store.DecisionExpired, "", status)
-	}
+func (h cardHost) AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error) {
+	return h.cv.core.addSchedule(ctx, r)
 }
 
 // requesters are the people who may decide the turn's requests besides the
@@ -270,51 +181,4 @@ func (cv *conversation) scheduledRun() string {
 		return cv.lastSent.scheduledRun()
 	}
 	return ""
-}
-
-func authorIDs(m map[string]author) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// deciderText says who may decide a card besides nobody: its requesters,
-// approvers and admins.
-func deciderText(requesters map[string]author) string {
-	if len(requesters) == 0 {
-		return "only the bot's approvers and admins"
-	}
-	return names(requesters) + ", approvers and admins"
-}
-
-func names(m map[string]author) string {
-	var ns []string
-	for _, id := range authorIDs(m) {
-		ns = append(ns, mention(m[id]))
-	}
-	if len(ns) == 0 {
-		return "the requester"
-	}
-	return strings.Join(ns, ", ")
-}
-
-// encodeRef stores a card's message reference in the audit table, so a
-// restarted bridge can close the card.
-func encodeRef(ref bridges.MessageRef) string {
-	b, err := json.Marshal(ref)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-func decodeRef(s string) (bridges.MessageRef, bool) {
-	var ref bridges.MessageRef
-	if s == "" || json.Unmarshal([]byte(s), &ref) != nil || ref.ID == "" {
-		return bridges.MessageRef{}, false
-	}
-	return ref, true
 }

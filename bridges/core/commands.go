@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -126,7 +127,7 @@ func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, er
 	case cv.sess == nil:
 	case mode == config.ModeBypass || old == config.ModeBypass:
 		// The CLI only enters or leaves bypass at launch: restart it.
-		if cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 {
+		if cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 {
 			cv.restartAfterTurn = true
 			return true, nil, nil
 		}
@@ -142,7 +143,7 @@ func (c cmdConv) ResumeState() error {
 	switch {
 	case cv.resuming:
 		return commands.ErrResuming
-	case cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0:
+	case cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0:
 		return commands.ErrWorking
 	}
 	return nil
@@ -182,7 +183,7 @@ func (cv *conversation) releaseSession(ctx context.Context, sessionID string, to
 	if cv.row.SessionID != sessionID {
 		return "", store.ErrSessionMoved
 	}
-	if cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 || sessionBusy(cv.sess) {
+	if cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 || sessionBusy(cv.sess) {
 		return "", commands.ErrSessionBusy
 	}
 	summary, err := cv.core.st.SessionSummary(ctx, cv.id)
@@ -280,8 +281,8 @@ func (cv *conversation) statusText() string {
 		state = "live, idle"
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
-		codeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), len(cv.cards),
-		codeSpan(orDefault(cv.effectiveModel(), "default")), codeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), cv.cards.Len(),
+		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -111,9 +112,9 @@ func (m sentMsg) scheduledRun() string {
 	}
 	name := strings.TrimPrefix(m.from.name, schedreq.Header)
 	if m.scheduleID > 0 {
-		return fmt.Sprintf("#%d %s", m.scheduleID, codeSpan(schedreq.Name(name)))
+		return fmt.Sprintf("#%d %s", m.scheduleID, render.CodeSpan(schedreq.Name(name)))
 	}
-	return codeSpan(schedreq.Name(name))
+	return render.CodeSpan(schedreq.Name(name))
 }
 
 // conversation is the state of one conversation, owned by its worker.
@@ -140,8 +141,7 @@ type conversation struct {
 	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
 	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
 	turn               *turn
-	cards              map[string]*card // open cards by id
-	cardSeq            int
+	cards              *cards.Set      // open cards
 	lastAuthor         author          // of the last person's message sent to the agent
 	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
 	stopping           bool            // !stop asked for an interrupt
@@ -187,12 +187,12 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		resume:      row.SessionID != "",
 		inflight:    make(map[string]sentMsg),
 		spared:      make(map[string]int),
-		cards:       make(map[string]*card),
 		timers:      make(map[timerKey]pendingTimer),
 		editReply:   make(map[string]bridges.MessageRef),
 		streamReply: make(map[string]streamEnd),
 		bgTasks:     make(map[string]bool),
 	}
+	cv.cards = cards.New(cardHost{cv})
 	cv.q = c.newQueue(cv)
 	return cv
 }
@@ -203,7 +203,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inPoke:
 		cv.deliverPending(ctx)
 	case inAction:
-		cv.onAction(ctx, v.a)
+		cv.cards.OnAction(ctx, v.a)
 	case inOperatorAction:
 		cv.onOperatorAction(ctx, v)
 	case inEvent:
@@ -240,7 +240,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 // idle reports whether the worker holds nothing that needs it: no process,
 // card, unfinished message, reply to retry or timer.
 func (cv *conversation) idle() bool {
-	if cv.sess != nil || cv.acquiring || cv.turn != nil || len(cv.cards) > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming ||
+	if cv.sess != nil || cv.acquiring || cv.turn != nil || cv.cards.Len() > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming ||
 		len(cv.unrecorded) > 0 {
 		return false
 	}
@@ -303,7 +303,7 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerLive:
 		cv.flushLive(ctx)
 	case timerApproval:
-		cv.expireCard(ctx, v.id)
+		cv.cards.Expire(ctx, v.id)
 	case timerOutbox:
 		cv.outboxRetrying = false
 		cv.flushOutbox(ctx)

@@ -56,7 +56,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
 		}
-		if m.Origin == OriginPerson && cv.answerFromText(ctx, m) {
+		if m.Origin == OriginPerson && cv.cards.AnswerFromText(ctx, m) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
@@ -243,7 +243,7 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 			return
 		}
 		cv.log.Error("start agent", "err", v.err)
-		cv.notice(ctx, "⚠️ I could not start the agent: "+oneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
+		cv.notice(ctx, "⚠️ I could not start the agent: "+render.OneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
 		return
 	}
 	if v.sessionID != "" && v.sessionID != cv.row.SessionID && !cv.onSpareTaken(ctx, v.sess, v.sessionID) {
@@ -315,8 +315,8 @@ func (cv *conversation) noteRefusedBypass(ctx context.Context) {
 	}
 	cv.bypassRefusalShown = true
 	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
-	cv.notice(ctx, "🔐 This conversation was set to "+codeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
-		"so the agent runs in "+codeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
+	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
+		"so the agent runs in "+render.CodeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
 }
 
 // encodeFiles stores attachments in the ledger as JSON (nil when none).

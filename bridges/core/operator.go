@@ -122,19 +122,7 @@ func (c *Core) DecideApproval(ctx context.Context, id, choice, by string) error 
 
 // onOperatorAction applies an operator's decision; it runs on the worker.
 func (cv *conversation) onOperatorAction(ctx context.Context, v inOperatorAction) {
-	problem := ""
-	cd := cv.cards[v.a.CardID]
-	switch {
-	case cd == nil:
-		problem = "This request is no longer open."
-	case cd.kind == cardQuestion:
-		problem = "Questions are answered in the conversation."
-	case cd.kind == cardSchedule:
-		problem = cv.decideSchedule(ctx, cd, v.a.Choice, author{v.a.UserID, v.a.UserName})
-	default:
-		problem = cv.decide(ctx, cd, v.a.Choice, author{v.a.UserID, v.a.UserName})
-	}
-	v.done <- problem
+	v.done <- cv.cards.Operator(ctx, v.a)
 }
 
 // failedState is the state of a bot whose Run returned err.
@@ -244,7 +232,7 @@ func (cv *conversation) connectionLines(who author) string {
 		case s.Bot == cv.bot.Name:
 			b.WriteString("\n• connection: " + render.StateSummary(s, now))
 		case isAdmin(cv.bot, who.id) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
-			b.WriteString("\n• bot " + codeSpan(s.Bot) + ": " + render.StateSummary(s, now))
+			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
 		}
 	}
 	return b.String()

@@ -133,10 +133,10 @@ func (cv *conversation) giveUpReason(row store.OutboxMessage, err error) string 
 func (cv *conversation) failedNotice(reason string, row store.OutboxMessage, err error) string {
 	if reason == giveUpExpired {
 		return fmt.Sprintf("⚠️ A reply of the agent could not be posted: %s kept refusing it for %s (%s). Ask the agent to repeat it if needed.",
-			cv.platformTitle(), render.FormatOutage(cv.core.clock.Now().Sub(row.CreatedAt)), oneLine(err.Error(), 120))
+			cv.platformTitle(), render.FormatOutage(cv.core.clock.Now().Sub(row.CreatedAt)), render.OneLine(err.Error(), 120))
 	}
 	return fmt.Sprintf("⚠️ A reply of the agent could not be posted (%s). Ask the agent to repeat it if needed.",
-		oneLine(err.Error(), 120))
+		render.OneLine(err.Error(), 120))
 }
 
 // giveUpAfter is config delivery.give_up_after (its default when unset).
@@ -277,7 +277,7 @@ func (cv *conversation) outboxStatusLine(ctx context.Context) string {
 	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
 		since.UTC().Format("2006-01-02 15:04:05 UTC"), render.RoundAgo(cv.core.clock.Now().Sub(since)))
 	if oldest.LastError != "" {
-		line += "; last error: " + oneLine(oldest.LastError, 200)
+		line += "; last error: " + render.OneLine(oldest.LastError, 200)
 	}
 	return line
 }

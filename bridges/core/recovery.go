@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -24,7 +25,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	cv.core.opts.Metrics.Exit(cv.bot.Name, e.Reason)
 	if e.Expected {
 		cv.log.Debug("agent stopped", "reason", e.Reason)
-		cv.expireAllCards(ctx, "⌛ Expired: the agent stopped.")
+		cv.cards.ExpireAll(ctx, "⌛ Expired: the agent stopped.")
 		cv.interruptTurn(ctx)
 		// A process evicted between its spawn and the first write leaves
 		// pending messages behind: they need a new one.
@@ -32,7 +33,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 		return
 	}
 	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", render.Truncate(e.StderrTail, 500))
-	cv.expireAllCards(ctx, "⌛ Expired: agent restarted.")
+	cv.cards.ExpireAll(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
 	var n int
 	st, id := cv.core.st, cv.id
@@ -56,7 +57,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	clear(cv.inflight)
 	how := fmt.Sprintf("exit code %d", e.Code)
 	if e.Code < 0 && e.Err != nil {
-		how = oneLine(e.Err.Error(), 80)
+		how = render.OneLine(e.Err.Error(), 80)
 	}
 	switch oom := cv.limitExitNotice(e); {
 	case oom != "" && n > 0 && !cv.freshRetry:
@@ -86,7 +87,7 @@ func (cv *conversation) interruptTurn(ctx context.Context) {
 // closeSession stops the live process (if any) and forgets it: its later
 // events are ignored. Open cards close with status.
 func (cv *conversation) closeSession(ctx context.Context, status string) {
-	cv.expireAllCards(ctx, status)
+	cv.cards.ExpireAll(ctx, status)
 	cv.endTurn(ctx)
 	if cv.sess == nil {
 		return
@@ -188,7 +189,7 @@ func (c *Core) restore(ctx context.Context, id string, in input) {
 func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 	const status = "⌛ Expired: bridge restarted."
 	for _, a := range open {
-		if ref, ok := decodeRef(a.CardRef); ok {
+		if ref, ok := cards.DecodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
 				text := render.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}

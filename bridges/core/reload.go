@@ -12,6 +12,7 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -293,7 +294,7 @@ func (c *Core) drainBot(ctx context.Context, name string, p bridges.Platform, co
 // busyWithTurn reports whether the conversation's agent is in a turn: a
 // turn running, a message in flight, an open card, or starting.
 func (cv *conversation) busyWithTurn() bool {
-	return cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || len(cv.cards) > 0 || cv.resuming
+	return cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 || cv.resuming
 }
 
 // Replacement states of a conversation's agent after a reload.
@@ -346,7 +347,7 @@ func (cv *conversation) replaceIfIdle(ctx context.Context) {
 	if bg && cv.replacing != replaceForce {
 		if !cv.replaceTold {
 			cv.replaceTold = true
-			cv.notice(ctx, "🔄 The bridge's config changed for this agent ("+codeSpan(cv.profile.Name)+"). It restarts with the new settings "+
+			cv.notice(ctx, "🔄 The bridge's config changed for this agent ("+render.CodeSpan(cv.profile.Name)+"). It restarts with the new settings "+
 				"once its background task has finished; the conversation's history is kept.")
 		}
 		return
@@ -362,7 +363,7 @@ func (cv *conversation) replaceIfIdle(ctx context.Context) {
 	clear(cv.bgTasks)
 	cv.log.Info("agent replaced after a config reload", "profile", cv.profile.Name, "background_task_ended", bg)
 	if bg {
-		cv.notice(ctx, "🔄 The bridge's config changed for this agent ("+codeSpan(cv.profile.Name)+"): an admin restarted it now, "+
+		cv.notice(ctx, "🔄 The bridge's config changed for this agent ("+render.CodeSpan(cv.profile.Name)+"): an admin restarted it now, "+
 			"which ended its background task. The conversation's history is kept.")
 	}
 	cv.restartProcess(ctx)

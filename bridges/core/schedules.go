@@ -2,13 +2,9 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
@@ -115,7 +111,7 @@ func (t *toolConv) askSchedule(ctx context.Context, r schedreq.Request) error {
 	}
 	done := make(chan error, 1)
 	err := t.core.onLiveWorker(ctx, t.key, func(ctx context.Context, cv *conversation) {
-		done <- cv.openScheduleCard(ctx, r)
+		done <- cv.cards.OpenSchedule(ctx, r)
 	})
 	if err != nil {
 		return fmt.Errorf("ask for approval of a schedule: %w", err)
@@ -139,73 +135,4 @@ func (c *Core) onLiveWorker(ctx context.Context, key bridges.ConversationKey, f 
 		return errNoWorker
 	}
 	return cv.q.PushWait(ctx, inCall{f})
-}
-
-// openScheduleCard posts the approval card of the agent's schedule
-// request r.
-func (cv *conversation) openScheduleCard(ctx context.Context, r schedreq.Request) error {
-	waiting := 0
-	for _, cd := range cv.cards {
-		if cd.kind == cardSchedule {
-			waiting++
-		}
-	}
-	if waiting >= schedreq.MaxCards {
-		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", ErrToolRefused, waiting)
-	}
-	id := "schedule-" + uuid.NewString()
-	input, err := json.Marshal(map[string]string{"cron": r.Cron, "tz": r.TZ, "prompt": r.Prompt, "name": r.Name,
-		"channel": r.Key.Channel, "thread": r.Key.Thread})
-	if err != nil {
-		return fmt.Errorf("encode schedule request: %w", err)
-	}
-	cv.openCard(ctx, &card{
-		id:       id,
-		kind:     cardSchedule,
-		req:      streamjson.PermissionRequest{RequestID: id, ToolName: qualifiedTool(ToolSchedule), Input: input},
-		body:     schedreq.CardBody(r, cv.core.clock.Now(), codeBlock("", clip(r.Prompt, previewLines, previewRunes))),
-		schedule: &r,
-	})
-	if cv.cards[id] == nil {
-		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", ErrToolRefused)
-	}
-	cv.log.Info("agent schedule awaits approval", "card", id, "cron", r.Cron, "tz", r.TZ)
-	return nil
-}
-
-// decideSchedule applies a choice to the card of an agent's schedule
-// request: create it (as the clicker, checked again now) or refuse it. It
-// returns a problem to tell the clicker, or "".
-func (cv *conversation) decideSchedule(ctx context.Context, cd *card, choice string, who author) string {
-	by := mention(who)
-	switch choice {
-	case bridges.ChoiceAllow:
-		r := *cd.schedule
-		r.CreatedBy = who.id
-		sc, err := cv.core.addSchedule(ctx, r)
-		if err != nil {
-			why := "database error"
-			if errors.Is(err, schedreq.ErrRefused) {
-				why = ToolErrorText(err)
-			} else {
-				cv.log.Error("add approved agent schedule", "card", cd.id, "err", err)
-			}
-			msg := "Approved by " + by + " but not created: " + why
-			cv.audit(ctx, cd.id, store.DecisionDeny, who.id, msg)
-			cv.retireCard(ctx, cd, "⚠️ "+msg)
-			return ""
-		}
-		cv.audit(ctx, cd.id, store.DecisionAllow, who.id, fmt.Sprintf("schedule #%d created", sc.ID))
-		cv.log.Info("agent schedule approved", "card", cd.id, "schedule", sc.ID, "by", who.id)
-		cv.retireCard(ctx, cd, "✅ Created by "+by+" as "+schedreq.Line(sc, cv.core.clock.Now(), cv.key)+
-			". Remove it with `"+bridges.CommandPrefix+"schedule rm "+fmt.Sprint(sc.ID)+"`.")
-	case bridges.ChoiceDeny:
-		msg := "Refused by " + by + ": no schedule was created."
-		cv.audit(ctx, cd.id, store.DecisionDeny, who.id, msg)
-		cv.log.Info("agent schedule refused", "card", cd.id, "by", who.id)
-		cv.retireCard(ctx, cd, "❌ "+msg)
-	default:
-		return "That choice is not available on this request."
-	}
-	return ""
 }

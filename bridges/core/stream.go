@@ -194,7 +194,7 @@ func (cv *conversation) progressLine(ctx context.Context) {
 		return
 	}
 	defer cv.armProgress()
-	if len(cv.cards) > 0 {
+	if cv.cards.Len() > 0 {
 		return
 	}
 	line := "⏳ Still working… " + render.FormatWait(cv.core.clock.Now().Sub(t.start)) + " so far"

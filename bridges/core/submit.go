@@ -182,10 +182,10 @@ func authFailed(r streamjson.Result) bool {
 // /login, which the CLI suggests, is impossible from a chat).
 func authHelp(profile string, r streamjson.Result) string {
 	said, _, _ := strings.Cut(r.Text, " · ") // "Not logged in · Please run /login"
-	return "⚠️ The agent could not sign in to the model API (" + oneLine(strings.TrimSpace(said), 200) + ").\n" +
-		"An admin needs to give the agent profile " + codeSpan(profile) + " a credential in the bridge's config, under " +
-		codeSpan("agents."+profile+".env") + ": " + codeSpan("ANTHROPIC_API_KEY") + " (an API key) or " +
-		codeSpan("CLAUDE_CODE_OAUTH_TOKEN") + " (a subscription token from " + codeSpan("claude setup-token") +
+	return "⚠️ The agent could not sign in to the model API (" + render.OneLine(strings.TrimSpace(said), 200) + ").\n" +
+		"An admin needs to give the agent profile " + render.CodeSpan(profile) + " a credential in the bridge's config, under " +
+		render.CodeSpan("agents."+profile+".env") + ": " + render.CodeSpan("ANTHROPIC_API_KEY") + " (an API key) or " +
+		render.CodeSpan("CLAUDE_CODE_OAUTH_TOKEN") + " (a subscription token from " + render.CodeSpan("claude setup-token") +
 		"), then restart the bridge. Send your message again afterwards."
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -297,7 +298,7 @@ func (c *Scheduler) fire(ctx context.Context, runs core.ScheduleRuns, sc store.S
 		if err := c.st.RecordScheduleSkip(ctx, sc.ID, due); err != nil {
 			return err
 		}
-		post(ctx, runs, bridges.ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+core.CodeSpan(sc.Name)+
+		post(ctx, runs, bridges.ConversationKey(prev.Key), "⏭ Skipped a scheduled run of "+render.CodeSpan(sc.Name)+
 			" due "+due.In(c.cronLoc(sc)).Format("Mon 15:04 MST")+": the previous run has not finished.", log)
 		return nil
 	}

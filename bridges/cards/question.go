@@ -1,4 +1,4 @@
-package core
+package cards
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 
 // openQuestion shows AskUserQuestion as a card: one button per option, or
 // toggles and Submit for multiple choice and several questions.
-func (cv *conversation) openQuestion(ctx context.Context, req streamjson.PermissionRequest) {
+func (s *Set) openQuestion(ctx context.Context, req streamjson.PermissionRequest) {
 	var in struct {
 		Questions []render.Question `json:"questions"`
 	}
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
-		cv.log.Warn("AskUserQuestion without questions; allowing it unanswered", "err", err)
-		cv.respond(ctx, req.RequestID, streamjson.Decision{Allow: true, UpdatedInput: req.Input})
+		s.h.Log().Warn("AskUserQuestion without questions; allowing it unanswered", "err", err)
+		s.respond(ctx, req.RequestID, streamjson.Decision{Allow: true, UpdatedInput: req.Input})
 		return
 	}
 	cd := &card{id: req.RequestID, kind: cardQuestion, req: req, questions: in.Questions}
@@ -31,34 +31,32 @@ func (cv *conversation) openQuestion(ctx context.Context, req streamjson.Permiss
 		cd.picked[i] = make([]bool, len(q.Options))
 	}
 	cd.body = render.QuestionBody(cd.questions, nil)
-	cv.openCard(ctx, cd)
+	s.openCard(ctx, cd)
 }
 
 // openPlan shows ExitPlanMode as a plan approval card. The plan comes from
 // the request's input or, when the CLI sent none, from the tool call.
-func (cv *conversation) openPlan(ctx context.Context, req streamjson.PermissionRequest) {
+func (s *Set) openPlan(ctx context.Context, req streamjson.PermissionRequest) {
 	plan := render.Str(render.InputMap(req.Input), "plan")
-	if plan == "" && cv.turn != nil {
-		if u, ok := cv.turn.tools[req.ToolUseID]; ok {
-			plan = render.Str(render.InputMap(u.Input), "plan")
-		}
+	if plan == "" {
+		plan = render.Str(render.InputMap(s.h.ToolInput(req.ToolUseID)), "plan")
 	}
-	body := render.PlanBody(plan, cv.maxRunes())
-	if cs := render.Chunks(plan, cv.maxRunes()-100); len(cs) > 1 {
+	body := render.PlanBody(plan, s.h.MaxRunes())
+	if cs := render.Chunks(plan, s.h.MaxRunes()-100); len(cs) > 1 {
 		// A long plan is posted in full first; the card refers to it.
 		for _, c := range cs {
-			cv.notice(ctx, c)
+			s.h.Notice(ctx, c)
 		}
 		body = "📋 **Plan ready** (above) — approve to let the agent start."
 	}
-	cv.openCard(ctx, &card{id: req.RequestID, kind: cardPlan, req: req, body: body})
+	s.openCard(ctx, &card{id: req.RequestID, kind: cardPlan, req: req, body: body})
 }
 
 // clickQuestion handles a click on a question card. It returns a problem to
 // tell the clicker, or "".
-func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice string, who author) string {
-	if cd.elicit != nil && choice == bridges.ChoiceDeny { // agentstate.go
-		cv.declineElicitation(ctx, cd, who)
+func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who Person) string {
+	if cd.elicit != nil && choice == bridges.ChoiceDeny { // elicit.go
+		s.declineElicitation(ctx, cd, who)
 		return ""
 	}
 	if choice == bridges.ChoiceSubmit {
@@ -66,10 +64,10 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 		if len(answers) == 0 {
 			return "Pick at least one option first."
 		}
-		if missing := cd.elicit.missing(answers); missing != "" {
+		if missing := cd.elicit.Missing(answers); missing != "" {
 			return "Answer " + missing + " first."
 		}
-		cv.answerQuestion(ctx, cd, answers, who)
+		s.answerQuestion(ctx, cd, answers, who)
 		return ""
 	}
 	var qi, oi int
@@ -78,7 +76,7 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 	}
 	if !cd.needsSubmit() {
 		q := cd.questions[qi]
-		cv.answerQuestion(ctx, cd, map[string]string{q.Question: q.Options[oi].Label}, who)
+		s.answerQuestion(ctx, cd, map[string]string{q.Question: q.Options[oi].Label}, who)
 		return ""
 	}
 	if cd.questions[qi].MultiSelect {
@@ -89,16 +87,15 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 		}
 	}
 	cd.body = cd.intro + render.QuestionBody(cd.questions, cd.picked)
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	m := cd.message(cv.limits, cv.maxRunes())
-	ref, err := cv.editOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below
+	m := cd.message(s.h.Limits(), s.h.MaxRunes())
+	ref, err := s.h.EditOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below
 	if err != nil {
-		cv.log.Warn("update question card", "card", cd.id, "err", err)
+		s.h.Log().Warn("update question card", "card", cd.id, "err", err)
 		return ""
 	}
 	if ref.ID != cd.ref.ID {
-		if err := cv.core.st.SetApprovalCardRef(ctx, cd.id, encodeRef(ref), ref.ID); err != nil {
-			cv.log.Error("store card reference", "request", cd.id, "err", err)
+		if err := s.h.Store().SetApprovalCardRef(ctx, cd.id, encodeRef(ref), ref.ID); err != nil {
+			s.h.Log().Error("store card reference", "request", cd.id, "err", err)
 		}
 	}
 	cd.ref = ref
@@ -107,17 +104,17 @@ func (cv *conversation) clickQuestion(ctx context.Context, cd *card, choice stri
 
 // answerQuestion allows AskUserQuestion with the original input plus the
 // answers.
-func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who author) {
+func (s *Set) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who Person) {
 	updated, a, shown, err := render.Answered(cd.req.Input, cd.questions, answers)
 	if err != nil {
-		cv.log.Error("answer question", "err", err)
+		s.h.Log().Error("answer question", "err", err)
 		return
 	}
-	status := "✅ Answered by " + mention(who) + ": " + oneLine(shown, 300)
-	cv.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
+	status := "✅ Answered by " + mention(who) + ": " + render.OneLine(shown, 300)
+	s.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
 }
 
-// answerFromText lets a plain reply answer an open card: any reply answers
+// AnswerFromText lets a plain reply answer an open card: any reply answers
 // an open question (as free text, or option numbers), and on platforms
 // without buttons a choice (ChoiceFromText: a number, "yes", "no", …)
 // decides a permission or plan card: the card the reply quotes
@@ -127,41 +124,41 @@ func (cv *conversation) answerQuestion(ctx context.Context, cd *card, answers ma
 // message with an attachment is never an answer. A reply from someone who
 // may not decide the card is refused with a notice. It reports whether m
 // was consumed.
-func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage) bool {
+func (s *Set) AnswerFromText(ctx context.Context, m store.InboxMessage) bool {
 	if len(m.Files) > 0 {
 		return false // an attachment is for the agent, never a card's answer
 	}
-	who := author{m.UserID, m.UserName}
+	who := Person{m.UserID, m.UserName}
 	text := strings.TrimSpace(m.Text)
 	quoted, quotesCard := (*card)(nil), false
-	if !cv.limits.CanButtons && m.ReplyTo != "" && text != "" {
+	if !s.h.Limits().CanButtons && m.ReplyTo != "" && text != "" {
 		var consumed bool
-		quoted, quotesCard, consumed = cv.quotedCard(ctx, m.ReplyTo, text)
+		quoted, quotesCard, consumed = s.quotedCard(ctx, m.ReplyTo, text)
 		if consumed {
 			return true
 		}
 	}
-	if len(cv.cards) == 0 {
+	if len(s.open) == 0 {
 		return false
 	}
-	if cd := cv.newestCard(cardQuestion); cd != nil && text != "" && (!quotesCard || quoted == cd) {
+	if cd := s.newestCard(cardQuestion); cd != nil && text != "" && (!quotesCard || quoted == cd) {
 		// While a question is open every reply is read as its answer, so a
 		// reply from someone who may not decide it is refused like a click
 		// (and not passed on: it was written as an answer).
-		if !cv.mayDecide(cd, who.id) {
-			cv.log.Info("typed answer refused: not allowed to decide", "user", who.id, "card", cd.id)
-			cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this question; your message was not passed on.")
+		if !s.mayDecide(cd, who.ID) {
+			s.h.Log().Info("typed answer refused: not allowed to decide", "user", who.ID, "card", cd.id)
+			s.h.Notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this question; your message was not passed on.")
 			return true
 		}
-		cv.answerQuestion(ctx, cd, render.TextAnswers(cd.questions, text), who)
+		s.answerQuestion(ctx, cd, render.TextAnswers(cd.questions, text), who)
 		return true
 	}
-	if cv.limits.CanButtons {
+	if s.h.Limits().CanButtons {
 		return false
 	}
 	cd := quoted
 	if m.ReplyTo == "" {
-		cd = cv.newestCard(cardPermission, cardPlan, cardSchedule)
+		cd = s.newestCard(cardPermission, cardPlan, cardSchedule)
 	}
 	if cd == nil || cd.kind == cardQuestion {
 		return false // no card, or the reply quotes a message that is none
@@ -169,21 +166,21 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 	choice := bridges.ChoiceFromText(cd.buttons(), text)
 	if choice == "" {
 		if _, err := strconv.Atoi(strings.Trim(text, " .!")); err == nil {
-			cv.notice(ctx, "That number is no choice of this request: reply "+bridges.NumberedChoices(cd.buttons())+".")
+			s.h.Notice(ctx, "That number is no choice of this request: reply "+bridges.NumberedChoices(cd.buttons())+".")
 			return true
 		}
 		return false
 	}
-	if !cv.mayDecide(cd, who.id) {
-		cv.notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this request.")
+	if !s.mayDecide(cd, who.ID) {
+		s.h.Notice(ctx, mention(who)+", only "+names(cd.requesters)+", approvers or admins can answer this request.")
 		return true
 	}
-	decide := cv.decide
+	decide := s.decide
 	if cd.kind == cardSchedule {
-		decide = cv.decideSchedule
+		decide = s.decideSchedule
 	}
 	if problem := decide(ctx, cd, choice, who); problem != "" {
-		cv.notice(ctx, problem)
+		s.h.Notice(ctx, problem)
 	}
 	return true
 }
@@ -193,35 +190,35 @@ func (cv *conversation) answerFromText(ctx context.Context, m store.InboxMessage
 // choice quoting a card that is no longer open is answered here (it
 // decides nothing, and the chat is told why): consumed is then true.
 // isCard is false when the quoted message shows no card.
-func (cv *conversation) quotedCard(ctx context.Context, msgID, text string) (open *card, isCard, consumed bool) {
-	for _, cd := range cv.cards {
+func (s *Set) quotedCard(ctx context.Context, msgID, text string) (open *card, isCard, consumed bool) {
+	for _, cd := range s.open {
 		if cd.posted && cd.ref.ID == msgID {
 			return cd, true, false
 		}
 	}
-	a, err := cv.core.st.ApprovalByCardMessage(ctx, cv.id, msgID)
+	a, err := s.h.Store().ApprovalByCardMessage(ctx, s.h.ConvID(), msgID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, false, false
 	case err != nil:
 		// Unknown whether it is a closed card: decide nothing.
-		cv.log.Error("look up the card a reply quotes", "msg_id", msgID, "err", err)
-		cv.notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
+		s.h.Log().Error("look up the card a reply quotes", "msg_id", msgID, "err", err)
+		s.h.Notice(ctx, "I could not check which request your reply quotes, so it decided nothing. Please try again.")
 		return nil, true, true
 	}
 	if !render.IsChoiceText(text) {
 		return nil, true, false // about the closed card, for the agent
 	}
-	cv.log.Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
-	cv.notice(ctx, "That request ("+codeSpan(a.ToolName)+") is already closed — "+render.ClosedHow(a)+
+	s.h.Log().Info("choice quoting a closed card ignored", "card", a.ID, "decision", a.Decision)
+	s.h.Notice(ctx, "That request ("+render.CodeSpan(a.ToolName)+") is already closed — "+render.ClosedHow(a)+
 		" — so your reply decided nothing. Reply to an open request to decide it.")
 	return nil, true, true
 }
 
 // newestCard returns the most recently opened open card of the given kinds.
-func (cv *conversation) newestCard(kinds ...cardKind) *card {
+func (s *Set) newestCard(kinds ...cardKind) *card {
 	var best *card
-	for _, cd := range cv.cards {
+	for _, cd := range s.open {
 		for _, k := range kinds {
 			if cd.kind == k && (best == nil || cd.seq > best.seq) {
 				best = cd
