@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 )
 
 // benchConv is a ToolConversation that accepts every post.
@@ -30,7 +31,7 @@ func (benchConv) ToolCalled(string, string)                     {}
 func (benchConv) CancelSchedule(context.Context, int64) (string, error) {
 	return "", nil
 }
-func (benchConv) RequestSchedule(context.Context, agenttools.ScheduleAsk) (string, error) {
+func (benchConv) RequestSchedule(context.Context, toolconv.ScheduleAsk) (string, error) {
 	return "", nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
@@ -35,7 +36,7 @@ func (t *Server) maxUpload() int64 {
 func (t *Server) sendFile(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	path, err := req.RequireString("path")
 	if err != nil {
-		return "", fmt.Errorf("%w: path is required", ErrRefused)
+		return "", fmt.Errorf("%w: path is required", toolconv.ErrRefused)
 	}
 	comment := strings.TrimSpace(req.GetString("comment", ""))
 	name, data, err := readWorkdirFile(t.workdir, path, t.hidden, t.maxUpload())
@@ -49,9 +50,9 @@ func (t *Server) sendFile(ctx context.Context, req mcp.CallToolRequest) (string,
 		return fmt.Sprintf("Posted %s (%s) in the conversation as an attachment.", name, render.ByteSize(int64(len(data)))), nil
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return "", fmt.Errorf("%w: this chat cannot take attachments and %s is not a text file; describe it or send a text version instead", ErrRefused, name)
+		return "", fmt.Errorf("%w: this chat cannot take attachments and %s is not a text file; describe it or send a text version instead", toolconv.ErrRefused, name)
 	}
-	text := codeSnippet(name, snippetLang(name), string(data))
+	text := toolconv.CodeSnippet(name, snippetLang(name), string(data))
 	if comment != "" {
 		text = comment + "\n\n" + text
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
@@ -31,7 +32,7 @@ const toolCallTimeout = 2 * time.Minute
 // asking (--allowed-tools). It is safe for concurrent use, except MoveTo,
 // which runs before the first call.
 type Server struct {
-	conv    Conversation
+	conv    toolconv.Conversation
 	workdir string
 	hidden  []string // paths send_file refuses (core.SecretPaths)
 	log     *slog.Logger
@@ -44,21 +45,21 @@ var _ agent.MCPServer = (*Server)(nil)
 
 // New builds the tool server for conv's next agent process
 // (core.AgentTools).
-func New(conv Conversation) agent.MCPServer {
+func New(conv toolconv.Conversation) agent.MCPServer {
 	t := &Server{conv: conv, workdir: conv.Workdir(), hidden: conv.Hidden(), log: conv.Log()}
 	t.srv = server.NewMCPServer("agentbridge", "1", server.WithToolCapabilities(false), server.WithRecovery(),
 		server.WithInstructions("Tools of the chat bridge you are reached through. They act on the current chat conversation only."))
 	add := func(tool mcp.Tool, h func(context.Context, mcp.CallToolRequest) (string, error)) {
 		t.srv.AddTool(tool, t.instrument(tool.Name, h))
 	}
-	add(mcp.NewTool(ToolSendMessage,
+	add(mcp.NewTool(toolconv.ToolSendMessage,
 		mcp.WithDescription("Post a message into this chat conversation, outside your normal reply. Use it to tell "+
 			"the people in the conversation something when you are not answering them, for example that a background job you "+
 			"started has finished. Markdown is allowed."),
 		mcp.WithString("text", mcp.Required(), mcp.Description("The message (Markdown).")),
 		mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false),
 	), t.sendMessage)
-	add(mcp.NewTool(ToolSendFile,
+	add(mcp.NewTool(toolconv.ToolSendFile,
 		mcp.WithDescription(fmt.Sprintf("Post a file from your working directory into this chat conversation, as an attachment "+
 			"where the chat takes files (at most %s), else as a text snippet (text files up to %s).",
 			render.ByteSize(t.maxUpload()), render.ByteSize(maxSnippetBytes))),
@@ -66,7 +67,7 @@ func New(conv Conversation) agent.MCPServer {
 		mcp.WithString("comment", mcp.Description("Optional message shown with the file (Markdown).")),
 		mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false),
 	), t.sendFile)
-	add(mcp.NewTool(ToolSchedule,
+	add(mcp.NewTool(toolconv.ToolSchedule,
 		mcp.WithDescription("Schedule a prompt to be sent to you in this conversation on a cron schedule, "+
 			"e.g. to check on something every morning. "+conv.ScheduleNote()),
 		mcp.WithString("cron", mcp.Required(), mcp.Description(`Five-field cron expression: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"; or @daily, @hourly.`)),
@@ -75,11 +76,11 @@ func New(conv Conversation) agent.MCPServer {
 		mcp.WithString("name", mcp.Description("Short name shown with each run; default the start of the prompt.")),
 		mcp.WithOpenWorldHintAnnotation(false),
 	), t.schedule)
-	add(mcp.NewTool(ToolListSchedules,
+	add(mcp.NewTool(toolconv.ToolListSchedules,
 		mcp.WithDescription("List the schedules of this conversation (made in the chat or by you) with their ids and next runs."),
 		mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 	), t.listSchedules)
-	add(mcp.NewTool(ToolCancelSchedule,
+	add(mcp.NewTool(toolconv.ToolCancelSchedule,
 		mcp.WithDescription("Cancel a schedule of this conversation by its id (see list_schedules)."),
 		mcp.WithNumber("id", mcp.Required(), mcp.Description("The schedule's id.")),
 		mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
@@ -111,7 +112,7 @@ func (t *Server) instrument(tool string, h func(context.Context, mcp.CallToolReq
 		text, err := h(ctx, req)
 		outcome := "ok"
 		switch {
-		case IsRefusal(err) || errors.Is(err, errFileRefused):
+		case toolconv.IsRefusal(err) || errors.Is(err, errFileRefused):
 			outcome = "refused"
 		case err != nil:
 			outcome = "error"
@@ -123,7 +124,7 @@ func (t *Server) instrument(tool string, h func(context.Context, mcp.CallToolReq
 		}
 		t.log.Log(ctx, level, "agent tool call", "tool", tool, "outcome", outcome, "err", err, "duration", time.Since(start))
 		if err != nil {
-			return mcp.NewToolResultError(ErrorText(err, errFileRefused)), nil
+			return mcp.NewToolResultError(toolconv.ErrorText(err, errFileRefused)), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	}
@@ -132,7 +133,7 @@ func (t *Server) instrument(tool string, h func(context.Context, mcp.CallToolReq
 func (t *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	text, err := req.RequireString("text")
 	if err != nil || strings.TrimSpace(text) == "" {
-		return "", fmt.Errorf("%w: text is required", ErrRefused)
+		return "", fmt.Errorf("%w: text is required", toolconv.ErrRefused)
 	}
 	if _, err := t.conv.PostText(ctx, text); err != nil {
 		return "", err
@@ -143,13 +144,13 @@ func (t *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (stri
 func (t *Server) schedule(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	cron, err := req.RequireString("cron")
 	if err != nil {
-		return "", fmt.Errorf("%w: cron is required", ErrRefused)
+		return "", fmt.Errorf("%w: cron is required", toolconv.ErrRefused)
 	}
 	prompt, err := req.RequireString("prompt")
 	if err != nil {
-		return "", fmt.Errorf("%w: prompt is required", ErrRefused)
+		return "", fmt.Errorf("%w: prompt is required", toolconv.ErrRefused)
 	}
-	return t.conv.RequestSchedule(ctx, ScheduleAsk{Name: req.GetString("name", ""), Cron: cron, TZ: req.GetString("tz", ""), Prompt: prompt})
+	return t.conv.RequestSchedule(ctx, toolconv.ScheduleAsk{Name: req.GetString("name", ""), Cron: cron, TZ: req.GetString("tz", ""), Prompt: prompt})
 }
 
 func (t *Server) listSchedules(ctx context.Context, _ mcp.CallToolRequest) (string, error) {
@@ -159,7 +160,7 @@ func (t *Server) listSchedules(ctx context.Context, _ mcp.CallToolRequest) (stri
 func (t *Server) cancelSchedule(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	id, err := req.RequireFloat("id")
 	if err != nil || id != float64(int64(id)) {
-		return "", fmt.Errorf("%w: id must be a schedule's number", ErrRefused)
+		return "", fmt.Errorf("%w: id must be a schedule's number", toolconv.ErrRefused)
 	}
 	return t.conv.CancelSchedule(ctx, int64(id))
 }

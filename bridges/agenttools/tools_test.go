@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
@@ -80,7 +81,7 @@ func TestToolsActThroughTheConversation(t *testing.T) {
 		t.Run(fmt.Sprintf("uploads=%v", uploads), func(t *testing.T) {
 			conv := &recordingConv{benchConv: benchConv{workdir: dir}, uploads: uploads}
 			srv := agenttools.New(conv)
-			got := call(t, srv, agenttools.ToolSendFile, map[string]any{"path": "notes.go", "comment": "here"})
+			got := call(t, srv, toolconv.ToolSendFile, map[string]any{"path": "notes.go", "comment": "here"})
 			switch {
 			case uploads && (len(conv.files) != 1 || conv.files[0].Name != "notes.go" || conv.files[0].Comment != "here" || len(conv.posts) != 0):
 				t.Errorf("uploaded %+v, posted %q; want one attachment", conv.files, conv.posts)
@@ -90,10 +91,10 @@ func TestToolsActThroughTheConversation(t *testing.T) {
 			if strings.HasPrefix(got, "ERROR") {
 				t.Errorf("send_file answered %q", got)
 			}
-			if got := call(t, srv, agenttools.ToolSendFile, map[string]any{"path": "../outside"}); got != "ERROR: ../outside is outside the working directory" {
+			if got := call(t, srv, toolconv.ToolSendFile, map[string]any{"path": "../outside"}); got != "ERROR: ../outside is outside the working directory" {
 				t.Errorf("send_file outside answered %q", got)
 			}
-			if got := call(t, srv, agenttools.ToolSendMessage, map[string]any{"text": " "}); got != "ERROR: text is required" {
+			if got := call(t, srv, toolconv.ToolSendMessage, map[string]any{"text": " "}); got != "ERROR: text is required" {
 				t.Errorf("empty send_message answered %q", got)
 			}
 			want := []string{"send_file:ok", "send_file:refused", "send_message:refused"}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/grants"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
@@ -41,7 +41,7 @@ func (s *Set) OnPermission(ctx context.Context, req streamjson.PermissionRequest
 	case v.Action == policy.ActionAllow || v.Action == policy.ActionDeny:
 		s.ruleDecision(ctx, req, v)
 		return
-	case agenttools.IsOwn(req.ToolName) && v.Rule.Action != policy.ActionAsk:
+	case toolconv.IsOwn(req.ToolName) && v.Rule.Action != policy.ActionAsk:
 		// Normally allowed by --allowed-tools already; asked anyway (a
 		// mode that asks for everything), it needs no card either.
 		s.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionRuleAllow,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
@@ -26,7 +26,7 @@ func (s *Set) OpenSchedule(ctx context.Context, r schedreq.Request) error {
 		}
 	}
 	if waiting >= schedreq.MaxCards {
-		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", agenttools.ErrRefused, waiting)
+		return fmt.Errorf("%w: %d schedule requests already wait for a person's decision here; wait for them", toolconv.ErrRefused, waiting)
 	}
 	id := "schedule-" + uuid.NewString()
 	input, err := json.Marshal(map[string]string{"cron": r.Cron, "tz": r.TZ, "prompt": r.Prompt, "name": r.Name,
@@ -37,12 +37,12 @@ func (s *Set) OpenSchedule(ctx context.Context, r schedreq.Request) error {
 	s.openCard(ctx, &card{
 		id:       id,
 		kind:     cardSchedule,
-		req:      streamjson.PermissionRequest{RequestID: id, ToolName: agenttools.Qualified(agenttools.ToolSchedule), Input: input},
+		req:      streamjson.PermissionRequest{RequestID: id, ToolName: toolconv.Qualified(toolconv.ToolSchedule), Input: input},
 		body:     schedreq.CardBody(r, s.h.Now(), render.CodeBlock("", render.Clip(r.Prompt, render.PreviewLines, render.PreviewRunes))),
 		schedule: &r,
 	})
 	if s.open[id] == nil {
-		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", agenttools.ErrRefused)
+		return fmt.Errorf("%w: the approval card could not be shown (chat error); try again later", toolconv.ErrRefused)
 	}
 	s.h.Log().Info("agent schedule awaits approval", "card", id, "cron", r.Cron, "tz", r.TZ)
 	return nil
@@ -61,7 +61,7 @@ func (s *Set) decideSchedule(ctx context.Context, cd *card, choice string, who P
 		if err != nil {
 			why := "database error"
 			if errors.Is(err, schedreq.ErrRefused) {
-				why = agenttools.ErrorText(err)
+				why = toolconv.ErrorText(err)
 			} else {
 				s.h.Log().Error("add approved agent schedule", "card", cd.id, "err", err)
 			}

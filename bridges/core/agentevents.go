@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -286,7 +286,7 @@ func orDefault(s, def string) string {
 // toolLine is the compact one-line summary of a tool call (render.ToolLine),
 // the bridge's own tools shown by their short names.
 func toolLine(u streamjson.ToolUse, workdir string) string {
-	if name, d, ok := agenttools.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
+	if name, d, ok := toolconv.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
 		return render.ToolLineOf(u, name, d)
 	}
 	return render.ToolLine(u, workdir)

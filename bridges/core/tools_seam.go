@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -17,12 +17,12 @@ import (
 )
 
 // ToolServer is the name of the bridge's MCP server as the agent sees it.
-const ToolServer = agenttools.ServerName
+const ToolServer = toolconv.ServerName
 
 // AgentTools builds the bridge's MCP server for one conversation's agent
 // process (bridges/agenttools.New). The server must serve the tools
 // agenttools names, act on conv only, and may implement WorkdirMover.
-type AgentTools func(conv agenttools.Conversation) agent.MCPServer
+type AgentTools func(conv toolconv.Conversation) agent.MCPServer
 
 // withAgentTools gives the agent process of opts the bridge's tools: the
 // MCP server (for opts.Workdir) and the --allowed-tools entries that let
@@ -40,10 +40,10 @@ func (cv *conversation) withAgentTools(opts *agent.Options) {
 		hidden: secretPaths(cv.core.cfg()), log: cv.log.With("mcp_server", ToolServer),
 	}
 	opts.MCPServers = map[string]agent.MCPServer{ToolServer: cv.core.opts.Tools(tc)}
-	opts.AllowedTools = append(opts.AllowedTools, agenttools.Allowed()...)
+	opts.AllowedTools = append(opts.AllowedTools, toolconv.Allowed()...)
 }
 
-// toolConv is the core's agenttools.Conversation: copies of the conversation's
+// toolConv is the core's toolconv.Conversation: copies of the conversation's
 // fixed facts, and the core's schedule requests and post budget.
 type toolConv struct {
 	core     *Core
@@ -61,7 +61,7 @@ type toolConv struct {
 	log      *slog.Logger
 }
 
-var _ agenttools.Conversation = (*toolConv)(nil)
+var _ toolconv.Conversation = (*toolConv)(nil)
 
 func (t *toolConv) Key() bridges.ConversationKey { return t.key }
 func (t *toolConv) Log() *slog.Logger            { return t.log }
@@ -100,7 +100,7 @@ func (t *toolConv) PostText(ctx context.Context, text string) (int, error) {
 func (t *toolConv) Upload(ctx context.Context, u bridges.Upload) error {
 	up, ok := t.platform.(bridges.FileUploader)
 	if !ok {
-		return fmt.Errorf("%w: this chat cannot take attachments", agenttools.ErrRefused)
+		return fmt.Errorf("%w: this chat cannot take attachments", toolconv.ErrRefused)
 	}
 	t.budget.take(t.core.clock.Now(), t.limits.EditInterval, true)
 	if _, err := up.UploadFile(ctx, t.key, u); err != nil {
@@ -113,7 +113,7 @@ func (t *toolConv) ScheduleNote() string {
 	return schedreq.ToolNote(t.policy)
 }
 
-func (t *toolConv) RequestSchedule(ctx context.Context, a agenttools.ScheduleAsk) (string, error) {
+func (t *toolConv) RequestSchedule(ctx context.Context, a toolconv.ScheduleAsk) (string, error) {
 	r := schedreq.Request{
 		Source: store.ScheduleFromAgent, Name: a.Name, Cron: a.Cron, TZ: a.TZ,
 		Prompt: a.Prompt, Key: t.key, ConvID: t.convID, Agent: t.agent,
@@ -121,7 +121,7 @@ func (t *toolConv) RequestSchedule(ctx context.Context, a agenttools.ScheduleAsk
 	switch t.policy {
 	case config.AgentSchedulesOff:
 		return "", fmt.Errorf("%w: schedules made by the agent are turned off for this agent (agent_schedules: off); "+
-			"a person can add one with %sschedule add", agenttools.ErrRefused, bridges.CommandPrefix)
+			"a person can add one with %sschedule add", toolconv.ErrRefused, bridges.CommandPrefix)
 	case config.AgentSchedulesAsk:
 		if err := t.askSchedule(ctx, r); err != nil {
 			return "", err
@@ -163,7 +163,7 @@ func (t *toolConv) ListSchedules(ctx context.Context) (string, error) {
 func (t *toolConv) CancelSchedule(ctx context.Context, id int64) (string, error) {
 	sc, err := t.core.st.ScheduleByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (!sc.Active() || sc.ConversationID != t.convID) {
-		return "", fmt.Errorf("%w: this conversation has no schedule #%d (see list_schedules)", agenttools.ErrRefused, id)
+		return "", fmt.Errorf("%w: this conversation has no schedule #%d (see list_schedules)", toolconv.ErrRefused, id)
 	}
 	if err != nil {
 		return "", fmt.Errorf("cancel schedule: %w", err)

@@ -1,4 +1,8 @@
-package agenttools
+// Package toolconv is the seam between the bridge's agent tools (bridges/agenttools)
+// and the core: the conversation the core hands the tools, the tools' names,
+// and how a call of them reads in the chat. The core imports this package,
+// not the tools; neither imports the core.
+package toolconv
 
 import (
 	"context"
@@ -91,9 +95,9 @@ func ErrorText(err error, sentinels ...error) string {
 	return msg
 }
 
-// codeSnippet is the text of a file shown inline: its name and a code
+// CodeSnippet is the text of a file shown inline: its name and a code
 // block of body in lang.
-func codeSnippet(name, lang, body string) string {
+func CodeSnippet(name, lang, body string) string {
 	return "📄 " + render.CodeSpan(name) + "\n" + render.CodeBlock(lang, body)
 }
 
