@@ -94,9 +94,8 @@ func TestAutoSparesFollowArrivals(t *testing.T) {
 		t.Errorf("after 5 quick arrivals: status %+v, want 3 wanted", st)
 	}
 	r.waitStatus(t, "back to one spare", func(s SpareStatus) bool { return s.Want == 1 && s.Ready == 1 && s.Starting == 0 })
-	if n := r.pool.Len(); n != 6 {
-		t.Errorf("pool holds %d processes, want 5 conversations and 1 spare", n)
-	}
+	waitUntil(t, "5 conversations and 1 spare in the pool (the trimmed spares gone)", eventTimeout,
+		func() bool { return r.pool.Len() == 6 })
 }
 
 // TestAutoSparesMemoryBudget: an automatic spare starts only while the
