@@ -146,6 +146,12 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	pool.setStatus(agentpool.SpareStatus{Want: 1, Ready: 1, WarmUpOff: "the agent env sets CLAUDE_CODE_USE_BEDROCK"})
 	h.send(k, "m2b", "alice", "!status")
 	h.waitText(k, "warm spares: 1 of 1 ready (without a warm-up turn: the agent env sets CLAUDE_CODE_USE_BEDROCK)")
+	pool.setStatus(agentpool.SpareStatus{Want: 3, Ready: 2, Auto: true, Max: 4})
+	h.send(k, "m2c", "alice", "!status")
+	h.waitText(k, "warm spares (auto, at most 4): 2 of 3 ready")
+	pool.setStatus(agentpool.SpareStatus{Want: 1, Auto: true, Max: 4, MemShort: true})
+	h.send(k, "m2d", "alice", "!status")
+	h.waitText(k, "warm spares (auto, at most 4): 0 of 1 ready (no more start: less than the spare memory available)")
 	pool.setStatus(agentpool.SpareStatus{Want: 1, Failures: 3, LastError: "spare exited (crashed, code 1): error: unknown option '--bogus'",
 		NextAttempt: time.Now().Add(40 * time.Second)})
 	h.send(k, "m3", "alice", "!status")
