@@ -236,11 +236,16 @@ func TestNewConversationStartsColdWhileSpareBoots(t *testing.T) {
 	defer cancel()
 
 	opts := r.newOpts()
+	began := time.Now()
 	s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	record(t, s)
+	// A cold spawn takes milliseconds here; the gated spare never boots.
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("AcquireNew took %v while the spare was booting: it waited", took)
+	}
 	if s.SessionID() != opts.SessionID {
 		t.Errorf("the conversation got %s, want a cold spawn of %s", s.SessionID(), opts.SessionID)
 	}
