@@ -190,3 +190,32 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 		t.Errorf("KeepSpares calls %+v: the core stops keeping spares when it stops", pool.kept)
 	}
 }
+
+// TestAutoWarmSparesConfig: warm_spares: auto reaches the pool as an
+// automatic count with max_warm_spares and spare_memory, and stopping
+// the core stops it (neither a count nor auto).
+func TestAutoWarmSparesConfig(t *testing.T) {
+	pool := &warmFakePool{FakePool: bridgetest.NewFakePool(nil), spareID: uuid.NewString()}
+	defer pool.Close()
+	h := start(t, setup{agents: pool, profile: func(a *config.Agent) {
+		a.WarmSpares, a.WarmSparesAuto, a.MaxWarmSpares, a.SpareMemory = 0, true, 3, 512<<20
+	}})
+	waitFor(t, "KeepSpares called", func() bool {
+		pool.mu.Lock()
+		defer pool.mu.Unlock()
+		return len(pool.kept) > 0
+	})
+	pool.mu.Lock()
+	sc := pool.kept[0]
+	pool.mu.Unlock()
+	if !sc.Auto || sc.Max != 3 || sc.SpareMemory != 512<<20 || sc.Count != 0 || sc.Limit.Profile != "coder" {
+		t.Errorf("spare config %+v, want auto with max 3 and 512 MiB", sc)
+	}
+	h.stop()
+	pool.mu.Lock()
+	last := pool.kept[len(pool.kept)-1]
+	pool.mu.Unlock()
+	if last.Auto || last.Count != 0 {
+		t.Errorf("after stop the last spare config is %+v, want none kept", last)
+	}
+}
