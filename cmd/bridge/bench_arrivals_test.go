@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -13,14 +15,14 @@ import (
 const arrivalGap = 2 * time.Second
 
 // benchArrivals measures first replies of new threads on a bridge with
-// warm_spares: auto: n threads back to back (each mentioned right after
+// the spare settings spares (warm_spares: auto in make bench): n threads back to back (each mentioned right after
 // the previous one's reply) and n arriving arrivalGap apart, against the
 // median follow-up measured on the same bridge afterwards and the cold
 // starts cold of the same run (nil: not compared). It returns the table
 // rows (measure, result, how).
-func benchArrivals(t *testing.T, n int, cold []time.Duration) [][3]string {
+func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][3]string {
 	t.Helper()
-	b := startBenchBridgeWith(t, "    warm_spares: auto\n    max_warm_spares: 4\n", 2*n+8)
+	b := startBenchBridgeWith(t, "    warm_spares: "+spares+"\n", 2*n+8)
 	b.waitSpareReady(t)
 	time.Sleep(spareSettle)
 	first := func(text string) (string, time.Duration) {
@@ -58,6 +60,9 @@ func benchArrivals(t *testing.T, n int, cold []time.Duration) [][3]string {
 		follow = append(follow, time.Since(start))
 	}
 	target := metricValue(b.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="target"}`)
+	if err := b.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge with warm_spares: %s: %v", spares, err)
+	}
 	fm := median(follow)
 	vs := func(ds []time.Duration) string {
 		s := fmt.Sprintf("p50 %.1f×, p90 %.1f× the follow-up median", float64(median(ds))/float64(fm), float64(pct(ds, 90))/float64(fm))
@@ -73,15 +78,16 @@ func benchArrivals(t *testing.T, n int, cold []time.Duration) [][3]string {
 		return s
 	}
 	return [][3]string{
-		{fmt.Sprintf("first reply, %d new threads back to back (warm_spares: auto)", n), stats(b2b), vs(b2b)},
-		{fmt.Sprintf("first reply, %d new threads %v apart (warm_spares: auto)", n, arrivalGap), stats(apart), vs(apart)},
-		{"follow-up on the warm_spares: auto bridge", stats(follow), fmt.Sprintf("message → reply posted, %d follow-ups after the arrivals; spare target at the end %s", n, target)},
+		{fmt.Sprintf("first reply, %d new threads back to back (warm_spares: %s)", n, spares), stats(b2b), vs(b2b)},
+		{fmt.Sprintf("first reply, %d new threads %v apart (warm_spares: %s)", n, arrivalGap, spares), stats(apart), vs(apart)},
+		{fmt.Sprintf("follow-up on the warm_spares: %s bridge", spares), stats(follow), fmt.Sprintf("message → reply posted, %d follow-ups after the arrivals; spare target at the end %s", n, target)},
 	}
 }
 
 // TestBenchArrivals prints the rows of benchArrivals alone (BENCH_ARRIVALS=1;
 // BENCH_N threads of each kind, default 20): new threads back to back and
-// 2 s apart on warm_spares: auto, against the follow-up median and the
+// 2 s apart on warm_spares: auto (or each of the space-separated values of
+// BENCH_SPARES, e.g. "1 auto", one bridge after the other), against the follow-up median and the
 // cold starts of the same run.
 func TestBenchArrivals(t *testing.T) {
 	if os.Getenv("BENCH_ARRIVALS") != "1" {
@@ -104,7 +110,9 @@ func TestBenchArrivals(t *testing.T) {
 		t.Fatalf("stop the bridge without spares: %v", err)
 	}
 	fmt.Printf("\n| measure | result | how |\n| --- | --- | --- |\n| cold start through the bridge | %s | warm_spares: 0 |\n", stats(cold))
-	for _, r := range benchArrivals(t, n, cold) {
-		fmt.Printf("| %s | %s | %s |\n", r[0], r[1], r[2])
+	for _, spares := range strings.Fields(cmp.Or(os.Getenv("BENCH_SPARES"), "auto")) {
+		for _, r := range benchArrivals(t, n, spares, cold) {
+			fmt.Printf("| %s | %s | %s |\n", r[0], r[1], r[2])
+		}
 	}
 }

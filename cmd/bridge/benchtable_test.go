@@ -151,7 +151,7 @@ func TestBenchTable(t *testing.T) {
 	add("Slack calls per 30 s streamed turn", fmt.Sprintf("%d (limit %d)", total, 1+int(took/time.Second)+2),
 		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
 	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
-	rows = append(rows, benchArrivals(t, 20, cold)...)
+	rows = append(rows, benchArrivals(t, 20, "auto", cold)...)
 	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "streamjson.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
 
 	load, _ := os.ReadFile("/proc/loadavg")
