@@ -214,11 +214,15 @@ func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int) *benchBr
 	return &slackEnv{ab: &ab, slack: sl, model: fm, bridge: ab.bridge, workdir: workdir}
 }
 
-// waitSpareReady waits until the bridge's profile has a ready warm spare.
+// waitSpareReady waits until the bridge's profile has a ready warm spare
+// (one or more).
 func (e *slackEnv) waitSpareReady(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(e2eWait)
-	for metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`) != "1" {
+	for {
+		if n, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`)); err == nil && n >= 1 {
+			return
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no ready warm spare within %v", e2eWait)
 		}
