@@ -17,6 +17,17 @@ var ErrNotOpen = errors.New("the request is no longer open")
 // records "web:NAME" as the decider.
 const OperatorPrefix = "web:"
 
+// WarmSpareState is what an agent profile's warm spares are doing, for the
+// operator view (see agent/pool.SpareStatus).
+type WarmSpareState struct {
+	Profile         string
+	Auto            bool // warm_spares: auto
+	Target, Max     int  // spares wanted now; Max bounds Target with Auto
+	Ready, Starting int
+	MemShort        bool   // Auto: no spare starts, less than spare_memory available
+	Failing         string // why spares fail to start ("" = healthy)
+}
+
 // LiveAgent is one live agent process and the conversation it serves.
 type LiveAgent struct {
 	Key            ConversationKey

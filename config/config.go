@@ -115,27 +115,34 @@ type HTTP struct {
 
 // Agent is a named Claude Code CLI profile (yaml agents.NAME).
 type Agent struct {
-	Name               string               // the map key under agents
-	Command            string               // yaml command, default "claude"
-	Args               []string             // yaml args: extra CLI flags, appended
-	Workdir            string               // yaml workdir, default "./workspace"; resolved, created by the agent package if missing
-	Home               string               // yaml home: HOME for the agent; empty = the bridge's HOME
-	Model              string               // yaml model; empty = the CLI's default
-	PermissionMode     string               // yaml permission_mode: default|acceptEdits|plan|bypassPermissions
-	AllowBypass        bool                 // yaml allow_bypass: required for bypassPermissions
-	AllowedTools       []string             // yaml allowed_tools, passed to --allowed-tools
-	DisallowedTools    []string             // yaml disallowed_tools
-	AppendSystemPrompt string               // yaml append_system_prompt
-	MaxTurns           int                  // yaml max_turns; 0 = unlimited, never negative
-	IdleTimeout        time.Duration        // yaml idle_timeout, default 30m; 0 = never stop an idle process
-	ApprovalTimeout    time.Duration        // yaml approval_timeout, default 10m; 0 = wait forever
-	MaxLive            int                  // yaml max_live, default 8; at least 1
-	WarmSpares         int                  // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
-	Env                map[string]string    // yaml env: extra environment for the agent; values are secrets
-	Rules              []policy.Rule        // yaml rules: permission policy, first match wins (decided by package policy)
-	Sandbox            string               // yaml sandbox: bwrap|none, default DefaultSandbox()
-	SandboxBinds       []SandboxBind        // yaml sandbox_binds: extra paths the sandboxed agent sees
-	MCPServers         map[string]MCPServer // yaml mcp_servers: stdio MCP servers the agent's CLI starts (see mcpservers.go)
+	Name               string        // the map key under agents
+	Command            string        // yaml command, default "claude"
+	Args               []string      // yaml args: extra CLI flags, appended
+	Workdir            string        // yaml workdir, default "./workspace"; resolved, created by the agent package if missing
+	Home               string        // yaml home: HOME for the agent; empty = the bridge's HOME
+	Model              string        // yaml model; empty = the CLI's default
+	PermissionMode     string        // yaml permission_mode: default|acceptEdits|plan|bypassPermissions
+	AllowBypass        bool          // yaml allow_bypass: required for bypassPermissions
+	AllowedTools       []string      // yaml allowed_tools, passed to --allowed-tools
+	DisallowedTools    []string      // yaml disallowed_tools
+	AppendSystemPrompt string        // yaml append_system_prompt
+	MaxTurns           int           // yaml max_turns; 0 = unlimited, never negative
+	IdleTimeout        time.Duration // yaml idle_timeout, default 30m; 0 = never stop an idle process
+	ApprovalTimeout    time.Duration // yaml approval_timeout, default 10m; 0 = wait forever
+	MaxLive            int           // yaml max_live, default 8; at least 1
+	WarmSpares         int           // yaml warm_spares, default 1: CLIs kept started and initialized for new conversations; 0 = off; at most MaxLive (they count against it and give way first)
+	// WarmSparesAuto (yaml warm_spares: auto; WarmSpares is then 0): the
+	// number of spares follows the recent arrival rate of new
+	// conversations, at least 1 and at most MaxWarmSpares and MaxLive, and
+	// a spare starts only while SpareMemory is available.
+	WarmSparesAuto bool
+	MaxWarmSpares  int                  // yaml max_warm_spares, default 4; only with warm_spares: auto
+	SpareMemory    int64                // yaml spare_memory, default 256MiB: memory one spare may use; 0 = no check; only with warm_spares: auto
+	Env            map[string]string    // yaml env: extra environment for the agent; values are secrets
+	Rules          []policy.Rule        // yaml rules: permission policy, first match wins (decided by package policy)
+	Sandbox        string               // yaml sandbox: bwrap|none, default DefaultSandbox()
+	SandboxBinds   []SandboxBind        // yaml sandbox_binds: extra paths the sandboxed agent sees
+	MCPServers     map[string]MCPServer // yaml mcp_servers: stdio MCP servers the agent's CLI starts (see mcpservers.go)
 	// Worktree (yaml worktree, default false): when Workdir is in a git
 	// repository, each agent session works in its own git worktree on a
 	// branch agentbridge/<short session id> made from the current HEAD.

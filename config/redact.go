@@ -59,7 +59,7 @@ func (a Agent) LogValue() slog.Value {
 		slog.String("permission_mode", a.PermissionMode),
 		slog.String("model", a.Model),
 		slog.Int("max_live", a.MaxLive),
-		slog.Int("warm_spares", a.WarmSpares),
+		slog.String("warm_spares", a.WarmSparesText()),
 		slog.Duration("idle_timeout", a.IdleTimeout),
 		slog.Duration("approval_timeout", a.ApprovalTimeout),
 		slog.Int("rules", len(a.Rules)),

@@ -60,6 +60,8 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		ApprovalTimeout: DefaultApprovalTimeout,
 		MaxLive:         DefaultMaxLive,
 		WarmSpares:      DefaultWarmSpares,
+		MaxWarmSpares:   DefaultMaxWarmSpares,
+		SpareMemory:     DefaultSpareMemory,
 		Resources:       Resources{Memory: DefaultMemory, Processes: DefaultProcesses, CPU: DefaultCPU},
 	}
 	d.fields(v, p, map[string]field{
@@ -77,7 +79,9 @@ func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
 		"idle_timeout":         d.duration(&a.IdleTimeout),
 		"approval_timeout":     d.duration(&a.ApprovalTimeout),
 		"max_live":             d.integer(&a.MaxLive),
-		"warm_spares":          d.integer(&a.WarmSpares),
+		"warm_spares":          d.warmSpares(a),
+		"max_warm_spares":      d.integer(&a.MaxWarmSpares),
+		"spare_memory":         d.byteSize(&a.SpareMemory),
 		"env": func(v *yaml.Node, ep string) {
 			a.Env = map[string]string{}
 			d.pairs(v, ep, func(key string, k, v *yaml.Node) {

@@ -40,8 +40,8 @@ func (c *Config) Summary() string {
 	fmt.Fprintf(&b, "agents (%d):\n", len(names))
 	for _, n := range names {
 		a := c.Agents[n]
-		fmt.Fprintf(&b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d warm_spares=%d max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d worktree=%t env=%s\n",
-			a.Name, a.Command, a.Workdir, orDefault(a.Model, "default"), a.PermissionMode, a.MaxLive, a.WarmSpares,
+		fmt.Fprintf(&b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d warm_spares=%s max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d worktree=%t env=%s\n",
+			a.Name, a.Command, a.Workdir, orDefault(a.Model, "default"), a.PermissionMode, a.MaxLive, a.WarmSparesText(),
 			intOr(a.MaxTurns, "unlimited"), durOr(a.IdleTimeout, "never"), durOr(a.ApprovalTimeout, "forever"),
 			len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, listOr(envKeys(a.Env), "none"))
 		writeNetworkSummary(&b, a) // network.go

@@ -81,11 +81,7 @@ func (d *decoder) finishAgent(a *Agent, p, baseDir string) {
 	if lp := child(p, "max_live"); a.MaxLive < 1 {
 		d.addf(d.lineOf(lp), lp, "must be at least 1")
 	}
-	if wp := child(p, "warm_spares"); a.WarmSpares < 0 {
-		d.addf(d.lineOf(wp), wp, "must not be negative (0 = no warm spares)")
-	} else if a.MaxLive >= 1 && a.WarmSpares > a.MaxLive {
-		d.addf(d.lineOf(wp), wp, "must be at most max_live (%d): spares count against it", a.MaxLive)
-	}
+	d.checkSpares(a, p)
 	a.Sandbox = orDefault(a.Sandbox, DefaultSandbox())
 	d.oneOf(child(p, "sandbox"), a.Sandbox, "sandbox", SandboxBwrap, SandboxNone)
 	for i := range a.SandboxBinds {

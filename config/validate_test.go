@@ -168,6 +168,15 @@ func TestProblems(t *testing.T) {
 			[]want{{4, "agents.coder.warm_spares", "must be at most max_live (2)"}}},
 		{"warm_spares is text", withAgent("    warm_spares: some"), nil,
 			[]want{{3, "agents.coder.warm_spares", `want an integer, got "some"`}}},
+		{"max_warm_spares without auto", withAgent("    warm_spares: 1", "    max_warm_spares: 3", "    spare_memory: 1GiB"), nil,
+			[]want{{4, "agents.coder.max_warm_spares", "only applies with warm_spares: auto"},
+				{5, "agents.coder.spare_memory", "only applies with warm_spares: auto"}}},
+		{"max_warm_spares above max_live", withAgent("    warm_spares: auto", "    max_live: 2", "    max_warm_spares: 3"), nil,
+			[]want{{5, "agents.coder.max_warm_spares", "must be at most max_live (2)"}}},
+		{"max_warm_spares zero", withAgent("    warm_spares: auto", "    max_warm_spares: 0"), nil,
+			[]want{{4, "agents.coder.max_warm_spares", "must be at least 1"}}},
+		{"spare_memory bad", withAgent("    warm_spares: auto", "    spare_memory: lots"), nil,
+			[]want{{4, "agents.coder.spare_memory", "bad size"}}},
 		{"negative max_turns", withAgent("    max_turns: -3"), nil,
 			[]want{{3, "agents.coder.max_turns", "must not be negative"}}},
 		{"bad rule action", withAgent("    rules:", "      - {tool: Bash, action: maybe}"), nil,
@@ -264,7 +273,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, mcp_servers, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, warm_spares, workdir, worktree)\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, max_warm_spares, mcp_servers, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, spare_memory, warm_spares, workdir, worktree)\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)

@@ -82,6 +82,10 @@ type Pool struct {
 	// warm answers the warm spares' warm-up turns (SpareConfig.WarmUp);
 	// started on first use. Guarded by mu.
 	warm *warmModel
+
+	// memAvailable reports the system's available memory in bytes
+	// (SpareConfig.SpareMemory); tests replace it.
+	memAvailable func() (int64, error)
 }
 
 // bootHold bounds how long one spawn holds its boot slot when the CLI
@@ -107,7 +111,6 @@ type poolEntry struct {
 	spareID  string
 	ready    bool // the spare answered initialize
 	failed   bool // the spare's failure was counted
-	claimed  bool // a new conversation waits for this starting spare
 }
 
 // New returns an empty pool and starts its idle janitor; Close stops it.
@@ -123,6 +126,8 @@ func New(logger *slog.Logger) *Pool {
 		changed:     make(chan struct{}),
 		stopJanitor: make(chan struct{}),
 		boots:       make(chan struct{}, MaxBoots()),
+
+		memAvailable: memAvailable,
 	}
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); p.janitor() }()
@@ -367,7 +372,7 @@ func (p *Pool) stoppingLocked(profile string) bool {
 func (p *Pool) spareToYieldLocked(profile string) *poolEntry {
 	var pick *poolEntry
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && !e.claimed && (pick == nil || !e.ready) {
+		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && (pick == nil || !e.ready) {
 			pick = e
 		}
 	}

@@ -41,7 +41,22 @@ type SpareConfig struct {
 	// fresh one. Limit.OnWait is not used.
 	Limit Limit
 	// Count is how many spares to keep; 0 keeps none (running ones stop).
+	// Ignored with Auto.
 	Count int
+	// Auto makes the number of spares follow the recent arrival rate of
+	// new conversations (AcquireNew calls) of the profile: the arrivals
+	// expected while one spare boots, rounded up, at least 1 and at most
+	// Max and Limit.MaxLive; it falls back once no spare was handed over
+	// for ShrinkAfter (see autoSpares). When arrivals come faster than a
+	// spare boots plus RefillWait, a replacement starts at once. A spare
+	// starts only while the system has SpareMemory available (when set).
+	Auto bool
+	// Max bounds the automatic count; default DefaultSpareMax.
+	Max int
+	// SpareMemory is the memory one spare may use, in bytes; 0 = no check.
+	SpareMemory int64
+	// ShrinkAfter: default DefaultSpareShrinkAfter.
+	ShrinkAfter time.Duration
 	// Options is how a spare is spawned: what a new conversation of the
 	// profile would be spawned with. SessionID, Resume and StateDir are
 	// ignored: each spare gets a fresh session id and, when StateRoot is
@@ -79,9 +94,12 @@ const spareWarmUpTimeout = 30 * time.Second
 
 // SpareStatus is what a profile's warm spares are doing.
 type SpareStatus struct {
-	Want     int // SpareConfig.Count
-	Ready    int // started, initialized and waiting for a conversation
-	Starting int // spawned, initialize not answered yet
+	Want     int // SpareConfig.Count, or the automatic target (Auto)
+	Auto     bool
+	Max      int  // the automatic count's bound (Auto): SpareConfig.Max within Limit.MaxLive
+	MemShort bool // Auto: less than SpareConfig.SpareMemory available, no spare starts
+	Ready    int  // started, initialized and waiting for a conversation
+	Starting int  // spawned, initialize not answered yet
 	// Failures counts the consecutive spares that failed to start or died
 	// unused; it is reset when a spare is handed over or stopped by the
 	// pool in good health. With Failures > 0 and Ready == 0 the profile is
@@ -114,6 +132,10 @@ type spareSet struct {
 	// failed or its request went elsewhere. warmUpBlocked is why the last
 	// spare went without one (warmUpBlocker), checked again for each spare.
 	warmUpOff, warmUpBlocked string
+	// auto is the controller of an automatic count (cfg.Auto); memShort
+	// says the last spawn was held back for want of memory.
+	auto     autoSpares
+	memShort bool
 }
 
 func (c SpareConfig) withDefaults() SpareConfig {
@@ -131,6 +153,12 @@ func (c SpareConfig) withDefaults() SpareConfig {
 		c.RefillWait = DefaultSpareRefillWait
 	}
 	c.Count = max(c.Count, 0)
+	if c.Max <= 0 {
+		c.Max = DefaultSpareMax
+	}
+	if c.ShrinkAfter <= 0 {
+		c.ShrinkAfter = DefaultSpareShrinkAfter
+	}
 	return c
 }
 
@@ -175,7 +203,13 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 	if !ok {
 		return SpareStatus{}
 	}
-	st := SpareStatus{Want: ss.cfg.Count, Failures: ss.failures, LastError: ss.lastErr}
+	st := SpareStatus{Want: ss.wantLocked(time.Now()), Failures: ss.failures, LastError: ss.lastErr}
+	if ss.cfg.Auto {
+		st.Auto, st.MemShort, st.Max = true, ss.memShort, ss.cfg.Max
+		if m := ss.cfg.Limit.MaxLive; m > 0 {
+			st.Max = min(st.Max, m)
+		}
+	}
 	if ss.cfg.WarmUp {
 		st.WarmUpOff = cmp.Or(ss.warmUpOff, ss.warmUpBlocked)
 	}
@@ -197,97 +231,62 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 
 // AcquireNew starts a new session for key (opts.Resume must be false). If
 // the profile keeps warm spares whose spawn options equal opts (apart from
-// SessionID and StateDir), a ready spare is handed to key at once, or else
-// one that is starting and no other caller waits for is waited for (it is
-// ready sooner than a cold spawn would be). The returned session's
-// SessionID (and state directory) is then the spare's, not opts.SessionID,
-// and the caller must record it before the first Send. Otherwise
-// AcquireNew is Acquire with opts (a cold spawn, or key's live session if
-// it has one).
+// SessionID and StateDir) and one is ready, it is handed to key at once.
+// The returned session's SessionID (and state directory) is then the
+// spare's, not opts.SessionID, and the caller must record it before the
+// first Send. Otherwise AcquireNew is Acquire with opts: a cold spawn at
+// once, never a wait for a spare still booting (which, with its warm-up
+// turn, takes longer than a cold start), or key's live session if it has
+// one. Every call counts as an arrival for the profile's adaptive spare
+// count (SpareConfig.Auto).
 func (p *Pool) AcquireNew(ctx context.Context, key string, limit Limit, opts agent.Options) (*agent.Session, error) {
 	if opts.Resume {
 		return nil, fmt.Errorf("acquire new agent for %s: options resume a session", key)
 	}
-	if s := p.takeSpare(ctx, key, limit, opts); s != nil {
+	if s := p.takeSpare(key, limit, opts); s != nil {
 		return s, nil
 	}
 	return p.Acquire(ctx, key, limit, opts)
 }
 
-// takeSpare hands a spare matching opts to key: a ready one, or a starting
-// one it claims and waits for. It returns nil when there is none or the
-// claimed one failed.
-func (p *Pool) takeSpare(ctx context.Context, key string, limit Limit, opts agent.Options) *agent.Session {
+// takeSpare hands a ready spare matching opts to key, or returns nil when
+// there is none.
+func (p *Pool) takeSpare(key string, limit Limit, opts agent.Options) *agent.Session {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	ss := p.spares[limit.Profile]
-	if ss == nil || !sameSpawn(ss.cfg.Options, opts) {
-		p.mu.Unlock()
+	if ss == nil || p.closed || p.entries[key] != nil {
 		return nil
 	}
-	var claim *poolEntry
-	defer func() {
-		if claim != nil {
-			claim.claimed = false
-			p.notifyLocked()
-		}
-		p.mu.Unlock()
-	}()
-	for {
-		if p.closed || p.entries[key] != nil {
-			return nil
-		}
-		if claim != nil && (claim.stopping || claim.failed || claim.spare != ss || p.entries[claim.key] != claim) {
-			return nil // the claimed spare failed or made room: a cold spawn
-		}
-		var best *poolEntry
-		for _, e := range p.entries {
-			if e.spare == ss && e.ready && !e.stopping && (!e.claimed || e == claim) && e.s.Alive() &&
-				(best == nil || e.s.LastActive().After(best.s.LastActive())) {
-				best = e
-			}
-		}
-		if best != nil {
-			if claim != nil && claim != best {
-				claim.claimed = false
-			}
-			claim = nil
-			s := p.handOverLocked(ss, best, key, limit)
-			bindServers(s.Options().MCPServers, opts.MCPServers)
-			return s
-		}
-		if claim == nil {
-			for _, e := range p.entries {
-				if e.spare == ss && !e.ready && !e.stopping && !e.claimed {
-					claim = e
-					break
-				}
-			}
-			if claim == nil {
-				return nil
-			}
-			claim.claimed = true
-		}
-		ch := p.changed
-		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-		}
-		p.mu.Lock()
-		if ctx.Err() != nil {
-			return nil
+	ss.auto.arrive(time.Now())
+	p.notifyLocked() // the keeper may want more spares now
+	if !sameSpawn(ss.cfg.Options, opts) {
+		return nil
+	}
+	var best *poolEntry
+	for _, e := range p.entries {
+		if e.spare == ss && e.ready && !e.stopping && e.spareGen == ss.gen && e.s.Alive() &&
+			(best == nil || e.s.LastActive().After(best.s.LastActive())) {
+			best = e
 		}
 	}
+	if best == nil {
+		return nil
+	}
+	s := p.handOverLocked(ss, best, key, limit)
+	bindServers(s.Options().MCPServers, opts.MCPServers)
+	return s
 }
 
 // handOverLocked gives spare e to key. Needs p.mu.
 func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Limit) *agent.Session {
 	delete(p.entries, e.key)
-	e.key, e.limit, e.spare, e.ready, e.claimed = key, limit, nil, false, false
+	e.key, e.limit, e.spare, e.ready = key, limit, nil, false
 	p.entries[key] = e
 	ss.failures = 0 // it lived until it was needed
 	e.s.Touch()     // idle and LRU clocks start now, not at its spawn
 	ss.handed, ss.handedAt = e.s, time.Now()
+	ss.auto.used(ss.handedAt)
 	p.notifyLocked()
 	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
 	return e.s
@@ -334,6 +333,12 @@ func (p *Pool) keepSpares(ss *spareSet) {
 func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.Duration) {
 	ss.decided++
 	profile := ss.cfg.Limit.Profile
+	now := time.Now()
+	want := ss.wantLocked(now)
+	shrink := time.Duration(0)
+	if ss.cfg.Auto {
+		shrink = ss.auto.shrinkIn(now, ss.cfg.ShrinkAfter)
+	}
 	have := 0
 	var surplus *poolEntry
 	for _, e := range p.entries {
@@ -341,34 +346,37 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 			continue
 		}
 		if e.spareGen != ss.gen {
-			if e.s != nil && !e.claimed {
+			if e.s != nil {
 				e.stopping = true // stale: spawned with options the profile no longer has
 				return nil, e, 0
 			}
 			continue
 		}
 		have++
-		if e.s != nil && !e.claimed && (surplus == nil || !e.ready) {
+		if e.s != nil && (surplus == nil || !e.ready) {
 			surplus = e // prefer one that is not ready yet
 		}
 	}
 	switch {
-	case have > ss.cfg.Count && surplus != nil:
+	case have > want && surplus != nil:
 		surplus.stopping = true
 		return nil, surplus, 0
-	case have >= ss.cfg.Count, p.waiting[profile] > 0, ss.cfg.Limit.MaxLive > 0 && p.liveLocked(profile) >= ss.cfg.Limit.MaxLive:
-		return nil, nil, 0
+	case have >= want, p.waiting[profile] > 0, ss.cfg.Limit.MaxLive > 0 && p.liveLocked(profile) >= ss.cfg.Limit.MaxLive:
+		return nil, nil, shrink
 	}
 	for _, e := range p.entries {
 		if e.spare == ss && e.s == nil {
-			return nil, nil, 0 // one spawn at a time (a surplus one still starting)
+			return nil, nil, shrink // one spawn at a time (a surplus one still starting)
 		}
 	}
 	if left := time.Until(ss.notBefore); left > 0 {
 		return nil, nil, left
 	}
-	if left := p.refillWaitLocked(ss); left > 0 {
+	if left := p.refillWaitLocked(ss, now); left > 0 {
 		return nil, nil, left
+	}
+	if ss.memShort = p.memoryShortLocked(ss); ss.memShort {
+		return nil, nil, memoryRecheck
 	}
 	id := uuid.NewString()
 	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id, spareGen: ss.gen}
@@ -379,9 +387,14 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 // refillWaitLocked is how long the keeper should still wait before it
 // spawns the replacement of the spare handed over last: until that
 // session's first turn is done, at most cfg.RefillWait after the
-// hand-over. The session's changes wake the keeper. Needs p.mu.
-func (p *Pool) refillWaitLocked(ss *spareSet) time.Duration {
+// hand-over; not at all when arrivals are frequent (SpareConfig.Auto).
+// The session's changes wake the keeper. Needs p.mu.
+func (p *Pool) refillWaitLocked(ss *spareSet, now time.Time) time.Duration {
 	if ss.handed == nil {
+		return 0
+	}
+	if ss.cfg.Auto && ss.auto.frequent(now, ss.cfg.RefillWait) {
+		ss.handed = nil
 		return 0
 	}
 	left := ss.cfg.RefillWait - time.Since(ss.handedAt)
@@ -439,9 +452,8 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	err = s.Initialize(ctx)
 	p.mu.Lock()
-	// Not when a conversation waits: it would wait for this too.
-	prewarm := !e.claimed && !ss.cfg.NoPrewarm
-	warmUp := !e.claimed && ss.cfg.WarmUp && ss.warmUpOff == ""
+	prewarm := !ss.cfg.NoPrewarm
+	warmUp := ss.cfg.WarmUp && ss.warmUpOff == ""
 	p.mu.Unlock()
 	if err == nil && warmUp {
 		why := warmUpBlocker(opts)
@@ -489,10 +501,9 @@ func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
 	case err == nil:
 		e.ready = true
 		p.notifyLocked()
-		log.Debug("agent: warm spare ready", "session", s.SessionID(), "startup", time.Since(began))
-		if e.claimed {
-			log.Debug("agent: a new conversation waited for this warm spare", "session", s.SessionID())
-		}
+		boot := time.Since(began)
+		ss.auto.booted(boot)
+		log.Debug("agent: warm spare ready", "session", s.SessionID(), "startup", boot)
 	case errors.Is(err, agent.ErrClosed):
 		// The process died: monitor counts the failure with its stderr.
 	default:

@@ -183,6 +183,10 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 			Count:   p.WarmSpares,
 			Options: c.profileAgentOptions(p),
 			WarmUp:  true,
+			// warm_spares: auto
+			Auto:        p.WarmSparesAuto,
+			Max:         p.MaxWarmSpares,
+			SpareMemory: p.SpareMemory,
 		}
 		c.spareTools(&sc.Options, bot, p, platforms[name])
 		if wt := c.opts.Worktrees; wt != nil && p.Worktree {
@@ -193,15 +197,15 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 		if c.cfg().DataDir != "" {
 			sc.StateRoot = filepath.Join(c.cfg().DataDir, SessionsDir)
 		}
-		if sc.Count > 0 {
+		if p.KeepsSpares() {
 			wp.KeepSpares(sc)
 			kept = append(kept, sc)
-			c.log.Debug("keeping warm spares", "profile", p.Name, "count", sc.Count, "max_live", p.MaxLive)
+			c.log.Debug("keeping warm spares", "profile", p.Name, "count", p.WarmSparesText(), "max_live", p.MaxLive)
 		}
 	}
 	return func() {
 		for _, sc := range kept {
-			sc.Count = 0
+			sc.Count, sc.Auto = 0, false
 			wp.KeepSpares(sc)
 		}
 	}
@@ -285,10 +289,14 @@ func (cv *conversation) onSpareTaken(ctx context.Context, sess AgentSession, id 
 // when the profile keeps none.
 func (cv *conversation) spareStatusLine() string {
 	wp, ok := cv.core.pool.(WarmPool)
-	if !ok || cv.profile.WarmSpares == 0 {
+	if !ok || !cv.profile.KeepsSpares() {
 		return ""
 	}
 	st := wp.SpareStatus(cv.profile.Name)
+	label := "warm spares"
+	if st.Auto {
+		label = fmt.Sprintf("warm spares (auto, at most %d)", st.Max)
+	}
 	switch {
 	case st.Want == 0:
 		return ""
@@ -297,12 +305,14 @@ func (cv *conversation) spareStatusLine() string {
 		if wait := time.Until(st.NextAttempt); wait > 0 {
 			next = "in " + render.FormatDuration(wait.Round(time.Second))
 		}
-		return fmt.Sprintf("\n• warm spares: ⚠️ failing to start (%d in a row): %s; next try %s",
-			st.Failures, render.OneLine(st.LastError, 200), next)
+		return fmt.Sprintf("\n• %s: ⚠️ failing to start (%d in a row): %s; next try %s",
+			label, st.Failures, render.OneLine(st.LastError, 200), next)
+	case st.MemShort:
+		return fmt.Sprintf("\n• %s: %d of %d ready (no more start: less than the spare memory available)", label, st.Ready, st.Want)
 	case st.WarmUpOff != "":
-		return fmt.Sprintf("\n• warm spares: %d of %d ready (without a warm-up turn: %s)", st.Ready, st.Want, render.OneLine(st.WarmUpOff, 160))
+		return fmt.Sprintf("\n• %s: %d of %d ready (without a warm-up turn: %s)", label, st.Ready, st.Want, render.OneLine(st.WarmUpOff, 160))
 	default:
-		return fmt.Sprintf("\n• warm spares: %d of %d ready", st.Ready, st.Want)
+		return fmt.Sprintf("\n• %s: %d of %d ready", label, st.Ready, st.Want)
 	}
 }
 

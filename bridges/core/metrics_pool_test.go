@@ -20,7 +20,7 @@ type countedPool struct {
 func (p countedPool) Len() int { return p.n }
 
 // TestPoolCollector: /metrics shows the pool's processes and, per profile,
-// the warm spares ready and starting and the consecutive failures; a pool
+// the warm spares ready, starting and wanted and the consecutive failures; a pool
 // without spares or a count shows neither.
 func TestPoolCollector(t *testing.T) {
 	wp := &warmFakePool{FakePool: bridgetest.NewFakePool(nil)}
@@ -34,10 +34,11 @@ agentbridge_agents 5
 # HELP agentbridge_warm_spare_failures Consecutive warm spares of a profile that failed to start or died unused (0 when healthy).
 # TYPE agentbridge_warm_spare_failures gauge
 agentbridge_warm_spare_failures{profile="coder"} 3
-# HELP agentbridge_warm_spares Warm spares of an agent profile by state: ready (initialized, waiting for a new conversation) or starting.
+# HELP agentbridge_warm_spares Warm spares of an agent profile by state: ready (initialized, waiting for a new conversation), starting, or target (how many the pool wants now).
 # TYPE agentbridge_warm_spares gauge
 agentbridge_warm_spares{profile="coder",state="ready"} 1
 agentbridge_warm_spares{profile="coder",state="starting"} 1
+agentbridge_warm_spares{profile="coder",state="target"} 2
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent"
@@ -47,6 +48,37 @@ func (c *Core) LiveAgents(ctx context.Context) ([]bridges.LiveAgent, error) {
 		})
 	}
 	return out, nil
+}
+
+// WarmSpares reports the warm spares of every profile a configured bot
+// uses that keeps spares, by profile name; none when the pool keeps no spares.
+func (c *Core) WarmSpares() []bridges.WarmSpareState {
+	wp, ok := c.pool.(WarmPool)
+	if !ok {
+		return nil
+	}
+	cfg := c.cfg()
+	seen := map[string]bool{}
+	var out []bridges.WarmSpareState
+	for _, b := range cfg.Bots {
+		if b == nil {
+			continue
+		}
+		p := cfg.Agents[b.Agent]
+		if p == nil || seen[p.Name] || !p.KeepsSpares() {
+			continue
+		}
+		seen[p.Name] = true
+		st := wp.SpareStatus(p.Name)
+		ws := bridges.WarmSpareState{Profile: p.Name, Auto: st.Auto, Target: st.Want, Max: st.Max,
+			Ready: st.Ready, Starting: st.Starting, MemShort: st.MemShort}
+		if st.Failures > 0 && st.Ready == 0 {
+			ws.Failing = render.OneLine(st.LastError, 200)
+		}
+		out = append(out, ws)
+	}
+	slices.SortFunc(out, func(a, b bridges.WarmSpareState) int { return strings.Compare(a.Profile, b.Profile) })
+	return out
 }
 
 // StopAgent stops the live agent process of a conversation, like an idle

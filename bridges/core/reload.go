@@ -111,7 +111,7 @@ func (c *Core) setSpares(platforms map[string]bridges.Platform) {
 	cfg := c.cfg()
 	for name := range platforms {
 		if b := cfg.Bot(name); b != nil {
-			if p := cfg.Agents[b.Agent]; p != nil && p.WarmSpares > 0 {
+			if p := cfg.Agents[b.Agent]; p != nil && p.KeepsSpares() {
 				kept[p.Name] = true
 			}
 		}

@@ -146,6 +146,12 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	pool.setStatus(agentpool.SpareStatus{Want: 1, Ready: 1, WarmUpOff: "the agent env sets CLAUDE_CODE_USE_BEDROCK"})
 	h.send(k, "m2b", "alice", "!status")
 	h.waitText(k, "warm spares: 1 of 1 ready (without a warm-up turn: the agent env sets CLAUDE_CODE_USE_BEDROCK)")
+	pool.setStatus(agentpool.SpareStatus{Want: 3, Ready: 2, Auto: true, Max: 4})
+	h.send(k, "m2c", "alice", "!status")
+	h.waitText(k, "warm spares (auto, at most 4): 2 of 3 ready")
+	pool.setStatus(agentpool.SpareStatus{Want: 1, Auto: true, Max: 4, MemShort: true})
+	h.send(k, "m2d", "alice", "!status")
+	h.waitText(k, "warm spares (auto, at most 4): 0 of 1 ready (no more start: less than the spare memory available)")
 	pool.setStatus(agentpool.SpareStatus{Want: 1, Failures: 3, LastError: "spare exited (crashed, code 1): error: unknown option '--bogus'",
 		NextAttempt: time.Now().Add(40 * time.Second)})
 	h.send(k, "m3", "alice", "!status")
@@ -182,5 +188,34 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	defer pool.mu.Unlock()
 	if n := len(pool.kept); n != 2 || pool.kept[1].Count != 0 {
 		t.Errorf("KeepSpares calls %+v: the core stops keeping spares when it stops", pool.kept)
+	}
+}
+
+// TestAutoWarmSparesConfig: warm_spares: auto reaches the pool as an
+// automatic count with max_warm_spares and spare_memory, and stopping
+// the core stops it (neither a count nor auto).
+func TestAutoWarmSparesConfig(t *testing.T) {
+	pool := &warmFakePool{FakePool: bridgetest.NewFakePool(nil), spareID: uuid.NewString()}
+	defer pool.Close()
+	h := start(t, setup{agents: pool, profile: func(a *config.Agent) {
+		a.WarmSpares, a.WarmSparesAuto, a.MaxWarmSpares, a.SpareMemory = 0, true, 3, 512<<20
+	}})
+	waitFor(t, "KeepSpares called", func() bool {
+		pool.mu.Lock()
+		defer pool.mu.Unlock()
+		return len(pool.kept) > 0
+	})
+	pool.mu.Lock()
+	sc := pool.kept[0]
+	pool.mu.Unlock()
+	if !sc.Auto || sc.Max != 3 || sc.SpareMemory != 512<<20 || sc.Count != 0 || sc.Limit.Profile != "coder" {
+		t.Errorf("spare config %+v, want auto with max 3 and 512 MiB", sc)
+	}
+	h.stop()
+	pool.mu.Lock()
+	last := pool.kept[len(pool.kept)-1]
+	pool.mu.Unlock()
+	if last.Auto || last.Count != 0 {
+		t.Errorf("after stop the last spare config is %+v, want none kept", last)
 	}
 }

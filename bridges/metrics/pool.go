@@ -28,7 +28,9 @@ type poolCollector struct {
 // NewPoolCollector returns a Prometheus collector of the pool's gauges:
 // agentbridge_agents (agent processes the pool holds, warm spares
 // included) when count is not nil, and, when spares is not nil,
-// agentbridge_warm_spares{profile,state} (state ready or starting) and
+// agentbridge_warm_spares{profile,state} (state ready, starting, or
+// target: how many the pool wants now, which follows the arrivals of new
+// conversations with warm_spares: auto) and
 // agentbridge_warm_spare_failures{profile} (consecutive spares that
 // failed to start or died unused: above 0 with no ready spare, the
 // profile's CLI is failing) for each of profiles.
@@ -40,7 +42,7 @@ func NewPoolCollector(count Counter, spares Spares, profiles []string) prometheu
 		live: prometheus.NewDesc("agentbridge_agents",
 			"Agent processes the pool holds (live, starting or stopping), warm spares included.", nil, nil),
 		ready: prometheus.NewDesc("agentbridge_warm_spares",
-			"Warm spares of an agent profile by state: ready (initialized, waiting for a new conversation) or starting.",
+			"Warm spares of an agent profile by state: ready (initialized, waiting for a new conversation), starting, or target (how many the pool wants now).",
 			[]string{"profile", "state"}, nil),
 		failures: prometheus.NewDesc("agentbridge_warm_spare_failures",
 			"Consecutive warm spares of a profile that failed to start or died unused (0 when healthy).",
@@ -65,7 +67,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range c.profiles {
 		st := c.spares.SpareStatus(p)
-		for state, n := range map[string]int{"ready": st.Ready, "starting": st.Starting} {
+		for state, n := range map[string]int{"ready": st.Ready, "starting": st.Starting, "target": st.Want} {
 			ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(n), p, state)
 		}
 		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.GaugeValue, float64(st.Failures), p)

@@ -30,6 +30,14 @@ type Operator interface {
 
 var _ Operator = (*core.Core)(nil)
 
+// spareReporter is an Operator that also reports warm spares (the live
+// agents page shows them when it does).
+type spareReporter interface {
+	WarmSpares() []bridges.WarmSpareState
+}
+
+var _ spareReporter = (*core.Core)(nil)
+
 // SetOperator gives the operator pages the core. Call it before serving.
 func (c *Console) SetOperator(op Operator) { c.op = op }
 
@@ -130,9 +138,20 @@ type agentRow struct {
 	Memory    string
 }
 
-// adminAgents lists the live agent processes.
+// agentsPage is the live agents page: the processes, and the warm spares
+// of each profile that keeps them.
+type agentsPage struct {
+	Rows   []agentRow
+	Spares []bridges.WarmSpareState
+}
+
+// adminAgents lists the live agent processes and the warm spares.
 func (c *Console) adminAgents(w http.ResponseWriter, r *http.Request) {
 	var rows []agentRow
+	var spares []bridges.WarmSpareState
+	if sr, ok := c.op.(spareReporter); ok {
+		spares = sr.WarmSpares()
+	}
 	if c.op != nil {
 		live, err := c.op.LiveAgents(r.Context())
 		if err != nil {
@@ -146,7 +165,7 @@ func (c *Console) adminAgents(w http.ResponseWriter, r *http.Request) {
 				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes)})
 		}
 	}
-	c.renderAdmin(w, r, "agents", rows)
+	c.renderAdmin(w, r, "agents", agentsPage{Rows: rows, Spares: spares})
 }
 
 // adminStopAgent stops one live agent.

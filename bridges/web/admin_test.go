@@ -26,6 +26,13 @@ type fakeOperator struct {
 	live    []bridges.LiveAgent
 	decideE error
 	states  []bridges.BotStatus // BotStates; nil: team-slack failed
+	spares  []bridges.WarmSpareState
+}
+
+func (f *fakeOperator) WarmSpares() []bridges.WarmSpareState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.spares
 }
 
 func (f *fakeOperator) record(s string) {
@@ -243,6 +250,29 @@ func TestAdminBotsShowReconnecting(t *testing.T) {
 	for _, want := range []string{">reconnecting<", "7 failed attempts", "apps.connections.open: HTTP 503", since.Local().Format("2006-01-02 15:04")} {
 		if !strings.Contains(body, want) {
 			t.Errorf("bots page lacks %q", want)
+		}
+	}
+}
+
+// The live agents page shows each profile's warm spares: automatic or
+// fixed, ready, starting, wanted, and why none start.
+func TestAdminAgentsShowWarmSpares(t *testing.T) {
+	h := newAdminHarness(t)
+	_, body := h.get(t, h.ana, "/admin/agents")
+	if strings.Contains(body, `id="spares"`) {
+		t.Errorf("agents page shows a spares table without spares")
+	}
+	h.op.mu.Lock()
+	h.op.spares = []bridges.WarmSpareState{
+		{Profile: "coder", Auto: true, Target: 3, Max: 4, Ready: 2, Starting: 1},
+		{Profile: "ops", Target: 1, MemShort: true},
+	}
+	h.op.mu.Unlock()
+	_, body = h.get(t, h.ana, "/admin/agents")
+	for _, want := range []string{`id="spares"`, `data-profile="coder"`, "auto (at most 4)", `data-label="Ready">2<`,
+		`data-label="Starting">1<`, `data-label="Wanted">3<`, `data-profile="ops"`, "memory short"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("agents page lacks %q", want)
 		}
 	}
 }

@@ -151,6 +151,7 @@ func TestBenchTable(t *testing.T) {
 	add("Slack calls per 30 s streamed turn", fmt.Sprintf("%d (limit %d)", total, 1+int(took/time.Second)+2),
 		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
 	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
+	rows = append(rows, benchArrivals(t, 20, "auto", cold)...)
 	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "streamjson.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
 
 	load, _ := os.ReadFile("/proc/loadavg")
@@ -179,6 +180,13 @@ type benchBridge = slackEnv
 // besides its warm spares.
 func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 	t.Helper()
+	return startBenchBridgeWith(t, fmt.Sprintf("    warm_spares: %d\n", spares), threads+spares)
+}
+
+// startBenchBridgeWith starts the bridge with the agent profile's spare
+// settings sparesYAML (indented lines) and max_live maxLive.
+func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int) *benchBridge {
+	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
@@ -190,7 +198,7 @@ func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 	fm := fakemodel.New(t)
 	sl := slackfake.New(t)
 	cfg := "data_dir: ./data\nlog: { level: info, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
-		agentYAML(claude, home, workdir, fm.Env(), threads+spares) + fmt.Sprintf("    warm_spares: %d\n", spares) + fmt.Sprintf(`bots:
+		agentYAML(claude, home, workdir, fm.Env(), maxLive) + sparesYAML + fmt.Sprintf(`bots:
   - name: team
     platform: slack
     agent: coder
@@ -206,11 +214,15 @@ func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 	return &slackEnv{ab: &ab, slack: sl, model: fm, bridge: ab.bridge, workdir: workdir}
 }
 
-// waitSpareReady waits until the bridge's profile has a ready warm spare.
+// waitSpareReady waits until the bridge's profile has a ready warm spare
+// (one or more).
 func (e *slackEnv) waitSpareReady(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(e2eWait)
-	for metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`) != "1" {
+	for {
+		if n, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`)); err == nil && n >= 1 {
+			return
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no ready warm spare within %v", e2eWait)
 		}

@@ -1,0 +1,136 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestAutoSparesTarget: the controller's target follows the arrival rate
+// (boot / gap, rounded up), rises at once, stays up until shrinkAfter
+// without a hand-over, then falls back, and keeps within 1..limit.
+func TestAutoSparesTarget(t *testing.T) {
+	const shrink = time.Minute
+	t0 := time.Unix(1_700_000_000, 0)
+	var a autoSpares
+	if got := a.target(t0, 4, shrink); got != 1 {
+		t.Fatalf("no arrivals: target %d, want 1", got)
+	}
+	a.booted(1200 * time.Millisecond)
+	// Back to back: an arrival every 300 ms, boot 1.2 s -> 4 expected per boot.
+	now := t0
+	for i := range 6 {
+		now = t0.Add(time.Duration(i) * 300 * time.Millisecond)
+		a.arrive(now)
+	}
+	if got := a.target(now, 8, shrink); got != 4 {
+		t.Errorf("arrivals 300 ms apart, boot 1.2 s: target %d, want 4", got)
+	}
+	if got := a.target(now, 3, shrink); got != 3 {
+		t.Errorf("bounded by 3: target %d, want 3", got)
+	}
+	if !a.frequent(now, 2*time.Second) {
+		t.Errorf("arrivals 300 ms apart are not frequent")
+	}
+	// A pause: the rate falls at once, the target holds until shrinkAfter.
+	a.used(now)
+	if got := a.target(now.Add(10*time.Second), 8, shrink); got != 4 {
+		t.Errorf("10 s after a hand-over: target %d, want 4 (held)", got)
+	}
+	if d := a.shrinkIn(now.Add(10*time.Second), shrink); d != 50*time.Second {
+		t.Errorf("shrinkIn %v, want 50s", d)
+	}
+	later := now.Add(shrink)
+	if got := a.target(later, 8, shrink); got != 1 {
+		t.Errorf("%v without a hand-over: target %d, want 1", shrink, got)
+	}
+	if a.frequent(later, 2*time.Second) {
+		t.Errorf("after a minute's pause arrivals are still frequent")
+	}
+	// Two seconds apart with a 1.2 s boot: one spare, replaced at once.
+	var b autoSpares
+	b.booted(1200 * time.Millisecond)
+	for i := range 4 {
+		now = t0.Add(time.Duration(i) * 2 * time.Second)
+		b.arrive(now)
+	}
+	if got := b.target(now, 8, shrink); got != 1 {
+		t.Errorf("arrivals 2 s apart: target %d, want 1", got)
+	}
+	if !b.frequent(now, 2*time.Second) {
+		t.Errorf("arrivals 2 s apart, boot 1.2 s, refill wait 2 s: not frequent")
+	}
+	if b.frequent(now, 500*time.Millisecond) {
+		t.Errorf("arrivals 2 s apart, boot 1.2 s, refill wait 0.5 s: frequent")
+	}
+}
+
+// TestAutoSparesFollowArrivals: with Auto, new conversations in quick
+// succession raise the number of spares the pool keeps (within Max), and
+// it falls back to one once none is handed over for ShrinkAfter.
+func TestAutoSparesFollowArrivals(t *testing.T) {
+	r := newSpareRig(t, 0, 8, nil)
+	r.cfg.Auto, r.cfg.Max, r.cfg.ShrinkAfter = true, 3, 2*time.Second
+	r.pool.KeepSpares(r.cfg)
+	st := r.waitStatus(t, "one spare", ready(1))
+	if !st.Auto || st.Want != 1 || st.Max != 3 {
+		t.Errorf("status %+v: want auto, 1 wanted, max 3", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	for i := range 5 {
+		s, err := r.pool.AcquireNew(ctx, fmt.Sprint("c", i), r.cfg.Limit, r.newOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(t, s)
+		if err := s.Initialize(ctx); err != nil {
+			t.Logf("initialize %s: %v", s.SessionID(), err) // a spare is initialized already
+		}
+	}
+	st = r.waitStatus(t, "three spares ready", ready(3))
+	if st.Want != 3 {
+		t.Errorf("after 5 quick arrivals: status %+v, want 3 wanted", st)
+	}
+	r.waitStatus(t, "back to one spare", func(s SpareStatus) bool { return s.Want == 1 && s.Ready == 1 && s.Starting == 0 })
+	waitUntil(t, "5 conversations and 1 spare in the pool (the trimmed spares gone)", eventTimeout,
+		func() bool { return r.pool.Len() == 6 })
+}
+
+// TestAutoSparesMemoryBudget: an automatic spare starts only while the
+// system has SpareMemory available; an unreadable figure counts as short.
+func TestAutoSparesMemoryBudget(t *testing.T) {
+	r := newSpareRig(t, 0, 8, nil)
+	r.cfg.Auto, r.cfg.SpareMemory = true, 256<<20
+	avail := make(chan int64, 1)
+	avail <- 100 << 20
+	r.pool.mu.Lock()
+	r.pool.memAvailable = func() (int64, error) {
+		v := <-avail
+		avail <- v
+		if v < 0 {
+			return 0, fmt.Errorf("no figure")
+		}
+		return v, nil
+	}
+	r.pool.mu.Unlock()
+	r.pool.KeepSpares(r.cfg)
+	st := r.waitStatus(t, "memory short", func(s SpareStatus) bool { return s.MemShort })
+	if st.Ready+st.Starting != 0 || len(r.spawnLog(t)) != 0 {
+		t.Errorf("a spare started with 100 MiB available and 256 MiB per spare: %+v", st)
+	}
+	<-avail
+	avail <- -1
+	r.waitKeeper(t)
+	if st := r.pool.SpareStatus("coder"); !st.MemShort || st.Ready+st.Starting != 0 {
+		t.Errorf("unreadable memory figure: %+v, want short and no spare", st)
+	}
+	<-avail
+	avail <- 1 << 30
+	r.pool.notify()
+	st = r.waitStatus(t, "a spare with memory", ready(1))
+	if st.MemShort {
+		t.Errorf("status %+v: still short with 1 GiB available", st)
+	}
+}
