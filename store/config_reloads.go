@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // ConfigReload is one audited reload attempt of the config (table
@@ -24,7 +26,7 @@ func (s *Store) AddConfigReload(ctx context.Context, r ConfigReload) error {
 	if r.Trigger == "" {
 		return fmt.Errorf("add config reload: trigger is required: %w", ErrInvalidArgument)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO config_reloads (at, via, generation, applied, changed, problems) VALUES (?, ?, ?, ?, ?, ?)`,
+	_, err := s.db.Read().ExecContext(ctx, `INSERT INTO config_reloads (at, via, generation, applied, changed, problems) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.At.UnixMilli(), r.Trigger, int64(r.Generation), r.Applied, strings.Join(r.Changed, "\n"), strings.Join(r.Problems, "\n"))
 	if err != nil {
 		return fmt.Errorf("add config reload: %w", err)
@@ -47,7 +49,7 @@ func (s *Store) ConfigReloads(ctx context.Context, limit int) ([]ConfigReload, e
 		if err := rows.Scan(&at, &r.Trigger, &gen, &r.Applied, &changed, &problems); err != nil {
 			return nil, fmt.Errorf("config reloads: %w", err)
 		}
-		r.At, r.Generation = fromMS(at), uint64(gen)
+		r.At, r.Generation = sqldb.FromMS(at), uint64(gen)
 		r.Changed, r.Problems = lines(changed), lines(problems)
 		out = append(out, r)
 	}

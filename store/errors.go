@@ -1,33 +1,47 @@
 package store
 
-import "errors"
+import (
+	"github.com/agentbridge/agentbridge/store/convstore"
+	"github.com/agentbridge/agentbridge/store/coord"
+	"github.com/agentbridge/agentbridge/store/dbcopy"
+	"github.com/agentbridge/agentbridge/store/sqldb"
+)
 
-// Sentinel errors. Methods wrap them with context; test with errors.Is.
+// Sentinel errors, each the value of the package that returns it, so that
+// errors.Is holds whichever name a caller tests with. Methods wrap them
+// with context.
 var (
 	// ErrNotFound: the conversation, message or approval does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = sqldb.ErrNotFound
 	// ErrSchemaTooNew: the database was written by a newer bridge whose
 	// schema this binary does not know. Open refuses it untouched.
-	ErrSchemaTooNew = errors.New("database schema is newer than this binary supports")
+	ErrSchemaTooNew = sqldb.ErrSchemaTooNew
 	// ErrBadTransition: the requested state change is not allowed by the
-	// state machine (see the package documentation).
-	ErrBadTransition = errors.New("state transition not allowed")
+	// state machine (see package convstore).
+	ErrBadTransition = convstore.ErrBadTransition
 	// ErrAlreadyDecided: the approval already has a decision.
-	ErrAlreadyDecided = errors.New("approval already decided")
+	ErrAlreadyDecided = convstore.ErrAlreadyDecided
 	// ErrDuplicate: a row with this id already exists.
-	ErrDuplicate = errors.New("duplicate")
+	ErrDuplicate = sqldb.ErrDuplicate
 	// ErrInvalidArgument: a required field is empty or a value is unknown.
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument = sqldb.ErrInvalidArgument
 	// ErrFull: the write failed because the database cannot be written
 	// (disk full, quota, read-only file system, I/O error). Nothing of it
 	// was committed; the same write succeeds once space returns (see
 	// IsFull and Store.WriteHealth).
-	ErrFull = errors.New("database cannot be written (disk full?)")
+	ErrFull = sqldb.ErrFull
 	// ErrLeaseHeld: another owner holds the lease (AcquireLease); the
 	// error is a *LeaseHeldError naming it.
-	ErrLeaseHeld = errors.New("lease held by another owner")
+	ErrLeaseHeld = coord.ErrLeaseHeld
 	// ErrLeaseLost: the lease is no longer the caller's — it expired and
 	// another owner took it, or it was released — so the caller must not
 	// act for its resource any more (RenewLease, ReleaseLease, WithLease).
-	ErrLeaseLost = errors.New("lease lost")
+	ErrLeaseLost = coord.ErrLeaseLost
+	// ErrSessionMoved: the conversation no longer has the session a caller
+	// named (it moved, or a fresh one replaced it).
+	ErrSessionMoved = convstore.ErrSessionMoved
+	// ErrInUse: another bridge holds the database (HoldOwner).
+	ErrInUse = sqldb.ErrInUse
+	// ErrTargetNotEmpty: Copy's target already holds data.
+	ErrTargetNotEmpty = dbcopy.ErrTargetNotEmpty
 )

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/sqldb"
+	"github.com/agentbridge/agentbridge/store/webstore"
 )
 
 // defaultPruneBatch is how many rows one Prune transaction deletes at most,
@@ -20,8 +23,8 @@ type PruneCounts struct {
 	Approvals     int64 // decided permission requests
 	Usage         int64 // usage rows
 	Conversations int64 // conversations left with nothing else
-	Web           int64 // web console messages and uploads (see web.go)
-	Feedback      int64 // ratings of answers (feedback.go)
+	Web           int64 // web console messages and uploads (package webstore)
+	Feedback      int64 // ratings of answers (package convstore)
 }
 
 // Total is the number of rows deleted.
@@ -66,7 +69,7 @@ func (c PruneCounts) LogValue() slog.Value {
 // they write again; usage totals cover the retention period; a grant keeps
 // the id of the approval that created it after that approval was pruned
 // (who granted it stays in the grant). A message that arrives for a
-// conversation just as Prune deletes it fails to enqueue (ErrNotFound) and
+// conversation just as Prune deletes it fails to enqueue (sqldb.ErrNotFound) and
 // is redelivered by its platform, which creates the conversation anew.
 //
 // Rows are deleted in batches, each its own transaction, so a large backlog
@@ -94,13 +97,13 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneCounts, error
 		{"feedback", &c.Feedback, `updated_at < ?`, []any{cut}},
 	}
 	for _, st := range steps {
-		n, err := s.deleteBatched(ctx, st.table, "seq", st.where, st.args)
+		n, err := s.db.DeleteBatched(ctx, st.table, "seq", st.where, st.args, s.pruneBatch)
 		*st.n = n
 		if err != nil {
 			return c, fmt.Errorf("prune %s: %w", st.table, err)
 		}
 	}
-	web, err := s.pruneWeb(ctx, cut)
+	web, err := webstore.Prune(ctx, s.db, cut, s.pruneBatch)
 	c.Web = web
 	if err != nil {
 		return c, fmt.Errorf("prune web console: %w", err)
@@ -109,36 +112,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneCounts, error
 	if err != nil {
 		return c, fmt.Errorf("prune conversations: %w", err)
 	}
-	c.Conversations, err = s.deleteBatched(ctx, "conversations", "id", where, []any{cut, cut, cut})
+	c.Conversations, err = s.db.DeleteBatched(ctx, "conversations", "id", where, []any{cut, cut, cut}, s.pruneBatch)
 	if err != nil {
 		return c, fmt.Errorf("prune conversations: %w", err)
 	}
 	return c, nil
-}
-
-// deleteBatched deletes the rows of table matching where, at most
-// s.pruneBatch per transaction, until none is left. key is a unique column
-// (the batch is chosen by it). table, key and where are constants of this
-// package, never user input.
-func (s *Store) deleteBatched(ctx context.Context, table, key, where string, args []any) (int64, error) {
-	query := `DELETE FROM ` + table + ` WHERE ` + key + ` IN (SELECT ` + key + ` FROM ` + table +
-		` WHERE ` + where + ` LIMIT ?)`
-	args = append(args[:len(args):len(args)], s.pruneBatch)
-	var total int64
-	for {
-		res, err := s.exec(ctx, false, query, args...)
-		if err != nil {
-			return total, err
-		}
-		n, err := rowsAffected(res)
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < int64(s.pruneBatch) {
-			return total, nil
-		}
-	}
 }
 
 // idleConversationWhere builds the condition for conversations Prune may
@@ -148,25 +126,20 @@ func (s *Store) deleteBatched(ctx context.Context, table, key, where string, arg
 // table added by a later migration keeps its conversations without a change
 // here (and a delete can never fail on a foreign key).
 func (s *Store) idleConversationWhere(ctx context.Context) (string, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.conversationRefs())
+	rows, err := s.db.QueryContext(ctx, s.db.Dialect().ConversationRefs())
 	if err != nil {
 		return "", fmt.Errorf("find tables referring to conversations: %w", err)
 	}
-	refs, err := collect(rows, func(r scanner) (string, error) {
+	refs, err := sqldb.Collect(rows, func(r sqldb.Scanner) (string, error) {
 		var table, col string
 		if err := r.Scan(&table, &col); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM %s r WHERE r.%s = conversations.id)`, quoteIdent(table), quoteIdent(col)), nil
+		return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM %s r WHERE r.%s = conversations.id)`, sqldb.QuoteIdent(table), sqldb.QuoteIdent(col)), nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("find tables referring to conversations: %w", err)
 	}
 	conds := append([]string{`created_at < ?`, `updated_at < ?`, `last_active_at < ?`}, refs...)
 	return strings.Join(conds, " AND "), nil
-}
-
-// quoteIdent quotes an SQL identifier taken from the schema.
-func quoteIdent(s string) string {
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }

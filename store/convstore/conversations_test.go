@@ -1,0 +1,198 @@
+package convstore
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestGetOrCreateConversation(t *testing.T) {
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, s *Store) {
+		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		useClock(s, start, time.Second)
+		key := ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"}
+
+		c, created, err := s.GetOrCreateConversation(ctx, key, "coder", "U1")
+		if err != nil || !created {
+			t.Fatalf("first call: created=%v err=%v, want created", created, err)
+		}
+		if c.ID == "" || c.Key != key || c.Agent != "coder" || c.OwnerUserID != "U1" || c.SessionID != "" {
+			t.Fatalf("created conversation = %+v", c)
+		}
+		if !c.CreatedAt.Equal(start.Add(time.Second)) || !c.LastActiveAt.Equal(c.CreatedAt) {
+			t.Fatalf("timestamps = %v / %v, want %v", c.CreatedAt, c.LastActiveAt, start.Add(time.Second))
+		}
+
+		again, created, err := s.GetOrCreateConversation(ctx, key, "other-agent", "U2")
+		if err != nil || created {
+			t.Fatalf("second call: created=%v err=%v, want existing", created, err)
+		}
+		if again != c {
+			t.Fatalf("second call returned %+v, want unchanged %+v", again, c)
+		}
+
+		// Thread '' and another thread are different conversations.
+		noThread, created, err := s.GetOrCreateConversation(ctx, ConversationKey{Bot: "team", Channel: "C1"}, "coder", "U1")
+		if err != nil || !created || noThread.ID == c.ID {
+			t.Fatalf("thread-less key: %+v created=%v err=%v", noThread, created, err)
+		}
+
+		got, err := s.GetConversation(ctx, key)
+		if err != nil || got != c {
+			t.Fatalf("GetConversation = %+v, %v", got, err)
+		}
+		got, err = s.ConversationByID(ctx, c.ID)
+		if err != nil || got != c {
+			t.Fatalf("ConversationByID = %+v, %v", got, err)
+		}
+		_, err = s.GetConversation(ctx, ConversationKey{Bot: "team", Channel: "C2"})
+		wantErrIs(t, "GetConversation unknown", err, ErrNotFound)
+		_, err = s.ConversationByID(ctx, "nope")
+		wantErrIs(t, "ConversationByID unknown", err, ErrNotFound)
+	})
+}
+
+func TestGetOrCreateConversationInvalid(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		tests := []struct {
+			name  string
+			key   ConversationKey
+			agent string
+		}{
+			{"no bot", ConversationKey{Channel: "C"}, "coder"},
+			{"no channel", ConversationKey{Bot: "b"}, "coder"},
+			{"no agent", ConversationKey{Bot: "b", Channel: "C"}, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, _, err := s.GetOrCreateConversation(context.Background(), tt.key, tt.agent, "U")
+				wantErrIs(t, "GetOrCreateConversation", err, ErrInvalidArgument)
+			})
+		}
+	})
+}
+
+func TestGetOrCreateConversationConcurrent(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		const n = 12
+		key := ConversationKey{Bot: "b", Channel: "C", Thread: "T"}
+		ids := make([]string, n)
+		createdBy := make([]bool, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				var c Conversation
+				c, createdBy[i], errs[i] = s.GetOrCreateConversation(context.Background(), key, "coder", "U")
+				ids[i] = c.ID
+			})
+		}
+		close(start)
+		wg.Wait()
+		creators := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("caller %d: %v", i, errs[i])
+			}
+			if ids[i] != ids[0] {
+				t.Fatalf("caller %d got id %s, caller 0 got %s", i, ids[i], ids[0])
+			}
+			if createdBy[i] {
+				creators++
+			}
+		}
+		if creators != 1 {
+			t.Fatalf("%d callers saw created=true, want 1", creators)
+		}
+	})
+}
+
+func TestConversationSettings(t *testing.T) {
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, s *Store) {
+		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		useClock(s, start, time.Minute)
+		c := newConv(t, s, "b", "C", "T")
+
+		setters := []struct {
+			name string
+			set  func(ctx context.Context, id, v string) error
+			get  func(Conversation) string
+		}{
+			{"session id", s.SetSessionID, func(c Conversation) string { return c.SessionID }},
+			{"model", s.SetModel, func(c Conversation) string { return c.Model }},
+			{"permission mode", s.SetPermissionMode, func(c Conversation) string { return c.PermissionMode }},
+		}
+		for _, st := range setters {
+			t.Run(st.name, func(t *testing.T) {
+				before, err := s.ConversationByID(ctx, c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := st.set(ctx, c.ID, "value-"+st.name); err != nil {
+					t.Fatalf("set: %v", err)
+				}
+				after, err := s.ConversationByID(ctx, c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := st.get(after); got != "value-"+st.name {
+					t.Fatalf("after set: %q", got)
+				}
+				if !after.UpdatedAt.After(before.UpdatedAt) {
+					t.Fatalf("updated_at not advanced: %v → %v", before.UpdatedAt, after.UpdatedAt)
+				}
+				if err := st.set(ctx, c.ID, ""); err != nil {
+					t.Fatalf("clear: %v", err)
+				}
+				cleared, _ := s.ConversationByID(ctx, c.ID)
+				if got := st.get(cleared); got != "" {
+					t.Fatalf("after clear: %q", got)
+				}
+				wantErrIs(t, "set on unknown conversation", st.set(ctx, "nope", "x"), ErrNotFound)
+			})
+		}
+
+		before, _ := s.ConversationByID(ctx, c.ID)
+		if err := s.TouchConversation(ctx, c.ID); err != nil {
+			t.Fatalf("TouchConversation: %v", err)
+		}
+		after, _ := s.ConversationByID(ctx, c.ID)
+		if !after.LastActiveAt.After(before.LastActiveAt) || !after.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Fatalf("touch: last active %v → %v, updated %v → %v", before.LastActiveAt, after.LastActiveAt, before.UpdatedAt, after.UpdatedAt)
+		}
+		wantErrIs(t, "touch unknown", s.TouchConversation(ctx, "nope"), ErrNotFound)
+	})
+}
+
+func TestListConversations(t *testing.T) {
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, s *Store) {
+		useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Second)
+		if list, err := s.ListConversations(ctx); err != nil || len(list) != 0 {
+			t.Fatalf("empty store: %v, %v", list, err)
+		}
+		a := newConv(t, s, "b", "C", "A")
+		b := newConv(t, s, "b", "C", "B")
+		c := newConv(t, s, "b", "C", "C")
+		if err := s.TouchConversation(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.ListConversations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range list {
+			got = append(got, x.ID)
+		}
+		want := []string{a.ID, c.ID, b.ID}
+		if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Fatalf("order = %v, want %v (most recently active first)", got, want)
+		}
+	})
+}
