@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestApprovalsFlow(t *testing.T) {
@@ -60,12 +63,12 @@ func TestApprovalsFlow(t *testing.T) {
 			t.Fatalf("ApprovalByCardMessage = %+v, %v", q, err)
 		}
 		_, err = s.ApprovalByCardMessage(ctx, b.ID, "1234.5678")
-		wantErrIs(t, "card of another conversation", err, ErrNotFound)
+		storetest.WantErrIs(t, "card of another conversation", err, sqldb.ErrNotFound)
 		_, err = s.ApprovalByCardMessage(ctx, a.ID, "")
-		wantErrIs(t, "no card message", err, ErrNotFound)
+		storetest.WantErrIs(t, "no card message", err, sqldb.ErrNotFound)
 		// The first decision stands.
 		_, err = s.RecordApprovalDecision(ctx, "req-1", DecisionAllow, "U1", "")
-		wantErrIs(t, "second decision", err, ErrAlreadyDecided)
+		storetest.WantErrIs(t, "second decision", err, ErrAlreadyDecided)
 		if _, err := s.RecordApprovalDecision(ctx, "req-3", DecisionExpired, "", "bridge restarted"); err != nil {
 			t.Fatal(err)
 		}
@@ -143,16 +146,16 @@ func TestApprovalErrors(t *testing.T) {
 			err  error
 			want error
 		}{
-			{"no id", record(Approval{ConversationID: conv.ID, ToolName: "Bash"}), ErrInvalidArgument},
-			{"no tool", record(Approval{ID: "x", ConversationID: conv.ID}), ErrInvalidArgument},
-			{"unknown conversation", record(Approval{ID: "x", ConversationID: "nope", ToolName: "Bash"}), ErrNotFound},
-			{"duplicate id", record(Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}), ErrDuplicate},
-			{"decide unknown", decide("nope", DecisionAllow), ErrNotFound},
-			{"empty decision", decide("req", ""), ErrInvalidArgument},
-			{"card of unknown", s.SetApprovalCardRef(ctx, "nope", "ref", ""), ErrNotFound},
+			{"no id", record(Approval{ConversationID: conv.ID, ToolName: "Bash"}), sqldb.ErrInvalidArgument},
+			{"no tool", record(Approval{ID: "x", ConversationID: conv.ID}), sqldb.ErrInvalidArgument},
+			{"unknown conversation", record(Approval{ID: "x", ConversationID: "nope", ToolName: "Bash"}), sqldb.ErrNotFound},
+			{"duplicate id", record(Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}), sqldb.ErrDuplicate},
+			{"decide unknown", decide("nope", DecisionAllow), sqldb.ErrNotFound},
+			{"empty decision", decide("req", ""), sqldb.ErrInvalidArgument},
+			{"card of unknown", s.SetApprovalCardRef(ctx, "nope", "ref", ""), sqldb.ErrNotFound},
 		}
 		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) { wantErrIs(t, tt.name, tt.err, tt.want) })
+			t.Run(tt.name, func(t *testing.T) { storetest.WantErrIs(t, tt.name, tt.err, tt.want) })
 		}
 		open, err := s.OpenApprovals(ctx)
 		if err != nil || approvalIDs(open) != "[req]" {

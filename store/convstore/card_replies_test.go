@@ -2,8 +2,10 @@ package convstore
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // TestMigration0012FindsOldCards: cards posted before migration 12 (their
@@ -13,26 +15,26 @@ import (
 // fill in).
 func TestMigration0012FindsOldCards(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "bridge.db")
-	old, err := open(ctx, path, nil, allMigrations(t)[:11])
+	db := kit.Empty(t, sqldb.DriverSQLite)
+	old, err := open(ctx, db, storetest.Migrations(t, sqldb.DriverSQLite)[:11])
 	if err != nil {
 		t.Fatal(err)
 	}
 	conv := newConv(t, old, "phone", "15550001111@s.whatsapp.net", "")
 	for _, r := range [][2]string{{"req-a", `{"Key":{"Bot":"phone"},"ID":"3EB0CARD"}`}, {"req-b", "C/1234.5678"}, {"req-c", ""}} {
-		if _, err := old.db.ExecContext(ctx, `INSERT INTO approvals (id, conversation_id, tool_name, card_ref, requested_at, decision, decided_at)
+		if _, err := old.db.Read().ExecContext(ctx, `INSERT INTO approvals (id, conversation_id, tool_name, card_ref, requested_at, decision, decided_at)
 			VALUES (?, ?, 'Bash', ?, 1, 'allow', 2)`, r[0], conv.ID, r[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := old.Close(); err != nil {
+	if err := old.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, path, nil)
+	s, err := open(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.db.Close()
 	a, err := s.ApprovalByCardMessage(ctx, conv.ID, "3EB0CARD")
 	if err != nil || a.ID != "req-a" || a.Open() {
 		t.Fatalf("old card by its message id = %+v, %v", a, err)

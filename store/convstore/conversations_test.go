@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestGetOrCreateConversation(t *testing.T) {
@@ -48,9 +51,9 @@ func TestGetOrCreateConversation(t *testing.T) {
 			t.Fatalf("ConversationByID = %+v, %v", got, err)
 		}
 		_, err = s.GetConversation(ctx, ConversationKey{Bot: "team", Channel: "C2"})
-		wantErrIs(t, "GetConversation unknown", err, ErrNotFound)
+		storetest.WantErrIs(t, "GetConversation unknown", err, sqldb.ErrNotFound)
 		_, err = s.ConversationByID(ctx, "nope")
-		wantErrIs(t, "ConversationByID unknown", err, ErrNotFound)
+		storetest.WantErrIs(t, "ConversationByID unknown", err, sqldb.ErrNotFound)
 	})
 }
 
@@ -68,7 +71,7 @@ func TestGetOrCreateConversationInvalid(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				_, _, err := s.GetOrCreateConversation(context.Background(), tt.key, tt.agent, "U")
-				wantErrIs(t, "GetOrCreateConversation", err, ErrInvalidArgument)
+				storetest.WantErrIs(t, "GetOrCreateConversation", err, sqldb.ErrInvalidArgument)
 			})
 		}
 	})
@@ -153,7 +156,7 @@ func TestConversationSettings(t *testing.T) {
 				if got := st.get(cleared); got != "" {
 					t.Fatalf("after clear: %q", got)
 				}
-				wantErrIs(t, "set on unknown conversation", st.set(ctx, "nope", "x"), ErrNotFound)
+				storetest.WantErrIs(t, "set on unknown conversation", st.set(ctx, "nope", "x"), sqldb.ErrNotFound)
 			})
 		}
 
@@ -165,7 +168,7 @@ func TestConversationSettings(t *testing.T) {
 		if !after.LastActiveAt.After(before.LastActiveAt) || !after.UpdatedAt.Equal(before.UpdatedAt) {
 			t.Fatalf("touch: last active %v → %v, updated %v → %v", before.LastActiveAt, after.LastActiveAt, before.UpdatedAt, after.UpdatedAt)
 		}
-		wantErrIs(t, "touch unknown", s.TouchConversation(ctx, "nope"), ErrNotFound)
+		storetest.WantErrIs(t, "touch unknown", s.TouchConversation(ctx, "nope"), sqldb.ErrNotFound)
 	})
 }
 

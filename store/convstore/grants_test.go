@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestGrantsFlow(t *testing.T) {
@@ -48,11 +51,11 @@ func TestGrantsFlow(t *testing.T) {
 			t.Fatalf("removed grant = %+v", removed)
 		}
 		_, err = s.RemoveGrant(ctx, a.ID, 1, "dave")
-		wantErrIs(t, "removing a removed grant", err, ErrNotFound)
+		storetest.WantErrIs(t, "removing a removed grant", err, sqldb.ErrNotFound)
 		_, err = s.RemoveGrant(ctx, a.ID, 7, "dave")
-		wantErrIs(t, "removing an unknown grant", err, ErrNotFound)
+		storetest.WantErrIs(t, "removing an unknown grant", err, sqldb.ErrNotFound)
 		_, err = s.RemoveGrant(ctx, b.ID, 2, "dave")
-		wantErrIs(t, "removing another conversation's number", err, ErrNotFound)
+		storetest.WantErrIs(t, "removing another conversation's number", err, sqldb.ErrNotFound)
 
 		active, err := s.ActiveGrants(ctx, a.ID)
 		if err != nil || len(active) != 1 || active[0].Num != 2 {
@@ -75,9 +78,9 @@ func TestAddGrantsRejects(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot", "C", "A")
 		_, err := s.AddGrants(ctx, "no-such-conversation", []Grant{{Tool: "Bash"}})
-		wantErrIs(t, "unknown conversation", err, ErrNotFound)
+		storetest.WantErrIs(t, "unknown conversation", err, sqldb.ErrNotFound)
 		_, err = s.AddGrants(ctx, a.ID, []Grant{{Tool: "Bash", Match: "ls"}, {Tool: ""}})
-		wantErrIs(t, "empty tool", err, ErrInvalidArgument)
+		storetest.WantErrIs(t, "empty tool", err, sqldb.ErrInvalidArgument)
 		if gs, _ := s.GrantsForConversation(ctx, a.ID); len(gs) != 0 {
 			t.Fatalf("a refused batch stored %+v", gs)
 		}
@@ -86,14 +89,14 @@ func TestAddGrantsRejects(t *testing.T) {
 
 // TestGrantsSurviveReopen: grants are on disk, not in memory.
 func TestGrantsSurviveReopen(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testGrantsSurviveReopen(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testGrantsSurviveReopen(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testGrantsSurviveReopen(t *testing.T, db testDB) {
+func testGrantsSurviveReopen(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	s, err := db.open(ctx, nil)
+	s, err := open(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +104,14 @@ func testGrantsSurviveReopen(t *testing.T, db testDB) {
 	if _, err := s.AddGrants(ctx, conv.ID, []Grant{{Tool: "Bash", Match: "make test", GrantedBy: "carol"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
+	if err := s.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = db.open(ctx, nil)
+	s, err = open(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.db.Close()
 	gs, err := s.ActiveGrants(ctx, conv.ID)
 	if err != nil || len(gs) != 1 || gs[0].Match != "make test" {
 		t.Fatalf("grants after reopen = %+v, %v", gs, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -65,10 +67,10 @@ func TestEnqueueDedupeConcurrent(t *testing.T) {
 				t.Fatalf("distinct caller %d: dup=%v err=%v", i, r.dup, r.err)
 			}
 		}
-		if n := countRows(t, s.db, "SELECT COUNT(*) FROM inbox"); n != distinct+1 {
+		if n := storetest.CountRows(t, s.db.Read(), "SELECT COUNT(*) FROM inbox"); n != distinct+1 {
 			t.Fatalf("%d inbox rows, want %d", n, distinct+1)
 		}
-		if n := countRows(t, s.db, "SELECT COUNT(*) FROM (SELECT 1 FROM inbox GROUP BY bot, platform_msg_id HAVING COUNT(*) > 1) AS dup"); n != 0 {
+		if n := storetest.CountRows(t, s.db.Read(), "SELECT COUNT(*) FROM (SELECT 1 FROM inbox GROUP BY bot, platform_msg_id HAVING COUNT(*) > 1) AS dup"); n != 0 {
 			t.Fatalf("%d keys stored more than once", n)
 		}
 	})
@@ -122,7 +124,7 @@ func TestEnqueue(t *testing.T) {
 			t.Fatalf("preset id: %+v, %v", m, err)
 		}
 		_, err = s.InboxByID(ctx, uuid.NewString())
-		wantErrIs(t, "InboxByID unknown", err, ErrNotFound)
+		storetest.WantErrIs(t, "InboxByID unknown", err, sqldb.ErrNotFound)
 	})
 }
 
@@ -135,20 +137,20 @@ func TestEnqueueInvalid(t *testing.T) {
 			msg  InboxMessage
 			want error
 		}{
-			{"no conversation", InboxMessage{PlatformMsgID: "p"}, ErrInvalidArgument},
-			{"no platform id", InboxMessage{ConversationID: conv.ID}, ErrInvalidArgument},
-			{"unknown conversation", InboxMessage{ConversationID: "nope", PlatformMsgID: "p"}, ErrNotFound},
-			{"other bot", InboxMessage{ConversationID: conv.ID, Bot: "intruder", PlatformMsgID: "p"}, ErrInvalidArgument},
-			{"id not a uuid", InboxMessage{ID: "x", ConversationID: conv.ID, PlatformMsgID: "p"}, ErrInvalidArgument},
-			{"id taken", InboxMessage{ID: existing.ID, ConversationID: conv.ID, PlatformMsgID: "p"}, ErrDuplicate},
+			{"no conversation", InboxMessage{PlatformMsgID: "p"}, sqldb.ErrInvalidArgument},
+			{"no platform id", InboxMessage{ConversationID: conv.ID}, sqldb.ErrInvalidArgument},
+			{"unknown conversation", InboxMessage{ConversationID: "nope", PlatformMsgID: "p"}, sqldb.ErrNotFound},
+			{"other bot", InboxMessage{ConversationID: conv.ID, Bot: "intruder", PlatformMsgID: "p"}, sqldb.ErrInvalidArgument},
+			{"id not a uuid", InboxMessage{ID: "x", ConversationID: conv.ID, PlatformMsgID: "p"}, sqldb.ErrInvalidArgument},
+			{"id taken", InboxMessage{ID: existing.ID, ConversationID: conv.ID, PlatformMsgID: "p"}, sqldb.ErrDuplicate},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				_, _, err := s.Enqueue(context.Background(), tt.msg)
-				wantErrIs(t, "Enqueue", err, tt.want)
+				storetest.WantErrIs(t, "Enqueue", err, tt.want)
 			})
 		}
-		if n := countRows(t, s.db, "SELECT COUNT(*) FROM inbox"); n != 1 {
+		if n := storetest.CountRows(t, s.db.Read(), "SELECT COUNT(*) FROM inbox"); n != 1 {
 			t.Fatalf("%d inbox rows after refused enqueues, want 1", n)
 		}
 	})
@@ -211,7 +213,7 @@ func TestMarkInboxTransitions(t *testing.T) {
 					case allowed && err != nil:
 						t.Fatalf("MarkInbox refused: %v", err)
 					case !allowed:
-						wantErrIs(t, "MarkInbox", err, ErrBadTransition)
+						storetest.WantErrIs(t, "MarkInbox", err, ErrBadTransition)
 						if got.State != from {
 							t.Fatalf("refused move changed state to %s", got.State)
 						}
@@ -238,9 +240,9 @@ func TestMarkInboxInvalid(t *testing.T) {
 	ctx := context.Background()
 	eachStore(t, func(t *testing.T, s *Store) {
 		m := enqueue(t, s, newConv(t, s, "bot", "C", "T"), "p")
-		wantErrIs(t, "unknown state", s.MarkInbox(ctx, m.ID, "delivered", ""), ErrInvalidArgument)
-		wantErrIs(t, "empty state", s.MarkInbox(ctx, m.ID, "", ""), ErrInvalidArgument)
-		wantErrIs(t, "unknown id", s.MarkInbox(ctx, uuid.NewString(), InboxSent, ""), ErrNotFound)
+		storetest.WantErrIs(t, "unknown state", s.MarkInbox(ctx, m.ID, "delivered", ""), sqldb.ErrInvalidArgument)
+		storetest.WantErrIs(t, "empty state", s.MarkInbox(ctx, m.ID, "", ""), sqldb.ErrInvalidArgument)
+		storetest.WantErrIs(t, "unknown id", s.MarkInbox(ctx, uuid.NewString(), InboxSent, ""), sqldb.ErrNotFound)
 		if InboxState("delivered").CanMoveTo(InboxSent) || InboxPending.CanMoveTo("delivered") {
 			t.Fatal("CanMoveTo accepts unknown states")
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestOperatorQueries(t *testing.T) {
@@ -31,8 +33,8 @@ func TestOperatorQueries(t *testing.T) {
 			if err != nil || !a.Open() || a.ConversationID != slackConv.ID {
 				t.Errorf("GetApproval(r2) = %+v, %v; want the open request", a, err)
 			}
-			if _, err := s.GetApproval(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-				t.Errorf("GetApproval(unknown) err = %v, want ErrNotFound", err)
+			if _, err := s.GetApproval(ctx, "nope"); !errors.Is(err, sqldb.ErrNotFound) {
+				t.Errorf("GetApproval(unknown) err = %v, want sqldb.ErrNotFound", err)
 			}
 		})
 
@@ -59,15 +61,11 @@ func TestOperatorQueries(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			clk.mu.Lock()
-			clk.t = time.Date(2026, 5, 6, 23, 30, 0, 0, time.UTC)
-			clk.mu.Unlock()
+			clk.Set(time.Date(2026, 5, 6, 23, 30, 0, 0, time.UTC))
 			add(slackConv, 0.25)
 			add(slackConv, 0.5)
 			add(discordConv, 1)
-			clk.mu.Lock()
-			clk.t = time.Date(2026, 5, 7, 9, 0, 0, 0, time.UTC)
-			clk.mu.Unlock()
+			clk.Set(time.Date(2026, 5, 7, 9, 0, 0, 0, time.UTC))
 			add(slackConv, 2)
 
 			days, err := s.UsageByBotDay(ctx, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))

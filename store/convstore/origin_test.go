@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -27,8 +29,8 @@ func TestInboxOrigin(t *testing.T) {
 		if err != nil || back.Origin != OriginSchedule || back.ScheduleID != 7 || back.UserID != "" {
 			t.Fatalf("read back %+v, %v", back, err)
 		}
-		if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p2", Origin: "admin"}); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("unknown origin: err = %v, want ErrInvalidArgument", err)
+		if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p2", Origin: "admin"}); !errors.Is(err, sqldb.ErrInvalidArgument) {
+			t.Errorf("unknown origin: err = %v, want sqldb.ErrInvalidArgument", err)
 		}
 		// The run of a schedule U2 made does not make U2 a participant.
 		if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "schedule-8-100", UserID: "U2", Text: "x",
@@ -48,32 +50,32 @@ func TestInboxOrigin(t *testing.T) {
 // not run as a command after the upgrade), with the placeholder author
 // "schedule" cleared; people's messages become OriginPerson.
 func TestMigration0010MarksScheduledRuns(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testMigration0010MarksScheduledRuns(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testMigration0010MarksScheduledRuns(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testMigration0010MarksScheduledRuns(t *testing.T, db testDB) {
+func testMigration0010MarksScheduledRuns(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	old, err := db.open(ctx, migrationsOf(t, db.driver)[:8])
+	old, err := open(ctx, db, storetest.Migrations(t, db.Driver)[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
 	conv := newConv(t, old, "team", "C1", "t1")
 	for _, r := range [][2]string{{"schedule-3-1767600000", "schedule"}, {"schedule-4-1767600000", "U1"}, {"1767600000.000100", "U2"}} {
-		if _, err := old.db.ExecContext(ctx, `INSERT INTO inbox (id, conversation_id, bot, platform_msg_id, user_id, user_name, text, state, created_at, updated_at)
+		if _, err := old.db.Read().ExecContext(ctx, `INSERT INTO inbox (id, conversation_id, bot, platform_msg_id, user_id, user_name, text, state, created_at, updated_at)
 			VALUES (?, ?, 'team', ?, ?, '', '!mode acceptEdits', 'pending', 1, 1)`, uuid.NewString(), conv.ID, r[0], r[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := old.Close(); err != nil {
+	if err := old.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.open(ctx, nil)
+	s, err := open(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.db.Close()
 	msgs, err := s.PendingInbox(ctx, conv.ID)
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("pending = %+v, %v", msgs, err)

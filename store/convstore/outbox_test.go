@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func outboxIDs(ms []OutboxMessage) []string {
@@ -63,7 +66,7 @@ func TestOutboxFlow(t *testing.T) {
 			t.Fatalf("MarkOutboxPosted again (no-op): %v", err)
 		}
 		_, err = s.MarkOutboxFailed(ctx, r1.ID, "late failure")
-		wantErrIs(t, "MarkOutboxFailed on posted", err, ErrBadTransition)
+		storetest.WantErrIs(t, "MarkOutboxFailed on posted", err, ErrBadTransition)
 		if got, _ := s.OutboxByID(ctx, r1.ID); got.State != OutboxPosted || got.Attempts != 0 {
 			t.Fatalf("posted reply changed: %+v", got)
 		}
@@ -71,7 +74,7 @@ func TestOutboxFlow(t *testing.T) {
 		// r2 fails and is retried (no limit on attempts: the caller gives up),
 		// then is given up.
 		clock := useClock(s, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Second)
-		first := clock.t.Add(time.Second)
+		first := clock.Time().Add(time.Second)
 		for i := 1; i <= 8; i++ {
 			got, err := s.MarkOutboxRetry(ctx, r2.ID, fmt.Sprint("error ", i))
 			if err != nil {
@@ -86,10 +89,10 @@ func TestOutboxFlow(t *testing.T) {
 			t.Fatalf("MarkOutboxFailed = %+v, %v; want attempts 9, failed, first failure kept", got, err)
 		}
 		_, err = s.MarkOutboxRetry(ctx, r2.ID, "again")
-		wantErrIs(t, "MarkOutboxRetry on failed", err, ErrBadTransition)
+		storetest.WantErrIs(t, "MarkOutboxRetry on failed", err, ErrBadTransition)
 		_, err = s.MarkOutboxFailed(ctx, r2.ID, "again")
-		wantErrIs(t, "MarkOutboxFailed on failed", err, ErrBadTransition)
-		wantErrIs(t, "MarkOutboxPosted on failed", s.MarkOutboxPosted(ctx, r2.ID), ErrBadTransition)
+		storetest.WantErrIs(t, "MarkOutboxFailed on failed", err, ErrBadTransition)
+		storetest.WantErrIs(t, "MarkOutboxPosted on failed", s.MarkOutboxPosted(ctx, r2.ID), ErrBadTransition)
 
 		pending, err = s.PendingOutbox(ctx)
 		if err != nil {
@@ -117,22 +120,22 @@ func TestOutboxErrors(t *testing.T) {
 			err  error
 			want error
 		}{
-			{"add without conversation", func() error { _, err := s.AddOutbox(ctx, OutboxMessage{Text: "x"}); return err }(), ErrInvalidArgument},
+			{"add without conversation", func() error { _, err := s.AddOutbox(ctx, OutboxMessage{Text: "x"}); return err }(), sqldb.ErrInvalidArgument},
 			{"add to unknown conversation", func() error {
 				_, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: "nope", Text: "x"})
 				return err
-			}(), ErrNotFound},
+			}(), sqldb.ErrNotFound},
 			{"add duplicate id", func() error {
 				_, err := s.AddOutbox(ctx, OutboxMessage{ID: r.ID, ConversationID: conv.ID, Text: "y"})
 				return err
-			}(), ErrDuplicate},
-			{"posted unknown", s.MarkOutboxPosted(ctx, "nope"), ErrNotFound},
-			{"failed unknown", func() error { _, err := s.MarkOutboxFailed(ctx, "nope", "e"); return err }(), ErrNotFound},
-			{"retry unknown", func() error { _, err := s.MarkOutboxRetry(ctx, "nope", "e"); return err }(), ErrNotFound},
-			{"get unknown", func() error { _, err := s.OutboxByID(ctx, "nope"); return err }(), ErrNotFound},
+			}(), sqldb.ErrDuplicate},
+			{"posted unknown", s.MarkOutboxPosted(ctx, "nope"), sqldb.ErrNotFound},
+			{"failed unknown", func() error { _, err := s.MarkOutboxFailed(ctx, "nope", "e"); return err }(), sqldb.ErrNotFound},
+			{"retry unknown", func() error { _, err := s.MarkOutboxRetry(ctx, "nope", "e"); return err }(), sqldb.ErrNotFound},
+			{"get unknown", func() error { _, err := s.OutboxByID(ctx, "nope"); return err }(), sqldb.ErrNotFound},
 		}
 		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) { wantErrIs(t, tt.name, tt.err, tt.want) })
+			t.Run(tt.name, func(t *testing.T) { storetest.WantErrIs(t, tt.name, tt.err, tt.want) })
 		}
 	})
 }
@@ -163,9 +166,9 @@ func TestEndTurn(t *testing.T) {
 
 		// A reply of another conversation: nothing of the turn is stored.
 		_, err = s.EndTurn(ctx, Usage{ConversationID: a.ID, CostUSD: 1}, []OutboxMessage{{ConversationID: a.ID, Text: "ok"}, {ConversationID: b.ID, Text: "wrong"}})
-		wantErrIs(t, "EndTurn with another conversation's reply", err, ErrInvalidArgument)
+		storetest.WantErrIs(t, "EndTurn with another conversation's reply", err, sqldb.ErrInvalidArgument)
 		_, err = s.EndTurn(ctx, Usage{ConversationID: "nope"}, nil)
-		wantErrIs(t, "EndTurn unknown conversation", err, ErrNotFound)
+		storetest.WantErrIs(t, "EndTurn unknown conversation", err, sqldb.ErrNotFound)
 		if tot, _ := s.UsageTotals(ctx, a.ID); tot.Count != 1 {
 			t.Errorf("usage rows %d after refused turns, want 1", tot.Count)
 		}
@@ -195,7 +198,7 @@ func TestOutboxSummary(t *testing.T) {
 		if _, err := s.MarkOutboxFailed(ctx, oldFail.ID, "old"); err != nil {
 			t.Fatal(err)
 		}
-		since := clock.t.Add(30 * time.Second)
+		since := clock.Time().Add(30 * time.Second)
 		a1 := add(a)
 		add(a) // waits behind a1, never tried
 		if _, err := s.MarkOutboxRetry(ctx, a1.ID, "503"); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestSummarize(t *testing.T) {
@@ -96,8 +98,8 @@ func TestListSessions(t *testing.T) {
 			t.Errorf("another bot's prefix search found %v, %v", ids(found), err)
 		}
 		for _, bad := range []string{"aa", "aaa%", "a_aa"} {
-			if _, err := s.SessionsByPrefix(ctx, "bot", bad); !errors.Is(err, ErrInvalidArgument) {
-				t.Errorf("SessionsByPrefix(%q): err = %v, want ErrInvalidArgument", bad, err)
+			if _, err := s.SessionsByPrefix(ctx, "bot", bad); !errors.Is(err, sqldb.ErrInvalidArgument) {
+				t.Errorf("SessionsByPrefix(%q): err = %v, want sqldb.ErrInvalidArgument", bad, err)
 			}
 		}
 	})
@@ -141,8 +143,8 @@ func TestMoveAndResetSession(t *testing.T) {
 		if err := s.MoveSession(ctx, from.ID, to.ID, sid, fresh+"x"); !errors.Is(err, ErrSessionMoved) {
 			t.Errorf("moving it again: err = %v, want ErrSessionMoved", err)
 		}
-		if err := s.MoveSession(ctx, to.ID, "no-such-conversation", sid, fresh); !errors.Is(err, ErrNotFound) {
-			t.Errorf("moving to a missing conversation: err = %v, want ErrNotFound", err)
+		if err := s.MoveSession(ctx, to.ID, "no-such-conversation", sid, fresh); !errors.Is(err, sqldb.ErrNotFound) {
+			t.Errorf("moving to a missing conversation: err = %v, want sqldb.ErrNotFound", err)
 		}
 		check(to, sid, "refactor the parser") // the failed move changed nothing
 
@@ -150,7 +152,7 @@ func TestMoveAndResetSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(to, fresh, "")
-		if err := s.ResetSession(ctx, "no-such-conversation", fresh); !errors.Is(err, ErrNotFound) {
+		if err := s.ResetSession(ctx, "no-such-conversation", fresh); !errors.Is(err, sqldb.ErrNotFound) {
 			t.Errorf("ResetSession of a missing conversation: err = %v", err)
 		}
 	})

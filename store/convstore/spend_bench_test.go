@@ -18,7 +18,7 @@ func benchSpend(b *testing.B, s *Store) {
 	ctx := context.Background()
 	conv := newConv(b, s, "bot", "C", "T")
 	now := time.Now()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.Read().BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestSpendByBotUserAndWindow(t *testing.T) {
@@ -62,8 +65,8 @@ func TestSpendByBotUserAndWindow(t *testing.T) {
 				t.Errorf("NthTurnTime(%d) = %v, want %v", n, got, want)
 			}
 		}
-		if _, err := s.Spend(ctx, SpendQuery{}); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("Spend without a bot: err = %v, want ErrInvalidArgument", err)
+		if _, err := s.Spend(ctx, SpendQuery{}); !errors.Is(err, sqldb.ErrInvalidArgument) {
+			t.Errorf("Spend without a bot: err = %v, want sqldb.ErrInvalidArgument", err)
 		}
 	})
 }
@@ -71,30 +74,30 @@ func TestSpendByBotUserAndWindow(t *testing.T) {
 // TestMigration0008FillsUsageBot: usage rows recorded before migration 8
 // get their conversation's bot (and no user), so limits count them.
 func TestMigration0008FillsUsageBot(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testMigration0008FillsUsageBot(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testMigration0008FillsUsageBot(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testMigration0008FillsUsageBot(t *testing.T, db testDB) {
+func testMigration0008FillsUsageBot(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	old, err := db.open(ctx, migrationsOf(t, db.driver)[:7])
+	old, err := open(ctx, db, storetest.Migrations(t, db.Driver)[:7])
 	if err != nil {
 		t.Fatal(err)
 	}
 	conv := newConv(t, old, "team", "C1", "t1")
-	if _, err := old.db.ExecContext(ctx, `INSERT INTO usage (conversation_id, session_id, cost_usd, created_at) VALUES (?, 's', 1.25, ?)`,
+	if _, err := old.db.Read().ExecContext(ctx, `INSERT INTO usage (conversation_id, session_id, cost_usd, created_at) VALUES (?, 's', 1.25, ?)`,
 		conv.ID, time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.Close(); err != nil {
+	if err := old.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.open(ctx, nil)
+	s, err := open(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.db.Close()
 	got, err := s.Spend(ctx, SpendQuery{Bot: "team"})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestUsageTotals(t *testing.T) {
@@ -24,8 +27,8 @@ func TestUsageTotals(t *testing.T) {
 				t.Fatalf("AddUsage: %v", err)
 			}
 		}
-		wantErrIs(t, "AddUsage unknown conversation", s.AddUsage(ctx, Usage{ConversationID: "nope", CostUSD: 1}), ErrNotFound)
-		wantErrIs(t, "AddUsage no conversation", s.AddUsage(ctx, Usage{CostUSD: 1}), ErrInvalidArgument)
+		storetest.WantErrIs(t, "AddUsage unknown conversation", s.AddUsage(ctx, Usage{ConversationID: "nope", CostUSD: 1}), sqldb.ErrNotFound)
+		storetest.WantErrIs(t, "AddUsage no conversation", s.AddUsage(ctx, Usage{CostUSD: 1}), sqldb.ErrInvalidArgument)
 
 		tests := []struct {
 			name string
