@@ -5,40 +5,32 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/store/pgtest"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
-// replicas opens n stores of driver on one fresh database at the newest
-// schema — n bridges sharing it — and closes them when t ends.
-func replicas(t *testing.T, driver string, n int) []*Store {
+// replicas opens n coordinators of driver on one fresh database at the
+// newest schema — n bridges sharing it — and closes them when t ends.
+func replicas(t *testing.T, driver string, n int) []*Coordinator {
 	t.Helper()
 	ctx := context.Background()
-	var open func() (*Store, error)
-	switch driver {
-	case DriverPostgres:
-		dsn := pgtest.Require(t, pg.srv, pg.err).NewDatabase(t, pg.template)
-		open = func() (*Store, error) { return OpenPostgres(ctx, dsn, nil) }
-	default:
-		path := filepath.Join(t.TempDir(), "bridge.db")
-		open = func() (*Store, error) { return Open(ctx, path, nil) }
-	}
-	out := make([]*Store, n)
+	where := kit.Fresh(t, driver)
+	out := make([]*Coordinator, n)
 	for i := range out {
-		s, err := open()
+		db, err := where.Open(ctx, nil)
 		if err != nil {
 			t.Fatalf("open %s store %d: %v", driver, i, err)
 		}
 		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
+			if err := db.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
 		})
-		out[i] = s
+		out[i] = New(db)
 	}
 	return out
 }
@@ -46,7 +38,7 @@ func replicas(t *testing.T, driver string, n int) []*Store {
 // eachDriver runs f once per driver, as subtests "sqlite" and "postgres".
 func eachDriver(t *testing.T, f func(t *testing.T, driver string)) {
 	t.Helper()
-	for _, d := range drivers {
+	for _, d := range storetest.Drivers() {
 		t.Run(d, func(t *testing.T) { f(t, d) })
 	}
 }
@@ -62,7 +54,7 @@ func wantHeldBy(t *testing.T, what string, err error, owner string) {
 
 // waitTakeover has s acquire resource for owner, retrying while another
 // owner holds it, and fails t after 10 s.
-func waitTakeover(t *testing.T, s *Store, resource, owner string, ttl time.Duration) Lease {
+func waitTakeover(t *testing.T, s *Coordinator, resource, owner string, ttl time.Duration) Lease {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -79,7 +71,7 @@ func waitTakeover(t *testing.T, s *Store, resource, owner string, ttl time.Durat
 
 // waitExpired waits until owner's leases have all expired on the
 // database's clock.
-func waitExpired(t *testing.T, s *Store, owner string) {
+func waitExpired(t *testing.T, s *Coordinator, owner string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -176,10 +168,10 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 			t.Fatalf("takeover: %+v, want b with token %d", lb, la.Token+1)
 		}
 		_, err = a.RenewLease(ctx, la, ttl)
-		wantErrIs(t, "renew after the takeover", err, ErrLeaseLost)
+		storetest.WantErrIs(t, "renew after the takeover", err, ErrLeaseLost)
 		called := false
 		err = a.WithLease(ctx, la, func(*sql.Tx) error { called = true; return nil })
-		wantErrIs(t, "write after the takeover", err, ErrLeaseLost)
+		storetest.WantErrIs(t, "write after the takeover", err, ErrLeaseLost)
 		if called {
 			t.Fatal("WithLease ran the write of a lost lease")
 		}
@@ -196,17 +188,17 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 
 // setSession writes conv's session id under lease l (a write the new
 // holder of a conversation must not see overwritten).
-func setSession(s *Store, l Lease, convID, session string) error {
+func setSession(s *Coordinator, l Lease, convID, session string) error {
 	return s.WithLease(context.Background(), l, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE conversations SET session_id = ? WHERE id = ?`, session, convID)
 		return err
 	})
 }
 
-func sessionOf(t *testing.T, s *Store, convID string) string {
+func sessionOf(t *testing.T, s *Coordinator, convID string) string {
 	t.Helper()
 	var id string
-	if err := s.db.QueryRow(`SELECT session_id FROM conversations WHERE id = ?`, convID).Scan(&id); err != nil {
+	if err := s.db.Read().QueryRow(`SELECT session_id FROM conversations WHERE id = ?`, convID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -233,12 +225,12 @@ func TestLeaseFencedWrite(t *testing.T) {
 			t.Fatalf("new holder's write: %v", err)
 		}
 		err = setSession(a, la, conv.ID, "stale")
-		wantErrIs(t, "write with the stale token", err, ErrLeaseLost)
+		storetest.WantErrIs(t, "write with the stale token", err, ErrLeaseLost)
 		if got := sessionOf(t, b, conv.ID); got != "by-b" {
 			t.Fatalf("session id = %q after the stale write, want the new holder's", got)
 		}
 		err = setSession(a, Lease{Resource: "conversation:never", Owner: "a", Token: 1}, conv.ID, "x")
-		wantErrIs(t, "write under a lease never taken", err, ErrLeaseLost)
+		storetest.WantErrIs(t, "write under a lease never taken", err, ErrLeaseLost)
 	})
 }
 
@@ -249,7 +241,7 @@ func TestLeaseFencedWrite(t *testing.T) {
 // checked).
 func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	ctx := context.Background()
-	rs := replicas(t, DriverPostgres, 2)
+	rs := replicas(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
 	conv := newConv(t, a, "team", "C1", "T1")
 	res := "conversation:" + conv.ID
@@ -280,7 +272,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	}()
 	// The takeover must now wait on the lease row's lock.
 	deadline := time.Now().Add(10 * time.Second)
-	for countRows(t, b.db, `SELECT COUNT(*) FROM pg_stat_activity
+	for storetest.CountRows(t, b.db.Read(), `SELECT COUNT(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO leases%'`) == 0 {
 		select {
 		case r := <-took:
@@ -327,9 +319,9 @@ func TestLeaseReleaseHandover(t *testing.T) {
 		if err != nil || lb.Token != la.Token+1 {
 			t.Fatalf("acquire right after the release: %+v, %v; want token %d", lb, err, la.Token+1)
 		}
-		wantErrIs(t, "second release", a.ReleaseLease(ctx, la), ErrLeaseLost)
+		storetest.WantErrIs(t, "second release", a.ReleaseLease(ctx, la), ErrLeaseLost)
 		_, err = a.RenewLease(ctx, la, time.Hour)
-		wantErrIs(t, "renew after the release", err, ErrLeaseLost)
+		storetest.WantErrIs(t, "renew after the release", err, ErrLeaseLost)
 		if ls, err := a.Leases(ctx, ""); err != nil || len(ls) != 1 || ls[0].Owner != "b" {
 			t.Fatalf("Leases() = %+v, %v; want b's only", ls, err)
 		}
@@ -351,7 +343,7 @@ func TestLeaseReleaseHandover(t *testing.T) {
 // another token; re-acquiring continues a live tenure and starts a new
 // one after an expiry.
 func TestLeaseRenew(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	eachStore(t, func(t *testing.T, s *Coordinator) {
 		ctx := context.Background()
 		la, err := s.AcquireLease(ctx, "conversation:1", "a", time.Minute)
 		if err != nil {
@@ -367,7 +359,7 @@ func TestLeaseRenew(t *testing.T) {
 			"another token": {Resource: la.Resource, Owner: "a", Token: la.Token + 1},
 		} {
 			_, err := s.RenewLease(ctx, l, 2*time.Hour)
-			wantErrIs(t, "renew by "+name, err, ErrLeaseLost)
+			storetest.WantErrIs(t, "renew by "+name, err, ErrLeaseLost)
 		}
 		if ls, err := s.Leases(ctx, "a"); err != nil || len(ls) != 1 || !ls[0].ExpiresAt.Equal(renewed.ExpiresAt) {
 			t.Fatalf("Leases(a) = %+v, %v; want the expiry of the holder's renewal", ls, err)
@@ -405,7 +397,7 @@ func TestLeaseDatabaseClock(t *testing.T) {
 		rs := replicas(t, driver, 2)
 		a, fast := rs[0], rs[1]
 		ahead := func() time.Time { return time.Now().Add(time.Hour) }
-		fast.now = ahead
+		fast.db.SetClock(ahead)
 		if _, err := a.AcquireLease(ctx, "conversation:1", "a", time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -434,8 +426,8 @@ func TestLeaseArguments(t *testing.T) {
 		ttl             time.Duration
 	}{{"", "a", time.Second}, {"r", "", time.Second}, {"r", "a", 0}, {"r", "a", time.Microsecond}} {
 		_, err := s.AcquireLease(ctx, tt.resource, tt.owner, tt.ttl)
-		wantErrIs(t, fmt.Sprintf("AcquireLease(%q, %q, %v)", tt.resource, tt.owner, tt.ttl), err, ErrInvalidArgument)
+		storetest.WantErrIs(t, fmt.Sprintf("AcquireLease(%q, %q, %v)", tt.resource, tt.owner, tt.ttl), err, sqldb.ErrInvalidArgument)
 		_, err = s.RenewLease(ctx, Lease{Resource: tt.resource, Owner: tt.owner, Token: 1}, tt.ttl)
-		wantErrIs(t, fmt.Sprintf("RenewLease(%q, %q, %v)", tt.resource, tt.owner, tt.ttl), err, ErrInvalidArgument)
+		storetest.WantErrIs(t, fmt.Sprintf("RenewLease(%q, %q, %v)", tt.resource, tt.owner, tt.ttl), err, sqldb.ErrInvalidArgument)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // recv returns the next payload on ch, failing t after 10 s or when ch
@@ -41,7 +44,7 @@ func wantClosed(t *testing.T, ch <-chan string) {
 	}
 }
 
-func notify(t *testing.T, s *Store, channel, payload string) {
+func notify(t *testing.T, s *Coordinator, channel, payload string) {
 	t.Helper()
 	if err := s.Notify(context.Background(), channel, payload); err != nil {
 		t.Fatalf("Notify(%s, %s): %v", channel, payload, err)
@@ -52,7 +55,7 @@ func notify(t *testing.T, s *Store, channel, payload string) {
 // order, and only its own channel's; the channels close when the context
 // ends; bad names and payloads are refused.
 func TestNotifyListen(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	eachStore(t, func(t *testing.T, s *Coordinator) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var chans []<-chan string
@@ -79,12 +82,12 @@ func TestNotifyListen(t *testing.T) {
 		for _, tt := range []struct{ channel, payload string }{
 			{"", "p"}, {long, "p"}, {"c", ""}, {"c", strings.Repeat("p", 8000)},
 		} {
-			wantErrIs(t, fmt.Sprintf("Notify(%d-byte channel, %d-byte payload)", len(tt.channel), len(tt.payload)),
-				s.Notify(ctx, tt.channel, tt.payload), ErrInvalidArgument)
+			storetest.WantErrIs(t, fmt.Sprintf("Notify(%d-byte channel, %d-byte payload)", len(tt.channel), len(tt.payload)),
+				s.Notify(ctx, tt.channel, tt.payload), sqldb.ErrInvalidArgument)
 		}
 		for _, name := range []string{"", long} {
 			_, err := s.Listen(ctx, name)
-			wantErrIs(t, fmt.Sprintf("Listen(%d-byte channel)", len(name)), err, ErrInvalidArgument)
+			storetest.WantErrIs(t, fmt.Sprintf("Listen(%d-byte channel)", len(name)), err, sqldb.ErrInvalidArgument)
 		}
 		notify(t, s, strings.Repeat("c", 63), strings.Repeat("p", 7999))
 
@@ -100,7 +103,7 @@ func TestNotifyListen(t *testing.T) {
 // reconnects by itself, says Resync, and receives what is sent after;
 // idle timeouts (pings) lose nothing.
 func TestListenReconnects(t *testing.T) {
-	rs := replicas(t, DriverPostgres, 2)
+	rs := replicas(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
 	sig := a.sig.(*pgSignals)
 	sig.retry, sig.ping = 10*time.Millisecond, 20*time.Millisecond
@@ -115,7 +118,7 @@ func TestListenReconnects(t *testing.T) {
 		var pid int
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			err := b.db.QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "replica:a"'`).Scan(&pid)
+			err := b.db.Read().QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "replica:a"'`).Scan(&pid)
 			if err == nil {
 				return pid
 			}
@@ -133,7 +136,7 @@ func TestListenReconnects(t *testing.T) {
 	}
 
 	var ended bool
-	if err := b.db.QueryRow(`SELECT pg_terminate_backend(?)`, first).Scan(&ended); err != nil || !ended {
+	if err := b.db.Read().QueryRow(`SELECT pg_terminate_backend(?)`, first).Scan(&ended); err != nil || !ended {
 		t.Fatalf("pg_terminate_backend: %v, %v", ended, err)
 	}
 	if got := recv(t, ch); got != Resync {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/convstore"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func cfgSchedule(name, cron, prompt string) Schedule {
-	return Schedule{Name: name, Key: ConversationKey{Bot: "team", Channel: "C1"}, Cron: cron, TZ: "UTC", Prompt: prompt, CatchUp: true}
+	return Schedule{Name: name, Key: convstore.ConversationKey{Bot: "team", Channel: "C1"}, Cron: cron, TZ: "UTC", Prompt: prompt, CatchUp: true}
 }
 
 func TestSyncConfigSchedules(t *testing.T) {
@@ -38,7 +42,7 @@ func TestSyncConfigSchedules(t *testing.T) {
 		}
 		// A new prompt keeps the last firing; a new cron starts from now; a
 		// name gone from the YAML is removed.
-		clock.t = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+		clock.Set(time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC))
 		a, u, r, err = s.SyncConfigSchedules(ctx, []Schedule{cfgSchedule("standup", "0 9 * * *", "summarise more"), cfgSchedule("weekly", "@weekly", "x")})
 		if err != nil || a != 1 || u != 1 || r != 1 {
 			t.Fatalf("changing sync: %d %d %d %v", a, u, r, err)
@@ -53,11 +57,11 @@ func TestSyncConfigSchedules(t *testing.T) {
 		if _, _, _, err := s.SyncConfigSchedules(ctx, []Schedule{cfgSchedule("standup", "30 8 * * *", "summarise more"), cfgSchedule("weekly", "@weekly", "x")}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.ScheduleByID(ctx, standup.ID); !got.LastFireAt.Equal(clock.t) {
-			t.Errorf("after a cron change LastFireAt = %v, want now %v", got.LastFireAt, clock.t)
+		if got, _ := s.ScheduleByID(ctx, standup.ID); !got.LastFireAt.Equal(clock.Time()) {
+			t.Errorf("after a cron change LastFireAt = %v, want now %v", got.LastFireAt, clock.Time())
 		}
 		_, _, _, err = s.SyncConfigSchedules(ctx, []Schedule{cfgSchedule("x", "@daily", "a"), cfgSchedule("x", "@daily", "b")})
-		wantErrIs(t, "duplicate names", err, ErrInvalidArgument)
+		storetest.WantErrIs(t, "duplicate names", err, sqldb.ErrInvalidArgument)
 	})
 }
 
@@ -65,7 +69,7 @@ func TestChatSchedules(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		conv := newConv(t, s, "team", "C1", "111.222")
-		add := func(name string, src ScheduleSource, key ConversationKey, convID string) Schedule {
+		add := func(name string, src ScheduleSource, key convstore.ConversationKey, convID string) Schedule {
 			t.Helper()
 			sc, err := s.AddSchedule(ctx, Schedule{Source: src, Name: name, Key: key, Cron: "0 9 * * *", Prompt: "p " + name,
 				CatchUp: true, CreatedBy: "UALICE", ConversationID: convID})
@@ -76,7 +80,7 @@ func TestChatSchedules(t *testing.T) {
 		}
 		chat := add("a", ScheduleFromChat, conv.Key, conv.ID)
 		agent := add("b", ScheduleFromAgent, conv.Key, conv.ID)
-		other := add("c", ScheduleFromChat, ConversationKey{Bot: "team", Channel: "C2"}, "")
+		other := add("c", ScheduleFromChat, convstore.ConversationKey{Bot: "team", Channel: "C2"}, "")
 		if chat.ID == 0 || chat.ID == agent.ID || chat.CreatedBy != "UALICE" || chat.Key != conv.Key {
 			t.Fatalf("stored %+v / %+v", chat, agent)
 		}
@@ -89,8 +93,8 @@ func TestChatSchedules(t *testing.T) {
 		if err := s.RemoveSchedule(ctx, chat.ID, "UBOB"); err != nil {
 			t.Fatal(err)
 		}
-		wantErrIs(t, "remove twice", s.RemoveSchedule(ctx, chat.ID, "UBOB"), ErrNotFound)
-		wantErrIs(t, "remove unknown", s.RemoveSchedule(ctx, 999, "UBOB"), ErrNotFound)
+		storetest.WantErrIs(t, "remove twice", s.RemoveSchedule(ctx, chat.ID, "UBOB"), sqldb.ErrNotFound)
+		storetest.WantErrIs(t, "remove unknown", s.RemoveSchedule(ctx, 999, "UBOB"), sqldb.ErrNotFound)
 		if got, _ := s.ScheduleByID(ctx, chat.ID); got.Active() || got.RemovedBy != "UBOB" {
 			t.Errorf("removed = %+v", got)
 		}
@@ -104,10 +108,10 @@ func TestChatSchedules(t *testing.T) {
 		if got, _ := s.ScheduleByID(ctx, other.ID); got.Skips != 1 || !got.LastFireAt.Equal(fire) || got.Runs != 0 {
 			t.Errorf("after skip: %+v", got)
 		}
-		wantErrIs(t, "record unknown", s.RecordScheduleRun(ctx, 999, fire, "x"), ErrNotFound)
+		storetest.WantErrIs(t, "record unknown", s.RecordScheduleRun(ctx, 999, fire, "x"), sqldb.ErrNotFound)
 		_, err := s.AddSchedule(ctx, Schedule{Source: ScheduleFromConfig, Name: "x", Key: conv.Key, Cron: "@daily", Prompt: "p"})
-		wantErrIs(t, "add a config schedule", err, ErrInvalidArgument)
+		storetest.WantErrIs(t, "add a config schedule", err, sqldb.ErrInvalidArgument)
 		_, err = s.AddSchedule(ctx, Schedule{Source: ScheduleFromChat, Name: "x", Key: conv.Key, Prompt: "p"})
-		wantErrIs(t, "add without cron", err, ErrInvalidArgument)
+		storetest.WantErrIs(t, "add without cron", err, sqldb.ErrInvalidArgument)
 	})
 }

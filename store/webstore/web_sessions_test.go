@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // TestWebSessions: a session is found by id until deleted; a user keeps
@@ -27,7 +29,7 @@ func TestWebSessions(t *testing.T) {
 		has := func(id string) bool {
 			t.Helper()
 			_, err := s.WebSession(ctx, []byte(id))
-			if err != nil && !errors.Is(err, ErrNotFound) {
+			if err != nil && !errors.Is(err, sqldb.ErrNotFound) {
 				t.Fatal(err)
 			}
 			return err == nil

@@ -4,6 +4,10 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/store/convstore"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // threadIDs lists the thread ids of ts in order.
@@ -23,7 +27,7 @@ func TestWebThreadManagement(t *testing.T) { eachStore(t, testWebThreadManagemen
 
 func testWebThreadManagement(t *testing.T, s *Store) {
 	ctx := context.Background()
-	add := func(key ConversationKey, id, author, text string) {
+	add := func(key convstore.ConversationKey, id, author, text string) {
 		t.Helper()
 		if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: key, Author: author, Text: text}); err != nil {
 			t.Fatal(err)
@@ -40,9 +44,9 @@ func testWebThreadManagement(t *testing.T, s *Store) {
 		}
 		return ts
 	}
-	pg := ConversationKey{"console", "ana", "tpg"}
-	ci := ConversationKey{"console", "ana", "tci"}
-	bobs := ConversationKey{"console", "bob", "tbob"}
+	pg := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "tpg"}
+	ci := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "tci"}
+	bobs := convstore.ConversationKey{Bot: "console", Channel: "bob", Thread: "tbob"}
 	add(pg, "m1", "ana", "Migrate the database to Postgres")
 	add(pg, "m2", "", "The **schema** has twelve tables.")
 	add(ci, "m3", "ana", "Why is CI red?")
@@ -151,18 +155,18 @@ func testWebThreadManagement(t *testing.T, s *Store) {
 		t.Errorf("messages left: %+v", msgs)
 	}
 	_, err = s.WebThreadFor(ctx, "console", "tpg", "ana")
-	wantErrIs(t, "deleted thread", err, ErrNotFound)
+	storetest.WantErrIs(t, "deleted thread", err, sqldb.ErrNotFound)
 	if del, err := s.WebThreadDeleted(ctx, "console", "tpg"); !del || err != nil {
 		t.Errorf("deleted = %v, %v", del, err)
 	}
-	if s.d.name() == DriverSQLite { // PostgreSQL's index is of the table itself
+	if s.db.Dialect().Name() == sqldb.DriverSQLite { // PostgreSQL's index is of the table itself
 		var fts int
 		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM web_messages_fts WHERE web_messages_fts MATCH 'nine'`).Scan(&fts); err != nil || fts != 0 {
 			t.Errorf("search index keeps %d deleted rows (%v)", fts, err)
 		}
 	}
 	err = s.RenameWebThread(ctx, "console", "tpg", "x")
-	wantErrIs(t, "rename deleted", err, ErrNotFound)
+	storetest.WantErrIs(t, "rename deleted", err, sqldb.ErrNotFound)
 	// A late post into the deleted conversation does not bring it back.
 	add(pg, "m9", "", "late answer")
 	if ids := threadIDs(list("ana", WebThreadQuery{})); !slices.Equal(ids, []string{"tci"}) {
@@ -186,7 +190,7 @@ func TestWebThreadSearchWords(t *testing.T) {
 			"Die Größe der Datei",
 		} {
 			id := string(rune('a' + i))
-			if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: ConversationKey{"console", "ana", "t" + id}, Author: "ana", Text: text}); err != nil {
+			if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t" + id}, Author: "ana", Text: text}); err != nil {
 				t.Fatal(err)
 			}
 			// A title that matches nothing, so only the messages are searched.
