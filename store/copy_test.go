@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // fillStore writes a little of everything through the store's methods:
@@ -59,7 +61,7 @@ func fillStore(t *testing.T, s *Store) {
 	if _, _, _, err := s.SyncConfigSchedules(ctx, []Schedule{{Name: "cfg", Key: b.Key, Cron: "@hourly", Prompt: "q"}}); err != nil {
 		t.Fatal(err)
 	}
-	web := ConversationKey{"console", "ana", "w1"}
+	web := ConversationKey{Bot: "console", Channel: "ana", Thread: "w1"}
 	if _, err := s.AddWebMessage(ctx, WebMessage{ID: "w-1", Key: web, Author: "ana", Text: "hello", Files: []byte(`["f"]`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func fillStore(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	must(s.AddWebUpload(ctx, WebUpload{ID: "up-1", Key: web, Name: "a.png", MimeType: "image/png", Data: []byte{0, 1, 2, 255}}))
-	if _, err := s.AddWebMessage(ctx, WebMessage{ID: "w-3", Key: ConversationKey{"console", "bob", "w2"}, Author: "bob", Text: "see config/example.yaml"}); err != nil {
+	if _, err := s.AddWebMessage(ctx, WebMessage{ID: "w-3", Key: ConversationKey{Bot: "console", Channel: "bob", Thread: "w2"}, Author: "bob", Text: "see config/example.yaml"}); err != nil {
 		t.Fatal(err)
 	}
 	must(s.RenameWebThread(ctx, "console", "w1", "Greeting"))
@@ -122,7 +124,7 @@ func dumpStore(t *testing.T, s *Store) string {
 	add("schedules", v2, err)
 	ls, err := s.Leases(ctx, "")
 	add("leases", ls, err)
-	v3, err := s.WebMessages(ctx, ConversationKey{"console", "ana", "w1"}, 0, 0)
+	v3, err := s.WebMessages(ctx, ConversationKey{Bot: "console", Channel: "ana", Thread: "w1"}, 0, 0)
 	add("web messages", v3, err)
 	v4, err := s.WebUpload(ctx, "up-1")
 	add("web upload", v4, err)
@@ -140,7 +142,7 @@ func dumpStore(t *testing.T, s *Store) string {
 	shares, err := s.WebThreadShares(ctx, "console", "w1")
 	add("web shares", shares, err)
 	for _, id := range []string{"tool-1", "tool-2"} {
-		tool, err := s.WebTool(ctx, ConversationKey{"console", "ana", "w1"}, id)
+		tool, err := s.WebTool(ctx, ConversationKey{Bot: "console", Channel: "ana", Thread: "w1"}, id)
 		add("web tool "+id, tool, err)
 	}
 	fb, err := s.RecentFeedback(ctx, 10)
@@ -195,7 +197,7 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	}
 
 	// New rows continue after the copied ones.
-	conv, err := dst.GetConversation(ctx, ConversationKey{"team", "C1", "T1"})
+	conv, err := dst.GetConversation(ctx, ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +245,7 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 func TestCopyRefusesOtherSchema(t *testing.T) {
 	ctx := context.Background()
 	src := openTestDriver(t, DriverSQLite)
-	old, err := emptyDB(t, DriverPostgres).open(ctx, migrationsOf(t, DriverPostgres)[:5])
+	old, err := open(ctx, kit.Empty(t, DriverPostgres), storetest.Migrations(t, DriverPostgres)[:5])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func testFeedbackPerAnswerAndPerson(t *testing.T, s *Store) {
 		t.Fatalf("RecentFeedback = %+v, %v; want 3 rows", got, err)
 	}
 	if got[0].ReplyID != "r2" || got[2].ReplyID != "r1" || got[2].UserID != "U1" || got[2].Rating != RatingBad ||
-		got[0].Key != (ConversationKey{"slackbot", "C1", "1700.1"}) {
+		got[0].Key != (ConversationKey{Bot: "slackbot", Channel: "C1", Thread: "1700.1"}) {
 		t.Errorf("RecentFeedback order or content = %+v", got)
 	}
 	for _, bad := range []Feedback{

@@ -83,8 +83,8 @@ func TestFullDisk(t *testing.T) {
 
 	filler.Free(t)
 	// Without any write, the condition clears by itself at the next
-	// space probe.
-	s.health.lastProbe = time.Time{}
+	// space probe (due once the probe interval has passed).
+	s.db.SetClock(func() time.Time { return time.Now().Add(time.Minute) })
 	if h := s.WriteHealth(); h.Full {
 		t.Fatalf("WriteHealth after space returned, before any write = %+v; want not full", h)
 	}

@@ -10,21 +10,17 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// set moves the clock to t.
-func (c *stepClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
+)
 
 // pruneFixture fills a store with rows of every kind and state, some
 // finished before the cutoff and some after, and records which ids must
 // survive Prune(cutoff).
 type pruneFixture struct {
 	s      *Store
-	clk    *stepClock
+	clk    *storetest.Clock
 	old    time.Time // well before the cutoff
 	recent time.Time // after the cutoff
 	cutoff time.Time
@@ -47,7 +43,7 @@ func newPruneFixture(t *testing.T, s *Store) *pruneFixture {
 	return f
 }
 
-func (f *pruneFixture) at(ts time.Time) { f.clk.set(ts) }
+func (f *pruneFixture) at(ts time.Time) { f.clk.Set(ts) }
 
 func (f *pruneFixture) expect(kept bool, table, id string) {
 	if kept {
@@ -139,11 +135,11 @@ func (f *pruneFixture) ids(t *testing.T, table string) []string {
 	if table == "usage" {
 		col = "session_id"
 	}
-	rows, err := f.s.db.Query(`SELECT ` + col + ` FROM ` + table)
+	rows, err := f.s.db.Read().Query(`SELECT ` + col + ` FROM ` + table)
 	if err != nil {
 		t.Fatalf("list %s: %v", table, err)
 	}
-	out, err := collect(rows, func(r scanner) (string, error) {
+	out, err := sqldb.Collect(rows, func(r sqldb.Scanner) (string, error) {
 		var id string
 		return id, r.Scan(&id)
 	})
@@ -214,10 +210,10 @@ func TestPruneKeepsExactlyWhatIsUnfinishedOrRecent(t *testing.T) {
 		}
 		// A row of a table this package does not know refers to it: it stays.
 		referred := f.conv(t, old, "referred", true)
-		if _, err := f.s.db.Exec(`CREATE TABLE notes (conv TEXT NOT NULL REFERENCES conversations (id))`); err != nil {
+		if _, err := f.s.db.Read().Exec(`CREATE TABLE notes (conv TEXT NOT NULL REFERENCES conversations (id))`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.s.db.Exec(`INSERT INTO notes (conv) VALUES (?)`, referred.ID); err != nil {
+		if _, err := f.s.db.Read().Exec(`INSERT INTO notes (conv) VALUES (?)`, referred.ID); err != nil {
 			t.Fatal(err)
 		}
 

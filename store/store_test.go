@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,28 +10,12 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/migrations"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 func allMigrations(t *testing.T) []migrations.Migration {
 	t.Helper()
-	return migrationsOf(t, DriverSQLite)
-}
-
-// rawDB opens db without the store, for checks behind its back.
-func rawDB(t *testing.T, db testDB) *sql.DB {
-	t.Helper()
-	var raw *sql.DB
-	var err error
-	if db.driver == DriverPostgres {
-		raw, err = sql.Open("pgx", db.where)
-	} else {
-		raw, err = sql.Open("sqlite3", dsn(db.where, dsnParams))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	return raw
+	return storetest.Migrations(t, DriverSQLite)
 }
 
 // tableExists reports whether s's database has table name.
@@ -42,7 +25,7 @@ func tableExists(t *testing.T, s *Store, name string) bool {
 	if s.Driver() == DriverPostgres {
 		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
 	}
-	return countRows(t, s.db, q, name) == 1
+	return storetest.CountRows(t, s.db.Read(), q, name) == 1
 }
 
 // TestOpenMigratesEmptyDatabase: SQLite only (a file path, PRAGMAs); the
@@ -64,22 +47,22 @@ func TestOpenMigratesEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SchemaVersion: %v", err)
 	}
-	ms := allMigrations(t)
+	ms := storetest.Migrations(t, DriverSQLite)
 	if v != migrations.Latest(ms) {
 		t.Fatalf("schema version %d, want %d", v, migrations.Latest(ms))
 	}
-	if n := countRows(t, s.db, "SELECT COUNT(*) FROM schema_version"); n != len(ms) {
+	if n := storetest.CountRows(t, s.db.Read(), "SELECT COUNT(*) FROM schema_version"); n != len(ms) {
 		t.Fatalf("schema_version rows = %d, want %d", n, len(ms))
 	}
 	for _, table := range []string{"schema_version", "conversations", "inbox", "outbox", "approvals", "usage"} {
-		if n := countRows(t, s.db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table); n != 1 {
+		if n := storetest.CountRows(t, s.db.Read(), "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table); n != 1 {
 			t.Errorf("table %s missing", table)
 		}
 	}
 	pragmas := map[string]string{"journal_mode": "wal", "foreign_keys": "1", "synchronous": "2", "busy_timeout": "5000"}
 	for p, want := range pragmas {
 		var got string
-		if err := s.db.QueryRow("PRAGMA " + p).Scan(&got); err != nil {
+		if err := s.db.Read().QueryRow("PRAGMA " + p).Scan(&got); err != nil {
 			t.Fatalf("PRAGMA %s: %v", p, err)
 		}
 		if got != want {
@@ -87,7 +70,7 @@ func TestOpenMigratesEmptyDatabase(t *testing.T) {
 		}
 	}
 	// Foreign keys are enforced.
-	_, err = s.db.Exec(`INSERT INTO inbox (id, conversation_id, bot, platform_msg_id, created_at, updated_at)
+	_, err = s.db.Read().Exec(`INSERT INTO inbox (id, conversation_id, bot, platform_msg_id, created_at, updated_at)
 		VALUES ('x', 'no-such-conversation', 'b', 'm', 0, 0)`)
 	if err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
 		t.Fatalf("insert with dangling conversation: err = %v, want a FOREIGN KEY error", err)
@@ -95,14 +78,14 @@ func TestOpenMigratesEmptyDatabase(t *testing.T) {
 }
 
 func TestReopenIsIdempotent(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testReopenIsIdempotent(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testReopenIsIdempotent(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testReopenIsIdempotent(t *testing.T, db testDB) {
+func testReopenIsIdempotent(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	s, err := db.open(ctx, nil)
+	s, err := open(ctx, db, nil)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -117,7 +100,7 @@ func testReopenIsIdempotent(t *testing.T, db testDB) {
 	}
 
 	for i := range 2 {
-		s, err = db.open(ctx, nil)
+		s, err = open(ctx, db, nil)
 		if err != nil {
 			t.Fatalf("reopen %d: %v", i, err)
 		}
@@ -128,7 +111,7 @@ func testReopenIsIdempotent(t *testing.T, db testDB) {
 		if v2 != v1 {
 			t.Fatalf("reopen %d: version %d, want %d", i, v2, v1)
 		}
-		if n := countRows(t, s.db, "SELECT COUNT(*) FROM schema_version"); n != v1 {
+		if n := storetest.CountRows(t, s.db.Read(), "SELECT COUNT(*) FROM schema_version"); n != v1 {
 			t.Fatalf("reopen %d: %d schema_version rows, want %d", i, n, v1)
 		}
 		got, err := s.InboxByID(ctx, msg.ID)
@@ -145,54 +128,54 @@ func testReopenIsIdempotent(t *testing.T, db testDB) {
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testOpenRefusesNewerSchema(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testOpenRefusesNewerSchema(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testOpenRefusesNewerSchema(t *testing.T, tdb testDB) {
+func testOpenRefusesNewerSchema(t *testing.T, tdb storetest.DB) {
 	ctx := context.Background()
-	s, err := tdb.open(ctx, nil)
+	s, err := open(ctx, tdb, nil)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	latest := migrations.Latest(migrationsOf(t, tdb.driver))
-	if _, err := s.db.Exec("INSERT INTO schema_version (version, name, applied_at) VALUES (?, 'future.sql', 0)", latest+1); err != nil {
+	latest := migrations.Latest(storetest.Migrations(t, tdb.Driver))
+	if _, err := s.db.Read().Exec("INSERT INTO schema_version (version, name, applied_at) VALUES (?, 'future.sql', 0)", latest+1); err != nil {
 		t.Fatalf("bump version: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	s2, err := tdb.open(ctx, nil)
+	s2, err := open(ctx, tdb, nil)
 	if err == nil {
 		s2.Close()
 		t.Fatal("Open succeeded on a newer schema")
 	}
-	wantErrIs(t, "Open", err, ErrSchemaTooNew)
+	storetest.WantErrIs(t, "Open", err, ErrSchemaTooNew)
 	if !strings.Contains(err.Error(), "upgrade the bridge") {
 		t.Errorf("error %q does not tell the operator what to do", err)
 	}
 
 	// The refused database is left as it was.
-	db := rawDB(t, tdb)
-	if n := countRows(t, db, "SELECT MAX(version) FROM schema_version"); n != latest+1 {
+	db := tdb.Raw(t)
+	if n := storetest.CountRows(t, db, "SELECT MAX(version) FROM schema_version"); n != latest+1 {
 		t.Fatalf("version after refusal = %d, want %d", n, latest+1)
 	}
 }
 
 func TestMigrationsApplyIncrementallyAndAtomically(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testMigrationsApplyIncrementallyAndAtomically(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testMigrationsApplyIncrementallyAndAtomically(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testMigrationsApplyIncrementallyAndAtomically(t *testing.T, db testDB) {
+func testMigrationsApplyIncrementallyAndAtomically(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	ms := migrationsOf(t, db.driver)
+	ms := storetest.Migrations(t, db.Driver)
 
 	// An old binary knowing only the first migration.
-	s, err := db.open(ctx, ms[:1])
+	s, err := open(ctx, db, ms[:1])
 	if err != nil {
 		t.Fatalf("open with 1 migration: %v", err)
 	}
@@ -207,12 +190,12 @@ func testMigrationsApplyIncrementallyAndAtomically(t *testing.T, db testDB) {
 		Name:    "9999_broken.sql",
 		SQL:     "-- broken\nCREATE TABLE half_done (x INTEGER);\nINSERT INTO no_such_table VALUES (1);",
 	})
-	_, err = db.open(ctx, broken)
+	_, err = open(ctx, db, broken)
 	if err == nil || !strings.Contains(err.Error(), "9999_broken.sql") {
 		t.Fatalf("open with a broken migration: err = %v, want it to name the migration", err)
 	}
 
-	s, err = db.open(ctx, ms)
+	s, err = open(ctx, db, ms)
 	if err != nil {
 		t.Fatalf("open with all migrations: %v", err)
 	}
@@ -231,7 +214,7 @@ func testMigrationsApplyIncrementallyAndAtomically(t *testing.T, db testDB) {
 // SQLite report SQLITE_BUSY without waiting, which Open must ride out; on
 // PostgreSQL the schema's advisory lock serialises the migrations.
 func TestConcurrentOpenOfFreshFile(t *testing.T) {
-	for _, driver := range drivers {
+	for _, driver := range storetest.Drivers() {
 		t.Run(driver, func(t *testing.T) {
 			rounds := 20
 			if driver == DriverPostgres {
@@ -244,10 +227,10 @@ func TestConcurrentOpenOfFreshFile(t *testing.T) {
 
 func testConcurrentOpen(t *testing.T, driver string, rounds int) {
 	ctx := context.Background()
-	ms := migrationsOf(t, driver)
+	ms := storetest.Migrations(t, driver)
 	const n = 4
 	for round := range rounds {
-		db := emptyDB(t, driver)
+		db := kit.Empty(t, driver)
 		stores := make([]*Store, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -255,7 +238,7 @@ func testConcurrentOpen(t *testing.T, driver string, rounds int) {
 		for i := range n {
 			wg.Go(func() {
 				<-start
-				stores[i], errs[i] = db.open(ctx, nil)
+				stores[i], errs[i] = open(ctx, db, nil)
 			})
 		}
 		close(start)
@@ -266,7 +249,7 @@ func testConcurrentOpen(t *testing.T, driver string, rounds int) {
 			}
 		}
 		if errs[0] == nil {
-			if c := countRows(t, stores[0].db, "SELECT COUNT(*) FROM schema_version"); c != len(ms) {
+			if c := storetest.CountRows(t, stores[0].db.Read(), "SELECT COUNT(*) FROM schema_version"); c != len(ms) {
 				t.Errorf("round %d: schema_version rows = %d, want %d (each migration exactly once)", round, c, len(ms))
 			}
 		}
@@ -322,27 +305,14 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TestDSNEscapesPath: SQLite only (its file URI).
-func TestDSNEscapesPath(t *testing.T) {
-	tests := []struct{ path, want string }{
-		{"data/bridge.db", "file:data/bridge.db?" + dsnParams},
-		{"/a b/c?d#e%f.db", "file:/a b/c%3fd%23e%25f.db?" + dsnParams},
-	}
-	for _, tt := range tests {
-		if got := dsn(tt.path, dsnParams); got != tt.want {
-			t.Errorf("dsn(%q, dsnParams) = %q, want %q", tt.path, got, tt.want)
-		}
-	}
-}
-
 func TestCloseTwice(t *testing.T) {
-	for _, driver := range drivers {
-		t.Run(driver, func(t *testing.T) { testCloseTwice(t, emptyDB(t, driver)) })
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { testCloseTwice(t, kit.Empty(t, driver)) })
 	}
 }
 
-func testCloseTwice(t *testing.T, db testDB) {
-	s, err := db.open(context.Background(), nil)
+func testCloseTwice(t *testing.T, db storetest.DB) {
+	s, err := open(context.Background(), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

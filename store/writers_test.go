@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/migrations"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // TestConcurrentWritersNeverBusy: many goroutines writing at once queue for
@@ -22,14 +23,15 @@ func TestConcurrentWritersNeverBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := strings.Replace(dsnParams, "_busy_timeout=5000", "_busy_timeout=0", 1)
-	if params == dsnParams {
-		t.Fatal("dsnParams has no _busy_timeout=5000 to replace")
+	params := strings.Replace(sqldb.SQLiteParams, "_busy_timeout=5000", "_busy_timeout=0", 1)
+	if params == sqldb.SQLiteParams {
+		t.Fatal("sqldb.SQLiteParams has no _busy_timeout=5000 to replace")
 	}
-	s, err := openParams(ctx, filepath.Join(t.TempDir(), "bridge.db"), nil, ms, params)
+	db, err := sqldb.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"), sqldb.Options{Migrations: ms, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := compose(db)
 	defer s.Close()
 	concurrentWriters(t, s)
 }

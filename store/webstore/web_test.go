@@ -1,16 +1,20 @@
-package store
+package webstore
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/convstore"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestWebMessages(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		key := ConversationKey{"console", "ana", "t1"}
-		other := ConversationKey{"console", "ana", "t2"}
+		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
+		other := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t2"}
 
 		u, err := s.AddWebMessage(ctx, WebMessage{ID: "m1", Key: key, Author: "ana", Text: "hello", Files: []byte(`[{"ID":"f1"}]`)})
 		if err != nil {
@@ -27,9 +31,9 @@ func TestWebMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.AddWebMessage(ctx, WebMessage{ID: "m1", Key: key, Text: "again"})
-		wantErrIs(t, "duplicate id", err, ErrDuplicate)
-		_, err = s.AddWebMessage(ctx, WebMessage{ID: "m9", Key: ConversationKey{Bot: "console"}, Text: "x"})
-		wantErrIs(t, "no key", err, ErrInvalidArgument)
+		storetest.WantErrIs(t, "duplicate id", err, sqldb.ErrDuplicate)
+		_, err = s.AddWebMessage(ctx, WebMessage{ID: "m9", Key: convstore.ConversationKey{Bot: "console"}, Text: "x"})
+		storetest.WantErrIs(t, "no key", err, sqldb.ErrInvalidArgument)
 
 		// An edit replaces text and buttons in place and bumps the version past
 		// every earlier one.
@@ -41,7 +45,7 @@ func TestWebMessages(t *testing.T) {
 			t.Fatalf("edited = %+v (was %+v)", e, b)
 		}
 		_, err = s.EditWebMessage(ctx, other, "m2", "x", "", nil)
-		wantErrIs(t, "edit through another conversation", err, ErrNotFound)
+		storetest.WantErrIs(t, "edit through another conversation", err, sqldb.ErrNotFound)
 
 		all, err := s.WebMessages(ctx, key, 0, 0)
 		if err != nil {
@@ -90,7 +94,7 @@ func TestWebUploadsAndPrune(t *testing.T) {
 		ctx := context.Background()
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		clk := useClock(s, start, time.Minute)
-		key := ConversationKey{"console", "ana", "t1"}
+		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
 		if err := s.AddWebUpload(ctx, WebUpload{ID: "f1", Key: key, Name: "a.png", MimeType: "image/png", Data: []byte{1, 2, 3}}); err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +106,7 @@ func TestWebUploadsAndPrune(t *testing.T) {
 			t.Fatalf("upload = %+v", got)
 		}
 		_, err = s.WebUpload(ctx, "nope")
-		wantErrIs(t, "missing upload", err, ErrNotFound)
+		storetest.WantErrIs(t, "missing upload", err, sqldb.ErrNotFound)
 		if _, err := s.AddWebMessage(ctx, WebMessage{ID: "old", Key: key, Author: "ana", Text: "old"}); err != nil {
 			t.Fatal(err)
 		}
@@ -110,12 +114,12 @@ func TestWebUploadsAndPrune(t *testing.T) {
 		if _, err := s.AddWebMessage(ctx, WebMessage{ID: "new", Key: key, Author: "ana", Text: "new"}); err != nil {
 			t.Fatal(err)
 		}
-		c, err := s.Prune(ctx, cut)
+		n, err := Prune(ctx, s.db, cut.UnixMilli(), 500)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Web != 2 {
-			t.Errorf("pruned web rows = %d, want 2 (old message, upload)", c.Web)
+		if n != 2 {
+			t.Errorf("pruned web rows = %d, want 2 (old message, upload)", n)
 		}
 		msgs, err := s.WebMessages(ctx, key, 0, 0)
 		if err != nil {

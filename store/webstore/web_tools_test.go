@@ -1,10 +1,14 @@
-package store
+package webstore
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/convstore"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 // TestWebToolsAndPrune: a tool call is kept with its input, then its
@@ -14,7 +18,7 @@ func TestWebToolsAndPrune(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		clk := useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Minute)
-		key := ConversationKey{"console", "ana", "t1"}
+		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
 		must := func(err error) {
 			t.Helper()
 			if err != nil {
@@ -36,22 +40,21 @@ func TestWebToolsAndPrune(t *testing.T) {
 			t.Errorf("tool b = %+v, %v", got, err)
 		}
 		_, err = s.WebTool(ctx, key, "ghost")
-		wantErrIs(t, "result without a call", err, ErrNotFound)
-		_, err = s.WebTool(ctx, ConversationKey{"console", "bob", "t1"}, "a")
-		wantErrIs(t, "another channel", err, ErrNotFound)
+		storetest.WantErrIs(t, "result without a call", err, sqldb.ErrNotFound)
+		_, err = s.WebTool(ctx, convstore.ConversationKey{Bot: "console", Channel: "bob", Thread: "t1"}, "a")
+		storetest.WantErrIs(t, "another channel", err, sqldb.ErrNotFound)
 
 		cut := clk.Now()
 		must(s.RecordWebTool(ctx, WebTool{Key: key, ID: "new", Name: "Read", Input: `{}`}))
-		s.pruneBatch = 2 // smaller than the backlog: batches must loop
-		c, err := s.Prune(ctx, cut)
+		n, err := Prune(ctx, s.db, cut.UnixMilli(), 2) // batches smaller than the backlog must loop
 		must(err)
-		if c.Web != 5 {
-			t.Errorf("pruned web rows = %d, want 5 (tool calls a to e)", c.Web)
+		if n != 5 {
+			t.Errorf("pruned web rows = %d, want 5 (tool calls a to e)", n)
 		}
 		if _, err := s.WebTool(ctx, key, "new"); err != nil {
 			t.Errorf("recent tool call pruned: %v", err)
 		}
 		_, err = s.WebTool(ctx, key, "e")
-		wantErrIs(t, "pruned tool call", err, ErrNotFound)
+		storetest.WantErrIs(t, "pruned tool call", err, sqldb.ErrNotFound)
 	})
 }
