@@ -2,14 +2,17 @@ package main
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
-// Break is one single-point change of a mutants.txt file: in File (a file name in the directory of the
-// mutants.txt), Old is replaced by New, and the package's tests matching Test must then fail.
+// Break is one single-point change of a mutants.txt file: in File (a path relative to the directory of
+// the mutants.txt: usually a file of that package, or a file of another package that the package's tests
+// exercise, e.g. ../sqldb/dialect.go), Old is replaced by New, and the package's tests matching Test must
+// then fail.
 type Break struct {
 	Title string // the "## " line without its marker
-	File  string // file name in the package directory
+	File  string // slash path relative to the package directory: a file of the package, or of another one its tests cover
 	Test  string // regexp for go test -run
 	Old   string // exact original text; must occur exactly once in File
 	New   string // replacement text (may be empty)
@@ -19,7 +22,7 @@ type Break struct {
 // parseMutants reads the blocks of one mutants.txt (name is used in errors only). The format:
 //
 //	## <what the break does>
-//	file: <file name in this directory>
+//	file: <slash path relative to this directory, inside the checkout>
 //	test: <regexp for go test -run>
 //	<<<
 //	original text, one or more lines
@@ -74,8 +77,8 @@ func parseBlock(lines []string, start int) (Break, int, error) {
 	if b.File == "" || b.Test == "" {
 		return b, 0, fmt.Errorf("break %q: needs file: and test:", b.Title)
 	}
-	if strings.ContainsRune(b.File, '/') || b.File == "." || b.File == ".." {
-		return b, 0, fmt.Errorf("break %q: file %q is not a file name in this directory", b.Title, b.File)
+	if path.IsAbs(b.File) || path.Clean(b.File) != b.File || path.Base(b.File) == ".." || b.File == "." {
+		return b, 0, fmt.Errorf("break %q: file %q is not a clean path relative to this directory", b.Title, b.File)
 	}
 	if i == len(lines) {
 		return b, 0, fmt.Errorf("break %q: no <<<", b.Title)

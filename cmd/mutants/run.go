@@ -50,6 +50,9 @@ func findBreaks(root string) ([]pkgBreak, error) {
 			return err
 		}
 		for _, b := range bs {
+			if !filepath.IsLocal(filepath.Join(filepath.Dir(rel), filepath.FromSlash(b.File))) {
+				return fmt.Errorf("%s:%d: break %q: file %q is outside the checkout", rel, b.Line, b.Title, b.File)
+			}
 			out = append(out, pkgBreak{Break: b, Dir: filepath.Dir(rel)})
 		}
 		return nil
@@ -130,7 +133,7 @@ const (
 // runBreak applies b in the copy at dir, runs the package's matching tests, and restores the file. It
 // returns the outcome and the go test output (or the reason) for reporting.
 func runBreak(ctx context.Context, dir string, b pkgBreak, timeout time.Duration) (Outcome, string) {
-	path := filepath.Join(dir, b.Dir, b.File)
+	path := filepath.Join(dir, b.Dir, filepath.FromSlash(b.File))
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		return Broken, err.Error()
