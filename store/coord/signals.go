@@ -16,7 +16,7 @@ import (
 //
 // On PostgreSQL they are LISTEN/NOTIFY: Notify reaches every replica
 // listening on the database. On SQLite they stay in the process: Notify
-// reaches the Listen calls on the same *Store (one bridge owns a data_dir).
+// reaches the Listen calls on the same Coordinator (one bridge owns a data_dir).
 
 // Limits of a signal, PostgreSQL's (kept on SQLite too, so that what works
 // on one works on the other).
