@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Schedule is a prompt the bridge sends to an agent on a cron schedule
@@ -31,26 +33,26 @@ type Schedule struct {
 }
 
 // schedules decodes the top-level schedules list.
-func (d *decoder) schedules(dst *[]*Schedule) field {
+func (d *decoder) schedules(dst *[]*Schedule) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.list(v, p, "schedules", func(item *yaml.Node, sp string) {
-			if !d.mappingItem(item, sp) {
+		d.List(v, p, "schedules", func(item *yaml.Node, sp string) {
+			if !d.MappingItem(item, sp) {
 				*dst = append(*dst, nil) // keep indexes aligned with paths
 				return
 			}
 			s := &Schedule{CatchUp: true}
 			var cronExpr, tz, conversation string
-			d.fields(item, sp, map[string]field{
-				"name":         d.str(&s.Name),
-				"bot":          d.str(&s.Bot),
-				"channel":      d.str(&s.Channel),
-				"conversation": d.str(&conversation),
-				"cron":         d.str(&cronExpr),
-				"tz":           d.str(&tz),
-				"prompt":       d.str(&s.Prompt),
-				"agent":        d.str(&s.Agent),
-				"new_thread":   d.boolean(&s.NewThread),
-				"catch_up":     d.boolean(&s.CatchUp),
+			d.Fields(item, sp, map[string]decode.Field{
+				"name":         d.Str(&s.Name),
+				"bot":          d.Str(&s.Bot),
+				"channel":      d.Str(&s.Channel),
+				"conversation": d.Str(&conversation),
+				"cron":         d.Str(&cronExpr),
+				"tz":           d.Str(&tz),
+				"prompt":       d.Str(&s.Prompt),
+				"agent":        d.Str(&s.Agent),
+				"new_thread":   d.Bool(&s.NewThread),
+				"catch_up":     d.Bool(&s.CatchUp),
 			})
 			s.Cron = Cron{Expr: cronExpr, Zone: tz}
 			if conversation != "" {
@@ -69,54 +71,54 @@ func (d *decoder) finishSchedules(c *Config) {
 	seen := map[string]int{}
 	for i, s := range c.Schedules {
 		if s != nil {
-			d.finishSchedule(c, s, index("schedules", i), seen, i)
+			d.finishSchedule(c, s, decode.Index("schedules", i), seen, i)
 		}
 	}
 	c.Schedules = slices.DeleteFunc(c.Schedules, func(s *Schedule) bool { return s == nil })
 }
 
 func (d *decoder) finishSchedule(c *Config, s *Schedule, p string, seen map[string]int, i int) {
-	np := child(p, "name")
+	np := decode.Child(p, "name")
 	switch first, dup := seen[s.Name]; {
 	case s.Name == "":
-		d.required(np, "name is required (shown as \"⏰ scheduled: NAME\")")
+		d.Required(np, "name is required (shown as \"⏰ scheduled: NAME\")")
 	case dup:
-		d.addf(d.lineOf(np), np, "duplicate schedule name %s (also used by schedules[%d])", d.show(np, s.Name), first)
+		d.Addf(d.LineOf(np), np, "duplicate schedule name %s (also used by schedules[%d])", d.Show(np, s.Name), first)
 	default:
 		seen[s.Name] = i
 	}
 	if strings.TrimSpace(s.Prompt) == "" {
-		d.required(child(p, "prompt"), "prompt is required (what the agent is asked at each run)")
+		d.Required(decode.Child(p, "prompt"), "prompt is required (what the agent is asked at each run)")
 	}
 
-	cp := child(p, "cron")
+	cp := decode.Child(p, "cron")
 	if s.Cron.Expr == "" {
-		d.required(cp, `cron is required (e.g. "0 9 * * 1-5")`)
+		d.Required(cp, `cron is required (e.g. "0 9 * * 1-5")`)
 	} else if cr, err := ParseCron(s.Cron.Expr, s.Cron.Zone); err != nil {
 		at := cp
 		if strings.Contains(err.Error(), "time zone") && s.Cron.Zone != "" {
-			at = child(p, "tz")
+			at = decode.Child(p, "tz")
 		}
-		if !d.bad[at] {
-			d.addf(d.lineOf(at), at, "%v", err)
+		if !d.IsBad(at) {
+			d.Addf(d.LineOf(at), at, "%v", err)
 		}
 	} else {
 		s.Cron = cr
 	}
 
-	ap := child(p, "agent")
+	ap := decode.Child(p, "agent")
 	if s.Agent != "" && c.Agents[s.Agent] == nil {
-		d.addf(d.lineOf(ap), ap, "agent %s is not defined", d.show(ap, s.Agent))
+		d.Addf(d.LineOf(ap), ap, "agent %s is not defined", d.Show(ap, s.Agent))
 	}
 
-	bp := child(p, "bot")
+	bp := decode.Child(p, "bot")
 	bot := c.Bot(s.Bot)
 	switch {
 	case s.Bot == "":
-		d.required(bp, "bot is required (the name of a bot under bots)")
+		d.Required(bp, "bot is required (the name of a bot under bots)")
 		return
 	case bot == nil:
-		d.addf(d.lineOf(bp), bp, "bot %s is not defined", d.show(bp, s.Bot))
+		d.Addf(d.LineOf(bp), bp, "bot %s is not defined", d.Show(bp, s.Bot))
 		return
 	}
 	if s.Agent == "" {
@@ -128,32 +130,32 @@ func (d *decoder) finishSchedule(c *Config, s *Schedule, p string, seen map[stri
 // checkScheduleTarget checks channel or conversation against the bot's
 // platform and access list.
 func (d *decoder) checkScheduleTarget(s *Schedule, bot *Bot, p string) {
-	chp, cvp := child(p, "channel"), child(p, "conversation")
+	chp, cvp := decode.Child(p, "channel"), decode.Child(p, "conversation")
 	conversation := s.Thread != ""
 	at := chp
 	if conversation {
 		at = cvp
 	}
 	switch {
-	case d.set[chp] && d.set[cvp]:
-		d.addf(d.lineOf(cvp), cvp, "give channel or conversation, not both")
+	case d.IsSet(chp) && d.IsSet(cvp):
+		d.Addf(d.LineOf(cvp), cvp, "give channel or conversation, not both")
 		return
 	case s.Channel == "":
-		d.required(at, "channel (or conversation: \"CHANNEL/THREAD\") is required")
+		d.Required(at, "channel (or conversation: \"CHANNEL/THREAD\") is required")
 		return
 	case conversation && s.Thread == "\x00":
-		d.addf(d.lineOf(cvp), cvp, "want \"CHANNEL/THREAD\" (e.g. \"C0123/1712345678.000100\" on Slack), got %s", d.show(cvp, s.Channel))
+		d.Addf(d.LineOf(cvp), cvp, "want \"CHANNEL/THREAD\" (e.g. \"C0123/1712345678.000100\" on Slack), got %s", d.Show(cvp, s.Channel))
 		return
 	case conversation && s.NewThread:
-		d.addf(d.lineOf(child(p, "new_thread")), child(p, "new_thread"), "new_thread cannot be used with conversation (the runs go into that conversation)")
+		d.Addf(d.LineOf(decode.Child(p, "new_thread")), decode.Child(p, "new_thread"), "new_thread cannot be used with conversation (the runs go into that conversation)")
 	}
 	var why string
 	if s.Channel, why = d.checkTarget(bot.Platform, s.Channel, s.Thread); why != "" {
-		d.addf(d.lineOf(at), at, "unknown channel format %s for a %s bot: %s", d.show(at, s.Channel), bot.Platform, why)
+		d.Addf(d.LineOf(at), at, "unknown channel format %s for a %s bot: %s", d.Show(at, s.Channel), bot.Platform, why)
 		return
 	}
 	if len(bot.Access.Channels) > 0 && !slices.Contains(bot.Access.Channels, s.Channel) {
-		d.addf(d.lineOf(at), at, "channel %s is not in the access.channels of bot %s", d.show(at, s.Channel), d.show(child(p, "bot"), bot.Name))
+		d.Addf(d.LineOf(at), at, "channel %s is not in the access.channels of bot %s", d.Show(at, s.Channel), d.Show(decode.Child(p, "bot"), bot.Name))
 	}
 }
 
@@ -183,6 +185,6 @@ func writeSchedules(b *strings.Builder, ss []*Schedule) {
 			target += "/" + s.Thread
 		}
 		fmt.Fprintf(b, "  %s: bot=%s target=%s cron=%q tz=%s agent=%s new_thread=%t catch_up=%t\n",
-			s.Name, s.Bot, target, s.Cron.Expr, orDefault(s.Cron.Zone, "local"), s.Agent, s.NewThread, s.CatchUp)
+			s.Name, s.Bot, target, s.Cron.Expr, decode.OrDefault(s.Cron.Zone, "local"), s.Agent, s.NewThread, s.CatchUp)
 	}
 }
