@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -161,7 +162,7 @@ func (c *Console) adminAgents(w http.ResponseWriter, r *http.Request) {
 		}
 		now := time.Now()
 		for _, a := range live {
-			rows = append(rows, agentRow{LiveAgent: a, Conv: c.convOf(r.Context(), CurrentUser(r).Name, a.ConversationID, a.Key),
+			rows = append(rows, agentRow{LiveAgent: a, Conv: c.convOf(r.Context(), auth.CurrentUser(r).Name, a.ConversationID, a.Key),
 				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes)})
 		}
 	}
@@ -174,7 +175,7 @@ func (c *Console) adminStopAgent(w http.ResponseWriter, r *http.Request) {
 		backTo(w, r, "/admin/agents", "", errors.New("the bridge core is not running"))
 		return
 	}
-	conv, who := r.PathValue("conv"), CurrentUser(r).Name
+	conv, who := r.PathValue("conv"), auth.CurrentUser(r).Name
 	err := c.op.StopAgent(r.Context(), conv, who)
 	backTo(w, r, "/admin/agents", "Agent stopped; the conversation resumes with its next message.", err)
 }
@@ -202,7 +203,7 @@ func (c *Console) adminApprovals(w http.ResponseWriter, r *http.Request) {
 		if conv, err := c.st.ConversationByID(r.Context(), a.ConversationID); err == nil {
 			row.Key = bridges.ConversationKey(conv.Key)
 		}
-		row.Conv = c.convOf(r.Context(), CurrentUser(r).Name, a.ConversationID, row.Key)
+		row.Conv = c.convOf(r.Context(), auth.CurrentUser(r).Name, a.ConversationID, row.Key)
 		rows = append(rows, row)
 	}
 	c.renderAdmin(w, r, "approvals", rows)
@@ -214,7 +215,7 @@ func (c *Console) adminDecide(w http.ResponseWriter, r *http.Request) {
 		backTo(w, r, "/admin/approvals", "", errors.New("the bridge core is not running"))
 		return
 	}
-	id, choice, who := r.PathValue("id"), r.PostFormValue("choice"), CurrentUser(r).Name
+	id, choice, who := r.PathValue("id"), r.PostFormValue("choice"), auth.CurrentUser(r).Name
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	err := c.op.DecideApproval(ctx, id, choice, who)
@@ -257,7 +258,7 @@ func (c *Console) adminUsage(w http.ResponseWriter, r *http.Request) {
 		if f.Rating == store.RatingGood {
 			good++
 		}
-		feedback = append(feedback, feedbackRow{FeedbackEntry: f, Conv: c.convOf(r.Context(), CurrentUser(r).Name, f.ConversationID, bridges.ConversationKey(f.Key))})
+		feedback = append(feedback, feedbackRow{FeedbackEntry: f, Conv: c.convOf(r.Context(), auth.CurrentUser(r).Name, f.ConversationID, bridges.ConversationKey(f.Key))})
 	}
 	c.renderAdmin(w, r, "usage", struct {
 		Days      []store.DayUsage
@@ -279,7 +280,7 @@ func (c *Console) adminAudit(w http.ResponseWriter, r *http.Request) {
 	rows := make([]approvalRow, 0, len(log))
 	for _, e := range log {
 		key := bridges.ConversationKey(e.Key)
-		rows = append(rows, approvalRow{Approval: e.Approval, Key: key, Conv: c.convOf(r.Context(), CurrentUser(r).Name, e.ConversationID, key),
+		rows = append(rows, approvalRow{Approval: e.Approval, Key: key, Conv: c.convOf(r.Context(), auth.CurrentUser(r).Name, e.ConversationID, key),
 			Subject: toolSubject(e.Input), Words: decisionWords(e.Approval)})
 	}
 	c.renderAdmin(w, r, "audit", rows)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -129,19 +130,13 @@ func newAdminHarness(t *testing.T) *adminHarness {
 // issued by the console) that does not follow redirects.
 func (h *adminHarness) client(t *testing.T, name string) *http.Client {
 	t.Helper()
-	var u *User
-	for _, x := range h.c.users.list {
-		if x.Name == name {
-			u = x
-		}
-	}
-	value, err := h.c.sess.issue(context.Background(), u)
+	value, err := h.c.sess.Issue(context.Background(), h.c.users.ByName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	jar := &oneCookie{c: &http.Cookie{Name: sessionCookie, Value: value}}
+	jar := &oneCookie{c: &http.Cookie{Name: auth.SessionCookie, Value: value}}
 	cl := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	h.csrf[cl] = h.c.sess.csrfFor(value)
+	h.csrf[cl] = h.c.sess.Check(context.Background(), value).CSRF
 	return cl
 }
 

@@ -7,7 +7,7 @@
 // Console is both the bridges.Platform of the web bot and the HTTP handler
 // of every page. People sign in with the token of their web.users entry
 // (or the admin token generated into data_dir when there is none); failed
-// sign-ins are limited per client address and in total (signin.go).
+// sign-ins are limited per client address and in total (package auth).
 // A session is a signed cookie (HttpOnly, SameSite=Strict, Secure over
 // https) naming a session kept in the store (web_sessions), which signing
 // out deletes. Every POST carries the session's CSRF token and passes Go's
@@ -67,17 +67,20 @@
 //     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
 //     server-sent event stream of a page.
-//   - signin.go: who may sign in (web.users, the generated admin token),
-//     the sign-in form and the limit on failed sign-ins.
-//   - session.go: signed session cookies kept in the store, and CSRF
-//     tokens.
+//   - signin.go: the sign-in form, signing in and out.
 //   - admin.go: the operator pages (bots, agents, approvals, usage,
 //     audit, config).
+//
+// Sub-packages: auth (who may sign in: web.users and the generated admin
+// token; signed session cookies kept in the store, reached through
+// auth.Store; CSRF tokens; the limit on failed sign-ins).
 package web
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -94,6 +97,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -119,9 +123,9 @@ type Console struct {
 	st    *store.Store
 	log   *slog.Logger
 	demo  bool
-	users *users
-	sess  *sessions
-	limit *signinLimiter // failed sign-ins
+	users *auth.Users
+	sess  *auth.Sessions
+	limit *auth.Limiter // failed sign-ins
 	// trusted are the reverse proxies whose X-Forwarded-For names the
 	// client (web.trusted_proxies).
 	trusted []netip.Prefix
@@ -167,11 +171,11 @@ func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	us, generated, err := newUsers(opts.Config.Web.Users, opts.Config.DataDir)
+	us, generated, err := auth.NewUsers(opts.Config.Web.Users, opts.Config.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
-	key, _, err := readOrCreateSecret(filepath.Join(opts.Config.DataDir, SessionKeyFile), func() ([]byte, error) { return randomBytes(32) })
+	key, _, err := auth.ReadOrCreateSecret(filepath.Join(opts.Config.DataDir, SessionKeyFile), func() ([]byte, error) { return auth.RandomBytes(32) })
 	if err != nil {
 		return nil, fmt.Errorf("web console: session key: %w", err)
 	}
@@ -191,8 +195,8 @@ func New(opts Options) (*Console, error) {
 		trusted = append(trusted, pre)
 	}
 	log := opts.Logger.With("component", "web")
-	sess := &sessions{key: key, users: us, st: opts.Store, log: log, now: opts.Now}
-	if n, err := sess.endStale(context.Background()); err != nil {
+	sess := auth.NewSessions(key, us, opts.Store, log, opts.Now)
+	if n, err := sess.EndStale(context.Background()); err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	} else if n > 0 {
 		log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
@@ -204,7 +208,7 @@ func New(opts Options) (*Console, error) {
 		demo:           opts.Demo,
 		users:          us,
 		sess:           sess,
-		limit:          newSigninLimiter(opts.Now),
+		limit:          auth.NewLimiter(opts.Now),
 		trusted:        trusted,
 		pages:          pages,
 		md:             newMarkdown(),
@@ -288,6 +292,24 @@ func loopbackListen(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// The sign-in files and the generated admin (see package auth).
+const (
+	AdminTokenFile = auth.AdminTokenFile
+	SessionKeyFile = auth.SessionKeyFile
+	GeneratedAdmin = auth.GeneratedAdmin
+)
+
+// User is a person who may sign in (see package auth).
+type User = auth.User
+
+// randomID is n bytes from crypto/rand in lowercase hex: the ids of
+// messages, files and conversations, and the sign-in form's token.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(b)
 }
 
 // Platform limits of the web console: long messages, buttons, and quick

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -37,14 +38,14 @@ func (c *Console) config() *config.Config { return c.cfg.Load() }
 // on, and the sessions are deleted). The web bot and the listener are not
 // reloaded.
 func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) error, err error) {
-	us, _, err := newUsers(cfg.Web.Users, cfg.DataDir)
+	us, _, err := auth.NewUsers(cfg.Web.Users, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("web console: reload users: %w", err)
 	}
 	return func(ctx context.Context) error {
-		c.users.replace(us)
+		c.users.Replace(us)
 		c.cfg.Store(cfg)
-		n, err := c.sess.endStale(ctx)
+		n, err := c.sess.EndStale(ctx)
 		if err != nil {
 			return fmt.Errorf("web console: reload users: %w", err)
 		}
@@ -53,20 +54,4 @@ func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) 
 		}
 		return nil
 	}, nil
-}
-
-func (us *users) replace(from *users) {
-	from.mu.RLock()
-	list := from.list
-	from.mu.RUnlock()
-	us.mu.Lock()
-	us.list = list
-	us.mu.Unlock()
-}
-
-// snapshot is the current user list (not to be modified).
-func (us *users) snapshot() []*User {
-	us.mu.RLock()
-	defer us.mu.RUnlock()
-	return us.list
 }

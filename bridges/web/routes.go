@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -83,9 +84,9 @@ func (c *Console) limitBody(next http.Handler) http.Handler {
 // withSession attaches the session of a valid cookie to the request.
 func (c *Console) withSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ck, err := r.Cookie(sessionCookie); err == nil {
-			if s := c.sess.check(r.Context(), ck.Value); s != nil {
-				r = r.WithContext(withSession(r.Context(), s))
+		if ck, err := r.Cookie(auth.SessionCookie); err == nil {
+			if s := c.sess.Check(r.Context(), ck.Value); s != nil {
+				r = r.WithContext(auth.WithSession(r.Context(), s))
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -96,7 +97,7 @@ func (c *Console) withSession(next http.Handler) http.Handler {
 // sign-in page (GET) or refused with 401.
 func (c *Console) requireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if CurrentUser(r) != nil {
+		if auth.CurrentUser(r) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -113,7 +114,7 @@ func (c *Console) requireUser(next http.Handler) http.Handler {
 // to the others; people not signed in go to the sign-in page.
 func (c *Console) RequireRole(role string, next http.Handler) http.Handler {
 	return c.requireUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u := CurrentUser(r); role == config.RoleAdmin && !u.Admin() {
+		if u := auth.CurrentUser(r); role == config.RoleAdmin && !u.Admin() {
 			c.log.Info("admin page refused", "user", u.Name, "path", r.URL.Path)
 			c.errorPage(w, r, http.StatusForbidden, "This page is for admins only.")
 			return
@@ -132,8 +133,8 @@ func (c *Console) csrf(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !csrfOK(r, CSRFToken(r)) {
-			c.log.Warn("request refused: missing or wrong CSRF token", "user", CurrentUser(r).Name, "path", r.URL.Path)
+		if !auth.CSRFOK(r, auth.CSRFToken(r)) {
+			c.log.Warn("request refused: missing or wrong CSRF token", "user", auth.CurrentUser(r).Name, "path", r.URL.Path)
 			http.Error(w, "missing or wrong CSRF token: reload the page", http.StatusForbidden)
 			return
 		}
@@ -218,7 +219,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		return
 	}
 	var buf bytes.Buffer
-	p := page{User: CurrentUser(r), CSRF: CSRFToken(r), Demo: c.demo, Nav: nav, Data: data}
+	p := page{User: auth.CurrentUser(r), CSRF: auth.CSRFToken(r), Demo: c.demo, Nav: nav, Data: data}
 	if p.User.Admin() {
 		p.Pending = c.pendingApprovals(r)
 	}
