@@ -27,8 +27,10 @@
 //
 // A page is a template file (templates/NAME.html defining "title" and
 // "content") and a handler that calls Console.render. Register it in
-// routes (routes.go) wrapped in requireUser, or in RequireRole(config.
-// RoleAdmin, …) for operator pages, which answers 403 to everyone else.
+// routes (routes.go) wrapped in requireUser. Operator pages live in
+// package admin (handler, template in admin/templates) and are mounted
+// behind RequireRole(config.RoleAdmin, …), which answers 403 to everyone
+// else.
 // POST handlers go through csrf; forms include {{template "csrf" .}}.
 //
 // # Files
@@ -68,12 +70,18 @@
 //   - events.go: live updates: the hub that fans changes out and the
 //     server-sent event stream of a page.
 //   - signin.go: the sign-in form, signing in and out.
-//   - admin.go: the operator pages (bots, agents, approvals, usage,
-//     audit, config).
+//   - admin.go: the host of the operator pages (package admin): their
+//     routes, rendering, the config, how conversations are named.
 //
-// Sub-packages: auth (who may sign in: web.users and the generated admin
-// token; signed session cookies kept in the store, reached through
-// auth.Store; CSRF tokens; the limit on failed sign-ins).
+// Sub-packages:
+//
+//   - auth: who may sign in (web.users, the generated admin token),
+//     signed session cookies kept in the store (through auth.Store), CSRF
+//     tokens, the limit on failed sign-ins.
+//   - admin: the operator pages (bots, agents, approvals, usage, audit,
+//     config) and their templates, reading the store through admin.Store
+//     and acting on the core through admin.Operator.
+//   - internal/cut: cutting text to one line or a length.
 package web
 
 import (
@@ -97,6 +105,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -141,8 +150,8 @@ type Console struct {
 	// start (first run without users), shown once by Announce.
 	generatedToken string
 
-	op           Operator            // operator pages' view of the core (SetOperator)
-	configStatus func() ConfigStatus // the reloads' state (SetConfigStatus)
+	op    Operator     // the core, to stop a conversation's agent (SetOperator)
+	admin *admin.Pages // the operator pages (admin.go)
 
 	mu      sync.Mutex
 	handler bridges.Handler                  // set while Run runs
@@ -218,6 +227,7 @@ func New(opts Options) (*Console, error) {
 		generatedToken: generated,
 	}
 	c.cfg.Store(opts.Config)
+	c.admin = admin.New(adminHost{c}, opts.Store, log)
 	c.static = staticHandler()
 	c.mux = c.routes()
 	return c, nil

@@ -3,29 +3,10 @@ package web
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
-
-// ConfigStatus is what the operator view shows about the config in force
-// and the last reload the bridge refused (see cmd/bridge's reloader).
-type ConfigStatus struct {
-	Generation uint64
-	At         time.Time // when the generation took effect
-	Trigger    string    // start, signal, file, request
-	Changed    []string  // the keys the generation changed (never values)
-	// Refused are the problems of the last refused reload, each with its
-	// line ("bridge.yaml:12: bots[0].agent: ..."); empty when the last
-	// reload succeeded or none was refused.
-	Refused   []string
-	RefusedAt time.Time
-}
-
-// SetConfigStatus gives the operator view the reloads' state; call it
-// before serving.
-func (c *Console) SetConfigStatus(f func() ConfigStatus) { c.configStatus = f }
 
 // config is the config in force.
 func (c *Console) config() *config.Config { return c.cfg.Load() }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -180,31 +181,37 @@ func timeTag(t time.Time) template.HTML {
 	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `">` + u.Format("2006-01-02 15:04:05") + ` UTC</time>`) //nolint:gosec // digits and punctuation only
 }
 
-// parsePages parses each templates/*.html page together with the layout
-// and the partials, keyed by file name without ".html".
+// parsePages parses each templates/*.html page, the console's and the
+// operator pages' (admin.Templates), together with the layout and the
+// partials of both, keyed by file name without ".html".
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("").Funcs(templateFuncs).ParseFS(templatesFS, "templates/layout.html", "templates/partials/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse layout: %w", err)
 	}
-	files, err := fs.Glob(templatesFS, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("list templates: %w", err)
+	if base, err = base.ParseFS(admin.Templates(), "templates/partials/*.html"); err != nil {
+		return nil, fmt.Errorf("parse operator partials: %w", err)
 	}
-	pages := make(map[string]*template.Template, len(files))
-	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
-		if name == "layout" {
-			continue
-		}
-		t, err := base.Clone()
+	pages := map[string]*template.Template{}
+	for _, fsys := range []fs.FS{templatesFS, admin.Templates()} {
+		files, err := fs.Glob(fsys, "templates/*.html")
 		if err != nil {
-			return nil, fmt.Errorf("template %s: %w", name, err)
+			return nil, fmt.Errorf("list templates: %w", err)
 		}
-		if t, err = t.ParseFS(templatesFS, f); err != nil {
-			return nil, fmt.Errorf("parse template %s: %w", name, err)
+		for _, f := range files {
+			name := strings.TrimSuffix(path.Base(f), ".html")
+			if name == "layout" {
+				continue
+			}
+			t, err := base.Clone()
+			if err != nil {
+				return nil, fmt.Errorf("template %s: %w", name, err)
+			}
+			if t, err = t.ParseFS(fsys, f); err != nil {
+				return nil, fmt.Errorf("parse template %s: %w", name, err)
+			}
+			pages[name] = t
 		}
-		pages[name] = t
 	}
 	return pages, nil
 }
