@@ -21,8 +21,10 @@
 // numbers, through a Section.
 //
 // The strict YAML walker is package config/decode; the agent profiles
-// (agents.NAME) are package config/profile, whose types config names
-// (config.Agent is profile.Agent); the Bash rule engine is config/policy.
+// (agents.NAME) are package config/profile and the schedules package
+// config/schedules, whose types config names (config.Agent is
+// profile.Agent, config.Schedule is schedules.Schedule); the Bash rule
+// engine is config/policy.
 //
 // Config values are plain data: the package keeps no state and never logs.
 // Secret values (agent env values, web tokens) are redacted by the String,

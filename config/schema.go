@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/config/decode"
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
 // decoder is the config's decode.Decoder with what only the top level of
@@ -60,7 +61,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"delivery":      d.deliverySection(&c.Delivery),
 		"store":         d.storeSection(&c.Store),
 		"limits":        d.limitsSection(&c.Limits),
-		"schedules":     d.schedules(&c.Schedules),
+		"schedules":     schedules.Decode(d.Decoder, &c.Schedules),
 		"web":           d.webSection(&c.Web),
 		"transcription": d.transcriptionSection(&c.Transcription),
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/config/decode"
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
 // Summary describes the configuration for `bridge check-config`: paths,
@@ -57,6 +58,6 @@ func (c *Config) Summary() string {
 		}
 		b.WriteByte('\n')
 	}
-	writeSchedules(&b, c.Schedules)
+	schedules.WriteSummary(&b, c.Schedules)
 	return b.String()
 }
