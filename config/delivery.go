@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Delivery configures how final replies reach a platform (yaml delivery).
@@ -23,9 +25,9 @@ const DefaultGiveUpAfter = 24 * time.Hour
 const MinGiveUpAfter = time.Minute
 
 // deliverySection decodes the top-level delivery mapping.
-func (d *decoder) deliverySection(dst *Delivery) field {
+func (d *decoder) deliverySection(dst *Delivery) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.fields(v, p, map[string]field{
+		d.Fields(v, p, map[string]decode.Field{
 			"give_up_after": d.giveUpAfter(&dst.GiveUpAfter),
 		})
 	}
@@ -33,19 +35,19 @@ func (d *decoder) deliverySection(dst *Delivery) field {
 
 // giveUpAfter decodes delivery.give_up_after: days ("2d"), a Go duration
 // ("36h") or both ("1d12h"), at least MinGiveUpAfter.
-func (d *decoder) giveUpAfter(dst *time.Duration) field {
+func (d *decoder) giveUpAfter(dst *time.Duration) decode.Field {
 	return func(v *yaml.Node, path string) {
-		s, ok := d.scalar(v, path, "a duration")
+		s, ok := d.Scalar(v, path, "a duration")
 		if !ok {
 			return
 		}
 		r, err := parseRetention(s) // the same syntax as retention
 		switch {
 		case err != nil:
-			d.addf(d.lines[path], path, `bad duration %s (want a duration such as "24h" or "90m", or days such as "2d")`, d.show(path, s))
+			d.Addf(d.LineOf(path), path, `bad duration %s (want a duration such as "24h" or "90m", or days such as "2d")`, d.Show(path, s))
 		case r < MinGiveUpAfter:
-			d.addf(d.lines[path], path, "%s is shorter than %s (replies would be given up during ordinary platform hiccups)",
-				d.show(path, s), durOr(MinGiveUpAfter, "0"))
+			d.Addf(d.LineOf(path), path, "%s is shorter than %s (replies would be given up during ordinary platform hiccups)",
+				d.Show(path, s), decode.DurOr(MinGiveUpAfter, "0"))
 		default:
 			*dst = r
 		}
@@ -54,12 +56,12 @@ func (d *decoder) giveUpAfter(dst *time.Duration) field {
 
 // finishDelivery applies the default when the key is absent (or null).
 func (d *decoder) finishDelivery(c *Config) {
-	if !d.set["delivery.give_up_after"] && !d.bad["delivery.give_up_after"] {
+	if !d.IsSet("delivery.give_up_after") && !d.IsBad("delivery.give_up_after") {
 		c.Delivery.GiveUpAfter = DefaultGiveUpAfter
 	}
 }
 
 // deliveryString formats the delivery settings for the summary.
 func deliveryString(dl Delivery) string {
-	return "give_up_after=" + durOr(dl.GiveUpAfter, "0")
+	return "give_up_after=" + decode.DurOr(dl.GiveUpAfter, "0")
 }

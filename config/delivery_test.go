@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 func TestDeliveryGiveUpAfterValues(t *testing.T) {
@@ -25,7 +27,7 @@ func TestDeliveryGiveUpAfterValues(t *testing.T) {
 			if c.Delivery.GiveUpAfter != tc.want {
 				t.Errorf("GiveUpAfter = %v, want %v", c.Delivery.GiveUpAfter, tc.want)
 			}
-			if !strings.Contains(c.Summary(), "delivery: give_up_after="+durOr(tc.want, "0")+"\n") {
+			if !strings.Contains(c.Summary(), "delivery: give_up_after="+decode.DurOr(tc.want, "0")+"\n") {
 				t.Errorf("summary lacks the delivery line:\n%s", c.Summary())
 			}
 		})

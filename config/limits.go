@@ -2,12 +2,13 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // monthWindow is the longest window a limit sums over (a calendar month):
@@ -55,17 +56,17 @@ func (c *Config) LimitFor(bot string) *Limit {
 }
 
 // limitsSection decodes yaml limits.
-func (d *decoder) limitsSection(dst *[]Limit) field {
+func (d *decoder) limitsSection(dst *[]Limit) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.list(v, p, "limits", func(item *yaml.Node, ip string) {
+		d.List(v, p, "limits", func(item *yaml.Node, ip string) {
 			var l Limit
-			if d.mappingItem(item, ip) {
-				d.fields(item, ip, map[string]field{
-					"bot":           d.str(&l.Bot),
+			if d.MappingItem(item, ip) {
+				d.Fields(item, ip, map[string]decode.Field{
+					"bot":           d.Str(&l.Bot),
 					"per_user":      d.budgetOf(&l.PerUser),
 					"total":         d.budgetOf(&l.Total),
-					"exempt_admins": d.boolean(&l.ExemptAdmins),
-					"tz":            d.str(&l.TZ),
+					"exempt_admins": d.Bool(&l.ExemptAdmins),
+					"tz":            d.Str(&l.TZ),
 				})
 			}
 			*dst = append(*dst, l)
@@ -74,29 +75,13 @@ func (d *decoder) limitsSection(dst *[]Limit) field {
 }
 
 // budgetOf decodes a per_user or total mapping.
-func (d *decoder) budgetOf(b *Budget) field {
+func (d *decoder) budgetOf(b *Budget) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.fields(v, p, map[string]field{
-			"usd_per_day":    d.number(&b.USDPerDay),
-			"usd_per_month":  d.number(&b.USDPerMonth),
-			"turns_per_hour": d.integer(&b.TurnsPerHour),
+		d.Fields(v, p, map[string]decode.Field{
+			"usd_per_day":    d.Number(&b.USDPerDay),
+			"usd_per_month":  d.Number(&b.USDPerMonth),
+			"turns_per_hour": d.Int(&b.TurnsPerHour),
 		})
-	}
-}
-
-// number decodes a finite decimal number ("20", "12.50") into dst.
-func (d *decoder) number(dst *float64) field {
-	return func(v *yaml.Node, path string) {
-		s, ok := d.scalar(v, path, "a number")
-		if !ok {
-			return
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.addf(d.lines[path], path, "want a number (e.g. 20 or 12.5), got %s", d.show(path, s))
-			return
-		}
-		*dst = f
 	}
 }
 
@@ -107,43 +92,33 @@ func (d *decoder) finishLimits(c *Config) {
 	seen := map[string]int{}
 	for i := range c.Limits {
 		l := &c.Limits[i]
-		p := index("limits", i)
-		if d.bad[p] {
+		p := decode.Index("limits", i)
+		if d.IsBad(p) {
 			continue
 		}
-		bp := child(p, "bot")
+		bp := decode.Child(p, "bot")
 		switch first, dup := seen[l.Bot]; {
 		case l.Bot == "":
-			d.required(bp, "bot is required (the name of the bot this limit applies to)")
-		case c.Bot(l.Bot) == nil && !d.bad[bp]:
-			d.addf(d.lineOf(bp), bp, "bot %s is not defined (bots: %s)", d.show(bp, l.Bot), orList(botNames(c)))
+			d.Required(bp, "bot is required (the name of the bot this limit applies to)")
+		case c.Bot(l.Bot) == nil && !d.IsBad(bp):
+			d.Addf(d.LineOf(bp), bp, "bot %s is not defined (bots: %s)", d.Show(bp, l.Bot), decode.OrList(botNames(c)))
 		case dup:
-			d.addf(d.lineOf(bp), bp, "duplicate limits for bot %s (also limits[%d] at line %d): give one entry per bot", d.show(bp, l.Bot), first, d.lineOf(child(index("limits", first), "bot")))
+			d.Addf(d.LineOf(bp), bp, "duplicate limits for bot %s (also limits[%d] at line %d): give one entry per bot", d.Show(bp, l.Bot), first, d.LineOf(decode.Child(decode.Index("limits", first), "bot")))
 		default:
 			seen[l.Bot] = i
 		}
-		d.checkBudget(c, l.PerUser, child(p, "per_user"))
-		d.checkBudget(c, l.Total, child(p, "total"))
-		if l.PerUser.IsZero() && l.Total.IsZero() && !d.badUnder(p) {
-			d.addf(d.lineOf(p), p, "sets no limit: give per_user or total with usd_per_day, usd_per_month or turns_per_hour")
+		d.checkBudget(c, l.PerUser, decode.Child(p, "per_user"))
+		d.checkBudget(c, l.Total, decode.Child(p, "total"))
+		if l.PerUser.IsZero() && l.Total.IsZero() && !d.BadUnder(p) {
+			d.Addf(d.LineOf(p), p, "sets no limit: give per_user or total with usd_per_day, usd_per_month or turns_per_hour")
 		}
-		l.TZ = orDefault(l.TZ, "UTC")
+		l.TZ = decode.OrDefault(l.TZ, "UTC")
 		loc, err := time.LoadLocation(l.TZ)
-		if tp := child(p, "tz"); (err != nil || l.TZ == "Local") && !d.bad[tp] {
-			d.addf(d.lineOf(tp), tp, `unknown time zone %s (want an IANA name such as "Europe/Berlin", or "UTC")`, d.show(tp, l.TZ))
+		if tp := decode.Child(p, "tz"); (err != nil || l.TZ == "Local") && !d.IsBad(tp) {
+			d.Addf(d.LineOf(tp), tp, `unknown time zone %s (want an IANA name such as "Europe/Berlin", or "UTC")`, d.Show(tp, l.TZ))
 		}
 		l.Location = loc
 	}
-}
-
-// badUnder reports whether a problem was already reported below path.
-func (d *decoder) badUnder(path string) bool {
-	for p := range d.bad {
-		if strings.HasPrefix(p, path+".") {
-			return true
-		}
-	}
-	return false
 }
 
 // checkBudget reports negative amounts and a usd_per_month that the
@@ -153,12 +128,12 @@ func (d *decoder) checkBudget(c *Config, b Budget, p string) {
 		key string
 		neg bool
 	}{{"usd_per_day", b.USDPerDay < 0}, {"usd_per_month", b.USDPerMonth < 0}, {"turns_per_hour", b.TurnsPerHour < 0}} {
-		if fp := child(p, f.key); f.neg && !d.bad[fp] {
-			d.addf(d.lineOf(fp), fp, "must not be negative (0 = no limit)")
+		if fp := decode.Child(p, f.key); f.neg && !d.IsBad(fp) {
+			d.Addf(d.LineOf(fp), fp, "must not be negative (0 = no limit)")
 		}
 	}
-	if mp := child(p, "usd_per_month"); b.USDPerMonth > 0 && c.Retention > 0 && c.Retention < monthWindow && !d.bad["retention"] {
-		d.addf(d.lineOf(mp), mp, "retention (%s) keeps usage for less than a month, so a monthly limit would undercount: set retention to at least 31d (or 0)",
+	if mp := decode.Child(p, "usd_per_month"); b.USDPerMonth > 0 && c.Retention > 0 && c.Retention < monthWindow && !d.IsBad("retention") {
+		d.Addf(d.LineOf(mp), mp, "retention (%s) keeps usage for less than a month, so a monthly limit would undercount: set retention to at least 31d (or 0)",
 			retentionString(c.Retention))
 	}
 }
@@ -201,5 +176,5 @@ func budgetString(b Budget) string {
 	if b.TurnsPerHour > 0 {
 		parts = append(parts, fmt.Sprintf("%d turns/h", b.TurnsPerHour))
 	}
-	return listOr(parts, "none")
+	return decode.ListOr(parts, "none")
 }

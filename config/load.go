@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Load reads and parses the config file at path; see Parse. lookupEnv
@@ -65,12 +67,13 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool), plat
 	if root := d.document(data); root != nil {
 		c := d.config(root)
 		d.finish(c, baseDir)
-		if len(d.problems) == 0 {
+		if len(d.Problems()) == 0 {
 			return c, nil
 		}
 	}
-	sortProblems(d.problems)
-	return nil, &ValidationError{File: name, Problems: d.problems}
+	problems := d.Problems()
+	sortProblems(problems)
+	return nil, &ValidationError{File: name, Problems: problems}
 }
 
 // document parses data as exactly one YAML document whose top level is a
@@ -90,15 +93,15 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		d.yamlError(err)
 		return nil
 	default:
-		d.addf(extra.Line, "", "only one YAML document is allowed")
+		d.Addf(extra.Line, "", "only one YAML document is allowed")
 		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.MappingNode, Line: 1}
 	}
 	root := doc.Content[0]
-	if n := d.resolve(root); n != nil && !isNull(n) && n.Kind != yaml.MappingNode {
-		d.addf(root.Line, "", "the top level must be a mapping (data_dir, log, http, agents, bots), got %s", kindName(n))
+	if n := d.Resolve(root); n != nil && !decode.IsNull(n) && n.Kind != yaml.MappingNode {
+		d.Addf(root.Line, "", "the top level must be a mapping (data_dir, log, http, agents, bots), got %s", decode.KindName(n))
 		return nil
 	}
 	return root
@@ -115,5 +118,5 @@ func (d *decoder) yamlError(err error) {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}
-	d.addf(line, "", "invalid YAML: %s", msg)
+	d.Addf(line, "", "invalid YAML: %s", msg)
 }

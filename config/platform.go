@@ -2,6 +2,8 @@ package config
 
 import (
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Platform is what config needs to know of one chat platform: its name and
@@ -87,5 +89,5 @@ func findPlatform(platforms []Platform, name string) *Platform {
 // settingsNode returns the settings mapping given for platform at the bot
 // path bp, or nil when the bot has none.
 func (d *decoder) settingsNode(bp, platform string) *yaml.Node {
-	return d.sections[child(bp, platform)]
+	return d.sections[decode.Child(bp, platform)]
 }

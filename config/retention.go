@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // DefaultRetention is the retention period when the key is absent: 90 days.
@@ -52,18 +54,18 @@ func parseRetention(s string) (time.Duration, error) {
 
 // retention decodes the top-level retention key into dst: a period of at
 // least MinRetention, or 0.
-func (d *decoder) retention(dst *time.Duration) field {
+func (d *decoder) retention(dst *time.Duration) decode.Field {
 	return func(v *yaml.Node, path string) {
-		s, ok := d.scalar(v, path, "a duration")
+		s, ok := d.Scalar(v, path, "a duration")
 		if !ok {
 			return
 		}
 		r, err := parseRetention(s)
 		switch {
 		case err != nil:
-			d.addf(d.lines[path], path, `bad retention %s (want days such as "90d", a duration such as "36h", or "0" to keep everything)`, d.show(path, s))
+			d.Addf(d.LineOf(path), path, `bad retention %s (want days such as "90d", a duration such as "36h", or "0" to keep everything)`, d.Show(path, s))
 		case r > 0 && r < MinRetention:
-			d.addf(d.lines[path], path, "%s is shorter than a day (want at least 1d, i.e. 24h, or 0 to keep everything)", d.show(path, s))
+			d.Addf(d.LineOf(path), path, "%s is shorter than a day (want at least 1d, i.e. 24h, or 0 to keep everything)", d.Show(path, s))
 		default:
 			*dst = r
 		}
@@ -72,7 +74,7 @@ func (d *decoder) retention(dst *time.Duration) field {
 
 // finishRetention applies the default when the key is absent (or null).
 func (d *decoder) finishRetention(c *Config) {
-	if !d.set["retention"] && !d.bad["retention"] {
+	if !d.IsSet("retention") && !d.IsBad("retention") {
 		c.Retention = DefaultRetention
 	}
 }
@@ -86,6 +88,6 @@ func retentionString(r time.Duration) string {
 	case r%day == 0:
 		return fmt.Sprintf("%dd", r/day)
 	default:
-		return durOr(r, "0")
+		return decode.DurOr(r, "0")
 	}
 }

@@ -1,188 +1,52 @@
 package config
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
-// Schedule is a prompt the bridge sends to an agent on a cron schedule
-// (yaml schedules[]). Each run is a normal turn of the target
-// conversation, announced there as "⏰ scheduled: NAME".
-type Schedule struct {
-	Name string // yaml name: unique among schedules, required
-	Bot  string // yaml bot: a configured bot, required
-	// Channel is where the runs go (yaml channel): with NewThread each run
-	// starts a thread there (where the platform has threads), else the
-	// channel's own conversation is used. Set from Conversation too.
-	Channel string
-	// Thread is the thread of an existing conversation (yaml conversation:
-	// "CHANNEL/THREAD"); "" for a channel.
-	Thread    string
-	Cron      Cron   // yaml cron and tz (tz: IANA zone, default the bridge's local time)
-	Prompt    string // yaml prompt: what the agent is sent, required
-	Agent     string // yaml agent: agent profile for new conversations; default the bot's
-	NewThread bool   // yaml new_thread: a fresh conversation (thread) per run
-	// CatchUp (yaml catch_up, default true): a run missed while the bridge
-	// was down happens once at start; false skips it.
-	CatchUp bool
-}
+// The schedules (yaml schedules[]) are decoded and checked by package
+// config/schedules; these names keep them part of the config's API.
+type (
+	Schedule = schedules.Schedule // a prompt sent to an agent on a cron schedule
+	Cron     = schedules.Cron     // a parsed cron expression in a time zone
+)
 
-// schedules decodes the top-level schedules list.
-func (d *decoder) schedules(dst *[]*Schedule) field {
-	return func(v *yaml.Node, p string) {
-		d.list(v, p, "schedules", func(item *yaml.Node, sp string) {
-			if !d.mappingItem(item, sp) {
-				*dst = append(*dst, nil) // keep indexes aligned with paths
-				return
-			}
-			s := &Schedule{CatchUp: true}
-			var cronExpr, tz, conversation string
-			d.fields(item, sp, map[string]field{
-				"name":         d.str(&s.Name),
-				"bot":          d.str(&s.Bot),
-				"channel":      d.str(&s.Channel),
-				"conversation": d.str(&conversation),
-				"cron":         d.str(&cronExpr),
-				"tz":           d.str(&tz),
-				"prompt":       d.str(&s.Prompt),
-				"agent":        d.str(&s.Agent),
-				"new_thread":   d.boolean(&s.NewThread),
-				"catch_up":     d.boolean(&s.CatchUp),
-			})
-			s.Cron = Cron{Expr: cronExpr, Zone: tz}
-			if conversation != "" {
-				s.Channel, s.Thread, _ = strings.Cut(conversation, "/")
-				if s.Thread == "" {
-					s.Thread = "\x00" // reported by finishSchedule
-				}
-			}
-			*dst = append(*dst, s)
-		})
-	}
-}
+// ParseCron parses a cron expression in the time zone tz (see
+// schedules.ParseCron).
+func ParseCron(expr, tz string) (Cron, error) { return schedules.ParseCron(expr, tz) }
 
 // finishSchedules validates every schedule (after the bots and agents).
 func (d *decoder) finishSchedules(c *Config) {
-	seen := map[string]int{}
-	for i, s := range c.Schedules {
-		if s != nil {
-			d.finishSchedule(c, s, index("schedules", i), seen, i)
-		}
-	}
-	c.Schedules = slices.DeleteFunc(c.Schedules, func(s *Schedule) bool { return s == nil })
+	c.Schedules = schedules.Finish(d.Decoder, c.Schedules, scheduleTargets{c: c, platforms: d.platforms})
 }
 
-func (d *decoder) finishSchedule(c *Config, s *Schedule, p string, seen map[string]int, i int) {
-	np := child(p, "name")
-	switch first, dup := seen[s.Name]; {
-	case s.Name == "":
-		d.required(np, "name is required (shown as \"⏰ scheduled: NAME\")")
-	case dup:
-		d.addf(d.lineOf(np), np, "duplicate schedule name %s (also used by schedules[%d])", d.show(np, s.Name), first)
-	default:
-		seen[s.Name] = i
-	}
-	if strings.TrimSpace(s.Prompt) == "" {
-		d.required(child(p, "prompt"), "prompt is required (what the agent is asked at each run)")
-	}
-
-	cp := child(p, "cron")
-	if s.Cron.Expr == "" {
-		d.required(cp, `cron is required (e.g. "0 9 * * 1-5")`)
-	} else if cr, err := ParseCron(s.Cron.Expr, s.Cron.Zone); err != nil {
-		at := cp
-		if strings.Contains(err.Error(), "time zone") && s.Cron.Zone != "" {
-			at = child(p, "tz")
-		}
-		if !d.bad[at] {
-			d.addf(d.lineOf(at), at, "%v", err)
-		}
-	} else {
-		s.Cron = cr
-	}
-
-	ap := child(p, "agent")
-	if s.Agent != "" && c.Agents[s.Agent] == nil {
-		d.addf(d.lineOf(ap), ap, "agent %s is not defined", d.show(ap, s.Agent))
-	}
-
-	bp := child(p, "bot")
-	bot := c.Bot(s.Bot)
-	switch {
-	case s.Bot == "":
-		d.required(bp, "bot is required (the name of a bot under bots)")
-		return
-	case bot == nil:
-		d.addf(d.lineOf(bp), bp, "bot %s is not defined", d.show(bp, s.Bot))
-		return
-	}
-	if s.Agent == "" {
-		s.Agent = bot.Agent
-	}
-	d.checkScheduleTarget(s, bot, p)
+// scheduleTargets is the config as the schedules are checked against it.
+type scheduleTargets struct {
+	c         *Config
+	platforms []Platform
 }
 
-// checkScheduleTarget checks channel or conversation against the bot's
-// platform and access list.
-func (d *decoder) checkScheduleTarget(s *Schedule, bot *Bot, p string) {
-	chp, cvp := child(p, "channel"), child(p, "conversation")
-	conversation := s.Thread != ""
-	at := chp
-	if conversation {
-		at = cvp
+func (t scheduleTargets) HasAgent(name string) bool { return t.c.Agents[name] != nil }
+
+func (t scheduleTargets) Bot(name string) (schedules.Bot, bool) {
+	b := t.c.Bot(name)
+	if b == nil {
+		return schedules.Bot{}, false
 	}
-	switch {
-	case d.set[chp] && d.set[cvp]:
-		d.addf(d.lineOf(cvp), cvp, "give channel or conversation, not both")
-		return
-	case s.Channel == "":
-		d.required(at, "channel (or conversation: \"CHANNEL/THREAD\") is required")
-		return
-	case conversation && s.Thread == "\x00":
-		d.addf(d.lineOf(cvp), cvp, "want \"CHANNEL/THREAD\" (e.g. \"C0123/1712345678.000100\" on Slack), got %s", d.show(cvp, s.Channel))
-		return
-	case conversation && s.NewThread:
-		d.addf(d.lineOf(child(p, "new_thread")), child(p, "new_thread"), "new_thread cannot be used with conversation (the runs go into that conversation)")
-	}
-	var why string
-	if s.Channel, why = d.checkTarget(bot.Platform, s.Channel, s.Thread); why != "" {
-		d.addf(d.lineOf(at), at, "unknown channel format %s for a %s bot: %s", d.show(at, s.Channel), bot.Platform, why)
-		return
-	}
-	if len(bot.Access.Channels) > 0 && !slices.Contains(bot.Access.Channels, s.Channel) {
-		d.addf(d.lineOf(at), at, "channel %s is not in the access.channels of bot %s", d.show(at, s.Channel), d.show(child(p, "bot"), bot.Name))
-	}
+	return schedules.Bot{Name: b.Name, Platform: b.Platform, Agent: b.Agent, Channels: b.Access.Channels}, true
 }
 
-// checkTarget returns the channel of a schedule of a bot of platform as
-// stored, and why it (with thread, if any) is not an id of the platform,
-// or "": the platform's Target, else any channel without spaces or
-// slashes.
-func (d *decoder) checkTarget(platform, channel, thread string) (string, string) {
-	if pl := findPlatform(d.platforms, platform); pl != nil && pl.Target != nil {
+// Target returns the channel of a schedule of a bot of platform as stored,
+// and why it (with thread, if any) is not an id of the platform, or "":
+// the platform's Target, else any channel without spaces or slashes.
+func (t scheduleTargets) Target(platform, channel, thread string) (string, string) {
+	if pl := findPlatform(t.platforms, platform); pl != nil && pl.Target != nil {
 		return pl.Target(channel, thread)
 	}
 	if strings.ContainsAny(channel, " \t\n/") {
 		return channel, "want a channel id without spaces or slashes"
 	}
 	return channel, ""
-}
-
-// writeSchedules adds the schedules to a Summary (nothing when none).
-func writeSchedules(b *strings.Builder, ss []*Schedule) {
-	if len(ss) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "schedules (%d):\n", len(ss))
-	for _, s := range ss {
-		target := s.Channel
-		if s.Thread != "" {
-			target += "/" + s.Thread
-		}
-		fmt.Fprintf(b, "  %s: bot=%s target=%s cron=%q tz=%s agent=%s new_thread=%t catch_up=%t\n",
-			s.Name, s.Bot, target, s.Cron.Expr, orDefault(s.Cron.Zone, "local"), s.Agent, s.NewThread, s.CatchUp)
-	}
 }

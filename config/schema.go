@@ -3,38 +3,53 @@ package config
 import (
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/decode"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
+
+// decoder is the config's decode.Decoder with what only the top level of
+// the schema needs: the platforms bots may use and the bots' settings
+// mappings, kept for their adapters.
+type decoder struct {
+	*decode.Decoder
+	platforms []Platform            // the chat platforms bots may use (see Platform)
+	sections  map[string]*yaml.Node // bot settings mappings by path ("bots[0].slack"), read by finishBot
+}
+
+func newDecoder(lookupEnv func(string) (string, bool), platforms []Platform) *decoder {
+	return &decoder{Decoder: decode.New(lookupEnv), platforms: platforms, sections: map[string]*yaml.Node{}}
+}
 
 // This file maps YAML keys to struct fields. Keys are snake_case as in
 // DESIGN §5; every mapping is strict (unknown keys are problems).
 
 func (d *decoder) config(root *yaml.Node) *Config {
 	c := &Config{}
-	d.fields(root, "", map[string]field{
-		"data_dir": d.str(&c.DataDir),
+	d.Fields(root, "", map[string]decode.Field{
+		"data_dir": d.Str(&c.DataDir),
 		"log": func(v *yaml.Node, p string) {
-			d.fields(v, p, map[string]field{
-				"level":  d.str(&c.Log.Level),
-				"format": d.str(&c.Log.Format),
+			d.Fields(v, p, map[string]decode.Field{
+				"level":  d.Str(&c.Log.Level),
+				"format": d.Str(&c.Log.Format),
 			})
 		},
 		"http": func(v *yaml.Node, p string) {
-			d.fields(v, p, map[string]field{
-				"listen": d.str(&c.HTTP.Listen),
+			d.Fields(v, p, map[string]decode.Field{
+				"listen": d.Str(&c.HTTP.Listen),
 			})
 		},
 		"agents": func(v *yaml.Node, p string) {
 			c.Agents = map[string]*Agent{}
-			d.pairs(v, p, func(name string, k, v *yaml.Node) {
-				ap := child(p, name)
-				d.lines[ap] = k.Line
-				c.Agents[name] = d.agent(name, v, ap)
+			d.Pairs(v, p, func(name string, k, v *yaml.Node) {
+				ap := decode.Child(p, name)
+				d.SetLine(ap, k.Line)
+				c.Agents[name] = profile.Decode(d.Decoder, name, v, ap)
 			})
 		},
 		"bots": func(v *yaml.Node, p string) {
-			d.list(v, p, "bots", func(item *yaml.Node, bp string) {
-				if d.mappingItem(item, bp) {
+			d.List(v, p, "bots", func(item *yaml.Node, bp string) {
+				if d.MappingItem(item, bp) {
 					c.Bots = append(c.Bots, d.bot(item, bp))
 				} else {
 					c.Bots = append(c.Bots, nil) // keep indexes aligned with paths
@@ -46,111 +61,26 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"delivery":      d.deliverySection(&c.Delivery),
 		"store":         d.storeSection(&c.Store),
 		"limits":        d.limitsSection(&c.Limits),
-		"schedules":     d.schedules(&c.Schedules),
+		"schedules":     schedules.Decode(d.Decoder, &c.Schedules),
 		"web":           d.webSection(&c.Web),
 		"transcription": d.transcriptionSection(&c.Transcription),
 	})
 	return c
 }
 
-func (d *decoder) agent(name string, v *yaml.Node, p string) *Agent {
-	a := &Agent{
-		Name:            name,
-		IdleTimeout:     DefaultIdleTimeout,
-		ApprovalTimeout: DefaultApprovalTimeout,
-		MaxLive:         DefaultMaxLive,
-		WarmSpares:      DefaultWarmSpares,
-		MaxWarmSpares:   DefaultMaxWarmSpares,
-		SpareMemory:     DefaultSpareMemory,
-		Resources:       Resources{Memory: DefaultMemory, Processes: DefaultProcesses, CPU: DefaultCPU},
-	}
-	d.fields(v, p, map[string]field{
-		"command":              d.str(&a.Command),
-		"args":                 d.strList(&a.Args),
-		"workdir":              d.str(&a.Workdir),
-		"home":                 d.str(&a.Home),
-		"model":                d.str(&a.Model),
-		"permission_mode":      d.str(&a.PermissionMode),
-		"allow_bypass":         d.boolean(&a.AllowBypass),
-		"allowed_tools":        d.strList(&a.AllowedTools),
-		"disallowed_tools":     d.strList(&a.DisallowedTools),
-		"append_system_prompt": d.str(&a.AppendSystemPrompt),
-		"max_turns":            d.integer(&a.MaxTurns),
-		"idle_timeout":         d.duration(&a.IdleTimeout),
-		"approval_timeout":     d.duration(&a.ApprovalTimeout),
-		"max_live":             d.integer(&a.MaxLive),
-		"warm_spares":          d.warmSpares(a),
-		"max_warm_spares":      d.integer(&a.MaxWarmSpares),
-		"spare_memory":         d.byteSize(&a.SpareMemory),
-		"env": func(v *yaml.Node, ep string) {
-			a.Env = map[string]string{}
-			d.pairs(v, ep, func(key string, k, v *yaml.Node) {
-				kp := child(ep, key)
-				d.lines[kp] = k.Line
-				if !validEnvName(key) {
-					d.addf(k.Line, kp, "bad environment variable name")
-					return
-				}
-				if s, ok := d.scalar(v, kp, "a string"); ok {
-					a.Env[key] = s
-				} else if !d.bad[kp] {
-					a.Env[key] = "" // null: set but empty
-				}
-			})
-		},
-		"sandbox":         d.str(&a.Sandbox),
-		"worktree":        d.boolean(&a.Worktree),
-		"resources":       d.resourcesSection(&a.Resources),
-		"network":         d.networkSection(&a.Network),
-		"agent_schedules": d.str(&a.AgentSchedules),
-		"mcp_servers":     d.mcpServersSection(&a.MCPServers),
-		"sandbox_binds": func(v *yaml.Node, bp string) {
-			d.list(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
-				var b SandboxBind
-				var mode string
-				if d.mappingItem(item, ip) {
-					d.fields(item, ip, map[string]field{
-						"path": d.str(&b.Path),
-						"mode": d.str(&mode),
-					})
-				}
-				if mode != "" {
-					d.oneOf(child(ip, "mode"), mode, "mode", "ro", "rw")
-				}
-				b.Writable = mode == "rw"
-				a.SandboxBinds = append(a.SandboxBinds, b)
-			})
-		},
-		"rules": func(v *yaml.Node, rp string) {
-			d.list(v, rp, "rules", func(item *yaml.Node, ip string) {
-				var r policy.Rule
-				if d.mappingItem(item, ip) {
-					d.fields(item, ip, map[string]field{
-						"tool":   d.str(&r.Tool),
-						"match":  d.str(&r.Match),
-						"action": d.str(&r.Action),
-					})
-				}
-				a.Rules = append(a.Rules, r)
-			})
-		},
-	})
-	return a
-}
-
 func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 	b := &Bot{}
-	known := map[string]field{
-		"name":      d.str(&b.Name),
-		"platform":  d.str(&b.Platform),
-		"agent":     d.str(&b.Agent),
-		"verbosity": d.str(&b.Verbosity),
+	known := map[string]decode.Field{
+		"name":      d.Str(&b.Name),
+		"platform":  d.Str(&b.Platform),
+		"agent":     d.Str(&b.Agent),
+		"verbosity": d.Str(&b.Verbosity),
 		"access": func(v *yaml.Node, ap string) {
-			d.fields(v, ap, map[string]field{
-				"channels":  d.strList(&b.Access.Channels),
-				"users":     d.strList(&b.Access.Users),
-				"approvers": d.strList(&b.Access.Approvers),
-				"admins":    d.strList(&b.Access.Admins),
+			d.Fields(v, ap, map[string]decode.Field{
+				"channels":  d.StrList(&b.Access.Channels),
+				"users":     d.StrList(&b.Access.Users),
+				"approvers": d.StrList(&b.Access.Approvers),
+				"admins":    d.StrList(&b.Access.Admins),
 			})
 		},
 	}
@@ -161,6 +91,6 @@ func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 			known[pl.Name] = func(v *yaml.Node, sp string) { d.sections[sp] = v }
 		}
 	}
-	d.fields(v, p, known)
+	d.Fields(v, p, known)
 	return b
 }

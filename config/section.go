@@ -2,6 +2,8 @@ package config
 
 import (
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Section is one bot's settings mapping (bots[i].<platform>) handed to its
@@ -42,7 +44,7 @@ func (s *Section) DataDir() string { return s.c.DataDir }
 func (s *Section) DBPath() string { return s.c.DBPath() }
 
 // DataPath resolves p against data_dir (absolute paths are only cleaned).
-func (s *Section) DataPath(p string) string { return resolvePath(s.c.DataDir, p) }
+func (s *Section) DataPath(p string) string { return decode.ResolvePath(s.c.DataDir, p) }
 
 // Earlier returns the bots before this one, with their settings, for
 // checks across bots (read only: do not modify them); an entry is nil
@@ -51,11 +53,11 @@ func (s *Section) Earlier() []*Bot { return s.c.Bots[:s.index] }
 
 // path is the problem path of key inside the mapping ("" = the mapping).
 func (s *Section) path(key string) string {
-	p := child(index("bots", s.index), s.platform)
+	p := decode.Child(decode.Index("bots", s.index), s.platform)
 	if key == "" {
 		return p
 	}
-	return child(p, key)
+	return decode.Child(p, key)
 }
 
 // Fields decodes the mapping strictly: each key of strs is a string value
@@ -65,33 +67,33 @@ func (s *Section) Fields(strs map[string]*string) {
 	if s.node == nil {
 		return
 	}
-	known := make(map[string]field, len(strs))
+	known := make(map[string]decode.Field, len(strs))
 	for k, dst := range strs {
-		known[k] = s.d.str(dst)
+		known[k] = s.d.Str(dst)
 	}
-	s.d.fields(s.node, s.path(""), known)
+	s.d.Fields(s.node, s.path(""), known)
 }
 
 // Set reports whether key was given a non-null value.
-func (s *Section) Set(key string) bool { return s.d.set[s.path(key)] }
+func (s *Section) Set(key string) bool { return s.d.IsSet(s.path(key)) }
 
 // Problemf reports a problem at key ("" = the mapping), on its line (or the
 // nearest known line above it).
 func (s *Section) Problemf(key, format string, args ...any) {
 	p := s.path(key)
-	s.d.addf(s.d.lineOf(p), p, format, args...)
+	s.d.Addf(s.d.LineOf(p), p, format, args...)
 }
 
 // BotProblemf reports a problem at a key of the bot itself (bots[i].key),
 // e.g. at its platform when a default setting is wrong.
 func (s *Section) BotProblemf(key, format string, args ...any) {
-	p := child(index("bots", s.index), key)
-	s.d.addf(s.d.lineOf(p), p, format, args...)
+	p := decode.Child(decode.Index("bots", s.index), key)
+	s.d.Addf(s.d.LineOf(p), p, format, args...)
 }
 
 // Required reports a missing value at key ("" = the mapping itself) unless
 // a problem is already reported there (e.g. an unset ${VAR}).
-func (s *Section) Required(key, msg string) { s.d.required(s.path(key), msg) }
+func (s *Section) Required(key, msg string) { s.d.Required(s.path(key), msg) }
 
 // Secret reports a missing or empty secret at key ("required for a <platform>
 // bot"), never printing a value; value is what Fields decoded.
@@ -104,9 +106,9 @@ func (s *Section) URL(key, value, def string) string { return s.d.apiURL(s.path(
 // OneOf reports value at key unless it is one of allowed: unknown <what>
 // "x" (want a or b).
 func (s *Section) OneOf(key, value, what string, allowed ...string) bool {
-	return s.d.oneOf(s.path(key), value, what, allowed...)
+	return s.d.OneOf(s.path(key), value, what, allowed...)
 }
 
 // Show quotes the value of key for a message, or the text as written when
 // it came from ${VAR} expansion (messages never carry the environment).
-func (s *Section) Show(key, value string) string { return s.d.show(s.path(key), value) }
+func (s *Section) Show(key, value string) string { return s.d.Show(s.path(key), value) }

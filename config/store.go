@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Store drivers (yaml store.driver).
@@ -28,11 +30,11 @@ type Store struct {
 }
 
 // storeSection decodes the top-level store mapping.
-func (d *decoder) storeSection(dst *Store) field {
+func (d *decoder) storeSection(dst *Store) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.fields(v, p, map[string]field{
-			"driver": d.str(&dst.Driver),
-			"dsn":    d.str(&dst.DSN),
+		d.Fields(v, p, map[string]decode.Field{
+			"driver": d.Str(&dst.Driver),
+			"dsn":    d.Str(&dst.DSN),
 		})
 	}
 }
@@ -41,17 +43,17 @@ func (d *decoder) storeSection(dst *Store) field {
 // never show the DSN: it may hold a password.
 func (d *decoder) finishStore(c *Config) {
 	s := &c.Store
-	s.Driver = orDefault(s.Driver, StoreSQLite)
-	if !d.oneOf("store.driver", s.Driver, "store driver", StoreSQLite, StorePostgres) || d.bad["store.dsn"] {
+	s.Driver = decode.OrDefault(s.Driver, StoreSQLite)
+	if !d.OneOf("store.driver", s.Driver, "store driver", StoreSQLite, StorePostgres) || d.IsBad("store.dsn") {
 		return
 	}
 	switch {
 	case s.Driver == StorePostgres && s.DSN == "":
-		d.addf(d.lineOf("store.dsn"), "store.dsn", `required with driver postgres (e.g. dsn: "${DATABASE_URL}")`)
+		d.Addf(d.LineOf("store.dsn"), "store.dsn", `required with driver postgres (e.g. dsn: "${DATABASE_URL}")`)
 	case s.Driver == StoreSQLite && s.DSN != "":
-		d.addf(d.lineOf("store.dsn"), "store.dsn", "only for driver postgres (sqlite keeps its database in data_dir)")
+		d.Addf(d.LineOf("store.dsn"), "store.dsn", "only for driver postgres (sqlite keeps its database in data_dir)")
 	case s.Driver == StorePostgres && !looksLikeDSN(s.DSN):
-		d.addf(d.lineOf("store.dsn"), "store.dsn", "not a PostgreSQL connection string (want postgres://user@host/db or key=value pairs such as host=… dbname=…)")
+		d.Addf(d.LineOf("store.dsn"), "store.dsn", "not a PostgreSQL connection string (want postgres://user@host/db or key=value pairs such as host=… dbname=…)")
 	}
 }
 

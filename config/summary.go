@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/agentbridge/agentbridge/config/decode"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
 // Summary describes the configuration for `bridge check-config`: paths,
@@ -39,13 +42,7 @@ func (c *Config) Summary() string {
 	slices.Sort(names)
 	fmt.Fprintf(&b, "agents (%d):\n", len(names))
 	for _, n := range names {
-		a := c.Agents[n]
-		fmt.Fprintf(&b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d warm_spares=%s max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d worktree=%t env=%s\n",
-			a.Name, a.Command, a.Workdir, orDefault(a.Model, "default"), a.PermissionMode, a.MaxLive, a.WarmSparesText(),
-			intOr(a.MaxTurns, "unlimited"), durOr(a.IdleTimeout, "never"), durOr(a.ApprovalTimeout, "forever"),
-			len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, listOr(envKeys(a.Env), "none"))
-		writeNetworkSummary(&b, a) // network.go
-		writeMCPSummary(&b, a)     // mcpservers.go
+		profile.WriteSummary(&b, c.Agents[n])
 	}
 
 	writeWebSummary(&b, c)
@@ -54,42 +51,13 @@ func (c *Config) Summary() string {
 	for _, bot := range c.Bots {
 		fmt.Fprintf(&b, "  %s: platform=%s agent=%s verbosity=%s channels=%s users=%s approvers=%s admins=%s",
 			bot.Name, bot.Platform, bot.Agent, bot.Verbosity,
-			listOr(bot.Access.Channels, "any"), listOr(bot.Access.Users, "any"),
-			listOr(bot.Access.Approvers, "none"), listOr(bot.Access.Admins, "none"))
+			decode.ListOr(bot.Access.Channels, "any"), decode.ListOr(bot.Access.Users, "any"),
+			decode.ListOr(bot.Access.Approvers, "none"), decode.ListOr(bot.Access.Admins, "none"))
 		if bot.Settings != nil {
 			b.WriteString(bot.Settings.Summary())
 		}
 		b.WriteByte('\n')
 	}
-	writeSchedules(&b, c.Schedules)
+	schedules.WriteSummary(&b, c.Schedules)
 	return b.String()
-}
-
-func listOr(s []string, empty string) string {
-	if len(s) == 0 {
-		return empty
-	}
-	return strings.Join(s, ",")
-}
-
-func intOr(n int, zero string) string {
-	if n == 0 {
-		return zero
-	}
-	return fmt.Sprint(n)
-}
-
-// durOr formats d compactly ("30m", "1h30m", "45s"), or zero for 0.
-func durOr(d time.Duration, zero string) string {
-	if d == 0 {
-		return zero
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

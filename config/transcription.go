@@ -7,6 +7,8 @@ import (
 	"net/url"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Transcription configures speech-to-text for voice notes and audio clips
@@ -46,12 +48,12 @@ func (t Transcription) LogValue() slog.Value {
 }
 
 // transcriptionSection decodes the top-level transcription mapping.
-func (d *decoder) transcriptionSection(dst *Transcription) field {
+func (d *decoder) transcriptionSection(dst *Transcription) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.fields(v, p, map[string]field{
-			"url":     d.str(&dst.URL),
-			"model":   d.str(&dst.Model),
-			"api_key": d.str(&dst.APIKey),
+		d.Fields(v, p, map[string]decode.Field{
+			"url":     d.Str(&dst.URL),
+			"model":   d.Str(&dst.Model),
+			"api_key": d.Str(&dst.APIKey),
 		})
 	}
 }
@@ -63,31 +65,31 @@ func (d *decoder) transcriptionSection(dst *Transcription) field {
 func (d *decoder) finishTranscription(c *Config) {
 	t := c.Transcription
 	const p = "transcription"
-	up, mp, kp := child(p, "url"), child(p, "model"), child(p, "api_key")
+	up, mp, kp := decode.Child(p, "url"), decode.Child(p, "model"), decode.Child(p, "api_key")
 	if t.URL == "" {
 		switch {
-		case d.bad[up]:
+		case d.IsBad(up):
 		case t.Model != "":
-			d.addf(d.lineOf(mp), mp, "transcription.model is set but transcription.url is empty (voice notes stay off)")
+			d.Addf(d.LineOf(mp), mp, "transcription.model is set but transcription.url is empty (voice notes stay off)")
 		case t.APIKey != "":
-			d.addf(d.lineOf(kp), kp, "transcription.api_key is set but transcription.url is empty (voice notes stay off)")
+			d.Addf(d.LineOf(kp), kp, "transcription.api_key is set but transcription.url is empty (voice notes stay off)")
 		}
 		return
 	}
 	u, err := url.Parse(t.URL)
 	if err == nil && u.User != nil { // a password in the url: never echoed
-		d.addf(d.lineOf(up), up, "bad transcription url: credentials in the url are not accepted (put the key in transcription.api_key)")
+		d.Addf(d.LineOf(up), up, "bad transcription url: credentials in the url are not accepted (put the key in transcription.api_key)")
 		return
 	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.addf(d.lineOf(up), up, "bad transcription url %s: want http(s)://host[:port]/path, e.g. https://api.openai.com/v1/audio/transcriptions", d.show(up, t.URL))
+		d.Addf(d.LineOf(up), up, "bad transcription url %s: want http(s)://host[:port]/path, e.g. https://api.openai.com/v1/audio/transcriptions", d.Show(up, t.URL))
 		return
 	}
-	if t.Model == "" && !d.bad[mp] {
-		d.addf(d.lineOf(up), mp, "transcription.model is required with transcription.url (e.g. whisper-1)")
+	if t.Model == "" && !d.IsBad(mp) {
+		d.Addf(d.LineOf(up), mp, "transcription.model is required with transcription.url (e.g. whisper-1)")
 	}
 	if t.APIKey != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()) {
-		d.addf(d.lineOf(up), up, "transcription.api_key would be sent in clear to %s: use https, or plain http only to a loopback address", u.Hostname())
+		d.Addf(d.LineOf(up), up, "transcription.api_key would be sent in clear to %s: use https, or plain http only to a loopback address", u.Hostname())
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // PlatformWeb is bots[].platform for the built-in web console: a chat page
@@ -92,24 +94,24 @@ func (u WebUser) LogValue() slog.Value {
 }
 
 // webSection decodes yaml web.
-func (d *decoder) webSection(w *Web) field {
+func (d *decoder) webSection(w *Web) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.fields(v, p, map[string]field{
+		d.Fields(v, p, map[string]decode.Field{
 			"users": func(v *yaml.Node, up string) {
-				d.list(v, up, "web users", func(item *yaml.Node, ip string) {
+				d.List(v, up, "web users", func(item *yaml.Node, ip string) {
 					var u WebUser
-					if d.mappingItem(item, ip) {
-						d.fields(item, ip, map[string]field{
-							"name":  d.str(&u.Name),
-							"role":  d.str(&u.Role),
-							"token": d.str(&u.Token),
+					if d.MappingItem(item, ip) {
+						d.Fields(item, ip, map[string]decode.Field{
+							"name":  d.Str(&u.Name),
+							"role":  d.Str(&u.Role),
+							"token": d.Str(&u.Token),
 						})
 					}
 					w.Users = append(w.Users, u)
 				})
 			},
-			"trusted_proxies": d.strList(&w.TrustedProxies),
-			"max_upload":      d.byteSize(&w.MaxUpload),
+			"trusted_proxies": d.StrList(&w.TrustedProxies),
+			"max_upload":      d.ByteSize(&w.MaxUpload),
 		})
 	}
 }
@@ -118,52 +120,52 @@ func (d *decoder) webSection(w *Web) field {
 // bot is a web bot.
 func (d *decoder) finishWeb(c *Config) {
 	switch mp := "web.max_upload"; {
-	case d.bad[mp]:
+	case d.IsBad(mp):
 	case c.Web.MaxUpload == 0:
-		if _, set := d.lines[mp]; set {
-			d.addf(d.lineOf(mp), mp, "must be at least 1MiB (people could attach nothing); at most 20MiB")
+		if d.HasLine(mp) {
+			d.Addf(d.LineOf(mp), mp, "must be at least 1MiB (people could attach nothing); at most 20MiB")
 		}
 		c.Web.MaxUpload = DefaultWebMaxUpload
 	case c.Web.MaxUpload < MinWebUpload || c.Web.MaxUpload > MaxWebUpload:
-		d.addf(d.lineOf(mp), mp, "must be from 1MiB to 20MiB (the agent gets files up to 20 MiB, images up to 5 MiB)")
+		d.Addf(d.LineOf(mp), mp, "must be from 1MiB to 20MiB (the agent gets files up to 20 MiB, images up to 5 MiB)")
 	}
 	for i, p := range c.Web.TrustedProxies {
 		if _, err := ParseTrustedProxy(p); err != nil {
-			ip := index("web.trusted_proxies", i)
-			d.addf(d.lineOf(ip), ip, "bad trusted proxy %s: want an IP address or a CIDR prefix (127.0.0.1, 10.0.0.0/8)", d.show(ip, p))
+			ip := decode.Index("web.trusted_proxies", i)
+			d.Addf(d.LineOf(ip), ip, "bad trusted proxy %s: want an IP address or a CIDR prefix (127.0.0.1, 10.0.0.0/8)", d.Show(ip, p))
 		}
 	}
 	seen := map[string]int{}
 	for i := range c.Web.Users {
 		u := &c.Web.Users[i]
-		p := index("web.users", i)
-		if d.bad[p] {
+		p := decode.Index("web.users", i)
+		if d.IsBad(p) {
 			continue
 		}
-		np := child(p, "name")
+		np := decode.Child(p, "name")
 		switch first, dup := seen[u.Name]; {
 		case u.Name == "":
-			d.required(np, "name is required (the user id that access lists name)")
+			d.Required(np, "name is required (the user id that access lists name)")
 		case !webUserName.MatchString(u.Name):
-			d.addf(d.lineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.show(np, u.Name))
+			d.Addf(d.LineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.Show(np, u.Name))
 		case dup:
-			d.addf(d.lineOf(np), np, "duplicate web user %s (also web.users[%d] at line %d)", d.show(np, u.Name), first, d.lineOf(child(index("web.users", first), "name")))
+			d.Addf(d.LineOf(np), np, "duplicate web user %s (also web.users[%d] at line %d)", d.Show(np, u.Name), first, d.LineOf(decode.Child(decode.Index("web.users", first), "name")))
 		default:
 			seen[u.Name] = i
 		}
-		u.Role = orDefault(u.Role, RoleUser)
-		d.oneOf(child(p, "role"), u.Role, "role", RoleUser, RoleAdmin)
-		tp := child(p, "token")
+		u.Role = decode.OrDefault(u.Role, RoleUser)
+		d.OneOf(decode.Child(p, "role"), u.Role, "role", RoleUser, RoleAdmin)
+		tp := decode.Child(p, "token")
 		switch {
-		case u.Token == "" && d.bad[tp]:
+		case u.Token == "" && d.IsBad(tp):
 		case u.Token == "":
-			if r, ok := d.raw[tp]; ok {
-				d.addf(d.lineOf(tp), tp, "is empty (from %q); every web user needs a sign-in token", r)
+			if r, ok := d.Raw(tp); ok {
+				d.Addf(d.LineOf(tp), tp, "is empty (from %q); every web user needs a sign-in token", r)
 			} else {
-				d.required(tp, `token is required (give it through ${ENV}, e.g. token: "${WEB_TOKEN_ANA}")`)
+				d.Required(tp, `token is required (give it through ${ENV}, e.g. token: "${WEB_TOKEN_ANA}")`)
 			}
-		case len(u.Token) < MinWebTokenLength && !d.bad[tp]:
-			d.addf(d.lineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
+		case len(u.Token) < MinWebTokenLength && !d.IsBad(tp):
+			d.Addf(d.LineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
 		}
 	}
 	first := -1
@@ -173,14 +175,14 @@ func (d *decoder) finishWeb(c *Config) {
 		}
 		if first < 0 {
 			first = i
-			if c.HTTP.Listen == "" && !d.bad["http.listen"] {
-				pp := child(index("bots", i), "platform")
-				d.addf(d.lineOf(pp), pp, "a web bot is served on http.listen, which is disabled (\"\")")
+			if c.HTTP.Listen == "" && !d.IsBad("http.listen") {
+				pp := decode.Child(decode.Index("bots", i), "platform")
+				d.Addf(d.LineOf(pp), pp, "a web bot is served on http.listen, which is disabled (\"\")")
 			}
 			continue
 		}
-		pp := child(index("bots", i), "platform")
-		d.addf(d.lineOf(pp), pp, "only one web bot is allowed (bots[%d] at line %d is one)", first, d.lineOf(child(index("bots", first), "platform")))
+		pp := decode.Child(decode.Index("bots", i), "platform")
+		d.Addf(d.LineOf(pp), pp, "only one web bot is allowed (bots[%d] at line %d is one)", first, d.LineOf(decode.Child(decode.Index("bots", first), "platform")))
 	}
 }
 

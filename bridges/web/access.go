@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -36,7 +37,7 @@ func (cv conv) owns() bool { return cv.role == store.WebOwner }
 // unused). Thread ids are random and unique per bot, so the id alone names
 // a conversation; the key's channel is always its owner.
 func (c *Console) conversationOf(w http.ResponseWriter, r *http.Request) (conv, bool) {
-	thread, user := r.PathValue("thread"), CurrentUser(r).Name
+	thread, user := r.PathValue("thread"), auth.CurrentUser(r).Name
 	if c.bot == nil || !threadRE.MatchString(thread) {
 		c.notFound(w, r)
 		return conv{}, false

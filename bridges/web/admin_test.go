@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -129,19 +130,13 @@ func newAdminHarness(t *testing.T) *adminHarness {
 // issued by the console) that does not follow redirects.
 func (h *adminHarness) client(t *testing.T, name string) *http.Client {
 	t.Helper()
-	var u *User
-	for _, x := range h.c.users.list {
-		if x.Name == name {
-			u = x
-		}
-	}
-	value, err := h.c.sess.issue(context.Background(), u)
+	value, err := h.c.sess.Issue(context.Background(), h.c.users.ByName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	jar := &oneCookie{c: &http.Cookie{Name: sessionCookie, Value: value}}
+	jar := &oneCookie{c: &http.Cookie{Name: auth.SessionCookie, Value: value}}
 	cl := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	h.csrf[cl] = h.c.sess.csrfFor(value)
+	h.csrf[cl] = h.c.sess.Check(context.Background(), value).CSRF
 	return cl
 }
 
@@ -379,35 +374,6 @@ func TestAdminConfigRedactsSecrets(t *testing.T) {
 	for _, secret := range []string{slackSecret, "xapp-also-secret", apiSecret, anaToken, bobToken} {
 		if strings.Contains(body, secret) {
 			t.Errorf("config page shows the secret %q", secret)
-		}
-	}
-}
-
-// The audit log says what was decided in words, and shows a question or a
-// plan rather than the tool's JSON.
-func TestDecisionWords(t *testing.T) {
-	ask := `{"questions":[{"question":"Which database?","options":[{"label":"Postgres"},{"label":"MySQL"}]}]}`
-	cases := []struct {
-		a           store.Approval
-		words, what string
-	}{
-		{store.Approval{ToolName: "AskUserQuestion", Input: []byte(ask), Decision: store.DecisionAllow, Message: `{"Which database?":"Postgres"}`},
-			"answered: Postgres", "Which database?"},
-		{store.Approval{ToolName: "AskUserQuestion", Input: []byte(ask), Decision: store.DecisionTimeout}, "denied: nobody answered in time", "Which database?"},
-		{store.Approval{ToolName: "ExitPlanMode", Input: []byte(`{"plan":"1. Add the index\n2. Migrate"}`), Decision: store.DecisionAllow}, "plan approved", "1. Add the index 2. Migrate"},
-		{store.Approval{ToolName: "ExitPlanMode", Input: []byte(`{}`), Decision: store.DecisionDeny}, "plan rejected", "{}"},
-		{store.Approval{ToolName: "Bash", Input: []byte(`{"command":"make test"}`), Decision: store.DecisionAllow}, "allowed once", "make test"},
-		{store.Approval{ToolName: "Bash", Input: []byte(`{"command":"rm -rf /"}`), Decision: store.DecisionDeny, Message: "Denied by @ana"}, "denied", "rm -rf /"},
-		{store.Approval{ToolName: "Edit", Input: []byte(`{"file_path":"/srv/a.go"}`), Decision: store.DecisionAlways}, "always allowed (a rule for the conversation)", "/srv/a.go"},
-		{store.Approval{ToolName: "Bash", Input: []byte(`{"command":"ls"}`), Decision: store.DecisionRuleAllow}, "allowed by a policy rule", "ls"},
-		{store.Approval{ToolName: "Bash", Input: []byte(`{"command":"ls"}`), Decision: store.DecisionExpired}, "closed: the agent stopped", "ls"},
-	}
-	for _, tc := range cases {
-		if got := decisionWords(tc.a); got != tc.words {
-			t.Errorf("decisionWords(%s %s %q) = %q, want %q", tc.a.ToolName, tc.a.Decision, tc.a.Message, got, tc.words)
-		}
-		if got := toolSubject(tc.a.Input); got != tc.what {
-			t.Errorf("toolSubject(%s) = %q, want %q", tc.a.Input, got, tc.what)
 		}
 	}
 }

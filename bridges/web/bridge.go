@@ -7,7 +7,7 @@
 // Console is both the bridges.Platform of the web bot and the HTTP handler
 // of every page. People sign in with the token of their web.users entry
 // (or the admin token generated into data_dir when there is none); failed
-// sign-ins are limited per client address and in total (signin.go).
+// sign-ins are limited per client address and in total (package auth).
 // A session is a signed cookie (HttpOnly, SameSite=Strict, Secure over
 // https) naming a session kept in the store (web_sessions), which signing
 // out deletes. Every POST carries the session's CSRF token and passes Go's
@@ -27,8 +27,10 @@
 //
 // A page is a template file (templates/NAME.html defining "title" and
 // "content") and a handler that calls Console.render. Register it in
-// routes (routes.go) wrapped in requireUser, or in RequireRole(config.
-// RoleAdmin, …) for operator pages, which answers 403 to everyone else.
+// routes (routes.go) wrapped in requireUser. Operator pages live in
+// package admin (handler, template in admin/templates) and are mounted
+// behind RequireRole(config.RoleAdmin, …), which answers 403 to everyone
+// else.
 // POST handlers go through csrf; forms include {{template "csrf" .}}.
 //
 // # Files
@@ -67,17 +69,26 @@
 //     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
 //     server-sent event stream of a page.
-//   - signin.go: who may sign in (web.users, the generated admin token),
-//     the sign-in form and the limit on failed sign-ins.
-//   - session.go: signed session cookies kept in the store, and CSRF
-//     tokens.
-//   - admin.go: the operator pages (bots, agents, approvals, usage,
-//     audit, config).
+//   - signin.go: the sign-in form, signing in and out.
+//   - admin.go: the host of the operator pages (package admin): their
+//     routes, rendering, the config, how conversations are named.
+//
+// Sub-packages:
+//
+//   - auth: who may sign in (web.users, the generated admin token),
+//     signed session cookies kept in the store (through auth.Store), CSRF
+//     tokens, the limit on failed sign-ins.
+//   - admin: the operator pages (bots, agents, approvals, usage, audit,
+//     config) and their templates, reading the store through admin.Store
+//     and acting on the core through admin.Operator.
+//   - internal/cut: cutting text to one line or a length.
 package web
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -94,6 +105,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -119,9 +132,9 @@ type Console struct {
 	st    *store.Store
 	log   *slog.Logger
 	demo  bool
-	users *users
-	sess  *sessions
-	limit *signinLimiter // failed sign-ins
+	users *auth.Users
+	sess  *auth.Sessions
+	limit *auth.Limiter // failed sign-ins
 	// trusted are the reverse proxies whose X-Forwarded-For names the
 	// client (web.trusted_proxies).
 	trusted []netip.Prefix
@@ -137,8 +150,8 @@ type Console struct {
 	// start (first run without users), shown once by Announce.
 	generatedToken string
 
-	op           Operator            // operator pages' view of the core (SetOperator)
-	configStatus func() ConfigStatus // the reloads' state (SetConfigStatus)
+	op    Operator     // the core, to stop a conversation's agent (SetOperator)
+	admin *admin.Pages // the operator pages (admin.go)
 
 	mu      sync.Mutex
 	handler bridges.Handler                  // set while Run runs
@@ -167,11 +180,11 @@ func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	us, generated, err := newUsers(opts.Config.Web.Users, opts.Config.DataDir)
+	us, generated, err := auth.NewUsers(opts.Config.Web.Users, opts.Config.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
-	key, _, err := readOrCreateSecret(filepath.Join(opts.Config.DataDir, SessionKeyFile), func() ([]byte, error) { return randomBytes(32) })
+	key, _, err := auth.ReadOrCreateSecret(filepath.Join(opts.Config.DataDir, SessionKeyFile), func() ([]byte, error) { return auth.RandomBytes(32) })
 	if err != nil {
 		return nil, fmt.Errorf("web console: session key: %w", err)
 	}
@@ -191,8 +204,8 @@ func New(opts Options) (*Console, error) {
 		trusted = append(trusted, pre)
 	}
 	log := opts.Logger.With("component", "web")
-	sess := &sessions{key: key, users: us, st: opts.Store, log: log, now: opts.Now}
-	if n, err := sess.endStale(context.Background()); err != nil {
+	sess := auth.NewSessions(key, us, opts.Store, log, opts.Now)
+	if n, err := sess.EndStale(context.Background()); err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	} else if n > 0 {
 		log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
@@ -204,7 +217,7 @@ func New(opts Options) (*Console, error) {
 		demo:           opts.Demo,
 		users:          us,
 		sess:           sess,
-		limit:          newSigninLimiter(opts.Now),
+		limit:          auth.NewLimiter(opts.Now),
 		trusted:        trusted,
 		pages:          pages,
 		md:             newMarkdown(),
@@ -214,6 +227,7 @@ func New(opts Options) (*Console, error) {
 		generatedToken: generated,
 	}
 	c.cfg.Store(opts.Config)
+	c.admin = admin.New(adminHost{c}, opts.Store, log)
 	c.static = staticHandler()
 	c.mux = c.routes()
 	return c, nil
@@ -288,6 +302,24 @@ func loopbackListen(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// The sign-in files and the generated admin (see package auth).
+const (
+	AdminTokenFile = auth.AdminTokenFile
+	SessionKeyFile = auth.SessionKeyFile
+	GeneratedAdmin = auth.GeneratedAdmin
+)
+
+// User is a person who may sign in (see package auth).
+type User = auth.User
+
+// randomID is n bytes from crypto/rand in lowercase hex: the ids of
+// messages, files and conversations, and the sign-in form's token.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(b)
 }
 
 // Platform limits of the web console: long messages, buttons, and quick

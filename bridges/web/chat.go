@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -44,7 +45,7 @@ type threadList struct {
 // archive view (?archived=1); current marks the conversation shown.
 func (c *Console) threadList(r *http.Request, current string) threadList {
 	l := threadList{Query: strings.TrimSpace(r.URL.Query().Get("q")), Archived: r.URL.Query().Get("archived") == "1", Current: current}
-	user := CurrentUser(r).Name
+	user := auth.CurrentUser(r).Name
 	items, err := c.st.WebThreads(r.Context(), c.bot.Name, user, store.WebThreadQuery{Archived: l.Archived, Search: oneLine(l.Query, 200), Limit: threadsShown})
 	if err != nil {
 		c.log.Error("list web conversations", "user", user, "err", err)
@@ -165,7 +166,7 @@ func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	data.Teammates = c.teammateNames(key.Channel)
-	csrf := CSRFToken(r)
+	csrf := auth.CSRFToken(r)
 	for _, m := range msgs {
 		data.Since = max(data.Since, m.Version)
 		data.Messages = append(data.Messages, c.view(m, csrf))

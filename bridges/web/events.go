@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -32,7 +33,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	key, viewer := cv.key, CurrentUser(r).Name
+	key, viewer := cv.key, auth.CurrentUser(r).Name
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		since, _ = strconv.ParseInt(id, 10, 64)
@@ -45,7 +46,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	csrf := CSRFToken(r)
+	csrf := auth.CSRFToken(r)
 	var buf bytes.Buffer
 	buf.WriteString("retry: 1000\n\n")
 	msgs, err := c.st.WebMessages(r.Context(), store.ConversationKey(key), since, 0)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -118,7 +119,7 @@ func (c *Console) file(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if th, err := c.st.WebThreadFor(r.Context(), c.bot.Name, up.Key.Thread, CurrentUser(r).Name); err != nil ||
+	if th, err := c.st.WebThreadFor(r.Context(), c.bot.Name, up.Key.Thread, auth.CurrentUser(r).Name); err != nil ||
 		th.Role == "" || th.Owner != up.Key.Channel {
 		http.NotFound(w, r)
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -67,7 +68,7 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
 		return
 	}
-	user := CurrentUser(r).Name
+	user := auth.CurrentUser(r).Name
 	in := bridges.Inbound{Key: key, MsgID: "u" + randomID(10), UserID: user, UserName: user, Text: text, At: time.Now()}
 	if !h.Allowed(key, user) {
 		if err := h.HandleMessage(r.Context(), in); err != nil {
@@ -123,7 +124,7 @@ func (c *Console) action(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "card and choice are required", http.StatusBadRequest)
 		return
 	}
-	user := CurrentUser(r).Name
+	user := auth.CurrentUser(r).Name
 	err := h.HandleAction(r.Context(), bridges.Action{
 		Key: key, CardID: card, Choice: choice, UserID: user, UserName: user,
 		Reply: func(ctx context.Context, text string) error { return c.PostEphemeral(ctx, key, user, text) },

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -33,7 +34,7 @@ func AdminSignInLink(cfg *config.Config) (string, error) {
 	if len(cfg.Web.Users) > 0 {
 		return "", nil
 	}
-	if _, _, err := newUsers(nil, cfg.DataDir); err != nil {
+	if _, _, err := auth.NewUsers(nil, cfg.DataDir); err != nil {
 		return "", err
 	}
 	path := filepath.Join(cfg.DataDir, AdminTokenFile)

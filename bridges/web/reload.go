@@ -3,28 +3,10 @@ package web
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
-
-// ConfigStatus is what the operator view shows about the config in force
-// and the last reload the bridge refused (see cmd/bridge's reloader).
-type ConfigStatus struct {
-	Generation uint64
-	At         time.Time // when the generation took effect
-	Trigger    string    // start, signal, file, request
-	Changed    []string  // the keys the generation changed (never values)
-	// Refused are the problems of the last refused reload, each with its
-	// line ("bridge.yaml:12: bots[0].agent: ..."); empty when the last
-	// reload succeeded or none was refused.
-	Refused   []string
-	RefusedAt time.Time
-}
-
-// SetConfigStatus gives the operator view the reloads' state; call it
-// before serving.
-func (c *Console) SetConfigStatus(f func() ConfigStatus) { c.configStatus = f }
 
 // config is the config in force.
 func (c *Console) config() *config.Config { return c.cfg.Load() }
@@ -37,14 +19,14 @@ func (c *Console) config() *config.Config { return c.cfg.Load() }
 // on, and the sessions are deleted). The web bot and the listener are not
 // reloaded.
 func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) error, err error) {
-	us, _, err := newUsers(cfg.Web.Users, cfg.DataDir)
+	us, _, err := auth.NewUsers(cfg.Web.Users, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("web console: reload users: %w", err)
 	}
 	return func(ctx context.Context) error {
-		c.users.replace(us)
+		c.users.Replace(us)
 		c.cfg.Store(cfg)
-		n, err := c.sess.endStale(ctx)
+		n, err := c.sess.EndStale(ctx)
 		if err != nil {
 			return fmt.Errorf("web console: reload users: %w", err)
 		}
@@ -53,20 +35,4 @@ func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) 
 		}
 		return nil
 	}, nil
-}
-
-func (us *users) replace(from *users) {
-	from.mu.RLock()
-	list := from.list
-	from.mu.RUnlock()
-	us.mu.Lock()
-	us.list = list
-	us.mu.Unlock()
-}
-
-// snapshot is the current user list (not to be modified).
-func (us *users) snapshot() []*User {
-	us.mu.RLock()
-	defer us.mu.RUnlock()
-	return us.list
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -83,9 +85,9 @@ func (c *Console) limitBody(next http.Handler) http.Handler {
 // withSession attaches the session of a valid cookie to the request.
 func (c *Console) withSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ck, err := r.Cookie(sessionCookie); err == nil {
-			if s := c.sess.check(r.Context(), ck.Value); s != nil {
-				r = r.WithContext(withSession(r.Context(), s))
+		if ck, err := r.Cookie(auth.SessionCookie); err == nil {
+			if s := c.sess.Check(r.Context(), ck.Value); s != nil {
+				r = r.WithContext(auth.WithSession(r.Context(), s))
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -96,7 +98,7 @@ func (c *Console) withSession(next http.Handler) http.Handler {
 // sign-in page (GET) or refused with 401.
 func (c *Console) requireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if CurrentUser(r) != nil {
+		if auth.CurrentUser(r) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -113,7 +115,7 @@ func (c *Console) requireUser(next http.Handler) http.Handler {
 // to the others; people not signed in go to the sign-in page.
 func (c *Console) RequireRole(role string, next http.Handler) http.Handler {
 	return c.requireUser(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u := CurrentUser(r); role == config.RoleAdmin && !u.Admin() {
+		if u := auth.CurrentUser(r); role == config.RoleAdmin && !u.Admin() {
 			c.log.Info("admin page refused", "user", u.Name, "path", r.URL.Path)
 			c.errorPage(w, r, http.StatusForbidden, "This page is for admins only.")
 			return
@@ -132,8 +134,8 @@ func (c *Console) csrf(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !csrfOK(r, CSRFToken(r)) {
-			c.log.Warn("request refused: missing or wrong CSRF token", "user", CurrentUser(r).Name, "path", r.URL.Path)
+		if !auth.CSRFOK(r, auth.CSRFToken(r)) {
+			c.log.Warn("request refused: missing or wrong CSRF token", "user", auth.CurrentUser(r).Name, "path", r.URL.Path)
 			http.Error(w, "missing or wrong CSRF token: reload the page", http.StatusForbidden)
 			return
 		}
@@ -179,31 +181,37 @@ func timeTag(t time.Time) template.HTML {
 	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `">` + u.Format("2006-01-02 15:04:05") + ` UTC</time>`) //nolint:gosec // digits and punctuation only
 }
 
-// parsePages parses each templates/*.html page together with the layout
-// and the partials, keyed by file name without ".html".
+// parsePages parses each templates/*.html page, the console's and the
+// operator pages' (admin.Templates), together with the layout and the
+// partials of both, keyed by file name without ".html".
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("").Funcs(templateFuncs).ParseFS(templatesFS, "templates/layout.html", "templates/partials/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse layout: %w", err)
 	}
-	files, err := fs.Glob(templatesFS, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("list templates: %w", err)
+	if base, err = base.ParseFS(admin.Templates(), "templates/partials/*.html"); err != nil {
+		return nil, fmt.Errorf("parse operator partials: %w", err)
 	}
-	pages := make(map[string]*template.Template, len(files))
-	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
-		if name == "layout" {
-			continue
-		}
-		t, err := base.Clone()
+	pages := map[string]*template.Template{}
+	for _, fsys := range []fs.FS{templatesFS, admin.Templates()} {
+		files, err := fs.Glob(fsys, "templates/*.html")
 		if err != nil {
-			return nil, fmt.Errorf("template %s: %w", name, err)
+			return nil, fmt.Errorf("list templates: %w", err)
 		}
-		if t, err = t.ParseFS(templatesFS, f); err != nil {
-			return nil, fmt.Errorf("parse template %s: %w", name, err)
+		for _, f := range files {
+			name := strings.TrimSuffix(path.Base(f), ".html")
+			if name == "layout" {
+				continue
+			}
+			t, err := base.Clone()
+			if err != nil {
+				return nil, fmt.Errorf("template %s: %w", name, err)
+			}
+			if t, err = t.ParseFS(fsys, f); err != nil {
+				return nil, fmt.Errorf("parse template %s: %w", name, err)
+			}
+			pages[name] = t
 		}
-		pages[name] = t
 	}
 	return pages, nil
 }
@@ -218,7 +226,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		return
 	}
 	var buf bytes.Buffer
-	p := page{User: CurrentUser(r), CSRF: CSRFToken(r), Demo: c.demo, Nav: nav, Data: data}
+	p := page{User: auth.CurrentUser(r), CSRF: auth.CSRFToken(r), Demo: c.demo, Nav: nav, Data: data}
 	if p.User.Admin() {
 		p.Pending = c.pendingApprovals(r)
 	}

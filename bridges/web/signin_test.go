@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 )
 
 // clock is a settable time for a console under test.
@@ -55,7 +53,7 @@ func signinAttempt(t *testing.T, base, token, xff string) (int, string, *http.Re
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", base)
-	req.AddCookie(&http.Cookie{Name: signinCookie, Value: "pair"})
+	req.AddCookie(&http.Cookie{Name: auth.SigninCookie, Value: "pair"})
 	if xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)
 	}
@@ -72,19 +70,6 @@ func signinAttempt(t *testing.T, base, token, xff string) (int, string, *http.Re
 	return resp.StatusCode, string(body), resp
 }
 
-func mustPrefixes(t *testing.T, entries ...string) []netip.Prefix {
-	t.Helper()
-	var out []netip.Prefix
-	for _, e := range entries {
-		p, err := config.ParseTrustedProxy(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
 // TestSigninLimitPerAddress: behind a trusted proxy, ten wrong tokens from
 // one client address, then that address gets 429 with Retry-After and a
 // page saying so, even with a right token; another address (and another
@@ -94,7 +79,7 @@ func mustPrefixes(t *testing.T, entries ...string) []netip.Prefix {
 func TestSigninLimitPerAddress(t *testing.T) {
 	_, base, clk := limitConsole(t, "  trusted_proxies: [127.0.0.1]\n")
 	const attacker, other = "203.0.113.7", "198.51.100.9"
-	for i := range signinPerAddr {
+	for i := range auth.SigninPerAddr {
 		if s, _, _ := signinAttempt(t, base, fmt.Sprintf("wrong-token-%04d-xxxx", i), attacker); s != http.StatusUnauthorized {
 			t.Fatalf("failure %d: status %d, want 401", i+1, s)
 		}
@@ -102,8 +87,8 @@ func TestSigninLimitPerAddress(t *testing.T) {
 	for _, tok := range []string{"wrong-token-again-xxxx", anaToken} {
 		s, body, resp := signinAttempt(t, base, tok, attacker)
 		retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		if s != http.StatusTooManyRequests || retry < 1 || retry > int(signinWindow.Seconds()) {
-			t.Fatalf("after %d failures: status %d, Retry-After %q; want 429 within the window", signinPerAddr, s, resp.Header.Get("Retry-After"))
+		if s != http.StatusTooManyRequests || retry < 1 || retry > int(auth.SigninWindow.Seconds()) {
+			t.Fatalf("after %d failures: status %d, Retry-After %q; want 429 within the window", auth.SigninPerAddr, s, resp.Header.Get("Retry-After"))
 		}
 		if !strings.Contains(body, "Too many failed sign-ins from your address. Try again in 15 minutes.") {
 			t.Errorf("the 429 page does not say why:\n%s", body)
@@ -120,14 +105,14 @@ func TestSigninLimitPerAddress(t *testing.T) {
 	if s, _, _ := signinAttempt(t, base, anaToken, attacker+", 127.0.0.1"); s != http.StatusTooManyRequests {
 		t.Errorf("the attacker behind two trusted proxies: status %d, want 429", s)
 	}
-	clk.add(signinWindow)
+	clk.add(auth.SigninWindow)
 	if s, _, _ := signinAttempt(t, base, anaToken, attacker); s != http.StatusSeeOther {
 		t.Errorf("after the window: status %d, want 303", s)
 	}
 
 	// No trusted proxies: X-Forwarded-For is the client's word and ignored.
 	_, base, _ = limitConsole(t, "")
-	for i := range signinPerAddr {
+	for i := range auth.SigninPerAddr {
 		signinAttempt(t, base, "wrong-token-spoofed-xx", fmt.Sprintf("192.0.2.%d", i+1))
 	}
 	if s, _, _ := signinAttempt(t, base, anaToken, "192.0.2.200"); s != http.StatusTooManyRequests {
@@ -141,7 +126,7 @@ func TestSigninLimitPerAddress(t *testing.T) {
 // address signs in.
 func TestSigninLimitTotal(t *testing.T) {
 	_, base, _ := limitConsole(t, "  trusted_proxies: [127.0.0.1]\n")
-	for i := range signinTotal {
+	for i := range auth.SigninTotal {
 		if s, _, _ := signinAttempt(t, base, "wrong-token-spray-xxxx", fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)); s != http.StatusUnauthorized {
 			t.Fatalf("spray %d: status %d, want 401", i, s)
 		}
@@ -165,7 +150,7 @@ func TestSigninLimitTotal(t *testing.T) {
 // IPv6 /64 count as one.
 func TestSigninLimiterBounded(t *testing.T) {
 	c, base, _ := limitConsole(t, "  trusted_proxies: [127.0.0.1]\n")
-	const n = signinAddrs + 1000
+	const n = auth.SigninAddrs + 1000
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
@@ -177,48 +162,14 @@ func TestSigninLimiterBounded(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := c.limit.size(); got != signinAddrs {
-		t.Errorf("after failures from %d addresses the limiter holds %d, want its bound %d", n, got, signinAddrs)
+	if got := c.limit.Size(); got != auth.SigninAddrs {
+		t.Errorf("after failures from %d addresses the limiter holds %d, want its bound %d", n, got, auth.SigninAddrs)
 	}
-	for i := range signinPerAddr {
+	for i := range auth.SigninPerAddr {
 		signinAttempt(t, base, "wrong-token-six-xxxxx", fmt.Sprintf("2001:db8:ffff:1::%x", i+1))
 	}
 	if s, _, _ := signinAttempt(t, base, anaToken, "2001:db8:ffff:1::ffff"); s != http.StatusTooManyRequests {
 		t.Errorf("another address of the same /64: status %d, want 429", s)
-	}
-}
-
-// TestClientAddr: which address failures count under.
-func TestClientAddr(t *testing.T) {
-	trusted := mustPrefixes(t, "127.0.0.1", "10.0.0.0/8")
-	for _, tc := range []struct {
-		remote, xff string
-		trusted     bool
-		want        string
-	}{
-		{"203.0.113.1:5000", "", true, "203.0.113.1"},
-		{"203.0.113.1:5000", "198.51.100.1", true, "203.0.113.1"}, // not from a proxy: header ignored
-		{"127.0.0.1:5000", "198.51.100.1", true, "198.51.100.1"},
-		{"127.0.0.1:5000", "198.51.100.1", false, "127.0.0.1"},
-		{"127.0.0.1:5000", "6.6.6.6, 198.51.100.1, 10.2.3.4", true, "198.51.100.1"}, // the left part is the client's word
-		{"127.0.0.1:5000", "garbage, 10.2.3.4", true, "10.2.3.4"},
-		{"127.0.0.1:5000", "", true, "127.0.0.1"},
-		{"[2001:db8:1:2:3:4:5:6]:5000", "", true, "2001:db8:1:2::/64"},
-		{"[::ffff:203.0.113.1]:5000", "", true, "203.0.113.1"},
-		{"pipe", "", true, "unknown"},
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/signin", nil)
-		r.RemoteAddr = tc.remote
-		if tc.xff != "" {
-			r.Header.Set("X-Forwarded-For", tc.xff)
-		}
-		tr := trusted
-		if !tc.trusted {
-			tr = nil
-		}
-		if got := clientAddr(r, tr); got != tc.want {
-			t.Errorf("clientAddr(%s, XFF %q, trusted %v) = %q, want %q", tc.remote, tc.xff, tc.trusted, got, tc.want)
-		}
 	}
 }
 
@@ -238,7 +189,7 @@ func TestSignIn(t *testing.T) {
 	form := csrfIn(t, page)
 	var signinCk *http.Cookie
 	for _, ck := range resp.Cookies() {
-		if ck.Name == signinCookie {
+		if ck.Name == auth.SigninCookie {
 			signinCk = ck
 		}
 	}
@@ -269,7 +220,7 @@ func TestSignIn(t *testing.T) {
 	}
 	var sess *http.Cookie
 	for _, ck := range resp.Cookies() {
-		if ck.Name == sessionCookie {
+		if ck.Name == auth.SessionCookie {
 			sess = ck
 		}
 	}
@@ -288,7 +239,7 @@ func TestSignIn(t *testing.T) {
 	_, page, _ = c.do("GET", "/signin", nil, map[string]string{"X-Forwarded-Proto": "https"})
 	_, _, resp = c.do("POST", "/signin", url.Values{"token": {bobToken}, "csrf": {csrfIn(t, page)}}, map[string]string{"X-Forwarded-Proto": "https"})
 	for _, ck := range resp.Cookies() {
-		if ck.Name == sessionCookie && !ck.Secure {
+		if ck.Name == auth.SessionCookie && !ck.Secure {
 			t.Errorf("session cookie over https is not Secure: %+v", ck)
 		}
 	}

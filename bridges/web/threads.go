@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -59,7 +60,7 @@ func (c *Console) archive(w http.ResponseWriter, r *http.Request) {
 	}
 	archived := r.PostFormValue("archived") == "1"
 	if archived {
-		c.stopAgent(r.Context(), cv.key, CurrentUser(r).Name)
+		c.stopAgent(r.Context(), cv.key, auth.CurrentUser(r).Name)
 	}
 	if err := c.st.ArchiveWebThread(r.Context(), cv.key.Bot, cv.key.Thread, archived); err != nil {
 		c.failed(w, "archive", cv.key, err)
@@ -86,7 +87,7 @@ func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	user := CurrentUser(r).Name
+	user := auth.CurrentUser(r).Name
 	switch r.PostFormValue("agent") {
 	case deleteKeepSession:
 		c.stopAgent(r.Context(), cv.key, user)
@@ -127,7 +128,7 @@ func (c *Console) forgetSession(w http.ResponseWriter, r *http.Request, key brid
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
 		return false
 	}
-	user := CurrentUser(r).Name
+	user := auth.CurrentUser(r).Name
 	if !h.Allowed(key, user) {
 		http.Error(w, "Sorry, you don't have access to this bot.", http.StatusForbidden)
 		return false
@@ -179,7 +180,7 @@ func (c *Console) share(w http.ResponseWriter, r *http.Request) {
 		c.failed(w, "share", cv.key, err)
 		return
 	}
-	c.log.Info("web conversation shared", "key", cv.key, "user", CurrentUser(r).Name, "member", member, "role", role)
+	c.log.Info("web conversation shared", "key", cv.key, "user", auth.CurrentUser(r).Name, "member", member, "role", role)
 	c.listChanged(r.Context(), cv.key)
 	c.hub.publish(userTopic(member), event{kind: evList}) // also when the share ended
 	c.done(w, r, cv.key)
@@ -195,7 +196,7 @@ func (c *Console) failed(w http.ResponseWriter, what string, key bridges.Convers
 // conversation list without a conversation (the start page), and the
 // notices meant for all of their pages.
 func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
-	user := CurrentUser(r).Name
+	user := auth.CurrentUser(r).Name
 	sub := c.hub.subscribe(userTopic(user))
 	defer c.hub.unsubscribe(sub)
 	w.Header().Set("Content-Type", "text/event-stream")

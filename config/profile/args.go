@@ -1,6 +1,10 @@
-package config
+package profile
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentbridge/agentbridge/config/decode"
+)
 
 // Flags that agents.*.args must not carry, with what to do instead. They
 // change permissions or settings behind the bridge's back, or take over
@@ -82,22 +86,22 @@ func forbiddenArg(arg string) (flag, why string, ok bool) {
 }
 
 // checkArgs reports each forbidden flag in an agent's args at its line.
-func (d *decoder) checkArgs(args []string, p string) {
-	ap := child(p, "args")
-	if d.bad[ap] {
+func checkArgs(d *decode.Decoder, args []string, p string) {
+	ap := decode.Child(p, "args")
+	if d.IsBad(ap) {
 		return
 	}
 	// strList dropped the items it reported (null or empty), so an item's
 	// index in args may be smaller than in the file: skip those indexes.
 	j := 0
 	for _, a := range args {
-		for d.bad[index(ap, j)] {
+		for d.IsBad(decode.Index(ap, j)) {
 			j++
 		}
-		ip := index(ap, j)
+		ip := decode.Index(ap, j)
 		j++
 		if flag, why, bad := forbiddenArg(a); bad {
-			d.addf(d.lineOf(ip), ip, "%s is not allowed in args: %s", flag, why)
+			d.Addf(d.LineOf(ip), ip, "%s is not allowed in args: %s", flag, why)
 		}
 	}
 }

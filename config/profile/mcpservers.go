@@ -1,4 +1,4 @@
-package config
+package profile
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // MCPServer is a stdio MCP server the profile's agents get (yaml
@@ -31,26 +33,26 @@ var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 const ReservedMCPServer = "bridge"
 
 // mcpServersSection decodes agents.NAME.mcp_servers.
-func (d *decoder) mcpServersSection(dst *map[string]MCPServer) field {
+func mcpServersSection(d *decode.Decoder, dst *map[string]MCPServer) decode.Field {
 	return func(v *yaml.Node, p string) {
 		*dst = map[string]MCPServer{}
-		d.pairs(v, p, func(name string, k, v *yaml.Node) {
-			sp := child(p, name)
-			d.lines[sp] = k.Line
+		d.Pairs(v, p, func(name string, k, v *yaml.Node) {
+			sp := decode.Child(p, name)
+			d.SetLine(sp, k.Line)
 			s := MCPServer{Name: name}
-			d.fields(v, sp, map[string]field{
-				"command": d.str(&s.Command),
-				"args":    d.strList(&s.Args),
+			d.Fields(v, sp, map[string]decode.Field{
+				"command": d.Str(&s.Command),
+				"args":    d.StrList(&s.Args),
 				"env": func(v *yaml.Node, ep string) {
 					s.Env = map[string]string{}
-					d.pairs(v, ep, func(key string, k, v *yaml.Node) {
-						kp := child(ep, key)
-						d.lines[kp] = k.Line
-						if !validEnvName(key) {
-							d.addf(k.Line, kp, "bad environment variable name")
+					d.Pairs(v, ep, func(key string, k, v *yaml.Node) {
+						kp := decode.Child(ep, key)
+						d.SetLine(kp, k.Line)
+						if !decode.ValidEnvName(key) {
+							d.Addf(k.Line, kp, "bad environment variable name")
 							return
 						}
-						if str, ok := d.scalar(v, kp, "a string"); ok {
+						if str, ok := d.Scalar(v, kp, "a string"); ok {
 							s.Env[key] = str
 						}
 					})
@@ -63,18 +65,18 @@ func (d *decoder) mcpServersSection(dst *map[string]MCPServer) field {
 
 // finishMCPServers checks a profile's mcp_servers: names fit tool names
 // and are not the bridge's own, every server has a command.
-func (d *decoder) finishMCPServers(a *Agent, p string) {
+func finishMCPServers(d *decode.Decoder, a *Agent, p string) {
 	for _, name := range slices.Sorted(maps.Keys(a.MCPServers)) {
 		s := a.MCPServers[name]
-		sp := child(child(p, "mcp_servers"), name)
+		sp := decode.Child(decode.Child(p, "mcp_servers"), name)
 		switch {
-		case d.bad[sp]:
+		case d.IsBad(sp):
 		case name == ReservedMCPServer:
-			d.addf(d.lineOf(sp), sp, "the MCP server name %q is the bridge's own (its tools for the agent); pick another", name)
+			d.Addf(d.LineOf(sp), sp, "the MCP server name %q is the bridge's own (its tools for the agent); pick another", name)
 		case !mcpServerName.MatchString(name):
-			d.addf(d.lineOf(sp), sp, "bad MCP server name %q: use letters, digits, '_' and '-' (at most 64)", name)
-		case strings.TrimSpace(s.Command) == "" && !d.bad[child(sp, "command")]:
-			d.addf(d.lineOf(sp), child(sp, "command"), "an MCP server needs a command (the executable the agent's CLI starts)")
+			d.Addf(d.LineOf(sp), sp, "bad MCP server name %q: use letters, digits, '_' and '-' (at most 64)", name)
+		case strings.TrimSpace(s.Command) == "" && !d.IsBad(decode.Child(sp, "command")):
+			d.Addf(d.LineOf(sp), decode.Child(sp, "command"), "an MCP server needs a command (the executable the agent's CLI starts)")
 		}
 	}
 }
@@ -88,7 +90,7 @@ func writeMCPSummary(b *strings.Builder, a *Agent) {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(a.MCPServers)) {
 		s := a.MCPServers[name]
-		parts = append(parts, fmt.Sprintf("%s(command=%s env=%s)", name, s.Command, listOr(envKeys(s.Env), "none")))
+		parts = append(parts, fmt.Sprintf("%s(command=%s env=%s)", name, s.Command, decode.ListOr(envKeys(s.Env), "none")))
 	}
 	fmt.Fprintf(b, "    mcp_servers: %s\n", strings.Join(parts, " "))
 }

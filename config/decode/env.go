@@ -1,4 +1,4 @@
-package config
+package decode
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (out string, change
 		ref := s[i+2 : i+2+end]
 		i += 2 + end + 1
 		name, def, hasDef := strings.Cut(ref, ":-")
-		if !validEnvName(name) {
+		if !ValidEnvName(name) {
 			errs = append(errs, fmt.Sprintf("bad environment variable name %q in ${...}", name))
 			continue
 		}
@@ -61,8 +61,8 @@ func expandEnv(s string, lookup func(string) (string, bool)) (out string, change
 	return b.String(), changed, errs
 }
 
-// validEnvName reports whether name is a portable environment variable name.
-func validEnvName(name string) bool {
+// ValidEnvName reports whether name is a portable environment variable name.
+func ValidEnvName(name string) bool {
 	if name == "" {
 		return false
 	}

@@ -1,10 +1,12 @@
-package config
+package profile
 
 import (
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Defaults of the automatic warm spare count (warm_spares: auto).
@@ -31,9 +33,9 @@ func (a *Agent) WarmSparesText() string {
 
 // warmSpares decodes warm_spares: a number, or "auto" (any letter case),
 // which sets a.WarmSparesAuto and leaves the number 0.
-func (d *decoder) warmSpares(a *Agent) field {
+func warmSpares(d *decode.Decoder, a *Agent) decode.Field {
 	return func(v *yaml.Node, path string) {
-		s, ok := d.scalar(v, path, "an integer")
+		s, ok := d.Scalar(v, path, "an integer")
 		if !ok {
 			return
 		}
@@ -44,7 +46,7 @@ func (d *decoder) warmSpares(a *Agent) field {
 		n, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
 			// The message of a bad count predates "auto": kept as it was.
-			d.addf(d.lines[path], path, "want an integer, got %s", d.show(path, s))
+			d.Addf(d.LineOf(path), path, "want an integer, got %s", d.Show(path, s))
 			return
 		}
 		a.WarmSpares = int(n)
@@ -53,22 +55,22 @@ func (d *decoder) warmSpares(a *Agent) field {
 
 // checkSpares validates warm_spares, max_warm_spares and spare_memory of
 // agent a at path p.
-func (d *decoder) checkSpares(a *Agent, p string) {
-	wp := child(p, "warm_spares")
+func checkSpares(d *decode.Decoder, a *Agent, p string) {
+	wp := decode.Child(p, "warm_spares")
 	switch {
 	case a.WarmSpares < 0:
-		d.addf(d.lineOf(wp), wp, "must not be negative (0 = no warm spares)")
+		d.Addf(d.LineOf(wp), wp, "must not be negative (0 = no warm spares)")
 	case a.MaxLive >= 1 && a.WarmSpares > a.MaxLive:
-		d.addf(d.lineOf(wp), wp, "must be at most max_live (%d): spares count against it", a.MaxLive)
+		d.Addf(d.LineOf(wp), wp, "must be at most max_live (%d): spares count against it", a.MaxLive)
 	}
 	for _, k := range []string{"max_warm_spares", "spare_memory"} {
-		if kp := child(p, k); d.set[kp] && !a.WarmSparesAuto {
-			d.addf(d.lineOf(kp), kp, "only applies with warm_spares: auto")
+		if kp := decode.Child(p, k); d.IsSet(kp) && !a.WarmSparesAuto {
+			d.Addf(d.LineOf(kp), kp, "only applies with warm_spares: auto")
 		}
 	}
-	if mp := child(p, "max_warm_spares"); a.MaxWarmSpares < 1 {
-		d.addf(d.lineOf(mp), mp, "must be at least 1")
-	} else if d.set[mp] && a.MaxLive >= 1 && a.MaxWarmSpares > a.MaxLive {
-		d.addf(d.lineOf(mp), mp, "must be at most max_live (%d): spares count against it", a.MaxLive)
+	if mp := decode.Child(p, "max_warm_spares"); a.MaxWarmSpares < 1 {
+		d.Addf(d.LineOf(mp), mp, "must be at least 1")
+	} else if d.IsSet(mp) && a.MaxLive >= 1 && a.MaxWarmSpares > a.MaxLive {
+		d.Addf(d.LineOf(mp), mp, "must be at most max_live (%d): spares count against it", a.MaxLive)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package auth
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Cookie names.
+// Cookie names: the session, and the sign-in form's double-submit token.
 const (
-	sessionCookie = "ab_session"
-	signinCookie  = "ab_signin" // double-submit CSRF token of the sign-in form
+	SessionCookie = "ab_session"
+	SigninCookie  = "ab_signin" // double-submit CSRF token of the sign-in form
 )
 
 // SessionLifetime is how long a sign-in lasts.
@@ -30,16 +30,16 @@ const SessionLifetime = 7 * 24 * time.Hour
 // once more ends the oldest.
 const sessionsPerUser = 20
 
-// session is what a signed-in request carries. A session cookie is signed
+// Session is what a signed-in request carries. A session cookie is signed
 // and names a random secret; the session itself is kept on the server (in
 // the store's web_sessions, under the secret's SHA-256), so that signing
 // out ends it for every copy of the cookie. Changing a user's token ends
 // their sessions (deleted at the next start, refused until then), and
 // deleting SessionKeyFile ends everybody's.
-type session struct {
-	user  *User
-	csrf  string // the CSRF token of this session
-	value string // the cookie value
+type Session struct {
+	User  *User
+	CSRF  string // the CSRF token of this session
+	Value string // the cookie value
 }
 
 type sessionPayload struct {
@@ -49,17 +49,41 @@ type sessionPayload struct {
 	Token   []byte `json:"t"` // the user's token fingerprint
 }
 
-// sessions signs and checks session cookies with key and keeps the
-// sessions in st.
-type sessions struct {
+// Store keeps the sessions on the server (implemented by *store.Store:
+// the web_sessions table). Sessions needs nothing else of the store.
+type Store interface {
+	// AddWebSession records s, ending the user's oldest sessions beyond
+	// keep.
+	AddWebSession(ctx context.Context, s store.WebSession, keep int) error
+	// WebSession returns the session with id, or an error wrapping
+	// store.ErrNotFound.
+	WebSession(ctx context.Context, id []byte) (store.WebSession, error)
+	// DeleteWebSession ends the session with id (none: no error).
+	DeleteWebSession(ctx context.Context, id []byte) error
+	// KeepWebSessions deletes every session whose user is not in current
+	// or whose token fingerprint differs, and says how many it deleted.
+	KeepWebSessions(ctx context.Context, current map[string][]byte) (int, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Sessions signs and checks session cookies with its key and keeps the
+// sessions in its Store. Safe for concurrent use.
+type Sessions struct {
 	key   []byte
-	users *users
-	st    *store.Store
+	users *Users
+	st    Store
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-func (s *sessions) mac(parts ...string) []byte {
+// NewSessions returns the sessions of users, signed with key (at least 32
+// bytes), kept in st, on the clock now.
+func NewSessions(key []byte, users *Users, st Store, log *slog.Logger, now func() time.Time) *Sessions {
+	return &Sessions{key: key, users: users, st: st, log: log, now: now}
+}
+
+func (s *Sessions) mac(parts ...string) []byte {
 	m := hmac.New(sha256.New, s.key)
 	for _, p := range parts {
 		m.Write([]byte(p))
@@ -74,10 +98,10 @@ func sessionID(secret string) []byte {
 	return sum[:]
 }
 
-// issue starts a session for u and returns its cookie value.
-func (s *sessions) issue(ctx context.Context, u *User) (string, error) {
+// Issue starts a session for u and returns its cookie value.
+func (s *Sessions) Issue(ctx context.Context, u *User) (string, error) {
 	now := s.now()
-	secret := randomID(32)
+	secret := randomHex(32)
 	exp := now.Add(SessionLifetime)
 	fp := u.fingerprint(s.key)
 	ws := store.WebSession{ID: sessionID(secret), User: u.Name, TokenFP: fp, Created: now, Expires: exp}
@@ -91,7 +115,7 @@ func (s *sessions) issue(ctx context.Context, u *User) (string, error) {
 
 // payload returns the signed payload of a cookie value, or false when it is
 // forged or expired, or its user or token changed.
-func (s *sessions) payload(value string) (sessionPayload, *User, bool) {
+func (s *Sessions) payload(value string) (sessionPayload, *User, bool) {
 	body, sig, ok := strings.Cut(value, ".")
 	if !ok {
 		return sessionPayload{}, nil, false
@@ -108,17 +132,17 @@ func (s *sessions) payload(value string) (sessionPayload, *User, bool) {
 	if json.Unmarshal(raw, &p) != nil || s.now().Unix() >= p.Expires || p.Secret == "" {
 		return sessionPayload{}, nil, false
 	}
-	u := s.users.byName(p.User)
+	u := s.users.ByName(p.User)
 	if u == nil || !hmac.Equal(p.Token, u.fingerprint(s.key)) {
 		return sessionPayload{}, nil, false
 	}
 	return p, u, true
 }
 
-// check returns the session of a cookie value, or nil when it is forged,
+// Check returns the session of a cookie value, or nil when it is forged,
 // expired, ended on the server (signed out), or its user or token changed.
 // A store error counts as no session.
-func (s *sessions) check(ctx context.Context, value string) *session {
+func (s *Sessions) Check(ctx context.Context, value string) *Session {
 	p, u, ok := s.payload(value)
 	if !ok {
 		return nil
@@ -133,12 +157,12 @@ func (s *sessions) check(ctx context.Context, value string) *session {
 	if ws.User != u.Name || !hmac.Equal(ws.TokenFP, p.Token) || !s.now().Before(ws.Expires) {
 		return nil
 	}
-	return &session{user: u, value: value, csrf: s.csrfFor(value)}
+	return &Session{User: u, Value: value, CSRF: s.csrfFor(value)}
 }
 
-// end ends the session of a cookie value on the server: no copy of the
+// End ends the session of a cookie value on the server: no copy of the
 // cookie opens the console any more.
-func (s *sessions) end(ctx context.Context, value string) error {
+func (s *Sessions) End(ctx context.Context, value string) error {
 	p, _, ok := s.payload(value)
 	if !ok {
 		return nil // not a session of ours: nothing to end
@@ -149,10 +173,10 @@ func (s *sessions) end(ctx context.Context, value string) error {
 	return nil
 }
 
-// endStale deletes the sessions of users no longer configured, or whose
+// EndStale deletes the sessions of users no longer configured, or whose
 // token changed since they signed in, and returns how many it deleted.
-func (s *sessions) endStale(ctx context.Context) (int, error) {
-	list := s.users.snapshot()
+func (s *Sessions) EndStale(ctx context.Context) (int, error) {
+	list := s.users.Snapshot()
 	current := make(map[string][]byte, len(list))
 	for _, u := range list {
 		current[u.Name] = u.fingerprint(s.key)
@@ -165,27 +189,27 @@ func (s *sessions) endStale(ctx context.Context) (int, error) {
 }
 
 // csrfFor is the CSRF token bound to a cookie value.
-func (s *sessions) csrfFor(value string) string {
+func (s *Sessions) csrfFor(value string) string {
 	return base64.RawURLEncoding.EncodeToString(s.mac("csrf", value)[:18])
 }
 
 type ctxKey struct{}
 
-// withSession stores sess in ctx.
-func withSession(ctx context.Context, sess *session) context.Context {
+// WithSession stores sess in ctx.
+func WithSession(ctx context.Context, sess *Session) context.Context {
 	return context.WithValue(ctx, ctxKey{}, sess)
 }
 
-// sessionOf returns the request's session, or nil when not signed in.
-func sessionOf(r *http.Request) *session {
-	s, _ := r.Context().Value(ctxKey{}).(*session)
+// SessionOf returns the request's session, or nil when not signed in.
+func SessionOf(r *http.Request) *Session {
+	s, _ := r.Context().Value(ctxKey{}).(*Session)
 	return s
 }
 
 // CurrentUser returns the signed-in user of r, or nil.
 func CurrentUser(r *http.Request) *User {
-	if s := sessionOf(r); s != nil {
-		return s.user
+	if s := SessionOf(r); s != nil {
+		return s.User
 	}
 	return nil
 }
@@ -193,14 +217,14 @@ func CurrentUser(r *http.Request) *User {
 // CSRFToken returns the token forms of r's session must send back (field
 // "csrf" or header X-CSRF-Token), or "" when not signed in.
 func CSRFToken(r *http.Request) string {
-	if s := sessionOf(r); s != nil {
-		return s.csrf
+	if s := SessionOf(r); s != nil {
+		return s.CSRF
 	}
 	return ""
 }
 
-// csrfOK reports whether r carries the session's CSRF token.
-func csrfOK(r *http.Request, want string) bool {
+// CSRFOK reports whether r carries the session's CSRF token.
+func CSRFOK(r *http.Request, want string) bool {
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" {
 		got = r.PostFormValue("csrf")
@@ -214,9 +238,9 @@ func secureRequest(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
-// setCookie sets an HttpOnly, SameSite=Strict cookie on path "/" (Secure
+// SetCookie sets an HttpOnly, SameSite=Strict cookie on path "/" (Secure
 // over https); maxAge < 0 deletes it.
-func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge time.Duration) {
+func SetCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge time.Duration) {
 	c := &http.Cookie{
 		Name: name, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: secureRequest(r),

@@ -1,4 +1,4 @@
-package config
+package profile
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // CheckHostPattern reports whether h is a usable network.allow/deny entry:
@@ -56,7 +58,7 @@ func writeNetworkSummary(b *strings.Builder, a *Agent) {
 		fmt.Fprintf(b, "    network: %s NOT ENFORCED (sandbox none: the agent shares the host's network)\n", a.Network.Mode)
 	case a.Network.Mode == NetworkProxy:
 		fmt.Fprintf(b, "    network: proxy (the model endpoint and public hosts; loopback, private and metadata addresses refused) allow=%s deny=%s\n",
-			listOr(a.Network.Allow, "none"), listOr(a.Network.Deny, "none"))
+			decode.ListOr(a.Network.Allow, "none"), decode.ListOr(a.Network.Deny, "none"))
 	case a.Network.Mode == NetworkNone:
 		b.WriteString("    network: none (WARNING: no network at all, not even the model API: the agent cannot answer)\n")
 	default:

@@ -1,0 +1,230 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// botRow is one bot on the start page.
+type botRow struct {
+	Name, Platform, Agent string
+	State                 string
+	Since                 time.Time
+	Reason, Hint          string
+	Attempt               int // reconnecting: failed attempts in a row
+	Failed                bool
+	Replies               store.OutboxBotSummary // final replies waiting out an outage or given up lately
+}
+
+// bots lists the bots with their connection state and their final
+// replies waiting out an outage or given up in the last day.
+func (p *Pages) bots(w http.ResponseWriter, r *http.Request) {
+	states := map[string]bridges.BotStatus{}
+	if p.op != nil {
+		for _, s := range p.op.BotStates() {
+			states[s.Bot] = s
+		}
+	}
+	replies := map[string]store.OutboxBotSummary{}
+	sums, err := p.st.OutboxSummary(r.Context(), time.Now().Add(-core.FailedRepliesWindow))
+	if err != nil {
+		p.log.Error("read waiting and failed replies", "err", err) // the page still shows the connections
+	}
+	for _, s := range sums {
+		replies[s.Bot] = s
+	}
+	var rows []botRow
+	for _, b := range p.host.Config().Bots {
+		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running", Replies: replies[b.Name]}
+		if s, ok := states[b.Name]; ok {
+			row.State, row.Since, row.Reason, row.Hint = string(s.State), s.Since, s.Reason, s.Hint
+			row.Attempt = s.Attempt
+			row.Failed = s.State == bridges.ConnFailed
+		}
+		rows = append(rows, row)
+	}
+	p.render(w, r, "bots", rows)
+}
+
+// agentRow is one live agent.
+type agentRow struct {
+	bridges.LiveAgent
+	Conv      ConvView
+	Age, Idle string
+	Memory    string
+}
+
+// agentsPage is the live agents page: the processes, and the warm spares
+// of each profile that keeps them.
+type agentsPage struct {
+	Rows   []agentRow
+	Spares []bridges.WarmSpareState
+}
+
+// agents lists the live agent processes and the warm spares.
+func (p *Pages) agents(w http.ResponseWriter, r *http.Request) {
+	var rows []agentRow
+	var spares []bridges.WarmSpareState
+	if sr, ok := p.op.(spareReporter); ok {
+		spares = sr.WarmSpares()
+	}
+	if p.op != nil {
+		live, err := p.op.LiveAgents(r.Context())
+		if err != nil {
+			p.log.Error("list live agents", "err", err)
+			p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not list the live agents: "+err.Error())
+			return
+		}
+		now := time.Now()
+		for _, a := range live {
+			rows = append(rows, agentRow{LiveAgent: a, Conv: p.host.Conversation(r.Context(), auth.CurrentUser(r).Name, a.ConversationID, a.Key),
+				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes)})
+		}
+	}
+	p.render(w, r, "agents", agentsPage{Rows: rows, Spares: spares})
+}
+
+// stopAgent stops one live agent.
+func (p *Pages) stopAgent(w http.ResponseWriter, r *http.Request) {
+	if p.op == nil {
+		backTo(w, r, "/admin/agents", "", errors.New("the bridge core is not running"))
+		return
+	}
+	conv, who := r.PathValue("conv"), auth.CurrentUser(r).Name
+	err := p.op.StopAgent(r.Context(), conv, who)
+	backTo(w, r, "/admin/agents", "Agent stopped; the conversation resumes with its next message.", err)
+}
+
+// approvalRow is one permission request with its conversation.
+type approvalRow struct {
+	store.Approval
+	Key     bridges.ConversationKey
+	Conv    ConvView
+	Subject string
+	Words   string // what was decided, in words (audit log)
+}
+
+// approvals lists open permission requests of every platform.
+func (p *Pages) approvals(w http.ResponseWriter, r *http.Request) {
+	open, err := p.st.OpenApprovals(r.Context())
+	if err != nil {
+		p.log.Error("list open approvals", "err", err)
+		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not read the open requests: "+err.Error())
+		return
+	}
+	rows := make([]approvalRow, 0, len(open))
+	for _, a := range open {
+		row := approvalRow{Approval: a, Subject: toolSubject(a.Input)}
+		if conv, err := p.st.ConversationByID(r.Context(), a.ConversationID); err == nil {
+			row.Key = bridges.ConversationKey(conv.Key)
+		}
+		row.Conv = p.host.Conversation(r.Context(), auth.CurrentUser(r).Name, a.ConversationID, row.Key)
+		rows = append(rows, row)
+	}
+	p.render(w, r, "approvals", rows)
+}
+
+// decide allows or denies an open request as the signed-in admin.
+func (p *Pages) decide(w http.ResponseWriter, r *http.Request) {
+	if p.op == nil {
+		backTo(w, r, "/admin/approvals", "", errors.New("the bridge core is not running"))
+		return
+	}
+	id, choice, who := r.PathValue("id"), r.PostFormValue("choice"), auth.CurrentUser(r).Name
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	err := p.op.DecideApproval(ctx, id, choice, who)
+	if err != nil {
+		p.log.Info("operator decision refused", "request", id, "user", who, "err", err)
+	}
+	verb := map[string]string{bridges.ChoiceAllow: "allowed", bridges.ChoiceDeny: "denied"}[choice]
+	backTo(w, r, "/admin/approvals", "Request "+verb+".", err)
+}
+
+// feedbackRow is one rating of an answer on the usage page.
+type feedbackRow struct {
+	store.FeedbackEntry
+	Conv ConvView
+}
+
+// usage shows usage and cost per bot and day, and the latest ratings
+// of answers (👍/👎 feedback) with their totals.
+func (p *Pages) usage(w http.ResponseWriter, r *http.Request) {
+	since := time.Now().UTC().AddDate(0, 0, -usageDays+1).Truncate(24 * time.Hour)
+	days, err := p.st.UsageByBotDay(r.Context(), since)
+	if err != nil {
+		p.log.Error("read usage", "err", err)
+		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not read usage: "+err.Error())
+		return
+	}
+	var total float64
+	for _, d := range days {
+		total += d.CostUSD
+	}
+	ratings, err := p.st.RecentFeedback(r.Context(), feedbackPageSize)
+	if err != nil {
+		p.log.Error("read feedback", "err", err)
+		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not read the feedback: "+err.Error())
+		return
+	}
+	feedback := make([]feedbackRow, 0, len(ratings))
+	good := 0
+	for _, f := range ratings {
+		if f.Rating == store.RatingGood {
+			good++
+		}
+		feedback = append(feedback, feedbackRow{FeedbackEntry: f, Conv: p.host.Conversation(r.Context(), auth.CurrentUser(r).Name, f.ConversationID, bridges.ConversationKey(f.Key))})
+	}
+	p.render(w, r, "usage", struct {
+		Days      []store.DayUsage
+		Total     float64
+		Since     time.Time
+		Feedback  []feedbackRow
+		Good, Bad int
+	}{days, total, since, feedback, good, len(feedback) - good})
+}
+
+// audit shows the latest decided approvals.
+func (p *Pages) audit(w http.ResponseWriter, r *http.Request) {
+	log, err := p.st.DecidedApprovals(r.Context(), auditPageSize)
+	if err != nil {
+		p.log.Error("read audit log", "err", err)
+		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not read the audit log: "+err.Error())
+		return
+	}
+	rows := make([]approvalRow, 0, len(log))
+	for _, e := range log {
+		key := bridges.ConversationKey(e.Key)
+		rows = append(rows, approvalRow{Approval: e.Approval, Key: key, Conv: p.host.Conversation(r.Context(), auth.CurrentUser(r).Name, e.ConversationID, key),
+			Subject: toolSubject(e.Input), Words: decisionWords(e.Approval)})
+	}
+	p.render(w, r, "audit", rows)
+}
+
+// configPage shows the effective configuration (after ${ENV} expansion
+// and defaults) with every secret redacted: the config types' JSON
+// encodings redact tokens and agent env values.
+func (p *Pages) configPage(w http.ResponseWriter, r *http.Request) {
+	cfg := p.host.Config()
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not show the configuration: "+err.Error())
+		return
+	}
+	var st ConfigStatus
+	if p.configStatus != nil {
+		st = p.configStatus()
+	}
+	p.render(w, r, "config", struct {
+		Path, JSON, Summary string
+		Status              ConfigStatus
+	}{cfg.Path, string(b), cfg.Summary(), st})
+}
