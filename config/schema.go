@@ -49,6 +49,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"schedules":     d.schedules(&c.Schedules),
 		"web":           d.webSection(&c.Web),
 		"transcription": d.transcriptionSection(&c.Transcription),
+		"handoff":       d.handoffSection(&c.Handoff),
 	})
 	return c
 }
