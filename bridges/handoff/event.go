@@ -55,7 +55,7 @@ func fromAgent(ev streamjson.Event) (Event, bool) {
 	case streamjson.AssistantText:
 		return Event{Type: EventText, Text: e.Text}, e.ParentToolUseID == ""
 	case streamjson.ToolUse:
-		return Event{Type: EventTool, Text: render.ToolLine(e, "")}, e.ParentToolUseID == ""
+		return Event{Type: EventTool, Text: render.ToolTitle(render.ToolLine(e, ""))}, e.ParentToolUseID == ""
 	case streamjson.Result:
 		if e.IsError {
 			return Event{Type: EventResult, Text: render.ResultError(e)}, true

@@ -189,7 +189,7 @@ func (t *screen) card(ev Event) {
 		}
 	}
 	if len(ev.Buttons) == 0 {
-		t.printf("┗ %s\n", oneLine(ev.Text))
+		t.printf("┗ %s\n", oneLine(lastLine(ev.Text)))
 		return
 	}
 	t.cards = append(t.cards, ev)
@@ -233,6 +233,13 @@ func (t *screen) choice(line string) (card, choice string) {
 		return c.Card, bs[n-1].ID
 	}
 	return "", ""
+}
+
+// lastLine is the last non-blank line of s: how a decided card says
+// what became of it.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // oneLine is s on one line, shortened.
