@@ -27,15 +27,22 @@ import (
 const MaxTranscript = 64 << 20
 
 // ProjectDirName is the directory name the CLI keeps cwd's sessions under:
-// cwd with every character but ASCII letters and digits replaced by '-'.
+// cwd with every character but ASCII letters and digits replaced by '-',
+// one per UTF-16 code unit as the CLI (JavaScript) counts them: two for a
+// character beyond the Basic Multilingual Plane.
 func ProjectDirName(cwd string) string {
-	b := []byte(cwd)
-	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			b[i] = '-'
+	var b strings.Builder
+	for _, r := range cwd {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // TranscriptPath is where `claude --resume sessionID` run in cwd finds the
