@@ -221,6 +221,9 @@ func TestHandoffE2E(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "detached") {
 		t.Errorf("detach: exit %d\n%s", code, out)
 	}
+	if t.Failed() {
+		t.Logf("terminal:\n%s\nslack:%s", out, e.dump())
+	}
 	e.waitThreadText(t, ts, "alice's terminal detached")
 	for _, want := range []string{"action=attach person=alice user=UALICE conversation=" + conv, "action=detach person=alice"} {
 		if !e.bridge.waitLog(ctxTimeout(t, e2eWait), want) {
