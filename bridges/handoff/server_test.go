@@ -27,9 +27,10 @@ const (
 // fakeCore is the bridge as the server sees it: access lists, a platform
 // per bot, and the messages and clicks handed to it.
 type fakeCore struct {
-	cfg  *config.Config
-	plat *bridgetest.Platform
-	mu   sync.Mutex
+	cfg     *config.Config
+	plat    *bridgetest.Platform
+	stopped bool // Platform returns nil: the bot is not running
+	mu      sync.Mutex
 	msgs []bridges.Inbound
 	acts []bridges.Action
 }
@@ -56,7 +57,7 @@ func (f *fakeCore) Allowed(key bridges.ConversationKey, user string) bool {
 }
 
 func (f *fakeCore) Platform(bot string) bridges.Platform {
-	if f.cfg.Bot(bot) == nil {
+	if f.cfg.Bot(bot) == nil || f.stopped {
 		return nil
 	}
 	return f.plat
@@ -276,6 +277,12 @@ func TestImportExportRoundTrip(t *testing.T) {
 	if _, err := e.client(eveToken).Import(ctx, "team", "C1", file); err == nil || !strings.Contains(err.Error(), "may not talk to bot team") {
 		t.Errorf("import by someone the bot does not allow: %v", err)
 	}
+	// A failed import leaves nothing behind: once the bot runs, it works.
+	e.core.stopped = true
+	if _, err := e.client(anaToken).Import(ctx, "team", "C9", file); err == nil || !strings.Contains(err.Error(), "bot team is not running") {
+		t.Errorf("import while the bot is stopped: %v", err)
+	}
+	e.core.stopped = false
 	im, err := e.client(anaToken).Import(ctx, "team", "C9", file)
 	if err != nil {
 		t.Fatalf("import: %v", err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -129,28 +130,41 @@ func (s *Server) importSession(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	key, err := s.newConversation(ctx, bot.Name, channel, fmt.Sprintf("📥 %s imported a Claude Code session from a terminal (%d messages, `bridge import`). Write here to continue it: the agent has its history.", p.user.Name, n))
+	conv, err := s.startImported(ctx, p, bot.Name, channel, id, n)
 	if err != nil {
+		if rerr := os.RemoveAll(filepath.Dir(cliDir(p.cfg.DataDir, id))); rerr != nil {
+			s.log.Warn("import failed; its session state was not removed", "session", id, "err", rerr)
+		}
 		s.fail(w, r, err)
 		return
 	}
-	conv, created, err := s.opts.Store.GetOrCreateConversation(ctx, store.ConversationKey(key), bot.Agent, p.userID)
-	if err != nil {
-		s.fail(w, r, fmt.Errorf("import: create conversation: %w", err))
-		return
-	}
-	if !created {
-		s.fail(w, r, refuse(http.StatusConflict, "%s already has a conversation; import into a channel where a new one can start", key))
-		return
-	}
-	if err := s.opts.Store.SetSessionID(ctx, conv.ID, id); err != nil {
-		s.fail(w, r, fmt.Errorf("import: set session: %w", err))
-		return
-	}
-	conv.SessionID = id
 	s.audit(ctx, r, p, "import", conv)
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(Imported{Conversation: conv.ID, Session: id, Bot: key.Bot, Channel: key.Channel, Thread: key.Thread, Messages: n})
+	_ = json.NewEncoder(w).Encode(Imported{Conversation: conv.ID, Session: id, Bot: conv.Key.Bot, Channel: conv.Key.Channel,
+		Thread: conv.Key.Thread, Messages: n})
+}
+
+// startImported starts the conversation that continues imported session
+// id (n messages) in channel of bot: the notice that opens it, then the
+// conversation with that session, owned by the importer.
+func (s *Server) startImported(ctx context.Context, p principal, bot, channel, id string, n int) (store.Conversation, error) {
+	text := fmt.Sprintf("📥 %s imported a Claude Code session from a terminal (%d messages, `bridge import`). Write here to continue it: the agent has its history.", p.user.Name, n)
+	key, err := s.newConversation(ctx, bot, channel, text)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	conv, created, err := s.opts.Store.GetOrCreateConversation(ctx, store.ConversationKey(key), p.cfg.Bot(bot).Agent, p.userID)
+	if err != nil {
+		return conv, fmt.Errorf("import: create conversation: %w", err)
+	}
+	if !created {
+		return conv, refuse(http.StatusConflict, "%s already has a conversation; import into a channel where a new one can start", key)
+	}
+	if err := s.opts.Store.SetSessionID(ctx, conv.ID, id); err != nil {
+		return conv, fmt.Errorf("import: set session: %w", err)
+	}
+	conv.SessionID = id
+	return conv, nil
 }
 
 // newConversation posts text at the top of channel and returns the key of
