@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,10 +30,10 @@ const (
 type fakeCore struct {
 	cfg     *config.Config
 	plat    *bridgetest.Platform
-	stopped bool // Platform returns nil: the bot is not running
+	stopped atomic.Bool // Platform returns nil: the bot is not running
 	mu      sync.Mutex
-	msgs []bridges.Inbound
-	acts []bridges.Action
+	msgs    []bridges.Inbound
+	acts    []bridges.Action
 }
 
 func (f *fakeCore) HandleMessage(_ context.Context, m bridges.Inbound) error {
@@ -57,7 +58,7 @@ func (f *fakeCore) Allowed(key bridges.ConversationKey, user string) bool {
 }
 
 func (f *fakeCore) Platform(bot string) bridges.Platform {
-	if f.cfg.Bot(bot) == nil || f.stopped {
+	if f.cfg.Bot(bot) == nil || f.stopped.Load() {
 		return nil
 	}
 	return f.plat
@@ -278,11 +279,11 @@ func TestImportExportRoundTrip(t *testing.T) {
 		t.Errorf("import by someone the bot does not allow: %v", err)
 	}
 	// A failed import leaves nothing behind: once the bot runs, it works.
-	e.core.stopped = true
+	e.core.stopped.Store(true)
 	if _, err := e.client(anaToken).Import(ctx, "team", "C9", file); err == nil || !strings.Contains(err.Error(), "bot team is not running") {
 		t.Errorf("import while the bot is stopped: %v", err)
 	}
-	e.core.stopped = false
+	e.core.stopped.Store(false)
 	im, err := e.client(anaToken).Import(ctx, "team", "C9", file)
 	if err != nil {
 		t.Fatalf("import: %v", err)

@@ -214,6 +214,20 @@ func TestHandoffE2E(t *testing.T) {
 	if len(sessions) != 1 {
 		t.Errorf("Slack and the terminal used %d sessions, want 1: %v", len(sessions), sessions)
 	}
+	// …and the same process: the session's agent started once.
+	sid := regexp.MustCompile(`; session ([0-9a-f-]{36})`).FindStringSubmatch(tm.out.String())
+	if sid == nil || !sessions[sid[1]] {
+		t.Fatalf("the terminal did not name the thread's session %v:\n%s", sessions, tm.out)
+	}
+	started := 0
+	for _, l := range strings.Split(e.bridge.logs.String(), "\n") {
+		if strings.Contains(l, `msg="agent started"`) && strings.Contains(l, "session="+sid[1]) {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Errorf("the session's agent started %d times, want once (the terminal used the live process)", started)
+	}
 	tm.waitOut(t, "history: hello there") // the terminal sees the Slack turn too
 
 	// Detach: the thread says so, and the log has the audit trail.
