@@ -14,7 +14,15 @@ type observed struct {
 	mu     sync.Mutex
 	events []streamjson.Event
 	shown  []bridges.Message
+	sent   []string // "msgID from: text"
 	keys   map[bridges.ConversationKey]bool
+}
+
+func (o *observed) Sent(k bridges.ConversationKey, msgID, from, text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sent = append(o.sent, msgID+" "+from+": "+text)
+	o.keys[k] = true
 }
 
 func (o *observed) AgentEvent(k bridges.ConversationKey, ev streamjson.Event) {
@@ -40,9 +48,10 @@ func (o *observed) has(pred func(events []streamjson.Event, shown []bridges.Mess
 }
 
 // TestObserverSeesTheConversation: the Observer (bridge attach's hub) is
-// shown the agent's events, each card when it opens (with its buttons)
-// and when it is decided (without), and the conversation's notices, all
-// under the conversation's key.
+// shown each message handed to the agent, the agent's events, each card
+// when it opens (with its buttons) and when it is decided (without), and
+// the conversation's notices, all under the conversation's key; a
+// command is not a message to the agent.
 func TestObserverSeesTheConversation(t *testing.T) {
 	o := &observed{keys: map[bridges.ConversationKey]bool{}}
 	h := start(t, setup{script: toolScript, access: teamAccess, observer: o})
@@ -91,6 +100,9 @@ func TestObserverSeesTheConversation(t *testing.T) {
 	}))
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if len(o.sent) != 1 || o.sent[0] != "m1 alice: bash: git status" {
+		t.Errorf("sent = %q, want alice's one message", o.sent)
+	}
 	if len(o.keys) != 1 || !o.keys[k] {
 		t.Errorf("observed keys %v, want only %v", o.keys, k)
 	}

@@ -164,6 +164,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	}
 	m := bridges.Inbound{Key: a.key, MsgID: "handoff-" + uuid.NewString(), UserID: a.userID, UserName: a.person,
 		Text: in.Text, At: time.Now()}
+	a.noteSent(m.MsgID)
 	if err := s.opts.Core.HandleMessage(r.Context(), m); err != nil {
 		s.fail(w, r, fmt.Errorf("submit a terminal message to %s: %w", a.convID, err))
 		return

@@ -16,12 +16,15 @@ import (
 //   - "result": the turn ended; Text is its footer or its error.
 //   - "card": a card is open (Card, Text, Buttons) or, with no Buttons,
 //     it was decided or closed (Text shows how).
+//   - "message": a message someone else wrote, handed to the agent (From
+//     is its author's name; "" for a schedule's run).
 //   - "notice": a message of the bridge in the conversation.
 //   - "private": an answer to this terminal only (a refused click).
 //   - "lost": events were dropped because the terminal read too slowly.
 type Event struct {
 	Type    string   `json:"type"`
 	Text    string   `json:"text,omitempty"`
+	From    string   `json:"from,omitempty"`
 	Attach  string   `json:"attach,omitempty"`
 	Card    string   `json:"card,omitempty"`
 	Buttons []Button `json:"buttons,omitempty"`
@@ -41,6 +44,7 @@ const (
 	EventTool     = "tool"
 	EventResult   = "result"
 	EventCard     = "card"
+	EventMessage  = "message"
 	EventNotice   = "notice"
 	EventPrivate  = "private"
 	EventLost     = "lost"

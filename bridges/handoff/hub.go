@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -37,7 +38,28 @@ type attachment struct {
 	userID string // their user id on the conversation's bot
 	events chan Event
 	mu     sync.Mutex
-	lost   bool // events were dropped since the last EventLost
+	lost   bool     // events were dropped since the last EventLost
+	sent   []string // the message ids this terminal sent, the newest maxSentIDs
+}
+
+// maxSentIDs bounds the message ids an attachment remembers sending.
+const maxSentIDs = 64
+
+// noteSent remembers that this terminal sent message id.
+func (a *attachment) noteSent(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.sent) == maxSentIDs {
+		a.sent = a.sent[1:]
+	}
+	a.sent = append(a.sent, id)
+}
+
+// sentHere reports whether this terminal sent message id.
+func (a *attachment) sentHere(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Contains(a.sent, id)
 }
 
 // push hands ev to the terminal, or drops it when the terminal is behind.
@@ -67,6 +89,19 @@ func (a *attachment) takeLost() bool {
 func (h *Hub) AgentEvent(key bridges.ConversationKey, ev streamjson.Event) {
 	if e, ok := fromAgent(ev); ok {
 		h.broadcast(key, e)
+	}
+}
+
+// Sent implements core.Observer: every attached terminal but the one that
+// sent it sees the message.
+func (h *Hub) Sent(key bridges.ConversationKey, msgID, from, text string) {
+	ev := Event{Type: EventMessage, Text: text, From: from}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for a := range h.byKey[key] {
+		if !a.sentHere(msgID) {
+			a.push(ev)
+		}
 	}
 }
 

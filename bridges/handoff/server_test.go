@@ -174,6 +174,11 @@ func TestAttachSession(t *testing.T) {
 		return len(e.core.msgs) == 1 && e.core.msgs[0].Text == "hello from the desk" && e.core.msgs[0].UserID == "UANA" &&
 			e.core.msgs[0].Key == key && strings.HasPrefix(e.core.msgs[0].MsgID, "handoff-")
 	})
+	e.core.mu.Lock()
+	own := e.core.msgs[0].MsgID
+	e.core.mu.Unlock()
+	e.hub.Sent(key, own, "ana", "hello from the desk")            // the terminal's own: not repeated
+	e.hub.Sent(key, "1795.0001", "Bob", "what about\nthe tests?") // someone in chat
 	e.hub.AgentEvent(key, streamjson.TextDelta{Text: "Hel"})
 	e.hub.AgentEvent(key, streamjson.TextDelta{Text: "lo!"})
 	e.hub.AgentEvent(key, streamjson.AssistantText{Text: "Hello!"})
@@ -205,12 +210,12 @@ func TestAttachSession(t *testing.T) {
 		t.Fatalf("Attach: %v", err)
 	}
 	text := out.String()
-	for _, want := range []string{"Hello!\n", "! ⛔ not yours"} {
+	for _, want := range []string{"Hello!\n", "! ⛔ not yours", "» Bob: what about the tests?\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("terminal lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "NOT MINE") || strings.Count(text, "Hello!") != 1 {
+	if strings.Contains(text, "NOT MINE") || strings.Count(text, "Hello!") != 1 || strings.Contains(text, "» ana") {
 		t.Errorf("terminal shows another conversation or the text twice:\n%s", text)
 	}
 	e.core.plat.WaitFor(t, key, 5*time.Second, "the detach notice", func(m bridgetest.Msg) bool {

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -163,6 +164,9 @@ func (t *screen) show(ev Event) {
 	case EventCard:
 		t.endBlock()
 		t.card(ev)
+	case EventMessage:
+		t.endBlock()
+		t.printf("» %s: %s\n", cmp.Or(ev.From, "a scheduled run"), oneLine(ev.Text))
 	case EventNotice, EventLost:
 		t.endBlock()
 		t.printf("· %s\n", ev.Text)

@@ -228,7 +228,11 @@ func TestHandoffE2E(t *testing.T) {
 	if started != 1 {
 		t.Errorf("the session's agent started %d times, want once (the terminal used the live process)", started)
 	}
-	tm.waitOut(t, "history: hello there") // the terminal sees the Slack turn too
+	tm.waitOut(t, ": [echo-history] what happened?") // the terminal sees the Slack turn too
+	tm.waitOut(t, "history: hello there")
+	if strings.Contains(tm.out.String(), "» alice: [bash") {
+		t.Errorf("the terminal repeats its own messages:\n%s", tm.out)
+	}
 
 	// Detach: the thread says so, and the log has the audit trail.
 	out, code := tm.run(t)
