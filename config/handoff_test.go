@@ -78,3 +78,29 @@ func TestHandoffProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestExampleHandoffBlock: the commented-out handoff section of the
+// example is valid once uncommented.
+func TestExampleHandoffBlock(t *testing.T) {
+	lines := strings.Split(string(Example()), "\n")
+	in := false
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "# handoff:"):
+			in = true
+		case strings.TrimSpace(l) == "":
+			in = false
+		}
+		if in {
+			lines[i] = strings.TrimPrefix(l, "# ")
+		}
+	}
+	env := map[string]string{"HANDOFF_TOKEN_ANA": "0123456789abcdef0123"}
+	for k, v := range exampleEnv {
+		env[k] = v
+	}
+	c := mustParse(t, []byte(strings.Join(lines, "\n")), env)
+	if len(c.Handoff.Users) != 1 || c.Handoff.Users[0].Name != "ana" || c.Handoff.Users[0].As["team-slack"] != "U0123ABCD" {
+		t.Fatalf("uncommented handoff = %v", c.Handoff.Users)
+	}
+}
