@@ -81,6 +81,9 @@ type Config struct {
 	// Transcription is the speech-to-text endpoint for voice notes (yaml
 	// transcription, see transcription.go); zero = voice notes off.
 	Transcription Transcription
+	// Handoff is who may continue conversations from a terminal (yaml
+	// handoff, see handoff.go); zero = nobody.
+	Handoff Handoff
 }
 
 // Log configures the bridge's own logging (yaml log).

@@ -69,6 +69,9 @@ func Compare(old, new *Config) Diff {
 	if !same(old.Web.Users, new.Web.Users) {
 		add("web.users", false)
 	}
+	if !same(old.Handoff.Users, new.Handoff.Users) {
+		add("handoff.users", false) // read at each request (bridges/handoff)
+	}
 	if !same(limitKeys(old.Limits), limitKeys(new.Limits)) {
 		add("limits", false)
 	}

@@ -64,6 +64,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"schedules":     schedules.Decode(d.Decoder, &c.Schedules),
 		"web":           d.webSection(&c.Web),
 		"transcription": d.transcriptionSection(&c.Transcription),
+		"handoff":       d.handoffSection(&c.Handoff),
 	})
 	return c
 }

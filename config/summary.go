@@ -46,6 +46,7 @@ func (c *Config) Summary() string {
 	}
 
 	writeWebSummary(&b, c)
+	writeHandoffSummary(&b, c)
 	writeLimitsSummary(&b, c)
 	fmt.Fprintf(&b, "bots (%d):\n", len(c.Bots))
 	for _, bot := range c.Bots {

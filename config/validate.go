@@ -28,6 +28,7 @@ func (d *decoder) finish(c *Config, baseDir string) {
 	d.finishLimits(c)
 	c.Bots = slices.DeleteFunc(c.Bots, func(b *Bot) bool { return b == nil })
 	d.finishSchedules(c)
+	d.finishHandoff(c)
 }
 
 func (d *decoder) finishTop(c *Config, baseDir string) {

@@ -55,6 +55,7 @@ func table() []command {
 		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals",
 			run: func(ctx context.Context, c Conversation, who Author, _ Line) { c.Notice(ctx, c.Status(ctx, who)) }},
 		{name: "sessions", help: "list this channel's sessions (ID, last activity, cost, first prompt)", run: runSessions},
+		{name: "handoff", help: "tell me, privately, how to continue this conversation in a terminal", who: Participants, run: runHandoff},
 		{name: "resume", usage: "ID", help: "continue an older session of this channel in this (new) thread", run: runResume},
 		scheduleCommand(),
 	}

@@ -32,6 +32,12 @@ type Conversation interface {
 	Log() *slog.Logger
 	// Notice posts text into the conversation.
 	Notice(ctx context.Context, text string)
+	// Privately shows text to who only where the platform can (Slack's
+	// ephemeral messages, the web console); elsewhere it posts it into
+	// the conversation, addressed to who.
+	Privately(ctx context.Context, who Author, text string)
+	// SessionID is the conversation's agent session id ("" = none yet).
+	SessionID() string
 
 	// Stop interrupts the running turn; running false means nothing ran.
 	Stop(ctx context.Context) (running bool, err error)

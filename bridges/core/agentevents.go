@@ -16,6 +16,7 @@ import (
 
 // onEvent handles one event of the live session.
 func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
+	cv.observeEvent(ev)
 	switch e := ev.(type) {
 	case streamjson.Init:
 		cv.beginTurn(ctx)

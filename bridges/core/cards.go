@@ -46,11 +46,13 @@ func (h cardHost) CountApproval(decision string) {
 
 func (h cardHost) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
 	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.observeShown(m)
 	return h.cv.post(ctx, m)
 }
 
 func (h cardHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
 	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.observeShown(m)
 	return h.cv.editOrPost(ctx, ref, m, instead)
 }
 

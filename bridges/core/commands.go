@@ -48,6 +48,20 @@ func (c cmdConv) Log() *slog.Logger                    { return c.cv.log }
 func (c cmdConv) Notice(ctx context.Context, t string) { c.cv.notice(ctx, t) }
 func (c cmdConv) Model() string                        { return c.cv.effectiveModel() }
 func (c cmdConv) Mode() string                         { return c.cv.effectiveMode() }
+func (c cmdConv) SessionID() string                    { return c.cv.row.SessionID }
+
+// Privately implements commands.Conversation: an ephemeral message where
+// the platform has one, else a notice naming who.
+func (c cmdConv) Privately(ctx context.Context, who commands.Author, text string) {
+	if eph, ok := c.cv.platform.(bridges.Ephemeral); ok {
+		err := eph.PostEphemeral(ctx, c.cv.key, who.ID, text)
+		if err == nil {
+			return
+		}
+		c.cv.log.Warn("private answer failed; posting it in the conversation", "err", err)
+	}
+	c.cv.notice(ctx, render.Mention(who.Name, who.ID)+" "+text)
+}
 
 func (c cmdConv) Rules(ctx context.Context, args []string, who commands.Author) {
 	c.cv.cmdRules(ctx, cmdLine{args}, author{who.ID, who.Name})

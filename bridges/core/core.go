@@ -95,6 +95,9 @@ type CoreOptions struct {
 	// refuses to start without it when the config has transcription. nil:
 	// voice notes are answered with "not set up" (attachments.go).
 	Transcriber Transcriber
+	// Observer, when set, sees each conversation's agent events, notices
+	// and cards (bridges/handoff's attached terminals); nil: nobody.
+	Observer Observer
 }
 
 // Metrics are the core's Prometheus metrics (bridges/metrics). A nil

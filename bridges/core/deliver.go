@@ -133,6 +133,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
 	}
 	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	cv.observeSent(m, um.Text)
 	cv.noteActivity(ctx, m)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: author{m.UserID, m.UserName},

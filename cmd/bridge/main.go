@@ -55,6 +55,15 @@ commands:
                                    changed profiles even during background tasks)
   web-link [-config FILE]          print a sign-in link for the web console's
                                    generated admin (or how web.users sign in)
+  attach [-config FILE | -url URL] CONVERSATION
+                                   continue a conversation's live agent in this
+                                   terminal (token in BRIDGE_HANDOFF_TOKEN)
+  export [-config FILE | -url URL] CONVERSATION -dir DIR
+                                   write its session where claude --resume run
+                                   in DIR finds it
+  import [-config FILE | -url URL] -bot NAME -channel C SESSION.jsonl
+                                   continue a local Claude Code session in a new
+                                   thread of a bot
   whatsapp-link [-config FILE] -bot NAME [-phone +NUMBER] [-relink]
                                    link a WhatsApp bot to a phone (QR code, or a
                                    pairing code with -phone)
@@ -82,6 +91,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		err = cmdReload(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "web-link":
 		err = cmdWebLink(args[1:], stdout, stderr, lookupEnv)
+	case "attach":
+		err = cmdAttach(ctx, args[1:], os.Stdin, stdout, stderr, lookupEnv)
+	case "export":
+		err = cmdExport(ctx, args[1:], stdout, stderr, lookupEnv)
+	case "import":
+		err = cmdImport(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "whatsapp-link":
 		err = cmdWhatsAppLink(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "migrate-store":

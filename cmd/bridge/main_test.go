@@ -96,6 +96,11 @@ func TestUsageErrors(t *testing.T) {
 		{"missing file", []string{"check-config", "-config", filepath.Join(t.TempDir(), "absent.yaml")}, exitUsage},
 		{"example-config args", []string{"example-config", "x"}, exitUsage},
 		{"version", []string{"version"}, exitOK},
+		{"attach without a conversation", []string{"attach", "-url", "http://127.0.0.1:1"}, exitUsage},
+		{"attach, two conversations", []string{"attach", "-url", "http://127.0.0.1:1", "a", "b"}, exitUsage},
+		{"export without a conversation", []string{"export", "-dir", "."}, exitUsage},
+		{"import without a channel", []string{"import", "-url", "http://127.0.0.1:1", "-bot", "b", "f.jsonl"}, exitUsage},
+		{"attach without a token", []string{"attach", "-url", "http://127.0.0.1:1", "c"}, exitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

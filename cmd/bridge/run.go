@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
@@ -149,13 +150,15 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err != nil {
 		return err
 	}
+	hub := handoff.NewHub() // terminals attached with bridge attach see conversations through it
 	bridgeCore = core.NewCore(core.CoreOptions{
 		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
 		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics}),
-		Tools:     agenttools.New, Transcriber: stt,
+		Tools:     agenttools.New, Transcriber: stt, Observer: hub,
 	})
+	handoffs := handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
 	reloads := &reloader{path: cfg.Path, lookupEnv: lookupEnv, live: live, core: bridgeCore, console: console,
@@ -170,7 +173,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
 		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status}), console)
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status}), console, handoffs)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -273,9 +276,10 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// listenHTTP serves /healthz, /metrics and, when console is not nil, the
-// web console at every other path.
-func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, console *web.Console) (*http.Server, net.Listener, error) {
+// listenHTTP serves /healthz, /metrics, the terminal hand-off under
+// handoff.Prefix and, when console is not nil, the web console at every
+// other path.
+func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, console *web.Console, handoffs *handoff.Server) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
@@ -283,7 +287,9 @@ func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, cons
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle(handoff.Prefix, handoffs.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(handoffs.Shutdown) // ends attached terminals' streams
 	if console != nil {
 		mux.Handle("/", console.Handler())
 		srv.RegisterOnShutdown(console.Shutdown) // ends its event streams

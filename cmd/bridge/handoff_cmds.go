@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/agentbridge/agentbridge/bridges/handoff"
+	"github.com/agentbridge/agentbridge/bridges/web"
+)
+
+// This file holds the terminal hand-off commands (docs/handoff.md):
+// attach, export and import. Each talks to the running bridge on its
+// http.listen with the person's token from BRIDGE_HANDOFF_TOKEN.
+
+// handoffFlags are the flags the hand-off commands share.
+type handoffFlags struct {
+	fs     *flag.FlagSet
+	config *string
+	url    *string
+}
+
+func newHandoffFlags(name string, stderr io.Writer) handoffFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return handoffFlags{fs: fs,
+		config: fs.String("config", "bridge.yaml", "the bridge's config file (for its http.listen), when -url is not given"),
+		url:    fs.String("url", "", "the bridge's HTTP address, e.g. http://127.0.0.1:9464 (default: env BRIDGE_URL, else from -config)"),
+	}
+}
+
+// parse parses args, which may put the one positional argument before
+// or after the flags, and returns it ("" if none).
+func (h handoffFlags) parse(args []string) (string, error) {
+	if err := h.fs.Parse(args); err != nil {
+		return "", usageError{err}
+	}
+	rest := h.fs.Args()
+	if len(rest) == 0 {
+		return "", nil
+	}
+	arg := rest[0]
+	if err := h.fs.Parse(rest[1:]); err != nil {
+		return "", usageError{err}
+	}
+	if h.fs.NArg() > 0 {
+		return "", usagef("unexpected arguments: %v", h.fs.Args())
+	}
+	return arg, nil
+}
+
+// client is the hand-off client for the bridge the flags name, with the
+// token from the environment.
+func (h handoffFlags) client(lookupEnv func(string) (string, bool)) (*handoff.Client, error) {
+	token, _ := lookupEnv(handoff.TokenEnv)
+	if token == "" {
+		return nil, usagef("set %s to your handoff token (config handoff.users; ask an admin)", handoff.TokenEnv)
+	}
+	base := *h.url
+	if base == "" {
+		base, _ = lookupEnv("BRIDGE_URL")
+	}
+	if base == "" {
+		cfg, err := loadConfigFile(*h.config, lookupEnv)
+		if err != nil {
+			return nil, usagef("find the bridge's address: %v (or give -url)", err)
+		}
+		if cfg.HTTP.Listen == "" {
+			return nil, usagef("the bridge's http.listen is off: the terminal hand-off needs it")
+		}
+		base = web.ConsoleURL(cfg.HTTP.Listen)
+	}
+	return &handoff.Client{Base: base, Token: token}, nil
+}
+
+// cmdAttach runs `bridge attach CONVERSATION`: an interactive terminal on
+// the conversation's live agent until stdin ends.
+func cmdAttach(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
+	h := newHandoffFlags("attach", stderr)
+	conv, err := h.parse(args)
+	if err != nil {
+		return err
+	}
+	if conv == "" {
+		return usagef("usage: bridge attach [-config FILE | -url URL] CONVERSATION (the id !handoff shows)")
+	}
+	c, err := h.client(lookupEnv)
+	if err != nil {
+		return err
+	}
+	return c.Attach(ctx, conv, stdin, stdout)
+}
+
+// cmdExport runs `bridge export CONVERSATION -dir DIR`: the session's
+// transcript where `claude --resume` run in DIR finds it.
+func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
+	h := newHandoffFlags("export", stderr)
+	dir := h.fs.String("dir", ".", "the project directory to continue the session in")
+	conv, err := h.parse(args)
+	if err != nil {
+		return err
+	}
+	if conv == "" {
+		return usagef("usage: bridge export [-config FILE | -url URL] CONVERSATION -dir DIR")
+	}
+	c, err := h.client(lookupEnv)
+	if err != nil {
+		return err
+	}
+	configDir, _ := lookupEnv("CLAUDE_CONFIG_DIR")
+	if configDir == "" {
+		home, _ := lookupEnv("HOME")
+		if home == "" {
+			return errors.New("export: neither CLAUDE_CONFIG_DIR nor HOME is set: where does claude keep its sessions?")
+		}
+		configDir = filepath.Join(home, ".claude")
+	}
+	id, path, err := c.Export(ctx, conv, *dir, configDir)
+	if err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(*dir)
+	fmt.Fprintf(stdout, "Wrote %s\nContinue the session with:\n  cd %q && claude --resume %s\n", path, abs, id)
+	return nil
+}
+
+// cmdImport runs `bridge import -bot NAME -channel C FILE`: a local Claude
+// Code session continued in a new conversation of the bot.
+func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
+	h := newHandoffFlags("import", stderr)
+	bot := h.fs.String("bot", "", "the bot to continue the session with")
+	channel := h.fs.String("channel", "", "the channel (id) to start its thread in")
+	file, err := h.parse(args)
+	if err != nil {
+		return err
+	}
+	if file == "" || *bot == "" || *channel == "" {
+		return usagef("usage: bridge import [-config FILE | -url URL] -bot NAME -channel C SESSION.jsonl (from ~/.claude/projects/…)")
+	}
+	c, err := h.client(lookupEnv)
+	if err != nil {
+		return err
+	}
+	im, err := c.Import(ctx, *bot, *channel, file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Imported session %s (%d messages) as conversation %s in %s/%s/%s.\nContinue it there, or here with: bridge attach %s\n",
+		im.Session, im.Messages, im.Conversation, im.Bot, im.Channel, im.Thread, im.Conversation)
+	return nil
+}
