@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbridge/agentbridge/config/decode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -61,16 +62,16 @@ func (c *Config) HandoffUserByToken(token string) *HandoffUser {
 }
 
 // handoffSection decodes yaml handoff.
-func (d *decoder) handoffSection(h *Handoff) field {
+func (d *decoder) handoffSection(h *Handoff) decode.Field {
 	return func(v *yaml.Node, p string) {
-		d.fields(v, p, map[string]field{
+		d.Fields(v, p, map[string]decode.Field{
 			"users": func(v *yaml.Node, up string) {
-				d.list(v, up, "handoff users", func(item *yaml.Node, ip string) {
+				d.List(v, up, "handoff users", func(item *yaml.Node, ip string) {
 					var u HandoffUser
-					if d.mappingItem(item, ip) {
-						d.fields(item, ip, map[string]field{
-							"name":  d.str(&u.Name),
-							"token": d.str(&u.Token),
+					if d.MappingItem(item, ip) {
+						d.Fields(item, ip, map[string]decode.Field{
+							"name":  d.Str(&u.Name),
+							"token": d.Str(&u.Token),
 							"as":    d.handoffAs(&u.As),
 						})
 					}
@@ -82,13 +83,13 @@ func (d *decoder) handoffSection(h *Handoff) field {
 }
 
 // handoffAs decodes handoff.users[].as: bot name → platform user id.
-func (d *decoder) handoffAs(dst *map[string]string) field {
+func (d *decoder) handoffAs(dst *map[string]string) decode.Field {
 	return func(v *yaml.Node, p string) {
 		*dst = map[string]string{}
-		d.pairs(v, p, func(key string, k, v *yaml.Node) {
-			kp := child(p, key)
-			d.lines[kp] = k.Line
-			if s, ok := d.scalar(v, kp, "a user id"); ok {
+		d.Pairs(v, p, func(key string, k, v *yaml.Node) {
+			kp := decode.Child(p, key)
+			d.SetLine(kp, k.Line)
+			if s, ok := d.Scalar(v, kp, "a user id"); ok {
 				(*dst)[key] = s
 			}
 		})
@@ -102,48 +103,48 @@ func (d *decoder) finishHandoff(c *Config) {
 	names, tokens := map[string]int{}, map[string]int{}
 	for i := range c.Handoff.Users {
 		u := &c.Handoff.Users[i]
-		p := index("handoff.users", i)
-		if d.bad[p] {
+		p := decode.Index("handoff.users", i)
+		if d.IsBad(p) {
 			continue
 		}
-		np := child(p, "name")
+		np := decode.Child(p, "name")
 		switch first, dup := names[u.Name]; {
-		case u.Name == "" && !d.bad[np]:
-			d.required(np, "name is required (who the person is in notices and the audit)")
+		case u.Name == "" && !d.IsBad(np):
+			d.Required(np, "name is required (who the person is in notices and the audit)")
 		case u.Name != "" && !webUserName.MatchString(u.Name):
-			d.addf(d.lineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.show(np, u.Name))
+			d.Addf(d.LineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.Show(np, u.Name))
 		case dup:
-			d.addf(d.lineOf(np), np, "duplicate handoff user %s (also handoff.users[%d] at line %d)", d.show(np, u.Name), first, d.lineOf(child(index("handoff.users", first), "name")))
+			d.Addf(d.LineOf(np), np, "duplicate handoff user %s (also handoff.users[%d] at line %d)", d.Show(np, u.Name), first, d.LineOf(decode.Child(decode.Index("handoff.users", first), "name")))
 		default:
 			names[u.Name] = i
 		}
-		tp := child(p, "token")
+		tp := decode.Child(p, "token")
 		switch first, dup := tokens[u.Token]; {
-		case u.Token == "" && d.bad[tp]:
+		case u.Token == "" && d.IsBad(tp):
 		case u.Token == "":
-			if r, ok := d.raw[tp]; ok {
-				d.addf(d.lineOf(tp), tp, "is empty (from %q); every handoff user needs a token", r)
+			if r, ok := d.Raw(tp); ok {
+				d.Addf(d.LineOf(tp), tp, "is empty (from %q); every handoff user needs a token", r)
 			} else {
-				d.required(tp, `token is required (give it through ${ENV}, e.g. token: "${HANDOFF_TOKEN_ANA}")`)
+				d.Required(tp, `token is required (give it through ${ENV}, e.g. token: "${HANDOFF_TOKEN_ANA}")`)
 			}
-		case len(u.Token) < MinWebTokenLength && !d.bad[tp]:
-			d.addf(d.lineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
+		case len(u.Token) < MinWebTokenLength && !d.IsBad(tp):
+			d.Addf(d.LineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
 		case dup:
-			d.addf(d.lineOf(tp), tp, "the same token as handoff.users[%d]: each person needs their own", first)
+			d.Addf(d.LineOf(tp), tp, "the same token as handoff.users[%d]: each person needs their own", first)
 		default:
 			tokens[u.Token] = i
 		}
-		ap := child(p, "as")
-		if len(u.As) == 0 && !d.bad[ap] {
-			d.required(ap, "as is required: the person's user id on each bot they may continue, e.g. as: { team-slack: U0123ABC }")
+		ap := decode.Child(p, "as")
+		if len(u.As) == 0 && !d.IsBad(ap) {
+			d.Required(ap, "as is required: the person's user id on each bot they may continue, e.g. as: { team-slack: U0123ABC }")
 		}
 		for _, bot := range slices.Sorted(maps.Keys(u.As)) {
-			bp := child(ap, bot)
+			bp := decode.Child(ap, bot)
 			switch {
 			case c.Bot(bot) == nil:
-				d.addf(d.lineOf(bp), bp, "bot %s is not defined (bots: %s)", d.show(bp, bot), orList(botNames(c)))
+				d.Addf(d.LineOf(bp), bp, "bot %s is not defined (bots: %s)", d.Show(bp, bot), decode.OrList(botNames(c)))
 			case strings.TrimSpace(u.As[bot]) == "":
-				d.addf(d.lineOf(bp), bp, "empty user id: the person's id on that bot's platform is needed")
+				d.Addf(d.LineOf(bp), bp, "empty user id: the person's id on that bot's platform is needed")
 			}
 		}
 	}
