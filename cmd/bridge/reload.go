@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -37,6 +39,10 @@ type reloader struct {
 	core      *core.Core
 	console   *web.Console // nil without a web console
 	bots      *botSet
+	contain   *containment // builds the sandboxes and networks of new or changed profiles
+	// retention, when set, is told that retention changed (the pruner
+	// restarts with it); it never blocks.
+	retention func()
 	st        *store.Store
 	log       *slog.Logger
 	now       func() time.Time
@@ -79,6 +85,14 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		return r.refuse(ctx, trigger, ps)
 	}
 	// Everything that can fail comes before the new config is made current.
+	var confined *reload.Containment
+	if len(d.Containment) > 0 {
+		ct, err := r.contain.build(ctx, cfg)
+		if err != nil {
+			return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: %v", r.path, err)})
+		}
+		confined = &ct
+	}
 	opened, err := r.bots.open(ctx, cfg, botsNamed(cfg, d.BotsAdded, d.BotsRestarted))
 	if err != nil {
 		return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: %v", r.path, err)})
@@ -102,8 +116,12 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 			r.log.Error("config reload: end the sessions of removed web users", "err", err)
 		}
 	}
-	if err := r.core.ApplyReload(ctx, core.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force}); err != nil {
+	if err := r.core.ApplyReload(ctx, core.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force,
+		Containment: confined}); err != nil {
 		r.log.Error("config reload: apply", "generation", gen.Number, "err", err)
+	}
+	if r.retention != nil && slices.Contains(d.Keys, "retention") {
+		r.retention()
 	}
 	r.log.Info("config reloaded", "generation", gen.Number, "trigger", trigger, "changed", strings.Join(d.Keys, ", "),
 		"bots_added", d.BotsAdded, "bots_removed", d.BotsRemoved, "bots_restarted", d.BotsRestarted,
