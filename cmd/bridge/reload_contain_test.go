@@ -83,7 +83,7 @@ bots:
 		t.Fatalf("reload of the sandbox and a new profile: %v", err)
 	}
 	waitFor(t, func() bool { return rc.Pool.Sessions()[0].Exited() }) // the idle agent is replaced
-	send(k, "m2", "two")                                                 // T1 keeps its profile, now in bwrap
+	send(k, "m2", "two")                                              // T1 keeps its profile, now in bwrap
 	acq := rc.Pool.Acquisitions()
 	last := acq[len(acq)-1]
 	if last.Opts.Sandbox == nil || last.Opts.Sandbox.Name() != "bwrap" || !last.Opts.Resume || last.Limit.Profile != "coder" {
