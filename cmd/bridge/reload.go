@@ -43,7 +43,10 @@ type reloader struct {
 	// retention, when set, is told that retention changed (the pruner
 	// restarts with it); it never blocks.
 	retention func()
-	st        *store.Store
+	// replicas, when set, records the file each applied generation was
+	// read from (replica_config.go).
+	replicas *replicaConfigs
+	st       *store.Store
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -68,6 +71,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		return r.refuse(ctx, trigger, []string{"the bridge is starting or stopping: reload again once it runs"})
 	}
 	old := r.live.Current()
+	sum := fileSum(r.path)
 	cfg, err := loadConfigFile(r.path, r.lookupEnv)
 	if err != nil {
 		return r.refuse(ctx, trigger, problemLines(err))
@@ -122,6 +126,10 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 	}
 	if r.retention != nil && slices.Contains(d.Keys, "retention") {
 		r.retention()
+	}
+	if r.replicas != nil {
+		r.replicas.set(sum, gen)
+		r.replicas.beat(ctx)
 	}
 	r.log.Info("config reloaded", "generation", gen.Number, "trigger", trigger, "changed", strings.Join(d.Keys, ", "),
 		"bots_added", d.BotsAdded, "bots_removed", d.BotsRemoved, "bots_restarted", d.BotsRestarted,

@@ -165,12 +165,20 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		console.SetConfigStatus(reloads.status)
 	}
 
+	var replicas *replicaConfigs // the config file each process on this database runs (replica_config.go)
+	if !builtin {
+		replicas = &replicaConfigs{id: replicaID(), st: st, log: logger, now: time.Now}
+		replicas.set(fileSum(cfg.Path), live.Generation())
+		reloads.replicas = replicas
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
 		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status}), console)
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status,
+			replicas: replicasStatus(replicas)}), console)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -206,10 +214,19 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		reloads.watch(ctx, reloadSigs, filePoll) // reload_watch.go
 	}()
 
+	replicasDone := make(chan struct{})
+	go func() {
+		defer close(replicasDone)
+		if replicas != nil {
+			replicas.run(ctx, replicaBeat)
+		}
+	}()
+
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
 	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
 	<-watchDone
+	<-replicasDone
 	<-pruneDone // before the store closes
 	httpErr := <-httpDone
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
