@@ -47,8 +47,8 @@ type reloader struct {
 	// read from (replica_config.go).
 	replicas *replicaConfigs
 	st       *store.Store
-	log       *slog.Logger
-	now       func() time.Time
+	log      *slog.Logger
+	now      func() time.Time
 
 	run sync.Mutex // one reload at a time
 

@@ -178,7 +178,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if cfg.HTTP.Listen != "" {
 		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
 			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status,
-			replicas: replicasStatus(replicas)}), console)
+				replicas: replicasStatus(replicas)}), console)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
