@@ -167,7 +167,7 @@ func compareBots(old, new *Config, d *Diff, add func(string, bool)) {
 	for _, b := range old.Bots {
 		if new.Bot(b.Name) == nil {
 			d.BotsRemoved = append(d.BotsRemoved, b.Name)
-			add(fmt.Sprintf("bots[%s]", b.Name), b.Platform == PlatformWeb)
+			add(fmt.Sprintf("bots[%s]", b.Name), false) // stops after its conversations' current turns
 		}
 	}
 	for _, nb := range new.Bots {
@@ -175,7 +175,7 @@ func compareBots(old, new *Config, d *Diff, add func(string, bool)) {
 		p := fmt.Sprintf("bots[%s]", nb.Name)
 		if ob == nil {
 			d.BotsAdded = append(d.BotsAdded, nb.Name)
-			add(p, nb.Platform == PlatformWeb) // the web console is made at start
+			add(p, false) // a web bot needs the web console made at start: the caller checks
 			continue
 		}
 		if ob.Platform != nb.Platform || !reflect.DeepEqual(ob.Settings, nb.Settings) {

@@ -97,9 +97,16 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		}
 		confined = &ct
 	}
+	if b := cfg.WebBot(); b != nil && slices.Contains(d.BotsAdded, b.Name) && r.console == nil {
+		return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: bots[%s] added: a web bot needs the web console, which starts with the bridge "+
+			"when http.listen is set and the config has a web bot or web users: this needs a restart of the bridge", r.path, b.Name)})
+	}
 	opened, err := r.bots.open(ctx, cfg, botsNamed(cfg, d.BotsAdded, d.BotsRestarted))
 	if err != nil {
 		return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: %v", r.path, err)})
+	}
+	if b := cfg.WebBot(); b != nil && slices.Contains(d.BotsAdded, b.Name) {
+		opened[b.Name] = r.console // the console is the web bot's adapter (opened with the bridge)
 	}
 	var applyUsers func(context.Context) error
 	if r.console != nil {
