@@ -125,10 +125,12 @@ func (rc *replicaConfigs) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// healthReplicas is /healthz's view of the replicas' config files.
+// healthReplicas is /healthz's view of the replicas' config files. A
+// file is shown by a short fingerprint (fingerprint): /healthz needs no
+// sign-in, and a config file may hold secrets.
 type healthReplicas struct {
 	Replica  string `json:"replica"`
-	FileHash string `json:"file_sha256"`
+	FileHash string `json:"file_hash"`
 	// Differs are the other live processes on this database whose config
 	// file differs from this one's; Note says so in words.
 	Differs []healthReplicaConfig `json:"differs,omitempty"`
@@ -139,7 +141,7 @@ type healthReplicas struct {
 // healthReplicaConfig is another replica's config in healthReplicas.
 type healthReplicaConfig struct {
 	Replica    string    `json:"replica"`
-	FileHash   string    `json:"file_sha256"`
+	FileHash   string    `json:"file_hash"`
 	Generation uint64    `json:"generation"`
 	Since      time.Time `json:"since"`
 }
@@ -148,9 +150,9 @@ type healthReplicaConfig struct {
 func (rc *replicaConfigs) status() *healthReplicas {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	h := &healthReplicas{Replica: rc.id, FileHash: rc.mine.FileHash, Error: rc.err}
+	h := &healthReplicas{Replica: rc.id, FileHash: fingerprint(rc.mine.FileHash), Error: rc.err}
 	for _, d := range rc.differs {
-		h.Differs = append(h.Differs, healthReplicaConfig{Replica: d.Replica, FileHash: d.FileHash, Generation: d.Generation,
+		h.Differs = append(h.Differs, healthReplicaConfig{Replica: d.Replica, FileHash: fingerprint(d.FileHash), Generation: d.Generation,
 			Since: d.AppliedAt.UTC()})
 	}
 	if len(h.Differs) > 0 {
@@ -167,3 +169,7 @@ func replicasStatus(rc *replicaConfigs) func() *healthReplicas {
 	}
 	return rc.status
 }
+
+// fingerprint is the first 12 hex digits of a file's SHA-256: enough to
+// tell files apart, too short to test guesses of a secret in the file.
+func fingerprint(hash string) string { return hash[:min(len(hash), 12)] }

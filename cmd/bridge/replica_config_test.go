@@ -33,7 +33,7 @@ func TestReplicaConfigsDiffer(t *testing.T) {
 	gen := config.Generation{Number: 1, At: now}
 	mk := func(id string) *replicaConfigs {
 		rc := &replicaConfigs{id: id, st: st, log: slog.New(slog.DiscardHandler), now: clock}
-		rc.set("hash-one", gen)
+		rc.set("hash-one-0123456789", gen)
 		return rc
 	}
 	a, b := mk("host-a-1"), mk("host-b-2")
@@ -56,11 +56,11 @@ func TestReplicaConfigsDiffer(t *testing.T) {
 		}
 		return *body.Config
 	}
-	if c := health(); c.Replicas.Replica != "host-a-1" || c.Replicas.FileHash != "hash-one" || len(c.Replicas.Differs) != 0 || c.Replicas.Note != "" {
+	if c := health(); c.Replicas.Replica != "host-a-1" || c.Replicas.FileHash != "hash-one-012" || len(c.Replicas.Differs) != 0 || c.Replicas.Note != "" {
 		t.Fatalf("same files: %+v", c.Replicas)
 	}
 
-	b.set("hash-two", config.Generation{Number: 2, At: now})
+	b.set("hash-two-0123456789", config.Generation{Number: 2, At: now})
 	b.beat(ctx)
 	a.beat(ctx)
 	c := health()
