@@ -23,6 +23,11 @@ type Diff struct {
 	// ProfilesRespawn are the agent profiles whose spawn settings changed
 	// (see SpawnKeys): their live agents are replaced when idle.
 	ProfilesRespawn []string
+	// Containment are the agent profiles added or whose sandbox or network
+	// changed: the caller builds their sandbox and egress before the
+	// reload applies (new agents get them; live ones are replaced when
+	// idle, as ProfilesRespawn says).
+	Containment []string
 }
 
 // Empty reports whether nothing changed.
@@ -33,7 +38,8 @@ func (d Diff) Empty() bool { return len(d.Keys) == 0 }
 // Everything else in a profile (rules, timeouts, agent_schedules, ...) is
 // read at each decision and applies at once.
 var spawnKeys = []string{"command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
-	"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns", "env", "sandbox_binds", "worktree", "resources"}
+	"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns", "env", "sandbox_binds", "worktree", "resources",
+	"sandbox", "network", "mcp_servers"}
 
 // Compare returns what changed from old to new.
 func Compare(old, new *Config) Diff {
@@ -55,7 +61,13 @@ func Compare(old, new *Config) Diff {
 		add("http", true)
 	}
 	if old.Retention != new.Retention {
-		add("retention", true)
+		add("retention", false)
+	}
+	if !same(old.Store, new.Store) {
+		add("store", true) // the database is opened at start
+	}
+	if !same(old.Transcription, new.Transcription) {
+		add("transcription", true) // the transcriber is made at start
 	}
 	if old.StatusDelay != new.StatusDelay {
 		add("status_delay", false)
@@ -91,17 +103,25 @@ func compareAgents(old, new *Config, d *Diff, add func(string, bool)) {
 		p := "agents." + name
 		switch {
 		case a == nil:
-			add(p, true) // a new profile needs its sandbox and network set up at start
+			// A new profile: the caller builds its sandbox and network. A
+			// worktree profile's git runs in the sandbox the worktrees were
+			// given at start, which it lacks.
+			add(p, b.Worktree && b.Sandbox != SandboxNone)
+			d.Containment = append(d.Containment, name)
 			continue
 		case b == nil:
 			add(p, false) // no bot may name it (validated): nothing new uses it
 			continue
 		}
-		respawn := false
+		respawn, contain := false, false
 		for _, f := range agentFields(a, b) {
 			switch {
+			case f == "sandbox" && (a.Worktree || b.Worktree):
+				add(p+"."+f, true) // the worktrees' git keeps the sandbox it was given at start
+				respawn, contain = true, true
 			case f == "sandbox" || f == "network":
-				add(p+"."+f, true) // the sandbox and the egress proxy are built at start
+				add(p+"."+f, false)
+				respawn, contain = true, true
 			case slices.Contains(spawnKeys, f):
 				add(p+"."+f, false)
 				respawn = true
@@ -111,6 +131,9 @@ func compareAgents(old, new *Config, d *Diff, add func(string, bool)) {
 		}
 		if respawn {
 			d.ProfilesRespawn = append(d.ProfilesRespawn, name)
+		}
+		if contain {
+			d.Containment = append(d.Containment, name)
 		}
 	}
 }
@@ -132,7 +155,7 @@ func agentFields(a, b *Agent) []string {
 		{"max_warm_spares", a.MaxWarmSpares, b.MaxWarmSpares}, {"spare_memory", a.SpareMemory, b.SpareMemory}, {"env", a.Env, b.Env},
 		{"rules", a.Rules, b.Rules}, {"sandbox", a.Sandbox, b.Sandbox}, {"sandbox_binds", a.SandboxBinds, b.SandboxBinds},
 		{"worktree", a.Worktree, b.Worktree}, {"resources", a.Resources, b.Resources}, {"network", a.Network, b.Network},
-		{"agent_schedules", a.AgentSchedules, b.AgentSchedules},
+		{"agent_schedules", a.AgentSchedules, b.AgentSchedules}, {"mcp_servers", a.MCPServers, b.MCPServers},
 	}
 	var out []string
 	for _, f := range all {
@@ -147,7 +170,7 @@ func compareBots(old, new *Config, d *Diff, add func(string, bool)) {
 	for _, b := range old.Bots {
 		if new.Bot(b.Name) == nil {
 			d.BotsRemoved = append(d.BotsRemoved, b.Name)
-			add(fmt.Sprintf("bots[%s]", b.Name), b.Platform == PlatformWeb)
+			add(fmt.Sprintf("bots[%s]", b.Name), false) // stops after its conversations' current turns
 		}
 	}
 	for _, nb := range new.Bots {
@@ -155,7 +178,7 @@ func compareBots(old, new *Config, d *Diff, add func(string, bool)) {
 		p := fmt.Sprintf("bots[%s]", nb.Name)
 		if ob == nil {
 			d.BotsAdded = append(d.BotsAdded, nb.Name)
-			add(p, nb.Platform == PlatformWeb) // the web console is made at start
+			add(p, false) // a web bot needs the web console made at start: the caller checks
 			continue
 		}
 		if ob.Platform != nb.Platform || !reflect.DeepEqual(ob.Settings, nb.Settings) {

@@ -50,6 +50,7 @@ func TestCompare(t *testing.T) {
 		lines                        []string
 		env                          map[string]string
 		keys, restart, respawn       []string
+		contain                      []string
 		added, removed, restartedBot []string
 	}{
 		{name: "same file reloaded: nothing (time zones loaded twice compare equal)", lines: diffBase},
@@ -70,8 +71,20 @@ func TestCompare(t *testing.T) {
 			"  - { name: standup, bot: team, channel: C1, cron: \"0 10 * * 1-5\", tz: Europe/Berlin, prompt: hi }"), keys: []string{"schedules"}},
 		{name: "data_dir needs a restart", lines: edit("data_dir: ./data", "data_dir: ./other"),
 			keys: []string{"data_dir"}, restart: []string{"data_dir"}},
-		{name: "sandbox needs a restart", lines: edit("    model: sonnet", "    sandbox: none"),
-			keys: []string{"agents.coder.model", "agents.coder.sandbox"}, restart: []string{"agents.coder.sandbox"}, respawn: []string{"coder"}},
+		{name: "sandbox applies live: agents replaced with the new one", lines: edit("    model: sonnet", "    sandbox: none"),
+			keys: []string{"agents.coder.model", "agents.coder.sandbox"}, respawn: []string{"coder"}, contain: []string{"coder"}},
+		{name: "network applies live", lines: edit("    model: sonnet", "    network: { mode: host }"),
+			keys: []string{"agents.coder.model", "agents.coder.network"}, respawn: []string{"coder"}, contain: []string{"coder"}},
+		{name: "resources apply live", lines: edit("    model: sonnet", "    resources: { memory: 1GiB }"),
+			keys: []string{"agents.coder.model", "agents.coder.resources"}, respawn: []string{"coder"}},
+		{name: "new profile applies live", lines: edit("      - { tool: Read, action: allow }", "      - { tool: Read, action: allow }\n  other:\n    model: haiku"),
+			keys: []string{"agents.other"}, contain: []string{"other"}},
+		{name: "new worktree profile in a sandbox needs a restart", lines: edit("      - { tool: Read, action: allow }",
+			"      - { tool: Read, action: allow }\n  other:\n    worktree: true\n    sandbox: bwrap"),
+			keys: []string{"agents.other"}, restart: []string{"agents.other"}, contain: []string{"other"}},
+		{name: "mcp servers: agents replaced", lines: edit("    model: sonnet", "    model: sonnet\n    mcp_servers: { files: { command: /usr/bin/mcp-files } }"),
+			keys: []string{"agents.coder.mcp_servers"}, respawn: []string{"coder"}},
+		{name: "retention applies live", lines: append([]string{"retention: 30d"}, diffBase...), keys: []string{"retention"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +97,8 @@ func TestCompare(t *testing.T) {
 				what      string
 				got, want []string
 			}{{"keys", d.Keys, tc.keys}, {"restart", d.Restart, tc.restart}, {"respawn", d.ProfilesRespawn, tc.respawn},
-				{"added", d.BotsAdded, tc.added}, {"removed", d.BotsRemoved, tc.removed}, {"restarted bots", d.BotsRestarted, tc.restartedBot}} {
+				{"added", d.BotsAdded, tc.added}, {"removed", d.BotsRemoved, tc.removed}, {"restarted bots", d.BotsRestarted, tc.restartedBot},
+				{"containment", d.Containment, tc.contain}} {
 				if !slices.Equal(c.got, c.want) {
 					t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
 				}
@@ -100,6 +114,26 @@ func TestCompare(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCompareRestart: what the running bridge cannot change is named in
+// Restart: the store, and the sandbox of a profile with worktrees.
+func TestCompareRestart(t *testing.T) {
+	env := map[string]string{"KEY": "sk-ant-one", "BOT": "xoxb-one"}
+	old := mustParse(t, src(diffBase...), env)
+	next := mustParse(t, src(diffBase...), env)
+	next.Store.Driver = StorePostgres
+	if d := Compare(old, next); !slices.Equal(d.Restart, []string{"store"}) {
+		t.Errorf("store: restart = %q", d.Restart)
+	}
+	wt := func(sb string) *Config {
+		c := mustParse(t, src(diffBase...), env)
+		c.Agents["coder"].Worktree, c.Agents["coder"].Sandbox = true, sb
+		return c
+	}
+	if d := Compare(wt(SandboxBwrap), wt(SandboxNone)); !slices.Equal(d.Restart, []string{"agents.coder.sandbox"}) {
+		t.Errorf("worktree profile's sandbox: restart = %q", d.Restart)
 	}
 }
 

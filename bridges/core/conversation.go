@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -141,18 +142,15 @@ type conversation struct {
 	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
 	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
 	turn               *turn
-	cards              *cards.Set      // open cards
-	lastAuthor         author          // of the last person's message sent to the agent
-	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
-	stopping           bool            // !stop asked for an interrupt
-	statusShown        bool            // the working indicator is on (see pacing.go)
-	resuming           bool            // !resume waits for the session's conversation: send nothing meanwhile
-	restartAfterTurn   bool            // a setting needs a new process once the turn ends
-	replacing          int             // a reload changed the profile: replace the agent when idle (reload.go)
-	replaceTold        bool            // told that the replacement waits for a background task
-	bgTasks            map[string]bool // the live agent's running background tasks, by task id (reload.go)
-	replaceAfter       time.Time       // a due replacement waits until then (reload.go)
-	bypassRefusalShown bool            // told that a stored bypassPermissions is not applied
+	cards              *cards.Set         // open cards
+	lastAuthor         author             // of the last person's message sent to the agent
+	lastSent           *sentMsg           // the last message sent to the agent (nil: none since the worker started)
+	stopping           bool               // !stop asked for an interrupt
+	statusShown        bool               // the working indicator is on (see pacing.go)
+	resuming           bool               // !resume waits for the session's conversation: send nothing meanwhile
+	restartAfterTurn   bool               // a setting needs a new process once the turn ends
+	replace            reload.Replacement // a reload changed the profile: replace the agent when idle
+	bypassRefusalShown bool               // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outboxRetrying     bool
@@ -190,7 +188,6 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		timers:      make(map[timerKey]pendingTimer),
 		editReply:   make(map[string]bridges.MessageRef),
 		streamReply: make(map[string]streamEnd),
-		bgTasks:     make(map[string]bool),
 	}
 	cv.cards = cards.New(cardHost{cv})
 	cv.q = c.newQueue(cv)
@@ -208,7 +205,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.onOperatorAction(ctx, v)
 	case inEvent:
 		if v.gen == cv.gen && cv.sess != nil {
-			cv.noteTasks(v.ev)
+			cv.replace.Note(v.ev, cv.core.clock.Now())
 			cv.onEvent(ctx, v.ev)
 		}
 	case inAcquired:
@@ -227,7 +224,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	if cv.rescan.Swap(false) {
 		cv.deliverPending(ctx)
 	}
-	cv.replaceIfIdle(ctx)
+	cv.replace.Check(ctx, reloadConv{cv})
 	switch {
 	case cv.q.Closed():
 	case !cv.idle():

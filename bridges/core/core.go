@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -125,11 +126,12 @@ type Core struct {
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
 	budgets   map[budgetKey]*budget
-	refused   map[refusalKey]time.Time    // last refusal told per bot and user
-	states    map[string]bridges.BotState // connection state per bot (operator.go)
-	workers   sync.WaitGroup              // conversation queues and their helpers
-	reload    reloadState                 // bots started and stopped by Reload (reload.go)
-	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
+	refused   map[refusalKey]time.Time           // last refusal told per bot and user
+	states    map[string]bridges.BotState        // connection state per bot (operator.go)
+	workers   sync.WaitGroup                     // conversation queues and their helpers
+	bots      reload.Bots                        // bots started and stopped by reloads (reload_seam.go)
+	contain   atomic.Pointer[reload.Containment] // set by a reload; nil: CoreOptions' (containment)
+	readers   tasks.Group                        // readers of agent sessions' events (WaitSessionReaders)
 }
 
 var _ bridges.Handler = (*Core)(nil)
@@ -192,11 +194,11 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		}
 	}
 	for name, a := range c.cfg().Agents {
-		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.opts.Sandboxes[name] == nil {
+		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.containment().Sandboxes[name] == nil {
 			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
 		}
 		if m := a.Network.Mode; a.Sandbox == config.SandboxBwrap && (m == config.NetworkProxy || m == config.NetworkNone) &&
-			c.opts.Networks[name].Mode != m {
+			c.containment().Networks[name].Mode != m {
 			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
 		}
 	}
@@ -223,14 +225,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 			return fmt.Errorf("run core: %w", err)
 		}
 	}
-	c.setSpares(platforms)
-	defer c.stopSpares()
+	c.bots.SetSpares(reloadHost{c}, platforms)
+	defer c.bots.StopSpares()
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for name, p := range platforms {
 		wg.Go(func() {
-			if err := c.runBot(ctx, name, p); err != nil { // reload.go
+			if err := c.bots.Run(ctx, reloadHost{c}, name, p); err != nil { // a reload may stop it
 				errc <- err
 				if int(failed.Add(1)) == len(platforms) {
 					cancel() // no bot left to serve
@@ -243,7 +245,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		wg.Go(func() { sc.Run(ctx, c) })
 	}
 	wg.Wait()
-	c.reload.tasks.Wait() // bots started or drained by ApplyReload
+	c.bots.Wait() // bots started or drained by ApplyReload
 	close(errc)
 	var errs []error
 	for err := range errc {

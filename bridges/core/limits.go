@@ -18,12 +18,14 @@ import (
 // SpendGate enforces the bots' spend limits (config limits; bridges/spend
 // implements it). Its methods may block on the store; safe for concurrent use.
 type SpendGate interface {
-	// Admit decides whether a message of user (userName) may go to bot's
-	// agent at now: ok=false with the refusal to post when a budget is used
-	// up; notices are the texts to post (refusal, warnings). person says a
-	// person wrote it (an admin's exemption does not follow a schedule).
-	// An error means nothing was checked: the message stays pending.
-	Admit(ctx context.Context, bot *config.Bot, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error)
+	// Admit decides whether ledger message msgID of user (userName) may go
+	// to bot's agent at now: ok=false with the refusal to post when a budget
+	// is used up; notices are the texts to post (refusal, warnings). person
+	// says a person wrote it (an admin's exemption does not follow a
+	// schedule). A message admitted counts as a turn until its ledger row
+	// is final (its usage is recorded by then). An error means nothing was
+	// checked: the message stays pending.
+	Admit(ctx context.Context, bot *config.Bot, msgID, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error)
 	// Left is the !cost lines of what user has left of bot's budgets, ""
 	// when the bot has no limit.
 	Left(ctx context.Context, bot *config.Bot, user string, now time.Time) (string, error)
@@ -35,7 +37,7 @@ func (cv *conversation) limitGate(ctx context.Context, m store.InboxMessage) (ok
 	if cv.core.opts.Spend == nil {
 		return true, nil, nil
 	}
-	return cv.core.opts.Spend.Admit(ctx, cv.bot, m.UserID, m.UserName, m.Origin == OriginPerson, cv.core.clock.Now())
+	return cv.core.opts.Spend.Admit(ctx, cv.bot, m.ID, m.UserID, m.UserName, m.Origin == OriginPerson, cv.core.clock.Now())
 }
 
 // budgetLines describes, for !cost, what user has left of every budget of

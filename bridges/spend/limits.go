@@ -2,6 +2,7 @@ package spend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -83,8 +84,10 @@ func (l *limiter) shouldWarn(k warnKey, warn bool) bool {
 }
 
 // budgetChecks measures every budget of lim for user at now (per_user for
-// user, unless user is empty; total for the whole bot).
-func budgetChecks(ctx context.Context, st *store.Store, lim *config.Limit, user string, now time.Time) ([]budgetCheck, error) {
+// user, unless user is empty; total for the whole bot). running counts, by
+// user ("" for the whole bot), the turns admitted that have not finished
+// (nil: none); they count against turns_per_hour.
+func budgetChecks(ctx context.Context, st *store.Store, lim *config.Limit, user string, now time.Time, running map[string]int) ([]budgetCheck, error) {
 	day, month := calendarStarts(now, lim.Location)
 	var out []budgetCheck
 	for _, s := range []struct {
@@ -113,7 +116,7 @@ func budgetChecks(ctx context.Context, st *store.Store, lim *config.Limit, user 
 			}
 			bc := budgetCheck{scope: s.scope, kind: w.kind, limit: w.limit, used: sp.CostUSD, resets: w.resets}
 			if w.kind == kindHour {
-				bc.used = float64(sp.Turns)
+				bc.used = float64(sp.Turns + int64(running[s.user]))
 				bc.resets = now
 				if sp.Turns >= int64(s.b.TurnsPerHour) {
 					// Free again when the turn that keeps the count at the limit leaves the hour.
@@ -154,13 +157,24 @@ type Gate struct {
 	st      *store.Store
 	limits  *limiter
 	metrics Counter
+
+	// mu makes a check and the admission it allows one step, so that two
+	// messages checked at once cannot both take the last turn.
+	mu sync.Mutex
+	// admitted are the ledger messages admitted whose turn has not
+	// finished (their ledger row is not final yet): their usage is not
+	// recorded, so they count against turns_per_hour from here.
+	admitted map[string]admission
 }
+
+// admission is one message admitted (see Gate.admitted).
+type admission struct{ bot, user string }
 
 // New returns the gate of cfg's limits (the config in force at each
 // check: a *config.Config or a reloading *config.Live), measuring usage in
 // st and counting in metrics (may be nil).
 func New(cfg config.Source, st *store.Store, metrics Counter) *Gate {
-	return &Gate{cfg: cfg, st: st, limits: newLimiter(), metrics: metrics}
+	return &Gate{cfg: cfg, st: st, limits: newLimiter(), metrics: metrics, admitted: make(map[string]admission)}
 }
 
 // exempt reports whether user is not subject to lim: admins, when the
@@ -169,19 +183,32 @@ func exempt(lim *config.Limit, bot *config.Bot, user string) bool {
 	return lim.ExemptAdmins && slices.Contains(bot.Access.Admins, user)
 }
 
-// Admit decides whether a message of user (userName) may go to bot's agent
-// at now under the bot's spend limit. It returns ok=false with the refusal
-// to post when a budget is used up, and warnings to post for budgets at
-// 80 % or more. person says a person wrote it: a schedule's firing carries
-// nobody's rights, so an admin's exemption does not follow the schedules
-// they made. A store error is returned as is: the caller keeps the message
-// pending (nothing unchecked reaches the agent).
-func (g *Gate) Admit(ctx context.Context, bot *config.Bot, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error) {
+// Admit decides whether ledger message msgID of user (userName) may go to
+// bot's agent at now under the bot's spend limit. It returns ok=false with
+// the refusal to post when a budget is used up, and warnings to post for
+// budgets at 80 % or more. person says a person wrote it: a schedule's
+// firing carries nobody's rights, so an admin's exemption does not follow
+// the schedules they made. A store error is returned as is: the caller
+// keeps the message pending (nothing unchecked reaches the agent).
+//
+// Turns are counted from the recorded usage plus the messages admitted
+// whose ledger row is not final yet (their turn runs, or waits for its
+// agent): a quick second message does not slip past turns_per_hour
+// before the first turn's usage is written. (A turn between its result
+// and its ledger row's completion counts twice for that moment: the
+// limit errs on the side of refusing.)
+func (g *Gate) Admit(ctx context.Context, bot *config.Bot, msgID, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error) {
 	lim := g.cfg.Current().LimitFor(bot.Name)
 	if lim == nil || person && exempt(lim, bot, user) {
 		return true, nil, nil
 	}
-	checks, err := budgetChecks(ctx, g.st, lim, user, now)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	running, err := g.running(ctx, bot.Name, msgID)
+	if err != nil {
+		return false, nil, err
+	}
+	checks, err := budgetChecks(ctx, g.st, lim, user, now, running)
 	if err != nil {
 		return false, nil, err
 	}
@@ -208,7 +235,35 @@ func (g *Gate) Admit(ctx context.Context, bot *config.Bot, user, userName string
 			notices = append(notices, warningText(who, bc, lim, now))
 		}
 	}
+	if msgID != "" {
+		g.admitted[msgID] = admission{bot.Name, user}
+	}
 	return true, notices, nil
+}
+
+// running forgets the admitted messages whose ledger row is final (or
+// gone) and counts the others of bot, but except, by user and in all
+// (key ""); g.mu is held.
+func (g *Gate) running(ctx context.Context, bot, except string) (map[string]int, error) {
+	out := map[string]int{}
+	for id, a := range g.admitted {
+		m, err := g.st.InboxByID(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			delete(g.admitted, id)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("count the turns running: %w", err)
+		case m.State.Final():
+			delete(g.admitted, id)
+			continue
+		}
+		if a.bot == bot && id != except {
+			out[a.user]++
+			out[""]++
+		}
+	}
+	return out, nil
 }
 
 func (g *Gate) count(f func(Counter)) {
@@ -224,7 +279,13 @@ func (g *Gate) Left(ctx context.Context, bot *config.Bot, user string, now time.
 	if lim == nil {
 		return "", nil
 	}
-	checks, err := budgetChecks(ctx, g.st, lim, user, now)
+	g.mu.Lock()
+	running, err := g.running(ctx, bot.Name, "")
+	g.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	checks, err := budgetChecks(ctx, g.st, lim, user, now, running)
 	if err != nil {
 		return "", err
 	}

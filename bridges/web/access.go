@@ -38,14 +38,15 @@ func (cv conv) owns() bool { return cv.role == store.WebOwner }
 // a conversation; the key's channel is always its owner.
 func (c *Console) conversationOf(w http.ResponseWriter, r *http.Request) (conv, bool) {
 	thread, user := r.PathValue("thread"), auth.CurrentUser(r).Name
-	if c.bot == nil || !threadRE.MatchString(thread) {
+	bot := c.bot.Load()
+	if bot == nil || !threadRE.MatchString(thread) {
 		c.notFound(w, r)
 		return conv{}, false
 	}
-	th, err := c.st.WebThreadFor(r.Context(), c.bot.Name, thread, user)
+	th, err := c.st.WebThreadFor(r.Context(), bot.Name, thread, user)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		deleted, derr := c.st.WebThreadDeleted(r.Context(), c.bot.Name, thread)
+		deleted, derr := c.st.WebThreadDeleted(r.Context(), bot.Name, thread)
 		if derr != nil || deleted {
 			if derr != nil {
 				c.log.Error("look up a web conversation", "thread", thread, "err", derr)
@@ -53,7 +54,7 @@ func (c *Console) conversationOf(w http.ResponseWriter, r *http.Request) (conv, 
 			c.notFound(w, r)
 			return conv{}, false
 		}
-		return conv{key: bridges.ConversationKey{Bot: c.bot.Name, Channel: user, Thread: thread}, role: store.WebOwner}, true
+		return conv{key: bridges.ConversationKey{Bot: bot.Name, Channel: user, Thread: thread}, role: store.WebOwner}, true
 	case err != nil:
 		c.log.Error("look up a web conversation", "thread", thread, "err", err)
 		c.errorPage(w, r, http.StatusInternalServerError, "The conversation could not be read.")
@@ -62,7 +63,7 @@ func (c *Console) conversationOf(w http.ResponseWriter, r *http.Request) (conv, 
 		c.notFound(w, r)
 		return conv{}, false
 	}
-	return conv{key: bridges.ConversationKey{Bot: c.bot.Name, Channel: th.Owner, Thread: thread}, role: th.Role, exists: true, thread: th}, true
+	return conv{key: bridges.ConversationKey{Bot: bot.Name, Channel: th.Owner, Thread: thread}, role: th.Role, exists: true, thread: th}, true
 }
 
 // notFound answers 404: there is no such conversation, or not for this

@@ -75,7 +75,7 @@ func (c *Console) convOf(ctx context.Context, user, id string, key bridges.Conve
 		}
 		v.Title = oneLine(title, 80)
 	}
-	if c.bot != nil && key.Bot == c.bot.Name && threadRE.MatchString(key.Thread) {
+	if bot := c.bot.Load(); bot != nil && key.Bot == bot.Name && threadRE.MatchString(key.Thread) {
 		// A web conversation: by its title, linked when the admin sees it
 		// (their own, or shared with them).
 		if th, err := c.st.WebThreadFor(ctx, key.Bot, key.Thread, user); err == nil && th.Owner == key.Channel {

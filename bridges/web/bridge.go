@@ -128,7 +128,7 @@ type Options struct {
 // to the core as that bot's Platform.
 type Console struct {
 	cfg   atomic.Pointer[config.Config] // the config in force (ReloadUsers replaces it)
-	bot   *config.Bot                   // nil: no web bot (sign-in and admin pages only)
+	bot   atomic.Pointer[config.Bot]    // nil: no web bot (sign-in and admin pages only); a reload sets it (reload.go)
 	st    *store.Store
 	log   *slog.Logger
 	demo  bool
@@ -211,7 +211,6 @@ func New(opts Options) (*Console, error) {
 		log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
 	}
 	c := &Console{
-		bot:            opts.Config.WebBot(),
 		st:             opts.Store,
 		log:            log,
 		demo:           opts.Demo,
@@ -228,6 +227,7 @@ func New(opts Options) (*Console, error) {
 	}
 	c.cfg.Store(opts.Config)
 	c.admin = admin.New(adminHost{c}, opts.Store, log)
+	c.bot.Store(opts.Config.WebBot())
 	c.static = staticHandler()
 	c.mux = c.routes()
 	return c, nil

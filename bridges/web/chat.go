@@ -25,8 +25,8 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		HasBot bool
 		List   threadList
-	}{HasBot: c.bot != nil}
-	if c.bot != nil {
+	}{HasBot: c.bot.Load() != nil}
+	if data.HasBot {
 		data.List = c.threadList(r, "")
 	}
 	c.render(w, r, http.StatusOK, "home", "chat", data)
@@ -46,7 +46,11 @@ type threadList struct {
 func (c *Console) threadList(r *http.Request, current string) threadList {
 	l := threadList{Query: strings.TrimSpace(r.URL.Query().Get("q")), Archived: r.URL.Query().Get("archived") == "1", Current: current}
 	user := auth.CurrentUser(r).Name
-	items, err := c.st.WebThreads(r.Context(), c.bot.Name, user, store.WebThreadQuery{Archived: l.Archived, Search: oneLine(l.Query, 200), Limit: threadsShown})
+	bot := c.bot.Load()
+	if bot == nil {
+		return l
+	}
+	items, err := c.st.WebThreads(r.Context(), bot.Name, user, store.WebThreadQuery{Archived: l.Archived, Search: oneLine(l.Query, 200), Limit: threadsShown})
 	if err != nil {
 		c.log.Error("list web conversations", "user", user, "err", err)
 	}
@@ -61,7 +65,7 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 // as home plus ?cur=), which the pages' script swaps in when the list
 // changes or a search is typed.
 func (c *Console) threads(w http.ResponseWriter, r *http.Request) {
-	if c.bot == nil {
+	if c.bot.Load() == nil {
 		http.NotFound(w, r)
 		return
 	}
@@ -114,7 +118,7 @@ func shortTitle(text string) string {
 // newConversation sends the user to a fresh conversation; it exists once
 // its first message is sent.
 func (c *Console) newConversation(w http.ResponseWriter, r *http.Request) {
-	if c.bot == nil {
+	if c.bot.Load() == nil {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}

@@ -110,16 +110,17 @@ func (c *Console) readUpload(r *http.Request, key bridges.ConversationKey) (up *
 // browser: an uploaded HTML file must not run on the console's origin).
 func (c *Console) file(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if c.bot == nil || !fileRE.MatchString(id) {
+	bot := c.bot.Load()
+	if bot == nil || !fileRE.MatchString(id) {
 		http.NotFound(w, r)
 		return
 	}
 	up, err := c.st.WebUpload(r.Context(), id)
-	if err != nil || up.Key.Bot != c.bot.Name {
+	if err != nil || up.Key.Bot != bot.Name {
 		http.NotFound(w, r)
 		return
 	}
-	if th, err := c.st.WebThreadFor(r.Context(), c.bot.Name, up.Key.Thread, auth.CurrentUser(r).Name); err != nil ||
+	if th, err := c.st.WebThreadFor(r.Context(), bot.Name, up.Key.Thread, auth.CurrentUser(r).Name); err != nil ||
 		th.Role == "" || th.Owner != up.Key.Channel {
 		http.NotFound(w, r)
 		return

@@ -16,8 +16,10 @@ func (c *Console) config() *config.Config { return c.cfg.Load() }
 // It changes nothing; the returned apply makes it current, with cfg for
 // the operator pages, and ends at once the sessions of users removed or
 // whose token changed (their cookies are refused from the next request
-// on, and the sessions are deleted). The web bot and the listener are not
-// reloaded.
+// on, and the sessions are deleted). It also takes cfg's web bot: a web bot added gets its chat
+// pages at once (its adapter, the console, is then run by the core); one
+// removed refuses new messages at once while its current turns finish.
+// The listener is not reloaded.
 func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) error, err error) {
 	us, _, err := auth.NewUsers(cfg.Web.Users, cfg.DataDir)
 	if err != nil {
@@ -26,6 +28,7 @@ func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) 
 	return func(ctx context.Context) error {
 		c.users.Replace(us)
 		c.cfg.Store(cfg)
+		c.bot.Store(cfg.WebBot())
 		n, err := c.sess.EndStale(ctx)
 		if err != nil {
 			return fmt.Errorf("web console: reload users: %w", err)

@@ -11,7 +11,7 @@ import (
 // accepts messages from the pages while ctx lasts. It returns nil when ctx
 // ends.
 func (c *Console) Run(ctx context.Context, h bridges.Handler) error {
-	if c.bot == nil {
+	if c.bot.Load() == nil {
 		return errors.New("web console: the config has no web bot")
 	}
 	c.mu.Lock()

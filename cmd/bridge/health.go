@@ -43,6 +43,10 @@ type healthConfig struct {
 	Trigger    string    `json:"trigger"`
 	Refused    []string  `json:"refused,omitempty"`
 	RefusedAt  time.Time `json:"refused_at,omitzero"`
+	// Replicas says which config file this process runs and which other
+	// live processes on the same database run a different one
+	// (replica_config.go).
+	Replicas *healthReplicas `json:"replicas,omitempty"`
 }
 
 // healthReplies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
@@ -88,6 +92,9 @@ type healthSources struct {
 	replies repliesFunc              // replies waiting out an outage or given up
 	storage func() store.WriteHealth // whether the database can be written
 	config  func() web.ConfigStatus  // the config generation and the last refused reload
+	// replicas says which config file this process and the others on its
+	// database run (shown with config).
+	replicas func() *healthReplicas
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
@@ -107,6 +114,9 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 			s := src.config()
 			body.Config = &healthConfig{Generation: s.Generation, Since: s.At.UTC(), Trigger: s.Trigger,
 				Refused: s.Refused, RefusedAt: s.RefusedAt.UTC()}
+			if src.replicas != nil {
+				body.Config.Replicas = src.replicas()
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -37,9 +39,16 @@ type reloader struct {
 	core      *core.Core
 	console   *web.Console // nil without a web console
 	bots      *botSet
-	st        *store.Store
-	log       *slog.Logger
-	now       func() time.Time
+	contain   *containment // builds the sandboxes and networks of new or changed profiles
+	// retention, when set, is told that retention changed (the pruner
+	// restarts with it); it never blocks.
+	retention func()
+	// replicas, when set, records the file each applied generation was
+	// read from (replica_config.go).
+	replicas *replicaConfigs
+	st       *store.Store
+	log      *slog.Logger
+	now      func() time.Time
 
 	run sync.Mutex // one reload at a time
 
@@ -62,6 +71,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		return r.refuse(ctx, trigger, []string{"the bridge is starting or stopping: reload again once it runs"})
 	}
 	old := r.live.Current()
+	sum := fileSum(r.path)
 	cfg, err := loadConfigFile(r.path, r.lookupEnv)
 	if err != nil {
 		return r.refuse(ctx, trigger, problemLines(err))
@@ -79,9 +89,24 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		return r.refuse(ctx, trigger, ps)
 	}
 	// Everything that can fail comes before the new config is made current.
+	var confined *reload.Containment
+	if len(d.Containment) > 0 {
+		ct, err := r.contain.build(ctx, cfg)
+		if err != nil {
+			return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: %v", r.path, err)})
+		}
+		confined = &ct
+	}
+	if b := cfg.WebBot(); b != nil && slices.Contains(d.BotsAdded, b.Name) && r.console == nil {
+		return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: bots[%s] added: a web bot needs the web console, which starts with the bridge "+
+			"when http.listen is set and the config has a web bot or web users: this needs a restart of the bridge", r.path, b.Name)})
+	}
 	opened, err := r.bots.open(ctx, cfg, botsNamed(cfg, d.BotsAdded, d.BotsRestarted))
 	if err != nil {
 		return r.refuse(ctx, trigger, []string{fmt.Sprintf("%s: %v", r.path, err)})
+	}
+	if b := cfg.WebBot(); b != nil && slices.Contains(d.BotsAdded, b.Name) {
+		opened[b.Name] = r.console // the console is the web bot's adapter (opened with the bridge)
 	}
 	var applyUsers func(context.Context) error
 	if r.console != nil {
@@ -102,8 +127,16 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 			r.log.Error("config reload: end the sessions of removed web users", "err", err)
 		}
 	}
-	if err := r.core.ApplyReload(ctx, core.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force}); err != nil {
+	if err := r.core.ApplyReload(ctx, core.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force,
+		Containment: confined}); err != nil {
 		r.log.Error("config reload: apply", "generation", gen.Number, "err", err)
+	}
+	if r.retention != nil && slices.Contains(d.Keys, "retention") {
+		r.retention()
+	}
+	if r.replicas != nil {
+		r.replicas.set(sum, gen)
+		r.replicas.beat(ctx)
 	}
 	r.log.Info("config reloaded", "generation", gen.Number, "trigger", trigger, "changed", strings.Join(d.Keys, ", "),
 		"bots_added", d.BotsAdded, "bots_removed", d.BotsRemoved, "bots_restarted", d.BotsRestarted,

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
-	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
@@ -79,10 +78,17 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return usageError{err}
 	}
 	defer bots.close()
-	sandboxes, err := buildSandboxes(ctx, cfg, logger)
+	// The agents' sandboxes and networks (egress.go), checked before
+	// anything else starts; the egress proxy closes after the agents
+	// stopped (deferred calls run last first).
+	reg := prometheus.NewRegistry()
+	contain := newContainment(reg, logger)
+	defer contain.close()
+	confined, err := contain.build(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	sandboxes := confined.Sandboxes
 	// Resource limits (limits.go); the cgroups go after the agents stopped
 	// (deferred before the pool's Close).
 	cgroups, limits := openLimits(cfg, logger)
@@ -115,18 +121,6 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		platforms[b.Name] = console
 	}
 
-	// Before the pool: the proxy closes after the agents stopped (deferred
-	// calls run last first), so that a turn finishing at shutdown still
-	// reaches its model.
-	reg := prometheus.NewRegistry()
-	networks, proxy, err := buildNetworks(ctx, cfg, sandboxes, reg, logger) // egress.go
-	if err != nil {
-		return err
-	}
-	if proxy != nil {
-		defer proxy.Close()
-	}
-
 	live := config.NewLive(cfg, time.Now()) // the one config in force; reloads replace it (reload.go)
 	pool := agentpool.New(logger)
 	var bridgeCore *core.Core
@@ -153,7 +147,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	hub := handoff.NewHub() // terminals attached with bridge attach see conversations through it
 	bridgeCore = core.NewCore(core.CoreOptions{
 		Config: live, Store: st, Pool: agents, Logger: logger,
-		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
+		Metrics: metrics, Sandboxes: sandboxes, Networks: confined.Networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
 		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics}),
 		Tools:     agenttools.New, Transcriber: stt, Observer: hub,
@@ -161,11 +155,24 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	handoffs := handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
+	retentionChanged := make(chan struct{}, 1)
 	reloads := &reloader{path: cfg.Path, lookupEnv: lookupEnv, live: live, core: bridgeCore, console: console,
-		bots: bots, st: st, log: logger, now: time.Now}
+		bots: bots, contain: contain, st: st, log: logger, now: time.Now, retention: func() {
+			select {
+			case retentionChanged <- struct{}{}:
+			default:
+			}
+		}}
 	if console != nil {
 		console.SetOperator(bridgeCore)
 		console.SetConfigStatus(reloads.status)
+	}
+
+	var replicas *replicaConfigs // the config file each process on this database runs (replica_config.go)
+	if !builtin {
+		replicas = &replicaConfigs{id: replicaID(), st: st, log: logger, now: time.Now}
+		replicas.set(fileSum(cfg.Path), live.Generation())
+		reloads.replicas = replicas
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -173,7 +180,8 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
 		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status}), console, handoffs)
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status,
+				replicas: replicasStatus(replicas)}), console, handoffs)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -189,12 +197,14 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	pruneDone := make(chan struct{})
 	go func() {
 		defer close(pruneDone)
-		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
-			Also: func(ctx context.Context, before time.Time) error {
-				_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
-				_, werr := worktree.Prune(ctx, st, cfg, sandboxes, before, logger)
-				return errors.Join(err, werr)
-			}}.Run(ctx)
+		runPruner(ctx, live, retentionChanged, func(retention time.Duration) store.Pruner {
+			return store.Pruner{Store: st, Retention: retention, Logger: logger,
+				Also: func(ctx context.Context, before time.Time) error {
+					_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
+					_, werr := worktree.Prune(ctx, st, live.Current(), sandboxes, before, logger)
+					return errors.Join(err, werr)
+				}}
+		})
 	}()
 
 	watchDone := make(chan struct{})
@@ -207,10 +217,19 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		reloads.watch(ctx, reloadSigs, filePoll) // reload_watch.go
 	}()
 
+	replicasDone := make(chan struct{})
+	go func() {
+		defer close(replicasDone)
+		if replicas != nil {
+			replicas.run(ctx, replicaBeat)
+		}
+	}()
+
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
 	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
 	<-watchDone
+	<-replicasDone
 	<-pruneDone // before the store closes
 	httpErr := <-httpDone
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
@@ -236,34 +255,6 @@ func openBot(ctx context.Context, list []platform, i int, cfg *config.Config, b 
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	return list[i].open(ctx, cfg, b, logger)
-}
-
-// buildSandboxes creates and checks one sandbox per agent profile, so that
-// a machine that cannot confine agents fails at start with what to do.
-func buildSandboxes(ctx context.Context, cfg *config.Config, logger *slog.Logger) (map[string]sandbox.Sandbox, error) {
-	out := make(map[string]sandbox.Sandbox, len(cfg.Agents))
-	checked := map[string]error{}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
-		a := cfg.Agents[name]
-		sb, err := sandbox.New(a.Sandbox, "")
-		if err != nil {
-			return nil, usageError{fmt.Errorf("agent profile %q: %w", name, err)}
-		}
-		if a.Sandbox == config.SandboxNone {
-			logger.Warn("agent profile runs without a sandbox: its agents can read and signal what the bridge's Unix user can (see SECURITY.md)",
-				"profile", name)
-		}
-		cerr, done := checked[sb.Name()]
-		if !done {
-			cerr = sb.Check(ctx)
-			checked[sb.Name()] = cerr
-		}
-		if cerr != nil {
-			return nil, fmt.Errorf("agent profile %q: sandbox %s: %w", name, sb.Name(), cerr)
-		}
-		out[name] = sb
-	}
-	return out, nil
 }
 
 func newLogger(c config.Log, w io.Writer) *slog.Logger {
