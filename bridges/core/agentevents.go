@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -205,26 +206,26 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	}
 	var rows []store.OutboxMessage
 	st, liveRef := cv.core.st, t.live.ref
-	var stream streamEnd
+	var stream delivery.StreamEnd
 	if replyInStream { // the reply ends the stream, also when recorded late
-		stream = streamEnd{s: t.live.stream.s, last: streamLast}
+		stream = delivery.StreamEnd{S: t.live.stream.s, Last: streamLast}
 		t.live.stream.s = nil
 	}
-	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "turn's reply", do: func(ctx context.Context) error {
+	kept, err := cv.writes.Record(ctx, delivery.Write{What: "turn's reply", Do: func(ctx context.Context) error {
 		var err error
 		rows, err = st.EndTurn(ctx, usage, replies)
 		switch {
 		case err != nil || len(rows) == 0:
 		case replyInLive:
-			cv.editReply[rows[0].ID] = liveRef // the live message becomes the reply
+			cv.outbox.EditInstead(rows[0].ID, liveRef) // the live message becomes the reply
 		case replyInStream:
-			cv.streamReply[rows[0].ID] = stream
+			cv.outbox.StopStreamInstead(rows[0].ID, stream)
 		}
 		return err
 	}})
 	switch {
 	case kept:
-		// Posted once recorded (retryUnrecorded): a reply is never posted
+		// Posted once recorded (Journal.Retry): a reply is never posted
 		// unrecorded, so it cannot be lost or posted twice.
 		cv.notice(ctx, "⚠️ The bridge's disk is full: the agent's answer is kept and will be posted as soon as the bridge can record it.")
 	case err != nil:
@@ -234,12 +235,12 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 			cv.notice(ctx, c)
 		}
 	}
-	if !kept && stream.s != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
-		if serr := stream.s.Stop(ctx, stream.last); serr != nil {
+	if !kept && stream.S != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
+		if serr := stream.S.Stop(ctx, stream.Last); serr != nil {
 			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
-	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
+	cv.outbox.Flush(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
 	if cv.restartAfterTurn {
 		cv.restartAfterTurn = false
@@ -250,8 +251,8 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 // addUsage records a turn's usage on its own (see onResult).
 func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
 	st := cv.core.st
-	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "usage",
-		do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
+	if _, err := cv.writes.Record(ctx, delivery.Write{What: "usage",
+		Do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
 		cv.log.Error("record usage", "err", err)
 	}
 }

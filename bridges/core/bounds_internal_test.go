@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,28 +204,6 @@ func TestTurnToolsBounded(t *testing.T) {
 	}
 }
 
-// TestBudgetReleasedWithLastWorker: a channel's budget lives as long as a
-// worker of that channel does.
-func TestBudgetReleasedWithLastWorker(t *testing.T) {
-	c := NewCore(CoreOptions{})
-	k1 := bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "1"}
-	k2 := bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "2"}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b1, b2 := c.budgetForLocked(k1), c.budgetForLocked(k2)
-	if b1 != b2 {
-		t.Fatal("threads of one channel got different budgets")
-	}
-	c.releaseBudgetLocked(k1)
-	if len(c.budgets) != 1 {
-		t.Fatal("budget released while a worker still holds it")
-	}
-	c.releaseBudgetLocked(k2)
-	if len(c.budgets) != 0 {
-		t.Errorf("budgets left after the last worker: %v", slices.Collect(maps.Keys(c.budgets)))
-	}
-}
-
 // TestRetiredWorkersReleaseBudgets: once the workers of a channel retire,
 // the core holds no budget for it.
 func TestRetiredWorkersReleaseBudgets(t *testing.T) {
@@ -251,9 +227,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 		}
 	}()
 	budgets := func() int {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return len(c.budgets)
+		return c.budgets.Len()
 	}
 	waitUntil(t, "the core running", func() bool {
 		c.mu.Lock()
@@ -309,28 +283,4 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) fl
 		}
 	}
 	return 0
-}
-
-// TestBudgetDebtIsCapped: urgent operations always go and push streaming
-// edits back one interval each, but a burst pushes them back at most
-// maxBudgetDebt intervals; streaming edits keep one per interval.
-func TestBudgetDebtIsCapped(t *testing.T) {
-	var b budget
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	const iv = time.Second
-	for range 50 {
-		if w := b.take(now, iv, true); w != 0 {
-			t.Fatalf("an urgent take waited %v", w)
-		}
-	}
-	if w := b.take(now, iv, false); w != maxBudgetDebt*iv {
-		t.Errorf("after a burst of 50 urgent posts a streaming edit waits %v, want %v", w, maxBudgetDebt*iv)
-	}
-	now = now.Add(maxBudgetDebt * iv)
-	if w := b.take(now, iv, false); w != 0 {
-		t.Errorf("once the debt is paid a streaming edit waits %v", w)
-	}
-	if w := b.take(now.Add(iv/2), iv, false); w != iv/2 {
-		t.Errorf("a second streaming edit within the interval waits %v, want %v", w, iv/2)
-	}
 }

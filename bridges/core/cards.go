@@ -45,12 +45,12 @@ func (h cardHost) CountApproval(decision string) {
 }
 
 func (h cardHost) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
-	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
 	return h.cv.post(ctx, m)
 }
 
 func (h cardHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
 	return h.cv.editOrPost(ctx, ref, m, instead)
 }
 
@@ -59,7 +59,7 @@ func (h cardHost) ReplyPrivately(ctx context.Context, a bridges.Action, text str
 }
 
 func (h cardHost) Record(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
-	h.cv.recordOrLog(ctx, what, do, attrs...)
+	h.cv.writes.RecordOrLog(ctx, what, do, attrs...)
 }
 
 func (h cardHost) Requesters() map[string]cards.Person {
@@ -105,7 +105,7 @@ func (h cardHost) BeforeCard(ctx context.Context) {
 		cv.finishLive(ctx, text)
 	} else if text != "" {
 		cv.cancelTimer(timerLive, "")
-		cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+		cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 		if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
 			cv.log.Warn("post the text before a card", "err", err)
 		}

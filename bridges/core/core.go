@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
@@ -32,7 +33,6 @@ const (
 	DefaultQueueCapacity   = 256
 	DefaultOutboxBackoff   = 2 * time.Second
 	DefaultRetireIdleAfter = 10 * time.Minute
-	maxOutboxBackoff       = time.Minute
 	defaultEditInterval    = time.Second
 )
 
@@ -121,7 +121,7 @@ type Core struct {
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
-	budgets   map[budgetKey]*budget
+	budgets   delivery.Budgets            // per channel (pacing)
 	refused   map[refusalKey]time.Time    // last refusal told per bot and user
 	states    map[string]bridges.BotState // connection state per bot (operator.go)
 	workers   sync.WaitGroup              // conversation queues and their helpers
@@ -156,7 +156,6 @@ func NewCore(opts CoreOptions) *Core {
 		clock:   opts.Clock,
 		opts:    opts,
 		convs:   make(map[bridges.ConversationKey]*conversation),
-		budgets: make(map[budgetKey]*budget),
 		refused: make(map[refusalKey]time.Time),
 	}
 }
@@ -270,7 +269,7 @@ func (c *Core) stop() {
 		convs = append(convs, cv)
 	}
 	c.convs = make(map[bridges.ConversationKey]*conversation)
-	c.budgets = make(map[budgetKey]*budget)
+	c.budgets.Reset()
 	c.mu.Unlock()
 	for _, cv := range convs {
 		cv.q.Close()
@@ -345,7 +344,7 @@ func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
 	if c.cfg().Bot(a.Key.Bot) == nil {
 		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
 	}
-	if strings.HasPrefix(a.CardID, feedbackPrefix) {
+	if strings.HasPrefix(a.CardID, delivery.FeedbackPrefix) {
 		return c.onFeedback(ctx, a)
 	}
 	c.mu.Lock()
@@ -433,7 +432,7 @@ func (c *Core) retire(cv *conversation) bool {
 		return false
 	}
 	delete(c.convs, cv.key)
-	c.releaseBudgetLocked(cv.key)
+	c.budgets.Release(cv.key)
 	cv.q.Close()
 	return true
 }
@@ -443,32 +442,6 @@ func (c *Core) ActiveConversations() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.convs)
-}
-
-// budgetForLocked returns the shared edit budget of key's channel for a new
-// worker, which releases it with releaseBudgetLocked; c.mu is held.
-func (c *Core) budgetForLocked(key bridges.ConversationKey) *budget {
-	k := budgetKey{key.Bot, key.Channel}
-	b := c.budgets[k]
-	if b == nil {
-		b = &budget{}
-		c.budgets[k] = b
-	}
-	b.workers++
-	return b
-}
-
-// releaseBudgetLocked drops a retiring worker's hold on its channel's
-// budget, forgetting the budget with the channel's last worker; c.mu is
-// held. (A worker retires long after its last post, so the budget's
-// reservation has passed by then.)
-func (c *Core) releaseBudgetLocked(key bridges.ConversationKey) {
-	k := budgetKey{key.Bot, key.Channel}
-	if b := c.budgets[k]; b != nil {
-		if b.workers--; b.workers <= 0 {
-			delete(c.budgets, k)
-		}
-	}
 }
 
 // platform returns the adapter of bot, or nil.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -49,7 +50,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	}
 	blocked := false // a message could not be sent: later ones must wait (order)
 	for _, m := range msgs {
-		if cv.waitsForMark(m.ID) {
+		if cv.writes.Waits(m.ID) {
 			continue // handled already; the ledger says so once the disk has room
 		}
 		if cv.handledAsCommand(ctx, m) {
@@ -160,11 +161,11 @@ func redeliveryUUID(ledgerID string, attempt int) string {
 // finishInbox moves a ledger message to state, logging (not failing) a
 // refused transition: the ledger is the authority and stays consistent.
 // A mark the database cannot take now (a full disk) is kept and made
-// later, in order (recordInOrder).
+// later, in order (delivery.Journal).
 func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
 	st := cv.core.st
-	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "ledger " + string(state), markID: id,
-		do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
+	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger " + string(state), MarkID: id,
+		Do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
 		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
 	}
 	if state.Final() {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -90,13 +90,6 @@ func (cv *conversation) streamLive(ctx context.Context) bool {
 	}
 	t.committed(cur, chunks)
 	return true
-}
-
-// streamEnd is how a turn's stream ends when its reply (an outbox row) is
-// posted: Stop with last instead of a post.
-type streamEnd struct {
-	s    bridges.Stream
-	last []bridges.StreamChunk
 }
 
 // endStream decides, when the turn's result arrives, how its open stream
@@ -211,7 +204,7 @@ func (cv *conversation) progressLine(ctx context.Context) {
 // message, so that a long turn makes one message (per edit window) and
 // no stream of identical ones.
 func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) {
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	m := bridges.Message{Text: line}
 	var ref bridges.MessageRef
 	var err error
@@ -227,39 +220,6 @@ func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) 
 	t.progress = ref
 }
 
-// canEdit reports whether the message at ref can still be edited on p: p is
-// an Editor and, when lim.EditMaxAge is set, the message was posted less
-// than EditMaxAge before now (a ref without a posting time is too old).
-func canEdit(p bridges.Platform, lim bridges.Limits, ref bridges.MessageRef, now time.Time) bool {
-	if _, ok := p.(bridges.Editor); !ok {
-		return false
-	}
-	if lim.EditMaxAge <= 0 {
-		return true
-	}
-	return !ref.At.IsZero() && now.Sub(ref.At) < lim.EditMaxAge
-}
-
-// editOrPost shows m in place of the message at ref when the platform can
-// still edit it; otherwise it posts instead as a new message in ref's
-// conversation (to quote the old message, set instead.ReplyTo). It returns the ref
-// of the message that now shows the content (ref itself after an edit, the
-// new message after a post, stamped with now).
-func editOrPost(ctx context.Context, p bridges.Platform, lim bridges.Limits, now time.Time, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	if canEdit(p, lim, ref, now) {
-		if err := p.(bridges.Editor).Edit(ctx, ref, m); err != nil {
-			return ref, fmt.Errorf("edit message %s: %w", ref.ID, err)
-		}
-		return ref, nil
-	}
-	posted, err := p.Post(ctx, ref.Key, instead)
-	if err != nil {
-		return ref, fmt.Errorf("post instead of editing message %s: %w", ref.ID, err)
-	}
-	posted.At = now
-	return posted, nil
-}
-
 // post posts m into the conversation and stamps the ref with the core's
 // clock (for Limits.EditMaxAge).
 func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
@@ -271,9 +231,9 @@ func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.Me
 	return ref, nil
 }
 
-// editOrPost is editOrPost for this conversation's platform and clock.
+// editOrPost is delivery.EditOrPost for this conversation's platform and clock.
 func (cv *conversation) editOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	return editOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
+	return delivery.EditOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
 }
 
 // This file holds what a native stream (bridges.Streamer) shows beyond
@@ -321,23 +281,13 @@ func (l *liveMsg) toolDecided(id string, allowed bool) bool {
 	return true
 }
 
-// feedbackPrefix starts the CardID of an answer's feedback buttons; the
-// rest is the answer's outbox id.
-const feedbackPrefix = "feedback:"
-
-// feedbackChunk asks for feedback buttons under the answer that is the
-// outbox reply replyID.
-func feedbackChunk(replyID string) bridges.StreamChunk {
-	return bridges.StreamChunk{Feedback: feedbackPrefix + replyID}
-}
-
 // onFeedback records a 👍/👎 click on an answer's feedback buttons. Anyone
 // allowed to talk to the bot in the conversation may rate its answers
 // (Allowed, as for writing there); the rated answer must be a reply of
 // that very conversation. A person's second click replaces their first.
 // The clicker hears back privately only when the click is refused.
 func (c *Core) onFeedback(ctx context.Context, a bridges.Action) error {
-	replyID := strings.TrimPrefix(a.CardID, feedbackPrefix)
+	replyID := strings.TrimPrefix(a.CardID, delivery.FeedbackPrefix)
 	rating := store.Rating(a.Choice)
 	if !c.Allowed(a.Key, a.UserID) {
 		c.log.Info("feedback refused: not allowed in the conversation", "key", a.Key, "user", a.UserID)

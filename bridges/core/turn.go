@@ -174,7 +174,7 @@ func (cv *conversation) flushLive(ctx context.Context) {
 	if t == nil || !t.live.dirty {
 		return
 	}
-	if wait := cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, false); wait > 0 {
+	if wait := cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, false); wait > 0 {
 		cv.after(wait, timerLive, "")
 		return
 	}
@@ -213,7 +213,7 @@ func (cv *conversation) finishLive(ctx context.Context, text string) {
 	if t == nil || !t.live.posted || text == "" || text == t.live.shown {
 		return
 	}
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	ref, err := cv.editOrPost(ctx, t.live.ref, bridges.Message{Text: text}, bridges.Message{Text: text})
 	if err != nil {
 		cv.log.Warn("finish live message", "err", err)
@@ -232,7 +232,7 @@ func (cv *conversation) notice(ctx context.Context, text string) {
 
 // postNotice is notice that returns the error instead of logging it.
 func (cv *conversation) postNotice(ctx context.Context, text string) error {
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	_, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text})
 	return err
 }
