@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -308,7 +309,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	if err != nil {
 		return notRecorded(m.MsgID, err)
 	}
-	files, err := encodeFiles(m.Files)
+	files, err := uploads.Encode(m.Files)
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
