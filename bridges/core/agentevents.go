@@ -22,12 +22,12 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		cv.beginTurn(ctx)
 	case streamjson.TextDelta:
 		if e.ParentToolUseID == "" {
-			cv.beginTurn(ctx).addDelta(e.Text)
+			cv.beginTurn(ctx).AddDelta(e.Text)
 			cv.touchLive(ctx)
 		}
 	case streamjson.AssistantText:
 		if e.ParentToolUseID == "" {
-			cv.beginTurn(ctx).addText(e.Text)
+			cv.beginTurn(ctx).AddText(e.Text)
 			cv.touchLive(ctx)
 		}
 	case streamjson.ToolUse:
@@ -36,7 +36,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			line = toolLine(e, cv.profile.Workdir)
 			line = cv.showTool(ctx, line, bridges.ToolCall{ID: e.ID, Name: e.Name, Input: string(e.Input)})
 		}
-		cv.beginTurn(ctx).addTool(e, line)
+		cv.beginTurn(ctx).AddTool(e, line)
 		cv.notePlanTool(ctx, e, nil)
 		cv.touchLive(ctx)
 	case streamjson.ToolResult:
@@ -44,17 +44,17 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		if cv.turn == nil {
 			break
 		}
-		cv.notePlanTool(ctx, cv.turn.tools[e.ToolUseID], &e)
+		cv.notePlanTool(ctx, cv.turn.Tools[e.ToolUseID], &e)
 		full := verbosity(cv.bot) == config.VerbosityFull
 		if full {
-			cv.turn.addToolResult(e)
+			cv.turn.AddToolResult(e)
 		}
-		if cv.turn.live.toolDone(e, full) || full {
+		if cv.turn.Live.ToolDone(e, full) || full {
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionDenied:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.beginTurn(ctx).addNote("› " + render.CodeSpan(e.ToolName+" refused: "+render.OneLine(e.Message, 120)))
+			cv.beginTurn(ctx).AddNote("› " + render.CodeSpan(e.ToolName+" refused: "+render.OneLine(e.Message, 120)))
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionRequest:
@@ -160,11 +160,11 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		return // the process exits next; its Exit re-delivers the message
 	}
 
-	activity, answer := t.final(r.Text)
+	activity, answer := t.Final(r.Text)
 	if r.IsError { // keep whatever the turn showed; the answer is the failure
 		var auth bool
 		answer, auth = cv.failureText(r)
-		activity = t.segs
+		activity = t.Segs
 		if auth {
 			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
 		}
@@ -182,17 +182,17 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		suffix = "\n\n" + render.Footer(d, r.CostUSD)
 		text = strings.TrimSpace(text + suffix)
 	}
-	streamed := t.live.stream.s != nil
+	streamed := t.Live.Stream.S != nil
 	var streamLast []bridges.StreamChunk
 	replyInStream := false
 	if streamed {
-		streamLast, replyInStream = cv.endStream(ctx, answer, suffix)
+		streamLast, replyInStream = t.EndStream(ctx, cv.log, cv.maxRunes(), answer, suffix)
 	}
-	replyInLive := t.live.posted && len(activity) == 0
+	replyInLive := t.Live.Posted && len(activity) == 0
 	switch {
-	case t.live.posted && !replyInLive:
+	case t.Live.Posted && !replyInLive:
 		cv.finishLive(ctx, render.Tail(render.Join(activity), cv.maxRunes()))
-	case !t.live.posted && !streamed && len(activity) > 0 && cv.streams():
+	case !t.Live.Posted && !streamed && len(activity) > 0 && cv.streams():
 		// A turn faster than the first live post: its activity leads the reply.
 		text = render.Join(activity) + "\n\n" + text
 	}
@@ -205,11 +205,11 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
 	var rows []store.OutboxMessage
-	st, liveRef := cv.core.st, t.live.ref
+	st, liveRef := cv.core.st, t.Live.Ref
 	var stream delivery.StreamEnd
 	if replyInStream { // the reply ends the stream, also when recorded late
-		stream = delivery.StreamEnd{S: t.live.stream.s, Last: streamLast}
-		t.live.stream.s = nil
+		stream = delivery.StreamEnd{S: t.Live.Stream.S, Last: streamLast}
+		t.Live.Stream.S = nil
 	}
 	kept, err := cv.writes.Record(ctx, delivery.Write{What: "turn's reply", Do: func(ctx context.Context) error {
 		var err error

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -127,80 +124,6 @@ func TestRefusalMemoryBounded(t *testing.T) {
 	}
 	if got := evicted(); got != maxRefusals/10 {
 		t.Errorf("expired refusals were counted as evictions: %v", got)
-	}
-}
-
-// TestTurnActivityBounded: a turn that streams far more than
-// maxTurnActivity keeps at most that much, drops its oldest lines first,
-// keeps the tool-line index right, and counts what it dropped.
-func TestTurnActivityBounded(t *testing.T) {
-	tr := newTurn(time.Now())
-	var last string
-	total := 0
-	for i := 0; total < 4*maxTurnActivity; i++ {
-		id := fmt.Sprint("tool", i)
-		line := fmt.Sprintf("› `Bash: step %d %s`", i, strings.Repeat("x", 200))
-		tr.addTool(streamjson.ToolUse{ID: id, Name: "Bash"}, line)
-		tr.addToolResult(streamjson.ToolResult{ToolUseID: id, Content: "ok"})
-		tr.addDelta(fmt.Sprintf("thinking about step %d. ", i))
-		tr.addDelta(strings.Repeat("y", 500))
-		tr.addText("(ignored: streamed)")
-		total += len(line) + 520
-		last = line
-		if size := activityBytes(tr); size > maxTurnActivity {
-			t.Fatalf("step %d: activity holds %d bytes, limit %d", i, size, maxTurnActivity)
-		}
-	}
-	if tr.trimmedSegs == 0 {
-		t.Fatal("nothing was trimmed")
-	}
-	if size := activityBytes(tr); size < maxTurnActivity/2-1024 {
-		t.Errorf("trimmed too much: %d bytes left", size)
-	}
-	// The newest activity is intact, and the index still finds tool lines.
-	n := len(tr.segs)
-	if !strings.HasPrefix(tr.segs[n-2].Text, last) || !strings.HasSuffix(tr.segs[n-1].Text, strings.Repeat("y", 500)) {
-		t.Errorf("newest segments changed: %q / %q", tr.segs[n-2].Text[:40], tr.segs[n-1].Text[:40])
-	}
-	for id, i := range tr.toolSeg {
-		if i < 0 || i >= n || tr.segs[i].Kind != render.SegTool || !strings.Contains(tr.segs[i].Text, "step "+strings.TrimPrefix(id, "tool")+" ") {
-			t.Fatalf("toolSeg[%s] = %d does not point at its line", id, i)
-		}
-	}
-	// A card resets the activity under the size estimate: the next trim
-	// recomputes it instead of dropping what is left.
-	tr.segs, tr.toolSeg = nil, map[string]int{}
-	tr.addNote("after the card")
-	if len(tr.segs) != 1 {
-		t.Errorf("after a reset: %d segments, want the note", len(tr.segs))
-	}
-}
-
-func activityBytes(t *turn) int {
-	n := 0
-	for _, s := range t.segs {
-		n += len(s.Text)
-	}
-	return n
-}
-
-// TestTurnToolsBounded: a turn remembers its last maxTurnTools tool calls.
-func TestTurnToolsBounded(t *testing.T) {
-	tr := newTurn(time.Now())
-	const calls = maxTurnTools + 100
-	for i := range calls {
-		tr.addTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "")
-		tr.addTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "") // repeated id: no double count
-	}
-	if len(tr.tools) != maxTurnTools || len(tr.toolOrder) != maxTurnTools || tr.forgotTools != calls-maxTurnTools {
-		t.Fatalf("tools %d, order %d, forgotten %d; want %d, %d, %d",
-			len(tr.tools), len(tr.toolOrder), tr.forgotTools, maxTurnTools, maxTurnTools, calls-maxTurnTools)
-	}
-	if _, ok := tr.tools[fmt.Sprint("t", calls-1)]; !ok {
-		t.Error("newest tool call forgotten")
-	}
-	if _, ok := tr.tools["t0"]; ok {
-		t.Error("oldest tool call remembered")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/live"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -97,11 +98,11 @@ func (h cardHost) RespondElicitation(ctx context.Context, id, action string, con
 func (h cardHost) BeforeCard(ctx context.Context) {
 	cv := h.cv
 	t := cv.turn
-	if t == nil || !t.live.posted && !(cv.streams() && render.HasText(t.segs)) {
+	if t == nil || !t.Live.Posted && !(cv.streams() && render.HasText(t.Segs)) {
 		return
 	}
-	text := render.Tail(render.Join(t.segs), cv.maxRunes())
-	if t.live.posted {
+	text := render.Tail(render.Join(t.Segs), cv.maxRunes())
+	if t.Live.Posted {
 		cv.finishLive(ctx, text)
 	} else if text != "" {
 		cv.cancelTimer(timerLive, "")
@@ -110,30 +111,30 @@ func (h cardHost) BeforeCard(ctx context.Context) {
 			cv.log.Warn("post the text before a card", "err", err)
 		}
 	}
-	t.live = liveMsg{}
-	t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
+	t.Live = live.Msg{}
+	t.Segs, t.Streaming, t.ToolSeg = nil, false, make(map[string]int)
 }
 
 func (h cardHost) Note(ctx context.Context, line string) {
-	h.cv.beginTurn(ctx).addNote(line)
+	h.cv.beginTurn(ctx).AddNote(line)
 	h.cv.touchLive(ctx)
 }
 
 func (h cardHost) ToolWaiting(ctx context.Context, toolUseID string) {
-	if t := h.cv.turn; t != nil && t.live.toolWaiting(toolUseID) {
+	if t := h.cv.turn; t != nil && t.Live.ToolWaiting(toolUseID) {
 		h.cv.touchLive(ctx)
 	}
 }
 
 func (h cardHost) ToolDecided(ctx context.Context, toolUseID string, allowed bool) {
-	if t := h.cv.turn; t != nil && t.live.toolDecided(toolUseID, allowed) {
+	if t := h.cv.turn; t != nil && t.Live.ToolDecided(toolUseID, allowed) {
 		h.cv.touchLive(ctx)
 	}
 }
 
 func (h cardHost) ToolInput(toolUseID string) json.RawMessage {
 	if t := h.cv.turn; t != nil {
-		if u, ok := t.tools[toolUseID]; ok {
+		if u, ok := t.Tools[toolUseID]; ok {
 			return u.Input
 		}
 	}

@@ -3,29 +3,9 @@ package core
 import (
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
-
-func TestTurnFinal(t *testing.T) {
-	tr := newTurn(time.Now())
-	tr.addDelta("Let me ")
-	tr.addDelta("check.")
-	tr.addText("Let me check.")
-	tr.addTool(streamjson.ToolUse{ID: "1", Name: "Bash"}, "› `Bash: ls`")
-	tr.addDelta("Done: 3 files.")
-	activity, answer := tr.final("Done: 3 files.")
-	if answer != "Done: 3 files." || render.Join(activity) != "Let me check.\n\n› `Bash: ls`" {
-		t.Errorf("final = %q / %q", render.Join(activity), answer)
-	}
-	_, answer = tr.final("")
-	if answer != "Done: 3 files." {
-		t.Errorf("empty result text should fall back to the last block: %q", answer)
-	}
-}
 
 // fileSettings stands in for the settings of an adapter that keeps a
 // bot's credentials in a file (a WhatsApp device store).
