@@ -340,13 +340,13 @@ func notRecorded(msgID string, err error) error {
 // HandleAction implements Handler: it routes a click to the conversation
 // that owns the card. Clicks on cards no worker knows (e.g. from before a
 // restart) are answered privately. A click on an answer's feedback
-// buttons is recorded at once (onFeedback).
+// buttons is recorded at once (delivery.Feedback).
 func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
 	if c.cfg().Bot(a.Key.Bot) == nil {
 		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
 	}
 	if strings.HasPrefix(a.CardID, delivery.FeedbackPrefix) {
-		return c.onFeedback(ctx, a)
+		return delivery.Feedback{Store: c.st, Allowed: c.Allowed, Metrics: c.opts.Metrics, Log: c.log}.Record(ctx, a)
 	}
 	c.mu.Lock()
 	cv := c.convs[a.Key]

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -26,8 +27,8 @@ import (
 const maxRedeliveries = 1
 
 // SessionsDir is the directory under data_dir that holds each agent
-// session's private state (data_dir/sessions/<session id>).
-const SessionsDir = "sessions"
+// session's private state (sessiondir.Dir).
+const SessionsDir = sessiondir.Dir
 
 // redeliveryNote prefixes a message delivered again after a crash.
 const redeliveryNote = "[agentbridge: your previous turn was interrupted because the agent process stopped unexpectedly. " +

@@ -3,15 +3,12 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // streamLive shows the turn's news through the platform's native stream,
@@ -162,44 +159,4 @@ func (cv *conversation) notePlanTool(ctx context.Context, u streamjson.ToolUse, 
 	cv.turn.Live.Stream.Plan = cv.plan.Snapshot()
 	cv.turn.Live.Dirty = true
 	cv.touchLive(ctx)
-}
-
-// onFeedback records a 👍/👎 click on an answer's feedback buttons. Anyone
-// allowed to talk to the bot in the conversation may rate its answers
-// (Allowed, as for writing there); the rated answer must be a reply of
-// that very conversation. A person's second click replaces their first.
-// The clicker hears back privately only when the click is refused.
-func (c *Core) onFeedback(ctx context.Context, a bridges.Action) error {
-	replyID := strings.TrimPrefix(a.CardID, delivery.FeedbackPrefix)
-	rating := store.Rating(a.Choice)
-	if !c.Allowed(a.Key, a.UserID) {
-		c.log.Info("feedback refused: not allowed in the conversation", "key", a.Key, "user", a.UserID)
-		replyPrivately(ctx, c.log, a, "Sorry, you cannot rate answers here.")
-		return nil
-	}
-	if rating != store.RatingGood && rating != store.RatingBad {
-		c.log.Warn("feedback ignored: not a rating", "reply", replyID, "choice", a.Choice, "user", a.UserID)
-		return nil
-	}
-	row, err := c.st.OutboxByID(ctx, replyID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		replyPrivately(ctx, c.log, a, "This answer is too old to rate.")
-		return nil
-	case err != nil:
-		return fmt.Errorf("feedback on %s: %w", replyID, err)
-	case bridges.ConversationKey(row.Key) != a.Key:
-		c.log.Warn("feedback refused: the answer is not this conversation's", "key", a.Key, "reply", replyID, "user", a.UserID)
-		return nil
-	}
-	changed, err := c.st.RecordFeedback(ctx, store.Feedback{ReplyID: replyID, ConversationID: row.ConversationID, UserID: a.UserID, Rating: rating})
-	if err != nil {
-		replyPrivately(ctx, c.log, a, "The bridge could not record your feedback; please try again later.")
-		return fmt.Errorf("feedback on %s: %w", replyID, err)
-	}
-	if changed {
-		c.opts.Metrics.Feedback(a.Key.Bot, string(rating))
-		c.log.Info("answer rated", "key", a.Key, "reply", replyID, "rating", rating, "user", a.UserID)
-	}
-	return nil
 }

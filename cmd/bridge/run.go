@@ -24,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -188,7 +189,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		defer close(pruneDone)
 		store.Pruner{Store: st, Retention: cfg.Retention, Logger: logger,
 			Also: func(ctx context.Context, before time.Time) error {
-				_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
+				_, err := sessiondir.Prune(ctx, st, cfg.DataDir, before, logger)
 				_, werr := worktree.Prune(ctx, st, cfg, sandboxes, before, logger)
 				return errors.Join(err, werr)
 			}}.Run(ctx)
