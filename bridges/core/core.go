@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/connstate"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
@@ -122,12 +123,12 @@ type Core struct {
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
-	budgets   delivery.Budgets            // per channel (pacing)
-	refused   map[refusalKey]time.Time    // last refusal told per bot and user
-	states    map[string]bridges.BotState // connection state per bot (operator.go)
-	workers   sync.WaitGroup              // conversation queues and their helpers
-	reload    reloadState                 // bots started and stopped by Reload (reload.go)
-	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
+	budgets   delivery.Budgets         // per channel (pacing)
+	refused   map[refusalKey]time.Time // last refusal told per bot and user
+	states    *connstate.Board         // connection state per bot
+	workers   sync.WaitGroup           // conversation queues and their helpers
+	reload    reloadState              // bots started and stopped by Reload (reload.go)
+	readers   tasks.Group              // readers of agent sessions' events (WaitSessionReaders)
 }
 
 var _ bridges.Handler = (*Core)(nil)
@@ -158,6 +159,7 @@ func NewCore(opts CoreOptions) *Core {
 		opts:    opts,
 		convs:   make(map[bridges.ConversationKey]*conversation),
 		refused: make(map[refusalKey]time.Time),
+		states:  connstate.New(opts.Logger, opts.Clock.Now),
 	}
 }
 
