@@ -3,9 +3,7 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,30 +15,6 @@ import (
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// manualClock is a Clock that moves only when told; its timers never fire.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *manualClock) AfterFunc(time.Duration, func()) Timer { return stoppedTimer{} }
-
-type stoppedTimer struct{}
-
-func (stoppedTimer) Stop() bool { return true }
 
 // quietPlatform accepts posts and edits and does nothing else.
 type quietPlatform struct{}
@@ -66,66 +40,6 @@ func (noAgents) Acquire(context.Context, string, pool.Limit, agent.Options) (Age
 }
 
 func (noAgents) Remove(context.Context, string) error { return nil }
-
-// TestRefusalMemoryBounded: a flood of strangers within the hour never makes
-// the core remember more than maxRefusals of them; the oldest are forgotten
-// (and counted), recent ones are still remembered, and expired ones are
-// dropped before anyone is forgotten early.
-func TestRefusalMemoryBounded(t *testing.T) {
-	clock := &manualClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	reg := prometheus.NewRegistry()
-	cfg := &config.Config{Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}}}
-	c := NewCore(CoreOptions{Config: cfg, Clock: clock, Metrics: NewMetrics(reg)})
-	c.platforms = map[string]bridges.Platform{"bot": quietPlatform{}}
-	ctx := context.Background()
-	stranger := func(i int) bridges.Inbound {
-		return bridges.Inbound{Key: bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "T"}, MsgID: fmt.Sprint("m", i), UserID: fmt.Sprint("u", i)}
-	}
-	remembered := func() int {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return len(c.refused)
-	}
-	evicted := func() float64 { return counterValue(t, reg, "agentbridge_memory_evictions_total", evictRefusals) }
-
-	for i := range maxRefusals {
-		c.refuse(ctx, stranger(i))
-		clock.advance(time.Millisecond)
-	}
-	if n := remembered(); n != maxRefusals {
-		t.Fatalf("remembered %d refusals, want %d", n, maxRefusals)
-	}
-	c.refuse(ctx, stranger(maxRefusals)) // full, nothing expired: the oldest tenth goes
-	if n, want := remembered(), maxRefusals-maxRefusals/10+1; n != want {
-		t.Errorf("after one more: remembered %d, want %d", n, want)
-	}
-	if got := evicted(); got != maxRefusals/10 {
-		t.Errorf("evictions counted = %v, want %d", got, maxRefusals/10)
-	}
-	before := remembered()
-	c.refuse(ctx, stranger(maxRefusals-1)) // recent: still remembered, not recorded again
-	if remembered() != before {
-		t.Error("a recently refused user was recorded again")
-	}
-	c.refuse(ctx, stranger(0)) // among the oldest: forgotten, so recorded (and told) again
-	if remembered() != before+1 {
-		t.Error("a forgotten user was not recorded again")
-	}
-
-	// An hour later everyone so far has expired: a full map is swept without
-	// forgetting anyone early.
-	for i := maxRefusals + 1; remembered() < maxRefusals; i++ {
-		c.refuse(ctx, stranger(i))
-	}
-	clock.advance(refusalEvery)
-	c.refuse(ctx, stranger(-1))
-	if n := remembered(); n != 1 {
-		t.Errorf("after the hour: remembered %d, want only the new one", n)
-	}
-	if got := evicted(); got != maxRefusals/10 {
-		t.Errorf("expired refusals were counted as evictions: %v", got)
-	}
-}
 
 // TestRetiredWorkersReleaseBudgets: once the workers of a channel retire,
 // the core holds no budget for it.

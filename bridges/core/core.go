@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/strangers"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -123,12 +124,12 @@ type Core struct {
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
-	budgets   delivery.Budgets         // per channel (pacing)
-	refused   map[refusalKey]time.Time // last refusal told per bot and user
-	states    *connstate.Board         // connection state per bot
-	workers   sync.WaitGroup           // conversation queues and their helpers
-	reload    reloadState              // bots started and stopped by Reload (reload.go)
-	readers   tasks.Group              // readers of agent sessions' events (WaitSessionReaders)
+	budgets   delivery.Budgets   // per channel (pacing)
+	strangers *strangers.Notices // who was told they may not talk to a bot
+	states    *connstate.Board   // connection state per bot
+	workers   sync.WaitGroup     // conversation queues and their helpers
+	reload    reloadState        // bots started and stopped by Reload (reload.go)
+	readers   tasks.Group        // readers of agent sessions' events (WaitSessionReaders)
 }
 
 var _ bridges.Handler = (*Core)(nil)
@@ -151,15 +152,15 @@ func NewCore(opts CoreOptions) *Core {
 		opts.RetireIdleAfter = DefaultRetireIdleAfter
 	}
 	return &Core{
-		src:     opts.Config,
-		st:      opts.Store,
-		pool:    opts.Pool,
-		log:     opts.Logger,
-		clock:   opts.Clock,
-		opts:    opts,
-		convs:   make(map[bridges.ConversationKey]*conversation),
-		refused: make(map[refusalKey]time.Time),
-		states:  connstate.New(opts.Logger, opts.Clock.Now),
+		src:       opts.Config,
+		st:        opts.Store,
+		pool:      opts.Pool,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		opts:      opts,
+		convs:     make(map[bridges.ConversationKey]*conversation),
+		states:    connstate.New(opts.Logger, opts.Clock.Now),
+		strangers: strangers.New(opts.Logger, opts.Clock.Now, opts.Metrics),
 	}
 }
 
@@ -303,7 +304,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	if !userAllowed(bot, m.UserID) {
 		log.Info("message refused: user not allowed")
-		c.refuse(ctx, m)
+		c.strangers.Refuse(ctx, c.platform(m.Key.Bot), m)
 		c.opts.Metrics.Message(m.Key.Bot, "refused")
 		return nil
 	}
@@ -452,50 +453,6 @@ func (c *Core) platform(bot string) bridges.Platform {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.platforms[bot]
-}
-
-// refusalEvery is how often one person is told, per bot, that they may not
-// talk to it: someone chatting in the bot's threads is told once an hour,
-// not on every message nor in every conversation.
-const refusalEvery = time.Hour
-
-// strangerNotice is the private answer to a stranger: polite, and it names
-// nobody and nothing of the bot's configuration.
-const strangerNotice = "Sorry, you don't have access to this bot."
-
-type refusalKey struct {
-	bot  string
-	user string
-}
-
-// refuse tells a user who may not talk to the bot so, privately and at most
-// once per refusalEvery per bot and user: through the platform's Ephemeral
-// ability where it has one, else not at all. Nothing is posted in the
-// conversation.
-func (c *Core) refuse(ctx context.Context, m bridges.Inbound) {
-	now := c.clock.Now()
-	c.mu.Lock()
-	p := c.platforms[m.Key.Bot]
-	rk := refusalKey{m.Key.Bot, m.UserID}
-	last, told := c.refused[rk]
-	if p == nil || told && now.Sub(last) < refusalEvery {
-		c.mu.Unlock()
-		return
-	}
-	c.makeRoomForRefusalLocked(now)
-	c.refused[rk] = now
-	c.mu.Unlock()
-	eph, ok := p.(bridges.Ephemeral)
-	if !ok {
-		c.opts.Metrics.StrangerNotice(m.Key.Bot, "none")
-		return
-	}
-	if err := eph.PostEphemeral(ctx, m.Key, m.UserID, strangerNotice); err != nil {
-		c.log.Warn("private notice to a stranger failed", "key", m.Key, "user", m.UserID, "err", err)
-		c.opts.Metrics.StrangerNotice(m.Key.Bot, "failed")
-		return
-	}
-	c.opts.Metrics.StrangerNotice(m.Key.Bot, "ephemeral")
 }
 
 // replyPrivately answers a clicker through Action.Reply, if the platform

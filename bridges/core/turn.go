@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -149,53 +147,19 @@ func (cv *conversation) postNotice(ctx context.Context, text string) error {
 //   - Core.budgets: one per channel with a running worker; released with
 //     the channel's last worker.
 //   - A turn's activity and tool calls: live.MaxActivity, live.MaxTools.
+//   - Who was told they may not talk to a bot: strangers.MaxRemembered.
 //   - conversation.inflight (until the CLI's completed/cancelled receipt or
 //     the process exit), cards (until decided or expired), timers (one per
 //     kind and card), spared (until
 //     the message is final).
 //   - A session's agent events: bounded by the agent package's event queue
 //     (streamjson.EventsDropped, counted in agentbridge_agent_events_dropped_total).
-const (
-	// maxRefusals bounds Core.refused, the memory of who was told that they
-	// may not talk to a bot. When full, entries older than refusalEvery are
-	// forgotten; if that is not enough, the oldest tenth (who may then be
-	// told once more).
-	maxRefusals = 10_000
-)
-
+//
 // Names of bounded state in agentbridge_memory_evictions_total.
 const (
-	evictRefusals     = "refusals"
 	evictTurnTools    = "turn_tools"
 	evictTurnActivity = "turn_activity"
 )
-
-// makeRoomForRefusalLocked makes room in c.refused for one more entry when
-// it is full (see maxRefusals); c.mu is held.
-func (c *Core) makeRoomForRefusalLocked(now time.Time) {
-	if len(c.refused) < maxRefusals {
-		return
-	}
-	maps.DeleteFunc(c.refused, func(_ refusalKey, at time.Time) bool { return now.Sub(at) >= refusalEvery })
-	if len(c.refused) < maxRefusals {
-		return
-	}
-	n := evictOldest(c.refused, maxRefusals/10)
-	c.opts.Metrics.Evicted(evictRefusals, n)
-	c.log.Warn("many refused users within the hour: forgetting the oldest refusals, who may be told again",
-		"forgotten", n, "limit", maxRefusals)
-}
-
-// evictOldest deletes the n entries of m with the oldest times and returns
-// how many it deleted.
-func evictOldest[K comparable](m map[K]time.Time, n int) int {
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b K) int { return m[a].Compare(m[b]) })
-	n = min(n, len(keys))
-	for _, k := range keys[:n] {
-		delete(m, k)
-	}
-	return n
-}
 
 // reportBounds logs and counts what the ending turn forgot to stay within
 // its bounds.
