@@ -160,7 +160,7 @@ func (s *Set) respond(ctx context.Context, id string, d streamjson.Decision) {
 }
 
 // auditRequest records a permission request in the approvals table (on a
-// full disk, once it has room: recordInOrder).
+// full disk, once it has room: delivery.Journal).
 func (s *Set) auditRequest(ctx context.Context, a store.Approval) {
 	st := s.h.Store()
 	s.h.Record(ctx, "audit permission request", func(ctx context.Context) error {

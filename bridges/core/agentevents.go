@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -22,12 +23,12 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		cv.beginTurn(ctx)
 	case streamjson.TextDelta:
 		if e.ParentToolUseID == "" {
-			cv.beginTurn(ctx).addDelta(e.Text)
+			cv.beginTurn(ctx).AddDelta(e.Text)
 			cv.touchLive(ctx)
 		}
 	case streamjson.AssistantText:
 		if e.ParentToolUseID == "" {
-			cv.beginTurn(ctx).addText(e.Text)
+			cv.beginTurn(ctx).AddText(e.Text)
 			cv.touchLive(ctx)
 		}
 	case streamjson.ToolUse:
@@ -36,7 +37,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			line = toolLine(e, cv.profile.Workdir)
 			line = cv.showTool(ctx, line, bridges.ToolCall{ID: e.ID, Name: e.Name, Input: string(e.Input)})
 		}
-		cv.beginTurn(ctx).addTool(e, line)
+		cv.beginTurn(ctx).AddTool(e, line)
 		cv.notePlanTool(ctx, e, nil)
 		cv.touchLive(ctx)
 	case streamjson.ToolResult:
@@ -44,17 +45,17 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		if cv.turn == nil {
 			break
 		}
-		cv.notePlanTool(ctx, cv.turn.tools[e.ToolUseID], &e)
+		cv.notePlanTool(ctx, cv.turn.Tools[e.ToolUseID], &e)
 		full := verbosity(cv.bot) == config.VerbosityFull
 		if full {
-			cv.turn.addToolResult(e)
+			cv.turn.AddToolResult(e)
 		}
-		if cv.turn.live.toolDone(e, full) || full {
+		if cv.turn.Live.ToolDone(e, full) || full {
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionDenied:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.beginTurn(ctx).addNote("› " + render.CodeSpan(e.ToolName+" refused: "+render.OneLine(e.Message, 120)))
+			cv.beginTurn(ctx).AddNote("› " + render.CodeSpan(e.ToolName+" refused: "+render.OneLine(e.Message, 120)))
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionRequest:
@@ -160,11 +161,11 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		return // the process exits next; its Exit re-delivers the message
 	}
 
-	activity, answer := t.final(r.Text)
+	activity, answer := t.Final(r.Text)
 	if r.IsError { // keep whatever the turn showed; the answer is the failure
 		var auth bool
 		answer, auth = cv.failureText(r)
-		activity = t.segs
+		activity = t.Segs
 		if auth {
 			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
 		}
@@ -182,17 +183,17 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		suffix = "\n\n" + render.Footer(d, r.CostUSD)
 		text = strings.TrimSpace(text + suffix)
 	}
-	streamed := t.live.stream.s != nil
+	streamed := t.Live.Stream.S != nil
 	var streamLast []bridges.StreamChunk
 	replyInStream := false
 	if streamed {
-		streamLast, replyInStream = cv.endStream(ctx, answer, suffix)
+		streamLast, replyInStream = t.EndStream(ctx, cv.log, cv.maxRunes(), answer, suffix)
 	}
-	replyInLive := t.live.posted && len(activity) == 0
+	replyInLive := t.Live.Posted && len(activity) == 0
 	switch {
-	case t.live.posted && !replyInLive:
+	case t.Live.Posted && !replyInLive:
 		cv.finishLive(ctx, render.Tail(render.Join(activity), cv.maxRunes()))
-	case !t.live.posted && !streamed && len(activity) > 0 && cv.streams():
+	case !t.Live.Posted && !streamed && len(activity) > 0 && cv.streams():
 		// A turn faster than the first live post: its activity leads the reply.
 		text = render.Join(activity) + "\n\n" + text
 	}
@@ -205,27 +206,27 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
 	var rows []store.OutboxMessage
-	st, liveRef := cv.core.st, t.live.ref
-	var stream streamEnd
+	st, liveRef := cv.core.st, t.Live.Ref
+	var stream delivery.StreamEnd
 	if replyInStream { // the reply ends the stream, also when recorded late
-		stream = streamEnd{s: t.live.stream.s, last: streamLast}
-		t.live.stream.s = nil
+		stream = delivery.StreamEnd{S: t.Live.Stream.S, Last: streamLast}
+		t.Live.Stream.S = nil
 	}
-	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "turn's reply", do: func(ctx context.Context) error {
+	kept, err := cv.writes.Record(ctx, delivery.Write{What: "turn's reply", Do: func(ctx context.Context) error {
 		var err error
 		rows, err = st.EndTurn(ctx, usage, replies)
 		switch {
 		case err != nil || len(rows) == 0:
 		case replyInLive:
-			cv.editReply[rows[0].ID] = liveRef // the live message becomes the reply
+			cv.outbox.EditInstead(rows[0].ID, liveRef) // the live message becomes the reply
 		case replyInStream:
-			cv.streamReply[rows[0].ID] = stream
+			cv.outbox.StopStreamInstead(rows[0].ID, stream)
 		}
 		return err
 	}})
 	switch {
 	case kept:
-		// Posted once recorded (retryUnrecorded): a reply is never posted
+		// Posted once recorded (Journal.Retry): a reply is never posted
 		// unrecorded, so it cannot be lost or posted twice.
 		cv.notice(ctx, "⚠️ The bridge's disk is full: the agent's answer is kept and will be posted as soon as the bridge can record it.")
 	case err != nil:
@@ -235,12 +236,12 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 			cv.notice(ctx, c)
 		}
 	}
-	if !kept && stream.s != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
-		if serr := stream.s.Stop(ctx, stream.last); serr != nil {
+	if !kept && stream.S != nil && (err != nil || len(rows) == 0) { // no reply row ends the stream: end it now
+		if serr := stream.S.Stop(ctx, stream.Last); serr != nil {
 			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
-	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
+	cv.outbox.Flush(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
 	if cv.restartAfterTurn {
 		cv.restartAfterTurn = false
@@ -251,8 +252,8 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 // addUsage records a turn's usage on its own (see onResult).
 func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
 	st := cv.core.st
-	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "usage",
-		do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
+	if _, err := cv.writes.Record(ctx, delivery.Write{What: "usage",
+		Do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
 		cv.log.Error("record usage", "err", err)
 	}
 }

@@ -2,12 +2,9 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -20,7 +17,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -64,65 +60,6 @@ func (a agentPool) Acquire(ctx context.Context, key string, limit pool.Limit, op
 }
 
 func (a agentPool) Remove(ctx context.Context, key string) error { return a.p.Remove(ctx, key) }
-
-// PruneSessionStates removes the private state directories of agent
-// sessions (data_dir/sessions/<id>, see SessionsDir) that no conversation
-// uses any more — left behind by !new, a fresh start after a failed resume,
-// or a pruned conversation — and that nothing was written to since before.
-// A session a conversation still uses is never removed, however old: it is
-// what the next spawn resumes. It returns how many directories it removed.
-func PruneSessionStates(ctx context.Context, st *store.Store, dataDir string, before time.Time, logger *slog.Logger) (int, error) {
-	root := filepath.Join(dataDir, SessionsDir)
-	ents, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("prune session states: %w", err)
-	}
-	inUse, err := st.SessionIDs(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("prune session states: %w", err)
-	}
-	removed := 0
-	for _, e := range ents {
-		if ctx.Err() != nil {
-			return removed, ctx.Err()
-		}
-		if !e.IsDir() || inUse[e.Name()] {
-			continue
-		}
-		dir := filepath.Join(root, e.Name())
-		if newestChange(dir).After(before) {
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			return removed, fmt.Errorf("prune session state %s: %w", e.Name(), err)
-		}
-		removed++
-		logger.Debug("session state removed", "session", e.Name())
-	}
-	if removed > 0 {
-		logger.Info("pruned unused agent session state", "sessions", removed, "before", before)
-	}
-	return removed, nil
-}
-
-// newestChange is the latest modification time of dir or anything in it
-// (the zero time if it cannot be read: such a directory counts as old).
-func newestChange(dir string) time.Time {
-	var newest time.Time
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable parts do not keep the directory
-		}
-		if info, err := d.Info(); err == nil && info.ModTime().After(newest) {
-			newest = info.ModTime()
-		}
-		return nil
-	})
-	return newest
-}
 
 // WarmPool is an AgentPool that keeps warm spares per agent profile: CLI
 // processes started and initialized ahead of time, handed to new

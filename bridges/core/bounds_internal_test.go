@@ -3,12 +3,7 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,36 +11,10 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// manualClock is a Clock that moves only when told; its timers never fire.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *manualClock) AfterFunc(time.Duration, func()) Timer { return stoppedTimer{} }
-
-type stoppedTimer struct{}
-
-func (stoppedTimer) Stop() bool { return true }
 
 // quietPlatform accepts posts and edits and does nothing else.
 type quietPlatform struct{}
@@ -72,162 +41,6 @@ func (noAgents) Acquire(context.Context, string, pool.Limit, agent.Options) (Age
 
 func (noAgents) Remove(context.Context, string) error { return nil }
 
-// TestRefusalMemoryBounded: a flood of strangers within the hour never makes
-// the core remember more than maxRefusals of them; the oldest are forgotten
-// (and counted), recent ones are still remembered, and expired ones are
-// dropped before anyone is forgotten early.
-func TestRefusalMemoryBounded(t *testing.T) {
-	clock := &manualClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	reg := prometheus.NewRegistry()
-	cfg := &config.Config{Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}}}
-	c := NewCore(CoreOptions{Config: cfg, Clock: clock, Metrics: NewMetrics(reg)})
-	c.platforms = map[string]bridges.Platform{"bot": quietPlatform{}}
-	ctx := context.Background()
-	stranger := func(i int) bridges.Inbound {
-		return bridges.Inbound{Key: bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "T"}, MsgID: fmt.Sprint("m", i), UserID: fmt.Sprint("u", i)}
-	}
-	remembered := func() int {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return len(c.refused)
-	}
-	evicted := func() float64 { return counterValue(t, reg, "agentbridge_memory_evictions_total", evictRefusals) }
-
-	for i := range maxRefusals {
-		c.refuse(ctx, stranger(i))
-		clock.advance(time.Millisecond)
-	}
-	if n := remembered(); n != maxRefusals {
-		t.Fatalf("remembered %d refusals, want %d", n, maxRefusals)
-	}
-	c.refuse(ctx, stranger(maxRefusals)) // full, nothing expired: the oldest tenth goes
-	if n, want := remembered(), maxRefusals-maxRefusals/10+1; n != want {
-		t.Errorf("after one more: remembered %d, want %d", n, want)
-	}
-	if got := evicted(); got != maxRefusals/10 {
-		t.Errorf("evictions counted = %v, want %d", got, maxRefusals/10)
-	}
-	before := remembered()
-	c.refuse(ctx, stranger(maxRefusals-1)) // recent: still remembered, not recorded again
-	if remembered() != before {
-		t.Error("a recently refused user was recorded again")
-	}
-	c.refuse(ctx, stranger(0)) // among the oldest: forgotten, so recorded (and told) again
-	if remembered() != before+1 {
-		t.Error("a forgotten user was not recorded again")
-	}
-
-	// An hour later everyone so far has expired: a full map is swept without
-	// forgetting anyone early.
-	for i := maxRefusals + 1; remembered() < maxRefusals; i++ {
-		c.refuse(ctx, stranger(i))
-	}
-	clock.advance(refusalEvery)
-	c.refuse(ctx, stranger(-1))
-	if n := remembered(); n != 1 {
-		t.Errorf("after the hour: remembered %d, want only the new one", n)
-	}
-	if got := evicted(); got != maxRefusals/10 {
-		t.Errorf("expired refusals were counted as evictions: %v", got)
-	}
-}
-
-// TestTurnActivityBounded: a turn that streams far more than
-// maxTurnActivity keeps at most that much, drops its oldest lines first,
-// keeps the tool-line index right, and counts what it dropped.
-func TestTurnActivityBounded(t *testing.T) {
-	tr := newTurn(time.Now())
-	var last string
-	total := 0
-	for i := 0; total < 4*maxTurnActivity; i++ {
-		id := fmt.Sprint("tool", i)
-		line := fmt.Sprintf("› `Bash: step %d %s`", i, strings.Repeat("x", 200))
-		tr.addTool(streamjson.ToolUse{ID: id, Name: "Bash"}, line)
-		tr.addToolResult(streamjson.ToolResult{ToolUseID: id, Content: "ok"})
-		tr.addDelta(fmt.Sprintf("thinking about step %d. ", i))
-		tr.addDelta(strings.Repeat("y", 500))
-		tr.addText("(ignored: streamed)")
-		total += len(line) + 520
-		last = line
-		if size := activityBytes(tr); size > maxTurnActivity {
-			t.Fatalf("step %d: activity holds %d bytes, limit %d", i, size, maxTurnActivity)
-		}
-	}
-	if tr.trimmedSegs == 0 {
-		t.Fatal("nothing was trimmed")
-	}
-	if size := activityBytes(tr); size < maxTurnActivity/2-1024 {
-		t.Errorf("trimmed too much: %d bytes left", size)
-	}
-	// The newest activity is intact, and the index still finds tool lines.
-	n := len(tr.segs)
-	if !strings.HasPrefix(tr.segs[n-2].Text, last) || !strings.HasSuffix(tr.segs[n-1].Text, strings.Repeat("y", 500)) {
-		t.Errorf("newest segments changed: %q / %q", tr.segs[n-2].Text[:40], tr.segs[n-1].Text[:40])
-	}
-	for id, i := range tr.toolSeg {
-		if i < 0 || i >= n || tr.segs[i].Kind != render.SegTool || !strings.Contains(tr.segs[i].Text, "step "+strings.TrimPrefix(id, "tool")+" ") {
-			t.Fatalf("toolSeg[%s] = %d does not point at its line", id, i)
-		}
-	}
-	// A card resets the activity under the size estimate: the next trim
-	// recomputes it instead of dropping what is left.
-	tr.segs, tr.toolSeg = nil, map[string]int{}
-	tr.addNote("after the card")
-	if len(tr.segs) != 1 {
-		t.Errorf("after a reset: %d segments, want the note", len(tr.segs))
-	}
-}
-
-func activityBytes(t *turn) int {
-	n := 0
-	for _, s := range t.segs {
-		n += len(s.Text)
-	}
-	return n
-}
-
-// TestTurnToolsBounded: a turn remembers its last maxTurnTools tool calls.
-func TestTurnToolsBounded(t *testing.T) {
-	tr := newTurn(time.Now())
-	const calls = maxTurnTools + 100
-	for i := range calls {
-		tr.addTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "")
-		tr.addTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "") // repeated id: no double count
-	}
-	if len(tr.tools) != maxTurnTools || len(tr.toolOrder) != maxTurnTools || tr.forgotTools != calls-maxTurnTools {
-		t.Fatalf("tools %d, order %d, forgotten %d; want %d, %d, %d",
-			len(tr.tools), len(tr.toolOrder), tr.forgotTools, maxTurnTools, maxTurnTools, calls-maxTurnTools)
-	}
-	if _, ok := tr.tools[fmt.Sprint("t", calls-1)]; !ok {
-		t.Error("newest tool call forgotten")
-	}
-	if _, ok := tr.tools["t0"]; ok {
-		t.Error("oldest tool call remembered")
-	}
-}
-
-// TestBudgetReleasedWithLastWorker: a channel's budget lives as long as a
-// worker of that channel does.
-func TestBudgetReleasedWithLastWorker(t *testing.T) {
-	c := NewCore(CoreOptions{})
-	k1 := bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "1"}
-	k2 := bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "2"}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b1, b2 := c.budgetForLocked(k1), c.budgetForLocked(k2)
-	if b1 != b2 {
-		t.Fatal("threads of one channel got different budgets")
-	}
-	c.releaseBudgetLocked(k1)
-	if len(c.budgets) != 1 {
-		t.Fatal("budget released while a worker still holds it")
-	}
-	c.releaseBudgetLocked(k2)
-	if len(c.budgets) != 0 {
-		t.Errorf("budgets left after the last worker: %v", slices.Collect(maps.Keys(c.budgets)))
-	}
-}
-
 // TestRetiredWorkersReleaseBudgets: once the workers of a channel retire,
 // the core holds no budget for it.
 func TestRetiredWorkersReleaseBudgets(t *testing.T) {
@@ -251,9 +64,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 		}
 	}()
 	budgets := func() int {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return len(c.budgets)
+		return c.budgets.Len()
 	}
 	waitUntil(t, "the core running", func() bool {
 		c.mu.Lock()
@@ -309,28 +120,4 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) fl
 		}
 	}
 	return 0
-}
-
-// TestBudgetDebtIsCapped: urgent operations always go and push streaming
-// edits back one interval each, but a burst pushes them back at most
-// maxBudgetDebt intervals; streaming edits keep one per interval.
-func TestBudgetDebtIsCapped(t *testing.T) {
-	var b budget
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	const iv = time.Second
-	for range 50 {
-		if w := b.take(now, iv, true); w != 0 {
-			t.Fatalf("an urgent take waited %v", w)
-		}
-	}
-	if w := b.take(now, iv, false); w != maxBudgetDebt*iv {
-		t.Errorf("after a burst of 50 urgent posts a streaming edit waits %v, want %v", w, maxBudgetDebt*iv)
-	}
-	now = now.Add(maxBudgetDebt * iv)
-	if w := b.take(now, iv, false); w != 0 {
-		t.Errorf("once the debt is paid a streaming edit waits %v", w)
-	}
-	if w := b.take(now.Add(iv/2), iv, false); w != iv/2 {
-		t.Errorf("a second streaming edit within the interval waits %v, want %v", w, iv/2)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/live"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -45,13 +46,13 @@ func (h cardHost) CountApproval(decision string) {
 }
 
 func (h cardHost) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
-	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
 	h.cv.observeShown(m)
 	return h.cv.post(ctx, m)
 }
 
 func (h cardHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	h.cv.budget.take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
 	h.cv.observeShown(m)
 	return h.cv.editOrPost(ctx, ref, m, instead)
 }
@@ -61,7 +62,7 @@ func (h cardHost) ReplyPrivately(ctx context.Context, a bridges.Action, text str
 }
 
 func (h cardHost) Record(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
-	h.cv.recordOrLog(ctx, what, do, attrs...)
+	h.cv.writes.RecordOrLog(ctx, what, do, attrs...)
 }
 
 func (h cardHost) Requesters() map[string]cards.Person {
@@ -99,43 +100,43 @@ func (h cardHost) RespondElicitation(ctx context.Context, id, action string, con
 func (h cardHost) BeforeCard(ctx context.Context) {
 	cv := h.cv
 	t := cv.turn
-	if t == nil || !t.live.posted && !(cv.streams() && render.HasText(t.segs)) {
+	if t == nil || !t.Live.Posted && !(cv.streams() && render.HasText(t.Segs)) {
 		return
 	}
-	text := render.Tail(render.Join(t.segs), cv.maxRunes())
-	if t.live.posted {
+	text := render.Tail(render.Join(t.Segs), cv.maxRunes())
+	if t.Live.Posted {
 		cv.finishLive(ctx, text)
 	} else if text != "" {
 		cv.cancelTimer(timerLive, "")
-		cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+		cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 		if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
 			cv.log.Warn("post the text before a card", "err", err)
 		}
 	}
-	t.live = liveMsg{}
-	t.segs, t.streaming, t.toolSeg = nil, false, make(map[string]int)
+	t.Live = live.Msg{}
+	t.Segs, t.Streaming, t.ToolSeg = nil, false, make(map[string]int)
 }
 
 func (h cardHost) Note(ctx context.Context, line string) {
-	h.cv.beginTurn(ctx).addNote(line)
+	h.cv.beginTurn(ctx).AddNote(line)
 	h.cv.touchLive(ctx)
 }
 
 func (h cardHost) ToolWaiting(ctx context.Context, toolUseID string) {
-	if t := h.cv.turn; t != nil && t.live.toolWaiting(toolUseID) {
+	if t := h.cv.turn; t != nil && t.Live.ToolWaiting(toolUseID) {
 		h.cv.touchLive(ctx)
 	}
 }
 
 func (h cardHost) ToolDecided(ctx context.Context, toolUseID string, allowed bool) {
-	if t := h.cv.turn; t != nil && t.live.toolDecided(toolUseID, allowed) {
+	if t := h.cv.turn; t != nil && t.Live.ToolDecided(toolUseID, allowed) {
 		h.cv.touchLive(ctx)
 	}
 }
 
 func (h cardHost) ToolInput(toolUseID string) json.RawMessage {
 	if t := h.cv.turn; t != nil {
-		if u, ok := t.tools[toolUseID]; ok {
+		if u, ok := t.Tools[toolUseID]; ok {
 			return u.Input
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
@@ -64,7 +65,7 @@ const (
 	timerRetire                    // stop the worker if it is still idle
 	timerStatus                    // show the working indicator (status_delay)
 	timerProgress                  // post a progress line of a long turn (stream.go)
-	timerDisk                      // retry the writes a full disk refused (outbox.go)
+	timerDisk                      // retry the writes a full disk refused (delivery.Journal)
 )
 
 type timerKey struct {
@@ -127,7 +128,7 @@ type conversation struct {
 	profile  *config.Agent
 	platform bridges.Platform
 	limits   bridges.Limits
-	budget   *budget
+	budget   *delivery.Budget
 	log      *slog.Logger
 	q        *queue.Queue[input]
 	rescan   atomic.Bool // a message was accepted while the queue was full
@@ -153,15 +154,10 @@ type conversation struct {
 	bypassRefusalShown bool               // told that a stored bypassPermissions is not applied
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
-	outboxRetrying     bool
-	untoldGiveUp       bool // a given-up reply's notice could not be posted (tellGivenUp)
-	outboxDelay        time.Duration
-	editReply          map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
-	streamReply        map[string]streamEnd          // outbox id → stream to stop instead of posting
-	plan               render.Plan                   // the agent's to-do list (stream.go)
-	limitNoticed       map[string]time.Time          // resource limit → when its last hit was told (limits.go)
-	unrecorded         []unrecordedWrite             // writes a full disk refused, oldest first (outbox.go)
-	unrecordedDelay    time.Duration
+	outbox             *delivery.Outbox     // the final replies to post
+	writes             *delivery.Journal    // writes a full disk refused, oldest first
+	plan               render.Plan          // the agent's to-do list (stream.go)
+	limitNoticed       map[string]time.Time // resource limit → when its last hit was told (limits.go)
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.
@@ -172,24 +168,24 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		lim.EditInterval = defaultEditInterval
 	}
 	cv := &conversation{
-		core:        c,
-		key:         key,
-		id:          row.ID,
-		bot:         bot,
-		profile:     profile,
-		platform:    p,
-		limits:      lim,
-		budget:      c.budgetForLocked(key),
-		log:         c.log.With("key", key, "conversation", row.ID),
-		row:         row,
-		resume:      row.SessionID != "",
-		inflight:    make(map[string]sentMsg),
-		spared:      make(map[string]int),
-		timers:      make(map[timerKey]pendingTimer),
-		editReply:   make(map[string]bridges.MessageRef),
-		streamReply: make(map[string]streamEnd),
+		core:     c,
+		key:      key,
+		id:       row.ID,
+		bot:      bot,
+		profile:  profile,
+		platform: p,
+		limits:   lim,
+		budget:   c.budgets.For(key),
+		log:      c.log.With("key", key, "conversation", row.ID),
+		row:      row,
+		resume:   row.SessionID != "",
+		inflight: make(map[string]sentMsg),
+		spared:   make(map[string]int),
+		timers:   make(map[timerKey]pendingTimer),
 	}
 	cv.cards = cards.New(cardHost{cv})
+	cv.writes = delivery.NewJournal(cv.log, func(d time.Duration) { cv.after(d, timerDisk, "") })
+	cv.outbox = delivery.NewOutbox(outboxHost{cv}, c.st, cv.writes, c.opts.OutboxBackoff)
 	cv.q = c.newQueue(cv)
 	return cv
 }
@@ -217,7 +213,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inTimer:
 		cv.onTimer(ctx, v)
 	case inOutbox:
-		cv.flushOutbox(ctx)
+		cv.outbox.Flush(ctx)
 	case inCall:
 		v.f(ctx, cv)
 	}
@@ -237,8 +233,8 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 // idle reports whether the worker holds nothing that needs it: no process,
 // card, unfinished message, reply to retry or timer.
 func (cv *conversation) idle() bool {
-	if cv.sess != nil || cv.acquiring || cv.turn != nil || cv.cards.Len() > 0 || len(cv.inflight) > 0 || cv.outboxRetrying || cv.resuming ||
-		len(cv.unrecorded) > 0 {
+	if cv.sess != nil || cv.acquiring || cv.turn != nil || cv.cards.Len() > 0 || len(cv.inflight) > 0 || cv.outbox.Retrying() || cv.resuming ||
+		cv.writes.Len() > 0 {
 		return false
 	}
 	for k := range cv.timers {
@@ -302,8 +298,7 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerApproval:
 		cv.cards.Expire(ctx, v.id)
 	case timerOutbox:
-		cv.outboxRetrying = false
-		cv.flushOutbox(ctx)
+		cv.outbox.Retry(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)
 	case timerStatus:
@@ -311,7 +306,10 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerProgress:
 		cv.progressLine(ctx)
 	case timerDisk:
-		cv.retryUnrecorded(ctx)
+		if cv.writes.Retry(ctx) { // then post the replies it recorded, deliver what waits
+			cv.outbox.Flush(ctx)
+			cv.deliverPending(ctx)
+		}
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

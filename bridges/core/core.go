@@ -19,9 +19,13 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/connstate"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/reload"
+	"github.com/agentbridge/agentbridge/bridges/strangers"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -33,7 +37,6 @@ const (
 	DefaultQueueCapacity   = 256
 	DefaultOutboxBackoff   = 2 * time.Second
 	DefaultRetireIdleAfter = 10 * time.Minute
-	maxOutboxBackoff       = time.Minute
 	defaultEditInterval    = time.Second
 )
 
@@ -125,9 +128,9 @@ type Core struct {
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
-	budgets   map[budgetKey]*budget
-	refused   map[refusalKey]time.Time           // last refusal told per bot and user
-	states    map[string]bridges.BotState        // connection state per bot (operator.go)
+	budgets   delivery.Budgets                   // per channel (pacing)
+	strangers *strangers.Notices                 // who was told they may not talk to a bot
+	states    *connstate.Board                   // connection state per bot
 	workers   sync.WaitGroup                     // conversation queues and their helpers
 	bots      reload.Bots                        // bots started and stopped by reloads (reload_seam.go)
 	contain   atomic.Pointer[reload.Containment] // set by a reload; nil: CoreOptions' (containment)
@@ -154,15 +157,15 @@ func NewCore(opts CoreOptions) *Core {
 		opts.RetireIdleAfter = DefaultRetireIdleAfter
 	}
 	return &Core{
-		src:     opts.Config,
-		st:      opts.Store,
-		pool:    opts.Pool,
-		log:     opts.Logger,
-		clock:   opts.Clock,
-		opts:    opts,
-		convs:   make(map[bridges.ConversationKey]*conversation),
-		budgets: make(map[budgetKey]*budget),
-		refused: make(map[refusalKey]time.Time),
+		src:       opts.Config,
+		st:        opts.Store,
+		pool:      opts.Pool,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		opts:      opts,
+		convs:     make(map[bridges.ConversationKey]*conversation),
+		states:    connstate.New(opts.Logger, opts.Clock.Now),
+		strangers: strangers.New(opts.Logger, opts.Clock.Now, opts.Metrics),
 	}
 }
 
@@ -275,7 +278,7 @@ func (c *Core) stop() {
 		convs = append(convs, cv)
 	}
 	c.convs = make(map[bridges.ConversationKey]*conversation)
-	c.budgets = make(map[budgetKey]*budget)
+	c.budgets.Reset()
 	c.mu.Unlock()
 	for _, cv := range convs {
 		cv.q.Close()
@@ -306,7 +309,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	if !userAllowed(bot, m.UserID) {
 		log.Info("message refused: user not allowed")
-		c.refuse(ctx, m)
+		c.strangers.Refuse(ctx, c.platform(m.Key.Bot), m)
 		c.opts.Metrics.Message(m.Key.Bot, "refused")
 		return nil
 	}
@@ -314,7 +317,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	if err != nil {
 		return notRecorded(m.MsgID, err)
 	}
-	files, err := encodeFiles(m.Files)
+	files, err := uploads.Encode(m.Files)
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
@@ -345,13 +348,13 @@ func notRecorded(msgID string, err error) error {
 // HandleAction implements Handler: it routes a click to the conversation
 // that owns the card. Clicks on cards no worker knows (e.g. from before a
 // restart) are answered privately. A click on an answer's feedback
-// buttons is recorded at once (onFeedback).
+// buttons is recorded at once (delivery.Feedback).
 func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
 	if c.cfg().Bot(a.Key.Bot) == nil {
 		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
 	}
-	if strings.HasPrefix(a.CardID, feedbackPrefix) {
-		return c.onFeedback(ctx, a)
+	if strings.HasPrefix(a.CardID, delivery.FeedbackPrefix) {
+		return delivery.Feedback{Store: c.st, Allowed: c.Allowed, Metrics: c.opts.Metrics, Log: c.log}.Record(ctx, a)
 	}
 	c.mu.Lock()
 	cv := c.convs[a.Key]
@@ -438,7 +441,7 @@ func (c *Core) retire(cv *conversation) bool {
 		return false
 	}
 	delete(c.convs, cv.key)
-	c.releaseBudgetLocked(cv.key)
+	c.budgets.Release(cv.key)
 	cv.q.Close()
 	return true
 }
@@ -450,81 +453,11 @@ func (c *Core) ActiveConversations() int {
 	return len(c.convs)
 }
 
-// budgetForLocked returns the shared edit budget of key's channel for a new
-// worker, which releases it with releaseBudgetLocked; c.mu is held.
-func (c *Core) budgetForLocked(key bridges.ConversationKey) *budget {
-	k := budgetKey{key.Bot, key.Channel}
-	b := c.budgets[k]
-	if b == nil {
-		b = &budget{}
-		c.budgets[k] = b
-	}
-	b.workers++
-	return b
-}
-
-// releaseBudgetLocked drops a retiring worker's hold on its channel's
-// budget, forgetting the budget with the channel's last worker; c.mu is
-// held. (A worker retires long after its last post, so the budget's
-// reservation has passed by then.)
-func (c *Core) releaseBudgetLocked(key bridges.ConversationKey) {
-	k := budgetKey{key.Bot, key.Channel}
-	if b := c.budgets[k]; b != nil {
-		if b.workers--; b.workers <= 0 {
-			delete(c.budgets, k)
-		}
-	}
-}
-
 // platform returns the adapter of bot, or nil.
 func (c *Core) platform(bot string) bridges.Platform {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.platforms[bot]
-}
-
-// refusalEvery is how often one person is told, per bot, that they may not
-// talk to it: someone chatting in the bot's threads is told once an hour,
-// not on every message nor in every conversation.
-const refusalEvery = time.Hour
-
-// strangerNotice is the private answer to a stranger: polite, and it names
-// nobody and nothing of the bot's configuration.
-const strangerNotice = "Sorry, you don't have access to this bot."
-
-type refusalKey struct {
-	bot  string
-	user string
-}
-
-// refuse tells a user who may not talk to the bot so, privately and at most
-// once per refusalEvery per bot and user: through the platform's Ephemeral
-// ability where it has one, else not at all. Nothing is posted in the
-// conversation.
-func (c *Core) refuse(ctx context.Context, m bridges.Inbound) {
-	now := c.clock.Now()
-	c.mu.Lock()
-	p := c.platforms[m.Key.Bot]
-	rk := refusalKey{m.Key.Bot, m.UserID}
-	last, told := c.refused[rk]
-	if p == nil || told && now.Sub(last) < refusalEvery {
-		c.mu.Unlock()
-		return
-	}
-	c.makeRoomForRefusalLocked(now)
-	c.refused[rk] = now
-	c.mu.Unlock()
-	eph, ok := p.(bridges.Ephemeral)
-	if !ok {
-		c.opts.Metrics.StrangerNotice(m.Key.Bot, "none")
-		return
-	}
-	if err := eph.PostEphemeral(ctx, m.Key, m.UserID, strangerNotice); err != nil {
-		c.log.Warn("private notice to a stranger failed", "key", m.Key, "user", m.UserID, "err", err)
-		c.opts.Metrics.StrangerNotice(m.Key.Bot, "failed")
-		return
-	}
-	c.opts.Metrics.StrangerNotice(m.Key.Bot, "ephemeral")
 }
 
 // replyPrivately answers a clicker through Action.Reply, if the platform

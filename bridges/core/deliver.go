@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,10 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -25,8 +27,8 @@ import (
 const maxRedeliveries = 1
 
 // SessionsDir is the directory under data_dir that holds each agent
-// session's private state (data_dir/sessions/<session id>).
-const SessionsDir = "sessions"
+// session's private state (sessiondir.Dir).
+const SessionsDir = sessiondir.Dir
 
 // redeliveryNote prefixes a message delivered again after a crash.
 const redeliveryNote = "[agentbridge: your previous turn was interrupted because the agent process stopped unexpectedly. " +
@@ -49,7 +51,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	}
 	blocked := false // a message could not be sent: later ones must wait (order)
 	for _, m := range msgs {
-		if cv.waitsForMark(m.ID) {
+		if cv.writes.Waits(m.ID) {
 			continue // handled already; the ledger says so once the disk has room
 		}
 		if cv.handledAsCommand(ctx, m) {
@@ -60,7 +62,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if m.Origin == OriginPerson && cv.refuseVoiceOff(ctx, m) { // attachments.go
+		if m.Origin == OriginPerson && uploads.RefuseVoiceOff(ctx, uploadHost{cv}, m.ID, m.Text, m.Quoted, uploads.Decode(m.Files)) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
 			continue
 		}
@@ -114,9 +116,9 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	um := streamjson.UserMessage{UUID: m.ID, Text: render.QuotedPrefix(m.Quoted) + m.Text}
-	if files := decodeFiles(m.Files); len(files) > 0 {
+	if files := uploads.Decode(m.Files); len(files) > 0 {
 		var notes []string
-		um.Images, notes = cv.fetchAttachments(ctx, m.ID, files)
+		um.Images, notes = uploads.Fetch(ctx, uploadHost{cv}, m.ID, files)
 		if len(notes) > 0 {
 			um.Text = strings.TrimSpace(um.Text + "\n\n" + strings.Join(notes, "\n"))
 		}
@@ -161,11 +163,11 @@ func redeliveryUUID(ledgerID string, attempt int) string {
 // finishInbox moves a ledger message to state, logging (not failing) a
 // refused transition: the ledger is the authority and stays consistent.
 // A mark the database cannot take now (a full disk) is kept and made
-// later, in order (recordInOrder).
+// later, in order (delivery.Journal).
 func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
 	st := cv.core.st
-	if _, err := cv.recordInOrder(ctx, unrecordedWrite{what: "ledger " + string(state), markID: id,
-		do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
+	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger " + string(state), MarkID: id,
+		Do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
 		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
 	}
 	if state.Final() {
@@ -318,30 +320,6 @@ func (cv *conversation) noteRefusedBypass(ctx context.Context) {
 	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
 	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
 		"so the agent runs in "+render.CodeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
-}
-
-// encodeFiles stores attachments in the ledger as JSON (nil when none).
-func encodeFiles(files []bridges.File) ([]byte, error) {
-	if len(files) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(files)
-	if err != nil {
-		return nil, fmt.Errorf("encode attachments: %w", err)
-	}
-	return b, nil
-}
-
-// decodeFiles reads attachments back from the ledger.
-func decodeFiles(b []byte) []bridges.File {
-	if len(b) == 0 {
-		return nil
-	}
-	var files []bridges.File
-	if err := json.Unmarshal(b, &files); err != nil {
-		return nil
-	}
-	return files
 }
 
 // secretPaths are the bridge's own files an agent must never see: data_dir

@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -37,7 +38,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	cv.interruptTurn(ctx)
 	var n int
 	st, id := cv.core.st, cv.id
-	kept, err := cv.recordInOrder(ctx, unrecordedWrite{what: "reset for redelivery", do: func(ctx context.Context) error {
+	kept, err := cv.writes.Record(ctx, delivery.Write{What: "reset for redelivery", Do: func(ctx context.Context) error {
 		reset, err := st.ResetForRedelivery(ctx, id)
 		n = reset
 		return err
@@ -77,8 +78,8 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 // interruptTurn ends a turn cut short by the process ending: the live
 // message keeps what it showed, marked as interrupted.
 func (cv *conversation) interruptTurn(ctx context.Context) {
-	if t := cv.turn; t != nil && t.live.posted {
-		cv.finishLive(ctx, render.Tail(render.Join(t.segs)+"\n\n_(interrupted)_", cv.maxRunes()))
+	if t := cv.turn; t != nil && t.Live.Posted {
+		cv.finishLive(ctx, render.Tail(render.Join(t.Segs)+"\n\n_(interrupted)_", cv.maxRunes()))
 	}
 	cv.stopStream(ctx, "\n\n_(interrupted)_")
 	cv.endTurn(ctx)
@@ -193,7 +194,7 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 			if p := c.platform(ref.Key.Bot); p != nil {
 				text := render.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}
-				if _, err := editOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
+				if _, err := delivery.EditOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
 					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
 				}
 			}

@@ -3,51 +3,9 @@ package core
 import (
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 )
-
-func TestBudget(t *testing.T) {
-	var b budget
-	t0 := time.Unix(0, 0)
-	iv := time.Second
-	if w := b.take(t0, iv, false); w != 0 {
-		t.Fatalf("first streaming edit waits %s", w)
-	}
-	if w := b.take(t0.Add(300*time.Millisecond), iv, false); w != 700*time.Millisecond {
-		t.Fatalf("second edit within the interval waits %s, want 700ms", w)
-	}
-	if w := b.take(t0.Add(300*time.Millisecond), iv, true); w != 0 {
-		t.Fatal("an urgent post must never wait")
-	}
-	// The urgent post pushed the next streaming slot back.
-	if w := b.take(t0.Add(time.Second), iv, false); w != time.Second {
-		t.Fatalf("streaming after an urgent post waits %s, want 1s", w)
-	}
-	if w := b.take(t0.Add(2*time.Second), iv, false); w != 0 {
-		t.Fatalf("streaming after the slot waits %s", w)
-	}
-}
-
-func TestTurnFinal(t *testing.T) {
-	tr := newTurn(time.Now())
-	tr.addDelta("Let me ")
-	tr.addDelta("check.")
-	tr.addText("Let me check.")
-	tr.addTool(streamjson.ToolUse{ID: "1", Name: "Bash"}, "› `Bash: ls`")
-	tr.addDelta("Done: 3 files.")
-	activity, answer := tr.final("Done: 3 files.")
-	if answer != "Done: 3 files." || render.Join(activity) != "Let me check.\n\n› `Bash: ls`" {
-		t.Errorf("final = %q / %q", render.Join(activity), answer)
-	}
-	_, answer = tr.final("")
-	if answer != "Done: 3 files." {
-		t.Errorf("empty result text should fall back to the last block: %q", answer)
-	}
-}
 
 // fileSettings stands in for the settings of an adapter that keeps a
 // bot's credentials in a file (a WhatsApp device store).

@@ -3,51 +3,13 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/store"
 )
-
-// liveStream is a turn's native stream (Streamer) and what of the turn's
-// segments it shows so far (render.StreamShown). Segment positions are
-// absolute (they count the segments trimActivity dropped), so trimming
-// does not confuse them.
-type liveStream struct {
-	s       bridges.Stream
-	refused bool // the platform refused to stream this turn: post and edit
-	broken  bool // an Append failed: nothing more is appended
-	render.StreamShown
-}
-
-// toolDone notes a tool's result for the stream (StreamShown.ToolDone).
-// It reports whether the stream has something new to show.
-func (l *liveMsg) toolDone(r streamjson.ToolResult, full bool) bool {
-	if l.stream.s == nil || !l.stream.ToolDone(r, full) {
-		return false
-	}
-	l.dirty = true
-	return true
-}
-
-// streamChunks returns what the stream does not show yet of t, and the
-// cursor once it is shown.
-func (t *turn) streamChunks(maxRunes int) ([]bridges.StreamChunk, render.Cursor) {
-	return t.live.stream.Chunks(t.segs, t.trimmedSegs, t.streaming, maxRunes, func(id string) bool {
-		return render.IsPlanTool(t.tools[id].Name) // shown as the plan (stream.go)
-	})
-}
-
-// committed marks chunks from streamChunks as shown.
-func (t *turn) committed(cur render.Cursor, chunks []bridges.StreamChunk) {
-	t.live.stream.Committed(cur, chunks)
-}
 
 // streamLive shows the turn's news through the platform's native stream,
 // starting it if needed. It reports false when the turn is not streamed
@@ -55,114 +17,48 @@ func (t *turn) committed(cur render.Cursor, chunks []bridges.StreamChunk) {
 // caller posts and edits instead.
 func (cv *conversation) streamLive(ctx context.Context) bool {
 	t := cv.turn
-	ls := &t.live.stream
-	if ls.s == nil {
+	ls := &t.Live.Stream
+	if ls.S == nil {
 		st, ok := cv.platform.(bridges.Streamer)
-		if !ok || ls.refused || t.live.posted {
+		if !ok || ls.Refused || t.Live.Posted {
 			return false
 		}
-		chunks, cur := t.streamChunks(cv.maxRunes())
+		chunks, cur := t.StreamChunks(cv.maxRunes())
 		s, err := st.StartStream(ctx, cv.key, t.replyTo, t.replyUser, chunks)
 		if err != nil {
 			if !errors.Is(err, bridges.ErrStreamRefused) {
 				cv.log.Warn("start stream; posting and editing instead", "err", err)
 			}
-			ls.refused = true
+			ls.Refused = true
 			return false
 		}
-		ls.s = s
-		t.live.ref = s.Ref()
-		t.live.ref.At = cv.core.clock.Now()
-		t.committed(cur, chunks)
+		ls.S = s
+		t.Live.Ref = s.Ref()
+		t.Live.Ref.At = cv.core.clock.Now()
+		t.Committed(cur, chunks)
 		return true
 	}
-	if ls.broken {
+	if ls.Broken {
 		return true
 	}
-	chunks, cur := t.streamChunks(cv.maxRunes())
+	chunks, cur := t.StreamChunks(cv.maxRunes())
 	if len(chunks) == 0 {
 		return true
 	}
-	if err := ls.s.Append(ctx, chunks); err != nil {
+	if err := ls.S.Append(ctx, chunks); err != nil {
 		cv.log.Warn("append to stream; the answer will be posted", "err", err)
-		ls.broken = true
+		ls.Broken = true
 		return true
 	}
-	t.committed(cur, chunks)
+	t.Committed(cur, chunks)
 	return true
 }
 
-// streamEnd is how a turn's stream ends when its reply (an outbox row) is
-// posted: Stop with last instead of a post.
-type streamEnd struct {
-	s    bridges.Stream
-	last []bridges.StreamChunk
-}
-
-// endStream decides, when the turn's result arrives, how its open stream
-// ends. If the stream shows the turn's answer so far (the answer is the
-// last text it streamed) and the rest fits, it returns the chunks that
-// complete it (the rest and suffix, e.g. the footer) and true: the reply
-// is the stream's Stop. Otherwise it stops the stream with the rest of the
-// activity (not the answer) and returns false: the answer is posted.
-// Either way the turn no longer owns the stream.
-func (cv *conversation) endStream(ctx context.Context, answer, suffix string) ([]bridges.StreamChunk, bool) {
-	t := cv.turn
-	ls := &t.live.stream
-	s := ls.s
-	ls.s = nil
-	n := len(t.segs)
-	answerStreamed := n > 0 && t.segs[n-1].Kind == render.SegText && strings.TrimSpace(t.segs[n-1].Text) == answer
-	if !ls.broken && answerStreamed {
-		t.streaming = false
-		chunks, cur := t.streamChunks(cv.maxRunes())
-		if !cur.Full && cur.Runes+utf8.RuneCountInString(suffix) <= cv.maxRunes() {
-			if suffix != "" {
-				chunks = append(chunks, bridges.StreamChunk{Text: suffix})
-			}
-			ls.s = s // handed to the reply by the caller
-			return chunks, true
-		}
-	}
-	rest := ls.Cur.Closing()
-	if !ls.broken {
-		saved := t.segs
-		if answerStreamed {
-			t.segs = t.segs[:n-1] // the activity only: the answer is posted
-		}
-		t.streaming = false
-		var cur render.Cursor
-		rest, cur = t.streamChunks(cv.maxRunes())
-		rest = append(rest, cur.Closing()...)
-		t.segs = saved
-	}
-	if err := s.Stop(ctx, rest); err != nil {
-		cv.log.Warn("stop stream", "err", err)
-	}
-	return nil, false
-}
-
 // stopStream ends the turn's open stream with last (e.g. a note that the
-// turn was interrupted), if there is one.
+// turn was interrupted), if there is one (live.Turn.StopStream).
 func (cv *conversation) stopStream(ctx context.Context, last string) {
-	t := cv.turn
-	if t == nil || t.live.stream.s == nil {
-		return
-	}
-	s := t.live.stream.s
-	t.live.stream.s = nil
-	chunks := t.live.stream.Cur.Closing()
-	if !t.live.stream.broken {
-		t.streaming = false
-		var cur render.Cursor
-		chunks, cur = t.streamChunks(cv.maxRunes())
-		chunks = append(chunks, cur.Closing()...)
-		if last != "" {
-			chunks = append(chunks, bridges.StreamChunk{Text: last})
-		}
-	}
-	if err := s.Stop(ctx, chunks); err != nil {
-		cv.log.Warn("stop stream", "err", err)
+	if t := cv.turn; t != nil {
+		t.StopStream(ctx, cv.log, cv.maxRunes(), last)
 	}
 }
 
@@ -199,7 +95,7 @@ func (cv *conversation) progressLine(ctx context.Context) {
 	}
 	line := "⏳ Still working… " + render.FormatWait(cv.core.clock.Now().Sub(t.start)) + " so far"
 	if verbosity(cv.bot) != config.VerbosityQuiet {
-		if last := render.LastToolLine(t.segs); last != "" {
+		if last := render.LastToolLine(t.Segs); last != "" {
 			line += " · last: " + last
 		}
 	}
@@ -211,7 +107,7 @@ func (cv *conversation) progressLine(ctx context.Context) {
 // message, so that a long turn makes one message (per edit window) and
 // no stream of identical ones.
 func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) {
-	cv.budget.take(cv.core.clock.Now(), cv.limits.EditInterval, true)
+	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	m := bridges.Message{Text: line}
 	var ref bridges.MessageRef
 	var err error
@@ -227,39 +123,6 @@ func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) 
 	t.progress = ref
 }
 
-// canEdit reports whether the message at ref can still be edited on p: p is
-// an Editor and, when lim.EditMaxAge is set, the message was posted less
-// than EditMaxAge before now (a ref without a posting time is too old).
-func canEdit(p bridges.Platform, lim bridges.Limits, ref bridges.MessageRef, now time.Time) bool {
-	if _, ok := p.(bridges.Editor); !ok {
-		return false
-	}
-	if lim.EditMaxAge <= 0 {
-		return true
-	}
-	return !ref.At.IsZero() && now.Sub(ref.At) < lim.EditMaxAge
-}
-
-// editOrPost shows m in place of the message at ref when the platform can
-// still edit it; otherwise it posts instead as a new message in ref's
-// conversation (to quote the old message, set instead.ReplyTo). It returns the ref
-// of the message that now shows the content (ref itself after an edit, the
-// new message after a post, stamped with now).
-func editOrPost(ctx context.Context, p bridges.Platform, lim bridges.Limits, now time.Time, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	if canEdit(p, lim, ref, now) {
-		if err := p.(bridges.Editor).Edit(ctx, ref, m); err != nil {
-			return ref, fmt.Errorf("edit message %s: %w", ref.ID, err)
-		}
-		return ref, nil
-	}
-	posted, err := p.Post(ctx, ref.Key, instead)
-	if err != nil {
-		return ref, fmt.Errorf("post instead of editing message %s: %w", ref.ID, err)
-	}
-	posted.At = now
-	return posted, nil
-}
-
 // post posts m into the conversation and stamps the ref with the core's
 // clock (for Limits.EditMaxAge).
 func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
@@ -271,9 +134,9 @@ func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.Me
 	return ref, nil
 }
 
-// editOrPost is editOrPost for this conversation's platform and clock.
+// editOrPost is delivery.EditOrPost for this conversation's platform and clock.
 func (cv *conversation) editOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	return editOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
+	return delivery.EditOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
 }
 
 // This file holds what a native stream (bridges.Streamer) shows beyond
@@ -293,80 +156,7 @@ func (cv *conversation) notePlanTool(ctx context.Context, u streamjson.ToolUse, 
 	if !changed || cv.turn == nil {
 		return
 	}
-	cv.turn.live.stream.Plan = cv.plan.Snapshot()
-	cv.turn.live.dirty = true
+	cv.turn.Live.Stream.Plan = cv.plan.Snapshot()
+	cv.turn.Live.Dirty = true
 	cv.touchLive(ctx)
-}
-
-// toolWaiting notes that the tool call id waits for a person's decision
-// on its card: its task shows pending. It reports whether the stream has
-// something new to show.
-func (l *liveMsg) toolWaiting(id string) bool {
-	if !l.stream.SetWaiting(id, l.stream.s != nil) {
-		return false
-	}
-	l.dirty = true
-	return true
-}
-
-// toolDecided notes that the card of tool call id was decided: an
-// allowed call's task shows in progress again (a refused one becomes
-// failed with its result, toolDone). It reports whether the stream has
-// something new to show.
-func (l *liveMsg) toolDecided(id string, allowed bool) bool {
-	if !l.stream.Decided(id, allowed, l.stream.s != nil) {
-		return false
-	}
-	l.dirty = true
-	return true
-}
-
-// feedbackPrefix starts the CardID of an answer's feedback buttons; the
-// rest is the answer's outbox id.
-const feedbackPrefix = "feedback:"
-
-// feedbackChunk asks for feedback buttons under the answer that is the
-// outbox reply replyID.
-func feedbackChunk(replyID string) bridges.StreamChunk {
-	return bridges.StreamChunk{Feedback: feedbackPrefix + replyID}
-}
-
-// onFeedback records a 👍/👎 click on an answer's feedback buttons. Anyone
-// allowed to talk to the bot in the conversation may rate its answers
-// (Allowed, as for writing there); the rated answer must be a reply of
-// that very conversation. A person's second click replaces their first.
-// The clicker hears back privately only when the click is refused.
-func (c *Core) onFeedback(ctx context.Context, a bridges.Action) error {
-	replyID := strings.TrimPrefix(a.CardID, feedbackPrefix)
-	rating := store.Rating(a.Choice)
-	if !c.Allowed(a.Key, a.UserID) {
-		c.log.Info("feedback refused: not allowed in the conversation", "key", a.Key, "user", a.UserID)
-		replyPrivately(ctx, c.log, a, "Sorry, you cannot rate answers here.")
-		return nil
-	}
-	if rating != store.RatingGood && rating != store.RatingBad {
-		c.log.Warn("feedback ignored: not a rating", "reply", replyID, "choice", a.Choice, "user", a.UserID)
-		return nil
-	}
-	row, err := c.st.OutboxByID(ctx, replyID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		replyPrivately(ctx, c.log, a, "This answer is too old to rate.")
-		return nil
-	case err != nil:
-		return fmt.Errorf("feedback on %s: %w", replyID, err)
-	case bridges.ConversationKey(row.Key) != a.Key:
-		c.log.Warn("feedback refused: the answer is not this conversation's", "key", a.Key, "reply", replyID, "user", a.UserID)
-		return nil
-	}
-	changed, err := c.st.RecordFeedback(ctx, store.Feedback{ReplyID: replyID, ConversationID: row.ConversationID, UserID: a.UserID, Rating: rating})
-	if err != nil {
-		replyPrivately(ctx, c.log, a, "The bridge could not record your feedback; please try again later.")
-		return fmt.Errorf("feedback on %s: %w", replyID, err)
-	}
-	if changed {
-		c.opts.Metrics.Feedback(a.Key.Bot, string(rating))
-		c.log.Info("answer rated", "key", a.Key, "reply", replyID, "rating", rating, "user", a.UserID)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -55,7 +56,7 @@ type toolConv struct {
 	bot      string
 	platform bridges.Platform
 	limits   bridges.Limits
-	budget   *budget
+	budget   *delivery.Budget
 	workdir  string
 	hidden   []string
 	log      *slog.Logger
@@ -79,7 +80,7 @@ func (t *toolConv) ToolCalled(tool, outcome string) {
 
 // post posts m into the conversation, within the channel's post budget.
 func (t *toolConv) post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
-	t.budget.take(t.core.clock.Now(), t.limits.EditInterval, true)
+	t.budget.Take(t.core.clock.Now(), t.limits.EditInterval, true)
 	return t.platform.Post(ctx, t.key, m)
 }
 
@@ -102,7 +103,7 @@ func (t *toolConv) Upload(ctx context.Context, u bridges.Upload) error {
 	if !ok {
 		return fmt.Errorf("%w: this chat cannot take attachments", toolconv.ErrRefused)
 	}
-	t.budget.take(t.core.clock.Now(), t.limits.EditInterval, true)
+	t.budget.Take(t.core.clock.Now(), t.limits.EditInterval, true)
 	if _, err := up.UploadFile(ctx, t.key, u); err != nil {
 		return fmt.Errorf("upload %s: %w", u.Name, err)
 	}

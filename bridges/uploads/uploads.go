@@ -1,7 +1,11 @@
-// Package uploads saves the files people send for the agent to read: in
-// the uploads directory of the session's private state, which the agent
-// can write, so never through a link it planted. It also holds the size
-// caps of what the agent gets.
+// Package uploads brings the files people send to the agent: it fetches
+// them through the platform (Fetch, acting through Host, which the
+// conversation's worker implements in bridges/core), gives images as
+// image blocks, transcribes voice notes (Transcriber), and saves the
+// other files for the agent to read: in the uploads directory of the
+// session's private state, which the agent can write, so never through a
+// link it planted. It also holds the size caps of what the agent gets and
+// the ledger's encoding of a message's files.
 package uploads
 
 import (

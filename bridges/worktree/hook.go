@@ -174,7 +174,7 @@ func droppedSpare(dataDir, id string, mod time.Time) bool {
 // those of dropped warm spares (droppedSpare) whatever before says:
 // spares are recycled often. A worktree with uncommitted changes is kept
 // and logged. It returns how
-// many it removed. Run it where PruneSessionStates runs (the retention
+// many it removed. Run it where sessiondir.Prune runs (the retention
 // pass): the agents of those sessions are gone.
 //
 // Git runs in each profile's sandbox, from sandboxes (the map given to

@@ -24,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -200,7 +201,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		runPruner(ctx, live, retentionChanged, func(retention time.Duration) store.Pruner {
 			return store.Pruner{Store: st, Retention: retention, Logger: logger,
 				Also: func(ctx context.Context, before time.Time) error {
-					_, err := core.PruneSessionStates(ctx, st, cfg.DataDir, before, logger)
+					_, err := sessiondir.Prune(ctx, st, cfg.DataDir, before, logger)
 					_, werr := worktree.Prune(ctx, st, live.Current(), sandboxes, before, logger)
 					return errors.Join(err, werr)
 				}}

@@ -1,4 +1,4 @@
-package core
+package delivery
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func TestEditOrPost(t *testing.T) {
 				p = rec
 			}
 			old := bridges.MessageRef{Key: key, ID: "old", At: tt.postedAt}
-			got, err := editOrPost(context.Background(), p, bridges.Limits{EditMaxAge: tt.maxAge}, now, old,
+			got, err := EditOrPost(context.Background(), p, bridges.Limits{EditMaxAge: tt.maxAge}, now, old,
 				bridges.Message{Text: "edited"}, bridges.Message{Text: "instead", ReplyTo: "old"})
 			if err != nil {
 				t.Fatal(err)
@@ -86,7 +86,7 @@ func TestEditOrPost(t *testing.T) {
 // decides: the outbox retries, a card logs).
 func TestEditOrPostEditError(t *testing.T) {
 	p := &failingEditor{}
-	_, err := editOrPost(context.Background(), p, bridges.Limits{}, time.Now(), bridges.MessageRef{ID: "x"}, bridges.Message{}, bridges.Message{})
+	_, err := EditOrPost(context.Background(), p, bridges.Limits{}, time.Now(), bridges.MessageRef{ID: "x"}, bridges.Message{}, bridges.Message{})
 	if !errors.Is(err, errEditBroken) || p.posts != 0 {
 		t.Errorf("err = %v, posts = %d", err, p.posts)
 	}

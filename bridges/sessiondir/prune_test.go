@@ -1,4 +1,4 @@
-package core_test
+package sessiondir_test
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// TestPruneSessionStates: only state directories that no conversation uses
+// TestPrune: only state directories that no conversation uses
 // and that did not change since the cutoff are removed.
-func TestPruneSessionStates(t *testing.T) {
+func TestPrune(t *testing.T) {
 	ctx := context.Background()
 	dataDir := t.TempDir()
 	st, err := store.Open(ctx, filepath.Join(dataDir, "bridge.db"), nil)
@@ -32,14 +32,14 @@ func TestPruneSessionStates(t *testing.T) {
 	}
 	old, cutoff := time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour)
 	mk := func(id string, at time.Time) {
-		f := filepath.Join(dataDir, core.SessionsDir, id, "claude", "projects", "p", id+".jsonl")
+		f := filepath.Join(dataDir, sessiondir.Dir, id, "claude", "projects", "p", id+".jsonl")
 		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(f, []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_ = filepath.WalkDir(filepath.Join(dataDir, core.SessionsDir, id), func(p string, _ os.DirEntry, _ error) error {
+		_ = filepath.WalkDir(filepath.Join(dataDir, sessiondir.Dir, id), func(p string, _ os.DirEntry, _ error) error {
 			return os.Chtimes(p, at, at)
 		})
 	}
@@ -47,14 +47,14 @@ func TestPruneSessionStates(t *testing.T) {
 	mk("abandoned-old", old)        // removed
 	mk("abandoned-new", time.Now()) // kept: changed after the cutoff
 	mk("abandoned-touched", old)
-	if err := os.WriteFile(filepath.Join(dataDir, core.SessionsDir, "abandoned-touched", "claude", "late"), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dataDir, sessiondir.Dir, "abandoned-touched", "claude", "late"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n, err := core.PruneSessionStates(ctx, st, dataDir, cutoff, slog.New(slog.DiscardHandler))
+	n, err := sessiondir.Prune(ctx, st, dataDir, cutoff, slog.New(slog.DiscardHandler))
 	if err != nil || n != 1 {
-		t.Fatalf("PruneSessionStates = %d, %v; want 1 removed", n, err)
+		t.Fatalf("Prune = %d, %v; want 1 removed", n, err)
 	}
-	ents, _ := os.ReadDir(filepath.Join(dataDir, core.SessionsDir))
+	ents, _ := os.ReadDir(filepath.Join(dataDir, sessiondir.Dir))
 	var left []string
 	for _, e := range ents {
 		left = append(left, e.Name())
@@ -63,7 +63,7 @@ func TestPruneSessionStates(t *testing.T) {
 		t.Errorf("left %v, want %v", left, want)
 	}
 	// No sessions directory at all is fine.
-	if n, err := core.PruneSessionStates(ctx, st, t.TempDir(), cutoff, slog.New(slog.DiscardHandler)); n != 0 || err != nil {
+	if n, err := sessiondir.Prune(ctx, st, t.TempDir(), cutoff, slog.New(slog.DiscardHandler)); n != 0 || err != nil {
 		t.Errorf("empty data dir: %d, %v", n, err)
 	}
 }

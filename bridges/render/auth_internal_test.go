@@ -1,4 +1,4 @@
-package core
+package render
 
 import (
 	"testing"
@@ -18,8 +18,8 @@ func TestAuthFailed(t *testing.T) {
 		{streamjson.Result{IsError: true, Subtype: "error_max_turns"}, false},
 		{streamjson.Result{Text: "I am not logged in to GitHub"}, false}, // not an error: the model's own words
 	} {
-		if got := authFailed(tc.r); got != tc.want {
-			t.Errorf("authFailed(%+v) = %v, want %v", tc.r, got, tc.want)
+		if got := AuthFailed(tc.r); got != tc.want {
+			t.Errorf("AuthFailed(%+v) = %v, want %v", tc.r, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,108 @@
+package uploads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/render"
+)
+
+// Host is the conversation a person's files arrive in, as its worker
+// offers it. Every method is called on that worker.
+type Host interface {
+	Log() *slog.Logger
+	Platform() bridges.Platform // a FileFetcher, or files are not forwarded
+	// Notice posts text into the conversation.
+	Notice(ctx context.Context, text string)
+	// Dir is where the conversation's session keeps uploads (an absolute
+	// path), "" when the bridge keeps no session state.
+	Dir() string
+	// Transcriber transcribes voice notes; nil when none is configured.
+	Transcriber() Transcriber
+}
+
+// Fetch downloads the attachments of ledger message msgID through
+// the platform's FileFetcher: images go to the agent as image blocks,
+// other files are saved in the session's uploads directory and named to
+// the agent by path. A file larger than its cap (by the size the platform
+// announced) is not downloaded: the conversation is told why, and the
+// agent gets a note. Every file the agent does not get is noted for it.
+func Fetch(ctx context.Context, h Host, msgID string, files []bridges.File) ([]streamjson.Image, []string) {
+	ff, _ := h.Platform().(bridges.FileFetcher)
+	var imgs []streamjson.Image
+	var notes []string
+	for _, f := range files {
+		if isAudio(f) && ff != nil { // voice.go
+			if note, ok := voiceNote(ctx, h, ff, msgID, f); ok {
+				notes = append(notes, note)
+				continue
+			}
+		}
+		image, limit := IsImage(f.MimeType), Limit(f.MimeType)
+		dir := h.Dir()
+		switch {
+		case ff == nil || !image && dir == "":
+			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s (%s)]", f.Name, f.MimeType))
+			continue
+		case f.Size > limit:
+			h.Log().Info("attachment refused: too large", "file", f.Name, "bytes", f.Size, "limit", limit)
+			h.Notice(ctx, fmt.Sprintf("📎 %s is too large (%s): files up to %s reach the agent.", render.CodeSpan(f.Name), render.ByteSize(f.Size), render.ByteSize(limit)))
+			notes = append(notes, fmt.Sprintf("[attachment not forwarded: %s is larger than %s]", f.Name, render.ByteSize(limit)))
+			continue
+		}
+		data, err := ff.FetchFile(ctx, f, limit)
+		if err != nil {
+			h.Log().Warn("fetch attachment", "file", f.Name, "err", err)
+			notes = append(notes, fmt.Sprintf("[attachment could not be fetched: %s]", f.Name))
+			continue
+		}
+		if image {
+			imgs = append(imgs, streamjson.Image{MediaType: f.MimeType, Data: data})
+			continue
+		}
+		path, err := Save(dir, msgID, f.Name, data)
+		if err != nil {
+			h.Log().Error("save attachment for the agent", "file", f.Name, "err", err)
+			notes = append(notes, fmt.Sprintf("[attachment could not be saved: %s]", f.Name))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("[attached file saved for you at %s (%s, %s)]", path, orDefault(f.MimeType, "unknown type"), render.ByteSize(int64(len(data)))))
+	}
+	return imgs, notes
+}
+
+// Encode stores attachments in the ledger as JSON (nil when none).
+func Encode(files []bridges.File) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(files)
+	if err != nil {
+		return nil, fmt.Errorf("encode attachments: %w", err)
+	}
+	return b, nil
+}
+
+// Decode reads attachments back from the ledger.
+func Decode(b []byte) []bridges.File {
+	if len(b) == 0 {
+		return nil
+	}
+	var files []bridges.File
+	if err := json.Unmarshal(b, &files); err != nil {
+		return nil
+	}
+	return files
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
