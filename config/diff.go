@@ -57,6 +57,9 @@ func Compare(old, new *Config) Diff {
 	if old.Retention != new.Retention {
 		add("retention", true)
 	}
+	if old.Replicas != new.Replicas {
+		add("replicas", true)
+	}
 	if old.StatusDelay != new.StatusDelay {
 		add("status_delay", false)
 	}

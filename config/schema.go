@@ -45,6 +45,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"status_delay":  d.statusDelay(&c.StatusDelay),
 		"delivery":      d.deliverySection(&c.Delivery),
 		"store":         d.storeSection(&c.Store),
+		"replicas":      d.replicasSection(&c.Replicas),
 		"limits":        d.limitsSection(&c.Limits),
 		"schedules":     d.schedules(&c.Schedules),
 		"web":           d.webSection(&c.Web),

@@ -36,6 +36,7 @@ func (d *decoder) finishTop(c *Config, baseDir string) {
 	d.finishStatusDelay(c)
 	d.finishDelivery(c)
 	d.finishStore(c)
+	d.finishReplicas(c)
 	d.finishTranscription(c)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = orDefault(c.Log.Format, DefaultLogFormat)
