@@ -241,6 +241,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	}
 	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
+	cv.saveSession(ctx) // ownership.go
 	if cv.restartAfterTurn {
 		cv.restartAfterTurn = false
 		cv.restartProcess(ctx)
