@@ -28,8 +28,7 @@ func (r *Replica) Run(ctx context.Context, c Core) error {
 	defer tick.Stop()
 	renewEvery := r.lease / 3
 	lastRenew := time.Now()
-	r.poll(ctx, c)
-	for {
+	for { // the first poll after a tick: the core has started by then
 		select {
 		case <-ctx.Done():
 			for range sigs { // Listen closes it once stopped

@@ -31,6 +31,9 @@ type healthBody struct {
 	// Config is the config generation in force and the last refused
 	// reload (reload.go).
 	Config *healthConfig `json:"config,omitempty"`
+	// Replica is this process's replica id and the conversations it
+	// holds, with config replicas (replicas.go).
+	Replica *healthReplica `json:"replica,omitempty"`
 }
 
 // healthConfig is /healthz's view of the config: the generation in force,
@@ -88,6 +91,7 @@ type healthSources struct {
 	replies repliesFunc              // replies waiting out an outage or given up
 	storage func() store.WriteHealth // whether the database can be written
 	config  func() web.ConfigStatus  // the config generation and the last refused reload
+	replica func() *healthReplica    // the replica and its conversations
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
@@ -107,6 +111,9 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 			s := src.config()
 			body.Config = &healthConfig{Generation: s.Generation, Since: s.At.UTC(), Trigger: s.Trigger,
 				Refused: s.Refused, RefusedAt: s.RefusedAt.UTC()}
+		}
+		if src.replica != nil {
+			body.Replica = src.replica()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

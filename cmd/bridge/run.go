@@ -96,15 +96,21 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	owner, err := holdStore(ctx, st)
+	reps, err := newReplicas(cfg, st, logger) // replicas.go: nil for one bridge
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := owner.Release(); err != nil {
-			logger.Warn("release the database", "err", err)
+	if reps == nil {
+		owner, err := holdStore(ctx, st)
+		if err != nil {
+			return err
 		}
-	}()
+		defer func() {
+			if err := owner.Release(); err != nil {
+				logger.Warn("release the database", "err", err)
+			}
+		}()
+	}
 
 	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {
@@ -117,7 +123,8 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	// Before the pool: the proxy closes after the agents stopped (deferred
 	// calls run last first), so that a turn finishing at shutdown still
 	// reaches its model.
-	reg := prometheus.NewRegistry()
+	gatherer := prometheus.NewRegistry()
+	reg := reps.registerer(gatherer) // labelled by replica with config replicas
 	networks, proxy, err := buildNetworks(ctx, cfg, sandboxes, reg, logger) // egress.go
 	if err != nil {
 		return err
@@ -154,7 +161,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
 		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics}),
-		Tools:     agenttools.New, Transcriber: stt,
+		Tools:     agenttools.New, Transcriber: stt, Ownership: reps.ownership(),
 	})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
@@ -169,8 +176,9 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status}), console)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, gatherer, healthHandlerWith(bridgeCore.BotStates,
+			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status,
+				replica: reps.health()}), console)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -205,8 +213,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}()
 
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
+	reps.start(ctx, bridgeCore)
 	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
+	reps.stop(ctx) // hands the leases over now that the core stopped
 	<-watchDone
 	<-pruneDone // before the store closes
 	httpErr := <-httpDone
