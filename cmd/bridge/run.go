@@ -124,7 +124,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	// calls run last first), so that a turn finishing at shutdown still
 	// reaches its model.
 	gatherer := prometheus.NewRegistry()
-	reg := reps.registerer(gatherer) // labelled by replica with config replicas
+	reg := reps.registerer(gatherer)                                        // labelled by replica with config replicas
 	networks, proxy, err := buildNetworks(ctx, cfg, sandboxes, reg, logger) // egress.go
 	if err != nil {
 		return err
