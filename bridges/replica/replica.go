@@ -151,7 +151,24 @@ func (r *Replica) Claim(ctx context.Context, id string) (ok, recover bool, err e
 	return true, recover, nil
 }
 
-// lease returns the lease held for conversation id, if any.
+// firingClaim is how long a schedule firing's claim lasts: far longer
+// than a firing takes to be recorded, after which nobody fires it again.
+const firingClaim = 24 * time.Hour
+
+// ClaimFiring claims one firing of a schedule for this replica (see
+// schedule.Options.Claim): true for exactly one of the replicas asking.
+func (r *Replica) ClaimFiring(ctx context.Context, firing string) (bool, error) {
+	_, err := r.st.AcquireLease(ctx, firing, r.id, firingClaim)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claim %s: %w", firing, err)
+	}
+	return true, nil
+}
+
+// leaseOf returns the lease held for conversation id, if any.
 func (r *Replica) leaseOf(id string) (store.Lease, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -57,6 +57,14 @@ func (rs *replicas) ownership() core.Ownership {
 	return rs.r
 }
 
+// claimFiring is the scheduler's claim per firing, or nil for one bridge.
+func (rs *replicas) claimFiring() func(context.Context, string) (bool, error) {
+	if rs == nil {
+		return nil
+	}
+	return rs.r.ClaimFiring
+}
+
 // start runs the replica (leases, signals, polls) until ctx ends.
 func (rs *replicas) start(ctx context.Context, c replica.Core) {
 	if rs == nil {

@@ -160,8 +160,9 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
-		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics}),
-		Tools:     agenttools.New, Transcriber: stt, Ownership: reps.ownership(),
+		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics,
+			Claim: reps.claimFiring()}),
+		Tools: agenttools.New, Transcriber: stt, Ownership: reps.ownership(),
 	})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
