@@ -74,6 +74,31 @@ func (c *Core) claim(conv store.Conversation) (recovered bool, err error) {
 // needed. The replica calls it when told of work or finding work unheld.
 func (c *Core) Poke(ctx context.Context, id string) { c.restore(ctx, id, inPoke{}) }
 
+// Drop stops conversation id's worker and agent here at once: this
+// replica lost its lease (Ownership), and another may run it already.
+// What the worker had not finished stays in the store for the new holder.
+func (c *Core) Drop(ctx context.Context, id string) {
+	c.mu.Lock()
+	var cv *conversation
+	for _, x := range c.convs {
+		if x.id == id {
+			cv = x
+			delete(c.convs, x.key)
+			c.releaseBudgetLocked(x.key)
+			x.q.Close()
+		}
+	}
+	c.mu.Unlock()
+	if cv == nil {
+		return
+	}
+	cv.q.Wait()
+	cv.stopTimers()
+	if err := c.pool.Remove(ctx, id); err != nil {
+		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", id, "err", err)
+	}
+}
+
 // LiveConversations returns the ids of the conversations with a worker here.
 func (c *Core) LiveConversations() map[string]bool {
 	c.mu.Lock()

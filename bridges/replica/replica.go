@@ -42,6 +42,8 @@ type Core interface {
 	HandleForwardedAction(ctx context.Context, a bridges.Action) error
 	// LiveConversations lists the conversations with a worker here.
 	LiveConversations() map[string]bool
+	// Drop stops conversation id's worker and agent here at once.
+	Drop(ctx context.Context, id string)
 }
 
 // Options configure a Replica.

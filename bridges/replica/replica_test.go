@@ -52,6 +52,7 @@ type fakeCore struct {
 	pokes   chan string
 	actions chan bridges.Action
 	live    map[string]bool
+	dropped []string
 }
 
 func newFakeCore(r *Replica) *fakeCore {
@@ -70,6 +71,13 @@ func (f *fakeCore) Poke(ctx context.Context, id string) {
 func (f *fakeCore) HandleForwardedAction(_ context.Context, a bridges.Action) error {
 	f.actions <- a
 	return nil
+}
+
+func (f *fakeCore) Drop(_ context.Context, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live, id)
+	f.dropped = append(f.dropped, id)
 }
 
 func (f *fakeCore) LiveConversations() map[string]bool {
@@ -263,5 +271,51 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLostLeaseDrops: a replica whose conversation lease was taken over
+// (it was cut off past the expiry, say) stops the conversation at its
+// next renewal, and its fenced session write is refused.
+func TestLostLeaseDrops(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	const lease = time.Second
+	r, c, _ := startReplica(t, st, lease)
+	if ok, _, err := r.Claim(ctx, "conv-1"); !ok || err != nil {
+		t.Fatal("claim", ok, err)
+	}
+	c.mu.Lock()
+	c.live["conv-1"] = true
+	c.mu.Unlock()
+	l, _ := r.leaseOf("conv-1")
+	if err := st.ReleaseLease(ctx, l); err != nil { // as if it expired …
+		t.Fatal(err)
+	}
+	if _, err := st.AcquireLease(ctx, "conversation:conv-1", "intruder", time.Minute); err != nil { // … and was taken
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "claude", "projects", "p"), 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "claude", "projects", "p", "s.jsonl"), []byte("stale\n"), 0o600))
+	r.SaveSession(ctx, "conv-1", "s", dir)
+	if _, err := st.GetSessionState(ctx, "s"); err == nil {
+		t.Error("a replica that lost the lease stored session state")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		dropped := len(c.dropped) == 1 && c.dropped[0] == "conv-1"
+		c.mu.Unlock()
+		if dropped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the conversation was not stopped after its lease was lost")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := r.Held(); len(got) != 0 {
+		t.Errorf("still holds %v", got)
 	}
 }

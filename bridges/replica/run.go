@@ -42,7 +42,7 @@ func (r *Replica) Run(ctx context.Context, c Core) error {
 		case <-tick.C:
 			if time.Since(lastRenew) >= renewEvery-every/2 {
 				lastRenew = time.Now()
-				r.renew(ctx, c.LiveConversations())
+				r.renew(ctx, c)
 			}
 			r.poll(ctx, c)
 		}
@@ -80,8 +80,10 @@ func (r *Replica) onSignal(ctx context.Context, c Core, p string) {
 }
 
 // renew renews the leases of conversations running here (or just claimed)
-// and releases the others. A lease found lost is forgotten.
-func (r *Replica) renew(ctx context.Context, live map[string]bool) {
+// and releases the others. A lease found lost — taken over, or not renewed
+// before it ran out — is forgotten and its conversation stopped here.
+func (r *Replica) renew(ctx context.Context, c Core) {
+	live := c.LiveConversations()
 	r.mu.Lock()
 	type item struct {
 		id   string
@@ -100,9 +102,11 @@ func (r *Replica) renew(ctx context.Context, live map[string]bool) {
 		}
 		l, err := r.st.RenewLease(ctx, it.l, r.lease)
 		switch {
-		case errors.Is(err, store.ErrLeaseLost):
-			r.log.Warn("conversation lease lost", "conversation", it.id, "err", err)
+		case errors.Is(err, store.ErrLeaseLost), err != nil && !time.Now().Before(it.l.ValidUntil):
+			// Another replica may run it now: stop acting for it at once.
+			r.log.Warn("conversation lease lost; stopping the conversation here", "conversation", it.id, "err", err)
 			r.forget(it.id, it.l.Token)
+			c.Drop(ctx, it.id)
 		case err != nil:
 			r.log.Warn("renew conversation lease", "conversation", it.id, "err", err)
 		default:
