@@ -63,6 +63,8 @@ type setup struct {
 	// live gives the core a *config.Live (harness.live) that a test
 	// reloads, instead of the plain config.
 	live bool
+	// ownership is CoreOptions.Ownership (nil: one bridge).
+	ownership core.Ownership
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -142,7 +144,7 @@ func start(t *testing.T, s setup) *harness {
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
 		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
-		Tools:     agenttools.New})
+		Tools:     agenttools.New, Ownership: s.ownership})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:
