@@ -239,9 +239,9 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
+	cv.saveSession(ctx) // ownership.go: before the reply, so whoever answers next has this turn
 	cv.flushOutbox(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
-	cv.saveSession(ctx) // ownership.go
 	if cv.restartAfterTurn {
 		cv.restartAfterTurn = false
 		cv.restartProcess(ctx)
