@@ -33,7 +33,7 @@ func TestBenchFailover(t *testing.T) {
 	const lease = 3 * time.Second
 	e := startReplicas(t, 3, lease)
 	ts := e.slack.Mention(slackChan, alice, "hello bench", "")
-	e.waitThreadText(t, ts, "pong: hello bench")
+	e.waitAnswer(t, ts, "pong: hello bench")
 	ways := map[string]func(*bridgeProc){
 		"SIGKILL": func(p *bridgeProc) { p.kill9() },
 		"SIGTERM": func(p *bridgeProc) { _ = p.cmd.Process.Signal(syscall.SIGTERM) },
@@ -57,7 +57,7 @@ func TestBenchFailover(t *testing.T) {
 			e.slack.SendMessage(slackChan, alice, text, ts)
 			e.waitHandOver(t, id, convs, start.Add(time.Minute))
 			handover = append(handover, time.Since(start))
-			if err := e.slack.WaitFor(func() bool { return e.postsWith(ts, "history: hello bench") > answered }, 3*time.Minute); err != nil {
+			if err := e.slack.WaitFor(func() bool { return e.postsWith(ts, "history: hello bench", " · $") > answered }, 3*time.Minute); err != nil {
 				t.Fatalf("no answer after the failover: %v", err)
 			}
 			answered++

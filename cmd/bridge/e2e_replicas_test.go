@@ -85,11 +85,31 @@ func (e *replicaEnv) threads(t *testing.T) map[string]string {
 	return m
 }
 
-// postsWith counts the bot's posts in thread whose current text contains s.
-func (e *replicaEnv) postsWith(thread, s string) int {
+// waitAnswer waits until a post in thread shows want in a finished
+// answer (with its cost footer): a streamed message shows the text before
+// the turn ends.
+func (e *replicaEnv) waitAnswer(t *testing.T, thread, want string) {
+	t.Helper()
+	e.waitThreadText(t, thread, want)
+	if err := e.slack.WaitFor(func() bool { return e.postsWith(thread, want, " · $") > 0 }, e2eWait); err != nil {
+		t.Fatalf("thread %s never finished the answer %q: %v\nposts: %s", thread, want, err, e.dump())
+	}
+}
+
+// postsWith counts the bot's posts in thread whose current text contains
+// every one of subs.
+func (e *replicaEnv) postsWith(thread string, subs ...string) int {
 	n := 0
 	for _, p := range e.slack.Posts() {
-		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == thread && strings.Contains(e.text(cur), s) {
+		cur, ok := e.slack.Current(p.Channel, p.TS)
+		if !ok || p.ThreadTS != thread {
+			continue
+		}
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(e.text(cur), s)
+		}
+		if all {
 			n++
 		}
 	}
@@ -130,7 +150,7 @@ func failover(t *testing.T, lease, handover time.Duration, stop func(*bridgeProc
 		tss[i] = e.slack.Mention(slackChan, alice, fmt.Sprintf("hello %d", i), "")
 	}
 	for i, ts := range tss {
-		e.waitThreadText(t, ts, fmt.Sprintf("pong: hello %d", i))
+		e.waitAnswer(t, ts, fmt.Sprintf("pong: hello %d", i))
 	}
 
 	// The victim: the replica holding the most conversations.
