@@ -169,6 +169,9 @@ func failover(t *testing.T, lease, handover time.Duration, stop func(*bridgeProc
 	if most == 0 {
 		t.Fatal("no replica holds a conversation")
 	}
+	if m := e.procs[victim].metrics(t); !strings.Contains(m, `replica="`+victimID+`"`) {
+		t.Errorf("/metrics of replica %s lacks its replica label", victimID)
+	}
 	threadOf := e.threads(t)
 	busy := threadOf[victimConvs[0]]
 	e.slack.SendMessage(slackChan, alice, "[slow 40] [slowms 100] mid-turn", busy)
