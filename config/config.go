@@ -78,6 +78,7 @@ type Config struct {
 	StatusDelay time.Duration
 	Delivery    Delivery // yaml delivery: how long replies wait out an outage (see delivery.go)
 	Store       Store    // yaml store: SQLite in data_dir (default) or PostgreSQL (see store.go)
+	Replicas    Replicas // yaml replicas: several processes on one PostgreSQL (see replicas.go)
 	// Transcription is the speech-to-text endpoint for voice notes (yaml
 	// transcription, see transcription.go); zero = voice notes off.
 	Transcription Transcription

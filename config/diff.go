@@ -69,6 +69,9 @@ func Compare(old, new *Config) Diff {
 	if !same(old.Transcription, new.Transcription) {
 		add("transcription", true) // the transcriber is made at start
 	}
+	if old.Replicas != new.Replicas {
+		add("replicas", true)
+	}
 	if old.StatusDelay != new.StatusDelay {
 		add("status_delay", false)
 	}

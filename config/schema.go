@@ -60,6 +60,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		"status_delay":  d.statusDelay(&c.StatusDelay),
 		"delivery":      d.deliverySection(&c.Delivery),
 		"store":         d.storeSection(&c.Store),
+		"replicas":      d.replicasSection(&c.Replicas),
 		"limits":        d.limitsSection(&c.Limits),
 		"schedules":     schedules.Decode(d.Decoder, &c.Schedules),
 		"web":           d.webSection(&c.Web),

@@ -37,6 +37,7 @@ func (d *decoder) finishTop(c *Config, baseDir string) {
 	d.finishStatusDelay(c)
 	d.finishDelivery(c)
 	d.finishStore(c)
+	d.finishReplicas(c)
 	d.finishTranscription(c)
 	c.Log.Level = decode.OrDefault(c.Log.Level, DefaultLogLevel)
 	c.Log.Format = decode.OrDefault(c.Log.Format, DefaultLogFormat)

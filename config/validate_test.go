@@ -36,7 +36,7 @@ func TestProblems(t *testing.T) {
 	}{
 		// unknown keys at any depth
 		{"unknown top-level key", src(append([]string{"datadir: ./x", "agents: {coder: {}}"}, okBot...)...), nil,
-			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, delivery, handoff, http, limits, log, retention, schedules, status_delay, store, transcription, web)"}}},
+			[]want{{1, "datadir", "unknown key (valid keys: agents, bots, data_dir, delivery, handoff, http, limits, log, replicas, retention, schedules, status_delay, store, transcription, web)"}}},
 		{"unknown log key", src(append([]string{"log:", "  lvl: debug", "agents: {coder: {}}"}, okBot...)...), nil,
 			[]want{{2, "log.lvl", "unknown key"}}},
 		{"unknown sandbox", withAgent("    sandbox: docker"), nil,

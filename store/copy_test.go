@@ -71,6 +71,9 @@ func fillStore(t *testing.T, s *Store) {
 	if _, err := s.EditWebMessage(ctx, web, "w-2", "card decided", "req-9", []byte(`[]`)); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.PutSessionState(ctx, nil, SessionState{SessionID: "sess-1", ConversationID: a.ID, Data: []byte{0x1f, 0x8b, 0, 255}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.AcquireLease(ctx, "conversation:"+a.ID, "replica-1", time.Hour); err != nil { // its token carries over
 		t.Fatal(err)
 	}
@@ -124,6 +127,9 @@ func dumpStore(t *testing.T, s *Store) string {
 	add("schedules", v2, err)
 	ls, err := s.Leases(ctx, "")
 	add("leases", ls, err)
+	ss, err := s.GetSessionState(ctx, "sess-1")
+	ss.UpdatedAt = ss.UpdatedAt.Truncate(time.Millisecond)
+	add("session state", ss, err)
 	v3, err := s.WebMessages(ctx, ConversationKey{Bot: "console", Channel: "ana", Thread: "w1"}, 0, 0)
 	add("web messages", v3, err)
 	v4, err := s.WebUpload(ctx, "up-1")
@@ -179,7 +185,7 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	}
 	for table, n := range map[string]int64{"conversations": 2, "inbox": 2, "outbox": 2, "approvals": 2, "usage": 1, "grants": 2,
 		"schedules": 2, "web_messages": 3, "web_uploads": 1, "web_sessions": 1, "web_threads": 2, "web_shares": 1, "web_tools": 2,
-		"feedback": 1, "leases": 1} {
+		"feedback": 1, "leases": 1, "session_states": 1} {
 		if got[table] != n {
 			t.Errorf("copied %d rows of %s, want %d (all counts %v)", got[table], table, n, counts)
 		}

@@ -102,6 +102,9 @@ type CoreOptions struct {
 	// Observer, when set, sees each conversation's agent events, notices
 	// and cards (bridges/handoff's attached terminals); nil: nobody.
 	Observer Observer
+	// Ownership, when set, shares the conversations among replicas on one
+	// database (ownership.go); nil: this process runs them all.
+	Ownership Ownership
 }
 
 // Metrics are the core's Prometheus metrics (bridges/metrics). A nil
@@ -214,12 +217,16 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 	}
 	c.runCtx, c.running, c.platforms = ctx, true, platforms
 	c.mu.Unlock()
+	var err error
 	defer func() {
 		cancel()
 		c.stop()
 	}()
 
-	work, err := c.prepareRecovery(ctx)
+	var work startupWork
+	if c.opts.Ownership == nil { // replicas recover per conversation (claim)
+		work, err = c.prepareRecovery(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("run core: %w", err)
 	}
@@ -347,9 +354,20 @@ func notRecorded(msgID string, err error) error {
 
 // HandleAction implements Handler: it routes a click to the conversation
 // that owns the card. Clicks on cards no worker knows (e.g. from before a
-// restart) are answered privately. A click on an answer's feedback
+// restart) are answered privately; with replicas (Ownership) they go to
+// the replica running the conversation. A click on an answer's feedback
 // buttons is recorded at once (delivery.Feedback).
 func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
+	return c.routeAction(ctx, a, c.opts.Ownership != nil)
+}
+
+// HandleForwardedAction routes a click another replica received for a
+// conversation this one runs (Ownership.Forward); it is not forwarded again.
+func (c *Core) HandleForwardedAction(ctx context.Context, a bridges.Action) error {
+	return c.routeAction(ctx, a, false)
+}
+
+func (c *Core) routeAction(ctx context.Context, a bridges.Action, forward bool) error {
 	if c.cfg().Bot(a.Key.Bot) == nil {
 		return fmt.Errorf("handle action on %s: bot %q: %w", a.CardID, a.Key.Bot, bridges.ErrUnknownBot)
 	}
@@ -364,9 +382,12 @@ func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
 	}
 	c.mu.Unlock()
 	switch {
+	case cv == nil && forward:
+		if conv, err := c.st.GetConversation(ctx, storeKey(a.Key)); err == nil {
+			c.opts.Ownership.Forward(ctx, conv.ID, &a)
+		}
 	case cv == nil || errors.Is(err, queue.ErrClosed):
 		replyPrivately(ctx, c.log, a, "This request is no longer open.")
-		return nil
 	case err != nil:
 		replyPrivately(ctx, c.log, a, "The bridge is busy with this conversation; please try again in a moment.")
 		return fmt.Errorf("handle action on %s: %w: %w", a.CardID, bridges.ErrBusy, err)
@@ -396,11 +417,18 @@ func (c *Core) Owns(ctx context.Context, key bridges.ConversationKey) (bool, err
 // deliver hands in to conv's worker, starting one if needed. c.mu is held
 // throughout, so a worker that retires cannot close its queue in between.
 func (c *Core) deliver(conv store.Conversation, in input) (*conversation, error) {
+	recovered, err := c.claim(conv) // ownership.go
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cv, err := c.conversationLocked(conv)
 	if err != nil {
 		return nil, err
+	}
+	if recovered {
+		_ = cv.q.Push(inOutbox{}) // an earlier holder's replies
 	}
 	return cv, cv.q.Push(in)
 }

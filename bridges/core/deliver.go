@@ -219,6 +219,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 				moveSpareTools(runCtx, opts, sid, log)
 			}
 		} else {
+			cv.restoreSession(runCtx, opts) // ownership.go: another replica's turns
 			sess, err = pool.Acquire(runCtx, key, limit, opts)
 		}
 		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err}); perr != nil && sess != nil {

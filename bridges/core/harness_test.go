@@ -65,6 +65,8 @@ type setup struct {
 	live bool
 	// observer is CoreOptions.Observer (nil: none).
 	observer core.Observer
+	// ownership is CoreOptions.Ownership (nil: one bridge).
+	ownership core.Ownership
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -144,7 +146,7 @@ func start(t *testing.T, s setup) *harness {
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
 		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
-		Tools:     agenttools.New, Observer: s.observer})
+		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.streaming != nil:

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -180,7 +181,7 @@ func (c *Core) restore(ctx context.Context, id string, in input) {
 		}
 		return
 	}
-	if _, err := c.deliver(conv, in); err != nil && ctx.Err() == nil {
+	if _, err := c.deliver(conv, in); err != nil && ctx.Err() == nil && !errors.Is(err, ErrHeldElsewhere) {
 		c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
 	}
 }

@@ -111,6 +111,8 @@ func (c *Core) Submit(ctx context.Context, s Submission) (Receipt, error) {
 	case errors.Is(err, queue.ErrFull):
 		cv.rescan.Store(true) // delivered after the input the worker is handling
 		log.Warn("conversation queue full; the message stays pending in the ledger", "ledger", msg.ID)
+	case errors.Is(err, ErrHeldElsewhere):
+		log.Debug("message handed to the replica running the conversation", "ledger", msg.ID)
 	case err != nil:
 		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)
 	}

@@ -46,6 +46,7 @@ type Scheduler struct {
 	clock   core.Clock
 	log     *slog.Logger
 	metrics Counter
+	claim   func(ctx context.Context, firing string) (bool, error)
 
 	wake chan struct{} // capacity 1: a pending wake-up
 
@@ -74,6 +75,11 @@ type Options struct {
 	Clock   core.Clock    // the core's clock (default the real one)
 	Logger  *slog.Logger  // default discards
 	Metrics Counter       // may be nil
+	// Claim, when set, claims each firing ("schedule:<id>:<unix due>")
+	// before anything is done for it; a firing claimed elsewhere is left
+	// to the claimer. Replicas set it (bridges/replica) so that every
+	// firing happens on exactly one of them; nil: this process fires all.
+	Claim func(ctx context.Context, firing string) (bool, error)
 }
 
 // New returns a scheduler; nothing fires until Run.
@@ -85,7 +91,7 @@ func New(o Options) *Scheduler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Scheduler{cfg: o.Config, st: o.Store, clock: o.Clock, log: o.Logger, metrics: o.Metrics,
-		wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron), failures: make(map[int64]fireFailure)}
+		claim: o.Claim, wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron), failures: make(map[int64]fireFailure)}
 }
 
 // count counts a firing's outcome.
@@ -285,6 +291,16 @@ func earliest(a, b time.Time) time.Time {
 // catch_up or when the previous run is unfinished, else run. It returns
 // an error only when the firing should be tried again.
 func (c *Scheduler) fire(ctx context.Context, runs core.ScheduleRuns, sc store.Schedule, due time.Time, missed bool, log *slog.Logger) error {
+	if c.claim != nil {
+		mine, err := c.claim(ctx, fmt.Sprintf("schedule:%d:%d", sc.ID, due.Unix()))
+		if err != nil {
+			return fmt.Errorf("claim the firing: %w", err)
+		}
+		if !mine {
+			log.Debug("scheduled run handled by another replica", "due", due)
+			return nil
+		}
+	}
 	if missed && !sc.CatchUp {
 		log.Info("scheduled run missed while the bridge was down; skipped (catch_up is off)", "due", due)
 		c.count(sc.Key.Bot, "skipped_missed")

@@ -31,6 +31,9 @@ type healthBody struct {
 	// Config is the config generation in force and the last refused
 	// reload (reload.go).
 	Config *healthConfig `json:"config,omitempty"`
+	// Replica is this process's replica id and the conversations it
+	// holds, with config replicas (replicas.go).
+	Replica *healthReplica `json:"replica,omitempty"`
 }
 
 // healthConfig is /healthz's view of the config: the generation in force,
@@ -95,6 +98,7 @@ type healthSources struct {
 	// replicas says which config file this process and the others on its
 	// database run (shown with config).
 	replicas func() *healthReplicas
+	replica func() *healthReplica    // the replica and its conversations
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
@@ -117,6 +121,9 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 			if src.replicas != nil {
 				body.Config.Replicas = src.replicas()
 			}
+		}
+		if src.replica != nil {
+			body.Replica = src.replica()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

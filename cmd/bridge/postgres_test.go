@@ -163,7 +163,7 @@ func TestMigrateStore(t *testing.T) {
 	}
 	for _, line := range []string{"conversations  1", "inbox          1", "outbox         1", "approvals      1", "usage          1",
 		"grants         1", "schedules      1", "feedback       1", "web_messages   1", "web_threads    1", "web_shares     1",
-		"web_tools      1", "web_sessions   0", "leases         0", "12 rows in 16 tables"} {
+		"web_tools      1", "web_sessions   0", "leases         0", "session_states 0", "12 rows in 17 tables"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("output lacks %q:\n%s", line, out)
 		}

@@ -79,10 +79,32 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		return usageError{err}
 	}
 	defer bots.close()
+	st, err := openStore(ctx, cfg, logger) // store.go: SQLite in data_dir, or PostgreSQL
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	reps, err := newReplicas(cfg, st, logger) // replicas.go: nil for one bridge
+	if err != nil {
+		return err
+	}
+	if reps == nil {
+		owner, err := holdStore(ctx, st)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := owner.Release(); err != nil {
+				logger.Warn("release the database", "err", err)
+			}
+		}()
+	}
+
 	// The agents' sandboxes and networks (egress.go), checked before
 	// anything else starts; the egress proxy closes after the agents
 	// stopped (deferred calls run last first).
-	reg := prometheus.NewRegistry()
+	gatherer := prometheus.NewRegistry()
+	reg := reps.registerer(gatherer) // labelled by replica with config replicas
 	contain := newContainment(reg, logger)
 	defer contain.close()
 	confined, err := contain.build(ctx, cfg)
@@ -96,21 +118,6 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer func() {
 		if err := cgroups.Close(); err != nil {
 			logger.Warn("remove agent cgroups", "err", err)
-		}
-	}()
-
-	st, err := openStore(ctx, cfg, logger) // store.go: SQLite in data_dir, or PostgreSQL
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer st.Close()
-	owner, err := holdStore(ctx, st)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := owner.Release(); err != nil {
-			logger.Warn("release the database", "err", err)
 		}
 	}()
 
@@ -150,8 +157,9 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: confined.Networks, Cgroups: cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
-		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics}),
-		Tools:     agenttools.New, Transcriber: stt, Observer: hub,
+		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics,
+			Claim: reps.claimFiring()}),
+		Tools: agenttools.New, Transcriber: stt, Observer: hub, Ownership: reps.ownership(),
 	})
 	handoffs := handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger})
 
@@ -171,7 +179,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 
 	var replicas *replicaConfigs // the config file each process on this database runs (replica_config.go)
 	if !builtin {
-		replicas = &replicaConfigs{id: replicaID(), st: st, log: logger, now: time.Now}
+		replicas = &replicaConfigs{id: reps.id(), st: st, log: logger, now: time.Now}
 		replicas.set(fileSum(cfg.Path), live.Generation())
 		reloads.replicas = replicas
 	}
@@ -180,9 +188,9 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	defer cancel()
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, reg, healthHandlerWith(bridgeCore.BotStates,
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, gatherer, healthHandlerWith(bridgeCore.BotStates,
 			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status,
-				replicas: replicasStatus(replicas)}), console, handoffs)
+				replica: reps.health(), replicas: replicasStatus(replicas)}), console, handoffs)
 		if err != nil {
 			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
@@ -227,8 +235,10 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}()
 
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
+	reps.start(ctx, bridgeCore)
 	runErr := bridgeCore.Run(ctx, platforms)
 	cancel()
+	reps.stop(ctx) // hands the leases over now that the core stopped
 	<-watchDone
 	<-replicasDone
 	<-pruneDone // before the store closes

@@ -251,7 +251,7 @@ func (s *Server) Connections() int {
 func (s *Server) Connected() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.active != nil
+	return s.pickable()
 }
 
 // WaitForConnections waits until n connections were accepted in total and

@@ -13,6 +13,9 @@
 //     and as an "app_mention" event with the same ts;
 //   - echoes the bot's own posts back as "message" events with bot_id, and
 //     its edits as "message_changed" events (WithoutEcho turns that off);
+//   - with several sockets connected (one app's replicas), sends each
+//     envelope to one of them in turn, and re-sends an envelope a dying
+//     socket left unacked to another;
 //   - queues envelopes while no socket is connected and, when a client
 //     connects again, re-sends every events_api envelope that was written
 //     to a socket that died before it was acked (retry_attempt+1, a new
@@ -85,7 +88,8 @@ type Server struct {
 	tsBase      int64 // microseconds
 	tsSeq       int64
 	conns       map[int]*wsConn
-	active      *wsConn
+	active      *wsConn // the newest connection (Disconnect, DropSocket)
+	turn        int     // round robin over the connections (pickLocked)
 	connCount   int
 	envelopes   []*envelope
 	byEnvelope  map[string]*envelope

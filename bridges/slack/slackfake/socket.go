@@ -3,6 +3,7 @@ package slackfake
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ type wsConn struct {
 	out      chan frame
 	done     chan struct{}
 	killOnce sync.Once
+	retired  bool // told to disconnect: gets no new envelopes (s.mu)
 }
 
 // kill closes the TCP connection abruptly (no close frame).
@@ -85,7 +87,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 
 // flushLocked sends what waits for a connection: queued envelopes, and a
 // retry of every events_api envelope written to a socket that died
-// before it was acked. s.mu must be held and s.active set.
+// before it was acked. s.mu must be held and a connection open.
 func (s *Server) flushLocked() {
 	s.retryDeadLocked()
 	pending := s.pending
@@ -130,10 +132,30 @@ func (s *Server) queueLocked(typ string, payload json.RawMessage, ts string, ret
 	return e.ID
 }
 
-// sendLocked hands an envelope to the active socket's writer, or keeps it
-// pending. s.mu must be held.
+// pickLocked returns the connection for the next envelope: like Slack
+// with several Socket Mode connections of one app (one per replica), each
+// envelope goes to one of them, in turn; nil when none may take it.
+// s.mu must be held.
+func (s *Server) pickLocked() *wsConn {
+	ids := make([]int, 0, len(s.conns))
+	for id, c := range s.conns {
+		if !c.retired {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	s.turn++
+	return s.conns[ids[s.turn%len(ids)]]
+}
+
+// sendLocked hands an envelope to one open socket's writer (pickLocked),
+// or keeps it pending. s.mu must be held.
 func (s *Server) sendLocked(e *envelope) {
-	if s.active == nil {
+	c := s.pickLocked()
+	if c == nil {
 		e.Conn = 0
 		s.pending = append(s.pending, e)
 		return
@@ -150,8 +172,8 @@ func (s *Server) sendLocked(e *envelope) {
 	}
 	data, _ := json.Marshal(msg)
 	select {
-	case s.active.out <- frame{data: data, env: e}:
-		e.Conn = s.active.id
+	case c.out <- frame{data: data, env: e}:
+		e.Conn = c.id
 	default: // writer stuck: treat the socket as dead
 		e.Conn = 0
 		s.pending = append(s.pending, e)
@@ -239,10 +261,20 @@ func (s *Server) goneLocked(c *wsConn) {
 			s.pending = append(s.pending, e)
 		}
 	}
-	if s.active != nil {
-		s.flushLocked()
+	if s.pickable() {
+		s.flushLocked() // to another connection, as Slack retries
 	}
 	s.notify()
+}
+
+// pickable reports whether a connection may take envelopes. s.mu must be held.
+func (s *Server) pickable() bool {
+	for _, c := range s.conns {
+		if !c.retired {
+			return true
+		}
+	}
+	return false
 }
 
 // Disconnect sends a "disconnect" envelope on the connected socket, as
@@ -265,6 +297,7 @@ func (s *Server) Disconnect() bool {
 	case c.out <- frame{data: data}:
 	default:
 	}
+	c.retired = true
 	s.active = nil
 	s.notify()
 	return true

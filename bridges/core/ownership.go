@@ -1,0 +1,129 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Ownership decides which of several bridge replicas sharing one database
+// runs each conversation (bridges/replica, wired by cmd/bridge). Without
+// one (CoreOptions.Ownership nil) this process runs every conversation.
+// The core calls it from its goroutines, never with its own locks held.
+type Ownership interface {
+	// Claim reports whether this replica may run conversation id now,
+	// taking it when no replica holds it. recover is true when this
+	// begins a tenure after another: what an earlier holder left in
+	// flight (messages sent to its agent, open cards, unposted replies)
+	// is the new holder's to recover.
+	Claim(ctx context.Context, id string) (ok, recover bool, err error)
+	// Forward tells the replica holding conversation id about work that
+	// arrived here: new ledger messages (a nil), or a click on a card.
+	Forward(ctx context.Context, id string, a *bridges.Action)
+	// SaveSession stores the CLI files of a session after a turn ended;
+	// RestoreSession puts them back in stateDir before a resume.
+	SaveSession(ctx context.Context, id, sessionID, stateDir string)
+	RestoreSession(ctx context.Context, id, sessionID, stateDir string) error
+}
+
+// ErrHeldElsewhere: another replica runs the conversation; the work was
+// recorded and handed to it.
+var ErrHeldElsewhere = errors.New("conversation is run by another replica")
+
+// claim makes sure this replica may run conv before a worker is started
+// or fed, recovering what an earlier holder left (see Ownership.Claim).
+func (c *Core) claim(conv store.Conversation) (recovered bool, err error) {
+	own := c.opts.Ownership
+	if own == nil {
+		return false, nil
+	}
+	ctx := c.runCtx
+	ok, recovered, err := own.Claim(ctx, conv.ID)
+	if err != nil {
+		return false, fmt.Errorf("claim conversation %s: %w", conv.Key, err)
+	}
+	if !ok {
+		own.Forward(ctx, conv.ID, nil)
+		return false, ErrHeldElsewhere
+	}
+	if recovered {
+		if _, err := c.st.ResetForRedelivery(ctx, conv.ID); err != nil {
+			return false, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
+		}
+		as, err := c.st.ApprovalsForConversation(ctx, conv.ID)
+		if err != nil {
+			return false, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
+		}
+		var open []store.Approval
+		for _, a := range as {
+			if a.Open() {
+				open = append(open, a)
+			}
+		}
+		c.closeStaleCards(ctx, open)
+	}
+	return recovered, nil
+}
+
+// Poke hands conversation id's pending ledger messages and replies to its
+// worker, claiming the conversation (Ownership) and starting a worker if
+// needed. The replica calls it when told of work or finding work unheld.
+func (c *Core) Poke(ctx context.Context, id string) { c.restore(ctx, id, inPoke{}) }
+
+// Drop stops conversation id's worker and agent here at once: this
+// replica lost its lease (Ownership), and another may run it already.
+// What the worker had not finished stays in the store for the new holder.
+func (c *Core) Drop(ctx context.Context, id string) {
+	c.mu.Lock()
+	var cv *conversation
+	for _, x := range c.convs {
+		if x.id == id {
+			cv = x
+			delete(c.convs, x.key)
+			c.budgets.Release(x.key)
+			x.q.Close()
+		}
+	}
+	c.mu.Unlock()
+	if cv == nil {
+		return
+	}
+	cv.q.Wait()
+	cv.stopTimers()
+	if err := c.pool.Remove(ctx, id); err != nil {
+		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", id, "err", err)
+	}
+}
+
+// LiveConversations returns the ids of the conversations with a worker here.
+func (c *Core) LiveConversations() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make(map[string]bool, len(c.convs))
+	for _, cv := range c.convs {
+		ids[cv.id] = true
+	}
+	return ids
+}
+
+// saveSession stores the session's CLI files after a turn (Ownership).
+func (cv *conversation) saveSession(ctx context.Context) {
+	if own := cv.core.opts.Ownership; own != nil && cv.row.SessionID != "" {
+		own.SaveSession(ctx, cv.id, cv.row.SessionID, cv.agentOptions().StateDir)
+	}
+}
+
+// restoreSession puts a session's stored CLI files back before a resume
+// (Ownership); it runs on the spawning goroutine. Without them the resume
+// fails and the conversation starts afresh, as it tells its thread.
+func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) {
+	if own := cv.core.opts.Ownership; own != nil && opts.Resume && opts.StateDir != "" {
+		if err := own.RestoreSession(ctx, cv.id, opts.SessionID, opts.StateDir); err != nil {
+			cv.log.Warn("restore the session's files from the store", "session", opts.SessionID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+// Package replica lets several bridge processes on one PostgreSQL database
+// form one bridge (config replicas). Each conversation is run by the
+// replica holding its lease (store.AcquireLease, "conversation:<id>"):
+// it runs the agent, posts the replies and decides the cards. Work that
+// another replica receives is recorded in the shared ledger there and
+// handed over by a signal (store.Notify); a poll finds what signals miss
+// and the conversations of replicas that died (their leases expired).
+//
+// Replica implements core.Ownership; cmd/bridge wires it. The core does
+// not import this package.
+package replica
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Channel is the signal channel replicas tell each other about work on.
+const Channel = "agentbridge_work"
+
+// maxPoll bounds the poll interval: a dead replica's conversations are
+// taken at most this long after their leases expire.
+const maxPoll = time.Second
+
+// Core is what a replica needs of the conversation core (*core.Core).
+type Core interface {
+	// Poke claims conversation id and hands it its pending work.
+	Poke(ctx context.Context, id string)
+	// HandleForwardedAction routes a click another replica received.
+	HandleForwardedAction(ctx context.Context, a bridges.Action) error
+	// LiveConversations lists the conversations with a worker here.
+	LiveConversations() map[string]bool
+	// Drop stops conversation id's worker and agent here at once.
+	Drop(ctx context.Context, id string)
+}
+
+// Options configure a Replica.
+type Options struct {
+	Store  *store.Store  // required, shared by every replica
+	ID     string        // this process's owner id; default NewID()
+	Lease  time.Duration // a conversation lease's time; required
+	Logger *slog.Logger  // default discards
+}
+
+// Replica is this process's share of the bridge: the conversation leases
+// it holds. Create it with New, start it with Run; its Ownership methods
+// may be called before Run (they do not need it).
+type Replica struct {
+	st    *store.Store
+	id    string
+	lease time.Duration
+	log   *slog.Logger
+
+	ready chan struct{} // closed once Run listens for signals
+
+	mu   sync.Mutex
+	held map[string]*held // by conversation id
+}
+
+// held is a lease this replica holds.
+type held struct {
+	lease   store.Lease
+	claimed time.Time // last Claim: a worker is about to start, keep it
+}
+
+// New returns a replica; nothing runs until Run.
+func New(opts Options) (*Replica, error) {
+	if opts.Store == nil || opts.Lease <= 0 {
+		return nil, errors.New("new replica: Store and Lease are required")
+	}
+	if opts.ID == "" {
+		opts.ID = NewID()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Replica{st: opts.Store, id: opts.ID, lease: opts.Lease, log: opts.Logger.With("replica", opts.ID),
+		held: make(map[string]*held), ready: make(chan struct{})}, nil
+}
+
+// NewID returns an owner id unique to this process start: host, pid and a
+// random part (a restarted replica must not inherit its predecessor's
+// leases).
+func NewID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// Ready is closed once Run listens for other replicas' signals.
+func (r *Replica) Ready() <-chan struct{} { return r.ready }
+
+// ID is this replica's owner id.
+func (r *Replica) ID() string { return r.id }
+
+// Held lists the conversations whose leases this replica holds, sorted.
+func (r *Replica) Held() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.held))
+	for id := range r.held {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func resource(id string) string { return "conversation:" + id }
+
+// Claim implements core.Ownership: it takes or continues conversation id's
+// lease. recover is true for a new tenure (not one this replica continues).
+func (r *Replica) Claim(ctx context.Context, id string) (ok, recover bool, err error) {
+	now := time.Now()
+	r.mu.Lock()
+	h := r.held[id]
+	if h != nil && now.Add(r.lease/3).Before(h.lease.ValidUntil) {
+		h.claimed = now
+		r.mu.Unlock()
+		return true, false, nil
+	}
+	r.mu.Unlock()
+	l, err := r.st.AcquireLease(ctx, resource(id), r.id, r.lease)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("claim: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev := r.held[id]
+	r.held[id] = &held{lease: l, claimed: now}
+	recover = prev == nil || prev.lease.Token != l.Token
+	if recover {
+		r.log.Info("conversation taken", "conversation", id, "token", l.Token)
+	}
+	return true, recover, nil
+}
+
+// firingClaim is how long a schedule firing's claim lasts: far longer
+// than a firing takes to be recorded, after which nobody fires it again.
+const firingClaim = 24 * time.Hour
+
+// ClaimFiring claims one firing of a schedule for this replica (see
+// schedule.Options.Claim): true for exactly one of the replicas asking.
+func (r *Replica) ClaimFiring(ctx context.Context, firing string) (bool, error) {
+	_, err := r.st.AcquireLease(ctx, firing, r.id, firingClaim)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claim %s: %w", firing, err)
+	}
+	return true, nil
+}
+
+// leaseOf returns the lease held for conversation id, if any.
+func (r *Replica) leaseOf(id string) (store.Lease, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h := r.held[id]; h != nil {
+		return h.lease, true
+	}
+	return store.Lease{}, false
+}
+
+// signal is a payload on Channel.
+type signal struct {
+	Conv     string `json:"c,omitempty"` // work for this conversation's holder
+	Action   *click `json:"a,omitempty"` // a click
+	Released bool   `json:"r,omitempty"` // a replica handed its leases over: poll
+	From     string `json:"f"`
+}
+
+// click is a bridges.Action in a signal. Its Reply (a private answer
+// through the receiving replica's connection) does not travel.
+type click struct {
+	Key      bridges.ConversationKey `json:"k"`
+	CardID   string                  `json:"id"`
+	Choice   string                  `json:"ch"`
+	UserID   string                  `json:"u"`
+	UserName string                  `json:"n,omitempty"`
+}
+
+// Forward implements core.Ownership: it signals the holder of id. A lost
+// signal costs only time: the poll finds the work.
+func (r *Replica) Forward(ctx context.Context, id string, a *bridges.Action) {
+	s := signal{Conv: id}
+	if a != nil {
+		s.Action = &click{Key: a.Key, CardID: a.CardID, Choice: a.Choice, UserID: a.UserID, UserName: a.UserName}
+	}
+	r.notify(ctx, s)
+}
+
+func (r *Replica) notify(ctx context.Context, s signal) {
+	s.From = r.id
+	b, err := json.Marshal(s)
+	if err == nil {
+		err = r.st.Notify(ctx, Channel, string(b))
+	}
+	if err != nil {
+		r.log.Warn("signal other replicas", "conversation", s.Conv, "err", err)
+	}
+}

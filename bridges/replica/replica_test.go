@@ -1,0 +1,321 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+	"github.com/agentbridge/agentbridge/store/pgtest"
+)
+
+var pg struct {
+	srv *pgtest.Server
+	err error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pg.srv != nil {
+		if err := pg.srv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+var pgOnce sync.Once
+
+// openPG opens a store on a fresh PostgreSQL database.
+func openPG(t *testing.T) *store.Store {
+	t.Helper()
+	pgOnce.Do(func() { pg.srv, pg.err = pgtest.Start(context.Background(), pgtest.Options{}) })
+	srv := pgtest.Require(t, pg.srv, pg.err)
+	st, err := store.OpenPostgres(context.Background(), srv.NewDatabase(t, ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// fakeCore records what a replica asks of the core; a poke claims the
+// conversation as the real core does.
+type fakeCore struct {
+	r       *Replica
+	mu      sync.Mutex
+	pokes   chan string
+	actions chan bridges.Action
+	live    map[string]bool
+	dropped []string
+}
+
+func newFakeCore(r *Replica) *fakeCore {
+	return &fakeCore{r: r, pokes: make(chan string, 100), actions: make(chan bridges.Action, 10), live: map[string]bool{}}
+}
+
+func (f *fakeCore) Poke(ctx context.Context, id string) {
+	if ok, _, err := f.r.Claim(ctx, id); err == nil && ok {
+		f.mu.Lock()
+		f.live[id] = true
+		f.mu.Unlock()
+		f.pokes <- id
+	}
+}
+
+func (f *fakeCore) HandleForwardedAction(_ context.Context, a bridges.Action) error {
+	f.actions <- a
+	return nil
+}
+
+func (f *fakeCore) Drop(_ context.Context, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live, id)
+	f.dropped = append(f.dropped, id)
+}
+
+func (f *fakeCore) LiveConversations() map[string]bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := map[string]bool{}
+	for id := range f.live {
+		m[id] = true
+	}
+	return m
+}
+
+func startReplica(t *testing.T, st *store.Store, lease time.Duration) (*Replica, *fakeCore, context.CancelFunc) {
+	t.Helper()
+	r, err := New(Options{Store: st, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newFakeCore(r)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx, c) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-r.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("replica not listening")
+	}
+	return r, c, cancel
+}
+
+func waitFor[T comparable](t *testing.T, ch <-chan T, want T, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case got := <-ch:
+			if got == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %v within %s", want, within)
+		}
+	}
+}
+
+// TestClaimForwardHandOver: one replica holds a conversation; the other is
+// refused, and what it forwards reaches the holder; after a graceful
+// release the other takes the conversation's work at once, and after the
+// holder dies (no renewals) once the lease expires.
+func TestClaimForwardHandOver(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	conv, _, err := st.GetOrCreateConversation(ctx, store.ConversationKey{Bot: "b", Channel: "c", Thread: "t"}, "coder", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lease = 2 * time.Second
+	a, ca, stopA := startReplica(t, st, lease)
+	b, cb, _ := startReplica(t, st, lease)
+
+	ok, rec, err := a.Claim(ctx, conv.ID)
+	if err != nil || !ok || !rec {
+		t.Fatalf("first claim = %v, %v, %v; want a new tenure", ok, rec, err)
+	}
+	ca.mu.Lock()
+	ca.live[conv.ID] = true
+	ca.mu.Unlock()
+	if ok, rec, err := a.Claim(ctx, conv.ID); err != nil || !ok || rec {
+		t.Fatalf("holder's claim = %v, %v, %v; want continued", ok, rec, err)
+	}
+	if ok, _, err := b.Claim(ctx, conv.ID); err != nil || ok {
+		t.Fatalf("other replica's claim = %v, %v; want refused", ok, err)
+	}
+	b.Forward(ctx, conv.ID, nil)
+	waitFor(t, ca.pokes, conv.ID, 5*time.Second)
+	b.Forward(ctx, conv.ID, &bridges.Action{Key: bridges.ConversationKey(conv.Key), CardID: "card", Choice: "allow", UserID: "u"})
+	select {
+	case got := <-ca.actions:
+		if got.CardID != "card" || got.Choice != "allow" || got.UserID != "u" {
+			t.Errorf("forwarded click = %+v", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("forwarded click not handled by the holder")
+	}
+	if len(cb.actions) > 0 || len(cb.pokes) > 0 {
+		t.Error("the other replica acted on work it does not hold")
+	}
+
+	// Pending work, graceful hand-over: b takes it at once.
+	if _, _, err := st.Enqueue(ctx, store.InboxMessage{ConversationID: conv.ID, Bot: "b", PlatformMsgID: "m1", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	stopA()
+	start := time.Now()
+	a.Release(ctx)
+	waitFor(t, cb.pokes, conv.ID, 5*time.Second)
+	if d := time.Since(start); d > lease/2 {
+		t.Errorf("hand-over took %s, want well under the lease %s", d, lease)
+	}
+	if got := b.Held(); len(got) != 1 || got[0] != conv.ID {
+		t.Errorf("b holds %v", got)
+	}
+
+	if leases, err := st.Leases(ctx, b.ID()); err != nil || len(leases) != 1 {
+		t.Fatalf("b's leases: %v, %v", leases, err)
+	}
+}
+
+// TestExpiredLeaseTaken: the conversations of a replica that stopped
+// renewing are taken by another after the lease time, with recover set.
+func TestExpiredLeaseTaken(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	conv, _, err := st.GetOrCreateConversation(ctx, store.ConversationKey{Bot: "b", Channel: "c", Thread: "t2"}, "coder", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lease = time.Second
+	dead, err := New(Options{Store: st, Lease: lease}) // never runs: no renewals
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := dead.Claim(ctx, conv.ID); !ok || err != nil {
+		t.Fatal("claim", ok, err)
+	}
+	if _, _, err := st.Enqueue(ctx, store.InboxMessage{ConversationID: conv.ID, Bot: "b", PlatformMsgID: "m1", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, c, _ := startReplica(t, st, lease)
+	waitFor(t, c.pokes, conv.ID, 5*time.Second)
+	if d := time.Since(start); d < lease-100*time.Millisecond || d > lease+2*time.Second {
+		t.Errorf("taken after %s, want about the lease (%s) plus a poll", d, lease)
+	}
+	if _, err := st.Leases(ctx, dead.ID()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionFilesRoundTrip: a session's transcripts are saved under the
+// lease and restored into another state dir; links the agent planted are
+// neither packed nor followed on restore.
+func TestSessionFilesRoundTrip(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	r, err := New(Options{Store: st, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := r.Claim(ctx, "conv-1"); !ok || err != nil {
+		t.Fatal("claim", ok, err)
+	}
+	src := t.TempDir()
+	proj := filepath.Join(src, "claude", "projects", "-work-x")
+	must(t, os.MkdirAll(proj, 0o700))
+	must(t, os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(`{"type":"user"}`+"\n"), 0o600))
+	secret := filepath.Join(t.TempDir(), "secret")
+	must(t, os.WriteFile(secret, []byte("host secret"), 0o600))
+	must(t, os.Symlink(secret, filepath.Join(proj, "leak.jsonl")))
+	r.SaveSession(ctx, "conv-1", "sess", src)
+
+	dst := t.TempDir()
+	outside := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dst, "claude"), 0o700))
+	must(t, os.Symlink(outside, filepath.Join(dst, "claude", "projects"))) // planted: restore must not write through it
+	err = r.RestoreSession(ctx, "conv-1", "sess", dst)
+	if err == nil {
+		t.Error("restore through a planted link succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Fatalf("restore wrote outside the state dir: %v", ents)
+	}
+	must(t, os.Remove(filepath.Join(dst, "claude", "projects")))
+	if err := r.RestoreSession(ctx, "conv-1", "sess", dst); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dst, "claude", "projects", "-work-x", "sess.jsonl"))
+	if err != nil || string(b) != `{"type":"user"}`+"\n" {
+		t.Errorf("restored transcript = %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "claude", "projects", "-work-x", "leak.jsonl")); err == nil {
+		t.Error("a link was packed")
+	}
+	if err := r.RestoreSession(ctx, "conv-1", "never-saved", t.TempDir()); err != nil {
+		t.Errorf("restore of a session never saved: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLostLeaseDrops: a replica whose conversation lease was taken over
+// (it was cut off past the expiry, say) stops the conversation at its
+// next renewal, and its fenced session write is refused.
+func TestLostLeaseDrops(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	const lease = time.Second
+	r, c, _ := startReplica(t, st, lease)
+	if ok, _, err := r.Claim(ctx, "conv-1"); !ok || err != nil {
+		t.Fatal("claim", ok, err)
+	}
+	c.mu.Lock()
+	c.live["conv-1"] = true
+	c.mu.Unlock()
+	l, _ := r.leaseOf("conv-1")
+	if err := st.ReleaseLease(ctx, l); err != nil { // as if it expired …
+		t.Fatal(err)
+	}
+	if _, err := st.AcquireLease(ctx, "conversation:conv-1", "intruder", time.Minute); err != nil { // … and was taken
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "claude", "projects", "p"), 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "claude", "projects", "p", "s.jsonl"), []byte("stale\n"), 0o600))
+	r.SaveSession(ctx, "conv-1", "s", dir)
+	if _, err := st.GetSessionState(ctx, "s"); err == nil {
+		t.Error("a replica that lost the lease stored session state")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		dropped := len(c.dropped) == 1 && c.dropped[0] == "conv-1"
+		c.mu.Unlock()
+		if dropped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the conversation was not stopped after its lease was lost")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := r.Held(); len(got) != 0 {
+		t.Errorf("still holds %v", got)
+	}
+}
