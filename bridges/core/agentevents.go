@@ -241,7 +241,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
-	cv.saveSession(ctx) // ownership.go: before the reply, so whoever answers next has this turn
+	cv.saveSession(ctx)  // ownership.go: before the reply, so whoever answers next has this turn
 	cv.outbox.Flush(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
 	if cv.restartAfterTurn {

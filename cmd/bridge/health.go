@@ -98,7 +98,7 @@ type healthSources struct {
 	// replicas says which config file this process and the others on its
 	// database run (shown with config).
 	replicas func() *healthReplicas
-	replica func() *healthReplica    // the replica and its conversations
+	replica  func() *healthReplica // the replica and its conversations
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
