@@ -113,6 +113,7 @@ var (
 	_ bridges.Editor      = (*Bridge)(nil)
 	_ bridges.Typer       = (*Bridge)(nil)
 	_ bridges.FileFetcher = (*Bridge)(nil)
+	_ bridges.ConnGated   = (*Bridge)(nil)
 )
 
 const (
@@ -165,7 +166,8 @@ type Bridge struct {
 	mu      sync.Mutex
 	botID   string
 	running bool
-	runCtx  context.Context // valid while running
+	runCtx  context.Context  // valid while running
+	gate    bridges.ConnGate // nil: connect at once (SetConnGate)
 	typers  map[string]*typer
 	wg      sync.WaitGroup // goroutines started by handlers (typing, clicks)
 }
