@@ -24,6 +24,9 @@ var pg struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" { // a replica process of TestDiscordHolderKilled: no server of its own
+		os.Exit(m.Run())
+	}
 	pg.srv, pg.err = pgtest.Start(context.Background(), pgtest.Options{})
 	code := m.Run()
 	if pg.srv != nil {

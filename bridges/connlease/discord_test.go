@@ -39,9 +39,16 @@ type replica struct {
 // startReplica starts replica name serving the Discord bot of f.
 func startReplica(t *testing.T, name string, st *store.Store, f *discordfake.Fake) *replica {
 	t.Helper()
+	return startReplicaAt(t, name, st, f.Token(), f.URL())
+}
+
+// startReplicaAt starts replica name serving the Discord bot with token
+// at apiURL.
+func startReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL string) *replica {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", name)
 	bot := &config.Bot{Name: discordBot, Platform: discord.Name, Agent: "coder",
-		Settings: &discord.Config{Token: f.Token(), APIURL: f.URL()}, Access: config.Access{Users: []string{alice}}}
+		Settings: &discord.Config{Token: token, APIURL: apiURL}, Access: config.Access{Users: []string{alice}}}
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
 		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
