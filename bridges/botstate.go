@@ -18,6 +18,10 @@ const (
 	ConnReconnecting ConnState = "reconnecting" // connection lost; retrying with back-off
 	ConnRunning      ConnState = "running"      // Run runs; the adapter reports nothing finer
 	ConnFailed       ConnState = "failed"       // stopped for good: BotState.Remedy says what to do
+	// ConnStandby: another replica holds the bot's one connection (a
+	// ConnGate's lease); this one takes it over when that one stops or
+	// dies. BotState.Reason names the holder. Healthy, like connected.
+	ConnStandby ConnState = "standby"
 )
 
 // Remedies: what an operator does about a failed bot (BotState.Remedy).

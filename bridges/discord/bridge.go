@@ -68,7 +68,8 @@
 //   - bridge.go: Bridge, New and Open, Limits, the abilities offered, the
 //     api_url rewrite of REST calls and the invite URL.
 //   - run.go: Run: the event handlers, the ordered message queue and its
-//     worker, the gateway connect and resume loop, and the dialer that
+//     worker, the gateway connect and resume loop (through a
+//     bridges.ConnGate with replicas: SetConnGate), and the dialer that
 //     reads the close codes discordgo hides.
 //   - inbound.go: MESSAGE_CREATE to bridges.Inbound: routing, threads
 //     started on a mention, strangers, names, attachments and replies.
@@ -113,6 +114,7 @@ var (
 	_ bridges.Editor      = (*Bridge)(nil)
 	_ bridges.Typer       = (*Bridge)(nil)
 	_ bridges.FileFetcher = (*Bridge)(nil)
+	_ bridges.ConnGated   = (*Bridge)(nil)
 )
 
 const (
@@ -165,7 +167,8 @@ type Bridge struct {
 	mu      sync.Mutex
 	botID   string
 	running bool
-	runCtx  context.Context // valid while running
+	runCtx  context.Context  // valid while running
+	gate    bridges.ConnGate // nil: connect at once (SetConnGate)
 	typers  map[string]*typer
 	wg      sync.WaitGroup // goroutines started by handlers (typing, clicks)
 }

@@ -50,7 +50,7 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 
 	conn := bridges.NewConnReporter(h)
 	conn.Starting()
-	err := b.connectLoop(runCtx, disconnected, conn)
+	err := b.connectGated(runCtx, h, disconnected, conn)
 
 	b.shutdown(q, removers, cancel)
 	if err != nil {
@@ -174,6 +174,38 @@ func (b *Bridge) onReady(r *discordgo.Ready) {
 		attrs = append(attrs, "invite_url", InviteURL(r.Application.ID))
 	}
 	b.log.Info("discord gateway ready", attrs...)
+}
+
+// SetConnGate implements bridges.ConnGated: with a gate (replicas), Run
+// holds the gateway connection only while the gate lets it — one replica
+// per bot, as Discord sends every event to every session of a token — and
+// stands by otherwise. Call it before Run.
+func (b *Bridge) SetConnGate(g bridges.ConnGate) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gate = g
+}
+
+// connectGated is connectLoop, through the gate when there is one: each
+// time the gate lets this replica connect, connectLoop runs until the gate
+// takes the right away, and then the gateway is closed at once (close
+// code 1000, which ends the session at Discord) so that the next holder
+// is the only one connected.
+func (b *Bridge) connectGated(ctx context.Context, h bridges.Handler, disconnected <-chan struct{}, conn *bridges.ConnReporter) error {
+	b.mu.Lock()
+	g := b.gate
+	b.mu.Unlock()
+	if g == nil {
+		return b.connectLoop(ctx, disconnected, conn)
+	}
+	return g.Hold(ctx, h, func(ctx context.Context) error {
+		conn.Starting()
+		err := b.connectLoop(ctx, disconnected, conn)
+		if cerr := b.session.Close(); cerr != nil {
+			b.log.Debug("close gateway", "err", cerr)
+		}
+		return err
+	})
 }
 
 // connectLoop opens the gateway and reopens it (RESUME) after every

@@ -95,6 +95,9 @@ func StateSummary(s bridges.BotStatus, now time.Time) string {
 		}
 		line += ")"
 	}
+	if s.State == bridges.ConnStandby && s.Reason != "" {
+		line += ": " + OneLine(s.Reason, 200)
+	}
 	if s.State == bridges.ConnFailed || s.State == bridges.ConnReconnecting {
 		if s.Reason != "" {
 			sep := ": "

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
@@ -92,5 +93,13 @@ func TestFormatting(t *testing.T) {
 	}
 	if got := render.Tail(strings.Repeat("word ", 100), 50); !strings.HasPrefix(got, "…\n") || len([]rune(got)) > 50 {
 		t.Errorf("Tail = %q", got)
+	}
+}
+
+// A standby replica's bot says who holds the connection (!status).
+func TestStateSummaryStandby(t *testing.T) {
+	s := bridges.BotStatus{Bot: "guild", BotState: bridges.BotState{State: bridges.ConnStandby, Reason: "replica r-2 holds the connection"}}
+	if got, want := render.StateSummary(s, time.Now()), "standby: replica r-2 holds the connection"; got != want {
+		t.Errorf("StateSummary = %q, want %q", got, want)
 	}
 }

@@ -2,7 +2,9 @@
 // go.mau.fi/whatsmeow: the bot is a linked device of a phone's account.
 //
 // The device lifecycle: the narrow client interface (waClient) the rest
-// of the package talks to, the per-bot device store (OpenDeviceStore),
+// of the package talks to, the per-bot device store (OpenDeviceStore: a
+// SQLite file; with store.driver: postgres a schema of its own in the
+// bridge's database, pgstore.go, so that any replica reaches it),
 // the log adapter (Logger), linking a device (Link) and the start-up
 // check that a bot is linked (CheckLinked).
 //
@@ -16,7 +18,8 @@
 // write to a chat that never wrote to the bot, typing.go shows
 // "composing", files.go downloads media, run.go connects, reports the
 // connection state (bridges.ReportState) and ends with a bridges.Failure
-// saying what to do on permanent disconnects. WhatsApp has no buttons for
+// saying what to do on permanent disconnects; with replicas it connects
+// only while its bridges.ConnGate lets it (SetConnGate). WhatsApp has no buttons for
 // normal accounts (cards.go): the core gives a card's choices as
 // Message.Buttons, which are listed as numbered choices with fixed
 // meanings (1 Allow, 2 Deny, 3 Always allow) and answered by a number (the
@@ -43,6 +46,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/store"
+	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 )
 
@@ -138,6 +142,7 @@ type Bridge struct {
 	timers    map[string]uint32              // disappearing-message timers in seconds, per chat (disappearing.go)
 	lidGroups map[string]bool                // groups addressed by LID (disappearing.go)
 	runCtx    context.Context
+	gate      bridges.ConnGate // nil: connect at once (SetConnGate)
 
 	// tasks own the goroutines Run's events start (typing refreshes, the
 	// number lookup); Run waits for them before it returns.
@@ -168,6 +173,7 @@ var (
 	_ bridges.FileUploader = (*Bridge)(nil)
 	_ bridges.Typer        = (*Bridge)(nil)
 	_ bridges.FileFetcher  = (*Bridge)(nil)
+	_ bridges.ConnGated    = (*Bridge)(nil)
 )
 
 // New returns the adapter; Run connects it.
@@ -254,16 +260,8 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if _, err := CheckLinked(ctx, bot.Name, wc.DeviceStore, configPath, log); err != nil {
-		return nil, nil, err // read only: creates nothing
-	}
-	unlock, err := LockDeviceStore(wc.DeviceStore)
+	container, unlock, err := openDevices(ctx, bot.Name, wc.DeviceStore, PGDevicesOf(cfg, bot.Name), configPath, log)
 	if err != nil {
-		return nil, nil, err
-	}
-	container, err := OpenDeviceStore(ctx, wc.DeviceStore, log)
-	if err != nil {
-		_ = unlock()
 		return nil, nil, err
 	}
 	dev, err := container.GetFirstDevice(ctx)
@@ -298,6 +296,44 @@ func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Lo
 	})
 	closeAll := func() error { return errors.Join(container.Close(), unlock()) }
 	return b, closeAll, nil
+}
+
+// openDevices opens the device store of a linked bot: its SQLite file
+// (checked first without creating it, then locked against a second
+// process: ErrDeviceInUse), or its schema in PostgreSQL when pg is set
+// (there the connection lease of replicas, or the one bridge per database,
+// keeps a second process off the device). A bot that is not linked is an
+// error wrapping ErrNotLinked that names the command to run. unlock
+// releases the file's lock once the container is closed.
+func openDevices(ctx context.Context, bot, file string, pg PGDevices, configPath string, log *slog.Logger) (c *sqlstore.Container, unlock func() error, err error) {
+	if pg.DSN == "" {
+		if _, err := CheckLinked(ctx, bot, file, configPath, log); err != nil {
+			return nil, nil, err // read only: creates nothing
+		}
+		unlock, err := LockDeviceStore(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := OpenDeviceStore(ctx, file, log)
+		if err != nil {
+			return nil, nil, errors.Join(err, unlock())
+		}
+		return c, unlock, nil
+	}
+	c, err = openPGDevices(ctx, pg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	dev, err := c.GetFirstDevice(ctx)
+	if err == nil && dev.ID == nil {
+		err = fmt.Errorf("whatsapp bot %q is %w to a phone yet in its device store (%s; with store.driver: postgres "+
+			"the device lives in the database, a device linked into a file before must be linked again): "+
+			"run `bridge whatsapp-link -config %s -bot %s` first", bot, ErrNotLinked, pg, configPath, bot)
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	return c, func() error { return nil }, nil
 }
 
 // accessPhones are the phone numbers (entries starting with "+") of an

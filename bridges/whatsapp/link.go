@@ -15,6 +15,7 @@ import (
 	"github.com/mdp/qrterminal/v3"
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store"
+	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 )
@@ -51,6 +52,19 @@ type LinkOptions struct {
 	// terminal) instead of printing it below the previous one.
 	ClearScreen bool
 	Log         *slog.Logger
+	// Postgres, when set, is the bot's device store in PostgreSQL
+	// (store.driver: postgres) in place of DeviceStore. Nothing locks it
+	// against a running bridge there: the caller checks that none holds
+	// the bot (cmd/bridge does).
+	Postgres PGDevices
+}
+
+// where names the device store for messages.
+func (o LinkOptions) where() string {
+	if o.Postgres.DSN != "" {
+		return o.Postgres.String()
+	}
+	return o.DeviceStore
 }
 
 // Link pairs the bot as a linked device of a phone's WhatsApp account and
@@ -70,19 +84,15 @@ func linkWith(ctx context.Context, opts LinkOptions, wrap func(*whatsmeow.Client
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	unlock, err := LockDeviceStore(opts.DeviceStore)
+	container, unlock, err := openForLink(ctx, opts)
 	if err != nil {
 		return types.JID{}, err
 	}
 	defer unlock()
-	container, err := OpenDeviceStore(ctx, opts.DeviceStore, opts.Log)
-	if err != nil {
-		return types.JID{}, err
-	}
 	defer container.Close()
 	dev, err := container.GetFirstDevice(ctx)
 	if err != nil {
-		return types.JID{}, fmt.Errorf("whatsapp device store %s: %w", opts.DeviceStore, err)
+		return types.JID{}, fmt.Errorf("whatsapp device store %s: %w", opts.where(), err)
 	}
 	if dev.ID != nil {
 		if !opts.Relink {
@@ -290,4 +300,23 @@ func CheckLinked(ctx context.Context, bot, deviceStore, configPath string, log *
 		return types.JID{}, notLinked
 	}
 	return *dev.ID, nil
+}
+
+// openForLink opens the device store Link fills: the SQLite file, locked
+// until unlock (ErrDeviceInUse when a bridge runs on it), or the
+// PostgreSQL schema. Close the container before unlock.
+func openForLink(ctx context.Context, opts LinkOptions) (c *sqlstore.Container, unlock func() error, err error) {
+	if opts.Postgres.DSN != "" {
+		c, err := openPGDevices(ctx, opts.Postgres, opts.Log)
+		return c, func() error { return nil }, err
+	}
+	unlock, err = LockDeviceStore(opts.DeviceStore)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err = OpenDeviceStore(ctx, opts.DeviceStore, opts.Log)
+	if err != nil {
+		return nil, nil, errors.Join(err, unlock())
+	}
+	return c, unlock, nil
 }

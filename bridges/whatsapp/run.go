@@ -46,6 +46,34 @@ func (b *Bridge) Run(ctx context.Context, h bridges.Handler) error {
 	defer b.cli.Disconnect()
 	defer b.stopTyping()
 	defer b.stopRecoveries()
+	b.mu.Lock()
+	g := b.gate
+	b.mu.Unlock()
+	if g == nil {
+		return b.serve(ctx, fatal)
+	}
+	return g.Hold(ctx, h, func(ctx context.Context) error {
+		b.report(bridges.BotState{State: bridges.ConnStarting})
+		err := b.serve(ctx, fatal)
+		b.cli.Disconnect() // at once: the next holder connects next
+		return err
+	})
+}
+
+// SetConnGate implements bridges.ConnGated: with a gate (replicas), Run
+// connects the linked device only while the gate lets it — one replica at
+// a time, as WhatsApp lets one client use a device (a second replaces
+// the first, and WhatsApp ends by logging the device out) — and stands by
+// otherwise. Call it before Run.
+func (b *Bridge) SetConnGate(g bridges.ConnGate) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gate = g
+}
+
+// serve connects the client and keeps it connected until ctx ends (nil)
+// or WhatsApp ends the session for good (the failure).
+func (b *Bridge) serve(ctx context.Context, fatal chan error) error {
 	for {
 		if err := b.connect(ctx); err != nil {
 			return err

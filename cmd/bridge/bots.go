@@ -20,6 +20,9 @@ type botSet struct {
 
 	mu      sync.Mutex
 	release map[bridges.Platform]func() // adapters not yet released
+	// gate makes the connection lease of a bot whose platform allows one
+	// connection (replicas, connleases.go); nil: adapters connect at once.
+	gate func(*config.Bot) (bridges.ConnGate, error)
 }
 
 // buildPlatforms creates one adapter per configured bot (but the web bot,
@@ -45,6 +48,14 @@ func (bs *botSet) open(ctx context.Context, cfg *config.Config, bots []*config.B
 			continue // the web console, made once the store is open (web.go)
 		}
 		p, release, err := openBot(ctx, list, i, cfg, b, bs.logger)
+		if err == nil {
+			bs.mu.Lock()
+			gate := bs.gate
+			bs.mu.Unlock()
+			if err = setGate(p, b, gate); err != nil {
+				_ = release()
+			}
+		}
 		if err != nil {
 			for _, q := range out {
 				bs.released("", q)

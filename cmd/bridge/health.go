@@ -143,7 +143,7 @@ func health(states []bridges.BotStatus) healthBody {
 	failed := 0
 	for _, s := range states {
 		switch s.State {
-		case bridges.ConnConnected, bridges.ConnRunning:
+		case bridges.ConnConnected, bridges.ConnRunning, bridges.ConnStandby: // a standby replica serves through the holder
 		case bridges.ConnFailed:
 			failed++
 			body.Status = "degraded"

@@ -35,6 +35,8 @@ func TestHealthz(t *testing.T) {
 		{"one reconnecting", []bridges.BotStatus{bot("a", bridges.ConnReconnecting)}, 200, "degraded"},
 		{"one of two failed", []bridges.BotStatus{banned, bot("b", bridges.ConnConnected)}, 200, "degraded"},
 		{"all failed", []bridges.BotStatus{banned}, 503, "failed"},
+		// A replica standing by for a bot another replica holds is healthy.
+		{"standby", []bridges.BotStatus{bot("a", bridges.ConnStandby), bot("b", bridges.ConnConnected)}, 200, "ok"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

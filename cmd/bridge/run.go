@@ -121,6 +121,12 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 		}
 	}()
 
+	// With replicas, one replica at a time holds each Discord gateway
+	// and WhatsApp device (connleases.go); without replicas, no lease.
+	if err := bots.leaseConnections(cfg, platforms, st, replicaConns{enabled: cfg.Replicas.Enabled, id: reps.id(), lease: cfg.Replicas.Lease}); err != nil {
+		return err
+	}
+
 	console, err := newWebConsole(cfg, st, logger, rf.demo)
 	if err != nil {
 		return err

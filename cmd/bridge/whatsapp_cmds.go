@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // cmdWhatsAppLink links a WhatsApp bot as a device of a phone's account:
@@ -44,11 +50,48 @@ func cmdWhatsAppLink(ctx context.Context, args []string, stdout, stderr io.Write
 		return usagef("bot %q is a %s bot, not a whatsapp bot", *bot, b.Platform)
 	}
 	logger := newLogger(cfg.Log, stderr)
+	pg := whatsapp.PGDevicesOf(cfg, b.Name)
+	if pg.DSN != "" {
+		release, err := holdDeviceForLink(ctx, cfg, b.Name, *timeout, logger)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	_, err = whatsapp.Link(ctx, whatsapp.LinkOptions{
-		Bot: b.Name, DeviceStore: wc.DeviceStore, Phone: *phone, Relink: *relink,
+		Bot: b.Name, DeviceStore: wc.DeviceStore, Postgres: pg, Phone: *phone, Relink: *relink,
 		Timeout: *timeout, Out: stdout, ClearScreen: isTerminal(stdout), Log: logger,
 	})
 	return err
+}
+
+// holdDeviceForLink keeps every bridge off bot's device while
+// whatsapp-link links it into PostgreSQL, where no file lock can: it
+// fails when a bridge runs on the database (store.HoldOwner) and takes
+// the device's connection lease itself, which fails while a replica holds
+// the device and keeps the replicas standing by until release.
+func holdDeviceForLink(ctx context.Context, cfg *config.Config, bot string, timeout time.Duration, logger *slog.Logger) (release func(), err error) {
+	st, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	owner, err := holdStore(ctx, st)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("whatsapp-link: %w", err), st.Close())
+	}
+	host, _ := os.Hostname()
+	l, err := st.AcquireLease(ctx, connlease.Resource(whatsapp.Name, bot), fmt.Sprintf("whatsapp-link %s:%d", host, os.Getpid()),
+		timeout+time.Minute)
+	if err != nil {
+		err = fmt.Errorf("whatsapp-link: bot %q is connected by a running bridge (stop every replica first; "+
+			"never link a device a bridge uses): %w", bot, err)
+		return nil, errors.Join(err, owner.Release(), st.Close())
+	}
+	return func() {
+		if err := errors.Join(st.ReleaseLease(context.WithoutCancel(ctx), l), owner.Release(), st.Close()); err != nil {
+			logger.Warn("whatsapp-link: release the device", "err", err)
+		}
+	}, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -16,14 +16,18 @@ const maxSessionLog = 10000
 
 // GatewayStats counts what happened on the gateway.
 type GatewayStats struct {
-	Connections     int    // websocket connections accepted
-	Identifies      int    // successful IDENTIFYs (each answered with READY)
-	Resumes         int    // successful RESUMEs (each answered with RESUMED)
-	InvalidSessions int    // op 9 sent (injected or for an unknown RESUME)
-	Heartbeats      int    // heartbeats received (each ACKed)
-	Live            int    // open connections with a ready or resumed session
-	Refused         int    // handshakes refused (RefuseGateway)
-	SessionID       string // the newest session id
+	Connections     int // websocket connections accepted
+	Identifies      int // successful IDENTIFYs (each answered with READY)
+	Resumes         int // successful RESUMEs (each answered with RESUMED)
+	InvalidSessions int // op 9 sent (injected or for an unknown RESUME)
+	Heartbeats      int // heartbeats received (each ACKed)
+	Live            int // open connections with a ready or resumed session
+	// MaxLive is the most connections that were live at once (a bot
+	// served by several replicas must never have two: each would get
+	// every event).
+	MaxLive   int
+	Refused   int    // handshakes refused (RefuseGateway)
+	SessionID string // the newest session id
 }
 
 // session is a gateway session: it survives connections (RESUME) and
@@ -47,11 +51,12 @@ type conn struct {
 	ws   *websocket.Conn
 	sess *session // guarded by f.mu
 
-	mu    sync.Mutex
-	queue []outItem
-	dead  bool
-	wake  chan struct{}
-	done  chan struct{} // closed when the reader ends
+	mu     sync.Mutex
+	queue  []outItem
+	dead   bool
+	closed bool // the fake sent a close frame (the client's close answers it)
+	wake   chan struct{}
+	done   chan struct{} // closed when the reader ends
 }
 
 type outItem struct {
@@ -95,13 +100,22 @@ func (f *Fake) serveGateway(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	go c.writeLoop()
 	c.send(payload(opHello, map[string]any{"heartbeat_interval": f.opts.HeartbeatInterval.Milliseconds()}))
-	c.readLoop()
+	err = c.readLoop()
 
 	close(c.done)
 	f.mu.Lock()
 	delete(f.conns, c)
 	if c.sess != nil && c.sess.conn == c {
 		c.sess.conn = nil
+	}
+	// As on Discord, a client closing with 1000 or 1001 ends its session
+	// (a RESUME of it gets op 9 and the client identifies anew) — unless
+	// it only answers the fake's own close frame.
+	c.mu.Lock()
+	answered := c.closed
+	c.mu.Unlock()
+	if c.sess != nil && !answered && websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) {
+		delete(f.sessions, c.sess.id)
 	}
 	f.notify()
 	f.mu.Unlock()
@@ -124,16 +138,18 @@ func dispatchPayload(seq int64, t string, d json.RawMessage) []byte {
 	return b
 }
 
-func (c *conn) readLoop() {
+// readLoop reads the client's payloads until the connection ends, and
+// returns why it ended.
+func (c *conn) readLoop() error {
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
-			return
+			return err
 		}
 		var p gatewayPayload
 		if err := json.Unmarshal(data, &p); err != nil {
 			c.closeWith(4002, "Error while decoding payload.")
-			return
+			return nil
 		}
 		switch p.Op {
 		case opHeartbeat:
@@ -191,6 +207,7 @@ func (f *Fake) identify(c *conn, d identifyData) {
 	})
 	c.send(dispatchPayload(s.seq, "READY", ready))
 	f.stats.Identifies++
+	f.noteLive()
 	f.stats.SessionID = s.id
 	f.notify()
 }
@@ -227,7 +244,20 @@ func (f *Fake) resume(c *conn, d resumeData) {
 	s.seq++
 	c.send(dispatchPayload(s.seq, "RESUMED", json.RawMessage("{}")))
 	f.stats.Resumes++
+	f.noteLive()
 	f.notify()
+}
+
+// noteLive updates MaxLive after a connection became live. Caller holds
+// f.mu.
+func (f *Fake) noteLive() {
+	n := 0
+	for c := range f.conns {
+		if c.sess != nil {
+			n++
+		}
+	}
+	f.stats.MaxLive = max(f.stats.MaxLive, n)
 }
 
 // dispatch sends an event to every valid session (logging it for RESUME
@@ -302,6 +332,9 @@ func (c *conn) writeLoop() {
 			c.ws.Close()
 			return
 		case it.close != 0:
+			c.mu.Lock()
+			c.closed = true
+			c.mu.Unlock()
 			msg := websocket.FormatCloseMessage(it.close, it.text)
 			_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 			// Let the client read the close frame before the TCP close.
