@@ -185,7 +185,7 @@ func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 
 // startBenchBridgeWith starts the bridge with the agent profile's spare
 // settings sparesYAML (indented lines) and max_live maxLive.
-func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int) *benchBridge {
+func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int, args ...string) *benchBridge {
 	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
@@ -207,7 +207,7 @@ func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int) *benchBr
       users: [%s]
 `, sl.URL(), alice)
 	env := []string{"SLACK_BOT_TOKEN=" + slackfake.BotToken, "SLACK_APP_TOKEN=" + slackfake.AppToken}
-	ab := agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+	ab := agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridgeArgs(t, dir, cfg, args, env...), workdir: workdir}
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {
 		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
 	}
