@@ -32,7 +32,7 @@ import (
 // whose options equal opts (apart from the MCP servers, which are bound
 // then) takes it at once; one with other options stops it and spawns anew.
 // It returns an error wrapping ErrNoRoom when nothing was started for want
-// of a slot or memory, or when key already has a session.
+// of a slot or memory, and another error when key already has a session.
 func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts agent.Options, warmUp bool) error {
 	if !opts.Resume {
 		return fmt.Errorf("warm resume %s: options do not resume a session", key)
@@ -41,6 +41,10 @@ func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts age
 	if p.closed {
 		p.mu.Unlock()
 		return fmt.Errorf("warm resume %s: %w", key, ErrClosed)
+	}
+	if p.entries[key] != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("warm resume %s: the conversation has a process already", key)
 	}
 	if why := p.noRoomForWarmResumeLocked(key, limit); why != "" {
 		p.mu.Unlock()
@@ -84,9 +88,6 @@ func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts age
 // noRoomForWarmResumeLocked says why key cannot get a warm resume now ("" =
 // it can). Needs p.mu.
 func (p *Pool) noRoomForWarmResumeLocked(key string, limit Limit) string {
-	if p.entries[key] != nil {
-		return "the conversation has a process"
-	}
 	if p.waiting[limit.Profile] > 0 {
 		return "a conversation waits for a slot"
 	}
