@@ -17,7 +17,7 @@ import (
 // cold resume. The Claude Code CLI 2.1.330 has no control request that
 // loads a stored session into a running process (claim_session binds only
 // a fresh session to a process started with --await-claim; see
-// agent/testdata/PROTOCOL-resume.md), so the session must be chosen at
+// agent/streamjson/testdata/protocol-resume.md), so the session must be chosen at
 // spawn: a warm resume is a guess, bounded like a spare.
 
 // WarmResume starts key's session with opts (opts.Resume must be true)
