@@ -88,12 +88,11 @@ func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts age
 // noRoomForWarmResumeLocked says why key cannot get a warm resume now ("" =
 // it can). Needs p.mu.
 func (p *Pool) noRoomForWarmResumeLocked(key string, limit Limit) string {
-	if p.waiting[limit.Profile] > 0 {
-		return "a conversation waits for a slot"
-	}
 	ss := p.spares[limit.Profile]
 	if limit.MaxLive > 0 {
-		used := 0
+		// Acquires under way come first: counted as using a slot each
+		// (twice once they hold their entry: on the safe side).
+		used := p.waiting[limit.Profile]
 		for _, e := range p.entries {
 			if e.limit.Profile == limit.Profile && e.spare == nil {
 				used++
