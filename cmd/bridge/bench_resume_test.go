@@ -93,7 +93,7 @@ func TestBenchResume(t *testing.T) {
 	var evicted []time.Duration
 	for i := range n {
 		time.Sleep(2100 * time.Millisecond) // the least recently used agent may be evicted
-		th := ev[i%3]                      // the one evicted longest ago
+		th := ev[i%3]                       // the one evicted longest ago
 		text := fmt.Sprintf("again %d", i)
 		start := time.Now()
 		e.slack.SendMessage(slackChan, alice, text, th)
