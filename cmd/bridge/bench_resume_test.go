@@ -29,11 +29,21 @@ func TestBenchResume(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
 		n = v
 	}
+	fmt.Printf("\n| measure | result | how |\n| --- | --- | --- |\n")
+	for _, r := range benchResume(t, n) {
+		fmt.Printf("| %s | %s | %s |\n", r[0], r[1], r[2])
+	}
+}
+
+// benchResume returns the rows of TestBenchResume (measure, result, how)
+// for n conversations.
+func benchResume(t *testing.T, n int) [][3]string {
+	t.Helper()
+	var rows [][3]string
 	load := func() string {
 		b, _ := os.ReadFile("/proc/loadavg")
 		return strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	fmt.Printf("\n| measure | result | how |\n| --- | --- | --- |\n")
 
 	// After a restart.
 	b := startBenchBridgeWith(t, "    warm_spares: 0\n", n+1)
@@ -76,9 +86,10 @@ func TestBenchResume(t *testing.T) {
 		p90 := s[len(s)*9/10] // as stats reports it
 		return fmt.Sprintf("p50 %.1f×, p90 %.1f× the follow-up median", float64(median(ds))/float64(fm), float64(p90)/float64(fm))
 	}
-	fmt.Printf("| follow-up (restart bridge) | %s | %d follow-ups in one thread before the restart; load %s |\n", stats(follow), n, load())
-	fmt.Printf("| resume after restart | %s | %s; %d threads, one message each after the restart, %d taken warm; all resumed ahead %.1f s after the start; load %s |\n",
-		stats(back), vs(back), n, taken, ready.Seconds(), load())
+	rows = append(rows,
+		[3]string{"follow-up (restart bridge)", stats(follow), fmt.Sprintf("%d follow-ups in one thread before the restart; load %s", n, load())},
+		[3]string{"resume after restart", stats(back), fmt.Sprintf("%s; %d threads, one message each after the restart, %d taken warm; all resumed ahead %.1f s after the start; load %s",
+			vs(back), n, taken, ready.Seconds(), load())})
 	if err := b.bridge.stop(time.Minute); err != nil {
 		t.Fatalf("stop the bridge: %v", err)
 	}
@@ -104,9 +115,13 @@ func TestBenchResume(t *testing.T) {
 		evicted = append(evicted, time.Since(start))
 	}
 	fm = median(efollow)
-	fmt.Printf("| follow-up (max_live 2 bridge) | %s | %d follow-ups; load %s |\n", stats(efollow), n, load())
-	fmt.Printf("| resume after eviction | %s | %s; 3 threads on max_live: 2, each message evicts the least recently used agent and resumes its own cold; load %s |\n",
-		stats(evicted), vs(evicted), load())
+	if err := e.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge: %v", err)
+	}
+	return append(rows,
+		[3]string{"follow-up (max_live 2 bridge)", stats(efollow), fmt.Sprintf("%d follow-ups; load %s", n, load())},
+		[3]string{"resume after eviction", stats(evicted), fmt.Sprintf("%s; 3 threads on max_live: 2, each message evicts the least recently used agent and resumes its own cold; load %s",
+			vs(evicted), load())})
 }
 
 // benchFollowUps times n follow-ups in thread (after warmUp untimed ones).

@@ -152,6 +152,7 @@ func TestBenchTable(t *testing.T) {
 		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
 	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
 	rows = append(rows, benchArrivals(t, 20, "auto", cold)...)
+	rows = append(rows, benchResume(t, 10)...)
 	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "streamjson.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
 
 	load, _ := os.ReadFile("/proc/loadavg")
