@@ -85,9 +85,10 @@ image-test:
 	bash .ci/image-test
 
 # One table (BENCHMARKS.md "Speed"): first reply, follow-up, the CLI's own figures in the same run, Slack
-# calls per quick and per 30 s streamed turn, bridge CPU and RSS, decode throughput. Takes a few minutes.
+# calls per quick and per 30 s streamed turn, bridge CPU and RSS, new threads back to back and 2 s apart,
+# resume after a restart (warm resume) and after eviction, decode throughput. Takes a few minutes.
 bench: claude
-	@out=$$(mktemp); BENCH_TABLE=1 go test ./cmd/bridge -run '^TestBenchTable$$' -count=1 -v -timeout 20m > $$out 2>&1; rc=$$?; \
+	@out=$$(mktemp); BENCH_TABLE=1 go test ./cmd/bridge -run '^TestBenchTable$$' -count=1 -v -timeout 30m > $$out 2>&1; rc=$$?; \
 	if [ $$rc -eq 0 ]; then sed -n '/^## agentbridge bench/,/^[^|#]/p' $$out | grep -E '^(\||## )'; else cat $$out; fi; rm -f $$out; exit $$rc
 
 # Every go benchmark of the repository, 20 iterations each.

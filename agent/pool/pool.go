@@ -109,8 +109,12 @@ type poolEntry struct {
 	spare    *spareSet
 	spareGen uint64 // spareSet.gen when the spare was started
 	spareID  string
-	ready    bool // the spare answered initialize
+	ready    bool // the spare answered initialize; the warm resume is ready
 	failed   bool // the spare's failure was counted
+
+	// warmResume: a conversation's session resumed ahead of its return
+	// and not claimed yet (see pool_resume.go).
+	warmResume bool
 }
 
 // New returns an empty pool and starts its idle janitor; Close stops it.
@@ -174,7 +178,18 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit Limit, opts agent.
 			return nil, fmt.Errorf("acquire agent for %s: %w", key, ErrClosed)
 		}
 		if e, ok := p.entries[key]; ok {
-			if e.s != nil && !e.stopping && e.s.Alive() {
+			if e.warmResume && e.ready && !e.stopping {
+				s, stop := p.claimLocked(e, limit, opts)
+				p.mu.Unlock()
+				if !stop {
+					return s, nil
+				}
+				p.log.Info("agent: conversation resumed ahead of its return wants other options: restarting it", "key", key)
+				_ = e.s.Stop(ctx, "replaced")
+				p.forget(e)
+				continue
+			}
+			if e.s != nil && !e.stopping && e.s.Alive() && !e.warmResume {
 				p.mu.Unlock()
 				return e.s, nil
 			}
@@ -195,6 +210,13 @@ func (p *Pool) Acquire(ctx context.Context, key string, limit Limit, opts agent.
 			p.log.Debug("agent pool full: a warm spare makes room", "profile", limit.Profile, "for", key)
 			p.dropSpare(spare)
 			p.forget(spare)
+			continue
+		}
+		if wr := p.warmResumeToYieldLocked(limit.Profile); wr != nil {
+			p.mu.Unlock()
+			p.log.Info("agent pool full: a conversation resumed ahead of its return makes room", "profile", limit.Profile, "yielded", wr.key, "for", key)
+			_ = wr.s.Stop(ctx, "yielded")
+			p.forget(wr)
 			continue
 		}
 		victim, soon := p.evictableLocked(limit.Profile, limit.evictMinIdle())
@@ -324,7 +346,12 @@ func (p *Pool) monitor(e *poolEntry) {
 	<-e.s.Done()
 	p.mu.Lock()
 	spare := e.spare != nil // a spare that died cannot be handed over any more
+	unclaimed := e.warmResume
 	p.mu.Unlock()
+	if unclaimed { // nobody reads its events
+		for range e.s.Events() {
+		}
+	}
 	if spare {
 		var ex streamjson.Exit
 		for ev := range e.s.Events() {
@@ -360,7 +387,7 @@ func (p *Pool) forget(e *poolEntry) {
 // free up.
 func (p *Pool) stoppingLocked(profile string) bool {
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && (e.stopping || e.spare != nil && e.s == nil) {
+		if e.limit.Profile == profile && (e.stopping || e.spare != nil && e.s == nil || e.warmResume && !e.ready) {
 			return true
 		}
 	}
@@ -400,7 +427,7 @@ func (p *Pool) liveLocked(profile string) int {
 func (p *Pool) evictableLocked(profile string, minIdle time.Duration) (*poolEntry, time.Duration) {
 	var cands []*poolEntry
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.s != nil && !e.stopping && e.spare == nil {
+		if e.limit.Profile == profile && e.s != nil && !e.stopping && e.spare == nil && !e.warmResume {
 			cands = append(cands, e)
 		}
 	}
@@ -426,7 +453,7 @@ func (p *Pool) Get(key string) (*agent.Session, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.entries[key]
-	if !ok || e.s == nil || e.stopping || !e.s.Alive() {
+	if !ok || e.s == nil || e.stopping || e.warmResume || !e.s.Alive() {
 		return nil, false
 	}
 	return e.s, true

@@ -251,6 +251,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		})
 	}
 	wg.Go(func() { c.recoverStartup(ctx, work) })
+	wg.Go(func() { c.warmResumeRecent(ctx, platforms) }) // warmresume.go
 	if sc := c.opts.Scheduler; sc != nil {
 		wg.Go(func() { sc.Run(ctx, c) })
 	}

@@ -152,6 +152,7 @@ func TestBenchTable(t *testing.T) {
 		fmt.Sprintf("%s: %s", took.Round(100*time.Millisecond), methodList(counts)))
 	add("bridge RSS", fmt.Sprintf("%.1f MB", float64(procRSS(t, b.bridge.cmd.Process.Pid))/(1<<20)), "VmRSS of the bridge process alone (no CLI)")
 	rows = append(rows, benchArrivals(t, 20, "auto", cold)...)
+	rows = append(rows, benchResume(t, 10)...)
 	add("stream-json decode", fmt.Sprintf("%.0f MB/s", decodeMBs(t)), "streamjson.Decoder over the 133 captures (BenchmarkDecode), best of 3 runs of 1 s")
 
 	load, _ := os.ReadFile("/proc/loadavg")
@@ -185,7 +186,7 @@ func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 
 // startBenchBridgeWith starts the bridge with the agent profile's spare
 // settings sparesYAML (indented lines) and max_live maxLive.
-func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int) *benchBridge {
+func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int, args ...string) *benchBridge {
 	t.Helper()
 	claude := needClaude(t)
 	dir := t.TempDir()
@@ -207,7 +208,7 @@ func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int) *benchBr
       users: [%s]
 `, sl.URL(), alice)
 	env := []string{"SLACK_BOT_TOKEN=" + slackfake.BotToken, "SLACK_APP_TOKEN=" + slackfake.AppToken}
-	ab := agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+	ab := agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridgeArgs(t, dir, cfg, args, env...), workdir: workdir}
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {
 		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
 	}

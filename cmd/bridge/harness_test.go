@@ -186,6 +186,12 @@ func agentYAML(claude, home, workdir string, env []string, maxLive int) string {
 // (besides PATH and HOME).
 func startBridge(t testing.TB, dir, cfg string, env ...string) *bridgeProc {
 	t.Helper()
+	return startBridgeArgs(t, dir, cfg, nil, env...)
+}
+
+// startBridgeArgs is startBridge with extra arguments for `bridge run`.
+func startBridgeArgs(t testing.TB, dir, cfg string, args []string, env ...string) *bridgeProc {
+	t.Helper()
 	addr := freeAddr(t)
 	cfg = strings.ReplaceAll(cfg, "{{HTTP}}", addr)
 	path := filepath.Join(dir, "bridge.yaml")
@@ -193,7 +199,7 @@ func startBridge(t testing.TB, dir, cfg string, env ...string) *bridgeProc {
 		t.Fatal(err)
 	}
 	p := &bridgeProc{addr: addr, dir: dir, logs: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bridgeBin, "run", "-config", path)
+	p.cmd = exec.Command(bridgeBin, append([]string{"run", "-config", path}, args...)...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs

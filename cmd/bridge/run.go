@@ -49,6 +49,13 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err != nil {
 		return err
 	}
+	if rf.cpuProfile != "" {
+		stop, err := startCPUProfile(rf.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	logger := newLogger(cfg.Log, stderr)
 	if err := hardenProcess(); err != nil {
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)

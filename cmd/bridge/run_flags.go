@@ -18,6 +18,9 @@ type runFlags struct {
 	config   string // -config
 	explicit bool   // -config was given
 	demo     bool   // -demo
+	// cpuProfile is -cpuprofile: write a CPU profile of the whole run
+	// there (go tool pprof), for measuring the bridge's own cost.
+	cpuProfile string
 }
 
 // parseRunFlags parses `bridge run`'s arguments; every problem is a usage
@@ -29,6 +32,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.StringVar(&rf.config, "config", defaultConfigPath, "path of the YAML config file")
 	fs.BoolVar(&rf.demo, "demo", false,
 		"demo mode: agents use the bridge's built-in scripted model instead of Claude (no credentials, no network); only web bots run")
+	fs.StringVar(&rf.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (for `go tool pprof`)")
 	if err := fs.Parse(args); err != nil {
 		return rf, usageError{err}
 	}

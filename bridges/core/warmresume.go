@@ -1,0 +1,107 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/pool"
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// Resumer is an AgentPool that can start a conversation's session ahead of
+// its return (pool.Pool.WarmResume; NewAgentPool's pool is one). The core
+// detects it by type assertion.
+type Resumer interface {
+	// WarmResume starts key's session with opts (opts.Resume is true) in
+	// a free slot of limit.Profile, initialized and, with warmUp, warmed
+	// up, and returns once it is ready; the next Acquire of key with the
+	// same options takes it. An error wrapping pool.ErrNoRoom means the
+	// profile has no slot or memory to spare.
+	WarmResume(ctx context.Context, key string, limit pool.Limit, opts agent.Options, warmUp bool) error
+}
+
+var _ Resumer = agentPool{}
+
+func (a agentPool) WarmResume(ctx context.Context, key string, limit pool.Limit, opts agent.Options, warmUp bool) error {
+	return a.p.WarmResume(ctx, key, limit, opts, warmUp)
+}
+
+// warmResumeTimeout bounds one warm resume at start-up.
+const warmResumeTimeout = time.Minute
+
+// warmResumeRecent resumes, ahead of their return, the conversations
+// that were active within their profile's idle_timeout before the bridge
+// started, most recently active first, one at a time: their agents would
+// still be live had the bridge not restarted, so their next message is
+// answered like a follow-up instead of waiting for a cold resume. Only
+// into free slots (max_live, less the warm spares the profile wants) and
+// the spares' memory budget: a profile stops at its first refusal. A
+// profile without idle_timeout never stops its agents: it uses 30 minutes.
+func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridges.Platform) {
+	r, ok := c.pool.(Resumer)
+	if !ok {
+		return
+	}
+	rows, err := c.st.ListConversations(ctx)
+	if err != nil {
+		c.log.Warn("warm resume: list conversations", "err", err)
+		return
+	}
+	full := map[string]bool{}
+	now := time.Now()
+	for _, row := range rows {
+		if ctx.Err() != nil {
+			return
+		}
+		cv := c.resumeCandidate(row, platforms, now)
+		if cv == nil || full[cv.profile.Name] {
+			continue
+		}
+		limit := pool.Limit{Profile: cv.profile.Name, MaxLive: cv.profile.MaxLive, IdleTimeout: cv.profile.IdleTimeout}
+		rctx, cancel := context.WithTimeout(ctx, warmResumeTimeout)
+		err := r.WarmResume(rctx, row.ID, limit, cv.agentOptions(), true)
+		cancel()
+		switch {
+		case errors.Is(err, pool.ErrNoRoom):
+			full[cv.profile.Name] = true
+			c.log.Debug("warm resume: no room left", "profile", cv.profile.Name, "err", err)
+		case err != nil:
+			cv.log.Debug("warm resume not done", "err", err)
+		}
+	}
+}
+
+// warmResumeWindow is how recent a conversation's activity must be for a
+// warm resume in a profile without idle_timeout.
+const warmResumeWindow = 30 * time.Minute
+
+// resumeCandidate returns a stand-in conversation of row to build its
+// spawn options from, or nil when row is not to be resumed ahead: no
+// session, a bot that does not run here, another profile than its bot's
+// now, or no activity within the profile's idle timeout.
+func (c *Core) resumeCandidate(row store.Conversation, platforms map[string]bridges.Platform, now time.Time) *conversation {
+	bot := c.cfg().Bot(row.Key.Bot)
+	pl := platforms[row.Key.Bot]
+	if row.SessionID == "" || bot == nil || pl == nil || bot.Agent != row.Agent {
+		return nil
+	}
+	p := c.cfg().Agents[bot.Agent]
+	if p == nil {
+		return nil
+	}
+	window := p.IdleTimeout
+	if window <= 0 {
+		window = warmResumeWindow
+	}
+	if now.Sub(row.LastActiveAt) > window {
+		return nil
+	}
+	key := bridges.ConversationKey(row.Key)
+	return &conversation{
+		core: c, key: key, id: row.ID, bot: bot, profile: p, platform: pl, limits: pl.Limits(),
+		log: c.log.With("key", key, "conversation", row.ID), row: row, resume: true,
+	}
+}

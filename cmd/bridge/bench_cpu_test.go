@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchFollowUpCPU measures the bridge's own CPU per follow-up through
+// the binary (BENCH_CPU=1; BENCH_N follow-ups, default 200): one Slack
+// thread on the fake Slack with a live CLI, its follow-ups one after the
+// other, user+sys of the bridge process over all of them divided by their
+// number (the kernel counts in 10 ms ticks, so only the mean over many is
+// meaningful). The run is profiled (`bridge run -cpuprofile`) and the
+// profile's top functions are printed (`go tool pprof -top`), with the
+// profile's path when BENCH_CPU_PROFILE names one to keep it.
+func TestBenchFollowUpCPU(t *testing.T) {
+	if os.Getenv("BENCH_CPU") != "1" {
+		t.Skip("BENCH_CPU=1 measures and profiles the bridge's CPU per follow-up")
+	}
+	n := 200
+	if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	prof := os.Getenv("BENCH_CPU_PROFILE")
+	if prof == "" {
+		prof = filepath.Join(t.TempDir(), "bridge.cpu")
+	} else if abs, err := filepath.Abs(prof); err == nil {
+		prof = abs
+	}
+	b := startBenchBridgeWith(t, "    warm_spares: 0\n", 2, "-cpuprofile", prof)
+	thread := b.slack.Mention(slackChan, alice, "first", "")
+	b.waitThreadText(t, thread, "pong: first")
+	for i := range warmUp {
+		text := fmt.Sprintf("warm-up %d", i)
+		b.slack.SendMessage(slackChan, alice, text, thread)
+		b.waitThreadText(t, thread, "pong: "+text)
+	}
+	b.waitLedgerSettled(t)
+	time.Sleep(time.Second) // the CLI's own after-turn work, and the bridge's
+	pid := b.bridge.cmd.Process.Pid
+	cpu0 := procCPU(t, pid)
+	var follow []time.Duration
+	for i := range n {
+		text := fmt.Sprintf("follow-up %d", i)
+		start := time.Now()
+		b.slack.SendMessage(slackChan, alice, text, thread)
+		b.waitThreadText(t, thread, "pong: "+text)
+		follow = append(follow, time.Since(start))
+	}
+	time.Sleep(500 * time.Millisecond) // the last turn's bookkeeping after its reply
+	cpu := procCPU(t, pid) - cpu0
+	load, _ := os.ReadFile("/proc/loadavg")
+	if err := b.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge: %v", err)
+	}
+	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); follow-up %s; load %s\n",
+		float64(cpu.Microseconds())/1000/float64(n), cpu, n, stats(follow), strings.Join(strings.Fields(string(load))[:3], " "))
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=35", bridgeBin, prof).CombinedOutput()
+	if err != nil {
+		t.Logf("go tool pprof: %v\n%s", err, out)
+		return
+	}
+	fmt.Printf("profile %s:\n%s\n", prof, out)
+}
