@@ -145,9 +145,13 @@ func cmdMigrateStore(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("nothing was copied: %w", err)
 	}
 	var total int64
+	width := 0
+	for _, c := range counts {
+		width = max(width, len(c.Table))
+	}
 	fmt.Fprintf(stdout, "copied %s to %s:\n", from, to)
 	for _, c := range counts {
-		fmt.Fprintf(stdout, "  %-14s %d\n", c.Table, c.Rows)
+		fmt.Fprintf(stdout, "  %-*s %d\n", width, c.Table, c.Rows)
 		total += c.Rows
 	}
 	fmt.Fprintf(stdout, "%d rows in %d tables\n", total, len(counts))
