@@ -72,6 +72,7 @@ type live struct {
 	apool   *pool.Pool
 	counted *countingPool
 	workdir string
+	wait    time.Duration // bounds each wait for the agents (liveTimeout unless set)
 }
 
 type liveSetup struct {
@@ -87,6 +88,9 @@ type liveSetup struct {
 	clock        core.Clock
 	configure    func(*config.Config)
 	metrics      *core.Metrics
+	// wait bounds each wait for an answer (default liveTimeout); raise it
+	// where many CLIs boot two at a time on a loaded machine.
+	wait time.Duration
 }
 
 func startLive(t *testing.T, ls liveSetup) *live {
@@ -131,7 +135,10 @@ func startLive(t *testing.T, ls liveSetup) *live {
 			a.MaxLive, a.IdleTimeout, a.ApprovalTimeout = ls.maxLive, 0, ls.approvalTimeout
 		},
 	})
-	l := &live{harness: h, srv: ls.srv, apool: apool, counted: counted, workdir: ls.workdir}
+	if ls.wait == 0 {
+		ls.wait = liveTimeout
+	}
+	l := &live{harness: h, srv: ls.srv, apool: apool, counted: counted, workdir: ls.workdir, wait: ls.wait}
 	t.Cleanup(func() { l.stop() }) // runs before the harness cleanup: stop the core, then the processes
 	return l
 }
@@ -148,7 +155,7 @@ func (l *live) stop() {
 
 func (l *live) waitLive(k bridges.ConversationKey, sub string) bridgetest.Msg {
 	l.t.Helper()
-	return l.plat.WaitFor(l.t, k, liveTimeout, "a message containing "+sub, func(m bridgetest.Msg) bool {
+	return l.plat.WaitFor(l.t, k, l.wait, "a message containing "+sub, func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, sub)
 	})
 }
@@ -156,14 +163,14 @@ func (l *live) waitLive(k bridges.ConversationKey, sub string) bridgetest.Msg {
 // waitReply waits for a finished reply (with its cost footer) containing sub.
 func (l *live) waitReply(k bridges.ConversationKey, sub string) bridgetest.Msg {
 	l.t.Helper()
-	return l.plat.WaitFor(l.t, k, liveTimeout, "a reply containing "+sub, func(m bridgetest.Msg) bool {
+	return l.plat.WaitFor(l.t, k, l.wait, "a reply containing "+sub, func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, sub) && strings.Contains(m.Text, " · $")
 	})
 }
 
 func (l *live) waitLiveCard(k bridges.ConversationKey, sub string, not ...string) bridgetest.Msg {
 	l.t.Helper()
-	return l.plat.WaitFor(l.t, k, liveTimeout, "a card containing "+sub, func(m bridgetest.Msg) bool {
+	return l.plat.WaitFor(l.t, k, l.wait, "a card containing "+sub, func(m bridgetest.Msg) bool {
 		for _, id := range not {
 			if m.CardID == id {
 				return false
@@ -176,7 +183,7 @@ func (l *live) waitLiveCard(k bridges.ConversationKey, sub string, not ...string
 // waitFinal waits until the ledger of k has nothing left to do.
 func (l *live) waitFinal(k bridges.ConversationKey) {
 	l.t.Helper()
-	l.waitLedgerFinalWithin(k, liveTimeout)
+	l.waitLedgerFinalWithin(k, l.wait)
 }
 
 // userTexts returns the user texts of every model request.
@@ -232,7 +239,8 @@ func TestAcceptanceFiftyConversations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns 100 CLI processes")
 	}
-	l := startLive(t, liveSetup{maxLive: 10})
+	// 100 CLI boots, two at a time: minutes on a loaded 2-core machine.
+	l := startLive(t, liveSetup{maxLive: 10, wait: 5 * time.Minute})
 	const n = 50
 	keys := make([]bridges.ConversationKey, n)
 	var wg sync.WaitGroup
