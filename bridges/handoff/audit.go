@@ -52,8 +52,8 @@ func onConversation(ctx context.Context, conv store.Conversation) {
 func (s *Server) record(ctx context.Context, action store.HandoffAction, reason string) error {
 	ev := trailOf(ctx).ev
 	ev.Action, ev.Reason = action, reason
-	s.log.InfoContext(ctx, "handoff audit", "action", action, "request", ev.Request, "person", ev.Person, "user", ev.UserID,
-		"conversation", ev.ConversationID, "key", bridges.ConversationKey(ev.Key), "reason", reason, "remote", ev.Remote)
+	s.log.InfoContext(ctx, "handoff audit", "action", action, "person", ev.Person, "user", ev.UserID,
+		"conversation", ev.ConversationID, "key", bridges.ConversationKey(ev.Key), "request", ev.Request, "reason", reason, "remote", ev.Remote)
 	if ev.Request == "" {
 		return nil // not a request of the server's routes
 	}
