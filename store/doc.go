@@ -19,7 +19,7 @@
 //     shared sentinel errors;
 //   - convstore: conversations and what refers to them — sessions, the
 //     inbox ledger, the outbox, approvals, grants, usage and spend,
-//     feedback, the operator view's queries;
+//     feedback, the hand-off audit log, the operator view's queries;
 //   - schedstore: schedules;
 //   - webstore: the web console's messages, uploads, conversations,
 //     sessions and tool calls;
@@ -35,7 +35,8 @@
 //
 // Prune deletes what is finished and older than a cutoff (the bridge runs it
 // in the background with the configured retention, see Pruner): final inbox
-// rows, posted or failed outbox rows, decided approvals, usage rows, and
+// rows, posted or failed outbox rows, decided approvals, usage rows,
+// ratings, hand-off audit rows, and
 // conversations that have been inactive since before the cutoff and have
 // nothing left that is not finished. Undelivered messages, unposted replies
 // and open approvals are never pruned, however old.

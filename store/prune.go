@@ -25,11 +25,12 @@ type PruneCounts struct {
 	Conversations int64 // conversations left with nothing else
 	Web           int64 // web console messages and uploads (package webstore)
 	Feedback      int64 // ratings of answers (package convstore)
+	Handoff       int64 // hand-off audit rows (package convstore)
 }
 
 // Total is the number of rows deleted.
 func (c PruneCounts) Total() int64 {
-	return c.Inbox + c.Outbox + c.Approvals + c.Usage + c.Conversations + c.Web + c.Feedback
+	return c.Inbox + c.Outbox + c.Approvals + c.Usage + c.Conversations + c.Web + c.Feedback + c.Handoff
 }
 
 // LogValue groups the counts in log records.
@@ -41,6 +42,8 @@ func (c PruneCounts) LogValue() slog.Value {
 		slog.Int64("usage", c.Usage),
 		slog.Int64("conversations", c.Conversations),
 		slog.Int64("web", c.Web),
+		slog.Int64("feedback", c.Feedback),
+		slog.Int64("handoff", c.Handoff),
 	)
 }
 
@@ -54,6 +57,8 @@ func (c PruneCounts) LogValue() slog.Value {
 //   - usage rows recorded before it (so !cost totals cover the retention
 //     window, not all time);
 //   - ratings of answers (feedback) last changed before it;
+//   - hand-off audit rows (attach, detach, export, import, refusals)
+//     recorded before it;
 //   - web console messages last updated, and uploads made, before it;
 //   - conversations created, changed and last active before it that have no
 //     row left in any table referring to them (the ones above, and any other
@@ -95,6 +100,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (PruneCounts, error
 		{"approvals", &c.Approvals, `decided_at IS NOT NULL AND decided_at < ?`, []any{cut}},
 		{"usage", &c.Usage, `created_at < ?`, []any{cut}},
 		{"feedback", &c.Feedback, `updated_at < ?`, []any{cut}},
+		{"handoff_audit", &c.Handoff, `at < ?`, []any{cut}},
 	}
 	for _, st := range steps {
 		n, err := s.db.DeleteBatched(ctx, st.table, "seq", st.where, st.args, s.pruneBatch)

@@ -35,6 +35,8 @@ type (
 	Feedback         = convstore.Feedback
 	FeedbackEntry    = convstore.FeedbackEntry
 	Rating           = convstore.Rating
+	HandoffEvent     = convstore.HandoffEvent
+	HandoffAction    = convstore.HandoffAction
 )
 
 // Inbox states, in delivery order; the last three are final.
@@ -151,3 +153,12 @@ func IsFull(err error) bool { return sqldb.IsFull(err) }
 
 // TableCount is how many rows Copy copied into one table.
 type TableCount = dbcopy.TableCount
+
+// Hand-off audit actions.
+const (
+	HandoffAttach  = convstore.HandoffAttach
+	HandoffDetach  = convstore.HandoffDetach
+	HandoffExport  = convstore.HandoffExport
+	HandoffImport  = convstore.HandoffImport
+	HandoffRefused = convstore.HandoffRefused
+)

@@ -121,8 +121,11 @@ const (
 	// maxContentRunes is Discord's hard limit for message content.
 	maxContentRunes = 2000
 	// maxMessageRunes is what the core is told (Limits.MaxMessageRunes):
-	// below the hard limit so that markup conversion rarely needs a split.
-	maxMessageRunes = 1900
+	// a text longer than maxContentRunes goes out as one Components V2
+	// message of up to maxV2Text characters (components.go), so the core
+	// splits at a little below that limit, leaving room for markup
+	// conversion.
+	maxMessageRunes = 3800
 	// maxButtons is 5 action rows of 5 buttons.
 	maxButtons    = 25
 	buttonsPerRow = 5

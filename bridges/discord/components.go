@@ -12,14 +12,17 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// Cards are Components V2 messages (flag IS_COMPONENTS_V2): one container
-// holding the card's text (a text display), its long choices as sections
+// Cards, and texts longer than an ordinary message's 2,000 characters,
+// are Components V2 messages (flag IS_COMPONENTS_V2): one container
+// holding the text (a text display), a card's long choices as sections
 // (the choice's whole text with its button beside it) and its other
 // buttons in action rows. Such a message has no content and no embeds, at
 // most maxV2Components components and maxV2Text characters of text, and
 // keeps the flag for life: every edit of it is a V2 edit too (the adapter
-// remembers the cards it posted; after a restart an edit Discord refuses
-// for want of the flag is made again as V2).
+// remembers the V2 messages it posted or made; after a restart an edit
+// Discord refuses for want of the flag is made again as V2). An ordinary
+// message becomes one by an edit that sets the flag and clears its
+// content.
 const (
 	flagV2          = discordgo.MessageFlagsIsComponentsV2
 	maxV2Components = 40
@@ -95,7 +98,8 @@ func countComponents(cs []discordgo.MessageComponent) int {
 // isV2 reports whether id is a V2 message this adapter posted.
 func (b *Bridge) isV2(id string) bool { return b.v2.Contains(id) }
 
-// postV2 posts a card (m has buttons) as a Components V2 message in ch.
+// postV2 posts text as a Components V2 message in ch: a card when m has
+// buttons, else the text alone in a container.
 func (b *Bridge) postV2(ctx context.Context, ch, text string, m bridges.Message, nonce string) (*discordgo.Message, error) {
 	comps, err := v2Card(text, m)
 	if err != nil {
@@ -113,19 +117,26 @@ func (b *Bridge) postV2(ctx context.Context, ch, text string, m bridges.Message,
 	return msg, nil
 }
 
-// editV2 replaces a V2 message's text and buttons, keeping the flag.
+// editV2 replaces a V2 message's text and buttons, keeping the flag. A
+// message not known to be V2 (an ordinary one growing past 2,000
+// characters, or one posted before a restart) gets its content cleared
+// in the same edit, as Discord requires to set the flag.
 func (b *Bridge) editV2(ctx context.Context, ch, id, text string, m bridges.Message) error {
 	comps, err := v2Card(text, m)
 	if err != nil {
 		return err
 	}
-	_, err = b.session.ChannelMessageEditComplex(&discordgo.MessageEdit{
+	edit := &discordgo.MessageEdit{
 		ID:              id,
 		Channel:         ch,
 		Components:      &comps,
 		Flags:           flagV2,
 		AllowedMentions: noMentions(),
-	}, discordgo.WithContext(ctx))
+	}
+	if !b.isV2(id) {
+		edit.Content = new(string)
+	}
+	_, err = b.session.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx))
 	if err != nil {
 		return err
 	}

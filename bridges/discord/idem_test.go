@@ -78,7 +78,7 @@ func TestPostRetrySplitReply(t *testing.T) {
 	f := newChannelFake(t)
 	b := newTestBridge(t, testBot(f))
 	key := bridges.ConversationKey{Bot: botName, Channel: "100"}
-	text := strings.Repeat("a", 1900) + "\n\n" + strings.Repeat("b", 1900) + "\n\n" + strings.Repeat("c", 1900)
+	text := strings.Repeat("a", 3900) + "\n\n" + strings.Repeat("b", 3900) + "\n\n" + strings.Repeat("c", 3900)
 	m := bridges.Message{Text: text, Idem: "0b7d2c53-5f5e-4a51-8f43-9a0f8b0e6d21"}
 	// The first post succeeds whole; a retry (as after a lost answer of
 	// the last part) creates nothing new.
@@ -99,8 +99,8 @@ func TestPostRetrySplitReply(t *testing.T) {
 		t.Fatalf("%d messages, want 3 (one per part)", len(msgs))
 	}
 	for i, want := range []string{"a", "b", "c"} {
-		if !strings.HasPrefix(msgs[i].Content, want) {
-			t.Errorf("message %d starts %.5q, want %q", i, msgs[i].Content, want)
+		if !strings.HasPrefix(msgs[i].Text, want) {
+			t.Errorf("message %d starts %.5q, want %q", i, msgs[i].Text, want)
 		}
 	}
 	if ref.ID != msgs[2].ID {

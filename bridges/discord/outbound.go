@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/bwmarrin/discordgo"
@@ -16,10 +17,12 @@ func noMentions() *discordgo.MessageAllowedMentions {
 }
 
 // Post implements bridges.Platform. The text is converted to Discord
-// markdown; if the result is longer than 2,000 characters it is split
-// again and sent as several messages, the buttons going with the last one,
+// markdown. Up to 2,000 characters it is an ordinary message; longer, up
+// to 4,000, it is one Components V2 message (a container with the text,
+// components.go) rather than two ordinary ones; longer still it is split
+// again into several such messages, the buttons going with the last one,
 // whose reference is returned. A card (a message with buttons) is a
-// Components V2 message (components.go).
+// Components V2 message too.
 //
 // With m.Idem each part is created with a nonce derived from Idem and its
 // index and enforce_nonce (idem.go): a retry after a lost answer shows
@@ -39,7 +42,7 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 	if strings.TrimSpace(text) == "" && len(comps) == 0 {
 		return bridges.MessageRef{}, fmt.Errorf("discord post to %s: %w: empty message", ch, ErrBadMessage)
 	}
-	parts := splitMessage(text, maxContentRunes)
+	parts := splitMessage(text, maxV2Text)
 	if len(parts) == 0 {
 		parts = []string{""}
 	}
@@ -48,20 +51,22 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 	}
 	var ref bridges.MessageRef
 	for i, p := range parts {
-		send := &discordgo.MessageSend{
-			Content:         p,
-			Components:      []discordgo.MessageComponent{},
-			AllowedMentions: noMentions(),
-		}
 		nonce := ""
 		if m.Idem != "" {
 			nonce = nonceOf(m.Idem, i)
 		}
 		var msg *discordgo.Message
-		if i == len(parts)-1 && len(comps) > 0 {
+		switch {
+		case i == len(parts)-1 && len(comps) > 0:
 			msg, err = b.postV2(ctx, ch, p, m, nonce)
-		} else {
-			msg, err = b.sendMessage(ctx, ch, send, nonce)
+		case utf8.RuneCountInString(p) > maxContentRunes:
+			msg, err = b.postV2(ctx, ch, p, bridges.Message{}, nonce)
+		default:
+			msg, err = b.sendMessage(ctx, ch, &discordgo.MessageSend{
+				Content:         p,
+				Components:      []discordgo.MessageComponent{},
+				AllowedMentions: noMentions(),
+			}, nonce)
 		}
 		if err != nil {
 			return ref, fmt.Errorf("discord post to %s (part %d of %d): %w", ch, i+1, len(parts), err)
@@ -72,11 +77,12 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 }
 
 // Edit implements bridges.Platform: it replaces the message's text and
-// buttons (no buttons = components removed). Text longer than 2,000
-// characters after conversion is cut (with "…") at a safe boundary. A
-// card, or a message posted as a card, is edited as a Components V2
-// message (components.go). Errors no retry can fix are marked
-// bridges.Permanent.
+// buttons (no buttons = components removed). A card, a message posted as
+// Components V2, or a text longer than 2,000 characters after conversion
+// makes it a Components V2 message (components.go): an ordinary message
+// whose streamed text grows past 2,000 characters becomes one, and stays
+// one, its text cut (with "…") at a safe boundary past 4,000. Errors no
+// retry can fix are marked bridges.Permanent.
 func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Message) (err error) {
 	defer func() { err = classify(err) }()
 	ch := channelOf(ref.Key)
@@ -87,13 +93,12 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 	if err != nil {
 		return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
 	}
-	converted := toDiscord(m.Text)
-	text := truncateMessage(converted, maxContentRunes)
+	text := toDiscord(m.Text)
 	if strings.TrimSpace(text) == "" && len(comps) == 0 {
 		return fmt.Errorf("discord edit %s/%s: %w: empty message", ch, ref.ID, ErrBadMessage)
 	}
-	if len(comps) > 0 || b.isV2(ref.ID) {
-		if err := b.editV2(ctx, ch, ref.ID, converted, m); err != nil {
+	if len(comps) > 0 || b.isV2(ref.ID) || utf8.RuneCountInString(text) > maxContentRunes {
+		if err := b.editV2(ctx, ch, ref.ID, text, m); err != nil {
 			return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)
 		}
 		return nil
@@ -106,7 +111,7 @@ func (b *Bridge) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Mes
 		AllowedMentions: noMentions(),
 	}, discordgo.WithContext(ctx))
 	if needsV2(err) {
-		err = b.editV2Fallback(ctx, ch, ref.ID, converted, m, err)
+		err = b.editV2Fallback(ctx, ch, ref.ID, text, m, err)
 	}
 	if err != nil {
 		return fmt.Errorf("discord edit %s/%s: %w", ch, ref.ID, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // maxInput bounds the JSON body of send and decide.
@@ -49,12 +50,15 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.streams.Done()
+	if err := s.audit(ctx, store.HandoffAttach); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	s.opts.Hub.add(a)
 	defer s.opts.Hub.remove(a)
-	s.audit(ctx, r, p, "attach", conv)
 	s.announce(key, "🖥️ "+p.user.Name+" attached a terminal to this conversation (`bridge attach`): what they type there comes from them, and they see the agent's answers and cards.")
 	defer func() {
-		s.audit(ctx, r, p, "detach", conv)
+		s.auditAfter(ctx, store.HandoffDetach)
 		s.announce(key, "🖥️ "+p.user.Name+"'s terminal detached.")
 	}()
 

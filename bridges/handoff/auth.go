@@ -36,9 +36,10 @@ func refuse(status int, format string, args ...any) *refusal {
 
 // fail answers w with err: a refusal's status and message, or 500 with a
 // generic message (the details go to the log).
+// A refusal is recorded in the audit log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var rf *refusal
-	if errors.As(err, &rf) {
+	if rf, ok := isRefusal(err); ok {
+		s.auditRefusal(r.Context(), rf)
 		http.Error(w, rf.msg, rf.status)
 		return
 	}
@@ -63,6 +64,7 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 		s.log.WarnContext(r.Context(), "handoff refused: unknown token", "remote", r.RemoteAddr, "path", r.URL.Path)
 		return principal{}, refuse(http.StatusUnauthorized, "unknown handoff token (check %s against config handoff.users)", TokenEnv)
 	}
+	trailOf(r.Context()).ev.Person = u.Name
 	return principal{cfg: cfg, user: u}, nil
 }
 
@@ -94,10 +96,12 @@ func (s *Server) conversation(ctx context.Context, p principal, id string) (stor
 	if err != nil {
 		return conv, p, fmt.Errorf("load conversation %s: %w", id, err)
 	}
+	onConversation(ctx, conv)
 	bot := p.cfg.Bot(conv.Key.Bot)
 	if bot == nil {
 		return conv, p, refuse(http.StatusNotFound, "conversation %s belongs to bot %s, which is not configured", id, conv.Key.Bot)
 	}
+	trailOf(ctx).ev.UserID = p.user.As[bot.Name]
 	if p, err = p.onBot(bot, s.opts.Core.Allowed, conv.Key.Channel); err != nil {
 		return conv, p, err
 	}

@@ -14,13 +14,14 @@
 //
 // Every request carries the person's token; they act with the rights of
 // the user id config maps them to on the conversation's bot (only where
-// they take part, or as the bot's admin), and every attach, detach,
-// export and import is logged for audit and shown in the conversation.
-// Client is the terminal side.
+// they take part, or as the bot's admin). Every attach, detach, export
+// and import, and every refused request, is written to the store's
+// hand-off audit log (audit.go) and the bridge's log; attach, detach,
+// export and import are shown in the conversation too. Client is the
+// terminal side.
 package handoff
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -81,11 +82,11 @@ func NewServer(opts Options) *Server {
 // Handler returns the routes, to mount at Prefix.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+Prefix+"attach", s.attach)
-	mux.HandleFunc("POST "+Prefix+"send", s.send)
-	mux.HandleFunc("POST "+Prefix+"decide", s.decide)
-	mux.HandleFunc("GET "+Prefix+"export", s.export)
-	mux.HandleFunc("POST "+Prefix+"import", s.importSession)
+	mux.HandleFunc("GET "+Prefix+"attach", s.audited("attach", s.attach))
+	mux.HandleFunc("POST "+Prefix+"send", s.audited("send", s.send))
+	mux.HandleFunc("POST "+Prefix+"decide", s.audited("decide", s.decide))
+	mux.HandleFunc("GET "+Prefix+"export", s.audited("export", s.export))
+	mux.HandleFunc("POST "+Prefix+"import", s.audited("import", s.importSession))
 	return mux
 }
 
@@ -112,10 +113,4 @@ func (s *Server) startStream() bool {
 	}
 	s.streams.Add(1)
 	return true
-}
-
-// audit logs what person did with a conversation, for the audit trail.
-func (s *Server) audit(ctx context.Context, r *http.Request, p principal, action string, conv store.Conversation) {
-	s.log.InfoContext(ctx, "handoff audit", "action", action, "person", p.user.Name, "user", p.userID,
-		"conversation", conv.ID, "key", bridges.ConversationKey(conv.Key), "remote", r.RemoteAddr)
 }

@@ -116,6 +116,28 @@ func newServerEnv(t *testing.T) *serverEnv {
 
 func (e *serverEnv) client(token string) *Client { return &Client{Base: e.url, Token: token} }
 
+// audit returns the hand-off audit log, oldest first.
+func (e *serverEnv) audit(t *testing.T) []store.HandoffEvent {
+	t.Helper()
+	rows, err := e.st.HandoffAudit(context.Background(), 1000)
+	if err != nil {
+		t.Fatalf("HandoffAudit: %v", err)
+	}
+	slices.Reverse(rows)
+	return rows
+}
+
+// auditHas reports whether rows hold one that matches want in its action,
+// request, person, user, conversation and key, and whose reason contains
+// reason.
+func auditHas(rows []store.HandoffEvent, want store.HandoffEvent, reason string) bool {
+	return slices.ContainsFunc(rows, func(r store.HandoffEvent) bool {
+		return r.Action == want.Action && r.Request == want.Request && r.Person == want.Person && r.UserID == want.UserID &&
+			r.ConversationID == want.ConversationID && r.Key == want.Key && strings.Contains(r.Reason, reason) &&
+			strings.HasPrefix(r.Remote, "127.0.0.1:") && !r.At.IsZero()
+	})
+}
+
 // TestAttachRefusals: attach fails closed, saying why: no token, an
 // unknown one, a person not mapped to the bot, not allowed by its access
 // lists, or not taking part in the conversation; an unknown conversation.
@@ -142,6 +164,39 @@ func TestAttachRefusals(t *testing.T) {
 	}
 	if n := len(e.core.plat.Calls()); n != 0 {
 		t.Errorf("refused attaches posted %d messages", n)
+	}
+	// Each refusal is in the audit log with who, which conversation and
+	// why, as far as the request got; no token is.
+	rows := e.audit(t)
+	if len(rows) != 2*len(cases) {
+		t.Errorf("%d audit rows, want %d refusals", len(rows), 2*len(cases))
+	}
+	key := store.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"}
+	for _, want := range []struct {
+		ev     store.HandoffEvent
+		reason string
+	}{
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "attach"}, "no handoff token"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "export"}, "unknown handoff token"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "attach", Person: "nobot", ConversationID: e.conv.ID, Key: key}, "nobot has no user id"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "attach", Person: "eve", UserID: "UEVE", ConversationID: e.conv.ID, Key: key}, "may not talk to bot team"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "attach", Person: "bob", UserID: "UBOB", ConversationID: e.conv.ID, Key: key}, "does not take part"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "export", Person: "bob", UserID: "UBOB", ConversationID: e.conv.ID, Key: key}, "does not take part"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "attach", Person: "ana"}, `no conversation "nope"`},
+	} {
+		if !auditHas(rows, want.ev, want.reason) {
+			t.Errorf("audit log lacks %+v (%q):\n%+v", want.ev, want.reason, rows)
+		}
+	}
+	for _, r := range rows {
+		if r.Action != store.HandoffRefused {
+			t.Errorf("refused requests recorded as %s: %+v", r.Action, r)
+		}
+		for _, tok := range []string{anaToken, bobToken, eveToken, "x-token"} {
+			if strings.Contains(r.Reason, tok) {
+				t.Errorf("audit row holds a token: %+v", r)
+			}
+		}
 	}
 	// Without handoff.users nobody may.
 	e.core.cfg.Handoff.Users = nil
@@ -223,6 +278,14 @@ func TestAttachSession(t *testing.T) {
 	})
 	if n := e.hub.Attached(key); n != 0 {
 		t.Errorf("%d still attached after detach", n)
+	}
+	// The attach and the detach are in the audit log, in that order; the
+	// messages and the click are not hand-off events.
+	skey := store.ConversationKey(key)
+	rows := e.audit(t)
+	if len(rows) != 2 || !auditHas(rows[:1], store.HandoffEvent{Action: store.HandoffAttach, Request: "attach", Person: "ana", UserID: "UANA", ConversationID: e.conv.ID, Key: skey}, "") ||
+		!auditHas(rows[1:], store.HandoffEvent{Action: store.HandoffDetach, Request: "attach", Person: "ana", UserID: "UANA", ConversationID: e.conv.ID, Key: skey}, "") {
+		t.Errorf("audit log after one attach:\n%+v", rows)
 	}
 
 	// An admin who never wrote there may attach too.
@@ -322,5 +385,21 @@ func TestImportExportRoundTrip(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != body || path != TranscriptPath(cfgDir, dir, id) {
 		t.Errorf("exported %s: %q, %v", path, b, err)
+	}
+	rows := e.audit(t)
+	for _, want := range []struct {
+		ev     store.HandoffEvent
+		reason string
+	}{
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "export", Person: "ana", UserID: "UANA", ConversationID: e.conv.ID, Key: e.conv.Key}, "no agent session yet"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "import", Person: "eve", UserID: "UEVE", Key: store.ConversationKey{Bot: "team", Channel: "C1"}}, "may not talk to bot team"},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "import", Person: "ana", UserID: "UANA", Key: store.ConversationKey{Bot: "team", Channel: "C9"}}, "bot team is not running"},
+		{store.HandoffEvent{Action: store.HandoffImport, Request: "import", Person: "ana", UserID: "UANA", ConversationID: im.Conversation, Key: conv.Key}, ""},
+		{store.HandoffEvent{Action: store.HandoffRefused, Request: "import", Person: "ana", UserID: "UANA", Key: store.ConversationKey{Bot: "team", Channel: "C8"}}, "already a conversation"},
+		{store.HandoffEvent{Action: store.HandoffExport, Request: "export", Person: "dave", UserID: "UDAVE", ConversationID: im.Conversation, Key: conv.Key}, ""},
+	} {
+		if !auditHas(rows, want.ev, want.reason) {
+			t.Errorf("audit log lacks %+v (%q):\n%+v", want.ev, want.reason, rows)
+		}
 	}
 }

@@ -51,7 +51,10 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("export %s: %w", conv.ID, err))
 		return
 	}
-	s.audit(ctx, r, p, "export", conv)
+	if err := s.audit(ctx, store.HandoffExport); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	s.announce(bridges.ConversationKey(conv.Key), "📤 "+p.user.Name+" exported this conversation's session to a terminal (`bridge export`).")
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("X-Handoff-Session", conv.SessionID)
@@ -92,6 +95,8 @@ func (s *Server) importSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, refuse(http.StatusBadRequest, "name a channel (-channel)"))
 		return
 	}
+	tr := trailOf(ctx)
+	tr.ev.Key, tr.ev.UserID = store.ConversationKey{Bot: bot.Name, Channel: channel}, p.user.As[bot.Name]
 	if p, err = p.onBot(bot, s.opts.Core.Allowed, channel); err != nil {
 		s.fail(w, r, err)
 		return
@@ -138,7 +143,8 @@ func (s *Server) importSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.audit(ctx, r, p, "import", conv)
+	onConversation(ctx, conv)
+	s.auditAfter(ctx, store.HandoffImport)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(Imported{Conversation: conv.ID, Session: id, Bot: conv.Key.Bot, Channel: conv.Key.Channel,
 		Thread: conv.Key.Thread, Messages: n})

@@ -346,6 +346,23 @@ func TestAdminApprovalsAuditUsage(t *testing.T) {
 	if !strings.Contains(body, `data-request="req-done"`) || !strings.Contains(body, "web:ana") || strings.Contains(body, `data-request="req-open"`) {
 		t.Errorf("audit page must list the decided request with its decider:\n%s", body)
 	}
+	if !strings.Contains(body, `id="no-handoff-audit"`) {
+		t.Errorf("audit page without hand-offs lacks its note:\n%s", body)
+	}
+	for _, ev := range []store.HandoffEvent{
+		{Action: store.HandoffAttach, Request: "attach", Person: "ana", UserID: "U1", ConversationID: conv.ID, Key: conv.Key, Remote: "127.0.0.1:5001"},
+		{Action: store.HandoffRefused, Request: "attach", Person: "bob", UserID: "U2", ConversationID: conv.ID, Key: conv.Key,
+			Reason: "bob (U2) does not take part <here>", Remote: "127.0.0.1:5002"},
+	} {
+		if err := h.st.RecordHandoff(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body = h.get(t, h.ana, "/admin/audit")
+	if !strings.Contains(body, `id="handoff-audit"`) || !strings.Contains(body, `data-action="attach"`) || !strings.Contains(body, `data-action="refused"`) ||
+		!strings.Contains(body, "does not take part &lt;here&gt;") || !strings.Contains(body, "127.0.0.1:5002") {
+		t.Errorf("audit page lacks the hand-off events (escaped):\n%s", body)
+	}
 	_, body = h.get(t, h.ana, "/admin/usage")
 	if !strings.Contains(body, "0.1250") || !strings.Contains(body, "1234") || !strings.Contains(body, time.Now().UTC().Format("2006-01-02")) {
 		t.Errorf("usage page lacks today's cost and tokens:\n%s", body)

@@ -233,6 +233,10 @@ func TestDiscordE2EApprovals(t *testing.T) {
 	}
 }
 
+// TestDiscordE2ELongAnswer: a 5,000-character answer arrives in two
+// messages, not three: each longer than an ordinary message's 2,000
+// characters is one Components V2 message of at most 4,000 (no content),
+// code fences balanced in each.
 func TestDiscordE2ELongAnswer(t *testing.T) {
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "[long 5000]")
@@ -240,7 +244,7 @@ func TestDiscordE2ELongAnswer(t *testing.T) {
 		total := 0
 		for _, m := range e.dc.Messages(thread) {
 			if m.AuthorIsBot {
-				total += utf8.RuneCountInString(m.Content)
+				total += utf8.RuneCountInString(m.Text)
 			}
 		}
 		return total >= 5000
@@ -250,21 +254,28 @@ func TestDiscordE2ELongAnswer(t *testing.T) {
 	// The footer comes with the answer's last part, after the live
 	// message's last edit.
 	e.waitText(t, thread, " · $")
-	n := 0
+	n, v2 := 0, 0
 	for _, m := range e.dc.Messages(thread) {
 		if !m.AuthorIsBot {
 			continue
 		}
 		n++
-		if r := utf8.RuneCountInString(m.Content); r > 2000 {
-			t.Errorf("message %s has %d chars > 2000", m.ID, r)
+		r := utf8.RuneCountInString(m.Text)
+		switch {
+		case m.V2:
+			v2++
+			if r > 4000 || m.Content != "" {
+				t.Errorf("V2 message %s: %d characters of text, content %.20q", m.ID, r, m.Content)
+			}
+		case r > 2000:
+			t.Errorf("ordinary message %s has %d chars > 2000", m.ID, r)
 		}
-		if c := strings.Count(m.Content, "```"); c%2 != 0 {
-			t.Errorf("message %s has unbalanced fences:\n%s", m.ID, m.Content)
+		if c := strings.Count(m.Text, "```"); c%2 != 0 {
+			t.Errorf("message %s has unbalanced fences:\n%s", m.ID, m.Text)
 		}
 	}
-	if n < 3 {
-		t.Errorf("5,000-char answer arrived in %d messages, want >= 3", n)
+	if n != 2 || v2 < 1 {
+		t.Errorf("5,000-char answer arrived in %d messages (%d Components V2), want 2 with at least one V2\n%s", n, v2, e.dump(thread))
 	}
 }
 

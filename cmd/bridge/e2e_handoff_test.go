@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // Handoff tokens of the e2e tests: alice and bob may both talk to the bot;
@@ -248,6 +250,26 @@ func TestHandoffE2E(t *testing.T) {
 			t.Errorf("bridge log lacks audit %q", want)
 		}
 	}
+	// …and the database's audit log has the same, with the refusals that
+	// reached the bridge (a missing token never leaves the terminal).
+	rows := handoffAudit(t, e)
+	type row struct{ action, person, user, conv, reason string }
+	var got []row
+	for _, r := range rows {
+		if r.Remote == "" || r.At.IsZero() {
+			t.Errorf("audit row without address or time: %+v", r)
+		}
+		got = append(got, row{string(r.Action), r.Person, r.UserID, r.ConversationID, r.Reason})
+	}
+	want := []row{
+		{"refused", "", "", "", "unknown handoff token (check BRIDGE_HANDOFF_TOKEN against config handoff.users)"},
+		{"refused", "bob", "UBOB", conv, "bob (UBOB) does not take part in conversation " + conv + ": only its participants and the bot's admins may continue it"},
+		{"attach", "alice", "UALICE", conv, ""},
+		{"detach", "alice", "UALICE", conv, ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit log:\n%+v\nwant:\n%+v", got, want)
+	}
 
 	checkExportAndImport(t, e, base, conv)
 }
@@ -307,6 +329,23 @@ func checkExportAndImport(t *testing.T, e *slackEnv, base, conv string) {
 	if code == 0 || !strings.Contains(out, "already a conversation") {
 		t.Errorf("second import: exit %d\n%s", code, out)
 	}
+}
+
+// handoffAudit reads the running bridge's hand-off audit log, oldest
+// first, from its SQLite database.
+func handoffAudit(t *testing.T, e *slackEnv) []store.HandoffEvent {
+	t.Helper()
+	st, err := store.Open(t.Context(), filepath.Join(e.ab.dir, "data", "bridge.db"), nil)
+	if err != nil {
+		t.Fatalf("open the bridge's store: %v", err)
+	}
+	defer st.Close()
+	rows, err := st.HandoffAudit(t.Context(), 100)
+	if err != nil {
+		t.Fatalf("HandoffAudit: %v", err)
+	}
+	slices.Reverse(rows)
+	return rows
 }
 
 // waitUntil polls cond until it holds or e2eWait passes.

@@ -185,6 +185,8 @@ type Edit struct {
 	ContentSet    bool // the request carried "content"
 	Rows          [][]Button
 	ComponentsSet bool // the request carried "components" (an empty list removes them)
+	Flags         int  // the request's flags (0 when it carried none)
+	V2            bool // the message is a Components V2 message after the edit
 	At            time.Time
 }
 

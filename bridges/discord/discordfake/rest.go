@@ -409,15 +409,15 @@ func (f *Fake) editMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.wire.Flags |= b.flags() & FlagComponentsV2
-	f.applyEdit(m, b.Content, b.Components)
+	f.applyEdit(m, b.Content, b.Components, b.flags())
 	writeJSON(w, http.StatusOK, m.wire)
 }
 
 // applyEdit changes a message, records the Edit and dispatches
 // MESSAGE_UPDATE. Caller holds f.mu.
-func (f *Fake) applyEdit(m *message, content *string, comps *[]wireComponent) {
+func (f *Fake) applyEdit(m *message, content *string, comps *[]wireComponent, flags int) {
 	now := time.Now()
-	e := Edit{ChannelID: m.wire.ChannelID, MessageID: m.wire.ID, At: now}
+	e := Edit{ChannelID: m.wire.ChannelID, MessageID: m.wire.ID, Flags: flags, V2: m.wire.Flags&FlagComponentsV2 != 0, At: now}
 	if content != nil {
 		m.wire.Content = *content
 		e.Content, e.ContentSet = *content, true
@@ -543,7 +543,7 @@ func (f *Fake) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	case CallbackDeferredUpdate, CallbackDeferredChannelMessage:
 	case CallbackUpdateMessage:
 		if m, ok := f.messages[it.wire.Message.ID]; ok && cb.Data != nil {
-			f.applyEdit(m, cb.Data.Content, cb.Data.Components)
+			f.applyEdit(m, cb.Data.Content, cb.Data.Components, cb.Data.flags())
 		}
 	case CallbackChannelMessage:
 		if cb.Data == nil || cb.Data.Content == nil && cb.Data.Components == nil {

@@ -1,8 +1,8 @@
 // Package admin is the web console's operator pages, for admins only:
 // the bots and their connections, the live agents and warm spares, the
 // open approvals (decided here as the signed-in admin), usage and
-// feedback, the audit log, and the effective configuration with its
-// reloads.
+// feedback, the audit log (decided approvals and terminal hand-offs), and
+// the effective configuration with its reloads.
 //
 // The pages read the store through Store, act on the core through
 // Operator, and are served and rendered by the console (Host): package web
@@ -67,6 +67,7 @@ type Store interface {
 	UsageByBotDay(ctx context.Context, since time.Time) ([]store.DayUsage, error)
 	RecentFeedback(ctx context.Context, limit int) ([]store.FeedbackEntry, error)
 	DecidedApprovals(ctx context.Context, limit int) ([]store.AuditEntry, error)
+	HandoffAudit(ctx context.Context, limit int) ([]store.HandoffEvent, error)
 }
 
 var _ Store = (*store.Store)(nil)

@@ -192,7 +192,22 @@ func (p *Pages) usage(w http.ResponseWriter, r *http.Request) {
 	}{days, total, since, feedback, good, len(feedback) - good})
 }
 
-// audit shows the latest decided approvals.
+// handoffRow is one hand-off event (bridge attach, export, import, or a
+// refused request) with its conversation.
+type handoffRow struct {
+	store.HandoffEvent
+	Conv  ConvView // zero when the event names no conversation
+	Where string   // bot · channel where no conversation is named (a refused import)
+}
+
+// auditPage is the audit log: decided approvals, then hand-off events.
+type auditPage struct {
+	Approvals []approvalRow
+	Handoff   []handoffRow
+}
+
+// audit shows the latest decided approvals and the latest hand-off
+// events.
 func (p *Pages) audit(w http.ResponseWriter, r *http.Request) {
 	log, err := p.st.DecidedApprovals(r.Context(), auditPageSize)
 	if err != nil {
@@ -200,13 +215,29 @@ func (p *Pages) audit(w http.ResponseWriter, r *http.Request) {
 		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not read the audit log: "+err.Error())
 		return
 	}
-	rows := make([]approvalRow, 0, len(log))
+	events, err := p.st.HandoffAudit(r.Context(), auditPageSize)
+	if err != nil {
+		p.log.Error("read hand-off audit log", "err", err)
+		p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not read the hand-off audit log: "+err.Error())
+		return
+	}
+	user := auth.CurrentUser(r).Name
+	page := auditPage{Approvals: make([]approvalRow, 0, len(log)), Handoff: make([]handoffRow, 0, len(events))}
 	for _, e := range log {
 		key := bridges.ConversationKey(e.Key)
-		rows = append(rows, approvalRow{Approval: e.Approval, Key: key, Conv: p.host.Conversation(r.Context(), auth.CurrentUser(r).Name, e.ConversationID, key),
+		page.Approvals = append(page.Approvals, approvalRow{Approval: e.Approval, Key: key, Conv: p.host.Conversation(r.Context(), user, e.ConversationID, key),
 			Subject: toolSubject(e.Input), Words: decisionWords(e.Approval)})
 	}
-	p.render(w, r, "audit", rows)
+	for _, e := range events {
+		row := handoffRow{HandoffEvent: e}
+		if e.ConversationID != "" {
+			row.Conv = p.host.Conversation(r.Context(), user, e.ConversationID, bridges.ConversationKey(e.Key))
+		} else if e.Key.Bot != "" {
+			row.Where = e.Key.Bot + " · " + e.Key.Channel
+		}
+		page.Handoff = append(page.Handoff, row)
+	}
+	p.render(w, r, "audit", page)
 }
 
 // configPage shows the effective configuration (after ${ENV} expansion
