@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,6 +137,61 @@ func TestSlackReplicasCardDecidedOnce(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(e.workdir, "card-once.txt")); err != nil || string(b) != "once\n" {
 		t.Errorf("card-once.txt = %q, %v; want the tool run once", b, err)
+	}
+	if n := e.postsWith(ts, "tool said"); n != 1 {
+		t.Errorf("%d posts with the tool's answer, want 1\nposts: %s", n, e.dump())
+	}
+}
+
+// TestSlackReplicasCardDecidedOnceStop: two replicas; a permission card is
+// open when the replica holding its conversation gets SIGTERM. The stopping
+// replica waits for the open turn (graceful stop), so the card stays open;
+// clicked twice, at both replicas, it is decided once by its holder, the
+// tool runs once, the answer is posted once and nothing is delivered again;
+// then the replica exits.
+func TestSlackReplicasCardDecidedOnceStop(t *testing.T) {
+	t.Parallel()
+	e := startReplicas(t, 2, 30*time.Second)
+	ts := e.slack.Mention(slackChan, alice, "[bash echo once >> card-stop.txt]", "")
+	card := e.waitCard(t, ts)
+	conv := e.convOf(t, ts)
+	holder := e.procs[e.holderOf(t, conv)]
+	if err := holder.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the stop has begun
+	if c := e.clickTwice(t, card); c[0] == c[1] {
+		t.Errorf("both clicks went to connection %d, want two replicas", c[0])
+	}
+	e.waitAnswer(t, ts, "tool said")
+	select {
+	case <-holder.done:
+		if holder.exitErr != nil {
+			t.Errorf("the stopped replica exited with %v", holder.exitErr)
+		}
+	case <-time.After(shutdownGrace + 30*time.Second):
+		t.Fatal("the stopped replica did not exit")
+	}
+	time.Sleep(2 * time.Second) // a redelivery or a second answer would come at once
+
+	as := e.approvals(t, conv)
+	if len(as) != 1 || as[0].Decision != store.DecisionAllow || as[0].DecidedBy != alice {
+		t.Errorf("approvals = %+v, want one, allowed by %s", as, alice)
+	}
+	results, interrupted := 0, 0
+	for _, r := range e.model.Requests() {
+		if r.IsMessages() && r.Script == "tool-result" {
+			results++
+		}
+		if strings.Contains(fakemodel.LastUserText(r), "previous turn was interrupted") {
+			interrupted++
+		}
+	}
+	if results != 1 || interrupted != 0 {
+		t.Errorf("the model got %d tool results and %d redeliveries, want 1 and 0", results, interrupted)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.workdir, "card-stop.txt")); err != nil || string(b) != "once\n" {
+		t.Errorf("card-stop.txt = %q, %v; want the tool run once", b, err)
 	}
 	if n := e.postsWith(ts, "tool said"); n != 1 {
 		t.Errorf("%d posts with the tool's answer, want 1\nposts: %s", n, e.dump())
