@@ -15,7 +15,7 @@ const (
 )
 
 // Replicas lets several bridge processes share one PostgreSQL store and
-// form one bridge (yaml replicas, see docs/scaling-replicas.md). The zero
+// form one bridge (yaml replicas, see docs/scaling.md). The zero
 // value, and an absent key, is one bridge process: the embedded default.
 type Replicas struct {
 	// Enabled opts in (yaml enabled). Only with store.driver: postgres;

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -37,6 +38,17 @@ type Leases interface {
 // Resource is the lease name of bot's connection on platform, e.g.
 // "platform:discord:team-discord".
 func Resource(platform, bot string) string { return "platform:" + platform + ":" + bot }
+
+// BotOf returns the bot whose connection lease resource is (a Resource),
+// false for other leases.
+func BotOf(resource string) (bot string, ok bool) {
+	rest, ok := strings.CutPrefix(resource, "platform:")
+	if !ok {
+		return "", false
+	}
+	_, bot, ok = strings.Cut(rest, ":")
+	return bot, ok && bot != ""
+}
 
 // Options configure a Gate.
 type Options struct {

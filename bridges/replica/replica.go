@@ -21,6 +21,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -52,6 +53,12 @@ type Options struct {
 	ID     string        // this process's owner id; default NewID()
 	Lease  time.Duration // a conversation lease's time; required
 	Logger *slog.Logger  // default discards
+	// Pin, when set, names per bot a lease that a replica must hold to
+	// take that bot's conversations, "" for none: a WhatsApp bot's
+	// device (connlease.Resource("whatsapp", bot)). While another
+	// replica holds it, Claim refuses (the work is forwarded), and a held
+	// conversation is handed over at the next renewal (pin.go).
+	Pin func(bot string) string
 }
 
 // Replica is this process's share of the bridge: the conversation leases
@@ -62,8 +69,10 @@ type Replica struct {
 	id    string
 	lease time.Duration
 	log   *slog.Logger
+	pin   func(bot string) string
 
-	ready chan struct{} // closed once Run listens for signals
+	ready    chan struct{} // closed once Run listens for signals
+	stopping atomic.Bool   // a graceful stop began: take no new conversation (Stopping)
 
 	mu   sync.Mutex
 	held map[string]*held // by conversation id
@@ -73,6 +82,7 @@ type Replica struct {
 type held struct {
 	lease   store.Lease
 	claimed time.Time // last Claim: a worker is about to start, keep it
+	pin     string    // the lease its bot's conversations follow (Options.Pin)
 }
 
 // New returns a replica; nothing runs until Run.
@@ -86,7 +96,7 @@ func New(opts Options) (*Replica, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Replica{st: opts.Store, id: opts.ID, lease: opts.Lease, log: opts.Logger.With("replica", opts.ID),
+	return &Replica{st: opts.Store, id: opts.ID, lease: opts.Lease, log: opts.Logger.With("replica", opts.ID), pin: opts.Pin,
 		held: make(map[string]*held), ready: make(chan struct{})}, nil
 }
 
@@ -123,18 +133,37 @@ func (r *Replica) Held() []string {
 
 func resource(id string) string { return "conversation:" + id }
 
+// Stopping tells the replica that a graceful stop began: from now on it
+// takes no conversation it does not hold (Claim refuses; the others take
+// them), while it keeps and renews those it holds until Release.
+func (r *Replica) Stopping() { r.stopping.Store(true) }
+
 // Claim implements core.Ownership: it takes or continues conversation id's
 // lease. recover is true for a new tenure (not one this replica continues).
+// Once Stopping, it continues held leases only.
 func (r *Replica) Claim(ctx context.Context, id string) (ok, recover bool, err error) {
 	now := time.Now()
 	r.mu.Lock()
 	h := r.held[id]
+	if h == nil && r.stopping.Load() {
+		r.mu.Unlock()
+		return false, false, nil
+	}
 	if h != nil && now.Add(r.lease/3).Before(h.lease.ValidUntil) {
 		h.claimed = now
 		r.mu.Unlock()
 		return true, false, nil
 	}
 	r.mu.Unlock()
+	pin, err := r.pinFor(ctx, id)
+	if err != nil {
+		return false, false, fmt.Errorf("claim: %w", err)
+	}
+	if ok, err := r.mayTake(ctx, pin); err != nil {
+		return false, false, fmt.Errorf("claim: %w", err)
+	} else if !ok {
+		return false, false, nil // another replica holds the bot's device: it takes the conversation
+	}
 	l, err := r.st.AcquireLease(ctx, resource(id), r.id, r.lease)
 	if errors.Is(err, store.ErrLeaseHeld) {
 		return false, false, nil
@@ -145,7 +174,7 @@ func (r *Replica) Claim(ctx context.Context, id string) (ok, recover bool, err e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	prev := r.held[id]
-	r.held[id] = &held{lease: l, claimed: now}
+	r.held[id] = &held{lease: l, claimed: now, pin: pin}
 	recover = prev == nil || prev.lease.Token != l.Token
 	if recover {
 		r.log.Info("conversation taken", "conversation", id, "token", l.Token)

@@ -92,7 +92,12 @@ func (f *fakeCore) LiveConversations() map[string]bool {
 
 func startReplica(t *testing.T, st *store.Store, lease time.Duration) (*Replica, *fakeCore, context.CancelFunc) {
 	t.Helper()
-	r, err := New(Options{Store: st, Lease: lease})
+	return startReplicaWith(t, st, Options{Store: st, Lease: lease})
+}
+
+func startReplicaWith(t *testing.T, st *store.Store, opts Options) (*Replica, *fakeCore, context.CancelFunc) {
+	t.Helper()
+	r, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,7 @@ func (r *Replica) onSignal(ctx context.Context, c Core, p string) {
 // and releases the others. A lease found lost — taken over, or not renewed
 // before it ran out — is forgotten and its conversation stopped here.
 func (r *Replica) renew(ctx context.Context, c Core) {
+	r.followPins(ctx, c)
 	live := c.LiveConversations()
 	r.mu.Lock()
 	type item struct {
@@ -116,6 +117,28 @@ func (r *Replica) renew(ctx context.Context, c Core) {
 			}
 			r.mu.Unlock()
 		}
+	}
+}
+
+// followPins hands over the conversations whose pinned lease another
+// replica holds now (Options.Pin): they stop here and move to it.
+func (r *Replica) followPins(ctx context.Context, c Core) {
+	moved, err := r.movedPins(ctx)
+	if err != nil {
+		r.log.Warn("check the conversations' pinned leases", "err", err)
+		return
+	}
+	for _, id := range moved {
+		l, ok := r.leaseOf(id)
+		if !ok {
+			continue
+		}
+		r.log.Info("the bot's connection moved to another replica: handing the conversation over", "conversation", id)
+		c.Drop(ctx, id)
+		r.releaseOne(ctx, id, l)
+	}
+	if len(moved) > 0 {
+		r.notify(ctx, signal{Released: true})
 	}
 }
 

@@ -32,6 +32,14 @@ func (c *Console) SetOperator(op Operator) {
 // before serving.
 func (c *Console) SetConfigStatus(f func() ConfigStatus) { c.admin.SetConfigStatus(f) }
 
+// ReplicaStatus is this replica's share of a bridge of several replicas,
+// shown on the operator pages (see admin.ReplicaStatus).
+type ReplicaStatus = admin.ReplicaStatus
+
+// SetReplicas gives the operator view this replica's status; nil (one
+// bridge) shows none. Call it before serving.
+func (c *Console) SetReplicas(f func(context.Context) (ReplicaStatus, error)) { c.admin.SetReplicas(f) }
+
 // adminHost is the Console as admin.Host.
 type adminHost struct{ c *Console }
 

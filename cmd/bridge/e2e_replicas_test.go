@@ -141,8 +141,10 @@ func agentStartBudget(t *testing.T) time.Duration {
 // then stop(victim). The surviving replicas must hold every conversation
 // of the victim within handover of the stop, and every conversation must
 // answer its next message with its history within handover plus
-// agentStartBudget; no message is lost and no reply is posted twice.
-func failover(t *testing.T, lease, handover time.Duration, stop func(*bridgeProc)) {
+// agentStartBudget; no message is lost and no reply is posted twice. The
+// running turn is delivered again by the new holder, or, when graceful,
+// finished and answered by the victim before it hands over.
+func failover(t *testing.T, lease, handover time.Duration, stop func(*bridgeProc), graceful bool) {
 	e := startReplicas(t, 3, lease)
 	const convs = 10
 	tss := make([]string, convs)
@@ -200,14 +202,29 @@ func failover(t *testing.T, lease, handover time.Duration, stop func(*bridgeProc
 	}
 	t.Logf("every conversation answered %s after the stop", time.Since(stopped).Round(10*time.Millisecond))
 
-	// The interrupted message reached an agent again and was answered.
-	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+	// The interrupted message reached an agent again and was answered;
+	// after a graceful stop, the victim finished it instead.
+	redelivered := func(r fakemodel.Request) bool {
 		return r.Time.After(stopped) && strings.Contains(fakemodel.LastUserText(r), "mid-turn")
-	}); err != nil {
-		t.Errorf("the interrupted message was not delivered again: %v", err)
+	}
+	if !graceful {
+		if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), redelivered); err != nil {
+			t.Errorf("the interrupted message was not delivered again: %v", err)
+		}
+	}
+	if graceful {
+		e.waitAnswer(t, busy, "pong: [slow 40] [slowms 100] mid-turn")
 	}
 	// No reply twice: each answer is in one post.
 	time.Sleep(2 * time.Second) // a duplicate would come at once
+	if graceful {
+		if n := e.postsWith(busy, "pong: [slow 40] [slowms 100] mid-turn", " · $"); n != 1 {
+			t.Errorf("the running turn was answered %d times, want once\nposts: %s", n, e.dump())
+		}
+		if slices.ContainsFunc(e.model.Requests(), redelivered) {
+			t.Error("the running turn was interrupted and delivered again after a graceful stop")
+		}
+	}
 	for i, ts := range tss {
 		for _, s := range []string{fmt.Sprintf("pong: hello %d", i), fmt.Sprintf("history: hello %d", i)} {
 			if n := e.postsWith(ts, s); n != 1 {
@@ -268,22 +285,23 @@ func (e *replicaEnv) waitHandOver(t *testing.T, victim string, convs []string, d
 func TestSlackReplicasFailoverKill(t *testing.T) {
 	t.Parallel()
 	const lease = 3 * time.Second
-	failover(t, lease, lease+2*time.Second, func(p *bridgeProc) { p.kill9() })
+	failover(t, lease, lease+2*time.Second, func(p *bridgeProc) { p.kill9() }, false)
 }
 
 // TestSlackReplicasFailoverStop: the same with a graceful stop (SIGTERM):
-// the replica hands its leases over, so its conversations move within 2 s
-// of its exit, without waiting for the lease (30 s) to expire.
+// the replica finishes its running turn (about 4 s) and answers it, then
+// hands its leases over, so its conversations move within 8 s of the
+// SIGTERM, without waiting for the lease (30 s) to expire.
 func TestSlackReplicasFailoverStop(t *testing.T) {
 	t.Parallel()
 	const lease = 30 * time.Second
 	var victim *bridgeProc
-	failover(t, lease, 2*time.Second, func(p *bridgeProc) {
+	failover(t, lease, 8*time.Second, func(p *bridgeProc) {
 		victim = p
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}, true)
 	select {
 	case <-victim.done:
 		if victim.exitErr != nil {

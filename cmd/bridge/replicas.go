@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/replica"
+	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,7 +35,7 @@ func newReplicas(cfg *config.Config, st *store.Store, logger *slog.Logger) (*rep
 	if !cfg.Replicas.Enabled {
 		return nil, nil
 	}
-	r, err := replica.New(replica.Options{Store: st, Lease: cfg.Replicas.Lease, Logger: logger})
+	r, err := replica.New(replica.Options{Store: st, Lease: cfg.Replicas.Lease, Logger: logger, Pin: devicePin})
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +43,13 @@ func newReplicas(cfg *config.Config, st *store.Store, logger *slog.Logger) (*rep
 		"lease", cfg.Replicas.Lease)
 	return &replicas{r: r, log: logger}, nil
 }
+
+// devicePin is the lease a bot's conversations follow (replica.Options.Pin):
+// a WhatsApp bot sends through its linked device only, so its conversations
+// run on the replica holding the device's lease (connleases.go). Other bots
+// have no lease of that name, so it never binds them; it needs no config,
+// so a WhatsApp bot a reload adds follows its device too.
+func devicePin(bot string) string { return connlease.Resource("whatsapp", bot) }
 
 // registerer labels every metric of this process with its replica id.
 func (rs *replicas) registerer(reg prometheus.Registerer) prometheus.Registerer {
@@ -63,6 +73,38 @@ func (rs *replicas) claimFiring() func(context.Context, string) (bool, error) {
 		return nil
 	}
 	return rs.r.ClaimFiring
+}
+
+// drainer is what a graceful stop needs of the core (*core.Core).
+type drainer interface {
+	// Drain stops new work for the agents and waits for running turns
+	// until ctx ends.
+	Drain(ctx context.Context)
+}
+
+// coreContext returns the context the core and the replica run under. For
+// one bridge it is ctx. With replicas it ends after ctx: once ctx ended
+// (SIGTERM), the replica takes no new conversation and the core finishes
+// its running turns and posts their answers — for at most grace — before
+// the core stops and the leases are handed over (stop), so a rolling
+// update interrupts no turn that ends within grace.
+func (rs *replicas) coreContext(ctx context.Context, c drainer, grace time.Duration) context.Context {
+	if rs == nil {
+		return ctx
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rs.done.Go(func() {
+		defer cancel()
+		<-ctx.Done() // run cancels ctx on its way out, whatever ended it
+		started := time.Now()
+		rs.r.Stopping()
+		rs.log.Info("graceful stop: finishing the running turns before handing the conversations over", "grace", grace)
+		dctx, stop := context.WithTimeout(cctx, grace)
+		defer stop()
+		c.Drain(dctx)
+		rs.log.Info("graceful stop: turns finished", "after", time.Since(started).Round(time.Millisecond))
+	})
+	return cctx
 }
 
 // start runs the replica (leases, signals, polls) until ctx ends.
@@ -96,6 +138,28 @@ func (rs *replicas) health() func() *healthReplica {
 	}
 	return func() *healthReplica {
 		return &healthReplica{ID: rs.r.ID(), Conversations: rs.r.Held()}
+	}
+}
+
+// operatorView is the web operator view's replica status (bots page), or
+// nil for one bridge: this replica, the conversations it holds, and from
+// the leases table who holds each bot's platform connection.
+func (rs *replicas) operatorView(st *store.Store) func(context.Context) (web.ReplicaStatus, error) {
+	if rs == nil {
+		return nil
+	}
+	return func(ctx context.Context) (web.ReplicaStatus, error) {
+		s := web.ReplicaStatus{ID: rs.r.ID(), Conversations: rs.r.Held(), Connections: map[string]string{}}
+		ls, err := st.Leases(ctx, "")
+		if err != nil {
+			return s, fmt.Errorf("connection leases: %w", err)
+		}
+		for _, l := range ls {
+			if bot, ok := connlease.BotOf(l.Resource); ok {
+				s.Connections[bot] = l.Owner
+			}
+		}
+		return s, nil
 	}
 }
 

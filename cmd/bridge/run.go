@@ -188,6 +188,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if console != nil {
 		console.SetOperator(bridgeCore)
 		console.SetConfigStatus(reloads.status)
+		console.SetReplicas(reps.operatorView(st)) // replicas.go: nil for one bridge
 	}
 
 	var replicas *replicaConfigs // the config file each process on this database runs (replica_config.go)
@@ -248,8 +249,9 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	}()
 
 	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
-	reps.start(ctx, bridgeCore)
-	runErr := bridgeCore.Run(ctx, platforms)
+	coreCtx := reps.coreContext(ctx, bridgeCore, shutdownGrace) // replicas: a stop finishes running turns first
+	reps.start(coreCtx, bridgeCore)
+	runErr := bridgeCore.Run(coreCtx, platforms)
 	cancel()
 	reps.stop(ctx) // hands the leases over now that the core stopped
 	<-watchDone

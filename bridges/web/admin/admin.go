@@ -109,6 +109,7 @@ type Pages struct {
 	log          *slog.Logger
 	op           Operator
 	configStatus func() ConfigStatus
+	replicas     func(context.Context) (ReplicaStatus, error) // nil: one bridge (replicas.go)
 }
 
 // New returns the operator pages of host, reading st.

@@ -22,6 +22,14 @@ type botRow struct {
 	Attempt               int // reconnecting: failed attempts in a row
 	Failed                bool
 	Replies               store.OutboxBotSummary // final replies waiting out an outage or given up lately
+	HeldBy                string                 // with replicas: the replica holding its connection
+}
+
+// botsPage is the start page: the bots, and with replicas this replica's
+// share.
+type botsPage struct {
+	Rows    []botRow
+	Replica *replicaView // nil: one bridge
 }
 
 // bots lists the bots with their connection state and their final
@@ -41,9 +49,11 @@ func (p *Pages) bots(w http.ResponseWriter, r *http.Request) {
 	for _, s := range sums {
 		replies[s.Bot] = s
 	}
+	replica, holders := p.replicaSection(r) // replicas.go
 	var rows []botRow
 	for _, b := range p.host.Config().Bots {
-		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running", Replies: replies[b.Name]}
+		row := botRow{Name: b.Name, Platform: b.Platform, Agent: b.Agent, State: "not running", Replies: replies[b.Name],
+			HeldBy: holders[b.Name]}
 		if s, ok := states[b.Name]; ok {
 			row.State, row.Since, row.Reason, row.Hint = string(s.State), s.Since, s.Reason, s.Hint
 			row.Attempt = s.Attempt
@@ -51,7 +61,7 @@ func (p *Pages) bots(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
-	p.render(w, r, "bots", rows)
+	p.render(w, r, "bots", botsPage{Rows: rows, Replica: replica})
 }
 
 // agentRow is one live agent.
