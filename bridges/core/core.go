@@ -138,7 +138,7 @@ type Core struct {
 	bots      reload.Bots                        // bots started and stopped by reloads (reload_seam.go)
 	contain   atomic.Pointer[reload.Containment] // set by a reload; nil: CoreOptions' (containment)
 	readers   tasks.Group                        // readers of agent sessions' events (WaitSessionReaders)
-	draining  atomic.Bool                        // a graceful stop: no new messages to agents (drain.go)
+	draining  atomic.Bool                        // a graceful stop: no new messages to agents (ownership.go: Drain)
 }
 
 var _ bridges.Handler = (*Core)(nil)
