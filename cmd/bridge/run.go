@@ -75,7 +75,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	r.prepareReloads()
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // deferred last: ends the goroutines below before any clean-up
+	defer cancel() // deferred last: runs before the clean-ups
 	httpDone, err := r.listen(ctx)
 	if err != nil {
 		return err

@@ -195,8 +195,8 @@ func (r *bridgeRun) leaseConnections() error {
 
 // buildCore builds the web console, the config in force, the agent pool,
 // the metrics and the core with its features, and the terminal hand-off
-// server. The pool's clean-up stops the agents, within shutdownGrace of
-// ctx's end, and waits for the core's session readers.
+// server. The pool's clean-up stops the agents within shutdownGrace
+// (ctx's values, not its end) and waits for the core's session readers.
 func (r *bridgeRun) buildCore(ctx context.Context) error {
 	cfg, st, logger, reg, reps := r.cfg, r.st, r.logger, r.reg, r.reps
 	sandboxes := r.confined.Sandboxes
