@@ -133,60 +133,11 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 
 // spawn starts the process and the session's goroutines.
 func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (*Session, error) {
-	stdinR, stdinW, err := os.Pipe()
+	p, err := startCLI(opts, tmpDir, link, logger)
 	if err != nil {
-		return nil, fmt.Errorf("stdin pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	path, args, err := commandLine(opts, tmpDir, link)
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		stdoutR.Close()
-		stdoutW.Close()
 		return nil, err
 	}
-	killCtx, kill := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(killCtx, path, args...)
-	cmd.Dir = opts.Workdir
-	cmd.Env = networkEnv(cliEnv(opts, tmpDir), link)
-	cmd.Stdin = stdinR
-	cmd.Stdout = stdoutW
-	stderr := newTailBuffer(stderrTailBytes)
-	cmd.Stderr = stderr
-	// Own process group: terminal signals to the bridge do not reach the
-	// agent, and a kill takes the agent's children (tool commands) along;
-	// on Linux the process is also killed when the bridge dies.
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error { return killGroup(cmd) }
-	cmd.WaitDelay = waitDelay
-	// Resource limits: the process starts inside its own cgroup.
-	cg, err := opts.Cgroups.New(opts.Limits)
-	if err == nil {
-		var placed func()
-		if placed, err = cg.Place(cmd); err == nil {
-			err = cmd.Start()
-			placed()
-		}
-	}
-	// The child has its own copies now (or failed to start).
-	stdinR.Close()
-	stdoutW.Close()
-	if err != nil {
-		if rerr := cg.Remove(); rerr != nil {
-			logger.Warn("agent cgroup not removed", "err", rerr)
-		}
-		kill()
-		stdinW.Close()
-		stdoutR.Close()
-		return nil, fmt.Errorf("spawn %s: %w", opts.Command, err)
-	}
-
+	cmd, cg := p.cmd, p.cg
 	s := &Session{
 		opts:       opts,
 		cmd:        cmd,
@@ -194,15 +145,15 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		started:    time.Now(),
 		tmpDir:     tmpDir,
 		egress:     link,
-		stdin:      stdinW,
-		stdout:     stdoutR,
-		stderr:     stderr,
+		stdin:      p.stdin,
+		stdout:     p.stdout,
+		stderr:     p.stderr,
 		writes:     make(chan writeReq),
 		writerDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		done:       make(chan struct{}),
 		booted:     make(chan struct{}),
-		kill:       kill,
+		kill:       p.kill,
 		events:     newEventQueue(),
 		controls:   map[string]chan streamjson.ControlResponse{},
 		st:         newTurnState(),
@@ -216,9 +167,23 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		s.log.Error("agent stopped: its events were not read in time", "err", err)
 		s.kill() // like a crash: the Exit is unexpected, so the host delivers the interrupted message again
 	})
+	s.startLoops()
+	if len(opts.MCPServers) > 0 {
+		if err := s.startMCP(); err != nil {
+			s.kill()
+			<-s.done
+			return nil, err
+		}
+	}
+	return s, nil
+}
 
+// startLoops starts the session's goroutines, which s.wg waits for: the
+// cgroup's watch (when it has counters), the event queue, the stdin
+// writer, the stdout reader and the process's wait.
+func (s *Session) startLoops() {
 	readerDone := make(chan struct{})
-	if len(cg.Dirs()) > 0 { // a cgroup with counters to watch
+	if len(s.limits.cg.Dirs()) > 0 { // a cgroup with counters to watch
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); defer close(s.limitsDone); s.watchLimits() }()
 	} else {
@@ -229,14 +194,6 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 	go func() { defer s.wg.Done(); s.writeLoop() }()
 	go func() { defer s.wg.Done(); defer close(readerDone); s.readLoop() }()
 	go func() { defer s.wg.Done(); s.waitLoop(readerDone) }()
-	if len(opts.MCPServers) > 0 {
-		if err := s.startMCP(); err != nil {
-			s.kill()
-			<-s.done
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 // killGroup SIGKILLs the process group of cmd (the CLI and its children).

@@ -3,7 +3,6 @@ package pool
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -414,105 +413,6 @@ func (ss *spareSet) spareOptions(id string) agent.Options {
 		opts.StateDir = filepath.Join(ss.cfg.StateRoot, id)
 	}
 	return opts
-}
-
-// startSpare spawns the reserved spare e and waits for its answer to
-// initialize; it runs on the spare keeper, so spawns never overlap.
-func (p *Pool) startSpare(ss *spareSet, e *poolEntry) {
-	p.mu.Lock()
-	opts, timeout := ss.spareOptions(e.spareID), ss.cfg.InitTimeout
-	p.mu.Unlock()
-	log := p.log.With("profile", e.limit.Profile) // the session keeps it after a hand-over
-	began := time.Now()
-	var s *agent.Session
-	err := p.takeBootSlot(context.Background())
-	if err == nil {
-		s, err = agent.Start(context.Background(), opts, log)
-		p.bootedOrGone(s)
-	}
-	if err != nil {
-		p.mu.Lock()
-		delete(p.entries, e.key)
-		if !errors.Is(err, ErrClosed) {
-			p.spareFailedLocked(ss, e, err, "")
-		}
-		p.notifyLocked()
-		p.mu.Unlock()
-		removeSpareState(opts, log)
-		return
-	}
-	p.mu.Lock()
-	e.s = s
-	s.SetOnChange(p.notify)
-	p.wg.Add(1)
-	go func() { defer p.wg.Done(); p.monitor(e) }()
-	p.notifyLocked() // Close and Acquire may be waiting for this entry
-	p.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	err = s.Initialize(ctx)
-	p.mu.Lock()
-	prewarm := !ss.cfg.NoPrewarm
-	warmUp := ss.cfg.WarmUp && ss.warmUpOff == ""
-	p.mu.Unlock()
-	if err == nil && warmUp {
-		why := warmUpBlocker(opts)
-		p.mu.Lock()
-		if why != "" && ss.warmUpBlocked == "" {
-			log.Info("agent: warm spares get no warm-up turn", "why", why)
-		}
-		ss.warmUpBlocked = why
-		p.mu.Unlock()
-		warmUp = why == ""
-	}
-	if err == nil && warmUp {
-		if werr := p.warmUpSpare(ctx, s, opts, log); werr != nil {
-			cancel()
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if ss.warmUpOff == "" && !e.stopping && !errors.Is(werr, ErrClosed) {
-				ss.warmUpOff = werr.Error()
-				log.Warn("agent: warm spare's warm-up turn failed; this profile's spares go without from now on", "session", s.SessionID(), "err", werr)
-			}
-			// The session may still point at the local model or hold the
-			// warm-up turn: never hand it over. Not a spare failure: the
-			// next one starts at once, without a warm-up turn.
-			e.stopping = true
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); p.dropSpare(e) }()
-			return
-		}
-		prewarm = false // the warm-up turn did more than a prewarm does
-	}
-	if err == nil && prewarm {
-		pctx, pcancel := context.WithTimeout(ctx, sparePrewarmTimeout)
-		perr := s.Prewarm(pctx)
-		pcancel()
-		if perr != nil {
-			log.Debug("agent: warm spare's prewarm failed; it is ready all the same", "session", s.SessionID(), "err", perr)
-		}
-	}
-	cancel()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case e.stopping || e.spare != ss:
-		// Stopped to make room, trimmed or closed meanwhile: not a failure.
-	case err == nil:
-		e.ready = true
-		p.notifyLocked()
-		boot := time.Since(began)
-		ss.auto.booted(boot)
-		log.Debug("agent: warm spare ready", "session", s.SessionID(), "startup", boot)
-	case errors.Is(err, agent.ErrClosed):
-		// The process died: monitor counts the failure with its stderr.
-	default:
-		p.spareFailedLocked(ss, e, err, "")
-		e.stopping = true
-		s.BeginAbort("spare")
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); p.dropSpare(e) }()
-	}
 }
 
 // spareFailedLocked records that spare e failed (once per spare) and pushes

@@ -130,7 +130,18 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 	if spec.UnshareNet {
 		args = append(args, "--unshare-net")
 	}
-	var visible []string // roots of what the agent can see
+	system, visible := systemArgs(lstat, readlink)
+	args = append(args, system...)
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp")
+	args = append(args, mountArgs(specMounts(spec, visible, lstat))...)
+	args = append(args, "--chdir", spec.Dir, "--")
+	return append(args, spec.Argv...)
+}
+
+// systemArgs shows the host's system paths read-only (their links as
+// links) and the directory of /etc/resolv.conf's target; visible lists
+// the roots of what the agent can see through them.
+func systemArgs(lstat func(string) (os.FileInfo, error), readlink func(string) (string, error)) (args, visible []string) {
 	for _, p := range systemPaths {
 		fi, err := lstat(p)
 		switch {
@@ -151,8 +162,14 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 		args = append(args, "--ro-bind-try", d, d)
 		visible = append(visible, d)
 	}
-	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp")
+	return args, visible
+}
 
+// specMounts lists spec's mounts (home, working directory, binds,
+// read-only, protected and private paths, and what Hide covers of what
+// is visible: the system's roots in visible and spec's binds), sorted in
+// the order bwrap must make them.
+func specMounts(spec Spec, visible []string, lstat func(string) (os.FileInfo, error)) []mount {
 	var ms []mount
 	add := func(kind mountKind, paths ...string) {
 		for _, p := range paths {
@@ -205,7 +222,12 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 		}
 		return int(a.kind) - int(b.kind)
 	})
-	var readonly []string
+	return ms
+}
+
+// mountArgs gives bwrap's arguments for the sorted mounts ms.
+func mountArgs(ms []mount) []string {
+	var args, readonly []string
 	for _, m := range ms {
 		switch m.kind {
 		case mountTmpfs:
@@ -226,8 +248,7 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 	for _, p := range readonly {
 		args = append(args, "--remount-ro", p)
 	}
-	args = append(args, "--chdir", spec.Dir, "--")
-	return append(args, spec.Argv...)
+	return args
 }
 
 // depth is the number of path elements of a clean absolute path.

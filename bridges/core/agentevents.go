@@ -161,28 +161,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		return // the process exits next; its Exit re-delivers the message
 	}
 
-	activity, answer := t.Final(r.Text)
-	if r.IsError { // keep whatever the turn showed; the answer is the failure
-		var auth bool
-		answer, auth = cv.failureText(r)
-		activity = t.Segs
-		if auth {
-			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
-		}
-		if cv.stopping {
-			answer = "⏹ Stopped."
-		}
-	}
-	quiet := verbosity(cv.bot) == config.VerbosityQuiet
-	text, suffix := answer, ""
-	if !quiet {
-		d := r.Duration
-		if d <= 0 {
-			d = cv.core.clock.Now().Sub(t.start)
-		}
-		suffix = "\n\n" + render.Footer(d, r.CostUSD)
-		text = strings.TrimSpace(text + suffix)
-	}
+	activity, answer, text, suffix := cv.turnAnswer(t, r)
 	streamed := t.Live.Stream.S != nil
 	var streamLast []bridges.StreamChunk
 	replyInStream := false
@@ -248,6 +227,36 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		cv.restartAfterTurn = false
 		cv.restartProcess(ctx)
 	}
+}
+
+// turnAnswer composes the answer of turn t ended by r: the activity that
+// stays beside it, the answer (the failure's text for an error), and the
+// reply's text, which ends with suffix, the footer (none when the bot is
+// quiet).
+func (cv *conversation) turnAnswer(t *turn, r streamjson.Result) (activity []render.Segment, answer, text, suffix string) {
+	activity, answer = t.Final(r.Text)
+	if r.IsError { // keep whatever the turn showed; the answer is the failure
+		var auth bool
+		answer, auth = cv.failureText(r)
+		activity = t.Segs
+		if auth {
+			activity = nil // the CLI's own "Not logged in · Please run /login" text: replaced by the answer
+		}
+		if cv.stopping {
+			answer = "⏹ Stopped."
+		}
+	}
+	quiet := verbosity(cv.bot) == config.VerbosityQuiet
+	text, suffix = answer, ""
+	if !quiet {
+		d := r.Duration
+		if d <= 0 {
+			d = cv.core.clock.Now().Sub(t.start)
+		}
+		suffix = "\n\n" + render.Footer(d, r.CostUSD)
+		text = strings.TrimSpace(text + suffix)
+	}
+	return activity, answer, text, suffix
 }
 
 // addUsage records a turn's usage on its own (see onResult).

@@ -183,31 +183,8 @@ func NewCore(opts CoreOptions) *Core {
 // worker has stopped; agent processes are left to the pool's owner to close,
 // who then waits for their readers (WaitSessionReaders).
 func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) error {
-	if c.src == nil || c.cfg() == nil || c.st == nil || c.pool == nil {
-		return errors.New("run core: Config, Store and Pool are required")
-	}
-	if c.cfg().Transcription.Enabled() && c.opts.Transcriber == nil {
-		return errors.New("run core: the config has transcription but no Transcriber is wired")
-	}
-	if len(c.cfg().Limits) > 0 && c.opts.Spend == nil {
-		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
-	}
-	if len(c.cfg().Schedules) > 0 && c.opts.Scheduler == nil {
-		return errors.New("run core: the config has schedules but no Scheduler fires them")
-	}
-	for name := range platforms {
-		if c.cfg().Bot(name) == nil {
-			return fmt.Errorf("run core: platform for bot %q: %w", name, bridges.ErrUnknownBot)
-		}
-	}
-	for name, a := range c.cfg().Agents {
-		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.containment().Sandboxes[name] == nil {
-			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
-		}
-		if m := a.Network.Mode; a.Sandbox == config.SandboxBwrap && (m == config.NetworkProxy || m == config.NetworkNone) &&
-			c.containment().Networks[name].Mode != m {
-			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
-		}
+	if err := c.checkWiring(platforms); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
@@ -267,6 +244,40 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		return errors.Join(errs...)
 	}
 	<-ctx.Done()
+	return nil
+}
+
+// checkWiring reports what Run lacks to run the config with platforms:
+// a required option, the feature a config section needs (transcription,
+// spend limits, schedules), a platform's bot, a profile's sandbox or
+// network.
+func (c *Core) checkWiring(platforms map[string]bridges.Platform) error {
+	if c.src == nil || c.cfg() == nil || c.st == nil || c.pool == nil {
+		return errors.New("run core: Config, Store and Pool are required")
+	}
+	if c.cfg().Transcription.Enabled() && c.opts.Transcriber == nil {
+		return errors.New("run core: the config has transcription but no Transcriber is wired")
+	}
+	if len(c.cfg().Limits) > 0 && c.opts.Spend == nil {
+		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
+	}
+	if len(c.cfg().Schedules) > 0 && c.opts.Scheduler == nil {
+		return errors.New("run core: the config has schedules but no Scheduler fires them")
+	}
+	for name := range platforms {
+		if c.cfg().Bot(name) == nil {
+			return fmt.Errorf("run core: platform for bot %q: %w", name, bridges.ErrUnknownBot)
+		}
+	}
+	for name, a := range c.cfg().Agents {
+		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.containment().Sandboxes[name] == nil {
+			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
+		}
+		if m := a.Network.Mode; a.Sandbox == config.SandboxBwrap && (m == config.NetworkProxy || m == config.NetworkNone) &&
+			c.containment().Networks[name].Mode != m {
+			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
+		}
+	}
 	return nil
 }
 

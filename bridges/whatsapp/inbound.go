@@ -31,12 +31,7 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	}
 	info := e.Info
 	chat := info.Chat.ToNonAD()
-	switch {
-	case info.IsFromMe,
-		chat.Server == types.BroadcastServer, // status@broadcast and broadcast lists
-		chat.Server == types.NewsletterServer,
-		e.IsEdit, info.Edit != "",
-		e.Message.GetProtocolMessage() != nil:
+	if ignored(e) {
 		return true
 	}
 	dedupe := chat.String() + "|" + info.Sender.ToNonAD().String() + "|" + info.ID
@@ -71,28 +66,9 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 		b.seen.Add(dedupe, true)
 		return true
 	}
-	// A quote goes to the core, which resolves a card from the store (this
-	// adapter's memory of its messages is bounded and lost on restarts): a
-	// part or poll of a card is named by the card's message id.
-	in.ReplyTo = ci.GetStanzaID()
-	if sm, ok := b.sent.Get(in.ReplyTo); ok && sm.ref != "" {
-		in.ReplyTo = sm.ref
-	}
 	b.noteTimer(key.Channel, e, ci)
 	b.noteAddressing(key.Channel, info)
-	if e.IsViewOnce && file != nil {
-		// View-once media is not handed on (the core would keep it on disk).
-		file = nil
-		in.Text = strings.TrimSpace(in.Text + "\n[Sent a view-once photo or video, which the bridge does not keep or show to the agent]")
-	}
-	if file != nil {
-		file.ID = info.ID
-		in.Files = []bridges.File{file.File}
-	}
-	in.Quoted = quotedContext(ci)
-	if qf := b.quotedFile(ci, info); qf != nil {
-		in.Files = append(in.Files, *qf)
-	}
+	file = b.addContext(&in, e, ci, file)
 	if in.Text == "" && len(in.Files) == 0 {
 		b.log.Info("whatsapp message of a kind the bridge does not read", "key", key, "msg_id", info.ID)
 		return true
@@ -107,6 +83,51 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	b.seen.Add(dedupe, true)
 	b.noteUnread(key.Channel, info)
 	return true
+}
+
+// ignored reports whether e is a message the bridge never reads: the
+// bot's own, a status or other broadcast, a newsletter's, an edit, or a
+// protocol message.
+func ignored(e *events.Message) bool {
+	info := e.Info
+	chat := info.Chat.ToNonAD()
+	switch {
+	case info.IsFromMe,
+		chat.Server == types.BroadcastServer, // status@broadcast and broadcast lists
+		chat.Server == types.NewsletterServer,
+		e.IsEdit, info.Edit != "",
+		e.Message.GetProtocolMessage() != nil:
+		return true
+	}
+	return false
+}
+
+// addContext completes in, the message e of an allowed sender, with what
+// it quotes (ci) and its attachment file, which it returns (nil for
+// view-once media, which is not handed on).
+func (b *Bridge) addContext(in *bridges.Inbound, e *events.Message, ci *waE2E.ContextInfo, file *inFile) *inFile {
+	info := e.Info
+	// A quote goes to the core, which resolves a card from the store (this
+	// adapter's memory of its messages is bounded and lost on restarts): a
+	// part or poll of a card is named by the card's message id.
+	in.ReplyTo = ci.GetStanzaID()
+	if sm, ok := b.sent.Get(in.ReplyTo); ok && sm.ref != "" {
+		in.ReplyTo = sm.ref
+	}
+	if e.IsViewOnce && file != nil {
+		// View-once media is not handed on (the core would keep it on disk).
+		file = nil
+		in.Text = strings.TrimSpace(in.Text + "\n[Sent a view-once photo or video, which the bridge does not keep or show to the agent]")
+	}
+	if file != nil {
+		file.ID = info.ID
+		in.Files = []bridges.File{file.File}
+	}
+	in.Quoted = quotedContext(ci)
+	if qf := b.quotedFile(ci, info); qf != nil {
+		in.Files = append(in.Files, *qf)
+	}
+	return file
 }
 
 // act hands an answer to a card (quoted number, reaction) to the core.

@@ -6,26 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
-	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
-	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
@@ -35,6 +27,17 @@ import (
 // shutdownGrace bounds the graceful stop of agents and the HTTP server.
 const shutdownGrace = 30 * time.Second
 
+// cmdRun runs the bridge until ctx ends or the core fails. It starts in
+// this order: the process (CPU profile, logger, data_dir lock, demo
+// model), the bots' adapters, the store and replicas, the agents'
+// containment and limits, the connection leases, the core with its
+// features, the config reloader, the HTTP listener and the background
+// goroutines; then it runs the core. It stops in this order: the context
+// ends, the replica's leases are handed over, the background goroutines
+// and the HTTP server are waited for, then the clean-ups run last first:
+// the agents (and their session readers), the cgroups, the containment
+// (egress proxy), the database ownership, the store, the bots, the demo
+// model, the data_dir lock, the CPU profile, the signal handler.
 func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
 	rf, err := parseRunFlags(args, stderr)
 	if err != nil {
@@ -49,178 +52,82 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if err != nil {
 		return err
 	}
-	if rf.cpuProfile != "" {
-		stop, err := startCPUProfile(rf.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	logger := newLogger(cfg.Log, stderr)
-	if err := hardenProcess(); err != nil {
-		logger.Warn("could not make the bridge process non-dumpable", "err", err)
-	}
-	if builtin {
-		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
-			"path", rf.config, "data_dir", cfg.DataDir)
-	}
-	lock, err := lockDataDir(cfg.DataDir) // owner.go: before anything in data_dir is opened
-	if err != nil {
+	r := &bridgeRun{rf: rf, cfg: cfg, builtin: builtin, stderr: stderr, lookupEnv: lookupEnv, reloadSigs: reloadSigs}
+	defer r.done.run() // each step's clean-ups, last first (run_steps.go)
+	if err := r.startProcess(); err != nil {
 		return err
 	}
-	defer func() {
-		if err := lock.Release(); err != nil {
-			logger.Warn("release data_dir lock", "err", err)
-		}
-	}()
-	if rf.demo {
-		model, err := startDemo(cfg, logger)
-		if err != nil {
-			return err
-		}
-		defer model.Close() // deferred first: closes after the agents stopped
-	}
-
-	platforms, bots, err := buildPlatforms(ctx, cfg, logger) // bots.go
-	if err != nil {
-		return usageError{err}
-	}
-	defer bots.close()
-	st, err := openStore(ctx, cfg, logger) // store.go: SQLite in data_dir, or PostgreSQL
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer st.Close()
-	reps, err := newReplicas(cfg, st, logger) // replicas.go: nil for one bridge
-	if err != nil {
+	if err := r.openBots(ctx); err != nil {
 		return err
 	}
-	if reps == nil {
-		owner, err := holdStore(ctx, st)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := owner.Release(); err != nil {
-				logger.Warn("release the database", "err", err)
-			}
-		}()
-	}
-
-	// The agents' sandboxes and networks (egress.go), checked before
-	// anything else starts; the egress proxy closes after the agents
-	// stopped (deferred calls run last first).
-	gatherer := prometheus.NewRegistry()
-	reg := reps.registerer(gatherer) // labelled by replica with config replicas
-	contain := newContainment(reg, logger)
-	defer contain.close()
-	confined, err := contain.build(ctx, cfg)
-	if err != nil {
+	if err := r.openStorage(ctx); err != nil {
 		return err
 	}
-	sandboxes := confined.Sandboxes
-	// Resource limits (limits.go); the cgroups go after the agents stopped
-	// (deferred before the pool's Close).
-	cgroups, limits := openLimits(cfg, logger)
-	defer func() {
-		if err := cgroups.Close(); err != nil {
-			logger.Warn("remove agent cgroups", "err", err)
-		}
-	}()
-
-	// With replicas, one replica at a time holds each Discord gateway
-	// and WhatsApp device (connleases.go); without replicas, no lease.
-	if err := bots.leaseConnections(cfg, platforms, st, replicaConns{enabled: cfg.Replicas.Enabled, id: reps.id(), lease: cfg.Replicas.Lease}); err != nil {
+	if err := r.containAgents(ctx); err != nil {
 		return err
 	}
-
-	console, err := newWebConsole(cfg, st, logger, rf.demo)
-	if err != nil {
+	if err := r.leaseConnections(); err != nil {
 		return err
 	}
-	if b := cfg.WebBot(); b != nil {
-		platforms[b.Name] = console
-	}
-
-	live := config.NewLive(cfg, time.Now()) // the one config in force; reloads replace it (reload.go)
-	pool := agentpool.New(logger)
-	var bridgeCore *core.Core
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		if err := pool.Close(stopCtx); err != nil {
-			logger.Warn("stop agents", "err", err)
-		}
-		if bridgeCore != nil {
-			bridgeCore.WaitSessionReaders() // the agents' event channels are closed now
-		}
-	}()
-
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	agents := core.NewAgentPool(pool)
-	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
-	registerStorageMetrics(reg, st.WriteHealth)
-	metrics := core.NewMetrics(reg)
-	stt, err := transcriber(cfg.Transcription)
-	if err != nil {
+	if err := r.buildCore(ctx); err != nil {
 		return err
 	}
-	hub := handoff.NewHub() // terminals attached with bridge attach see conversations through it
-	bridgeCore = core.NewCore(core.CoreOptions{
-		Config: live, Store: st, Pool: agents, Logger: logger,
-		Metrics: metrics, Sandboxes: sandboxes, Networks: confined.Networks, Cgroups: cgroups,
-		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
-		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics,
-			Claim: reps.claimFiring()}),
-		Tools: agenttools.New, Transcriber: stt, Observer: hub, Ownership: reps.ownership(),
-	})
-	handoffs := handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger})
-
-	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
-	retentionChanged := make(chan struct{}, 1)
-	reloads := &reloader{path: cfg.Path, lookupEnv: lookupEnv, live: live, core: bridgeCore, console: console,
-		bots: bots, contain: contain, st: st, log: logger, now: time.Now, retention: func() {
-			select {
-			case retentionChanged <- struct{}{}:
-			default:
-			}
-		}}
-	if console != nil {
-		console.SetOperator(bridgeCore)
-		console.SetConfigStatus(reloads.status)
-		console.SetReplicas(reps.operatorView(st)) // replicas.go: nil for one bridge
-	}
-
-	var replicas *replicaConfigs // the config file each process on this database runs (replica_config.go)
-	if !builtin {
-		replicas = &replicaConfigs{id: reps.id(), st: st, log: logger, now: time.Now}
-		replicas.set(fileSum(cfg.Path), live.Generation())
-		reloads.replicas = replicas
-	}
+	r.prepareReloads()
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	defer cancel() // deferred last: runs before the clean-ups
+	httpDone, err := r.listen(ctx)
+	if err != nil {
+		return err
+	}
+	bg := r.startBackground(ctx)
+	runErr := r.runCore(ctx)
+	cancel()
+	return r.stop(ctx, bg, runErr, httpDone)
+}
+
+// listen starts the HTTP listener (config http.listen): /healthz,
+// /metrics, the hand-off and the web console. The channel it returns
+// receives the server's error once ctx ended (at once nil without a
+// listener); the caller waits for it.
+func (r *bridgeRun) listen(ctx context.Context) (<-chan error, error) {
+	cfg, st, logger, console, bridgeCore := r.cfg, r.st, r.logger, r.console, r.core
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, gatherer, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: reloads.status,
-				replica: reps.health(), replicas: replicasStatus(replicas)}), console, handoffs)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, r.gatherer, healthHandlerWith(bridgeCore.BotStates,
+			healthSources{limits: r.limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: r.reloads.status,
+				replica: r.reps.health(), replicas: replicasStatus(r.replicas)}), console, r.handoffs)
 		if err != nil {
-			return listenTaken(cfg.HTTP.Listen, cfg.Path, err)
+			return nil, listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}
 		logger.Info("http listening", "addr", ln.Addr().String())
 		if console != nil {
-			console.Announce(stderr)
+			console.Announce(r.stderr)
 		}
 		go func() { httpDone <- serveHTTP(ctx, srv, ln) }()
 	} else {
 		httpDone <- nil
 	}
+	return httpDone, nil
+}
 
+// background is what runs beside the core until ctx ends; each channel
+// closes when its goroutine returned.
+type background struct {
+	prune    <-chan struct{} // the pruner (prune.go)
+	watch    <-chan struct{} // the config reloader's watch (reload_watch.go)
+	replicas <-chan struct{} // this replica's config record (replica_config.go)
+}
+
+// startBackground starts the pruner, the config watch and the replica
+// config heartbeat, each until ctx ends; the caller waits for them.
+func (r *bridgeRun) startBackground(ctx context.Context) background {
+	cfg, st, logger, live, reloads, replicas := r.cfg, r.st, r.logger, r.live, r.reloads, r.replicas
+	sandboxes := r.confined.Sandboxes
 	pruneDone := make(chan struct{})
 	go func() {
 		defer close(pruneDone)
-		runPruner(ctx, live, retentionChanged, func(retention time.Duration) store.Pruner {
+		runPruner(ctx, live, r.retentionChanged, func(retention time.Duration) store.Pruner {
 			return store.Pruner{Store: st, Retention: retention, Logger: logger,
 				Also: func(ctx context.Context, before time.Time) error {
 					_, err := sessiondir.Prune(ctx, st, cfg.DataDir, before, logger)
@@ -233,11 +140,11 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	watchDone := make(chan struct{})
 	go func() {
 		defer close(watchDone)
-		if builtin {
+		if r.builtin {
 			<-ctx.Done() // no file to reload
 			return
 		}
-		reloads.watch(ctx, reloadSigs, filePoll) // reload_watch.go
+		reloads.watch(ctx, r.reloadSigs, filePoll) // reload_watch.go
 	}()
 
 	replicasDone := make(chan struct{})
@@ -247,16 +154,27 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 			replicas.run(ctx, replicaBeat)
 		}
 	}()
+	return background{prune: pruneDone, watch: watchDone, replicas: replicasDone}
+}
 
-	logger.Info("bridge starting", "bots", len(cfg.Bots), "version", version)
-	coreCtx := reps.coreContext(ctx, bridgeCore, shutdownGrace) // replicas: a stop finishes running turns first
-	reps.start(coreCtx, bridgeCore)
-	runErr := bridgeCore.Run(coreCtx, platforms)
-	cancel()
-	reps.stop(ctx) // hands the leases over now that the core stopped
-	<-watchDone
-	<-replicasDone
-	<-pruneDone // before the store closes
+// runCore starts the replica's leases and runs the core on the platforms
+// until ctx ends or the core fails.
+func (r *bridgeRun) runCore(ctx context.Context) error {
+	r.logger.Info("bridge starting", "bots", len(r.cfg.Bots), "version", version)
+	coreCtx := r.reps.coreContext(ctx, r.core, shutdownGrace) // replicas: a stop finishes running turns first
+	r.reps.start(coreCtx, r.core)
+	return r.core.Run(coreCtx, r.platforms)
+}
+
+// stop, once ctx ended and the core stopped with runErr, hands the
+// replica's leases over and waits for the background goroutines (the
+// pruner before the store closes) and the HTTP server; cmdRun's
+// clean-ups then stop the rest.
+func (r *bridgeRun) stop(ctx context.Context, bg background, runErr error, httpDone <-chan error) error {
+	r.reps.stop(ctx) // hands the leases over now that the core stopped
+	<-bg.watch
+	<-bg.replicas
+	<-bg.prune // before the store closes
 	httpErr := <-httpDone
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("bridge stopped: %w", runErr)
@@ -264,7 +182,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	if httpErr != nil {
 		return httpErr
 	}
-	logger.Info("bridge stopped")
+	r.logger.Info("bridge stopped")
 	return nil
 }
 

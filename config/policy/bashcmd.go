@@ -174,26 +174,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, ctx shContext) {
 		a.stmts(c.Cond, ctx)
 		a.stmts(c.Do, ctx)
 	case *syntax.ForClause:
-		switch l := c.Loop.(type) {
-		case *syntax.WordIter:
-			for _, w := range l.Items {
-				a.wordExp(w)
-			}
-			if c.Select {
-				a.notUnderstood(c, "select evaluates the reply it reads")
-			}
-			if l.Name != nil && integerVars[l.Name.Value] {
-				a.notUnderstood(c, "a loop over "+l.Name.Value+", which Bash evaluates as arithmetic")
-			}
-			if l.Name != nil && sensitiveVar(l.Name.Value) {
-				a.add(shCmd{assigns: []shAssign{{name: l.Name.Value, value: shWord{src: "…"}}}, writes: ctx.writes})
-			}
-		case *syntax.CStyleLoop:
-			a.arithm(l, l.Init)
-			a.arithm(l, l.Cond)
-			a.arithm(l, l.Post)
-		}
-		a.stmts(c.Do, ctx)
+		a.forClause(c, ctx)
 	case *syntax.CaseClause:
 		a.wordExp(c.Word)
 		for _, it := range c.Items {
@@ -223,6 +204,32 @@ func (a *analyzer) stmt(s *syntax.Stmt, ctx shContext) {
 	default:
 		a.notUnderstood(s, "unsupported shell construct")
 	}
+}
+
+// forClause walks a for or select loop: its items or arithmetic, then
+// its body. A loop variable Bash evaluates as arithmetic is not
+// understood; one that is sensitive counts as its assignment.
+func (a *analyzer) forClause(c *syntax.ForClause, ctx shContext) {
+	switch l := c.Loop.(type) {
+	case *syntax.WordIter:
+		for _, w := range l.Items {
+			a.wordExp(w)
+		}
+		if c.Select {
+			a.notUnderstood(c, "select evaluates the reply it reads")
+		}
+		if l.Name != nil && integerVars[l.Name.Value] {
+			a.notUnderstood(c, "a loop over "+l.Name.Value+", which Bash evaluates as arithmetic")
+		}
+		if l.Name != nil && sensitiveVar(l.Name.Value) {
+			a.add(shCmd{assigns: []shAssign{{name: l.Name.Value, value: shWord{src: "…"}}}, writes: ctx.writes})
+		}
+	case *syntax.CStyleLoop:
+		a.arithm(l, l.Init)
+		a.arithm(l, l.Cond)
+		a.arithm(l, l.Post)
+	}
+	a.stmts(c.Do, ctx)
 }
 
 // source returns the text of n in the current source, for messages.

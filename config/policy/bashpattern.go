@@ -37,6 +37,36 @@ func compileBashPattern(match string) (*bashPattern, error) {
 	if match == "" {
 		return &bashPattern{any: true}, nil
 	}
+	s, err := patternStmt(match)
+	if err != nil {
+		return nil, err
+	}
+	p := &bashPattern{}
+	var words []patWord
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		if p.assigns, words, err = callPattern(c); err != nil {
+			return nil, err
+		}
+	case *syntax.DeclClause:
+		if words, err = declPattern(c); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("must be one simple command (no |, &&, ||, subshell, group or keyword)")
+	}
+	if len(words) == 0 {
+		return p, nil // NAME=glob alone
+	}
+	if err := p.setWords(words); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// patternStmt parses match (not empty) as the one simple statement a
+// pattern must be: no list, comment, !, &, coprocess or redirection.
+func patternStmt(match string) (*syntax.Stmt, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(match), "")
 	if err != nil {
 		return nil, fmt.Errorf("does not parse as a shell command: %v", err)
@@ -51,64 +81,75 @@ func compileBashPattern(match string) (*bashPattern, error) {
 	if s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 {
 		return nil, errors.New("must be one simple command without !, & or redirections")
 	}
-	p := &bashPattern{}
+	return s, nil
+}
+
+// callPattern gives a simple command's NAME=glob assignments and its
+// words (the command name first).
+func callPattern(c *syntax.CallExpr) ([]patAssign, []patWord, error) {
+	var assigns []patAssign
 	var words []patWord
-	switch c := s.Cmd.(type) {
-	case *syntax.CallExpr:
-		for _, as := range c.Assigns {
-			if as.Append || as.Index != nil || as.Array != nil || as.Name == nil {
-				return nil, errors.New("assignments must have the form NAME=glob")
-			}
-			v := ""
-			if as.Value != nil {
-				w, err := patternWord(as.Value)
-				if err != nil {
-					return nil, err
-				}
-				v = w.glob
-			}
-			p.assigns = append(p.assigns, patAssign{name: as.Name.Value, value: v})
+	for _, as := range c.Assigns {
+		if as.Append || as.Index != nil || as.Array != nil || as.Name == nil {
+			return nil, nil, errors.New("assignments must have the form NAME=glob")
 		}
-		for _, w := range c.Args {
-			pw, err := patternWord(w)
+		v := ""
+		if as.Value != nil {
+			w, err := patternWord(as.Value)
+			if err != nil {
+				return nil, nil, err
+			}
+			v = w.glob
+		}
+		assigns = append(assigns, patAssign{name: as.Name.Value, value: v})
+	}
+	for _, w := range c.Args {
+		pw, err := patternWord(w)
+		if err != nil {
+			return nil, nil, err
+		}
+		words = append(words, pw)
+	}
+	return assigns, words, nil
+}
+
+// declPattern gives the words of a declaration (export, declare, local,
+// readonly…): its keyword, then each argument, NAME=glob as one word.
+func declPattern(c *syntax.DeclClause) ([]patWord, error) {
+	var err error
+	words := []patWord{{glob: c.Variant.Value}}
+	for _, as := range c.Args {
+		switch {
+		case as.Naked && as.Name != nil:
+			words = append(words, patWord{glob: globQuote(as.Name.Value)})
+		case as.Naked && as.Value != nil:
+			pw, err := patternWord(as.Value)
 			if err != nil {
 				return nil, err
 			}
 			words = append(words, pw)
-		}
-	case *syntax.DeclClause:
-		words = append(words, patWord{glob: c.Variant.Value})
-		for _, as := range c.Args {
-			switch {
-			case as.Naked && as.Name != nil:
-				words = append(words, patWord{glob: globQuote(as.Name.Value)})
-			case as.Naked && as.Value != nil:
-				pw, err := patternWord(as.Value)
-				if err != nil {
+		case as.Name != nil && as.Index == nil && as.Array == nil && !as.Append:
+			v := patWord{}
+			if as.Value != nil {
+				if v, err = patternWord(as.Value); err != nil {
 					return nil, err
 				}
-				words = append(words, pw)
-			case as.Name != nil && as.Index == nil && as.Array == nil && !as.Append:
-				v := patWord{}
-				if as.Value != nil {
-					if v, err = patternWord(as.Value); err != nil {
-						return nil, err
-					}
-				}
-				words = append(words, patWord{glob: globQuote(as.Name.Value+"=") + v.glob})
-			default:
-				return nil, errors.New("assignments must have the form NAME=glob")
 			}
+			words = append(words, patWord{glob: globQuote(as.Name.Value+"=") + v.glob})
+		default:
+			return nil, errors.New("assignments must have the form NAME=glob")
 		}
-	default:
-		return nil, errors.New("must be one simple command (no |, &&, ||, subshell, group or keyword)")
 	}
-	if len(words) == 0 {
-		return p, nil // NAME=glob alone
-	}
+	return words, nil
+}
+
+// setWords checks the globs of words (at least one) and sorts them into
+// p: the command name, the flags (short flags literal, each letter its
+// own flag), the positional words (all of them after --) and a final *.
+func (p *bashPattern) setWords(words []patWord) error {
 	for _, w := range words {
 		if err := CheckGlob(w.glob); err != nil {
-			return nil, fmt.Errorf("word %q: %v", w.glob, err)
+			return fmt.Errorf("word %q: %v", w.glob, err)
 		}
 	}
 	p.name = words[0].glob
@@ -133,7 +174,7 @@ func compileBashPattern(match string) (*bashPattern, error) {
 			p.flags = append(p.flags, w.glob)
 		case strings.HasPrefix(prefix, "-") && w.glob != "-":
 			if !isLit {
-				return nil, fmt.Errorf("flag %q: short flags must be literal (write -r -f, not -[rf])", w.glob)
+				return fmt.Errorf("flag %q: short flags must be literal (write -r -f, not -[rf])", w.glob)
 			}
 			for _, e := range flagElems(lit) {
 				p.flags = append(p.flags, globQuote(e))
@@ -142,7 +183,7 @@ func compileBashPattern(match string) (*bashPattern, error) {
 			p.pos = append(p.pos, w.glob)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // patWord is one word of a pattern as a glob.

@@ -39,58 +39,76 @@ func Decode(d *decode.Decoder, name string, v *yaml.Node, p string) *Agent {
 		"warm_spares":          warmSpares(d, a),
 		"max_warm_spares":      d.Int(&a.MaxWarmSpares),
 		"spare_memory":         d.ByteSize(&a.SpareMemory),
-		"env": func(v *yaml.Node, ep string) {
-			a.Env = map[string]string{}
-			d.Pairs(v, ep, func(key string, k, v *yaml.Node) {
-				kp := decode.Child(ep, key)
-				d.SetLine(kp, k.Line)
-				if !decode.ValidEnvName(key) {
-					d.Addf(k.Line, kp, "bad environment variable name")
-					return
-				}
-				if s, ok := d.Scalar(v, kp, "a string"); ok {
-					a.Env[key] = s
-				} else if !d.IsBad(kp) {
-					a.Env[key] = "" // null: set but empty
-				}
-			})
-		},
-		"sandbox":         d.Str(&a.Sandbox),
-		"worktree":        d.Bool(&a.Worktree),
-		"resources":       resourcesSection(d, &a.Resources),
-		"network":         networkSection(d, &a.Network),
-		"agent_schedules": d.Str(&a.AgentSchedules),
-		"mcp_servers":     mcpServersSection(d, &a.MCPServers),
-		"sandbox_binds": func(v *yaml.Node, bp string) {
-			d.List(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
-				var b SandboxBind
-				var mode string
-				if d.MappingItem(item, ip) {
-					d.Fields(item, ip, map[string]decode.Field{
-						"path": d.Str(&b.Path),
-						"mode": d.Str(&mode),
-					})
-				}
-				if mode != "" {
-					d.OneOf(decode.Child(ip, "mode"), mode, "mode", "ro", "rw")
-				}
-				b.Writable = mode == "rw"
-				a.SandboxBinds = append(a.SandboxBinds, b)
-			})
-		},
-		"rules": func(v *yaml.Node, rp string) {
-			d.List(v, rp, "rules", func(item *yaml.Node, ip string) {
-				var r policy.Rule
-				if d.MappingItem(item, ip) {
-					d.Fields(item, ip, map[string]decode.Field{
-						"tool":   d.Str(&r.Tool),
-						"match":  d.Str(&r.Match),
-						"action": d.Str(&r.Action),
-					})
-				}
-				a.Rules = append(a.Rules, r)
-			})
-		},
+		"env":                  envSection(d, &a.Env),
+		"sandbox":              d.Str(&a.Sandbox),
+		"worktree":             d.Bool(&a.Worktree),
+		"resources":            resourcesSection(d, &a.Resources),
+		"network":              networkSection(d, &a.Network),
+		"agent_schedules":      d.Str(&a.AgentSchedules),
+		"mcp_servers":          mcpServersSection(d, &a.MCPServers),
+		"sandbox_binds":        sandboxBindsSection(d, &a.SandboxBinds),
+		"rules":                rulesSection(d, &a.Rules),
 	})
 	return a
+}
+
+// envSection decodes agents.*.env: each name a valid environment
+// variable name, each value a string (null: set but empty).
+func envSection(d *decode.Decoder, dst *map[string]string) decode.Field {
+	return func(v *yaml.Node, ep string) {
+		*dst = map[string]string{}
+		d.Pairs(v, ep, func(key string, k, v *yaml.Node) {
+			kp := decode.Child(ep, key)
+			d.SetLine(kp, k.Line)
+			if !decode.ValidEnvName(key) {
+				d.Addf(k.Line, kp, "bad environment variable name")
+				return
+			}
+			if s, ok := d.Scalar(v, kp, "a string"); ok {
+				(*dst)[key] = s
+			} else if !d.IsBad(kp) {
+				(*dst)[key] = "" // null: set but empty
+			}
+		})
+	}
+}
+
+// sandboxBindsSection decodes agents.*.sandbox_binds: a path each, with
+// mode ro (the default) or rw.
+func sandboxBindsSection(d *decode.Decoder, dst *[]SandboxBind) decode.Field {
+	return func(v *yaml.Node, bp string) {
+		d.List(v, bp, "sandbox_binds", func(item *yaml.Node, ip string) {
+			var b SandboxBind
+			var mode string
+			if d.MappingItem(item, ip) {
+				d.Fields(item, ip, map[string]decode.Field{
+					"path": d.Str(&b.Path),
+					"mode": d.Str(&mode),
+				})
+			}
+			if mode != "" {
+				d.OneOf(decode.Child(ip, "mode"), mode, "mode", "ro", "rw")
+			}
+			b.Writable = mode == "rw"
+			*dst = append(*dst, b)
+		})
+	}
+}
+
+// rulesSection decodes agents.*.rules: tool, match and action each;
+// Finish checks them.
+func rulesSection(d *decode.Decoder, dst *[]policy.Rule) decode.Field {
+	return func(v *yaml.Node, rp string) {
+		d.List(v, rp, "rules", func(item *yaml.Node, ip string) {
+			var r policy.Rule
+			if d.MappingItem(item, ip) {
+				d.Fields(item, ip, map[string]decode.Field{
+					"tool":   d.Str(&r.Tool),
+					"match":  d.Str(&r.Match),
+					"action": d.Str(&r.Action),
+				})
+			}
+			*dst = append(*dst, r)
+		})
+	}
 }

@@ -304,63 +304,15 @@ func (s *Server) callLocked(method string, p url.Values, r *http.Request) apiRes
 	case "files.completeUploadExternal":
 		return s.completeUploadLocked(p)
 	case "chat.postEphemeral":
-		if p.Get("channel") == "" || p.Get("user") == "" {
-			return fail("channel_not_found")
-		}
-		blocks, res := checkContent(p)
-		if res.body != nil {
-			return res
-		}
-		s.ephemerals = append(s.ephemerals, Ephemeral{
-			Channel: p.Get("channel"), User: p.Get("user"), ThreadTS: p.Get("thread_ts"),
-			Text: p.Get("text"), Blocks: blocks.raw, At: time.Now(),
-		})
-		return ok(map[string]any{"message_ts": s.nextTS()})
+		return s.ephemeralLocked(p)
 	case "reactions.add", "reactions.remove":
-		ch, ts, name := p.Get("channel"), p.Get("timestamp"), p.Get("name")
-		if ch == "" || ts == "" || name == "" {
-			return fail("invalid_arguments")
-		}
-		key := ch + "/" + ts + "/" + name
-		added := method == "reactions.add"
-		if added && s.reactionSet[key] {
-			return fail("already_reacted")
-		}
-		if !added && !s.reactionSet[key] {
-			return fail("no_reaction")
-		}
-		s.reactionSet[key] = added
-		s.reactions = append(s.reactions, Reaction{Channel: ch, TS: ts, Name: name, Added: added, At: time.Now()})
-		return ok(nil)
+		return s.reactionLocked(method, p)
 	case "assistant.threads.setStatus":
-		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
-			return fail("invalid_arguments")
-		}
-		s.statuses = append(s.statuses, Status{Channel: p.Get("channel_id"), ThreadTS: p.Get("thread_ts"), Status: p.Get("status"), At: time.Now()})
-		return ok(nil)
+		return s.setStatusLocked(p)
 	case "users.info":
-		id := p.Get("user")
-		if id == "" {
-			return fail("user_not_found")
-		}
-		u, known := s.users[id]
-		if !known {
-			u = User{ID: id, Name: strings.ToLower(id), RealName: "User " + id}
-		}
-		return ok(map[string]any{"user": map[string]any{
-			"id": u.ID, "name": u.Name, "real_name": u.RealName, "team_id": TeamID,
-			"profile": map[string]any{"real_name": u.RealName, "display_name": u.DisplayName},
-		}})
+		return s.userInfoLocked(p)
 	case "conversations.info":
-		ch := p.Get("channel")
-		if ch == "" {
-			return fail("channel_not_found")
-		}
-		t := channelType(ch)
-		return ok(map[string]any{"channel": map[string]any{
-			"id": ch, "name": strings.ToLower(ch), "is_im": t == "im", "is_mpim": t == "mpim",
-			"is_channel": t == "channel", "is_member": true,
-		}})
+		return s.conversationInfoLocked(p)
 	default:
 		return fail("unknown_method")
 	}

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+// The start-up steps add their clean-ups in the order they open things;
+// cmdRun's shutdown depends on run calling them last first, as the
+// deferred calls they replace did.
+func TestCleanupsRunLastFirst(t *testing.T) {
+	var got []string
+	var c cleanups
+	for _, name := range []string{"lock", "store", "containment", "agents"} {
+		c.add(func() { got = append(got, name) })
+	}
+	c.run()
+	if want := []string{"agents", "containment", "store", "lock"}; !slices.Equal(got, want) {
+		t.Fatalf("clean-ups ran %v, want %v", got, want)
+	}
+}
