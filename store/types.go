@@ -19,6 +19,7 @@ type (
 	SessionInfo      = convstore.SessionInfo
 	InboxMessage     = convstore.InboxMessage
 	InboxState       = convstore.InboxState
+	InboxMark        = convstore.InboxMark
 	Origin           = convstore.Origin
 	OutboxMessage    = convstore.OutboxMessage
 	OutboxState      = convstore.OutboxState

@@ -324,15 +324,15 @@ func (s *FakeSession) Emit(ev streamjson.Event) bool {
 	return true
 }
 
-// Reply plays a whole turn for m: lifecycle started, init, the text as
-// deltas and a block, lifecycle completed and a result.
+// Reply plays a whole turn for m as the CLI does: lifecycle started,
+// init, the text as deltas and a block, a result, lifecycle completed.
 func (s *FakeSession) Reply(m streamjson.UserMessage, text string) {
 	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 	s.Emit(streamjson.Init{SessionID: s.Opts.SessionID})
 	s.Emit(streamjson.TextDelta{Text: text})
 	s.Emit(streamjson.AssistantText{Text: text})
-	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
 	s.Emit(streamjson.Result{Subtype: "success", Text: text, SessionID: s.Opts.SessionID, Duration: 20 * time.Millisecond, CostUSD: 0.001, NumTurns: 1})
+	s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
 }
 
 // Ask emits a permission request and waits for the core's answer. ok is

@@ -120,7 +120,11 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 	}
 	switch e.State {
 	case streamjson.LifecycleStarted:
-		cv.finishInbox(ctx, sm.ledgerID, store.InboxStarted, "")
+		// Not recorded: the ledger keeps sent until the turn's result
+		// records the message finished with the reply (finishedBy).
+		// Recovery delivers a sent and a started message again alike.
+		sm.started = true
+		cv.inflight[e.UUID] = sm
 		t := cv.beginTurn(ctx)
 		t.fromLedger = true
 		for id, a := range sm.deciders() {
@@ -133,17 +137,49 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 			t.payer = sm.from.id
 		}
 		t.replyTo, t.replyUser = sm.platformID, sm.from.id
-	case streamjson.LifecycleCompleted:
+	case streamjson.LifecycleCompleted: // one the result did not finish (folded into a turn, or its end not recorded)
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
 		delete(cv.inflight, e.UUID)
 	case streamjson.LifecycleCancelled:
-		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "cancelled by the agent")
+		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, cancelledByAgent)
 		delete(cv.inflight, e.UUID)
 	}
 }
 
-// onResult ends a turn: usage and the final answer through the outbox (one
-// commit), the live message's final form.
+// cancelledByAgent is the ledger's note on a message the CLI cancelled.
+const cancelledByAgent = "cancelled by the agent"
+
+// finishedBy returns the ledger marks of the messages that result r
+// finishes, and their agent uuids: those the CLI started and has not
+// finished. The CLI reports them completed (cancelled after an interrupt)
+// just after the result; recording them with the reply instead means that
+// a bridge stopped in between never gives an answered message to the
+// agent again, and saves a commit per message.
+func (cv *conversation) finishedBy(r streamjson.Result) (marks []store.InboxMark, uuids []string) {
+	state, why := store.InboxCompleted, ""
+	if r.IsError && cv.stopping {
+		state, why = store.InboxCancelled, cancelledByAgent
+	}
+	for uuid, sm := range cv.inflight {
+		if sm.started {
+			marks = append(marks, store.InboxMark{ID: sm.ledgerID, State: state, Why: why})
+			uuids = append(uuids, uuid)
+		}
+	}
+	return marks, uuids
+}
+
+// finished forgets the messages a recorded result finished (finishedBy):
+// their lifecycle receipts, if they still come, change nothing.
+func (cv *conversation) finished(uuids []string) {
+	for _, u := range uuids {
+		delete(cv.spared, cv.inflight[u].ledgerID)
+		delete(cv.inflight, u)
+	}
+}
+
+// onResult ends a turn: usage, the final answer through the outbox and the
+// ledger messages it finished (one commit), the live message's final form.
 func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	t := cv.beginTurn(ctx)
 	cv.core.opts.Metrics.Result(cv.bot.Name, r.IsError, r.CostUSD)
@@ -191,9 +227,10 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		stream = delivery.StreamEnd{S: t.Live.Stream.S, Last: streamLast}
 		t.Live.Stream.S = nil
 	}
+	marks, done := cv.finishedBy(r)
 	kept, err := cv.writes.Record(ctx, delivery.Write{What: "turn's reply", Do: func(ctx context.Context) error {
 		var err error
-		rows, err = st.EndTurn(ctx, usage, replies)
+		rows, err = st.EndTurn(ctx, usage, replies, marks...)
 		switch {
 		case err != nil || len(rows) == 0:
 		case replyInLive:
@@ -203,6 +240,9 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		}
 		return err
 	}})
+	if err == nil { // recorded, or kept to be recorded in order
+		cv.finished(done)
+	}
 	switch {
 	case kept:
 		// Posted once recorded (Journal.Retry): a reply is never posted

@@ -269,17 +269,14 @@ func (c *Core) replyTo(conv store.Conversation, f func(context.Context, *convers
 	})
 }
 
-// noteActivity records, for !sessions, that ledger message m went to the
-// agent: the conversation's last activity, and its first prompt as the
-// session's summary. A failure is logged: it costs a listing, not a message.
-func (cv *conversation) noteActivity(ctx context.Context, m store.InboxMessage) {
-	prompt := m.Text
-	if strings.TrimSpace(prompt) == "" {
-		prompt = "(attachment)"
+// activity is what recording ledger message m as sent notes for !sessions
+// (store.MarkSent): the conversation's last activity, and its first prompt
+// as the session's summary.
+func activity(m store.InboxMessage) string {
+	if strings.TrimSpace(m.Text) == "" {
+		return "(attachment)"
 	}
-	if err := cv.core.st.NoteActivity(ctx, cv.id, prompt); err != nil {
-		cv.log.Warn("note conversation activity", "ledger", m.ID, "err", err)
-	}
+	return m.Text
 }
 
 // statusText is the first part of !status: the session, the agent's

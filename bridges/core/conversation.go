@@ -88,6 +88,7 @@ type sentMsg struct {
 	from       author // the author; for a schedule's firing its creator ("" for nobody) and the schedule's header as name
 	origin     Origin
 	scheduleID int64 // OriginSchedule
+	started    bool  // the CLI reported it started: the next result finishes it (onResult)
 }
 
 // deciders are who may decide the cards of a turn that handles m, besides

@@ -134,9 +134,8 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	if err := cv.sess.Send(ctx, um); err != nil {
 		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
 	}
-	cv.finishInbox(ctx, m.ID, store.InboxSent, "")
+	cv.markSent(ctx, m)
 	cv.observeSent(m, um.Text)
-	cv.noteActivity(ctx, m)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: author{m.UserID, m.UserName},
 		origin: m.Origin, scheduleID: m.ScheduleID}
@@ -172,6 +171,17 @@ func (cv *conversation) finishInbox(ctx context.Context, id string, state store.
 	}
 	if state.Final() {
 		delete(cv.spared, id) // nothing is redelivered once final
+	}
+}
+
+// markSent records that ledger message m went to the agent, with the
+// conversation's activity (one commit). A mark the database cannot take
+// now (a full disk) is kept and made later, in order (delivery.Journal).
+func (cv *conversation) markSent(ctx context.Context, m store.InboxMessage) {
+	st, id, prompt := cv.core.st, m.ID, activity(m)
+	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger sent", MarkID: id,
+		Do: func(ctx context.Context) error { return st.MarkSent(ctx, id, prompt) }}); err != nil {
+		cv.log.Warn("update ledger", "ledger", id, "state", store.InboxSent, "err", err)
 	}
 }
 

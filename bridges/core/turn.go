@@ -149,10 +149,10 @@ func (cv *conversation) postNotice(ctx context.Context, text string) error {
 //     the channel's last worker.
 //   - A turn's activity and tool calls: live.MaxActivity, live.MaxTools.
 //   - Who was told they may not talk to a bot: strangers.MaxRemembered.
-//   - conversation.inflight (until the CLI's completed/cancelled receipt or
-//     the process exit), cards (until decided or expired), timers (one per
-//     kind and card), spared (until
-//     the message is final).
+//   - conversation.inflight (until the result that finishes the message,
+//     the CLI's completed/cancelled receipt or the process exit), cards
+//     (until decided or expired), timers (one per kind and card), spared
+//     (until the message is final).
 //   - A session's agent events: bounded by the agent package's event queue
 //     (streamjson.EventsDropped, counted in agentbridge_agent_events_dropped_total).
 //

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/store/sqldb"
@@ -140,31 +141,63 @@ func (s *Store) MarkInbox(ctx context.Context, id string, next InboxState, errTe
 	if !next.Valid() {
 		return fmt.Errorf("mark inbox message %s: unknown state %q: %w", id, next, sqldb.ErrInvalidArgument)
 	}
-	err := s.db.WithTx(ctx, func(tx *sql.Tx) error {
-		var cur InboxState
-		err := tx.QueryRowContext(ctx, `SELECT state FROM inbox WHERE id = ?`, id).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return sqldb.ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("read state: %w", err)
-		}
-		if !cur.CanMoveTo(next) {
-			return fmt.Errorf("%s → %s: %w", cur, next, ErrBadTransition)
-		}
-		if cur == next {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ? WHERE id = ?`,
-			next, errText, s.db.NowMS(), id); err != nil {
-			return fmt.Errorf("update: %w", err)
-		}
-		return nil
-	})
+	err := s.db.WithTx(ctx, func(tx *sql.Tx) error { return s.markInboxTx(ctx, tx, id, next, errText) })
 	if err != nil {
 		return fmt.Errorf("mark inbox message %s %s: %w", id, next, err)
 	}
 	return nil
+}
+
+// MarkSent records that inbox message id was written to the agent, in one
+// transaction: the move to sent (as MarkInbox) and the activity of its
+// conversation (as NoteActivity, with prompt).
+func (s *Store) MarkSent(ctx context.Context, id, prompt string) error {
+	err := s.db.WithTx(ctx, func(tx *sql.Tx) error {
+		if err := s.markInboxTx(ctx, tx, id, InboxSent, ""); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE conversations SET last_active_at = ?,
+			summary = CASE WHEN summary = '' THEN ? ELSE summary END
+			WHERE id = (SELECT conversation_id FROM inbox WHERE id = ?)`, s.db.NowMS(), Summarize(prompt), id)
+		if err != nil {
+			return fmt.Errorf("note activity: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark inbox message %s sent: %w", id, err)
+	}
+	return nil
+}
+
+// markInboxTx is MarkInbox in tx: one UPDATE when the move is allowed,
+// a read of the state only to say why nothing moved.
+func (s *Store) markInboxTx(ctx context.Context, tx *sql.Tx, id string, next InboxState, errText string) error {
+	if from := next.movableFrom(); len(from) > 0 { // none for pending
+		args := []any{next, errText, s.db.NowMS(), id}
+		for _, st := range from {
+			args = append(args, st)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ?
+			WHERE id = ? AND state IN (`+placeholders(len(from))+`)`, args...)
+		if err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		if n, err := sqldb.RowsAffected(res); err != nil || n == 1 {
+			return err
+		}
+	}
+	var cur InboxState
+	err := tx.QueryRowContext(ctx, `SELECT state FROM inbox WHERE id = ?`, id).Scan(&cur)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return sqldb.ErrNotFound
+	case err != nil:
+		return fmt.Errorf("read state: %w", err)
+	case cur == next:
+		return nil
+	}
+	return fmt.Errorf("%s → %s: %w", cur, next, ErrBadTransition)
 }
 
 // ResetForRedelivery moves every sent or started message of conversation
@@ -202,16 +235,11 @@ func (s *Store) UndeliveredInbox(ctx context.Context, convID string) ([]InboxMes
 
 func (s *Store) inboxInStates(ctx context.Context, convID, what string, states ...InboxState) ([]InboxMessage, error) {
 	args := []any{convID}
-	in := ""
-	for i, st := range states {
-		if i > 0 {
-			in += ", "
-		}
-		in += "?"
+	for _, st := range states {
 		args = append(args, st)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+inboxCols+` FROM inbox
-		WHERE conversation_id = ? AND state IN (`+in+`) ORDER BY seq`, args...)
+		WHERE conversation_id = ? AND state IN (`+placeholders(len(states))+`) ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s of conversation %s: %w", what, convID, err)
 	}
@@ -241,4 +269,9 @@ func (s *Store) ConversationsWithUndelivered(ctx context.Context) ([]string, err
 		return nil, fmt.Errorf("conversations with undelivered messages: %w", err)
 	}
 	return ids, nil
+}
+
+// placeholders is n comma-separated "?" for an IN list.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }

@@ -50,3 +50,14 @@ func (s InboxState) CanMoveTo(next InboxState) bool {
 	}
 	return !s.Final() && next.rank() > s.rank()
 }
+
+// movableFrom returns the states CanMoveTo lets move to s, s excluded.
+func (s InboxState) movableFrom() []InboxState {
+	var out []InboxState
+	for _, from := range []InboxState{InboxPending, InboxSent, InboxStarted} {
+		if from != s && from.CanMoveTo(s) {
+			out = append(out, from)
+		}
+	}
+	return out
+}

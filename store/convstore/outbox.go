@@ -76,13 +76,30 @@ func (s *Store) AddOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, 
 	return out, nil
 }
 
+// InboxMark is a move of ledger message ID to State (see MarkInbox) with
+// Why as its error text, recorded with other writes (EndTurn).
+type InboxMark struct {
+	ID    string
+	State InboxState
+	Why   string
+}
+
 // EndTurn records the end of one agent turn in a single transaction (one
-// commit before the reply can be posted): its usage (AddUsage) and the
-// parts of its reply as pending outbox messages (AddOutbox), returned as
-// stored. Every reply must belong to u.ConversationID.
-func (s *Store) EndTurn(ctx context.Context, u Usage, replies []OutboxMessage) ([]OutboxMessage, error) {
+// commit before the reply can be posted): its usage (AddUsage), the parts
+// of its reply as pending outbox messages (AddOutbox), returned as stored,
+// and the final states of the ledger messages the turn handled (marks), so
+// that a reply is never recorded without its messages being finished, nor
+// the other way round. A mark the state machine refuses (the message is
+// already final) leaves the message as it is. Every reply must belong to
+// u.ConversationID.
+func (s *Store) EndTurn(ctx context.Context, u Usage, replies []OutboxMessage, marks ...InboxMark) ([]OutboxMessage, error) {
 	if u.ConversationID == "" {
 		return nil, fmt.Errorf("end turn: conversation id is required: %w", sqldb.ErrInvalidArgument)
+	}
+	for _, m := range marks {
+		if !m.State.Final() {
+			return nil, fmt.Errorf("end turn: ledger message %s to %q: not a final state: %w", m.ID, m.State, sqldb.ErrInvalidArgument)
+		}
 	}
 	out := make([]OutboxMessage, 0, len(replies))
 	err := s.db.WithTx(ctx, func(tx *sql.Tx) error {
@@ -102,6 +119,11 @@ func (s *Store) EndTurn(ctx context.Context, u Usage, replies []OutboxMessage) (
 				return err
 			}
 			out = append(out, row)
+		}
+		for _, m := range marks {
+			if err := s.markInboxTx(ctx, tx, m.ID, m.State, m.Why); err != nil && !errors.Is(err, ErrBadTransition) {
+				return fmt.Errorf("mark inbox message %s %s: %w", m.ID, m.State, err)
+			}
 		}
 		return nil
 	})

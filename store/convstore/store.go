@@ -20,6 +20,12 @@
 // started back to pending is reserved for ResetForRedelivery, which also
 // counts the attempt.
 //
+// The core records a message's way with three commits: pending (Enqueue,
+// before the platform is acknowledged), sent with the conversation's
+// activity (MarkSent), and its final state with the reply of the turn that
+// handled it (EndTurn). Started is not recorded by the core (recovery
+// treats sent and started alike); it stays a valid state.
+//
 // # Outbox and approvals
 //
 // Outbox rows go pending → posted, or pending → failed when the caller gives
