@@ -36,10 +36,12 @@ type cleanups []func()
 // add appends f, to run before every clean-up added so far.
 func (c *cleanups) add(f func()) { *c = append(*c, f) }
 
-// run calls the clean-ups last first.
-func (c cleanups) run() {
-	for i := len(c) - 1; i >= 0; i-- {
-		c[i]()
+// run calls the clean-ups last first. Its receiver is a pointer so that
+// `defer r.done.run()`, evaluated while the list is still empty, runs the
+// clean-ups added after it.
+func (c *cleanups) run() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
 	}
 }
 

@@ -19,3 +19,19 @@ func TestCleanupsRunLastFirst(t *testing.T) {
 		t.Fatalf("clean-ups ran %v, want %v", got, want)
 	}
 }
+
+// TestCleanupsDeferredBeforeAdded: cmdRun defers run before any step adds
+// its clean-up; they must still run (a value receiver would see the empty
+// list the defer statement evaluated).
+func TestCleanupsDeferredBeforeAdded(t *testing.T) {
+	var got []string
+	func() {
+		r := &bridgeRun{}
+		defer r.done.run()
+		r.done.add(func() { got = append(got, "store") })
+		r.done.add(func() { got = append(got, "agents") })
+	}()
+	if want := []string{"agents", "store"}; !slices.Equal(got, want) {
+		t.Fatalf("clean-ups ran %v, want %v", got, want)
+	}
+}
