@@ -496,64 +496,6 @@ func (p *Pool) Len() int {
 	return len(p.entries)
 }
 
-// janitor stops sessions that stayed idle longer than their IdleTimeout.
-func (p *Pool) janitor() {
-	for {
-		sleep := p.reapIdle()
-		p.mu.Lock()
-		ch := p.changed
-		p.mu.Unlock()
-		timer := time.NewTimer(sleep)
-		select {
-		case <-p.stopJanitor:
-			timer.Stop()
-			return
-		case <-timer.C:
-		case <-ch:
-			timer.Stop()
-		}
-	}
-}
-
-// reapIdle starts stopping every expired idle session and returns how long
-// to sleep until the next one could expire.
-func (p *Pool) reapIdle() time.Duration {
-	now := time.Now()
-	sleep := janitorMaxSleep
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return sleep
-	}
-	for _, e := range p.entries {
-		if e.s == nil || e.stopping || e.limit.IdleTimeout <= 0 || e.s.Busy() {
-			continue
-		}
-		left := e.limit.IdleTimeout - now.Sub(e.s.LastActive())
-		if left > 0 {
-			sleep = min(sleep, left)
-			continue
-		}
-		if !e.s.TryBeginStop("idle") {
-			continue
-		}
-		e.stopping = true
-		s := e.s
-		p.wg.Add(1)
-		if e.spare != nil {
-			p.log.Debug("agent: warm spare unused for the idle timeout: replacing it", "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
-			go func() { defer p.wg.Done(); p.dropSpare(e) }()
-			continue
-		}
-		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
-		go func() {
-			defer p.wg.Done()
-			_ = s.Stop(context.Background(), "idle") // bounded by CloseGrace
-		}()
-	}
-	return max(sleep, 10*time.Millisecond)
-}
-
 // Close stops every session gracefully (each Exit has Reason "closed" unless
 // already stopping), waits for all processes to end or ctx to expire (then
 // they are killed), and stops the janitor. Acquire fails with ErrClosed
