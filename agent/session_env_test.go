@@ -28,16 +28,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 	opts.Env["PROFILE_VAR"] = "from-profile"
 	s, rec := h.start(opts)
 
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID()) + "/environ")
-	if err != nil {
-		t.Fatalf("read environ: %v", err)
-	}
-	env := map[string]string{}
-	for _, kv := range bytes.Split(raw, []byte{0}) {
-		if k, v, ok := strings.Cut(string(kv), "="); ok {
-			env[k] = v
-		}
-	}
+	env := processEnviron(t, s.PID())
 	for _, bad := range []string{"SLACK_BOT_TOKEN", "AGENTBRIDGE_TEST_LEAK"} {
 		if _, ok := env[bad]; ok {
 			t.Errorf("%s leaked into the agent environment", bad)
@@ -213,5 +204,30 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 	// The background "sleep 30" went down with the process group.
 	if err := syscall.Kill(-s.PID(), 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("process group %d still has members (kill 0: %v)", s.PID(), err)
+	}
+}
+
+// processEnviron reads the environment of process pid. Right after the
+// start the file can read empty: execve has switched the process to its
+// new image but not yet copied the environment in (and the CLI may exec
+// itself), so an empty read is retried for a few seconds.
+func processEnviron(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			t.Fatalf("read environ: %v", err)
+		}
+		env := map[string]string{}
+		for _, kv := range bytes.Split(raw, []byte{0}) {
+			if k, v, ok := strings.Cut(string(kv), "="); ok {
+				env[k] = v
+			}
+		}
+		if len(env) > 0 || time.Now().After(deadline) {
+			return env
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -71,7 +71,9 @@ func TestAutoSparesTarget(t *testing.T) {
 // it falls back to one once none is handed over for ShrinkAfter.
 func TestAutoSparesFollowArrivals(t *testing.T) {
 	r := newSpareRig(t, 0, 8, nil)
-	r.cfg.Auto, r.cfg.Max, r.cfg.ShrinkAfter = true, 3, 2*time.Second
+	// ShrinkAfter leaves a loaded machine time to boot the three spares
+	// before the count may fall again.
+	r.cfg.Auto, r.cfg.Max, r.cfg.ShrinkAfter = true, 3, 8*time.Second
 	r.pool.KeepSpares(r.cfg)
 	st := r.waitStatus(t, "one spare", ready(1))
 	if !st.Auto || st.Want != 1 || st.Max != 3 {
