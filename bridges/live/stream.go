@@ -22,10 +22,12 @@ type Stream struct {
 	render.StreamShown
 }
 
-// ToolDone notes a tool's result for the stream (StreamShown.ToolDone).
-// It reports whether the stream has something new to show.
+// ToolDone notes a tool's result for the stream (StreamShown.ToolDone),
+// also before the stream opens: a tool that ended before its task was
+// shown is then shown in its final state. It reports whether the open
+// stream has something new to show.
 func (l *Msg) ToolDone(r streamjson.ToolResult, full bool) bool {
-	if l.Stream.S == nil || !l.Stream.StreamShown.ToolDone(r, full) {
+	if !l.Stream.StreamShown.ToolDone(r, full) || l.Stream.S == nil {
 		return false
 	}
 	l.Dirty = true

@@ -87,13 +87,18 @@ func TestSlackE2EPlanTasksAndFeedback(t *testing.T) {
 	if !strings.Contains(e.text(card), "touch made.txt") || card.Stream != "" {
 		t.Errorf("card = %+v, want a posted message of its own about the command", card)
 	}
-	// While the card waits, the stream shows the Bash task pending.
-	if _, err := e.slack.WaitForUpdate(func(m slackfake.Message) bool {
+	// While the card waits, the stream shows the Bash task pending: in an
+	// update, or in the stream's start when the turn's first second (the
+	// edit interval) was over only then.
+	pending := func(m slackfake.Message) bool {
 		return m.ThreadTS == root && slices.ContainsFunc(m.Tasks, func(t slackfake.Task) bool {
 			return t.Title == "Bash: touch made.txt" && t.Status == "pending"
 		})
+	}
+	if err := e.slack.WaitFor(func() bool {
+		return slices.ContainsFunc(e.slack.Posts(), pending) || slices.ContainsFunc(e.slack.Updates(), pending)
 	}, e2eWait); err != nil {
-		t.Errorf("the Bash task was not shown pending while its card waited: %v", err)
+		t.Errorf("the Bash task was not shown pending while its card waited: %v\nposts: %s", err, e.dump())
 	}
 	e.slack.Click(slackChan, card.TS, alice, "allow", "")
 	var final slackfake.Message
