@@ -89,6 +89,9 @@ func TestE2EAgentResourceLimits(t *testing.T) {
 	t.Logf("second conversation answered in %v after the attacks", time.Since(start).Round(time.Millisecond))
 	// The agent cannot move itself out of its cgroups nor raise its caps:
 	// the sandbox shows /sys read-only and the agent has no capabilities.
+	// (First the bomb's leaves end: while they hold the process cap the
+	// attempt could not even start its find.)
+	waitProcessesBelow(t, e.ab.dir, 64)
 	e.slack.SendMessage(slackChan, alice, "[bash "+cgroupEscape+"]", a)
 	e.waitThreadText(t, a, "tool said: escapes=")
 	if out := toolResultWith(e.model, "alive-after-limits"); !strings.Contains(out, "escapes=0 tried=") || strings.Contains(out, "tried=0") {
@@ -165,5 +168,31 @@ func TestE2EAgentCgroupsAfterKill(t *testing.T) {
 	}
 	if !strings.Contains(e.ab.bridge.logs.String(), "removed a stale agent cgroup of an earlier run") {
 		t.Errorf("the restart did not say it removed stale cgroups")
+	}
+}
+
+// waitProcessesBelow waits until every agent cgroup of the bridge on dir
+// counts fewer than n tasks (pids.current), at most e2eWait.
+func waitProcessesBelow(t *testing.T, dir string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(e2eWait)
+	for {
+		busiest := 0
+		for _, g := range agentCgroupDirs(dir) {
+			files, _ := filepath.Glob(filepath.Join(g, "agent-*", "pids.current"))
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					busiest = max(busiest, v)
+				}
+			}
+		}
+		if busiest < n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an agent cgroup still counts %d tasks, want fewer than %d", busiest, n)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
