@@ -45,21 +45,36 @@ func startSlackWith(t *testing.T, top string) *slackEnv {
 }
 
 // TestSlackE2EQuickTurnIsOneCall: through the real binary, a follow-up
-// that the agent answers within status_delay costs exactly one Slack call,
-// chat.postMessage (no thread status on or off).
+// that the agent answers within status_delay and the first edit interval
+// (1 s) costs exactly one Slack call, chat.postMessage (no thread status
+// on or off, no stream). A follow-up slower than that on a loaded machine
+// streams by design: it is left out, and two quick ones must be seen.
 func TestSlackE2EQuickTurnIsOneCall(t *testing.T) {
 	e := startSlackWith(t, "status_delay: 1m\n") // every turn of this test is quicker than that
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
-	for i := range 2 {
+	e.waitLedgerSettled(t)
+	quick := 0
+	for i := 0; i < 8 && quick < 2; i++ {
 		n := len(e.slack.Calls())
 		text := fmt.Sprintf("follow-up %d", i)
+		start := time.Now()
 		e.slack.SendMessage(slackChan, alice, text, ts)
 		e.waitThreadText(t, ts, "pong: "+text)
+		took := time.Since(start)
 		e.waitLedgerSettled(t)
-		if counts, total := slackCallsSince(e.slack, n); total != 1 || counts["chat.postMessage"] != 1 {
-			t.Errorf("turn %d cost %d Slack calls %v, want exactly one chat.postMessage", i, total, counts)
+		counts, total := slackCallsSince(e.slack, n)
+		if took > 800*time.Millisecond {
+			t.Logf("turn %d took %v (beyond the edit interval, it may stream): %v", i, took, counts)
+			continue
 		}
+		quick++
+		if total != 1 || counts["chat.postMessage"] != 1 {
+			t.Errorf("turn %d (%v) cost %d Slack calls %v, want exactly one chat.postMessage", i, took, total, counts)
+		}
+	}
+	if quick < 2 {
+		t.Errorf("only %d of 8 follow-ups answered within 800 ms", quick)
 	}
 }
 
@@ -88,12 +103,12 @@ func TestSlackE2EStreamsLongAnswer(t *testing.T) {
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
 	e.waitLedgerSettled(t)
-	n := len(e.slack.Calls())
+	n, before := len(e.slack.Calls()), len(e.slack.Posts())
 	start := time.Now()
 	e.slack.SendMessage(slackChan, alice, "[slow 40] [slowms 100] a story", ts)
 	var streamed slackfake.Message
 	err := e.slack.WaitFor(func() bool {
-		for _, p := range e.slack.Posts() {
+		for _, p := range e.slack.Posts()[before:] { // (a slow first turn streams too)
 			if cur, _ := e.slack.Current(p.Channel, p.TS); p.ThreadTS == ts && cur.Stream == slackfake.StreamStopped {
 				streamed = cur
 				return true
