@@ -48,8 +48,8 @@ func checkDeployConfig(t *testing.T, name, text string) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if err := cmdCheckConfig([]string{"-config", path}, &stdout, &stderr, dummyEnv(text)); err != nil {
-		t.Errorf("check-config of %s: %v\n%s", name, err, stderr.String())
+	if code := run(t.Context(), []string{"check-config", "-config", path}, &stdout, &stderr, dummyEnv(text)); code != exitOK {
+		t.Errorf("check-config of %s: exit %d\n%s", name, code, stderr.String())
 		return
 	}
 	if !strings.HasPrefix(stdout.String(), "config ok") {

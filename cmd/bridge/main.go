@@ -9,11 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/configcmd"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/handoffcmd"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/reloadcmd"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/weblink"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/whatsappcmd"
+	"github.com/agentbridge/agentbridge/config"
 )
 
 // Exit codes of the CLI contract.
@@ -34,7 +43,8 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError marks errors that exit with exitUsage.
+// usageError marks the errors of `bridge run` that exit with exitUsage
+// (the other commands' are cli.UsageError).
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -75,34 +85,41 @@ commands:
   version                          print the version
 `
 
-// run dispatches a subcommand and maps its error to an exit code.
+// run dispatches a subcommand and maps its error to an exit code. `bridge
+// run` is wired in this package; every other command lives in a package
+// of its own under internal/ and gets a cli.Env.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
 		return exitUsage
+	}
+	env := cli.Env{
+		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, LookupEnv: lookupEnv,
+		Load:   func(path string) (*config.Config, error) { return loadConfigFile(path, lookupEnv) },
+		Logger: func(c config.Log) *slog.Logger { return newLogger(c, stderr) },
 	}
 	var err error
 	switch args[0] {
 	case "run":
 		err = cmdRun(ctx, args[1:], stderr, lookupEnv)
 	case "check-config":
-		err = cmdCheckConfig(args[1:], stdout, stderr, lookupEnv)
+		err = configcmd.CheckConfig(args[1:], env)
 	case "reload":
-		err = cmdReload(ctx, args[1:], stdout, stderr, lookupEnv)
+		err = reloadcmd.Run(ctx, args[1:], env)
 	case "web-link":
-		err = cmdWebLink(args[1:], stdout, stderr, lookupEnv)
+		err = weblink.Run(args[1:], env)
 	case "attach":
-		err = cmdAttach(ctx, args[1:], os.Stdin, stdout, stderr, lookupEnv)
+		err = handoffcmd.Attach(ctx, args[1:], env)
 	case "export":
-		err = cmdExport(ctx, args[1:], stdout, stderr, lookupEnv)
+		err = handoffcmd.Export(ctx, args[1:], env)
 	case "import":
-		err = cmdImport(ctx, args[1:], stdout, stderr, lookupEnv)
+		err = handoffcmd.Import(ctx, args[1:], env)
 	case "whatsapp-link":
-		err = cmdWhatsAppLink(ctx, args[1:], stdout, stderr, lookupEnv)
+		err = whatsappcmd.Link(ctx, args[1:], env)
 	case "migrate-store":
-		err = cmdMigrateStore(ctx, args[1:], stdout, stderr)
+		err = storecmd.MigrateStore(ctx, args[1:], env)
 	case "example-config":
-		err = cmdExampleConfig(args[1:], stdout, stderr)
+		err = configcmd.ExampleConfig(args[1:], env)
 	case "version":
 		fmt.Fprintf(stdout, "bridge %s\n", version)
 	case "help", "-h", "-help", "--help":
@@ -116,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	}
 	fmt.Fprintf(stderr, "bridge %s: %v\n", args[0], err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || cli.IsUsage(err) {
 		return exitUsage
 	}
 	return exitRuntime

@@ -5,17 +5,18 @@ import (
 	"crypto/sha256"
 	"errors"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/reloadcmd"
 )
 
 // Signals a running bridge reloads on: SIGHUP (systemctl reload, `bridge
 // reload`), and SIGUSR1 (`bridge reload -now`): the same, but agents of
 // changed profiles are replaced at their next moment without a turn even
-// while a background task runs.
-var (
-	reloadSignal = syscall.SIGHUP
-	forceSignal  = syscall.SIGUSR1
+// while a background task runs (reloadcmd sends them).
+const (
+	reloadSignal = reloadcmd.Signal
+	forceSignal  = reloadcmd.ForceSignal
 )
 
 // filePoll is how often the config file is looked at. The watcher polls

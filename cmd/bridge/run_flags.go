@@ -7,11 +7,12 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/config"
 )
 
-// defaultConfigPath is -config's default.
-const defaultConfigPath = "bridge.yaml"
+// defaultConfigPath is -config's default, the same for every command.
+const defaultConfigPath = cli.DefaultConfigPath
 
 // runFlags are the flags of `bridge run`.
 type runFlags struct {

@@ -24,6 +24,9 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/demo"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/harden"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -93,14 +96,14 @@ func (r *bridgeRun) startProcess() error {
 	}
 	logger := newLogger(cfg.Log, r.stderr)
 	r.logger = logger
-	if err := hardenProcess(); err != nil {
+	if err := harden.Process(); err != nil {
 		logger.Warn("could not make the bridge process non-dumpable", "err", err)
 	}
 	if r.builtin {
 		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
 			"path", rf.config, "data_dir", cfg.DataDir)
 	}
-	lock, err := lockDataDir(cfg.DataDir) // owner.go: before anything in data_dir is opened
+	lock, err := storecmd.LockDataDir(cfg.DataDir) // before anything in data_dir is opened
 	if err != nil {
 		return err
 	}
@@ -110,7 +113,7 @@ func (r *bridgeRun) startProcess() error {
 		}
 	})
 	if rf.demo {
-		model, err := startDemo(cfg, logger)
+		model, err := demo.Start(cfg, logger)
 		if err != nil {
 			return err
 		}
@@ -135,7 +138,7 @@ func (r *bridgeRun) openBots(ctx context.Context) error {
 // single bridge holds the database alone.
 func (r *bridgeRun) openStorage(ctx context.Context) error {
 	cfg, logger := r.cfg, r.logger
-	st, err := openStore(ctx, cfg, logger) // store.go: SQLite in data_dir, or PostgreSQL
+	st, err := storecmd.Open(ctx, cfg, logger) // SQLite in data_dir, or PostgreSQL
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -147,7 +150,7 @@ func (r *bridgeRun) openStorage(ctx context.Context) error {
 	}
 	r.reps = reps
 	if reps == nil {
-		owner, err := holdStore(ctx, st)
+		owner, err := storecmd.Hold(ctx, st)
 		if err != nil {
 			return err
 		}

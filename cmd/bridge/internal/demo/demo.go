@@ -1,4 +1,7 @@
-package main
+// Package demo is `bridge run -demo`: the config turned into demo mode
+// (the web console only, every agent pointed at the built-in scripted
+// model) and that model started.
+package demo
 
 import (
 	"errors"
@@ -9,25 +12,26 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/demomodel"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/config"
 )
 
-// demoEnvPrefixes are the profile env keys demo mode drops before it adds
+// envPrefixes are the profile env keys demo mode drops before it adds
 // the demo model's: every Anthropic and Claude Code setting (credentials,
 // base URLs, Bedrock/Vertex switches), so no agent reaches a real model
 // and no credential reaches the demo model.
-var demoEnvPrefixes = []string{"ANTHROPIC_", "CLAUDE_CODE_"}
+var envPrefixes = []string{"ANTHROPIC_", "CLAUDE_CODE_"}
 
-// errDemoNoWebBot: demo mode has nothing to run.
-var errDemoNoWebBot = errors.New("demo mode runs only the web console, and the config has no bot with platform: web " +
+// errNoWebBot: demo mode has nothing to run.
+var errNoWebBot = errors.New("demo mode runs only the web console, and the config has no bot with platform: web " +
 	"(add one, see `bridge example-config -minimal`)")
 
-// startDemo turns cfg into demo mode and starts the demo model: bots other
+// Start turns cfg into demo mode and starts the demo model: bots other
 // than web bots are removed (each logged), and every agent profile's env
-// points at the model (see demoAgentEnv). It fails with a usage error when
+// points at the model (see agentEnv). It fails with a usage error when
 // no web bot remains or http.listen is off (the console is served there).
 // The caller must Close the returned server after the agents have stopped.
-func startDemo(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, error) {
+func Start(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, error) {
 	var kept []*config.Bot
 	for _, b := range cfg.Bots {
 		if b.Platform != config.PlatformWeb {
@@ -37,10 +41,10 @@ func startDemo(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, erro
 		kept = append(kept, b)
 	}
 	if len(kept) == 0 {
-		return nil, usageError{errDemoNoWebBot}
+		return nil, cli.UsageError{Err: errNoWebBot}
 	}
 	if cfg.HTTP.Listen == "" {
-		return nil, usagef("demo mode needs http.listen: the web console is served there")
+		return nil, cli.Usagef("demo mode needs http.listen: the web console is served there")
 	}
 	cfg.Bots = kept
 
@@ -51,7 +55,7 @@ func startDemo(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, erro
 	env := demomodel.AgentEnv(srv)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		a := cfg.Agents[name]
-		a.Env = demoAgentEnv(a.Env, env)
+		a.Env = agentEnv(a.Env, env)
 	}
 	logger.Warn("DEMO MODE: agents talk to the bridge's built-in scripted model, not to Claude; "+
 		"nothing leaves this machine. Run without -demo, with ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, to use Claude",
@@ -59,13 +63,13 @@ func startDemo(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, erro
 	return srv, nil
 }
 
-// demoAgentEnv returns profile with every key that starts with one of
-// demoEnvPrefixes removed and demo added on top. It does not modify its
+// agentEnv returns profile with every key that starts with one of
+// envPrefixes removed and demo added on top. It does not modify its
 // arguments.
-func demoAgentEnv(profile, demo map[string]string) map[string]string {
+func agentEnv(profile, demo map[string]string) map[string]string {
 	out := make(map[string]string, len(profile)+len(demo))
 	for k, v := range profile {
-		if !slices.ContainsFunc(demoEnvPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+		if !slices.ContainsFunc(envPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
 			out[k] = v
 		}
 	}

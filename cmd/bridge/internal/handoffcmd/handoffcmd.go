@@ -1,4 +1,8 @@
-package main
+// Package handoffcmd holds the terminal hand-off commands
+// (docs/handoff.md): `bridge attach`, `export` and `import`. Each talks
+// to the running bridge on its http.listen with the person's token from
+// BRIDGE_HANDOFF_TOKEN.
+package handoffcmd
 
 import (
 	"context"
@@ -10,11 +14,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 )
-
-// This file holds the terminal hand-off commands (docs/handoff.md):
-// attach, export and import. Each talks to the running bridge on its
-// http.listen with the person's token from BRIDGE_HANDOFF_TOKEN.
 
 // handoffFlags are the flags the hand-off commands share.
 type handoffFlags struct {
@@ -27,7 +28,7 @@ func newHandoffFlags(name string, stderr io.Writer) handoffFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return handoffFlags{fs: fs,
-		config: fs.String("config", "bridge.yaml", "the bridge's config file (for its http.listen), when -url is not given"),
+		config: fs.String("config", cli.DefaultConfigPath, "the bridge's config file (for its http.listen), when -url is not given"),
 		url:    fs.String("url", "", "the bridge's HTTP address, e.g. http://127.0.0.1:9464 (default: env BRIDGE_URL, else from -config)"),
 	}
 }
@@ -36,7 +37,7 @@ func newHandoffFlags(name string, stderr io.Writer) handoffFlags {
 // or after the flags, and returns it ("" if none).
 func (h handoffFlags) parse(args []string) (string, error) {
 	if err := h.fs.Parse(args); err != nil {
-		return "", usageError{err}
+		return "", cli.UsageError{Err: err}
 	}
 	rest := h.fs.Args()
 	if len(rest) == 0 {
@@ -44,75 +45,75 @@ func (h handoffFlags) parse(args []string) (string, error) {
 	}
 	arg := rest[0]
 	if err := h.fs.Parse(rest[1:]); err != nil {
-		return "", usageError{err}
+		return "", cli.UsageError{Err: err}
 	}
 	if h.fs.NArg() > 0 {
-		return "", usagef("unexpected arguments: %v", h.fs.Args())
+		return "", cli.Usagef("unexpected arguments: %v", h.fs.Args())
 	}
 	return arg, nil
 }
 
 // client is the hand-off client for the bridge the flags name, with the
 // token from the environment.
-func (h handoffFlags) client(lookupEnv func(string) (string, bool)) (*handoff.Client, error) {
-	token, _ := lookupEnv(handoff.TokenEnv)
+func (h handoffFlags) client(env cli.Env) (*handoff.Client, error) {
+	token, _ := env.LookupEnv(handoff.TokenEnv)
 	if token == "" {
-		return nil, usagef("set %s to your handoff token (config handoff.users; ask an admin)", handoff.TokenEnv)
+		return nil, cli.Usagef("set %s to your handoff token (config handoff.users; ask an admin)", handoff.TokenEnv)
 	}
 	base := *h.url
 	if base == "" {
-		base, _ = lookupEnv("BRIDGE_URL")
+		base, _ = env.LookupEnv("BRIDGE_URL")
 	}
 	if base == "" {
-		cfg, err := loadConfigFile(*h.config, lookupEnv)
+		cfg, err := env.Load(*h.config)
 		if err != nil {
-			return nil, usagef("find the bridge's address: %v (or give -url)", err)
+			return nil, cli.Usagef("find the bridge's address: %v (or give -url)", err)
 		}
 		if cfg.HTTP.Listen == "" {
-			return nil, usagef("the bridge's http.listen is off: the terminal hand-off needs it")
+			return nil, cli.Usagef("the bridge's http.listen is off: the terminal hand-off needs it")
 		}
 		base = web.ConsoleURL(cfg.HTTP.Listen)
 	}
 	return &handoff.Client{Base: base, Token: token}, nil
 }
 
-// cmdAttach runs `bridge attach CONVERSATION`: an interactive terminal on
-// the conversation's live agent until stdin ends.
-func cmdAttach(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
-	h := newHandoffFlags("attach", stderr)
+// Attach runs `bridge attach CONVERSATION`: an interactive terminal on
+// the conversation's live agent until env.Stdin ends.
+func Attach(ctx context.Context, args []string, env cli.Env) error {
+	h := newHandoffFlags("attach", env.Stderr)
 	conv, err := h.parse(args)
 	if err != nil {
 		return err
 	}
 	if conv == "" {
-		return usagef("usage: bridge attach [-config FILE | -url URL] CONVERSATION (the id !handoff shows)")
+		return cli.Usagef("usage: bridge attach [-config FILE | -url URL] CONVERSATION (the id !handoff shows)")
 	}
-	c, err := h.client(lookupEnv)
+	c, err := h.client(env)
 	if err != nil {
 		return err
 	}
-	return c.Attach(ctx, conv, stdin, stdout)
+	return c.Attach(ctx, conv, env.Stdin, env.Stdout)
 }
 
-// cmdExport runs `bridge export CONVERSATION -dir DIR`: the session's
+// Export runs `bridge export CONVERSATION -dir DIR`: the session's
 // transcript where `claude --resume` run in DIR finds it.
-func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
-	h := newHandoffFlags("export", stderr)
+func Export(ctx context.Context, args []string, env cli.Env) error {
+	h := newHandoffFlags("export", env.Stderr)
 	dir := h.fs.String("dir", ".", "the project directory to continue the session in")
 	conv, err := h.parse(args)
 	if err != nil {
 		return err
 	}
 	if conv == "" {
-		return usagef("usage: bridge export [-config FILE | -url URL] CONVERSATION -dir DIR")
+		return cli.Usagef("usage: bridge export [-config FILE | -url URL] CONVERSATION -dir DIR")
 	}
-	c, err := h.client(lookupEnv)
+	c, err := h.client(env)
 	if err != nil {
 		return err
 	}
-	configDir, _ := lookupEnv("CLAUDE_CONFIG_DIR")
+	configDir, _ := env.LookupEnv("CLAUDE_CONFIG_DIR")
 	if configDir == "" {
-		home, _ := lookupEnv("HOME")
+		home, _ := env.LookupEnv("HOME")
 		if home == "" {
 			return errors.New("export: neither CLAUDE_CONFIG_DIR nor HOME is set: where does claude keep its sessions?")
 		}
@@ -123,14 +124,14 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 		return err
 	}
 	abs, _ := filepath.Abs(*dir)
-	fmt.Fprintf(stdout, "Wrote %s\nContinue the session with:\n  cd %q && claude --resume %s\n", path, abs, id)
+	fmt.Fprintf(env.Stdout, "Wrote %s\nContinue the session with:\n  cd %q && claude --resume %s\n", path, abs, id)
 	return nil
 }
 
-// cmdImport runs `bridge import -bot NAME -channel C FILE`: a local Claude
+// Import runs `bridge import -bot NAME -channel C FILE`: a local Claude
 // Code session continued in a new conversation of the bot.
-func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
-	h := newHandoffFlags("import", stderr)
+func Import(ctx context.Context, args []string, env cli.Env) error {
+	h := newHandoffFlags("import", env.Stderr)
 	bot := h.fs.String("bot", "", "the bot to continue the session with")
 	channel := h.fs.String("channel", "", "the channel (id) to start its thread in")
 	file, err := h.parse(args)
@@ -138,9 +139,9 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 		return err
 	}
 	if file == "" || *bot == "" || *channel == "" {
-		return usagef("usage: bridge import [-config FILE | -url URL] -bot NAME -channel C SESSION.jsonl (from ~/.claude/projects/…)")
+		return cli.Usagef("usage: bridge import [-config FILE | -url URL] -bot NAME -channel C SESSION.jsonl (from ~/.claude/projects/…)")
 	}
-	c, err := h.client(lookupEnv)
+	c, err := h.client(env)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Imported session %s (%d messages) as conversation %s in %s/%s/%s.\nContinue it there, or here with: bridge attach %s\n",
+	fmt.Fprintf(env.Stdout, "Imported session %s (%d messages) as conversation %s in %s/%s/%s.\nContinue it there, or here with: bridge attach %s\n",
 		im.Session, im.Messages, im.Conversation, im.Bot, im.Channel, im.Thread, im.Conversation)
 	return nil
 }

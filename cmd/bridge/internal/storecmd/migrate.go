@@ -1,46 +1,22 @@
-package main
+// Package storecmd holds `bridge migrate-store`, and how every command
+// opens the store a config names and becomes its only user: the data_dir
+// lock (LockDataDir) and the database's owner row (Hold).
+package storecmd
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// openStore opens the database cfg names: the SQLite file in data_dir
-// (the default) or the PostgreSQL database of store.dsn.
-func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.Store, error) {
-	if cfg.Store.Driver == config.StorePostgres {
-		st, err := store.OpenPostgres(ctx, cfg.Store.DSN, logger)
-		if err != nil {
-			return nil, err
-		}
-		logger.Info("store: PostgreSQL", "driver", st.Driver())
-		return st, nil
-	}
-	return store.Open(ctx, cfg.DBPath(), logger)
-}
-
-// holdStore makes this bridge the only one on its database (a PostgreSQL
-// database can be reached from other machines, where the data_dir lock
-// does not see them); see store.HoldOwner.
-func holdStore(ctx context.Context, st *store.Store) (*store.Owner, error) {
-	o, err := st.HoldOwner(ctx)
-	if errors.Is(err, store.ErrInUse) {
-		return nil, fmt.Errorf("%w: stop that bridge first, or give this one a database of its own "+
-			"(several bridges on one database need replicas with conversation leases, which this release does not have)", err)
-	}
-	return o, err
-}
 
 // storeLocation is one side of migrate-store: sqlite://PATH or a
 // postgres:// (postgresql://) URL.
@@ -55,13 +31,13 @@ func parseStoreLocation(flagName, v string) (storeLocation, error) {
 	case strings.HasPrefix(v, "sqlite://"):
 		p := strings.TrimPrefix(v, "sqlite://")
 		if p == "" {
-			return storeLocation{}, usagef("-%s: sqlite:// needs a path, e.g. sqlite://data/bridge.db", flagName)
+			return storeLocation{}, cli.Usagef("-%s: sqlite:// needs a path, e.g. sqlite://data/bridge.db", flagName)
 		}
 		return storeLocation{store.DriverSQLite, p}, nil
 	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
 		return storeLocation{store.DriverPostgres, v}, nil
 	}
-	return storeLocation{}, usagef("-%s: want sqlite://PATH or postgres://USER@HOST/DB", flagName)
+	return storeLocation{}, cli.Usagef("-%s: want sqlite://PATH or postgres://USER@HOST/DB", flagName)
 }
 
 // String shows the location without a password.
@@ -84,21 +60,24 @@ func (l storeLocation) open(ctx context.Context, logger *slog.Logger) (*store.St
 	return store.Open(ctx, l.where, logger)
 }
 
-// cmdMigrateStore copies an installation's database into an empty other:
+// MigrateStore runs `bridge migrate-store -from sqlite://PATH -to
+// postgres://USER@HOST/DB`: it copies an installation's database into an
+// empty other:
 // typically the SQLite file of data_dir into PostgreSQL before switching
 // store.driver. Both are migrated to this binary's schema first. A SQLite
 // side's data_dir is locked meanwhile, so a running bridge there is an
 // error (stop it first).
-func cmdMigrateStore(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func MigrateStore(ctx context.Context, args []string, env cli.Env) (err error) {
+	stdout := env.Stdout
 	fs := flag.NewFlagSet("migrate-store", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(env.Stderr)
 	fromFlag := fs.String("from", "", "the database to copy: sqlite://PATH (e.g. sqlite://data/bridge.db) or postgres://…")
 	toFlag := fs.String("to", "", "the empty database to fill: postgres://USER@HOST/DB (password from PGPASSWORD or ~/.pgpass) or sqlite://PATH")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if fs.NArg() > 0 || *fromFlag == "" || *toFlag == "" {
-		return usagef("want -from sqlite://PATH -to postgres://USER@HOST/DB")
+		return cli.Usagef("want -from sqlite://PATH -to postgres://USER@HOST/DB")
 	}
 	from, err := parseStoreLocation("from", *fromFlag)
 	if err != nil {
@@ -109,7 +88,7 @@ func cmdMigrateStore(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	if from == to {
-		return usagef("-from and -to are the same database")
+		return cli.Usagef("-from and -to are the same database")
 	}
 	if from.driver == store.DriverSQLite {
 		if _, err := os.Stat(from.where); err != nil { // store.Open would create an empty one
@@ -120,13 +99,13 @@ func cmdMigrateStore(ctx context.Context, args []string, stdout, stderr io.Write
 		if l.driver != store.DriverSQLite {
 			continue
 		}
-		lock, err := lockDataDir(filepath.Dir(l.where)) // owner.go: no bridge may write it meanwhile
+		lock, err := LockDataDir(filepath.Dir(l.where)) // no bridge may write it meanwhile
 		if err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, lock.Release()) }()
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	src, err := from.open(ctx, logger)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", from, err)

@@ -1,4 +1,7 @@
-package main
+// Package reloadcmd holds `bridge reload`: it makes the bridge running on
+// a config's data_dir reload its config file, and owns the signals that
+// ask for it (the running bridge's reloader listens for them).
+package reloadcmd
 
 import (
 	"context"
@@ -15,53 +18,63 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/internal/dirlock"
+)
+
+// The signals a running bridge reloads its config on: Signal (SIGHUP:
+// systemctl reload, `bridge reload`), and ForceSignal (SIGUSR1: `bridge
+// reload -now`): the same, but agents of changed profiles are replaced at
+// their next moment without a turn even while a background task runs.
+const (
+	Signal      = syscall.SIGHUP
+	ForceSignal = syscall.SIGUSR1
 )
 
 // reloadWait bounds how long `bridge reload` waits for the running
 // bridge to report the outcome on /healthz.
 const reloadWait = 30 * time.Second
 
-// cmdReload asks the bridge running on the config's data_dir to reload
+// Run runs `bridge reload [-config FILE] [-now]`: it asks the bridge running on the config's data_dir to reload
 // its config file: it validates the file first (the messages of
 // check-config; an invalid file is not sent), signals the pid in
 // data_dir/bridge.lock (SIGHUP, or SIGUSR1 with -now) and, when the
 // bridge has an HTTP listener, waits for /healthz to show the new
 // generation or the refusal. Signalling needs the bridge's Unix user (or
 // root): that is the authentication, and no token crosses the wire.
-func cmdReload(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
+func Run(ctx context.Context, args []string, env cli.Env) error {
 	fs := flag.NewFlagSet("reload", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", defaultConfigPath, "path of the YAML config file the running bridge was started with")
+	fs.SetOutput(env.Stderr)
+	path := fs.String("config", cli.DefaultConfigPath, "path of the YAML config file the running bridge was started with")
 	now := fs.Bool("now", false, "replace agents of changed profiles at once, even while a background task runs (never mid-turn)")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %v", fs.Args())
+		return cli.Usagef("unexpected arguments: %v", fs.Args())
 	}
-	cfg, err := loadConfigFile(*path, lookupEnv)
+	cfg, err := env.Load(*path)
 	if err != nil {
-		return usageError{fmt.Errorf("not reloaded (the running bridge keeps its config):\n%w", err)}
+		return cli.UsageError{Err: fmt.Errorf("not reloaded (the running bridge keeps its config):\n%w", err)}
 	}
 	pid, err := runningBridge(cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	before, _ := healthConfigOf(ctx, cfg.HTTP.Listen)
-	sig, what := reloadSignal, "SIGHUP"
+	sig, what := Signal, "SIGHUP"
 	if *now {
-		sig, what = forceSignal, "SIGUSR1 (-now)"
+		sig, what = ForceSignal, "SIGUSR1 (-now)"
 	}
 	started := time.Now()
 	if err := syscall.Kill(pid, sig); err != nil {
 		return fmt.Errorf("signal the bridge (pid %d): %w", pid, err)
 	}
 	if cfg.HTTP.Listen == "" || before == nil {
-		fmt.Fprintf(stdout, "Sent %s to the bridge (pid %d); its log says whether the config was applied.\n", what, pid)
+		fmt.Fprintf(env.Stdout, "Sent %s to the bridge (pid %d); its log says whether the config was applied.\n", what, pid)
 		return nil
 	}
-	return waitReloaded(ctx, stdout, cfg.HTTP.Listen, *before, started)
+	return waitReloaded(ctx, env.Stdout, cfg.HTTP.Listen, *before, started)
 }
 
 // runningBridge returns the pid of the bridge that holds dataDir's lock.
@@ -126,7 +139,9 @@ func healthConfigOf(ctx context.Context, listen string) (*healthConfig, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var body healthBody
+	var body struct {
+		Config *healthConfig `json:"config"`
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return nil, fmt.Errorf("read /healthz: %w", err)
 	}
@@ -134,4 +149,15 @@ func healthConfigOf(ctx context.Context, listen string) (*healthConfig, error) {
 		return nil, errors.New("/healthz has no config section")
 	}
 	return body.Config, nil
+}
+
+// healthConfig is what `bridge reload` reads of the config section of
+// the running bridge's /healthz (cmd/bridge health.go writes it): the
+// generation in force, since when, and the problems of the last refused
+// reload with when it was refused.
+type healthConfig struct {
+	Generation uint64    `json:"generation"`
+	Since      time.Time `json:"since"`
+	Refused    []string  `json:"refused"`
+	RefusedAt  time.Time `json:"refused_at"`
 }

@@ -1,4 +1,6 @@
-package main
+// Package whatsappcmd holds `bridge whatsapp-link`: a WhatsApp bot
+// linked as a device of a phone's account.
+package whatsappcmd
 
 import (
 	"context"
@@ -12,44 +14,46 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
 )
 
-// cmdWhatsAppLink links a WhatsApp bot as a device of a phone's account:
-// bridge whatsapp-link -config FILE -bot NAME [-phone +NUMBER] [-relink].
+// Link runs `bridge whatsapp-link -config FILE -bot NAME [-phone +NUMBER]
+// [-relink]`: it links a WhatsApp bot as a device of a phone's account.
 // Flag and config problems exit 2; a link that fails (timeout, refusal,
 // already linked) exits 1 with what to do.
-func cmdWhatsAppLink(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
+func Link(ctx context.Context, args []string, env cli.Env) error {
 	fs := flag.NewFlagSet("whatsapp-link", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", "bridge.yaml", "path of the YAML config file")
+	fs.SetOutput(env.Stderr)
+	path := fs.String("config", cli.DefaultConfigPath, "path of the YAML config file")
 	bot := fs.String("bot", "", "name of the WhatsApp bot to link (required)")
 	phone := fs.String("phone", "", "link with a pairing code for this number (+15551234567) instead of a QR code")
 	relink := fs.Bool("relink", false, "replace the device the bot is already linked with")
 	timeout := fs.Duration("timeout", whatsapp.DefaultLinkTimeout, "give up after this long")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %v", fs.Args())
+		return cli.Usagef("unexpected arguments: %v", fs.Args())
 	}
 	if *bot == "" {
-		return usagef("-bot is required (the name of a bot with platform: whatsapp)")
+		return cli.Usagef("-bot is required (the name of a bot with platform: whatsapp)")
 	}
-	cfg, err := loadConfigFile(*path, lookupEnv)
+	cfg, err := env.Load(*path)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	b := cfg.Bot(*bot)
 	switch {
 	case b == nil:
-		return usagef("no bot named %q in %s", *bot, *path)
+		return cli.Usagef("no bot named %q in %s", *bot, *path)
 	}
 	wc, ok := b.Settings.(*whatsapp.Config)
 	if !ok {
-		return usagef("bot %q is a %s bot, not a whatsapp bot", *bot, b.Platform)
+		return cli.Usagef("bot %q is a %s bot, not a whatsapp bot", *bot, b.Platform)
 	}
-	logger := newLogger(cfg.Log, stderr)
+	logger := env.Logger(cfg.Log)
 	pg := whatsapp.PGDevicesOf(cfg, b.Name)
 	if pg.DSN != "" {
 		release, err := holdDeviceForLink(ctx, cfg, b.Name, *timeout, logger)
@@ -60,7 +64,7 @@ func cmdWhatsAppLink(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	_, err = whatsapp.Link(ctx, whatsapp.LinkOptions{
 		Bot: b.Name, DeviceStore: wc.DeviceStore, Postgres: pg, Phone: *phone, Relink: *relink,
-		Timeout: *timeout, Out: stdout, ClearScreen: isTerminal(stdout), Log: logger,
+		Timeout: *timeout, Out: env.Stdout, ClearScreen: isTerminal(env.Stdout), Log: logger,
 	})
 	return err
 }
@@ -71,11 +75,11 @@ func cmdWhatsAppLink(ctx context.Context, args []string, stdout, stderr io.Write
 // the device's connection lease itself, which fails while a replica holds
 // the device and keeps the replicas standing by until release.
 func holdDeviceForLink(ctx context.Context, cfg *config.Config, bot string, timeout time.Duration, logger *slog.Logger) (release func(), err error) {
-	st, err := openStore(ctx, cfg, logger)
+	st, err := storecmd.Open(ctx, cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	owner, err := holdStore(ctx, st)
+	owner, err := storecmd.Hold(ctx, st)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("whatsapp-link: %w", err), st.Close())
 	}
