@@ -65,19 +65,9 @@ func (c *Config) HandoffUserByToken(token string) *HandoffUser {
 func (d *decoder) handoffSection(h *Handoff) decode.Field {
 	return func(v *yaml.Node, p string) {
 		d.Fields(v, p, map[string]decode.Field{
-			"users": func(v *yaml.Node, up string) {
-				d.List(v, up, "handoff users", func(item *yaml.Node, ip string) {
-					var u HandoffUser
-					if d.MappingItem(item, ip) {
-						d.Fields(item, ip, map[string]decode.Field{
-							"name":  d.Str(&u.Name),
-							"token": d.Str(&u.Token),
-							"as":    d.handoffAs(&u.As),
-						})
-					}
-					h.Users = append(h.Users, u)
-				})
-			},
+			"users": usersField(d, &h.Users, "handoff users", func(u *HandoffUser) map[string]decode.Field {
+				return map[string]decode.Field{"name": d.Str(&u.Name), "token": d.Str(&u.Token), "as": d.handoffAs(&u.As)}
+			}),
 		})
 	}
 }
@@ -100,39 +90,18 @@ func (d *decoder) handoffAs(dst *map[string]string) decode.Field {
 // unique, tokens long enough, each mapped bot configured and each user id
 // non-empty.
 func (d *decoder) finishHandoff(c *Config) {
-	names, tokens := map[string]int{}, map[string]int{}
+	checkUsers(d, userRules{
+		path: "handoff.users", who: "handoff user",
+		nameRequired: "name is required (who the person is in notices and the audit)",
+		tokenEmpty:   "every handoff user needs a token",
+		tokenMissing: `token is required (give it through ${ENV}, e.g. token: "${HANDOFF_TOKEN_ANA}")`,
+		uniqueTokens: true,
+	}, c.Handoff.Users)
 	for i := range c.Handoff.Users {
 		u := &c.Handoff.Users[i]
 		p := decode.Index("handoff.users", i)
 		if d.IsBad(p) {
 			continue
-		}
-		np := decode.Child(p, "name")
-		switch first, dup := names[u.Name]; {
-		case u.Name == "" && !d.IsBad(np):
-			d.Required(np, "name is required (who the person is in notices and the audit)")
-		case u.Name != "" && !webUserName.MatchString(u.Name):
-			d.Addf(d.LineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.Show(np, u.Name))
-		case dup:
-			d.Addf(d.LineOf(np), np, "duplicate handoff user %s (also handoff.users[%d] at line %d)", d.Show(np, u.Name), first, d.LineOf(decode.Child(decode.Index("handoff.users", first), "name")))
-		default:
-			names[u.Name] = i
-		}
-		tp := decode.Child(p, "token")
-		switch first, dup := tokens[u.Token]; {
-		case u.Token == "" && d.IsBad(tp):
-		case u.Token == "":
-			if r, ok := d.Raw(tp); ok {
-				d.Addf(d.LineOf(tp), tp, "is empty (from %q); every handoff user needs a token", r)
-			} else {
-				d.Required(tp, `token is required (give it through ${ENV}, e.g. token: "${HANDOFF_TOKEN_ANA}")`)
-			}
-		case len(u.Token) < MinWebTokenLength && !d.IsBad(tp):
-			d.Addf(d.LineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
-		case dup:
-			d.Addf(d.LineOf(tp), tp, "the same token as handoff.users[%d]: each person needs their own", first)
-		default:
-			tokens[u.Token] = i
 		}
 		ap := decode.Child(p, "as")
 		if len(u.As) == 0 && !d.IsBad(ap) {

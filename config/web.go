@@ -97,19 +97,9 @@ func (u WebUser) LogValue() slog.Value {
 func (d *decoder) webSection(w *Web) decode.Field {
 	return func(v *yaml.Node, p string) {
 		d.Fields(v, p, map[string]decode.Field{
-			"users": func(v *yaml.Node, up string) {
-				d.List(v, up, "web users", func(item *yaml.Node, ip string) {
-					var u WebUser
-					if d.MappingItem(item, ip) {
-						d.Fields(item, ip, map[string]decode.Field{
-							"name":  d.Str(&u.Name),
-							"role":  d.Str(&u.Role),
-							"token": d.Str(&u.Token),
-						})
-					}
-					w.Users = append(w.Users, u)
-				})
-			},
+			"users": usersField(d, &w.Users, "web users", func(u *WebUser) map[string]decode.Field {
+				return map[string]decode.Field{"name": d.Str(&u.Name), "role": d.Str(&u.Role), "token": d.Str(&u.Token)}
+			}),
 			"trusted_proxies": d.StrList(&w.TrustedProxies),
 			"max_upload":      d.ByteSize(&w.MaxUpload),
 		})
@@ -135,38 +125,20 @@ func (d *decoder) finishWeb(c *Config) {
 			d.Addf(d.LineOf(ip), ip, "bad trusted proxy %s: want an IP address or a CIDR prefix (127.0.0.1, 10.0.0.0/8)", d.Show(ip, p))
 		}
 	}
-	seen := map[string]int{}
+	checkUsers(d, userRules{
+		path: "web.users", who: "web user",
+		nameRequired: "name is required (the user id that access lists name)",
+		tokenEmpty:   "every web user needs a sign-in token",
+		tokenMissing: `token is required (give it through ${ENV}, e.g. token: "${WEB_TOKEN_ANA}")`,
+	}, c.Web.Users)
 	for i := range c.Web.Users {
 		u := &c.Web.Users[i]
 		p := decode.Index("web.users", i)
 		if d.IsBad(p) {
 			continue
 		}
-		np := decode.Child(p, "name")
-		switch first, dup := seen[u.Name]; {
-		case u.Name == "":
-			d.Required(np, "name is required (the user id that access lists name)")
-		case !webUserName.MatchString(u.Name):
-			d.Addf(d.LineOf(np), np, "bad user name %s (letters, digits and . _ @ + -, at most 64, starting with a letter or digit)", d.Show(np, u.Name))
-		case dup:
-			d.Addf(d.LineOf(np), np, "duplicate web user %s (also web.users[%d] at line %d)", d.Show(np, u.Name), first, d.LineOf(decode.Child(decode.Index("web.users", first), "name")))
-		default:
-			seen[u.Name] = i
-		}
 		u.Role = decode.OrDefault(u.Role, RoleUser)
 		d.OneOf(decode.Child(p, "role"), u.Role, "role", RoleUser, RoleAdmin)
-		tp := decode.Child(p, "token")
-		switch {
-		case u.Token == "" && d.IsBad(tp):
-		case u.Token == "":
-			if r, ok := d.Raw(tp); ok {
-				d.Addf(d.LineOf(tp), tp, "is empty (from %q); every web user needs a sign-in token", r)
-			} else {
-				d.Required(tp, `token is required (give it through ${ENV}, e.g. token: "${WEB_TOKEN_ANA}")`)
-			}
-		case len(u.Token) < MinWebTokenLength && !d.IsBad(tp):
-			d.Addf(d.LineOf(tp), tp, "token is too short (at least %d characters; e.g. openssl rand -hex 24)", MinWebTokenLength)
-		}
 	}
 	first := -1
 	for i, b := range c.Bots {
