@@ -13,7 +13,7 @@ import (
 // IMMEDIATE transaction in WAL mode; on PostgreSQL a committed transaction)
 // per inbound message, on each driver.
 func BenchmarkEnqueue(b *testing.B) {
-	eachStoreB(b, benchEnqueue)
+	kit.EachB(b, benchEnqueue)
 }
 
 func benchEnqueue(b *testing.B, s *Store) {
@@ -31,7 +31,7 @@ func benchEnqueue(b *testing.B, s *Store) {
 // BenchmarkEnqueueParallel measures ledger inserts from concurrent
 // conversations competing for the store's single writer connection.
 func BenchmarkEnqueueParallel(b *testing.B) {
-	eachStoreB(b, benchEnqueueParallel)
+	kit.EachB(b, benchEnqueueParallel)
 }
 
 func benchEnqueueParallel(b *testing.B, s *Store) {
@@ -63,7 +63,7 @@ func benchEnqueueParallel(b *testing.B, s *Store) {
 // (seven before they were merged: sub-benchmark "separate"). cpu-µs/op is
 // the process's user+system CPU per message.
 func BenchmarkMessageLifecycle(b *testing.B) {
-	eachStoreB(b, func(b *testing.B, s *Store) {
+	kit.EachB(b, func(b *testing.B, s *Store) {
 		for _, merged := range []bool{true, false} {
 			name := "merged"
 			if !merged {

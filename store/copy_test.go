@@ -16,7 +16,7 @@ import (
 func fillStore(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	useClock(s, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), time.Second)
+	storetest.UseClock(s.db, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), time.Second)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -170,11 +170,11 @@ func dumpStore(t *testing.T, s *Store) string {
 // the copy back to an empty SQLite store reads the same again.
 func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	ctx := context.Background()
-	src := openTestDriver(t, DriverSQLite)
+	src := kit.Open(t, DriverSQLite)
 	fillStore(t, src)
 	want := dumpStore(t, src)
 
-	dst := openTestDriver(t, DriverPostgres)
+	dst := kit.Open(t, DriverPostgres)
 	counts, err := Copy(ctx, src, dst)
 	if err != nil {
 		t.Fatalf("Copy: %v", err)
@@ -229,8 +229,8 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	}
 
 	// And back: PostgreSQL to a new SQLite file.
-	back := openTestDriver(t, DriverSQLite)
-	src2 := openTestDriver(t, DriverPostgres)
+	back := kit.Open(t, DriverSQLite)
+	src2 := kit.Open(t, DriverPostgres)
 	if _, err := Copy(ctx, src, src2); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 // not copied.
 func TestCopyRefusesOtherSchema(t *testing.T) {
 	ctx := context.Background()
-	src := openTestDriver(t, DriverSQLite)
+	src := kit.Open(t, DriverSQLite)
 	old, err := open(ctx, kit.Empty(t, DriverPostgres), storetest.Migrations(t, DriverPostgres)[:5])
 	if err != nil {
 		t.Fatal(err)

@@ -4,18 +4,20 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // TestFeedbackPerAnswerAndPerson: a rating is kept per answer and person,
 // a second click replaces the first (changed only when it differs), the
 // operator view lists the latest first with their conversation, bad
 // arguments are refused, and prune removes old ratings.
-func TestFeedbackPerAnswerAndPerson(t *testing.T) { eachStore(t, testFeedbackPerAnswerAndPerson) }
+func TestFeedbackPerAnswerAndPerson(t *testing.T) { kit.Each(t, testFeedbackPerAnswerAndPerson) }
 
 func testFeedbackPerAnswerAndPerson(t *testing.T, s *Store) {
 	ctx := context.Background()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	useClock(s, start, time.Second)
+	storetest.UseClock(s.db, start, time.Second)
 	conv := newConv(t, s, "slackbot", "C1", "1700.1")
 	rate := func(reply, user string, r Rating) bool {
 		t.Helper()

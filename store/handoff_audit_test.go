@@ -5,18 +5,20 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // TestHandoffAudit: hand-off events are kept with who, what, which
 // conversation, when and from where, listed newest first; bad rows are
 // refused; Prune removes the rows older than the cut-off and keeps the
 // others, on both databases.
-func TestHandoffAudit(t *testing.T) { eachStore(t, testHandoffAudit) }
+func TestHandoffAudit(t *testing.T) { kit.Each(t, testHandoffAudit) }
 
 func testHandoffAudit(t *testing.T, s *Store) {
 	ctx := context.Background()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	clk := useClock(s, start, time.Second)
+	clk := storetest.UseClock(s.db, start, time.Second)
 	key := ConversationKey{Bot: "team", Channel: "C1", Thread: "1700.1"}
 	events := []HandoffEvent{
 		{Action: HandoffAttach, Request: "attach", Person: "ana", UserID: "UANA", ConversationID: "c1", Key: key, Remote: "127.0.0.1:5001"},

@@ -112,7 +112,7 @@ func TestHoldOwner(t *testing.T) {
 	if err := second.Release(); err != nil {
 		t.Fatal(err)
 	}
-	lite := openTestDriver(t, DriverSQLite)
+	lite := kit.Open(t, DriverSQLite)
 	for range 2 {
 		o, err := lite.HoldOwner(ctx)
 		if err != nil || o.Release() != nil {

@@ -39,7 +39,7 @@ func newPruneFixture(t *testing.T, s *Store) *pruneFixture {
 		keep:   map[string][]string{},
 		gone:   map[string][]string{},
 	}
-	f.clk = useClock(s, base, time.Millisecond)
+	f.clk = storetest.UseClock(s.db, base, time.Millisecond)
 	return f
 }
 
@@ -155,7 +155,7 @@ func (f *pruneFixture) ids(t *testing.T, table string) []string {
 // exactly the finished rows older than the cutoff and the conversations left
 // empty, in batches smaller than the backlog.
 func TestPruneKeepsExactlyWhatIsUnfinishedOrRecent(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		f := newPruneFixture(t, s)
 		ctx := context.Background()
 		old, recent := f.old, f.recent
@@ -258,7 +258,7 @@ func TestPruneKeepsExactlyWhatIsUnfinishedOrRecent(t *testing.T) {
 }
 
 func TestPruneArguments(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		if _, err := s.Prune(context.Background(), time.Time{}); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Prune(zero time) = %v, want ErrInvalidArgument", err)
 		}
@@ -302,7 +302,7 @@ func nextRecord(t *testing.T, ch <-chan slog.Record) slog.Record {
 // once with the cutoff now - Retention, logs what it deleted, and returns
 // when its context ends.
 func TestPrunerRunsAtStartLogsCountsAndStops(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		f := newPruneFixture(t, s)
 		c := f.conv(t, f.old, "t", false)
 		f.inbox(t, c, f.old, f.old, false, InboxCompleted)
@@ -342,7 +342,7 @@ func TestPrunerRunsAtStartLogsCountsAndStops(t *testing.T) {
 }
 
 func TestPrunerRetentionOffReturnsAtOnce(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		f := newPruneFixture(t, s)
 		c := f.conv(t, f.old, "t", true)
 		f.inbox(t, c, f.old, f.old, true, InboxCompleted)
@@ -362,7 +362,7 @@ func TestPrunerRetentionOffReturnsAtOnce(t *testing.T) {
 // TestPrunerAlsoGetsTheCutoff: the extra retention hook runs after each
 // prune with the same cutoff, and its failure is logged, not fatal.
 func TestPrunerAlsoGetsTheCutoff(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		f := newPruneFixture(t, s)
 		h := &recordHandler{ch: make(chan slog.Record, 16)}
 		now := f.cutoff.Add(30 * 24 * time.Hour)

@@ -4,14 +4,16 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // TestPruneWebConsole: Prune applies the retention to the web console's
 // rows too (package webstore), in batches, and counts them.
 func TestPruneWebConsole(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		clk := useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Minute)
+		clk := storetest.UseClock(s.db, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Minute)
 		key := ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
 		must := func(err error) {
 			t.Helper()

@@ -9,7 +9,7 @@ import (
 // TestReplicaConfigs: each process's row is replaced by its next record,
 // rows not seen since the cut-off are left out, and a removed one is gone.
 func TestReplicaConfigs(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		t0 := time.UnixMilli(1_700_000_000_000).UTC()
 		for _, rc := range []ReplicaConfig{

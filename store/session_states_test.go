@@ -12,7 +12,7 @@ import (
 // on both databases; a fenced write by a replica that lost the lease is
 // refused and leaves the new holder's state.
 func TestSessionStates(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		if _, err := s.GetSessionState(ctx, "s1"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("GetSessionState of nothing = %v, want ErrNotFound", err)

@@ -38,7 +38,7 @@ func TestConcurrentWritersNeverBusy(t *testing.T) {
 
 // TestConcurrentWritersPostgres: the same load on PostgreSQL.
 func TestConcurrentWritersPostgres(t *testing.T) {
-	concurrentWriters(t, openTestDriver(t, DriverPostgres))
+	concurrentWriters(t, kit.Open(t, DriverPostgres))
 }
 
 // concurrentWriters runs 32 writers at once on s; none may fail.

@@ -15,9 +15,9 @@ import (
 
 func TestApprovalsFlow(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-		useClock(s, start, time.Second)
+		storetest.UseClock(s.db, start, time.Second)
 		a := newConv(t, s, "bot", "C", "A")
 		b := newConv(t, s, "bot", "C", "B")
 		input := []byte(`{"command":"git status"}`)
@@ -100,7 +100,7 @@ func approvalIDs(as []Approval) string {
 
 func TestApprovalDecisionRace(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}); err != nil {
 			t.Fatal(err)
@@ -134,7 +134,7 @@ func TestApprovalDecisionRace(t *testing.T) {
 
 func TestApprovalErrors(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}); err != nil {
 			t.Fatal(err)

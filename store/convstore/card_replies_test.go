@@ -16,7 +16,7 @@ import (
 func TestMigration0012FindsOldCards(t *testing.T) {
 	ctx := context.Background()
 	db := kit.Empty(t, sqldb.DriverSQLite)
-	old, err := open(ctx, db, storetest.Migrations(t, sqldb.DriverSQLite)[:11])
+	old, err := kit.OpenDB(ctx, db, storetest.Migrations(t, sqldb.DriverSQLite)[:11])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestMigration0012FindsOldCards(t *testing.T) {
 	if err := old.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := open(ctx, db, nil)
+	s, err := kit.OpenDB(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestMigration0012FindsOldCards(t *testing.T) {
 // TestInboxReplyTo: the quoted message's id and text are kept with a
 // ledger message.
 func TestInboxReplyTo(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		conv := newConv(t, s, "phone", "15550001111@s.whatsapp.net", "")
 		m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "IN1", UserID: "+1555", Text: "1", ReplyTo: "3EB0CARD", Quoted: "the card"})

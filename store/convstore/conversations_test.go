@@ -12,9 +12,9 @@ import (
 
 func TestGetOrCreateConversation(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		useClock(s, start, time.Second)
+		storetest.UseClock(s.db, start, time.Second)
 		key := ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"}
 
 		c, created, err := s.GetOrCreateConversation(ctx, key, "coder", "U1")
@@ -58,7 +58,7 @@ func TestGetOrCreateConversation(t *testing.T) {
 }
 
 func TestGetOrCreateConversationInvalid(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		tests := []struct {
 			name  string
 			key   ConversationKey
@@ -78,7 +78,7 @@ func TestGetOrCreateConversationInvalid(t *testing.T) {
 }
 
 func TestGetOrCreateConversationConcurrent(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		const n = 12
 		key := ConversationKey{Bot: "b", Channel: "C", Thread: "T"}
 		ids := make([]string, n)
@@ -116,9 +116,9 @@ func TestGetOrCreateConversationConcurrent(t *testing.T) {
 
 func TestConversationSettings(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		useClock(s, start, time.Minute)
+		storetest.UseClock(s.db, start, time.Minute)
 		c := newConv(t, s, "b", "C", "T")
 
 		setters := []struct {
@@ -174,8 +174,8 @@ func TestConversationSettings(t *testing.T) {
 
 func TestListConversations(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
-		useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Second)
+	kit.Each(t, func(t *testing.T, s *Store) {
+		storetest.UseClock(s.db, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Second)
 		if list, err := s.ListConversations(ctx); err != nil || len(list) != 0 {
 			t.Fatalf("empty store: %v, %v", list, err)
 		}

@@ -11,9 +11,9 @@ import (
 
 func TestGrantsFlow(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-		useClock(s, start, time.Second)
+		storetest.UseClock(s.db, start, time.Second)
 		a := newConv(t, s, "bot", "C", "A")
 		b := newConv(t, s, "bot", "C", "B")
 
@@ -75,7 +75,7 @@ func TestGrantsFlow(t *testing.T) {
 
 func TestAddGrantsRejects(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot", "C", "A")
 		_, err := s.AddGrants(ctx, "no-such-conversation", []Grant{{Tool: "Bash"}})
 		storetest.WantErrIs(t, "unknown conversation", err, sqldb.ErrNotFound)
@@ -96,7 +96,7 @@ func TestGrantsSurviveReopen(t *testing.T) {
 
 func testGrantsSurviveReopen(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	s, err := open(ctx, db, nil)
+	s, err := kit.OpenDB(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func testGrantsSurviveReopen(t *testing.T, db storetest.DB) {
 	if err := s.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = open(ctx, db, nil)
+	s, err = kit.OpenDB(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func testGrantsSurviveReopen(t *testing.T, db storetest.DB) {
 
 func TestIsParticipant(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot", "C", "A")
 		b := newConv(t, s, "bot", "C", "B")
 		add := func(conv Conversation, msgID, user, text string) InboxMessage {

@@ -16,7 +16,7 @@ import (
 
 func TestEnqueueDedupeConcurrent(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 
 		const same = 16 // callers racing with the same (bot, msg id)
@@ -78,9 +78,9 @@ func TestEnqueueDedupeConcurrent(t *testing.T) {
 
 func TestEnqueue(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-		useClock(s, now, 0)
+		storetest.UseClock(s.db, now, 0)
 		conv := newConv(t, s, "bot", "C", "T")
 		files := []byte(`[{"name":"a.png","url":"https://example.invalid/a.png"}]`)
 
@@ -129,7 +129,7 @@ func TestEnqueue(t *testing.T) {
 }
 
 func TestEnqueueInvalid(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		existing := enqueue(t, s, conv, "p0")
 		tests := []struct {
@@ -189,7 +189,7 @@ var allowedMoves = map[[2]InboxState]bool{
 
 func TestMarkInboxTransitions(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		for _, from := range allInboxStates {
 			for _, to := range allInboxStates {
@@ -238,7 +238,7 @@ func TestMarkInboxTransitions(t *testing.T) {
 
 func TestMarkInboxInvalid(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		m := enqueue(t, s, newConv(t, s, "bot", "C", "T"), "p")
 		storetest.WantErrIs(t, "unknown state", s.MarkInbox(ctx, m.ID, "delivered", ""), sqldb.ErrInvalidArgument)
 		storetest.WantErrIs(t, "empty state", s.MarkInbox(ctx, m.ID, "", ""), sqldb.ErrInvalidArgument)
@@ -251,7 +251,7 @@ func TestMarkInboxInvalid(t *testing.T) {
 
 func TestResetForRedelivery(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot", "C", "A")
 		b := newConv(t, s, "bot", "C", "B")
 		c := newConv(t, s, "bot", "C", "C")
@@ -362,8 +362,8 @@ func TestResetForRedelivery(t *testing.T) {
 
 func TestPendingInboxOrderWithinOneMillisecond(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
-		useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0) // every row gets the same timestamp
+	kit.Each(t, func(t *testing.T, s *Store) {
+		storetest.UseClock(s.db, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0) // every row gets the same timestamp
 		conv := newConv(t, s, "bot", "C", "T")
 		var want []string
 		for i := range 40 {
@@ -391,7 +391,7 @@ func TestPendingInboxOrderWithinOneMillisecond(t *testing.T) {
 // bot's message, never the other bot's (the read-back is keyed by bot and message id).
 func TestEnqueueSameMsgIDOtherBot(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot-a", "C", "T")
 		b := newConv(t, s, "bot-b", "C", "T")
 		enqueue := func(conv Conversation, text string) (InboxMessage, bool) {

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
 func TestOperatorQueries(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
-		clk := useClock(s, time.Date(2026, 5, 6, 23, 0, 0, 0, time.UTC), time.Minute)
+	kit.Each(t, func(t *testing.T, s *Store) {
+		clk := storetest.UseClock(s.db, time.Date(2026, 5, 6, 23, 0, 0, 0, time.UTC), time.Minute)
 		slackConv := newConv(t, s, "slack", "C1", "T1")
 		discordConv := newConv(t, s, "discord", "D1", "")
 

@@ -14,7 +14,7 @@ import (
 // empty origin is a person's; an unknown origin is refused.
 func TestInboxOrigin(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		person, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p1", UserID: "U1", Text: "!mode plan"})
 		if err != nil || person.Origin != OriginPerson || person.ScheduleID != 0 {
@@ -57,7 +57,7 @@ func TestMigration0010MarksScheduledRuns(t *testing.T) {
 
 func testMigration0010MarksScheduledRuns(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	old, err := open(ctx, db, storetest.Migrations(t, db.Driver)[:8])
+	old, err := kit.OpenDB(ctx, db, storetest.Migrations(t, db.Driver)[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func testMigration0010MarksScheduledRuns(t *testing.T, db storetest.DB) {
 	if err := old.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := open(ctx, db, nil)
+	s, err := kit.OpenDB(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func outboxIDs(ms []OutboxMessage) []string {
 
 func TestOutboxFlow(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot", "C", "A")
 		b := newConv(t, s, "bot", "C", "B")
 
@@ -73,7 +73,7 @@ func TestOutboxFlow(t *testing.T) {
 
 		// r2 fails and is retried (no limit on attempts: the caller gives up),
 		// then is given up.
-		clock := useClock(s, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Second)
+		clock := storetest.UseClock(s.db, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Second)
 		first := clock.Time().Add(time.Second)
 		for i := 1; i <= 8; i++ {
 			got, err := s.MarkOutboxRetry(ctx, r2.ID, fmt.Sprint("error ", i))
@@ -109,7 +109,7 @@ func TestOutboxFlow(t *testing.T) {
 
 func TestOutboxErrors(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		r, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: conv.ID, Text: "x"})
 		if err != nil {
@@ -144,7 +144,7 @@ func TestOutboxErrors(t *testing.T) {
 // at all when any part is refused.
 func TestEndTurn(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "bot", "C", "A")
 		b := newConv(t, s, "bot", "C", "B")
 
@@ -182,8 +182,8 @@ func TestEndTurn(t *testing.T) {
 // time, and the replies given up since the time asked for.
 func TestOutboxSummary(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
-		clock := useClock(s, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Minute)
+	kit.Each(t, func(t *testing.T, s *Store) {
+		clock := storetest.UseClock(s.db, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Minute)
 		a := newConv(t, s, "alpha", "C", "A")
 		b := newConv(t, s, "beta", "C", "B")
 		add := func(c Conversation) OutboxMessage {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
@@ -31,9 +32,9 @@ func TestSummarize(t *testing.T) {
 
 func TestListSessions(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
-		useClock(s, start, 0)
+		storetest.UseClock(s.db, start, 0)
 		mk := func(channel, thread, session string) Conversation {
 			t.Helper()
 			c := newConv(t, s, "bot", channel, thread)
@@ -47,20 +48,20 @@ func TestListSessions(t *testing.T) {
 		newer := mk("C1", "t2", "bbbb2222-0000-0000-0000-000000000000")
 		silent := mk("C1", "t3", "cccc3333-0000-0000-0000-000000000000") // never had a message
 		other := mk("C2", "t1", "dddd4444-0000-0000-0000-000000000000")  // another channel
-		useClock(s, start.Add(time.Minute), 0)
+		storetest.UseClock(s.db, start.Add(time.Minute), 0)
 		for _, c := range []Conversation{older, other} {
 			if err := s.NoteActivity(ctx, c.ID, "first prompt of "+c.Key.Thread+"\nsecond line"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		useClock(s, start.Add(2*time.Minute), 0)
+		storetest.UseClock(s.db, start.Add(2*time.Minute), 0)
 		if err := s.NoteActivity(ctx, newer.ID, "newer prompt"); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.NoteActivity(ctx, older.ID, "a later message does not replace the summary"); err != nil {
 			t.Fatal(err)
 		}
-		useClock(s, start.Add(3*time.Minute), 0)
+		storetest.UseClock(s.db, start.Add(3*time.Minute), 0)
 		if err := s.NoteActivity(ctx, newer.ID, "again"); err != nil { // newer is the most recent
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestListSessions(t *testing.T) {
 
 func TestMoveAndResetSession(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		from := newConv(t, s, "bot", "C1", "old")
 		to := newConv(t, s, "bot", "C1", "new")
 		const sid, fresh = "11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"

@@ -11,7 +11,7 @@ import (
 // bot: 100,000 usage rows of 100 users over 30 days. A message that goes to
 // the agent runs at most six of them (three windows, per user and total).
 func BenchmarkSpend(b *testing.B) {
-	eachStoreB(b, benchSpend)
+	kit.EachB(b, benchSpend)
 }
 
 func benchSpend(b *testing.B, s *Store) {

@@ -12,15 +12,15 @@ import (
 
 func TestSpendByBotUserAndWindow(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
-		useClock(s, start, 0)
+		storetest.UseClock(s.db, start, 0)
 		a1 := newConv(t, s, "a", "C1", "t1")
 		a2 := newConv(t, s, "a", "C2", "t2")
 		b1 := newConv(t, s, "b", "C1", "t1")
 		add := func(conv Conversation, user string, cost float64, at time.Time) {
 			t.Helper()
-			useClock(s, at, 0)
+			storetest.UseClock(s.db, at, 0)
 			if err := s.AddUsage(ctx, Usage{ConversationID: conv.ID, SessionID: "s", UserID: user, CostUSD: cost}); err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestMigration0008FillsUsageBot(t *testing.T) {
 
 func testMigration0008FillsUsageBot(t *testing.T, db storetest.DB) {
 	ctx := context.Background()
-	old, err := open(ctx, db, storetest.Migrations(t, db.Driver)[:7])
+	old, err := kit.OpenDB(ctx, db, storetest.Migrations(t, db.Driver)[:7])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func testMigration0008FillsUsageBot(t *testing.T, db storetest.DB) {
 	if err := old.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := open(ctx, db, nil)
+	s, err := kit.OpenDB(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 // not a schedule's prompt and not an empty message (an image alone).
 func TestConversationTitle(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "slack", "C1", "T1")
 		if got, err := s.ConversationTitle(ctx, conv.ID); err != nil || got != "" {
 			t.Fatalf("title of an empty conversation = %q, %v; want \"\"", got, err)

@@ -14,20 +14,20 @@ import (
 // again, and its conversation's activity is left as it was.
 func TestMarkSent(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		useClock(s, start, 0)
+		storetest.UseClock(s.db, start, 0)
 		conv := newConv(t, s, "bot", "C", "T")
 		first, second := enqueue(t, s, conv, "m1"), enqueue(t, s, conv, "m2")
 
-		useClock(s, start.Add(time.Minute), 0)
+		storetest.UseClock(s.db, start.Add(time.Minute), 0)
 		if err := s.MarkSent(ctx, first.ID, "fix the build\nplease"); err != nil {
 			t.Fatalf("MarkSent: %v", err)
 		}
 		if err := s.MarkSent(ctx, first.ID, "fix the build"); err != nil {
 			t.Errorf("MarkSent again: %v, want a no-op", err)
 		}
-		useClock(s, start.Add(2*time.Minute), 0)
+		storetest.UseClock(s.db, start.Add(2*time.Minute), 0)
 		if err := s.MarkSent(ctx, second.ID, "and the tests"); err != nil {
 			t.Fatalf("MarkSent: %v", err)
 		}
@@ -47,7 +47,7 @@ func TestMarkSent(t *testing.T) {
 		if err := s.MarkInbox(ctx, first.ID, InboxCompleted, ""); err != nil {
 			t.Fatal(err)
 		}
-		useClock(s, start.Add(3*time.Minute), 0)
+		storetest.UseClock(s.db, start.Add(3*time.Minute), 0)
 		storetest.WantErrIs(t, "MarkSent of a completed message", s.MarkSent(ctx, first.ID, "again"), ErrBadTransition)
 		if c, _ := s.ConversationByID(ctx, conv.ID); !c.LastActiveAt.Equal(start.Add(2 * time.Minute)) {
 			t.Errorf("a refused MarkSent noted activity at %v", c.LastActiveAt)
@@ -61,7 +61,7 @@ func TestMarkSent(t *testing.T) {
 // already final is left as it is.
 func TestEndTurnFinishesMessages(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a, b := newConv(t, s, "bot", "C", "A"), newConv(t, s, "bot", "C", "B")
 		m1, m2, m3 := enqueue(t, s, a, "m1"), enqueue(t, s, a, "m2"), enqueue(t, s, a, "m3")
 		for _, m := range []InboxMessage{m1, m2, m3} {

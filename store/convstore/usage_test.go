@@ -11,7 +11,7 @@ import (
 
 func TestUsageTotals(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		a := newConv(t, s, "team", "C", "A")
 		b := newConv(t, s, "team", "C", "B")
 		other := newConv(t, s, "phone", "chat", "")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/store/convstore"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
@@ -211,7 +212,7 @@ func TestLeaseFencedWrite(t *testing.T) {
 		ctx := context.Background()
 		rs := replicas(t, driver, 2)
 		a, b := rs[0], rs[1]
-		conv := newConv(t, a, "team", "C1", "T1")
+		conv := storetest.NewConv(t, convstore.New(a.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 		res := "conversation:" + conv.ID
 		la, err := a.AcquireLease(ctx, res, "a", 200*time.Millisecond)
 		if err != nil {
@@ -243,7 +244,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	ctx := context.Background()
 	rs := replicas(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
-	conv := newConv(t, a, "team", "C1", "T1")
+	conv := storetest.NewConv(t, convstore.New(a.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 	res := "conversation:" + conv.ID
 	la, err := a.AcquireLease(ctx, res, "a", 100*time.Millisecond)
 	if err != nil {
@@ -343,7 +344,7 @@ func TestLeaseReleaseHandover(t *testing.T) {
 // another token; re-acquiring continues a live tenure and starts a new
 // one after an expiry.
 func TestLeaseRenew(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Coordinator) {
+	kit.Each(t, func(t *testing.T, s *Coordinator) {
 		ctx := context.Background()
 		la, err := s.AcquireLease(ctx, "conversation:1", "a", time.Minute)
 		if err != nil {
@@ -419,7 +420,7 @@ func TestLeaseDatabaseClock(t *testing.T) {
 // TestLeaseArguments: empty names and lease times under a millisecond are
 // refused.
 func TestLeaseArguments(t *testing.T) {
-	s := openTest(t)
+	s := kit.Open(t, sqldb.DriverSQLite)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		resource, owner string

@@ -55,7 +55,7 @@ func notify(t *testing.T, s *Coordinator, channel, payload string) {
 // order, and only its own channel's; the channels close when the context
 // ends; bad names and payloads are refused.
 func TestNotifyListen(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Coordinator) {
+	kit.Each(t, func(t *testing.T, s *Coordinator) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var chans []<-chan string
@@ -157,7 +157,7 @@ func TestListenReconnects(t *testing.T) {
 // behind gets Resync in place of the ones dropped, then the newer ones;
 // Notify never waits for it.
 func TestListenSlowReader(t *testing.T) {
-	s := openTest(t)
+	s := kit.Open(t, sqldb.DriverSQLite)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch, err := s.Listen(ctx, "replica:a")

@@ -15,9 +15,9 @@ func cfgSchedule(name, cron, prompt string) Schedule {
 }
 
 func TestSyncConfigSchedules(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		clock := useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0)
+		clock := storetest.UseClock(s.db, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0)
 
 		a, u, r, err := s.SyncConfigSchedules(ctx, []Schedule{cfgSchedule("standup", "0 9 * * *", "summarise"), cfgSchedule("nightly", "@daily", "check")})
 		if err != nil || a != 2 || u != 0 || r != 0 {
@@ -66,9 +66,9 @@ func TestSyncConfigSchedules(t *testing.T) {
 }
 
 func TestChatSchedules(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		conv := newConv(t, s, "team", "C1", "111.222")
+		conv := storetest.NewConv(t, convstore.New(s.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "111.222"})
 		add := func(name string, src ScheduleSource, key convstore.ConversationKey, convID string) Schedule {
 			t.Helper()
 			sc, err := s.AddSchedule(ctx, Schedule{Source: src, Name: name, Key: key, Cron: "0 9 * * *", Prompt: "p " + name,

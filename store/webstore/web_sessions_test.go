@@ -17,7 +17,7 @@ import (
 // and of changed tokens only.
 func TestWebSessions(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 		add := func(id, user, fp string, created time.Time, life time.Duration) {
 			t.Helper()

@@ -11,7 +11,7 @@ import (
 )
 
 func TestWebMessages(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
 		other := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t2"}
@@ -90,10 +90,10 @@ func TestWebMessages(t *testing.T) {
 }
 
 func TestWebUploadsAndPrune(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		clk := useClock(s, start, time.Minute)
+		clk := storetest.UseClock(s.db, start, time.Minute)
 		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
 		if err := s.AddWebUpload(ctx, WebUpload{ID: "f1", Key: key, Name: "a.png", MimeType: "image/png", Data: []byte{1, 2, 3}}); err != nil {
 			t.Fatal(err)

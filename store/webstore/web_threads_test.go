@@ -23,7 +23,7 @@ func threadIDs(ts []WebThread) []string {
 // sharing by role, search over titles and messages (SQLite's FTS4 table or
 // PostgreSQL's full-text index; edits and deletions reindexed) and deletion
 // with its tombstone.
-func TestWebThreadManagement(t *testing.T) { eachStore(t, testWebThreadManagement) }
+func TestWebThreadManagement(t *testing.T) { kit.Each(t, testWebThreadManagement) }
 
 func testWebThreadManagement(t *testing.T, s *Store) {
 	ctx := context.Background()
@@ -182,7 +182,7 @@ func testWebThreadManagement(t *testing.T, s *Store) {
 // words — at punctuation, paths and underscores included — and match a
 // typed word as the start of one, in any case.
 func TestWebThreadSearchWords(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		for i, text := range []string{
 			"see config/example.yaml and docs/postgres.md",

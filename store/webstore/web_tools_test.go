@@ -15,9 +15,9 @@ import (
 // result (a result without its call is ignored, text beyond 256 KiB cut),
 // only in its own conversation; Prune removes old calls in batches.
 func TestWebToolsAndPrune(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		clk := useClock(s, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Minute)
+		clk := storetest.UseClock(s.db, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Minute)
 		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
 		must := func(err error) {
 			t.Helper()

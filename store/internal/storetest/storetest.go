@@ -2,13 +2,15 @@
 // test runs on SQLite and on PostgreSQL (a throwaway server from pgtest,
 // one per test process), each test on a fresh database.
 //
-// A test package holds one Kit and runs it from TestMain:
+// A test package holds one Kit of its store type, made from a database
+// by the package's New, and runs it from TestMain:
 //
-//	var kit storetest.Kit
+//	var kit = storetest.Kit[*Store]{New: New}
 //
 //	func TestMain(m *testing.M) { os.Exit(kit.Run(m)) }
 //
-// and opens databases with kit.Each, kit.Open, kit.Fresh or kit.Empty.
+// and opens stores with kit.Each and kit.Open, databases with kit.Fresh
+// and kit.Empty.
 // Without PostgreSQL the postgres subtests are skipped, or fail under CI
 // (pgtest.Require).
 package storetest
@@ -34,10 +36,14 @@ import (
 // test's fresh database copies.
 const templateDB = "bridge_template"
 
-// Kit is a test process's PostgreSQL server, started by Run. The zero
-// value is ready for Run; its methods are safe for concurrent use once Run
-// started the tests.
-type Kit struct {
+// Kit is a test process's PostgreSQL server, started by Run, and the
+// stores of type S it opens on fresh databases. A Kit with New set is
+// ready for Run; its methods are safe for concurrent use once Run started
+// the tests.
+type Kit[S any] struct {
+	// New makes the package's store on an open database (its New).
+	New func(*sqldb.DB) S
+
 	srv *pgtest.Server // nil when PostgreSQL is not installed; err says why
 	err error
 }
@@ -46,7 +52,7 @@ type Kit struct {
 // schema, runs the tests, stops the server and checks for leaked
 // goroutines; it returns the exit code. PGTEST_DURABLE=1 keeps fsync on
 // (for benchmarks comparing with SQLite's synchronous=FULL).
-func (k *Kit) Run(m *testing.M) int {
+func (k *Kit[S]) Run(m *testing.M) int {
 	ctx := context.Background()
 	k.srv, k.err = pgtest.Start(ctx, pgtest.Options{Durable: os.Getenv("PGTEST_DURABLE") == "1"})
 	if k.err == nil {
@@ -84,8 +90,9 @@ func migrateTemplate(ctx context.Context, srv *pgtest.Server) error {
 func Drivers() []string { return []string{sqldb.DriverSQLite, sqldb.DriverPostgres} }
 
 // Each runs f once per driver, as subtests "sqlite" and "postgres", each
-// with a fresh database at the newest schema (closed when f's test ends).
-func (k *Kit) Each(t *testing.T, f func(t *testing.T, db *sqldb.DB)) {
+// with a store on a fresh database at the newest schema (closed when f's
+// test ends).
+func (k *Kit[S]) Each(t *testing.T, f func(t *testing.T, s S)) {
 	t.Helper()
 	for _, d := range Drivers() {
 		t.Run(d, func(t *testing.T) { f(t, k.Open(t, d)) })
@@ -93,16 +100,16 @@ func (k *Kit) Each(t *testing.T, f func(t *testing.T, db *sqldb.DB)) {
 }
 
 // EachB is Each for benchmarks.
-func (k *Kit) EachB(b *testing.B, f func(b *testing.B, db *sqldb.DB)) {
+func (k *Kit[S]) EachB(b *testing.B, f func(b *testing.B, s S)) {
 	b.Helper()
 	for _, d := range Drivers() {
 		b.Run(d, func(b *testing.B) { f(b, k.Open(b, d)) })
 	}
 }
 
-// Open opens a fresh database of driver at the newest schema and closes it
-// at the end of the test.
-func (k *Kit) Open(t testing.TB, driver string) *sqldb.DB {
+// Open opens a store on a fresh database of driver at the newest schema
+// and closes the database at the end of the test.
+func (k *Kit[S]) Open(t testing.TB, driver string) S {
 	t.Helper()
 	db, err := k.Fresh(t, driver).Open(context.Background(), nil)
 	if err != nil {
@@ -113,7 +120,19 @@ func (k *Kit) Open(t testing.TB, driver string) *sqldb.DB {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return db
+	return k.New(db)
+}
+
+// OpenDB opens a store on db migrated with ms (nil: every embedded
+// migration of its driver), for tests that open, close and reopen one
+// database. The caller closes it.
+func (k *Kit[S]) OpenDB(ctx context.Context, db DB, ms []migrations.Migration) (S, error) {
+	d, err := db.Open(ctx, ms)
+	if err != nil {
+		var zero S
+		return zero, err
+	}
+	return k.New(d), nil
 }
 
 // DB is a database of one driver, for tests that open, close and reopen
@@ -123,7 +142,7 @@ type DB struct {
 }
 
 // Empty returns a new empty database of driver.
-func (k *Kit) Empty(t testing.TB, driver string) DB {
+func (k *Kit[S]) Empty(t testing.TB, driver string) DB {
 	t.Helper()
 	if driver == sqldb.DriverPostgres {
 		return DB{driver, pgtest.Require(t, k.srv, k.err).NewDatabase(t, "")}
@@ -134,7 +153,7 @@ func (k *Kit) Empty(t testing.TB, driver string) DB {
 // Fresh returns a new database of driver that opens at the newest schema
 // without migrating (PostgreSQL: a copy of the template; SQLite: a new
 // file, migrated when opened).
-func (k *Kit) Fresh(t testing.TB, driver string) DB {
+func (k *Kit[S]) Fresh(t testing.TB, driver string) DB {
 	t.Helper()
 	if driver == sqldb.DriverPostgres {
 		return DB{driver, pgtest.Require(t, k.srv, k.err).NewDatabase(t, templateDB)}
