@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -211,10 +212,12 @@ func (r *Replica) leaseOf(id string) (store.Lease, bool) {
 
 // signal is a payload on Channel.
 type signal struct {
-	Conv     string `json:"c,omitempty"` // work for this conversation's holder
-	Action   *click `json:"a,omitempty"` // a click
-	Released bool   `json:"r,omitempty"` // a replica handed its leases over: poll
-	From     string `json:"f"`
+	Conv     string                `json:"c,omitempty"`  // work for this conversation's holder
+	Action   *click                `json:"a,omitempty"`  // a click
+	Resume   *core.SessionRelease  `json:"rs,omitempty"` // a !resume asks Conv's holder for its session (resume.go)
+	Resumed  *core.SessionReleased `json:"rd,omitempty"` // the answer, for Conv's holder
+	Released bool                  `json:"r,omitempty"`  // a replica handed its leases over: poll
+	From     string                `json:"f"`
 }
 
 // click is a bridges.Action in a signal. Its Reply (a private answer
@@ -238,12 +241,17 @@ func (r *Replica) Forward(ctx context.Context, id string, a *bridges.Action) {
 }
 
 func (r *Replica) notify(ctx context.Context, s signal) {
-	s.From = r.id
-	b, err := json.Marshal(s)
-	if err == nil {
-		err = r.st.Notify(ctx, Channel, string(b))
-	}
-	if err != nil {
+	if err := r.send(ctx, s); err != nil {
 		r.log.Warn("signal other replicas", "conversation", s.Conv, "err", err)
 	}
+}
+
+// send signals s to the other replicas.
+func (r *Replica) send(ctx context.Context, s signal) error {
+	s.From = r.id
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode a signal: %w", err)
+	}
+	return r.st.Notify(ctx, Channel, string(b))
 }

@@ -67,6 +67,10 @@ func (r *Replica) onSignal(ctx context.Context, c Core, p string) {
 		if _, ok := r.leaseOf(s.Conv); !ok {
 			return // not ours: its holder acts, or the poll finds it unheld
 		}
+		if s.Resume != nil || s.Resumed != nil {
+			r.onResume(ctx, c, s)
+			return
+		}
 		if s.Action != nil {
 			a := s.Action
 			if err := c.HandleForwardedAction(ctx, bridges.Action{Key: a.Key, CardID: a.CardID, Choice: a.Choice,
