@@ -75,6 +75,9 @@ type Replica struct {
 	ready    chan struct{} // closed once Run listens for signals
 	stopping atomic.Bool   // a graceful stop began: take no new conversation (Stopping)
 
+	replies  replies        // the Reply of clicks forwarded from here (replies.go)
+	replying sync.WaitGroup // private answers being sent; Run waits for them
+
 	mu   sync.Mutex
 	held map[string]*held // by conversation id
 }
@@ -216,18 +219,21 @@ type signal struct {
 	Action   *click                `json:"a,omitempty"`  // a click
 	Resume   *core.SessionRelease  `json:"rs,omitempty"` // a !resume asks Conv's holder for its session (resume.go)
 	Resumed  *core.SessionReleased `json:"rd,omitempty"` // the answer, for Conv's holder
+	Reply    *privateReply         `json:"p,omitempty"`  // a private answer to a forwarded click (replies.go)
 	Released bool                  `json:"r,omitempty"`  // a replica handed its leases over: poll
 	From     string                `json:"f"`
 }
 
 // click is a bridges.Action in a signal. Its Reply (a private answer
-// through the receiving replica's connection) does not travel.
+// through the receiving replica's connection) stays there, named by a
+// token (replies.go).
 type click struct {
 	Key      bridges.ConversationKey `json:"k"`
 	CardID   string                  `json:"id"`
 	Choice   string                  `json:"ch"`
 	UserID   string                  `json:"u"`
 	UserName string                  `json:"n,omitempty"`
+	Reply    string                  `json:"rp,omitempty"` // the token of the kept Reply
 }
 
 // Forward implements core.Ownership: it signals the holder of id. A lost
@@ -236,6 +242,9 @@ func (r *Replica) Forward(ctx context.Context, id string, a *bridges.Action) {
 	s := signal{Conv: id}
 	if a != nil {
 		s.Action = &click{Key: a.Key, CardID: a.CardID, Choice: a.Choice, UserID: a.UserID, UserName: a.UserName}
+		if a.Reply != nil {
+			s.Action.Reply = r.replies.keep(a.Reply, time.Now())
+		}
 	}
 	r.notify(ctx, s)
 }
