@@ -12,7 +12,8 @@ import (
 )
 
 // startWebReplicas starts two replicas with the web console (webBots) on
-// one PostgreSQL database, each with a data_dir of its own, and returns
+// one PostgreSQL database, each with a data_dir of its own holding the
+// same cookie signing key (as scaling.md tells operators), and returns
 // their processes.
 func startWebReplicas(t *testing.T) (agentBridge, [2]*bridgeProc) {
 	t.Helper()
@@ -21,8 +22,30 @@ func startWebReplicas(t *testing.T) (agentBridge, [2]*bridgeProc) {
 	po := profileOptions{maxLive: 4, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: 30s }\n", srv.URL(db))}
 	ab := startAgentBridgeWith(t, po, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken)
-	b := startBridge(t, t.TempDir(), ab.cfg, ab.env...) // a data_dir of its own
+	dirB := t.TempDir() // a data_dir of its own, with A's signing key
+	key, err := os.ReadFile(filepath.Join(ab.dir, "data", "web-session.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dirB, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirB, "data", "web-session.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := startBridge(t, dirB, ab.cfg, ab.env...)
 	return ab, [2]*bridgeProc{ab.bridge, b}
+}
+
+// on is w's session on another replica (base http://host:port): the same
+// cookies, sent there as a load balancer would.
+func (w *webClient) on(base string) *webClient {
+	w.t.Helper()
+	o := &webClient{t: w.t, base: base, c: &http.Client{Jar: w.c.Jar, Timeout: w.c.Timeout}}
+	if path, _ := o.get("/"); path != "/" {
+		w.t.Fatalf("the session of %s is not valid on %s: GET / ended at %s", w.base, base, path)
+	}
+	return o
 }
 
 // heldConversations asks a replica's /healthz how many conversations it
@@ -62,7 +85,8 @@ func waitTyping(t *testing.T, s *webStream, on bool, timeout time.Duration) {
 }
 
 // TestWebReplicasLiveUpdates: two replicas, one PostgreSQL, the web
-// console on both. Ana's conversation is run by replica B (she started it
+// console on both, ana signed in once (the replicas share the signing
+// key). Ana's conversation is run by replica B (she started it
 // there); her page on replica A follows it live: the turn running, the
 // streamed answer with its cost, a permission card and its closing — all
 // produced on B — reach A's event stream without a reload, and what she
@@ -71,7 +95,7 @@ func TestWebReplicasLiveUpdates(t *testing.T) {
 	t.Parallel()
 	ab, procs := startWebReplicas(t)
 	onA := webSignIn(t, "http://"+procs[0].addr+"/signin#token="+anaWebToken)
-	onB := webSignIn(t, "http://"+procs[1].addr+"/signin#token="+anaWebToken)
+	onB := onA.on("http://" + procs[1].addr) // one sign-in serves both replicas
 
 	onB.newChat()
 	streamB := onB.events()
