@@ -173,6 +173,11 @@ func (c cmdConv) Resume(ctx context.Context, target store.SessionInfo, by comman
 		summary, err := old.releaseSession(ctx, sessionID, to, who)
 		old.core.replyTo(to, func(ctx context.Context, cv *conversation) { cv.adoptSession(ctx, sessionID, summary, err) })
 	})
+	if errors.Is(err, ErrHeldElsewhere) { // another replica runs it (resume_remote.go)
+		if asked, rerr := cv.resumeRemote(ctx, target, who); asked {
+			err = rerr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,7 @@ const (
 	timerStatus                    // show the working indicator (status_delay)
 	timerProgress                  // post a progress line of a long turn (stream.go)
 	timerDisk                      // retry the writes a full disk refused (delivery.Journal)
+	timerResume                    // stop waiting for another replica's answer to !resume (id = session id)
 )
 
 type timerKey struct {
@@ -150,6 +151,7 @@ type conversation struct {
 	stopping           bool               // !stop asked for an interrupt
 	statusShown        bool               // the working indicator is on (see pacing.go)
 	resuming           bool               // !resume waits for the session's conversation: send nothing meanwhile
+	awaitedSession     string             // !resume waits for another replica's answer about this session (resume_remote.go)
 	restartAfterTurn   bool               // a setting needs a new process once the turn ends
 	replace            reload.Replacement // a reload changed the profile: replace the agent when idle
 	bypassRefusalShown bool               // told that a stored bypassPermissions is not applied
@@ -311,6 +313,8 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 			cv.outbox.Flush(ctx)
 			cv.deliverPending(ctx)
 		}
+	case timerResume:
+		cv.resumeTimedOut(ctx, v.id)
 	case timerRetire:
 		if cv.idle() && cv.core.retire(cv) {
 			cv.log.Debug("conversation worker retired")

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -73,6 +74,9 @@ type Replica struct {
 
 	ready    chan struct{} // closed once Run listens for signals
 	stopping atomic.Bool   // a graceful stop began: take no new conversation (Stopping)
+
+	replies  replies        // the Reply of clicks forwarded from here (replies.go)
+	replying sync.WaitGroup // private answers being sent; Run waits for them
 
 	mu   sync.Mutex
 	held map[string]*held // by conversation id
@@ -211,20 +215,25 @@ func (r *Replica) leaseOf(id string) (store.Lease, bool) {
 
 // signal is a payload on Channel.
 type signal struct {
-	Conv     string `json:"c,omitempty"` // work for this conversation's holder
-	Action   *click `json:"a,omitempty"` // a click
-	Released bool   `json:"r,omitempty"` // a replica handed its leases over: poll
-	From     string `json:"f"`
+	Conv     string                `json:"c,omitempty"`  // work for this conversation's holder
+	Action   *click                `json:"a,omitempty"`  // a click
+	Resume   *core.SessionRelease  `json:"rs,omitempty"` // a !resume asks Conv's holder for its session (resume.go)
+	Resumed  *core.SessionReleased `json:"rd,omitempty"` // the answer, for Conv's holder
+	Reply    *privateReply         `json:"p,omitempty"`  // a private answer to a forwarded click (replies.go)
+	Released bool                  `json:"r,omitempty"`  // a replica handed its leases over: poll
+	From     string                `json:"f"`
 }
 
 // click is a bridges.Action in a signal. Its Reply (a private answer
-// through the receiving replica's connection) does not travel.
+// through the receiving replica's connection) stays there, named by a
+// token (replies.go).
 type click struct {
 	Key      bridges.ConversationKey `json:"k"`
 	CardID   string                  `json:"id"`
 	Choice   string                  `json:"ch"`
 	UserID   string                  `json:"u"`
 	UserName string                  `json:"n,omitempty"`
+	Reply    string                  `json:"rp,omitempty"` // the token of the kept Reply
 }
 
 // Forward implements core.Ownership: it signals the holder of id. A lost
@@ -233,17 +242,25 @@ func (r *Replica) Forward(ctx context.Context, id string, a *bridges.Action) {
 	s := signal{Conv: id}
 	if a != nil {
 		s.Action = &click{Key: a.Key, CardID: a.CardID, Choice: a.Choice, UserID: a.UserID, UserName: a.UserName}
+		if a.Reply != nil {
+			s.Action.Reply = r.replies.keep(a.Reply, time.Now())
+		}
 	}
 	r.notify(ctx, s)
 }
 
 func (r *Replica) notify(ctx context.Context, s signal) {
-	s.From = r.id
-	b, err := json.Marshal(s)
-	if err == nil {
-		err = r.st.Notify(ctx, Channel, string(b))
-	}
-	if err != nil {
+	if err := r.send(ctx, s); err != nil {
 		r.log.Warn("signal other replicas", "conversation", s.Conv, "err", err)
 	}
+}
+
+// send signals s to the other replicas.
+func (r *Replica) send(ctx context.Context, s signal) error {
+	s.From = r.id
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode a signal: %w", err)
+	}
+	return r.st.Notify(ctx, Channel, string(b))
 }

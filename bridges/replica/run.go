@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -33,9 +32,11 @@ func (r *Replica) Run(ctx context.Context, c Core) error {
 		case <-ctx.Done():
 			for range sigs { // Listen closes it once stopped
 			}
+			r.replying.Wait()
 			return nil
 		case p, ok := <-sigs:
 			if !ok {
+				r.replying.Wait()
 				return nil
 			}
 			r.onSignal(ctx, c, p)
@@ -45,6 +46,7 @@ func (r *Replica) Run(ctx context.Context, c Core) error {
 				r.renew(ctx, c)
 			}
 			r.poll(ctx, c)
+			r.replies.prune(time.Now())
 		}
 	}
 }
@@ -61,16 +63,20 @@ func (r *Replica) onSignal(ctx context.Context, c Core, p string) {
 		return
 	}
 	switch {
+	case s.Reply != nil:
+		r.onReply(ctx, *s.Reply)
 	case s.Released:
 		r.poll(ctx, c)
 	case s.Conv != "":
 		if _, ok := r.leaseOf(s.Conv); !ok {
 			return // not ours: its holder acts, or the poll finds it unheld
 		}
+		if s.Resume != nil || s.Resumed != nil {
+			r.onResume(ctx, c, s)
+			return
+		}
 		if s.Action != nil {
-			a := s.Action
-			if err := c.HandleForwardedAction(ctx, bridges.Action{Key: a.Key, CardID: a.CardID, Choice: a.Choice,
-				UserID: a.UserID, UserName: a.UserName}); err != nil {
+			if err := c.HandleForwardedAction(ctx, r.forwardedClick(s.From, s.Action)); err != nil {
 				r.log.Warn("forwarded click", "conversation", s.Conv, "err", err)
 			}
 			return

@@ -79,13 +79,13 @@ func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
 // listChanged tells the open pages of the conversation's owner and of the
 // teammates it is shared with that their conversation lists changed.
 func (c *Console) listChanged(ctx context.Context, key bridges.ConversationKey) {
-	c.hub.publish(userTopic(key.Channel), event{kind: evList})
+	c.publish(ctx, userTopic(key.Channel), event{kind: evList})
 	shares, err := c.st.WebThreadShares(ctx, key.Bot, key.Thread)
 	if err != nil {
 		c.log.Warn("list the teammates of a web conversation", "key", key, "err", err)
 		return
 	}
 	for _, sh := range shares {
-		c.hub.publish(userTopic(sh.Member), event{kind: evList})
+		c.publish(ctx, userTopic(sh.Member), event{kind: evList})
 	}
 }

@@ -69,6 +69,8 @@
 //     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
 //     server-sent event stream of a page.
+//   - fanout.go: live updates across replicas: the hub's changes to and
+//     from the other replicas' consoles (Fanout).
 //   - signin.go: the sign-in form, signing in and out.
 //   - admin.go: the host of the operator pages (package admin): their
 //     routes, rendering, the config, how conversations are named.
@@ -141,6 +143,7 @@ type Console struct {
 	pages   map[string]*template.Template
 	md      *markdown
 	hub     *hub
+	fan     atomic.Pointer[fanout] // set while Fanout runs (replicas)
 	// maxUpload caps one attached file (web.max_upload).
 	maxUpload int64
 	mux       http.Handler

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -132,11 +133,12 @@ const (
 // threadTopic) or of a person (userTopic).
 type event struct {
 	kind   eventKind
-	thread string           // the conversation; "" for a notice about the whole channel
-	user   string           // evNotice: the only person who sees it
-	msg    store.WebMessage // evMessage
-	on     bool             // evTyping
-	text   string           // evNotice
+	thread string                  // the conversation; "" for a notice about the whole channel
+	user   string                  // evNotice: the only person who sees it
+	msg    store.WebMessage        // evMessage
+	on     bool                    // evTyping
+	key    bridges.ConversationKey // evTyping: the conversation (the other replicas note its state)
+	text   string                  // evNotice
 }
 
 // subscriber is one open event stream. gone is closed when the hub drops
@@ -211,6 +213,26 @@ func (h *hub) publish(topic string, ev event) {
 			h.remove(s)
 		}
 	}
+}
+
+// has reports whether a stream of topic is open.
+func (h *hub) has(topic string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[topic]) > 0
+}
+
+// dropAll drops every open stream (their pages reconnect and catch up
+// from the store); later ones are kept.
+func (h *hub) dropAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, subs := range h.subs {
+		for s := range subs {
+			s.drop()
+		}
+	}
+	h.subs = make(map[string]map[*subscriber]struct{})
 }
 
 // close drops every stream, now and later.

@@ -94,7 +94,7 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 			http.Error(w, "the message could not be stored", http.StatusInternalServerError)
 			return
 		}
-		c.hub.publish(threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: stored})
+		c.publish(r.Context(), threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: stored})
 		c.listChanged(r.Context(), key)
 	}
 	if err := h.HandleMessage(r.Context(), in); err != nil {

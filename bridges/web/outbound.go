@@ -22,7 +22,7 @@ func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridg
 	if err != nil {
 		return bridges.MessageRef{}, fmt.Errorf("web post in %s: %w", key, err)
 	}
-	c.hub.publish(threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: row})
+	c.publish(ctx, threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: row})
 	c.listChanged(ctx, key)
 	return bridges.MessageRef{Key: key, ID: row.ID}, nil
 }
@@ -38,7 +38,7 @@ func (c *Console) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Me
 	if err != nil {
 		return fmt.Errorf("web edit: %w", err)
 	}
-	c.hub.publish(threadTopic(ref.Key.Thread), event{kind: evMessage, thread: ref.Key.Thread, msg: row})
+	c.publish(ctx, threadTopic(ref.Key.Thread), event{kind: evMessage, thread: ref.Key.Thread, msg: row})
 	return nil
 }
 
@@ -52,7 +52,7 @@ func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey
 		if user != key.Channel {
 			return fmt.Errorf("web notice for %s in %s: not that user's channel", user, key)
 		}
-		c.hub.publish(userTopic(user), ev)
+		c.publish(ctx, userTopic(user), ev)
 		return nil
 	}
 	if user != key.Channel {
@@ -61,7 +61,7 @@ func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey
 			return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
 		}
 	}
-	c.hub.publish(threadTopic(key.Thread), ev)
+	c.publish(ctx, threadTopic(key.Thread), ev)
 	return nil
 }
 

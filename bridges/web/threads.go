@@ -109,9 +109,9 @@ func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.log.Info("web conversation deleted", "key", cv.key, "user", user, "agent", r.PostFormValue("agent"))
-	c.hub.publish(userTopic(cv.key.Channel), event{kind: evList})
+	c.publish(r.Context(), userTopic(cv.key.Channel), event{kind: evList})
 	for _, sh := range shares {
-		c.hub.publish(userTopic(sh.Member), event{kind: evList})
+		c.publish(r.Context(), userTopic(sh.Member), event{kind: evList})
 	}
 	if wantsJSON(r) {
 		w.WriteHeader(http.StatusNoContent)
@@ -182,7 +182,7 @@ func (c *Console) share(w http.ResponseWriter, r *http.Request) {
 	}
 	c.log.Info("web conversation shared", "key", cv.key, "user", auth.CurrentUser(r).Name, "member", member, "role", role)
 	c.listChanged(r.Context(), cv.key)
-	c.hub.publish(userTopic(member), event{kind: evList}) // also when the share ended
+	c.publish(r.Context(), userTopic(member), event{kind: evList}) // also when the share ended
 	c.done(w, r, cv.key)
 }
 

@@ -119,6 +119,21 @@ func (rs *replicas) start(ctx context.Context, c replica.Core) {
 	})
 }
 
+// fanOutWeb shares the web console's live updates with the consoles of
+// the other replicas, and relays theirs, until ctx ends (web.Fanout);
+// nothing for one bridge or without a console. Run it under the core's
+// context: the answers a graceful stop still posts reach every page.
+func (rs *replicas) fanOutWeb(ctx context.Context, console *web.Console, st *store.Store) {
+	if rs == nil || console == nil {
+		return
+	}
+	rs.done.Go(func() {
+		if err := console.Fanout(ctx, st, rs.r.ID()); err != nil {
+			rs.log.Error("web console: live updates are not shared with the other replicas; pages show other replicas' answers on reload", "err", err)
+		}
+	})
+}
+
 // stop waits for the replica to stop and hands its leases over; call it
 // after the core stopped (nothing here writes for them any more).
 func (rs *replicas) stop(ctx context.Context) {

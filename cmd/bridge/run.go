@@ -163,6 +163,7 @@ func (r *bridgeRun) runCore(ctx context.Context) error {
 	r.logger.Info("bridge starting", "bots", len(r.cfg.Bots), "version", version)
 	coreCtx := r.reps.coreContext(ctx, r.core, shutdownGrace) // replicas: a stop finishes running turns first
 	r.reps.start(coreCtx, r.core)
+	r.reps.fanOutWeb(coreCtx, r.console, r.st) // replicas.go: the web pages of every replica follow this one's answers
 	return r.core.Run(coreCtx, r.platforms)
 }
 

@@ -120,8 +120,9 @@ type webEvent struct {
 
 // webStream is the open conversation's event stream.
 type webStream struct {
-	msgs chan webEvent
-	err  chan error
+	msgs   chan webEvent
+	typing chan bool // "typing" events: a turn runs (true) or ended
+	err    chan error
 }
 
 // events subscribes to the open conversation's events from the start; the
@@ -139,7 +140,7 @@ func (w *webClient) events() *webStream {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		w.t.Fatalf("GET events: %v %v", err, resp)
 	}
-	s := &webStream{msgs: make(chan webEvent, 1024), err: make(chan error, 1)}
+	s := &webStream{msgs: make(chan webEvent, 1024), typing: make(chan bool, 1024), err: make(chan error, 1)}
 	w.t.Cleanup(func() { cancel(); resp.Body.Close() })
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
@@ -154,6 +155,14 @@ func (w *webClient) events() *webStream {
 				var ev webEvent
 				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err == nil {
 					s.msgs <- ev
+				}
+			case strings.HasPrefix(line, "data: ") && name == "typing":
+				var ev struct{ On bool }
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err == nil {
+					select {
+					case s.typing <- ev.On:
+					default: // nobody reads them: keep the messages flowing
+					}
 				}
 			case line == "":
 				name = ""
