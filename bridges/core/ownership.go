@@ -18,11 +18,16 @@ import (
 // The core calls it from its goroutines, never with its own locks held.
 type Ownership interface {
 	// Claim reports whether this replica may run conversation id now,
-	// taking it when no replica holds it. recover is true when this
-	// begins a tenure after another: what an earlier holder left in
-	// flight (messages sent to its agent, open cards, unposted replies)
-	// is the new holder's to recover.
-	Claim(ctx context.Context, id string) (ok, recover bool, err error)
+	// taking it when no replica holds it (Tenure).
+	Claim(ctx context.Context, id string) (Tenure, error)
+	// Holding reports, on this process's clock and without the database,
+	// whether this replica still holds conversation id's lease: held and
+	// not past the time by which it must have been renewed
+	// (store.Lease.ValidUntil). A replica paused past its lease (a long
+	// GC, SIGSTOP, a VM frozen) finds it false as soon as it runs again;
+	// the worker asks before each post to the platform, which no fencing
+	// token can guard.
+	Holding(id string) bool
 	// Forward tells the replica holding conversation id about work that
 	// arrived here: new ledger messages (a nil), or a click on a card.
 	Forward(ctx context.Context, id string, a *bridges.Action)
@@ -32,33 +37,54 @@ type Ownership interface {
 	RestoreSession(ctx context.Context, id, sessionID, stateDir string) error
 }
 
+// Tenure is what Ownership.Claim grants.
+type Tenure struct {
+	// OK: this replica may run the conversation now.
+	OK bool
+	// Recover is true when this begins a tenure after another: what an
+	// earlier holder left in flight (messages sent to its agent, open
+	// cards, unposted replies) is the new holder's to recover.
+	Recover bool
+	// Lease is the conversation's lease for this tenure. The worker's
+	// store writes are fenced by it (store.Store.Fenced): once another
+	// replica took the conversation over, they are refused
+	// (store.ErrFenced) and the worker stops (fence.go). Nil: unfenced.
+	Lease *store.Lease
+}
+
 // ErrHeldElsewhere: another replica runs the conversation; the work was
 // recorded and handed to it.
 var ErrHeldElsewhere = errors.New("conversation is run by another replica")
 
 // claim makes sure this replica may run conv before a worker is started
 // or fed, recovering what an earlier holder left (see Ownership.Claim).
-func (c *Core) claim(conv store.Conversation) (recovered bool, err error) {
+// It returns the tenure and the store its writes go to: fenced by the
+// tenure's lease, or c.st without one.
+func (c *Core) claim(conv store.Conversation) (Tenure, *store.Store, error) {
 	own := c.opts.Ownership
 	if own == nil {
-		return false, nil
+		return Tenure{OK: true}, c.st, nil
 	}
 	ctx := c.runCtx
-	ok, recovered, err := own.Claim(ctx, conv.ID)
+	t, err := own.Claim(ctx, conv.ID)
 	if err != nil {
-		return false, fmt.Errorf("claim conversation %s: %w", conv.Key, err)
+		return Tenure{}, nil, fmt.Errorf("claim conversation %s: %w", conv.Key, err)
 	}
-	if !ok {
+	if !t.OK {
 		own.Forward(ctx, conv.ID, nil)
-		return false, ErrHeldElsewhere
+		return Tenure{}, nil, ErrHeldElsewhere
 	}
-	if recovered {
-		if _, err := c.st.ResetForRedelivery(ctx, conv.ID); err != nil {
-			return false, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
+	st := c.st
+	if t.Lease != nil {
+		st = c.st.Fenced(*t.Lease)
+	}
+	if t.Recover {
+		if _, err := st.ResetForRedelivery(ctx, conv.ID); err != nil {
+			return Tenure{}, nil, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
 		}
 		as, err := c.st.ApprovalsForConversation(ctx, conv.ID)
 		if err != nil {
-			return false, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
+			return Tenure{}, nil, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
 		}
 		var open []store.Approval
 		for _, a := range as {
@@ -66,9 +92,9 @@ func (c *Core) claim(conv store.Conversation) (recovered bool, err error) {
 				open = append(open, a)
 			}
 		}
-		c.closeStaleCards(ctx, open)
+		c.closeStaleCards(ctx, st, open)
 	}
-	return recovered, nil
+	return t, st, nil
 }
 
 // Poke hands conversation id's pending ledger messages and replies to its
@@ -85,19 +111,11 @@ func (c *Core) Drop(ctx context.Context, id string) {
 	for _, x := range c.convs {
 		if x.id == id {
 			cv = x
-			delete(c.convs, x.key)
-			c.budgets.Release(x.key)
-			x.q.Close()
 		}
 	}
 	c.mu.Unlock()
-	if cv == nil {
-		return
-	}
-	cv.q.Wait()
-	cv.stopTimers()
-	if err := c.pool.Remove(ctx, id); err != nil {
-		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", id, "err", err)
+	if cv != nil {
+		c.dropWorker(ctx, cv)
 	}
 }
 

@@ -131,6 +131,9 @@ func (cv *conversation) notice(ctx context.Context, text string) {
 
 // postNotice is notice that returns the error instead of logging it.
 func (cv *conversation) postNotice(ctx context.Context, text string) error {
+	if !cv.mayPost() {
+		return errTenureOver
+	}
 	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	cv.observeShown(bridges.Message{Text: text})
 	_, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text})

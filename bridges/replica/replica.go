@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -139,47 +140,58 @@ func resource(id string) string { return "conversation:" + id }
 func (r *Replica) Stopping() { r.stopping.Store(true) }
 
 // Claim implements core.Ownership: it takes or continues conversation id's
-// lease. recover is true for a new tenure (not one this replica continues).
+// lease. Recover is true for a new tenure (not one this replica
+// continues); Lease is the tenure's lease, which fences the core's writes.
 // Once Stopping, it continues held leases only.
-func (r *Replica) Claim(ctx context.Context, id string) (ok, recover bool, err error) {
+func (r *Replica) Claim(ctx context.Context, id string) (core.Tenure, error) {
 	now := time.Now()
 	r.mu.Lock()
 	h := r.held[id]
 	if h == nil && r.stopping.Load() {
 		r.mu.Unlock()
-		return false, false, nil
+		return core.Tenure{}, nil
 	}
 	if h != nil && now.Add(r.lease/3).Before(h.lease.ValidUntil) {
 		h.claimed = now
+		l := h.lease
 		r.mu.Unlock()
-		return true, false, nil
+		return core.Tenure{OK: true, Lease: &l}, nil
 	}
 	r.mu.Unlock()
 	pin, err := r.pinFor(ctx, id)
 	if err != nil {
-		return false, false, fmt.Errorf("claim: %w", err)
+		return core.Tenure{}, fmt.Errorf("claim: %w", err)
 	}
 	if ok, err := r.mayTake(ctx, pin); err != nil {
-		return false, false, fmt.Errorf("claim: %w", err)
+		return core.Tenure{}, fmt.Errorf("claim: %w", err)
 	} else if !ok {
-		return false, false, nil // another replica holds the bot's device: it takes the conversation
+		return core.Tenure{}, nil // another replica holds the bot's device: it takes the conversation
 	}
 	l, err := r.st.AcquireLease(ctx, resource(id), r.id, r.lease)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		return false, false, nil
+		return core.Tenure{}, nil
 	}
 	if err != nil {
-		return false, false, fmt.Errorf("claim: %w", err)
+		return core.Tenure{}, fmt.Errorf("claim: %w", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	prev := r.held[id]
 	r.held[id] = &held{lease: l, claimed: now, pin: pin}
-	recover = prev == nil || prev.lease.Token != l.Token
+	recover := prev == nil || prev.lease.Token != l.Token
 	if recover {
 		r.log.Info("conversation taken", "conversation", id, "token", l.Token)
 	}
-	return true, recover, nil
+	return core.Tenure{OK: true, Recover: recover, Lease: &l}, nil
+}
+
+// Holding implements core.Ownership: whether this replica holds
+// conversation id's lease and, on its own clock, has not passed the time
+// by which it must have renewed it (store.Lease.ValidUntil). It asks
+// nothing of the database.
+func (r *Replica) Holding(id string) bool {
+	l, ok := r.leaseOf(id)
+	return ok && time.Now().Before(l.ValidUntil)
 }
 
 // firingClaim is how long a schedule firing's claim lasts: far longer
