@@ -75,7 +75,7 @@ func BenchmarkMessageLifecycle(b *testing.B) {
 func benchLifecycle(b *testing.B, s *Store, merged, fenced bool) {
 	ctx := context.Background()
 	conv := newConv(b, s, "bot", "C", strconv.FormatInt(time.Now().UnixNano(), 10)) // a run of its own
-	ws := s // the worker's writes
+	ws := s                                                                         // the worker's writes
 	if fenced {
 		l, err := s.AcquireLease(ctx, "conversation:"+conv.ID, "bench", time.Hour)
 		if err != nil {
