@@ -75,7 +75,8 @@ func BenchmarkMessageLifecycle(b *testing.B) {
 func benchLifecycle(b *testing.B, s *Store, merged, fenced bool) {
 	ctx := context.Background()
 	conv := newConv(b, s, "bot", "C", strconv.FormatInt(time.Now().UnixNano(), 10)) // a run of its own
-	ws := s                                                                         // the worker's writes
+	// The worker's writes: fenced by the conversation's lease, or not.
+	ws := s
 	if fenced {
 		l, err := s.AcquireLease(ctx, "conversation:"+conv.ID, "bench", time.Hour)
 		if err != nil {
