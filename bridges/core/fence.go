@@ -61,7 +61,7 @@ func (cv *conversation) loseTenure(why string) {
 
 // dropWorker stops worker cv and its agent at once (Drop, loseTenure):
 // it is forgotten, its queue closed and waited for, its timers stopped
-// and its agent process removed. What it had not finished stays in the
+// and the conversation's agent process removed. What it had not finished stays in the
 // store for the conversation's holder. It must not run on cv's worker.
 func (c *Core) dropWorker(ctx context.Context, cv *conversation) {
 	cv.lost.Store(true)
@@ -74,12 +74,10 @@ func (c *Core) dropWorker(ctx context.Context, cv *conversation) {
 	c.mu.Unlock()
 	cv.q.Wait()
 	cv.stopTimers()
-	c.mu.Lock()
-	successor := c.convs[cv.key] != nil
-	c.mu.Unlock()
-	if successor {
-		return // a worker of a newer tenure has the conversation's agent now
-	}
+	// Its agent goes, also when a worker of a newer tenure already
+	// started (conversationLocked): that one must not inherit a process
+	// with the old tenure's turn in it, and if it had acquired it, it
+	// sees the exit and resumes the session afresh.
 	if err := c.pool.Remove(ctx, cv.id); err != nil {
 		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", cv.id, "err", err)
 	}

@@ -34,7 +34,7 @@ func (cv *conversation) scheduleStatus(ctx context.Context) {
 // showStatus turns the indicator on if a turn is still running.
 func (cv *conversation) showStatus(ctx context.Context) {
 	ty, ok := cv.platform.(bridges.Typer)
-	if !ok || cv.turn == nil || cv.statusShown {
+	if !ok || cv.turn == nil || cv.statusShown || !cv.mayPost() {
 		return
 	}
 	cv.statusShown = true

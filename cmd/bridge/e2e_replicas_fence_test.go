@@ -152,7 +152,7 @@ func snapshotConversation(t *testing.T, st *store.Store, id string) string {
 func slackWrites(e *replicaEnv) []string {
 	var out []string
 	for _, c := range e.slack.Calls() {
-		if strings.HasPrefix(c.Method, "chat.") || strings.HasPrefix(c.Method, "reactions.") {
+		if strings.HasPrefix(c.Method, "chat.") || strings.HasPrefix(c.Method, "reactions.") || strings.HasPrefix(c.Method, "assistant.") {
 			out = append(out, c.Method+" "+c.Params.Get("ts")+c.Params.Get("thread_ts"))
 		}
 	}
