@@ -6,6 +6,13 @@
 // handed over by a signal (store.Notify); a poll finds what signals miss
 // and the conversations of replicas that died (their leases expired).
 //
+// Writes carry the fencing token: Claim hands the core the tenure's lease,
+// and the core writes the conversation through a store fenced by it
+// (store.Store.Fenced), so a replica that lost the lease — paused past it,
+// cut off from the database — cannot overwrite what the new holder wrote.
+// Holding tells the core, before each post, whether the lease is still
+// held by this process's clock.
+//
 // Replica implements core.Ownership; cmd/bridge wires it. The core does
 // not import this package.
 package replica
