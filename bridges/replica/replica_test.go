@@ -331,3 +331,34 @@ func claim(ctx context.Context, r *Replica, id string) (ok, recover bool, err er
 	t, err := r.Claim(ctx, id)
 	return t.OK, t.Recover, err
 }
+
+// TestTenureLeaseAndHolding: Claim hands the core the tenure's lease, the
+// token the core's writes are fenced by (the same while the tenure goes
+// on); Holding says, on the replica's own clock, whether it may still act:
+// not for a conversation it never took, nor once the lease ran out
+// without a renewal (the replica was paused), before any database
+// answers.
+func TestTenureLeaseAndHolding(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	r, err := New(Options{Store: st, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Claim(ctx, "conv-1")
+	if err != nil || !first.OK || !first.Recover || first.Lease == nil || first.Lease.Owner != r.ID() {
+		t.Fatalf("claim = %+v, %v; want a new tenure with its lease", first, err)
+	}
+	again, err := r.Claim(ctx, "conv-1")
+	if err != nil || !again.OK || again.Recover || again.Lease == nil || again.Lease.Token != first.Lease.Token {
+		t.Fatalf("claim again = %+v, %v; want the same tenure and token %d", again, err, first.Lease.Token)
+	}
+	if !r.Holding("conv-1") || r.Holding("conv-2") {
+		t.Errorf("Holding = %v, %v; want true for the claimed conversation only", r.Holding("conv-1"), r.Holding("conv-2"))
+	}
+	time.Sleep(lease) // not renewed: no Run
+	if r.Holding("conv-1") {
+		t.Error("Holding after the lease ran out without a renewal = true")
+	}
+}
