@@ -60,23 +60,30 @@ func benchEnqueueParallel(b *testing.B, s *Store) {
 // the ledger entry (Enqueue), sent with the activity and summary
 // (MarkSent), the turn's usage and reply with the message completed
 // (EndTurn), the reply posted — four committed writes, on each driver
-// (seven before they were merged: sub-benchmark "separate"). cpu-µs/op is
-// the process's user+system CPU per message.
+// (seven before they were merged: sub-benchmark "separate"; "fenced" is
+// "merged" with the worker's three writes fenced by the conversation's
+// lease, as with replicas). cpu-µs/op is the process's user+system CPU
+// per message.
 func BenchmarkMessageLifecycle(b *testing.B) {
 	kit.EachB(b, func(b *testing.B, s *Store) {
-		for _, merged := range []bool{true, false} {
-			name := "merged"
-			if !merged {
-				name = "separate"
-			}
-			b.Run(name, func(b *testing.B) { benchLifecycle(b, s, merged) })
-		}
+		b.Run("merged", func(b *testing.B) { benchLifecycle(b, s, true, false) })
+		b.Run("separate", func(b *testing.B) { benchLifecycle(b, s, false, false) })
+		b.Run("fenced", func(b *testing.B) { benchLifecycle(b, s, true, true) })
 	})
 }
 
-func benchLifecycle(b *testing.B, s *Store, merged bool) {
+func benchLifecycle(b *testing.B, s *Store, merged, fenced bool) {
 	ctx := context.Background()
 	conv := newConv(b, s, "bot", "C", strconv.FormatInt(time.Now().UnixNano(), 10)) // a run of its own
+	// The worker's writes: fenced by the conversation's lease, or not.
+	ws := s
+	if fenced {
+		l, err := s.AcquireLease(ctx, "conversation:"+conv.ID, "bench", time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ws = s.Fenced(l)
+	}
 	cpu0 := processCPU(b)
 	i := 0
 	for b.Loop() {
@@ -88,8 +95,8 @@ func benchLifecycle(b *testing.B, s *Store, merged bool) {
 		switch {
 		case err != nil:
 		case merged:
-			if err = s.MarkSent(ctx, m.ID, m.Text); err == nil {
-				replies, err = s.EndTurn(ctx, usage, reply, InboxMark{ID: m.ID, State: InboxCompleted})
+			if err = ws.MarkSent(ctx, m.ID, m.Text); err == nil {
+				replies, err = ws.EndTurn(ctx, usage, reply, InboxMark{ID: m.ID, State: InboxCompleted})
 			}
 		default:
 			for _, st := range []InboxState{InboxSent, InboxStarted} {
@@ -105,7 +112,7 @@ func benchLifecycle(b *testing.B, s *Store, merged bool) {
 			}
 		}
 		if err == nil {
-			err = s.MarkOutboxPosted(ctx, replies[0].ID)
+			err = ws.MarkOutboxPosted(ctx, replies[0].ID)
 		}
 		if err == nil && !merged {
 			err = s.MarkInbox(ctx, m.ID, InboxCompleted, "")

@@ -37,6 +37,11 @@ var (
 	// another owner took it, or it was released — so the caller must not
 	// act for its resource any more (RenewLease, ReleaseLease, WithLease).
 	ErrLeaseLost = coord.ErrLeaseLost
+	// ErrFenced: a write of a fenced store (Store.Fenced) or under a lease
+	// (WithLease, PutSessionState) was refused because the lease is no
+	// longer the writer's; nothing was written. It also matches
+	// ErrLeaseLost.
+	ErrFenced = coord.ErrFenced
 	// ErrSessionMoved: the conversation no longer has the session a caller
 	// named (it moved, or a fresh one replaced it).
 	ErrSessionMoved = convstore.ErrSessionMoved

@@ -221,7 +221,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
 	var rows []store.OutboxMessage
-	st, liveRef := cv.core.st, t.Live.Ref
+	st, liveRef := cv.st, t.Live.Ref
 	var stream delivery.StreamEnd
 	if replyInStream { // the reply ends the stream, also when recorded late
 		stream = delivery.StreamEnd{S: t.Live.Stream.S, Last: streamLast}
@@ -248,6 +248,8 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		// Posted once recorded (Journal.Retry): a reply is never posted
 		// unrecorded, so it cannot be lost or posted twice.
 		cv.notice(ctx, "⚠️ The bridge's disk is full: the agent's answer is kept and will be posted as soon as the bridge can record it.")
+	case cv.fenced(err):
+		return // another replica holds the conversation: the turn is its to answer
 	case err != nil:
 		cv.log.Error("store the turn's usage and reply; posting the reply directly", "err", err)
 		cv.addUsage(ctx, usage)
@@ -301,9 +303,9 @@ func (cv *conversation) turnAnswer(t *turn, r streamjson.Result) (activity []ren
 
 // addUsage records a turn's usage on its own (see onResult).
 func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
-	st := cv.core.st
+	st := cv.st
 	if _, err := cv.writes.Record(ctx, delivery.Write{What: "usage",
-		Do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil {
+		Do: func(ctx context.Context) error { return st.AddUsage(ctx, u) }}); err != nil && !cv.fenced(err) {
 		cv.log.Error("record usage", "err", err)
 	}
 }

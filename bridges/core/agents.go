@@ -203,7 +203,7 @@ func profilePermissionMode(p *config.Agent) string {
 // id could not be stored: the process was then given back and delivery is
 // retried.
 func (cv *conversation) onSpareTaken(ctx context.Context, sess AgentSession, id string) bool {
-	if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+	if err := cv.st.SetSessionID(ctx, cv.id, id); err != nil {
 		cv.log.Error("store the warm spare's session id; retrying", "session", id, "err", err)
 		pool, key := cv.core.pool, cv.id
 		cv.spawn(func() {

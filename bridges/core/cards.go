@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/live"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
@@ -31,7 +32,7 @@ func (h cardHost) Profile() *config.Agent               { return h.cv.profile }
 func (h cardHost) Limits() bridges.Limits               { return h.cv.limits }
 func (h cardHost) MaxRunes() int                        { return h.cv.maxRunes() }
 func (h cardHost) Now() time.Time                       { return h.cv.core.clock.Now() }
-func (h cardHost) Store() cards.Store                   { return h.cv.core.st }
+func (h cardHost) Store() cards.Store                   { return h.cv.st }
 func (h cardHost) Notice(ctx context.Context, t string) { h.cv.notice(ctx, t) }
 func (h cardHost) IsApprover(user string) bool          { return isApprover(h.cv.bot, user) }
 func (h cardHost) ScheduledRun() string                 { return h.cv.scheduledRun() }
@@ -62,7 +63,9 @@ func (h cardHost) ReplyPrivately(ctx context.Context, a bridges.Action, text str
 }
 
 func (h cardHost) Record(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
-	h.cv.writes.RecordOrLog(ctx, what, do, attrs...)
+	if _, err := h.cv.writes.Record(ctx, delivery.Write{What: what, Do: do}); err != nil && !h.cv.fenced(err) {
+		h.cv.log.Error(what, append(attrs, "err", err)...)
+	}
 }
 
 func (h cardHost) Requesters() map[string]cards.Person {

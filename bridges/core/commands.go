@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -42,7 +43,7 @@ func (c cmdConv) Key() bridges.ConversationKey         { return c.cv.key }
 func (c cmdConv) ID() string                           { return c.cv.id }
 func (c cmdConv) Bot() *config.Bot                     { return c.cv.bot }
 func (c cmdConv) Profile() *config.Agent               { return c.cv.profile }
-func (c cmdConv) Store() commands.Store                { return c.cv.core.st }
+func (c cmdConv) Store() commands.Store                { return c.cv.st }
 func (c cmdConv) Now() time.Time                       { return c.cv.core.clock.Now() }
 func (c cmdConv) Log() *slog.Logger                    { return c.cv.log }
 func (c cmdConv) Notice(ctx context.Context, t string) { c.cv.notice(ctx, t) }
@@ -102,7 +103,7 @@ func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
 		return "", commands.ErrStarting
 	}
 	id, old := uuid.NewString(), cv.row.SessionID
-	if err := cv.core.st.ResetSession(ctx, cv.id, id); err != nil {
+	if err := cv.st.ResetSession(ctx, cv.id, id); err != nil {
 		return "", fmt.Errorf("reset session: %w", err)
 	}
 	cv.closeSession(ctx, "⌛ Expired: a new session was started.")
@@ -116,7 +117,7 @@ func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
 
 func (c cmdConv) SetModel(ctx context.Context, model string) (live, err error) {
 	cv := c.cv
-	if err := cv.core.st.SetModel(ctx, cv.id, model); err != nil {
+	if err := cv.st.SetModel(ctx, cv.id, model); err != nil {
 		return nil, fmt.Errorf("store model override: %w", err)
 	}
 	cv.row.Model = model
@@ -133,7 +134,7 @@ func (c cmdConv) SetModel(ctx context.Context, model string) (live, err error) {
 func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, err error) {
 	cv := c.cv
 	old := cv.effectiveMode()
-	if err := cv.core.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
+	if err := cv.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
 		return false, nil, fmt.Errorf("store permission mode override: %w", err)
 	}
 	cv.row.PermissionMode = mode
@@ -173,7 +174,7 @@ func (c cmdConv) Resume(ctx context.Context, target store.SessionInfo, by comman
 		summary, err := old.releaseSession(ctx, sessionID, to, who)
 		old.core.replyTo(to, func(ctx context.Context, cv *conversation) { cv.adoptSession(ctx, sessionID, summary, err) })
 	})
-	if errors.Is(err, ErrHeldElsewhere) { // another replica runs it (resume_remote.go)
+	if errors.Is(err, ownership.ErrHeldElsewhere) { // another replica runs it (resume_remote.go)
 		if asked, rerr := cv.resumeRemote(ctx, target, who); asked {
 			err = rerr
 		}
@@ -205,13 +206,13 @@ func (cv *conversation) releaseSession(ctx context.Context, sessionID string, to
 	if cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 || sessionBusy(cv.sess) {
 		return "", commands.ErrSessionBusy
 	}
-	summary, err := cv.core.st.SessionSummary(ctx, cv.id)
+	summary, err := cv.st.SessionSummary(ctx, cv.id)
 	if err != nil {
 		return "", err
 	}
 	cv.closeSession(ctx, "⌛ Expired: the session moved to another thread.")
 	fresh := uuid.NewString()
-	if err := cv.core.st.MoveSession(ctx, cv.id, to.ID, sessionID, fresh); err != nil {
+	if err := cv.st.MoveSession(ctx, cv.id, to.ID, sessionID, fresh); err != nil {
 		return "", err
 	}
 	cv.row.SessionID, cv.resume, cv.freshRetry = fresh, false, false

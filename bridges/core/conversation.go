@@ -134,6 +134,13 @@ type conversation struct {
 	log      *slog.Logger
 	q        *queue.Queue[input]
 	rescan   atomic.Bool // a message was accepted while the queue was full
+	// st is the store the worker writes (and reads) its conversation
+	// through: fenced by its tenure's lease with replicas (ownership.go),
+	// the core's store otherwise. token is that lease's fencing token
+	// (0 unfenced); lost is set once the tenure is over.
+	st    *store.Store
+	token int64
+	lost  atomic.Bool
 
 	// Owned by the worker goroutine.
 	row                store.Conversation // settings: session id, overrides
@@ -164,7 +171,7 @@ type conversation struct {
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.
-func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform) *conversation {
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform, st *store.Store, token int64) *conversation {
 	key := bridges.ConversationKey(row.Key)
 	lim := p.Limits()
 	if lim.EditInterval <= 0 {
@@ -181,6 +188,8 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		budget:   c.budgets.For(key),
 		log:      c.log.With("key", key, "conversation", row.ID),
 		row:      row,
+		st:       st,
+		token:    token,
 		resume:   row.SessionID != "",
 		inflight: make(map[string]sentMsg),
 		spared:   make(map[string]int),
@@ -188,13 +197,16 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 	}
 	cv.cards = cards.New(cardHost{cv})
 	cv.writes = delivery.NewJournal(cv.log, func(d time.Duration) { cv.after(d, timerDisk, "") })
-	cv.outbox = delivery.NewOutbox(outboxHost{cv}, c.st, cv.writes, c.opts.OutboxBackoff)
+	cv.outbox = delivery.NewOutbox(outboxHost{cv}, st, cv.writes, c.opts.OutboxBackoff)
 	cv.q = c.newQueue(cv)
 	return cv
 }
 
 // handle is the worker: it dispatches one input.
 func (cv *conversation) handle(ctx context.Context, in input) {
+	if cv.lost.Load() {
+		return // its tenure is over: it is being stopped (ownership.go)
+	}
 	switch v := in.(type) {
 	case inPoke:
 		cv.deliverPending(ctx)

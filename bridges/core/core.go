@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/strangers"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
@@ -104,7 +105,7 @@ type CoreOptions struct {
 	Observer Observer
 	// Ownership, when set, shares the conversations among replicas on one
 	// database (ownership.go); nil: this process runs them all.
-	Ownership Ownership
+	Ownership ownership.Ownership
 }
 
 // Metrics are the core's Prometheus metrics (bridges/metrics). A nil
@@ -367,7 +368,7 @@ func notRecorded(msgID string, err error) error {
 
 // HandleAction implements Handler: it routes a click to the conversation
 // that owns the card. Clicks on cards no worker knows (e.g. from before a
-// restart) are answered privately; with replicas (Ownership) they go to
+// restart) are answered privately; with replicas (ownership.Ownership) they go to
 // the replica running the conversation. A click on an answer's feedback
 // buttons is recorded at once (delivery.Feedback).
 func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
@@ -375,7 +376,7 @@ func (c *Core) HandleAction(ctx context.Context, a bridges.Action) error {
 }
 
 // HandleForwardedAction routes a click another replica received for a
-// conversation this one runs (Ownership.Forward); it is not forwarded again.
+// conversation this one runs (ownership.Ownership.Forward); it is not forwarded again.
 func (c *Core) HandleForwardedAction(ctx context.Context, a bridges.Action) error {
 	return c.routeAction(ctx, a, false)
 }
@@ -430,31 +431,40 @@ func (c *Core) Owns(ctx context.Context, key bridges.ConversationKey) (bool, err
 // deliver hands in to conv's worker, starting one if needed. c.mu is held
 // throughout, so a worker that retires cannot close its queue in between.
 func (c *Core) deliver(conv store.Conversation, in input) (*conversation, error) {
-	recovered, err := c.claim(conv) // ownership.go
+	t, st, err := c.claim(conv) // ownership.go
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cv, err := c.conversationLocked(conv)
+	cv, err := c.conversationLocked(conv, st, t)
 	if err != nil {
 		return nil, err
 	}
-	if recovered {
+	if t.Recover {
 		_ = cv.q.Push(inOutbox{}) // an earlier holder's replies
 	}
 	return cv, cv.q.Push(in)
 }
 
-// conversationLocked returns the running worker of conv, starting one if
-// needed; c.mu is held.
-func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error) {
+// conversationLocked returns the running worker of conv, starting one
+// writing through st if needed; c.mu is held. A worker of an earlier
+// tenure than t is lost (ownership.go) and replaced.
+func (c *Core) conversationLocked(conv store.Conversation, st *store.Store, t ownership.Tenure) (*conversation, error) {
 	key := bridges.ConversationKey(conv.Key)
 	if !c.running {
 		return nil, bridges.ErrNotRunning
 	}
+	var token int64
+	if t.Lease != nil {
+		token = t.Lease.Token
+	}
 	if cv := c.convs[key]; cv != nil {
-		return cv, nil
+		if cv.token == token && !cv.lost.Load() {
+			return cv, nil
+		}
+		cv.loseTenure("the conversation was taken again with a new fencing token")
+		delete(c.convs, key) // dropWorker stops it; the new worker takes over
 	}
 	bot := c.cfg().Bot(key.Bot)
 	p := c.platforms[key.Bot]
@@ -468,7 +478,7 @@ func (c *Core) conversationLocked(conv store.Conversation) (*conversation, error
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}
-	cv := newConversation(c, conv, bot, profile, p)
+	cv := newConversation(c, conv, bot, profile, p, st, token)
 	c.convs[key] = cv
 	return cv, nil
 }

@@ -41,7 +41,7 @@ const redeliveryNote = "[agentbridge: your previous turn was interrupted because
 // the bridge originated included, whatever its text — is written to the
 // agent as soon as a session is live.
 func (cv *conversation) deliverPending(ctx context.Context) {
-	msgs, err := cv.core.st.PendingInbox(ctx, cv.id)
+	msgs, err := cv.st.PendingInbox(ctx, cv.id)
 	if err != nil {
 		if ctx.Err() == nil {
 			cv.log.Error("read pending messages; retrying", "err", err)
@@ -164,9 +164,9 @@ func redeliveryUUID(ledgerID string, attempt int) string {
 // A mark the database cannot take now (a full disk) is kept and made
 // later, in order (delivery.Journal).
 func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
-	st := cv.core.st
+	st := cv.st
 	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger " + string(state), MarkID: id,
-		Do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil {
+		Do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil && !cv.fenced(err) {
 		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
 	}
 	if state.Final() {
@@ -178,9 +178,9 @@ func (cv *conversation) finishInbox(ctx context.Context, id string, state store.
 // conversation's activity (one commit). A mark the database cannot take
 // now (a full disk) is kept and made later, in order (delivery.Journal).
 func (cv *conversation) markSent(ctx context.Context, m store.InboxMessage) {
-	st, id, prompt := cv.core.st, m.ID, activity(m)
+	st, id, prompt := cv.st, m.ID, activity(m)
 	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger sent", MarkID: id,
-		Do: func(ctx context.Context) error { return st.MarkSent(ctx, id, prompt) }}); err != nil {
+		Do: func(ctx context.Context) error { return st.MarkSent(ctx, id, prompt) }}); err != nil && !cv.fenced(err) {
 		cv.log.Warn("update ledger", "ledger", id, "state", store.InboxSent, "err", err)
 	}
 }
@@ -193,7 +193,10 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	}
 	if cv.row.SessionID == "" {
 		id := uuid.NewString()
-		if err := cv.core.st.SetSessionID(ctx, cv.id, id); err != nil {
+		if err := cv.st.SetSessionID(ctx, cv.id, id); err != nil {
+			if cv.fenced(err) {
+				return
+			}
 			cv.log.Error("store new session id; retrying", "err", err)
 			cv.after(time.Second, timerRetry, "")
 			return

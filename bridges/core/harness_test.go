@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -66,7 +67,7 @@ type setup struct {
 	// observer is CoreOptions.Observer (nil: none).
 	observer core.Observer
 	// ownership is CoreOptions.Ownership (nil: one bridge).
-	ownership core.Ownership
+	ownership ownership.Ownership
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a

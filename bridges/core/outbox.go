@@ -29,6 +29,7 @@ func (h outboxHost) Metrics() *metrics.Metrics            { return h.cv.core.opt
 func (h outboxHost) GiveUpAfter() time.Duration           { return delivery.GiveUpAfter(h.cv.core.cfg()) }
 func (h outboxHost) Notice(ctx context.Context, t string) { h.cv.notice(ctx, t) }
 func (h outboxHost) RetryOutboxAfter(d time.Duration)     { h.cv.after(d, timerOutbox, "") }
+func (h outboxHost) MayPost() bool                        { return h.cv.mayPost() }
 
 func (h outboxHost) TakeUrgent() {
 	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)

@@ -8,57 +8,39 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Ownership decides which of several bridge replicas sharing one database
-// runs each conversation (bridges/replica, wired by cmd/bridge). Without
-// one (CoreOptions.Ownership nil) this process runs every conversation.
-// The core calls it from its goroutines, never with its own locks held.
-type Ownership interface {
-	// Claim reports whether this replica may run conversation id now,
-	// taking it when no replica holds it. recover is true when this
-	// begins a tenure after another: what an earlier holder left in
-	// flight (messages sent to its agent, open cards, unposted replies)
-	// is the new holder's to recover.
-	Claim(ctx context.Context, id string) (ok, recover bool, err error)
-	// Forward tells the replica holding conversation id about work that
-	// arrived here: new ledger messages (a nil), or a click on a card.
-	Forward(ctx context.Context, id string, a *bridges.Action)
-	// SaveSession stores the CLI files of a session after a turn ended;
-	// RestoreSession puts them back in stateDir before a resume.
-	SaveSession(ctx context.Context, id, sessionID, stateDir string)
-	RestoreSession(ctx context.Context, id, sessionID, stateDir string) error
-}
-
-// ErrHeldElsewhere: another replica runs the conversation; the work was
-// recorded and handed to it.
-var ErrHeldElsewhere = errors.New("conversation is run by another replica")
-
 // claim makes sure this replica may run conv before a worker is started
-// or fed, recovering what an earlier holder left (see Ownership.Claim).
-func (c *Core) claim(conv store.Conversation) (recovered bool, err error) {
+// or fed, recovering what an earlier holder left (see ownership.Ownership.Claim).
+// It returns the tenure and the store its writes go to: fenced by the
+// tenure's lease, or c.st without one.
+func (c *Core) claim(conv store.Conversation) (ownership.Tenure, *store.Store, error) {
 	own := c.opts.Ownership
 	if own == nil {
-		return false, nil
+		return ownership.Tenure{OK: true}, c.st, nil
 	}
 	ctx := c.runCtx
-	ok, recovered, err := own.Claim(ctx, conv.ID)
+	t, err := own.Claim(ctx, conv.ID)
 	if err != nil {
-		return false, fmt.Errorf("claim conversation %s: %w", conv.Key, err)
+		return ownership.Tenure{}, nil, fmt.Errorf("claim conversation %s: %w", conv.Key, err)
 	}
-	if !ok {
+	if !t.OK {
 		own.Forward(ctx, conv.ID, nil)
-		return false, ErrHeldElsewhere
+		return ownership.Tenure{}, nil, ownership.ErrHeldElsewhere
 	}
-	if recovered {
-		if _, err := c.st.ResetForRedelivery(ctx, conv.ID); err != nil {
-			return false, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
+	st := c.st
+	if t.Lease != nil {
+		st = c.st.Fenced(*t.Lease)
+	}
+	if t.Recover {
+		if _, err := st.ResetForRedelivery(ctx, conv.ID); err != nil {
+			return ownership.Tenure{}, nil, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
 		}
 		as, err := c.st.ApprovalsForConversation(ctx, conv.ID)
 		if err != nil {
-			return false, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
+			return ownership.Tenure{}, nil, fmt.Errorf("recover conversation %s: %w", conv.Key, err)
 		}
 		var open []store.Approval
 		for _, a := range as {
@@ -66,18 +48,18 @@ func (c *Core) claim(conv store.Conversation) (recovered bool, err error) {
 				open = append(open, a)
 			}
 		}
-		c.closeStaleCards(ctx, open)
+		c.closeStaleCards(ctx, st, open)
 	}
-	return recovered, nil
+	return t, st, nil
 }
 
 // Poke hands conversation id's pending ledger messages and replies to its
-// worker, claiming the conversation (Ownership) and starting a worker if
+// worker, claiming the conversation (ownership.Ownership) and starting a worker if
 // needed. The replica calls it when told of work or finding work unheld.
 func (c *Core) Poke(ctx context.Context, id string) { c.restore(ctx, id, inPoke{}) }
 
 // Drop stops conversation id's worker and agent here at once: this
-// replica lost its lease (Ownership), and another may run it already.
+// replica lost its lease (ownership.Ownership), and another may run it already.
 // What the worker had not finished stays in the store for the new holder.
 func (c *Core) Drop(ctx context.Context, id string) {
 	c.mu.Lock()
@@ -85,19 +67,11 @@ func (c *Core) Drop(ctx context.Context, id string) {
 	for _, x := range c.convs {
 		if x.id == id {
 			cv = x
-			delete(c.convs, x.key)
-			c.budgets.Release(x.key)
-			x.q.Close()
 		}
 	}
 	c.mu.Unlock()
-	if cv == nil {
-		return
-	}
-	cv.q.Wait()
-	cv.stopTimers()
-	if err := c.pool.Remove(ctx, id); err != nil {
-		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", id, "err", err)
+	if cv != nil {
+		c.dropWorker(ctx, cv)
 	}
 }
 
@@ -112,7 +86,7 @@ func (c *Core) LiveConversations() map[string]bool {
 	return ids
 }
 
-// saveSession stores the session's CLI files after a turn (Ownership).
+// saveSession stores the session's CLI files after a turn (ownership.Ownership).
 func (cv *conversation) saveSession(ctx context.Context) {
 	if own := cv.core.opts.Ownership; own != nil && cv.row.SessionID != "" {
 		own.SaveSession(ctx, cv.id, cv.row.SessionID, cv.agentOptions().StateDir)
@@ -120,7 +94,7 @@ func (cv *conversation) saveSession(ctx context.Context) {
 }
 
 // restoreSession puts a session's stored CLI files back before a resume
-// (Ownership); it runs on the spawning goroutine. Without them the resume
+// (ownership.Ownership); it runs on the spawning goroutine. Without them the resume
 // fails and the conversation starts afresh, as it tells its thread.
 func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) {
 	if own := cv.core.opts.Ownership; own != nil && opts.Resume && opts.StateDir != "" {
@@ -133,7 +107,7 @@ func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) 
 // drainPoll is how often Drain looks whether turns still run.
 const drainPoll = 100 * time.Millisecond
 
-// Drain prepares a graceful stop of a replica (Ownership): from now on no
+// Drain prepares a graceful stop of a replica (ownership.Ownership): from now on no
 // pending message is written to this process's agents (the next holder
 // gets them), and Drain waits until none of its conversations has a turn
 // running, a message in flight, an open card or an unposted reply — or
@@ -213,4 +187,80 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 		c.log.Warn("graceful stop: read unposted replies", "err", err)
 	}
 	return busy
+}
+
+// A worker acts for its conversation only during the tenure it was started
+// in (ownership.Ownership). Its store writes are fenced by the tenure's lease
+// (ownership.Tenure.Lease, store.Store.Fenced): once another replica took the
+// conversation over, every write is refused with store.ErrFenced and
+// nothing of it is recorded. Posts to the platform cannot carry a token,
+// so before each one the worker asks ownership.Ownership.Holding, a check on this
+// process's clock. Either way the worker is lost: it handles no more
+// input, posts nothing more, and is stopped with its agent (dropWorker),
+// as when the replica finds the lease lost at a renewal (Drop). The new
+// holder recovers what it left.
+
+// errTenureOver is a post refused because the worker's tenure is over.
+var errTenureOver = errors.New("this replica no longer holds the conversation")
+
+// fenced reports whether err is a write refused because this replica no
+// longer holds the conversation's lease, and if so marks the worker lost.
+// The worker calls it where a failed write would otherwise make it post
+// (the turn's reply) or retry.
+func (cv *conversation) fenced(err error) bool {
+	if !errors.Is(err, store.ErrFenced) {
+		return false
+	}
+	cv.loseTenure("a store write was fenced out: another replica holds the conversation")
+	return true
+}
+
+// mayPost reports whether the worker may still post or edit in its
+// conversation: it is not lost and, with replicas, this replica still
+// holds the lease by its own clock. A false answer marks it lost.
+func (cv *conversation) mayPost() bool {
+	if cv.lost.Load() {
+		return false
+	}
+	if own := cv.core.opts.Ownership; own != nil && !own.Holding(cv.id) {
+		cv.loseTenure("the conversation's lease ran out before this replica renewed it")
+		return false
+	}
+	return true
+}
+
+// loseTenure marks the worker lost (once) and has it stopped with its
+// agent in the background (dropWorker): it must not wait for the worker,
+// which may be the caller. It never blocks.
+func (cv *conversation) loseTenure(why string) {
+	if !cv.lost.CompareAndSwap(false, true) {
+		return
+	}
+	c := cv.core
+	cv.log.Warn("stopping the conversation here: this replica lost its lease", "why", why)
+	c.workers.Go(func() { c.dropWorker(context.WithoutCancel(c.runCtx), cv) })
+}
+
+// dropWorker stops worker cv and its agent at once (Drop, loseTenure):
+// it is forgotten, its queue closed and waited for, its timers stopped
+// and the conversation's agent process removed. What it had not finished stays in the
+// store for the conversation's holder. It must not run on cv's worker.
+func (c *Core) dropWorker(ctx context.Context, cv *conversation) {
+	cv.lost.Store(true)
+	c.mu.Lock()
+	if c.convs[cv.key] == cv {
+		delete(c.convs, cv.key)
+		c.budgets.Release(cv.key)
+	}
+	cv.q.Close()
+	c.mu.Unlock()
+	cv.q.Wait()
+	cv.stopTimers()
+	// Its agent goes, also when a worker of a newer tenure already
+	// started (conversationLocked): that one must not inherit a process
+	// with the old tenure's turn in it, and if it had acquired it, it
+	// sees the exit and resumes the session afresh.
+	if err := c.pool.Remove(ctx, cv.id); err != nil {
+		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", cv.id, "err", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -21,12 +22,18 @@ type fakeOwnership struct {
 	saved     []string
 }
 
-func (f *fakeOwnership) Claim(context.Context, string) (bool, bool, error) {
+func (f *fakeOwnership) Claim(context.Context, string) (ownership.Tenure, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rec := f.mine && f.recover
 	f.recover = false
-	return f.mine, rec, nil
+	return ownership.Tenure{OK: f.mine, Recover: rec}, nil
+}
+
+func (f *fakeOwnership) Holding(string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mine
 }
 
 func (f *fakeOwnership) Forward(_ context.Context, id string, a *bridges.Action) {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -38,7 +39,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	cv.cards.ExpireAll(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
 	var n int
-	st, id := cv.core.st, cv.id
+	st, id := cv.st, cv.id
 	kept, err := cv.writes.Record(ctx, delivery.Write{What: "reset for redelivery", Do: func(ctx context.Context) error {
 		reset, err := st.ResetForRedelivery(ctx, id)
 		n = reset
@@ -159,7 +160,7 @@ func (c *Core) prepareRecovery(ctx context.Context) (startupWork, error) {
 // restarted"), replies still in the outbox are posted, and pending ledger
 // messages are delivered.
 func (c *Core) recoverStartup(ctx context.Context, w startupWork) {
-	c.closeStaleCards(ctx, w.staleCards)
+	c.closeStaleCards(ctx, c.st, w.staleCards)
 	for _, id := range w.outboxConvs {
 		c.restore(ctx, id, inOutbox{})
 	}
@@ -181,16 +182,25 @@ func (c *Core) restore(ctx context.Context, id string, in input) {
 		}
 		return
 	}
-	if _, err := c.deliver(conv, in); err != nil && ctx.Err() == nil && !errors.Is(err, ErrHeldElsewhere) {
+	if _, err := c.deliver(conv, in); err != nil && ctx.Err() == nil && !errors.Is(err, ownership.ErrHeldElsewhere) {
 		c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
 	}
 }
 
 // closeStaleCards closes the cards of permission requests that were open
-// when the previous run ended: their processes are gone.
-func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
+// when the previous run (or the conversation's previous holder) ended:
+// their processes are gone. The decisions are recorded through st (the
+// new tenure's fenced store with replicas) before the cards are edited,
+// so a claimer that lost the conversation meanwhile edits nothing.
+func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []store.Approval) {
 	const status = "⌛ Expired: bridge restarted."
 	for _, a := range open {
+		if _, err := st.RecordApprovalDecision(ctx, a.ID, store.DecisionExpired, "", "bridge restarted"); err != nil {
+			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
+			if errors.Is(err, store.ErrFenced) {
+				return
+			}
+		}
 		if ref, ok := cards.DecodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
 				text := render.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
@@ -199,9 +209,6 @@ func (c *Core) closeStaleCards(ctx context.Context, open []store.Approval) {
 					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
 				}
 			}
-		}
-		if _, err := c.st.RecordApprovalDecision(ctx, a.ID, store.DecisionExpired, "", "bridge restarted"); err != nil {
-			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -15,46 +16,11 @@ import (
 // gives it up (releaseSession), as it alone knows whether its agent
 // works. When another replica runs that conversation (it holds its
 // lease), the request goes to that replica and the answer comes back, both
-// through the Ownership's SessionForwarder ability (signals between
+// through the Ownership's SessionForwarder ability (bridges/ownership) (signals between
 // replicas): the holder runs releaseSession on its worker, the resuming
 // conversation adopts the session when the answer comes. The store is the
 // truth: should the answer be lost, the resuming conversation looks there
 // when it stops waiting (remoteResumeWait).
-
-// SessionRelease asks the replica running conversation From to give its
-// session SessionID up to conversation To (a !resume by By).
-type SessionRelease struct {
-	From, To     string // conversation ids
-	SessionID    string
-	ByID, ByName string
-	// Until is when the asker stops waiting; the holder refuses a request
-	// it receives later (clocks of replicas agree to well under
-	// remoteResumeWait - remoteResumeAsk).
-	Until time.Time
-}
-
-// SessionReleased is the answer to a SessionRelease, for the replica
-// running conversation To.
-type SessionReleased struct {
-	To, SessionID string
-	Summary       string // the session's first prompt, on success
-	Failure       string // "" when the session moved to To; else a ReleaseBusy, ReleaseMoved or a reason
-}
-
-// Failures of a SessionReleased.
-const (
-	ReleaseBusy  = "busy"  // commands.ErrSessionBusy
-	ReleaseMoved = "moved" // store.ErrSessionMoved
-)
-
-// SessionForwarder is an optional ability of an Ownership: it carries a
-// !resume's request to the replica running the session's conversation and
-// the answer back. Neither waits for the other side; a lost signal is
-// covered by the store (see above).
-type SessionForwarder interface {
-	ForwardRelease(ctx context.Context, r SessionRelease) error
-	AnswerRelease(ctx context.Context, a SessionReleased) error
-}
 
 // How long a !resume waits for another replica's answer, and how long
 // that replica may take to act on the request.
@@ -70,11 +36,11 @@ var errNoAnswer = errors.New("the replica running that thread did not answer; pl
 // resumeRemote asks the replica running target's conversation for its
 // session; false when there is no such ability (one bridge).
 func (cv *conversation) resumeRemote(ctx context.Context, target store.SessionInfo, who author) (bool, error) {
-	sf, ok := cv.core.opts.Ownership.(SessionForwarder)
+	sf, ok := cv.core.opts.Ownership.(ownership.SessionForwarder)
 	if !ok {
 		return false, nil
 	}
-	req := SessionRelease{From: target.Conversation.ID, To: cv.id, SessionID: target.SessionID, ByID: who.id, ByName: who.name,
+	req := ownership.SessionRelease{From: target.Conversation.ID, To: cv.id, SessionID: target.SessionID, ByID: who.id, ByName: who.name,
 		Until: cv.core.clock.Now().Add(remoteResumeAsk)}
 	if err := sf.ForwardRelease(ctx, req); err != nil {
 		return true, fmt.Errorf("ask the replica running the session's thread: %w", err)
@@ -85,22 +51,22 @@ func (cv *conversation) resumeRemote(ctx context.Context, target store.SessionIn
 	return true, nil
 }
 
-// HandleRelease runs a SessionRelease on this replica, which runs
+// HandleRelease runs a ownership.SessionRelease on this replica, which runs
 // conversation r.From: that conversation's worker gives the session up,
 // and the answer goes to the replica running r.To.
-func (c *Core) HandleRelease(ctx context.Context, r SessionRelease) {
-	sf, ok := c.opts.Ownership.(SessionForwarder)
+func (c *Core) HandleRelease(ctx context.Context, r ownership.SessionRelease) {
+	sf, ok := c.opts.Ownership.(ownership.SessionForwarder)
 	if !ok {
 		return
 	}
 	answer := func(ctx context.Context, summary string, err error) {
-		a := SessionReleased{To: r.To, SessionID: r.SessionID, Summary: summary}
+		a := ownership.SessionReleased{To: r.To, SessionID: r.SessionID, Summary: summary}
 		switch {
 		case err == nil:
 		case errors.Is(err, commands.ErrSessionBusy):
-			a.Failure = ReleaseBusy
+			a.Failure = ownership.ReleaseBusy
 		case errors.Is(err, store.ErrSessionMoved):
-			a.Failure = ReleaseMoved
+			a.Failure = ownership.ReleaseMoved
 		default:
 			a.Failure = err.Error()
 		}
@@ -127,14 +93,14 @@ func (c *Core) HandleRelease(ctx context.Context, r SessionRelease) {
 		summary, err := old.releaseSession(ctx, r.SessionID, to, who)
 		answer(ctx, summary, err)
 	})
-	if err != nil && !errors.Is(err, ErrHeldElsewhere) { // held elsewhere: its holder answers
+	if err != nil && !errors.Is(err, ownership.ErrHeldElsewhere) { // held elsewhere: its holder answers
 		answer(ctx, "", commands.ErrSessionBusy)
 	}
 }
 
-// HandleReleased hands a SessionReleased to the worker of conversation
+// HandleReleased hands a ownership.SessionReleased to the worker of conversation
 // a.To, which this replica runs.
-func (c *Core) HandleReleased(ctx context.Context, a SessionReleased) {
+func (c *Core) HandleReleased(ctx context.Context, a ownership.SessionReleased) {
 	to, err := c.st.ConversationByID(ctx, a.To)
 	if err != nil {
 		c.log.Warn("!resume: the answer's conversation", "conversation", a.To, "err", err)
@@ -144,9 +110,9 @@ func (c *Core) HandleReleased(ctx context.Context, a SessionReleased) {
 		var err error
 		switch a.Failure {
 		case "":
-		case ReleaseBusy:
+		case ownership.ReleaseBusy:
 			err = commands.ErrSessionBusy
-		case ReleaseMoved:
+		case ownership.ReleaseMoved:
 			err = store.ErrSessionMoved
 		default:
 			err = errors.New(a.Failure)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 )
 
 // remoteOwnership runs every conversation here except those marked held
@@ -18,24 +18,24 @@ type remoteOwnership struct {
 	fakeOwnership
 	mu        sync.Mutex
 	elsewhere map[string]bool
-	requests  []core.SessionRelease
-	answers   []core.SessionReleased
+	requests  []ownership.SessionRelease
+	answers   []ownership.SessionReleased
 }
 
-func (f *remoteOwnership) Claim(_ context.Context, id string) (bool, bool, error) {
+func (f *remoteOwnership) Claim(_ context.Context, id string) (ownership.Tenure, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return !f.elsewhere[id], false, nil
+	return ownership.Tenure{OK: !f.elsewhere[id]}, nil
 }
 
-func (f *remoteOwnership) ForwardRelease(_ context.Context, r core.SessionRelease) error {
+func (f *remoteOwnership) ForwardRelease(_ context.Context, r ownership.SessionRelease) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, r)
 	return nil
 }
 
-func (f *remoteOwnership) AnswerRelease(_ context.Context, a core.SessionReleased) error {
+func (f *remoteOwnership) AnswerRelease(_ context.Context, a ownership.SessionReleased) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.answers = append(f.answers, a)
@@ -43,12 +43,12 @@ func (f *remoteOwnership) AnswerRelease(_ context.Context, a core.SessionRelease
 }
 
 // waitAnswers waits until n answers were sent and returns them.
-func (f *remoteOwnership) waitAnswers(t *testing.T, n int) []core.SessionReleased {
+func (f *remoteOwnership) waitAnswers(t *testing.T, n int) []ownership.SessionReleased {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		f.mu.Lock()
-		got := append([]core.SessionReleased(nil), f.answers...)
+		got := append([]ownership.SessionReleased(nil), f.answers...)
 		f.mu.Unlock()
 		if len(got) >= n {
 			return got
@@ -132,7 +132,7 @@ func TestResumeRemoteAnswered(t *testing.T) {
 	if err := h.st.MoveSession(ctxT(t), oldConv.ID, freshConv.ID, oldConv.SessionID, "f0000000-0000-4000-8000-000000000000"); err != nil {
 		t.Fatal(err)
 	}
-	h.core.HandleReleased(ctxT(t), core.SessionReleased{To: freshConv.ID, SessionID: oldConv.SessionID, Summary: "refactor the parser"})
+	h.core.HandleReleased(ctxT(t), ownership.SessionReleased{To: freshConv.ID, SessionID: oldConv.SessionID, Summary: "refactor the parser"})
 	h.waitText(fresh, "↩️ Resumed session")
 	h.waitText(fresh, "pong: carry on")
 	s, err := h.pool.WaitSessionFor(ctxT(t), freshConv.ID, 1)
@@ -159,7 +159,7 @@ func TestHandleRelease(t *testing.T) {
 	h.waitText(other, "📊 Session")
 	oldConv, otherConv := h.conversation(old), h.conversation(other)
 
-	late := core.SessionRelease{From: oldConv.ID, To: otherConv.ID, SessionID: oldConv.SessionID, ByID: "bob", ByName: "bob",
+	late := ownership.SessionRelease{From: oldConv.ID, To: otherConv.ID, SessionID: oldConv.SessionID, ByID: "bob", ByName: "bob",
 		Until: clock.Now().Add(-time.Second)}
 	h.core.HandleRelease(ctxT(t), late)
 	if a := own.waitAnswers(t, 1)[0]; a.Failure == "" || a.To != otherConv.ID {
@@ -182,4 +182,4 @@ func TestHandleRelease(t *testing.T) {
 	h.waitText(old, "↪️ @bob continued this thread's session")
 }
 
-var _ core.SessionForwarder = (*remoteOwnership)(nil)
+var _ ownership.SessionForwarder = (*remoteOwnership)(nil)

@@ -30,7 +30,7 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 		cv.notice(ctx, "Usage: `"+bridges.CommandPrefix+"rules` lists the rules; `"+bridges.CommandPrefix+"rules rm N` removes grant N.")
 		return
 	}
-	g, err := cv.core.st.RemoveGrant(ctx, cv.id, n, who.id)
+	g, err := cv.st.RemoveGrant(ctx, cv.id, n, who.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		cv.notice(ctx, fmt.Sprintf("There is no grant #%d in this conversation (`%srules` lists them).", n, bridges.CommandPrefix))
@@ -59,7 +59,7 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 // rulesText lists the profile's policy rules and the conversation's
 // active grants (grants.ListText).
 func (cv *conversation) rulesText(ctx context.Context) string {
-	gs, err := cv.core.st.ActiveGrants(ctx, cv.id)
+	gs, err := cv.st.ActiveGrants(ctx, cv.id)
 	if err != nil {
 		cv.log.Error("list grants", "err", err)
 	}

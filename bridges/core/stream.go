@@ -45,6 +45,9 @@ func (cv *conversation) streamLive(ctx context.Context) bool {
 	if len(chunks) == 0 {
 		return true
 	}
+	if !cv.mayPost() {
+		return true
+	}
 	if err := ls.S.Append(ctx, chunks); err != nil {
 		cv.log.Warn("append to stream; the answer will be posted", "err", err)
 		ls.Broken = true
@@ -126,6 +129,9 @@ func (cv *conversation) showProgress(ctx context.Context, t *turn, line string) 
 // post posts m into the conversation and stamps the ref with the core's
 // clock (for Limits.EditMaxAge).
 func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
+	if !cv.mayPost() {
+		return bridges.MessageRef{}, errTenureOver
+	}
 	ref, err := cv.platform.Post(ctx, cv.key, m)
 	if err != nil {
 		return ref, err
@@ -136,6 +142,9 @@ func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.Me
 
 // editOrPost is delivery.EditOrPost for this conversation's platform and clock.
 func (cv *conversation) editOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	if !cv.mayPost() {
+		return bridges.MessageRef{}, errTenureOver
+	}
 	return delivery.EditOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/queue"
@@ -111,7 +112,7 @@ func (c *Core) Submit(ctx context.Context, s Submission) (Receipt, error) {
 	case errors.Is(err, queue.ErrFull):
 		cv.rescan.Store(true) // delivered after the input the worker is handling
 		log.Warn("conversation queue full; the message stays pending in the ledger", "ledger", msg.ID)
-	case errors.Is(err, ErrHeldElsewhere):
+	case errors.Is(err, ownership.ErrHeldElsewhere):
 		log.Debug("message handed to the replica running the conversation", "ledger", msg.ID)
 	case err != nil:
 		log.Warn("message kept in the ledger for later delivery", "ledger", msg.ID, "err", err)

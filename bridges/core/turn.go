@@ -131,6 +131,9 @@ func (cv *conversation) notice(ctx context.Context, text string) {
 
 // postNotice is notice that returns the error instead of logging it.
 func (cv *conversation) postNotice(ctx context.Context, text string) error {
+	if !cv.mayPost() {
+		return errTenureOver
+	}
 	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	cv.observeShown(bridges.Message{Text: text})
 	_, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text})
@@ -215,7 +218,7 @@ func (cv *conversation) scheduleStatus(ctx context.Context) {
 // showStatus turns the indicator on if a turn is still running.
 func (cv *conversation) showStatus(ctx context.Context) {
 	ty, ok := cv.platform.(bridges.Typer)
-	if !ok || cv.turn == nil || cv.statusShown {
+	if !ok || cv.turn == nil || cv.statusShown || !cv.mayPost() {
 		return
 	}
 	cv.statusShown = true

@@ -68,14 +68,6 @@ func (j *Journal) Record(ctx context.Context, w Write) (kept bool, err error) {
 	return true, nil
 }
 
-// RecordOrLog is Record for a write whose other errors are logged as
-// "failed to <what>" with attrs.
-func (j *Journal) RecordOrLog(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
-	if _, err := j.Record(ctx, Write{What: what, Do: do}); err != nil {
-		j.log.Error(what, append(attrs, "err", err)...)
-	}
-}
-
 // Waits reports whether a mark of ledger message or outbox reply id
 // waits in memory: the row has moved on (sent, answered, posted) though
 // the database does not say so yet.

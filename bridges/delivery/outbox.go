@@ -11,6 +11,7 @@ package delivery
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -59,6 +60,10 @@ type Host interface {
 	// RetryOutboxAfter arms the worker's outbox timer: when it fires, the
 	// worker calls Outbox.Retry.
 	RetryOutboxAfter(d time.Duration)
+	// MayPost reports whether the worker may still post in the
+	// conversation: false once its replica lost the conversation to
+	// another (bridges/core ownership.go). Flush posts nothing more then.
+	MayPost() bool
 }
 
 // Store is what the outbox reads and writes (*store.Store implements it).
@@ -145,9 +150,14 @@ func (o *Outbox) Flush(ctx context.Context) {
 		if o.writes.Waits(row.ID) {
 			continue // posted; recorded once the disk has room (journal.go)
 		}
+		if !o.h.MayPost() {
+			return // another replica holds the conversation now: its replies are its own
+		}
 		err := o.postReply(ctx, row)
 		if err == nil {
-			o.markPosted(ctx, row.ID)
+			if errors.Is(o.markPosted(ctx, row.ID), store.ErrFenced) {
+				return // the new holder posts what is left (and this reply, once more)
+			}
 			if row.Attempts > 0 {
 				log.Info("reply posted after failed attempts", "outbox", row.ID, "attempts", row.Attempts,
 					"waited", o.h.Now().Sub(row.FirstFailedAt).Round(time.Second))
@@ -245,16 +255,18 @@ func GiveUpAfter(cfg *config.Config) time.Duration {
 
 // markPosted records that reply id was posted, even while the bridge
 // stops (or the next run would post it again); when the disk is full, as
-// soon as it has room (Journal.Record).
-func (o *Outbox) markPosted(ctx context.Context, id string) {
+// soon as it has room (Journal.Record). It returns the error it logged.
+func (o *Outbox) markPosted(ctx context.Context, id string) error {
 	st := o.st
-	if _, err := o.writes.Record(ctx, Write{What: "reply posted", MarkID: id, Do: func(ctx context.Context) error {
+	_, err := o.writes.Record(ctx, Write{What: "reply posted", MarkID: id, Do: func(ctx context.Context) error {
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markPostedTimeout)
 		defer cancel()
 		return st.MarkOutboxPosted(mctx, id)
-	}}); err != nil {
+	}})
+	if err != nil {
 		o.h.Log().Error("mark reply posted", "outbox", id, "err", err)
 	}
+	return err
 }
 
 // retryOutbox schedules the next flush with exponential backoff: the first

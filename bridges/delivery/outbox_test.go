@@ -46,6 +46,8 @@ func (h *host) Now() time.Time             { return h.now }
 func (h *host) Metrics() *metrics.Metrics  { return nil }
 func (h *host) GiveUpAfter() time.Duration { return h.giveUp }
 func (h *host) TakeUrgent()                { h.budget.Take(h.now, h.interval, true) }
+func (h *host) MayPost() bool              { return true }
+
 func (h *host) RetryOutboxAfter(d time.Duration) {
 	h.retries = append(h.retries, d)
 }

@@ -47,7 +47,7 @@ func TestPinnedToDevice(t *testing.T) {
 	b, cb := startPinned(t, st, lease)
 
 	// Nobody holds the device: any replica may take it (then releases it).
-	if ok, _, err := a.Claim(ctx, phone.ID); !ok || err != nil {
+	if ok, _, err := claim(ctx, a, phone.ID); !ok || err != nil {
 		t.Fatalf("claim with no device holder = %v, %v; want taken", ok, err)
 	}
 	l, _ := a.leaseOf(phone.ID)
@@ -57,10 +57,10 @@ func TestPinnedToDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, err := a.Claim(ctx, phone.ID); ok || err != nil {
+	if ok, _, err := claim(ctx, a, phone.ID); ok || err != nil {
 		t.Fatalf("claim by the replica without the device = %v, %v; want refused", ok, err)
 	}
-	if ok, _, err := a.Claim(ctx, other.ID); !ok || err != nil {
+	if ok, _, err := claim(ctx, a, other.ID); !ok || err != nil {
 		t.Fatalf("claim of another bot's conversation = %v, %v; want taken", ok, err)
 	}
 

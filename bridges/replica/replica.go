@@ -6,7 +6,14 @@
 // handed over by a signal (store.Notify); a poll finds what signals miss
 // and the conversations of replicas that died (their leases expired).
 //
-// Replica implements core.Ownership; cmd/bridge wires it. The core does
+// Writes carry the fencing token: Claim hands the core the tenure's lease,
+// and the core writes the conversation through a store fenced by it
+// (store.Store.Fenced), so a replica that lost the lease — paused past it,
+// cut off from the database — cannot overwrite what the new holder wrote.
+// Holding tells the core, before each post, whether the lease is still
+// held by this process's clock.
+//
+// Replica implements ownership.Ownership; cmd/bridge wires it. The core does
 // not import this package.
 package replica
 
@@ -25,7 +32,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -142,48 +149,59 @@ func resource(id string) string { return "conversation:" + id }
 // them), while it keeps and renews those it holds until Release.
 func (r *Replica) Stopping() { r.stopping.Store(true) }
 
-// Claim implements core.Ownership: it takes or continues conversation id's
-// lease. recover is true for a new tenure (not one this replica continues).
+// Claim implements ownership.Ownership: it takes or continues conversation id's
+// lease. Recover is true for a new tenure (not one this replica
+// continues); Lease is the tenure's lease, which fences the core's writes.
 // Once Stopping, it continues held leases only.
-func (r *Replica) Claim(ctx context.Context, id string) (ok, recover bool, err error) {
+func (r *Replica) Claim(ctx context.Context, id string) (ownership.Tenure, error) {
 	now := time.Now()
 	r.mu.Lock()
 	h := r.held[id]
 	if h == nil && r.stopping.Load() {
 		r.mu.Unlock()
-		return false, false, nil
+		return ownership.Tenure{}, nil
 	}
 	if h != nil && now.Add(r.lease/3).Before(h.lease.ValidUntil) {
 		h.claimed = now
+		l := h.lease
 		r.mu.Unlock()
-		return true, false, nil
+		return ownership.Tenure{OK: true, Lease: &l}, nil
 	}
 	r.mu.Unlock()
 	pin, err := r.pinFor(ctx, id)
 	if err != nil {
-		return false, false, fmt.Errorf("claim: %w", err)
+		return ownership.Tenure{}, fmt.Errorf("claim: %w", err)
 	}
 	if ok, err := r.mayTake(ctx, pin); err != nil {
-		return false, false, fmt.Errorf("claim: %w", err)
+		return ownership.Tenure{}, fmt.Errorf("claim: %w", err)
 	} else if !ok {
-		return false, false, nil // another replica holds the bot's device: it takes the conversation
+		return ownership.Tenure{}, nil // another replica holds the bot's device: it takes the conversation
 	}
 	l, err := r.st.AcquireLease(ctx, resource(id), r.id, r.lease)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		return false, false, nil
+		return ownership.Tenure{}, nil
 	}
 	if err != nil {
-		return false, false, fmt.Errorf("claim: %w", err)
+		return ownership.Tenure{}, fmt.Errorf("claim: %w", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	prev := r.held[id]
 	r.held[id] = &held{lease: l, claimed: now, pin: pin}
-	recover = prev == nil || prev.lease.Token != l.Token
+	recover := prev == nil || prev.lease.Token != l.Token
 	if recover {
 		r.log.Info("conversation taken", "conversation", id, "token", l.Token)
 	}
-	return true, recover, nil
+	return ownership.Tenure{OK: true, Recover: recover, Lease: &l}, nil
+}
+
+// Holding implements ownership.Ownership: whether this replica holds
+// conversation id's lease and, on its own clock, has not passed the time
+// by which it must have renewed it (store.Lease.ValidUntil). It asks
+// nothing of the database.
+func (r *Replica) Holding(id string) bool {
+	l, ok := r.leaseOf(id)
+	return ok && time.Now().Before(l.ValidUntil)
 }
 
 // firingClaim is how long a schedule firing's claim lasts: far longer
@@ -215,13 +233,13 @@ func (r *Replica) leaseOf(id string) (store.Lease, bool) {
 
 // signal is a payload on Channel.
 type signal struct {
-	Conv     string                `json:"c,omitempty"`  // work for this conversation's holder
-	Action   *click                `json:"a,omitempty"`  // a click
-	Resume   *core.SessionRelease  `json:"rs,omitempty"` // a !resume asks Conv's holder for its session (resume.go)
-	Resumed  *core.SessionReleased `json:"rd,omitempty"` // the answer, for Conv's holder
-	Reply    *privateReply         `json:"p,omitempty"`  // a private answer to a forwarded click (replies.go)
-	Released bool                  `json:"r,omitempty"`  // a replica handed its leases over: poll
-	From     string                `json:"f"`
+	Conv     string                     `json:"c,omitempty"`  // work for this conversation's holder
+	Action   *click                     `json:"a,omitempty"`  // a click
+	Resume   *ownership.SessionRelease  `json:"rs,omitempty"` // a !resume asks Conv's holder for its session (resume.go)
+	Resumed  *ownership.SessionReleased `json:"rd,omitempty"` // the answer, for Conv's holder
+	Reply    *privateReply              `json:"p,omitempty"`  // a private answer to a forwarded click (replies.go)
+	Released bool                       `json:"r,omitempty"`  // a replica handed its leases over: poll
+	From     string                     `json:"f"`
 }
 
 // click is a bridges.Action in a signal. Its Reply (a private answer
@@ -236,7 +254,7 @@ type click struct {
 	Reply    string                  `json:"rp,omitempty"` // the token of the kept Reply
 }
 
-// Forward implements core.Ownership: it signals the holder of id. A lost
+// Forward implements ownership.Ownership: it signals the holder of id. A lost
 // signal costs only time: the poll finds the work.
 func (r *Replica) Forward(ctx context.Context, id string, a *bridges.Action) {
 	s := signal{Conv: id}

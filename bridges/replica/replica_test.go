@@ -60,7 +60,7 @@ func newFakeCore(r *Replica) *fakeCore {
 }
 
 func (f *fakeCore) Poke(ctx context.Context, id string) {
-	if ok, _, err := f.r.Claim(ctx, id); err == nil && ok {
+	if ok, _, err := claim(ctx, f.r, id); err == nil && ok {
 		f.mu.Lock()
 		f.live[id] = true
 		f.mu.Unlock()
@@ -144,17 +144,17 @@ func TestClaimForwardHandOver(t *testing.T) {
 	a, ca, stopA := startReplica(t, st, lease)
 	b, cb, _ := startReplica(t, st, lease)
 
-	ok, rec, err := a.Claim(ctx, conv.ID)
+	ok, rec, err := claim(ctx, a, conv.ID)
 	if err != nil || !ok || !rec {
 		t.Fatalf("first claim = %v, %v, %v; want a new tenure", ok, rec, err)
 	}
 	ca.mu.Lock()
 	ca.live[conv.ID] = true
 	ca.mu.Unlock()
-	if ok, rec, err := a.Claim(ctx, conv.ID); err != nil || !ok || rec {
+	if ok, rec, err := claim(ctx, a, conv.ID); err != nil || !ok || rec {
 		t.Fatalf("holder's claim = %v, %v, %v; want continued", ok, rec, err)
 	}
-	if ok, _, err := b.Claim(ctx, conv.ID); err != nil || ok {
+	if ok, _, err := claim(ctx, b, conv.ID); err != nil || ok {
 		t.Fatalf("other replica's claim = %v, %v; want refused", ok, err)
 	}
 	b.Forward(ctx, conv.ID, nil)
@@ -206,7 +206,7 @@ func TestExpiredLeaseTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, err := dead.Claim(ctx, conv.ID); !ok || err != nil {
+	if ok, _, err := claim(ctx, dead, conv.ID); !ok || err != nil {
 		t.Fatal("claim", ok, err)
 	}
 	if _, _, err := st.Enqueue(ctx, store.InboxMessage{ConversationID: conv.ID, Bot: "b", PlatformMsgID: "m1", Text: "hi"}); err != nil {
@@ -233,7 +233,7 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, err := r.Claim(ctx, "conv-1"); !ok || err != nil {
+	if ok, _, err := claim(ctx, r, "conv-1"); !ok || err != nil {
 		t.Fatal("claim", ok, err)
 	}
 	src := t.TempDir()
@@ -287,7 +287,7 @@ func TestLostLeaseDrops(t *testing.T) {
 	ctx := context.Background()
 	const lease = time.Second
 	r, c, _ := startReplica(t, st, lease)
-	if ok, _, err := r.Claim(ctx, "conv-1"); !ok || err != nil {
+	if ok, _, err := claim(ctx, r, "conv-1"); !ok || err != nil {
 		t.Fatal("claim", ok, err)
 	}
 	c.mu.Lock()
@@ -322,5 +322,43 @@ func TestLostLeaseDrops(t *testing.T) {
 	}
 	if got := r.Held(); len(got) != 0 {
 		t.Errorf("still holds %v", got)
+	}
+}
+
+// claim is r.Claim as the test reads it: may it run the conversation, is
+// it a new tenure.
+func claim(ctx context.Context, r *Replica, id string) (ok, recover bool, err error) {
+	t, err := r.Claim(ctx, id)
+	return t.OK, t.Recover, err
+}
+
+// TestTenureLeaseAndHolding: Claim hands the core the tenure's lease, the
+// token the core's writes are fenced by (the same while the tenure goes
+// on); Holding says, on the replica's own clock, whether it may still act:
+// not for a conversation it never took, nor once the lease ran out
+// without a renewal (the replica was paused), before any database
+// answers.
+func TestTenureLeaseAndHolding(t *testing.T) {
+	st := openPG(t)
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	r, err := New(Options{Store: st, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Claim(ctx, "conv-1")
+	if err != nil || !first.OK || !first.Recover || first.Lease == nil || first.Lease.Owner != r.ID() {
+		t.Fatalf("claim = %+v, %v; want a new tenure with its lease", first, err)
+	}
+	again, err := r.Claim(ctx, "conv-1")
+	if err != nil || !again.OK || again.Recover || again.Lease == nil || again.Lease.Token != first.Lease.Token {
+		t.Fatalf("claim again = %+v, %v; want the same tenure and token %d", again, err, first.Lease.Token)
+	}
+	if !r.Holding("conv-1") || r.Holding("conv-2") {
+		t.Errorf("Holding = %v, %v; want true for the claimed conversation only", r.Holding("conv-1"), r.Holding("conv-2"))
+	}
+	time.Sleep(lease) // not renewed: no Run
+	if r.Holding("conv-1") {
+		t.Error("Holding after the lease ran out without a renewal = true")
 	}
 }

@@ -23,8 +23,8 @@ func TestForwardedClickAnsweredPrivately(t *testing.T) {
 	const lease = 5 * time.Second
 	a, ca, _ := startReplica(t, st, lease)
 	b, _, _ := startReplica(t, st, lease)
-	if ok, _, err := a.Claim(ctx, conv.ID); err != nil || !ok {
-		t.Fatalf("claim = %v, %v", ok, err)
+	if tn, err := a.Claim(ctx, conv.ID); err != nil || !tn.OK {
+		t.Fatalf("claim = %+v, %v", tn, err)
 	}
 	replies := make(chan string, 10)
 	b.Forward(ctx, conv.ID, &bridges.Action{Key: bridges.ConversationKey(conv.Key), CardID: "card", Choice: "allow", UserID: "mallory",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 )
 
 // !resume of a session whose conversation another replica runs: the
@@ -17,28 +18,28 @@ import (
 // after a while and says so).
 type SessionMover interface {
 	// HandleRelease gives a session of a conversation held here up.
-	HandleRelease(ctx context.Context, r core.SessionRelease)
+	HandleRelease(ctx context.Context, r ownership.SessionRelease)
 	// HandleReleased hands the answer to the resuming conversation held here.
-	HandleReleased(ctx context.Context, a core.SessionReleased)
+	HandleReleased(ctx context.Context, a ownership.SessionReleased)
 }
 
 var (
-	_ core.SessionForwarder = (*Replica)(nil)
-	_ SessionMover          = (*core.Core)(nil)
+	_ ownership.SessionForwarder = (*Replica)(nil)
+	_ SessionMover               = (*core.Core)(nil)
 )
 
-// ForwardRelease implements core.SessionForwarder: it asks the holder of
+// ForwardRelease implements ownership.SessionForwarder: it asks the holder of
 // conversation rq.From.
-func (r *Replica) ForwardRelease(ctx context.Context, rq core.SessionRelease) error {
+func (r *Replica) ForwardRelease(ctx context.Context, rq ownership.SessionRelease) error {
 	if err := r.send(ctx, signal{Conv: rq.From, Resume: &rq}); err != nil {
 		return fmt.Errorf("forward !resume of session %s: %w", rq.SessionID, err)
 	}
 	return nil
 }
 
-// AnswerRelease implements core.SessionForwarder: it answers the holder
+// AnswerRelease implements ownership.SessionForwarder: it answers the holder
 // of conversation a.To.
-func (r *Replica) AnswerRelease(ctx context.Context, a core.SessionReleased) error {
+func (r *Replica) AnswerRelease(ctx context.Context, a ownership.SessionReleased) error {
 	if err := r.send(ctx, signal{Conv: a.To, Resumed: &a}); err != nil {
 		return fmt.Errorf("answer !resume of session %s: %w", a.SessionID, err)
 	}

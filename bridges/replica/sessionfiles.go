@@ -28,7 +28,7 @@ const sessionSubdir = "claude/projects"
 // on another replica starts afresh.
 const maxSessionBytes = 64 << 20
 
-// SaveSession implements core.Ownership: it packs the session's
+// SaveSession implements ownership.Ownership: it packs the session's
 // transcripts (regular files only: the agent can write this directory, so
 // links are never followed) into a gzip'd tar and stores it under the
 // conversation's lease, so that a replica that lost the lease cannot
@@ -52,7 +52,7 @@ func (r *Replica) SaveSession(ctx context.Context, id, sessionID, stateDir strin
 	}
 }
 
-// RestoreSession implements core.Ownership: it writes the stored files of
+// RestoreSession implements ownership.Ownership: it writes the stored files of
 // the session into stateDir, replacing what is there (the store has the
 // state after the session's last turn, wherever it ran). Nothing stored
 // is not an error: the session never finished a turn on any replica.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/connlease"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/replica"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-var _ core.Ownership = (*replica.Replica)(nil)
+var _ ownership.Ownership = (*replica.Replica)(nil)
 
 // releaseTimeout bounds handing the leases over at a graceful stop.
 const releaseTimeout = 10 * time.Second
@@ -60,7 +60,7 @@ func (rs *replicas) registerer(reg prometheus.Registerer) prometheus.Registerer 
 }
 
 // ownership is the core's Ownership, or nil for one bridge.
-func (rs *replicas) ownership() core.Ownership {
+func (rs *replicas) ownership() ownership.Ownership {
 	if rs == nil {
 		return nil
 	}

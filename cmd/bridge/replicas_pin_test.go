@@ -47,8 +47,8 @@ func TestReplicaOperatorView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, err := rs.r.Claim(ctx, conv.ID); !ok || err != nil {
-		t.Fatal("claim", ok, err)
+	if tenure, err := rs.r.Claim(ctx, conv.ID); !tenure.OK || err != nil {
+		t.Fatal("claim", tenure.OK, err)
 	}
 	for res, owner := range map[string]string{connlease.Resource("whatsapp", "phone"): "replica-b",
 		connlease.Resource("discord", "dc"): rs.r.ID(), "schedule:s1:1700000000": "replica-b"} {

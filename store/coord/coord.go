@@ -19,6 +19,11 @@ var (
 	// another owner took it, or it was released — so the caller must not
 	// act for its resource any more (RenewLease, ReleaseLease, WithLease).
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrFenced: a write under a lease (Fence, WithLease) was refused
+	// because the writer no longer holds the lease with its token —
+	// another owner took it over, or it was released — and nothing of
+	// the write was committed. Such errors also match ErrLeaseLost.
+	ErrFenced = errors.New("write fenced out")
 )
 
 // Coordinator gives leases and signals on one database. Create it with

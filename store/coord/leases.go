@@ -202,31 +202,18 @@ func (s *Coordinator) Leases(ctx context.Context, owner string) ([]Lease, error)
 	return ls, nil
 }
 
-// WithLease runs fn in a write transaction that first checks that l's
-// owner still holds its resource with l's token, and returns ErrLeaseLost
-// without calling fn otherwise. The check holds the lease's row until the
-// commit (SELECT … FOR SHARE on PostgreSQL; SQLite's transaction excludes
-// every other writer), so a takeover waits for fn's writes to commit and
-// then sees them: a replica that lost its lease can never overwrite what
-// the new holder wrote. Expiry alone does not fail the check: until
-// another owner takes the lease, nobody else has written.
+// WithLease runs fn in a write transaction that first checks l (Fence),
+// and returns an error matching ErrFenced and ErrLeaseLost without
+// calling fn when l's owner no longer holds its resource with l's token.
 //
 // fn must do all its work through tx and call no other Store method that
 // writes (they wait for the same writer: a deadlock). It commits when fn
 // returns nil and rolls back otherwise, returning fn's error.
 func (s *Coordinator) WithLease(ctx context.Context, l Lease, fn func(tx *sql.Tx) error) error {
+	check := s.Fence(l)
 	err := s.db.WithTx(ctx, func(tx *sql.Tx) error {
-		var owner string
-		var token int64
-		err := tx.QueryRowContext(ctx, `SELECT owner, token FROM leases WHERE resource = ?`+s.db.Dialect().ForShare(), l.Resource).Scan(&owner, &token)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: %s was never leased", ErrLeaseLost, l.Resource)
-		}
-		if err != nil {
-			return fmt.Errorf("check the lease: %w", err)
-		}
-		if owner != l.Owner || token != l.Token {
-			return fmt.Errorf("%w: %s is %s, not %s's token %d", ErrLeaseLost, l.Resource, describeHolder(owner, token), l.Owner, l.Token)
+		if err := check(ctx, tx); err != nil {
+			return err
 		}
 		return fn(tx)
 	})

@@ -38,8 +38,9 @@ type DB struct {
 	d      Dialect         // SQLite or PostgreSQL (dialect.go)
 	db     *sql.DB         // reads
 	w      *sql.DB         // writes and transactions: at most one connection
-	gate   writeGate       // who writes next (see writegate.go)
-	health writeHealth     // whether writes fail for want of space (health.go)
+	gate   *writeGate      // who writes next (see writegate.go); shared with Guarded copies
+	health *writeHealth    // whether writes fail for want of space (health.go); shared likewise
+	guard  Guard           // checked in every write transaction (Guarded); nil: none
 	path   string          // the SQLite database file; "" for PostgreSQL
 	pg     *pgx.ConnConfig // PostgreSQL's connection settings; nil for SQLite
 	logger *slog.Logger
@@ -96,7 +97,7 @@ func newDB(d Dialect, db, w *sql.DB, path string, logger *slog.Logger) *DB {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &DB{d: d, db: db, w: w, path: path, logger: logger, now: time.Now}
+	return &DB{d: d, db: db, w: w, gate: &writeGate{}, health: &writeHealth{}, path: path, logger: logger, now: time.Now}
 }
 
 // Driver returns the database: DriverSQLite or DriverPostgres.
@@ -223,6 +224,9 @@ func (s *DB) runTx(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) 
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
+	if s.guard != nil {
+		fn = guarded(ctx, s.guard, fn)
+	}
 	if err := fn(tx); err != nil {
 		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
 			return errors.Join(err, fmt.Errorf("rollback: %w", rbErr))
@@ -242,5 +246,6 @@ func (s *DB) Now() time.Time { return s.now() }
 func (s *DB) NowMS() int64 { return s.now().UnixMilli() }
 
 // SetClock replaces the clock the store stamps rows with (tests). Call it
-// before the store is used concurrently.
+// before the store is used concurrently, and before Guarded: a guarded
+// copy keeps the clock it was made with.
 func (s *DB) SetClock(now func() time.Time) { s.now = now }

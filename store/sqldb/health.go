@@ -64,7 +64,7 @@ type writeHealth struct {
 // WithTx call it; a write made another way (a statement on the read pool)
 // reports its outcome through it.
 func (s *DB) NoteWrite(err error) error {
-	w := &s.health
+	w := s.health
 	switch {
 	case err == nil:
 		w.mu.Lock()
@@ -118,7 +118,7 @@ const probeSize = 64 << 10
 // probe: its next successful write clears it.) It never blocks on the
 // database.
 func (s *DB) WriteHealth() WriteHealth {
-	w := &s.health
+	w := s.health
 	w.mu.Lock()
 	now := s.now()
 	due := w.h.Full && now.Sub(w.lastProbe) >= probeEvery

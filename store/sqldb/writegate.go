@@ -76,6 +76,9 @@ func (g *writeGate) unlock() {
 // an inbound message) before the others. An error because the database
 // cannot be written wraps ErrFull.
 func (s *DB) Exec(ctx context.Context, urgent bool, query string, args ...any) (sql.Result, error) {
+	if s.guard != nil {
+		return s.execGuarded(ctx, urgent, query, args...)
+	}
 	if err := s.gate.lock(ctx, urgent); err != nil {
 		return nil, fmt.Errorf("wait for the writer: %w", err)
 	}
@@ -94,7 +97,11 @@ func (s *DB) Exec(ctx context.Context, urgent bool, query string, args ...any) (
 // for a write statement whose rows the caller reads (INSERT … RETURNING).
 // fn's error is returned as NoteWrite classifies it (sql.ErrNoRows
 // unchanged). fn must not call another write of the store (a deadlock).
+// A guarded handle (Guarded) refuses it.
 func (s *DB) Write(ctx context.Context, urgent bool, fn func(w *sql.DB) error) error {
+	if s.guard != nil {
+		return errUnguardedWrite
+	}
 	if err := s.gate.lock(ctx, urgent); err != nil {
 		return fmt.Errorf("wait for the writer: %w", err)
 	}
