@@ -28,6 +28,12 @@ func (f *remoteOwnership) Claim(_ context.Context, id string) (ownership.Tenure,
 	return ownership.Tenure{OK: !f.elsewhere[id]}, nil
 }
 
+func (f *remoteOwnership) Holding(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.elsewhere[id]
+}
+
 func (f *remoteOwnership) ForwardRelease(_ context.Context, r ownership.SessionRelease) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
