@@ -49,6 +49,13 @@ func startReplicas(t *testing.T, n int, lease time.Duration) *replicaEnv {
 // held asks a replica's /healthz which conversations it holds.
 func (e *replicaEnv) held(t *testing.T, p *bridgeProc) (id string, convs []string) {
 	t.Helper()
+	return replicaHeld(t, p)
+}
+
+// replicaHeld asks a replica's /healthz for its id and the conversations
+// it holds.
+func replicaHeld(t *testing.T, p *bridgeProc) (id string, convs []string) {
+	t.Helper()
 	resp, err := http.Get("http://" + p.addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)

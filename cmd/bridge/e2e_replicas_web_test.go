@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -52,20 +51,8 @@ func (w *webClient) on(base string) *webClient {
 // holds.
 func heldConversations(t *testing.T, p *bridgeProc) int {
 	t.Helper()
-	resp, err := http.Get("http://" + p.addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Replica *struct {
-			Conversations []string `json:"conversations"`
-		} `json:"replica"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Replica == nil {
-		t.Fatalf("/healthz has no replica section: %v", err)
-	}
-	return len(body.Replica.Conversations)
+	_, convs := replicaHeld(t, p)
+	return len(convs)
 }
 
 // waitTyping waits for a typing event on s saying on.
