@@ -70,11 +70,11 @@ func LoadSessionKey(ctx context.Context, dataDir string, shared KeyStore, log *s
 	}
 	switch {
 	case stored && file != nil:
-		log.Info("web console: the session key of "+SessionKeyFile+" is now shared by every replica through the database", "file", path)
+		log.Info("the session key of "+SessionKeyFile+" is now shared by every replica through the database", "file", path)
 	case stored:
-		log.Info("web console: a new session key is shared by every replica through the database")
+		log.Info("a new session key is shared by every replica through the database")
 	case file != nil && subtle.ConstantTimeCompare(file, key) != 1:
-		log.Warn("web console: "+SessionKeyFile+" differs from the session key the replicas share (in the database) and is not used; "+
+		log.Warn(SessionKeyFile+" differs from the session key the replicas share (in the database) and is not used; "+
 			"sessions signed with it have ended", "file", path)
 	}
 	return key, nil
