@@ -192,6 +192,10 @@ func New(opts Options) (*Console, error) {
 	var shared auth.KeyStore // replicas share the key through the store
 	if opts.Config.Replicas.Enabled {
 		shared = opts.Store
+		if len(opts.Config.Web.Users) == 0 {
+			log.Warn("with replicas, configure web.users: the generated admin token is kept in each replica's data_dir, " +
+				"so each replica has an admin of its own and its start ends the other admins' sessions (docs/scaling.md)")
+		}
 	}
 	key, err := auth.LoadSessionKey(context.Background(), opts.Config.DataDir, shared, log)
 	if err != nil {
