@@ -17,17 +17,18 @@ import (
 // database), and returns their processes.
 func startWebReplicas(t *testing.T) (agentBridge, [2]*bridgeProc) {
 	t.Helper()
-	ab, _ := startWebReplica(t)
+	ab, _ := startWebReplica(t, "")
 	return ab, [2]*bridgeProc{ab.bridge, ab.replica(t)}
 }
 
 // startWebReplica starts the first replica with the web console (webBots)
 // on a new PostgreSQL database, and returns it with the database's DSN.
-func startWebReplica(t *testing.T) (agentBridge, string) {
+// dataDir is its data_dir ("": ./data next to its bridge.yaml).
+func startWebReplica(t *testing.T, dataDir string) (agentBridge, string) {
 	t.Helper()
 	srv := needPostgres(t)
 	db := srv.NewDatabaseName(t, "")
-	po := profileOptions{maxLive: 4, extra: "    warm_spares: 0\n",
+	po := profileOptions{maxLive: 4, dataDir: dataDir, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: 30s }\n", srv.URL(db))}
 	return startAgentBridgeWith(t, po, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken), srv.DSN(db)
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -23,7 +25,7 @@ import (
 // shows in neither's logs nor /healthz.
 func TestWebReplicasShareSigningKey(t *testing.T) {
 	t.Parallel()
-	ab, dsn := startWebReplica(t)
+	ab, dsn := startWebReplica(t, "")
 	a := ab.bridge
 	ana := webSignIn(t, "http://"+a.addr+"/signin#token="+anaWebToken)
 	ana.on("http://" + a.addr)
@@ -33,18 +35,7 @@ func TestWebReplicasShareSigningKey(t *testing.T) {
 	bob := webSignIn(t, "http://"+b.addr+"/signin#token="+bobWebToken)
 	bob.on("http://" + a.addr)
 
-	ctx := context.Background()
-	st, err := store.OpenPostgres(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	probe := make([]byte, 32)
-	_, _ = rand.Read(probe)
-	key, stored, err := st.WebSessionKey(ctx, probe)
-	if err != nil || stored {
-		t.Fatalf("the replicas stored no signing key in the database: stored now %v, %v", stored, err)
-	}
+	key := sharedKey(t, dsn)
 	encodings := []string{hex.EncodeToString(key), base64.StdEncoding.EncodeToString(key),
 		base64.RawStdEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key), string(key)}
 	for name, p := range map[string]*bridgeProc{"A": a, "B": b} {
@@ -66,4 +57,48 @@ func TestWebReplicasShareSigningKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWebReplicasKeyFileSeeds: the upgrade path. Replica A starts with a
+// key file in its data_dir (as the docs once said to copy into every
+// replica): the replicas share that key, so cookies it signed stay valid,
+// and B, started with no file, signs with it too.
+func TestWebReplicasKeyFileSeeds(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	file := make([]byte, 32)
+	_, _ = rand.Read(file)
+	if err := os.WriteFile(filepath.Join(dataDir, "web-session.key"), file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ab, dsn := startWebReplica(t, dataDir)
+	if !bytes.Equal(sharedKey(t, dsn), file) {
+		t.Fatal("the replicas do not share the key of A's key file")
+	}
+	ana := webSignIn(t, "http://"+ab.bridge.addr+"/signin#token="+anaWebToken)
+	cfgB := strings.Replace(ab.cfg, fmt.Sprintf("data_dir: %q", dataDir), `data_dir: "./data"`, 1)
+	b := startBridge(t, t.TempDir(), cfgB, ab.env...)
+	ana.on("http://" + b.addr)
+	if !strings.Contains(ab.bridge.logs.String(), "the session key of web-session.key is now shared by every replica") {
+		t.Errorf("replica A does not say its key file's key is shared now:\n%s", ab.bridge.logs)
+	}
+}
+
+// sharedKey reads the signing key the replicas on dsn share, failing t
+// when there is none.
+func sharedKey(t *testing.T, dsn string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.OpenPostgres(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	probe := make([]byte, 32)
+	_, _ = rand.Read(probe)
+	key, stored, err := st.WebSessionKey(ctx, probe)
+	if err != nil || stored {
+		t.Fatalf("the replicas stored no signing key in the database: stored now %v, %v", stored, err)
+	}
+	return key
 }
