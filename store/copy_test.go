@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,9 @@ func fillStore(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	must(s.AddWebSession(ctx, WebSession{ID: []byte{9, 8, 7}, User: "ana", TokenFP: []byte{1}, Created: time.Now(), Expires: time.Now().Add(time.Hour)}, 3))
+	if _, _, err := s.WebSessionKey(ctx, bytes.Repeat([]byte{0xab}, 32)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dumpStore reads back through the store's methods what fillStore wrote.
@@ -136,6 +140,9 @@ func dumpStore(t *testing.T, s *Store) string {
 	add("web upload", v4, err)
 	v5, err := s.WebSession(ctx, []byte{9, 8, 7})
 	add("web session", v5, err)
+	var key []byte // read behind WebSessionKey's back, which would store one
+	err = s.db.QueryRowContext(ctx, `SELECT secret FROM web_session_key`).Scan(&key)
+	add("web session key", key, err)
 	for _, user := range []string{"ana", "bob"} {
 		for _, archived := range []bool{false, true} {
 			// Search goes through the target's own index (not copied).
@@ -185,7 +192,7 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	}
 	for table, n := range map[string]int64{"conversations": 2, "inbox": 2, "outbox": 2, "approvals": 2, "usage": 1, "grants": 2,
 		"schedules": 2, "web_messages": 3, "web_uploads": 1, "web_sessions": 1, "web_threads": 2, "web_shares": 1, "web_tools": 2,
-		"feedback": 1, "leases": 1, "session_states": 1} {
+		"feedback": 1, "leases": 1, "session_states": 1, "web_session_key": 1} {
 		if got[table] != n {
 			t.Errorf("copied %d rows of %s, want %d (all counts %v)", got[table], table, n, counts)
 		}

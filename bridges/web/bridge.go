@@ -172,7 +172,8 @@ var (
 
 // New loads the users (generating the admin token into data_dir when
 // web.users is empty), the session key (data_dir/web-session.key, made on
-// first use) and the templates.
+// first use; with replicas the key every replica shares in the store, see
+// auth.LoadSessionKey) and the templates.
 func New(opts Options) (*Console, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("web console: Config and Store are required")
@@ -187,12 +188,18 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
-	key, _, err := auth.ReadOrCreateSecret(filepath.Join(opts.Config.DataDir, SessionKeyFile), func() ([]byte, error) { return auth.RandomBytes(32) })
+	log := opts.Logger.With("component", "web")
+	var shared auth.KeyStore // replicas share the key through the store
+	if opts.Config.Replicas.Enabled {
+		shared = opts.Store
+		if len(opts.Config.Web.Users) == 0 {
+			log.Warn("with replicas, configure web.users: the generated admin token is kept in each replica's data_dir, " +
+				"so each replica has an admin of its own and its start ends the other admins' sessions (docs/scaling.md)")
+		}
+	}
+	key, err := auth.LoadSessionKey(context.Background(), opts.Config.DataDir, shared, log)
 	if err != nil {
 		return nil, fmt.Errorf("web console: session key: %w", err)
-	}
-	if len(key) < 32 {
-		return nil, fmt.Errorf("web console: session key %s is too short: delete it to make a new one", SessionKeyFile)
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -206,7 +213,6 @@ func New(opts Options) (*Console, error) {
 		}
 		trusted = append(trusted, pre)
 	}
-	log := opts.Logger.With("component", "web")
 	sess := auth.NewSessions(key, us, opts.Store, log, opts.Now)
 	if n, err := sess.EndStale(context.Background()); err != nil {
 		return nil, fmt.Errorf("web console: %w", err)

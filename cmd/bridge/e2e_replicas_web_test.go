@@ -11,29 +11,32 @@ import (
 )
 
 // startWebReplicas starts two replicas with the web console (webBots) on
-// one PostgreSQL database, each with a data_dir of its own holding the
-// same cookie signing key (as scaling.md tells operators), and returns
-// their processes.
+// one PostgreSQL database, each with a data_dir of its own and no key file
+// copied between them (they share the cookie signing key through the
+// database), and returns their processes.
 func startWebReplicas(t *testing.T) (agentBridge, [2]*bridgeProc) {
+	t.Helper()
+	ab, _ := startWebReplica(t, "")
+	return ab, [2]*bridgeProc{ab.bridge, ab.replica(t)}
+}
+
+// startWebReplica starts the first replica with the web console (webBots)
+// on a new PostgreSQL database, and returns it with the database's DSN.
+// dataDir is its data_dir ("": ./data next to its bridge.yaml).
+func startWebReplica(t *testing.T, dataDir string) (agentBridge, string) {
 	t.Helper()
 	srv := needPostgres(t)
 	db := srv.NewDatabaseName(t, "")
-	po := profileOptions{maxLive: 4, extra: "    warm_spares: 0\n",
+	po := profileOptions{maxLive: 4, dataDir: dataDir, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: 30s }\n", srv.URL(db))}
-	ab := startAgentBridgeWith(t, po, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken)
-	dirB := t.TempDir() // a data_dir of its own, with A's signing key
-	key, err := os.ReadFile(filepath.Join(ab.dir, "data", "web-session.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dirB, "data"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dirB, "data", "web-session.key"), key, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b := startBridge(t, dirB, ab.cfg, ab.env...)
-	return ab, [2]*bridgeProc{ab.bridge, b}
+	return startAgentBridgeWith(t, po, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken), srv.DSN(db)
+}
+
+// replica starts another replica of ab: the same config and environment,
+// a data_dir of its own.
+func (ab *agentBridge) replica(t *testing.T) *bridgeProc {
+	t.Helper()
+	return startBridge(t, t.TempDir(), ab.cfg, ab.env...)
 }
 
 // on is w's session on another replica (base http://host:port): the same

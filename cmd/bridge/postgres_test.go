@@ -169,13 +169,13 @@ func TestMigrateStore(t *testing.T) {
 	}
 	for table, n := range map[string]string{"conversations": "1", "inbox": "1", "outbox": "1", "approvals": "1", "usage": "1",
 		"grants": "1", "schedules": "1", "feedback": "1", "web_messages": "1", "web_threads": "1", "web_shares": "1",
-		"web_tools": "1", "web_sessions": "0", "leases": "0", "session_states": "0", "replica_configs": "0", "handoff_audit": "0"} {
+		"web_tools": "1", "web_sessions": "0", "leases": "0", "session_states": "0", "replica_configs": "0", "handoff_audit": "0", "web_session_key": "0"} {
 		if counts[table] != n {
 			t.Errorf("table %s: copied %q rows, want %s:\n%s", table, counts[table], n, out)
 		}
 	}
-	if !strings.Contains(out, "12 rows in 19 tables") {
-		t.Errorf("output lacks %q:\n%s", "12 rows in 19 tables", out)
+	if !strings.Contains(out, "12 rows in 20 tables") {
+		t.Errorf("output lacks %q:\n%s", "12 rows in 20 tables", out)
 	}
 	if strings.Contains(out, "pw-s3cret") {
 		t.Errorf("output shows the password:\n%s", out)

@@ -19,17 +19,10 @@ func ReadOrCreateSecret(path string, make func() ([]byte, error)) (data []byte, 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, false, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		if fi.Mode().Perm()&0o077 != 0 {
-			return nil, false, fmt.Errorf("%s is readable by other users (mode %v): chmod 600 it", path, fi.Mode().Perm())
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, false, fmt.Errorf("read %s: %w", path, err)
-		}
+	if b, err := ReadSecret(path); err == nil {
 		return b, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, false, fmt.Errorf("stat %s: %w", path, err)
+		return nil, false, err
 	}
 	b, err := make()
 	if err != nil {
@@ -50,6 +43,24 @@ func ReadOrCreateSecret(path string, make func() ([]byte, error)) (data []byte, 
 		return nil, false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return b, true, nil
+}
+
+// ReadSecret returns the content of path, or an error wrapping
+// fs.ErrNotExist when there is no such file. A file readable by others is
+// refused: it holds a secret.
+func ReadSecret(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by other users (mode %v): chmod 600 it", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
 }
 
 // RandomBytes returns n random bytes.

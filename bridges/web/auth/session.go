@@ -35,7 +35,7 @@ const sessionsPerUser = 20
 // the store's web_sessions, under the secret's SHA-256), so that signing
 // out ends it for every copy of the cookie. Changing a user's token ends
 // their sessions (deleted at the next start, refused until then), and
-// deleting SessionKeyFile ends everybody's.
+// a new session key (LoadSessionKey) ends everybody's.
 type Session struct {
 	User  *User
 	CSRF  string // the CSRF token of this session
@@ -65,7 +65,10 @@ type Store interface {
 	KeepWebSessions(ctx context.Context, current map[string][]byte) (int, error)
 }
 
-var _ Store = (*store.Store)(nil)
+var (
+	_ Store    = (*store.Store)(nil)
+	_ KeyStore = (*store.Store)(nil)
+)
 
 // Sessions signs and checks session cookies with its key and keeps the
 // sessions in its Store. Safe for concurrent use.

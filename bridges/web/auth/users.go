@@ -18,7 +18,8 @@ import (
 const (
 	// AdminTokenFile holds the generated admin token when web.users is empty.
 	AdminTokenFile = "web-admin-token"
-	// SessionKeyFile holds the key that signs session cookies. Deleting it
+	// SessionKeyFile holds the key that signs session cookies (of one bridge;
+	// replicas share theirs through the store, LoadSessionKey). Deleting it
 	// signs everybody out.
 	SessionKeyFile = "web-session.key"
 	// GeneratedAdmin is the name of the generated admin user.
