@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 // thread on the fake Slack with a live CLI, its follow-ups one after the
 // other, user+sys of the bridge process over all of them divided by their
 // number (the kernel counts in 10 ms ticks, so only the mean over many is
-// meaningful). The run is profiled (`bridge run -cpuprofile`) and the
+// meaningful); and each follow-up's own CPU from the threads' nanosecond
+// run times (/proc/PID/task/*/schedstat), from its message to the next
+// one's, as median and p90. The run is profiled (`bridge run -cpuprofile`) and the
 // profile's top functions are printed (`go tool pprof -top`), with the
 // profile's path when BENCH_CPU_PROFILE names one to keep it.
 func TestBenchFollowUpCPU(t *testing.T) {
@@ -45,13 +48,18 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	time.Sleep(time.Second) // the CLI's own after-turn work, and the bridge's
 	pid := b.bridge.cmd.Process.Pid
 	cpu0 := procCPU(t, pid)
-	var follow []time.Duration
+	var follow, each []time.Duration
+	run := procRunTime(t, pid)
 	for i := range n {
 		text := fmt.Sprintf("follow-up %d", i)
 		start := time.Now()
 		b.slack.SendMessage(slackChan, alice, text, thread)
 		b.waitThreadText(t, thread, "pong: "+text)
 		follow = append(follow, time.Since(start))
+		if i > 0 { // from the previous follow-up's message to this one's reply
+			now := procRunTime(t, pid)
+			each, run = append(each, now-run), now
+		}
 	}
 	time.Sleep(500 * time.Millisecond) // the last turn's bookkeeping after its reply
 	cpu := procCPU(t, pid) - cpu0
@@ -59,12 +67,43 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	if err := b.bridge.stop(time.Minute); err != nil {
 		t.Fatalf("stop the bridge: %v", err)
 	}
-	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); follow-up %s; load %s\n",
-		float64(cpu.Microseconds())/1000/float64(n), cpu, n, stats(follow), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); each follow-up's %s; follow-up %s; load %s\n",
+		float64(cpu.Microseconds())/1000/float64(n), cpu, n, cpuStats(each), stats(follow), strings.Join(strings.Fields(string(load))[:3], " "))
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=35", bridgeBin, prof).CombinedOutput()
 	if err != nil {
 		t.Logf("go tool pprof: %v\n%s", err, out)
 		return
 	}
 	fmt.Printf("profile %s:\n%s\n", prof, out)
+}
+
+// procRunTime is the CPU time of all threads of process pid so far, in
+// nanoseconds (the first field of /proc/PID/task/TID/schedstat; threads
+// that ended are not counted, and the Go runtime rarely ends one).
+func procRunTime(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		t.Skipf("no /proc/%d/task/*/schedstat: %v", pid, err)
+	}
+	var sum time.Duration
+	for _, p := range tasks {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// cpuStats formats CPU times as median, p90 and range in ms with n.
+func cpuStats(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) }
+	return fmt.Sprintf("CPU median %s ms (p90 %s, %s–%s, n=%d)", ms(s[len(s)/2]), ms(s[len(s)*9/10]), ms(s[0]), ms(s[len(s)-1]), len(s))
 }
