@@ -19,10 +19,13 @@ import (
 // number (the kernel counts in 10 ms ticks, so only the mean over many is
 // meaningful); and each follow-up's own CPU from the threads' nanosecond
 // run times (/proc/PID/task/*/schedstat), from its message to the next
-// one's, as median and p90. The run is profiled (`bridge run -cpuprofile`) and the
-// profile's top functions are printed (`go tool pprof -top`), with the
-// profile's path when BENCH_CPU_PROFILE names one to keep it.
+// one's, as median and p90; and the idle bridge's CPU over 5 s before
+// them (its tickers and timers), prorated over the follow-ups' time. The
+// run is profiled (`bridge run -cpuprofile`) and the profile's top
+// functions are printed (`go tool pprof -top`), with the profile's path
+// when BENCH_CPU_PROFILE names one to keep it.
 func TestBenchFollowUpCPU(t *testing.T) {
+	const idleFor = 5 * time.Second
 	if os.Getenv("BENCH_CPU") != "1" {
 		t.Skip("BENCH_CPU=1 measures and profiles the bridge's CPU per follow-up")
 	}
@@ -47,7 +50,12 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	b.waitLedgerSettled(t)
 	time.Sleep(time.Second) // the CLI's own after-turn work, and the bridge's
 	pid := b.bridge.cmd.Process.Pid
+	idle0 := procRunTime(t, pid)
+	time.Sleep(idleFor) // what the bridge spends with no message at all
+	idle := procRunTime(t, pid) - idle0
 	cpu0 := procCPU(t, pid)
+	start0 := time.Now()
+	logs0 := strings.Count(b.bridge.logs.String(), "\n")
 	var follow, each []time.Duration
 	run := procRunTime(t, pid)
 	for i := range n {
@@ -63,12 +71,19 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the last turn's bookkeeping after its reply
 	cpu := procCPU(t, pid) - cpu0
+	logLines := strings.Count(b.bridge.logs.String(), "\n") - logs0
+	reqs := b.model.MessagesRequests()
+	last := reqs[len(reqs)-1]
+	idleShare := time.Duration(float64(idle) * float64(time.Since(start0)) / float64(idleFor) / float64(n))
 	load, _ := os.ReadFile("/proc/loadavg")
 	if err := b.bridge.stop(time.Minute); err != nil {
 		t.Fatalf("stop the bridge: %v", err)
 	}
-	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); each follow-up's %s; follow-up %s; load %s\n",
-		float64(cpu.Microseconds())/1000/float64(n), cpu, n, cpuStats(each), stats(follow), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); each follow-up's %s; follow-up %s; idle bridge %v per %v (%.2f ms per follow-up of this run); load %s\n",
+		float64(cpu.Microseconds())/1000/float64(n), cpu, n, cpuStats(each), stats(follow),
+		idle.Round(time.Microsecond), idleFor, float64(idleShare.Microseconds())/1000, strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("model requests through the egress proxy: %d, the last %d KB; bridge log lines during the follow-ups: %d\n",
+		len(reqs), len(last.Body)>>10, logLines)
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=35", bridgeBin, prof).CombinedOutput()
 	if err != nil {
 		t.Logf("go tool pprof: %v\n%s", err, out)
