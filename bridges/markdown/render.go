@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -89,15 +91,24 @@ const CodeFence = "```"
 // concurrent use.
 func Render(md string, d *Dialect) string {
 	src := []byte(md)
-	doc := goldmark.New(goldmark.WithExtensions(
+	doc := gfmParser().Parse(text.NewReader(src))
+	w := &walker{src: src, d: d}
+	return strings.TrimRight(w.blocks(doc, "\n\n"), "\n ")
+}
+
+// gfmParser is the CommonMark parser with the GitHub extensions Render
+// reads, built at its first use and then only read: goldmark's parsers
+// keep no state between documents (each Parse has its own context), so
+// concurrent Renders share it. Building one per call was most of the
+// cost of rendering a short reply.
+var gfmParser = sync.OnceValue(func() parser.Parser {
+	return goldmark.New(goldmark.WithExtensions(
 		extension.Strikethrough,
 		extension.Table,
 		extension.TaskList,
 		extension.Linkify,
-	)).Parser().Parse(text.NewReader(src))
-	w := &walker{src: src, d: d}
-	return strings.TrimRight(w.blocks(doc, "\n\n"), "\n ")
-}
+	)).Parser()
+})
 
 // walker renders one document.
 type walker struct {

@@ -3,6 +3,7 @@ package markdown
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -60,4 +61,35 @@ func TestRenderDialect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRenderConcurrent: Renders share one parser (gfmParser); documents
+// rendered at the same time come out as they do one at a time (run with
+// -race to see the parser keep no state between them).
+func TestRenderConcurrent(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		"# T\n\n**b** *i* ~~s~~ `c` https://example.com",
+		"- [ ] a\n- [x] b\n  1. c\n\n> q",
+		"| a | b |\n|---|---|\n| 1 | 2 |",
+		"```go\nx := 1\n```\n\n[l](u) <https://a.b>",
+	}
+	d := testDialect(false)
+	want := make([]string, len(docs))
+	for i, doc := range docs {
+		want[i] = Render(doc, d)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				k := (g + i) % len(docs)
+				if got := Render(docs[k], d); got != want[k] {
+					t.Errorf("doc %d rendered concurrently: %q, alone: %q", k, got, want[k])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

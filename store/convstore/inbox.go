@@ -107,6 +107,12 @@ func (s *Store) Enqueue(ctx context.Context, m InboxMessage) (msg InboxMessage, 
 			return err
 		}
 		duplicate = n == 0
+		if !duplicate { // stored as given: no need to read it back
+			m.State, m.Attempts, m.Error = InboxPending, 0, ""
+			m.CreatedAt, m.UpdatedAt = sqldb.FromMS(now), sqldb.FromMS(now)
+			msg = m
+			return nil
+		}
 		msg, err = scanInbox(tx.QueryRowContext(ctx, `SELECT `+inboxCols+` FROM inbox
 			WHERE bot = ? AND platform_msg_id = ?`, m.Bot, m.PlatformMsgID))
 		if err != nil {

@@ -422,3 +422,36 @@ func TestEnqueueSameMsgIDOtherBot(t *testing.T) {
 		}
 	})
 }
+
+// TestEnqueueReturnsWhatIsStored: the message Enqueue returns for a new
+// entry (built without reading it back) is the one the ledger holds, for
+// every kind of field, with and without files.
+func TestEnqueueReturnsWhatIsStored(t *testing.T) {
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, s *Store) {
+		conv := newConv(t, s, "bot", "C", "T")
+		for i, in := range []InboxMessage{
+			{PlatformMsgID: "plain", Text: "hello"},
+			{PlatformMsgID: "full", UserID: "U1", UserName: "Ann", Text: "héllo\nwörld", Files: []byte(`[{"name":"a.png"}]`),
+				Origin: OriginSchedule, ScheduleID: 7, ReplyTo: "1.2", Quoted: "the card"},
+			{PlatformMsgID: "empty files", Files: []byte{}},
+			{ID: uuid.NewString(), PlatformMsgID: "preset id", Bot: "bot"},
+		} {
+			in.ConversationID = conv.ID
+			got, dup, err := s.Enqueue(ctx, in)
+			if err != nil || dup {
+				t.Fatalf("%d: Enqueue: dup %v, %v", i, dup, err)
+			}
+			stored, err := s.InboxByID(ctx, got.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(stored.Files) == 0 && len(got.Files) == 0 {
+				stored.Files, got.Files = nil, nil // an empty blob may read back as NULL
+			}
+			if !reflect.DeepEqual(got, stored) {
+				t.Errorf("%d: Enqueue returned\n%+v\nthe ledger holds\n%+v", i, got, stored)
+			}
+		}
+	})
+}

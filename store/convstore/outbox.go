@@ -150,11 +150,10 @@ func (s *Store) addOutboxTx(ctx context.Context, tx *sql.Tx, m OutboxMessage, co
 	if err != nil {
 		return OutboxMessage{}, sqldb.InsertErr(err)
 	}
-	out, err := scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxCols+` FROM outbox WHERE id = ?`, m.ID))
-	if err != nil {
-		return OutboxMessage{}, fmt.Errorf("read back: %w", err)
-	}
-	return out, nil
+	// Stored as given (no need to read it back), with the store's fields.
+	m.State, m.Attempts, m.LastError = OutboxPending, 0, ""
+	m.CreatedAt, m.UpdatedAt, m.FirstFailedAt = sqldb.FromMS(now), sqldb.FromMS(now), time.Time{}
+	return m, nil
 }
 
 // OutboxByID returns the outbox message id, or an error wrapping sqldb.ErrNotFound.
@@ -173,20 +172,25 @@ func (s *Store) OutboxByID(ctx context.Context, id string) (OutboxMessage, error
 // no-op; a failed reply cannot become posted (ErrBadTransition).
 func (s *Store) MarkOutboxPosted(ctx context.Context, id string) error {
 	err := s.db.WithTx(ctx, func(tx *sql.Tx) error {
-		cur, err := outboxStateTx(ctx, tx, id)
+		// One UPDATE when the reply is pending (always, but for a retry);
+		// its state is read only to say why nothing moved.
+		res, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ?, updated_at = ? WHERE id = ? AND state = ?`,
+			OutboxPosted, s.db.NowMS(), id, OutboxPending)
 		if err != nil {
 			return err
 		}
-		switch cur {
-		case OutboxPosted:
+		if n, err := sqldb.RowsAffected(res); err != nil || n == 1 {
+			return err
+		}
+		cur, err := outboxStateTx(ctx, tx, id)
+		switch {
+		case err != nil:
+			return err
+		case cur == OutboxPosted:
 			return nil
-		case OutboxPending:
 		default:
 			return fmt.Errorf("%s → %s: %w", cur, OutboxPosted, ErrBadTransition)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE outbox SET state = ?, updated_at = ? WHERE id = ?`,
-			OutboxPosted, s.db.NowMS(), id)
-		return err
 	})
 	if err != nil {
 		return fmt.Errorf("mark outbox message %s posted: %w", id, err)

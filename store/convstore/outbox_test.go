@@ -3,11 +3,13 @@ package convstore
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
+	"github.com/google/uuid"
 )
 
 func outboxIDs(ms []OutboxMessage) []string {
@@ -219,6 +221,36 @@ func TestOutboxSummary(t *testing.T) {
 		want := []OutboxBotSummary{{Bot: "alpha", Waiting: 2, OldestWaiting: a1.CreatedAt}, {Bot: "beta", Failed: 1}}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("OutboxSummary = %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestOutboxReturnsWhatIsStored: the replies AddOutbox and EndTurn return
+// (built without reading them back) are the ones the outbox holds, fields
+// the caller may not set included.
+func TestOutboxReturnsWhatIsStored(t *testing.T) {
+	ctx := context.Background()
+	eachStore(t, func(t *testing.T, s *Store) {
+		conv := newConv(t, s, "bot", "C", "T")
+		other := ConversationKey{Bot: "bot", Channel: "D", Thread: "9"}
+		one, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: conv.ID, Text: "a", ReplyTo: "1.1", Key: other,
+			State: OutboxFailed, Attempts: 3, LastError: "caller's", FirstFailedAt: time.Unix(5, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn, err := s.EndTurn(ctx, Usage{ConversationID: conv.ID, SessionID: "s"},
+			[]OutboxMessage{{ConversationID: conv.ID, Text: "héllo\n"}, {ConversationID: conv.ID, Text: "b", ID: uuid.NewString()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, got := range append([]OutboxMessage{one}, turn...) {
+			stored, err := s.OutboxByID(ctx, got.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, stored) {
+				t.Errorf("%d: returned\n%+v\nthe outbox holds\n%+v", i, got, stored)
+			}
 		}
 	})
 }

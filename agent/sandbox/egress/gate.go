@@ -23,6 +23,7 @@ const (
 	gateMaxHeaderBytes    = 64 << 10
 	gateMaxResponseHeader = 1 << 20
 	relayBufferBytes      = 32 << 10
+	gateMaxIdleUpstream   = 2 // idle kept-alive upstream connections per judged address
 )
 
 // Gate is one agent process's way out: its Unix socket and what it may
@@ -33,6 +34,7 @@ type Gate struct {
 	profile, session string
 	srv              *http.Server
 	rp               *httputil.ReverseProxy
+	transport        *http.Transport // rp's: pooled upstream connections of plain HTTP requests
 	served           chan struct{}
 
 	mu      sync.Mutex
@@ -48,24 +50,36 @@ type addrKey struct{}
 func newGate(p *Proxy, ln net.Listener, pol *Policy, profile, session string) *Gate {
 	g := &Gate{p: p, pol: pol, profile: profile, session: session, served: make(chan struct{}),
 		tunnels: map[net.Conn]struct{}{}}
+	// Upstream connections are kept alive between the requests of this
+	// agent alone (one transport per gate), pooled by the address judged
+	// for the request: Rewrite puts that address in the outgoing URL (the
+	// Host header keeps the name the agent asked for), so a request reuses
+	// only a connection dialed to exactly the address it was judged to,
+	// and every request is judged first (a refused one never reaches the
+	// pool). A model turn's request then costs no dial and no close.
 	transport := &http.Transport{
 		Proxy: nil,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		DialContext: func(ctx context.Context, _, hostport string) (net.Conn, error) {
 			addr, ok := ctx.Value(addrKey{}).(netip.AddrPort)
-			if !ok {
-				return nil, fmt.Errorf("egress: no judged address") // cannot happen: ServeHTTP sets it
+			if !ok || hostport != addr.String() {
+				return nil, fmt.Errorf("egress: dial %s: not the judged address", hostport) // cannot happen: ServeHTTP and Rewrite set both
 			}
 			return p.dial(ctx, addr)
 		},
-		// A fresh connection per request, dialed to the address judged for
-		// that request: nothing pooled outlives a decision.
-		DisableKeepAlives:      true,
+		MaxIdleConnsPerHost:    gateMaxIdleUpstream,
+		IdleConnTimeout:        min(gateIdleTimeout, p.cfg.IdleTimeout),
 		DisableCompression:     true,
 		MaxResponseHeaderBytes: gateMaxResponseHeader,
 		ResponseHeaderTimeout:  p.cfg.IdleTimeout,
 	}
+	g.transport = transport
 	g.rp = &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.Host = pr.In.Host },
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.Host = pr.In.Host
+			if addr, ok := pr.In.Context().Value(addrKey{}).(netip.AddrPort); ok {
+				pr.Out.URL.Host = addr.String() // the pool's key: the judged address
+			}
+		},
 		Transport:     transport,
 		FlushInterval: -1, // model replies stream
 		ErrorLog:      log.New(io.Discard, "", 0),
@@ -123,6 +137,7 @@ func (g *Gate) Close() {
 	_ = g.srv.Close()
 	<-g.served
 	g.wg.Wait()
+	g.transport.CloseIdleConnections()
 	g.p.forget(g)
 }
 
@@ -184,6 +199,16 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// read of the connection's next request and the server panics
 	// (golang/go#68560; ReverseProxy never closes the inbound body).
 	_ = r.Body.Close()
+	if g.isClosed() { // a request that ended after Close: its connection is not kept
+		g.transport.CloseIdleConnections()
+	}
+}
+
+// isClosed reports whether Close was called.
+func (g *Gate) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
 }
 
 // splitHostPort splits and normalizes "host:port".
