@@ -428,7 +428,7 @@ func TestEnqueueSameMsgIDOtherBot(t *testing.T) {
 // every kind of field, with and without files.
 func TestEnqueueReturnsWhatIsStored(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		for i, in := range []InboxMessage{
 			{PlatformMsgID: "plain", Text: "hello"},

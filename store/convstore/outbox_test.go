@@ -230,7 +230,7 @@ func TestOutboxSummary(t *testing.T) {
 // the caller may not set included.
 func TestOutboxReturnsWhatIsStored(t *testing.T) {
 	ctx := context.Background()
-	eachStore(t, func(t *testing.T, s *Store) {
+	kit.Each(t, func(t *testing.T, s *Store) {
 		conv := newConv(t, s, "bot", "C", "T")
 		other := ConversationKey{Bot: "bot", Channel: "D", Thread: "9"}
 		one, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: conv.ID, Text: "a", ReplyTo: "1.1", Key: other,
