@@ -24,7 +24,10 @@ func (e *replicaEnv) sessionOf(t *testing.T, conv string) string {
 }
 
 // threadOnOtherReplica starts threads (each with !status) until one is
-// run by another replica than holder, and returns its ts and holder.
+// run by another replica than holder, and returns its ts and holder. The
+// fake Slack hands events to the connections in turn, and a turn's own
+// events can keep new threads on one replica: after a miss, an event the
+// bridge ignores (app_home_opened) moves the turn on by one.
 func (e *replicaEnv) threadOnOtherReplica(t *testing.T, holder int) (string, int) {
 	t.Helper()
 	for range 6 {
@@ -33,6 +36,7 @@ func (e *replicaEnv) threadOnOtherReplica(t *testing.T, holder int) (string, int
 		if h := e.holderOf(t, e.convOf(t, ts)); h != holder {
 			return ts, h
 		}
+		e.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": alice, "channel": "D0ALICE", "tab": "home"}, "")
 	}
 	t.Fatalf("six new threads all went to replica %d", holder)
 	return "", 0
