@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -21,17 +19,7 @@ import (
 // one starts it: one new thread, one header, one ledger message.
 func TestFiringClaimedOnce(t *testing.T) {
 	ctx := context.Background()
-	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
-		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
-	}
-	plat := bridgetest.New(bridges.Limits{})
-	c := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"bot": plat}, nil)
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := plat.Handler(wait); err != nil {
-		t.Fatal(err)
-	}
+	cfg, c, plat := runCore(t)
 	claim := func(owner string) func(context.Context, string) (bool, error) {
 		return func(ctx context.Context, firing string) (bool, error) {
 			_, err := c.Store.AcquireLease(ctx, firing, owner, time.Hour)

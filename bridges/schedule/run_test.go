@@ -21,17 +21,7 @@ import (
 // slot is a new run.
 func TestScheduledRunSameSlotOnce(t *testing.T) {
 	ctx := context.Background()
-	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
-		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
-	}
-	plat := bridgetest.New(bridges.Limits{})
-	c := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"bot": plat}, nil)
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := plat.Handler(wait); err != nil { // the core runs the platform
-		t.Fatal(err)
-	}
+	cfg, c, plat := runCore(t)
 	s := schedule.New(schedule.Options{Config: cfg, Store: c.Store, Clock: c.Clock})
 	sc, err := c.Store.AddSchedule(ctx, store.Schedule{Source: store.ScheduleFromChat, Name: "daily",
 		Key: store.ConversationKey{Bot: "bot", Channel: "C1", Thread: "T1"}, Cron: "0 9 * * *", TZ: "UTC",
@@ -68,4 +58,22 @@ func TestScheduledRunSameSlotOnce(t *testing.T) {
 	if headers != 2 {
 		t.Errorf("%d run headers posted for two slots, want 2: %v", headers, plat.Messages(bridges.ConversationKey(sc.Key)))
 	}
+}
+
+// runCore runs a core with one Slack-shaped bot "bot" (agent "coder") on
+// a test platform, and waits until the core runs the platform.
+func runCore(t *testing.T) (*config.Config, *bridgetest.Core, *bridgetest.Platform) {
+	t.Helper()
+	cfg := &config.Config{
+		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
+		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
+	}
+	plat := bridgetest.New(bridges.Limits{})
+	c := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"bot": plat}, nil)
+	wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := plat.Handler(wait); err != nil { // the core runs the platform
+		t.Fatal(err)
+	}
+	return cfg, c, plat
 }
