@@ -46,19 +46,7 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 		apart = append(apart, d)
 	}
 	// Follow-ups in the last back-to-back thread, its agent warmed up.
-	for i := range warmUp {
-		text := fmt.Sprintf("warm-up %d", i)
-		b.slack.SendMessage(slackChan, alice, text, thread)
-		b.waitThreadText(t, thread, "pong: "+text)
-	}
-	var follow []time.Duration
-	for i := range n {
-		text := fmt.Sprintf("follow-up %d", i)
-		start := time.Now()
-		b.slack.SendMessage(slackChan, alice, text, thread)
-		b.waitThreadText(t, thread, "pong: "+text)
-		follow = append(follow, time.Since(start))
-	}
+	follow := benchFollowUps(t, b, thread, n)
 	target := metricValue(b.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="target"}`)
 	if err := b.bridge.stop(time.Minute); err != nil {
 		t.Fatalf("stop the bridge with warm_spares: %s: %v", spares, err)
