@@ -111,6 +111,10 @@ type poolEntry struct {
 	spareID  string
 	ready    bool // the spare answered initialize; the warm resume is ready
 	failed   bool // the spare's failure was counted
+	began    time.Time
+	// claimed: a new conversation waits for this spare, still booting
+	// (see pool_spare_claim.go).
+	claimed bool
 
 	// warmResume: a conversation's session resumed ahead of its return
 	// and not claimed yet (see pool_resume.go).
@@ -399,7 +403,7 @@ func (p *Pool) stoppingLocked(profile string) bool {
 func (p *Pool) spareToYieldLocked(profile string) *poolEntry {
 	var pick *poolEntry
 	for _, e := range p.entries {
-		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && (pick == nil || !e.ready) {
+		if e.limit.Profile == profile && e.spare != nil && e.s != nil && !e.stopping && !e.claimed && (pick == nil || !e.ready) {
 			pick = e
 		}
 	}

@@ -124,11 +124,22 @@ func (a *autoSpares) shrinkIn(now time.Time, shrinkAfter time.Duration) time.Dur
 	return max(a.usedAt.Add(shrinkAfter).Sub(now), time.Millisecond)
 }
 
-// frequent says whether the next arrival is expected before a replacement
-// spare could boot after waiting refillWait: then it starts at once.
-func (a *autoSpares) frequent(now time.Time, refillWait time.Duration) bool {
+// refillMargin is how long before the expected next arrival a
+// replacement spare should be ready.
+const refillMargin = 200 * time.Millisecond
+
+// refillBudget is how long the replacement of a spare just handed over may
+// wait for that session's first turn to end (so that its boot does not
+// slow that turn down), with ready spares still ready for the next
+// arrivals: at most refillWait, and only so long that, booted after it,
+// the replacement is ready refillMargin before the arrival expected once
+// the ready ones are used, (ready+1) gaps from now. 0 = start it at once.
+func (a *autoSpares) refillBudget(now time.Time, refillWait time.Duration, ready int) time.Duration {
 	g := a.recentGap(now)
-	return g > 0 && g < a.bootTime()+refillWait
+	if g <= 0 {
+		return refillWait
+	}
+	return max(0, min(refillWait, time.Duration(ready+1)*g-a.bootTime()-refillMargin))
 }
 
 // wantLocked is how many spares ss should keep at now: cfg.Count, or for

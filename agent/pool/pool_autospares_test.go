@@ -30,8 +30,8 @@ func TestAutoSparesTarget(t *testing.T) {
 	if got := a.target(now, 3, shrink); got != 3 {
 		t.Errorf("bounded by 3: target %d, want 3", got)
 	}
-	if !a.frequent(now, 2*time.Second) {
-		t.Errorf("arrivals 300 ms apart are not frequent")
+	if d := a.refillBudget(now, 2*time.Second, 0); d != 0 {
+		t.Errorf("arrivals 300 ms apart: the replacement waits %v, want 0", d)
 	}
 	// A pause: the rate falls at once, the target holds until shrinkAfter.
 	a.used(now)
@@ -45,10 +45,10 @@ func TestAutoSparesTarget(t *testing.T) {
 	if got := a.target(later, 8, shrink); got != 1 {
 		t.Errorf("%v without a hand-over: target %d, want 1", shrink, got)
 	}
-	if a.frequent(later, 2*time.Second) {
-		t.Errorf("after a minute's pause arrivals are still frequent")
+	if d := a.refillBudget(later, 2*time.Second, 0); d != 2*time.Second {
+		t.Errorf("after a minute's pause the replacement waits %v, want the refill wait 2s", d)
 	}
-	// Two seconds apart with a 1.2 s boot: one spare, replaced at once.
+	// Two seconds apart with a 1.2 s boot: one spare.
 	var b autoSpares
 	b.booted(1200 * time.Millisecond)
 	for i := range 4 {
@@ -58,11 +58,20 @@ func TestAutoSparesTarget(t *testing.T) {
 	if got := b.target(now, 8, shrink); got != 1 {
 		t.Errorf("arrivals 2 s apart: target %d, want 1", got)
 	}
-	if !b.frequent(now, 2*time.Second) {
-		t.Errorf("arrivals 2 s apart, boot 1.2 s, refill wait 2 s: not frequent")
-	}
-	if b.frequent(now, 500*time.Millisecond) {
-		t.Errorf("arrivals 2 s apart, boot 1.2 s, refill wait 0.5 s: frequent")
+	// It may wait for the first turn 2 - 1.2 - 0.2 s, and with one ready
+	// spare left up to the refill wait.
+	for _, c := range []struct {
+		wait  time.Duration
+		ready int
+		want  time.Duration
+	}{
+		{2 * time.Second, 0, 600 * time.Millisecond},
+		{500 * time.Millisecond, 0, 500 * time.Millisecond},
+		{2 * time.Second, 1, 2 * time.Second},
+	} {
+		if d := b.refillBudget(now, c.wait, c.ready); d != c.want {
+			t.Errorf("arrivals 2 s apart, boot 1.2 s, refill wait %v, %d ready: the replacement waits %v, want %v", c.wait, c.ready, d, c.want)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func (p *Pool) reapIdle() time.Duration {
 		return sleep
 	}
 	for _, e := range p.entries {
-		if e.s == nil || e.stopping || e.limit.IdleTimeout <= 0 || e.s.Busy() {
+		if e.s == nil || e.stopping || e.claimed || e.limit.IdleTimeout <= 0 || e.s.Busy() {
 			continue
 		}
 		left := e.limit.IdleTimeout - now.Sub(e.s.LastActive())

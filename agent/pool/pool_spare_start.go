@@ -69,7 +69,11 @@ func (p *Pool) warmSpare(ctx context.Context, ss *spareSet, e *poolEntry, s *age
 	p.mu.Lock()
 	prewarm := !ss.cfg.NoPrewarm
 	warmUp := ss.cfg.WarmUp && ss.warmUpOff == ""
+	claimed := e.claimed
 	p.mu.Unlock()
+	if claimed {
+		return true // a conversation waits for it: its own first turn warms it
+	}
 	if warmUp {
 		why := warmUpBlocker(opts)
 		p.mu.Lock()
@@ -122,7 +126,9 @@ func (p *Pool) spareStarted(ss *spareSet, e *poolEntry, s *agent.Session, err er
 		e.ready = true
 		p.notifyLocked()
 		boot := time.Since(began)
-		ss.auto.booted(boot)
+		if !e.claimed { // a claimed spare may have skipped its warm-up: not a boot time to expect
+			ss.auto.booted(boot)
+		}
 		log.Debug("agent: warm spare ready", "session", s.SessionID(), "startup", boot)
 	case errors.Is(err, agent.ErrClosed):
 		// The process died: monitor counts the failure with its stderr.

@@ -46,9 +46,11 @@ type SpareConfig struct {
 	// new conversations (AcquireNew calls) of the profile: the arrivals
 	// expected while one spare boots, rounded up, at least 1 and at most
 	// Max and Limit.MaxLive; it falls back once no spare was handed over
-	// for ShrinkAfter (see autoSpares). When arrivals come faster than a
-	// spare boots plus RefillWait, a replacement starts at once. A spare
-	// starts only while the system has SpareMemory available (when set).
+	// for ShrinkAfter (see autoSpares). A replacement waits for the first
+	// turn of the spare handed over only as long as it still boots before
+	// the next arrival needs it (at once when arrivals are frequent). A
+	// spare starts only while the system has SpareMemory available (when
+	// set).
 	Auto bool
 	// Max bounds the automatic count; default DefaultSpareMax.
 	Max int
@@ -216,7 +218,7 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 		st.NextAttempt = ss.notBefore
 	}
 	for _, e := range p.entries {
-		if e.spare != ss || e.stopping {
+		if e.spare != ss || e.stopping || e.claimed {
 			continue
 		}
 		if e.ready {
@@ -233,48 +235,57 @@ func (p *Pool) SpareStatus(profile string) SpareStatus {
 // SessionID and StateDir) and one is ready, it is handed to key at once.
 // The returned session's SessionID (and state directory) is then the
 // spare's, not opts.SessionID, and the caller must record it before the
-// first Send. Otherwise AcquireNew is Acquire with opts: a cold spawn at
-// once, never a wait for a spare still booting (which, with its warm-up
-// turn, takes longer than a cold start), or key's live session if it has
-// one. Every call counts as an arrival for the profile's adaptive spare
-// count (SpareConfig.Auto).
+// first Send. Without a ready spare it takes the matching spare still
+// booting that began first, if any, and waits for it (without its warm-up
+// turn if that has not begun; see pool_spare_claim.go); otherwise, or when
+// that spare fails or takes more than twice the spares' boot time,
+// AcquireNew is Acquire with opts: a cold spawn at once, or key's live
+// session if it has one. Every call counts as an arrival for the profile's
+// adaptive spare count (SpareConfig.Auto).
 func (p *Pool) AcquireNew(ctx context.Context, key string, limit Limit, opts agent.Options) (*agent.Session, error) {
 	if opts.Resume {
 		return nil, fmt.Errorf("acquire new agent for %s: options resume a session", key)
 	}
-	if s := p.takeSpare(key, limit, opts); s != nil {
+	s, claimed := p.takeSpare(key, limit, opts)
+	if s != nil {
 		return s, nil
+	}
+	if claimed != nil {
+		if s := p.awaitClaimed(ctx, claimed.spare, claimed, key, limit, opts); s != nil {
+			return s, nil
+		}
 	}
 	return p.Acquire(ctx, key, limit, opts)
 }
 
-// takeSpare hands a ready spare matching opts to key, or returns nil when
-// there is none.
-func (p *Pool) takeSpare(key string, limit Limit, opts agent.Options) *agent.Session {
+// takeSpare hands a ready spare matching opts to key; without one, it
+// claims a matching spare still booting (see pool_spare_claim.go) for the
+// caller to wait for. Both are nil when there is neither.
+func (p *Pool) takeSpare(key string, limit Limit, opts agent.Options) (*agent.Session, *poolEntry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ss := p.spares[limit.Profile]
 	if ss == nil || p.closed || p.entries[key] != nil {
-		return nil
+		return nil, nil
 	}
 	ss.auto.arrive(time.Now())
 	p.notifyLocked() // the keeper may want more spares now
 	if !sameSpawn(ss.cfg.Options, opts) {
-		return nil
+		return nil, nil
 	}
 	var best *poolEntry
 	for _, e := range p.entries {
-		if e.spare == ss && e.ready && !e.stopping && e.spareGen == ss.gen && e.s.Alive() &&
+		if e.spare == ss && e.ready && !e.stopping && !e.claimed && e.spareGen == ss.gen && e.s.Alive() &&
 			(best == nil || e.s.LastActive().After(best.s.LastActive())) {
 			best = e
 		}
 	}
 	if best == nil {
-		return nil
+		return nil, p.claimBootingLocked(ss)
 	}
 	s := p.handOverLocked(ss, best, key, limit)
 	bindServers(s.Options().MCPServers, opts.MCPServers)
-	return s
+	return s, nil
 }
 
 // handOverLocked gives spare e to key. Needs p.mu.
@@ -291,9 +302,11 @@ func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Limi
 	return e.s
 }
 
-// keepSpares is the goroutine that keeps ss's spares: one spawn at a time,
-// into free slots only, paced by the back-off; it also stops spares beyond
-// the wanted count. It returns when the pool closes.
+// keepSpares is the goroutine that keeps ss's spares: into free slots
+// only, paced by the back-off, one start at a time (with Auto as many as
+// CLIs may boot at once, MaxBoots: two boots on two cores take hardly
+// longer than one); it also stops spares beyond the wanted count. It
+// returns when the pool closes.
 func (p *Pool) keepSpares(ss *spareSet) {
 	for {
 		p.mu.Lock()
@@ -308,7 +321,8 @@ func (p *Pool) keepSpares(ss *spareSet) {
 		case trim != nil:
 			p.dropSpare(trim)
 		case e != nil:
-			p.startSpare(ss, e)
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); p.startSpare(ss, e) }()
 		default:
 			if wait <= 0 {
 				wait = time.Hour // until the next change
@@ -341,7 +355,7 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 	have := 0
 	var surplus *poolEntry
 	for _, e := range p.entries {
-		if e.spare != ss || e.stopping {
+		if e.spare != ss || e.stopping || e.claimed {
 			continue
 		}
 		if e.spareGen != ss.gen {
@@ -363,10 +377,20 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 	case have >= want, p.waiting[profile] > 0, ss.cfg.Limit.MaxLive > 0 && p.liveLocked(profile) >= ss.cfg.Limit.MaxLive:
 		return nil, nil, shrink
 	}
+	starting, most := 0, 1
+	if ss.cfg.Auto {
+		most = cap(p.boots)
+	}
 	for _, e := range p.entries {
-		if e.spare == ss && e.s == nil {
-			return nil, nil, shrink // one spawn at a time (a surplus one still starting)
+		if e.spare == ss && !e.ready && !e.stopping {
+			starting++ // claimed ones too: they still boot
+			if e.claimed {
+				most = 1 // a conversation waits for that boot: no other beside it
+			}
 		}
+	}
+	if starting >= most {
+		return nil, nil, shrink // the next start when one of these is done
 	}
 	if left := time.Until(ss.notBefore); left > 0 {
 		return nil, nil, left
@@ -378,7 +402,7 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 		return nil, nil, memoryRecheck
 	}
 	id := uuid.NewString()
-	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id, spareGen: ss.gen}
+	e := &poolEntry{key: spareKeyPrefix + id, limit: ss.cfg.Limit, spare: ss, spareID: id, spareGen: ss.gen, began: now}
 	p.entries[e.key] = e
 	return e, nil, 0
 }
@@ -386,17 +410,24 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 // refillWaitLocked is how long the keeper should still wait before it
 // spawns the replacement of the spare handed over last: until that
 // session's first turn is done, at most cfg.RefillWait after the
-// hand-over; not at all when arrivals are frequent (SpareConfig.Auto).
-// The session's changes wake the keeper. Needs p.mu.
+// hand-over; with Auto, only as long as the replacement still boots before
+// the arrival expected once the ready spares are used (autoSpares.
+// refillBudget). The session's changes wake the keeper. Needs p.mu.
 func (p *Pool) refillWaitLocked(ss *spareSet, now time.Time) time.Duration {
 	if ss.handed == nil {
 		return 0
 	}
-	if ss.cfg.Auto && ss.auto.frequent(now, ss.cfg.RefillWait) {
-		ss.handed = nil
-		return 0
+	wait := ss.cfg.RefillWait
+	if ss.cfg.Auto {
+		ready := 0
+		for _, e := range p.entries {
+			if e.spare == ss && e.ready && !e.stopping && !e.claimed {
+				ready++
+			}
+		}
+		wait = ss.auto.refillBudget(now, wait, ready)
 	}
-	left := ss.cfg.RefillWait - time.Since(ss.handedAt)
+	left := wait - now.Sub(ss.handedAt)
 	if left <= 0 || ss.handed.FirstTurnDone() {
 		ss.handed = nil
 		return 0

@@ -223,11 +223,68 @@ func TestSpareHandOver(t *testing.T) {
 	}
 }
 
-// TestNewConversationStartsColdWhileSpareBoots: a new conversation that
-// finds the only spare still starting does not wait for it (its boot and
-// warm-up take longer than a cold start): it is spawned cold at once, and
-// the spare stays a spare.
-func TestNewConversationStartsColdWhileSpareBoots(t *testing.T) {
+// TestNewConversationTakesBootingSpare: a new conversation that finds the
+// only spare still starting takes that spare rather than booting a second
+// process beside it: AcquireNew returns once the spare answers initialize,
+// with the spare's session, no spawn of its own and no prewarm (the
+// conversation's first turn warms it).
+func TestNewConversationTakesBootingSpare(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 1, 4, map[string]string{"GATE": gate})
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+
+	type got struct {
+		s   *agent.Session
+		err error
+	}
+	done := make(chan got, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
+		done <- got{s, err}
+	}()
+	// Claimed: the spare is no longer counted as one, and nothing else starts.
+	r.waitStatus(t, "the booting spare claimed", func(s SpareStatus) bool { return s.Starting == 0 && s.Ready == 0 })
+	select {
+	case g := <-done:
+		t.Fatalf("AcquireNew returned before the spare was ready: %+v", g)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if spawns := r.spawnLog(t); len(spawns) != 1 {
+		t.Fatalf("spawns %+v while the conversation waits for the booting spare: want the spare only", spawns)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := <-done
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	rec := record(t, g.s)
+	spawns := r.spawnLog(t)
+	if g.s.SessionID() != spawns[0].sid {
+		t.Errorf("the conversation got %s, want the booting spare's %s", g.s.SessionID(), spawns[0].sid)
+	}
+	if b, _ := os.ReadFile(r.spawns + ".prewarm"); strings.Contains(string(b), spawns[0].sid) {
+		t.Error("the claimed spare was prewarmed while its conversation waited")
+	}
+	send(t, g.s, "hello")
+	if res := nextResult(t, rec); res.Text != "pong" {
+		t.Errorf("first turn on the claimed spare: %+v", res)
+	}
+	st := r.waitStatus(t, "a replacement spare", ready(1))
+	if spawns := r.spawnLog(t); len(spawns) != 2 || st.Failures != 0 {
+		t.Errorf("after the hand-over: spawns %+v, status %+v", spawns, st)
+	}
+}
+
+// TestClaimedSpareThatHangsStartsCold: a conversation waits for the
+// booting spare it claimed at most claimWaitMin (twice the spares' boot
+// time when longer): a spare that never answers initialize leaves it to a
+// cold spawn of its own, and stays a spare.
+func TestClaimedSpareThatHangsStartsCold(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	r := newSpareRig(t, 1, 4, map[string]string{"GATE": gate})
 	r.pool.KeepSpares(r.cfg)
@@ -242,9 +299,9 @@ func TestNewConversationStartsColdWhileSpareBoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	record(t, s)
-	// A cold spawn takes milliseconds here; the gated spare never boots.
-	if took := time.Since(began); took > 5*time.Second {
-		t.Errorf("AcquireNew took %v while the spare was booting: it waited", took)
+	took := time.Since(began)
+	if took < claimWaitMin || took > claimWaitMin+3*time.Second {
+		t.Errorf("AcquireNew took %v with a spare that never boots, want about %v", took, claimWaitMin)
 	}
 	if s.SessionID() != opts.SessionID {
 		t.Errorf("the conversation got %s, want a cold spawn of %s", s.SessionID(), opts.SessionID)

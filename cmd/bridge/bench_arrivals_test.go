@@ -37,6 +37,7 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 		var d time.Duration
 		thread, d = first(fmt.Sprintf("back to back %d", i))
 		b2b = append(b2b, d)
+		t.Logf("b2b %d %v", i, d)
 	}
 	b.waitSpareReady(t)
 	t0 := time.Now()
@@ -44,6 +45,7 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 		time.Sleep(time.Until(t0.Add(time.Duration(i) * arrivalGap)))
 		_, d := first(fmt.Sprintf("apart %d", i))
 		apart = append(apart, d)
+		t.Logf("apart %d %v", i, d)
 	}
 	// Follow-ups in the last back-to-back thread, its agent warmed up.
 	follow := benchFollowUps(t, b, thread, n)

@@ -115,6 +115,7 @@ func benchResume(t *testing.T, n int) [][3]string {
 		evicted = append(evicted, time.Since(start))
 	}
 	fm = median(efollow)
+	t.Logf("evicted %v", evicted)
 	if err := e.bridge.stop(time.Minute); err != nil {
 		t.Fatalf("stop the bridge: %v", err)
 	}
