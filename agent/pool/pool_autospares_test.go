@@ -3,8 +3,12 @@ package pool
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent"
 )
 
 // TestAutoSparesTarget: the controller's target follows the arrival rate
@@ -144,4 +148,54 @@ func TestAutoSparesMemoryBudget(t *testing.T) {
 	if st.MemShort {
 		t.Errorf("status %+v: still short with 1 GiB available", st)
 	}
+}
+
+// TestAutoSparesBootSideBySide: with Auto, a target above the spares the
+// profile has starts as many at once as CLIs may boot at once (MaxBoots),
+// no more; while a conversation waits for a spare it claimed, no other
+// spare is started beside it.
+func TestAutoSparesBootSideBySide(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
+	r.cfg.Auto, r.cfg.Max, r.cfg.ShrinkAfter = true, 4, time.Minute
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	// Arrivals 100 ms apart ask for 4 spares (boot 1 s assumed).
+	r.pool.mu.Lock()
+	now := time.Now()
+	ss := r.pool.spares[r.cfg.Limit.Profile]
+	for i := 3; i > 0; i-- {
+		ss.auto.arrive(now.Add(-time.Duration(i) * 100 * time.Millisecond))
+	}
+	r.pool.notifyLocked()
+	r.pool.mu.Unlock()
+	boots := min(MaxBoots(), 4)
+	r.waitStatus(t, "spares starting side by side", func(s SpareStatus) bool { return s.Want == 4 && s.Starting == boots })
+	r.waitKeeper(t)
+	if st := r.pool.SpareStatus(r.cfg.Limit.Profile); st.Starting != boots || len(r.spawnLog(t)) != boots {
+		t.Fatalf("status %+v, %d spawns: want %d starting at once, no more", st, len(r.spawnLog(t)), boots)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	done := make(chan *agent.Session, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	r.waitStatus(t, "one spare claimed", func(s SpareStatus) bool { return s.Starting == boots-1 })
+	r.waitKeeper(t)
+	if n := len(r.spawnLog(t)); n != boots {
+		t.Errorf("%d spawns while a conversation waits for its claimed spare, want still %d", n, boots)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-done; s != nil {
+		record(t, s)
+	}
+	r.waitStatus(t, "four spares ready", ready(4))
 }
