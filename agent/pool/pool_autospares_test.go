@@ -152,8 +152,7 @@ func TestAutoSparesMemoryBudget(t *testing.T) {
 
 // TestAutoSparesBootSideBySide: with Auto, a target above the spares the
 // profile has starts as many at once as CLIs may boot at once (MaxBoots),
-// no more; while a conversation waits for a spare it claimed, no other
-// spare is started beside it.
+// no more.
 func TestAutoSparesBootSideBySide(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
@@ -175,7 +174,22 @@ func TestAutoSparesBootSideBySide(t *testing.T) {
 	if st := r.pool.SpareStatus(r.cfg.Limit.Profile); st.Starting != boots || len(r.spawnLog(t)) != boots {
 		t.Fatalf("status %+v, %d spawns: want %d starting at once, no more", st, len(r.spawnLog(t)), boots)
 	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(t, "four spares ready", ready(4))
+}
 
+// TestAutoSparesNoBootBesideClaimed: while a conversation waits for the
+// booting spare it claimed, no other spare starts beside it (it would take
+// half the cores from the boot the conversation waits for); the next one
+// starts once the claimed one is handed over.
+func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
+	r.cfg.Auto, r.cfg.Max = true, 4
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 	done := make(chan *agent.Session, 1)
@@ -186,16 +200,18 @@ func TestAutoSparesBootSideBySide(t *testing.T) {
 		}
 		done <- s
 	}()
-	r.waitStatus(t, "one spare claimed", func(s SpareStatus) bool { return s.Starting == boots-1 })
+	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 && s.Want == 1 })
 	r.waitKeeper(t)
-	if n := len(r.spawnLog(t)); n != boots {
-		t.Errorf("%d spawns while a conversation waits for its claimed spare, want still %d", n, boots)
+	if n := len(r.spawnLog(t)); n != 1 {
+		t.Errorf("%d spawns while a conversation waits for its claimed spare, want 1", n)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s := <-done; s != nil {
-		record(t, s)
+	s := <-done
+	if s == nil {
+		t.Fatal("no session")
 	}
-	r.waitStatus(t, "four spares ready", ready(4))
+	record(t, s)
+	r.waitStatus(t, "a replacement spare", ready(1))
 }
