@@ -15,15 +15,17 @@ import (
 const arrivalGap = 2 * time.Second
 
 // benchArrivals measures first replies of new threads on a bridge with
-// the spare settings spares (warm_spares: auto in make bench): n threads back to back (each mentioned right after
-// the previous one's reply) and n arriving arrivalGap apart, against the
+// the spare settings spares (warm_spares: auto in make bench; with a fixed
+// count, all of them ready before each kind): n threads back to back (each
+// mentioned right after the previous one's reply) and n arriving arrivalGap apart, against the
 // median follow-up measured on the same bridge afterwards and the cold
 // starts cold of the same run (nil: not compared). It returns the table
 // rows (measure, result, how).
 func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][3]string {
 	t.Helper()
 	b := startBenchBridgeWith(t, "    warm_spares: "+spares+"\n", 2*n+8)
-	b.waitSpareReady(t)
+	fixed, _ := strconv.Atoi(spares) // a fixed count: all of them ready first
+	b.waitSparesReady(t, max(fixed, 1))
 	time.Sleep(spareSettle)
 	first := func(text string) (string, time.Duration) {
 		start := time.Now()
@@ -39,7 +41,7 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 		b2b = append(b2b, d)
 		t.Logf("b2b %d %v", i, d)
 	}
-	b.waitSpareReady(t)
+	b.waitSparesReady(t, max(fixed, 1))
 	t0 := time.Now()
 	for i := range n {
 		time.Sleep(time.Until(t0.Add(time.Duration(i) * arrivalGap)))

@@ -217,15 +217,19 @@ func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int, args ...
 
 // waitSpareReady waits until the bridge's profile has a ready warm spare
 // (one or more).
-func (e *slackEnv) waitSpareReady(t *testing.T) {
+func (e *slackEnv) waitSpareReady(t *testing.T) { t.Helper(); e.waitSparesReady(t, 1) }
+
+// waitSparesReady waits until the bridge's profile has n ready warm spares
+// or more.
+func (e *slackEnv) waitSparesReady(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
+	deadline := time.Now().Add(e2eWait + time.Duration(n)*5*time.Second)
 	for {
-		if n, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`)); err == nil && n >= 1 {
+		if got, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`)); err == nil && got >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no ready warm spare within %v", e2eWait)
+			t.Fatalf("not %d ready warm spares in time", n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
