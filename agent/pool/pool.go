@@ -115,6 +115,7 @@ type poolEntry struct {
 	// claimed: a new conversation waits for this spare, still booting
 	// (see pool_spare_claim.go).
 	claimed bool
+	warmed  bool // the spare ran its warm-up turn or prewarm
 
 	// warmResume: a conversation's session resumed ahead of its return
 	// and not claimed yet (see pool_resume.go).

@@ -215,3 +215,48 @@ func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
 	record(t, s)
 	r.waitStatus(t, "a replacement spare", ready(1))
 }
+
+// TestAutoSparesColdFirstTurnAlone: a spare handed over without its
+// warm-up turn (claimed while booting) gets its first turn without a spare
+// booting beside it, even when arrivals are frequent; the next spares
+// start once that turn is done.
+func TestAutoSparesColdFirstTurnAlone(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
+	r.cfg.Auto, r.cfg.Max, r.cfg.RefillWait = true, 4, time.Hour
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	done := make(chan *agent.Session, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
+	// Arrivals 100 ms apart: a replacement would start at once after a warm one.
+	r.pool.mu.Lock()
+	now := time.Now()
+	for i := 3; i > 0; i-- {
+		r.pool.spares[r.cfg.Limit.Profile].auto.arrive(now.Add(-time.Duration(i) * 100 * time.Millisecond))
+	}
+	r.pool.mu.Unlock()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := <-done
+	if s == nil {
+		t.Fatal("no session")
+	}
+	rec := record(t, s)
+	r.waitKeeper(t)
+	if n := len(r.spawnLog(t)); n != 1 {
+		t.Errorf("%d spawns before the cold spare's first turn, want 1", n)
+	}
+	send(t, s, "hello")
+	nextResult(t, rec)
+	r.waitStatus(t, "spares after the first turn", func(s SpareStatus) bool { return s.Ready >= 2 })
+}

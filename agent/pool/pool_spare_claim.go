@@ -61,8 +61,8 @@ func (p *Pool) awaitClaimed(ctx context.Context, ss *spareSet, e *poolEntry, key
 		case p.entries[key] != nil:
 			return giveUp("the conversation has a process already")
 		case e.ready:
-			e.claimed = false
 			s := p.handOverLocked(ss, e, key, limit)
+			e.claimed = false
 			bindServers(s.Options().MCPServers, opts.MCPServers)
 			p.mu.Unlock()
 			return s

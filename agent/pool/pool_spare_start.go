@@ -74,6 +74,11 @@ func (p *Pool) warmSpare(ctx context.Context, ss *spareSet, e *poolEntry, s *age
 	if claimed {
 		return true // a conversation waits for it: its own first turn warms it
 	}
+	defer func() {
+		p.mu.Lock()
+		e.warmed = true
+		p.mu.Unlock()
+	}()
 	if warmUp {
 		why := warmUpBlocker(opts)
 		p.mu.Lock()

@@ -129,6 +129,11 @@ type spareSet struct {
 	// the replacement's boot does not slow that turn down.
 	handed   *agent.Session
 	handedAt time.Time
+	// handedCold: the spare handed over last skipped its warm-up turn (it
+	// was claimed while booting): its first turn runs JavaScript for the
+	// first time and gets the cores to itself, up to RefillWait, however
+	// frequent the arrivals.
+	handedCold bool
 	// warmUpOff is why warm-up turns are off for the profile: set when one
 	// failed or its request went elsewhere. warmUpBlocked is why the last
 	// spare went without one (warmUpBlocker), checked again for each spare.
@@ -295,7 +300,7 @@ func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Limi
 	p.entries[key] = e
 	ss.failures = 0 // it lived until it was needed
 	e.s.Touch()     // idle and LRU clocks start now, not at its spawn
-	ss.handed, ss.handedAt = e.s, time.Now()
+	ss.handed, ss.handedAt, ss.handedCold = e.s, time.Now(), e.claimed && !e.warmed
 	ss.auto.used(ss.handedAt)
 	p.notifyLocked()
 	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
@@ -382,8 +387,8 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 		most = cap(p.boots)
 	}
 	for _, e := range p.entries {
-		if e.spare == ss && !e.ready && !e.stopping {
-			starting++ // claimed ones too: they still boot
+		if e.spare == ss && !e.stopping && (!e.ready || e.claimed) {
+			starting++ // claimed ones too until handed over: they still boot
 			if e.claimed {
 				most = 1 // a conversation waits for that boot: no other beside it
 			}
@@ -418,7 +423,7 @@ func (p *Pool) refillWaitLocked(ss *spareSet, now time.Time) time.Duration {
 		return 0
 	}
 	wait := ss.cfg.RefillWait
-	if ss.cfg.Auto {
+	if ss.cfg.Auto && !ss.handedCold {
 		ready := 0
 		for _, e := range p.entries {
 			if e.spare == ss && e.ready && !e.stopping && !e.claimed {
