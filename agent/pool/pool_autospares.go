@@ -157,9 +157,10 @@ func (ss *spareSet) wantLocked(now time.Time) int {
 }
 
 // memoryShortLocked says whether an automatic spare must not start now
-// because less than cfg.SpareMemory is available (fail closed: an
+// because less than cfg.SpareMemory is available for it and for each of
+// the starting spares, which have not taken theirs yet (fail closed: an
 // unreadable figure counts as short). Needs p.mu.
-func (p *Pool) memoryShortLocked(ss *spareSet) bool {
+func (p *Pool) memoryShortLocked(ss *spareSet, starting int) bool {
 	if !ss.cfg.Auto || ss.cfg.SpareMemory <= 0 {
 		return false
 	}
@@ -170,7 +171,7 @@ func (p *Pool) memoryShortLocked(ss *spareSet) bool {
 		}
 		return true
 	}
-	return avail < ss.cfg.SpareMemory
+	return avail < ss.cfg.SpareMemory*int64(starting+1)
 }
 
 // memAvailable reads MemAvailable from /proc/meminfo, in bytes.

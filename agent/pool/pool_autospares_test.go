@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -259,4 +260,35 @@ func TestAutoSparesColdFirstTurnAlone(t *testing.T) {
 	send(t, s, "hello")
 	nextResult(t, rec)
 	r.waitStatus(t, "spares after the first turn", func(s SpareStatus) bool { return s.Ready >= 2 })
+}
+
+// TestAutoSparesMemoryForEachBoot: spares booting side by side need
+// SpareMemory available for each of them, not once for all.
+func TestAutoSparesMemoryForEachBoot(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
+	r.cfg.Auto, r.cfg.Max, r.cfg.SpareMemory = true, 4, 256<<20
+	var avail atomic.Int64
+	avail.Store(300 << 20)
+	r.pool.mu.Lock()
+	r.pool.memAvailable = func() (int64, error) { return avail.Load(), nil }
+	r.pool.mu.Unlock()
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	r.pool.mu.Lock()
+	now := time.Now()
+	for i := 3; i > 0; i-- {
+		r.pool.spares[r.cfg.Limit.Profile].auto.arrive(now.Add(-time.Duration(i) * 100 * time.Millisecond))
+	}
+	r.pool.notifyLocked()
+	r.pool.mu.Unlock()
+	r.waitStatus(t, "memory short for a second boot", func(s SpareStatus) bool { return s.Want == 4 && s.MemShort })
+	if st := r.pool.SpareStatus(r.cfg.Limit.Profile); st.Starting != 1 || len(r.spawnLog(t)) != 1 {
+		t.Errorf("status %+v with 300 MiB available and 256 MiB per spare: want one starting", st)
+	}
+	avail.Store(1 << 30)
+	r.waitStatus(t, "a second boot with memory for both", func(s SpareStatus) bool { return s.Starting == min(MaxBoots(), 4) })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -403,7 +403,7 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 	if left := p.refillWaitLocked(ss, now); left > 0 {
 		return nil, nil, left
 	}
-	if ss.memShort = p.memoryShortLocked(ss); ss.memShort {
+	if ss.memShort = p.memoryShortLocked(ss, starting); ss.memShort {
 		return nil, nil, memoryRecheck
 	}
 	id := uuid.NewString()
