@@ -60,6 +60,8 @@ func (p *Pool) awaitClaimed(ctx context.Context, ss *spareSet, e *poolEntry, key
 			return giveUp("the spare stopped")
 		case p.entries[key] != nil:
 			return giveUp("the conversation has a process already")
+		case e.spareGen != ss.gen:
+			return giveUp("the profile was reloaded") // the keeper trims it now
 		case e.ready:
 			s := p.handOverLocked(ss, e, key, limit)
 			e.claimed = false

@@ -857,3 +857,41 @@ func (p *Pool) spareSessions(profile string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestClaimedSpareOfReloadedProfileStartsCold: a conversation waiting for
+// the booting spare it claimed does not get it once the profile's spawn
+// options changed meanwhile (a reload): it starts a CLI of its own at once,
+// and the stale spare is stopped.
+func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	r := newSpareRig(t, 1, 8, map[string]string{"GATE": gate})
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	opts := r.newOpts()
+	type got struct {
+		s   *agent.Session
+		err error
+	}
+	done := make(chan got, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, "conv", r.cfg.Limit, opts)
+		done <- got{s, err}
+	}()
+	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
+	stale := r.spawnLog(t)[0].sid
+	changed := r.cfg
+	changed.Options.Model = "haiku"
+	began := time.Now()
+	r.pool.KeepSpares(changed)
+	g := <-done
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	record(t, g.s)
+	if g.s.SessionID() != opts.SessionID || time.Since(began) > claimWaitMin {
+		t.Errorf("got session %s after %v, want a cold spawn of %s at once", g.s.SessionID(), time.Since(began), opts.SessionID)
+	}
+	waitUntil(t, "the stale spare stopped", eventTimeout, func() bool { return !slices.Contains(r.pool.spareSessions("coder"), stale) })
+}
