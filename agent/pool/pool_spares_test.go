@@ -890,7 +890,7 @@ func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
 		t.Fatal(g.err)
 	}
 	record(t, g.s)
-	if g.s.SessionID() != opts.SessionID || time.Since(began) > claimWaitMin {
+	if g.s.SessionID() != opts.SessionID || time.Since(began) > claimWaitMin/2 {
 		t.Errorf("got session %s after %v, want a cold spawn of %s at once", g.s.SessionID(), time.Since(began), opts.SessionID)
 	}
 	waitUntil(t, "the stale spare stopped", eventTimeout, func() bool { return !slices.Contains(r.pool.spareSessions("coder"), stale) })
