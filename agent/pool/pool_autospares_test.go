@@ -3,13 +3,10 @@ package pool
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/agentbridge/agentbridge/agent"
 )
 
 // TestAutoSparesTarget: the controller's target follows the arrival rate
@@ -155,29 +152,16 @@ func TestAutoSparesMemoryBudget(t *testing.T) {
 // profile has starts as many at once as CLIs may boot at once (MaxBoots),
 // no more.
 func TestAutoSparesBootSideBySide(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
-	r.cfg.Auto, r.cfg.Max, r.cfg.ShrinkAfter = true, 4, time.Minute
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	r, gate := newGatedSpareRig(t, 0, 8, func(c *SpareConfig) { c.Auto, c.Max, c.ShrinkAfter = true, 4, time.Minute })
 	// Arrivals 100 ms apart ask for 4 spares (boot 1 s assumed).
-	r.pool.mu.Lock()
-	now := time.Now()
-	ss := r.pool.spares[r.cfg.Limit.Profile]
-	for i := 3; i > 0; i-- {
-		ss.auto.arrive(now.Add(-time.Duration(i) * 100 * time.Millisecond))
-	}
-	r.pool.notifyLocked()
-	r.pool.mu.Unlock()
+	r.arrivals(3, 100*time.Millisecond)
 	boots := min(MaxBoots(), 4)
 	r.waitStatus(t, "spares starting side by side", func(s SpareStatus) bool { return s.Want == 4 && s.Starting == boots })
 	r.waitKeeper(t)
 	if st := r.pool.SpareStatus(r.cfg.Limit.Profile); st.Starting != boots || len(r.spawnLog(t)) != boots {
 		t.Fatalf("status %+v, %d spawns: want %d starting at once, no more", st, len(r.spawnLog(t)), boots)
 	}
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	openGate(t, gate)
 	r.waitStatus(t, "four spares ready", ready(4))
 }
 
@@ -186,33 +170,21 @@ func TestAutoSparesBootSideBySide(t *testing.T) {
 // half the cores from the boot the conversation waits for); the next one
 // starts once the claimed one is handed over.
 func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
-	r.cfg.Auto, r.cfg.Max = true, 4
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	r, gate := newGatedSpareRig(t, 0, 8, func(c *SpareConfig) { c.Auto, c.Max = true, 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
-	done := make(chan *agent.Session, 1)
-	go func() {
-		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- s
-	}()
+	done := r.acquireNewAsync(ctx, "first", r.newOpts())
 	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 && s.Want == 1 })
 	r.waitKeeper(t)
 	if n := len(r.spawnLog(t)); n != 1 {
 		t.Errorf("%d spawns while a conversation waits for its claimed spare, want 1", n)
 	}
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
+	openGate(t, gate)
+	g := <-done
+	if g.err != nil {
+		t.Fatal(g.err)
 	}
-	s := <-done
-	if s == nil {
-		t.Fatal("no session")
-	}
+	s := g.s
 	record(t, s)
 	r.waitStatus(t, "a replacement spare", ready(1))
 }
@@ -222,36 +194,19 @@ func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
 // booting beside it, even when arrivals are frequent; the next spares
 // start once that turn is done.
 func TestAutoSparesColdFirstTurnAlone(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	r := newSpareRig(t, 0, 8, map[string]string{"GATE": gate})
-	r.cfg.Auto, r.cfg.Max, r.cfg.RefillWait = true, 4, time.Hour
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	r, gate := newGatedSpareRig(t, 0, 8, func(c *SpareConfig) { c.Auto, c.Max, c.RefillWait = true, 4, time.Hour })
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
-	done := make(chan *agent.Session, 1)
-	go func() {
-		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- s
-	}()
+	done := r.acquireNewAsync(ctx, "first", r.newOpts())
 	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
 	// Arrivals 100 ms apart: a replacement would start at once after a warm one.
-	r.pool.mu.Lock()
-	now := time.Now()
-	for i := 3; i > 0; i-- {
-		r.pool.spares[r.cfg.Limit.Profile].auto.arrive(now.Add(-time.Duration(i) * 100 * time.Millisecond))
+	r.arrivals(3, 100*time.Millisecond)
+	openGate(t, gate)
+	g := <-done
+	if g.err != nil {
+		t.Fatal(g.err)
 	}
-	r.pool.mu.Unlock()
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := <-done
-	if s == nil {
-		t.Fatal("no session")
-	}
+	s := g.s
 	rec := record(t, s)
 	r.waitKeeper(t)
 	if n := len(r.spawnLog(t)); n != 1 {
@@ -275,20 +230,12 @@ func TestAutoSparesMemoryForEachBoot(t *testing.T) {
 	r.pool.mu.Unlock()
 	r.pool.KeepSpares(r.cfg)
 	r.waitStatus(t, "one spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
-	r.pool.mu.Lock()
-	now := time.Now()
-	for i := 3; i > 0; i-- {
-		r.pool.spares[r.cfg.Limit.Profile].auto.arrive(now.Add(-time.Duration(i) * 100 * time.Millisecond))
-	}
-	r.pool.notifyLocked()
-	r.pool.mu.Unlock()
+	r.arrivals(3, 100*time.Millisecond)
 	r.waitStatus(t, "memory short for a second boot", func(s SpareStatus) bool { return s.Want == 4 && s.MemShort })
 	if st := r.pool.SpareStatus(r.cfg.Limit.Profile); st.Starting != 1 || len(r.spawnLog(t)) != 1 {
 		t.Errorf("status %+v with 300 MiB available and 256 MiB per spare: want one starting", st)
 	}
 	avail.Store(1 << 30)
 	r.waitStatus(t, "a second boot with memory for both", func(s SpareStatus) bool { return s.Starting == min(MaxBoots(), 4) })
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	openGate(t, gate)
 }

@@ -229,22 +229,11 @@ func TestSpareHandOver(t *testing.T) {
 // with the spare's session, no spawn of its own and no prewarm (the
 // conversation's first turn warms it).
 func TestNewConversationTakesBootingSpare(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	r := newSpareRig(t, 1, 4, map[string]string{"GATE": gate})
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	r, gate := newGatedSpareRig(t, 1, 4, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 
-	type got struct {
-		s   *agent.Session
-		err error
-	}
-	done := make(chan got, 1)
-	go func() {
-		s, err := r.pool.AcquireNew(ctx, "first", r.cfg.Limit, r.newOpts())
-		done <- got{s, err}
-	}()
+	done := r.acquireNewAsync(ctx, "first", r.newOpts())
 	// Claimed: the spare is no longer counted as one, and nothing else starts.
 	r.waitStatus(t, "the booting spare claimed", func(s SpareStatus) bool { return s.Starting == 0 && s.Ready == 0 })
 	select {
@@ -255,9 +244,7 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 	if spawns := r.spawnLog(t); len(spawns) != 1 {
 		t.Fatalf("spawns %+v while the conversation waits for the booting spare: want the spare only", spawns)
 	}
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	openGate(t, gate)
 	g := <-done
 	if g.err != nil {
 		t.Fatal(g.err)
@@ -285,10 +272,7 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 // time when longer): a spare that never answers initialize leaves it to a
 // cold spawn of its own, and stays a spare.
 func TestClaimedSpareThatHangsStartsCold(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	r := newSpareRig(t, 1, 4, map[string]string{"GATE": gate})
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	r, gate := newGatedSpareRig(t, 1, 4, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 
@@ -306,9 +290,7 @@ func TestClaimedSpareThatHangsStartsCold(t *testing.T) {
 	if s.SessionID() != opts.SessionID {
 		t.Errorf("the conversation got %s, want a cold spawn of %s", s.SessionID(), opts.SessionID)
 	}
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	openGate(t, gate)
 	r.waitStatus(t, "the spare ready, still a spare", ready(1))
 	if spawns := r.spawnLog(t); len(spawns) != 2 || spawns[0].sid == s.SessionID() {
 		t.Errorf("spawns %+v: want the spare, then the conversation's own", spawns)
@@ -863,22 +845,11 @@ func (p *Pool) spareSessions(profile string) []string {
 // options changed meanwhile (a reload): it starts a CLI of its own at once,
 // and the stale spare is stopped.
 func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	r := newSpareRig(t, 1, 8, map[string]string{"GATE": gate})
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "a starting spare", func(s SpareStatus) bool { return s.Starting == 1 })
+	r, _ := newGatedSpareRig(t, 1, 8, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 	opts := r.newOpts()
-	type got struct {
-		s   *agent.Session
-		err error
-	}
-	done := make(chan got, 1)
-	go func() {
-		s, err := r.pool.AcquireNew(ctx, "conv", r.cfg.Limit, opts)
-		done <- got{s, err}
-	}()
+	done := r.acquireNewAsync(ctx, "conv", opts)
 	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
 	stale := r.spawnLog(t)[0].sid
 	changed := r.cfg
@@ -894,4 +865,55 @@ func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
 		t.Errorf("got session %s after %v, want a cold spawn of %s at once", g.s.SessionID(), time.Since(began), opts.SessionID)
 	}
 	waitUntil(t, "the stale spare stopped", eventTimeout, func() bool { return !slices.Contains(r.pool.spareSessions("coder"), stale) })
+}
+
+// acquired is what an AcquireNew in the background returned.
+type acquired struct {
+	s   *agent.Session
+	err error
+}
+
+// acquireNewAsync runs AcquireNew for key with opts in the background.
+func (r *spareRig) acquireNewAsync(ctx context.Context, key string, opts agent.Options) <-chan acquired {
+	done := make(chan acquired, 1)
+	go func() {
+		s, err := r.pool.AcquireNew(ctx, key, r.cfg.Limit, opts)
+		done <- acquired{s, err}
+	}()
+	return done
+}
+
+// arrivals records n new conversations gap apart, the last one now, for
+// the profile's adaptive spare count, and wakes the keeper.
+func (r *spareRig) arrivals(n int, gap time.Duration) {
+	r.pool.mu.Lock()
+	defer r.pool.mu.Unlock()
+	now := time.Now()
+	for i := n - 1; i >= 0; i-- {
+		r.pool.spares[r.cfg.Limit.Profile].auto.arrive(now.Add(-time.Duration(i) * gap))
+	}
+	r.pool.notifyLocked()
+}
+
+// newGatedSpareRig is newSpareRig whose CLIs answer initialize only once
+// openGate(gate) ran, with its config changed by tweak (if not nil) and its
+// spares kept: it returns once the first spare is starting.
+func newGatedSpareRig(t *testing.T, count, maxLive int, tweak func(*SpareConfig)) (r *spareRig, gate string) {
+	t.Helper()
+	gate = filepath.Join(t.TempDir(), "gate")
+	r = newSpareRig(t, count, maxLive, map[string]string{"GATE": gate})
+	if tweak != nil {
+		tweak(&r.cfg)
+	}
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a spare starting", func(s SpareStatus) bool { return s.Starting == 1 })
+	return r, gate
+}
+
+// openGate lets the gated CLIs answer initialize.
+func openGate(t *testing.T, gate string) {
+	t.Helper()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
