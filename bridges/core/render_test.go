@@ -62,8 +62,9 @@ func TestStreamedAnswerRespectsEditBudget(t *testing.T) {
 	}
 	// No two posts or edits closer than the interval, except the final answer.
 	// A call's time is read from the fake clock when the platform records it,
-	// while streamWords advances that clock one tick at a time alongside: a
-	// call can be stamped up to one tick after the budget granted it.
+	// while streamWords advances that clock one tick per millisecond or two
+	// alongside: on a loaded machine a call can be stamped a tick or two
+	// after the budget granted it (a broken budget gives gaps of one tick).
 	var calls []bridgetest.Call
 	for _, c := range all {
 		if c.Op == "post" || c.Op == "edit" {
@@ -71,7 +72,7 @@ func TestStreamedAnswerRespectsEditBudget(t *testing.T) {
 		}
 	}
 	for i := 1; i < len(calls)-1; i++ {
-		if gap := calls[i].At.Sub(calls[i-1].At); gap < lim.EditInterval-tick {
+		if gap := calls[i].At.Sub(calls[i-1].At); gap < lim.EditInterval-2*tick {
 			t.Errorf("calls %d and %d only %s apart", i-1, i, gap)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -27,6 +28,11 @@ import (
 // markPostedTimeout bounds recording that a reply was posted, which
 // outlives the bridge's stop.
 const markPostedTimeout = 10 * time.Second
+
+// postStopGrace is how long a post under way may go on once the bridge is
+// stopping: cut off, it may have reached the platform without its answer
+// reaching the bridge, and the next run would post that reply again.
+const postStopGrace = 10 * time.Second
 
 // lateNoteAfter is how long a reply must have waited since its first failed
 // attempt for its delivery to say that it is late.
@@ -153,7 +159,12 @@ func (o *Outbox) Flush(ctx context.Context) {
 		if !o.h.MayPost() {
 			return // another replica holds the conversation now: its replies are its own
 		}
-		err := o.postReply(ctx, row)
+		if ctx.Err() != nil {
+			return // stopping: the replies left are posted by the next run
+		}
+		pctx, cancel := graceAfter(ctx, postStopGrace)
+		err := o.postReply(pctx, row)
+		cancel()
 		if err == nil {
 			if errors.Is(o.markPosted(ctx, row.ID), store.ErrFenced) {
 				return // the new holder posts what is left (and this reply, once more)
@@ -391,4 +402,26 @@ func (o *Outbox) StatusLine(ctx context.Context) string {
 		line += "; last error: " + render.OneLine(oldest.LastError, 200)
 	}
 	return line
+}
+
+// graceAfter returns a context with ctx's values that ends grace after ctx
+// ends, or when cancel is called.
+func graceAfter(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	g, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var t *time.Timer
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		t = time.AfterFunc(grace, cancel)
+	})
+	return g, func() {
+		stop()
+		mu.Lock()
+		if t != nil {
+			t.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }

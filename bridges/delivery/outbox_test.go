@@ -198,3 +198,50 @@ func TestOutboxGivesUpAfterWindow(t *testing.T) {
 		t.Fatalf("posted %q, want the give-up notice", got)
 	}
 }
+
+// cutOffPlatform is a platform whose client, like an HTTP client, reports
+// the end of the caller's context even when the platform took the post.
+type cutOffPlatform struct{ *bridgetest.Platform }
+
+func (p cutOffPlatform) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
+	ref, err := p.Platform.Post(ctx, key, m)
+	if err == nil && ctx.Err() != nil {
+		return bridges.MessageRef{}, ctx.Err()
+	}
+	return ref, err
+}
+
+// TestOutboxPostUnderWayOutlivesStop: a post under way when the bridge
+// stops finishes and is recorded posted (else the platform has the reply
+// and the next run posts it again); the replies behind it are left for
+// the next run.
+func TestOutboxPostUnderWayOutlivesStop(t *testing.T) {
+	o, h, st := newOutbox(t, "first", "second")
+	cut := cutOffPlatform{h.plat}
+	o = delivery.NewOutbox(&cutHost{host: h, plat: cut}, st, delivery.NewJournal(h.log, func(time.Duration) {}), 2*time.Second)
+	ctx, stop := context.WithCancel(context.Background())
+	h.plat.FailPosts(func(bridges.ConversationKey, bridges.Message) error {
+		stop() // the bridge stops while the post is under way
+		return nil
+	})
+	o.Flush(ctx)
+	key := bridges.ConversationKey{Bot: "team", Channel: "C", Thread: "T"}
+	if got := texts(h.plat.Messages(key)); !slices.Equal(got, []string{"first"}) {
+		t.Fatalf("posted %q, want the reply under way only", got)
+	}
+	rows, err := st.PendingOutboxForConversation(context.Background(), h.convID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Text != "second" || rows[0].Attempts != 0 {
+		t.Errorf("pending after the stop: %+v, want only the second reply, untried (the first recorded posted)", rows)
+	}
+}
+
+// cutHost is host with another platform.
+type cutHost struct {
+	*host
+	plat bridges.Platform
+}
+
+func (h *cutHost) Platform() bridges.Platform { return h.plat }
