@@ -69,3 +69,17 @@ func (s *Session) exitLimit(expected bool) string {
 	}
 	return ""
 }
+
+// UseFullCPU gives a session started with Options.StartCPU the CPU share
+// of its Limits from now on (a warm spare taken by a conversation). It does
+// nothing without a CPU share to change.
+func (s *Session) UseFullCPU() error {
+	if s.opts.StartCPU <= 0 || s.opts.Limits.CPU <= 0 {
+		return nil
+	}
+	return s.limits.cg.SetCPU(s.opts.Limits.CPU)
+}
+
+// CPUShare is the share of the CPU, in cores, the session's cgroup gives
+// it when the machine is busy (0 = none).
+func (s *Session) CPUShare() float64 { return s.limits.cg.CPU() }

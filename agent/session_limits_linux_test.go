@@ -5,6 +5,9 @@ package agent
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
@@ -63,5 +66,50 @@ exec tail /dev/zero
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("agent cgroup %s left after the exit: %v", d, err)
 		}
+	}
+}
+
+// TestSessionStartCPU: a session started with StartCPU runs in a cgroup
+// with that CPU share, and with its Limits' share after UseFullCPU (a warm
+// spare booting on leftover CPU, then taken by a conversation).
+func TestSessionStartCPU(t *testing.T) {
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
+		if ci.Strict() {
+			t.Fatal("no cgroup with a CPU controller under CI")
+		}
+		t.Skip("no cgroup with a CPU controller here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	s, err := Start(context.Background(), Options{
+		Command: fakeCLI(t, "exec cat >/dev/null"), Workdir: t.TempDir(), Home: t.TempDir(),
+		Cgroups: cg, Limits: sandbox.Limits{CPU: 2}, StartCPU: 0.02,
+	}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
+	share := func() string {
+		t.Helper()
+		for _, d := range s.limits.cg.Dirs() {
+			for _, f := range []string{"cpu.weight", "cpu.shares"} {
+				if b, err := os.ReadFile(filepath.Join(d, f)); err == nil {
+					return strings.TrimSpace(string(b))
+				}
+			}
+		}
+		t.Fatal("no CPU share file in the agent's cgroup")
+		return ""
+	}
+	want := map[int][2]string{1: {"20", "2048"}, 2: {"2", "200"}}[cg.Version()]
+	if got := share(); got != want[0] {
+		t.Errorf("CPU share at start %s, want %s (StartCPU 0.02)", got, want[0])
+	}
+	if err := s.UseFullCPU(); err != nil {
+		t.Fatal(err)
+	}
+	if got := share(); got != want[1] {
+		t.Errorf("CPU share after UseFullCPU %s, want %s (Limits.CPU 2)", got, want[1])
 	}
 }

@@ -59,7 +59,11 @@ func startCLI(opts Options, tmpDir string, link *egressLink, logger *slog.Logger
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
 	// Resource limits: the process starts inside its own cgroup.
-	cg, err := opts.Cgroups.New(opts.Limits)
+	lim := opts.Limits
+	if opts.StartCPU > 0 && lim.CPU > 0 {
+		lim.CPU = opts.StartCPU
+	}
+	cg, err := opts.Cgroups.New(lim)
 	if err == nil {
 		var placed func()
 		if placed, err = cg.Place(cmd); err == nil {

@@ -64,6 +64,10 @@ type Options struct {
 	// cannot enforce: none (the bridge warns at start).
 	Cgroups *sandbox.Cgroups
 	Limits  sandbox.Limits
+	// StartCPU, when above 0 and Limits has a CPU share, is the share the
+	// process starts with instead, until Session.UseFullCPU: a warm spare
+	// boots on what CPU the conversations leave over.
+	StartCPU float64
 
 	// SessionID is the Claude session id. With Resume false the CLI is
 	// started with --session-id SessionID (a new conversation), with Resume

@@ -56,6 +56,7 @@ func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts age
 
 	wopts := opts
 	wopts.MCPServers = lateServers(opts.MCPServers) // bound to the conversation's at claim
+	wopts.StartCPU = spareCPU                       // a guess: it boots on leftover CPU, like a spare
 	s, err := p.start(ctx, e, wopts)
 	if err != nil {
 		return fmt.Errorf("warm resume: %w", err)
@@ -124,6 +125,7 @@ func (p *Pool) claimLocked(e *poolEntry, limit Limit, opts agent.Options) (s *ag
 	}
 	e.warmResume, e.ready, e.limit = false, false, limit
 	bindServers(so.MCPServers, opts.MCPServers)
+	p.fullCPU(e)
 	e.s.Touch() // idle and LRU clocks start now
 	p.notifyLocked()
 	p.log.Info("agent: resumed conversation taken warm", "key", e.key, "profile", limit.Profile, "session", e.s.SessionID())

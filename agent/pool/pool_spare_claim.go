@@ -34,8 +34,27 @@ func (p *Pool) claimBootingLocked(ss *spareSet) *poolEntry {
 	}
 	if pick != nil {
 		pick.claimed = true
+		p.fullCPU(pick) // a conversation waits for it now (if spawned yet; else at its spawn)
 	}
 	return pick
+}
+
+// spareCPU is the share of the CPU, in cores, that a spare boots with
+// where the profile has a CPU share (a cgroup with a CPU controller):
+// about 1/50 of a conversation's, so that a spare's boot and warm-up turn
+// take only what the conversations leave over, while an idle machine
+// still boots it at full speed.
+const spareCPU = 0.02
+
+// fullCPU gives the spare or warm resume e, taken or claimed by a
+// conversation, the profile's CPU share. Needs p.mu; e.s nil (not spawned yet) does nothing.
+func (p *Pool) fullCPU(e *poolEntry) {
+	if e.s == nil {
+		return
+	}
+	if err := e.s.UseFullCPU(); err != nil {
+		p.log.Warn("agent: the CPU share of a spare taken could not be raised", "session", e.s.SessionID(), "err", err)
+	}
 }
 
 // awaitClaimed waits for the claimed spare e to be ready and hands it to

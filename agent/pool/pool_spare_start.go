@@ -53,6 +53,9 @@ func (p *Pool) spawnSpare(ss *spareSet, e *poolEntry, opts agent.Options, log *s
 	}
 	p.mu.Lock()
 	e.s = s
+	if e.claimed {
+		p.fullCPU(e)
+	}
 	s.SetOnChange(p.notify)
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); p.monitor(e) }()

@@ -301,6 +301,7 @@ func (p *Pool) handOverLocked(ss *spareSet, e *poolEntry, key string, limit Limi
 	ss.failures = 0 // it lived until it was needed
 	e.s.Touch()     // idle and LRU clocks start now, not at its spawn
 	ss.handed, ss.handedAt, ss.handedCold = e.s, time.Now(), e.claimed && !e.warmed
+	p.fullCPU(e)
 	ss.auto.used(ss.handedAt)
 	p.notifyLocked()
 	p.log.Info("agent: warm spare handed over", "key", key, "profile", limit.Profile, "session", e.s.SessionID())
@@ -444,6 +445,7 @@ func (p *Pool) refillWaitLocked(ss *spareSet, now time.Time) time.Duration {
 func (ss *spareSet) spareOptions(id string) agent.Options {
 	opts := ss.cfg.Options
 	opts.SessionID, opts.Resume, opts.StateDir = id, false, ""
+	opts.StartCPU = spareCPU                       // until a conversation takes it (fullCPU)
 	opts.MCPServers = lateServers(opts.MCPServers) // bound to the conversation's servers at hand-over
 	if ss.cfg.StateRoot != "" {
 		opts.StateDir = filepath.Join(ss.cfg.StateRoot, id)

@@ -25,6 +25,7 @@ func sameSpawn(template, opts agent.Options) bool {
 func spawnShape(o agent.Options) agent.Options {
 	o.SessionID, o.Resume, o.StateDir = "", false, ""
 	o.Prepare = nil // a hook of the profile, applied at every spawn (Options.Prepare)
+	o.StartCPU = 0  // how a spare boots, not what it runs as
 	// MCP servers are per session (a spare's are bound at hand-over): only
 	// their names are decided at spawn.
 	names := make(map[string]agent.MCPServer, len(o.MCPServers))

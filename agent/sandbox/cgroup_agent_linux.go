@@ -5,11 +5,13 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -59,8 +61,10 @@ type Cgroup struct {
 	version   int // 0: no cgroup, only dataLimit
 	dataLimit int64
 	dirs      []string
-	memDir    string // where the memory counters are ("" = no memory limit)
-	pidsDir   string // where the pids counters are ("" = no process limit)
+	memDir    string        // where the memory counters are ("" = no memory limit)
+	pidsDir   string        // where the pids counters are ("" = no process limit)
+	cpuDir    string        // where the CPU share is ("" = none)
+	cpu       atomic.Uint64 // math.Float64bits of the CPU share set last
 }
 
 // setLimit writes limit lim of l into the agent cgroup dir.
@@ -82,10 +86,11 @@ func (g *Cgroup) setLimit(dir, lim string, l Limits) error {
 	case lim == LimitProcesses:
 		g.pidsDir = dir
 		files = []file{{"pids.max", strconv.Itoa(l.Processes), false}}
-	case lim == LimitCPU && g.version == 2:
-		files = []file{{"cpu.weight", strconv.Itoa(cpuWeight(l.CPU)), false}}
 	case lim == LimitCPU:
-		files = []file{{"cpu.shares", strconv.Itoa(cpuShares(l.CPU)), false}}
+		g.cpuDir = dir
+		g.cpu.Store(math.Float64bits(l.CPU))
+		name, value := g.cpuFile(l.CPU)
+		files = []file{{name, value, false}}
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
@@ -99,6 +104,38 @@ func (g *Cgroup) setLimit(dir, lim string, l Limits) error {
 		}
 	}
 	return nil
+}
+
+// cpuFile is the file and value of a CPU share of cores in g's hierarchy.
+func (g *Cgroup) cpuFile(cores float64) (name, value string) {
+	if g.version == 2 {
+		return "cpu.weight", strconv.Itoa(cpuWeight(cores))
+	}
+	return "cpu.shares", strconv.Itoa(cpuShares(cores))
+}
+
+// SetCPU changes g's share of the CPU when the machine is busy to cores.
+// It does nothing (nil) when g has no CPU share (no cgroup, or no CPU
+// controller).
+func (g *Cgroup) SetCPU(cores float64) error {
+	if g == nil || g.cpuDir == "" {
+		return nil
+	}
+	name, value := g.cpuFile(cores)
+	p := filepath.Join(g.cpuDir, name)
+	if err := os.WriteFile(p, []byte(value), 0); err != nil {
+		return fmt.Errorf("set %s of agent cgroup: %w", p, err)
+	}
+	g.cpu.Store(math.Float64bits(cores))
+	return nil
+}
+
+// CPU is g's share of the CPU in cores as set last (0 = none).
+func (g *Cgroup) CPU() float64 {
+	if g == nil || g.cpuDir == "" {
+		return 0
+	}
+	return math.Float64frombits(g.cpu.Load())
 }
 
 // rlimitScript sets RLIMIT_DATA (ulimit -d, in KiB, soft and hard) to its

@@ -51,3 +51,9 @@ func (g *Cgroup) Remove() error { return nil }
 
 // Dirs is empty.
 func (g *Cgroup) Dirs() []string { return nil }
+
+// CPU is 0: no CPU share without cgroups.
+func (g *Cgroup) CPU() float64 { return 0 }
+
+// SetCPU does nothing without cgroups.
+func (g *Cgroup) SetCPU(float64) error { return nil }

@@ -1,0 +1,65 @@
+//go:build linux
+
+package pool
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/internal/ci"
+)
+
+// TestSparesBootOnLeftoverCPU: where the profile has a CPU share, a spare
+// boots with spareCPU of it, and the conversation that takes it, ready or
+// still booting, runs with the profile's share.
+func TestSparesBootOnLeftoverCPU(t *testing.T) {
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
+		if ci.Strict() {
+			t.Fatal("no cgroup with a CPU controller under CI")
+		}
+		t.Skip("no cgroup with a CPU controller here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	withCPU := func(c *SpareConfig) { c.Options.Cgroups, c.Options.Limits = cg, sandbox.Limits{CPU: 1} }
+	r, gate := newGatedSpareRig(t, 1, 4, withCPU)
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+
+	// Claimed while booting: the full share at once.
+	done := r.acquireNewAsync(ctx, "claimed", r.newOpts())
+	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
+	openGate(t, gate)
+	g := <-done
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	record(t, g.s)
+	if got := g.s.CPUShare(); got != 1 {
+		t.Errorf("a spare claimed while booting runs with CPU share %v, want the profile's 1", got)
+	}
+
+	// Ready, then taken.
+	r.waitStatus(t, "a ready spare", ready(1))
+	r.pool.mu.Lock()
+	var spare float64
+	for _, e := range r.pool.entries {
+		if e.spare != nil && e.ready {
+			spare = e.s.CPUShare()
+		}
+	}
+	r.pool.mu.Unlock()
+	if spare != spareCPU {
+		t.Errorf("a ready spare has CPU share %v, want %v", spare, spareCPU)
+	}
+	s, err := r.pool.AcquireNew(ctx, "taken", r.cfg.Limit, r.newOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, s)
+	if got := s.CPUShare(); got != 1 {
+		t.Errorf("a spare taken runs with CPU share %v, want the profile's 1", got)
+	}
+}
