@@ -207,11 +207,20 @@ func TestAcceptanceBurstWhileTurnRuns(t *testing.T) {
 	l.waitFinal(k)
 	// Both follow-ups reached the model and are answered: on their own or in
 	// one reply (the CLI merges a burst that waits behind a turn into one
-	// prompt: "pong: second\nthird").
+	// prompt: "pong: second\nthird"). The ledger is final as the turn's
+	// reply is recorded, just before it is posted: wait for the posts.
 	var replies []string
-	for _, m := range l.plat.Messages(k)[1:] {
-		replies = append(replies, m.Text)
+	answered := func(ms []bridgetest.Msg) bool {
+		replies = replies[:0]
+		for _, m := range ms {
+			if m.Key == k && !strings.Contains(m.Text, "first") {
+				replies = append(replies, m.Text)
+			}
+		}
+		all := strings.Join(replies, "\n")
+		return strings.Contains(all, "second") && strings.Contains(all, "third")
 	}
+	l.plat.WaitUntil(t, l.wait, "the replies to second and third", answered)
 	all := strings.Join(replies, "\n")
 	for _, w := range []string{"second", "third"} {
 		if !strings.Contains(all, w) {
