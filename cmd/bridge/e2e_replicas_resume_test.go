@@ -23,22 +23,21 @@ func (e *replicaEnv) sessionOf(t *testing.T, conv string) string {
 	return c.SessionID
 }
 
-// threadOnOtherReplica starts threads (each with !status) until one is
-// run by another replica than holder, and returns its ts and holder. The
-// fake Slack hands events to the connections in turn, and a turn's own
-// events can keep new threads on one replica: after a miss, an event the
-// bridge ignores (app_home_opened) moves the turn on by one.
+// threadOnOtherReplica starts a new thread ("!status") on a replica other
+// than holder, steering the fake's envelopes to one connection after the
+// other, and returns it with its replica.
 func (e *replicaEnv) threadOnOtherReplica(t *testing.T, holder int) (string, int) {
 	t.Helper()
-	for range 6 {
+	defer e.slack.Steer(0)
+	for conn := 1; conn <= e.slack.Connections(); conn++ {
+		e.slack.Steer(conn)
 		ts := e.slack.Mention(slackChan, alice, "!status", "")
 		e.waitThreadText(t, ts, "Session")
 		if h := e.holderOf(t, e.convOf(t, ts)); h != holder {
 			return ts, h
 		}
-		e.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": alice, "channel": "D0ALICE", "tab": "home"}, "")
 	}
-	t.Fatalf("six new threads all went to replica %d", holder)
+	t.Fatalf("a new thread on every connection went to replica %d", holder)
 	return "", 0
 }
 

@@ -90,6 +90,7 @@ type Server struct {
 	conns       map[int]*wsConn
 	active      *wsConn // the newest connection (Disconnect, DropSocket)
 	turn        int     // round robin over the connections (pickLocked)
+	steer       int     // the connection every envelope goes to while open (Steer); 0 = round robin
 	connCount   int
 	envelopes   []*envelope
 	byEnvelope  map[string]*envelope

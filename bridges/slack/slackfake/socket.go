@@ -137,6 +137,9 @@ func (s *Server) queueLocked(typ string, payload json.RawMessage, ts string, ret
 // envelope goes to one of them, in turn; nil when none may take it.
 // s.mu must be held.
 func (s *Server) pickLocked() *wsConn {
+	if c, ok := s.conns[s.steer]; ok && !c.retired {
+		return c
+	}
 	ids := make([]int, 0, len(s.conns))
 	for id, c := range s.conns {
 		if !c.retired {
@@ -149,6 +152,16 @@ func (s *Server) pickLocked() *wsConn {
 	slices.Sort(ids)
 	s.turn++
 	return s.conns[ids[s.turn%len(ids)]]
+}
+
+// Steer sends every envelope from now on to connection id (the order in
+// which connections were accepted, from 1) while it is open, instead of
+// taking the connections in turn; 0 goes back to taking turns. Tests use it
+// to make one replica of several take a message.
+func (s *Server) Steer(id int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steer = id
 }
 
 // sendLocked hands an envelope to one open socket's writer (pickLocked),
