@@ -90,6 +90,12 @@ func TestAutoSparesFollowArrivals(t *testing.T) {
 	if !st.Auto || st.Want != 1 || st.Max != 3 {
 		t.Errorf("status %+v: want auto, 1 wanted, max 3", st)
 	}
+	// The scripted CLI boots in milliseconds, about as fast as the arrivals
+	// below come on a loaded machine: as measured, the target could stay
+	// at 2. Time the boots like a real CLI's.
+	r.pool.mu.Lock()
+	r.pool.spares[r.cfg.Limit.Profile].auto.boot = time.Second
+	r.pool.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 	for i := range 5 {
