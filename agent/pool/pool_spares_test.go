@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -166,6 +167,20 @@ func (r *spareRig) spawnLog(t *testing.T) []spawnLine {
 	return out
 }
 
+// spawnsAtLeast waits until the scripted CLIs have logged at least n
+// starts and returns the log. A start the pool reports (Starting) is
+// logged by the child process itself, a moment later on a busy machine:
+// a test reads the log only through this wait.
+func (r *spareRig) spawnsAtLeast(t *testing.T, n int) []spawnLine {
+	t.Helper()
+	var got []spawnLine
+	waitUntil(t, fmt.Sprintf("%d CLI starts in the spawn log", n), eventTimeout, func() bool {
+		got = r.spawnLog(t)
+		return len(got) >= n
+	})
+	return got
+}
+
 // newOpts are the options a new conversation of the profile asks for.
 func (r *spareRig) newOpts() agent.Options {
 	o := r.cfg.Options
@@ -241,7 +256,7 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 		t.Fatalf("AcquireNew returned before the spare was ready: %+v", g)
 	case <-time.After(300 * time.Millisecond):
 	}
-	if spawns := r.spawnLog(t); len(spawns) != 1 {
+	if spawns := r.spawnsAtLeast(t, 1); len(spawns) != 1 {
 		t.Fatalf("spawns %+v while the conversation waits for the booting spare: want the spare only", spawns)
 	}
 	openGate(t, gate)
@@ -250,7 +265,7 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 		t.Fatal(g.err)
 	}
 	rec := record(t, g.s)
-	spawns := r.spawnLog(t)
+	spawns := r.spawnsAtLeast(t, 1)
 	if g.s.SessionID() != spawns[0].sid {
 		t.Errorf("the conversation got %s, want the booting spare's %s", g.s.SessionID(), spawns[0].sid)
 	}
@@ -654,7 +669,7 @@ func TestBootSlotsLimitConcurrentBoots(t *testing.T) {
 		got <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
-	if n := len(r.spawnLog(t)); n != 1 {
+	if n := len(r.spawnsAtLeast(t, 1)); n != 1 {
 		t.Fatalf("%d spawns while the first CLI boots, want 1", n)
 	}
 	send(t, a, "hello") // the scripted CLI's init: it has booted
@@ -762,7 +777,7 @@ func TestSpareWarmUpBlocked(t *testing.T) {
 			if env := r.logLines(t, ".env"); len(env) != 0 {
 				t.Errorf("apply_flag_settings %q: want none", env)
 			}
-			if n := len(r.spawnLog(t)); n != 1 {
+			if n := len(r.spawnsAtLeast(t, 1)); n != 1 {
 				t.Errorf("%d spawns, want 1", n)
 			}
 			if got := r.prewarmed(t); len(got) != 1 {
@@ -851,7 +866,7 @@ func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
 	opts := r.newOpts()
 	done := r.acquireNewAsync(ctx, "conv", opts)
 	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
-	stale := r.spawnLog(t)[0].sid
+	stale := r.spawnsAtLeast(t, 1)[0].sid
 	changed := r.cfg
 	changed.Options.Model = "haiku"
 	began := time.Now()

@@ -19,8 +19,13 @@ const (
 	listenRetry    = 100 * time.Millisecond // first pause between reconnect attempts (the first attempt is at once)
 	listenRetryMax = 5 * time.Second        // the pause doubles up to this
 	listenPing     = 30 * time.Second       // an idle listener checks its connection this often
-	listenConnect  = 10 * time.Second       // bound of one attempt to connect and LISTEN
+	listenConnect  = 10 * time.Second       // bound of one attempt to connect and LISTEN, and of one ping
 )
+
+// listenAppName is the application_name of a listening connection (in
+// place of the store's), so that pg_stat_activity shows which connection
+// listens on which channel.
+func listenAppName(channel string) string { return "agentbridge listen " + channel }
 
 // pgSignals is the PostgreSQL signaler: NOTIFY through the store's pool,
 // LISTEN on a connection of its own per Listen, kept by one goroutine that
@@ -68,7 +73,12 @@ func (p *pgSignals) listen(ctx context.Context, channel string) (<-chan string, 
 func (p *pgSignals) connect(ctx context.Context, channel string) (*pgx.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, listenConnect)
 	defer cancel()
-	conn, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
+	cfg := p.cfg.Copy()
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["application_name"] = listenAppName(channel)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
@@ -104,7 +114,9 @@ func (p *pgSignals) receive(ctx context.Context, conn *pgx.Conn, channel string,
 // wait queues conn's notifications until the connection fails or ctx ends,
 // and returns why. An idle connection is pinged every p.ping: a connection
 // cut off without a reset (a dead host, a dropped route) reports nothing
-// by itself.
+// by itself. The ping has a bound of its own (listenConnect), not p.ping:
+// a busy host answers a healthy connection's ping late, and a reconnect
+// would needlessly cost the listener a Resync.
 func (p *pgSignals) wait(ctx context.Context, conn *pgx.Conn, q *signalQueue) error {
 	for {
 		wctx, cancel := context.WithTimeout(ctx, p.ping)
@@ -117,7 +129,7 @@ func (p *pgSignals) wait(ctx context.Context, conn *pgx.Conn, q *signalQueue) er
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case idle && !conn.IsClosed():
-			pctx, cancel := context.WithTimeout(ctx, p.ping)
+			pctx, cancel := context.WithTimeout(ctx, listenConnect)
 			err := conn.Ping(pctx)
 			cancel()
 			if err != nil {
