@@ -7,7 +7,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test build claude axe sandbox postgres bench bench-micro image-test mutants
+.PHONY: run test test-busy build claude axe sandbox postgres bench bench-micro image-test mutants
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -78,6 +78,16 @@ postgres:
 test: claude axe sandbox postgres
 	go vet ./...
 	go test -count=1 -timeout 60m ./...
+
+# `make test` with one busy loop per core beside it the whole time (stopped however the run ends): a test
+# that waits on timing instead of an event fails here before it fails CI on a loaded machine.
+# `make test-busy TEST_ARGS='-count=3 ./agent/pool ./store/coord'` runs only those packages.
+TEST_ARGS := ./...
+test-busy: claude axe sandbox postgres
+	@n=$$(nproc); pids=""; for i in $$(seq $$n); do (while :; do :; done) & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
+	echo "$$n busy loops running beside the tests"; \
+	go test -count=1 -timeout 90m $(TEST_ARGS)
 
 # Builds the Dockerfile with podman from locally made bases (no registry) and checks the image:
 # /healthz, non-root user, the pinned CLI, bwrap inside, SIGTERM. Needs root, podman, runc, mmdebstrap.
