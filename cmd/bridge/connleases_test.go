@@ -43,6 +43,7 @@ func (n noLeases) ReleaseLease(context.Context, store.Lease) error {
 // With replicas, the adapters that allow one connection get a gate (and
 // nothing else does); without, none does.
 func TestLeaseConnections(t *testing.T) {
+	t.Parallel()
 	cfg := &config.Config{Bots: []*config.Bot{{Name: "guild", Platform: "discord"}, {Name: "team", Platform: "slack"}}}
 	for _, enabled := range []bool{false, true} {
 		gated, plain := &gatedPlatform{}, &plainPlatform{}

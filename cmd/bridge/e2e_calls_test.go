@@ -50,6 +50,7 @@ func startSlackWith(t *testing.T, top string) *slackEnv {
 // on or off, no stream). A follow-up slower than that on a loaded machine
 // streams by design: it is left out, and two quick ones must be seen.
 func TestSlackE2EQuickTurnIsOneCall(t *testing.T) {
+	t.Parallel()
 	e := startSlackWith(t, "status_delay: 1m\n") // every turn of this test is quicker than that
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
@@ -97,6 +98,7 @@ func (e *slackEnv) waitLedgerSettled(t *testing.T) {
 // chat.stopStream; no chat.update), and the whole turn stays within
 // 1 + duration/edit_interval + 2 calls.
 func TestSlackE2EStreamsLongAnswer(t *testing.T) {
+	t.Parallel()
 	// No thread status in this test (status_delay 1m), so nothing of the
 	// turn comes after the stream's stop.
 	e := startSlackWith(t, "status_delay: 1m\n")

@@ -32,6 +32,7 @@ func (p *bridgeProc) healthz(t *testing.T) (int, healthBody) {
 // and a Discord bot next to them stay connected, and the Discord one
 // still answers (its admin's !status names the failed bots).
 func TestConnectionStatesE2E(t *testing.T) {
+	t.Parallel()
 	okSlack, revoked := slackfake.New(t), slackfake.New(t)
 	revoked.FailMethod("auth.test", "token_revoked", -1)
 	okDiscord := discordfake.New(t)

@@ -19,6 +19,7 @@ import (
 // first one's pid, and the first keeps answering; the lock file a
 // SIGKILLed bridge leaves behind does not stop the next start.
 func TestDataDirOneOwner(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
@@ -80,6 +81,7 @@ func runSecondBridge(t *testing.T, dir string, args ...string) (string, int) {
 // choose another port; `make run` runs `bridge run -demo`, which says the
 // same.
 func TestListenAddressTaken(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestListenAddressTaken(t *testing.T) {
 // TestMakeRunPortTaken: `make run` with its port taken by another process
 // names that process and says how to choose another port, then exits.
 func TestMakeRunPortTaken(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

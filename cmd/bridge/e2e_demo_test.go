@@ -23,6 +23,7 @@ const makeRunStart = 5 * time.Minute
 // streamed answer, a permission card approved with its button (the command
 // ran in the agent's workdir) and a question card answered with its button.
 func TestMakeRunDemo(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	start := time.Now()
 	m := startMakeRun(t, "BRIDGE_LISTEN="+addr) // and no ANTHROPIC_API_KEY / CLAUDE_CODE_OAUTH_TOKEN

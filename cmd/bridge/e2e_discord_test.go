@@ -143,6 +143,7 @@ func (e *discordEnv) clickAndCheckAck(t *testing.T, thread, msgID, user, cid str
 }
 
 func TestDiscordE2EConversation(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "hello discord")
 	e.waitText(t, thread, "pong: hello discord")
@@ -169,6 +170,7 @@ func TestDiscordE2EConversation(t *testing.T) {
 }
 
 func TestDiscordE2EApprovals(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "[bash touch allowed.txt]")
 	card := e.waitCard(t, thread)
@@ -238,6 +240,7 @@ func TestDiscordE2EApprovals(t *testing.T) {
 // characters is one Components V2 message of at most 4,000 (no content),
 // code fences balanced in each.
 func TestDiscordE2ELongAnswer(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "[long 5000]")
 	if err := e.dc.Wait(e2eWait, func() bool {
@@ -280,6 +283,7 @@ func TestDiscordE2ELongAnswer(t *testing.T) {
 }
 
 func TestDiscordE2EReconnectMidTurn(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridge(t)
 	thread := e.startThread(t, "[slow 30] before the reconnect")
 	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
@@ -303,6 +307,7 @@ func TestDiscordE2EReconnectMidTurn(t *testing.T) {
 }
 
 func TestDiscordE2EDirectMessage(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridge(t)
 	const dm = "900000000000000050"
 	e.dc.SendMessage(dm, "", dAlice, "hello without a mention", false)

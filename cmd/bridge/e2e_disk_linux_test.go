@@ -25,6 +25,7 @@ import (
 // redelivered messages are accepted without a restart and each is
 // answered exactly once. About 15 s with the real CLI.
 func TestSlackE2EDiskFull(t *testing.T) {
+	t.Parallel()
 	dataDir := tmpfstest.Mount(t, 16<<20)
 	e := startSlackBridgeWith(t, profileOptions{dataDir: dataDir})
 
@@ -162,6 +163,7 @@ func waitStorage(t *testing.T, p *bridgeProc, want string) {
 // answers nothing again (the ledger marks were recorded, in order).
 // About 20 s with the real CLI.
 func TestSlackE2EDiskFullMidTurn(t *testing.T) {
+	t.Parallel()
 	const midAnswer = "pong: [slow 30] mid turn......" // the fake model's answer, padded by [slow]
 	dataDir := tmpfstest.Mount(t, 16<<20)
 	e := startSlackBridgeWith(t, profileOptions{dataDir: dataDir})

@@ -90,6 +90,7 @@ func egressCount(metrics, decision, reason string) int {
 // at once (no route: no packet leaves the machine), and the model calls
 // (the fake model on loopback) go through the proxy.
 func TestE2EEgress(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	needCurl(t)
 	listed := loopbackService(t, "LISTED-OK")

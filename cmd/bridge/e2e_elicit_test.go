@@ -14,6 +14,7 @@ import (
 // buttons, a click from someone else is refused, the requester's choices
 // and Submit answer it, and the server gets the values.
 func TestSlackE2EElicitationCard(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "elicitmcp")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../agent/testdata/elicitmcp").CombinedOutput(); err != nil {

@@ -62,6 +62,7 @@ func section(out, name string) string {
 // tool result the model received. A second conversation's secret is out of
 // its reach too.
 func TestE2EAgentIsolation(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{workdirIsConfigDir: true, extra: "    allowed_tools: [Bash]\n"})
 	const secret = "SECRET-ALPHA-7731"
@@ -184,6 +185,7 @@ func agentProcesses(marks ...string) []string {
 // detached background command (new session, own process group) leaves no
 // process of that conversation within 2 s; SIGTERM likewise.
 func TestE2EBridgeKillTakesAgents(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	for _, stop := range []string{"SIGKILL", "SIGTERM"} {
 		t.Run(stop, func(t *testing.T) {

@@ -49,6 +49,7 @@ func limitHits(page, limit string) float64 {
 // conversation answers and the bridge keeps running. The agent's cgroups
 // are gone after the bridge stopped.
 func TestE2EAgentResourceLimits(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if v := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), nil); v.Version() == 0 {
@@ -135,6 +136,7 @@ func waitMetric(t *testing.T, e *slackEnv, limit string) {
 // agents' cgroups behind (its processes die with it); the next start on
 // the same data directory removes them.
 func TestE2EAgentCgroupsAfterKill(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if !strings.Contains(e.bridge.logs.String(), "agent resource limits enforced") {

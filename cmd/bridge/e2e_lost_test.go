@@ -22,6 +22,7 @@ import (
 var lostCases = []int{0, 502}
 
 func TestSlackE2ELostResponseShowsOnce(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridgeBot(t, profileOptions{}, "    verbosity: quiet\n", fmt.Sprintf("users: [%s]", alice))
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
@@ -59,6 +60,7 @@ func TestSlackE2ELostResponseShowsOnce(t *testing.T) {
 }
 
 func TestDiscordE2ELostResponseShowsOnce(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridgeWith(t, "    verbosity: quiet\n")
 	thread := e.startThread(t, "hello")
 	e.waitText(t, thread, "pong: hello")

@@ -22,6 +22,7 @@ const dave = "UDAVE" // an admin in these tests
 // admin creates it; when it fires, the text reaches the model as a prompt
 // and the conversation's mode stays default.
 func TestSlackE2EAgentScheduleIsAPrompt(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridgeAccess(t, profileOptions{}, fmt.Sprintf("users: [%s]\n      admins: [%s]", alice, dave))
 	// Fire in two minutes (an hourly schedule: agents may ask for at most
 	// one run every 5 minutes).
@@ -63,6 +64,7 @@ func TestSlackE2EAgentScheduleIsAPrompt(t *testing.T) {
 // TestSlackE2ECommandWithNoBreakSpace (attack 4): "!rules rm<NBSP>1" from a
 // non-admin is refused with a message saying why, and the grant stays.
 func TestSlackE2ECommandWithNoBreakSpace(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridgeAccess(t, profileOptions{}, fmt.Sprintf("users: [%s]\n      admins: [%s]", alice, dave))
 	ts := e.slack.Mention(slackChan, alice, "[bash touch granted.txt]", "")
 	card := e.waitCard(t, ts)

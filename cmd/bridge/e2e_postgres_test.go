@@ -21,6 +21,7 @@ import (
 // the message sent while it was down is answered, and the conversation
 // goes on with its history.
 func TestSlackE2EPostgresStore(t *testing.T) {
+	t.Parallel()
 	srv := needPostgres(t)
 	db := srv.NewDatabaseName(t, "")
 	e := startSlackBridgeWith(t, profileOptions{top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\n", srv.URL(db))})
@@ -73,6 +74,7 @@ func TestSlackE2EPostgresStore(t *testing.T) {
 // another machine) but the same PostgreSQL database exits 1 at once,
 // naming the first; the first keeps answering.
 func TestPostgresStoreOneBridge(t *testing.T) {
+	t.Parallel()
 	srv := needPostgres(t)
 	e := startSlackBridgeWith(t, profileOptions{top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\n", srv.URL(srv.NewDatabaseName(t, "")))})
 	ts := e.slack.Mention(slackChan, alice, "hello", "")

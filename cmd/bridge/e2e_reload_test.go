@@ -40,6 +40,7 @@ const (
 //     refused with its line number in /healthz and `bridge reload`, and
 //     the old config keeps working.
 func TestReloadE2E(t *testing.T) {
+	t.Parallel()
 	team, old, added := slackfake.New(t), slackfake.New(t), slackfake.New(t)
 	slackBot := func(name string, sl *slackfake.Server, access string) string {
 		return fmt.Sprintf("  - name: %s\n    platform: slack\n    agent: coder\n"+

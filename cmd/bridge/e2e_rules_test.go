@@ -15,6 +15,7 @@ import (
 // through the real binary and the real CLI, and the hidden command has
 // not run while the card waits.
 func TestSlackE2EArithmeticIsAsked(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridgeWith(t, profileOptions{extra: "    rules:\n" +
 		"      - { tool: Bash, match: \"rm *\", action: deny }\n" +
 		"      - { tool: Bash, match: \"ls *\", action: allow }\n"})

@@ -130,6 +130,7 @@ func button(t *testing.T, m slackfake.Message, actionID string) slackfake.Button
 }
 
 func TestSlackE2EConversation(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "hello there", "")
 	e.waitThreadText(t, ts, "pong: hello there")
@@ -170,6 +171,7 @@ func TestSlackE2EConversation(t *testing.T) {
 }
 
 func TestSlackE2EApprovals(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 
 	// Allow by the requester runs the tool; a stranger's click changes nothing.
@@ -216,6 +218,7 @@ func TestSlackE2EApprovals(t *testing.T) {
 }
 
 func TestSlackE2EStop(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "[slow 300] [slowms 100] tell me a long story", "")
 	// Wait until the answer is streaming, then stop it.
@@ -244,6 +247,7 @@ func TestSlackE2EStop(t *testing.T) {
 }
 
 func TestSlackE2ELongAnswerSplit(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "[long 9000]", "")
 	// The footer closes the turn; wait for the last chunk, then check all.
@@ -286,6 +290,7 @@ func TestSlackE2ELongAnswerSplit(t *testing.T) {
 }
 
 func TestSlackE2ERateLimitAndDisconnect(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	e.slack.Inject429("chat.postMessage", 6)
 	e.slack.Inject429("chat.update", 10)
@@ -309,6 +314,7 @@ func TestSlackE2ERateLimitAndDisconnect(t *testing.T) {
 }
 
 func TestSlackE2EBridgeCrashMidTurn(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "[slow 40] [slowms 100] survive the crash", "")
 	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
@@ -347,6 +353,7 @@ func TestSlackE2EBridgeCrashMidTurn(t *testing.T) {
 }
 
 func TestSlackE2EImageAttachment(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	// A 1x1 PNG.
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
@@ -374,6 +381,7 @@ func TestSlackE2EImageAttachment(t *testing.T) {
 // tokens in its environment; a command run by the agent prints its own
 // environment, which must hold neither token.
 func TestSlackE2EAgentNeverSeesBridgeTokens(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "[bash env > agent-env.txt]", "")
 	card := e.waitCard(t, ts)
@@ -396,6 +404,7 @@ func TestSlackE2EAgentNeverSeesBridgeTokens(t *testing.T) {
 // TestSlackE2EQuestionCard: AskUserQuestion becomes a card with one button
 // per option; the click answers the model.
 func TestSlackE2EQuestionCard(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	ts := e.slack.Mention(slackChan, alice, "[ask Which database should we use? | Postgres | SQLite]", "")
 	card := e.waitCard(t, ts)

@@ -21,6 +21,7 @@ var handedOver = regexp.MustCompile(`msg="agent: warm spare handed over" .*sessi
 // conversation, and after eviction the thread resumes with its history and
 // nothing of the warm-up turn.
 func TestWarmSpareE2E(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridgeWith(t, profileOptions{maxLive: 2})
 	ctx := ctxTimeout(t, e2eWait)
 	if !e.bridge.waitLog(ctx, `msg="agent: warm spare ready"`) {

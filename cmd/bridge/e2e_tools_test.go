@@ -30,6 +30,7 @@ func writeReport(t *testing.T, workdir string) []byte {
 // Slack thread through the external upload, without asking, and the call
 // is counted.
 func TestSlackE2ESendFile(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	content := writeReport(t, e.workdir)
 	ts := e.slack.Mention(slackChan, alice, sendFilePrompt, "")
@@ -54,6 +55,7 @@ func TestSlackE2ESendFile(t *testing.T) {
 // TestDiscordE2ESendFile: the agent's send_file posts an attachment into
 // its Discord thread as a multipart message.
 func TestDiscordE2ESendFile(t *testing.T) {
+	t.Parallel()
 	e := startDiscordBridge(t)
 	content := writeReport(t, e.workdir)
 	thread := e.startThread(t, sendFilePrompt)

@@ -62,6 +62,7 @@ func checkSTT(t *testing.T, stt *transcribetest.Server, name string, audio []byt
 // configured endpoint, shown in the thread under the note, and reaches
 // the real CLI's model as a voice note with the audio's saved path.
 func TestSlackE2EVoiceClip(t *testing.T) {
+	t.Parallel()
 	stt := transcribetest.NewServer(t, sttKey, "list the failing tests")
 	e := startSlackBridgeWith(t, profileOptions{top: transcriptionYAML(stt)})
 	audio := transcribetest.OggOpus()
@@ -82,6 +83,7 @@ func TestSlackE2EVoiceClip(t *testing.T) {
 // Without transcription configured, a clip alone gets a clear reply and
 // never reaches the agent (no empty message, no download).
 func TestSlackE2EVoiceClipNotSetUp(t *testing.T) {
+	t.Parallel()
 	e := startSlackBridge(t)
 	f := e.slack.AddFile("audio_message.ogg", "audio/ogg", transcribetest.OggOpus())
 	sent := e.slack.Send(slackfake.Msg{Channel: slackChan, User: alice, Text: "<@" + slackfake.BotUserID + ">", Files: []slackfake.File{f}})
@@ -105,6 +107,7 @@ func TestSlackE2EVoiceClipNotSetUp(t *testing.T) {
 // is downloaded from the fake's attachment URL, transcribed, shown, and
 // reaches the real CLI's model as a voice note.
 func TestDiscordE2EVoiceMessage(t *testing.T) {
+	t.Parallel()
 	stt := transcribetest.NewServer(t, sttKey, "summarise the open pull requests")
 	e := startDiscordBridgeOpts(t, profileOptions{top: transcriptionYAML(stt)}, "")
 	const dm = "900000000000000051"

@@ -16,6 +16,7 @@ import (
 // that process, with the conversation's history and without the warm-up
 // turn reaching the model or the history.
 func TestSlackE2EWarmResumeAfterRestart(t *testing.T) {
+	t.Parallel()
 	e := startSlackWith(t, "")
 	ts := e.slack.Mention(slackChan, alice, "remember kiwi", "")
 	e.waitThreadText(t, ts, "pong: remember kiwi")

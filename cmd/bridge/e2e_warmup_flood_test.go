@@ -50,6 +50,7 @@ var standInAddr = regexp.MustCompile(`msg="agent: warm-up model listening" addr=
 // grows by less than 5 MB, every request is refused, and later spares still
 // run their warm-up turns. The old stand-in kept a counter per token.
 func TestE2EWarmUpStandInFlood(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: "    network: { mode: host }\n" +
 		"    rules:\n      - { tool: Bash, match: \"bash flood.sh *\", action: allow }\n"})

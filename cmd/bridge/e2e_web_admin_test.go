@@ -17,6 +17,7 @@ import (
 // approval from the operator page: the tool runs, the Slack card says who
 // decided, the audit log records web:ana. A plain user gets 403.
 func TestWebOperatorE2E(t *testing.T) {
+	t.Parallel()
 	browser := startBrowser(t)
 	sl := slackfake.New(t)
 	ab := startAgentBridge(t, fmt.Sprintf(`bots:

@@ -24,6 +24,7 @@ const tinyPDF = `%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n% quarterly repo
 // Every page it opens fits at 390×844 and 1280×800, light and dark, with
 // no serious or critical axe-core violation.
 func TestWebConversationsUI(t *testing.T) {
+	t.Parallel()
 	axeJS := axeSource(t)
 	browser := startBrowser(t)
 	ab := startAgentBridge(t, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken)

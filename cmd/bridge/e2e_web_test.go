@@ -33,6 +33,7 @@ web:
 // steps share one bridge, one browser and one conversation (each step
 // builds on the state the last one left), to keep the suite short.
 func TestWebE2E(t *testing.T) {
+	t.Parallel()
 	browser := startBrowser(t)
 	ab := startAgentBridge(t, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken)
 	base := "http://" + ab.bridge.addr

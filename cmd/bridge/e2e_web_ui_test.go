@@ -21,6 +21,7 @@ import (
 // keyboard alone sends, allows, denies and stops; the operator pages name
 // conversations by title, say decisions in words and refresh themselves.
 func TestWebConsoleUI(t *testing.T) {
+	t.Parallel()
 	axeJS := axeSource(t)
 	browser := startBrowser(t)
 	ab := startAgentBridge(t, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken)

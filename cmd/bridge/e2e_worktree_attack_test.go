@@ -23,6 +23,7 @@ import (
 // config file nor that directory exists. The config is not copied, and the
 // worktree, which has uncommitted changes, is kept and the thread told.
 func TestE2EWorktreeFilterEscape(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		if ci.Strict() {

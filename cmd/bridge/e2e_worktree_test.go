@@ -33,6 +33,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // branch, and !new removes the clean worktree and keeps the branch that
 // holds the agent's commit.
 func TestE2EWorktreePerConversation(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		if ci.Strict() {
@@ -121,6 +122,7 @@ func (e *slackEnv) threadText(thread string) string {
 // its agent's commit lands on the spare's agentbridge/ branch, never in
 // the main checkout.
 func TestE2EWarmSpareInWorktree(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		if ci.Strict() {

@@ -15,6 +15,7 @@ import (
 // error, which makes an ok bridge degraded (still 200: a restart frees no
 // space) and leaves a failed one failed (503).
 func TestHealthzStorage(t *testing.T) {
+	t.Parallel()
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	full := store.WriteHealth{Full: true, Since: since, LastError: "commit: database or disk is full", Failures: 3}
 	up := []bridges.BotStatus{{Bot: "a", Platform: "slack", BotState: bridges.BotState{State: bridges.ConnConnected}}}

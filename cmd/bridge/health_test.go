@@ -16,6 +16,7 @@ import (
 
 // /healthz: JSON per bot; 200 while a bot can serve, 503 when all failed.
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	bot := func(name string, s bridges.ConnState) bridges.BotStatus {
 		return bridges.BotStatus{Bot: name, Platform: "whatsapp", BotState: bridges.BotState{State: s, Since: since}}
@@ -77,6 +78,7 @@ func TestHealthz(t *testing.T) {
 // /healthz lists per bot the replies waiting out an outage and those given
 // up in the last day, and says when the store cannot tell.
 func TestHealthzReplies(t *testing.T) {
+	t.Parallel()
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	states := func() []bridges.BotStatus { return nil }
 	replies := func(context.Context) ([]store.OutboxBotSummary, error) {
@@ -114,6 +116,7 @@ func TestHealthzReplies(t *testing.T) {
 // A reconnecting bot shows since when (the start of the outage), the
 // count of failed attempts and the last error.
 func TestHealthzReconnecting(t *testing.T) {
+	t.Parallel()
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := bridges.BotStatus{Bot: "team", Platform: "slack", BotState: bridges.BotState{State: bridges.ConnReconnecting,
 		Reason: "apps.connections.open: HTTP 503", Attempt: 12, Since: since}}

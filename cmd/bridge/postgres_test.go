@@ -148,6 +148,7 @@ func fillInstallation(t *testing.T, path string) installation {
 // password never shown — and the copy reads back through the store;
 // a second run, a non-empty target or a running bridge change nothing.
 func TestMigrateStore(t *testing.T) {
+	t.Parallel()
 	srv := needPostgres(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -240,6 +241,7 @@ func TestMigrateStore(t *testing.T) {
 // TestMigrateStoreUsage: bad or missing locations are usage errors (exit
 // 2); a SQLite source that does not exist is not created.
 func TestMigrateStoreUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{},

@@ -14,6 +14,7 @@ import (
 // TestPrunerFollowsRetention: a reload that changes retention restarts
 // the retention pass with the new value (turning it on from off here).
 func TestPrunerFollowsRetention(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "bridge.db"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func parseExample(t *testing.T) *config.Config {
 // TestNoSecretsInOutput formats the example config every way a caller
 // might and checks that no token or env value appears.
 func TestNoSecretsInOutput(t *testing.T) {
+	t.Parallel()
 	c := parseExample(t)
 	sc, dc, agent := c.Bots[0].Settings.(*slack.Config), c.Bots[1].Settings.(*discord.Config), c.Agents["coder"]
 
@@ -77,6 +78,7 @@ func TestNoSecretsInOutput(t *testing.T) {
 }
 
 func TestExampleSummary(t *testing.T) {
+	t.Parallel()
 	c := parseExample(t)
 	s := c.Summary()
 	for _, want := range []string{
@@ -100,6 +102,7 @@ func TestExampleSummary(t *testing.T) {
 }
 
 func TestJSONRedacted(t *testing.T) {
+	t.Parallel()
 	c := parseExample(t)
 	out, err := json.Marshal(c)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 // used; the store, though, still needs a restart, and the refusal names
 // the key.
 func TestReloadContainment(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bridge.yaml")

@@ -37,6 +37,7 @@ bots:
 // (/healthz, operator view) and the audit log until a reload succeeds,
 // which applies everything at once.
 func TestReloadAllOrNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bridge.yaml")
 	env := func(k string) (string, bool) {

@@ -25,6 +25,7 @@ import (
 // new message. Adding one where no console runs is refused as needing a
 // restart.
 func TestReloadWebBot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bridge.yaml")
 	const base = `data_dir: ./data

@@ -16,6 +16,7 @@ import (
 // one its connection gate holds (leaseConnections); other platforms'
 // gates hold other leases, so their conversations are not pinned.
 func TestDevicePin(t *testing.T) {
+	t.Parallel()
 	if got, want := devicePin("phone"), connlease.Resource("whatsapp", "phone"); got != want {
 		t.Errorf("devicePin = %q, want the device lease %q", got, want)
 	}
@@ -29,6 +30,7 @@ func TestDevicePin(t *testing.T) {
 // holder of each bot's platform connection (not the conversations'
 // leases, nor schedule claims). One bridge shows none.
 func TestReplicaOperatorView(t *testing.T) {
+	t.Parallel()
 	if (*replicas)(nil).operatorView(nil) != nil {
 		t.Error("one bridge has a replica status")
 	}

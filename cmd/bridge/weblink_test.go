@@ -17,6 +17,7 @@ var webLinkOut = regexp.MustCompile(`Open (http://\S+/signin#token=\S+) to sign 
 // the sign-in link, but `bridge web-link` prints one that signs a second
 // browser in to the running bridge.
 func TestWebLinkSignsIn(t *testing.T) {
+	t.Parallel()
 	ab := startAgentBridge(t, "bots:\n  - name: console\n    platform: web\n    agent: coder\n")
 	m := regexp.MustCompile(`open (http://\S+/signin#token=\S+) to sign in`).FindStringSubmatch(ab.bridge.logs.String())
 	if m == nil {
@@ -54,6 +55,7 @@ func TestWebLinkSignsIn(t *testing.T) {
 // Before the bridge ever ran, web-link makes the admin token (0600) that
 // the bridge will use and prints its link.
 func TestWebLinkBeforeFirstRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bridge.yaml")
 	if err := os.WriteFile(path, config.Minimal(), 0o600); err != nil {
@@ -84,6 +86,7 @@ func TestWebLinkBeforeFirstRun(t *testing.T) {
 // With web.users there is no generated admin: web-link says how users
 // sign in and prints no token; without a web console it is a usage error.
 func TestWebLinkUsersAndNoConsole(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bridge.yaml")
 	secret := "ana-secret-token-0123456789"

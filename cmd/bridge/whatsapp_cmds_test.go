@@ -41,6 +41,7 @@ bots:
 // `bridge run` with a WhatsApp bot that was never linked fails at start
 // with the command that links it, and creates no device store.
 func TestRunUnlinkedWhatsAppBot(t *testing.T) {
+	t.Parallel()
 	path := writeWAConfig(t)
 	code, _, stderr := runCLI(t, exampleEnv, "run", "-config", path)
 	want := "run `bridge whatsapp-link -config " + path + " -bot phone` first"
@@ -53,6 +54,7 @@ func TestRunUnlinkedWhatsAppBot(t *testing.T) {
 }
 
 func TestWhatsAppLinkUsage(t *testing.T) {
+	t.Parallel()
 	path := writeWAConfig(t)
 	tests := []struct {
 		name string
@@ -80,6 +82,7 @@ func TestWhatsAppLinkUsage(t *testing.T) {
 // its device, not connected here: no network in tests), which reports its
 // connection state; the device store is closed afterwards.
 func TestBuildPlatformsLinkedWhatsApp(t *testing.T) {
+	t.Parallel()
 	path := writeWAConfig(t)
 	cfg, err := loadConfigFile(path, exampleEnv)
 	if err != nil {
