@@ -331,7 +331,10 @@ func (l *logSink) String() string {
 }
 
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	// A bound against a hang, not a measure of speed: the context often
+	// outlives a real CLI turn, which takes far longer than waitTimeout on a
+	// loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -40,7 +40,7 @@ func (p pipeWriter) close()        { _ = p.w.Close() }
 // waitUntil polls cond for up to 5 seconds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -276,9 +276,9 @@ func TestAttachSession(t *testing.T) {
 	e.core.plat.WaitFor(t, key, 5*time.Second, "the detach notice", func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, "ana's terminal detached")
 	})
-	if n := e.hub.Attached(key); n != 0 {
-		t.Errorf("%d still attached after detach", n)
-	}
+	// The detach notice is posted as the terminal's stream ends; the hub
+	// forgets it as that request returns, a moment later on a busy machine.
+	waitUntil(t, "no terminal attached after the detach", func() bool { return e.hub.Attached(key) == 0 })
 	// The attach and the detach are in the audit log, in that order; the
 	// messages and the click are not hand-off events.
 	skey := store.ConversationKey(key)
