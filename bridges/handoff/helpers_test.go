@@ -37,7 +37,7 @@ func newPipe() (*io.PipeReader, pipeWriter) {
 func (p pipeWriter) line(s string) { _, _ = io.WriteString(p.w, s+"\n") }
 func (p pipeWriter) close()        { _ = p.w.Close() }
 
-// waitUntil polls cond for up to 5 seconds.
+// waitUntil polls cond for up to 20 seconds (a bound against a hang; the condition usually holds at once).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
