@@ -110,6 +110,14 @@ func TestNameAllowStillRefusesSpecialAddresses(t *testing.T) {
 	if v := listed.Decide("198.51.99.7", 8081, netip.MustParseAddr("198.51.99.7"), own); v.Allow || v.Reason != ReasonOwnAddress {
 		t.Errorf("own address on another port: %+v", v)
 	}
+	// A deny range wins over a name entry too (docs/network.md, "Limits").
+	denyAll, err := NewPolicy(Endpoint{"api.anthropic.com", 443}, []string{"files.example"}, []string{"0.0.0.0/0", "::/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := denyAll.Decide("files.example", 443, netip.MustParseAddr("93.184.215.15"), own); v.Allow || v.Reason != ReasonDenyList {
+		t.Errorf("a name allowed under deny-all: %+v", v)
+	}
 }
 
 // TestOwnAddrsKeptCurrent: the host's addresses are read again once the
