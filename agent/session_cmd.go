@@ -203,8 +203,10 @@ func prepareDirs(opts Options) error {
 // commandLine returns the program and arguments that run the CLI for opts
 // (normalized) inside its sandbox. The executable is resolved in the
 // bridge's PATH with symbolic links followed, so that the sandbox shows
-// only its directory. link is the process's egress gate (nil = none).
-func commandLine(opts Options, tmpDir string, link *egressLink) (string, []string, error) {
+// only its directory. link is the process's egress gate (nil = none);
+// cgroup are the process's own cgroup directories as the sandbox shows
+// them (sandbox.Cgroup.Views).
+func commandLine(opts Options, tmpDir string, link *egressLink, cgroup []sandbox.CgroupView) (string, []string, error) {
 	exe, err := exec.LookPath(opts.Command)
 	if err != nil {
 		return "", nil, fmt.Errorf("find the CLI %q: %w", opts.Command, err)
@@ -224,6 +226,7 @@ func commandLine(opts Options, tmpDir string, link *egressLink) (string, []strin
 		Binds:      opts.Binds,
 		Protect:    []string{filepath.Join(opts.Workdir, ".claude")},
 		Hide:       opts.Hide,
+		Cgroup:     cgroup,
 	}
 	if spec.Home == "" {
 		spec.Home, _ = os.UserHomeDir()

@@ -36,7 +36,23 @@ func startCLI(opts Options, tmpDir string, link *egressLink, logger *slog.Logger
 		stdinW.Close()
 		return cliProcess{}, fmt.Errorf("stdout pipe: %w", err)
 	}
-	path, args, err := commandLine(opts, tmpDir, link)
+	// Resource limits: the process starts inside its own cgroup, made
+	// first so that the sandbox can show the agent that cgroup (and no
+	// other).
+	lim := opts.Limits
+	if opts.StartCPU > 0 && lim.CPU > 0 {
+		lim.CPU = opts.StartCPU
+	}
+	cg, err := opts.Cgroups.New(lim)
+	var path string
+	var args []string
+	if err != nil {
+		err = fmt.Errorf("spawn %s: %w", opts.Command, err)
+	} else if path, args, err = commandLine(opts, tmpDir, link, cg.Views()); err != nil {
+		if rerr := cg.Remove(); rerr != nil {
+			logger.Warn("agent cgroup not removed", "err", rerr)
+		}
+	}
 	if err != nil {
 		stdinR.Close()
 		stdinW.Close()
@@ -58,18 +74,10 @@ func startCLI(opts Options, tmpDir string, link *egressLink, logger *slog.Logger
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
-	// Resource limits: the process starts inside its own cgroup.
-	lim := opts.Limits
-	if opts.StartCPU > 0 && lim.CPU > 0 {
-		lim.CPU = opts.StartCPU
-	}
-	cg, err := opts.Cgroups.New(lim)
+	placed, err := cg.Place(cmd)
 	if err == nil {
-		var placed func()
-		if placed, err = cg.Place(cmd); err == nil {
-			err = cmd.Start()
-			placed()
-		}
+		err = cmd.Start()
+		placed()
 	}
 	// The child has its own copies now (or failed to start).
 	stdinR.Close()

@@ -9,7 +9,7 @@ import (
 // warns for none, and says when a mode is not enforced (no sandbox).
 func TestNetworkSummary(t *testing.T) {
 	for _, tt := range []struct{ agent, want string }{
-		{"{}", "network: proxy (the model endpoint and public hosts; loopback, private and metadata addresses refused) allow=none deny=none"},
+		{"{}", "network: proxy (the model endpoint and public hosts; loopback, private, metadata and the host's own addresses refused) allow=none deny=none"},
 		{`{network: {allow: ["db.internal:5432"], deny: ["*.evil.example"]}}`, "allow=db.internal:5432 deny=*.evil.example"},
 		{"{network: {mode: host}}", "network: host (the host's network, no egress control)"},
 		{"{network: {mode: none}}", "network: none (WARNING: no network at all, not even the model API"},

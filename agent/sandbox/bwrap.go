@@ -28,6 +28,7 @@ const checkTimeout = 10 * time.Second
 // started, when bwrap's parent (the bridge) dies. It sees:
 //
 //   - the system directories read-only (/usr, /bin, /lib*, /sbin, /etc, /opt, /sys),
+//     except /sys/fs/cgroup, where only Spec.Cgroup is shown (read-only),
 //     a fresh /proc (its own processes only), a minimal /dev, a private
 //     /tmp and /var/tmp;
 //   - Spec.Dir and Spec.Private read-write, Spec.Home read-write when shared
@@ -132,6 +133,7 @@ func bwrapArgs(spec Spec, lstat func(string) (os.FileInfo, error), readlink func
 	}
 	system, visible := systemArgs(lstat, readlink)
 	args = append(args, system...)
+	args = append(args, cgroupArgs(spec.Cgroup, visible, lstat)...)
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp")
 	args = append(args, mountArgs(specMounts(spec, visible, lstat))...)
 	args = append(args, "--chdir", spec.Dir, "--")
@@ -163,6 +165,31 @@ func systemArgs(lstat func(string) (os.FileInfo, error), readlink func(string) (
 		visible = append(visible, d)
 	}
 	return args, visible
+}
+
+// cgroupArgs hide CgroupRoot when it is visible (an empty tmpfs over it,
+// read-only) and show the agent's own cgroup directories views there:
+// the cgroup figures of other agents, other bridges and the host stay
+// unreadable.
+func cgroupArgs(views []CgroupView, visible []string, lstat func(string) (os.FileInfo, error)) []string {
+	if !underAny(CgroupRoot, visible) {
+		return nil
+	}
+	if fi, err := lstat(CgroupRoot); err != nil || !fi.IsDir() {
+		return nil
+	}
+	args := []string{"--tmpfs", CgroupRoot}
+	for _, v := range views {
+		at := filepath.Clean(v.At)
+		if !within(at, CgroupRoot) {
+			continue // validate refuses it; never bind outside
+		}
+		if at != CgroupRoot {
+			args = append(args, "--dir", at)
+		}
+		args = append(args, "--ro-bind", filepath.Clean(v.Dir), at)
+	}
+	return append(args, "--remount-ro", CgroupRoot)
 }
 
 // specMounts lists spec's mounts (home, working directory, binds,

@@ -17,10 +17,19 @@ var allowedSystemSources = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "
 // bindFlags are bwrap's options that make a host path visible; each takes a source and a destination.
 var bindFlags = []string{"--bind", "--bind-try", "--ro-bind", "--ro-bind-try", "--dev-bind", "--dev-bind-try"}
 
+// cgroupViews are agent cgroups as Cgroup.Views gives them (v2, v1).
+var cgroupViews = []CgroupView{
+	{Dir: "/sys/fs/cgroup/system.slice/bridge/agentbridge-1/agent-7-1", At: "/sys/fs/cgroup"},
+	{Dir: "/sys/fs/cgroup/memory/agentbridge-1/agent-7-2", At: "/sys/fs/cgroup/memory"},
+	{Dir: "/sys/fs/cgroup/pids/agentbridge-1/agent-7-2", At: "/sys/fs/cgroup/pids"},
+}
+
 // TestBwrapBindSourcesProperty builds the arguments for many random specs on a host where every path
 // exists (so any system path added to the list shows up) and checks every bind: its source must be an
-// allowed system directory, the resolver's directory, one of the Spec's own paths (bound to itself), or
-// /dev/null over a hidden path. Anything else, such as /root or /home, fails.
+// allowed system directory, the resolver's directory, one of the Spec's own paths (bound to itself),
+// one of its own cgroups read-only at its hierarchy's mount point, or /dev/null over a hidden path.
+// Anything else, such as /root or /home, fails. /sys/fs/cgroup is always covered by an empty tmpfs
+// before any cgroup view.
 func TestBwrapBindSourcesProperty(t *testing.T) {
 	pool := []string{
 		"/srv/work", "/srv/work/sub", "/srv/work/.claude", "/srv/cfg", "/srv/cfg/data", "/srv/cfg/data/sessions/s1",
@@ -71,6 +80,9 @@ func TestBwrapBindSourcesProperty(t *testing.T) {
 		for _, p := range pick(2) {
 			spec.Binds = append(spec.Binds, Bind{Path: p, Writable: rng.IntN(2) == 0})
 		}
+		for range rng.IntN(3) {
+			spec.Cgroup = append(spec.Cgroup, cgroupViews[rng.IntN(len(cgroupViews))])
+		}
 		own := []string{spec.Dir}
 		own = append(own, spec.Private...)
 		own = append(own, spec.ReadOnly...)
@@ -83,6 +95,9 @@ func TestBwrapBindSourcesProperty(t *testing.T) {
 		}
 
 		args := bwrapArgs(spec, lstat, readlink)
+		if k := slices.Index(args, CgroupRoot); k < 1 || args[k-1] != "--tmpfs" || k < slices.Index(args, "/sys") {
+			t.Fatalf("spec %d: %s is not covered by a tmpfs after /sys is bound: %q", i, CgroupRoot, args)
+		}
 		for j := 0; j < len(args) && args[j] != "--"; j++ {
 			if !slices.Contains(bindFlags, args[j]) {
 				continue
@@ -94,6 +109,7 @@ func TestBwrapBindSourcesProperty(t *testing.T) {
 			j += 2
 			switch {
 			case src == "/dev/null" && args[j-2] == "--ro-bind" && slices.Contains(spec.Hide, dst):
+			case args[j-2] == "--ro-bind" && slices.Contains(spec.Cgroup, CgroupView{Dir: src, At: dst}):
 			case src != dst:
 				t.Fatalf("spec %d: %s %s %s maps a host path elsewhere\nspec: %+v", i, args[j-2], src, dst, spec)
 			case slices.Contains(allowedSystemSources, src), src == resolvDir && src != "",

@@ -47,6 +47,9 @@ func (c *Cgroups) New(l Limits) (*Cgroup, error) {
 			}
 			made[group] = dir
 			g.dirs = append(g.dirs, dir)
+			if at := c.points[group]; at != "" && within(at, CgroupRoot) {
+				g.views = append(g.views, CgroupView{Dir: dir, At: at})
+			}
 		}
 		if err := g.setLimit(dir, lim, l); err != nil {
 			g.Remove()
@@ -61,6 +64,7 @@ type Cgroup struct {
 	version   int // 0: no cgroup, only dataLimit
 	dataLimit int64
 	dirs      []string
+	views     []CgroupView  // dirs as the agent sees them (Views)
 	memDir    string        // where the memory counters are ("" = no memory limit)
 	pidsDir   string        // where the pids counters are ("" = no process limit)
 	cpuDir    string        // where the CPU share is ("" = none)
@@ -212,6 +216,16 @@ func (g *Cgroup) Remove() error {
 		errs = append(errs, removeCgroup(dir, deadline))
 	}
 	return errors.Join(errs...)
+}
+
+// Views are g's directories as a sandbox shows them to the process it
+// holds (Spec.Cgroup): each at the mount point of its hierarchy, where the
+// process's cgroup namespace roots it. Empty without cgroups.
+func (g *Cgroup) Views() []CgroupView {
+	if g == nil {
+		return nil
+	}
+	return append([]CgroupView(nil), g.views...)
 }
 
 // Dirs are g's directories (one per hierarchy; none without cgroups).

@@ -38,6 +38,7 @@ type Cgroups struct {
 	version int               // 2, 1, or 0: no cgroups
 	why     string            // why some controller (or all) cannot be used
 	dirs    map[string]string // controller (memory, pids, cpu) → this bridge's group directory
+	points  map[string]string // group directory → mount point of its hierarchy (for CgroupView)
 	log     *slog.Logger
 	seq     atomic.Uint64 // names agent cgroups
 }
@@ -90,20 +91,34 @@ func (c *Cgroups) open(name string) error {
 	if err != nil {
 		return fmt.Errorf("read /proc/self/mountinfo: %w", err)
 	}
-	v2, v1 := ownCgroupDirs(string(self), parseCgroupMounts(string(mi)))
+	mounts := parseCgroupMounts(string(mi))
+	v2, v1 := ownCgroupDirs(string(self), mounts)
 	if v2 != "" {
 		avail := strings.Fields(readString(filepath.Join(v2, "cgroup.controllers")))
 		if has(avail, "memory") && has(avail, "pids") {
-			return c.openV2(v2, name, has(avail, "cpu"))
+			return c.withPoints(c.openV2(v2, name, has(avail, "cpu")), mounts)
 		}
 	}
 	if v1["memory"] != "" && v1["pids"] != "" {
-		return c.openV1(v1, name)
+		return c.withPoints(c.openV1(v1, name), mounts)
 	}
 	if v2 != "" {
 		return fmt.Errorf("the bridge's cgroup v2 %s offers no memory and pids controllers, and no cgroup v1 memory and pids hierarchies are mounted", v2)
 	}
 	return errors.New("no cgroup v2 or v1 memory and pids hierarchies are mounted")
+}
+
+// withPoints records, after a successful open (err nil), the mount point
+// of each group directory's hierarchy, and returns err.
+func (c *Cgroups) withPoints(err error, mounts []cgroupMount) error {
+	if err != nil {
+		return err
+	}
+	c.points = map[string]string{}
+	for _, dir := range c.dirs {
+		c.points[dir] = mountPoint(dir, mounts)
+	}
+	return nil
 }
 
 // openV2 sets up OWN/NAME on cgroup v2 with memory, pids and, when

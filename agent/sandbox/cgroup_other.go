@@ -49,6 +49,9 @@ func (g *Cgroup) Counters() Counters { return Counters{} }
 // Remove does nothing.
 func (g *Cgroup) Remove() error { return nil }
 
+// Views is empty.
+func (g *Cgroup) Views() []CgroupView { return nil }
+
 // Dirs is empty.
 func (g *Cgroup) Dirs() []string { return nil }
 

@@ -138,6 +138,17 @@ func mountedDir(m cgroupMount, path string) string {
 	return ""
 }
 
+// mountPoint is the point of the innermost mount holding dir, or "".
+func mountPoint(dir string, mounts []cgroupMount) string {
+	best := ""
+	for _, m := range mounts {
+		if within(dir, m.point) && len(m.point) > len(best) {
+			best = m.point
+		}
+	}
+	return best
+}
+
 // has reports whether list contains s.
 func has(list []string, s string) bool {
 	for _, x := range list {

@@ -99,6 +99,25 @@ type Spec struct {
 	// services out of reach (see package egress for the way out). A
 	// sandbox that cannot do this refuses the spec.
 	UnshareNet bool
+	// Cgroup are the agent's own cgroup directories, shown read-only where
+	// it looks for them. Nothing else of /sys/fs/cgroup is visible (other
+	// agents' and other bridges' figures stay out of sight); without
+	// Cgroup it is empty.
+	Cgroup []CgroupView
+}
+
+// CgroupRoot is where cgroup hierarchies are mounted; the sandbox hides
+// it, showing only Spec.Cgroup.
+const CgroupRoot = "/sys/fs/cgroup"
+
+// CgroupView shows one of the agent's own cgroup directories, Dir on the
+// host, read-only at At inside the sandbox: the mount point of Dir's
+// hierarchy (CgroupRoot itself on cgroup v2, CgroupRoot/memory and so on
+// on v1), where a process rooted at Dir by its cgroup namespace (its
+// /proc/self/cgroup says "/") reads its own limits. At must be CgroupRoot
+// or below it.
+type CgroupView struct {
+	Dir, At string
 }
 
 // validate checks that every path in spec is absolute and Argv is set.
@@ -136,6 +155,14 @@ func (s Spec) validate() error {
 	for _, b := range s.Binds {
 		if err := check("sandbox bind", b.Path); err != nil {
 			return err
+		}
+	}
+	for _, v := range s.Cgroup {
+		if err := check("cgroup", v.Dir); err != nil {
+			return err
+		}
+		if !filepath.IsAbs(v.At) || !within(filepath.Clean(v.At), CgroupRoot) {
+			return fmt.Errorf("sandbox: cgroup view %q is not below %s", v.At, CgroupRoot)
 		}
 	}
 	return nil

@@ -66,7 +66,9 @@ func (c *Client) post(ctx context.Context, path string, in input) error {
 // Export fetches conversation conv's session transcript and writes it
 // where `claude --resume ID` run in dir finds it: under configDir (the
 // CLI's config dir: CLAUDE_CONFIG_DIR, or ~/.claude). It returns the
-// session id and the file written. An existing file is replaced.
+// session id and the file written. An existing file is replaced. The
+// transcript is written as normalizeTranscript leaves it, whatever the
+// bridge sent.
 func (c *Client) Export(ctx context.Context, conv, dir, configDir string) (id, path string, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -88,6 +90,7 @@ func (c *Client) Export(ctx context.Context, conv, dir, configDir string) (id, p
 	if err != nil || len(b) > MaxTranscript {
 		return "", "", fmt.Errorf("export: read the transcript: %v", cmpErr(err, "too large"))
 	}
+	b, _ = normalizeTranscript(b) // the bridge did; an older bridge may not have
 	path = TranscriptPath(configDir, abs, id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", "", fmt.Errorf("export: %w", err)

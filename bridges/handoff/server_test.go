@@ -383,7 +383,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 	if err != nil || gotID != id {
 		t.Fatalf("export: %s, %v", gotID, err)
 	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != body || path != TranscriptPath(cfgDir, dir, id) {
+	if b, err := os.ReadFile(path); err != nil || string(b) != string(normalizedOnly(normalizeTranscript([]byte(body)))) || path != TranscriptPath(cfgDir, dir, id) {
 		t.Errorf("exported %s: %q, %v", path, b, err)
 	}
 	rows := e.audit(t)

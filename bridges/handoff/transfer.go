@@ -24,8 +24,9 @@ func cliDir(dataDir, id string) string {
 }
 
 // export serves GET export?conversation=ID: the conversation's session
-// transcript (JSON lines), its session id in header X-Handoff-Session.
-// The terminal writes it where `claude --resume` finds it.
+// transcript (JSON lines) as normalizeTranscript leaves it, its session
+// id in header X-Handoff-Session. The terminal writes it where `claude
+// --resume` finds it.
 func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, err := s.authenticate(r)
@@ -50,6 +51,10 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.fail(w, r, fmt.Errorf("export %s: %w", conv.ID, err))
 		return
+	}
+	b, norm := normalizeTranscript(b) // the agent wrote it: no session state reaches the person's CLI
+	if norm.Changed() {
+		s.log.Info("handoff export: agent-written session state left out", "conversation", conv.ID, "changes", norm.String())
 	}
 	if err := s.audit(ctx, store.HandoffExport); err != nil {
 		s.fail(w, r, err)

@@ -4,9 +4,12 @@ import (
 	"crypto/subtle"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 )
@@ -93,11 +96,57 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 
-// safeNext keeps a post-sign-in redirect on this site: a path, never
-// "//host" or a URL.
+// safeNext keeps a post-sign-in redirect on this site: next is returned
+// unchanged when it is a path of this site (sitePath), else "/" — never a
+// URL with a scheme or host, never "//host", "/\host" or a path a
+// browser would turn into one by dropping a tab or newline.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !sitePath(next) {
 		return "/"
 	}
 	return next
+}
+
+// maxNextLen bounds a next path: longer ones go to the default page.
+const maxNextLen = 2048
+
+// sitePath reports whether p is an absolute path (with an optional query)
+// on this site. p itself must be printable ASCII — no control character
+// such as tab, CR or LF (browsers drop them from a Location, so "/\t/evil"
+// becomes "//evil"), no space, no non-ASCII — and contain no backslash
+// (browsers read it as a slash). It must parse with no scheme, host, user
+// or opaque part, and its path must start with one slash, not two. Its
+// path decoded again and again (up to a few levels; deeper encodings are
+// refused) must do the same and hold no control character or backslash,
+// so "/%2F%2Fevil", "/%09/evil" and "/%255Cevil" are refused too.
+func sitePath(p string) bool {
+	if len(p) > maxNextLen || !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	path := u.EscapedPath()
+	for range 4 {
+		dec, err := url.PathUnescape(path)
+		if err != nil || !strings.HasPrefix(dec, "/") || strings.HasPrefix(dec, "//") || strings.ContainsRune(dec, '\\') {
+			return false
+		}
+		for _, r := range dec {
+			if unicode.IsControl(r) || r == utf8.RuneError {
+				return false
+			}
+		}
+		if dec == path {
+			return true
+		}
+		path = dec
+	}
+	return false
 }

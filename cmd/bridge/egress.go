@@ -53,7 +53,7 @@ func newContainment(reg prometheus.Registerer, logger *slog.Logger) *containment
 	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentbridge_egress_total",
 		Help: "Connections the agents' egress proxy judged, by profile, decision (allowed, refused) and reason " +
-			"(model, warm-up, allow-list, public, deny-list, loopback, private, link-local, metadata, reserved, unresolved, bad-request, busy).",
+			"(model, warm-up, allow-list, public, deny-list, loopback, own-address, private, link-local, metadata, reserved, unresolved, bad-request, busy).",
 	}, []string{"profile", "decision", "reason"})
 	reg.MustRegister(decisions)
 	return &containment{logger: logger, decisions: decisions, checked: map[string]error{}, netChecked: map[string]error{},

@@ -57,7 +57,7 @@ func writeNetworkSummary(b *strings.Builder, a *Agent) {
 	case a.Network.Mode == NetworkProxy && a.Sandbox == SandboxNone:
 		fmt.Fprintf(b, "    network: %s NOT ENFORCED (sandbox none: the agent shares the host's network)\n", a.Network.Mode)
 	case a.Network.Mode == NetworkProxy:
-		fmt.Fprintf(b, "    network: proxy (the model endpoint and public hosts; loopback, private and metadata addresses refused) allow=%s deny=%s\n",
+		fmt.Fprintf(b, "    network: proxy (the model endpoint and public hosts; loopback, private, metadata and the host's own addresses refused) allow=%s deny=%s\n",
 			decode.ListOr(a.Network.Allow, "none"), decode.ListOr(a.Network.Deny, "none"))
 	case a.Network.Mode == NetworkNone:
 		b.WriteString("    network: none (WARNING: no network at all, not even the model API: the agent cannot answer)\n")

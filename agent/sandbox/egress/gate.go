@@ -271,7 +271,7 @@ func (g *Gate) judge(host string, port int, ip netip.Addr) Verdict {
 	if warm.IsValid() && warm == netip.AddrPortFrom(ip, uint16(port)) {
 		return Verdict{true, ReasonWarmUp}
 	}
-	return g.pol.Decide(host, port, ip)
+	return g.pol.Decide(host, port, ip, g.p.cfg.OwnAddrs)
 }
 
 // connect dials addr and relays the hijacked client connection to it.

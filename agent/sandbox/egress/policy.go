@@ -17,6 +17,7 @@ const (
 	ReasonPublic     = "public"      // a public address, allowed by default
 	ReasonDenyList   = "deny-list"   // matched network.deny
 	ReasonLoopback   = "loopback"    // 127.0.0.0/8, ::1
+	ReasonOwnAddress = "own-address" // one of the host's own interface addresses (OwnAddrs)
 	ReasonPrivate    = "private"     // RFC 1918, 100.64.0.0/10, fc00::/7
 	ReasonLinkLocal  = "link-local"  // 169.254.0.0/16, fe80::/10
 	ReasonMetadata   = "metadata"    // a cloud's instance metadata address or name
@@ -150,10 +151,14 @@ func (r rule) matches(host string, port int, ip netip.Addr) bool {
 // immutable and safe for concurrent use.
 //
 // In order: the profile's model endpoint (host and port as the agent
-// names them) is always allowed; then a deny entry refuses; an allow entry
-// allows; a cloud metadata name or address, and any loopback, private,
-// link-local or otherwise special address is refused; anything else (a
-// public address) is allowed.
+// names them) is always allowed; then a deny entry refuses; an allow
+// entry by address or range that holds the address allows; a cloud
+// metadata name is refused unless an allow entry names it; any loopback,
+// private, link-local, metadata or otherwise special address, and any of
+// the host's own interface addresses, is refused — also when an allow
+// entry by name matches, since anyone who controls a name's DNS can point
+// it there (*.example-user-content.com at 169.254.169.254); then an allow
+// entry by name allows; anything else (a public address) is allowed.
 type Policy struct {
 	model       Endpoint
 	allow, deny []rule
@@ -207,23 +212,54 @@ func (p *Policy) DecideName(host string, port int) Verdict {
 }
 
 // Decide judges a connection to host:port (as the agent named it) going to
-// the resolved address ip.
-func (p *Policy) Decide(host string, port int, ip netip.Addr) Verdict {
+// the resolved address ip. own holds the host's own interface addresses
+// (nil: none known).
+func (p *Policy) Decide(host string, port int, ip netip.Addr, own *OwnAddrs) Verdict {
 	host, ip = normalHost(host), ip.Unmap()
 	switch {
 	case p.isModel(host, port):
 		return Verdict{true, ReasonModel}
 	case matchAny(p.deny, host, port, ip):
 		return Verdict{false, ReasonDenyList}
-	case matchAny(p.allow, host, port, ip):
+	case matchAddress(p.allow, port, ip):
 		return Verdict{true, ReasonAllowList}
-	case metadataName(host):
+	}
+	byName := matchName(p.allow, host, port)
+	if !byName && metadataName(host) {
 		return Verdict{false, ReasonMetadata}
 	}
 	if c := Classify(ip); c != "" {
 		return Verdict{false, c}
 	}
+	if own.Contains(ip) {
+		return Verdict{false, ReasonOwnAddress}
+	}
+	if byName {
+		return Verdict{true, ReasonAllowList}
+	}
 	return Verdict{true, ReasonPublic}
+}
+
+// matchAddress reports whether an address or range entry of rules holds
+// ip on port.
+func matchAddress(rules []rule, port int, ip netip.Addr) bool {
+	for _, r := range rules {
+		if r.name == "" && r.matches("", port, ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchName reports whether a name or wildcard entry of rules matches
+// host:port.
+func matchName(rules []rule, host string, port int) bool {
+	for _, r := range rules {
+		if r.name != "" && r.matches(host, port, netip.Addr{}) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Policy) isModel(host string, port int) bool {

@@ -31,7 +31,8 @@ func TestModelEndpoint(t *testing.T) {
 
 // TestPolicyDecide: the default refuses every non-public class and the
 // metadata names and addresses; the model endpoint is always allowed;
-// allow opens a host or range; deny wins over allow and over "public".
+// allow opens a host or range (a name only to public addresses); deny wins
+// over allow and over "public".
 func TestPolicyDecide(t *testing.T) {
 	model := Endpoint{"127.0.0.1", 8080}
 	allow := []string{"127.0.0.1:5432", "db.internal", "*.corp.example", "10.1.0.0/16", "[fd00::5]:443", "169.254.169.254:80"}
@@ -84,8 +85,12 @@ func TestPolicyDecide(t *testing.T) {
 		// Allowed by the list: address with port, name, wildcard, range.
 		{"127.0.0.1", 5432, "127.0.0.1", true, ReasonAllowList},
 		{"127.0.0.1", 5433, "127.0.0.1", false, ReasonLoopback},
-		{"db.internal", 3306, "10.9.9.9", true, ReasonAllowList},
-		{"a.b.corp.example", 443, "192.168.0.2", true, ReasonAllowList},
+		{"db.internal", 3306, "93.184.215.20", true, ReasonAllowList},
+		{"a.b.corp.example", 443, "93.184.215.21", true, ReasonAllowList},
+		{"db.internal", 3306, "10.1.9.9", true, ReasonAllowList}, // the name's address is listed too
+		// A name entry never opens what only an address entry may.
+		{"db.internal", 3306, "10.9.9.9", false, ReasonPrivate},
+		{"a.b.corp.example", 443, "192.168.0.2", false, ReasonPrivate},
 		{"corp.example", 443, "192.168.0.2", false, ReasonPrivate}, // *.domain is the names below it
 		{"x", 80, "10.1.200.1", true, ReasonAllowList},
 		{"x", 443, "fd00::5", true, ReasonAllowList},
@@ -100,7 +105,7 @@ func TestPolicyDecide(t *testing.T) {
 		// (here api.anthropic.com is not the model: it is denied).
 		{"api.anthropic.com", 443, "160.79.104.10", false, ReasonDenyList},
 	} {
-		got := pol.Decide(tt.host, tt.port, ip(tt.ip))
+		got := pol.Decide(tt.host, tt.port, ip(tt.ip), nil)
 		if got.Allow != tt.allow || got.Reason != tt.reason {
 			t.Errorf("Decide(%s:%d → %s) = %+v, want allow=%t reason=%s", tt.host, tt.port, tt.ip, got, tt.allow, tt.reason)
 		}
@@ -110,10 +115,10 @@ func TestPolicyDecide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := def.Decide("api.anthropic.com", 443, ip("160.79.104.10")); !v.Allow || v.Reason != ReasonModel {
+	if v := def.Decide("api.anthropic.com", 443, ip("160.79.104.10"), nil); !v.Allow || v.Reason != ReasonModel {
 		t.Errorf("model endpoint under deny-all: %+v", v)
 	}
-	if v := def.Decide("example.com", 443, ip("93.184.215.14")); v.Allow {
+	if v := def.Decide("example.com", 443, ip("93.184.215.14"), nil); v.Allow {
 		t.Errorf("deny 0.0.0.0/0 let example.com through: %+v", v)
 	}
 }

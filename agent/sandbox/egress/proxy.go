@@ -11,7 +11,7 @@
 // agent says.
 //
 // Every request is judged by the profile's Policy from the address the
-// name resolves to, before any dial, and the proxy dials exactly the
+// name resolves to (and the host's own addresses, OwnAddrs), before any dial, and the proxy dials exactly the
 // address it judged (a name that resolves elsewhere the second time, DNS
 // rebinding, changes nothing). Each decision is logged and passed to
 // Config.Observe (the bridge counts them in a metric).
@@ -45,6 +45,10 @@ type Config struct {
 	Observe func(Event)
 	// Resolve looks a host name up; nil = the system resolver.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// OwnAddrs are the host's own interface addresses, refused like
+	// loopback; nil = NewOwnAddrs(nil, 0, nil, Log): the interfaces,
+	// read again when a second old.
+	OwnAddrs *OwnAddrs
 	// Dial connects to an address the policy allowed; nil = TCP.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// DialTimeout bounds a dial, ResolveTimeout a lookup; IdleTimeout
@@ -86,6 +90,9 @@ func New(cfg Config) *Proxy {
 		cfg.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
+	}
+	if cfg.OwnAddrs == nil {
+		cfg.OwnAddrs = NewOwnAddrs(nil, 0, nil, cfg.Log)
 	}
 	if cfg.Dial == nil {
 		cfg.Dial = func(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {

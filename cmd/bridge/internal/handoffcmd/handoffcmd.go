@@ -125,6 +125,8 @@ func Export(ctx context.Context, args []string, env cli.Env) error {
 	}
 	abs, _ := filepath.Abs(*dir)
 	fmt.Fprintf(env.Stdout, "Wrote %s\nContinue the session with:\n  cd %q && claude --resume %s\n", path, abs, id)
+	fmt.Fprintln(env.Stdout, "Note: the conversation's agent wrote this transcript, and what it says reaches the model: "+
+		"resume it in the default permission mode and read what it proposes (docs/handoff.md).")
 	return nil
 }
 
