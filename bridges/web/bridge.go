@@ -107,6 +107,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
@@ -123,6 +124,10 @@ type Options struct {
 	Demo bool
 	// Now is the clock for sessions; default time.Now.
 	Now func() time.Time
+	// Access is the bridge's one access decision (shared with the
+	// hand-off server and the core); default: one over Config as the
+	// console reloads it and Store.
+	Access *access.Authority
 }
 
 // Console is the web console. Create it with New; serve Handler on the
@@ -152,6 +157,8 @@ type Console struct {
 	// generatedToken is the admin token written into data_dir by this
 	// start (first run without users), shown once by Announce.
 	generatedToken string
+
+	access *access.Authority // who may do what in a conversation, now
 
 	op    Operator     // the core, to stop a conversation's agent (SetOperator)
 	admin *admin.Pages // the operator pages (admin.go)
@@ -235,6 +242,10 @@ func New(opts Options) (*Console, error) {
 		generatedToken: generated,
 	}
 	c.cfg.Store(opts.Config)
+	c.access = opts.Access
+	if c.access == nil {
+		c.access = access.New(consoleConfig{c}, opts.Store)
+	}
 	c.admin = admin.New(adminHost{c}, opts.Store, log)
 	c.bot.Store(opts.Config.WebBot())
 	c.static = staticHandler()
