@@ -1,10 +1,10 @@
 package web
 
 import (
-	"github.com/agentbridge/agentbridge/bridges/access"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"net/http"
 	"regexp"
 	"strings"
