@@ -332,13 +332,21 @@ func allows(d Decision, act Action, p Person, c Conv) bool {
 }
 
 // BotAllows reports whether the bot's access lists let user talk to it
-// in channel: an allowed channel (none listed: any), and a listed user,
-// approver or admin (none listed: anyone).
+// in channel (ChannelAllowed and UserAllowed).
 func BotAllows(b *config.Bot, channel, user string) bool {
+	return ChannelAllowed(b, channel) && UserAllowed(b, user)
+}
+
+// ChannelAllowed reports whether the bot may work in channel (an empty
+// access.channels allows every channel the bot is in).
+func ChannelAllowed(b *config.Bot, channel string) bool {
+	return len(b.Access.Channels) == 0 || slices.Contains(b.Access.Channels, channel)
+}
+
+// UserAllowed reports whether user may talk to the bot: anyone when
+// access.users is empty, else the listed users, approvers and admins.
+func UserAllowed(b *config.Bot, user string) bool {
 	a := b.Access
-	if len(a.Channels) > 0 && !slices.Contains(a.Channels, channel) {
-		return false
-	}
 	return len(a.Users) == 0 || slices.Contains(a.Users, user) || slices.Contains(a.Approvers, user) || slices.Contains(a.Admins, user)
 }
 
