@@ -112,7 +112,9 @@ func Handoff(k Kind) string {
 }
 
 // Token is kind k's sign-in token (web) or hand-off token.
-func Token(k Kind) string { return fmt.Sprintf("%s-token-0123456789", strings.ReplaceAll(string(k), "-", "")) }
+func Token(k Kind) string {
+	return fmt.Sprintf("%s-token-0123456789", strings.ReplaceAll(string(k), "-", ""))
+}
 
 // webKinds are the kinds that sign in to the console.
 var webKinds = []Kind{Owner, Participant, Viewer, Former, Removed, SignedOut, Stranger, Admin}
