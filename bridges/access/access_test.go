@@ -8,28 +8,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/access/accesstest"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// fixtureConfig is the fixture's config without the removed kind (as
-// after the reload that removed them).
-func fixtureConfig() *config.Config {
-	cfg := &config.Config{Bots: []*config.Bot{{Name: accesstest.Bot, Platform: config.PlatformWeb, Agent: "coder"}}}
-	for _, k := range []accesstest.Kind{accesstest.Owner, accesstest.Participant, accesstest.Viewer, accesstest.Former,
-		accesstest.SignedOut, accesstest.Stranger, accesstest.Admin} {
-		role := config.RoleUser
-		if k == accesstest.Admin || k == accesstest.Owner {
-			role = config.RoleAdmin
-		}
-		cfg.Web.Users = append(cfg.Web.Users, config.WebUser{Name: accesstest.User(k), Role: role, Token: accesstest.Token(k)})
-	}
-	for _, k := range []accesstest.Kind{accesstest.HandoffWith, accesstest.HandoffNone} {
-		cfg.Handoff.Users = append(cfg.Handoff.Users, config.HandoffUser{Name: accesstest.Handoff(k), Token: accesstest.Token(k),
-			As: map[string]string{accesstest.Bot: accesstest.User(k)}})
-	}
-	return cfg
-}
 
 // person is kind k as the decision sees them.
 func person(k accesstest.Kind) access.Person {
@@ -56,7 +36,7 @@ func TestDecisionTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := access.New(fixtureConfig(), st)
+	a := access.New(accesstest.Config(false), st)
 	for _, k := range accesstest.Kinds {
 		for _, s := range accesstest.States {
 			full := access.Conv{ID: ids[s], Key: bridges.ConversationKey{Bot: accesstest.Bot, Channel: accesstest.User(accesstest.Owner), Thread: accesstest.Thread(s)}}
@@ -94,7 +74,7 @@ func TestChannelIsNotTheConversation(t *testing.T) {
 	if _, err := accesstest.Conversations(ctx, st, "coder"); err != nil {
 		t.Fatal(err)
 	}
-	a := access.New(fixtureConfig(), st)
+	a := access.New(accesstest.Config(false), st)
 	bob := person(accesstest.Participant)
 	forged := access.Conv{Key: bridges.ConversationKey{Bot: accesstest.Bot, Channel: "bob", Thread: accesstest.Thread(accesstest.Shared)}}
 	if a.May(ctx, bob, forged, access.Manage) || a.May(ctx, bob, forged, access.See) {
@@ -123,7 +103,7 @@ func TestChangedWakesWatchers(t *testing.T) {
 	if _, err := accesstest.Conversations(ctx, st, "coder"); err != nil {
 		t.Fatal(err)
 	}
-	a := access.New(fixtureConfig(), st)
+	a := access.New(accesstest.Config(false), st)
 	cv := access.Conv{Key: bridges.ConversationKey{Bot: accesstest.Bot, Thread: accesstest.Thread(accesstest.Shared)}}
 	ended := a.Watch(ctx, person(accesstest.Participant), cv, access.See)
 	select {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -139,6 +140,28 @@ func UsersYAML(withRemoved bool) string {
 		fmt.Fprintf(&b, "    - { name: %s, token: %q, as: { %s: %s } }\n", Handoff(k), Token(k), Bot, User(k))
 	}
 	return b.String()
+}
+
+// Config is the fixture's config: the web bot, web.users (the removed
+// kind only withRemoved) and handoff.users, as UsersYAML says.
+func Config(withRemoved bool) *config.Config {
+	cfg := &config.Config{Bots: []*config.Bot{{Name: Bot, Platform: config.PlatformWeb, Agent: "coder"}},
+		Agents: map[string]*config.Agent{"coder": {Name: "coder"}}}
+	for _, k := range webKinds {
+		if k == Removed && !withRemoved {
+			continue
+		}
+		role := config.RoleUser
+		if k == Admin || k == Owner {
+			role = config.RoleAdmin
+		}
+		cfg.Web.Users = append(cfg.Web.Users, config.WebUser{Name: User(k), Role: role, Token: Token(k)})
+	}
+	for _, k := range []Kind{HandoffWith, HandoffNone} {
+		cfg.Handoff.Users = append(cfg.Handoff.Users, config.HandoffUser{Name: Handoff(k), Token: Token(k),
+			As: map[string]string{Bot: User(k)}})
+	}
+	return cfg
 }
 
 // Thread is the thread id of the conversation in state s.
