@@ -185,6 +185,12 @@ func TestRevocationEndsAttach(t *testing.T) {
 			key := bridges.ConversationKey{Bot: accesstest.Bot, Channel: "ana", Thread: shared}
 			start := time.Now()
 			rv.revoke(t, e)
+			// At once, before the stream noticed: send is decided again now.
+			resp := e.request(ctx, t, bob, "POST", "send", `{"attach":"`+a.id+`","text":"right after"}`)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusAccepted {
+				t.Error("send accepted right after the revocation")
+			}
 			ended := false
 			for !ended {
 				select {
@@ -210,7 +216,7 @@ func TestRevocationEndsAttach(t *testing.T) {
 					t.Errorf("delivered after the end: %+v", ev)
 				}
 			}
-			resp := e.request(ctx, t, bob, "POST", "send", `{"attach":"`+a.id+`","text":"still here?"}`)
+			resp = e.request(ctx, t, bob, "POST", "send", `{"attach":"`+a.id+`","text":"still here?"}`)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusAccepted {
 				t.Error("send accepted after the revocation")
