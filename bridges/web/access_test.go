@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/access/accesstest"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // accessFixture is the console over the access property's fixture: the
@@ -209,6 +210,9 @@ func awaitEnded(t *testing.T, names <-chan string, closed <-chan struct{}, since
 	for {
 		select {
 		case n := <-names:
+			if n == "msg" {
+				t.Error("a message was delivered after the revocation")
+			}
 			if n == "ended" {
 				took := time.Since(since)
 				select {
@@ -253,6 +257,20 @@ func TestRevocationEndsOpenStreams(t *testing.T) {
 	}{
 		{"share ended", false, func(t *testing.T, f *accessFixture) {
 			post(f, accesstest.Owner, accesstest.Shared, "share", url.Values{"member": {"bob"}, "role": {""}})
+		}},
+		{"share ended elsewhere, then a message", false, func(t *testing.T, f *accessFixture) {
+			// Another replica ended it: no signal here, and the next event
+			// is a message, which the decision, asked before it, withholds.
+			thread := accesstest.Thread(accesstest.Shared)
+			if err := f.c.st.ShareWebThread(ctx, accesstest.Bot, thread, "bob", ""); err != nil {
+				t.Fatal(err)
+			}
+			m, err := f.c.st.AddWebMessage(ctx, store.WebMessage{ID: "m-after", Key: store.ConversationKey{Bot: accesstest.Bot, Channel: "ana", Thread: thread},
+				Author: "ana", Text: "after the share"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.c.hub.publish(threadTopic(thread), event{kind: evMessage, thread: thread, msg: m})
 		}},
 		{"archived", false, func(t *testing.T, f *accessFixture) {
 			post(f, accesstest.Owner, accesstest.Shared, "archive", url.Values{"archived": {"1"}})
