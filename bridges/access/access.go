@@ -73,8 +73,11 @@ type Person struct {
 	// In is the conversation a chat person acts from (a command's own
 	// conversation); on a shared platform channel its members may resume
 	// the channel's sessions.
-	In    bridges.ConversationKey
-	Valid func(ctx context.Context) bool
+	In bridges.ConversationKey
+	// Except is a ledger message id not counted as taking part (the
+	// command being decided, so that writing it does not qualify).
+	Except string
+	Valid  func(ctx context.Context) bool
 }
 
 // Conv names a conversation: its store id ("" for a web conversation not
@@ -237,7 +240,7 @@ func (a *Authority) standing(ctx context.Context, p Person, c Conv) (Decision, e
 	case c.ID == "":
 		d.Role = Member
 	default:
-		wrote, err := a.st.IsParticipant(ctx, c.ID, d.UserID, "")
+		wrote, err := a.st.IsParticipant(ctx, c.ID, d.UserID, p.Except)
 		if err != nil {
 			return d, fmt.Errorf("access: participation in %s: %w", c.ID, err)
 		}

@@ -291,7 +291,7 @@ func TestAccessE2E(t *testing.T) {
 	share(third, "participant")
 	bob.thread = third
 	bs = openStream(t, bob, "/chat/"+third+"/events?since=0")
-	say(bob, bs, "bob joins", "pong: bob joins") // !handoff is for who wrote here
+	// A participant by share runs participants' commands (!handoff) before he writes.
 	conv = attachID(bs, bob)
 	tm = handoffCmd(t, bobTermToken, nil, "attach", "-url", base, conv)
 	tm.waitOut(t, "attached to conversation "+conv)
