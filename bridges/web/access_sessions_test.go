@@ -86,6 +86,25 @@ func TestSessionsFollowTheTable(t *testing.T) {
 		}
 		waitStored(t, c, k, func(m store.WebMessage) bool { return strings.Contains(m.Text, "not yours to resume") })
 	}
+	// Every other kind that signs in, from a conversation of their own:
+	// !resume of each of her sessions as the table says (Resume: none).
+	for _, k := range []accesstest.Kind{accesstest.Viewer, accesstest.Former, accesstest.Stranger, accesstest.Admin} {
+		cl := newClient(t, srv.URL)
+		csrf := cl.signIn(accesstest.Token(k))
+		own := bridges.ConversationKey{Bot: accesstest.Bot, Channel: accesstest.User(k), Thread: "own" + strings.ReplaceAll(string(k), "-", "") + "001"}
+		for _, s := range states {
+			if st := cl.sendForm(own.Thread, csrf, "!resume "+sessions[s][:8], nil); st != http.StatusNoContent {
+				t.Fatalf("%s !resume: %d", k, st)
+			}
+			want := "not yours to resume"
+			if accesstest.May(k, s, access.Resume) {
+				want = "Resumed session"
+			}
+			waitStored(t, c, own, func(m store.WebMessage) bool {
+				return strings.Contains(m.Text, sessions[s][:8]) && strings.Contains(m.Text, want)
+			})
+		}
+	}
 	if conv, err := st.GetConversation(ctx, store.ConversationKey(key(accesstest.Private))); err != nil || conv.SessionID != sessions[accesstest.Private] {
 		t.Errorf("ana's private session moved: %q, %v", conv.SessionID, err)
 	}
