@@ -63,8 +63,10 @@
 //   - routes.go: the routes, the middleware (security headers, session,
 //     roles, CSRF) and the templates and static files.
 //   - chat.go: the chat pages (conversation list and conversation view).
-//   - access.go: which conversation a request names and the viewer's role
-//     in it (owner, participant, viewer).
+//   - access.go: which conversation a request names and what the bridge's
+//     one access decision (bridges/access) says the signed-in person may
+//     do there now (owner, participant, viewer); open streams ask it again
+//     (events.go) and end with an "ended" event when access ends.
 //   - threads.go: managing a conversation (rename, archive, delete,
 //     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
