@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/chromedp/chromedp"
 )
 
 // Issue 36's people: alice and bob, plain web users, each with a
@@ -190,16 +191,24 @@ var (
 //     conversation, agent kept), bob's export and attach are refused;
 //  3. bob's event stream opened before the share ended, before a reload
 //     removed him from web.users, and alice's own in a tab before she
-//     signed out in another, each end with "ended" within a second;
+//     signed out in another, each end with "ended" within a second (his
+//     page in a browser goes to his list, then to the sign-in page);
 //  4. bob's attached terminal ends within a second of the share's end and
 //     of a reload removing him from handoff.users.
 func TestAccessE2E(t *testing.T) {
 	t.Parallel()
+	browser := startBrowser(t)
 	ab := startAgentBridge(t, accessBots(true, true), "WEB_TOKEN_ALICE="+aliceWebToken, "WEB_TOKEN_BOB="+bobAccessWebToken)
 	base := "http://" + ab.bridge.addr
 	cfgPath := filepath.Join(ab.dir, "bridge.yaml")
 	alice := webSignIn(t, base+"/signin#token="+aliceWebToken)
 	bob := webSignIn(t, base+"/signin#token="+bobAccessWebToken)
+	bobPage := newPerson(t, browser, base, bobAccessWebToken) // his browser, beside the streams read here
+	openPage := func(thread string) {
+		t.Helper()
+		bobPage.run(chromedp.Navigate(base + "/chat/" + thread))
+		bobPage.waitJS(`document.getElementById("chat") && document.getElementById("chat").dataset.live === "1"`, "bob's page, live")
+	}
 	say := func(w *webClient, s *accessStream, text, answer string) {
 		t.Helper()
 		w.send(text)
@@ -258,10 +267,12 @@ func TestAccessE2E(t *testing.T) {
 	conv := attachID(bs, bob)
 	tm := handoffCmd(t, bobTermToken, nil, "attach", "-url", base, conv)
 	tm.waitOut(t, "attached to conversation "+conv)
+	openPage(shared)
 	start := time.Now()
 	share(shared, "")
 	within1s(t, "bob's event stream ended … after the share ended", bs.waitEnded(t, start))
 	within1s(t, "bob's terminal ended … after the share ended", tm.waitGone(t, "your access to this conversation ended", start))
+	bobPage.waitJS(`location.pathname === "/"`, "bob's page gone to his conversation list")
 	say(alice, as, "after the share: the code moved to 9191", "pong: after the share")
 	refused := func(what string) {
 		t.Helper()
@@ -295,6 +306,7 @@ func TestAccessE2E(t *testing.T) {
 	conv = attachID(bs, bob)
 	tm = handoffCmd(t, bobTermToken, nil, "attach", "-url", base, conv)
 	tm.waitOut(t, "attached to conversation "+conv)
+	openPage(third)
 	// reload rewrites the config and reloads; it returns when it began
 	// (the measure includes the reload's own work).
 	reload := func(from, to string) time.Time {
@@ -310,6 +322,7 @@ func TestAccessE2E(t *testing.T) {
 	within1s(t, "bob's terminal ended … after the reload", tm.waitGone(t, "your access to this conversation ended", applied))
 	applied = reload(accessBots(true, false), accessBots(false, false)) // and out of web.users
 	within1s(t, "bob's event stream ended … after the reload", bs.waitEnded(t, applied))
+	bobPage.waitJS(`location.pathname === "/signin"`, "bob's page gone to the sign-in page")
 	say(alice, ts, "after the reload", "pong: after the reload")
 
 	// Attack 3: alice's tab follows her conversation; she signs out in another.
