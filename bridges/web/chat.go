@@ -56,6 +56,7 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 		c.log.Error("list web conversations", "user", user, "err", err)
 	}
 	p := c.person(r)
+	p.Valid = nil // the session was checked for this request; not again per item
 	for _, it := range items {
 		// The store's query is a filter; the decision is the access rule.
 		cv := access.Conv{Key: bridges.ConversationKey{Bot: bot.Name, Channel: it.Owner, Thread: it.Thread}}
