@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 )
 
 // command is one chat command. Commands run when the worker reaches them in
@@ -117,15 +118,17 @@ func refusal(ctx context.Context, c Conversation, msgID string, who Author, l Li
 			return "⛔ " + shown + " is for admins only."
 		}
 	case Participants:
-		if isAdmin(c.Bot(), who.ID) {
-			return ""
-		}
-		ok, err := c.Store().IsParticipant(ctx, c.ID(), who.ID, msgID)
+		// The access decision: who may write here now and takes part (a
+		// web conversation's owner and participants by share; on a chat
+		// channel who wrote here before this command, and the bot's admins).
+		p := chatPerson(c, who)
+		p.Except = msgID
+		d, err := c.Access().Decide(ctx, p, access.Conv{ID: c.ID(), Key: c.Key()}, access.Write)
 		if err != nil {
 			c.Log().Error("check command authority", "command", l.Name, "err", err)
 			return "⚠️ Could not check who may run " + shown + " (database error)."
 		}
-		if !ok {
+		if !d.Allowed || d.Role == access.Member {
 			return "⛔ " + shown + " is for the people taking part in this conversation and admins."
 		}
 	}

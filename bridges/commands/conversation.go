@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -38,6 +39,10 @@ type Conversation interface {
 	Privately(ctx context.Context, who Author, text string)
 	// SessionID is the conversation's agent session id ("" = none yet).
 	SessionID() string
+	// Access is the bridge's one access decision: a command that reaches
+	// another conversation (!sessions, !resume) asks it about that
+	// conversation, never about its channel.
+	Access() *access.Authority
 
 	// Stop interrupts the running turn; running false means nothing ran.
 	Stop(ctx context.Context) (running bool, err error)

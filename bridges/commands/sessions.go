@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -22,13 +23,22 @@ import (
 const maxSessionsListed = 15
 
 // runSessions lists the conversations of this channel (in a DM: of this
-// DM) with their session id, last activity, cost and first prompt.
-func runSessions(ctx context.Context, c Conversation, _ Author, _ Line) {
-	list, err := c.Store().ListSessions(ctx, c.Bot().Name, c.Key().Channel, maxSessionsListed)
+// DM) with their session id, last activity, cost and first prompt: those
+// whose session the author may resume (the access decision, asked of each
+// conversation: in the web console's channel of one person, only its
+// owner's, never to the people a conversation of it is shared with).
+func runSessions(ctx context.Context, c Conversation, who Author, _ Line) {
+	all, err := c.Store().ListSessions(ctx, c.Bot().Name, c.Key().Channel, maxSessionsListed)
 	if err != nil {
 		c.Log().Error("list sessions", "err", err)
 		c.Notice(ctx, "⚠️ Could not list the sessions (database error).")
 		return
+	}
+	var list []store.SessionInfo
+	for _, s := range all {
+		if c.Access().May(ctx, chatPerson(c, who), access.Conv{ID: s.ID, Key: bridges.ConversationKey(s.Key)}, access.Resume) {
+			list = append(list, s)
+		}
 	}
 	if len(list) == 0 {
 		c.Notice(ctx, "🗂 No sessions here yet: a conversation has a session once the agent got a message.")
@@ -112,7 +122,14 @@ func runResume(ctx context.Context, c Conversation, who Author, l Line) {
 	}
 }
 
-// resumeRefusal says why who may not resume target in c ("" if they may).
+// chatPerson is the author of a command in c, for the access decision.
+func chatPerson(c Conversation, who Author) access.Person {
+	return access.Person{Via: access.ViaChat, UserID: who.ID, In: c.Key()}
+}
+
+// resumeRefusal says why who may not resume target in c ("" if they may):
+// the access decision must let them resume target's session and write in
+// c.
 func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who Author) string {
 	switch {
 	case target.ID == c.ID():
@@ -122,15 +139,19 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 	case target.Summary == "":
 		return "Session " + codeSpan(ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
 	}
-	if target.Key.Channel != c.Key().Channel && !isAdmin(c.Bot(), who.ID) && target.OwnerUserID != who.ID {
-		ok, err := c.Store().IsParticipant(ctx, target.ID, who.ID, "")
-		if err != nil {
-			c.Log().Error("check resume access", "err", err)
-			return "⚠️ Could not check who may resume that session (database error)."
-		}
-		if !ok {
-			return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
-		}
+	p := chatPerson(c, who)
+	d, err := c.Access().Decide(ctx, p, access.Conv{ID: target.ID, Key: bridges.ConversationKey(target.Key)}, access.Resume)
+	switch {
+	case err != nil:
+		c.Log().Error("check resume access", "err", err)
+		return "⚠️ Could not check who may resume that session (database error)."
+	case !d.Allowed && !d.Personal:
+		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
+	case !d.Allowed:
+		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
+	}
+	if d, err = c.Access().Decide(ctx, p, access.Conv{ID: c.ID(), Key: c.Key()}, access.Write); err != nil || !d.Allowed {
+		return "⛔ You may not write in this conversation."
 	}
 	mine, err := c.Store().SessionSummary(ctx, c.ID())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
@@ -50,6 +51,7 @@ func (c cmdConv) Notice(ctx context.Context, t string) { c.cv.notice(ctx, t) }
 func (c cmdConv) Model() string                        { return c.cv.effectiveModel() }
 func (c cmdConv) Mode() string                         { return c.cv.effectiveMode() }
 func (c cmdConv) SessionID() string                    { return c.cv.row.SessionID }
+func (c cmdConv) Access() *access.Authority            { return c.cv.core.opts.Access }
 
 // Privately implements commands.Conversation: an ephemeral message where
 // the platform has one, else a notice naming who.

@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/connstate"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
@@ -106,6 +107,10 @@ type CoreOptions struct {
 	// Ownership, when set, shares the conversations among replicas on one
 	// database (ownership.go); nil: this process runs them all.
 	Ownership ownership.Ownership
+	// Access is the bridge's one access decision (bridges/access), which
+	// the commands that reach other conversations (!sessions, !resume)
+	// ask; default: one over Config and Store.
+	Access *access.Authority
 }
 
 // Metrics are the core's Prometheus metrics (bridges/metrics). A nil
@@ -160,6 +165,9 @@ func NewCore(opts CoreOptions) *Core {
 	}
 	if opts.RetireIdleAfter <= 0 {
 		opts.RetireIdleAfter = DefaultRetireIdleAfter
+	}
+	if opts.Access == nil {
+		opts.Access = access.New(opts.Config, opts.Store)
 	}
 	return &Core{
 		src:       opts.Config,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
@@ -136,16 +137,11 @@ func (c *Core) Allowed(key bridges.ConversationKey, user string) bool {
 
 // channelAllowed reports whether the bot may work in channel (an empty
 // Channels list allows every channel the bot is in).
-func channelAllowed(b *config.Bot, channel string) bool {
-	return len(b.Access.Channels) == 0 || slices.Contains(b.Access.Channels, channel)
-}
+func channelAllowed(b *config.Bot, channel string) bool { return access.ChannelAllowed(b, channel) }
 
 // userAllowed reports whether user may talk to the bot: anyone when Users is
 // empty, else the listed users, approvers and admins.
-func userAllowed(b *config.Bot, user string) bool {
-	a := b.Access
-	return len(a.Users) == 0 || slices.Contains(a.Users, user) || isApprover(b, user)
-}
+func userAllowed(b *config.Bot, user string) bool { return access.UserAllowed(b, user) }
 
 // isApprover reports whether user may decide any permission request of the
 // bot (approvers and admins).

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -32,7 +33,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	conv, p, err := s.conversation(ctx, p, r.URL.Query().Get("conversation"))
+	conv, p, err := s.conversation(ctx, p, r.URL.Query().Get("conversation"), access.Attach)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -44,7 +45,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	}
 	key := bridges.ConversationKey(conv.Key)
 	a := &attachment{id: uuid.NewString(), key: key, convID: conv.ID, person: p.user.Name, userID: p.userID,
-		events: make(chan Event, eventBuffer)}
+		who: s.person(p), events: make(chan Event, eventBuffer)}
 	if !s.startStream() {
 		s.fail(w, r, refuse(http.StatusServiceUnavailable, "the bridge is stopping"))
 		return
@@ -74,14 +75,21 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	s.stream(ctx, w, fl, a)
 }
 
-// stream writes a's events to w until ctx ends or the server stops.
+// stream writes a's events to w until ctx ends, the server stops or the
+// person may no longer attach (asked before each event, at each change
+// of access and every access.RecheckEvery): then EventEnded is the last.
 func (s *Server) stream(ctx context.Context, w io.Writer, fl http.Flusher, a *attachment) {
 	beat := time.NewTicker(s.opts.Heartbeat)
 	defer beat.Stop()
+	cv := access.Conv{ID: a.convID, Key: a.key}
+	ended := s.access.Watch(ctx, a.who, cv, access.Attach)
 	for {
 		var err error
 		select {
 		case <-ctx.Done():
+			return
+		case <-ended:
+			s.endAttach(ctx, w, fl, a)
 			return
 		case <-s.done:
 			_ = writeEvent(w, Event{Type: EventNotice, Text: "the bridge is stopping; attach again once it is back"})
@@ -90,6 +98,10 @@ func (s *Server) stream(ctx context.Context, w io.Writer, fl http.Flusher, a *at
 		case <-beat.C:
 			_, err = io.WriteString(w, ": ping\n\n")
 		case ev := <-a.events:
+			if !s.access.May(ctx, a.who, cv, access.Attach) {
+				s.endAttach(ctx, w, fl, a)
+				return
+			}
 			err = writeEvent(w, ev)
 			if err == nil && a.takeLost() {
 				err = writeEvent(w, Event{Type: EventLost, Text: "some output was dropped: the terminal read too slowly (the chat has all of it)"})
@@ -98,6 +110,19 @@ func (s *Server) stream(ctx context.Context, w io.Writer, fl http.Flusher, a *at
 		if err != nil {
 			return
 		}
+		fl.Flush()
+	}
+}
+
+// endAttach tells the terminal its access ended; the stream then closes
+// and the attachment is removed, so send and decide name nothing.
+func (s *Server) endAttach(ctx context.Context, w io.Writer, fl http.Flusher, a *attachment) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.opts.Hub.remove(a)
+	s.log.InfoContext(ctx, "attach stream ended: access ended", "person", a.person, "conversation", a.convID)
+	if writeEvent(w, Event{Type: EventEnded, Text: "your access to this conversation ended; the terminal is detached"}) == nil {
 		fl.Flush()
 	}
 }
@@ -153,12 +178,30 @@ func (s *Server) attached(w http.ResponseWriter, r *http.Request) (input, *attac
 	return in, a, nil
 }
 
+// mayNow asks the access decision whether a's person may still act
+// (Write for send, Decide for decide) in a's conversation.
+func (s *Server) mayNow(ctx context.Context, a *attachment, act access.Action) error {
+	d, err := s.access.Decide(ctx, a.who, access.Conv{ID: a.convID, Key: a.key}, act)
+	if err != nil {
+		return fmt.Errorf("decide access to %s: %w", a.convID, err)
+	}
+	if !d.Allowed {
+		s.log.WarnContext(ctx, "handoff refused: no access now", "person", a.person, "conversation", a.convID, "action", act, "why", d.Why)
+		return refuse(http.StatusForbidden, "%s may not %s in conversation %s now", a.person, act, a.convID)
+	}
+	return nil
+}
+
 // send serves POST send {attach, text}: text becomes a message of the
 // attached person in the conversation, exactly as if they wrote it there
 // (a chat command included, with their rights).
 func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	in, a, err := s.attached(w, r)
 	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.mayNow(r.Context(), a, access.Write); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -183,6 +226,10 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	in, a, err := s.attached(w, r)
 	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.mayNow(r.Context(), a, access.Decide); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -82,10 +82,21 @@ func (p principal) onBot(bot *config.Bot, allowed func(bridges.ConversationKey, 
 	return p, nil
 }
 
-// conversation loads conversation id and checks that p may continue it:
-// mapped to its bot, allowed there, and one of its participants (someone
-// who wrote in it) or the bot's admin. It returns p with its user id.
-func (s *Server) conversation(ctx context.Context, p principal, id string) (store.Conversation, principal, error) {
+// person is p for the access decision: its token must still name the
+// same handoff user in the config in force at each decision (a reload
+// that removes them or changes their token ends what they have open).
+func (s *Server) person(p principal) access.Person {
+	token, name := p.user.Token, p.user.Name
+	return access.Person{Via: access.ViaHandoff, Name: name, Valid: func(context.Context) bool {
+		u := s.opts.Config.Current().HandoffUserByToken(token)
+		return u != nil && u.Name == name
+	}}
+}
+
+// conversation loads conversation id and asks the access decision
+// (package access) whether p may act on it now (act: export, attach).
+// It returns p with its user id on the conversation's bot.
+func (s *Server) conversation(ctx context.Context, p principal, id string, act access.Action) (store.Conversation, principal, error) {
 	if id == "" {
 		return store.Conversation{}, p, refuse(http.StatusBadRequest, "name a conversation (its id, as !handoff shows it)")
 	}
@@ -105,16 +116,15 @@ func (s *Server) conversation(ctx context.Context, p principal, id string) (stor
 	if p, err = p.onBot(bot, s.opts.Core.Allowed, conv.Key.Channel); err != nil {
 		return conv, p, err
 	}
-	if slices.Contains(bot.Access.Admins, p.userID) {
-		return conv, p, nil
-	}
-	ok, err := s.opts.Store.IsParticipant(ctx, conv.ID, p.userID, "")
+	d, err := s.access.Decide(ctx, s.person(p), access.Conv{ID: conv.ID, Key: bridges.ConversationKey(conv.Key)}, act)
 	if err != nil {
-		return conv, p, fmt.Errorf("check participation in %s: %w", id, err)
+		return conv, p, fmt.Errorf("decide access to %s: %w", id, err)
 	}
-	if !ok {
-		s.log.WarnContext(ctx, "handoff refused: not a participant", "person", p.user.Name, "user", p.userID, "conversation", id)
-		return conv, p, refuse(http.StatusForbidden, "%s (%s) does not take part in conversation %s: only its participants and the bot's admins may continue it", p.user.Name, p.userID, id)
+	if !d.Allowed {
+		s.log.WarnContext(ctx, "handoff refused: no access now", "person", p.user.Name, "user", p.userID, "conversation", id,
+			"action", act, "why", d.Why)
+		return conv, p, refuse(http.StatusForbidden, "%s (%s) does not take part in conversation %s: only its participants and the bot's admins may continue it",
+			p.user.Name, p.userID, id)
 	}
 	return conv, p, nil
 }

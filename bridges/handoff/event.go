@@ -21,6 +21,9 @@ import (
 //   - "notice": a message of the bridge in the conversation.
 //   - "private": an answer to this terminal only (a refused click).
 //   - "lost": events were dropped because the terminal read too slowly.
+//   - "ended": the person may no longer attach to the conversation (a
+//     share ended, it was deleted, they were removed from handoff.users
+//     or their token changed): the last event of the stream.
 type Event struct {
 	Type    string   `json:"type"`
 	Text    string   `json:"text,omitempty"`
@@ -48,6 +51,7 @@ const (
 	EventNotice   = "notice"
 	EventPrivate  = "private"
 	EventLost     = "lost"
+	EventEnded    = "ended"
 )
 
 // fromAgent is what a terminal shows of an agent event; ok is false for

@@ -13,8 +13,11 @@
 //     (`bridge import`).
 //
 // Every request carries the person's token; they act with the rights of
-// the user id config maps them to on the conversation's bot (only where
-// they take part, or as the bot's admin). Every attach, detach, export
+// the user id config maps them to on the conversation's bot, as the one
+// access decision (package access) gives them now: asked at every
+// request, and for an open attach stream again at every change of
+// access, so that a share ended, a conversation deleted or a reload that
+// removes the person ends the stream (EventEnded) within a second. Every attach, detach, export
 // and import, and every refused request, is written to the store's
 // hand-off audit log (audit.go) and the bridge's log; attach, detach,
 // export and import are shown in the conversation too. Client is the
@@ -28,6 +31,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -52,7 +56,10 @@ type Options struct {
 	Store  *store.Store  // required
 	Core   Core          // required
 	Hub    *Hub          // required: the Observer wired into the core
-	Logger *slog.Logger  // default discards
+	// Access is the bridge's one access decision (shared with the web
+	// console and the core); default: one over Config and Store.
+	Access *access.Authority
+	Logger *slog.Logger // default discards
 	// Heartbeat is how often an idle attach stream sends a comment so
 	// that proxies and the terminal notice a dead connection; default 15s.
 	Heartbeat time.Duration
@@ -61,6 +68,7 @@ type Options struct {
 // Server serves the hand-off endpoints. Create it with NewServer.
 type Server struct {
 	opts    Options
+	access  *access.Authority
 	log     *slog.Logger
 	done    chan struct{} // closed by Shutdown: attach streams end
 	mu      sync.Mutex
@@ -76,7 +84,11 @@ func NewServer(opts Options) *Server {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
 	}
-	return &Server{opts: opts, log: opts.Logger.With("feature", "handoff"), done: make(chan struct{})}
+	a := opts.Access
+	if a == nil {
+		a = access.New(opts.Config, opts.Store)
+	}
+	return &Server{opts: opts, access: a, log: opts.Logger.With("feature", "handoff"), done: make(chan struct{})}
 }
 
 // Handler returns the routes, to mount at Prefix.

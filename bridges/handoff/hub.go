@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
@@ -34,8 +35,9 @@ type attachment struct {
 	id     string
 	key    bridges.ConversationKey
 	convID string
-	person string // the handoff user's name
-	userID string // their user id on the conversation's bot
+	person string        // the handoff user's name
+	userID string        // their user id on the conversation's bot
+	who    access.Person // for the access decision, asked again while attached
 	events chan Event
 	mu     sync.Mutex
 	lost   bool     // events were dropped since the last EventLost

@@ -170,7 +170,7 @@ func (t *screen) show(ev Event) {
 	case EventNotice, EventLost:
 		t.endBlock()
 		t.printf("· %s\n", ev.Text)
-	case EventPrivate:
+	case EventPrivate, EventEnded:
 		t.endBlock()
 		t.printf("! %s\n", ev.Text)
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -34,7 +35,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	conv, p, err := s.conversation(ctx, p, r.URL.Query().Get("conversation"))
+	conv, p, err := s.conversation(ctx, p, r.URL.Query().Get("conversation"), access.Export)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -2,19 +2,21 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"regexp"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // threadRE matches a web conversation's thread id.
 var threadRE = regexp.MustCompile(`^[a-z0-9]{8,64}$`)
 
-// conv is a web conversation as the signed-in person sees it.
+// conv is a web conversation as the signed-in person sees it, with what
+// the access decision (package access) said about them there.
 type conv struct {
 	key bridges.ConversationKey // Channel is the owner's name
 	// role is the viewer's: store.WebOwner (also for a conversation not
@@ -24,47 +26,78 @@ type conv struct {
 	thread store.WebThread
 }
 
-// mayWrite reports whether the viewer may send messages and stop turns.
-func (cv conv) mayWrite() bool { return cv.role == store.WebOwner || cv.role == store.WebParticipant }
+// consoleConfig offers the console's config in force as a config.Source
+// (the default authority's, when the bridge gives none).
+type consoleConfig struct{ c *Console }
 
-// owns reports whether the viewer started the conversation: only they
-// rename, archive, delete and share it.
-func (cv conv) owns() bool { return cv.role == store.WebOwner }
+func (cc consoleConfig) Current() *config.Config { return cc.c.config() }
 
-// conversationOf returns the conversation of the request's {thread} for the
-// signed-in person, answering 404 itself when there is none they may see:
-// one they started, one shared with them, or a new one (its thread id
-// unused). Thread ids are random and unique per bot, so the id alone names
-// a conversation; the key's channel is always its owner.
-func (c *Console) conversationOf(w http.ResponseWriter, r *http.Request) (conv, bool) {
-	thread, user := r.PathValue("thread"), auth.CurrentUser(r).Name
+// person is the request's signed-in person for the access decision: their
+// session must still hold at each decision (signed out, a removed user or
+// a changed token end it).
+func (c *Console) person(r *http.Request) access.Person {
+	p := access.Person{Via: access.ViaWeb, Name: auth.CurrentUser(r).Name}
+	if s := auth.SessionOf(r); s != nil {
+		value := s.Value
+		p.Valid = func(ctx context.Context) bool { return c.sess.Check(ctx, value) != nil }
+	}
+	return p
+}
+
+// conversationOf returns the conversation of the request's {thread} when
+// the signed-in person may act on it (act), answering itself otherwise:
+// 404 when they may not see it at all (the same answer as for no such
+// conversation, so ids of others' conversations are not told), 403 when
+// they see it but may not act. A thread id unused so far is a new
+// conversation of the person's own.
+func (c *Console) conversationOf(w http.ResponseWriter, r *http.Request, act access.Action) (conv, bool) {
+	thread := r.PathValue("thread")
 	bot := c.bot.Load()
 	if bot == nil || !threadRE.MatchString(thread) {
 		c.notFound(w, r)
 		return conv{}, false
 	}
-	th, err := c.st.WebThreadFor(r.Context(), bot.Name, thread, user)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		deleted, derr := c.st.WebThreadDeleted(r.Context(), bot.Name, thread)
-		if derr != nil || deleted {
-			if derr != nil {
-				c.log.Error("look up a web conversation", "thread", thread, "err", derr)
-			}
-			c.notFound(w, r)
-			return conv{}, false
-		}
-		return conv{key: bridges.ConversationKey{Bot: bot.Name, Channel: user, Thread: thread}, role: store.WebOwner}, true
-	case err != nil:
-		c.log.Error("look up a web conversation", "thread", thread, "err", err)
+	p := c.person(r)
+	cv := access.Conv{Key: bridges.ConversationKey{Bot: bot.Name, Thread: thread}}
+	d, err := c.access.Decide(r.Context(), p, cv, act)
+	if err != nil {
+		c.log.Error("decide access to a web conversation", "thread", thread, "err", err)
 		c.errorPage(w, r, http.StatusInternalServerError, "The conversation could not be read.")
 		return conv{}, false
-	case th.Role == "":
+	}
+	if !d.Allowed {
+		if d.BotRefuses {
+			http.Error(w, "Sorry, you don't have access to this bot.", http.StatusForbidden)
+			return conv{}, false
+		}
+		if act != access.See && c.access.May(r.Context(), p, cv, access.See) {
+			c.log.Info("web action refused", "thread", thread, "user", p.Name, "action", act, "why", d.Why)
+			http.Error(w, refusalText(act), http.StatusForbidden)
+			return conv{}, false
+		}
 		c.notFound(w, r)
 		return conv{}, false
 	}
-	return conv{key: bridges.ConversationKey{Bot: bot.Name, Channel: th.Owner, Thread: thread}, role: th.Role, exists: true, thread: th}, true
+	return conv{key: d.Key, role: string(d.Role), exists: d.Exists, thread: d.Thread}, true
 }
+
+// refusalText tells a person who sees a conversation why they may not act.
+func refusalText(act access.Action) string {
+	switch act {
+	case access.Write:
+		return "This conversation is shared with you to read: only its owner and participants write in it or stop its turns."
+	case access.Manage:
+		return "Only the person who started this conversation can change it."
+	}
+	return "You may not do this in this conversation."
+}
+
+// mayWrite reports whether the viewer may send messages and stop turns
+// (what the page offers; each request is decided again).
+func (cv conv) mayWrite() bool { return cv.role == store.WebOwner || cv.role == store.WebParticipant }
+
+// owns reports whether the viewer started the conversation.
+func (cv conv) owns() bool { return cv.role == store.WebOwner }
 
 // notFound answers 404: there is no such conversation, or not for this
 // person (the same answer, so ids of others' conversations are not told).
@@ -77,8 +110,10 @@ func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // listChanged tells the open pages of the conversation's owner and of the
-// teammates it is shared with that their conversation lists changed.
+// teammates it is shared with that their conversation lists changed, and
+// open streams to ask the access decision again.
 func (c *Console) listChanged(ctx context.Context, key bridges.ConversationKey) {
+	c.access.Changed()
 	c.publish(ctx, userTopic(key.Channel), event{kind: evList})
 	shares, err := c.st.WebThreadShares(ctx, key.Bot, key.Thread)
 	if err != nil {

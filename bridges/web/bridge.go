@@ -63,8 +63,10 @@
 //   - routes.go: the routes, the middleware (security headers, session,
 //     roles, CSRF) and the templates and static files.
 //   - chat.go: the chat pages (conversation list and conversation view).
-//   - access.go: which conversation a request names and the viewer's role
-//     in it (owner, participant, viewer).
+//   - access.go: which conversation a request names and what the bridge's
+//     one access decision (bridges/access) says the signed-in person may
+//     do there now (owner, participant, viewer); open streams ask it again
+//     (events.go) and end with an "ended" event when access ends.
 //   - threads.go: managing a conversation (rename, archive, delete,
 //     share) and the live conversation list.
 //   - events.go: live updates: the hub that fans changes out and the
@@ -107,6 +109,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
@@ -123,6 +126,10 @@ type Options struct {
 	Demo bool
 	// Now is the clock for sessions; default time.Now.
 	Now func() time.Time
+	// Access is the bridge's one access decision (shared with the
+	// hand-off server and the core); default: one over Config as the
+	// console reloads it and Store.
+	Access *access.Authority
 }
 
 // Console is the web console. Create it with New; serve Handler on the
@@ -152,6 +159,8 @@ type Console struct {
 	// generatedToken is the admin token written into data_dir by this
 	// start (first run without users), shown once by Announce.
 	generatedToken string
+
+	access *access.Authority // who may do what in a conversation, now
 
 	op    Operator     // the core, to stop a conversation's agent (SetOperator)
 	admin *admin.Pages // the operator pages (admin.go)
@@ -235,6 +244,10 @@ func New(opts Options) (*Console, error) {
 		generatedToken: generated,
 	}
 	c.cfg.Store(opts.Config)
+	c.access = opts.Access
+	if c.access == nil {
+		c.access = access.New(consoleConfig{c}, opts.Store)
+	}
 	c.admin = admin.New(adminHost{c}, opts.Store, log)
 	c.bot.Store(opts.Config.WebBot())
 	c.static = staticHandler()

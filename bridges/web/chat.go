@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -54,10 +55,17 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 	if err != nil {
 		c.log.Error("list web conversations", "user", user, "err", err)
 	}
-	for i := range items {
-		items[i].Title = titleOf(items[i])
+	p := c.person(r)
+	p.Valid = nil // the session was checked for this request; not again per item
+	for _, it := range items {
+		// The store's query is a filter; the decision is the access rule.
+		cv := access.Conv{Key: bridges.ConversationKey{Bot: bot.Name, Channel: it.Owner, Thread: it.Thread}}
+		if !c.access.May(r.Context(), p, cv, access.List) {
+			continue
+		}
+		it.Title = titleOf(it)
+		l.Items = append(l.Items, it)
 	}
-	l.Items = items
 	return l
 }
 
@@ -147,7 +155,7 @@ type chatView struct {
 // chatPage shows a conversation as it is: its stored messages (open cards
 // with their buttons) and whether a turn is running.
 func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.See)
 	if !ok {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -23,14 +24,18 @@ const heartbeat = 20 * time.Second
 //	event: typing                 data: {"on":bool}          a turn runs / ended
 //	event: notice                 data: {"text"}             a private notice
 //	event: list                   data: {}                   the viewer's conversation list changed
+//	event: ended                  data: {"text","next"}      access ended: the last event; go to next
 //
 // It first sends every message changed after the version the page has
 // (the Last-Event-ID of a reconnect, or ?since= of the first connect) and
 // the turn state, so nothing between page load and reconnect is lost. It
 // ends when the client goes, when it falls too far behind (it reconnects
-// and catches up) or when the console shuts down.
+// and catches up) or when the console shuts down; and, with an "ended"
+// event, when the person may no longer see the conversation: the access
+// decision is asked before each event and again at each change of
+// access and every access.RecheckEvery.
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.See)
 	if !ok {
 		return
 	}
@@ -64,15 +69,23 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	ended := c.access.Watch(r.Context(), c.person(r), access.Conv{Key: key}, access.See)
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-ended:
+			c.endStream(w, rc, r, "the conversation")
 			return
 		case <-sub.gone:
 			return
 		case <-tick.C:
 			buf.WriteString(": ping\n\n")
 		case ev := <-sub.ch:
+			if !c.access.May(r.Context(), c.person(r), access.Conv{Key: key}, access.See) {
+				c.endStream(w, rc, r, "the conversation") // asked again before each delivery
+				return
+			}
 			switch {
 			case ev.kind == evMessage && ev.thread == key.Thread && ev.msg.Version > since:
 				since = c.writeMessage(&buf, ev.msg, csrf, since)
@@ -89,6 +102,26 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
 			return
 		}
+	}
+}
+
+// endStream ends an event stream whose person may no longer see what it
+// shows (a share ended or changed, the conversation archived or deleted,
+// signed out, removed from web.users): a final "ended" event sends the
+// page to the conversation list, or to sign-in when the session ended.
+func (c *Console) endStream(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, what string) {
+	if r.Context().Err() != nil {
+		return
+	}
+	next := "/"
+	if p := c.person(r); p.Valid != nil && !p.Valid(r.Context()) {
+		next = "/signin"
+	}
+	c.log.Info("web event stream ended: access ended", "user", auth.CurrentUser(r).Name, "path", r.URL.Path)
+	var buf bytes.Buffer
+	writeEvent(&buf, "ended", "", map[string]string{"text": "Your access to " + what + " ended.", "next": next})
+	if _, err := buf.WriteTo(w); err == nil {
+		_ = rc.Flush()
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -120,8 +120,7 @@ func (c *Console) file(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if th, err := c.st.WebThreadFor(r.Context(), bot.Name, up.Key.Thread, auth.CurrentUser(r).Name); err != nil ||
-		th.Role == "" || th.Owner != up.Key.Channel {
+	if !c.access.May(r.Context(), c.person(r), access.Conv{Key: bridges.ConversationKey(up.Key)}, access.See) {
 		http.NotFound(w, r)
 		return
 	}

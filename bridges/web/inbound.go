@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -17,12 +18,8 @@ const maxTextBytes = 32 << 10
 
 // send delivers a message (and an optional image) to the core.
 func (c *Console) send(w http.ResponseWriter, r *http.Request) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.Write)
 	if !ok {
-		return
-	}
-	if !cv.mayWrite() {
-		http.Error(w, "This conversation is shared with you to read: only its owner and participants write in it.", http.StatusForbidden)
 		return
 	}
 	key := cv.key
@@ -47,12 +44,8 @@ func (c *Console) send(w http.ResponseWriter, r *http.Request) {
 // "!stop", with that command's authorisation. The command is not shown in
 // the conversation: the page shows the stop as the turn's state.
 func (c *Console) stop(w http.ResponseWriter, r *http.Request) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.Write)
 	if !ok {
-		return
-	}
-	if !cv.mayWrite() {
-		http.Error(w, "Only the conversation's owner and participants can stop a turn.", http.StatusForbidden)
 		return
 	}
 	c.hand(w, r, cv.key, bridges.CommandPrefix+"stop", nil, false)
@@ -109,11 +102,11 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 // action hands a click on a card's button to the core, which checks who
 // may decide it; its private answers become notices on the user's page.
 func (c *Console) action(w http.ResponseWriter, r *http.Request) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.Decide)
 	if !ok {
 		return
 	}
-	key := cv.key // any viewer may click: the core decides who may decide
+	key := cv.key // the cards then decide who may decide (the turn's requester, approvers, admins)
 	h := c.coreHandler()
 	if h == nil {
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)

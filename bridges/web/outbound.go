@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -55,11 +56,8 @@ func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey
 		c.publish(ctx, userTopic(user), ev)
 		return nil
 	}
-	if user != key.Channel {
-		th, err := c.st.WebThreadFor(ctx, key.Bot, key.Thread, user)
-		if err != nil || th.Owner != key.Channel || th.Role == "" {
-			return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
-		}
+	if !c.access.May(ctx, access.Person{Via: access.ViaWeb, Name: user}, access.Conv{Key: key}, access.See) {
+		return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
 	}
 	c.publish(ctx, threadTopic(key.Thread), ev)
 	return nil

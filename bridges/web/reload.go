@@ -36,6 +36,7 @@ func (c *Console) PrepareUsers(cfg *config.Config) (apply func(context.Context) 
 		if n > 0 {
 			c.log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
 		}
+		c.access.Changed() // open streams ask again: who may see what may have changed
 		return nil
 	}, nil
 }

@@ -92,6 +92,7 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
 		c.errorPage(w, r, http.StatusInternalServerError, "Signing out failed: the session could not be ended. Try again.")
 		return
 	}
+	c.access.Changed() // the session's open streams end
 	auth.SetCookie(w, r, auth.SessionCookie, "", -1)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }

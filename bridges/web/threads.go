@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -17,18 +18,16 @@ import (
 // to the conversation (to the list after a delete) and refreshes the
 // conversation lists of everybody who sees it.
 
-// ownConv is conversationOf for the owner of an existing conversation; it answers
-// 403 to teammates and 404 for a conversation without messages.
+// ownConv is conversationOf for managing an existing conversation (its
+// owner only); it answers 403 to teammates and 404 for a conversation
+// without messages.
 func (c *Console) ownConv(w http.ResponseWriter, r *http.Request) (conv, bool) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.Manage)
 	switch {
 	case !ok:
 		return conv{}, false
 	case !cv.exists:
 		c.notFound(w, r)
-		return conv{}, false
-	case !cv.owns():
-		http.Error(w, "Only the person who started this conversation can change it.", http.StatusForbidden)
 		return conv{}, false
 	}
 	return cv, true
@@ -109,6 +108,7 @@ func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.log.Info("web conversation deleted", "key", cv.key, "user", user, "agent", r.PostFormValue("agent"))
+	c.access.Changed()
 	c.publish(r.Context(), userTopic(cv.key.Channel), event{kind: evList})
 	for _, sh := range shares {
 		c.publish(r.Context(), userTopic(sh.Member), event{kind: evList})
@@ -207,12 +207,17 @@ func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 	buf.WriteString("retry: 1000\n\n")
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	p := c.person(r)
+	ended := c.access.WatchValid(r.Context(), p)
 	for {
 		if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
 			return
 		}
 		select {
 		case <-r.Context().Done():
+			return
+		case <-ended:
+			c.endStream(w, rc, r, "the console")
 			return
 		case <-sub.gone:
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"net/http"
 	"regexp"
 	"strings"
@@ -52,7 +53,7 @@ var toolIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
 // tool serves one tool call of a conversation the person sees, as JSON:
 // {"name", "input" (indented JSON), "output", "error", "done"}.
 func (c *Console) tool(w http.ResponseWriter, r *http.Request) {
-	cv, ok := c.conversationOf(w, r)
+	cv, ok := c.conversationOf(w, r, access.See)
 	if !ok {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/web"
@@ -37,7 +38,8 @@ type reloader struct {
 	lookupEnv func(string) (string, bool)
 	live      *config.Live
 	core      *core.Core
-	console   *web.Console // nil without a web console
+	console   *web.Console      // nil without a web console
+	access    *access.Authority // told after each reload: open streams ask again (nil in tests)
 	bots      *botSet
 	contain   *containment // builds the sandboxes and networks of new or changed profiles
 	// retention, when set, is told that retention changed (the pruner
@@ -126,6 +128,9 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		if err := applyUsers(ctx); err != nil {
 			r.log.Error("config reload: end the sessions of removed web users", "err", err)
 		}
+	}
+	if r.access != nil {
+		r.access.Changed() // web.users, handoff.users, access lists: open streams ask again
 	}
 	if err := r.core.ApplyReload(ctx, core.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force,
 		Containment: confined}); err != nil {

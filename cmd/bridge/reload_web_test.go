@@ -62,7 +62,7 @@ web:
 	}
 	t.Cleanup(func() { st.Close() }) // after the core stops (cleanups run last first)
 	logger := slog.New(slog.DiscardHandler)
-	console, err := newWebConsole(cfg, st, logger, false)
+	console, err := newWebConsole(cfg, st, logger, false, nil)
 	if err != nil || console == nil {
 		t.Fatalf("web console: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
@@ -76,8 +77,9 @@ type bridgeRun struct {
 	live      *config.Live
 	core      *core.Core
 	handoffs  *handoff.Server
-	reloads   *reloader       // prepareReloads
-	replicas  *replicaConfigs // nil with the built-in config
+	access    *access.Authority // buildCore: who may act on a conversation now
+	reloads   *reloader         // prepareReloads
+	replicas  *replicaConfigs   // nil with the built-in config
 	// retentionChanged tells the pruner a reload changed the retention.
 	retentionChanged chan struct{}
 }
@@ -205,7 +207,13 @@ func (r *bridgeRun) leaseConnections() error {
 func (r *bridgeRun) buildCore(ctx context.Context) error {
 	cfg, st, logger, reg, reps := r.cfg, r.st, r.logger, r.reg, r.reps
 	sandboxes := r.confined.Sandboxes
-	console, err := newWebConsole(cfg, st, logger, r.rf.demo)
+	live := config.NewLive(cfg, time.Now()) // the one config in force; reloads replace it (reload.go)
+	r.live = live
+	// The one decision of who may act on a conversation now, shared by
+	// the console, the hand-off server and the core (bridges/access).
+	decide := access.New(live, st)
+	r.access = decide
+	console, err := newWebConsole(cfg, st, logger, r.rf.demo, decide)
 	if err != nil {
 		return err
 	}
@@ -213,9 +221,6 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	if b := cfg.WebBot(); b != nil {
 		r.platforms[b.Name] = console
 	}
-
-	live := config.NewLive(cfg, time.Now()) // the one config in force; reloads replace it (reload.go)
-	r.live = live
 	pool := agentpool.New(logger)
 	r.done.add(func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
@@ -244,10 +249,10 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
 		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics,
 			Claim: reps.claimFiring()}),
-		Tools: agenttools.New, Transcriber: stt, Observer: hub, Ownership: reps.ownership(),
+		Tools: agenttools.New, Transcriber: stt, Observer: hub, Ownership: reps.ownership(), Access: decide,
 	})
 	r.core = bridgeCore
-	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger})
+	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger, Access: decide})
 
 	reg.MustRegister(core.NewOutboxCollector(bridgeCore)) // replies waiting out an outage
 	return nil
@@ -261,7 +266,7 @@ func (r *bridgeRun) prepareReloads() {
 	bridgeCore := r.core
 	retentionChanged := make(chan struct{}, 1)
 	r.retentionChanged = retentionChanged
-	reloads := &reloader{path: cfg.Path, lookupEnv: r.lookupEnv, live: live, core: bridgeCore, console: console,
+	reloads := &reloader{path: cfg.Path, lookupEnv: r.lookupEnv, live: live, core: bridgeCore, console: console, access: r.access,
 		bots: r.bots, contain: r.contain, st: st, log: logger, now: time.Now, retention: func() {
 			select {
 			case retentionChanged <- struct{}{}:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"log/slog"
 
 	"github.com/agentbridge/agentbridge/bridges/web"
@@ -12,11 +13,11 @@ import (
 // newWebConsole makes the web console when the config has a web bot or web
 // users and an HTTP listener; otherwise it returns nil. demo labels every
 // page as a demo (bridge run -demo).
-func newWebConsole(cfg *config.Config, st *store.Store, logger *slog.Logger, demo bool) (*web.Console, error) {
+func newWebConsole(cfg *config.Config, st *store.Store, logger *slog.Logger, demo bool, decide *access.Authority) (*web.Console, error) {
 	if cfg.HTTP.Listen == "" || cfg.WebBot() == nil && len(cfg.Web.Users) == 0 {
 		return nil, nil
 	}
-	c, err := web.New(web.Options{Config: cfg, Store: st, Logger: logger, Demo: demo})
+	c, err := web.New(web.Options{Config: cfg, Store: st, Logger: logger, Demo: demo, Access: decide})
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
 	}

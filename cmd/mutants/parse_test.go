@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,5 +71,31 @@ func TestParseMutants(t *testing.T) {
 				t.Fatalf("got %#v\nwant %#v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEveryBreakApplies: every break of every mutants.txt in the checkout
+// still finds its original text exactly once in its file. A break whose
+// code moved or changed would otherwise only be noticed when `make
+// mutants` runs (it is not part of `make test`).
+func TestEveryBreakApplies(t *testing.T) {
+	root := filepath.Join("..", "..")
+	bs, err := findBreaks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) == 0 {
+		t.Fatal("no breaks found in the checkout")
+	}
+	for _, b := range bs {
+		path := filepath.Join(root, b.Dir, filepath.FromSlash(b.File))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s/mutants.txt:%d %q: %v", b.Dir, b.Line, b.Title, err)
+			continue
+		}
+		if n := strings.Count(string(data), b.Old); n != 1 {
+			t.Errorf("%s/mutants.txt:%d %q: its original text occurs %d times in %s, want once", b.Dir, b.Line, b.Title, n, b.File)
+		}
 	}
 }

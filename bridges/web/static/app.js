@@ -211,6 +211,7 @@
     src.addEventListener("open", function () { document.body.dataset.live = "1"; });
     src.addEventListener("list", refreshList);
     src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
+    src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/signin"); });
   }
 
   // Tool calls: a tool line's Details button shows the call's input and
@@ -319,6 +320,9 @@
       toast(JSON.parse(e.data).text, "notice");
     });
     src.addEventListener("list", refreshList);
+    // Access ended (share ended, conversation archived or deleted, signed
+    // out): nothing more comes; go where the server says.
+    src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/"); });
   }
 
   // Operator pages refresh themselves every few seconds (not while the
