@@ -123,6 +123,9 @@ func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m brid
 			return bridges.MessageRef{}, err
 		}
 	}
+	if !bridges.WriteAllowed(ctx) { // asked last, as a real adapter's transport does
+		return bridges.MessageRef{}, bridges.ErrWriteGuarded
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nextID++
@@ -148,6 +151,9 @@ func (p *Platform) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.M
 		if err := fail(ref, m); err != nil {
 			return err
 		}
+	}
+	if !bridges.WriteAllowed(ctx) { // asked last, as a real adapter's transport does
+		return bridges.ErrWriteGuarded
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -207,6 +207,9 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	if cv.lost.Load() {
 		return // its tenure is over: it is being stopped (ownership.go)
 	}
+	if cv.core.opts.Ownership != nil {
+		ctx = bridges.WithWriteGuard(ctx, cv.writeAllowed)
+	}
 	switch v := in.(type) {
 	case inPoke:
 		cv.deliverPending(ctx)

@@ -229,6 +229,15 @@ func (cv *conversation) mayPost() bool {
 	return true
 }
 
+// writeAllowed is the write guard of the worker's platform calls
+// (bridges.WithWriteGuard): mayPost without its side effect, asked by the
+// adapter as each request leaves, from any goroutine. A worker paused
+// between mayPost and its request finds it false when it runs again.
+func (cv *conversation) writeAllowed() bool {
+	own := cv.core.opts.Ownership
+	return !cv.lost.Load() && (own == nil || own.Holding(cv.id))
+}
+
 // loseTenure marks the worker lost (once) and has it stopped with its
 // agent in the background (dropWorker): it must not wait for the worker,
 // which may be the caller. It never blocks.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/store"
@@ -87,5 +88,32 @@ func TestFencedWorkerStops(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), "this replica lost its lease") {
 		t.Error("the stop is not logged")
+	}
+}
+
+// TestPausedWorkerWritesNothing: the replica is paused (SIGSTOP, a frozen
+// VM) after the worker checked that it still holds the conversation and
+// before its post leaves; when it runs again its lease has run out. The
+// platform call carries the worker's write guard, which the adapter asks
+// as the request leaves: the reply is withheld, and the worker stops.
+func TestPausedWorkerWritesNothing(t *testing.T) {
+	own := &fakeOwnership{mine: true}
+	h := start(t, setup{ownership: own})
+	k := key("T1")
+	h.plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
+		if strings.Contains(m.Text, "pong") {
+			own.mu.Lock() // the pause: the lease ran out meanwhile
+			own.mine = false
+			own.mu.Unlock()
+		}
+		return nil
+	})
+	h.send(k, "m1", "alice", "hello")
+	conv := h.conversation(k)
+	waitFor(t, "the conversation stopped here", func() bool { return !h.core.LiveConversations()[conv.ID] })
+	for _, m := range h.plat.Messages(k) {
+		if strings.Contains(m.Text, "pong") {
+			t.Errorf("posted %q after the lease ran out", m.Text)
+		}
 	}
 }

@@ -211,9 +211,11 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 	}
 
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	var rt http.RoundTripper = base
+	// The core's write guard is asked as each REST request leaves (bridges.GuardWrites).
+	guarded := bridges.GuardWrites(base)
+	var rt = guarded
 	if apiURL != discordgo.EndpointAPI {
-		t, err := newRewriteTransport(discordgo.EndpointAPI, apiURL, base)
+		t, err := newRewriteTransport(discordgo.EndpointAPI, apiURL, guarded)
 		if err != nil {
 			return nil, fmt.Errorf("discord bot %q: %w", bot.Name, err)
 		}

@@ -183,7 +183,8 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	httpClient := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	// The core's write guard is asked as each request leaves (bridges.GuardWrites).
+	httpClient := &http.Client{Transport: bridges.GuardWrites(transport), Timeout: 30 * time.Second}
 	b := &Bridge{
 		name:       bot.Name,
 		httpClient: httpClient,
