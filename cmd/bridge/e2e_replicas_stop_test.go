@@ -75,8 +75,13 @@ func TestSlackReplicasStopFinishesTurn(t *testing.T) {
 		t.Errorf("the running turn's answer was posted at %v, after the stopped replica exited (%v)", at, exited)
 	}
 	e.waitAnswer(t, ts, "history: hello stop")
-	if _, held := e.held(t, other); len(held) != 1 || held[0] != conv {
-		t.Errorf("replica %s holds %v after the stop, want [%s]", otherID, held, conv)
+	// The message sent meanwhile is answered by the other replica once the
+	// conversation was handed over — or, when its envelope reached the
+	// stopping replica while its agent still ran (on a loaded machine), by
+	// that agent within the drain. Either way once and with the history
+	// (counted below); the other replica holds nothing else.
+	if _, held := e.held(t, other); len(held) > 1 || len(held) == 1 && held[0] != conv {
+		t.Errorf("replica %s holds %v after the stop, want [%s] or nothing", otherID, held, conv)
 	}
 
 	time.Sleep(2 * time.Second) // a redelivery or a second post would come at once
