@@ -32,8 +32,9 @@ func (e *replicaEnv) answeredAt(thread string, subs ...string) time.Time {
 // conversation gets SIGTERM in the middle of a turn (about 3 s long). It
 // finishes the turn and posts its answer before it exits — the message
 // reaches the model once, never "interrupted" and delivered again — and
-// the message sent meanwhile is answered, with the history, by the other
-// replica once the conversation was handed over.
+// the message sent meanwhile is answered once, with the history: by the
+// other replica once the conversation was handed over, or by the running
+// agent within the drain when it reached the stopping replica first.
 func TestSlackReplicasStopFinishesTurn(t *testing.T) {
 	t.Parallel()
 	e := startReplicas(t, 2, 30*time.Second)
