@@ -18,6 +18,7 @@ import (
 // figures, while its own memory limit stays readable where its cgroup
 // namespace roots it (the CLI may read it).
 func TestE2EAgentSeesOnlyItsOwnCgroup(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if !strings.Contains(e.bridge.logs.String(), "agent resource limits enforced") {

@@ -16,6 +16,7 @@ import (
 // own default page, both when signing in and when already signed in; a
 // path of the console is kept.
 func TestWebSigninNextE2E(t *testing.T) {
+	t.Parallel()
 	ab := startAgentBridge(t, webBots, "WEB_TOKEN_ANA="+anaWebToken, "WEB_TOKEN_BOB="+bobWebToken)
 	base := "http://" + ab.bridge.addr
 	newClient := func() *http.Client {
