@@ -248,6 +248,9 @@ func TestAcceptanceFiftyConversations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns 100 CLI processes")
 	}
+	// Beside the package's other tests, which mostly wait: run alone it
+	// made the package's run longer by its whole time.
+	t.Parallel()
 	// 100 CLI boots, two at a time: minutes on a loaded 2-core machine.
 	l := startLive(t, liveSetup{maxLive: 10, wait: 5 * time.Minute})
 	const n = 50
