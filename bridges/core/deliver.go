@@ -232,8 +232,8 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 				moveSpareTools(runCtx, opts, sid, log)
 			}
 		} else {
-			cv.restoreSession(runCtx, opts) // ownership.go: another replica's turns
-			sess, err = pool.Acquire(runCtx, key, limit, opts)
+			ropts, _ := cv.restoreSession(runCtx, opts) // ownership.go: another replica's turns (logged)
+			sess, err = pool.Acquire(runCtx, key, limit, ropts)
 		}
 		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err}); perr != nil && sess != nil {
 			// The conversation stopped: nobody will read the session. Its

@@ -94,15 +94,34 @@ func (cv *conversation) saveSession(ctx context.Context) {
 }
 
 // restoreSession puts a session's stored CLI files back before a resume
-// (ownership.Ownership); it runs on the spawning goroutine. Without them the resume
-// fails and the conversation starts afresh, as it tells its thread.
-func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) {
-	if own := cv.core.opts.Ownership; own != nil && opts.Resume && opts.StateDir != "" {
-		if err := own.RestoreSession(ctx, cv.id, opts.SessionID, opts.StateDir); err != nil {
-			cv.log.Warn("restore the session's files from the store", "session", opts.SessionID, "err", err)
-		}
+// (ownership.Ownership) and returns opts stamped with them
+// (agent.Options.ResumeStamp): the pool then reuses no agent started
+// from other files, such as one this replica resumed ahead at start-up
+// before another replica ran more turns. It runs on the spawning
+// goroutine. Without the files the resume fails and the conversation
+// starts afresh, as it tells its thread.
+//
+// When the files could not be restored it returns an error with opts
+// stamped unrestoredStamp, which no early agent carries (warmResumeRecent
+// starts none then).
+func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) (agent.Options, error) {
+	own := cv.core.opts.Ownership
+	if own == nil || !opts.Resume || opts.StateDir == "" {
+		return opts, nil
 	}
+	stamp, err := own.RestoreSession(ctx, cv.id, opts.SessionID, opts.StateDir)
+	if err != nil {
+		cv.log.Warn("restore the session's files from the store", "session", opts.SessionID, "err", err)
+		opts.ResumeStamp = unrestoredStamp
+		return opts, fmt.Errorf("restore session %s: %w", opts.SessionID, err)
+	}
+	opts.ResumeStamp = stamp
+	return opts, nil
 }
+
+// unrestoredStamp stamps a resume whose stored files could not be
+// restored: whatever an earlier agent started from is not known current.
+const unrestoredStamp = "unrestored"
 
 // drainPoll is how often Drain looks whether turns still run.
 const drainPoll = 100 * time.Millisecond

@@ -40,6 +40,12 @@ const warmResumeTimeout = time.Minute
 // into free slots (max_live, less the warm spares the profile wants) and
 // the spares' memory budget: a profile stops at its first refusal. A
 // profile without idle_timeout never stops its agents: it uses 30 minutes.
+// With replicas (Ownership) the agent starts from the session files in the
+// store, not the older ones this replica's data_dir may keep, and carries
+// their stamp: a replica that rejoins while another runs the conversation
+// never answers from a stale history — when it takes the conversation
+// later and the stored files changed meanwhile, the pool discards the
+// early agent and resumes afresh (restoreSession, pool.Pool.WarmResume).
 func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridges.Platform) {
 	r, ok := c.pool.(Resumer)
 	if !ok {
@@ -62,7 +68,13 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		}
 		limit := pool.Limit{Profile: cv.profile.Name, MaxLive: cv.profile.MaxLive, IdleTimeout: cv.profile.IdleTimeout}
 		rctx, cancel := context.WithTimeout(ctx, warmResumeTimeout)
-		err := r.WarmResume(rctx, row.ID, limit, cv.agentOptions(), true)
+		// With replicas another replica may run the conversation now:
+		// the agent starts from the stored files, stamped, and is taken
+		// only by a tenure whose stored files are still those.
+		opts, err := cv.restoreSession(rctx, cv.agentOptions())
+		if err == nil {
+			err = r.WarmResume(rctx, row.ID, limit, opts, true)
+		}
 		cancel()
 		switch {
 		case errors.Is(err, pool.ErrNoRoom):

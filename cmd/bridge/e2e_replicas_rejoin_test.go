@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// storedSessionHas reports whether the session files stored for session
+// (session_states, a gzip'd tar of the transcripts) contain word.
+func (e *replicaEnv) storedSessionHas(t *testing.T, session, word string) bool {
+	t.Helper()
+	st, err := store.OpenPostgres(context.Background(), e.dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.GetSessionState(context.Background(), session)
+	if err != nil {
+		return false
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(s.Data))
+	if err != nil {
+		t.Fatalf("stored session files: %v", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("stored session files: %v", err)
+	}
+	return bytes.Contains(b, []byte(word))
+}
+
+// TestSlackReplicasRejoinKeepsHistory: a replica that ran a conversation
+// stops and comes back with its data_dir while another replica runs the
+// conversation (the rejoining one resumes it ahead of its return from
+// what it knows then); the conversation has more turns on the other
+// replica, whose holder is then killed. The rejoined replica takes the
+// conversation over, and its agent's next model request carries every
+// earlier turn — not only those its data_dir or its early resume knew.
+func TestSlackReplicasRejoinKeepsHistory(t *testing.T) {
+	t.Parallel()
+	e := startReplicas(t, 2, 3*time.Second)
+	ts := e.slack.Mention(slackChan, alice, "alpha one", "")
+	e.waitAnswer(t, ts, "pong: alpha one")
+	conv := e.convOf(t, ts)
+	session := e.sessionOf(t, conv)
+	h := e.holderOf(t, conv)
+	o := 1 - h
+
+	// The holder stops gracefully: its next turn runs on the other one.
+	if err := e.procs[h].stop(time.Minute); err != nil {
+		t.Fatalf("stop replica %d: %v", h, err)
+	}
+	e.slack.SendMessage(slackChan, alice, "bravo two", ts)
+	e.waitAnswer(t, ts, "pong: bravo two")
+
+	// It comes back with its data_dir and resumes the conversation early.
+	e.procs[h] = startBridge(t, e.procs[h].dir, e.ab.cfg, e.ab.env...)
+	if !e.procs[h].waitLog(ctxTimeout(t, e2eWait), "conversation resumed ahead of its return") {
+		t.Fatalf("the rejoining replica did not resume the conversation ahead; logs:\n%s", e.procs[h].logs)
+	}
+	if got := e.holderOf(t, conv); got != o {
+		t.Fatalf("the conversation moved to replica %d on the rejoin, want it on %d", got, o)
+	}
+
+	// More turns elsewhere, stored; then the holder dies.
+	e.slack.SendMessage(slackChan, alice, "charlie three", ts)
+	e.waitAnswer(t, ts, "pong: charlie three")
+	if err := e.slack.WaitFor(func() bool { return e.storedSessionHas(t, session, "charlie three") }, e2eWait); err != nil {
+		t.Fatalf("the third turn's session files were never stored: %v", err)
+	}
+	e.procs[o].kill9()
+
+	e.slack.SendMessage(slackChan, alice, "[echo-history] delta four", ts)
+	e.waitThreadText(t, ts, "history: ")
+	var answer string
+	for _, p := range e.slack.Posts() {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts && strings.Contains(e.text(cur), "history: ") {
+			answer = e.text(cur)
+		}
+	}
+	for _, turn := range []string{"alpha one", "bravo two", "charlie three"} {
+		if !strings.Contains(answer, turn) {
+			t.Errorf("the model request after the rejoin lacks the turn %q: %q", turn, answer)
+		}
+	}
+}
