@@ -334,6 +334,7 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 	m, dup := f.enforcedLocked(ch.ID, &b) // nonce.go
 	if !dup {
 		m = f.botMessage(ch, content, comps, b.flags())
+		f.replyLocked(m, b.MessageReference)
 		f.attachLocked(m, files)
 		if b.AllowedMentions != nil {
 			parse := append([]string{}, b.AllowedMentions.Parse...)
@@ -434,6 +435,25 @@ func (f *Fake) applyEdit(m *message, content *string, comps *[]wireComponent, fl
 	f.notify()
 }
 
+// replyLocked makes m a reply to the message ref names, as Discord does:
+// type 19 with message_reference, and referenced_message when that message
+// exists in the channel (with fail_if_not_exists false a missing one
+// leaves a plain message). f.mu is held.
+func (f *Fake) replyLocked(m *message, ref *wireMessageRef) {
+	if ref == nil || ref.MessageID == "" {
+		return
+	}
+	q, ok := f.messages[ref.MessageID]
+	if !ok || q.wire.ChannelID != m.wire.ChannelID {
+		return
+	}
+	m.wire.Type = 19
+	m.wire.MessageReference = &wireMessageRef{MessageID: ref.MessageID, ChannelID: m.wire.ChannelID, GuildID: m.wire.GuildID}
+	quoted := q.wire
+	quoted.ReferencedMessage = nil // Discord does not nest them
+	m.wire.ReferencedMessage = &quoted
+}
+
 func (f *Fake) startThread(w http.ResponseWriter, r *http.Request) {
 	var b wireThreadStart
 	if !decodeBody(w, r, &b) {
@@ -445,6 +465,14 @@ func (f *Fake) startThread(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.threadFail.n != 0 { // FailThreadStart
+		if f.threadFail.n > 0 {
+			f.threadFail.n--
+		}
+		f.notify()
+		writeError(w, f.threadFail.status, f.threadFail.err.Code, f.threadFail.err.Message, nil)
+		return
+	}
 	parent, ok := f.channels[r.PathValue("channel_id")]
 	if !ok {
 		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel", nil)
