@@ -313,6 +313,7 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerApproval:
 		cv.cards.Expire(ctx, v.id)
 	case timerOutbox:
+		cv.core.waiting.Remove(cv.bot.Name, cv.id) // armed again if it fails again
 		cv.outbox.Retry(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)

@@ -133,6 +133,7 @@ type Core struct {
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
 	budgets   delivery.Budgets                   // per channel (pacing)
+	waiting   delivery.Waiting                   // outboxes waiting for their platform (outbox.go)
 	strangers *strangers.Notices                 // who was told they may not talk to a bot
 	states    *connstate.Board                   // connection state per bot
 	workers   sync.WaitGroup                     // conversation queues and their helpers

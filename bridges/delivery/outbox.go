@@ -64,8 +64,12 @@ type Host interface {
 	// be edited (EditOrPost).
 	EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error)
 	// RetryOutboxAfter arms the worker's outbox timer: when it fires, the
-	// worker calls Outbox.Retry.
+	// worker calls Outbox.Retry. Until then a sign that the platform is
+	// back may call Outbox.Wake (Waiting).
 	RetryOutboxAfter(d time.Duration)
+	// PlatformBack is told that a call to the platform just succeeded: a
+	// sign that it answers again for the other conversations (Waiting.Back).
+	PlatformBack()
 	// MayPost reports whether the worker may still post in the
 	// conversation: false once its replica lost the conversation to
 	// another (bridges/core ownership.go). Flush posts nothing more then.
@@ -100,6 +104,7 @@ type Outbox struct {
 	// untoldGiveUp: a given-up reply's notice could not be posted (tellGivenUp).
 	untoldGiveUp bool
 	delay        time.Duration
+	failedAt     time.Time                     // the last failed attempt (Wake)
 	editReply    map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
 	streamReply  map[string]StreamEnd          // outbox id → stream to stop instead of posting
 }
@@ -166,6 +171,7 @@ func (o *Outbox) Flush(ctx context.Context) {
 		err := o.postReply(pctx, row)
 		cancel()
 		if err == nil {
+			o.h.PlatformBack() // the others waiting through an outage go too
 			if errors.Is(o.markPosted(ctx, row.ID), store.ErrFenced) {
 				return // the new holder posts what is left (and this reply, once more)
 			}
@@ -283,6 +289,7 @@ func (o *Outbox) markPosted(ctx context.Context, id string) error {
 // retryOutbox schedules the next flush with exponential backoff: the first
 // delay is the outbox's backoff, doubling up to MaxBackoff.
 func (o *Outbox) retryOutbox() {
+	o.failedAt = o.h.Now()
 	if o.delay == 0 {
 		o.delay = o.backoff
 	} else {

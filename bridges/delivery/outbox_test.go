@@ -30,6 +30,7 @@ type host struct {
 	now      time.Time
 	giveUp   time.Duration
 	retries  []time.Duration
+	backs    int // PlatformBack calls
 	notices  int
 	budget   delivery.Budget
 	interval time.Duration
@@ -51,6 +52,8 @@ func (h *host) MayPost() bool              { return true }
 func (h *host) RetryOutboxAfter(d time.Duration) {
 	h.retries = append(h.retries, d)
 }
+
+func (h *host) PlatformBack() { h.backs++ }
 
 func (h *host) Notice(ctx context.Context, text string) {
 	if err := h.PostNotice(ctx, text); err != nil {
