@@ -36,6 +36,10 @@ type (
 		sess      AgentSession
 		sessionID string // set by a WarmPool: the session's id (a spare's differs from the one asked for)
 		err       error
+		// fresh: the session was to be resumed but never finished a turn
+		// anywhere (nothing stored, no transcript here): it started anew
+		// with its id (resumeOptions).
+		fresh bool
 	} // Acquire finished
 	inWaiting struct{ gen uint64 } // Acquire waits for a free slot
 	inTimer   struct {
@@ -141,6 +145,7 @@ type conversation struct {
 	st    *store.Store
 	token int64
 	lost  atomic.Bool
+	taken bool // the tenure began after another replica's (ownership.Tenure.Recover)
 
 	// Owned by the worker goroutine.
 	row                store.Conversation // settings: session id, overrides
@@ -171,7 +176,10 @@ type conversation struct {
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.
-func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform, st *store.Store, token int64) *conversation {
+//
+// takenOver says that its tenure began after another replica's
+// (ownership.Tenure.Recover).
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform, st *store.Store, token int64, takenOver bool) *conversation {
 	key := bridges.ConversationKey(row.Key)
 	lim := p.Limits()
 	if lim.EditInterval <= 0 {
@@ -190,6 +198,7 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		row:      row,
 		st:       st,
 		token:    token,
+		taken:    takenOver,
 		resume:   row.SessionID != "",
 		inflight: make(map[string]sentMsg),
 		spared:   make(map[string]int),

@@ -479,7 +479,7 @@ func (c *Core) conversationLocked(conv store.Conversation, st *store.Store, t ow
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}
-	cv := newConversation(c, conv, bot, profile, p, st, token)
+	cv := newConversation(c, conv, bot, profile, p, st, token, t.Recover)
 	c.convs[key] = cv
 	return cv, nil
 }

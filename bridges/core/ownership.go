@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -117,6 +118,33 @@ func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) 
 	}
 	opts.ResumeStamp = stamp
 	return opts, nil
+}
+
+// resumeOptions is restoreSession for an Acquire, and reports fresh when
+// a resume is bound to fail: with replicas, a session that never finished
+// a turn anywhere — nothing stored and no transcript in this replica's
+// state directory, as when the replica that ran its first turn died in
+// it — starts anew with its id instead (Resume false), rather than a
+// first CLI failing to resume and a second starting fresh.
+func (cv *conversation) resumeOptions(ctx context.Context, opts agent.Options) (_ agent.Options, fresh bool) {
+	ropts, err := cv.restoreSession(ctx, opts)
+	if err != nil || cv.core.opts.Ownership == nil || !ropts.Resume || ropts.StateDir == "" || ropts.ResumeStamp != "" ||
+		sessiondir.HasTranscript(ropts.StateDir, ropts.SessionID) {
+		return ropts, false
+	}
+	ropts.Resume = false
+	return ropts, true
+}
+
+// onFreshStart is told (onAcquired) that the session was started anew
+// because it never finished a turn anywhere (resumeOptions): the next
+// spawns resume it once a turn ends here. When another replica ran that
+// first turn and stopped in it, the thread is told what happened.
+func (cv *conversation) onFreshStart(ctx context.Context) {
+	cv.log.Info("the session never finished a turn on any replica: started anew with its id", "session", cv.row.SessionID)
+	if cv.taken {
+		cv.notice(ctx, "⚠️ The agent was restarted on another replica: the one running this thread stopped during its first turn.")
+	}
 }
 
 // unrestoredStamp stamps a resume whose stored files could not be

@@ -71,8 +71,14 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		// With replicas another replica may run the conversation now:
 		// the agent starts from the stored files, stamped, and is taken
 		// only by a tenure whose stored files are still those.
-		opts, err := cv.restoreSession(rctx, cv.agentOptions())
-		if err == nil {
+		opts, fresh := cv.resumeOptions(rctx, cv.agentOptions())
+		var err error
+		switch {
+		case opts.ResumeStamp == unrestoredStamp:
+			err = errors.New("the session's files could not be restored from the store")
+		case fresh:
+			err = errors.New("the session never finished a turn: nothing to resume")
+		default:
 			err = r.WarmResume(rctx, row.ID, limit, opts, true)
 		}
 		cancel()
