@@ -26,7 +26,7 @@ func TestOutboxWakesWhenPlatformBack(t *testing.T) {
 			hd.(bridges.StateReporter).ReportState(bridges.BotState{State: bridges.ConnConnected})
 		},
 		"event": func(t *testing.T, h *harness, _ *bridgetest.Platform) {
-			h.send(key("T2"), "m3", "alice", "anyone there?")
+			h.send(key("T2"), "m3", "alice", "!status") // answered without the agent (no "pong")
 		},
 	}
 	for name, sign := range signs {

@@ -121,14 +121,16 @@ func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) 
 }
 
 // resumeOptions is restoreSession for an Acquire, and reports fresh when
-// a resume is bound to fail: with replicas, a session that never finished
-// a turn anywhere — nothing stored and no transcript in this replica's
-// state directory, as when the replica that ran its first turn died in
-// it — starts anew with its id instead (Resume false), rather than a
-// first CLI failing to resume and a second starting fresh.
+// a resume is bound to fail: in a tenure taken over from another replica,
+// a session with nothing stored and no transcript in this replica's state
+// directory — the replica that ran its first turn died in it — starts
+// anew with its id instead (Resume false), rather than a first CLI
+// failing to resume and a second starting fresh. Elsewhere (a !resume of
+// a session whose files were not stored) the resume is tried, and its
+// failure told as such.
 func (cv *conversation) resumeOptions(ctx context.Context, opts agent.Options) (_ agent.Options, fresh bool) {
 	ropts, err := cv.restoreSession(ctx, opts)
-	if err != nil || cv.core.opts.Ownership == nil || !ropts.Resume || ropts.StateDir == "" || ropts.ResumeStamp != "" ||
+	if err != nil || !cv.taken || !ropts.Resume || ropts.StateDir == "" || ropts.ResumeStamp != "" ||
 		sessiondir.HasTranscript(ropts.StateDir, ropts.SessionID) {
 		return ropts, false
 	}
@@ -137,14 +139,12 @@ func (cv *conversation) resumeOptions(ctx context.Context, opts agent.Options) (
 }
 
 // onFreshStart is told (onAcquired) that the session was started anew
-// because it never finished a turn anywhere (resumeOptions): the next
-// spawns resume it once a turn ends here. When another replica ran that
-// first turn and stopped in it, the thread is told what happened.
+// because the replica that ran it stopped before any of its turns was
+// stored (resumeOptions): the next spawns resume it once a message is sent
+// here. The thread is told what happened.
 func (cv *conversation) onFreshStart(ctx context.Context) {
-	cv.log.Info("the session never finished a turn on any replica: started anew with its id", "session", cv.row.SessionID)
-	if cv.taken {
-		cv.notice(ctx, "⚠️ The agent was restarted on another replica: the one running this thread stopped during its first turn.")
-	}
+	cv.log.Info("the session was never stored by the replica that ran it: started anew with its id", "session", cv.row.SessionID)
+	cv.notice(ctx, "⚠️ The agent was restarted on another replica: the one running this thread stopped before the session's first turn was saved, so the session starts anew.")
 }
 
 // unrestoredStamp stamps a resume whose stored files could not be

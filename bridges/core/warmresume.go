@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -71,13 +72,11 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		// With replicas another replica may run the conversation now:
 		// the agent starts from the stored files, stamped, and is taken
 		// only by a tenure whose stored files are still those.
-		opts, fresh := cv.resumeOptions(rctx, cv.agentOptions())
-		var err error
+		opts, err := cv.restoreSession(rctx, cv.agentOptions())
 		switch {
-		case opts.ResumeStamp == unrestoredStamp:
-			err = errors.New("the session's files could not be restored from the store")
-		case fresh:
-			err = errors.New("the session never finished a turn: nothing to resume")
+		case err != nil:
+		case c.opts.Ownership != nil && opts.ResumeStamp == "" && !sessiondir.HasTranscript(opts.StateDir, opts.SessionID):
+			err = errors.New("the session was never stored: nothing to resume")
 		default:
 			err = r.WarmResume(rctx, row.ID, limit, opts, true)
 		}
