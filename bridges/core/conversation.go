@@ -47,7 +47,7 @@ type (
 		id   string
 		seq  uint64
 	} // a timer fired
-	inOutbox struct{} // pending replies may be postable
+	inOutbox struct{} // replies an earlier run or holder left pending (Outbox.Recover)
 )
 
 func (inPoke) isInput()     {}
@@ -237,7 +237,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inTimer:
 		cv.onTimer(ctx, v)
 	case inOutbox:
-		cv.outbox.Flush(ctx)
+		cv.outbox.Recover(ctx) // replies left by a previous run or holder (recovery)
 	case inCall:
 		v.f(ctx, cv)
 	}
