@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -89,5 +90,50 @@ func TestSlackReplicasRejoinKeepsHistory(t *testing.T) {
 		if !strings.Contains(answer, turn) {
 			t.Errorf("the model request after the rejoin lacks the turn %q: %q", turn, answer)
 		}
+	}
+}
+
+// TestSlackReplicasFirstTurnHolderKilled: the replica running a
+// conversation's first turn is killed in it. The survivor takes the
+// conversation over with one CLI (its session never stored anywhere, it
+// starts anew instead of failing to resume first), tells the thread that
+// the agent was restarted on another replica — not that the session
+// "could not be resumed" — and answers the message.
+func TestSlackReplicasFirstTurnHolderKilled(t *testing.T) {
+	t.Parallel()
+	e := startReplicas(t, 2, 3*time.Second)
+	ts := e.slack.Mention(slackChan, alice, "[slow 40] [slowms 100] first words", "")
+	if _, err := e.model.WaitForRequest(ctxTimeout(t, e2eWait), func(r fakemodel.Request) bool {
+		return strings.Contains(fakemodel.LastUserText(r), "first words")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conv := e.convOf(t, ts)
+	h := e.holderOf(t, conv)
+	killed := time.Now()
+	e.procs[h].kill9()
+	survivor := e.procs[1-h]
+
+	e.waitAnswer(t, ts, "first words") // delivered again: "pong: [agentbridge: … interrupted …] … first words"
+	t.Logf("answered %s after the kill", time.Since(killed).Round(10*time.Millisecond))
+	e.waitThreadText(t, ts, "restarted on another replica")
+	for _, p := range e.slack.Posts() {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts &&
+			(strings.Contains(e.text(cur), "could not be resumed") || strings.Contains(e.text(cur), "does not remember")) {
+			t.Errorf("misleading notice: %q", e.text(cur))
+		}
+	}
+	logs := survivor.logs.String()
+	if strings.Contains(logs, "resume failed") {
+		t.Error("the survivor tried to resume a session nobody stored")
+	}
+	spawns := 0
+	for line := range strings.SplitSeq(logs, "\n") {
+		if strings.Contains(line, `msg="acquiring agent"`) && strings.Contains(line, "conversation="+conv) {
+			spawns++
+		}
+	}
+	if spawns != 1 {
+		t.Errorf("the survivor started %d agents for the conversation, want 1", spawns)
 	}
 }
