@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,41 @@ func TestSlackReplicasFirstTurnHolderKilled(t *testing.T) {
 	}
 	if spawns != 1 {
 		t.Errorf("the survivor started %d agents for the conversation, want 1", spawns)
+	}
+}
+
+// TestSlackReplicasHolderKilledInsidePost: the holder is killed inside
+// the chat.postMessage of an answer — Slack took the message, its answer
+// never reached the bridge, so nothing recorded an attempt. The next
+// holder looks before it posts (the reply's key, in the message's
+// metadata) and finds it: the answer shows once.
+func TestSlackReplicasHolderKilledInsidePost(t *testing.T) {
+	t.Parallel()
+	// Quiet: no live message, every answer is one chat.postMessage from
+	// the outbox.
+	e := startReplicasBot(t, 2, 3*time.Second, "    verbosity: quiet\n")
+	ts := e.slack.Mention(slackChan, alice, "hello once", "")
+	e.waitThreadText(t, ts, "pong: hello once") // quiet: no cost footer
+	conv := e.convOf(t, ts)
+	h := e.holderOf(t, conv)
+
+	reached, release := e.slack.HoldResponse("chat.postMessage", func(p url.Values) bool {
+		return strings.Contains(p.Get("text")+p.Get("blocks"), "pong: second")
+	})
+	defer release()
+	e.slack.SendMessage(slackChan, alice, "second", ts)
+	select {
+	case <-reached:
+	case <-time.After(e2eWait):
+		t.Fatal("the answer was never posted")
+	}
+	e.procs[h].kill9()
+
+	// The next holder recovers the conversation (its outbox first), then
+	// answers a later message: by then the held answer was dealt with.
+	e.slack.SendMessage(slackChan, alice, "third", ts)
+	e.waitThreadText(t, ts, "pong: third")
+	if n := e.postsWith(ts, "pong: second"); n != 1 {
+		t.Errorf("the answer posted inside the killed call shows %d times, want once\nposts: %s", n, e.dump())
 	}
 }
