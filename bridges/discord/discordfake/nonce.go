@@ -55,25 +55,6 @@ func (f *Fake) FailCreate(n, status, code int, message string) {
 	f.nonces.failWith = apiError{Code: code, Message: message}
 }
 
-// threadFailure is what FailThreadStart injects.
-type threadFailure struct {
-	n      int // thread starts still to refuse; < 0: all
-	status int
-	err    apiError
-}
-
-// FailThreadStart makes the next n thread starts (POST
-// /channels/{id}/messages/{mid}/threads) fail, without starting anything,
-// with HTTP status and Discord's JSON error code and message: 503, 0,
-// "upstream connect error" for an outage; 403, 50013, "Missing
-// Permissions" for a bot without Create Public Threads. n < 0 fails all
-// until called again with 0.
-func (f *Fake) FailThreadStart(n, status, code int, message string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.threadFail = threadFailure{n: n, status: status, err: apiError{Code: code, Message: message}}
-}
-
 // failLocked reports whether this create-message request is refused
 // (FailCreate), with what. f.mu is held.
 func (f *Fake) failLocked() (bool, int, apiError) {
