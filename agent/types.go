@@ -74,6 +74,12 @@ type Options struct {
 	// true with --resume SessionID.
 	SessionID string
 	Resume    bool
+	// ResumeStamp names the session files a resume starts from (opaque;
+	// with replicas, the stored files another replica may have written:
+	// ownership.Ownership.RestoreSession). Nothing of it reaches the CLI:
+	// the pool hands a conversation's warm resume only to an Acquire with
+	// the same stamp, so an agent started from older files is not reused.
+	ResumeStamp string
 
 	// MCPServers are the host's in-process MCP servers by name, offered to
 	// the CLI as SDK servers (--mcp-config type "sdk" and initialize's

@@ -31,6 +31,9 @@ import (
 // limit.IdleTimeout unused, and Get does not report it. An Acquire of key
 // whose options equal opts (apart from the MCP servers, which are bound
 // then) takes it at once; one with other options stops it and spawns anew.
+// Options include ResumeStamp: an Acquire whose session files are not the
+// ones this process started from (another replica ran turns meanwhile)
+// never gets it.
 // It returns an error wrapping ErrNoRoom when nothing was started for want
 // of a slot or memory, and another error when key already has a session.
 func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts agent.Options, warmUp bool) error {
@@ -119,7 +122,8 @@ func (p *Pool) noRoomForWarmResumeLocked(key string, limit Limit) string {
 // marking it to stop (stop is then true; the caller stops it). Needs p.mu.
 func (p *Pool) claimLocked(e *poolEntry, limit Limit, opts agent.Options) (s *agent.Session, stop bool) {
 	so := e.s.Options()
-	if !opts.Resume || so.SessionID != opts.SessionID || so.StateDir != opts.StateDir || !sameSpawn(so, opts) || !e.s.Alive() {
+	if !opts.Resume || so.SessionID != opts.SessionID || so.StateDir != opts.StateDir || so.ResumeStamp != opts.ResumeStamp ||
+		!sameSpawn(so, opts) || !e.s.Alive() {
 		e.stopping = true
 		return nil, true
 	}

@@ -71,3 +71,46 @@ func TestWarmResumeSlots(t *testing.T) {
 	}
 	waitUntil(t, "the new process's start", eventTimeout, func() bool { return len(r.spawnLog(t)) == spawns+1 })
 }
+
+// TestWarmResumeStamp (scripted CLI): a warm resume started from one set
+// of session files (agent.Options.ResumeStamp) is taken by an Acquire of
+// the same files only; an Acquire whose files changed meanwhile (another
+// replica ran turns) stops it and starts a new process, so the stale
+// history is never answered from.
+func TestWarmResumeStamp(t *testing.T) {
+	r := newSpareRig(t, 0, 4, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	limit := r.cfg.Limit
+	early := r.newOpts()
+	early.Resume, early.ResumeStamp = true, "files-after-turn-1"
+	if err := r.pool.WarmResume(ctx, "k", limit, early, false); err != nil {
+		t.Fatal(err)
+	}
+	spawns := len(r.spawnLog(t))
+	now := early
+	now.ResumeStamp = "files-after-turn-3"
+	s, err := r.pool.Acquire(ctx, "k", limit, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Options().ResumeStamp != now.ResumeStamp {
+		t.Errorf("Acquire with newer session files got the process started from %q", s.Options().ResumeStamp)
+	}
+	waitUntil(t, "the new process's start", eventTimeout, func() bool { return len(r.spawnLog(t)) == spawns+1 })
+
+	// The same files: the warm resume is taken as it is.
+	if err := r.pool.Remove(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.pool.WarmResume(ctx, "k", limit, now, false); err != nil {
+		t.Fatal(err)
+	}
+	spawns = len(r.spawnLog(t))
+	if _, err := r.pool.Acquire(ctx, "k", limit, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.spawnLog(t)); n != spawns {
+		t.Errorf("Acquire with the same session files spawned %d more processes, want the warm resume", n-spawns)
+	}
+}

@@ -23,7 +23,7 @@ func sameSpawn(template, opts agent.Options) bool {
 // spawnShape blanks what differs per session and treats empty and nil
 // collections alike.
 func spawnShape(o agent.Options) agent.Options {
-	o.SessionID, o.Resume, o.StateDir = "", false, ""
+	o.SessionID, o.Resume, o.StateDir, o.ResumeStamp = "", false, "", ""
 	o.Prepare = nil // a hook of the profile, applied at every spawn (Options.Prepare)
 	o.StartCPU = 0  // how a spare boots, not what it runs as
 	// MCP servers are per session (a spare's are bound at hand-over): only

@@ -36,6 +36,10 @@ type (
 		sess      AgentSession
 		sessionID string // set by a WarmPool: the session's id (a spare's differs from the one asked for)
 		err       error
+		// fresh: the session was to be resumed but never finished a turn
+		// anywhere (nothing stored, no transcript here): it started anew
+		// with its id (resumeOptions).
+		fresh bool
 	} // Acquire finished
 	inWaiting struct{ gen uint64 } // Acquire waits for a free slot
 	inTimer   struct {
@@ -43,7 +47,7 @@ type (
 		id   string
 		seq  uint64
 	} // a timer fired
-	inOutbox struct{} // pending replies may be postable
+	inOutbox struct{} // replies an earlier run or holder left pending (Outbox.Recover)
 )
 
 func (inPoke) isInput()     {}
@@ -141,6 +145,7 @@ type conversation struct {
 	st    *store.Store
 	token int64
 	lost  atomic.Bool
+	taken bool // the tenure began after another replica's (ownership.Tenure.Recover)
 
 	// Owned by the worker goroutine.
 	row                store.Conversation // settings: session id, overrides
@@ -171,7 +176,10 @@ type conversation struct {
 }
 
 // newConversation creates a conversation and its queue; c.mu is held.
-func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform, st *store.Store, token int64) *conversation {
+//
+// takenOver says that its tenure began after another replica's
+// (ownership.Tenure.Recover).
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform, st *store.Store, token int64, takenOver bool) *conversation {
 	key := bridges.ConversationKey(row.Key)
 	lim := p.Limits()
 	if lim.EditInterval <= 0 {
@@ -190,6 +198,7 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		row:      row,
 		st:       st,
 		token:    token,
+		taken:    takenOver,
 		resume:   row.SessionID != "",
 		inflight: make(map[string]sentMsg),
 		spared:   make(map[string]int),
@@ -231,7 +240,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inTimer:
 		cv.onTimer(ctx, v)
 	case inOutbox:
-		cv.outbox.Flush(ctx)
+		cv.outbox.Recover(ctx) // replies left by a previous run or holder (recovery)
 	case inCall:
 		v.f(ctx, cv)
 	}
@@ -316,6 +325,7 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerApproval:
 		cv.cards.Expire(ctx, v.id)
 	case timerOutbox:
+		cv.core.waiting.Remove(cv.bot.Name, cv.id) // armed again if it fails again
 		cv.outbox.Retry(ctx)
 	case timerRetry:
 		cv.deliverPending(ctx)

@@ -138,6 +138,7 @@ type Core struct {
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
 	budgets   delivery.Budgets                   // per channel (pacing)
+	waiting   delivery.Waiting                   // outboxes waiting for their platform (outbox.go)
 	strangers *strangers.Notices                 // who was told they may not talk to a bot
 	states    *connstate.Board                   // connection state per bot
 	workers   sync.WaitGroup                     // conversation queues and their helpers
@@ -486,7 +487,7 @@ func (c *Core) conversationLocked(conv store.Conversation, st *store.Store, t ow
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}
-	cv := newConversation(c, conv, bot, profile, p, st, token)
+	cv := newConversation(c, conv, bot, profile, p, st, token, t.Recover)
 	c.convs[key] = cv
 	return cv, nil
 }

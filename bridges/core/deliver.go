@@ -222,9 +222,10 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	warm = warm && !opts.Resume // a new session: a warm spare may serve it
 	cv.spawn(func() {
 		var (
-			sess AgentSession
-			sid  string
-			err  error
+			sess  AgentSession
+			sid   string
+			err   error
+			fresh bool
 		)
 		if warm {
 			sess, sid, err = wp.AcquireNew(runCtx, key, limit, opts)
@@ -232,10 +233,11 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 				moveSpareTools(runCtx, opts, sid, log)
 			}
 		} else {
-			cv.restoreSession(runCtx, opts) // ownership.go: another replica's turns
-			sess, err = pool.Acquire(runCtx, key, limit, opts)
+			var ropts agent.Options
+			ropts, fresh = cv.resumeOptions(runCtx, opts) // ownership.go: another replica's turns
+			sess, err = pool.Acquire(runCtx, key, limit, ropts)
 		}
-		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err}); perr != nil && sess != nil {
+		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err, fresh: fresh}); perr != nil && sess != nil {
 			// The conversation stopped: nobody will read the session. Its
 			// channel closes when the pool's owner closes the pool.
 			cv.core.readers.Go(func() { drain(sess) })
@@ -268,6 +270,10 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 	}
 	cv.sess = v.sess
 	cv.freshRetry = false
+	if v.fresh {
+		cv.resume = false // until a message is sent to it (send)
+		cv.onFreshStart(ctx)
+	}
 	q, runCtx, gen, sess := cv.q, cv.core.runCtx, cv.gen, v.sess
 	if !cv.core.readers.Go(func() { forward(runCtx, q, gen, sess) }) {
 		cv.sess = nil // the core's owner already waited for its readers: the core is stopped

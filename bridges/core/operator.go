@@ -167,8 +167,27 @@ type botHandler struct {
 
 var _ bridges.StateReporter = botHandler{}
 
-// ReportState implements StateReporter.
-func (h botHandler) ReportState(s bridges.BotState) { h.states.Set(h.bot, s) }
+// ReportState implements StateReporter. A connection made (again) is a
+// sign that the platform is back (platformBack).
+func (h botHandler) ReportState(s bridges.BotState) {
+	h.states.Set(h.bot, s)
+	if s.State == bridges.ConnConnected {
+		h.platformBack(h.bot)
+	}
+}
+
+// HandleMessage implements bridges.Handler: an event from the platform is
+// a sign that it is back (platformBack).
+func (h botHandler) HandleMessage(ctx context.Context, m bridges.Inbound) error {
+	h.platformBack(h.bot)
+	return h.Core.HandleMessage(ctx, m)
+}
+
+// HandleAction implements bridges.Handler, like HandleMessage.
+func (h botHandler) HandleAction(ctx context.Context, a bridges.Action) error {
+	h.platformBack(h.bot)
+	return h.Core.HandleAction(ctx, a)
+}
 
 // BotStates returns the state of every configured bot that the core runs,
 // in configuration order. It is safe to call at any time (empty before

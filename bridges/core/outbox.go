@@ -28,8 +28,30 @@ func (h outboxHost) Now() time.Time                       { return h.cv.core.clo
 func (h outboxHost) Metrics() *metrics.Metrics            { return h.cv.core.opts.Metrics }
 func (h outboxHost) GiveUpAfter() time.Duration           { return delivery.GiveUpAfter(h.cv.core.cfg()) }
 func (h outboxHost) Notice(ctx context.Context, t string) { h.cv.notice(ctx, t) }
-func (h outboxHost) RetryOutboxAfter(d time.Duration)     { h.cv.after(d, timerOutbox, "") }
 func (h outboxHost) MayPost() bool                        { return h.cv.mayPost() }
+
+func (h outboxHost) PlatformBack() { h.cv.core.platformBack(h.cv.bot.Name) }
+
+// RetryOutboxAfter arms the outbox timer and has the first sign that the
+// platform is back (platformBack) wake the outbox sooner.
+func (h outboxHost) RetryOutboxAfter(d time.Duration) {
+	cv := h.cv
+	cv.after(d, timerOutbox, "")
+	q := cv.q
+	cv.core.waiting.Add(cv.bot.Name, cv.id, func() {
+		_ = q.Push(inCall{func(ctx context.Context, cv *conversation) { cv.outbox.Wake(ctx) }}) // a full or closed queue: the timer still runs
+	})
+}
+
+// platformBack is a sign that bot's platform answers again — a call to it
+// succeeded, an event from it arrived, its adapter reconnected: the
+// conversations whose replies wait for a retry post them now
+// (delivery.Waiting) instead of at the end of their back-off.
+func (c *Core) platformBack(bot string) {
+	if n := c.waiting.Back(bot); n > 0 {
+		c.log.Debug("platform answers again: waking the waiting replies", "bot", bot, "conversations", n)
+	}
+}
 
 func (h outboxHost) TakeUrgent() {
 	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -30,7 +31,17 @@ func TestStatusShowsRepliesWaiting(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "first")
 	waitFor(t, "the first attempt", func() bool { return a.n() == 1 })
-	failedAt := clock.Now()
+	// Since when, as the store recorded the failure (by its own clock,
+	// which may have passed a second boundary since the fake clock began).
+	var failedAt time.Time
+	waitFor(t, "the failed attempt recorded", func() bool {
+		rows, err := h.st.PendingOutboxForConversation(context.Background(), h.conversation(k).ID)
+		if err != nil || len(rows) == 0 || rows[0].Attempts == 0 {
+			return false
+		}
+		failedAt = rows[0].FirstFailedAt
+		return true
+	})
 	h.send(k, "m2", "alice", "second")
 	h.waitLedgerFinal(k)
 	clock.Advance(30 * time.Second) // less than the retry's minute

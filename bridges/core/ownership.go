@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -94,15 +95,61 @@ func (cv *conversation) saveSession(ctx context.Context) {
 }
 
 // restoreSession puts a session's stored CLI files back before a resume
-// (ownership.Ownership); it runs on the spawning goroutine. Without them the resume
-// fails and the conversation starts afresh, as it tells its thread.
-func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) {
-	if own := cv.core.opts.Ownership; own != nil && opts.Resume && opts.StateDir != "" {
-		if err := own.RestoreSession(ctx, cv.id, opts.SessionID, opts.StateDir); err != nil {
-			cv.log.Warn("restore the session's files from the store", "session", opts.SessionID, "err", err)
-		}
+// (ownership.Ownership) and returns opts stamped with them
+// (agent.Options.ResumeStamp): the pool then reuses no agent started
+// from other files, such as one this replica resumed ahead at start-up
+// before another replica ran more turns. It runs on the spawning
+// goroutine. Without the files the resume fails and the conversation
+// starts afresh, as it tells its thread.
+//
+// When the files could not be restored it returns an error with opts
+// stamped unrestoredStamp, which no early agent carries (warmResumeRecent
+// starts none then).
+func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) (agent.Options, error) {
+	own := cv.core.opts.Ownership
+	if own == nil || !opts.Resume || opts.StateDir == "" {
+		return opts, nil
 	}
+	stamp, err := own.RestoreSession(ctx, cv.id, opts.SessionID, opts.StateDir)
+	if err != nil {
+		cv.log.Warn("restore the session's files from the store", "session", opts.SessionID, "err", err)
+		opts.ResumeStamp = unrestoredStamp
+		return opts, fmt.Errorf("restore session %s: %w", opts.SessionID, err)
+	}
+	opts.ResumeStamp = stamp
+	return opts, nil
 }
+
+// resumeOptions is restoreSession for an Acquire, and reports fresh when
+// a resume is bound to fail: in a tenure taken over from another replica,
+// a session with nothing stored and no transcript in this replica's state
+// directory — the replica that ran its first turn died in it — starts
+// anew with its id instead (Resume false), rather than a first CLI
+// failing to resume and a second starting fresh. Elsewhere (a !resume of
+// a session whose files were not stored) the resume is tried, and its
+// failure told as such.
+func (cv *conversation) resumeOptions(ctx context.Context, opts agent.Options) (_ agent.Options, fresh bool) {
+	ropts, err := cv.restoreSession(ctx, opts)
+	if err != nil || !cv.taken || !ropts.Resume || ropts.StateDir == "" || ropts.ResumeStamp != "" ||
+		sessiondir.HasTranscript(ropts.StateDir, ropts.SessionID) {
+		return ropts, false
+	}
+	ropts.Resume = false
+	return ropts, true
+}
+
+// onFreshStart is told (onAcquired) that the session was started anew
+// because the replica that ran it stopped before any of its turns was
+// stored (resumeOptions): the next spawns resume it once a message is sent
+// here. The thread is told what happened.
+func (cv *conversation) onFreshStart(ctx context.Context) {
+	cv.log.Info("the session was never stored by the replica that ran it: started anew with its id", "session", cv.row.SessionID)
+	cv.notice(ctx, "⚠️ The agent was restarted on another replica: the one running this thread stopped before the session's first turn was saved, so the session starts anew.")
+}
+
+// unrestoredStamp stamps a resume whose stored files could not be
+// restored: whatever an earlier agent started from is not known current.
+const unrestoredStamp = "unrestored"
 
 // drainPoll is how often Drain looks whether turns still run.
 const drainPoll = 100 * time.Millisecond

@@ -51,7 +51,9 @@ func (f *fakeOwnership) SaveSession(_ context.Context, _, sessionID, _ string) {
 	f.saved = append(f.saved, sessionID)
 }
 
-func (f *fakeOwnership) RestoreSession(context.Context, string, string, string) error { return nil }
+func (f *fakeOwnership) RestoreSession(context.Context, string, string, string) (string, error) {
+	return "", nil
+}
 
 func (f *fakeOwnership) set(mine, recover bool) {
 	f.mu.Lock()

@@ -136,6 +136,7 @@ func (cv *conversation) post(ctx context.Context, m bridges.Message) (bridges.Me
 	if err != nil {
 		return ref, err
 	}
+	cv.core.platformBack(cv.bot.Name)
 	ref.At = cv.core.clock.Now()
 	return ref, nil
 }
@@ -145,7 +146,11 @@ func (cv *conversation) editOrPost(ctx context.Context, ref bridges.MessageRef, 
 	if !cv.mayPost() {
 		return bridges.MessageRef{}, errTenureOver
 	}
-	return delivery.EditOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
+	ref, err := delivery.EditOrPost(ctx, cv.platform, cv.limits, cv.core.clock.Now(), ref, m, instead)
+	if err == nil {
+		cv.core.platformBack(cv.bot.Name)
+	}
+	return ref, err
 }
 
 // This file holds what a native stream (bridges.Streamer) shows beyond

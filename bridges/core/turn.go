@@ -137,6 +137,9 @@ func (cv *conversation) postNotice(ctx context.Context, text string) error {
 	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	cv.observeShown(bridges.Message{Text: text})
 	_, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text})
+	if err == nil {
+		cv.core.platformBack(cv.bot.Name)
+	}
 	return err
 }
 

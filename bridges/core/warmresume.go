@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -40,6 +41,12 @@ const warmResumeTimeout = time.Minute
 // into free slots (max_live, less the warm spares the profile wants) and
 // the spares' memory budget: a profile stops at its first refusal. A
 // profile without idle_timeout never stops its agents: it uses 30 minutes.
+// With replicas (Ownership) the agent starts from the session files in the
+// store, not the older ones this replica's data_dir may keep, and carries
+// their stamp: a replica that rejoins while another runs the conversation
+// never answers from a stale history — when it takes the conversation
+// later and the stored files changed meanwhile, the pool discards the
+// early agent and resumes afresh (restoreSession, pool.Pool.WarmResume).
 func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridges.Platform) {
 	r, ok := c.pool.(Resumer)
 	if !ok {
@@ -62,7 +69,17 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		}
 		limit := pool.Limit{Profile: cv.profile.Name, MaxLive: cv.profile.MaxLive, IdleTimeout: cv.profile.IdleTimeout}
 		rctx, cancel := context.WithTimeout(ctx, warmResumeTimeout)
-		err := r.WarmResume(rctx, row.ID, limit, cv.agentOptions(), true)
+		// With replicas another replica may run the conversation now:
+		// the agent starts from the stored files, stamped, and is taken
+		// only by a tenure whose stored files are still those.
+		opts, err := cv.restoreSession(rctx, cv.agentOptions())
+		switch {
+		case err != nil:
+		case c.opts.Ownership != nil && opts.ResumeStamp == "" && !sessiondir.HasTranscript(opts.StateDir, opts.SessionID):
+			err = errors.New("the session was never stored: nothing to resume")
+		default:
+			err = r.WarmResume(rctx, row.ID, limit, opts, true)
+		}
 		cancel()
 		switch {
 		case errors.Is(err, pool.ErrNoRoom):

@@ -64,8 +64,12 @@ type Host interface {
 	// be edited (EditOrPost).
 	EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error)
 	// RetryOutboxAfter arms the worker's outbox timer: when it fires, the
-	// worker calls Outbox.Retry.
+	// worker calls Outbox.Retry. Until then a sign that the platform is
+	// back may call Outbox.Wake (Waiting).
 	RetryOutboxAfter(d time.Duration)
+	// PlatformBack is told that a call to the platform just succeeded: a
+	// sign that it answers again for the other conversations (Waiting.Back).
+	PlatformBack()
 	// MayPost reports whether the worker may still post in the
 	// conversation: false once its replica lost the conversation to
 	// another (bridges/core ownership.go). Flush posts nothing more then.
@@ -100,6 +104,9 @@ type Outbox struct {
 	// untoldGiveUp: a given-up reply's notice could not be posted (tellGivenUp).
 	untoldGiveUp bool
 	delay        time.Duration
+	failedAt     time.Time                     // the last failed attempt (Wake)
+	inheritNext  bool                          // Recover: the next Flush's rows were left by an earlier owner
+	inherited    map[string]bool               // outbox id → left by an earlier owner, not attempted since
 	editReply    map[string]bridges.MessageRef // outbox id → live message to edit instead of posting
 	streamReply  map[string]StreamEnd          // outbox id → stream to stop instead of posting
 }
@@ -109,7 +116,19 @@ type Outbox struct {
 // post is retried after backoff, doubling up to MaxBackoff.
 func NewOutbox(h Host, st Store, w *Journal, backoff time.Duration) *Outbox {
 	return &Outbox{h: h, st: st, writes: w, backoff: backoff,
-		editReply: make(map[string]bridges.MessageRef), streamReply: make(map[string]StreamEnd)}
+		editReply: make(map[string]bridges.MessageRef), streamReply: make(map[string]StreamEnd),
+		inherited: make(map[string]bool)}
+}
+
+// Recover flushes the replies an earlier owner of the conversation left
+// pending: a previous run of the bridge, or the replica that held it
+// before this tenure. Any of them may have been in flight when that owner
+// stopped — the platform may show it although no attempt was recorded —
+// so each is posted as a retry (Message.Retry): the adapter looks for it
+// before posting, as after a failed attempt whose answer was lost.
+func (o *Outbox) Recover(ctx context.Context) {
+	o.inheritNext = true
+	o.Flush(ctx)
 }
 
 // Retrying reports whether a retry is scheduled.
@@ -152,6 +171,12 @@ func (o *Outbox) Flush(ctx context.Context) {
 		}
 		return
 	}
+	if o.inheritNext {
+		o.inheritNext = false
+		for _, row := range rows {
+			o.inherited[row.ID] = true
+		}
+	}
 	for _, row := range rows {
 		if o.writes.Waits(row.ID) {
 			continue // posted; recorded once the disk has room (journal.go)
@@ -166,6 +191,8 @@ func (o *Outbox) Flush(ctx context.Context) {
 		err := o.postReply(pctx, row)
 		cancel()
 		if err == nil {
+			delete(o.inherited, row.ID)
+			o.h.PlatformBack() // the others waiting through an outage go too
 			if errors.Is(o.markPosted(ctx, row.ID), store.ErrFenced) {
 				return // the new holder posts what is left (and this reply, once more)
 			}
@@ -199,6 +226,7 @@ func (o *Outbox) Flush(ctx context.Context) {
 			o.retryOutbox()
 			return
 		}
+		delete(o.inherited, row.ID)
 		o.h.Metrics().OutboxGivenUp(bot, reason)
 		log.Error("reply could not be posted; giving up", "outbox", row.ID, "reason", reason,
 			"attempts", upd.Attempts, "age", o.h.Now().Sub(row.CreatedAt).Round(time.Second), "err", err)
@@ -283,6 +311,7 @@ func (o *Outbox) markPosted(ctx context.Context, id string) error {
 // retryOutbox schedules the next flush with exponential backoff: the first
 // delay is the outbox's backoff, doubling up to MaxBackoff.
 func (o *Outbox) retryOutbox() {
+	o.failedAt = o.h.Now()
 	if o.delay == 0 {
 		o.delay = o.backoff
 	} else {
@@ -322,12 +351,15 @@ func (o *Outbox) postReply(ctx context.Context, row store.OutboxMessage) error {
 	}
 	if ref, ok := o.editReply[row.ID]; ok {
 		delete(o.editReply, row.ID) // a retry posts instead
-		if _, err := o.h.EditOrPost(ctx, ref, bridges.Message{Text: row.Text}, replyMessage(row)); err != nil {
+		instead := replyMessage(row)
+		instead.Retry = instead.Retry || o.inherited[row.ID]
+		if _, err := o.h.EditOrPost(ctx, ref, bridges.Message{Text: row.Text}, instead); err != nil {
 			return fmt.Errorf("edit live message into reply: %w", err)
 		}
 		return nil
 	}
 	m := replyMessage(row)
+	m.Retry = m.Retry || o.inherited[row.ID]
 	if note := o.lateNote(row); note != "" {
 		if withNote, lim := m.Text+"\n\n"+note, o.h.Limits(); lim.MaxMessageRunes <= 0 || utf8.RuneCountInString(withNote) <= lim.MaxMessageRunes {
 			m.Text = withNote

@@ -30,6 +30,7 @@ type host struct {
 	now      time.Time
 	giveUp   time.Duration
 	retries  []time.Duration
+	backs    int // PlatformBack calls
 	notices  int
 	budget   delivery.Budget
 	interval time.Duration
@@ -51,6 +52,8 @@ func (h *host) MayPost() bool              { return true }
 func (h *host) RetryOutboxAfter(d time.Duration) {
 	h.retries = append(h.retries, d)
 }
+
+func (h *host) PlatformBack() { h.backs++ }
 
 func (h *host) Notice(ctx context.Context, text string) {
 	if err := h.PostNotice(ctx, text); err != nil {
@@ -245,3 +248,26 @@ type cutHost struct {
 }
 
 func (h *cutHost) Platform() bridges.Platform { return h.plat }
+
+// TestOutboxRecoverPostsAsRetry: replies an earlier owner left pending
+// (a previous run, the replica that died holding the conversation) may
+// have been in flight without a recorded attempt: Recover posts them as
+// retries, so that the adapter looks before posting; a reply of this
+// owner's own is not.
+func TestOutboxRecoverPostsAsRetry(t *testing.T) {
+	ctx := context.Background()
+	o, h, st := newOutbox(t, "left by the dead holder")
+	var retries []bool
+	h.plat.FailPosts(func(_ bridges.ConversationKey, m bridges.Message) error {
+		retries = append(retries, m.Retry)
+		return nil
+	})
+	o.Recover(ctx)
+	if _, err := st.AddOutbox(ctx, store.OutboxMessage{ConversationID: h.convID, Text: "a reply of this tenure"}); err != nil {
+		t.Fatal(err)
+	}
+	o.Flush(ctx)
+	if !slices.Equal(retries, []bool{true, false}) {
+		t.Errorf("posted with Retry %v, want [true false]: the inherited reply looks first, the new one does not", retries)
+	}
+}

@@ -99,8 +99,9 @@ func countComponents(cs []discordgo.MessageComponent) int {
 func (b *Bridge) isV2(id string) bool { return b.v2.Contains(id) }
 
 // postV2 posts text as a Components V2 message in ch: a card when m has
-// buttons, else the text alone in a container.
-func (b *Bridge) postV2(ctx context.Context, ch, text string, m bridges.Message, nonce string) (*discordgo.Message, error) {
+// buttons, else the text alone in a container; a reply to reply when not
+// nil.
+func (b *Bridge) postV2(ctx context.Context, ch, text string, m bridges.Message, nonce string, reply *discordgo.MessageReference) (*discordgo.Message, error) {
 	comps, err := v2Card(text, m)
 	if err != nil {
 		return nil, err
@@ -109,6 +110,7 @@ func (b *Bridge) postV2(ctx context.Context, ch, text string, m bridges.Message,
 		Components:      comps,
 		Flags:           flagV2,
 		AllowedMentions: noMentions(),
+		Reference:       reply,
 	}, nonce)
 	if err != nil {
 		return nil, err

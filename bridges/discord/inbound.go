@@ -21,6 +21,9 @@ const (
 	// codeThreadAlreadyCreated is Discord's JSON error code when a message
 	// already has a thread (its id is the message id).
 	codeThreadAlreadyCreated = 160004
+	// codeMissingPermissions is Discord's JSON error code (with HTTP 403)
+	// for a bot that lacks a permission, such as Create Public Threads.
+	codeMissingPermissions = 50013
 	// handleTimeout bounds one Handler call.
 	handleTimeout = 30 * time.Second
 )
@@ -118,7 +121,7 @@ func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discor
 			// private notice outside an interaction, so nobody answers.
 			key = bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID}
 		default:
-			key = b.startThread(ctx, m, text, ci)
+			key = b.startThread(ctx, m, text, ci, stopping)
 		}
 	}
 
@@ -134,34 +137,66 @@ func (b *Bridge) handleMessage(ctx context.Context, h bridges.Handler, m *discor
 }
 
 // startThread starts the conversation thread on message m in a guild
-// channel and returns its key. When no thread can be made the channel
-// itself is the conversation.
-func (b *Bridge) startThread(ctx context.Context, m *discordgo.Message, text string, ci chanInfo) bridges.ConversationKey {
+// channel and returns its key. A transient failure (5xx, 429, a network
+// error, a timeout) is retried with back-off like any post, for as long as
+// it lasts: the message and those behind it wait for the thread, so that
+// an outage never turns a conversation into a loose channel message. Only
+// an answer no retry can fix — Missing Permissions (403, code 50013,
+// without Create Public Threads) or another 4xx — makes the channel
+// itself the conversation, as does a channel without threads or the
+// bridge stopping (stopping closed or ctx done) while it waits; the
+// answers there reply to the message (Post with Message.ReplyTo).
+func (b *Bridge) startThread(ctx context.Context, m *discordgo.Message, text string, ci chanInfo, stopping <-chan struct{}) bridges.ConversationKey {
 	inChannel := bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID}
 	if !ci.threadable {
 		return inChannel
 	}
 	name := threadName(text, displayName(m))
-	// No type: a thread started on a message takes it from the parent
-	// (public thread, or announcement thread in an announcement channel).
-	th, err := b.session.MessageThreadStartComplex(m.ChannelID, m.ID, &discordgo.ThreadStart{
-		Name:                name,
-		AutoArchiveDuration: threadArchiveMinutes,
-	}, discordgo.WithContext(ctx))
-	threadID := ""
-	switch {
-	case err == nil:
-		threadID = th.ID
-		b.chans.Add(th.ID, infoOf(th))
-	case restCode(err) == codeThreadAlreadyCreated:
-		threadID = m.ID // a thread started on a message has the message's id
-		b.chans.Add(threadID, chanInfo{parentID: m.ChannelID, thread: true})
-	default:
-		b.log.Warn("discord: could not start a thread; answering in the channel (does the bot have Create Public Threads?)",
-			"channel", m.ChannelID, "msg_id", m.ID, "err", err)
-		return inChannel
+	log := b.log.With("channel", m.ChannelID, "msg_id", m.ID)
+	pause := b.deliverPause
+	for attempt := 1; ; attempt++ {
+		// No type: a thread started on a message takes it from the parent
+		// (public thread, or announcement thread in an announcement channel).
+		th, err := b.session.MessageThreadStartComplex(m.ChannelID, m.ID, &discordgo.ThreadStart{
+			Name:                name,
+			AutoArchiveDuration: threadArchiveMinutes,
+		}, discordgo.WithContext(ctx))
+		switch {
+		case err == nil:
+			b.chans.Add(th.ID, infoOf(th))
+			if attempt > 1 {
+				log.Info("discord: thread started after Discord answered again", "attempts", attempt)
+			}
+			return bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID, Thread: th.ID}
+		case restCode(err) == codeThreadAlreadyCreated:
+			// A thread started on a message has the message's id (also
+			// one an earlier attempt made, its answer lost).
+			b.chans.Add(m.ID, chanInfo{parentID: m.ChannelID, thread: true})
+			return bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID, Thread: m.ID}
+		case restCode(err) == codeMissingPermissions:
+			log.Warn("discord: could not start a thread; answering in the channel (does the bot have Create Public Threads?)", "err", err)
+			return inChannel
+		case isPermanent(err):
+			log.Warn("discord: Discord refused the thread; answering in the channel", "err", err)
+			return inChannel
+		case ctx.Err() != nil || isClosed(stopping):
+			log.Warn("discord: no thread started before the bridge stopped; answering in the channel", "attempts", attempt, "err", err)
+			return inChannel
+		}
+		if attempt == 1 {
+			log.Warn("discord: could not start a thread (Discord unavailable); retrying until it answers", "err", err)
+		} else {
+			log.Debug("discord: thread start retried", "attempt", attempt, "err", err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+		case <-stopping:
+		case <-t.C:
+		}
+		t.Stop()
+		pause = min(2*pause, maxFullPause)
 	}
-	return bridges.ConversationKey{Bot: b.name, Channel: m.ChannelID, Thread: threadID}
 }
 
 // restCode is the JSON error code of a Discord REST error, or 0.

@@ -55,17 +55,22 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		if m.Idem != "" {
 			nonce = nonceOf(m.Idem, i)
 		}
+		var reply *discordgo.MessageReference
+		if i == 0 {
+			reply = replyRef(key, m)
+		}
 		var msg *discordgo.Message
 		switch {
 		case i == len(parts)-1 && len(comps) > 0:
-			msg, err = b.postV2(ctx, ch, p, m, nonce)
+			msg, err = b.postV2(ctx, ch, p, m, nonce, reply)
 		case utf8.RuneCountInString(p) > maxContentRunes:
-			msg, err = b.postV2(ctx, ch, p, bridges.Message{}, nonce)
+			msg, err = b.postV2(ctx, ch, p, bridges.Message{}, nonce, reply)
 		default:
 			msg, err = b.sendMessage(ctx, ch, &discordgo.MessageSend{
 				Content:         p,
 				Components:      []discordgo.MessageComponent{},
 				AllowedMentions: noMentions(),
+				Reference:       reply,
 			}, nonce)
 		}
 		if err != nil {
@@ -74,6 +79,20 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 		ref = bridges.MessageRef{Key: key, ID: msg.ID}
 	}
 	return ref, nil
+}
+
+// replyRef is the reference that makes a post a reply to m.ReplyTo, for a
+// conversation without a thread (a channel where no thread could be
+// started, a DM): there nothing else ties an answer to its question, so
+// the first part of every message with a ReplyTo replies to it. In a
+// thread, nil. A reply to a message deleted meanwhile is posted as a
+// plain message (fail_if_not_exists false).
+func replyRef(key bridges.ConversationKey, m bridges.Message) *discordgo.MessageReference {
+	if key.Thread != "" || m.ReplyTo == "" {
+		return nil
+	}
+	failIfGone := false
+	return &discordgo.MessageReference{MessageID: m.ReplyTo, ChannelID: key.Channel, FailIfNotExists: &failIfGone}
 }
 
 // Edit implements bridges.Platform: it replaces the message's text and
@@ -187,7 +206,7 @@ func (b *Bridge) StartThread(ctx context.Context, in bridges.ConversationKey, m 
 		return in, ref, nil
 	}
 	posted := &discordgo.Message{ID: ref.ID, ChannelID: in.Channel, Author: &discordgo.User{Username: "agentbridge"}}
-	key := b.startThread(ctx, posted, m.Text, ci)
+	key := b.startThread(ctx, posted, m.Text, ci, nil) // retried until ctx ends
 	key.Bot = in.Bot
 	return key, ref, nil
 }

@@ -34,9 +34,13 @@ type Ownership interface {
 	// arrived here: new ledger messages (a nil), or a click on a card.
 	Forward(ctx context.Context, id string, a *bridges.Action)
 	// SaveSession stores the CLI files of a session after a turn ended;
-	// RestoreSession puts them back in stateDir before a resume.
+	// RestoreSession puts them back in stateDir before a resume and
+	// returns a stamp of the files it restored: equal stamps mean the same
+	// stored files, "" that none are stored. The core starts an agent
+	// with the stamp (agent.Options.ResumeStamp), so that an agent this
+	// replica started earlier from other files is never reused.
 	SaveSession(ctx context.Context, id, sessionID, stateDir string)
-	RestoreSession(ctx context.Context, id, sessionID, stateDir string) error
+	RestoreSession(ctx context.Context, id, sessionID, stateDir string) (stamp string, err error)
 }
 
 // Tenure is what Ownership.Claim grants.

@@ -249,7 +249,7 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	outside := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(dst, "claude"), 0o700))
 	must(t, os.Symlink(outside, filepath.Join(dst, "claude", "projects"))) // planted: restore must not write through it
-	err = r.RestoreSession(ctx, "conv-1", "sess", dst)
+	_, err = r.RestoreSession(ctx, "conv-1", "sess", dst)
 	if err == nil {
 		t.Error("restore through a planted link succeeded")
 	}
@@ -257,7 +257,8 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 		t.Fatalf("restore wrote outside the state dir: %v", ents)
 	}
 	must(t, os.Remove(filepath.Join(dst, "claude", "projects")))
-	if err := r.RestoreSession(ctx, "conv-1", "sess", dst); err != nil {
+	stamp, err := r.RestoreSession(ctx, "conv-1", "sess", dst)
+	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dst, "claude", "projects", "-work-x", "sess.jsonl"))
@@ -267,8 +268,17 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dst, "claude", "projects", "-work-x", "leak.jsonl")); err == nil {
 		t.Error("a link was packed")
 	}
-	if err := r.RestoreSession(ctx, "conv-1", "never-saved", t.TempDir()); err != nil {
-		t.Errorf("restore of a session never saved: %v", err)
+	if stamp2, err := r.RestoreSession(ctx, "conv-1", "sess", t.TempDir()); err != nil || stamp2 != stamp || stamp == "" {
+		t.Errorf("the same stored files restored twice have stamps %q and %q (%v)", stamp, stamp2, err)
+	}
+	// Another turn stored: the stamp changes.
+	must(t, os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(`{"type":"user"}`+"\n"+`{"type":"assistant"}`+"\n"), 0o600))
+	r.SaveSession(ctx, "conv-1", "sess", src)
+	if stamp3, err := r.RestoreSession(ctx, "conv-1", "sess", t.TempDir()); err != nil || stamp3 == stamp {
+		t.Errorf("after another turn was stored the stamp is still %q (%v)", stamp3, err)
+	}
+	if stamp, err := r.RestoreSession(ctx, "conv-1", "never-saved", t.TempDir()); err != nil || stamp != "" {
+		t.Errorf("restore of a session never saved: stamp %q, %v", stamp, err)
 	}
 }
 

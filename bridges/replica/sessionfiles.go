@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -54,21 +55,26 @@ func (r *Replica) SaveSession(ctx context.Context, id, sessionID, stateDir strin
 
 // RestoreSession implements ownership.Ownership: it writes the stored files of
 // the session into stateDir, replacing what is there (the store has the
-// state after the session's last turn, wherever it ran). Nothing stored
-// is not an error: the session never finished a turn on any replica.
-func (r *Replica) RestoreSession(ctx context.Context, id, sessionID, stateDir string) error {
+// state after the session's last turn, wherever it ran), and returns their
+// stamp: the SHA-256 of the stored archive, "" when nothing is stored.
+// Nothing stored is not an error: the session never finished a turn on
+// any replica.
+func (r *Replica) RestoreSession(ctx context.Context, id, sessionID, stateDir string) (string, error) {
 	st, err := r.st.GetSessionState(ctx, sessionID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return fmt.Errorf("restore session %s: %w", sessionID, err)
+		return "", fmt.Errorf("restore session %s: %w", sessionID, err)
 	}
 	if err := unpackSession(st.Data, stateDir, sessionSubdir); err != nil {
-		return fmt.Errorf("restore session %s: %w", sessionID, err)
+		return "", fmt.Errorf("restore session %s: %w", sessionID, err)
 	}
-	r.log.Debug("session files restored from the store", "conversation", id, "session", sessionID, "bytes", len(st.Data))
-	return nil
+	sum := sha256.Sum256(st.Data)
+	stamp := hex.EncodeToString(sum[:])
+	r.log.Debug("session files restored from the store", "conversation", id, "session", sessionID,
+		"bytes", len(st.Data), "stamp", stamp[:12])
+	return stamp, nil
 }
 
 // packSession returns the regular files under sub of dir as a gzip'd tar,

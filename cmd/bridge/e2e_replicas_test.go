@@ -31,11 +31,18 @@ type replicaEnv struct {
 // lease: lease} and waits until each has its Socket Mode connection.
 func startReplicas(t *testing.T, n int, lease time.Duration) *replicaEnv {
 	t.Helper()
+	return startReplicasBot(t, n, lease, "")
+}
+
+// startReplicasBot is startReplicas with more keys for the bot (YAML
+// lines, each indented by four spaces, e.g. "    verbosity: quiet\n").
+func startReplicasBot(t *testing.T, n int, lease time.Duration, botExtra string) *replicaEnv {
+	t.Helper()
 	srv := needPostgres(t)
 	db := srv.NewDatabaseName(t, "")
 	po := profileOptions{maxLive: 12, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: %s }\n", srv.URL(db), lease)}
-	e := startSlackBridgeWith(t, po)
+	e := startSlackBridgeBot(t, po, botExtra, fmt.Sprintf("users: [%s]", alice))
 	env := &replicaEnv{slackEnv: e, procs: []*bridgeProc{e.bridge}, dsn: srv.DSN(db), lease: lease}
 	for range n - 1 {
 		env.procs = append(env.procs, startBridge(t, t.TempDir(), e.ab.cfg, e.ab.env...)) // data_dir of its own

@@ -116,7 +116,8 @@ type Fake struct {
 	denyContent  bool
 	refuse       int // gateway handshakes still to refuse with 502; < 0: all
 	nonces       nonceState
-	lookupDown   int // GET /gateway calls still to answer 503; < 0: all
+	threadFail   threadFailure // FailThreadStart
+	lookupDown   int           // GET /gateway calls still to answer 503; < 0: all
 }
 
 type message struct {
@@ -164,8 +165,11 @@ type Message struct {
 	// created the message; nil when the request had no allowed_mentions
 	// (Discord then pings everyone mentioned, @everyone included).
 	AllowedMentions *[]string
-	CreatedAt       time.Time
-	EditedAt        time.Time // zero when never edited
+	// ReplyTo is the id of the message this one replies to (type 19, a
+	// message_reference to a message of its channel); "" for none.
+	ReplyTo   string
+	CreatedAt time.Time
+	EditedAt  time.Time // zero when never edited
 }
 
 // Buttons returns all buttons of m, row by row.
@@ -446,6 +450,9 @@ func (f *Fake) publicMessage(m *message) Message {
 	}
 	if out.V2 {
 		out.Text = textOf(m.wire.Components)
+	}
+	if r := m.wire.MessageReference; r != nil && m.wire.Type == 19 {
+		out.ReplyTo = r.MessageID
 	}
 	if m.allowed != nil {
 		a := append([]string{}, (*m.allowed)...)

@@ -334,6 +334,7 @@ func (f *Fake) createMessage(w http.ResponseWriter, r *http.Request) {
 	m, dup := f.enforcedLocked(ch.ID, &b) // nonce.go
 	if !dup {
 		m = f.botMessage(ch, content, comps, b.flags())
+		f.replyLocked(m, b.MessageReference)
 		f.attachLocked(m, files)
 		if b.AllowedMentions != nil {
 			parse := append([]string{}, b.AllowedMentions.Parse...)
@@ -432,64 +433,6 @@ func (f *Fake) applyEdit(m *message, content *string, comps *[]wireComponent, fl
 	f.edits = append(f.edits, e)
 	f.dispatch("MESSAGE_UPDATE", m.wire)
 	f.notify()
-}
-
-func (f *Fake) startThread(w http.ResponseWriter, r *http.Request) {
-	var b wireThreadStart
-	if !decodeBody(w, r, &b) {
-		return
-	}
-	if n := utf8.RuneCountInString(b.Name); n < 1 || n > 100 {
-		formError(w, "name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	parent, ok := f.channels[r.PathValue("channel_id")]
-	if !ok {
-		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel", nil)
-		return
-	}
-	if parent.Type != ChannelGuildText && parent.Type != 5 {
-		writeError(w, http.StatusBadRequest, codeWrongChannelType, "Cannot execute action on this channel type", nil)
-		return
-	}
-	if !f.permittedLocked(w, PermissionCreatePublicThreads) { // perms.go
-		return
-	}
-	mid := r.PathValue("message_id")
-	if m, ok := f.messages[mid]; !ok || m.wire.ChannelID != parent.ID {
-		writeError(w, http.StatusNotFound, codeUnknownMessage, "Unknown Message", nil)
-		return
-	}
-	if _, exists := f.channels[mid]; exists {
-		writeError(w, http.StatusBadRequest, codeThreadAlreadyCreated, "A thread has already been created for this message", nil)
-		return
-	}
-	typ := ChannelPublicThread // from a message, the type follows the parent
-	if parent.Type == 5 {
-		typ = 10 // announcement thread
-	}
-	archive := b.AutoArchiveDuration
-	if archive == 0 {
-		archive = 4320
-	}
-	now := time.Now()
-	th := &wireChannel{
-		ID: mid, Type: typ, GuildID: parent.GuildID, ParentID: parent.ID, Name: b.Name, OwnerID: f.opts.BotID,
-		ThreadMetadata: &wireThreadMetadata{AutoArchiveDuration: archive, ArchiveTimestamp: isoTime(now)},
-		MemberCount:    1,
-	}
-	f.channels[mid] = th
-	f.threads = append(f.threads, Thread{
-		ID: mid, ParentID: parent.ID, GuildID: parent.GuildID, MessageID: mid, Name: b.Name,
-		Type: typ, AutoArchiveDuration: archive, At: now,
-	})
-	created := *th
-	created.NewlyCreated = true
-	f.dispatch("THREAD_CREATE", created)
-	f.notify()
-	writeJSON(w, http.StatusCreated, th)
 }
 
 func (f *Fake) postTyping(w http.ResponseWriter, r *http.Request) {

@@ -217,13 +217,15 @@ type wireCompData struct {
 // the data of interaction callbacks and webhook executions). Pointer
 // fields tell "absent" from "empty".
 type wireMessageBody struct {
-	Content         *string            `json:"content"`
-	Components      *[]wireComponent   `json:"components"`
-	Embeds          *[]json.RawMessage `json:"embeds"`
-	Flags           *int               `json:"flags"`         // nil: absent
-	Nonce           json.RawMessage    `json:"nonce"`         // a string or an integer
-	EnforceNonce    bool               `json:"enforce_nonce"` // de-duplicate by nonce (nonce.go)
-	AllowedMentions *struct {
+	Content      *string            `json:"content"`
+	Components   *[]wireComponent   `json:"components"`
+	Embeds       *[]json.RawMessage `json:"embeds"`
+	Flags        *int               `json:"flags"`         // nil: absent
+	Nonce        json.RawMessage    `json:"nonce"`         // a string or an integer
+	EnforceNonce bool               `json:"enforce_nonce"` // de-duplicate by nonce (nonce.go)
+	// MessageReference makes the new message a reply (type 19).
+	MessageReference *wireMessageRef `json:"message_reference"`
+	AllowedMentions  *struct {
 		Parse []string `json:"parse"`
 	} `json:"allowed_mentions"`
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // Metadata is a message's metadata (chat.postMessage "metadata").
@@ -30,6 +31,40 @@ func (s *Server) LoseResponses(method string, n, status int) {
 		return
 	}
 	s.lost[method] = lostResponse{n: n, status: status}
+}
+
+// HoldResponse holds the answer of the next call of method whose
+// arguments match: the call runs as usual (a chat.postMessage is stored
+// and shows in the conversation), then its answer waits until release is
+// called or the client goes away — the moment to kill a bridge inside the
+// call. reached is closed when the call arrived. One call is held.
+func (s *Server) HoldResponse(method string, match func(url.Values) bool) (reached <-chan struct{}, release func()) {
+	h := &heldCall{method: method, match: match, reached: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.holds = append(s.holds, h)
+	s.mu.Unlock()
+	var once sync.Once
+	return h.reached, func() { once.Do(func() { close(h.release) }) }
+}
+
+// heldCall is a HoldResponse waiting for its call.
+type heldCall struct {
+	method  string
+	match   func(url.Values) bool
+	reached chan struct{}
+	release chan struct{}
+}
+
+// holdLocked returns the HoldResponse that holds this call, removing it,
+// or nil. s.mu is held.
+func (s *Server) holdLocked(method string, params url.Values) *heldCall {
+	for i, h := range s.holds {
+		if h.method == method && h.match(params) {
+			s.holds = append(s.holds[:i], s.holds[i+1:]...)
+			return h
+		}
+	}
+	return nil
 }
 
 type lostResponse struct {

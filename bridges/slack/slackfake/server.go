@@ -110,6 +110,7 @@ type Server struct {
 	rateLimited map[string]int
 	failures    map[string]failure
 	lost        map[string]lostResponse // method → answers still to lose (history.go)
+	holds       []*heldCall             // answers to hold (history.go, HoldResponse)
 	outage      map[string]int          // method → HTTP status answered to every call (SetOutage)
 	refuseOpen  int                     // apps.connections.open calls still to answer 503; < 0: all
 	refuseWS    int                     // websocket handshakes still to refuse with 503; < 0: all

@@ -220,8 +220,17 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	s.notify()
 	lost, lostStatus := s.loseLocked(method)
+	held := s.holdLocked(method, params)
 	s.mu.Unlock()
 
+	if held != nil { // HoldResponse
+		close(held.reached)
+		select {
+		case <-held.release:
+		case <-r.Context().Done(): // the client went away (killed)
+			return
+		}
+	}
 	if lost {
 		writeLost(w, lostStatus)
 		return
