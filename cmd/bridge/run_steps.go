@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -76,8 +77,9 @@ type bridgeRun struct {
 	live      *config.Live
 	core      *core.Core
 	handoffs  *handoff.Server
-	reloads   *reloader       // prepareReloads
-	replicas  *replicaConfigs // nil with the built-in config
+	reloads   *reloader         // prepareReloads
+	replicas  *replicaConfigs   // nil with the built-in config
+	demoModel *fakemodel.Server // -demo: the scripted model every config (also reloaded) points agents at
 	// retentionChanged tells the pruner a reload changed the retention.
 	retentionChanged chan struct{}
 }
@@ -118,6 +120,7 @@ func (r *bridgeRun) startProcess() error {
 			return err
 		}
 		r.done.add(model.Close) // added before the agents' clean-ups: closes after the agents stopped
+		r.demoModel = model
 	}
 	return nil
 }
@@ -268,6 +271,10 @@ func (r *bridgeRun) prepareReloads() {
 			default:
 			}
 		}}
+	if r.demoModel != nil {
+		model := r.demoModel
+		reloads.adjust = func(c *config.Config) error { return demo.Apply(c, model, logger) }
+	}
 	r.reloads = reloads
 	if console != nil {
 		console.SetOperator(bridgeCore)
