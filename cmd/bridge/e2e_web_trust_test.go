@@ -191,6 +191,25 @@ func TestWebConsoleTrust(t *testing.T) {
 		}
 	})
 
+	t.Run("a teammate sees whose approval the card waits for", func(t *testing.T) {
+		ana.t = t
+		thread := ana.openNewChat()
+		ana.send("[bash touch shared-card.txt]")
+		ana.waitJS(`document.querySelector(".msg.card button[data-choice=allow]")`, "the permission card")
+		if s := ana.fetchStatus("/chat/"+thread+"/share", `{method: "POST", headers: {"X-Requested-With": "fetch"}, body: new URLSearchParams({
+			csrf: document.querySelector("input[name=csrf]").value, member: "bob", role: "viewer"})}`); s != 204 {
+			t.Fatalf("share with bob: status %d", s)
+		}
+		bob := newPerson(t, browser, base, bobWebToken)
+		bob.run(chromedp.Navigate(base + "/chat/" + thread))
+		bob.waitJS(`document.getElementById("chat").dataset.live === "1"`, "bob's view of the conversation")
+		bob.waitJS(`document.getElementById("working-text").textContent === "Waiting for ana’s approval" && !document.getElementById("working").hidden`,
+			`"Waiting for ana’s approval"`)
+		ana.click("allow")
+		ana.waitJS(`document.getElementById("working").hidden`, "the turn to end")
+		bob.waitJS(`document.getElementById("working").hidden`, "the turn ended for bob too")
+	})
+
 	t.Run("a long paste becomes an attached file; a file too large is refused before sending", func(t *testing.T) {
 		ana.t = t
 		ana.openNewChat()
