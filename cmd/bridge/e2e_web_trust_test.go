@@ -161,6 +161,12 @@ func TestWebConsoleTrust(t *testing.T) {
 		ana.waitJS(`document.querySelector(".msg.card button[data-choice=allow]")`, "the permission card")
 		ana.waitJS(`document.getElementById("working-text").textContent === "Waiting for your approval" && !document.getElementById("working").hidden`,
 			`"Waiting for your approval"`)
+		ana.checkFits("the chat with a waiting card on a phone")
+		ana.screenshot("web-phone-waiting-light.png") // docs/web.md (WEB_SCREENSHOTS=$PWD/docs)
+		ana.setView(phone, "dark")
+		ana.checkFits("the chat with a waiting card on a phone, dark")
+		ana.screenshot("web-phone-waiting-dark.png")
+		ana.setView(phone, "light")
 		var states []string
 		ana.js(`window.states`, &states)
 		if len(states) == 0 || states[0] != "Starting the agent…" {

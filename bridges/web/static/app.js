@@ -62,12 +62,22 @@
     return b;
   }
 
+  // shortTime is a time as a chat shows it: the hour today, the day and
+  // hour this year, else the date (the full date is the title).
+  function shortTime(d) {
+    var now = new Date(), hm = { hour: "2-digit", minute: "2-digit" };
+    if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString([], hm);
+    var o = { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+    if (d.getFullYear() !== now.getFullYear()) o.year = "numeric";
+    return d.toLocaleString([], o);
+  }
+
   // Times in the viewer's zone; copy buttons on messages and code blocks.
   function enhance(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) return;
-      el.textContent = d.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+      el.textContent = shortTime(d);
       el.title = d.toLocaleString([], { dateStyle: "full", timeStyle: "long" });
     });
     root.querySelectorAll(".md pre").forEach(function (pre) {
@@ -113,6 +123,10 @@
       var d = localStorage.getItem(draftKey(form));
       if (d && !text.value) text.value = d;
     } catch (e) { /* none kept */ }
+    // A new conversation (or a draft) is for typing: the box gets the focus
+    // where that opens no on-screen keyboard.
+    var fine = window.matchMedia && window.matchMedia("(hover: hover) and (pointer: fine)").matches;
+    if (fine && (text.value || !document.querySelector("#messages .msg"))) text.focus();
     text.addEventListener("input", function () { saveDraft(form); });
   }
 
