@@ -52,3 +52,13 @@ func TestNotFoundPage(t *testing.T) {
 		}
 	}
 }
+
+// The hint names the binary as it was started (bin/bridge under make run;
+// a bare "bridge" on Debian is iproute2's).
+func TestInvokedAs(t *testing.T) {
+	for arg0, want := range map[string]string{"bin/bridge": "bin/bridge", "/usr/local/bin/bridge": "/usr/local/bin/bridge", "bridge": "bridge"} {
+		if got := invokedAs(arg0); got != want {
+			t.Errorf("invokedAs(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}
