@@ -243,8 +243,13 @@ func TestWebConsoleTrust(t *testing.T) {
 		ana.waitJS(`document.getElementById("working").hidden`, "the turn to end")
 	})
 
-	t.Run("the phone drawer closes with a tap beside it", func(t *testing.T) {
+	t.Run("the phone drawer closes with a tap beside it; messages get most of the screen", func(t *testing.T) {
 		ana.t = t
+		var share float64
+		ana.js(`document.getElementById("messages").getBoundingClientRect().height / innerHeight`, &share)
+		if share < 0.7 {
+			t.Errorf("the messages get %.0f%% of a 390×844 phone's height, want at least 70%%", share*100)
+		}
 		ana.run(chromedp.Click(chromedp.ID("threads-toggle")))
 		ana.waitJS(`document.getElementById("chat-layout").classList.contains("drawer-open")`, "the drawer open")
 		ana.run(chromedp.MouseClickXY(float64(phone.width-20), float64(phone.height/2)))

@@ -265,7 +265,9 @@
     var input = form.elements.file, label = document.getElementById("file-name");
     if (!input || !label) return;
     if (!label.dataset.hint) label.dataset.hint = label.textContent;
-    label.textContent = input.files && input.files.length ? "📎 " + input.files[0].name + " (" + size(input.files[0].size) + ")" : label.dataset.hint;
+    var has = !!(input.files && input.files.length);
+    label.textContent = has ? "Attached: " + input.files[0].name + " (" + size(input.files[0].size) + ")" : label.dataset.hint;
+    label.classList.toggle("chosen", has);
   }
   function files() {
     var form = document.getElementById("composer");
