@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -252,6 +253,13 @@ func TestWebConsoleTrust(t *testing.T) {
 		}
 		ana.run(chromedp.Click(chromedp.ID("threads-toggle")))
 		ana.waitJS(`document.getElementById("chat-layout").classList.contains("drawer-open")`, "the drawer open")
+		ana.run(chromedp.SendKeys(chromedp.ID("q"), "paste"+kb.Enter)) // the search in the drawer
+		ana.waitJS(`document.getElementById("thread-list").dataset.q === "paste"`, "the list filtered")
+		var path string
+		ana.js(`location.pathname`, &path)
+		if !strings.HasPrefix(path, "/chat/") {
+			t.Fatalf("Enter in the search left the conversation for %s", path)
+		}
 		ana.run(chromedp.MouseClickXY(float64(phone.width-20), float64(phone.height/2)))
 		ana.waitJS(`!document.getElementById("chat-layout").classList.contains("drawer-open")`, "the drawer closed by the backdrop")
 	})

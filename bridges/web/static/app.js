@@ -360,6 +360,10 @@
     if (!q) return;
     var timer;
     q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refreshList, 200); });
+    // Beside a conversation the list filters as you type: Enter stays in the chat.
+    if (q.form && document.getElementById("chat")) {
+      q.form.addEventListener("submit", function (e) { e.preventDefault(); clearTimeout(timer); refreshList(); });
+    }
   }
   function listEvents() {
     if (!document.getElementById("home") || !document.getElementById("thread-list")) return;
