@@ -264,6 +264,23 @@ func TestWebConsoleTrust(t *testing.T) {
 		ana.waitJS(`!document.getElementById("chat-layout").classList.contains("drawer-open")`, "the drawer closed by the backdrop")
 	})
 
+	t.Run("delete asks once more", func(t *testing.T) {
+		ana.t = t
+		ana.setView(desktop, "light")
+		thread := ana.openNewChat()
+		ana.send("a conversation to delete")
+		ana.run(chromedp.Click(chromedp.CSS("#manage summary")), chromedp.Click(chromedp.ID("delete")))
+		ana.waitJS(`document.getElementById("delete").textContent.includes("click again")`, "the button asking once more")
+		var path string
+		ana.js(`location.pathname`, &path)
+		if path != "/chat/"+thread {
+			t.Fatalf("one click on Delete left the conversation for %s", path)
+		}
+		ana.run(chromedp.Click(chromedp.ID("delete")))
+		ana.waitJS(`location.pathname === "/" && document.getElementById("thread-list")`, "the start page after the delete")
+		ana.setView(phone, "light")
+	})
+
 	t.Run("signed out in another tab: the next action goes to sign-in, the text kept", func(t *testing.T) {
 		ana.t = t
 		thread := ana.openNewChat()
