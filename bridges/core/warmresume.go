@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
+	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -47,6 +48,7 @@ const warmResumeTimeout = time.Minute
 // never answers from a stale history — when it takes the conversation
 // later and the stored files changed meanwhile, the pool discards the
 // early agent and resumes afresh (restoreSession, pool.Pool.WarmResume).
+// Deleted web conversations are skipped.
 func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridges.Platform) {
 	r, ok := c.pool.(Resumer)
 	if !ok {
@@ -64,7 +66,7 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 			return
 		}
 		cv := c.resumeCandidate(row, platforms, now)
-		if cv == nil || full[cv.profile.Name] {
+		if cv == nil || full[cv.profile.Name] || c.webThreadGone(ctx, cv) {
 			continue
 		}
 		limit := pool.Limit{Profile: cv.profile.Name, MaxLive: cv.profile.MaxLive, IdleTimeout: cv.profile.IdleTimeout}
@@ -121,4 +123,19 @@ func (c *Core) resumeCandidate(row store.Conversation, platforms map[string]brid
 		core: c, key: key, id: row.ID, bot: bot, profile: p, platform: pl, limits: pl.Limits(),
 		log: c.log.With("key", key, "conversation", row.ID), row: row, resume: true,
 	}
+}
+
+// webThreadGone reports whether cv is a web conversation that was
+// deleted: its session may be kept (for !resume elsewhere), but nobody can
+// write in it any more, so its return never comes.
+func (c *Core) webThreadGone(ctx context.Context, cv *conversation) bool {
+	if cv.bot.Platform != config.PlatformWeb {
+		return false
+	}
+	deleted, err := c.st.WebThreadDeleted(ctx, cv.key.Bot, cv.key.Thread)
+	if err != nil {
+		cv.log.Warn("warm resume: read the web conversation", "err", err)
+		return true
+	}
+	return deleted
 }

@@ -267,6 +267,16 @@ func (c *Console) Shutdown() { c.hub.close() }
 // wildcard host shows as 127.0.0.1), e.g. "http://127.0.0.1:9464".
 func (c *Console) BaseURL() string { return ConsoleURL(c.config().HTTP.Listen) }
 
+// invokedAs is how to run this binary again from where it was started:
+// the path it was started by (bin/bridge under make run), or "bridge" when
+// it was found on PATH. ("bridge" alone may be iproute2's on Debian.)
+func invokedAs(arg0 string) string {
+	if strings.ContainsRune(arg0, filepath.Separator) {
+		return arg0
+	}
+	return "bridge"
+}
+
 // Announce tells the operator on w (the terminal, not the log) where the
 // console is. Without web.users it prints the sign-in link with the
 // generated admin token on every start until somebody has signed in;
@@ -283,7 +293,8 @@ func (c *Console) Announce(w io.Writer) {
 		fmt.Fprintf(w, "\nWeb console: open %s/signin#token=%s to sign in as %s.\n(The token is saved in %s; keep it secret.)\n\n",
 			c.BaseURL(), token, GeneratedAdmin, tokenFile)
 	case len(c.config().Web.Users) == 0:
-		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s, or run `bridge web-link` for a sign-in link)\n", c.BaseURL(), GeneratedAdmin, tokenFile)
+		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s, or run `%s web-link -config %s` for a sign-in link)\n",
+			c.BaseURL(), GeneratedAdmin, tokenFile, invokedAs(os.Args[0]), cmp.Or(c.config().Path, "bridge.yaml"))
 	default:
 		fmt.Fprintf(w, "Web console: %s/\n", c.BaseURL())
 	}

@@ -142,6 +142,8 @@ type chatView struct {
 	List          threadList
 	Working       bool
 	MaxUploadMB   string
+	MaxUpload     int64  // bytes: the page checks a file's size before sending it
+	MaxText       int    // bytes of a message's text (maxTextBytes): a longer paste becomes a file
 	Accept        string // the file input's accept list
 	Owner, Role   string
 	Owns          bool
@@ -168,6 +170,7 @@ func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
 	}
 	data := chatView{
 		Thread: key.Thread, List: c.threadList(r, key.Thread), Working: c.working(key), MaxUploadMB: uploadMB(c.maxUpload),
+		MaxUpload: c.maxUpload, MaxText: maxTextBytes,
 		Accept: uploadAccept, Owner: key.Channel, Role: cv.role, Owns: cv.owns(), MayWrite: cv.mayWrite(), Exists: cv.exists,
 		Archived: cv.thread.Archived, Named: cv.thread.Named,
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ func (c *Console) send(w http.ResponseWriter, r *http.Request) {
 	key := cv.key
 	text := strings.TrimSpace(r.FormValue("text"))
 	if len(text) > maxTextBytes {
-		http.Error(w, "message too long", http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("message too long: at most %d KB of text; send longer text as a file", maxTextBytes>>10), http.StatusRequestEntityTooLarge)
 		return
 	}
 	up, status, msg := c.readUpload(r, key)

@@ -53,6 +53,10 @@ func (c *Console) routes() http.Handler {
 
 	// Operator pages: admins only.
 	c.adminRoutes(mux)
+	// Any other page: a 404 in the console's own style, not Go's plain text.
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		c.errorPage(w, r, http.StatusNotFound, "There is no page at this address.")
+	})
 
 	return securityHeaders(http.NewCrossOriginProtection().Handler(c.withSession(c.limitBody(mux))))
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 )
+
+// signinTokenRE matches a sign-in form token (randomID(16)).
+var signinTokenRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // signinFormLifetime bounds how long a sign-in form stays usable.
 const signinFormLifetime = time.Hour
@@ -32,12 +36,19 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 
 // signinNotice is what the sign-in page says above the form.
 type signinNotice struct {
+	Expired      bool // the form was too old (or from another browser session): sign in again
 	Failed       bool // the token was wrong
 	RetryMinutes int  // > 0: too many failed sign-ins; try again in this many minutes
 }
 
 func (c *Console) showSignin(w http.ResponseWriter, r *http.Request, status int, notice signinNotice) {
+	// One form token per browser: a second sign-in tab reuses the first's,
+	// so that both forms work (each page used to replace the cookie, and
+	// the older tab's form was refused).
 	tok := randomID(16)
+	if ck, err := r.Cookie(auth.SigninCookie); err == nil && signinTokenRE.MatchString(ck.Value) {
+		tok = ck.Value
+	}
 	auth.SetCookie(w, r, auth.SigninCookie, tok, signinFormLifetime)
 	next := r.URL.Query().Get("next")
 	if r.Method == http.MethodPost {
@@ -55,7 +66,14 @@ func (c *Console) showSignin(w http.ResponseWriter, r *http.Request, status int,
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	ck, err := r.Cookie(auth.SigninCookie)
 	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostFormValue("csrf"))) != 1 {
-		http.Error(w, "missing or wrong CSRF token: reload the sign-in page", http.StatusForbidden)
+		if auth.CurrentUser(r) != nil { // signed in meanwhile (in another tab)
+			http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+			return
+		}
+		// An old form (its cookie expired or was ended by a sign-in in
+		// another tab): a fresh form, never an error page. The token is not
+		// looked at, so this is no way around the limit on failed sign-ins.
+		c.showSignin(w, r, http.StatusForbidden, signinNotice{Expired: true})
 		return
 	}
 	addr := auth.ClientAddr(r, c.trusted)

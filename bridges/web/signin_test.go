@@ -291,6 +291,9 @@ func TestGeneratedAdminToken(t *testing.T) {
 	if strings.Contains(out.String(), token) || !strings.Contains(out.String(), path) {
 		t.Errorf("announcement after a sign-in: %q", out.String())
 	}
+	if want := " web-link -config "; !strings.Contains(out.String(), want) { // a command that works (issue 39)
+		t.Errorf("announcement after a sign-in lacks %q: %q", want, out.String())
+	}
 	// A token file others can read is refused.
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)

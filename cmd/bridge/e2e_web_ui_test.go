@@ -152,6 +152,7 @@ func TestWebConsoleUI(t *testing.T) {
 		{"audit", "/admin/audit", `document.getElementById("audit")`},
 		{"config", "/admin/config", `document.getElementById("summary")`},
 		{"not found", "/chat/no-such-conversation", `document.getElementById("error-message")`},
+		{"unknown address", "/no/such/page", `document.getElementById("error-message")`},
 	}
 	// The screenshots docs/web.md shows (WEB_SCREENSHOTS=$PWD/docs).
 	screenshots := map[string]bool{"web-chat-desktop-dark.png": true, "web-approvals-phone-light.png": true,

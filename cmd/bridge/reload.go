@@ -42,6 +42,9 @@ type reloader struct {
 	access    *access.Authority // told after each reload: open streams ask again (nil in tests)
 	bots      *botSet
 	contain   *containment // builds the sandboxes and networks of new or changed profiles
+	// adjust, when set, changes each config read before it is compared:
+	// demo mode's (demo.Apply), so that a reload keeps what -demo set.
+	adjust func(*config.Config) error
 	// retention, when set, is told that retention changed (the pruner
 	// restarts with it); it never blocks.
 	retention func()
@@ -75,6 +78,9 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 	old := r.live.Current()
 	sum := fileSum(r.path)
 	cfg, err := loadConfigFile(r.path, r.lookupEnv)
+	if err == nil && r.adjust != nil {
+		err = r.adjust(cfg)
+	}
 	if err != nil {
 		return r.refuse(ctx, trigger, problemLines(err))
 	}

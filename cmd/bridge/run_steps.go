@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -80,6 +81,7 @@ type bridgeRun struct {
 	access    *access.Authority // buildCore: who may act on a conversation now
 	reloads   *reloader         // prepareReloads
 	replicas  *replicaConfigs   // nil with the built-in config
+	demoModel *fakemodel.Server // -demo: the scripted model every config (also reloaded) points agents at
 	// retentionChanged tells the pruner a reload changed the retention.
 	retentionChanged chan struct{}
 }
@@ -120,6 +122,7 @@ func (r *bridgeRun) startProcess() error {
 			return err
 		}
 		r.done.add(model.Close) // added before the agents' clean-ups: closes after the agents stopped
+		r.demoModel = model
 	}
 	return nil
 }
@@ -273,6 +276,10 @@ func (r *bridgeRun) prepareReloads() {
 			default:
 			}
 		}}
+	if r.demoModel != nil {
+		model := r.demoModel
+		reloads.adjust = func(c *config.Config) error { return demo.Apply(c, model, logger) }
+	}
 	r.reloads = reloads
 	if console != nil {
 		console.SetOperator(bridgeCore)

@@ -70,6 +70,27 @@ type agentRow struct {
 	Conv      ConvView
 	Age, Idle string
 	Memory    string
+	State     string // in the chat's words: "Working…", "Waiting for ana’s approval", "Idle"
+}
+
+// agentState says what a live agent does in the words its conversation's
+// page uses: waiting for a decision on a card (whose: the person whose
+// message started the turn), working, or idle.
+func agentState(a bridges.LiveAgent, waiting map[string]store.Approval, viewer string) string {
+	if ap, ok := waiting[a.ConversationID]; ok {
+		who, what := ap.RequestedBy+"’s", "approval"
+		if ap.RequestedBy == "" || ap.RequestedBy == viewer {
+			who = "your"
+		}
+		if ap.ToolName == "AskUserQuestion" {
+			what = "answer"
+		}
+		return "Waiting for " + who + " " + what
+	}
+	if a.Busy {
+		return "Working…"
+	}
+	return "Idle"
 }
 
 // agentsPage is the live agents page: the processes, and the warm spares
@@ -93,10 +114,21 @@ func (p *Pages) agents(w http.ResponseWriter, r *http.Request) {
 			p.host.ErrorPage(w, r, http.StatusInternalServerError, "Could not list the live agents: "+err.Error())
 			return
 		}
-		now := time.Now()
+		waiting := map[string]store.Approval{} // conversation → its oldest open card
+		open, err := p.st.OpenApprovals(r.Context())
+		if err != nil {
+			p.log.Warn("list open approvals for the live agents", "err", err)
+		}
+		for _, ap := range open {
+			if _, ok := waiting[ap.ConversationID]; !ok {
+				waiting[ap.ConversationID] = ap
+			}
+		}
+		now, viewer := time.Now(), auth.CurrentUser(r).Name
 		for _, a := range live {
-			rows = append(rows, agentRow{LiveAgent: a, Conv: p.host.Conversation(r.Context(), auth.CurrentUser(r).Name, a.ConversationID, a.Key),
-				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes)})
+			rows = append(rows, agentRow{LiveAgent: a, Conv: p.host.Conversation(r.Context(), viewer, a.ConversationID, a.Key),
+				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes),
+				State: agentState(a, waiting, viewer)})
 		}
 	}
 	p.render(w, r, "agents", agentsPage{Rows: rows, Spares: spares})

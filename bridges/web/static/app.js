@@ -62,12 +62,22 @@
     return b;
   }
 
+  // shortTime is a time as a chat shows it: the hour today, the day and
+  // hour this year, else the date (the full date is the title).
+  function shortTime(d) {
+    var now = new Date(), hm = { hour: "2-digit", minute: "2-digit" };
+    if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString([], hm);
+    var o = { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+    if (d.getFullYear() !== now.getFullYear()) o.year = "numeric";
+    return d.toLocaleString([], o);
+  }
+
   // Times in the viewer's zone; copy buttons on messages and code blocks.
   function enhance(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) return;
-      el.textContent = d.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+      el.textContent = shortTime(d);
       el.title = d.toLocaleString([], { dateStyle: "full", timeStyle: "long" });
     });
     root.querySelectorAll(".md pre").forEach(function (pre) {
@@ -90,24 +100,93 @@
     return text && text.value.trim() === "" && !(file && file.files && file.files.length);
   }
 
+  // signIn sends the page to the sign-in form, to come back here: the
+  // session ended (signed out in another tab, expired, token changed).
+  function signIn() {
+    location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
+  }
+
+  // Drafts: what the message box holds is kept per conversation in
+  // localStorage, across reloads, until it is sent.
+  function draftKey(form) { return "draft:" + form.action; }
+  function saveDraft(form) {
+    try {
+      var v = form.elements.text.value;
+      if (v) localStorage.setItem(draftKey(form), v); else localStorage.removeItem(draftKey(form));
+    } catch (e) { /* not kept */ }
+  }
+  function drafts() {
+    var form = document.getElementById("composer");
+    if (!form || !form.elements.text) return;
+    var text = form.elements.text;
+    try {
+      var d = localStorage.getItem(draftKey(form));
+      if (d && !text.value) text.value = d;
+    } catch (e) { /* none kept */ }
+    // A new conversation (or a draft) is for typing: the box gets the focus
+    // where that opens no on-screen keyboard.
+    var fine = window.matchMedia && window.matchMedia("(hover: hover) and (pointer: fine)").matches;
+    if (fine && (text.value || !document.querySelector("#messages .msg"))) text.focus();
+    text.addEventListener("input", function () { saveDraft(form); });
+  }
+
+  // sendMessage posts the composer: the box is emptied at once (what is
+  // typed next is the next message and is never wiped), one send at a
+  // time (Enter and Send alike), and on failure what was sent comes back
+  // before whatever was typed since.
+  function sendMessage(form, submitter) {
+    if (form.dataset.sending || composerEmpty(form)) return;
+    var text = form.elements.text, input = form.elements.file;
+    var data = new FormData(form, submitter || undefined);
+    var sent = text.value, files = null, tick = statusTick;
+    if (input && input.files && input.files.length) { // a copy: clearing the input empties its list
+      var dt = new DataTransfer();
+      for (var i = 0; i < input.files.length; i++) dt.items.add(input.files[i]);
+      files = dt.files;
+    }
+    form.dataset.sending = "1";
+    var send = document.getElementById("send");
+    if (send) send.disabled = true;
+    text.value = "";
+    if (files) { input.value = ""; showFile(form); }
+    saveDraft(form);
+    starting(tick);
+    var restore = function () {
+      text.value = text.value.trim() ? sent + "\n" + text.value : sent;
+      if (files && input && !(input.files && input.files.length)) { input.files = files; showFile(form); }
+      saveDraft(form);
+      turn.starting = false;
+      showStatus();
+    };
+    fetch(form.action, { method: "POST", body: data, headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
+      .then(function (resp) {
+        if (resp.ok) return;
+        restore();
+        if (resp.status === 401) { signIn(); return; }
+        return resp.text().then(function (t) { toast(t.trim() || resp.statusText, "error"); });
+      }, function () {
+        restore();
+        toast("The bridge did not answer; your message is back in the box. Check your connection.", "error");
+      })
+      .finally(function () { delete form.dataset.sending; if (send) send.disabled = false; });
+  }
+
   // Forms marked data-async post with fetch; the page updates from events.
   function asyncForms() {
     document.addEventListener("submit", function (e) {
       var form = e.target;
       if (!form.hasAttribute("data-async")) return;
       e.preventDefault();
-      if (form.id === "composer" && composerEmpty(form)) return; // nothing to send: no error either
+      if (form.id === "composer") { sendMessage(form, e.submitter); return; }
       if (form.id === "stop-form") stopping(true);
       var data = new FormData(form, e.submitter || undefined);
       var buttons = form.querySelectorAll("button");
       buttons.forEach(function (b) { b.disabled = true; });
       fetch(form.action, { method: "POST", body: data, headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
         .then(function (resp) {
-          if (resp.ok) {
-            if (form.hasAttribute("data-reset")) { form.reset(); showFile(form); }
-            return;
-          }
+          if (resp.ok) return;
           if (form.id === "stop-form") stopping(false);
+          if (resp.status === 401) { signIn(); return; }
           return resp.text().then(function (t) { toast(t.trim() || resp.statusText, "error"); });
         })
         .catch(function () { toast("The bridge did not answer; check your connection.", "error"); })
@@ -118,8 +197,12 @@
       text.addEventListener("keydown", function (e) {
         if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
-          if (!composerEmpty(text.form)) text.form.requestSubmit();
+          if (!e.repeat) sendMessage(text.form);
         }
+      });
+      // The line break of that Enter, where it comes as its own event.
+      text.addEventListener("keypress", function (e) {
+        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) e.preventDefault();
       });
     }
     // Esc stops the running turn, wherever the focus is on the chat page.
@@ -132,36 +215,80 @@
     });
   }
 
+  // The agent's status, in words: "Starting the agent…" from a message
+  // sent until its turn runs (or the bridge answers otherwise), "Waiting for your approval" (or
+  // answer, or someone else's) while a card waits, "Working…" while the
+  // agent works, "Stopping…" once a stop was asked for. statusTick counts
+  // what the stream said, so that a send answered after its turn already
+  // ran does not show a start that is over.
+  var turn = { on: false, starting: false, stopping: false }, statusTick = 0;
+  function cardWait() {
+    var cards = document.querySelectorAll("#messages .msg.card");
+    if (!cards.length) return "";
+    var card = cards[cards.length - 1], who = "";
+    for (var m = card.previousElementSibling; m; m = m.previousElementSibling) {
+      if (m.classList.contains("mine")) { who = m.getAttribute("aria-label") || ""; break; }
+    }
+    var chat = document.getElementById("chat"), me = chat ? chat.dataset.me : "";
+    var what = card.querySelector("button[data-choice^='q']") ? "answer" : "approval";
+    return "Waiting for " + (!who || who === me ? "your" : who + "’s") + " " + what;
+  }
+  function showStatus() {
+    var working = document.getElementById("working"), label = document.getElementById("working-text");
+    if (!working) return;
+    var wait = turn.on && !turn.stopping ? cardWait() : "";
+    working.hidden = !(turn.on || turn.starting);
+    working.classList.toggle("stopping", turn.stopping);
+    working.classList.toggle("waiting", !!wait);
+    var words = turn.stopping ? "Stopping…" : wait || (turn.on ? "Working…" : "Starting the agent…");
+    if (label && label.textContent !== words) label.textContent = words;
+    working.dataset.state = turn.stopping ? "stopping" : wait ? "waiting" : turn.on ? "working" : turn.starting ? "starting" : "";
+  }
+  function starting(tick) {
+    if (tick !== statusTick || turn.on) return;
+    turn.starting = true;
+    showStatus();
+  }
   // stopping shows (or clears) that a stop was asked for: a state of the
   // turn, not a message in the conversation.
   function stopping(on) {
-    var working = document.getElementById("working"), label = document.getElementById("working-text");
-    if (!working) return;
-    working.classList.toggle("stopping", on);
-    if (label) label.textContent = on ? "Stopping…" : "The agent is working…";
+    turn.stopping = on;
+    showStatus();
   }
 
   // Files: chosen, dropped on the message box or pasted into it. The box
   // takes one file; the server decides what it accepts by content.
+  function size(n) {
+    return n >= 1 << 20 ? (n / (1 << 20)).toFixed(1).replace(/\.0$/, "") + " MB" : Math.ceil(n / 1024) + " KB";
+  }
   function showFile(form) {
     var input = form.elements.file, label = document.getElementById("file-name");
     if (!input || !label) return;
     if (!label.dataset.hint) label.dataset.hint = label.textContent;
-    label.textContent = input.files && input.files.length ? "📎 " + input.files[0].name : label.dataset.hint;
+    var has = !!(input.files && input.files.length);
+    label.textContent = has ? "Attached: " + input.files[0].name + " (" + size(input.files[0].size) + ")" : label.dataset.hint;
+    label.classList.toggle("chosen", has);
   }
   function files() {
     var form = document.getElementById("composer");
     if (!form || !form.elements.file) return;
     var input = form.elements.file;
+    var max = Number(form.dataset.maxUpload) || 0, maxText = Number(form.dataset.maxText) || 0;
     var take = function (list) {
       if (!list || !list.length) return false;
+      if (max && list[0].size > max) { // refused before it is sent
+        toast("“" + list[0].name + "” is " + size(list[0].size) + ": files may be at most " + size(max) + ".", "error");
+        input.value = "";
+        showFile(form);
+        return true;
+      }
       var dt = new DataTransfer();
       dt.items.add(list[0]);
       input.files = dt.files;
       showFile(form);
       return true;
     };
-    input.addEventListener("change", function () { showFile(form); });
+    input.addEventListener("change", function () { if (!take(input.files)) showFile(form); });
     form.addEventListener("dragover", function (e) { e.preventDefault(); form.classList.add("dropping"); });
     form.addEventListener("dragleave", function () { form.classList.remove("dropping"); });
     form.addEventListener("drop", function (e) {
@@ -170,7 +297,13 @@
       if (take(e.dataTransfer && e.dataTransfer.files)) form.elements.text.focus();
     });
     form.elements.text.addEventListener("paste", function (e) {
-      if (take(e.clipboardData && e.clipboardData.files)) e.preventDefault();
+      if (take(e.clipboardData && e.clipboardData.files)) { e.preventDefault(); return; }
+      // A paste longer than a message may be becomes an attached text file.
+      var text = e.clipboardData ? e.clipboardData.getData("text/plain") : "";
+      if (!maxText || !text || new Blob([text]).size <= maxText) return;
+      e.preventDefault();
+      take([new File([text], "pasted-text.txt", { type: "text/plain" })]);
+      toast("The pasted text is longer than a message may be (" + size(maxText) + "): it is attached as pasted-text.txt.", "notice");
     });
   }
 
@@ -196,19 +329,47 @@
         if (!next || !cur) return;
         cur.replaceWith(next);
         enhance(next);
+        liveTitle(next);
       })
       .catch(function () { /* offline: the next change refreshes it */ });
+  }
+  // liveTitle follows the conversation's title as the list names it (its
+  // first message, or a rename): the heading and the tab's title.
+  function liveTitle(listBox) {
+    var h = document.getElementById("chat-title"), a = listBox.querySelector("a[aria-current=page]");
+    if (!h || !a || listBox.dataset.q) return;
+    var title = a.textContent.trim();
+    if (!title || title === "(no text)" || h.textContent === title) return;
+    h.textContent = title;
+    document.title = title + " · agentbridge";
+  }
+  // streamEnded handles an event stream the bridge closed for good (a
+  // stream refused is not retried by the browser): signed out elsewhere,
+  // the page goes to the sign-in form; else it says so.
+  function streamEnded(src, conn) {
+    if (src.readyState !== EventSource.CLOSED) return;
+    fetch("/signin", { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (resp) {
+        if (new URL(resp.url).pathname === "/signin") { signIn(); return; }
+        if (conn) conn.textContent = "disconnected: reload the page";
+      })
+      .catch(function () { if (conn) conn.textContent = "disconnected: reload the page"; });
   }
   function threadSearch() {
     var q = document.getElementById("q");
     if (!q) return;
     var timer;
     q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refreshList, 200); });
+    // Beside a conversation the list filters as you type: Enter stays in the chat.
+    if (q.form && document.getElementById("chat")) {
+      q.form.addEventListener("submit", function (e) { e.preventDefault(); clearTimeout(timer); refreshList(); });
+    }
   }
   function listEvents() {
     if (!document.getElementById("home") || !document.getElementById("thread-list")) return;
     var src = new EventSource("/events");
     src.addEventListener("open", function () { document.body.dataset.live = "1"; });
+    src.addEventListener("error", function () { streamEnded(src, null); });
     src.addEventListener("list", refreshList);
     src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
     src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/signin"); });
@@ -260,6 +421,25 @@
     });
   }
 
+  // Delete asks once more: the first click turns the button into the
+  // confirmation (closing Manage takes it back).
+  function confirmDelete() {
+    var form = document.getElementById("delete-form"), b = document.getElementById("delete"), manage = document.getElementById("manage");
+    if (!form || !b) return;
+    var label = b.textContent;
+    form.addEventListener("submit", function (e) {
+      if (form.dataset.confirmed) return;
+      e.preventDefault();
+      form.dataset.confirmed = "1";
+      b.textContent = "Delete for good: click again";
+    });
+    if (manage) manage.addEventListener("toggle", function () {
+      if (manage.open) return;
+      delete form.dataset.confirmed;
+      b.textContent = label;
+    });
+  }
+
   // The conversation list is a drawer on narrow screens.
   function drawer() {
     var b = document.getElementById("threads-toggle"), layout = document.getElementById("chat-layout");
@@ -269,6 +449,8 @@
       b.setAttribute("aria-expanded", open ? "true" : "false");
     };
     b.addEventListener("click", function () { set(!layout.classList.contains("drawer-open")); });
+    var backdrop = document.getElementById("drawer-backdrop"); // a tap beside the drawer closes it
+    if (backdrop) backdrop.addEventListener("click", function () { set(false); b.focus(); });
     document.addEventListener("keydown", function (e) {
       if (e.key === "Escape" && layout.classList.contains("drawer-open")) { set(false); b.focus(); e.stopImmediatePropagation(); }
     }, true);
@@ -281,7 +463,7 @@
     var tpl = document.createElement("template");
     tpl.innerHTML = msg.html.trim();
     var el = tpl.content.firstElementChild;
-    if (!el) return;
+    if (!el) return null;
     var old = document.getElementById(el.id);
     if (old) {
       old.replaceWith(el);
@@ -294,6 +476,7 @@
     }
     enhance(el);
     el.querySelectorAll(".tool-toggle").forEach(function (b) { if (openTools[b.dataset.tool]) toggleTool(b, true); });
+    return el;
   }
 
   function chat() {
@@ -305,18 +488,30 @@
     list.scrollTop = list.scrollHeight;
     var src = new EventSource("/chat/" + box.dataset.thread + "/events?since=" + box.dataset.since);
     src.addEventListener("open", function () { conn.textContent = ""; box.dataset.live = "1"; });
-    src.addEventListener("error", function () { conn.textContent = "reconnecting…"; box.dataset.live = ""; });
+    src.addEventListener("error", function () {
+      conn.textContent = "reconnecting…";
+      box.dataset.live = "";
+      streamEnded(src, conn);
+    });
+    turn.on = !working.hidden;
+    showStatus();
     src.addEventListener("msg", function (e) {
-      var stick = nearBottom(list);
-      upsert(list, JSON.parse(e.data));
+      var stick = nearBottom(list), el = upsert(list, JSON.parse(e.data));
       if (stick) list.scrollTop = list.scrollHeight;
+      if (!el || !el.classList.contains("mine")) { statusTick++; turn.starting = false; }
+      showStatus();
     });
     src.addEventListener("typing", function (e) {
-      var on = JSON.parse(e.data).on;
-      working.hidden = !on;
-      if (!on) stopping(false);
+      statusTick++;
+      turn.on = !!JSON.parse(e.data).on;
+      turn.starting = false;
+      if (!turn.on) turn.stopping = false;
+      showStatus();
     });
     src.addEventListener("notice", function (e) {
+      statusTick++;
+      turn.starting = false;
+      showStatus();
       toast(JSON.parse(e.data).text, "notice");
     });
     src.addEventListener("list", refreshList);
@@ -359,10 +554,15 @@
   window.addEventListener("hashchange", signinFromFragment);
   document.addEventListener("DOMContentLoaded", function () {
     signinFromFragment();
+    // A sign-in link opened while signed in lands here with its token in
+    // the fragment: never leave it in the address bar or the history.
+    if (location.hash.indexOf("#token=") === 0) history.replaceState(null, "", location.pathname + location.search);
     var refreshing = refresh(); // before enhance: it keeps the server's HTML
     themeToggle();
     enhance(document);
     asyncForms();
+    drafts();
+    confirmDelete();
     drawer();
     files();
     tools();

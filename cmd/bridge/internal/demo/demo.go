@@ -30,8 +30,33 @@ var errNoWebBot = errors.New("demo mode runs only the web console, and the confi
 // than web bots are removed (each logged), and every agent profile's env
 // points at the model (see agentEnv). It fails with a usage error when
 // no web bot remains or http.listen is off (the console is served there).
-// The caller must Close the returned server after the agents have stopped.
+// The caller must Close the returned server after the agents have stopped,
+// and turn every config it reloads into demo mode too with Apply.
 func Start(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, error) {
+	if err := apply(cfg, nil, logger); err != nil {
+		return nil, err
+	}
+	srv, err := demomodel.Start(logger.With("component", "demomodel"))
+	if err != nil {
+		return nil, err
+	}
+	env := demomodel.AgentEnv(srv)
+	setEnv(cfg, env)
+	logger.Warn("DEMO MODE: agents talk to the bridge's built-in scripted model, not to Claude; "+
+		"nothing leaves this machine. Run without -demo, with ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, to use Claude",
+		"model_url", srv.URL(), "bots", len(cfg.Bots))
+	return srv, nil
+}
+
+// Apply turns a config reloaded while the bridge runs in demo mode into
+// demo mode as Start did the first one (the web bots alone, every agent
+// on the demo model srv), so that a reload keeps what -demo set.
+func Apply(cfg *config.Config, srv *fakemodel.Server, logger *slog.Logger) error {
+	return apply(cfg, demomodel.AgentEnv(srv), logger)
+}
+
+// apply keeps cfg's web bots and, with env, sets every profile's env.
+func apply(cfg *config.Config, env map[string]string, logger *slog.Logger) error {
 	var kept []*config.Bot
 	for _, b := range cfg.Bots {
 		if b.Platform != config.PlatformWeb {
@@ -41,26 +66,24 @@ func Start(cfg *config.Config, logger *slog.Logger) (*fakemodel.Server, error) {
 		kept = append(kept, b)
 	}
 	if len(kept) == 0 {
-		return nil, cli.UsageError{Err: errNoWebBot}
+		return cli.UsageError{Err: errNoWebBot}
 	}
 	if cfg.HTTP.Listen == "" {
-		return nil, cli.Usagef("demo mode needs http.listen: the web console is served there")
+		return cli.Usagef("demo mode needs http.listen: the web console is served there")
 	}
 	cfg.Bots = kept
-
-	srv, err := demomodel.Start(logger.With("component", "demomodel"))
-	if err != nil {
-		return nil, err
+	if env != nil {
+		setEnv(cfg, env)
 	}
-	env := demomodel.AgentEnv(srv)
+	return nil
+}
+
+// setEnv points every agent profile of cfg at the demo model's env.
+func setEnv(cfg *config.Config, env map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		a := cfg.Agents[name]
 		a.Env = agentEnv(a.Env, env)
 	}
-	logger.Warn("DEMO MODE: agents talk to the bridge's built-in scripted model, not to Claude; "+
-		"nothing leaves this machine. Run without -demo, with ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, to use Claude",
-		"model_url", srv.URL(), "bots", len(kept))
-	return srv, nil
 }
 
 // agentEnv returns profile with every key that starts with one of

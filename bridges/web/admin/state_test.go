@@ -1,0 +1,30 @@
+package admin
+
+import (
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/store"
+)
+
+// The live agents page says what an agent does in the chat's words.
+func TestAgentState(t *testing.T) {
+	waiting := map[string]store.Approval{
+		"c1": {ConversationID: "c1", ToolName: "Bash", RequestedBy: "ana"},
+		"c2": {ConversationID: "c2", ToolName: "AskUserQuestion", RequestedBy: "bob"},
+	}
+	cases := []struct {
+		a    bridges.LiveAgent
+		want string
+	}{
+		{bridges.LiveAgent{ConversationID: "c1", Busy: true}, "Waiting for your approval"},
+		{bridges.LiveAgent{ConversationID: "c2", Busy: true}, "Waiting for bob’s answer"},
+		{bridges.LiveAgent{ConversationID: "c3", Busy: true}, "Working…"},
+		{bridges.LiveAgent{ConversationID: "c4"}, "Idle"},
+	}
+	for _, tc := range cases {
+		if got := agentState(tc.a, waiting, "ana"); got != tc.want {
+			t.Errorf("agentState(%s) = %q, want %q", tc.a.ConversationID, got, tc.want)
+		}
+	}
+}
