@@ -13,6 +13,7 @@ import (
 // every turn then failed under the Demo banner. After the reload, a new
 // conversation's turn is still answered by the built-in scripted model.
 func TestDemoReloadE2E(t *testing.T) {
+	t.Parallel()
 	claude := needClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
