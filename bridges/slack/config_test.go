@@ -39,7 +39,7 @@ func TestConfigProblems(t *testing.T) {
 			"7 bots[0].slack.bot_token: required for a slack bot"}},
 		{"missing app_token", []string{"    slack:", "      bot_token: xoxb-1"}, nil, []string{"7 bots[0].slack.app_token: required for a slack bot"}},
 		{"unknown key", []string{"    slack:", "      bot_token: a", "      app_token: b", "      bot_tokn: c"}, nil,
-			[]string{"10 bots[0].slack.bot_tokn: unknown key (valid keys: api_url, app_token, bot_token)"}},
+			[]string{"10 bots[0].slack.bot_tokn: unknown key (valid keys: api_url, app_token, bot_token): did you mean \"bot_token\"?"}},
 		{"empty token from env", []string{`    slack: {bot_token: "${T}", app_token: b}`}, map[string]string{"T": ""},
 			[]string{`7 bots[0].slack.bot_token: is empty (from "${T}"); required for a slack bot`}},
 		{"bad api_url", []string{`    slack: {bot_token: a, app_token: b, api_url: "slack.com/api"}`}, nil,

@@ -229,7 +229,11 @@ func (d *Decoder) Fields(n *yaml.Node, path string, known map[string]Field) {
 		p := Child(path, key)
 		f, ok := known[key]
 		if !ok {
-			d.Addf(k.Line, p, "unknown key (valid keys: %s)", keyList(known))
+			if near := NearestKey(key, known); near != "" {
+				d.Addf(k.Line, p, "unknown key (valid keys: %s): did you mean %q?", keyList(known), near)
+			} else {
+				d.Addf(k.Line, p, "unknown key (valid keys: %s)", keyList(known))
+			}
 			return
 		}
 		d.lines[p] = k.Line
