@@ -75,6 +75,38 @@ func TestOpenPostgresErrors(t *testing.T) {
 	}
 }
 
+// TestHoldOwnerNamesOnlyThisDatabase: advisory locks are per database, and
+// pg_locks shows every database's: a refusal names the holder of this
+// database only, not a bridge holding another database of the server.
+func TestHoldOwnerNamesOnlyThisDatabase(t *testing.T) {
+	ctx := context.Background()
+	hold := func(db storetest.DB, app string) *Store {
+		t.Helper()
+		db.Where += " application_name=" + app // a key=value DSN (pgtest)
+		s, err := open(ctx, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	dbA, dbB := kit.Empty(t, DriverPostgres), kit.Empty(t, DriverPostgres)
+	for _, h := range []struct {
+		db  storetest.DB
+		app string
+	}{{dbB, "bridge-of-b"}, {dbA, "bridge-of-a"}} {
+		o, err := hold(h.db, h.app).HoldOwner(ctx)
+		if err != nil {
+			t.Fatalf("%s: HoldOwner: %v", h.app, err)
+		}
+		t.Cleanup(func() { o.Release() })
+	}
+	_, err := hold(dbA, "second-on-a").HoldOwner(ctx)
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "bridge-of-a") || strings.Contains(err.Error(), "bridge-of-b") {
+		t.Fatalf("second HoldOwner on a: err = %v, want ErrInUse naming bridge-of-a only", err)
+	}
+}
+
 // TestHoldOwner: one bridge per PostgreSQL database — a second HoldOwner
 // is refused naming the first (its host and pid) until the first releases;
 // SQLite stores hold nothing (their data_dir lock does).

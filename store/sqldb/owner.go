@@ -49,13 +49,15 @@ func (s *DB) HoldOwner(ctx context.Context) (*Owner, error) {
 	return nil, errors.Join(fmt.Errorf("%w (held by %s)", ErrInUse, holders), conn.Close())
 }
 
-// lockHolders names the connections that hold advisory lock key, or says
-// that they could not be read.
+// lockHolders names the connections that hold advisory lock key in this
+// database (advisory locks are per database; pg_locks shows every
+// database's), or says that they could not be read.
 func lockHolders(ctx context.Context, conn *sql.Conn, key int64) string {
 	rows, err := conn.QueryContext(ctx, `SELECT COALESCE(NULLIF(a.application_name, ''), 'a client')
 			|| ' from ' || COALESCE(host(a.client_addr), 'a local socket')
 		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = ? AND l.objid::bigint = ?`,
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = ? AND l.objid::bigint = ?
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
 		int64(uint32(key>>32)), int64(uint32(key)))
 	if err != nil {
 		return "another connection"
