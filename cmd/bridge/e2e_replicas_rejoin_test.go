@@ -80,10 +80,10 @@ func TestSlackReplicasRejoinKeepsHistory(t *testing.T) {
 	e.procs[o].kill9()
 
 	e.slack.SendMessage(slackChan, alice, "[echo-history] delta four", ts)
-	e.waitThreadText(t, ts, "history: ")
+	e.waitAnswer(t, ts, "history: ") // finished (its footer): a streamed answer is read whole
 	var answer string
 	for _, p := range e.slack.Posts() {
-		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts && strings.Contains(e.text(cur), "history: ") {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts && strings.Contains(e.text(cur), "history: ") && strings.Contains(e.text(cur), " · $") {
 			answer = e.text(cur)
 		}
 	}
