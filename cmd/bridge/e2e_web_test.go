@@ -121,7 +121,7 @@ func TestWebE2E(t *testing.T) {
 		ana.t = t
 		ana.send("[slow 100] a long story")
 		ana.waitJS(`!document.getElementById("working").hidden`, "the turn running")
-		ana.waitJS(botHas("pong: [slow"), "the answer streaming")
+		ana.waitJS(botHas("pong: [slow 100]") /* this answer, not the earlier [slow 8] one */, "the answer streaming")
 		ana.run(chromedp.Click(chromedp.ID("stop")))
 		ana.waitJS(botHas("Stopped"), "the stopped turn")
 		ana.waitJS(`document.getElementById("working").hidden`, "no turn running")
