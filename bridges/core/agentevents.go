@@ -137,12 +137,22 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 			t.payer = sm.from.id
 		}
 		t.replyTo, t.replyUser = sm.platformID, sm.from.id
+		if cv.stopUnstarted[e.UUID] { // !stop ran before it began (commands.go Stop)
+			delete(cv.stopUnstarted, e.UUID)
+			if err := cv.sess.Interrupt(ctx); err != nil {
+				cv.log.Warn("interrupt a turn stopped before it began", "err", err)
+			} else {
+				cv.stopping = true
+			}
+		}
 	case streamjson.LifecycleCompleted: // one the result did not finish (folded into a turn, or its end not recorded)
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCompleted, "")
 		delete(cv.inflight, e.UUID)
+		delete(cv.stopUnstarted, e.UUID)
 	case streamjson.LifecycleCancelled:
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, cancelledByAgent)
 		delete(cv.inflight, e.UUID)
+		delete(cv.stopUnstarted, e.UUID)
 	}
 }
 

@@ -96,6 +96,18 @@ func (c cmdConv) Stop(ctx context.Context) (bool, error) {
 		return true, err
 	}
 	cv.stopping = true
+	// A message the CLI has not begun is not stopped by the interrupt (it
+	// stops only the running turn): the CLI would begin it afterwards, and
+	// a Stop pressed right after Send would do nothing. Each is interrupted
+	// as it begins (onLifecycle).
+	for u, sm := range cv.inflight {
+		if !sm.started {
+			if cv.stopUnstarted == nil {
+				cv.stopUnstarted = map[string]bool{}
+			}
+			cv.stopUnstarted[u] = true
+		}
+	}
 	return true, nil
 }
 
@@ -113,6 +125,7 @@ func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
 		cv.finishInbox(ctx, sm.ledgerID, store.InboxCancelled, "!new by "+by)
 	}
 	clear(cv.inflight)
+	clear(cv.stopUnstarted)
 	cv.row.SessionID, cv.resume, cv.freshRetry = id, false, false
 	return cv.retireWorktree(ctx, old), nil
 }

@@ -161,6 +161,7 @@ type conversation struct {
 	lastAuthor         author             // of the last person's message sent to the agent
 	lastSent           *sentMsg           // the last message sent to the agent (nil: none since the worker started)
 	stopping           bool               // !stop asked for an interrupt
+	stopUnstarted      map[string]bool    // uuids sent but not begun when !stop ran: each is interrupted as it begins
 	statusShown        bool               // the working indicator is on (see turn.go)
 	resuming           bool               // !resume waits for the session's conversation: send nothing meanwhile
 	awaitedSession     string             // !resume waits for another replica's answer about this session (resume_remote.go)

@@ -58,6 +58,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 		}
 	}
 	clear(cv.inflight)
+	clear(cv.stopUnstarted)
 	how := fmt.Sprintf("exit code %d", e.Code)
 	if e.Code < 0 && e.Err != nil {
 		how = render.OneLine(e.Err.Error(), 80)
