@@ -95,6 +95,9 @@ func parseBlock(lines []string, start int) (Break, int, error) {
 			}
 			b.Old, b.New = strings.Join(old, "\n"), strings.Join(repl, "\n")
 			return b, i, nil
+		case strings.HasPrefix(lines[i], "## ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "file:"):
+			// The next block's header: this one lacks its >>> (its text would swallow the next break).
+			return b, 0, fmt.Errorf("break %q: not closed before the next break at line %d (want === then >>>)", b.Title, i+1)
 		case sep < 0:
 			old = append(old, lines[i])
 		default:

@@ -37,6 +37,8 @@ func TestParseMutants(t *testing.T) {
 			},
 		},
 		{name: "stray line", text: "file: a.go\n", wantErr: "mutants.txt:1: unexpected line"},
+		{name: "block not closed before the next", text: "## one\nfile: a.go\ntest: T1\n<<<\na\n===\nb\n\n## two\nfile: b.go\ntest: T2\n<<<\nc\n===\n>>>\n",
+			wantErr: "not closed before the next break at line 9"},
 		{name: "no test", text: "## x\nfile: a.go\n<<<\na\n===\nb\n>>>\n", wantErr: "needs file: and test:"},
 		{name: "no file", text: "## x\ntest: T\n<<<\na\n===\nb\n>>>\n", wantErr: "needs file: and test:"},
 		{name: "absolute path", text: "## x\nfile: /src/a.go\ntest: T\n<<<\na\n===\nb\n>>>\n", wantErr: "not a clean path"},
