@@ -39,30 +39,19 @@ const RecheckEvery = 400 * time.Millisecond
 // stream with an "access ended" event when the channel closes and ctx
 // has not ended.
 func (a *Authority) Watch(ctx context.Context, p Person, c Conv, act Action) <-chan struct{} {
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		tick := time.NewTicker(RecheckEvery)
-		defer tick.Stop()
-		for {
-			changed := a.Changes()
-			if !a.May(ctx, p, c, act) {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-changed:
-			case <-tick.C:
-			}
-		}
-	}()
-	return ended
+	return a.watch(ctx, func() bool { return a.May(ctx, p, c, act) })
 }
 
 // WatchValid is Watch for a stream that belongs to no conversation (a
 // page's conversation list): closed once p's credential no longer holds.
 func (a *Authority) WatchValid(ctx context.Context, p Person) <-chan struct{} {
+	return a.watch(ctx, func() bool { return p.Valid == nil || p.Valid(ctx) })
+}
+
+// watch asks holds at once, on every Changes signal and every
+// RecheckEvery, and closes the returned channel once it is false or ctx
+// has ended; its goroutine ends then too.
+func (a *Authority) watch(ctx context.Context, holds func() bool) <-chan struct{} {
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
@@ -70,7 +59,7 @@ func (a *Authority) WatchValid(ctx context.Context, p Person) <-chan struct{} {
 		defer tick.Stop()
 		for {
 			changed := a.Changes()
-			if p.Valid != nil && !p.Valid(ctx) {
+			if !holds() {
 				return
 			}
 			select {
