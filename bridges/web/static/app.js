@@ -106,6 +106,19 @@
     location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
   }
 
+  // accessEnded follows a stream's last event: to sign-in (and back here
+  // afterwards, the draft kept) when the session ended, else where the
+  // server says (the conversation list).
+  // A tab signing itself out is leaving already: its own stream's last
+  // event must not send it elsewhere (or back here after the next sign-in).
+  function accessEnded(next) {
+    if (document.body.dataset.leaving) { return; }
+    if (next === "/signin") { signIn(); } else { location.assign(next); }
+  }
+  document.addEventListener("submit", function (e) {
+    if (e.target.closest && e.target.closest(".signout")) { document.body.dataset.leaving = "1"; }
+  }, true);
+
   // Drafts: what the message box holds is kept per conversation in
   // localStorage, across reloads, until it is sent.
   function draftKey(form) { return "draft:" + form.action; }
@@ -372,7 +385,7 @@
     src.addEventListener("error", function () { streamEnded(src, null); });
     src.addEventListener("list", refreshList);
     src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
-    src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/signin"); });
+    src.addEventListener("ended", function (e) { src.close(); accessEnded(JSON.parse(e.data).next || "/signin"); });
   }
 
   // Tool calls: a tool line's Details button shows the call's input and
@@ -517,7 +530,7 @@
     src.addEventListener("list", refreshList);
     // Access ended (share ended, conversation archived or deleted, signed
     // out): nothing more comes; go where the server says.
-    src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/"); });
+    src.addEventListener("ended", function (e) { src.close(); accessEnded(JSON.parse(e.data).next || "/"); });
   }
 
   // Operator pages refresh themselves every few seconds (not while the
