@@ -372,13 +372,22 @@ func (o *Outbox) postReply(ctx context.Context, row store.OutboxMessage) error {
 		return nil
 	}
 	if ref, ok := o.editReply[row.ID]; ok {
-		delete(o.editReply, row.ID) // a retry posts instead
 		instead := replyMessage(row)
 		instead.Retry = instead.Retry || o.inherited[row.ID]
-		if _, err := o.h.EditOrPost(ctx, ref, bridges.Message{Text: row.Text}, instead); err != nil {
+		_, err := o.h.EditOrPost(ctx, ref, bridges.Message{Text: row.Text}, instead)
+		if err == nil {
+			delete(o.editReply, row.ID)
+			return nil
+		}
+		if !bridges.IsPermanent(err) {
+			// The edit may have been made with its answer lost: the retry
+			// edits again (the same text; an edit is idempotent) rather
+			// than posting the answer beside the live message.
 			return fmt.Errorf("edit live message into reply: %w", err)
 		}
-		return nil
+		// The live message cannot take it (deleted, too old): post.
+		delete(o.editReply, row.ID)
+		o.h.Log().Info("the live message cannot become the reply; posting it", "outbox", row.ID, "err", err)
 	}
 	m := replyMessage(row)
 	m.Retry = m.Retry || o.inherited[row.ID]
