@@ -54,6 +54,15 @@ type ReplyStopper interface {
 	StopReply(ctx context.Context, last []StreamChunk, idem string) error
 }
 
+// StreamCloser is an optional ability of a Streamer: CloseStream ends the
+// stream at ref that a turn cut off left open (its bridge killed, or its
+// replica dead), adding note (Markdown) to what it shows, so that no
+// message stays half-written and open. A stream already ended, or a
+// message gone, is not an error: there is nothing left to close.
+type StreamCloser interface {
+	CloseStream(ctx context.Context, ref MessageRef, note string) error
+}
+
 // StreamChunk is one piece of a stream: Text appended to the message;
 // or, when Task is set, a task shown (or updated, by Task.ID) in it; or,
 // when Plan is set, the turn's plan shown (or replaced) in it; or, when

@@ -148,6 +148,21 @@ func (s *stream) StopReply(ctx context.Context, last []bridges.StreamChunk, idem
 	return err
 }
 
+var _ bridges.StreamCloser = (*Bridge)(nil)
+
+// CloseStream implements bridges.StreamCloser with chat.stopStream on the
+// message at ref, note as its last markdown_text. Slack's
+// message_not_in_streaming_state (ended already) and message_not_found
+// (deleted) mean there is nothing to close.
+func (b *Bridge) CloseStream(ctx context.Context, ref bridges.MessageRef, note string) error {
+	s := &stream{b: b, ref: ref}
+	err := s.call(ctx, "chat.stopStream", []slackapi.StreamChunk{slackapi.NewMarkdownTextChunk(truncateToRunes(note, maxStreamMarkdown))})
+	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok && (se.Err == "message_not_in_streaming_state" || se.Err == "message_not_found") {
+		return nil
+	}
+	return classify(err, err)
+}
+
 func (s *stream) stop(ctx context.Context, last []bridges.StreamChunk, idem string) error {
 	calls := streamCalls(last)
 	for len(calls) > 1 {
