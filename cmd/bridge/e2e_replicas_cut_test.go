@@ -54,3 +54,42 @@ func TestSlackReplicasCutStreamClosed(t *testing.T) {
 		t.Errorf("the cut stream was closed without a word: %q", cur.Text)
 	}
 }
+
+// The holder killed inside the chat.stopStream that ends a streamed
+// answer (Slack took it): the stop carried the reply's key, so the next
+// holder finds the answer in the stream's message and does not post it
+// again (issue 37, Deliver 2).
+func TestSlackReplicasHolderKilledInsideStopStream(t *testing.T) {
+	t.Parallel()
+	e := startReplicasBot(t, 2, 3*time.Second, "")
+	ts := e.slack.Mention(slackChan, alice, "hello once", "")
+	e.waitThreadText(t, ts, "pong: hello once")
+	conv := e.convOf(t, ts)
+	h := e.holderOf(t, conv)
+
+	reached, release := e.slack.HoldResponse("chat.stopStream", func(url.Values) bool { return true })
+	defer release()
+	e.slack.SendMessage(slackChan, alice, "[slow 20] [slowms 100] whole story", ts)
+	select {
+	case <-reached:
+	case <-time.After(e2eWait):
+		t.Fatalf("the streamed answer was never stopped\n%s", e.dump())
+	}
+	e.procs[h].kill9()
+
+	e.slack.SendMessage(slackChan, alice, "after the stop", ts)
+	e.waitThreadText(t, ts, "pong: after the stop")
+	n := 0
+	for _, p := range e.slack.Posts() {
+		cur, _ := e.slack.Current(p.Channel, p.TS)
+		if p.ThreadTS == ts && strings.Contains(cur.Text, "whole story") {
+			n++
+		}
+		if p.ThreadTS == ts && cur.Stream == slackfake.Streaming {
+			t.Errorf("a stream stays open: %q", cur.Text)
+		}
+	}
+	if n != 1 {
+		t.Errorf("the answer stopped inside the killed call shows %d times, want once\nposts: %s", n, e.dump())
+	}
+}
