@@ -244,3 +244,28 @@ func TestStreamStopReplyLostAnswerShowsOnce(t *testing.T) {
 		t.Errorf("stopped stream %+v, want it stopped with the reply's key", m)
 	}
 }
+
+// CloseStream ends a stream an earlier run left open, with the note; a
+// stream already ended is nothing to close.
+func TestCloseStream(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", []bridges.StreamChunk{{Text: "Half an ans"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.CloseStream(t.Context(), s.Ref(), "\n\n_(interrupted)_"); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := e.fake.Current("C1", s.Ref().ID)
+	if m.Stream != slackfake.StreamStopped || m.Text != "Half an ans\n\n_(interrupted)_" {
+		t.Errorf("closed stream %+v", m)
+	}
+	if err := e.b.CloseStream(t.Context(), s.Ref(), "again"); err != nil {
+		t.Errorf("closing an ended stream: %v, want nothing to do", err)
+	}
+	if m, _ := e.fake.Current("C1", s.Ref().ID); strings.Contains(m.Text, "again") {
+		t.Errorf("an ended stream changed: %q", m.Text)
+	}
+}
