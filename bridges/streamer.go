@@ -42,6 +42,27 @@ type Stream interface {
 	Stop(ctx context.Context, last []StreamChunk) error
 }
 
+// ReplyStopper is an optional ability of a Stream: StopReply is Stop for
+// a stream whose end shows the reply idem (Message.Idem). The ended
+// message carries that key the way a posted reply does, so that a Post of
+// the same reply with Retry set finds it and does not post it again when
+// Stop's answer was lost. When the stream is no longer open (its earlier
+// Stop went through although its answer was lost, or it was ended by
+// something else) StopReply returns a permanent error (IsPermanent): the
+// caller then posts the reply as a retry, which looks for it first.
+type ReplyStopper interface {
+	StopReply(ctx context.Context, last []StreamChunk, idem string) error
+}
+
+// StreamCloser is an optional ability of a Streamer: CloseStream ends the
+// stream at ref that a turn cut off left open (its bridge killed, or its
+// replica dead), adding note (Markdown) to what it shows, so that no
+// message stays half-written and open. A stream already ended, or a
+// message gone, is not an error: there is nothing left to close.
+type StreamCloser interface {
+	CloseStream(ctx context.Context, ref MessageRef, note string) error
+}
+
 // StreamChunk is one piece of a stream: Text appended to the message;
 // or, when Task is set, a task shown (or updated, by Task.ID) in it; or,
 // when Plan is set, the turn's plan shown (or replaced) in it; or, when

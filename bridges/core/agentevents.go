@@ -327,6 +327,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 	}
 	cv.cancelTimer(timerLive, "")
 	cv.stopStream(ctx, "")
+	cv.forgetStream(ctx)
 	cv.cancelTimer(timerProgress, "")
 	cv.reportBounds(cv.turn)
 	cv.turn = nil

@@ -127,17 +127,20 @@ func (m sentMsg) scheduledRun() string {
 
 // conversation is the state of one conversation, owned by its worker.
 type conversation struct {
-	core     *Core
-	key      bridges.ConversationKey
-	id       string // store conversation id
-	bot      *config.Bot
-	profile  *config.Agent
-	platform bridges.Platform
-	limits   bridges.Limits
-	budget   *delivery.Budget
-	log      *slog.Logger
-	q        *queue.Queue[input]
-	rescan   atomic.Bool // a message was accepted while the queue was full
+	core *Core
+	key  bridges.ConversationKey
+	id   string // store conversation id
+	// streamRec is the message of this worker's stream recorded in the
+	// store (cutstream.go); "" when none.
+	streamRec string
+	bot       *config.Bot
+	profile   *config.Agent
+	platform  bridges.Platform
+	limits    bridges.Limits
+	budget    *delivery.Budget
+	log       *slog.Logger
+	q         *queue.Queue[input]
+	rescan    atomic.Bool // a message was accepted while the queue was full
 	// st is the store the worker writes (and reads) its conversation
 	// through: fenced by its tenure's lease with replicas (ownership.go),
 	// the core's store otherwise. token is that lease's fencing token
@@ -241,6 +244,7 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inTimer:
 		cv.onTimer(ctx, v)
 	case inOutbox:
+		cv.closeCutStream(ctx) // a stream a cut turn left open (cutstream.go)
 		cv.outbox.Recover(ctx) // replies left by a previous run or holder (recovery)
 	case inCall:
 		v.f(ctx, cv)

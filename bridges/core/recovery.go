@@ -153,6 +153,16 @@ func (c *Core) prepareRecovery(ctx context.Context) (startupWork, error) {
 			w.outboxConvs = append(w.outboxConvs, m.ConversationID)
 		}
 	}
+	open, err := c.st.ConversationsWithOpenStreams(ctx)
+	if err != nil {
+		return w, fmt.Errorf("recover open streams: %w", err)
+	}
+	for _, id := range open { // their streams are closed with the replies (closeCutStream)
+		if !seen[id] {
+			seen[id] = true
+			w.outboxConvs = append(w.outboxConvs, id)
+		}
+	}
 	return w, nil
 }
 

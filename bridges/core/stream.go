@@ -35,6 +35,7 @@ func (cv *conversation) streamLive(ctx context.Context) bool {
 		ls.S = s
 		t.Live.Ref = s.Ref()
 		t.Live.Ref.At = cv.core.clock.Now()
+		cv.recordStream(ctx, t.Live.Ref)
 		t.Committed(cur, chunks)
 		return true
 	}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -343,20 +344,50 @@ func (o *Outbox) lateNote(row store.OutboxMessage) string {
 func (o *Outbox) postReply(ctx context.Context, row store.OutboxMessage) error {
 	o.h.TakeUrgent()
 	if se, ok := o.streamReply[row.ID]; ok {
-		delete(o.streamReply, row.ID) // a retry posts instead
-		if err := se.S.Stop(ctx, append(se.Last, FeedbackChunk(row.ID))); err != nil {
+		err := stopWithReply(ctx, se, row.ID)
+		if err == nil {
+			delete(o.streamReply, row.ID)
+			return nil
+		}
+		_, keyed := se.S.(bridges.ReplyStopper)
+		if keyed && !bridges.IsPermanent(err) {
+			// The stop may have reached the platform with its answer lost,
+			// or not: the retry stops it again (a stream no longer open
+			// says so permanently, below) rather than posting the answer
+			// beside the open stream.
 			return fmt.Errorf("stop the stream with the reply: %w", err)
+		}
+		delete(o.streamReply, row.ID) // the reply is posted instead
+		if !keyed {
+			return fmt.Errorf("stop the stream with the reply: %w", err)
+		}
+		// No longer open: the earlier stop, which carried the reply's key,
+		// may be what ended it. Post as a retry: the adapter looks first.
+		o.h.Log().Info("the reply's stream is no longer open; posting the reply unless the platform shows it", "outbox", row.ID, "err", err)
+		m := replyMessage(row)
+		m.Retry = true
+		if _, err := o.h.Platform().Post(ctx, bridges.ConversationKey(row.Key), m); err != nil {
+			return fmt.Errorf("post reply: %w", err)
 		}
 		return nil
 	}
 	if ref, ok := o.editReply[row.ID]; ok {
-		delete(o.editReply, row.ID) // a retry posts instead
 		instead := replyMessage(row)
 		instead.Retry = instead.Retry || o.inherited[row.ID]
-		if _, err := o.h.EditOrPost(ctx, ref, bridges.Message{Text: row.Text}, instead); err != nil {
+		_, err := o.h.EditOrPost(ctx, ref, bridges.Message{Text: row.Text}, instead)
+		if err == nil {
+			delete(o.editReply, row.ID)
+			return nil
+		}
+		if !bridges.IsPermanent(err) {
+			// The edit may have been made with its answer lost: the retry
+			// edits again (the same text; an edit is idempotent) rather
+			// than posting the answer beside the live message.
 			return fmt.Errorf("edit live message into reply: %w", err)
 		}
-		return nil
+		// The live message cannot take it (deleted, too old): post.
+		delete(o.editReply, row.ID)
+		o.h.Log().Info("the live message cannot become the reply; posting it", "outbox", row.ID, "err", err)
 	}
 	m := replyMessage(row)
 	m.Retry = m.Retry || o.inherited[row.ID]
@@ -371,6 +402,16 @@ func (o *Outbox) postReply(ctx context.Context, row store.OutboxMessage) error {
 		return fmt.Errorf("post reply: %w", err)
 	}
 	return nil
+}
+
+// stopWithReply ends stream se with reply id's last chunks and feedback
+// buttons, marked with the reply's key where the stream can carry it.
+func stopWithReply(ctx context.Context, se StreamEnd, id string) error {
+	last := append(slices.Clip(se.Last), FeedbackChunk(id))
+	if rs, ok := se.S.(bridges.ReplyStopper); ok {
+		return rs.StopReply(ctx, last, id)
+	}
+	return se.S.Stop(ctx, last)
 }
 
 // replyMessage is the post of outbox row: its idempotency key is the row's

@@ -127,6 +127,43 @@ func (s *stream) Append(ctx context.Context, chunks []bridges.StreamChunk) error
 // chat.stopStream call itself where they fit in one; a Feedback chunk
 // becomes the final blocks (feedbackBlock).
 func (s *stream) Stop(ctx context.Context, last []bridges.StreamChunk) error {
+	return s.stop(ctx, last, "")
+}
+
+var _ bridges.ReplyStopper = (*stream)(nil)
+
+// StopReply implements bridges.ReplyStopper: Stop whose chat.stopStream
+// also sets the message's metadata to part 0 of the reply idem (Slack
+// takes metadata on chat.stopStream, not on chat.startStream), as Post
+// marks a reply; a retried Post of the reply then finds the message
+// (postedParts). A stream Slack no longer streams
+// (message_not_in_streaming_state: an earlier stop whose answer was lost
+// went through) is a permanent error: the reply is then posted as a
+// retry, which looks for it first.
+func (s *stream) StopReply(ctx context.Context, last []bridges.StreamChunk, idem string) error {
+	err := s.stop(ctx, last, idem)
+	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok && se.Err == "message_not_in_streaming_state" {
+		return bridges.Permanent(err)
+	}
+	return err
+}
+
+var _ bridges.StreamCloser = (*Bridge)(nil)
+
+// CloseStream implements bridges.StreamCloser with chat.stopStream on the
+// message at ref, note as its last markdown_text. Slack's
+// message_not_in_streaming_state (ended already) and message_not_found
+// (deleted) mean there is nothing to close.
+func (b *Bridge) CloseStream(ctx context.Context, ref bridges.MessageRef, note string) error {
+	s := &stream{b: b, ref: ref}
+	err := s.call(ctx, "chat.stopStream", []slackapi.StreamChunk{slackapi.NewMarkdownTextChunk(truncateToRunes(note, maxStreamMarkdown))})
+	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok && (se.Err == "message_not_in_streaming_state" || se.Err == "message_not_found") {
+		return nil
+	}
+	return classify(err, err)
+}
+
+func (s *stream) stop(ctx context.Context, last []bridges.StreamChunk, idem string) error {
 	calls := streamCalls(last)
 	for len(calls) > 1 {
 		if err := s.call(ctx, "chat.appendStream", calls[0]); err != nil {
@@ -144,6 +181,9 @@ func (s *stream) Stop(ctx context.Context, last []bridges.StreamChunk) error {
 			extra = append(extra, slackapi.MsgOptionBlocks(feedbackBlock(c.Feedback)))
 			break
 		}
+	}
+	if idem != "" {
+		extra = append(extra, replyMetadata(idem, 0))
 	}
 	return s.call(ctx, "chat.stopStream", final, extra...)
 }

@@ -182,3 +182,90 @@ func TestStreamPlanAndFeedback(t *testing.T) {
 		t.Errorf("task_display_mode without a plan = %q", m.TaskDisplayMode)
 	}
 }
+
+// A streamed reply whose chat.stopStream reached Slack but whose answer
+// was lost: the stop carried the reply's key (metadata), a second stop
+// says permanently that the stream is no longer open, and the reply
+// posted as a retry finds the streamed message: the answer shows once,
+// in the stream's message. A stop that never reached Slack is simply
+// made again.
+func TestStreamStopReplyLostAnswerShowsOnce(t *testing.T) {
+	for _, status := range []int{0, 502} {
+		e := start(t)
+		root := e.fake.Mention("C1", "U1", "go", "")
+		e.waitAcked(t, root)
+		key := threadKey(root)
+		s, err := e.b.StartStream(t.Context(), key, root, "U1", []bridges.StreamChunk{{Text: "The answer"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, ok := s.(bridges.ReplyStopper)
+		if !ok {
+			t.Fatal("a Slack stream cannot stop with a reply's key")
+		}
+		const idem = "0b8e6a52-5d1e-4c57-9a65-3c9d2f1e7a10"
+		last := []bridges.StreamChunk{{Text: " is 42."}, {Feedback: "feedback:" + idem}}
+		e.fake.LoseResponses("chat.stopStream", 1, status)
+		if err := rs.StopReply(t.Context(), last, idem); err == nil || bridges.IsPermanent(err) {
+			t.Fatalf("status %d: stop with its answer lost: %v, want a transient error", status, err)
+		}
+		if err := rs.StopReply(t.Context(), last, idem); !bridges.IsPermanent(err) {
+			t.Fatalf("status %d: second stop of a stopped stream: %v, want a permanent error", status, err)
+		}
+		ref, err := e.b.Post(t.Context(), key, bridges.Message{Text: "The answer is 42.", Idem: idem, Retry: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := e.fake.CallCount("chat.postMessage"); n != 0 {
+			t.Errorf("status %d: the streamed answer was posted again (%d posts)", status, n)
+		}
+		m, _ := e.fake.Current("C1", s.Ref().ID)
+		if ref.ID != s.Ref().ID || m.Stream != slackfake.StreamStopped || m.Text != "The answer is 42." {
+			t.Errorf("status %d: ref %+v, streamed message %+v", status, ref, m)
+		}
+	}
+
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", []bridges.StreamChunk{{Text: "The answer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fake.FailMethod("chat.stopStream", "internal_error", 1)
+	rs := s.(bridges.ReplyStopper)
+	if err := rs.StopReply(t.Context(), nil, "k2"); err == nil || bridges.IsPermanent(err) {
+		t.Fatalf("failed stop: %v, want a transient error", err)
+	}
+	if err := rs.StopReply(t.Context(), nil, "k2"); err != nil {
+		t.Fatalf("stop again: %v", err)
+	}
+	if m, _ := e.fake.Current("C1", s.Ref().ID); m.Stream != slackfake.StreamStopped || m.Metadata == nil || m.Metadata.EventPayload["idem"] != "k2" {
+		t.Errorf("stopped stream %+v, want it stopped with the reply's key", m)
+	}
+}
+
+// CloseStream ends a stream an earlier run left open, with the note; a
+// stream already ended is nothing to close.
+func TestCloseStream(t *testing.T) {
+	e := start(t)
+	root := e.fake.Mention("C1", "U1", "go", "")
+	e.waitAcked(t, root)
+	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", []bridges.StreamChunk{{Text: "Half an ans"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.CloseStream(t.Context(), s.Ref(), "\n\n_(interrupted)_"); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := e.fake.Current("C1", s.Ref().ID)
+	if m.Stream != slackfake.StreamStopped || m.Text != "Half an ans\n\n_(interrupted)_" {
+		t.Errorf("closed stream %+v", m)
+	}
+	if err := e.b.CloseStream(t.Context(), s.Ref(), "again"); err != nil {
+		t.Errorf("closing an ended stream: %v, want nothing to do", err)
+	}
+	if m, _ := e.fake.Current("C1", s.Ref().ID); strings.Contains(m.Text, "again") {
+		t.Errorf("an ended stream changed: %q", m.Text)
+	}
+}

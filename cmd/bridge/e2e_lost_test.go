@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
 // What the lost-response tests must not lose or double (issue 21): the
@@ -112,4 +113,56 @@ func checkOnceInOrder(t *testing.T, thread, want []string) {
 		}
 		last = max(last, at[0])
 	}
+}
+
+// One bridge, a streamed answer, and Slack's answer to chat.stopStream
+// lost after the stop went through (issue 37, 3): the stop carried the
+// reply's key, the retry finds the stream no longer open and the message
+// with the key, and posts nothing: the answer shows once, in the stream.
+func TestSlackE2ELostStopStreamShowsOnce(t *testing.T) {
+	t.Parallel()
+	e := startSlackWith(t, "status_delay: 1m\n")
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "pong: hello")
+
+	var want []string
+	for _, status := range lostCases {
+		text := fmt.Sprintf("lost stop %d", status)
+		stops, posts := e.slack.CallCount("chat.stopStream"), e.slack.CallCount("chat.postMessage")
+		e.slack.LoseResponses("chat.stopStream", 1, status)
+		e.slack.SendMessage(slackChan, alice, "[slow 20] [slowms 100] "+text, ts)
+		err := e.slack.WaitFor(func() bool { // the stream stopped with the answer (its response lost)
+			for _, p := range e.slack.Posts() {
+				if cur, _ := e.slack.Current(p.Channel, p.TS); p.ThreadTS == ts && cur.Stream == slackfake.StreamStopped && strings.Contains(cur.Text, text) {
+					return true
+				}
+			}
+			return false
+		}, e2eWait)
+		if err != nil {
+			t.Fatalf("%s: no stopped stream with the answer: %v\n%s", text, err, e.dump())
+		}
+		waitReplies(t, e.bridge, "team", 0) // then the retry: nothing waits
+		if n := e.slack.CallCount("chat.stopStream") - stops; n < 2 {
+			t.Errorf("%s: chat.stopStream called %d times; the lost stop was not retried (was the answer streamed?)\n%s", text, n, e.dump())
+		}
+		if n := e.slack.CallCount("chat.postMessage") - posts; n != 0 {
+			t.Errorf("%s: chat.postMessage called %d times, want none (the answer is the stream's)", text, n)
+		}
+		want = append(want, text)
+	}
+	e.slack.SendMessage(slackChan, alice, "after the losses", ts)
+	e.waitThreadText(t, ts, "pong: after the losses")
+	want = append(want, "pong: after the losses")
+
+	var thread []string
+	for _, p := range e.slack.Posts() {
+		if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == ts && p.TS != ts {
+			if cur.Stream == slackfake.Streaming {
+				t.Errorf("a stream stays open: %q", e.text(cur))
+			}
+			thread = append(thread, e.text(cur))
+		}
+	}
+	checkOnceInOrder(t, thread, want)
 }

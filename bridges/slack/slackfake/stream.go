@@ -24,9 +24,11 @@ const MaxStreamMarkdown = 12000
 //     and/or chunks (optional).
 //   - appendStream: channel, ts (a message still streaming), and
 //     markdown_text or chunks.
-//   - stopStream: channel, ts, and optionally markdown_text, chunks and
+//   - stopStream: channel, ts, and optionally markdown_text, chunks,
 //     blocks (the final blocks, e.g. a context_actions block with
-//     feedback_buttons: see parseStopBlocks).
+//     feedback_buttons: see parseStopBlocks) and metadata (as
+//     chat.postMessage's; Slack documents it on stopStream only, so the
+//     other two ignore it).
 //
 // markdown_text is at most MaxStreamMarkdown characters (msg_too_long);
 // chunks is a JSON array of markdown_text ({type, text}), task_update
@@ -46,6 +48,12 @@ func (s *Server) streamLocked(method string, p url.Values) apiResult {
 	chunks, res := parseChunks(p)
 	if res.body != nil {
 		return res
+	}
+	var md *Metadata
+	if method == "chat.stopStream" { // elsewhere not an argument Slack documents: ignored, not stored
+		if md, res = parseMetadata(p.Get("metadata")); res.body != nil {
+			return res
+		}
 	}
 	var fb *Feedback
 	if p.Has("blocks") {
@@ -89,6 +97,9 @@ func (s *Server) streamLocked(method string, p url.Values) apiResult {
 	m.At = time.Now()
 	if method == "chat.stopStream" {
 		m.Stream = StreamStopped
+		if md != nil {
+			m.Metadata = md
+		}
 		if fb != nil {
 			m.Blocks, m.Feedback = json.RawMessage(p.Get("blocks")), fb
 		}
