@@ -70,12 +70,12 @@ func (cv *conversation) closeCutStream(ctx context.Context) {
 	key.Channel = os.Channel
 	ref := bridges.MessageRef{Key: key, ID: os.MessageID}
 	if err := closer.CloseStream(ctx, ref, cutNote); err != nil {
-		cv.log.Warn("close the stream an interrupted turn left open", "message", os.MessageID, "err", err)
+		cv.log.Warn("close the stream an interrupted turn left open", "msg_id", os.MessageID, "err", err)
 		if !bridges.IsPermanent(err) {
 			return // kept: the next holder or run tries again
 		}
 	} else {
-		cv.log.Info("closed the stream an interrupted turn left open", "message", os.MessageID)
+		cv.log.Info("closed the stream an interrupted turn left open", "msg_id", os.MessageID)
 	}
 	if err := cv.st.DeleteOpenStream(ctx, cv.id, os.MessageID); err != nil && !cv.fenced(err) {
 		cv.log.Warn("forget the closed stream", "err", err)
