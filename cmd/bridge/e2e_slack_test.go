@@ -75,6 +75,24 @@ func startSlackBridgeBot(t testing.TB, po profileOptions, botExtra, access strin
 
 // waitThreadText waits until the latest version of some message in the
 // thread (posted or edited) contains want.
+// waitAnswer waits until thread shows want in a finished answer (its
+// footer " · $" in the same message): a streamed answer shows its text
+// before its turn's result is recorded.
+func (e *slackEnv) waitAnswer(t *testing.T, thread, want string) {
+	t.Helper()
+	e.waitThreadText(t, thread, want)
+	if err := e.slack.WaitFor(func() bool {
+		for _, p := range e.slack.Posts() {
+			if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == thread && strings.Contains(e.text(cur), want) && strings.Contains(e.text(cur), " · $") {
+				return true
+			}
+		}
+		return false
+	}, e2eWait); err != nil {
+		t.Fatalf("thread %s never finished the answer %q: %v\nposts: %s", thread, want, err, e.dump())
+	}
+}
+
 func (e *slackEnv) waitThreadText(t *testing.T, thread, want string) {
 	t.Helper()
 	err := e.slack.WaitFor(func() bool {
