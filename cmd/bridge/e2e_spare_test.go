@@ -72,7 +72,7 @@ func TestWarmSpareE2E(t *testing.T) {
 		t.Fatalf("nothing was evicted\nlogs:\n%s", e.bridge.logs)
 	}
 	e.slack.SendMessage(slackChan, alice, "[echo-history] what was the word?", a)
-	e.waitThreadText(t, a, "history: remember the word kiwi")
+	e.waitAnswer(t, a, "history: remember the word kiwi")
 	reqs := e.model.MessagesRequests()
 	if id := reqs[len(reqs)-1].Header.Get("X-Claude-Code-Session-Id"); id != spareID {
 		t.Errorf("the resumed turn ran in session %q, want %s", id, spareID)
