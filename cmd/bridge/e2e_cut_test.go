@@ -18,6 +18,7 @@ func TestSlackE2EKilledMidStreamClosedOnRestart(t *testing.T) {
 	e := startSlackWith(t, "status_delay: 1m\n")
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
+	e.waitSettled(t, ts)
 
 	reached, release := e.slack.HoldResponse("chat.appendStream", func(url.Values) bool { return true })
 	defer release()

@@ -27,6 +27,7 @@ func TestSlackE2ELostResponseShowsOnce(t *testing.T) {
 	e := startSlackBridgeBot(t, profileOptions{}, "    verbosity: quiet\n", fmt.Sprintf("users: [%s]", alice))
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
+	e.waitSettled(t, ts)
 
 	var want []string
 	for _, status := range lostCases {
@@ -124,6 +125,7 @@ func TestSlackE2ELostStopStreamShowsOnce(t *testing.T) {
 	e := startSlackWith(t, "status_delay: 1m\n")
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
+	e.waitSettled(t, ts)
 
 	var want []string
 	for _, status := range lostCases {

@@ -27,6 +27,7 @@ func TestSlackE2EOutageBackWithinSeconds(t *testing.T) {
 	e := startSlackBridgeBot(t, profileOptions{}, "    verbosity: quiet\n", "users: ["+alice+"]")
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")
+	e.waitSettled(t, ts)
 
 	e.slack.SetOutage(http.StatusServiceUnavailable, slackOutageMethods...)
 	began := time.Now()

@@ -19,6 +19,7 @@ func TestSlackReplicasCutStreamClosed(t *testing.T) {
 	e := startReplicasBot(t, 2, 3*time.Second, "")
 	ts := e.slack.Mention(slackChan, alice, "hello once", "")
 	e.waitThreadText(t, ts, "pong: hello once")
+	e.waitSettled(t, ts)
 	conv := e.convOf(t, ts)
 	h := e.holderOf(t, conv)
 
@@ -64,6 +65,7 @@ func TestSlackReplicasHolderKilledInsideStopStream(t *testing.T) {
 	e := startReplicasBot(t, 2, 3*time.Second, "")
 	ts := e.slack.Mention(slackChan, alice, "hello once", "")
 	e.waitThreadText(t, ts, "pong: hello once")
+	e.waitSettled(t, ts)
 	conv := e.convOf(t, ts)
 	h := e.holderOf(t, conv)
 

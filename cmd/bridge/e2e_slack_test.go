@@ -75,6 +75,25 @@ func startSlackBridgeBot(t testing.TB, po profileOptions, botExtra, access strin
 
 // waitThreadText waits until the latest version of some message in the
 // thread (posted or edited) contains want.
+// waitSettled waits until no message of thread is an open stream: once an
+// answer shows, its stream may still be open (and its stop still to come)
+// for a moment on a loaded machine. Tests that hold, lose or refuse the
+// next platform calls wait for this first, or they catch the earlier
+// answer's calls.
+func (e *slackEnv) waitSettled(t *testing.T, thread string) {
+	t.Helper()
+	if err := e.slack.WaitFor(func() bool {
+		for _, p := range e.slack.Posts() {
+			if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == thread && cur.Stream == slackfake.Streaming {
+				return false
+			}
+		}
+		return true
+	}, e2eWait); err != nil {
+		t.Fatalf("thread %s keeps an open stream: %v\nposts: %s", thread, err, e.dump())
+	}
+}
+
 // waitAnswer waits until thread shows want in a finished answer (its
 // footer " · $" in the same message): a streamed answer shows its text
 // before its turn's result is recorded.
