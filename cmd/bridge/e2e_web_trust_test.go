@@ -213,6 +213,17 @@ func TestWebConsoleTrust(t *testing.T) {
 		bob.waitJS(`document.getElementById("chat").dataset.live === "1"`, "bob's view of the conversation")
 		bob.waitJS(`document.getElementById("working-text").textContent === "Waiting for ana’s approval" && !document.getElementById("working").hidden`,
 			`"Waiting for ana’s approval"`)
+		bob.waitJS(`document.querySelector(".msg.card")`, "the card in bob's view")
+		var bobButtons int
+		bob.js(`document.querySelectorAll(".msg.card button[data-choice]").length`, &bobButtons)
+		if bobButtons != 0 {
+			t.Errorf("a viewer sees %d buttons on the card he may not press", bobButtons)
+		}
+		var card string
+		ana.js(`document.querySelector(".msg.card .md").innerText`, &card)
+		if n := strings.Count(card, "touch shared-card.txt"); n != 1 {
+			t.Errorf("the card shows the command %d times, want once:\n%s", n, card)
+		}
 		ana.click("allow")
 		ana.waitJS(`document.getElementById("working").hidden`, "the turn to end")
 		bob.waitJS(`document.getElementById("working").hidden`, "the turn ended for bob too")

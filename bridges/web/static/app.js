@@ -230,7 +230,7 @@
       if (m.classList.contains("mine")) { who = m.getAttribute("aria-label") || ""; break; }
     }
     var chat = document.getElementById("chat"), me = chat ? chat.dataset.me : "";
-    var what = card.querySelector("button[data-choice^='q']") ? "answer" : "approval";
+    var what = card.dataset.ask || (card.querySelector("button[data-choice^='q']") ? "answer" : "approval");
     return "Waiting for " + (!who || who === me ? "your" : who + "’s") + " " + what;
   }
   function showStatus() {
