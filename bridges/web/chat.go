@@ -37,10 +37,10 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 // threadList is the conversation list as the "threadlist" template draws
 // it: the signed-in person's conversations and those shared with them.
 type threadList struct {
-	Items    []store.WebThread // Title already shortened
-	Query    string            // the search, if any
-	Archived bool              // the archived conversations are listed
-	Current  string            // the thread shown beside the list
+	Items    []threadItem // Title already shortened
+	Query    string       // the search, if any
+	Archived bool         // the archived conversations are listed
+	Current  string       // the thread shown beside the list
 }
 
 // threadList reads the list for the request's person, search (?q=) and
@@ -65,7 +65,11 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 			continue
 		}
 		it.Title = titleOf(it)
-		l.Items = append(l.Items, it)
+		item := threadItem{WebThread: it}
+		if l.Query != "" && len(l.Items) < snippetsLimit {
+			item.Snippet = c.searchSnippet(r.Context(), store.ConversationKey(cv.Key), oneLine(l.Query, 200))
+		}
+		l.Items = append(l.Items, item)
 	}
 	return l
 }
