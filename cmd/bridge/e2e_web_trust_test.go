@@ -276,6 +276,34 @@ func TestWebConsoleTrust(t *testing.T) {
 		ana.waitJS(`!document.getElementById("chat-layout").classList.contains("drawer-open")`, "the drawer closed by the backdrop")
 	})
 
+	t.Run("a long message folds; Tab reaches the composer before any Copy button", func(t *testing.T) {
+		ana.t = t
+		ana.openNewChat()
+		ana.js(`document.getElementById("text").value = Array.from({length: 300}, (_, i) => "line " + i + " of a long paste").join("\n");
+			document.getElementById("text").dispatchEvent(new Event("input")); true`, new(bool))
+		ana.run(chromedp.Click(chromedp.ID("send")))
+		ana.waitJS(`document.querySelector(".msg.mine .fold-toggle")`, "the long message folded, with Show more")
+		var height float64
+		ana.js(`document.querySelector(".msg.mine").getBoundingClientRect().height`, &height)
+		if height > 700 {
+			t.Errorf("the folded message is %.0f px high", height)
+		}
+		ana.run(chromedp.Click(chromedp.CSS(".msg.mine .fold-toggle")))
+		ana.waitJS(`document.querySelector(".msg.mine").getBoundingClientRect().height > 2000 && document.querySelector(".msg.mine .fold-toggle").textContent === "Show less"`,
+			"the whole message shown")
+		ana.waitJS(`document.getElementById("working").hidden && document.querySelectorAll(".msg .copy-msg").length >= 2`, "the turn to end")
+		var order string
+		ana.js(`(() => { const f = [...document.querySelectorAll("a[href], button, input, textarea, select, [tabindex]")]
+			.filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length);
+			const text = f.indexOf(document.getElementById("text")), copy = f.findIndex(e => e.matches(".copy, .copy-msg"));
+			return text + " " + copy; })()`, &order)
+		if f := strings.Fields(order); len(f) != 2 || f[0] == "-1" || f[1] != "-1" {
+			t.Errorf("Tab order: the composer at %s, the first Copy button at %s; want the composer reached, no Copy button on the way", f[0], f[1])
+		}
+		ana.run(chromedp.Focus(chromedp.ID("messages")), chromedp.KeyEvent(kb.ArrowDown))
+		ana.waitJS(`document.activeElement.classList.contains("msg")`, "a message focused by the arrow key")
+	})
+
 	t.Run("delete asks once more", func(t *testing.T) {
 		ana.t = t
 		ana.setView(desktop, "light")

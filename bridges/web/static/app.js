@@ -53,6 +53,10 @@
     b.className = cls + " btn small";
     b.textContent = "Copy";
     b.setAttribute("aria-label", label);
+    // Out of the Tab order (Tab reaches the composer without walking
+    // every message): in the message list the arrow keys move between
+    // messages and C copies the one focused (messages.js).
+    b.tabIndex = -1;
     b.addEventListener("click", function () {
       navigator.clipboard.writeText(text()).then(function () {
         b.textContent = "Copied";
@@ -86,6 +90,8 @@
     });
     var msgs = root.classList && root.classList.contains("msg") ? [root] : root.querySelectorAll(".msg");
     msgs.forEach(function (m) {
+      m.tabIndex = -1;
+      if (window.agentbridgeFold) window.agentbridgeFold(m); // messages.js
       var meta = m.querySelector(".meta");
       if (!meta || meta.querySelector(".copy-msg")) return;
       meta.appendChild(copyButton("Copy message", function () {
