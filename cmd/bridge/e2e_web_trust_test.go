@@ -304,20 +304,25 @@ func TestWebConsoleTrust(t *testing.T) {
 		ana.waitJS(`document.activeElement.classList.contains("msg")`, "a message focused by the arrow key")
 	})
 
-	t.Run("delete asks once more", func(t *testing.T) {
+	t.Run("delete can be undone", func(t *testing.T) {
 		ana.t = t
 		ana.setView(desktop, "light")
 		thread := ana.openNewChat()
 		ana.send("a conversation to delete")
 		ana.run(chromedp.Click(chromedp.CSS("#manage summary")), chromedp.Click(chromedp.ID("delete")))
-		ana.waitJS(`document.getElementById("delete").textContent.includes("click again")`, "the button asking once more")
+		ana.waitJS(`[...document.querySelectorAll("#toasts .toast")].some(e => e.innerText.startsWith("Deleted") && e.querySelector("button.undo"))`,
+			`the "Deleted — Undo" toast`)
+		ana.run(chromedp.Click(chromedp.CSS("#toasts button.undo")))
+		ana.waitJS(`!document.querySelector("#toasts button.undo") && !document.getElementById("delete").disabled`, "the delete undone")
 		var path string
 		ana.js(`location.pathname`, &path)
 		if path != "/chat/"+thread {
-			t.Fatalf("one click on Delete left the conversation for %s", path)
+			t.Fatalf("Delete then Undo left the conversation for %s", path)
 		}
 		ana.run(chromedp.Click(chromedp.ID("delete")))
-		ana.waitJS(`location.pathname === "/" && document.getElementById("thread-list")`, "the start page after the delete")
+		ana.waitJS(`document.querySelector("#toasts button.undo")`, "the toast again")
+		ana.waitJS(`location.pathname === "/" && document.getElementById("thread-list") && !document.querySelector('#thread-list a[href="/chat/`+thread+`"]')`,
+			"the start page without the conversation, once the undo time is over")
 		ana.setView(phone, "light")
 	})
 

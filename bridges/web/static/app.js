@@ -429,23 +429,6 @@
 
   // Delete asks once more: the first click turns the button into the
   // confirmation (closing Manage takes it back).
-  function confirmDelete() {
-    var form = document.getElementById("delete-form"), b = document.getElementById("delete"), manage = document.getElementById("manage");
-    if (!form || !b) return;
-    var label = b.textContent;
-    form.addEventListener("submit", function (e) {
-      if (form.dataset.confirmed) return;
-      e.preventDefault();
-      form.dataset.confirmed = "1";
-      b.textContent = "Delete for good: click again";
-    });
-    if (manage) manage.addEventListener("toggle", function () {
-      if (manage.open) return;
-      delete form.dataset.confirmed;
-      b.textContent = label;
-    });
-  }
-
   // The conversation list is a drawer on narrow screens.
   function drawer() {
     var b = document.getElementById("threads-toggle"), layout = document.getElementById("chat-layout");
@@ -568,7 +551,6 @@
     enhance(document);
     asyncForms();
     drafts();
-    confirmDelete();
     drawer();
     files();
     tools();

@@ -1,5 +1,5 @@
 // Long messages and the keyboard in the message list (app.js calls
-// agentbridgeFold on each message it shows).
+// agentbridgeFold on each message it shows); Delete with an Undo.
 (function () {
   "use strict";
 
@@ -52,6 +52,54 @@
     });
   }
 
+  // undoableDelete: Delete waits undoDelay with a "Deleted — Undo" toast
+  // before it is sent; Undo keeps the conversation. Leaving the page
+  // meanwhile sends it at once.
+  var undoDelay = 6000;
+  function undoableDelete() {
+    var form = document.getElementById("delete-form"), b = document.getElementById("delete"), box = document.getElementById("toasts");
+    if (!form || !b || !box) return;
+    var timer = null, note = null;
+    var go = function () {
+      if (timer === null) return;
+      clearTimeout(timer);
+      timer = null;
+      form.dataset.go = "1";
+      form.submit();
+    };
+    form.addEventListener("submit", function (e) {
+      if (form.dataset.go) return;
+      e.preventDefault();
+      if (timer !== null) return;
+      note = document.createElement("div");
+      note.className = "toast notice undo-toast";
+      note.appendChild(document.createTextNode("Deleted — "));
+      var undo = document.createElement("button");
+      undo.type = "button";
+      undo.className = "btn small undo";
+      undo.textContent = "Undo";
+      undo.addEventListener("click", function () {
+        clearTimeout(timer);
+        timer = null;
+        note.remove();
+        b.disabled = false;
+        b.focus();
+      });
+      note.appendChild(undo);
+      box.appendChild(note);
+      b.disabled = true;
+      undo.focus();
+      timer = setTimeout(go, undoDelay);
+    });
+    window.addEventListener("pagehide", function () {
+      if (timer === null || !navigator.sendBeacon) return;
+      clearTimeout(timer);
+      timer = null;
+      navigator.sendBeacon(form.action, new URLSearchParams(new FormData(form)));
+    });
+  }
+
   window.agentbridgeFold = fold;
   document.addEventListener("DOMContentLoaded", messageKeys);
+  document.addEventListener("DOMContentLoaded", undoableDelete);
 })();
