@@ -111,6 +111,12 @@
   function signIn() {
     location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
   }
+  // ended follows a stream's "ended" event: to sign-in (and back here
+  // after it) when the session ended, else to next.
+  function ended(next) {
+    if (next === "/signin") signIn();
+    else location.assign(next);
+  }
 
   // Drafts: what the message box holds is kept per conversation in
   // localStorage, across reloads, until it is sent.
@@ -378,7 +384,7 @@
     src.addEventListener("error", function () { streamEnded(src, null); });
     src.addEventListener("list", refreshList);
     src.addEventListener("notice", function (e) { toast(JSON.parse(e.data).text, "notice"); });
-    src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/signin"); });
+    src.addEventListener("ended", function (e) { src.close(); ended(JSON.parse(e.data).next || "/signin"); });
   }
 
   // Tool calls: a tool line's Details button shows the call's input and
@@ -506,7 +512,7 @@
     src.addEventListener("list", refreshList);
     // Access ended (share ended, conversation archived or deleted, signed
     // out): nothing more comes; go where the server says.
-    src.addEventListener("ended", function (e) { src.close(); location.assign(JSON.parse(e.data).next || "/"); });
+    src.addEventListener("ended", function (e) { src.close(); ended(JSON.parse(e.data).next || "/"); });
   }
 
   // Operator pages refresh themselves every few seconds (not while the
