@@ -27,7 +27,6 @@ run: build claude sandbox
 		if [ -n "$${ANTHROPIC_API_KEY}$${CLAUDE_CODE_OAUTH_TOKEN}" ]; then demo=0; else demo=1; fi; \
 	fi; \
 	if [ "$$demo" = 1 ]; then \
-		echo "Demo mode: the agent talks to the bridge's built-in scripted model, not to Claude. Set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN to use Claude."; \
 		exec ./bin/bridge run -demo -config bridge.yaml; \
 	fi; \
 	exec ./bin/bridge run -config bridge.yaml

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -83,14 +84,14 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		d.yamlError(err)
+		d.yamlError(err, data)
 		return nil
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		d.yamlError(err)
+		d.yamlError(err, data)
 		return nil
 	default:
 		d.Addf(extra.Line, "", "only one YAML document is allowed")
@@ -110,13 +111,71 @@ func (d *decoder) document(data []byte) *yaml.Node {
 // yamlLineRE matches the line number in go-yaml syntax errors.
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
 
-// yamlError records a YAML syntax error with its line.
-func (d *decoder) yamlError(err error) {
+// yamlError records a YAML syntax error of data with its line. go-yaml
+// puts an indentation error ("did not find expected key", a tab) at the
+// start of the mapping around it, often far above: the first line indented
+// unlike any level open above it is named instead, when it comes before.
+func (d *decoder) yamlError(err error, data []byte) {
 	msg := err.Error()
 	line := 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}
+	if strings.Contains(msg, "did not find expected key") || strings.Contains(msg, "tab character") {
+		if bad := misindented(data); bad > line {
+			line = bad
+			if !strings.Contains(msg, "tab character") {
+				msg += " (indented unlike the lines above it)"
+			}
+		}
+	}
 	d.Addf(line, "", "invalid YAML: %s", msg)
+}
+
+// misindented returns the number of the first line of data indented with
+// a tab, or less than the line above it but not as much as an enclosing
+// line (0: none). Blank and comment lines, and block scalars (after | or
+// >), are skipped; "- " counts as indentation of the item's content only
+// for the lines that follow it.
+func misindented(data []byte) int {
+	levels := []int{0}
+	scalar := -1 // inside a block scalar: the indentation of its key
+	for i, l := range strings.Split(string(data), "\n") {
+		body := strings.TrimLeft(l, " ")
+		n := len(l) - len(body)
+		if strings.TrimSpace(body) == "" || strings.HasPrefix(body, "#") {
+			continue
+		}
+		if scalar >= 0 {
+			if n > scalar {
+				continue
+			}
+			scalar = -1
+		}
+		if strings.HasPrefix(body, "\t") {
+			return i + 1
+		}
+		top := levels[len(levels)-1]
+		switch {
+		case n > top:
+			levels = append(levels, n)
+		case n < top:
+			for len(levels) > 1 && levels[len(levels)-1] > n {
+				levels = levels[:len(levels)-1]
+			}
+			if levels[len(levels)-1] != n {
+				return i + 1
+			}
+		}
+		for strings.HasPrefix(body, "- ") { // an item: its content is a level too
+			body = strings.TrimLeft(body[2:], " ")
+			levels = append(levels, len(l)-len(body))
+		}
+		if t := strings.TrimSpace(body); strings.HasSuffix(t, "|") || strings.HasSuffix(t, ">") ||
+			strings.HasSuffix(t, "|-") || strings.HasSuffix(t, ">-") {
+			scalar = len(l) - len(body)
+		}
+	}
+	return 0
 }

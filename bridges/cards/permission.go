@@ -49,6 +49,7 @@ func (s *Set) OnPermission(ctx context.Context, req streamjson.PermissionRequest
 		return
 	}
 	always, grantsToStore, label := grants.AlwaysPermissions(req.Suggestions)
+	label = sameCommandLabel(req.ToolName, req.Input, label)
 	if v.Rule.Action == policy.ActionAsk {
 		// A profile rule says to ask every time: a grant would never apply.
 		always, grantsToStore, label = nil, nil, ""
@@ -218,4 +219,16 @@ func (s *Set) storeGrants(ctx context.Context, cd *card, who Person) (audit, sta
 		s.h.Log().Info("grant stored", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.ID, "request", cd.id)
 	}
 	return grants.StoredText(stored)
+}
+
+// sameCommandLabel words the Always allow note of a Bash card whose rule is
+// exactly the command the card shows without naming the command again (it
+// showed twice, the second time in a rule's syntax).
+func sameCommandLabel(tool string, input json.RawMessage, label string) string {
+	cmd := render.Str(render.InputMap(input), "command")
+	if tool != "Bash" || cmd == "" || strings.Contains(cmd, "\n") ||
+		label != "Always allow adds the rule "+render.CodeSpan(render.Truncate("Bash("+cmd+")", 200))+" to this conversation" {
+		return label
+	}
+	return "Always allow lets this same command run again in this conversation without asking"
 }

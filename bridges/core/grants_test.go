@@ -69,7 +69,7 @@ func TestAlwaysAllowGrant(t *testing.T) {
 	const cmd = "git push origin main"
 	h.send(k, "m1", "bob", "bash: "+cmd)
 	card := h.waitCard(k, cmd)
-	if !strings.Contains(card.Text, "Always allow adds the rule `Bash(git push origin main)` to this conversation") {
+	if !strings.Contains(card.Text, "Always allow lets this same command run again in this conversation without asking") {
 		t.Errorf("card does not say what Always allow does: %q", card.Text)
 	}
 	if _, err := h.plat.Click(ctxT(t), k, card.CardID, bridges.ChoiceAlways, "carol", "carol"); err != nil {

@@ -290,8 +290,10 @@ func (c *Console) Announce(w io.Writer) {
 	}
 	switch {
 	case token != "":
-		fmt.Fprintf(w, "\nWeb console: open %s/signin#token=%s to sign in as %s.\n(The token is saved in %s; keep it secret.)\n\n",
-			c.BaseURL(), token, GeneratedAdmin, tokenFile)
+		// Set apart from the log lines around it: a blank line, a label,
+		// the link alone on its indented line.
+		fmt.Fprintf(w, "\n=== Web console: sign in as %s with this link ===\n\n    %s/signin#token=%s\n\n(The token is saved in %s; keep it secret.)\n\n",
+			GeneratedAdmin, c.BaseURL(), token, tokenFile)
 	case len(c.config().Web.Users) == 0:
 		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s, or run `%s web-link -config %s` for a sign-in link)\n",
 			c.BaseURL(), GeneratedAdmin, tokenFile, invokedAs(os.Args[0]), cmp.Or(c.config().Path, "bridge.yaml"))

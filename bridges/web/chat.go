@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,10 +37,10 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 // threadList is the conversation list as the "threadlist" template draws
 // it: the signed-in person's conversations and those shared with them.
 type threadList struct {
-	Items    []store.WebThread // Title already shortened
-	Query    string            // the search, if any
-	Archived bool              // the archived conversations are listed
-	Current  string            // the thread shown beside the list
+	Items    []threadItem // Title already shortened
+	Query    string       // the search, if any
+	Archived bool         // the archived conversations are listed
+	Current  string       // the thread shown beside the list
 }
 
 // threadList reads the list for the request's person, search (?q=) and
@@ -64,7 +65,11 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 			continue
 		}
 		it.Title = titleOf(it)
-		l.Items = append(l.Items, it)
+		item := threadItem{WebThread: it}
+		if l.Query != "" && len(l.Items) < snippetsLimit {
+			item.Snippet = c.searchSnippet(r.Context(), store.ConversationKey(cv.Key), oneLine(l.Query, 200))
+		}
+		l.Items = append(l.Items, item)
 	}
 	return l
 }
@@ -184,7 +189,7 @@ func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
 	csrf := auth.CSRFToken(r)
 	for _, m := range msgs {
 		data.Since = max(data.Since, m.Version)
-		data.Messages = append(data.Messages, c.view(m, csrf))
+		data.Messages = append(data.Messages, c.view(m, csrf, c.mayDecide(cv, auth.CurrentUser(r).Name)))
 	}
 	c.render(w, r, http.StatusOK, "chat", "chat", data)
 }
@@ -198,6 +203,8 @@ type msgView struct {
 	Text             string        // a person's text
 	HTML             template.HTML // the bridge's markdown, sanitised
 	CardID           string
+	Card             bool   // an open card (with buttons), whether this person may press them or not
+	Ask              string // what an open card waits for: "approval" or "answer"
 	Buttons          []buttonView
 	Images           []string   // upload ids of images, shown inline
 	Files            []fileView // other files, as links
@@ -213,8 +220,20 @@ type buttonView struct {
 	ID, Label, Class string
 }
 
-// view prepares a stored message for a page of the session with csrf.
-func (c *Console) view(m store.WebMessage, csrf string) msgView {
+// mayDecide reports whether the person may decide the conversation's cards:
+// its owner and participants (the requester is one of them), and the bot's
+// approvers and admins; a viewer who is neither gets no buttons to press.
+func (c *Console) mayDecide(cv conv, name string) bool {
+	if cv.mayWrite() {
+		return true
+	}
+	bot := c.bot.Load()
+	return bot != nil && (slices.ContainsFunc(append(slices.Clone(bot.Access.Approvers), bot.Access.Admins...), func(s string) bool { return strings.EqualFold(s, name) }))
+}
+
+// view prepares a stored message for a page of the session with csrf;
+// decide false leaves out a card's buttons (the person may not press them).
+func (c *Console) view(m store.WebMessage, csrf string, decide bool) msgView {
 	v := msgView{
 		ID: m.ID, Thread: m.Key.Thread, CSRF: csrf, Seq: m.Seq, Mine: m.Author != "", Author: m.Author,
 		CardID: m.CardID, At: m.CreatedAt,
@@ -235,6 +254,13 @@ func (c *Console) view(m store.WebMessage, csrf string) msgView {
 		v.HTML = c.md.render(m.Text)
 	}
 	for _, b := range decodeButtons(m.Buttons) {
+		v.Card, v.Ask = true, "approval"
+		if strings.HasPrefix(b.ID, "q") {
+			v.Ask = "answer"
+		}
+		if !decide {
+			continue
+		}
 		class := ""
 		switch b.Style {
 		case bridges.StylePrimary:

@@ -52,7 +52,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	csrf := auth.CSRFToken(r)
+	csrf, decide := auth.CSRFToken(r), c.mayDecide(cv, viewer)
 	var buf bytes.Buffer
 	buf.WriteString("retry: 1000\n\n")
 	msgs, err := c.st.WebMessages(r.Context(), store.ConversationKey(key), since, 0)
@@ -61,7 +61,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, m := range msgs {
-		since = c.writeMessage(&buf, m, csrf, since)
+		since = c.writeMessage(&buf, m, csrf, decide, since)
 	}
 	writeEvent(&buf, "typing", "", map[string]bool{"on": c.working(key)})
 	if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
@@ -88,7 +88,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 			}
 			switch {
 			case ev.kind == evMessage && ev.thread == key.Thread && ev.msg.Version > since:
-				since = c.writeMessage(&buf, ev.msg, csrf, since)
+				since = c.writeMessage(&buf, ev.msg, csrf, decide, since)
 			case ev.kind == evTyping && ev.thread == key.Thread:
 				writeEvent(&buf, "typing", "", map[string]bool{"on": ev.on})
 			case ev.kind == evNotice && ev.user == viewer && (ev.thread == key.Thread || ev.thread == ""):
@@ -126,9 +126,9 @@ func (c *Console) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 }
 
 // writeMessage renders m as a msg event and returns the new last version.
-func (c *Console) writeMessage(buf *bytes.Buffer, m store.WebMessage, csrf string, since int64) int64 {
+func (c *Console) writeMessage(buf *bytes.Buffer, m store.WebMessage, csrf string, decide bool, since int64) int64 {
 	var html bytes.Buffer
-	if err := c.pages["chat"].ExecuteTemplate(&html, "message", c.view(m, csrf)); err != nil {
+	if err := c.pages["chat"].ExecuteTemplate(&html, "message", c.view(m, csrf, decide)); err != nil {
 		c.log.Error("render web message", "msg_id", m.ID, "err", err)
 		return since
 	}

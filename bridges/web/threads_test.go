@@ -140,6 +140,10 @@ func TestConversationManagement(t *testing.T) {
 			t.Errorf("search %q found it = %v, want %v", q, got, want)
 		}
 	}
+	// A result shows the part of the message that matched, the match marked.
+	if list := mustGet(t, ana, "/threads?q=table+by"); !strings.Contains(list, `database to Postgres, <mark>table by</mark> table, without downtime`) {
+		t.Errorf("search result without the matching message's snippet: %s", list)
+	}
 	if strings.Contains(mustGet(t, bob, "/threads?q=migration"), "threadpg01") {
 		t.Error("bob finds ana's conversation by search")
 	}
@@ -283,8 +287,10 @@ func TestSharedViewerCardAuthority(t *testing.T) {
 	if s, _, _ := ana.do("POST", "/chat/"+key.Thread+"/share", share, nil); s != http.StatusSeeOther {
 		t.Fatalf("share: %d", s)
 	}
-	if page := mustGet(t, bob, "/chat/"+key.Thread); !strings.Contains(page, `data-choice="allow"`) {
+	if page := mustGet(t, bob, "/chat/"+key.Thread); !strings.Contains(page, `data-ask="approval"`) || !strings.Contains(page, "rm -r build") {
 		t.Fatal("bob does not see the open card")
+	} else if strings.Contains(page, `data-choice="allow"`) {
+		t.Error("bob, who may not decide the card, is offered its buttons")
 	}
 	bobEvents := listStream(t, bob, "/chat/"+key.Thread+"/events")
 	waitEvent(t, bobEvents, "typing") // the stream caught up

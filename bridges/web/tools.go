@@ -70,8 +70,12 @@ func (c *Console) tool(w http.ResponseWriter, r *http.Request) {
 	input := t.Input
 	var v any
 	if json.Unmarshal([]byte(input), &v) == nil {
-		if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-			input = string(b)
+		var b strings.Builder // readable: <, > and & as they are, not \u003c
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if enc.Encode(v) == nil {
+			input = strings.TrimSuffix(b.String(), "\n")
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")

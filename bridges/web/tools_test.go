@@ -25,7 +25,7 @@ func TestToolDetails(t *testing.T) {
 	bridgetest.RunCoreOn(t, cfg, st, map[string]bridges.Platform{"console": c}, func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
 		s.Emit(streamjson.AssistantText{Text: "Looking around."})
-		s.Emit(streamjson.ToolUse{ID: "toolu_01AB", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la /srv"}`)})
+		s.Emit(streamjson.ToolUse{ID: "toolu_01AB", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la /srv > list && sort < list"}`)})
 		s.Emit(streamjson.ToolResult{ToolUseID: "toolu_01AB", Content: long})
 		s.Reply(m, "Done. <button data-tool=\"x\">fake</button> \uE000toolu_01AB\uE001")
 	})
@@ -48,7 +48,7 @@ func TestToolDetails(t *testing.T) {
 	if n := strings.Count(page, `class="btn small tool-toggle" data-tool="toolu_01AB"`); n != 1 {
 		t.Errorf("%d Details buttons for the tool line, want 1 (and none forged by the agent's text):\n%s", n, page)
 	}
-	if !strings.Contains(page, "<code>Bash: ls -la /srv</code>") {
+	if !strings.Contains(page, "<code>Bash: ls -la /srv &gt; list &amp;&amp; sort &lt; list</code>") {
 		t.Error("the tool line lost its text")
 	}
 	if strings.Contains(page, `<button data-tool="x">`) {
@@ -63,7 +63,7 @@ func TestToolDetails(t *testing.T) {
 	if status != http.StatusOK || json.Unmarshal([]byte(body), &got) != nil {
 		t.Fatalf("GET tool: %d %s", status, body)
 	}
-	if got.Name != "Bash" || !strings.Contains(got.Input, `"command": "ls -la /srv"`) || got.Output != long || !got.Done {
+	if got.Name != "Bash" || !strings.Contains(got.Input, `"command": "ls -la /srv > list && sort < list"`) || got.Output != long || !got.Done {
 		t.Errorf("tool call = %+v", got)
 	}
 	if s, _, _ := bob.do("GET", "/chat/"+key.Thread+"/tools/toolu_01AB", nil, nil); s != http.StatusNotFound {

@@ -27,7 +27,7 @@ func TestMakeRunDemo(t *testing.T) {
 	addr := freeAddr(t)
 	start := time.Now()
 	m := startMakeRun(t, "BRIDGE_LISTEN="+addr) // and no ANTHROPIC_API_KEY / CLAUDE_CODE_OAUTH_TOKEN
-	link := m.waitOutput(t, regexp.MustCompile(`open (http://\S+/signin#token=\S+) to sign in`), makeRunStart)[1]
+	link := m.waitOutput(t, regexp.MustCompile(`(?m)^    (http://\S+/signin#token=\S+)$`), makeRunStart)[1]
 	t.Logf("make run printed the sign-in link after %v", time.Since(start).Round(100*time.Millisecond))
 
 	written, err := os.ReadFile(filepath.Join(m.dir, "bridge.yaml"))
@@ -36,6 +36,11 @@ func TestMakeRunDemo(t *testing.T) {
 	}
 	if out := m.out.String(); !strings.Contains(out, "DEMO MODE") || !strings.Contains(out, "addr="+addr) {
 		t.Errorf("the bridge did not log demo mode on %s", addr)
+	} else if n := strings.Count(out, "scripted model, not to Claude"); n != 1 {
+		t.Errorf("the demo notice shows %d times, want once:\n%s", n, out)
+	}
+	if out := m.out.String(); !strings.Contains(out, "\n\n=== Web console: sign in as admin with this link ===\n\n    "+link+"\n\n") {
+		t.Errorf("the sign-in link does not stand apart with its label:\n%s", out)
 	}
 
 	w := webSignIn(t, link)

@@ -213,6 +213,17 @@ func TestWebConsoleTrust(t *testing.T) {
 		bob.waitJS(`document.getElementById("chat").dataset.live === "1"`, "bob's view of the conversation")
 		bob.waitJS(`document.getElementById("working-text").textContent === "Waiting for ana’s approval" && !document.getElementById("working").hidden`,
 			`"Waiting for ana’s approval"`)
+		bob.waitJS(`document.querySelector(".msg.card")`, "the card in bob's view")
+		var bobButtons int
+		bob.js(`document.querySelectorAll(".msg.card button[data-choice]").length`, &bobButtons)
+		if bobButtons != 0 {
+			t.Errorf("a viewer sees %d buttons on the card he may not press", bobButtons)
+		}
+		var card string
+		ana.js(`document.querySelector(".msg.card .md").innerText`, &card)
+		if n := strings.Count(card, "touch shared-card.txt"); n != 1 {
+			t.Errorf("the card shows the command %d times, want once:\n%s", n, card)
+		}
 		ana.click("allow")
 		ana.waitJS(`document.getElementById("working").hidden`, "the turn to end")
 		bob.waitJS(`document.getElementById("working").hidden`, "the turn ended for bob too")
@@ -265,20 +276,53 @@ func TestWebConsoleTrust(t *testing.T) {
 		ana.waitJS(`!document.getElementById("chat-layout").classList.contains("drawer-open")`, "the drawer closed by the backdrop")
 	})
 
-	t.Run("delete asks once more", func(t *testing.T) {
+	t.Run("a long message folds; Tab reaches the composer before any Copy button", func(t *testing.T) {
+		ana.t = t
+		ana.openNewChat()
+		ana.js(`document.getElementById("text").value = Array.from({length: 300}, (_, i) => "line " + i + " of a long paste").join("\n");
+			document.getElementById("text").dispatchEvent(new Event("input")); true`, new(bool))
+		ana.run(chromedp.Click(chromedp.ID("send")))
+		ana.waitJS(`document.querySelector(".msg.mine .fold-toggle")`, "the long message folded, with Show more")
+		var height float64
+		ana.js(`document.querySelector(".msg.mine").getBoundingClientRect().height`, &height)
+		if height > 700 {
+			t.Errorf("the folded message is %.0f px high", height)
+		}
+		ana.run(chromedp.Click(chromedp.CSS(".msg.mine .fold-toggle")))
+		ana.waitJS(`document.querySelector(".msg.mine").getBoundingClientRect().height > 2000 && document.querySelector(".msg.mine .fold-toggle").textContent === "Show less"`,
+			"the whole message shown")
+		ana.waitJS(`document.getElementById("working").hidden && document.querySelectorAll(".msg .copy-msg").length >= 2`, "the turn to end")
+		var order string
+		ana.js(`(() => { const f = [...document.querySelectorAll("a[href], button, input, textarea, select, [tabindex]")]
+			.filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length);
+			const text = f.indexOf(document.getElementById("text")), copy = f.findIndex(e => e.matches(".copy, .copy-msg"));
+			return text + " " + copy; })()`, &order)
+		if f := strings.Fields(order); len(f) != 2 || f[0] == "-1" || f[1] != "-1" {
+			t.Errorf("Tab order: the composer at %s, the first Copy button at %s; want the composer reached, no Copy button on the way", f[0], f[1])
+		}
+		ana.run(chromedp.Focus(chromedp.ID("messages")), chromedp.KeyEvent(kb.ArrowDown))
+		ana.waitJS(`document.activeElement.classList.contains("msg")`, "a message focused by the arrow key")
+	})
+
+	t.Run("delete can be undone", func(t *testing.T) {
 		ana.t = t
 		ana.setView(desktop, "light")
 		thread := ana.openNewChat()
 		ana.send("a conversation to delete")
 		ana.run(chromedp.Click(chromedp.CSS("#manage summary")), chromedp.Click(chromedp.ID("delete")))
-		ana.waitJS(`document.getElementById("delete").textContent.includes("click again")`, "the button asking once more")
+		ana.waitJS(`[...document.querySelectorAll("#toasts .toast")].some(e => e.innerText.startsWith("Deleted") && e.querySelector("button.undo"))`,
+			`the "Deleted — Undo" toast`)
+		ana.run(chromedp.Click(chromedp.CSS("#toasts button.undo")))
+		ana.waitJS(`!document.querySelector("#toasts button.undo") && !document.getElementById("delete").disabled`, "the delete undone")
 		var path string
 		ana.js(`location.pathname`, &path)
 		if path != "/chat/"+thread {
-			t.Fatalf("one click on Delete left the conversation for %s", path)
+			t.Fatalf("Delete then Undo left the conversation for %s", path)
 		}
 		ana.run(chromedp.Click(chromedp.ID("delete")))
-		ana.waitJS(`location.pathname === "/" && document.getElementById("thread-list")`, "the start page after the delete")
+		ana.waitJS(`document.querySelector("#toasts button.undo")`, "the toast again")
+		ana.waitJS(`location.pathname === "/" && document.getElementById("thread-list") && !document.querySelector('#thread-list a[href="/chat/`+thread+`"]')`,
+			"the start page without the conversation, once the undo time is over")
 		ana.setView(phone, "light")
 	})
 
@@ -292,8 +336,9 @@ func TestWebConsoleTrust(t *testing.T) {
 		other.run(chromedp.Click(chromedp.CSS(`.signout button[type=submit]`)))
 		other.waitJS(`document.getElementById("signin-form")`, "the second tab signed out")
 
-		// The first tab's event stream ends with the session (within a
-		// second) and takes the page to sign-in; its next action would too.
+		// The stream's "ended" event may take the tab to sign-in first
+		// (within a second); else the send does, and the text is kept.
+		ana.js(`(() => { const f = document.getElementById("composer"); if (f) f.requestSubmit(); return true; })()`, new(bool))
 		ana.waitJS(`location.pathname === "/signin" && document.getElementById("signin-form")`, "the first tab on the sign-in page")
 		ana.run(chromedp.Evaluate[chromedp.Void](`location.hash = "#token=" + ` + jsString(anaWebToken)))
 		ana.waitJS(`location.pathname === "/chat/`+thread+`" && document.getElementById("chat")`, "back in the conversation, signed in")
@@ -309,7 +354,7 @@ func TestWebConsoleTrust(t *testing.T) {
 		newer.run(chromedp.Navigate(base + "/signin"))
 		newer.waitJS(`document.getElementById("signin-form")`, "a second sign-in tab")
 		ana.run(chromedp.SendKeys(chromedp.ID("token"), anaWebToken), chromedp.Submit(chromedp.ID("token")))
-		ana.waitJS(`location.pathname === "/" && document.getElementById("whoami")`, "signed in from the older tab")
+		ana.waitJS(`location.pathname !== "/signin" && document.getElementById("whoami")`, "signed in from the older tab") // on the start page or back in the chat
 	})
 
 	t.Run("the token never stays in the address bar", func(t *testing.T) {

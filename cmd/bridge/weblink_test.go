@@ -19,7 +19,7 @@ var webLinkOut = regexp.MustCompile(`Open (http://\S+/signin#token=\S+) to sign 
 func TestWebLinkSignsIn(t *testing.T) {
 	t.Parallel()
 	ab := startAgentBridge(t, "bots:\n  - name: console\n    platform: web\n    agent: coder\n")
-	m := regexp.MustCompile(`open (http://\S+/signin#token=\S+) to sign in`).FindStringSubmatch(ab.bridge.logs.String())
+	m := regexp.MustCompile(`(?m)^    (http://\S+/signin#token=\S+)$`).FindStringSubmatch(ab.bridge.logs.String())
 	if m == nil {
 		t.Fatalf("the first start printed no sign-in link:\n%s", ab.bridge.logs)
 	}

@@ -53,6 +53,10 @@
     b.className = cls + " btn small";
     b.textContent = "Copy";
     b.setAttribute("aria-label", label);
+    // Out of the Tab order (Tab reaches the composer without walking
+    // every message): in the message list the arrow keys move between
+    // messages and C copies the one focused (messages.js).
+    b.tabIndex = -1;
     b.addEventListener("click", function () {
       navigator.clipboard.writeText(text()).then(function () {
         b.textContent = "Copied";
@@ -86,6 +90,8 @@
     });
     var msgs = root.classList && root.classList.contains("msg") ? [root] : root.querySelectorAll(".msg");
     msgs.forEach(function (m) {
+      m.tabIndex = -1;
+      if (window.agentbridgeFold) window.agentbridgeFold(m); // messages.js
       var meta = m.querySelector(".meta");
       if (!meta || meta.querySelector(".copy-msg")) return;
       meta.appendChild(copyButton("Copy message", function () {
@@ -243,7 +249,7 @@
       if (m.classList.contains("mine")) { who = m.getAttribute("aria-label") || ""; break; }
     }
     var chat = document.getElementById("chat"), me = chat ? chat.dataset.me : "";
-    var what = card.querySelector("button[data-choice^='q']") ? "answer" : "approval";
+    var what = card.dataset.ask || (card.querySelector("button[data-choice^='q']") ? "answer" : "approval");
     return "Waiting for " + (!who || who === me ? "your" : who + "’s") + " " + what;
   }
   function showStatus() {
@@ -436,23 +442,6 @@
 
   // Delete asks once more: the first click turns the button into the
   // confirmation (closing Manage takes it back).
-  function confirmDelete() {
-    var form = document.getElementById("delete-form"), b = document.getElementById("delete"), manage = document.getElementById("manage");
-    if (!form || !b) return;
-    var label = b.textContent;
-    form.addEventListener("submit", function (e) {
-      if (form.dataset.confirmed) return;
-      e.preventDefault();
-      form.dataset.confirmed = "1";
-      b.textContent = "Delete for good: click again";
-    });
-    if (manage) manage.addEventListener("toggle", function () {
-      if (manage.open) return;
-      delete form.dataset.confirmed;
-      b.textContent = label;
-    });
-  }
-
   // The conversation list is a drawer on narrow screens.
   function drawer() {
     var b = document.getElementById("threads-toggle"), layout = document.getElementById("chat-layout");
@@ -575,7 +564,6 @@
     enhance(document);
     asyncForms();
     drafts();
-    confirmDelete();
     drawer();
     files();
     tools();

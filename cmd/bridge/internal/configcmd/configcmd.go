@@ -12,11 +12,14 @@ import (
 
 // CheckConfig runs `bridge check-config [-config FILE]`: it validates the
 // config and prints "config ok" and its summary; every problem is a usage
-// error.
+// error. A warning (config.Warnings) goes to stderr and fails nothing.
 func CheckConfig(args []string, env cli.Env) error {
 	cfg, err := env.LoadConfig("check-config", args)
 	if err != nil {
 		return err
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	fmt.Fprintf(env.Stdout, "config ok\n%s", cfg.Summary())
 	return nil
