@@ -44,8 +44,10 @@ func TestPermissionCardDecisions(t *testing.T) {
 					t.Errorf("card lacks button %q: %+v", b, card.Buttons)
 				}
 			}
-			if !strings.Contains(card.Text, "Bash(git push origin main)") {
-				t.Errorf("card does not say what Always allow adds: %q", card.Text)
+			// The rule is the command shown: the card says what Always
+			// allow does without showing the command a second time.
+			if !strings.Contains(card.Text, "Always allow lets this same command run again") || strings.Count(card.Text, "git push origin main") != 2 {
+				t.Errorf("card does not say what Always allow adds, or shows the command more than in its block and reason: %q", card.Text)
 			}
 
 			// A stranger cannot decide; they get a private refusal.

@@ -133,14 +133,43 @@ func (c *Console) forgetSession(w http.ResponseWriter, r *http.Request, key brid
 		http.Error(w, "Sorry, you don't have access to this bot.", http.StatusForbidden)
 		return false
 	}
+	before, err := c.st.GetConversation(r.Context(), store.ConversationKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return true // the core never saw it: no session to forget
+	}
+	if err != nil {
+		c.failed(w, "delete", key, err)
+		return false
+	}
 	in := bridges.Inbound{Key: key, MsgID: "u" + randomID(10), UserID: user, UserName: user, Text: bridges.CommandPrefix + "new", At: time.Now()}
 	if err := h.HandleMessage(r.Context(), in); err != nil {
 		c.log.Error("web delete: !new not accepted", "key", key, "err", err)
 		http.Error(w, "the agent's session could not be removed; nothing was deleted", http.StatusInternalServerError)
 		return false
 	}
-	return true
+	// The conversation is deleted only once the core has run the !new: the
+	// access decision it asks then refuses everyone in a deleted
+	// conversation, the owner's !new included.
+	ctx, cancel := context.WithTimeout(r.Context(), forgetWait)
+	defer cancel()
+	for {
+		after, err := c.st.GetConversation(ctx, store.ConversationKey(key))
+		if err == nil && after.SessionID != before.SessionID {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			c.log.Warn("web delete: the agent's session was not removed in time", "key", key, "wait", forgetWait)
+			http.Error(w, "the agent's session is still being removed; nothing was deleted yet, try again in a moment", http.StatusServiceUnavailable)
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
+
+// forgetWait bounds how long a delete that removes the agent's session
+// waits for the core to have run its !new.
+const forgetWait = 30 * time.Second
 
 // stopAgent stops the conversation's live agent process, if any (its
 // session is kept). Problems are logged: the archive or delete goes on.
