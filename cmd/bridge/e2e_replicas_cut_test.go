@@ -16,22 +16,7 @@ import (
 // stays open, and the cut one says so.
 func TestSlackReplicasCutStreamClosed(t *testing.T) {
 	t.Parallel()
-	e := startReplicasBot(t, 2, 3*time.Second, "")
-	ts := e.slack.Mention(slackChan, alice, "hello once", "")
-	e.waitThreadText(t, ts, "pong: hello once")
-	e.waitSettled(t, ts)
-	conv := e.convOf(t, ts)
-	h := e.holderOf(t, conv)
-
-	reached, release := e.slack.HoldResponse("chat.appendStream", func(url.Values) bool { return true })
-	defer release()
-	e.slack.SendMessage(slackChan, alice, "[slow 60] [slowms 100] cut story", ts)
-	select {
-	case <-reached:
-	case <-time.After(e2eWait):
-		t.Fatalf("the answer was never streamed\n%s", e.dump())
-	}
-	e.procs[h].kill9()
+	e, ts := killHolderInside(t, "chat.appendStream", "[slow 60] [slowms 100] cut story")
 	var cut string
 	for _, p := range e.slack.Posts() {
 		if cur, _ := e.slack.Current(p.Channel, p.TS); p.ThreadTS == ts && cur.Stream == slackfake.Streaming {
@@ -62,22 +47,7 @@ func TestSlackReplicasCutStreamClosed(t *testing.T) {
 // again (issue 37, Deliver 2).
 func TestSlackReplicasHolderKilledInsideStopStream(t *testing.T) {
 	t.Parallel()
-	e := startReplicasBot(t, 2, 3*time.Second, "")
-	ts := e.slack.Mention(slackChan, alice, "hello once", "")
-	e.waitThreadText(t, ts, "pong: hello once")
-	e.waitSettled(t, ts)
-	conv := e.convOf(t, ts)
-	h := e.holderOf(t, conv)
-
-	reached, release := e.slack.HoldResponse("chat.stopStream", func(url.Values) bool { return true })
-	defer release()
-	e.slack.SendMessage(slackChan, alice, "[slow 20] [slowms 100] whole story", ts)
-	select {
-	case <-reached:
-	case <-time.After(e2eWait):
-		t.Fatalf("the streamed answer was never stopped\n%s", e.dump())
-	}
-	e.procs[h].kill9()
+	e, ts := killHolderInside(t, "chat.stopStream", "[slow 20] [slowms 100] whole story")
 
 	e.slack.SendMessage(slackChan, alice, "after the stop", ts)
 	e.waitThreadText(t, ts, "pong: after the stop")
@@ -94,4 +64,27 @@ func TestSlackReplicasHolderKilledInsideStopStream(t *testing.T) {
 	if n != 1 {
 		t.Errorf("the answer stopped inside the killed call shows %d times, want once\nposts: %s", n, e.dump())
 	}
+}
+
+// killHolderInside starts two replicas, lets the first answer of a new
+// thread finish, then sends text and kills the conversation's holder
+// (SIGKILL) while Slack holds its answer to method (the holder is inside
+// that call). It returns the replicas and the thread.
+func killHolderInside(t *testing.T, method, text string) (*replicaEnv, string) {
+	t.Helper()
+	e := startReplicasBot(t, 2, 3*time.Second, "")
+	ts := e.slack.Mention(slackChan, alice, "hello once", "")
+	e.waitThreadText(t, ts, "pong: hello once")
+	e.waitSettled(t, ts)
+	h := e.holderOf(t, e.convOf(t, ts))
+	reached, release := e.slack.HoldResponse(method, func(url.Values) bool { return true })
+	t.Cleanup(release)
+	e.slack.SendMessage(slackChan, alice, text, ts)
+	select {
+	case <-reached:
+	case <-time.After(e2eWait):
+		t.Fatalf("the holder never reached %s\n%s", method, e.dump())
+	}
+	e.procs[h].kill9()
+	return e, ts
 }
