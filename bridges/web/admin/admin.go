@@ -56,6 +56,10 @@ type ConfigStatus struct {
 	// reload succeeded or none was refused.
 	Refused   []string
 	RefusedAt time.Time
+	// CheckedAt is when the bridge last read the file for a reload, with
+	// any outcome (applied, refused, unchanged): `bridge reload` knows by it
+	// that its signal was handled even when nothing changed.
+	CheckedAt time.Time
 }
 
 // Store is what the operator pages read of the bridge's store
