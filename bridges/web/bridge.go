@@ -51,7 +51,8 @@
 //   - format.go: CommonMark to safe HTML, code highlighted on the server.
 //   - split.go: cutting text to one line or a length. Messages are not
 //     split: the core splits to Limits.MaxMessageRunes.
-//   - typing.go: SetTyping: the pages' "working" state and Stop button.
+//   - typing.go: SetTyping and the start of a turn: the pages' "Starting the agent…" and "working"
+//     states and Stop button.
 //   - files.go: uploads (images, PDFs, text and code) in (readUpload,
 //     FetchFile) and served back.
 //   - errors.go: sentinel errors.
@@ -166,8 +167,9 @@ type Console struct {
 	admin *admin.Pages // the operator pages (admin.go)
 
 	mu      sync.Mutex
-	handler bridges.Handler                  // set while Run runs
-	typing  map[bridges.ConversationKey]bool // turns running, for pages that (re)connect
+	handler bridges.Handler                       // set while Run runs
+	turns   map[bridges.ConversationKey]turnState // turns running or starting, for pages that (re)connect (typing.go)
+	now     func() time.Time
 }
 
 var (
@@ -240,7 +242,8 @@ func New(opts Options) (*Console, error) {
 		md:             newMarkdown(),
 		hub:            newHub(),
 		maxUpload:      cmp.Or(opts.Config.Web.MaxUpload, config.DefaultWebMaxUpload),
-		typing:         make(map[bridges.ConversationKey]bool),
+		turns:          make(map[bridges.ConversationKey]turnState),
+		now:            opts.Now,
 		generatedToken: generated,
 	}
 	c.cfg.Store(opts.Config)
