@@ -253,7 +253,11 @@ func New(opts Options) (*Console, error) {
 	}
 	c.admin = admin.New(adminHost{c}, opts.Store, log)
 	c.bot.Store(opts.Config.WebBot())
-	c.static = staticHandler()
+	icons, err := iconFiles(pages)
+	if err != nil {
+		return nil, fmt.Errorf("web console icons: %w", err)
+	}
+	c.static = staticHandler(icons)
 	c.mux = c.routes()
 	return c, nil
 }

@@ -119,3 +119,35 @@ func TestIconsRender(t *testing.T) {
 		}
 	}
 }
+
+// TestEmojiIcons: the bridge's own emoji in an agent message become icons
+// (the emoji kept as hidden text, one emoji presentation selector with
+// it), not inside code or tags, and others stay; each icon is served.
+func TestEmojiIcons(t *testing.T) {
+	for in, want := range map[string]string{
+		"<p>⚠️ Stop</p>": `<p><span class="emoji" data-icon="warning"><span class="visually-hidden">⚠️</span></span> Stop</p>`,
+		"<p>🔐 <strong>Bash</strong> ✅</p>": `<p><span class="emoji" data-icon="lock"><span class="visually-hidden">🔐</span></span> <strong>Bash</strong> ` +
+			`<span class="emoji" data-icon="check"><span class="visually-hidden">✅</span></span></p>`,
+		"<pre><code>⚠️ in code</code></pre><p>🙂</p>": "<pre><code>⚠️ in code</code></pre><p>🙂</p>",
+		`<a href="https://x.example/⚠">x</a>`:        `<a href="https://x.example/⚠">x</a>`,
+		"<p>no emoji</p>":                            "<p>no emoji</p>",
+	} {
+		if got := iconEmoji(in); got != want {
+			t.Errorf("iconEmoji(%q) =\n%s\nwant\n%s", in, got, want)
+		}
+	}
+	c, srv, _ := newTestConsole(t, testConfig(t, "127.0.0.1:9464", usersYAML), nil)
+	if got := c.md.render("⛔ **No**"); !strings.Contains(string(got), `data-icon="blocked"`) {
+		t.Errorf("an agent message's ⛔ is not drawn as an icon: %s", got)
+	}
+	cl := newClient(t, srv.URL)
+	for _, name := range emojiIcons {
+		status, body, resp := cl.do("GET", "/static/icons/"+name+".svg", nil, nil)
+		if status != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, `xmlns="http://www.w3.org/2000/svg"`) || !strings.Contains(body, "<path") && !strings.Contains(body, "<rect") {
+			t.Errorf("icon %s: %d %s %s", name, status, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	if status, _, _ := cl.do("GET", "/static/icons/nope.svg", nil, nil); status != 404 {
+		t.Errorf("an unknown icon: %d, want 404", status)
+	}
+}
