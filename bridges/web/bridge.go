@@ -49,6 +49,8 @@
 //   - outbound.go: Post, Edit and PostEphemeral: stored and pushed to the
 //     open pages; the console's own notices.
 //   - format.go: CommonMark to safe HTML, code highlighted on the server.
+//   - emoji.go: the bridge's emoji in those messages drawn as the
+//     console's SVG icons (templates/partials/icons.html).
 //   - split.go: cutting text to one line or a length. Messages are not
 //     split: the core splits to Limits.MaxMessageRunes.
 //   - typing.go: SetTyping and the start of a turn: the pages' "Starting the agent…" and "working"
@@ -64,6 +66,7 @@
 //   - routes.go: the routes, the middleware (security headers, session,
 //     roles, CSRF) and the templates and static files.
 //   - chat.go: the chat pages (conversation list and conversation view).
+//   - snippet.go: the part of a matching message a search result shows.
 //   - access.go: which conversation a request names and what the bridge's
 //     one access decision (bridges/access) says the signed-in person may
 //     do there now (owner, participant, viewer); open streams ask it again
