@@ -9,13 +9,13 @@ export CGO_ENABLED := 1
 
 .PHONY: run test test-busy build claude axe sandbox postgres bench bench-micro image-test mutants
 
-# Says what it builds before a build that has work to do (bin/bridge missing or older than a source file),
+# Says what it builds before a build that has work to do (bin/bridge missing or older than a file it is built from),
 # and that the first one compiles SQLite (go-sqlite3 not in Go's build cache yet: about 90 s of silence).
 build:
 	@if [ "$$(go list -f '{{.Stale}}' github.com/mattn/go-sqlite3 2>/dev/null)" = true ]; then \
 		echo "building bin/bridge (the first build compiles SQLite: about 90 s)…"; \
 	elif [ ! -x bin/bridge ] || [ -n "$$(find . \( -path ./.tools -o -path ./.git -o -path ./bin -o -path ./data -o -path ./workspace \) -prune \
-		-o -type f \( -name '*.go' -o -name go.mod -o -name go.sum -o -path '*/static/*' -o -path '*/templates/*' -o -name '*.sql' \) \
+		-o -type f ! -name '*_test.go' \( -name '*.go' -o -name go.mod -o -name go.sum -o -path '*/static/*' -o -path '*/templates/*' -o -name '*.sql' \) \
 		-newer bin/bridge -print 2>/dev/null | head -n 1)" ]; then \
 		echo "building bin/bridge…"; \
 	fi
