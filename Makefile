@@ -4,13 +4,22 @@ AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
 export GOTOOLCHAIN := local
-# The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
+# The first cgo build of go-sqlite3 takes about 90 s (`make build` says so); later builds are cached.
 export CGO_ENABLED := 1
 
 .PHONY: run test test-busy build claude axe sandbox postgres bench bench-micro image-test mutants
 
+# Says what it builds before a build that has work to do (bin/bridge missing or older than a file it is built from),
+# and that the first one compiles SQLite (go-sqlite3 not in Go's build cache yet: about 90 s of silence).
 build:
-	go build -o bin/bridge ./cmd/bridge
+	@if [ "$$(go list -f '{{.Stale}}' github.com/mattn/go-sqlite3 2>/dev/null)" = true ]; then \
+		echo "building bin/bridge (the first build compiles SQLite: about 90 s)…"; \
+	elif [ ! -x bin/bridge ] || [ -n "$$(find . \( -path ./.tools -o -path ./.git -o -path ./bin -o -path ./data -o -path ./workspace \) -prune \
+		-o -type f ! -name '*_test.go' \( -name '*.go' -o -name go.mod -o -name go.sum -o -path '*/static/*' -o -path '*/templates/*' -o -name '*.sql' \) \
+		-newer bin/bridge -print 2>/dev/null | head -n 1)" ]; then \
+		echo "building bin/bridge…"; \
+	fi
+	@go build -o bin/bridge ./cmd/bridge
 
 # Runs the bridge with ./bridge.yaml. A fresh checkout has none: the minimal config (`bridge example-config
 # -minimal`: the web console only) is written first. Without ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in

@@ -88,6 +88,9 @@ type Host interface {
 	// Conversation names the conversation id with key for the signed-in
 	// user (see ConvView).
 	Conversation(ctx context.Context, user, id string, key bridges.ConversationKey) ConvView
+	// Starting lists the conversations whose agent is starting (a message
+	// accepted, no turn running yet), with since when.
+	Starting() map[bridges.ConversationKey]time.Time
 }
 
 // ConvView is a conversation as the operator pages name it: by what it is

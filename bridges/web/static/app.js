@@ -235,7 +235,9 @@
   }
 
   // The agent's status, in words: "Starting the agent…" from a message
-  // sent until its turn runs (or the bridge answers otherwise), "Waiting for your approval" (or
+  // sent until its turn runs (or the bridge answers otherwise; the server
+  // keeps this state too, so a reload or another page shows it: the
+  // "typing" event's starting), "Waiting for your approval" (or
   // answer, or someone else's) while a card waits, "Working…" while the
   // agent works, "Stopping…" once a stop was asked for. statusTick counts
   // what the stream said, so that a send answered after its turn already
@@ -495,7 +497,8 @@
       box.dataset.live = "";
       streamEnded(src, conn);
     });
-    turn.on = !working.hidden;
+    turn.on = working.dataset.state === "working";
+    turn.starting = working.dataset.state === "starting";
     showStatus();
     src.addEventListener("msg", function (e) {
       var stick = nearBottom(list), el = upsert(list, JSON.parse(e.data));
@@ -504,9 +507,10 @@
       showStatus();
     });
     src.addEventListener("typing", function (e) {
+      var d = JSON.parse(e.data);
       statusTick++;
-      turn.on = !!JSON.parse(e.data).on;
-      turn.starting = false;
+      turn.on = !!d.on;
+      turn.starting = !turn.on && !!d.starting;
       if (!turn.on) turn.stopping = false;
       showStatus();
     });
