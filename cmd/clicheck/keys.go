@@ -82,7 +82,7 @@ func addPaths(set map[string]map[string]bool, prefix string, v any, depth int) {
 		}
 	case []any:
 		for _, c := range x {
-			addPaths(set, prefix+"[]", c, depth+1)
+			addPaths(set, prefix+"[]", c, depth) // an array is no level of its own
 		}
 	}
 }
