@@ -91,7 +91,11 @@ func (d *Decoder) Decode(line []byte) []Event {
 		evs = []Event{unknown(typ, subtype, line)}
 	}
 	if f.err != nil {
-		return []Event{newDecodeError(line, fmt.Errorf("decode %s line: %w", typ, f.err))}
+		de := newDecodeError(line, fmt.Errorf("decode %s line: %w", typ, f.err))
+		if typ == "control_request" {
+			de.ControlRequestID = ControlRequestID(line)
+		}
+		return []Event{de}
 	}
 	return evs
 }

@@ -273,7 +273,17 @@ func stdDecodeLine(line []byte) []Event {
 		evs = []Event{stdUnknown(env.Type, env.Subtype, line)}
 	}
 	if err != nil {
-		return []Event{stdNewDecodeError(line, fmt.Errorf("decode %s line: %w", env.Type, err))}
+		de := stdNewDecodeError(line, fmt.Errorf("decode %s line: %w", env.Type, err))
+		if env.Type == "control_request" {
+			var id struct {
+				RequestID json.RawMessage `json:"request_id"`
+			}
+			var s string
+			if json.Unmarshal(line, &id) == nil && len(id.RequestID) > 0 && id.RequestID[0] == '"' && json.Unmarshal(id.RequestID, &s) == nil {
+				de.ControlRequestID = s
+			}
+		}
+		return []Event{de}
 	}
 	return evs
 }

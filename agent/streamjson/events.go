@@ -309,6 +309,11 @@ type ResultsLost struct {
 type DecodeError struct {
 	Line []byte // at most the first 256 bytes
 	Err  error
+	// ControlRequestID is the request_id of a control_request line that
+	// could not be decoded (a field of an unexpected type), so that the
+	// host can still answer it with an error instead of leaving the CLI
+	// waiting; "" for other lines.
+	ControlRequestID string
 }
 
 // Unknown is a well-formed JSON line of a kind this package does not model
