@@ -35,7 +35,8 @@ type driver struct {
 	out                  []string // transcript lines
 	rewrite              *strings.Replacer
 	seq                  int
-	sid                  string // the session id of the first spawn
+	sid                  string   // the session id of the first spawn
+	extraEnv             []string // added to the next spawns' environment
 }
 
 // spawn starts the CLI with the flags the bridge uses plus extra.
@@ -44,7 +45,7 @@ func (d *driver) spawn(extra ...string) error {
 		"--permission-prompt-tool", "stdio", "--include-partial-messages"}, extra...)
 	d.cmd = exec.Command(d.bin, args...)
 	d.cmd.Dir = d.work
-	d.cmd.Env = append(append([]string{}, d.env...), "HOME="+d.home, "TMPDIR="+d.tmp, "PATH="+os.Getenv("PATH"))
+	d.cmd.Env = append(append(append([]string{}, d.env...), d.extraEnv...), "HOME="+d.home, "TMPDIR="+d.tmp, "PATH="+os.Getenv("PATH"))
 	d.cmd.Stderr = &d.stderr
 	var err error
 	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
@@ -54,7 +55,7 @@ func (d *driver) spawn(extra ...string) error {
 	if err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
-	d.record("note", map[string]any{"spawn": append([]string{"claude"}, args...)})
+	d.record("note", map[string]any{"spawn": append([]string{"claude"}, args...), "env": d.extraEnv})
 	if err := d.cmd.Start(); err != nil {
 		return fmt.Errorf("spawn %s: %w", d.bin, err)
 	}
@@ -319,6 +320,34 @@ var scenarios = []scenario{
 		}
 		return turn(d, "[echo-history]")
 	}},
+	{"crash-resume", func(d *driver) error { return crashMidTurn(d, false) }},
+	{"crash-rerun", func(d *driver) error { return crashMidTurn(d, true) }},
+}
+
+// crashMidTurn kills the CLI while it streams a slow reply, then resumes
+// the session with the resume reason a failover would give
+// (CLAUDE_CODE_RESUME_REASON) and, with rerun, asks the CLI to re-run the
+// interrupted turn (CLAUDE_CODE_RESUME_INTERRUPTED_TURN): does it stamp
+// resume_reason on any frame?
+func crashMidTurn(d *driver, rerun bool) error {
+	if err := d.user("[slow 100] interrupted by a crash"); err != nil {
+		return err
+	}
+	if _, err := d.waitFor("stream_event/content_block_delta"); err != nil {
+		return err
+	}
+	_ = d.cmd.Process.Kill()
+	d.stop()
+	d.extraEnv = []string{"CLAUDE_CODE_RESUME_REASON=failover"}
+	if rerun {
+		d.extraEnv = append(d.extraEnv, "CLAUDE_CODE_RESUME_INTERRUPTED_TURN=1")
+	}
+	if err := d.spawn("--resume", d.sessionID()); err != nil {
+		return err
+	}
+	// With rerun, 2.1.332 answers the next message with an error result
+	// ("No conversation found") and exits: any result ends the scenario.
+	return turn(d, "[echo-history]")
 }
 
 func toolTurn(d *driver, text string, allow bool) error {
