@@ -330,6 +330,11 @@ var scenarios = []scenario{
 // interrupted turn (CLAUDE_CODE_RESUME_INTERRUPTED_TURN): does it stamp
 // resume_reason on any frame?
 func crashMidTurn(d *driver, rerun bool) error {
+	// A finished turn first: a process killed before it saved anything
+	// leaves no session to resume ("No conversation found").
+	if err := turn(d, "remember the word plum"); err != nil {
+		return err
+	}
 	if err := d.user("[slow 100] interrupted by a crash"); err != nil {
 		return err
 	}
@@ -345,8 +350,6 @@ func crashMidTurn(d *driver, rerun bool) error {
 	if err := d.spawn("--resume", d.sessionID()); err != nil {
 		return err
 	}
-	// With rerun, 2.1.332 answers the next message with an error result
-	// ("No conversation found") and exits: any result ends the scenario.
 	return turn(d, "[echo-history]")
 }
 
