@@ -56,3 +56,24 @@ head -n 1 > "$OUT"
 		t.Errorf("the undecodable control request was answered %q", got)
 	}
 }
+
+// TestResultFinishesTheMessagesItNames: a result finishes the messages it
+// lists in user_message_uuids, also one whose "started" receipt never came
+// (folded into the turn while queued), so the session is not left busy.
+func TestResultFinishesTheMessagesItNames(t *testing.T) {
+	st := newTurnState()
+	st.sent("u1")
+	st.sent("u2")
+	st.sent("u3")
+	st.observe(streamjson.Lifecycle{UUID: "u1", State: streamjson.LifecycleStarted})
+	st.observe(streamjson.Lifecycle{UUID: "u2", State: streamjson.LifecycleQueued})
+	st.observe(streamjson.Lifecycle{UUID: "u3", State: streamjson.LifecycleQueued})
+	st.observe(streamjson.Init{})
+	st.observe(streamjson.Result{Text: "pong: u1 u2", UserMessageUUIDs: []string{"u1", "u2"}})
+	if _, ok := st.msgs["u2"]; ok {
+		t.Error("u2, named by the result, is still pending")
+	}
+	if _, ok := st.msgs["u3"]; !ok || !st.busy() {
+		t.Error("u3, queued and not named, is no longer pending")
+	}
+}
