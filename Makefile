@@ -140,11 +140,13 @@ cli-check: claude
 	[ -d "$(WIRE_DIR)/$(CLAUDE_VERSION)" ] || $(MAKE) --no-print-directory cli-capture || exit 1; \
 	rm -rf "$(CLI_CHECK_DIR)/$(VERSION)/wire"; rc=0; \
 	go run ./cmd/clicheck capture -claude "$$bin/claude" -out "$(CLI_CHECK_DIR)/$(VERSION)/wire" || rc=1; \
+	log="$(CLI_CHECK_DIR)/$(VERSION)/tests.log"; \
 	PATH="$$bin:$$PATH" sh -c 'claude --version && go test -count=1 ./agent/streamjson ./agent/fakemodel && \
-		go test -count=1 -timeout 20m ./agent -run "$(CLI_CHECK_AGENT)" && \
-		go test -count=1 -timeout 30m -parallel 4 ./cmd/bridge -run "$(CLI_CHECK_E2E)"' || rc=1; \
+		go test -count=1 -v -timeout 20m ./agent -run "$(CLI_CHECK_AGENT)" && \
+		go test -count=1 -v -timeout 30m -parallel 4 ./cmd/bridge -run "$(CLI_CHECK_E2E)"' > "$$log" 2>&1 || rc=1; \
+	grep -E '^(--- |ok |FAIL|[0-9.]+ \(Claude Code\))' "$$log"; [ $$rc -eq 0 ] || echo "(full output: $$log)"; \
 	echo; echo "## wire: pinned $(CLAUDE_VERSION) against $(VERSION)"; \
-	go run ./cmd/clicheck diff "$(WIRE_DIR)/$(CLAUDE_VERSION)" "$(CLI_CHECK_DIR)/$(VERSION)/wire"; \
+	go run ./cmd/clicheck diff "$(WIRE_DIR)/$(CLAUDE_VERSION)" ".cli-check/$(VERSION)/wire"; \
 	if [ $$rc -ne 0 ]; then echo "cli-check $(VERSION): FAILED (see above)"; else echo "cli-check $(VERSION): tests passed"; fi; exit $$rc
 
 cli-capture: claude
