@@ -238,6 +238,11 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	for i, c := range parts {
 		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}
 	}
+	if sm, ok := cv.inflight[r.UserMessageUUID]; ok && r.UserMessageUUID != "" {
+		// The CLI names the message this turn answers (user_message_uuid):
+		// quote that one rather than the last one that started.
+		t.replyTo = sm.platformID
+	}
 	if len(replies) > 0 {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
