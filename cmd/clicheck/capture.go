@@ -341,6 +341,11 @@ func crashMidTurn(d *driver, rerun bool) error {
 	if _, err := d.waitFor("stream_event/content_block_delta"); err != nil {
 		return err
 	}
+	// Kill only once the CLI has saved the prompt: before that, the resumed
+	// session has no interrupted turn (a race that made captures differ).
+	if err := d.waitSaved("interrupted by a crash"); err != nil {
+		return err
+	}
 	_ = d.cmd.Process.Kill()
 	d.stop()
 	d.extraEnv = []string{"CLAUDE_CODE_RESUME_REASON=failover"}
@@ -351,6 +356,22 @@ func crashMidTurn(d *driver, rerun bool) error {
 		return err
 	}
 	return turn(d, "[echo-history]")
+}
+
+// waitSaved waits until the session's transcript file (under HOME's
+// .claude/projects) contains text, polling with a bound.
+func (d *driver) waitSaved(text string) error {
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(d.home, ".claude", "projects", "*", d.sid+".jsonl"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), text) {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling a file the CLI writes: no event to wait on
+	}
+	return fmt.Errorf("the CLI did not save %q in its session file within %v", text, waitTimeout)
 }
 
 func toolTurn(d *driver, text string, allow bool) error {
