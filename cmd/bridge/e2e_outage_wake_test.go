@@ -15,7 +15,7 @@ const wakeOutage = 75 * time.Second
 // wakeBound is how soon after the first sign that Slack is back (an event
 // received, another call answered) the waiting answer must show: well
 // under the back-off's next tick, which is about 50 s away then.
-const wakeBound = 15 * time.Second
+const wakeBound = 10 * time.Second
 
 // TestSlackE2EOutageBackWithinSeconds: an answer made during a 75 s
 // outage of Slack's Web API waits; when Slack is back, the first sign of
