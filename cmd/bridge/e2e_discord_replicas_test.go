@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -139,7 +141,40 @@ func killDiscordHolderInside(t *testing.T, route string, match func(body string)
 		t.Fatalf("the holder never reached %s\n%s", route, e.dump(th))
 	}
 	e.procs[h].kill9()
+	e.waitGateway(t, h)
 	return e, th
+}
+
+// waitGateway waits until a replica other than dead holds the bot's
+// gateway session (its /healthz says connected): events sent before
+// then, while the session of a killed holder is gone, are lost as on
+// Discord.
+func (e *discordReplicas) waitGateway(t *testing.T, dead int) {
+	t.Helper()
+	for deadline := time.Now().Add(e2eWait); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		for i, p := range e.procs {
+			if i != dead && gatewayConnected(p) {
+				return
+			}
+		}
+	}
+	t.Fatal("no surviving replica took the gateway")
+}
+
+// gatewayConnected reports whether replica p's /healthz shows its bot
+// connected (it holds the gateway session; the others are standby).
+func gatewayConnected(p *bridgeProc) bool {
+	resp, err := http.Get("http://" + p.addr + "/healthz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Bots []struct {
+			State string `json:"state"`
+		} `json:"bots"`
+	}
+	return json.NewDecoder(resp.Body).Decode(&body) == nil && len(body.Bots) == 1 && body.Bots[0].State == "connected"
 }
 
 // The holder killed inside the create that starts a live answer (Discord
@@ -193,7 +228,9 @@ func TestDiscordReplicasCutLiveClosed(t *testing.T) {
 func TestDiscordReplicasHolderKilledInsideFinalEdit(t *testing.T) {
 	t.Parallel()
 	e, th := killDiscordHolderInside(t, discordfake.RouteEditMessage,
-		func(body string) bool { return strings.Contains(body, "whole story") && strings.Contains(body, " · $") },
+		func(body string) bool {
+			return strings.Contains(body, "whole story") && strings.Contains(body, " · $")
+		},
 		"[slow 20] [slowms 100] whole story")
 	e.dc.SendMessage(th, dGuild, dAlice, "after the edit", false)
 	e.waitFinished(t, th, "pong: after the edit")
