@@ -247,3 +247,20 @@ func TestDiscordReplicasHolderKilledInsideFinalEdit(t *testing.T) {
 		t.Errorf("a live message stays half-written: %q\n%s", open[0].Text, e.dump(th))
 	}
 }
+
+// The holder killed inside the create of a quick answer (one post, no
+// live message; Discord took it): the next holder posts the reply again
+// with the same nonce and Discord returns the first message — shown once.
+func TestDiscordReplicasHolderKilledInsidePost(t *testing.T) {
+	t.Parallel()
+	e, th := killDiscordHolderInside(t, discordfake.RouteCreateMessage,
+		func(body string) bool {
+			return strings.Contains(body, "quick story") && strings.Contains(body, " · $")
+		},
+		"quick story")
+	e.dc.SendMessage(th, dGuild, dAlice, "after the post", false)
+	e.waitFinished(t, th, "pong: after the post")
+	if n := len(e.botWith(th, "pong: quick story")); n != 1 {
+		t.Errorf("the answer posted inside the killed call shows %d times, want once\n%s", n, e.dump(th))
+	}
+}
