@@ -22,11 +22,13 @@ type discordReplicas struct {
 	*discordEnv
 	procs []*bridgeProc
 	dsn   string
+	quiet bool // verbosity: quiet (no live messages, no footer)
 }
 
 // startDiscordReplicas starts n replicas with replicas: {enabled: true,
-// lease: lease} and waits until one has the gateway session.
-func startDiscordReplicas(t *testing.T, n int, lease time.Duration) *discordReplicas {
+// lease: lease} and waits until one has the gateway session. botExtra
+// are more keys for the bot (YAML lines indented by four spaces).
+func startDiscordReplicas(t *testing.T, n int, lease time.Duration, botExtra string) *discordReplicas {
 	t.Helper()
 	srv := needPostgres(t)
 	db := srv.NewDatabaseName(t, "")
@@ -38,13 +40,14 @@ func startDiscordReplicas(t *testing.T, n int, lease time.Duration) *discordRepl
     platform: discord
     agent: coder
     discord: { token: "${DISCORD_BOT_TOKEN}", api_url: %q }
-    access:
+%s    access:
       users: [%q]
-`, dc.URL(), dAlice), "DISCORD_BOT_TOKEN="+dc.Token())
+`, dc.URL(), botExtra, dAlice), "DISCORD_BOT_TOKEN="+dc.Token())
 	e := &discordReplicas{
 		discordEnv: &discordEnv{dc: dc, model: ab.model, bridge: ab.bridge, workdir: ab.workdir},
 		procs:      []*bridgeProc{ab.bridge},
 		dsn:        srv.DSN(db),
+		quiet:      strings.Contains(botExtra, "verbosity: quiet"),
 	}
 	for range n - 1 {
 		e.procs = append(e.procs, startBridge(t, t.TempDir(), ab.cfg, ab.env...)) // data_dir of its own
@@ -94,12 +97,13 @@ func (e *discordReplicas) botWith(th, sub string) []discordfake.Message {
 }
 
 // waitFinished waits until a bot message in th shows sub as a finished
-// answer (with its cost footer).
+// answer (with its cost footer; a quiet bot has none, and shows only
+// finished answers).
 func (e *discordReplicas) waitFinished(t *testing.T, th, sub string) {
 	t.Helper()
 	if err := e.dc.Wait(e2eWait, func() bool {
 		for _, m := range e.botWith(th, sub) {
-			if strings.Contains(m.Text, " · $") {
+			if e.quiet || strings.Contains(m.Text, " · $") {
 				return true
 			}
 		}
@@ -121,14 +125,14 @@ func (e *discordReplicas) openLive(th string) []discordfake.Message {
 	return out
 }
 
-// killDiscordHolderInside starts two replicas, lets the first answer of a
+// killDiscordHolderInside starts two replicas (the bot with botExtra), lets the first answer of a
 // new thread finish, then sends text in it and kills the conversation's
 // holder (SIGKILL) while Discord holds its answer to the first request on
 // route whose body matches (the holder is inside that call). It returns
 // the replicas and the thread.
-func killDiscordHolderInside(t *testing.T, route string, match func(body string) bool, text string) (*discordReplicas, string) {
+func killDiscordHolderInside(t *testing.T, botExtra, route string, match func(body string) bool, text string) (*discordReplicas, string) {
 	t.Helper()
-	e := startDiscordReplicas(t, 2, 3*time.Second)
+	e := startDiscordReplicas(t, 2, 3*time.Second, botExtra)
 	th := e.startThread(t, "hello once")
 	e.waitFinished(t, th, "pong: hello once")
 	h := e.holderOf(t, th)
@@ -183,7 +187,7 @@ func gatewayConnected(p *bridgeProc) bool {
 // by editing — one message, none left half-written (issue 37, Deliver 2).
 func TestDiscordReplicasHolderKilledInsideLiveCreate(t *testing.T) {
 	t.Parallel()
-	e, th := killDiscordHolderInside(t, discordfake.RouteCreateMessage,
+	e, th := killDiscordHolderInside(t, "", discordfake.RouteCreateMessage,
 		func(body string) bool { return strings.Contains(body, "…") }, "[slow 40] [slowms 100] live story")
 	e.waitFinished(t, th, "live story")
 	n := 0
@@ -206,7 +210,7 @@ func TestDiscordReplicasHolderKilledInsideLiveCreate(t *testing.T) {
 // message (issue 37, Deliver 3).
 func TestDiscordReplicasCutLiveClosed(t *testing.T) {
 	t.Parallel()
-	e, th := killDiscordHolderInside(t, discordfake.RouteEditMessage,
+	e, th := killDiscordHolderInside(t, "", discordfake.RouteEditMessage,
 		func(body string) bool { return strings.Contains(body, "cut story") && strings.Contains(body, "…") },
 		"[slow 60] [slowms 100] cut story")
 	e.waitFinished(t, th, "cut story")
@@ -233,7 +237,7 @@ func TestDiscordReplicasCutLiveClosed(t *testing.T) {
 // the answer beside it — shown once (issue 37, Deliver 2).
 func TestDiscordReplicasHolderKilledInsideFinalEdit(t *testing.T) {
 	t.Parallel()
-	e, th := killDiscordHolderInside(t, discordfake.RouteEditMessage,
+	e, th := killDiscordHolderInside(t, "", discordfake.RouteEditMessage,
 		func(body string) bool {
 			return strings.Contains(body, "whole story") && strings.Contains(body, " · $")
 		},
@@ -249,15 +253,13 @@ func TestDiscordReplicasHolderKilledInsideFinalEdit(t *testing.T) {
 }
 
 // The holder killed inside the create of a quick answer (one post, no
-// live message; Discord took it): the next holder posts the reply again
-// with the same nonce and Discord returns the first message — shown once.
+// live message: a quiet bot; Discord took it): the next holder posts the
+// reply again with the same nonce and Discord returns the first message —
+// shown once.
 func TestDiscordReplicasHolderKilledInsidePost(t *testing.T) {
 	t.Parallel()
-	e, th := killDiscordHolderInside(t, discordfake.RouteCreateMessage,
-		func(body string) bool {
-			return strings.Contains(body, "quick story") && strings.Contains(body, " · $")
-		},
-		"quick story")
+	e, th := killDiscordHolderInside(t, "    verbosity: quiet\n", discordfake.RouteCreateMessage,
+		func(body string) bool { return strings.Contains(body, "pong: quick story") }, "quick story")
 	e.dc.SendMessage(th, dGuild, dAlice, "after the post", false)
 	e.waitFinished(t, th, "pong: after the post")
 	if n := len(e.botWith(th, "pong: quick story")); n != 1 {
