@@ -261,6 +261,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		case err != nil || len(rows) == 0:
 		case replyInLive:
 			cv.outbox.EditInstead(rows[0].ID, liveRef) // the live message becomes the reply
+			cv.liveBecomesReply(ctx, st, liveRef, rows[0].ID)
 		case replyInStream:
 			cv.outbox.StopStreamInstead(rows[0].ID, stream)
 		}
