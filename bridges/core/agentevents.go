@@ -218,6 +218,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		return // the process exits next; its Exit re-delivers the message
 	}
 
+	cv.recoverLive(ctx)
 	activity, answer, text, suffix := cv.turnAnswer(t, r)
 	streamed := t.Live.Stream.S != nil
 	var streamLast []bridges.StreamChunk

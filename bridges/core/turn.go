@@ -86,19 +86,8 @@ func (cv *conversation) flushLive(ctx context.Context) {
 		return
 	}
 	if !t.Live.Posted {
-		m := bridges.Message{Text: text, ReplyTo: t.replyTo}
-		keyed := cv.keysLive()
-		if keyed && t.replyTo != "" {
-			m.Idem, m.Live = "live:"+cv.id+":"+t.replyTo, true // the turn's key (cutstream.go)
-		}
-		ref, err := cv.post(ctx, m)
-		if err != nil {
-			cv.log.Warn("post live message", "err", err)
+		if !cv.postLive(ctx, text) {
 			return
-		}
-		t.Live.Ref, t.Live.Posted = ref, true
-		if keyed {
-			cv.recordStream(ctx, ref)
 		}
 	} else {
 		// Past Limits.EditMaxAge the turn continues in a new message.
@@ -113,6 +102,46 @@ func (cv *conversation) flushLive(ctx context.Context) {
 		t.Live.Ref = ref
 	}
 	t.Live.Shown = text
+}
+
+// postLive creates the turn's live message showing text, under the turn's
+// key where the platform keys live messages (cutstream.go). It reports
+// whether the message exists now.
+func (cv *conversation) postLive(ctx context.Context, text string) bool {
+	t := cv.turn
+	m := bridges.Message{Text: text, ReplyTo: t.replyTo}
+	keyed := cv.keysLive() && t.replyTo != ""
+	if keyed {
+		m.Idem, m.Live = "live:"+cv.id+":"+t.replyTo, true // the turn's key
+	}
+	ref, err := cv.post(ctx, m)
+	if err != nil {
+		cv.log.Warn("post live message", "err", err)
+		t.Live.Unsure = keyed && !bridges.IsPermanent(err)
+		return false
+	}
+	t.Live.Ref, t.Live.Posted, t.Live.Unsure = ref, true, false
+	if keyed {
+		cv.recordStream(ctx, ref)
+	}
+	return true
+}
+
+// recoverLive is the turn's end after a keyed live create that may have
+// reached the platform (Msg.Unsure): the key is tried once more, so that a
+// message the platform stored is found (Discord returns it for its nonce)
+// and becomes the answer, instead of staying half-written beside it.
+func (cv *conversation) recoverLive(ctx context.Context) {
+	t := cv.turn
+	if t == nil || t.Live.Posted || !t.Live.Unsure || t.Live.Stream.S != nil || !cv.mayPost() {
+		return
+	}
+	t.Live.Unsure = false
+	text := render.Tail(render.Join(t.Segs)+" …", cv.maxRunes())
+	if cv.postLive(ctx, text) {
+		t.Live.Shown = text
+		cv.log.Info("live message found again by its key after a lost answer", "msg_id", t.Live.Ref.ID)
+	}
 }
 
 // finishLive gives the live message its final text (urgent: it goes ahead of

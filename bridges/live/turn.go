@@ -135,6 +135,11 @@ type Msg struct {
 	Posted bool
 	Shown  string // text the platform currently shows
 	Dirty  bool   // the turn has content not shown yet
+	// Unsure: a keyed create of this message failed without an answer that
+	// says it was refused (a lost response, an outage): the platform may
+	// show it. The turn's end tries the key once more (the core's
+	// recoverLive) before its answer is posted beside it.
+	Unsure bool
 	Stream Stream // the native stream, on a Streamer (stream.go)
 }
 

@@ -168,3 +168,40 @@ func TestSlackE2ELostStopStreamShowsOnce(t *testing.T) {
 	}
 	checkOnceInOrder(t, thread, want)
 }
+
+// One bridge, a Discord live answer (edited as it grows), and Discord's
+// answer to the create that starts it lost after Discord stored it (issue
+// 37, 2): the create carried the turn's nonce, so the retry gets the same
+// message back and the answer grows and ends in it: one message per
+// answer, none left half-written.
+func TestDiscordE2ELostLiveCreateShowsOnce(t *testing.T) {
+	t.Parallel()
+	e := startDiscordBridge(t)
+	thread := e.startThread(t, "hello")
+	e.waitText(t, thread, "pong: hello")
+	e.waitText(t, thread, " · $")
+
+	var want []string
+	for _, status := range lostCases {
+		text := fmt.Sprintf("[slow 12] [slowms 100] live lost %d", status)
+		e.dc.LoseResponses(1, status)
+		e.dc.SendMessage(thread, dGuild, dAlice, text, false)
+		e.waitText(t, thread, "pong: "+text)
+		waitReplies(t, e.bridge, "guild", 0)
+		want = append(want, fmt.Sprintf("live lost %d", status))
+	}
+	e.dc.SendMessage(thread, dGuild, dAlice, "after the losses", false)
+	e.waitText(t, thread, "pong: after the losses")
+	want = append(want, "pong: after the losses")
+
+	var got []string
+	for _, m := range e.dc.Messages(thread) {
+		if m.AuthorIsBot {
+			got = append(got, m.Content)
+			if strings.HasSuffix(strings.TrimSpace(m.Content), "…") {
+				t.Errorf("a message is left half-written: %q", m.Content)
+			}
+		}
+	}
+	checkOnceInOrder(t, got, want)
+}
