@@ -119,14 +119,18 @@ func TestWebE2E(t *testing.T) {
 
 	t.Run("stop a turn", func(t *testing.T) {
 		ana.t = t
-		ana.send("[slow 100] a long story")
+		// 100 deltas 300 ms apart, one character each: the whole text (42
+		// characters) would show only after 12.6 s, far from the Stop clicked
+		// once it begins to show, also on a busy machine (100 ms apart it was
+		// whole after 2.9 s, and a busy run clicked Stop later than that).
+		ana.send("[slow 100] [slowms 300] a long story")
 		ana.waitJS(`!document.getElementById("working").hidden`, "the turn running")
 		ana.waitJS(botHas("pong: [slow 100]") /* this answer, not the earlier [slow 8] one */, "the answer streaming")
 		ana.run(chromedp.Click(chromedp.ID("stop")))
 		ana.waitJS(botHas("Stopped"), "the stopped turn")
 		ana.waitJS(`document.getElementById("working").hidden`, "no turn running")
 		var full bool
-		ana.js(botHas("pong: [slow 100] a long story"), &full)
+		ana.js(botHas("pong: [slow 100] [slowms 300] a long story"), &full)
 		if full {
 			t.Error("the stopped turn still finished its answer")
 		}
