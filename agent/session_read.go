@@ -14,6 +14,10 @@ import (
 // readLoop reads and decodes stdout until EOF (or until waitLoop closes
 // the pipe), updating the session state and queueing events.
 func (s *Session) readLoop() {
+	if s.acp != nil {
+		s.readACP()
+		return
+	}
 	lr := streamjson.NewLineReader(s.stdout, s.opts.MaxLineBytes)
 	var dec streamjson.Decoder
 	for {
