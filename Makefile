@@ -1,5 +1,7 @@
 # agentbridge — developer entry points. `make run` runs the bridge, `make test` runs every test.
 CLAUDE_VERSION := 2.1.330
+# Gemini CLI, the real ACP agent of the end-to-end tests (agents.*.kind: acp; docs/agents.md).
+GEMINI_VERSION := 0.61.0
 AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
@@ -7,7 +9,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test test-busy build claude axe sandbox postgres bench bench-micro image-test mutants
+.PHONY: run test test-busy build claude gemini axe sandbox postgres bench bench-micro image-test mutants
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -39,6 +41,15 @@ claude:
 		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @anthropic-ai/claude-code@$(CLAUDE_VERSION); \
 	fi
 	@claude --version
+
+# Installs the pinned Gemini CLI into .tools unless that version is already there: TestSlackE2EGeminiACP
+# drives it as an agent of kind acp (gemini --acp) against a fake Gemini API on loopback.
+gemini:
+	@if [ "$$("$(TOOLS)/node_modules/.bin/gemini" --version 2>/dev/null)" != "$(GEMINI_VERSION)" ]; then \
+		echo "installing @google/gemini-cli@$(GEMINI_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @google/gemini-cli@$(GEMINI_VERSION); \
+	fi
+	@gemini --version
 
 # Installs axe-core into .tools for the web console's accessibility test (TestWebConsoleUI injects
 # .tools/node_modules/axe-core/axe.min.js into the pages through chromedp).
@@ -77,7 +88,7 @@ postgres:
 # Most end-to-end tests wait on CLIs, fakes and outages rather than compute: three packages and four
 # parallel tests at a time on two cores (the default is one each per core) roughly halve the run.
 GO_TEST_FLAGS := -count=1 -p 3 -parallel 4
-test: claude axe sandbox postgres
+test: claude gemini axe sandbox postgres
 	go vet ./...
 	go test $(GO_TEST_FLAGS) -timeout 60m ./...
 
@@ -85,7 +96,7 @@ test: claude axe sandbox postgres
 # that waits on timing instead of an event fails here before it fails CI on a loaded machine.
 # `make test-busy TEST_ARGS='-count=3 ./agent/pool ./store/coord'` runs only those packages.
 TEST_ARGS := ./...
-test-busy: claude axe sandbox postgres
+test-busy: claude gemini axe sandbox postgres
 	@n=$$(nproc); pids=""; for i in $$(seq $$n); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
 	echo "$$n busy loops running beside the tests"; \
