@@ -20,6 +20,9 @@ func TestAgentKind(t *testing.T) {
 	if a.Kind != KindACP || a.Command != "gemini" || strings.Join(a.Args, " ") != "--experimental-acp --model=x" || len(a.Rules) != 1 {
 		t.Errorf("acp profile: kind %q command %q args %q rules %d", a.Kind, a.Command, a.Args, len(a.Rules))
 	}
+	if sum := cfg.Summary(); !strings.Contains(sum, "coder: kind=acp command=gemini args=2") || strings.Contains(sum, "permission_mode") {
+		t.Errorf("check-config summary of an acp profile:\n%s", sum)
+	}
 }
 
 // TestAgentKindProblems: an unknown kind, kind acp without command and
