@@ -164,3 +164,26 @@ func TestWrongProtocolVersion(t *testing.T) {
 		t.Errorf("Err = %v", err)
 	}
 }
+
+// TestAlwaysSuggestion: the card's Always grants exactly one command line
+// or one file, never a whole tool.
+func TestAlwaysSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"Bash", `{"command":"git status"}`, `"ruleContent":"git status","toolName":"Bash"`},
+		{"Read", `{"file_path":"/w/a.go"}`, `"ruleContent":"/w/a.go","toolName":"Read"`},
+		{"Read", `{"file_path":"/w/*.go"}`, ""},
+		{"Bash", `{"command":" "}`, ""},
+		{"Other", `{"description":"x"}`, ""},
+		{"WebFetch", `{"url":"https://x.test"}`, ""},
+	} {
+		got := alwaysSuggestion(tc.name, json.RawMessage(tc.input))
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%s %s: suggestion %s, want none", tc.name, tc.input, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(string(got[0]), tc.want)):
+			t.Errorf("%s %s: suggestion %s, want …%s…", tc.name, tc.input, got, tc.want)
+		}
+	}
+}

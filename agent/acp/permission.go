@@ -61,21 +61,33 @@ func (c *Client) onPermission(m message) {
 }
 
 // alwaysSuggestion is the "always allow" the card offers when the agent
-// has an allow_always option: a rule for this command (Bash) or this tool,
-// in the form the bridge's grants read from Claude Code's suggestions.
+// has an allow_always option, in the form the bridge's grants read from
+// Claude Code's suggestions: exactly this command line (Bash) or this
+// file (Read, Edit). Other tools get none: a grant for a whole kind of
+// tool the bridge cannot see into would be too broad.
 func alwaysSuggestion(name string, input json.RawMessage) []json.RawMessage {
-	rule := map[string]string{"toolName": name}
-	if name == "Bash" {
-		var in struct {
-			Command string `json:"command"`
-		}
-		if json.Unmarshal(input, &in) != nil || in.Command == "" {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return nil
+	}
+	var content string
+	switch name {
+	case "Bash":
+		content = in.Command
+	case "Read", "Edit":
+		if strings.ContainsAny(in.FilePath, "*?[]\\") { // would be a glob
 			return nil
 		}
-		rule["ruleContent"] = in.Command
+		content = in.FilePath
+	}
+	if strings.TrimSpace(content) == "" {
+		return nil
 	}
 	return []json.RawMessage{mustJSON(map[string]any{"type": "addRules", "behavior": "allow", "destination": "session",
-		"rules": []map[string]string{rule}})}
+		"rules": []map[string]string{{"toolName": name, "ruleContent": content}}})}
 }
 
 // Respond answers the pending permission request requestID with the

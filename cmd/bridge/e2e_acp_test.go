@@ -71,8 +71,9 @@ agents:
 // TestSlackE2EACPAgent drives an agent of kind acp (the scripted fake
 // ACP agent) through the real binary, the same core and cards as Claude
 // Code: a hello turn streamed into the thread, a follow-up with its
-// history, a permission card allowed and one denied, a command a rule
-// allows run without a card, a plan, !stop of a running turn, and after
+// history, a permission card allowed, one denied and one always allowed
+// (the same command then runs without a card), a command a rule allows
+// run without a card, a plan, !stop of a running turn, and after
 // a restart of the bridge the conversation resumed (session/load).
 func TestSlackE2EACPAgent(t *testing.T) {
 	t.Parallel()
@@ -101,6 +102,18 @@ func TestSlackE2EACPAgent(t *testing.T) {
 	e.waitThreadText(t, ts, "denied")
 	e.waitSettled(t, ts)
 
+	// Always: the bridge keeps a grant for exactly this command, and the
+	// agent's allow_always option is picked; the same command later runs
+	// without a card.
+	e.slack.SendMessage(slackChan, alice, "run: echo ACP-ALWAYS", ts)
+	card = e.waitCardWith(t, ts, "ACP-ALWAYS")
+	e.slack.Click(slackChan, card.TS, alice, "always", "")
+	e.waitThreadText(t, ts, "ran (completed, option always): ACP-ALWAYS")
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "run: echo ACP-ALWAYS", ts)
+	e.waitThreadText(t, ts, "ran (completed, option yes): ACP-ALWAYS")
+	e.waitSettled(t, ts)
+
 	e.slack.SendMessage(slackChan, alice, "run: ls -a", ts)
 	e.waitThreadText(t, ts, "ran (completed, option yes): .")
 	e.waitSettled(t, ts)
@@ -120,8 +133,8 @@ func TestSlackE2EACPAgent(t *testing.T) {
 		t.Fatalf("the restarted bridge never connected: %v", err)
 	}
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
-	// Seven prompts so far, the first one "hello": the agent remembers them.
-	e.waitThreadText(t, ts, "turn 7; history: hello | second | run: echo ACP-ALLOWED")
+	// Nine prompts so far, the first one "hello": the agent remembers them.
+	e.waitThreadText(t, ts, "turn 9; history: hello | second | run: echo ACP-ALLOWED")
 	if strings.Contains(e.threadText(ts), "fresh session") {
 		t.Errorf("the session was not resumed:\n%s", e.dump())
 	}
