@@ -49,6 +49,11 @@ func acpSessionFile(opts Options) string { return filepath.Join(acpDir(opts), "s
 func (s *Session) newACPClient() *acp.Client {
 	opts := s.opts
 	cfg := acp.Config{SessionID: opts.SessionID, CWD: opts.Workdir, Resume: opts.Resume, Emit: s.handle, Log: s.log}
+	for k, v := range opts.Env {
+		if v != "" { // an empty value removes the variable (Options)
+			cfg.EnvVars = append(cfg.EnvVars, k)
+		}
+	}
 	if opts.StateDir != "" {
 		if opts.Resume {
 			if b, err := os.ReadFile(acpSessionFile(opts)); err == nil {

@@ -30,6 +30,11 @@ type Config struct {
 	// it says so with a Notice and starts a new session.
 	Resume bool
 	LoadID string
+	// EnvVars are the names of the environment variables set for the
+	// agent: an agent that answers session/new "authentication required"
+	// is authenticated with its first method of type env_var whose
+	// variables are all among them (e.g. OPENAI_API_KEY).
+	EnvVars []string
 	// OnSession is called with the agent's session id once a session is
 	// set up (new or loaded), so the host can keep it for a later resume.
 	OnSession func(id string)
@@ -64,9 +69,13 @@ type Client struct {
 	setupErr error
 	loading  bool // session/load runs: its history replay is not news
 
-	sessionID  string // the agent's session id
-	loadable   bool   // agentCapabilities.loadSession
-	images     bool   // promptCapabilities.image
+	sessionID  string       // the agent's session id
+	auth       []authMethod // initialize's authMethods
+	authed     bool         // authenticate was tried
+	setupHint  string       // what to do about a failed set-up ("" = nothing known)
+	retryLoad  bool         // authenticate answered session/load: load again after it
+	loadable   bool         // agentCapabilities.loadSession
+	images     bool         // promptCapabilities.image
 	queue      []streamjson.UserMessage
 	prompt     int64    // id of the running session/prompt, 0 = none
 	running    []string // uuids of the messages the running prompt carries
@@ -343,7 +352,21 @@ func (c *Client) onResponse(m message) {
 	case "initialize":
 		c.onInitialized(m.Result, rerr)
 	case "session/new", "session/load":
+		if m.Error != nil && m.Error.Code == codeAuthRequired && !c.authed && c.authenticate(method) {
+			return
+		}
 		c.onSession(method, m.Result, rerr)
+	case "authenticate":
+		if rerr != nil {
+			c.fail(fmt.Errorf("authenticate: %w", rerr))
+			return
+		}
+		if c.cfg.Resume && c.loadable && c.cfg.LoadID != "" && c.sessionID == "" && c.retryLoad {
+			c.loading = true
+			c.call("session/load", map[string]any{"sessionId": c.cfg.LoadID, "cwd": c.cfg.CWD, "mcpServers": []any{}})
+			return
+		}
+		c.newSession()
 	case "session/prompt":
 		c.onPromptDone(id, m.Result, rerr)
 	}
@@ -356,7 +379,8 @@ func (c *Client) onInitialized(result json.RawMessage, err error) {
 		return
 	}
 	var r struct {
-		ProtocolVersion   int `json:"protocolVersion"`
+		ProtocolVersion   int          `json:"protocolVersion"`
+		AuthMethods       []authMethod `json:"authMethods"`
 		AgentCapabilities struct {
 			LoadSession        bool `json:"loadSession"`
 			PromptCapabilities struct {
@@ -372,6 +396,7 @@ func (c *Client) onInitialized(result json.RawMessage, err error) {
 		c.fail(fmt.Errorf("initialize: the agent speaks ACP version %d, this bridge version %d", r.ProtocolVersion, ProtocolVersion))
 		return
 	}
+	c.auth = r.AuthMethods
 	c.loadable = r.AgentCapabilities.LoadSession
 	c.images = r.AgentCapabilities.PromptCapabilities.Image
 	c.phase = phaseSession
@@ -432,6 +457,9 @@ func (c *Client) onSession(method string, result json.RawMessage, err error) {
 // fail ends the set-up: the conversation is told, queued messages get an
 // error result. c.mu is held.
 func (c *Client) fail(err error) {
+	if c.setupHint != "" {
+		err = fmt.Errorf("%w (%s)", err, c.setupHint)
+	}
 	c.setupErr = err
 	c.phase = phaseFailed
 	close(c.ready)

@@ -187,3 +187,40 @@ func TestAlwaysSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthenticate: an agent that answers session/new "authentication
+// required" is authenticated with its env_var method whose variable the
+// agent has, then asked again; without such a variable the set-up fails
+// naming what the agent offers.
+func TestAuthenticate(t *testing.T) {
+	init := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[` +
+		`{"id":"chatgpt","name":"Login with ChatGPT"},` +
+		`{"type":"env_var","id":"codex-api-key","name":"Use CODEX_API_KEY","vars":[{"name":"CODEX_API_KEY"}]},` +
+		`{"type":"env_var","id":"openai-api-key","name":"Use OPENAI_API_KEY","vars":[{"name":"OPENAI_API_KEY"}]}]}}`
+	authRequired := `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Authentication required"}}`
+
+	h := newHarness(t, Config{SessionID: "host", EnvVars: []string{"PATH", "OPENAI_API_KEY"}})
+	h.lines(t)
+	h.c.Handle([]byte(init))
+	h.lines(t)
+	h.c.Handle([]byte(authRequired))
+	out := h.lines(t)
+	if len(out) != 1 || out[0]["method"] != "authenticate" || out[0]["params"].(map[string]any)["methodId"] != "openai-api-key" {
+		t.Fatalf("after auth required: %v", out)
+	}
+	h.c.Handle([]byte(`{"jsonrpc":"2.0","id":3,"result":{}}`))
+	if out := h.lines(t); len(out) != 1 || out[0]["method"] != "session/new" {
+		t.Fatalf("after authenticate: %v", out)
+	}
+	h.c.Handle([]byte(`{"jsonrpc":"2.0","id":4,"result":{"sessionId":"s1"}}`))
+	if h.c.Err() != nil || h.c.AgentSessionID() != "s1" {
+		t.Errorf("err %v session %q", h.c.Err(), h.c.AgentSessionID())
+	}
+
+	h = newHarness(t, Config{SessionID: "host", EnvVars: []string{"PATH"}})
+	h.c.Handle([]byte(init))
+	h.c.Handle([]byte(authRequired))
+	if err := h.c.Err(); err == nil || !strings.Contains(err.Error(), "Use OPENAI_API_KEY (env OPENAI_API_KEY)") {
+		t.Errorf("without a key: %v", err)
+	}
+}
