@@ -2,6 +2,8 @@
 CLAUDE_VERSION := 2.1.330
 # Gemini CLI, the real ACP agent of the end-to-end tests (agents.*.kind: acp; docs/agents.md).
 GEMINI_VERSION := 0.61.0
+# codex-acp (Codex over ACP), the second real ACP agent of the end-to-end tests.
+CODEX_ACP_VERSION := 0.16.0
 AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
@@ -9,7 +11,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test test-busy build claude gemini axe sandbox postgres bench bench-micro image-test mutants
+.PHONY: run test test-busy build claude gemini codex-acp axe sandbox postgres bench bench-micro image-test mutants
 
 build:
 	go build -o bin/bridge ./cmd/bridge
@@ -51,6 +53,14 @@ gemini:
 	fi
 	@gemini --version
 
+# Installs the pinned codex-acp into .tools unless that version is there: TestSlackE2ECodexACP drives it
+# against a fake Responses API on loopback. Its npm package carries the platform's binary.
+codex-acp:
+	@if [ "$$(node -p 'require("$(TOOLS)/node_modules/@zed-industries/codex-acp/package.json").version' 2>/dev/null)" != "$(CODEX_ACP_VERSION)" ]; then \
+		echo "installing @zed-industries/codex-acp@$(CODEX_ACP_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @zed-industries/codex-acp@$(CODEX_ACP_VERSION); \
+	fi
+
 # Installs axe-core into .tools for the web console's accessibility test (TestWebConsoleUI injects
 # .tools/node_modules/axe-core/axe.min.js into the pages through chromedp).
 axe:
@@ -88,7 +98,7 @@ postgres:
 # Most end-to-end tests wait on CLIs, fakes and outages rather than compute: three packages and four
 # parallel tests at a time on two cores (the default is one each per core) roughly halve the run.
 GO_TEST_FLAGS := -count=1 -p 3 -parallel 4
-test: claude gemini axe sandbox postgres
+test: claude gemini codex-acp axe sandbox postgres
 	go vet ./...
 	go test $(GO_TEST_FLAGS) -timeout 60m ./...
 
@@ -96,7 +106,7 @@ test: claude gemini axe sandbox postgres
 # that waits on timing instead of an event fails here before it fails CI on a loaded machine.
 # `make test-busy TEST_ARGS='-count=3 ./agent/pool ./store/coord'` runs only those packages.
 TEST_ARGS := ./...
-test-busy: claude gemini axe sandbox postgres
+test-busy: claude gemini codex-acp axe sandbox postgres
 	@n=$$(nproc); pids=""; for i in $$(seq $$n); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
 	echo "$$n busy loops running beside the tests"; \

@@ -240,9 +240,9 @@ func TestACPMalformedAndUnknown(t *testing.T) {
 }
 
 // TestACPResume: a session started again with Resume loads the agent's
-// session (session/load) without replaying its history as news, and the
-// conversation goes on; an agent without loadSession starts fresh with a
-// notice saying so.
+// session (session/load) without replaying its history as news — also
+// when the agent replays it after answering — and the conversation goes
+// on; an agent without loadSession starts fresh with a notice saying so.
 func TestACPResume(t *testing.T) {
 	bin := buildFakeACP(t)
 	opts := acpOpts(t, bin)
@@ -272,14 +272,33 @@ func TestACPResume(t *testing.T) {
 	}
 	rec2.WaitClosed(t)
 
-	opts.Env["FAKEACP_NO_LOAD"] = "1"
+	// An agent that replays the history after answering session/load (as
+	// Gemini CLI does): the replay is not taken for the next answer.
+	opts.Env["FAKEACP_LATE_REPLAY"] = "1"
 	s3, rec3 := startACP(t, opts)
-	n := nextOf[streamjson.Notice](t, rec3, "the notice", nil)
+	send(t, s3, "four")
+	if r := nextResult(t, rec3); r.Text != "turn 4; history: one | two | three | four" {
+		t.Errorf("result after a late replay %+v", r)
+	}
+	for _, ev := range rec3.All() {
+		if d, ok := ev.(streamjson.TextDelta); ok && strings.Contains(d.Text, "turn 1") {
+			t.Errorf("the late replay was shown as news: %+v", d)
+		}
+	}
+	if err := s3.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec3.WaitClosed(t)
+	delete(opts.Env, "FAKEACP_LATE_REPLAY")
+
+	opts.Env["FAKEACP_NO_LOAD"] = "1"
+	s4, rec4 := startACP(t, opts)
+	n := nextOf[streamjson.Notice](t, rec4, "the notice", nil)
 	if !strings.Contains(n.Text, "cannot resume") {
 		t.Errorf("notice %+v", n)
 	}
-	send(t, s3, "four")
-	if r := nextResult(t, rec3); r.Text != "turn 1; history: four" {
+	send(t, s4, "five")
+	if r := nextResult(t, rec4); r.Text != "turn 1; history: five" {
 		t.Errorf("fresh result %+v", r)
 	}
 }

@@ -124,6 +124,9 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 	_ = s.stdout.Close()
 	s.kill() // releases the command's context
 
+	if s.acp != nil {
+		s.acp.Close()
+	}
 	s.mu.Lock()
 	reason := s.reason
 	s.st.exit()

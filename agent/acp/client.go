@@ -74,8 +74,10 @@ type Client struct {
 	authed     bool         // authenticate was tried
 	setupHint  string       // what to do about a failed set-up ("" = nothing known)
 	retryLoad  bool         // authenticate answered session/load: load again after it
-	loadable   bool         // agentCapabilities.loadSession
-	images     bool         // promptCapabilities.image
+	settling   bool         // after session/load: history replay may still come (settle.go)
+	settle     settleTimer
+	loadable   bool // agentCapabilities.loadSession
+	images     bool // promptCapabilities.image
 	queue      []streamjson.UserMessage
 	prompt     int64    // id of the running session/prompt, 0 = none
 	running    []string // uuids of the messages the running prompt carries
@@ -195,7 +197,7 @@ func (c *Client) Send(m streamjson.UserMessage) error {
 	switch {
 	case c.phase == phaseFailed:
 		c.failQueued()
-	case c.phase == phaseReady && c.prompt == 0:
+	case c.phase == phaseReady && c.prompt == 0 && !c.settling:
 		c.startPrompt()
 	default:
 		c.emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleQueued})
@@ -332,6 +334,10 @@ func (c *Client) onNotification(m message) {
 	if c.loading { // session/load replays the history: the conversation has it
 		return
 	}
+	if c.settling {
+		c.quiet() // more of the replay (settle.go)
+		return
+	}
 	c.onUpdate(m.Params)
 }
 
@@ -451,6 +457,13 @@ func (c *Client) onSession(method string, result json.RawMessage, err error) {
 		c.cfg.OnSession(c.sessionID)
 	}
 	c.cfg.Log.Info("acp session ready", "agent_session", c.sessionID, "loaded", method == "session/load")
+	if method == "session/load" {
+		// Some agents (Gemini CLI) go on replaying the history after
+		// answering session/load: hold the first prompt until the replay
+		// has been quiet for a moment (settle.go).
+		c.beginSettle()
+		return
+	}
 	c.startPrompt()
 }
 
@@ -489,9 +502,15 @@ func (c *Client) onPromptDone(id int64, result json.RawMessage, err error) {
 		res.Subtype, res.IsError = "error_during_execution", true
 		res.Errors = []string{err.Error()}
 		res.Text = "The agent failed: " + err.Error()
-	case r.StopReason == "cancelled" || c.cancelled:
+	case c.cancelled:
 		res.Subtype, res.IsError = "error_during_execution", true
 		res.Errors = []string{"cancelled"}
+	case r.StopReason == "cancelled":
+		// The agent ended the turn itself (codex-acp does when a command
+		// is denied): not a failure, and said when it said nothing else.
+		if len(c.block) == 0 {
+			res.Text = "(The agent ended the turn.)"
+		}
 	case r.StopReason == "refusal":
 		res.IsError = true
 		res.Errors = []string{"the agent refused to continue"}

@@ -224,3 +224,29 @@ func TestAuthenticate(t *testing.T) {
 		t.Errorf("without a key: %v", err)
 	}
 }
+
+// TestAgentEndsTurnCancelled: a turn the agent ends "cancelled" without
+// the host's Cancel (codex-acp after a denied command) is not a failure;
+// one the host cancelled is.
+func TestAgentEndsTurnCancelled(t *testing.T) {
+	for _, hostCancel := range []bool{false, true} {
+		h := newHarness(t, Config{SessionID: "host"})
+		h.ready(t)
+		if err := h.c.Send(streamjson.UserMessage{UUID: "u1", Text: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		if hostCancel {
+			h.c.Cancel()
+		}
+		h.c.Handle([]byte(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}`))
+		var res streamjson.Result
+		for _, ev := range h.events {
+			if r, ok := ev.(streamjson.Result); ok {
+				res = r
+			}
+		}
+		if res.IsError != hostCancel || (!hostCancel && res.Text != "(The agent ended the turn.)") {
+			t.Errorf("host cancel %v: result %+v", hostCancel, res)
+		}
+	}
+}

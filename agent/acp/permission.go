@@ -25,7 +25,8 @@ func (c *Client) onPermission(m message) {
 		return
 	}
 	t := c.tools[p.ToolCall.ToolCallID]
-	if t == nil {
+	seen := t != nil
+	if !seen {
 		t = &toolState{}
 		if p.ToolCall.ToolCallID != "" {
 			c.tools[p.ToolCall.ToolCallID] = t
@@ -57,6 +58,11 @@ func (c *Client) onPermission(m message) {
 	}
 	c.flushText()
 	c.block = c.block[:0]
+	if !seen && p.ToolCall.ToolCallID != "" {
+		// Asked before it was announced (codex-acp): the tool line first,
+		// as for a call the agent announced.
+		c.emit(streamjson.ToolUse{ID: p.ToolCall.ToolCallID, Name: t.name, Input: t.input})
+	}
 	c.emit(req)
 }
 

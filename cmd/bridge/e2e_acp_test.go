@@ -30,8 +30,13 @@ func buildFakeACP(t *testing.T) string {
 // indented by four spaces) behind a fake Slack.
 func startACPSlackBridge(t *testing.T, command string, args []string, extra string) *slackEnv {
 	t.Helper()
+	return startACPSlackBridgeIn(t, filepath.Join(t.TempDir(), "work"), command, args, extra)
+}
+
+// startACPSlackBridgeIn is startACPSlackBridge with the profile's workdir.
+func startACPSlackBridgeIn(t *testing.T, workdir, command string, args []string, extra string) *slackEnv {
+	t.Helper()
 	dir := t.TempDir()
-	workdir := filepath.Join(dir, "work")
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		t.Fatal(err)
 	}

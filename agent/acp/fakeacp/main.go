@@ -20,7 +20,8 @@
 //
 // Sessions are kept in $HOME/.fakeacp/ID.json; session/load replays their
 // history as user and agent message chunks (FAKEACP_NO_LOAD=1 hides
-// loadSession). Every line read is appended to $FAKEACP_LOG, if set. A
+// loadSession; FAKEACP_LATE_REPLAY=1 replays the history after answering
+// session/load, slowly, as Gemini CLI does). Every line read is appended to $FAKEACP_LOG, if set. A
 // prompt that arrives while another runs is an error (the protocol allows
 // one at a time).
 package main
@@ -152,13 +153,24 @@ func (a *agent) dispatch(m msg) {
 			a.replyErr(m.ID, -32002, "session not found: "+p.SessionID)
 			return
 		}
-		for i, h := range s.History {
-			a.update(s.ID, map[string]any{"sessionUpdate": "user_message_chunk", "content": map[string]any{"type": "text", "text": h}})
-			if i < len(s.Replies) {
-				a.chunk(s.ID, s.Replies[i])
+		replay := func() {
+			for i, h := range s.History {
+				a.update(s.ID, map[string]any{"sessionUpdate": "user_message_chunk", "content": map[string]any{"type": "text", "text": h}})
+				if i < len(s.Replies) {
+					a.chunk(s.ID, s.Replies[i])
+				}
+				if os.Getenv("FAKEACP_LATE_REPLAY") != "" {
+					time.Sleep(20 * time.Millisecond)
+				}
 			}
 		}
 		a.sessions[s.ID] = s
+		if os.Getenv("FAKEACP_LATE_REPLAY") != "" { // like Gemini CLI: the answer first, the replay after it
+			a.reply(m.ID, nil)
+			replay()
+			return
+		}
+		replay()
 		a.reply(m.ID, nil)
 	case m.Method == "session/prompt":
 		a.mu.Lock()
