@@ -50,8 +50,9 @@ func geminiProfile(t *testing.T, gemini string, fg *fakegemini.Server) string {
 // pinned in the Makefile) as an agent of kind acp, sandboxed and behind
 // the egress gate, against a fake Gemini API on loopback: a hello turn, a
 // follow-up with its history, a shell command asked on a card and allowed,
-// one denied, and after a restart of the bridge the conversation resumed
-// with its history (session/load).
+// one denied, !stop of a streaming turn, and after a restart of the
+// bridge the conversation resumed with its history (session/load) or,
+// when the CLI's load fails, said to start fresh.
 func TestSlackE2EGeminiACP(t *testing.T) {
 	t.Parallel()
 	gemini := needGemini(t)
@@ -101,14 +102,24 @@ func TestSlackE2EGeminiACP(t *testing.T) {
 	}
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	// Gemini CLI 0.61.0 advertises loadSession, but its session/load
-	// rewrites the session's record before reading it and then finds
-	// nothing: the bridge says so, and the conversation goes on fresh.
-	e.waitThreadText(t, ts, "could not resume its earlier session")
-	e.waitThreadText(t, ts, "gemini heard: after the restart (1 user messages)")
-	for _, r := range fg.Requests() {
-		if strings.Contains(r.LastUser, "delivered again") || strings.Contains(r.LastUser, "GEMINI-DENIED") && r.Users > 4 {
-			t.Errorf("a finished turn was delivered again: %+v", r)
+	// sometimes rewrites the session's record before reading it and then
+	// finds nothing ("No previous sessions found"). Either way the answer
+	// is the new message's alone: resumed, the model saw the five earlier
+	// messages (and the history the CLI replays after answering the load
+	// is not shown as the answer); not resumed, the bridge said so.
+	e.waitThreadText(t, ts, "gemini heard: after the restart (")
+	thread := e.threadText(ts)
+	resumed := strings.Contains(thread, "gemini heard: after the restart (6 user messages)")
+	fresh := strings.Contains(thread, "could not resume its earlier session") && strings.Contains(thread, "gemini heard: after the restart (1 user messages)")
+	if resumed == fresh {
+		t.Errorf("after the restart, neither resumed nor said fresh:\n%s", e.dump())
+	}
+	for _, p := range e.slack.Posts() {
+		cur, _ := e.slack.Current(p.Channel, p.TS)
+		if txt := e.text(cur); strings.Contains(txt, "after the restart") && strings.Contains(txt, "gemini heard: hello") {
+			t.Errorf("the replayed history was shown as the answer: %q", txt)
 		}
 	}
+	t.Logf("resumed: %v", resumed)
 	t.Logf("thread:%s\nmodel requests: %+v", e.dump(), fg.Requests())
 }
