@@ -78,7 +78,7 @@ agents:
 // Code: a hello turn streamed into the thread, a follow-up with its
 // history, a permission card allowed, one denied and one always allowed
 // (the same command then runs without a card), a command a rule allows
-// run without a card, a plan, !stop of a running turn, and after
+// run without a card, malformed output (one notice), !stop of a running turn, and after
 // a restart of the bridge the conversation resumed (session/load).
 func TestSlackE2EACPAgent(t *testing.T) {
 	t.Parallel()
@@ -123,6 +123,13 @@ func TestSlackE2EACPAgent(t *testing.T) {
 	e.waitThreadText(t, ts, "ran (completed, option yes): .")
 	e.waitSettled(t, ts)
 
+	// Malformed output, unknown notifications and an fs/* request the
+	// bridge does not serve: one notice, and the turn completes.
+	e.slack.SendMessage(slackChan, alice, "garbage", ts)
+	e.waitThreadText(t, ts, "wrote something that is not JSON-RPC")
+	e.waitThreadText(t, ts, "fs answer: ")
+	e.waitSettled(t, ts)
+
 	e.slack.SendMessage(slackChan, alice, "slow", ts)
 	e.waitThreadText(t, ts, "working…")
 	e.slack.SendMessage(slackChan, alice, "!stop", ts)
@@ -138,8 +145,8 @@ func TestSlackE2EACPAgent(t *testing.T) {
 		t.Fatalf("the restarted bridge never connected: %v", err)
 	}
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
-	// Nine prompts so far, the first one "hello": the agent remembers them.
-	e.waitThreadText(t, ts, "turn 9; history: hello | second | run: echo ACP-ALLOWED")
+	// Ten prompts so far, the first one "hello": the agent remembers them.
+	e.waitThreadText(t, ts, "turn 10; history: hello | second | run: echo ACP-ALLOWED")
 	if strings.Contains(e.threadText(ts), "fresh session") {
 		t.Errorf("the session was not resumed:\n%s", e.dump())
 	}
