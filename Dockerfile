@@ -27,7 +27,7 @@ RUN CGO_ENABLED=1 GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w -X main.v
 
 # The Claude Code CLI: its native binary, from the npm registry's platform package (no Node.js needed).
 FROM ${DEBIAN_IMAGE} AS cli
-ARG CLAUDE_VERSION=2.1.330
+ARG CLAUDE_VERSION=2.1.332
 ARG TARGETARCH
 # A CA bundle to trust besides the system's (a TLS-inspecting proxy); a path inside the build.
 ARG EXTRA_CA_BUNDLE=

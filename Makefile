@@ -1,5 +1,5 @@
 # agentbridge — developer entry points. `make run` runs the bridge, `make test` runs every test.
-CLAUDE_VERSION := 2.1.330
+CLAUDE_VERSION := 2.1.332
 # Gemini CLI, the real ACP agent of the end-to-end tests (agents.*.kind: acp; docs/agents.md).
 GEMINI_VERSION := 0.61.0
 # codex-acp (Codex over ACP), the second real ACP agent of the end-to-end tests.
@@ -8,13 +8,22 @@ AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
 export GOTOOLCHAIN := local
-# The first cgo build of go-sqlite3 takes about 90 s; later builds are cached.
+# The first cgo build of go-sqlite3 takes about 90 s (`make build` says so); later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test test-busy build claude gemini codex-acp axe sandbox postgres bench bench-micro image-test mutants
+.PHONY: run test test-busy build claude gemini codex-acp axe sandbox postgres bench bench-micro image-test mutants cli-check cli-capture
 
+# Says what it builds before a build that has work to do (bin/bridge missing or older than a file it is built from),
+# and that the first one compiles SQLite (go-sqlite3 not in Go's build cache yet: about 90 s of silence).
 build:
-	go build -o bin/bridge ./cmd/bridge
+	@if [ "$$(go list -f '{{.Stale}}' github.com/mattn/go-sqlite3 2>/dev/null)" = true ]; then \
+		echo "building bin/bridge (the first build compiles SQLite: about 90 s)…"; \
+	elif [ ! -x bin/bridge ] || [ -n "$$(find . \( -path ./.tools -o -path ./.git -o -path ./bin -o -path ./data -o -path ./workspace \) -prune \
+		-o -type f ! -name '*_test.go' \( -name '*.go' -o -name go.mod -o -name go.sum -o -path '*/static/*' -o -path '*/templates/*' -o -name '*.sql' \) \
+		-newer bin/bridge -print 2>/dev/null | head -n 1)" ]; then \
+		echo "building bin/bridge…"; \
+	fi
+	@go build -o bin/bridge ./cmd/bridge
 
 # Runs the bridge with ./bridge.yaml. A fresh checkout has none: the minimal config (`bridge example-config
 # -minimal`: the web console only) is written first. Without ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in
@@ -139,3 +148,37 @@ bench-scale: claude
 # Not part of `make test`. `make mutants ARGS='-only store'` runs the breaks of one package.
 mutants:
 	go run ./cmd/mutants $(ARGS)
+
+# Adopting another Claude Code CLI: `make cli-check VERSION=x.y.z` installs that version into
+# .cli-check/x.y.z (the pinned one in .tools stays), captures the scripted scenarios of cmd/clicheck with
+# it against the fake model, runs the protocol tests and a representative set of end-to-end tests with it
+# first on PATH, then prints the wire differences against the pinned version's captures
+# (agent/streamjson/testdata/wire/<pinned>): frame kinds and field paths seen only on one side, both ways,
+# and fields whose value types changed. The diff is printed also when tests fail; the exit status is the
+# tests'. `make cli-capture` (re)writes the pinned version's captures.
+CLI_CHECK_DIR   := $(CURDIR)/.cli-check
+WIRE_DIR        := agent/streamjson/testdata/wire
+CLI_CHECK_AGENT := ^(TestSession(HelloAndFollowUp|MessageMidTurn|PermissionAllow|PermissionDeny|AlwaysAllow|AskUserQuestion|Interrupt|BackgroundTask|KillAndResume|ControlRequests|ResumeUnknown)|TestCLI.*)$$
+CLI_CHECK_E2E   := ^(TestSlackE2E(Conversation|Approvals|QuestionCard|Stop|WarmResumeAfterRestart|LongAnswerSplit)|TestDiscordE2EConversation)$$
+cli-check: claude
+	@test -n "$(VERSION)" || { echo "usage: make cli-check VERSION=x.y.z" >&2; exit 2; }
+	@bin="$(CLI_CHECK_DIR)/$(VERSION)/node_modules/.bin"; \
+	if [ "$$("$$bin/claude" --version 2>/dev/null | cut -d' ' -f1)" != "$(VERSION)" ]; then \
+		echo "installing @anthropic-ai/claude-code@$(VERSION) into .cli-check/$(VERSION)"; \
+		npm install --silent --no-fund --no-audit --prefix "$(CLI_CHECK_DIR)/$(VERSION)" @anthropic-ai/claude-code@$(VERSION) || exit 1; \
+	fi; \
+	[ -d "$(WIRE_DIR)/$(CLAUDE_VERSION)" ] || $(MAKE) --no-print-directory cli-capture || exit 1; \
+	rm -rf "$(CLI_CHECK_DIR)/$(VERSION)/wire"; rc=0; \
+	go run ./cmd/clicheck capture -claude "$$bin/claude" -out "$(CLI_CHECK_DIR)/$(VERSION)/wire" || rc=1; \
+	log="$(CLI_CHECK_DIR)/$(VERSION)/tests.log"; \
+	PATH="$$bin:$$PATH" sh -c 'claude --version && go test -count=1 ./agent/streamjson ./agent/fakemodel && \
+		go test -count=1 -v -timeout 20m ./agent -run "$(CLI_CHECK_AGENT)" && \
+		go test -count=1 -v -timeout 30m -parallel 4 ./cmd/bridge -run "$(CLI_CHECK_E2E)"' > "$$log" 2>&1 || rc=1; \
+	grep -E '^(--- |ok |FAIL|[0-9.]+ \(Claude Code\))' "$$log"; [ $$rc -eq 0 ] || echo "(full output: $$log)"; \
+	echo; echo "## wire: pinned $(CLAUDE_VERSION) against $(VERSION)"; \
+	go run ./cmd/clicheck diff "$(WIRE_DIR)/$(CLAUDE_VERSION)" ".cli-check/$(VERSION)/wire"; \
+	if [ $$rc -ne 0 ]; then echo "cli-check $(VERSION): FAILED (see above)"; else echo "cli-check $(VERSION): tests passed"; fi; exit $$rc
+
+cli-capture: claude
+	rm -rf "$(WIRE_DIR)/$(CLAUDE_VERSION)"
+	go run ./cmd/clicheck capture -claude "$(TOOLS)/node_modules/.bin/claude" -out "$(WIRE_DIR)/$(CLAUDE_VERSION)"

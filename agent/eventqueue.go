@@ -215,7 +215,7 @@ func droppable(ev streamjson.Event) bool {
 // essential reports whether ev is still queued after an overflow.
 func essential(ev streamjson.Event) bool {
 	switch ev.(type) {
-	case streamjson.Result, streamjson.PermissionRequest, streamjson.PermissionCancelled, streamjson.Elicitation, streamjson.Lifecycle, streamjson.Exit, streamjson.LimitHit:
+	case streamjson.Result, streamjson.ResultsLost, streamjson.PermissionRequest, streamjson.PermissionCancelled, streamjson.Elicitation, streamjson.Lifecycle, streamjson.Exit, streamjson.LimitHit:
 		return true
 	}
 	return false

@@ -100,7 +100,8 @@ func (s *Session) startMCP() error {
 	go func() {
 		defer s.wg.Done()
 		defer forget()
-		timer := time.NewTimer(s.opts.ControlTimeout)
+		wait := s.controlTimeout()
+		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		select {
 		case r := <-ch:
@@ -110,7 +111,7 @@ func (s *Session) startMCP() error {
 			}
 			s.log.Debug("agent initialized", "mcp_servers", mcpServerNames(s.opts))
 		case <-timer.C:
-			s.log.Warn("agent did not answer initialize in time", "timeout", s.opts.ControlTimeout)
+			s.log.Warn("agent did not answer initialize in time", "timeout", wait)
 		case <-s.exited:
 		}
 	}()

@@ -418,7 +418,8 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 	if err := s.write(ctx, line); err != nil {
 		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, err)
 	}
-	timer := time.NewTimer(s.opts.ControlTimeout)
+	wait := s.controlTimeout()
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case r := <-ch:
@@ -428,7 +429,7 @@ func (s *Session) control(ctx context.Context, subtype string, encode func(id st
 		s.log.Debug("agent control request answered", "subtype", subtype, "request", id)
 		return r, nil
 	case <-timer.C:
-		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, s.opts.ControlTimeout, ErrControlTimeout)
+		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, subtype, wait, ErrControlTimeout)
 	case <-ctx.Done():
 		return streamjson.ControlResponse{}, fmt.Errorf("agent %s %s: %w", s.opts.SessionID, subtype, ctx.Err())
 	case <-s.exited:

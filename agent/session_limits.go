@@ -80,6 +80,26 @@ func (s *Session) UseFullCPU() error {
 	return s.limits.cg.SetCPU(s.opts.Limits.CPU)
 }
 
+// leftoverCPUWait multiplies Options.ControlTimeout while a session still
+// runs on its Options.StartCPU share (a warm spare or warm resume booting
+// on leftover CPU): on a saturated machine such a process gets almost no
+// CPU until a conversation takes it, so its boot's control requests
+// (initialize, the warm-up) may take far longer than a running agent's —
+// giving it up after the usual bound only to boot another the same way
+// would waste the work done. Nobody waits on it meanwhile: a conversation
+// that takes it gives it the full share first.
+const leftoverCPUWait = 6
+
+// controlTimeout is how long a control request waits for the CLI's
+// answer: Options.ControlTimeout, leftoverCPUWait times that while the
+// session runs on leftover CPU.
+func (s *Session) controlTimeout() time.Duration {
+	if share := s.limits.cg.CPU(); share > 0 && share < s.opts.Limits.CPU {
+		return s.opts.ControlTimeout * leftoverCPUWait
+	}
+	return s.opts.ControlTimeout
+}
+
 // CPUShare is the share of the CPU, in cores, the session's cgroup gives
 // it when the machine is busy (0 = none).
 func (s *Session) CPUShare() float64 { return s.limits.cg.CPU() }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -106,10 +107,46 @@ func TestSessionStartCPU(t *testing.T) {
 	if got := share(); got != want[0] {
 		t.Errorf("CPU share at start %s, want %s (StartCPU 0.02)", got, want[0])
 	}
+	// Booting on leftover CPU, its control requests wait longer.
+	if got, want := s.controlTimeout(), leftoverCPUWait*s.opts.ControlTimeout; got != want {
+		t.Errorf("control timeout on leftover CPU %s, want %s", got, want)
+	}
 	if err := s.UseFullCPU(); err != nil {
 		t.Fatal(err)
 	}
 	if got := share(); got != want[1] {
 		t.Errorf("CPU share after UseFullCPU %s, want %s (Limits.CPU 2)", got, want[1])
+	}
+	if got := s.controlTimeout(); got != s.opts.ControlTimeout {
+		t.Errorf("control timeout with the full share %s, want %s", got, s.opts.ControlTimeout)
+	}
+}
+
+// TestLeftoverCPUBootWaitsLonger: a process booting on leftover CPU
+// (StartCPU) whose answer to initialize comes after ControlTimeout — as
+// on a saturated machine — is still initialized, not given up (busy CI:
+// warm resumes failed at "initialize after 10s").
+func TestLeftoverCPUBootWaitsLonger(t *testing.T) {
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
+		if ci.Strict() {
+			t.Fatal("no cgroup with a CPU controller under CI")
+		}
+		t.Skip("no cgroup with a CPU controller here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	const slowAnswer = `read -r line; sleep 3; ` +
+		`printf '%s\n' '{"type":"control_response","response":{"subtype":"success","request_id":"host-1","response":{}}}'; exec cat >/dev/null`
+	s, err := Start(context.Background(), Options{
+		Command: fakeCLI(t, slowAnswer), Workdir: t.TempDir(), Home: t.TempDir(),
+		Cgroups: cg, Limits: sandbox.Limits{CPU: 1}, StartCPU: 0.02, ControlTimeout: 2 * time.Second,
+	}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, s)
+	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
+	if err := s.Initialize(context.Background()); err != nil {
+		t.Fatalf("initialize on leftover CPU, answered after 3 s with ControlTimeout 2 s: %v", err)
 	}
 }

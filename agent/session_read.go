@@ -47,6 +47,7 @@ func (s *Session) handle(ev streamjson.Event) {
 	var (
 		reply   []byte
 		forward = true
+		lost    streamjson.ResultsLost
 	)
 	switch ev.(type) {
 	case streamjson.Init, streamjson.ControlResponse: // it has booted: it is working on a turn or a request
@@ -85,12 +86,24 @@ func (s *Session) handle(ev streamjson.Event) {
 		}
 	case streamjson.DecodeError:
 		s.log.Warn("agent output undecodable", "err", e.Err, "start", redactSecrets(string(e.Line[:min(len(e.Line), 80)])))
+		if e.ControlRequestID != "" {
+			// A request the CLI waits on: refuse it rather than never answer.
+			reply, _ = streamjson.EncodeControlError(e.ControlRequestID, "undecodable control request: "+e.Err.Error())
+		}
 	case streamjson.Result:
-		s.log.Debug("agent result", "subtype", e.Subtype, "is_error", e.IsError, "origin", e.Origin, "cost_usd", e.CostUSD)
+		s.log.Debug("agent result", "subtype", e.Subtype, "is_error", e.IsError, "origin", e.Origin, "cost_usd", e.CostUSD,
+			"result_index", e.Index, "user_msg_uuid", e.UserMessageUUID)
+		if lost = s.st.numberResult(e); lost.Count > 0 {
+			s.log.Warn("agent results lost: the numbering of the results has a gap", "first_lost", lost.First, "lost", lost.Count,
+				"result_index", e.Index)
+		}
 	}
 	nowBusy := s.st.busy()
 	s.mu.Unlock()
 
+	if lost.Count > 0 {
+		s.events.push(lost) // before the result that showed the gap
+	}
 	if forward {
 		s.events.push(ev)
 	}

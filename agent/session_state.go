@@ -20,6 +20,7 @@ type turnState struct {
 	lastActive time.Time
 	everSent   bool // a user message was written: the session can be resumed
 	exited     bool
+	nextResult int // the result_index the next numbered result should carry
 }
 
 func newTurnState() turnState {
@@ -85,11 +86,16 @@ func (t *turnState) observe(ev streamjson.Event) {
 	case streamjson.Result:
 		t.turn = false
 		// Messages the finished turn was working on are done even if their
-		// "completed" receipt is still to come; queued ones are not.
+		// "completed" receipt is still to come; queued ones are not. The
+		// messages the result names (user_message_uuids) are done too,
+		// whatever receipt they last had.
 		for id, st := range t.msgs {
 			if st == streamjson.LifecycleStarted {
 				delete(t.msgs, id)
 			}
+		}
+		for _, id := range e.UserMessageUUIDs {
+			delete(t.msgs, id)
 		}
 	case streamjson.PermissionRequest:
 		t.perms[e.RequestID] = e.Input
@@ -117,6 +123,22 @@ func (t *turnState) observe(ev streamjson.Event) {
 			}
 		}
 	}
+}
+
+// numberResult checks a result's result_index against the numbering of
+// the process's results so far and returns the gap it shows (Count 0: none,
+// or the result is not numbered). A lower index than expected (never seen
+// from the CLI) resynchronizes the count without a report.
+func (t *turnState) numberResult(r streamjson.Result) streamjson.ResultsLost {
+	if !r.Indexed {
+		return streamjson.ResultsLost{}
+	}
+	var lost streamjson.ResultsLost
+	if r.Index > t.nextResult {
+		lost = streamjson.ResultsLost{First: t.nextResult, Count: r.Index - t.nextResult}
+	}
+	t.nextResult = r.Index + 1
+	return lost
 }
 
 // exit clears everything: nothing is pending once the process is gone.

@@ -124,6 +124,16 @@ type Button struct {
 // where it has one (a nonce, a message id chosen by the bridge), otherwise a
 // look-up before posting again when Retry is set. When an adapter splits the
 // text again, each part needs its own key derived from Idem.
+//
+// Live marks the first post of a turn's live message (the message edited
+// as the turn grows, on a platform that closes cut ones: StreamCloser
+// without Streamer); its Idem is then the turn's key, the same for every
+// holder that runs the turn. A platform with a create-message nonce sends
+// it, and when the platform answers with a message created earlier under
+// that key (the turn cut off by its holder's death, run again) the adapter
+// takes that message over if it is still open — it edits it to Text and
+// returns it — and creates another (under a key derived from Idem) if it
+// was closed or finished: one message per answer, the cut one closed.
 type Message struct {
 	Text    string
 	CardID  string
@@ -131,6 +141,7 @@ type Message struct {
 	ReplyTo string
 	Idem    string
 	Retry   bool
+	Live    bool
 }
 
 // MessageRef identifies a posted message so it can be edited.

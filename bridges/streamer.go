@@ -54,11 +54,13 @@ type ReplyStopper interface {
 	StopReply(ctx context.Context, last []StreamChunk, idem string) error
 }
 
-// StreamCloser is an optional ability of a Streamer: CloseStream ends the
-// stream at ref that a turn cut off left open (its bridge killed, or its
-// replica dead), adding note (Markdown) to what it shows, so that no
-// message stays half-written and open. A stream already ended, or a
-// message gone, is not an error: there is nothing left to close.
+// StreamCloser is an optional ability of a platform that shows a running
+// turn in one growing message — a Streamer's stream, or the live message
+// the core posts and edits (Discord): CloseStream ends the message at ref
+// that a turn cut off left open (its bridge killed, or its replica dead),
+// adding note (Markdown) to what it shows, so that no message stays
+// half-written and open. A message already ended (finished or closed), or
+// gone, is not an error: there is nothing left to close.
 type StreamCloser interface {
 	CloseStream(ctx context.Context, ref MessageRef, note string) error
 }

@@ -19,6 +19,9 @@ type OpenStream struct {
 	Thread         string
 	MessageID      string
 	StartedAt      time.Time
+	// ReplyID is the outbox reply the message is to become (the turn's
+	// live message edited into its answer, migration 0022), or "".
+	ReplyID string
 }
 
 // PutOpenStream records os as its conversation's latest stream, replacing
@@ -28,11 +31,11 @@ func (s *Store) PutOpenStream(ctx context.Context, os OpenStream) error {
 		return fmt.Errorf("put open stream: conversation and message are required: %w", sqldb.ErrInvalidArgument)
 	}
 	err := s.db.WithTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO open_streams (conversation_id, channel, thread, message_id, started_at)
-			VALUES (?, ?, ?, ?, ?)
+		_, err := tx.ExecContext(ctx, `INSERT INTO open_streams (conversation_id, channel, thread, message_id, started_at, reply_id)
+			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (conversation_id) DO UPDATE SET channel = excluded.channel, thread = excluded.thread,
-				message_id = excluded.message_id, started_at = excluded.started_at`,
-			os.ConversationID, os.Channel, os.Thread, os.MessageID, s.db.NowMS())
+				message_id = excluded.message_id, started_at = excluded.started_at, reply_id = excluded.reply_id`,
+			os.ConversationID, os.Channel, os.Thread, os.MessageID, s.db.NowMS(), os.ReplyID)
 		return err
 	})
 	if err != nil {
@@ -45,8 +48,8 @@ func (s *Store) PutOpenStream(ctx context.Context, os OpenStream) error {
 func (s *Store) OpenStreamOf(ctx context.Context, id string) (OpenStream, error) {
 	os := OpenStream{ConversationID: id}
 	var at int64
-	err := s.db.QueryRowContext(ctx, `SELECT channel, thread, message_id, started_at FROM open_streams WHERE conversation_id = ?`, id).
-		Scan(&os.Channel, &os.Thread, &os.MessageID, &at)
+	err := s.db.QueryRowContext(ctx, `SELECT channel, thread, message_id, started_at, reply_id FROM open_streams WHERE conversation_id = ?`, id).
+		Scan(&os.Channel, &os.Thread, &os.MessageID, &at, &os.ReplyID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OpenStream{}, fmt.Errorf("open stream of %s: %w", id, ErrNotFound)
 	}

@@ -21,11 +21,14 @@ func TestOpenStreams(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := s.PutOpenStream(ctx, OpenStream{ConversationID: "c2", Channel: "D1", MessageID: "7.0"}); err != nil {
+		if err := s.PutOpenStream(ctx, OpenStream{ConversationID: "c2", Channel: "D1", MessageID: "7.0", ReplyID: "r1"}); err != nil {
 			t.Fatal(err)
 		}
+		if os, err := s.OpenStreamOf(ctx, "c2"); err != nil || os.ReplyID != "r1" {
+			t.Fatalf("OpenStreamOf = %+v, %v; want its reply r1", os, err)
+		}
 		os, err := s.OpenStreamOf(ctx, "c1")
-		if err != nil || os.MessageID != "100.2" || os.Channel != "C1" || os.Thread != "99.0" || os.StartedAt.IsZero() {
+		if err != nil || os.MessageID != "100.2" || os.Channel != "C1" || os.Thread != "99.0" || os.StartedAt.IsZero() || os.ReplyID != "" {
 			t.Fatalf("OpenStreamOf = %+v, %v; want the later stream", os, err)
 		}
 		if ids, err := s.ConversationsWithOpenStreams(ctx); err != nil || !slices.Equal(ids, []string{"c1", "c2"}) {

@@ -1,5 +1,5 @@
 // Package fakemodel is a scripted fake of the Anthropic Messages API, so
-// tests can run the real Claude Code CLI (`claude`, 2.1.330) offline, with
+// tests can run the real Claude Code CLI (`claude`, pinned 2.1.332) offline, with
 // no key and no network.
 //
 // # Use
@@ -25,7 +25,7 @@
 // DISABLE_AUTOUPDATER and CLAUDE_CODE_MAX_RETRIES=0 (API errors fail at
 // once instead of being retried for minutes).
 //
-// # What the CLI sends (observed with 2.1.330 and the Env above)
+// # What the CLI sends (observed with 2.1.330 and the Env above; the same with 2.1.332)
 //
 //   - Every turn step: POST /v1/messages?beta=true, "stream": true,
 //     max_tokens 128000, model "claude-opus-5-5" (default), thinking

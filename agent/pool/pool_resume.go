@@ -14,11 +14,12 @@ import (
 // time with --resume, initialized and, like a warm spare, given a warm-up
 // turn that is rewound at once. Its next message then finds a live process
 // and is answered about as fast as a follow-up, instead of waiting for a
-// cold resume. The Claude Code CLI 2.1.330 has no control request that
-// loads a stored session into a running process (claim_session binds only
-// a fresh session to a process started with --await-claim; see
-// agent/streamjson/testdata/protocol-resume.md), so the session must be chosen at
-// spawn: a warm resume is a guess, bounded like a spare.
+// cold resume. The Claude Code CLI (2.1.330; 2.1.332 passes the same test)
+// has no control request that loads a stored session into a running
+// process (claim_session binds only a fresh session to a process started
+// with --await-claim; see agent/streamjson/testdata/protocol-resume.md), so
+// the session must be chosen at spawn: a warm resume is a guess, bounded
+// like a spare.
 
 // WarmResume starts key's session with opts (opts.Resume must be true)
 // ahead of its next Acquire, and returns once it is ready (initialized and,

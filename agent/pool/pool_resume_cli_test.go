@@ -16,6 +16,7 @@ import (
 // unclaimed it yields its slot to another conversation, and a warm resume
 // never takes a slot that is not free.
 func TestWarmResume(t *testing.T) {
+	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
 	pool := closedAtCleanup(t, New(testLogger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*eventTimeout)

@@ -19,6 +19,7 @@ import (
 // after the process is stopped the conversation resumes from there with
 // its history.
 func TestWarmSpareIsANormalSession(t *testing.T) {
+	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
 	pool := closedAtCleanup(t, New(testLogger(t)))
 	tmpl := h.opts()
@@ -102,6 +103,7 @@ func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *reco
 // after initialize without calling the model, and the first turn after it
 // is a normal first turn.
 func TestPrewarm(t *testing.T) {
+	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
@@ -128,6 +130,7 @@ func TestPrewarm(t *testing.T) {
 // session id is the spare's, and after a stop the resumed conversation
 // holds the real message only.
 func TestWarmUpTurn(t *testing.T) {
+	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
 	pool := closedAtCleanup(t, New(testLogger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*eventTimeout)

@@ -378,6 +378,7 @@ func (r *spareRig) prewarmed(t *testing.T) []string {
 // differ from the profile's (model, permission mode, workdir, environment)
 // is spawned cold with its own session id; the spare stays.
 func TestSpareNotUsedWhenSpawnDiffers(t *testing.T) {
+	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	r := newSpareRig(t, 1, 8, nil)
 	r.pool.KeepSpares(r.cfg)
 	r.waitStatus(t, "a ready spare", ready(1))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,7 +91,11 @@ func (d *Decoder) Decode(line []byte) []Event {
 		evs = []Event{unknown(typ, subtype, line)}
 	}
 	if f.err != nil {
-		return []Event{newDecodeError(line, fmt.Errorf("decode %s line: %w", typ, f.err))}
+		de := newDecodeError(line, fmt.Errorf("decode %s line: %w", typ, f.err))
+		if typ == "control_request" {
+			de.ControlRequestID = ControlRequestID(line)
+		}
+		return []Event{de}
 	}
 	return evs
 }
@@ -278,6 +283,7 @@ func decodeResult(f *fields, v jval, line []byte) Result {
 	for _, e := range f.array(v, "errors") {
 		r.Errors = append(r.Errors, rawText(f, e))
 	}
+	decodeResultBinding(f, v, &r)
 	if o := f.get(v, "origin"); o != nil {
 		if o.kind() == '{' {
 			r.Origin = f.str(o, "kind")
@@ -289,6 +295,28 @@ func decodeResult(f *fields, v jval, line []byte) Result {
 		}
 	}
 	return r
+}
+
+// decodeResultBinding reads result_index and user_message_uuid(s). They
+// are optional and read leniently: a value of another type (a later CLI
+// changing them) is ignored rather than making the result undecodable,
+// which would lose the turn's end.
+func decodeResultBinding(f *fields, v jval, r *Result) {
+	if iv := f.get(v, "result_index"); iv.kind() == '0' {
+		if n, err := strconv.ParseInt(string(iv), 10, 32); err == nil && n >= 0 {
+			r.Index, r.Indexed = int(n), true
+		}
+	}
+	if u := f.get(v, "user_message_uuid"); u.kind() == '"' {
+		r.UserMessageUUID = unescape(u[1 : len(u)-1])
+	}
+	if a := f.get(v, "user_message_uuids"); a.kind() == '[' {
+		for _, e := range elements(a, nil, f.index.sk) {
+			if e.kind() == '"' {
+				r.UserMessageUUIDs = append(r.UserMessageUUIDs, unescape(e[1:len(e)-1]))
+			}
+		}
+	}
 }
 
 // decodeControlRequest handles type:"control_request" from the CLI.

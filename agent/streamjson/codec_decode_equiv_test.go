@@ -8,7 +8,7 @@ import (
 )
 
 // sameEvents compares two decodings: DecodeErrors match on their line
-// only (the messages differ), everything else exactly.
+// and request id only (the messages differ), everything else exactly.
 func sameEvents(a, b []Event) bool {
 	if len(a) != len(b) {
 		return false
@@ -17,7 +17,7 @@ func sameEvents(a, b []Event) bool {
 		da, aErr := a[i].(DecodeError)
 		db, bErr := b[i].(DecodeError)
 		if aErr || bErr {
-			if !aErr || !bErr || !bytes.Equal(da.Line, db.Line) {
+			if !aErr || !bErr || !bytes.Equal(da.Line, db.Line) || da.ControlRequestID != db.ControlRequestID {
 				return false
 			}
 			continue

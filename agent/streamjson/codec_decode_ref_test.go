@@ -145,6 +145,9 @@ type stdResult struct {
 	APIErrorStatus int               `json:"api_error_status"` // null when no API error
 	Origin         json.RawMessage   `json:"origin"`
 	UUID           string            `json:"uuid"`
+	ResultIndex    json.RawMessage   `json:"result_index"`
+	UserMsgUUID    json.RawMessage   `json:"user_message_uuid"`
+	UserMsgUUIDs   json.RawMessage   `json:"user_message_uuids"`
 }
 
 type stdUsage struct {
@@ -270,7 +273,17 @@ func stdDecodeLine(line []byte) []Event {
 		evs = []Event{stdUnknown(env.Type, env.Subtype, line)}
 	}
 	if err != nil {
-		return []Event{stdNewDecodeError(line, fmt.Errorf("decode %s line: %w", env.Type, err))}
+		de := stdNewDecodeError(line, fmt.Errorf("decode %s line: %w", env.Type, err))
+		if env.Type == "control_request" {
+			var id struct {
+				RequestID json.RawMessage `json:"request_id"`
+			}
+			var s string
+			if json.Unmarshal(line, &id) == nil && len(id.RequestID) > 0 && id.RequestID[0] == '"' && json.Unmarshal(id.RequestID, &s) == nil {
+				de.ControlRequestID = s
+			}
+		}
+		return []Event{de}
 	}
 	return evs
 }
@@ -482,6 +495,21 @@ func stdDecodeResult(line []byte) ([]Event, error) {
 	}
 	for _, e := range w.Errors {
 		r.Errors = append(r.Errors, stdRawText(e))
+	}
+	// result_index and user_message_uuid(s): optional, wrong types ignored.
+	var idx int32
+	if json.Unmarshal(w.ResultIndex, &idx) == nil && idx >= 0 && len(bytes.TrimSpace(w.ResultIndex)) > 0 && w.ResultIndex[0] != 'n' {
+		r.Index, r.Indexed = int(idx), true
+	}
+	_ = json.Unmarshal(w.UserMsgUUID, &r.UserMessageUUID)
+	var list []json.RawMessage
+	if json.Unmarshal(w.UserMsgUUIDs, &list) == nil {
+		for _, e := range list {
+			var u string
+			if len(e) > 0 && e[0] == '"' && json.Unmarshal(e, &u) == nil {
+				r.UserMessageUUIDs = append(r.UserMessageUUIDs, u)
+			}
+		}
 	}
 	if o := bytes.TrimSpace(w.Origin); len(o) > 0 {
 		switch o[0] {

@@ -214,11 +214,11 @@ func TestDecodeExamples(t *testing.T) {
 		{[]string{"cli->host", "result", "success"}, []Event{Result{Subtype: "success", Text: "pong: hello",
 			SessionID: "08fc0215-c59e-4f32-a444-6f1d8297ad09", NumTurns: 1, Duration: 235 * ms, CostUSD: 0.00014000000000000001,
 			Usage: Usage{InputTokens: 10, OutputTokens: 5}, StopReason: "end_turn", TerminalReason: "completed",
-			UUID: "523b43eb-281f-4e30-9544-3c94ae3014d9"}}},
+			UUID: "523b43eb-281f-4e30-9544-3c94ae3014d9", Indexed: true}}},
 		{[]string{"cli->host", "result", "error_during_execution"}, []Event{Result{Subtype: "error_during_execution", IsError: true,
 			Errors:    []string{"[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null"},
 			SessionID: "8b2a8e85-bb89-42b0-af07-b7aa23c0df2d", NumTurns: 2, Duration: 645 * ms, CostUSD: 7.999999999999999e-05,
-			TerminalReason: "aborted_streaming", UUID: "f4494c2a-fce4-412b-b68c-71e4adc36e42"}}},
+			TerminalReason: "aborted_streaming", UUID: "f4494c2a-fce4-412b-b68c-71e4adc36e42", Indexed: true}}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.key[1:], "/"), func(t *testing.T) {

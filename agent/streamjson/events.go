@@ -281,7 +281,27 @@ type Result struct {
 	APIErrorStatus int    // HTTP status of the model API error that ended the turn (401 = bad credentials); 0 = none
 	Origin         string // origin.kind, e.g. "task-notification"; "" for host-started turns
 	UUID           string
-	Raw            json.RawMessage // the whole line (modelUsage, permission_denials, ...)
+	// Index is result_index: the CLI numbers the results of a process 0, 1,
+	// 2, … (2.1.330 and later), so a gap means a result was lost. Indexed
+	// is false when the line has none (older CLIs, synthesized results).
+	Index   int
+	Indexed bool
+	// UserMessageUUID is the uuid of the host message the turn answers
+	// (the last one when several were folded into the turn);
+	// UserMessageUUIDs lists all of them. Both empty on a turn the CLI
+	// started itself (a background task's end) and from older CLIs.
+	UserMessageUUID  string
+	UserMessageUUIDs []string
+	Raw              json.RawMessage // the whole line (modelUsage, permission_denials, ...)
+}
+
+// ResultsLost reports a gap in the results' numbering (Result.Index): the
+// results numbered First to First+Count-1 never arrived (a line lost or
+// undecodable). The session emits it just before the Result that showed
+// the gap, so the conversation can say that a reply went missing instead
+// of dropping it silently.
+type ResultsLost struct {
+	First, Count int
 }
 
 // DecodeError reports a stdout line that could not be decoded (not JSON, or
@@ -289,6 +309,11 @@ type Result struct {
 type DecodeError struct {
 	Line []byte // at most the first 256 bytes
 	Err  error
+	// ControlRequestID is the request_id of a control_request line that
+	// could not be decoded (a field of an unexpected type), so that the
+	// host can still answer it with an error instead of leaving the CLI
+	// waiting; "" for other lines.
+	ControlRequestID string
 }
 
 // Unknown is a well-formed JSON line of a kind this package does not model
@@ -383,6 +408,7 @@ func (TaskStarted) isEvent()         {}
 func (TaskNotification) isEvent()    {}
 func (StatusChange) isEvent()        {}
 func (Result) isEvent()              {}
+func (ResultsLost) isEvent()         {}
 func (DecodeError) isEvent()         {}
 func (Unknown) isEvent()             {}
 func (Exit) isEvent()                {}

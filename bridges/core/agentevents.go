@@ -76,6 +76,11 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		if e.Level == "warning" || e.Level == "error" {
 			cv.notice(ctx, "ℹ️ "+render.OneLine(e.Text, 500))
 		}
+	case streamjson.ResultsLost:
+		// The CLI numbered a result the session never read: that turn's
+		// reply is missing. Say so rather than leave its asker waiting.
+		cv.log.Warn("agent results lost", "first_lost", e.First, "lost", e.Count)
+		cv.notice(ctx, render.ResultsLostNotice(e))
 	case streamjson.Result:
 		cv.onResult(ctx, e)
 	case streamjson.Exit:
@@ -161,7 +166,9 @@ const cancelledByAgent = "cancelled by the agent"
 
 // finishedBy returns the ledger marks of the messages that result r
 // finishes, and their agent uuids: those the CLI started and has not
-// finished. The CLI reports them completed (cancelled after an interrupt)
+// finished, and those the result names (user_message_uuids: the messages
+// folded into its turn, 2.1.330 and later), whatever receipt they last
+// had. The CLI reports them completed (cancelled after an interrupt)
 // just after the result; recording them with the reply instead means that
 // a bridge stopped in between never gives an answered message to the
 // agent again, and saves a commit per message.
@@ -170,8 +177,12 @@ func (cv *conversation) finishedBy(r streamjson.Result) (marks []store.InboxMark
 	if r.IsError && cv.stopping {
 		state, why = store.InboxCancelled, cancelledByAgent
 	}
+	named := make(map[string]bool, len(r.UserMessageUUIDs))
+	for _, u := range r.UserMessageUUIDs {
+		named[u] = true
+	}
 	for uuid, sm := range cv.inflight {
-		if sm.started {
+		if sm.started || named[uuid] {
 			marks = append(marks, store.InboxMark{ID: sm.ledgerID, State: state, Why: why})
 			uuids = append(uuids, uuid)
 		}
@@ -227,6 +238,11 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	for i, c := range parts {
 		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}
 	}
+	if sm, ok := cv.inflight[r.UserMessageUUID]; ok && r.UserMessageUUID != "" {
+		// The CLI names the message this turn answers (user_message_uuid):
+		// quote that one rather than the last one that started.
+		t.replyTo = sm.platformID
+	}
 	if len(replies) > 0 {
 		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
 	}
@@ -245,6 +261,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		case err != nil || len(rows) == 0:
 		case replyInLive:
 			cv.outbox.EditInstead(rows[0].ID, liveRef) // the live message becomes the reply
+			cv.liveBecomesReply(ctx, st, liveRef, rows[0].ID)
 		case replyInStream:
 			cv.outbox.StopStreamInstead(rows[0].ID, stream)
 		}

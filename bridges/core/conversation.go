@@ -246,6 +246,9 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inOutbox:
 		cv.closeCutStream(ctx) // a stream a cut turn left open (cutstream.go)
 		cv.outbox.Recover(ctx) // replies left by a previous run or holder (recovery)
+		if cv.turn == nil {
+			cv.forgetStream(ctx) // a live message the recovered reply was edited into
+		}
 	case inCall:
 		v.f(ctx, cv)
 	}

@@ -17,6 +17,37 @@ import (
 // cutNote before anything else (closeCutStream), so that no message stays
 // half-written and open; the interrupted message is then answered below.
 
+// On a platform without native streams that closes cut messages
+// (StreamCloser without Streamer: Discord), the turn's live message is
+// recorded the same way when it is posted (keysLive), and its first post
+// carries the turn's key (Message.Live), so that a holder that runs the
+// turn again after its holder died inside that post gets the message back
+// and takes it over instead of posting another. When the live message is
+// to become the turn's reply (an edit from the outbox), the record names
+// the reply (OpenStream.ReplyID): a holder that died inside that edit
+// leaves the next one to make the edit again, not to post the reply
+// beside it.
+
+// keysLive reports whether the turn's live message is keyed and recorded
+// (see above).
+func (cv *conversation) keysLive() bool {
+	_, closes := cv.platform.(bridges.StreamCloser)
+	_, streams := cv.platform.(bridges.Streamer)
+	return closes && !streams
+}
+
+// liveBecomesReply notes in the record of the turn's live message ref
+// that it is to become reply (see above).
+func (cv *conversation) liveBecomesReply(ctx context.Context, st *store.Store, ref bridges.MessageRef, reply string) {
+	if cv.streamRec == "" || cv.streamRec != ref.ID {
+		return
+	}
+	err := st.PutOpenStream(ctx, store.OpenStream{ConversationID: cv.id, Channel: ref.Key.Channel, Thread: ref.Key.Thread, MessageID: ref.ID, ReplyID: reply})
+	if err != nil && !cv.fenced(err) {
+		cv.log.Warn("record that the live message becomes the reply (a holder dying inside that edit would leave it to be posted again)", "err", err)
+	}
+}
+
 // cutNote ends a stream its turn left open.
 const cutNote = "\n\n_(interrupted — continued below)_"
 
@@ -69,6 +100,13 @@ func (cv *conversation) closeCutStream(ctx context.Context) {
 	key := cv.key
 	key.Channel = os.Channel
 	ref := bridges.MessageRef{Key: key, ID: os.MessageID}
+	if os.ReplyID != "" {
+		// The live message was being edited into the reply: the outbox
+		// makes that edit (again) rather than posting the reply beside it.
+		cv.outbox.EditInstead(os.ReplyID, ref)
+		cv.streamRec = os.MessageID // forgotten once the reply is shown
+		return
+	}
 	if err := closer.CloseStream(ctx, ref, cutNote); err != nil {
 		cv.log.Warn("close the stream an interrupted turn left open", "msg_id", os.MessageID, "err", err)
 		if !bridges.IsPermanent(err) {

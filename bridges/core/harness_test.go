@@ -68,6 +68,9 @@ type setup struct {
 	observer core.Observer
 	// ownership is CoreOptions.Ownership (nil: one bridge).
 	ownership ownership.Ownership
+	// wrap, when set, makes the platform the core sees from the fake
+	// (e.g. to add an ability).
+	wrap func(*bridgetest.Platform) bridges.Platform
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -150,6 +153,8 @@ func start(t *testing.T, s setup) *harness {
 		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership})
 	var asPlatform bridges.Platform = plat
 	switch {
+	case s.wrap != nil:
+		asPlatform = s.wrap(plat)
 	case s.streaming != nil:
 		asPlatform = s.streaming
 	case s.silent && s.noEdit:

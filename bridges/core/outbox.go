@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,13 +42,34 @@ func (h outboxHost) RetryOutboxAfter(d time.Duration) {
 	cv.core.waiting.Add(cv.bot.Name, cv.id, func() {
 		_ = q.Push(inCall{func(ctx context.Context, cv *conversation) { cv.outbox.Wake(ctx) }}) // a full or closed queue: the timer still runs
 	})
+	if bs, ok := cv.core.opts.Ownership.(ownership.BackSignaler); ok { // the sign may come to another replica
+		ctx, cancel := context.WithTimeout(context.Background(), backSignalTimeout)
+		defer cancel()
+		bs.WaitingFor(ctx, cv.bot.Name)
+	}
 }
+
+// backSignalTimeout bounds a signal about a platform's return to the
+// other replicas (ownership.BackSignaler).
+const backSignalTimeout = 2 * time.Second
 
 // platformBack is a sign that bot's platform answers again — a call to it
 // succeeded, an event from it arrived, its adapter reconnected: the
 // conversations whose replies wait for a retry post them now
 // (delivery.Waiting) instead of at the end of their back-off.
 func (c *Core) platformBack(bot string) {
+	c.WakeWaiting(bot)
+	if bs, ok := c.opts.Ownership.(ownership.BackSignaler); ok { // replies may wait on another replica
+		ctx, cancel := context.WithTimeout(context.Background(), backSignalTimeout)
+		defer cancel()
+		bs.PlatformBack(ctx, bot)
+	}
+}
+
+// WakeWaiting posts now the replies of bot that wait here for its
+// platform (delivery.Waiting): a sign that it answers again, seen here or
+// by another replica (ownership.BackSignaler).
+func (c *Core) WakeWaiting(bot string) {
 	if n := c.waiting.Back(bot); n > 0 {
 		c.log.Debug("platform answers again: waking the waiting replies", "bot", bot, "conversations", n)
 	}

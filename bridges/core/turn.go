@@ -86,18 +86,29 @@ func (cv *conversation) flushLive(ctx context.Context) {
 		return
 	}
 	if !t.Live.Posted {
-		ref, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo})
+		m := bridges.Message{Text: text, ReplyTo: t.replyTo}
+		keyed := cv.keysLive()
+		if keyed && t.replyTo != "" {
+			m.Idem, m.Live = "live:"+cv.id+":"+t.replyTo, true // the turn's key (cutstream.go)
+		}
+		ref, err := cv.post(ctx, m)
 		if err != nil {
 			cv.log.Warn("post live message", "err", err)
 			return
 		}
 		t.Live.Ref, t.Live.Posted = ref, true
+		if keyed {
+			cv.recordStream(ctx, ref)
+		}
 	} else {
 		// Past Limits.EditMaxAge the turn continues in a new message.
 		ref, err := cv.editOrPost(ctx, t.Live.Ref, bridges.Message{Text: text}, bridges.Message{Text: text})
 		if err != nil {
 			cv.log.Warn("edit live message", "err", err)
 			return
+		}
+		if ref.ID != t.Live.Ref.ID && cv.keysLive() {
+			cv.recordStream(ctx, ref)
 		}
 		t.Live.Ref = ref
 	}

@@ -26,8 +26,9 @@ func noMentions() *discordgo.MessageAllowedMentions {
 //
 // With m.Idem each part is created with a nonce derived from Idem and its
 // index and enforce_nonce (idem.go): a retry after a lost answer shows
-// the message once. Errors no retry can fix are marked
-// bridges.Permanent.
+// the message once. A live message (m.Live) is created the same way under
+// the turn's key and taken over when an earlier holder's is still open
+// (livemsg.go). Errors no retry can fix are marked bridges.Permanent.
 func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (_ bridges.MessageRef, err error) {
 	defer func() { err = classify(err) }()
 	ch := channelOf(key)
@@ -51,27 +52,33 @@ func (b *Bridge) Post(ctx context.Context, key bridges.ConversationKey, m bridge
 	}
 	var ref bridges.MessageRef
 	for i, p := range parts {
-		nonce := ""
-		if m.Idem != "" {
-			nonce = nonceOf(m.Idem, i)
-		}
 		var reply *discordgo.MessageReference
 		if i == 0 {
 			reply = replyRef(key, m)
 		}
+		create := func(nonce string) (*discordgo.Message, error) {
+			switch {
+			case i == len(parts)-1 && len(comps) > 0:
+				return b.postV2(ctx, ch, p, m, nonce, reply)
+			case utf8.RuneCountInString(p) > maxContentRunes:
+				return b.postV2(ctx, ch, p, bridges.Message{}, nonce, reply)
+			default:
+				return b.sendMessage(ctx, ch, &discordgo.MessageSend{
+					Content:         p,
+					Components:      []discordgo.MessageComponent{},
+					AllowedMentions: noMentions(),
+					Reference:       reply,
+				}, nonce)
+			}
+		}
 		var msg *discordgo.Message
 		switch {
-		case i == len(parts)-1 && len(comps) > 0:
-			msg, err = b.postV2(ctx, ch, p, m, nonce, reply)
-		case utf8.RuneCountInString(p) > maxContentRunes:
-			msg, err = b.postV2(ctx, ch, p, bridges.Message{}, nonce, reply)
+		case m.Live && m.Idem != "" && len(parts) == 1:
+			msg, err = b.postLive(ctx, bridges.MessageRef{Key: key}, p, m, create) // livemsg.go
+		case m.Idem != "":
+			msg, err = create(nonceOf(m.Idem, i))
 		default:
-			msg, err = b.sendMessage(ctx, ch, &discordgo.MessageSend{
-				Content:         p,
-				Components:      []discordgo.MessageComponent{},
-				AllowedMentions: noMentions(),
-				Reference:       reply,
-			}, nonce)
+			msg, err = create("")
 		}
 		if err != nil {
 			return ref, fmt.Errorf("discord post to %s (part %d of %d): %w", ch, i+1, len(parts), err)

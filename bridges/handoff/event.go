@@ -69,6 +69,8 @@ func fromAgent(ev streamjson.Event) (Event, bool) {
 			return Event{Type: EventResult, Text: render.ResultError(e)}, true
 		}
 		return Event{Type: EventResult, Text: render.Footer(e.Duration, e.CostUSD)}, true
+	case streamjson.ResultsLost:
+		return Event{Type: EventNotice, Text: render.ResultsLostNotice(e)}, true
 	case streamjson.Exit:
 		if e.Expected {
 			return Event{}, false

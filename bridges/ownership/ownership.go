@@ -96,3 +96,16 @@ type SessionForwarder interface {
 	ForwardRelease(ctx context.Context, r SessionRelease) error
 	AnswerRelease(ctx context.Context, a SessionReleased) error
 }
+
+// BackSignaler is an optional ability of an Ownership: the first sign
+// that a platform answers again (an event, a call that worked) may come
+// to a replica other than the one whose replies wait for it. The core
+// says when replies of a bot wait here (WaitingFor, as it schedules their
+// retry) and when its platform answered here (PlatformBack); the
+// Ownership tells the replica that waits, which then wakes them
+// (bridges/replica's back.go). Both are cheap when nothing waits and must
+// not block for long.
+type BackSignaler interface {
+	WaitingFor(ctx context.Context, bot string)
+	PlatformBack(ctx context.Context, bot string)
+}

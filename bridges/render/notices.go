@@ -125,3 +125,13 @@ func RoundAgo(d time.Duration) string {
 	}
 	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
 }
+
+// ResultsLostNotice tells a conversation that the agent finished turns
+// whose results never reached the bridge (a gap in result_index): their
+// replies are missing, so the user knows to ask again.
+func ResultsLostNotice(e streamjson.ResultsLost) string {
+	if e.Count == 1 {
+		return "⚠️ The agent finished a reply that never reached the bridge, so it is missing here. Ask again if you are waiting for an answer."
+	}
+	return fmt.Sprintf("⚠️ The agent finished %d replies that never reached the bridge, so they are missing here. Ask again if you are waiting for an answer.", e.Count)
+}

@@ -53,6 +53,9 @@ type Core interface {
 	LiveConversations() map[string]bool
 	// Drop stops conversation id's worker and agent here at once.
 	Drop(ctx context.Context, id string)
+	// WakeWaiting posts now the replies of bot that wait here for its
+	// platform: another replica saw it answer again (back.go).
+	WakeWaiting(bot string)
 }
 
 // Options configure a Replica.
@@ -83,6 +86,7 @@ type Replica struct {
 	stopping atomic.Bool   // a graceful stop began: take no new conversation (Stopping)
 
 	replies  replies        // the Reply of clicks forwarded from here (replies.go)
+	back     backState      // who waits for which platform (back.go)
 	replying sync.WaitGroup // private answers being sent; Run waits for them
 
 	mu   sync.Mutex
@@ -239,6 +243,8 @@ type signal struct {
 	Resumed  *ownership.SessionReleased `json:"rd,omitempty"` // the answer, for Conv's holder
 	Reply    *privateReply              `json:"p,omitempty"`  // a private answer to a forwarded click (replies.go)
 	Released bool                       `json:"r,omitempty"`  // a replica handed its leases over: poll
+	Wait     string                     `json:"w,omitempty"`  // replies of this bot wait on the sender (back.go)
+	Back     string                     `json:"b,omitempty"`  // this bot's platform answered the sender (back.go)
 	From     string                     `json:"f"`
 }
 

@@ -53,11 +53,15 @@ type fakeCore struct {
 	actions chan bridges.Action
 	live    map[string]bool
 	dropped []string
+	woken   chan string // bots of WakeWaiting
 }
 
 func newFakeCore(r *Replica) *fakeCore {
-	return &fakeCore{r: r, pokes: make(chan string, 100), actions: make(chan bridges.Action, 10), live: map[string]bool{}}
+	return &fakeCore{r: r, pokes: make(chan string, 100), actions: make(chan bridges.Action, 10), live: map[string]bool{},
+		woken: make(chan string, 10)}
 }
+
+func (f *fakeCore) WakeWaiting(bot string) { f.woken <- bot }
 
 func (f *fakeCore) Poke(ctx context.Context, id string) {
 	if ok, _, err := claim(ctx, f.r, id); err == nil && ok {

@@ -63,6 +63,14 @@ func (r *Replica) onSignal(ctx context.Context, c Core, p string) {
 		return
 	}
 	switch {
+	case s.Wait != "" || s.Back != "":
+		switch {
+		case s.From == r.id: // its own (every listener hears a signal)
+		case s.Wait != "":
+			r.onWaiting(s.Wait)
+		default:
+			c.WakeWaiting(s.Back)
+		}
 	case s.Reply != nil:
 		r.onReply(ctx, *s.Reply)
 	case s.Released:

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/web/admin"
@@ -58,6 +59,8 @@ func (h adminHost) Config() *config.Config { return h.c.config() }
 func (h adminHost) Conversation(ctx context.Context, user, id string, key bridges.ConversationKey) admin.ConvView {
 	return h.c.convOf(ctx, user, id, key)
 }
+
+func (h adminHost) Starting() map[bridges.ConversationKey]time.Time { return h.c.Starting() }
 
 // adminRoutes registers the operator pages: admins only, every action a
 // CSRF-checked POST.

@@ -280,7 +280,7 @@ func TestAdminAgentsStop(t *testing.T) {
 		RSSBytes: 210e6, BackgroundTasks: []string{"Sleep then create <bg>.txt"}}}
 	_, body := h.get(t, h.ana, "/admin/agents")
 	for _, want := range []string{"4242", "210 MB", "team-slack · C1 · 1.2", `action="/admin/agents/conv-1/stop"`, "1m30s",
-		`<li>⏳ Sleep then create &lt;bg&gt;.txt</li>`} { // the running background task, escaped
+		`</svg> Sleep then create &lt;bg&gt;.txt</li>`} { // the running background task (after its icon), escaped
 		if !strings.Contains(body, want) {
 			t.Errorf("agents page lacks %q", want)
 		}
@@ -377,7 +377,7 @@ func TestAdminApprovalsAuditUsage(t *testing.T) {
 		}
 	}
 	_, body = h.get(t, h.ana, "/admin/usage")
-	if !strings.Contains(body, "👍 1 · 👎 1") || !strings.Contains(body, `data-rating="bad"`) || !strings.Contains(body, "U2&lt;x&gt;") || !strings.Contains(body, `data-reply="reply-1"`) {
+	if !strings.Contains(body, "</svg> 1 good · ") || !strings.Contains(body, `data-rating="bad"`) || !strings.Contains(body, "U2&lt;x&gt;") || !strings.Contains(body, `data-reply="reply-1"`) {
 		t.Errorf("usage page lacks the ratings (escaped):\n%s", body)
 	}
 }

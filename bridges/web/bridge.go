@@ -49,9 +49,12 @@
 //   - outbound.go: Post, Edit and PostEphemeral: stored and pushed to the
 //     open pages; the console's own notices.
 //   - format.go: CommonMark to safe HTML, code highlighted on the server.
+//   - emoji.go: the bridge's emoji in those messages drawn as the
+//     console's SVG icons (templates/partials/icons.html).
 //   - split.go: cutting text to one line or a length. Messages are not
 //     split: the core splits to Limits.MaxMessageRunes.
-//   - typing.go: SetTyping: the pages' "working" state and Stop button.
+//   - typing.go: SetTyping and the start of a turn: the pages' "Starting the agent…" and "working"
+//     states and Stop button.
 //   - files.go: uploads (images, PDFs, text and code) in (readUpload,
 //     FetchFile) and served back.
 //   - errors.go: sentinel errors.
@@ -63,6 +66,7 @@
 //   - routes.go: the routes, the middleware (security headers, session,
 //     roles, CSRF) and the templates and static files.
 //   - chat.go: the chat pages (conversation list and conversation view).
+//   - snippet.go: the part of a matching message a search result shows.
 //   - access.go: which conversation a request names and what the bridge's
 //     one access decision (bridges/access) says the signed-in person may
 //     do there now (owner, participant, viewer); open streams ask it again
@@ -166,8 +170,9 @@ type Console struct {
 	admin *admin.Pages // the operator pages (admin.go)
 
 	mu      sync.Mutex
-	handler bridges.Handler                  // set while Run runs
-	typing  map[bridges.ConversationKey]bool // turns running, for pages that (re)connect
+	handler bridges.Handler                       // set while Run runs
+	turns   map[bridges.ConversationKey]turnState // turns running or starting, for pages that (re)connect (typing.go)
+	now     func() time.Time
 }
 
 var (
@@ -240,7 +245,8 @@ func New(opts Options) (*Console, error) {
 		md:             newMarkdown(),
 		hub:            newHub(),
 		maxUpload:      cmp.Or(opts.Config.Web.MaxUpload, config.DefaultWebMaxUpload),
-		typing:         make(map[bridges.ConversationKey]bool),
+		turns:          make(map[bridges.ConversationKey]turnState),
+		now:            opts.Now,
 		generatedToken: generated,
 	}
 	c.cfg.Store(opts.Config)
@@ -250,7 +256,11 @@ func New(opts Options) (*Console, error) {
 	}
 	c.admin = admin.New(adminHost{c}, opts.Store, log)
 	c.bot.Store(opts.Config.WebBot())
-	c.static = staticHandler()
+	icons, err := iconFiles(pages)
+	if err != nil {
+		return nil, fmt.Errorf("web console icons: %w", err)
+	}
+	c.static = staticHandler(icons)
 	c.mux = c.routes()
 	return c, nil
 }

@@ -145,7 +145,8 @@ type chatView struct {
 	Since         int64
 	Messages      []msgView
 	List          threadList
-	Working       bool
+	Working       bool // a turn runs
+	Starting      bool // no turn runs yet: the agent starts (typing.go)
 	MaxUploadMB   string
 	MaxUpload     int64  // bytes: the page checks a file's size before sending it
 	MaxText       int    // bytes of a message's text (maxTextBytes): a longer paste becomes a file
@@ -173,8 +174,9 @@ func (c *Console) chatPage(w http.ResponseWriter, r *http.Request) {
 		c.errorPage(w, r, http.StatusInternalServerError, "The conversation could not be read.")
 		return
 	}
-	data := chatView{
-		Thread: key.Thread, List: c.threadList(r, key.Thread), Working: c.working(key), MaxUploadMB: uploadMB(c.maxUpload),
+	working, starting := c.turn(key)
+	data := chatView{Working: working, Starting: starting,
+		Thread: key.Thread, List: c.threadList(r, key.Thread), MaxUploadMB: uploadMB(c.maxUpload),
 		MaxUpload: c.maxUpload, MaxText: maxTextBytes,
 		Accept: uploadAccept, Owner: key.Channel, Role: cv.role, Owns: cv.owns(), MayWrite: cv.mayWrite(), Exists: cv.exists,
 		Archived: cv.thread.Archived, Named: cv.thread.Named,

@@ -21,7 +21,7 @@ const heartbeat = 20 * time.Second
 // events streams a conversation's changes as server-sent events:
 //
 //	event: msg     id: <version>  data: {"id","seq","html"}  a message added or edited
-//	event: typing                 data: {"on":bool}          a turn runs / ended
+//	event: typing                 data: {"on","starting"}    a turn runs / the agent starts / neither
 //	event: notice                 data: {"text"}             a private notice
 //	event: list                   data: {}                   the viewer's conversation list changed
 //	event: ended                  data: {"text","next"}      access ended: the last event; go to next
@@ -63,7 +63,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	for _, m := range msgs {
 		since = c.writeMessage(&buf, m, csrf, decide, since)
 	}
-	writeEvent(&buf, "typing", "", map[string]bool{"on": c.working(key)})
+	writeEvent(&buf, "typing", "", turnData(c.turn(key)))
 	if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
 		return
 	}
@@ -90,7 +90,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 			case ev.kind == evMessage && ev.thread == key.Thread && ev.msg.Version > since:
 				since = c.writeMessage(&buf, ev.msg, csrf, decide, since)
 			case ev.kind == evTyping && ev.thread == key.Thread:
-				writeEvent(&buf, "typing", "", map[string]bool{"on": ev.on})
+				writeEvent(&buf, "typing", "", turnData(ev.on, ev.starting))
 			case ev.kind == evNotice && ev.user == viewer && (ev.thread == key.Thread || ev.thread == ""):
 				writeEvent(&buf, "notice", "", map[string]string{"text": ev.text})
 			case ev.kind == evList:
@@ -157,7 +157,7 @@ type eventKind int
 
 const (
 	evMessage eventKind = iota // a message was added or edited
-	evTyping                   // a turn started or ended
+	evTyping                   // a turn started or ended, or the agent starts
 	evNotice                   // a private notice for the user
 	evList                     // a conversation list changed
 )
@@ -165,13 +165,14 @@ const (
 // event is one change for the pages of a conversation (published on its
 // threadTopic) or of a person (userTopic).
 type event struct {
-	kind   eventKind
-	thread string                  // the conversation; "" for a notice about the whole channel
-	user   string                  // evNotice: the only person who sees it
-	msg    store.WebMessage        // evMessage
-	on     bool                    // evTyping
-	key    bridges.ConversationKey // evTyping: the conversation (the other replicas note its state)
-	text   string                  // evNotice
+	kind     eventKind
+	thread   string                  // the conversation; "" for a notice about the whole channel
+	user     string                  // evNotice: the only person who sees it
+	msg      store.WebMessage        // evMessage
+	on       bool                    // evTyping: a turn runs
+	starting bool                    // evTyping: no turn runs yet, the agent starts
+	key      bridges.ConversationKey // evTyping: the conversation (the other replicas note its state)
+	text     string                  // evNotice
 }
 
 // subscriber is one open event stream. gone is closed when the hub drops

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -56,6 +57,7 @@ type wireEvent struct {
 	User    string    `json:"u,omitempty"` // evNotice
 	Msg     string    `json:"m,omitempty"` // evMessage: the message's id, read from the store
 	On      bool      `json:"on,omitempty"`
+	Start   bool      `json:"s,omitempty"` // evTyping: the agent starts
 	Text    string    `json:"x,omitempty"` // evNotice
 }
 
@@ -104,7 +106,7 @@ func (c *Console) publish(ctx context.Context, topic string, ev event) {
 	if f == nil {
 		return
 	}
-	w := wireEvent{From: f.id, Topic: topic, Kind: ev.kind, Thread: ev.thread, User: ev.user, On: ev.on,
+	w := wireEvent{From: f.id, Topic: topic, Kind: ev.kind, Thread: ev.thread, User: ev.user, On: ev.on, Start: ev.starting,
 		Bot: ev.key.Bot, Channel: ev.key.Channel}
 	if ev.kind == evMessage {
 		w.Msg = ev.msg.ID
@@ -143,7 +145,7 @@ func fitSignal(w wireEvent, text string) (string, error) {
 // open here; it is read as it is now (a later version than signalled is
 // fine: the pages skip versions they have).
 func (c *Console) relay(ctx context.Context, w wireEvent) {
-	ev := event{kind: w.Kind, thread: w.Thread, user: w.User, on: w.On, text: w.Text}
+	ev := event{kind: w.Kind, thread: w.Thread, user: w.User, on: w.On, starting: w.Start, text: w.Text}
 	switch w.Kind {
 	case evMessage:
 		if !c.hub.has(w.Topic) {
@@ -156,7 +158,11 @@ func (c *Console) relay(ctx context.Context, w wireEvent) {
 		}
 		ev.msg = m
 	case evTyping:
-		c.setWorking(bridges.ConversationKey{Bot: w.Bot, Channel: w.Channel, Thread: w.Thread}, w.On)
+		var since time.Time
+		if w.Start {
+			since = c.now()
+		}
+		c.setTurn(bridges.ConversationKey{Bot: w.Bot, Channel: w.Channel, Thread: w.Thread}, w.On, since)
 	case evNotice, evList:
 	default:
 		return

@@ -83,7 +83,7 @@ func (m *markdown) render(text string) template.HTML {
 	if err := m.md.Convert([]byte(text), &buf); err != nil {
 		return template.HTML("<p>" + template.HTMLEscapeString(text) + "</p>")
 	}
-	return template.HTML(toolButtons(m.policy.Sanitize(buf.String()))) //nolint:gosec // sanitised just now; the buttons carry checked ids
+	return template.HTML(iconEmoji(toolButtons(m.policy.Sanitize(buf.String())))) //nolint:gosec // sanitised just now; the buttons carry checked ids, the icons known names
 }
 
 // Code highlighting happens on the server, in Go: a fenced code block

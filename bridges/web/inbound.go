@@ -53,7 +53,8 @@ func (c *Console) stop(w http.ResponseWriter, r *http.Request) {
 }
 
 // hand hands the user's message to the core; shown, it is first recorded
-// in the conversation's history. People the bot's access list does not
+// in the conversation's history, and its pages say the agent starts until
+// a turn runs or the bridge answers (startTurn). People the bot's access list does not
 // name get 403 and nothing is recorded (the core still counts the
 // refusal).
 func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.ConversationKey, text string, up *store.WebUpload, shown bool) {
@@ -91,7 +92,12 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 		c.publish(r.Context(), threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: stored})
 		c.listChanged(r.Context(), key)
 	}
+	// Marked before the core has it: its turn may begin (and end the start) at once.
+	started := shown && c.startTurn(r.Context(), key, text)
 	if err := h.HandleMessage(r.Context(), in); err != nil {
+		if started {
+			c.endStart(r.Context(), key)
+		}
 		c.log.Error("web message not accepted", "key", key, "msg_id", in.MsgID, "err", err)
 		c.notice(r.Context(), key, "⚠️ Your last message could not be accepted ("+oneLine(err.Error(), 120)+"). Please send it again.")
 		http.Error(w, "the message was not accepted", http.StatusInternalServerError)

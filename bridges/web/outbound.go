@@ -11,7 +11,8 @@ import (
 )
 
 // Post implements bridges.Platform: the message is stored (it is the
-// conversation's history) and shown on the user's open pages.
+// conversation's history) and shown on the user's open pages; it ends a
+// start that no turn ended (the bridge answered).
 func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
 	buttons, err := encodeButtons(m.Buttons)
 	if err != nil {
@@ -25,6 +26,7 @@ func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridg
 	}
 	c.publish(ctx, threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: row})
 	c.listChanged(ctx, key)
+	c.endStart(ctx, key) // the bridge answered: what comes next, it says
 	return bridges.MessageRef{Key: key, ID: row.ID}, nil
 }
 
@@ -60,6 +62,7 @@ func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey
 		return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
 	}
 	c.publish(ctx, threadTopic(key.Thread), ev)
+	c.endStart(ctx, key)
 	return nil
 }
 

@@ -253,9 +253,10 @@ func (c *Console) errorPage(w http.ResponseWriter, r *http.Request, status int, 
 	}{status, http.StatusText(status), msg})
 }
 
-// staticHandler serves the embedded static/ files under /static/, and
-// /static/code.css, the colours of highlighted code (format.go).
-func staticHandler() http.Handler {
+// staticHandler serves the embedded static/ files under /static/,
+// /static/code.css, the colours of highlighted code (format.go), and
+// /static/icons/NAME.svg, the icons drawn for emoji (emoji.go).
+func staticHandler(icons map[string][]byte) http.Handler {
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(err) // the embedded tree always has static/
@@ -270,6 +271,16 @@ func staticHandler() http.Handler {
 		if r.URL.Path == "/static/code.css" {
 			w.Header().Set("Content-Type", "text/css; charset=utf-8")
 			_, _ = w.Write(css)
+			return
+		}
+		if name, ok := strings.CutPrefix(r.URL.Path, "/static/icons/"); ok {
+			svg, found := icons[strings.TrimSuffix(name, ".svg")]
+			if !found || !strings.HasSuffix(name, ".svg") {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "image/svg+xml")
+			_, _ = w.Write(svg)
 			return
 		}
 		fsrv.ServeHTTP(w, r)

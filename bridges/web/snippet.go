@@ -11,10 +11,10 @@ import (
 // Search snippets: how much of a matching message the list shows around
 // the match, and how many conversations get one.
 const (
-	snippetBefore   = 40  // runes before the match
-	snippetAfter    = 80  // runes from the match on
-	snippetsLimit   = 30  // conversations of a search given a snippet
-	snippetMessages = 500 // newest messages of each read for it
+	snippetBefore   = 40 // runes before the match
+	snippetAfter    = 80 // runes from the match on
+	snippetsLimit   = 30 // conversations of a search given a snippet
+	snippetMessages = 20 // newest matching messages of each read for it
 )
 
 // threadItem is one conversation of the list, with the part of a message
@@ -31,11 +31,12 @@ type snippet struct {
 }
 
 // searchSnippet finds q (or, failing that, its longest word) in the
-// conversation's newest messages and returns the text around it; nil when
-// no message holds it (the title matched, or the index matched a form of
-// the word).
+// newest of the conversation's messages that the search index matches
+// (all of its messages searched, at most snippetMessages read) and returns
+// the text around it; nil when no message holds it (the title matched, or
+// the index matched a form of the word).
 func (c *Console) searchSnippet(ctx context.Context, key store.ConversationKey, q string) *snippet {
-	msgs, err := c.st.WebMessages(ctx, key, 0, snippetMessages)
+	texts, err := c.st.WebMessagesMatching(ctx, key, q, snippetMessages)
 	if err != nil {
 		c.log.Warn("read a web conversation for a search snippet", "key", key, "err", err)
 		return nil
@@ -52,8 +53,8 @@ func (c *Console) searchSnippet(ctx context.Context, key store.ConversationKey, 
 		tries = append(tries, longest)
 	}
 	for _, try := range tries {
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if s := findSnippet(msgs[i].Text, try); s != nil {
+		for _, text := range texts { // newest first
+			if s := findSnippet(text, try); s != nil {
 				return s
 			}
 		}

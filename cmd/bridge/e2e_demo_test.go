@@ -16,7 +16,8 @@ import (
 const makeRunStart = 5 * time.Minute
 
 // TestMakeRunDemo: `make run` on a clean clone with no config and no
-// credentials reaches a working demo chat. It writes the minimal config,
+// credentials reaches a working demo chat. It says it builds bin/bridge
+// (a fresh clone has none) before the build, writes the minimal config,
 // starts the bridge in demo mode and prints the sign-in link; through HTTP
 // alone a new user signs in, sees the page labelled as a demo and
 // completes turns with the real CLI against the built-in scripted model: a
@@ -38,6 +39,9 @@ func TestMakeRunDemo(t *testing.T) {
 		t.Errorf("the bridge did not log demo mode on %s", addr)
 	} else if n := strings.Count(out, "scripted model, not to Claude"); n != 1 {
 		t.Errorf("the demo notice shows %d times, want once:\n%s", n, out)
+	}
+	if out := m.out.String(); !regexp.MustCompile(`(?m)^building bin/bridge( \(the first build compiles SQLite: about 90 s\))?…$`).MatchString(out) {
+		t.Errorf("make run built bin/bridge without saying so first:\n%s", out)
 	}
 	if out := m.out.String(); !strings.Contains(out, "\n\n=== Web console: sign in as admin with this link ===\n\n    "+link+"\n\n") {
 		t.Errorf("the sign-in link does not stand apart with its label:\n%s", out)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 )
 
 // wakeOutage is the outage of TestSlackE2EOutageBackWithinSeconds: long
@@ -15,7 +17,7 @@ const wakeOutage = 75 * time.Second
 // wakeBound is how soon after the first sign that Slack is back (an event
 // received, another call answered) the waiting answer must show: well
 // under the back-off's next tick, which is about 50 s away then.
-const wakeBound = 15 * time.Second
+const wakeBound = 10 * time.Second
 
 // TestSlackE2EOutageBackWithinSeconds: an answer made during a 75 s
 // outage of Slack's Web API waits; when Slack is back, the first sign of
@@ -70,5 +72,59 @@ func holdOutageFor(t *testing.T, p *bridgeProc, began time.Time, d time.Duration
 			t.Fatalf("a reply was given up %s into the outage", time.Since(began).Round(time.Second))
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// discordOutageRoutes are the REST routes a 75 s Discord outage refuses:
+// every call the bridge makes for a conversation.
+var discordOutageRoutes = []string{discordfake.RouteCreateMessage, discordfake.RouteEditMessage, discordfake.RouteTyping,
+	discordfake.RouteStartThread, discordfake.RouteGetChannel, discordfake.RouteGetMessage}
+
+// TestDiscordE2EOutageBackWithinSeconds: an answer made during a 75 s
+// outage of Discord's REST API waits; when Discord is back, the first
+// sign of it — a mention arriving over the gateway, its thread started —
+// sends the waiting answer at once, in its thread, not at the outbox's
+// next back-off tick, and once.
+func TestDiscordE2EOutageBackWithinSeconds(t *testing.T) {
+	t.Parallel()
+	e := startDiscordBridgeWith(t, "    verbosity: quiet\n")
+	thread := e.startThread(t, "hello")
+	e.waitText(t, thread, "pong: hello")
+
+	e.dc.SetOutage(http.StatusServiceUnavailable, discordOutageRoutes...)
+	began := time.Now()
+	e.dc.SendMessage(thread, dGuild, dAlice, "made during the outage", false)
+	waitReplies(t, e.bridge, "guild", 1)
+	holdOutageFor(t, e.bridge, began, wakeOutage)
+	e.dc.SetOutage(0)
+
+	back := time.Now()
+	other := e.startThread(t, "!status") // a sign: an event, then a thread started and a post that work
+	e.waitText(t, other, "Session")
+	answered := func() int {
+		n := 0
+		for _, m := range e.dc.Messages(thread) {
+			if m.AuthorIsBot && strings.Contains(m.Text, "pong: made during the outage") {
+				n++
+			}
+		}
+		return n
+	}
+	if err := e.dc.Wait(wakeBound, func() bool { return answered() > 0 }); err != nil {
+		t.Fatalf("the waiting answer did not show in its thread within %s of Discord's return: %v\n%s", wakeBound, err, e.dump(thread))
+	}
+	for _, m := range e.dc.Messages(thread) {
+		if m.AuthorIsBot && strings.Contains(m.Text, "pong: made during the outage") {
+			t.Logf("the waiting answer showed %s after Discord was back", m.CreatedAt.Sub(back).Round(10*time.Millisecond))
+		}
+	}
+	waitReplies(t, e.bridge, "guild", 0)
+	if n := answered(); n != 1 {
+		t.Errorf("the answer shows %d times, want once\n%s", n, e.dump(thread))
+	}
+	for _, m := range e.dc.Messages(dChannel) {
+		if m.AuthorIsBot && strings.Contains(m.Text, "made during the outage") {
+			t.Errorf("the answer was posted in the channel, not its thread: %q", m.Text)
+		}
 	}
 }

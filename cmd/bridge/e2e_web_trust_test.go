@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 )
 
 // holdSends is a JS statement: from now on the answers to the page's
@@ -355,6 +360,25 @@ func TestWebConsoleTrust(t *testing.T) {
 		newer.waitJS(`document.getElementById("signin-form")`, "a second sign-in tab")
 		ana.run(chromedp.SendKeys(chromedp.ID("token"), anaWebToken), chromedp.Submit(chromedp.ID("token")))
 		ana.waitJS(`location.pathname !== "/signin" && document.getElementById("whoami")`, "signed in from the older tab") // on the start page or back in the chat
+	})
+
+	t.Run("a sign-in tab that lost the form cookie to another tab still signs in", func(t *testing.T) {
+		ana.t = t
+		ana.run(chromedp.Click(chromedp.CSS(`.signout button[type=submit]`)))
+		ana.waitJS(`document.getElementById("signin-form")`, "signed out")
+		// Two sign-in pages loaded at the same moment (a sign-out in one tab,
+		// the "ended" event in another): each got its own form token and the
+		// later answer's cookie won. Here: this tab's cookie is gone when the
+		// other tab's page sets a new one.
+		ana.run(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.DeleteCookies, network.DeleteCookiesParams{Name: auth.SigninCookie, URL: base})
+			return err
+		}))
+		other := ana.secondTab()
+		other.run(chromedp.Navigate(base + "/signin"))
+		other.waitJS(`document.getElementById("signin-form")`, "the other sign-in tab")
+		ana.run(chromedp.SendKeys(chromedp.ID("token"), anaWebToken), chromedp.Click(chromedp.CSS(`#signin-form button[type=submit]`)))
+		ana.waitJS(`location.pathname !== "/signin" && document.getElementById("whoami")`, "signed in without typing the token again")
 	})
 
 	t.Run("the token never stays in the address bar", func(t *testing.T) {

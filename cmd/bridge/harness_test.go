@@ -127,6 +127,7 @@ type profileOptions struct {
 	plan               fakemodel.Planner // how the fake model answers; nil = its directive scripts
 	env                []string          // more agent environment (KEY=value)
 	top                string            // more top-level keys after bots (YAML lines, unindented), e.g. a store section
+	command            string            // the profile's command; "" = the claude CLI on PATH
 }
 
 // startAgentBridgeWith is startAgentBridge with a varied profile.
@@ -155,7 +156,7 @@ func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...s
 	}
 	dataDir := cmp.Or(po.dataDir, "./data")
 	cfg := fmt.Sprintf("data_dir: %q\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n", dataDir) +
-		agentYAML(claude, home, workdir, append(fm.Env(), po.env...), po.maxLive) + po.extra + bots + po.top
+		agentYAML(cmp.Or(po.command, claude), home, workdir, append(fm.Env(), po.env...), po.maxLive) + po.extra + bots + po.top
 	return agentBridge{dir: dir, cfg: cfg, env: env, model: fm, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 }
 

@@ -46,6 +46,8 @@ type healthConfig struct {
 	Trigger    string    `json:"trigger"`
 	Refused    []string  `json:"refused,omitempty"`
 	RefusedAt  time.Time `json:"refused_at,omitzero"`
+	// CheckedAt is when a reload last read the file, whatever came of it.
+	CheckedAt time.Time `json:"checked_at,omitzero"`
 	// Replicas says which config file this process runs and which other
 	// live processes on the same database run a different one
 	// (replica_config.go).
@@ -117,7 +119,7 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 		if src.config != nil {
 			s := src.config()
 			body.Config = &healthConfig{Generation: s.Generation, Since: s.At.UTC(), Trigger: s.Trigger,
-				Refused: s.Refused, RefusedAt: s.RefusedAt.UTC()}
+				Refused: s.Refused, RefusedAt: s.RefusedAt.UTC(), CheckedAt: s.CheckedAt.UTC()}
 			if src.replicas != nil {
 				body.Config.Replicas = src.replicas()
 			}

@@ -61,6 +61,7 @@ type reloader struct {
 	changed   []string   // what the generation in force changed
 	refused   []string   // problems of the last refused reload, if it came after the last applied one
 	refusedAt time.Time
+	checkedAt time.Time // when a reload last read the file, whatever came of it
 }
 
 // errUnchanged is reload's answer when the file says what is in force.
@@ -87,6 +88,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 	d := config.Compare(old, cfg)
 	if d.Empty() {
 		r.log.Info("config reload: nothing changed", "trigger", trigger, "generation", r.live.Generation().Number)
+		r.checked(r.now())
 		return errUnchanged
 	}
 	if len(d.Restart) > 0 {
@@ -128,7 +130,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 
 	gen := r.live.Set(cfg, r.now(), trigger)
 	r.mu.Lock()
-	r.changed, r.refused, r.refusedAt = d.Keys, nil, time.Time{}
+	r.changed, r.refused, r.refusedAt, r.checkedAt = d.Keys, nil, time.Time{}, gen.At
 	r.mu.Unlock()
 	if applyUsers != nil {
 		if err := applyUsers(ctx); err != nil {
@@ -160,7 +162,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 func (r *reloader) refuse(ctx context.Context, trigger string, problems []string) error {
 	now := r.now()
 	r.mu.Lock()
-	r.refused, r.refusedAt = problems, now
+	r.refused, r.refusedAt, r.checkedAt = problems, now, now
 	r.mu.Unlock()
 	gen := r.live.Generation().Number
 	for _, p := range problems {
@@ -168,6 +170,13 @@ func (r *reloader) refuse(ctx context.Context, trigger string, problems []string
 	}
 	r.audit(ctx, store.ConfigReload{At: now, Trigger: trigger, Problems: problems})
 	return fmt.Errorf("config reload refused; generation %d stays in force:\n%s", gen, strings.Join(problems, "\n"))
+}
+
+// checked notes that a reload read the file at t and changed nothing.
+func (r *reloader) checked(t time.Time) {
+	r.mu.Lock()
+	r.checkedAt = t
+	r.mu.Unlock()
 }
 
 func (r *reloader) audit(ctx context.Context, rec store.ConfigReload) {
@@ -182,7 +191,7 @@ func (r *reloader) status() web.ConfigStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return web.ConfigStatus{Generation: g.Number, At: g.At, Trigger: g.Trigger, Changed: r.changed,
-		Refused: r.refused, RefusedAt: r.refusedAt}
+		Refused: r.refused, RefusedAt: r.refusedAt, CheckedAt: r.checkedAt}
 }
 
 // problemLines are a load error's lines: a *config.ValidationError's

@@ -16,7 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-var _ ownership.Ownership = (*replica.Replica)(nil)
+var (
+	_ ownership.Ownership    = (*replica.Replica)(nil)
+	_ ownership.BackSignaler = (*replica.Replica)(nil) // a platform's return seen by one replica wakes the replies waiting on another
+)
 
 // releaseTimeout bounds handing the leases over at a graceful stop.
 const releaseTimeout = 10 * time.Second

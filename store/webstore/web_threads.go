@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentbridge/agentbridge/store/convstore"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
@@ -94,6 +95,36 @@ func (s *Store) WebThreads(ctx context.Context, bot, user string, q WebThreadQue
 	out, err := sqldb.Collect(rows, scanWebThread)
 	if err != nil {
 		return nil, fmt.Errorf("web threads of %s/%s: %w", bot, user, err)
+	}
+	return out, nil
+}
+
+// WebMessagesMatching returns the texts of the newest messages of
+// conversation key (at most limit, newest first) that hold every word of
+// search as the start of a word: the index WebThreads searches, so over
+// all of the conversation's messages however many it has, the work bounded
+// by the index and the limit. None when search has no words.
+func (s *Store) WebMessagesMatching(ctx context.Context, key convstore.ConversationKey, search string, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("web messages matching: limit %d: %w", limit, sqldb.ErrInvalidArgument)
+	}
+	words := searchWords(search)
+	if len(words) == 0 {
+		return nil, nil
+	}
+	match, arg := s.db.Dialect().WebMessageSearch("?5", words)
+	rows, err := s.db.QueryContext(ctx, `SELECT m.text FROM web_messages m
+		WHERE m.bot = ?1 AND m.channel = ?2 AND m.thread = ?3 AND `+match+` ORDER BY m.seq DESC LIMIT ?4`,
+		key.Bot, key.Channel, key.Thread, limit, arg)
+	if err != nil {
+		return nil, fmt.Errorf("web messages of %s matching: %w", key, err)
+	}
+	out, err := sqldb.Collect(rows, func(r sqldb.Scanner) (string, error) {
+		var text string
+		return text, r.Scan(&text)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web messages of %s matching: %w", key, err)
 	}
 	return out, nil
 }

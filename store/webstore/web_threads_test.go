@@ -2,6 +2,8 @@ package webstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -218,6 +220,53 @@ func TestWebThreadSearchWords(t *testing.T) {
 			if ids := threadIDs(ts); !slices.Equal(ids, want) {
 				t.Errorf("search %q = %v, want %v", q, ids, want)
 			}
+		}
+	})
+}
+
+// TestWebMessagesMatching: the messages of one conversation that the search
+// index matches, newest first and at most the limit, found however many
+// newer messages follow them (600 here); other conversations' and owners'
+// messages never.
+func TestWebMessagesMatching(t *testing.T) {
+	kit.Each(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		key := convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "tlong"}
+		add := func(key convstore.ConversationKey, id, text string) {
+			t.Helper()
+			if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: key, Author: key.Channel, Text: text}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add(key, "old1", "the Zanzibar rollout plan, step one")
+		add(key, "old2", "zanzibar again, step two")
+		for i := range 600 {
+			add(key, fmt.Sprintf("n%03d", i), fmt.Sprintf("filler message %d", i))
+		}
+		add(convstore.ConversationKey{Bot: "console", Channel: "ana", Thread: "tother"}, "o1", "zanzibar elsewhere")
+		add(convstore.ConversationKey{Bot: "console", Channel: "bob", Thread: "tlong"}, "o2", "zanzibar by bob")
+
+		for _, tc := range []struct {
+			q     string
+			limit int
+			want  []string
+		}{
+			{"zanzi", 10, []string{"zanzibar again, step two", "the Zanzibar rollout plan, step one"}},
+			{"zanzibar step", 1, []string{"zanzibar again, step two"}},
+			{"rollout ZANZIBAR", 10, []string{"the Zanzibar rollout plan, step one"}},
+			{"nowhere", 10, nil},
+			{"  ,; ", 10, nil},
+		} {
+			got, err := s.WebMessagesMatching(ctx, key, tc.q, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("matching %q (limit %d) = %q, want %q", tc.q, tc.limit, got, tc.want)
+			}
+		}
+		if _, err := s.WebMessagesMatching(ctx, key, "zanzibar", 0); !errors.Is(err, sqldb.ErrInvalidArgument) {
+			t.Errorf("limit 0: %v", err)
 		}
 	})
 }

@@ -118,6 +118,7 @@ type Fake struct {
 	nonces       nonceState
 	threadFail   threadFailure // FailThreadStart
 	lookupDown   int           // GET /gateway calls still to answer 503; < 0: all
+	holds        []*heldCall   // answers to hold (HoldResponse)
 }
 
 type message struct {

@@ -110,6 +110,10 @@ func (f *Fake) wrap(route string, auth bool, h http.HandlerFunc) http.HandlerFun
 		case badToken:
 			writeError(sw, http.StatusUnauthorized, codeUnauthorized, "401: Unauthorized", nil)
 		default:
+			if held := f.holdFor(route, r); held != nil {
+				serveHeld(held, sw, r, h) // hold.go
+				return
+			}
 			h(sw, r)
 		}
 	}

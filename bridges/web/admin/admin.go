@@ -56,6 +56,10 @@ type ConfigStatus struct {
 	// reload succeeded or none was refused.
 	Refused   []string
 	RefusedAt time.Time
+	// CheckedAt is when the bridge last read the file for a reload, with
+	// any outcome (applied, refused, unchanged): `bridge reload` knows by it
+	// that its signal was handled even when nothing changed.
+	CheckedAt time.Time
 }
 
 // Store is what the operator pages read of the bridge's store
@@ -84,6 +88,9 @@ type Host interface {
 	// Conversation names the conversation id with key for the signed-in
 	// user (see ConvView).
 	Conversation(ctx context.Context, user, id string, key bridges.ConversationKey) ConvView
+	// Starting lists the conversations whose agent is starting (a message
+	// accepted, no turn running yet), with since when.
+	Starting() map[bridges.ConversationKey]time.Time
 }
 
 // ConvView is a conversation as the operator pages name it: by what it is

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -70,13 +72,18 @@ type agentRow struct {
 	Conv      ConvView
 	Age, Idle string
 	Memory    string
-	State     string // in the chat's words: "Working…", "Waiting for ana’s approval", "Idle"
+	State     string // in the chat's words: "Starting the agent…", "Working…", "Waiting for ana’s approval", "Idle"
 }
+
+// startingWords is what a conversation's page and this page say while its
+// agent starts.
+const startingWords = "Starting the agent…"
 
 // agentState says what a live agent does in the words its conversation's
 // page uses: waiting for a decision on a card (whose: the person whose
-// message started the turn), working, or idle.
-func agentState(a bridges.LiveAgent, waiting map[string]store.Approval, viewer string) string {
+// message started the turn), working, starting (a message accepted, its
+// turn not running yet), or idle.
+func agentState(a bridges.LiveAgent, waiting map[string]store.Approval, starting bool, viewer string) string {
 	if ap, ok := waiting[a.ConversationID]; ok {
 		who, what := ap.RequestedBy+"’s", "approval"
 		if ap.RequestedBy == "" || ap.RequestedBy == viewer {
@@ -89,6 +96,9 @@ func agentState(a bridges.LiveAgent, waiting map[string]store.Approval, viewer s
 	}
 	if a.Busy {
 		return "Working…"
+	}
+	if starting {
+		return startingWords
 	}
 	return "Idle"
 }
@@ -124,11 +134,21 @@ func (p *Pages) agents(w http.ResponseWriter, r *http.Request) {
 				waiting[ap.ConversationID] = ap
 			}
 		}
-		now, viewer := time.Now(), auth.CurrentUser(r).Name
+		now, viewer, starting := time.Now(), auth.CurrentUser(r).Name, p.host.Starting()
 		for _, a := range live {
+			_, starts := starting[a.Key]
+			delete(starting, a.Key)
 			rows = append(rows, agentRow{LiveAgent: a, Conv: p.host.Conversation(r.Context(), viewer, a.ConversationID, a.Key),
 				Age: roundDur(now.Sub(a.Started)), Idle: roundDur(now.Sub(a.LastActive)), Memory: megabytes(a.RSSBytes),
-				State: agentState(a, waiting, viewer)})
+				State: agentState(a, waiting, starts, viewer)})
+		}
+		// Agents still starting have no process listed yet: a row each,
+		// without a PID or Stop.
+		for _, k := range slices.SortedFunc(maps.Keys(starting), func(a, b bridges.ConversationKey) int {
+			return starting[a].Compare(starting[b])
+		}) {
+			rows = append(rows, agentRow{LiveAgent: bridges.LiveAgent{Key: k, Started: starting[k]},
+				Conv: p.host.Conversation(r.Context(), viewer, "", k), Age: roundDur(now.Sub(starting[k])), State: startingWords})
 		}
 	}
 	p.render(w, r, "agents", agentsPage{Rows: rows, Spares: spares})

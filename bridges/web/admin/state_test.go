@@ -14,16 +14,19 @@ func TestAgentState(t *testing.T) {
 		"c2": {ConversationID: "c2", ToolName: "AskUserQuestion", RequestedBy: "bob"},
 	}
 	cases := []struct {
-		a    bridges.LiveAgent
-		want string
+		a        bridges.LiveAgent
+		starting bool
+		want     string
 	}{
-		{bridges.LiveAgent{ConversationID: "c1", Busy: true}, "Waiting for your approval"},
-		{bridges.LiveAgent{ConversationID: "c2", Busy: true}, "Waiting for bob’s answer"},
-		{bridges.LiveAgent{ConversationID: "c3", Busy: true}, "Working…"},
-		{bridges.LiveAgent{ConversationID: "c4"}, "Idle"},
+		{bridges.LiveAgent{ConversationID: "c1", Busy: true}, false, "Waiting for your approval"},
+		{bridges.LiveAgent{ConversationID: "c2", Busy: true}, false, "Waiting for bob’s answer"},
+		{bridges.LiveAgent{ConversationID: "c3", Busy: true}, false, "Working…"},
+		{bridges.LiveAgent{ConversationID: "c4"}, false, "Idle"},
+		{bridges.LiveAgent{ConversationID: "c5"}, true, "Starting the agent…"},
+		{bridges.LiveAgent{ConversationID: "c6", Busy: true}, true, "Working…"},
 	}
 	for _, tc := range cases {
-		if got := agentState(tc.a, waiting, "ana"); got != tc.want {
+		if got := agentState(tc.a, waiting, tc.starting, "ana"); got != tc.want {
 			t.Errorf("agentState(%s) = %q, want %q", tc.a.ConversationID, got, tc.want)
 		}
 	}

@@ -25,7 +25,39 @@
     var tok = decodeURIComponent(location.hash.slice("#token=".length));
     history.replaceState(null, "", location.pathname + location.search);
     form.elements.token.value = tok;
+    signinSubmit(form, false);
+  }
+
+  // A sign-in tab whose form token lost a race (another tab's sign-in page
+  // replaced the form cookie at the same moment) is answered with a fresh
+  // form and "That sign-in form had expired". The token typed or carried
+  // by the link is kept for that one answer only (this tab's
+  // sessionStorage, read and removed on every page load) and sent once
+  // more with the fresh form, so no tab needs it typed again.
+  var signinRetryKey = "ab-signin-retry";
+  function signinSubmit(form, retry) {
+    try {
+      if (!retry) sessionStorage.setItem(signinRetryKey, JSON.stringify({tok: form.elements.token.value, at: Date.now()}));
+    } catch (e) { /* no retry then */ }
     form.submit();
+  }
+  function signinRetry() {
+    var kept = null;
+    try {
+      kept = JSON.parse(sessionStorage.getItem(signinRetryKey) || "null");
+      sessionStorage.removeItem(signinRetryKey);
+    } catch (e) { return; }
+    var form = document.getElementById("signin-form");
+    var expired = document.querySelector('#signin-error[data-reason="expired"]');
+    if (!form || !expired || !kept || !kept.tok || Date.now() - kept.at > 60000) return;
+    form.elements.token.value = kept.tok;
+    signinSubmit(form, true);
+  }
+  function signinForm() {
+    var form = document.getElementById("signin-form");
+    if (form) form.addEventListener("submit", function () {
+      try { sessionStorage.setItem(signinRetryKey, JSON.stringify({tok: form.elements.token.value, at: Date.now()})); } catch (e) { /* no retry then */ }
+    });
   }
 
   // Theme toggle: remembered in localStorage; theme.js applies it early.
@@ -235,7 +267,9 @@
   }
 
   // The agent's status, in words: "Starting the agent…" from a message
-  // sent until its turn runs (or the bridge answers otherwise), "Waiting for your approval" (or
+  // sent until its turn runs (or the bridge answers otherwise; the server
+  // keeps this state too, so a reload or another page shows it: the
+  // "typing" event's starting), "Waiting for your approval" (or
   // answer, or someone else's) while a card waits, "Working…" while the
   // agent works, "Stopping…" once a stop was asked for. statusTick counts
   // what the stream said, so that a send answered after its turn already
@@ -495,7 +529,8 @@
       box.dataset.live = "";
       streamEnded(src, conn);
     });
-    turn.on = !working.hidden;
+    turn.on = working.dataset.state === "working";
+    turn.starting = working.dataset.state === "starting";
     showStatus();
     src.addEventListener("msg", function (e) {
       var stick = nearBottom(list), el = upsert(list, JSON.parse(e.data));
@@ -504,9 +539,10 @@
       showStatus();
     });
     src.addEventListener("typing", function (e) {
+      var d = JSON.parse(e.data);
       statusTick++;
-      turn.on = !!JSON.parse(e.data).on;
-      turn.starting = false;
+      turn.on = !!d.on;
+      turn.starting = !turn.on && !!d.starting;
       if (!turn.on) turn.stopping = false;
       showStatus();
     });
@@ -555,6 +591,8 @@
 
   window.addEventListener("hashchange", signinFromFragment);
   document.addEventListener("DOMContentLoaded", function () {
+    signinRetry();
+    signinForm();
     signinFromFragment();
     // A sign-in link opened while signed in lands here with its token in
     // the fragment: never leave it in the address bar or the history.

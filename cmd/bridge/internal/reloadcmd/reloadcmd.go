@@ -100,7 +100,9 @@ func runningBridge(dataDir string) (int, error) {
 }
 
 // waitReloaded polls /healthz until it shows a generation newer than
-// before's, or a refusal newer than started, and reports it.
+// before's, a refusal newer than started, or — the file already in force,
+// e.g. applied by the bridge's own file watch a moment earlier — a read
+// of the file newer than started that changed nothing, and reports it.
 func waitReloaded(ctx context.Context, stdout io.Writer, listen string, before healthConfig, started time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, reloadWait)
 	defer cancel()
@@ -113,6 +115,9 @@ func waitReloaded(ctx context.Context, stdout io.Writer, listen string, before h
 			return nil
 		case len(cur.Refused) > 0 && !cur.RefusedAt.Before(started.Truncate(time.Millisecond)):
 			return fmt.Errorf("the bridge refused the config; generation %d stays in force:\n%s", cur.Generation, strings.Join(cur.Refused, "\n"))
+		case !cur.CheckedAt.Before(started.Truncate(time.Millisecond)):
+			fmt.Fprintf(stdout, "Config unchanged: the file says what runs, generation %d in force since %s.\n", cur.Generation, cur.Since.Format(time.RFC3339))
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -160,4 +165,5 @@ type healthConfig struct {
 	Since      time.Time `json:"since"`
 	Refused    []string  `json:"refused"`
 	RefusedAt  time.Time `json:"refused_at"`
+	CheckedAt  time.Time `json:"checked_at"`
 }

@@ -60,3 +60,32 @@ func TestWaitReloaded(t *testing.T) {
 		t.Errorf("refused reload: %v", err)
 	}
 }
+
+// TestWaitReloadedUnchanged: when the bridge read the file after the
+// signal and found it in force (its own file watch applied it a moment
+// before `bridge reload` looked), the command says so at once instead of
+// waiting out reloadWait for a generation that never comes; a read from
+// before the signal is not taken for it.
+func TestWaitReloadedUnchanged(t *testing.T) {
+	started := time.Now()
+	old := started.Add(-time.Second).UTC().Format(time.RFC3339Nano)
+	checked := started.Add(50 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	listen := healthz(t, func(n int64) string {
+		at := old
+		if n >= 3 {
+			at = checked
+		}
+		return `{"generation":2,"since":"2026-01-01T00:00:00Z","trigger":"file","checked_at":"` + at + `"}`
+	})
+	var out bytes.Buffer
+	begin := time.Now()
+	if err := waitReloaded(t.Context(), &out, listen, healthConfig{Generation: 2}, started); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Config unchanged: the file says what runs, generation 2 in force since 2026-01-01T00:00:00Z.\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+	if waited := time.Since(begin); waited >= reloadWait {
+		t.Errorf("waited %s: the unchanged file was not recognised", waited)
+	}
+}
