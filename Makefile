@@ -1,5 +1,9 @@
 # agentbridge — developer entry points. `make run` runs the bridge, `make test` runs every test.
 CLAUDE_VERSION := 2.1.332
+# Gemini CLI, the real ACP agent of the end-to-end tests (agents.*.kind: acp; docs/agents.md).
+GEMINI_VERSION := 0.61.0
+# codex-acp (Codex over ACP), the second real ACP agent of the end-to-end tests.
+CODEX_ACP_VERSION := 0.16.0
 AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
@@ -7,7 +11,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s (`make build` says so); later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test test-busy build claude axe sandbox postgres bench bench-micro image-test mutants cli-check cli-capture
+.PHONY: run test test-busy build claude gemini codex-acp axe sandbox postgres bench bench-micro image-test mutants cli-check cli-capture
 
 # Says what it builds before a build that has work to do (bin/bridge missing or older than a file it is built from),
 # and that the first one compiles SQLite (go-sqlite3 not in Go's build cache yet: about 90 s of silence).
@@ -49,6 +53,23 @@ claude:
 	fi
 	@claude --version
 
+# Installs the pinned Gemini CLI into .tools unless that version is already there: TestSlackE2EGeminiACP
+# drives it as an agent of kind acp (gemini --acp) against a fake Gemini API on loopback.
+gemini:
+	@if [ "$$("$(TOOLS)/node_modules/.bin/gemini" --version 2>/dev/null)" != "$(GEMINI_VERSION)" ]; then \
+		echo "installing @google/gemini-cli@$(GEMINI_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @google/gemini-cli@$(GEMINI_VERSION); \
+	fi
+	@gemini --version
+
+# Installs the pinned codex-acp into .tools unless that version is there: TestSlackE2ECodexACP drives it
+# against a fake Responses API on loopback. Its npm package carries the platform's binary.
+codex-acp:
+	@if [ "$$(node -p 'require("$(TOOLS)/node_modules/@zed-industries/codex-acp/package.json").version' 2>/dev/null)" != "$(CODEX_ACP_VERSION)" ]; then \
+		echo "installing @zed-industries/codex-acp@$(CODEX_ACP_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @zed-industries/codex-acp@$(CODEX_ACP_VERSION); \
+	fi
+
 # Installs axe-core into .tools for the web console's accessibility test (TestWebConsoleUI injects
 # .tools/node_modules/axe-core/axe.min.js into the pages through chromedp).
 axe:
@@ -86,7 +107,7 @@ postgres:
 # Most end-to-end tests wait on CLIs, fakes and outages rather than compute: three packages and four
 # parallel tests at a time on two cores (the default is one each per core) roughly halve the run.
 GO_TEST_FLAGS := -count=1 -p 3 -parallel 4
-test: claude axe sandbox postgres
+test: claude gemini codex-acp axe sandbox postgres
 	go vet ./...
 	go test $(GO_TEST_FLAGS) -timeout 60m ./...
 
@@ -94,7 +115,7 @@ test: claude axe sandbox postgres
 # that waits on timing instead of an event fails here before it fails CI on a loaded machine.
 # `make test-busy TEST_ARGS='-count=3 ./agent/pool ./store/coord'` runs only those packages.
 TEST_ARGS := ./...
-test-busy: claude axe sandbox postgres
+test-busy: claude gemini codex-acp axe sandbox postgres
 	@n=$$(nproc); pids=""; for i in $$(seq $$n); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
 	echo "$$n busy loops running beside the tests"; \

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentbridge/agentbridge/agent/acp"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -70,6 +71,8 @@ type Session struct {
 
 	limits     limitWatch    // the agent's cgroup (session_limits.go); cg nil = none
 	limitsDone chan struct{} // closed when watchLimits returned
+
+	acp *acp.Client // the protocol of a kind acp agent (driver.go); nil = stream-json
 }
 
 // writeReq is one line for the writer goroutine; closeStdin instead closes
@@ -167,8 +170,13 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		s.log.Error("agent stopped: its events were not read in time", "err", err)
 		s.kill() // like a crash: the Exit is unexpected, so the host delivers the interrupted message again
 	})
+	if opts.isACP() {
+		s.acp = s.newACPClient()
+	}
 	s.startLoops()
-	if len(opts.MCPServers) > 0 {
+	if s.acp != nil {
+		s.acp.Start()
+	} else if len(opts.MCPServers) > 0 {
 		if err := s.startMCP(); err != nil {
 			s.kill()
 			<-s.done
@@ -194,6 +202,10 @@ func (s *Session) startLoops() {
 	go func() { defer s.wg.Done(); s.writeLoop() }()
 	go func() { defer s.wg.Done(); defer close(readerDone); s.readLoop() }()
 	go func() { defer s.wg.Done(); s.waitLoop(readerDone) }()
+	if s.acp != nil {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.pumpACP() }()
+	}
 }
 
 // killGroup SIGKILLs the process group of cmd (the CLI and its children).
@@ -278,6 +290,9 @@ func (s *Session) Send(ctx context.Context, m streamjson.UserMessage) error {
 	if m.UUID == "" {
 		m.UUID = uuid.NewString()
 	}
+	if s.acp != nil {
+		return s.sendACP(m)
+	}
 	line, err := streamjson.EncodeUserMessage(m)
 	if err != nil {
 		return fmt.Errorf("send to agent %s: %w", s.opts.SessionID, err)
@@ -316,6 +331,15 @@ func (s *Session) Respond(ctx context.Context, requestID string, d streamjson.De
 		return fmt.Errorf("respond to %s: %w", requestID, ErrNotPending)
 	}
 	s.changed()
+	if s.acp != nil {
+		if err := s.acp.Respond(requestID, d); err != nil {
+			s.restorePermission(requestID, input)
+			return fmt.Errorf("respond to %s: %w", requestID, err)
+		}
+		s.log.Info("agent permission answered", "request", requestID, "allow", d.Allow, "interrupt", d.Interrupt,
+			"always", len(d.UpdatedPermissions) > 0)
+		return nil
+	}
 	line, err := streamjson.EncodePermission(requestID, input, d)
 	if err != nil {
 		s.restorePermission(requestID, input)
@@ -344,12 +368,18 @@ func (s *Session) restorePermission(requestID string, input []byte) {
 // turn ends with an error Result and pending permissions are cancelled.
 // It waits for the CLI's acknowledgement (Options.ControlTimeout).
 func (s *Session) Interrupt(ctx context.Context) error {
+	if s.acp != nil {
+		return s.interruptACP()
+	}
 	_, err := s.control(ctx, "interrupt", streamjson.EncodeInterrupt)
 	return err
 }
 
 // SetModel switches the model for the following turns.
 func (s *Session) SetModel(ctx context.Context, model string) error {
+	if s.acp != nil {
+		return acpUnsupported("set_model")
+	}
 	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return streamjson.EncodeSetModel(id, model) })
 	return err
 }
@@ -358,6 +388,9 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 // plan, ...). The CLI refuses unknown modes, and bypassPermissions unless
 // the session was started with it: the refusal is a *ControlError.
 func (s *Session) SetPermissionMode(ctx context.Context, mode string) error {
+	if s.acp != nil {
+		return acpUnsupported("set_permission_mode")
+	}
 	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return streamjson.EncodeSetPermissionMode(id, mode) })
 	return err
 }

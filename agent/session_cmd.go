@@ -27,8 +27,18 @@ const (
 // Normalized returns opts with defaults filled in and paths made absolute,
 // or an error for options the CLI would reject.
 func (opts Options) Normalized() (Options, error) {
-	if opts.Command == "" {
-		opts.Command = DefaultCommand
+	switch opts.Kind {
+	case "", KindClaude:
+		opts.Kind = KindClaude
+		if opts.Command == "" {
+			opts.Command = DefaultCommand
+		}
+	case KindACP:
+		if opts.Command == "" {
+			return opts, fmt.Errorf("agent options: an agent of kind acp needs a Command")
+		}
+	default:
+		return opts, fmt.Errorf("agent options: unknown kind %q (want claude or acp)", opts.Kind)
 	}
 	if opts.ControlTimeout <= 0 {
 		opts.ControlTimeout = DefaultControlTimeout
@@ -76,7 +86,7 @@ func (opts Options) Normalized() (Options, error) {
 	if opts.MaxTurns < 0 {
 		return opts, fmt.Errorf("agent options: MaxTurns %d is negative", opts.MaxTurns)
 	}
-	if opts.PermissionMode == "bypassPermissions" && os.Geteuid() == 0 && opts.Env["IS_SANDBOX"] == "" {
+	if !opts.isACP() && opts.PermissionMode == "bypassPermissions" && os.Geteuid() == 0 && opts.Env["IS_SANDBOX"] == "" {
 		return opts, fmt.Errorf("agent options: the CLI refuses bypassPermissions as root unless IS_SANDBOX=1 is in the agent env")
 	}
 	return opts, nil
@@ -84,6 +94,9 @@ func (opts Options) Normalized() (Options, error) {
 
 // cliArgs returns the CLI arguments for opts (normalized).
 func cliArgs(opts Options) []string {
+	if opts.isACP() {
+		return append([]string(nil), opts.Args...) // the agent's own command line
+	}
 	args := []string{
 		"-p",
 		"--output-format", "stream-json",
@@ -155,7 +168,12 @@ func cliEnv(opts Options, tmpDir string) []string {
 	for k, v := range opts.Env {
 		env[k] = v
 	}
-	if opts.StateDir != "" {
+	switch {
+	case opts.StateDir != "" && opts.isACP():
+		if opts.Home == "" { // the agent's own state lives under HOME: keep it with the session
+			env["HOME"] = acpHome(opts)
+		}
+	case opts.StateDir != "":
 		// After Env: the private state dir is not the profile's to change.
 		env["CLAUDE_CONFIG_DIR"] = cliConfigDir(opts)
 	}
@@ -185,8 +203,14 @@ func prepareDirs(opts Options) error {
 		}
 	}
 	if opts.StateDir != "" {
-		if err := os.MkdirAll(cliConfigDir(opts), 0o700); err != nil {
-			return fmt.Errorf("create state dir: %w", err)
+		dirs := []string{cliConfigDir(opts)}
+		if opts.isACP() {
+			dirs = []string{acpDir(opts), acpHome(opts)}
+		}
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("create state dir: %w", err)
+			}
 		}
 		if err := os.Chmod(opts.StateDir, 0o700); err != nil {
 			return fmt.Errorf("state dir permissions: %w", err)
@@ -233,6 +257,13 @@ func commandLine(opts Options, tmpDir string, link *egressLink, cgroup []sandbox
 	}
 	if opts.StateDir != "" {
 		spec.Private = append(spec.Private, opts.StateDir)
+		if opts.isACP() {
+			// The bridge's record of the agent's session id: read-only.
+			spec.Protect = append(spec.Protect, acpDir(opts))
+			if opts.Home == "" {
+				spec.Home, spec.SharedHome = acpHome(opts), true
+			}
+		}
 	}
 	if tmpDir != "" {
 		spec.Private = append(spec.Private, tmpDir)

@@ -14,6 +14,9 @@ import (
 // called at most once, before the first message; the Session of a warm
 // spare has been initialized by the Pool already.
 func (s *Session) Initialize(ctx context.Context) error {
+	if s.acp != nil {
+		return s.initializeACP(ctx)
+	}
 	_, err := s.control(ctx, "initialize", func(id string) ([]byte, error) { return streamjson.EncodeInitialize(id, "") })
 	return err
 }
@@ -25,6 +28,9 @@ func (s *Session) Initialize(ctx context.Context) error {
 // otherwise does on the first message. Call it after Initialize, before
 // the first message; the answer itself is discarded.
 func (s *Session) Prewarm(ctx context.Context) error {
+	if s.acp != nil {
+		return nil // an ACP agent has nothing like it
+	}
 	_, err := s.control(ctx, "get_context_usage", streamjson.EncodeContextUsage)
 	return err
 }

@@ -14,6 +14,10 @@ import (
 // readLoop reads and decodes stdout until EOF (or until waitLoop closes
 // the pipe), updating the session state and queueing events.
 func (s *Session) readLoop() {
+	if s.acp != nil {
+		s.readACP()
+		return
+	}
 	lr := streamjson.NewLineReader(s.stdout, s.opts.MaxLineBytes)
 	var dec streamjson.Decoder
 	for {
@@ -133,6 +137,9 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 	_ = s.stdout.Close()
 	s.kill() // releases the command's context
 
+	if s.acp != nil {
+		s.acp.Close()
+	}
 	s.mu.Lock()
 	reason := s.reason
 	s.st.exit()

@@ -45,6 +45,9 @@ const warmUpResultGrace = 2 * time.Second
 // must be discarded: it may still point at the local model, or hold the
 // throwaway turn.
 func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error {
+	if s.acp != nil {
+		return acpUnsupported("warm-up turn")
+	}
 	setURL := func(url string) error {
 		_, err := s.control(ctx, "apply_flag_settings", func(id string) ([]byte, error) {
 			return streamjson.EncodeSetEnv(id, map[string]string{"ANTHROPIC_BASE_URL": url})

@@ -27,6 +27,15 @@ import (
 // switch back to it later); run as root, the CLI also requires
 // IS_SANDBOX=1 in Env and Start refuses without it.
 type Options struct {
+	// Kind is the protocol the process speaks: KindClaude ("" too), the
+	// Claude Code CLI's stream-json, or KindACP, the Agent Client Protocol
+	// (agent/acp; see driver.go). Everything but the protocol — the
+	// environment, sandbox, network, cgroup, limits, stop and exit — is
+	// the same for both. For KindACP, Command is required and Args is the
+	// whole argument list; the Claude-only options (Model, PermissionMode,
+	// AllowedTools, DisallowedTools, AppendSystemPrompt, MaxTurns,
+	// MCPServers, StdioMCPServers) are not passed to the agent.
+	Kind               string
 	Command            string   // executable, default "claude"
 	Args               []string // extra flags, appended last
 	Workdir            string   // cwd of the agent (created if missing)
@@ -48,6 +57,9 @@ type Options struct {
 	// StateDir/claude: transcripts, todos, shell snapshots, settings it
 	// writes), so sessions sharing a HOME do not see each other's state.
 	// Resume needs the same StateDir. "" = the CLI's default, HOME/.claude.
+	// For KindACP, the agent's HOME is StateDir/home unless Home is set,
+	// and the bridge keeps the agent's session id in StateDir/acp, which
+	// the sandbox shows read-only.
 	StateDir string
 	// Binds are extra paths the sandbox shows (the profile's sandbox_binds).
 	Binds []sandbox.Bind

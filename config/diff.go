@@ -37,7 +37,7 @@ func (d Diff) Empty() bool { return len(d.Keys) == 0 }
 // with: changing one needs a new process (resuming the same session).
 // Everything else in a profile (rules, timeouts, agent_schedules, ...) is
 // read at each decision and applies at once.
-var spawnKeys = []string{"command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
+var spawnKeys = []string{"kind", "command", "args", "workdir", "home", "model", "permission_mode", "allow_bypass",
 	"allowed_tools", "disallowed_tools", "append_system_prompt", "max_turns", "env", "sandbox_binds", "worktree", "resources",
 	"sandbox", "network", "mcp_servers"}
 
@@ -148,7 +148,7 @@ func agentFields(a, b *Agent) []string {
 		x, y any
 	}
 	all := []kv{
-		{"command", a.Command, b.Command}, {"args", a.Args, b.Args}, {"workdir", a.Workdir, b.Workdir},
+		{"kind", a.Kind, b.Kind}, {"command", a.Command, b.Command}, {"args", a.Args, b.Args}, {"workdir", a.Workdir, b.Workdir},
 		{"home", a.Home, b.Home}, {"model", a.Model, b.Model}, {"permission_mode", a.PermissionMode, b.PermissionMode},
 		{"allow_bypass", a.AllowBypass, b.AllowBypass}, {"allowed_tools", a.AllowedTools, b.AllowedTools},
 		{"disallowed_tools", a.DisallowedTools, b.DisallowedTools},

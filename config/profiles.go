@@ -37,6 +37,9 @@ const (
 	SandboxBwrap = profile.SandboxBwrap
 	SandboxNone  = profile.SandboxNone
 
+	KindClaude = profile.KindClaude
+	KindACP    = profile.KindACP
+
 	ModeDefault     = profile.ModeDefault
 	ModeAcceptEdits = profile.ModeAcceptEdits
 	ModePlan        = profile.ModePlan

@@ -281,7 +281,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("Parse succeeded, want two problems")
 	}
-	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, max_live, max_turns, max_warm_spares, mcp_servers, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, spare_memory, warm_spares, workdir, worktree): did you mean \"idle_timeout\"?\n" +
+	want := "bridge.yaml:3: agents.coder.idle_timout: unknown key (valid keys: agent_schedules, allow_bypass, allowed_tools, append_system_prompt, approval_timeout, args, command, disallowed_tools, env, home, idle_timeout, kind, max_live, max_turns, max_warm_spares, mcp_servers, model, network, permission_mode, resources, rules, sandbox, sandbox_binds, spare_memory, warm_spares, workdir, worktree): did you mean \"idle_timeout\"?\n" +
 		`bridge.yaml:7: bots[0].agent: agent "nope" is not defined`
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant:\n%s", err, want)

@@ -28,6 +28,9 @@ import (
 // a settings file has hooks or plugins that would act on the warm-up turn.
 // "" means a warm-up turn is safe.
 func warmUpBlocker(opts agent.Options) string {
+	if opts.Kind == agent.KindACP {
+		return "an agent of kind acp has no warm-up turn (it talks to its own model API)"
+	}
 	for k, v := range opts.Env {
 		if providerKey(k) && v != "" && v != "0" && !strings.EqualFold(v, "false") {
 			return "the agent env sets " + k

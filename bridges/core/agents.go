@@ -20,8 +20,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// AgentSession is the core's view of one live Claude Code CLI process
-// (implemented by *agent.Session through NewAgentPool). Send never waits for
+// AgentSession is the core's view of one live agent process, of any kind
+// (implemented by *agent.Session through NewAgentPool: the Claude Code CLI
+// over stream-json, or an ACP agent mapped onto the same events, see
+// agent/driver.go). Send never waits for
 // a turn; Events is read by exactly one goroutine of the core and is closed
 // after the final streamjson.Exit event.
 type AgentSession interface {
@@ -153,6 +155,7 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 // and the conversation's own overrides (see conversation.agentOptions).
 func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 	opts := agent.Options{
+		Kind:               p.Kind,
 		Command:            p.Command,
 		Args:               append([]string(nil), p.Args...),
 		Workdir:            p.Workdir,

@@ -16,7 +16,14 @@ func Finish(d *decode.Decoder, a *Agent, p, baseDir string) {
 		d.Addf(d.LineOf(p), p, "agent name must not be empty")
 	}
 	finishMCPServers(d, a, p)
-	a.Command = decode.OrDefault(a.Command, DefaultCommand)
+	a.Kind = decode.OrDefault(a.Kind, KindClaude)
+	acp := a.Kind == KindACP
+	if d.OneOf(decode.Child(p, "kind"), a.Kind, "kind", KindClaude, KindACP) && acp {
+		checkACP(d, a, p)
+	}
+	if !acp {
+		a.Command = decode.OrDefault(a.Command, DefaultCommand)
+	}
 	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
 		a.Command = decode.ResolvePath(baseDir, a.Command)
 	}
@@ -30,7 +37,9 @@ func Finish(d *decode.Decoder, a *Agent, p, baseDir string) {
 		a.PermissionMode == ModeBypass && !a.AllowBypass {
 		d.Addf(d.LineOf(mp), mp, "bypassPermissions requires allow_bypass: true in the same agent")
 	}
-	checkArgs(d, a.Args, p)
+	if !acp { // the refused flags are the Claude Code CLI's
+		checkArgs(d, a.Args, p)
+	}
 	if tp := decode.Child(p, "max_turns"); a.MaxTurns < 0 {
 		d.Addf(d.LineOf(tp), tp, "must not be negative (0 = unlimited)")
 	}

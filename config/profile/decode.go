@@ -22,6 +22,7 @@ func Decode(d *decode.Decoder, name string, v *yaml.Node, p string) *Agent {
 		Resources:       Resources{Memory: DefaultMemory, Processes: DefaultProcesses, CPU: DefaultCPU},
 	}
 	d.Fields(v, p, map[string]decode.Field{
+		"kind":                 d.Str(&a.Kind),
 		"command":              d.Str(&a.Command),
 		"args":                 d.StrList(&a.Args),
 		"workdir":              d.Str(&a.Workdir),

@@ -28,6 +28,10 @@ const (
 	// Sandboxes accepted in agents.*.sandbox (see DefaultSandbox).
 	SandboxBwrap = "bwrap"
 	SandboxNone  = "none"
+
+	// Kinds of agent accepted in agents.*.kind (see Agent.Kind).
+	KindClaude = "claude"
+	KindACP    = "acp"
 )
 
 // Permission modes accepted in agents.*.permission_mode.
@@ -38,11 +42,18 @@ const (
 	ModeBypass      = "bypassPermissions"
 )
 
-// Agent is a named Claude Code CLI profile (yaml agents.NAME).
+// Agent is a named agent profile (yaml agents.NAME): a Claude Code CLI
+// (kind claude) or any agent speaking the Agent Client Protocol (kind acp).
 type Agent struct {
-	Name               string        // the map key under agents
-	Command            string        // yaml command, default "claude"
-	Args               []string      // yaml args: extra CLI flags, appended
+	Name string // the map key under agents
+	// Kind (yaml kind: claude|acp, default claude) is the protocol the
+	// agent speaks: the Claude Code CLI's stream-json, or the Agent Client
+	// Protocol (then Command is required, Args is the agent's whole
+	// command line after it, and the Claude-only keys are refused: see
+	// ClaudeOnlyKeys).
+	Kind               string
+	Command            string        // yaml command, default "claude" (kind claude); required for kind acp
+	Args               []string      // yaml args: extra CLI flags, appended (kind acp: the agent's arguments)
 	Workdir            string        // yaml workdir, default "./workspace"; resolved, created by the agent package if missing
 	Home               string        // yaml home: HOME for the agent; empty = the bridge's HOME
 	Model              string        // yaml model; empty = the CLI's default

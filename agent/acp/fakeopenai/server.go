@@ -1,0 +1,173 @@
+// Package fakeopenai is a stand-in for the OpenAI Responses API (POST
+// /v1/responses with server-sent events, the part Codex uses) on loopback,
+// for tests that drive the real codex-acp as an ACP agent without network
+// or key. Its answers are scripted by the last user text of a request:
+//
+//	run: CMD   a function call exec_command {cmd: CMD}
+//	slow       text deltas every 200ms for 60s, or until the client goes
+//	           away
+//	(other)    "codex heard: TEXT (N user messages)"
+//
+// and a request whose last item is a function call's output is answered
+// "tool said: OUTPUT". User messages that start with "<" (the context
+// Codex adds) are not counted.
+package fakeopenai
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a running fake Responses API.
+type Server struct {
+	URL string // base URL including /v1, for a Codex model provider's base_url
+	srv *http.Server
+
+	mu       sync.Mutex
+	requests []Request
+	n        int
+}
+
+// Request is one model request the server answered.
+type Request struct {
+	LastUser string // the last user text, or "function output: …"
+	Users    int    // user messages of the conversation in the request
+}
+
+// New starts a server on loopback, stopped when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("fakeopenai: %v", err)
+	}
+	s := &Server{URL: "http://" + ln.Addr().String() + "/v1"}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go func() { _ = s.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = s.srv.Close() })
+	return s
+}
+
+// Addr is the server's host:port (for network.allow).
+func (s *Server) Addr() string {
+	return strings.TrimSuffix(strings.TrimPrefix(s.URL, "http://"), "/v1")
+}
+
+// Requests returns the requests answered so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+type item struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	Output json.RawMessage `json:"output"`
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[],"models":[]}`)
+		return
+	}
+	var req struct {
+		Input []item `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var rec Request
+	var last item
+	for _, it := range req.Input {
+		if it.Type == "message" && it.Role == "user" && len(it.Content) > 0 && !strings.HasPrefix(it.Content[0].Text, "<") {
+			rec.Users++
+			last = it
+		}
+		if it.Type == "function_call_output" {
+			last = it
+		}
+	}
+	if last.Type == "function_call_output" {
+		var out string
+		if json.Unmarshal(last.Output, &out) != nil {
+			out = string(last.Output)
+		}
+		rec.LastUser = "function output: " + out
+	} else if len(last.Content) > 0 {
+		rec.LastUser = strings.TrimSpace(last.Content[0].Text)
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	s.n++
+	id := fmt.Sprintf("resp_%d", s.n)
+	s.mu.Unlock()
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	ev := func(kind string, data map[string]any) {
+		data["type"] = kind
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	ev("response.created", map[string]any{"response": map[string]any{"id": id}})
+	text := ""
+	switch {
+	case strings.HasPrefix(rec.LastUser, "function output: "):
+		text = "tool said: " + strings.TrimPrefix(rec.LastUser, "function output: ")
+	case strings.HasPrefix(rec.LastUser, "run: "):
+		args, _ := json.Marshal(map[string]string{"cmd": strings.TrimPrefix(rec.LastUser, "run: ")})
+		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": string(args)}
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": call})
+		ev("response.output_item.done", map[string]any{"output_index": 0, "item": call})
+		ev("response.completed", completed(id))
+		return
+	case rec.LastUser == "slow":
+		msgID := "msg_" + id
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "message", "role": "assistant", "id": msgID, "content": []any{}}})
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(60 * time.Second)
+		for n := 1; ; n++ {
+			select {
+			case <-tick.C:
+				ev("response.output_text.delta", map[string]any{"output_index": 0, "item_id": msgID, "content_index": 0,
+					"delta": fmt.Sprintf("working on step %d of %d. ", n, n*7+3)})
+				continue
+			case <-r.Context().Done():
+				return
+			case <-deadline:
+			}
+			break
+		}
+		text = "slow done"
+	default:
+		text = fmt.Sprintf("codex heard: %s (%d user messages)", rec.LastUser, rec.Users)
+	}
+	msgID := "msg_" + id
+	msg := map[string]any{"type": "message", "role": "assistant", "id": msgID,
+		"content": []map[string]any{{"type": "output_text", "text": text}}}
+	ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "message", "role": "assistant", "id": msgID, "content": []any{}}})
+	ev("response.output_text.delta", map[string]any{"output_index": 0, "item_id": msgID, "content_index": 0, "delta": text})
+	ev("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	ev("response.completed", completed(id))
+}
+
+func completed(id string) map[string]any {
+	return map[string]any{"response": map[string]any{"id": id, "usage": map[string]any{
+		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
+		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}}
+}

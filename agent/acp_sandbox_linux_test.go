@@ -1,0 +1,112 @@
+//go:build linux
+
+package agent
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/ci"
+)
+
+// TestACPSandboxEgressCgroup: an ACP agent runs inside the same sandbox,
+// egress gate and cgroup as the Claude Code CLI (one code path): a
+// command the agent was allowed to run cannot read the bridge's hidden
+// files or another session's state, cannot reach an unlisted loopback
+// service, cannot rewrite the bridge's record of its session id, and runs
+// in the session's cgroup; the agent's HOME is private to the session.
+func TestACPSandboxEgressCgroup(t *testing.T) {
+	requireBwrap(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not on PATH")
+	}
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 {
+		if ci.Strict() {
+			t.Fatal("no usable cgroup under CI")
+		}
+		t.Skip("no usable cgroup here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "LOOPBACK-REACHED") })}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	pol, err := egress.NewPolicy(egress.Endpoint{Host: "api.openai.com", Port: 443}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := egress.New(egress.Config{Log: testLogger(t)})
+	defer proxy.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	bin := buildFakeACP(t)
+	opts := acpOpts(t, bin)
+	hidden := filepath.Join(t.TempDir(), "data") // the bridge's data_dir
+	other := filepath.Join(hidden, "sessions", "other")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "secret"), []byte("OTHER-SECRET-41"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts.StateDir = filepath.Join(hidden, "sessions", opts.SessionID)
+	opts.Hide = []string{hidden}
+	opts.Sandbox = &sandbox.Bwrap{}
+	opts.Network = Network{Mode: NetworkProxy, Proxy: proxy, Policy: pol, Profile: "acp", Forwarder: exe}
+	opts.Cgroups, opts.Limits = cg, sandbox.Limits{Memory: 512 << 20, Processes: 256}
+	delete(opts.Env, "FAKEACP_LOG") // outside the sandbox's view
+	s, rec := startACP(t, opts)
+
+	cmd := fmt.Sprintf("cat %s/secret; curl -sS -m 5 http://%s/ 2>&1; bash -c ': > /dev/tcp/%s' 2>&1; "+
+		"echo forged > %s/acp/session; cat /proc/self/cgroup; echo HOME=$HOME",
+		other, ln.Addr(), strings.Replace(ln.Addr().String(), ":", "/", 1), opts.StateDir)
+	send(t, s, "run: "+cmd)
+	p := nextPermission(t, rec)
+	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	r := nextResult(t, rec)
+	t.Logf("command output: %s", r.Text)
+	for _, leak := range []string{"OTHER-SECRET-41", "LOOPBACK-REACHED"} {
+		if strings.Contains(r.Text, leak) {
+			t.Errorf("the approved command got %s: %q", leak, r.Text)
+		}
+	}
+	if !strings.Contains(r.Text, "Read-only file system") {
+		t.Errorf("the agent could write the bridge's record of its session: %q", r.Text)
+	}
+	if !strings.Contains(r.Text, "HOME="+filepath.Join(opts.StateDir, "home")) {
+		t.Errorf("HOME inside: %q", r.Text)
+	}
+	if !strings.Contains(r.Text, "refused (loopback)") {
+		t.Errorf("the request to loopback did not go through the egress gate: %q", r.Text)
+	}
+	cgDirs := s.limits.cg.Dirs()
+	if len(cgDirs) == 0 {
+		t.Fatal("the agent has no cgroup")
+	}
+	procs, err := os.ReadFile(filepath.Join(cgDirs[0], "cgroup.procs"))
+	if err != nil || !slices.Contains(strings.Fields(string(procs)), strconv.Itoa(s.PID())) {
+		t.Errorf("the agent (pid %d) is not in its cgroup %s: %q, %v", s.PID(), cgDirs[0], procs, err)
+	}
+	b, err := os.ReadFile(filepath.Join(opts.StateDir, "acp", "session"))
+	if err != nil || !strings.HasPrefix(string(b), "fake-") {
+		t.Errorf("the session id record: %q, %v", b, err)
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+)
+
+// buildFakeACP builds the scripted ACP agent (agent/acp/fakeacp) statically
+// linked, so a sandbox shows it whole.
+func buildFakeACP(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakeacp")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentbridge/agentbridge/agent/acp/fakeacp")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build fakeacp: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startACPSlackBridge runs the bridge binary with one profile "coder" of
+// kind acp (command and args, more profile keys in extra, each line
+// indented by four spaces) behind a fake Slack.
+func startACPSlackBridge(t *testing.T, command string, args []string, extra string) *slackEnv {
+	t.Helper()
+	return startACPSlackBridgeIn(t, filepath.Join(t.TempDir(), "work"), command, args, extra)
+}
+
+// startACPSlackBridgeIn is startACPSlackBridge with the profile's workdir.
+func startACPSlackBridgeIn(t *testing.T, workdir, command string, args []string, extra string) *slackEnv {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(workdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	sl := slackfake.New(t)
+	cfg := fmt.Sprintf(`data_dir: "./data"
+log: { level: debug, format: text }
+http: { listen: "{{HTTP}}" }
+agents:
+  coder:
+    kind: acp
+    command: %q
+    args: [%s]
+    workdir: %q
+    idle_timeout: 10m
+    approval_timeout: 2m
+    max_live: 4
+%sbots:
+  - name: team
+    platform: slack
+    agent: coder
+    slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
+    access:
+      users: [%s]
+`, command, strings.Join(quoted, ", "), workdir, extra, sl.URL(), alice)
+	env := []string{"SLACK_BOT_TOKEN=" + slackfake.BotToken, "SLACK_APP_TOKEN=" + slackfake.AppToken}
+	ab := agentBridge{dir: dir, cfg: cfg, env: env, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
+	if err := sl.WaitForConnections(1, e2eWait); err != nil {
+		t.Fatalf("bridge never opened a Socket Mode connection: %v", err)
+	}
+	return &slackEnv{ab: &ab, slack: sl, bridge: ab.bridge, workdir: workdir}
+}
+
+// TestSlackE2EACPAgent drives an agent of kind acp (the scripted fake
+// ACP agent) through the real binary, the same core and cards as Claude
+// Code: a hello turn streamed into the thread, a follow-up with its
+// history, a permission card allowed, one denied and one always allowed
+// (the same command then runs without a card), a command a rule allows
+// run without a card, malformed output (one notice), !stop of a running turn, and after
+// a restart of the bridge the conversation resumed (session/load).
+func TestSlackE2EACPAgent(t *testing.T) {
+	t.Parallel()
+	bin := buildFakeACP(t)
+	e := startACPSlackBridge(t, bin, nil, "    rules:\n      - { tool: Bash, match: \"ls *\", action: allow }\n")
+
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "Hello from fake ACP")
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "second", ts)
+	e.waitThreadText(t, ts, "turn 2; history:")
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "run: echo ACP-ALLOWED", ts)
+	card := e.waitCard(t, ts)
+	if !strings.Contains(e.text(card), "echo ACP-ALLOWED") {
+		t.Errorf("the card does not show the command: %q", e.text(card))
+	}
+	e.slack.Click(slackChan, card.TS, alice, "allow", "")
+	e.waitThreadText(t, ts, "ran (completed, option yes): ACP-ALLOWED")
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "run: echo ACP-DENIED", ts)
+	card = e.waitCardWith(t, ts, "ACP-DENIED")
+	e.slack.Click(slackChan, card.TS, alice, "deny", "")
+	e.waitThreadText(t, ts, "denied")
+	e.waitSettled(t, ts)
+
+	// Always: the bridge keeps a grant for exactly this command, and the
+	// agent's allow_always option is picked; the same command later runs
+	// without a card.
+	e.slack.SendMessage(slackChan, alice, "run: echo ACP-ALWAYS", ts)
+	card = e.waitCardWith(t, ts, "ACP-ALWAYS")
+	e.slack.Click(slackChan, card.TS, alice, "always", "")
+	e.waitThreadText(t, ts, "ran (completed, option always): ACP-ALWAYS")
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "run: echo ACP-ALWAYS", ts)
+	e.waitThreadText(t, ts, "ran (completed, option yes): ACP-ALWAYS")
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "run: ls -a", ts)
+	e.waitThreadText(t, ts, "ran (completed, option yes): .")
+	e.waitSettled(t, ts)
+
+	// Malformed output, unknown notifications and an fs/* request the
+	// bridge does not serve: one notice, and the turn completes.
+	e.slack.SendMessage(slackChan, alice, "garbage", ts)
+	e.waitThreadText(t, ts, "wrote something that is not JSON-RPC")
+	e.waitThreadText(t, ts, "fs answer: ")
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "slow", ts)
+	e.waitThreadText(t, ts, "working…")
+	e.slack.SendMessage(slackChan, alice, "!stop", ts)
+	e.waitThreadText(t, ts, "⏹ Stopped.")
+	e.waitSettled(t, ts)
+
+	if err := e.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge: %v", err)
+	}
+	e.ab.restart(t)
+	e.bridge = e.ab.bridge
+	if err := e.slack.WaitForConnections(2, e2eWait); err != nil {
+		t.Fatalf("the restarted bridge never connected: %v", err)
+	}
+	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
+	// Ten prompts so far, the first one "hello": the agent remembers them.
+	e.waitThreadText(t, ts, "turn 10; history: hello | second | run: echo ACP-ALLOWED")
+	if strings.Contains(e.threadText(ts), "fresh session") {
+		t.Errorf("the session was not resumed:\n%s", e.dump())
+	}
+	t.Logf("thread:%s", e.dump())
+}
+
+// waitCardWith waits for a card in the thread whose text has want.
+func (e *slackEnv) waitCardWith(t *testing.T, thread, want string) slackfake.Message {
+	t.Helper()
+	m, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
+		return m.ThreadTS == thread && len(m.Buttons) > 0 && strings.Contains(e.text(m), want)
+	}, e2eWait)
+	if err != nil {
+		t.Fatalf("no card with %q in thread %s: %v\nposts: %s", want, thread, err, e.dump())
+	}
+	return m
+}

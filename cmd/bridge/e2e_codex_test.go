@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
+	"github.com/agentbridge/agentbridge/internal/ci"
+)
+
+// needCodexACP returns the path of codex-acp (make codex-acp pins it into
+// .tools); it skips the test when it is missing, except under CI where
+// that is a failure.
+func needCodexACP(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("codex-acp")
+	if err != nil {
+		if ci.Strict() {
+			t.Fatalf("codex-acp not on PATH under CI: %v", err)
+		}
+		t.Skip("codex-acp not on PATH (make codex-acp)")
+	}
+	return p
+}
+
+// codexProfile is the profile keys of a codex-acp agent pointed at the
+// fake Responses API fo: a shared HOME whose Codex config names fo as the
+// model provider (every command asked; Codex's own sandbox off, the
+// bridge's bubblewrap confines it), the key in env, the endpoint listed
+// in its egress, and the package's node_modules shown read-only (its
+// launcher runs the platform binary from there).
+func codexProfile(t *testing.T, codex, workdir string, fo *fakeopenai.Server) string {
+	home := filepath.Join(t.TempDir(), "codex-home")
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`model_provider = "fake"
+model = "gpt-5.5"
+approval_policy = "untrusted"
+sandbox_mode = "danger-full-access"
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+
+[projects.%q]
+trust_level = "trusted"
+`, fo.URL, workdir)
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := real
+	for filepath.Base(modules) != "node_modules" && modules != "/" {
+		modules = filepath.Dir(modules)
+	}
+	return fmt.Sprintf("    home: %q\n    env: { OPENAI_API_KEY: sk-fake }\n    network: { allow: [%q] }\n"+
+		"    sandbox_binds: [{ path: %q, mode: ro }]\n", home, fo.Addr(), modules)
+}
+
+// TestSlackE2ECodexACP drives the real codex-acp (npm
+// @zed-industries/codex-acp, pinned in the Makefile) as an agent of kind
+// acp, sandboxed and behind the egress gate, against a fake Responses API
+// on loopback: authenticated with its OPENAI_API_KEY method, a hello
+// turn, a follow-up with its history, a command asked on a card and
+// allowed, one denied, !stop of a streaming turn, and after a restart of
+// the bridge the conversation resumed with its history (session/load).
+func TestSlackE2ECodexACP(t *testing.T) {
+	t.Parallel()
+	codex := needCodexACP(t)
+	fo := fakeopenai.New(t)
+	workdir := filepath.Join(t.TempDir(), "work")
+	e := startACPSlackBridgeIn(t, workdir, codex, nil, codexProfile(t, codex, workdir, fo))
+
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "codex heard: hello (1 user messages)")
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "second", ts)
+	e.waitThreadText(t, ts, "codex heard: second (2 user messages)")
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "run: touch allowed.txt && echo CODEX-ALLOWED", ts)
+	card := e.waitCardWith(t, ts, "touch allowed.txt")
+	e.slack.Click(slackChan, card.TS, alice, "allow", "")
+	e.waitThreadText(t, ts, "tool said:")
+	e.waitThreadText(t, ts, "CODEX-ALLOWED")
+	if _, err := os.Stat(filepath.Join(workdir, "allowed.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "run: touch denied.txt && echo CODEX-DENIED", ts)
+	card = e.waitCardWith(t, ts, "touch denied.txt")
+	e.slack.Click(slackChan, card.TS, alice, "deny", "")
+	e.waitThreadText(t, ts, "❌ Denied")
+	e.waitThreadText(t, ts, "(The agent ended the turn.)") // codex-acp ends a turn whose command was denied
+	e.waitSettled(t, ts)
+
+	e.slack.SendMessage(slackChan, alice, "slow", ts)
+	e.waitThreadText(t, ts, "working on step 2")
+	e.slack.SendMessage(slackChan, alice, "!stop", ts)
+	e.waitThreadText(t, ts, "⏹ Stopped.")
+	e.waitSettled(t, ts)
+	if _, err := os.Stat(filepath.Join(workdir, "denied.txt")); err == nil {
+		t.Errorf("the denied command ran")
+	}
+
+	if err := e.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge: %v", err)
+	}
+	e.ab.restart(t)
+	e.bridge = e.ab.bridge
+	if err := e.slack.WaitForConnections(2, e2eWait); err != nil {
+		t.Fatalf("the restarted bridge never connected: %v", err)
+	}
+	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
+	// Six messages so far: the agent loaded its session with all of them.
+	e.waitThreadText(t, ts, "codex heard: after the restart (6 user messages)")
+	if strings.Contains(e.threadText(ts), "fresh session") || strings.Contains(e.threadText(ts), "The turn failed") {
+		t.Errorf("thread:%s", e.dump())
+	}
+}

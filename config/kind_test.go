@@ -1,0 +1,55 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAgentKind: kind defaults to claude (with its default command); kind
+// acp takes command and args verbatim, even flags the Claude Code CLI
+// refuses (they are another agent's).
+func TestAgentKind(t *testing.T) {
+	bot := []string{"bots:", "  - {name: b, platform: discord, agent: coder, discord: {token: t}}"}
+	cfg := mustParse(t, src(append([]string{"agents:", "  coder: {}"}, bot...)...), nil)
+	if a := cfg.Agents["coder"]; a.Kind != KindClaude || a.Command != "claude" {
+		t.Errorf("default profile: kind %q command %q, want claude claude", a.Kind, a.Command)
+	}
+	cfg = mustParse(t, src(append([]string{"agents:", "  coder:", "    kind: acp", "    command: gemini",
+		"    args: [--experimental-acp, --model=x]", "    rules: [{tool: Bash, match: 'git status', action: allow}]"}, bot...)...), nil)
+	a := cfg.Agents["coder"]
+	if a.Kind != KindACP || a.Command != "gemini" || strings.Join(a.Args, " ") != "--experimental-acp --model=x" || len(a.Rules) != 1 {
+		t.Errorf("acp profile: kind %q command %q args %q rules %d", a.Kind, a.Command, a.Args, len(a.Rules))
+	}
+	if sum := cfg.Summary(); !strings.Contains(sum, "coder: kind=acp command=gemini args=2") || strings.Contains(sum, "permission_mode") {
+		t.Errorf("check-config summary of an acp profile:\n%s", sum)
+	}
+}
+
+// TestAgentKindProblems: an unknown kind, kind acp without command and
+// Claude-only keys on kind acp are each refused at their line, saying why.
+func TestAgentKindProblems(t *testing.T) {
+	bot := []string{"bots:", "  - {name: b, platform: discord, agent: coder, discord: {token: t}}"}
+	cases := []struct {
+		name  string
+		lines []string
+		path  string
+		line  int
+		msg   string
+	}{
+		{"unknown kind", []string{"    kind: codex", "    command: x"}, "agents.coder.kind", 3, `unknown kind "codex"`},
+		{"acp without command", []string{"    kind: acp"}, "agents.coder.command", 2, "kind acp needs command"},
+		{"model on acp", []string{"    kind: acp", "    command: x", "    model: opus"}, "agents.coder.model", 5, "model is a Claude Code setting"},
+		{"permission_mode on acp", []string{"    kind: acp", "    command: x", "    permission_mode: plan"}, "agents.coder.permission_mode", 5, "does not take it"},
+		{"allowed_tools on acp", []string{"    kind: acp", "    command: x", "    allowed_tools: [Read]"}, "agents.coder.allowed_tools", 5, "allowed_tools is a Claude Code setting"},
+		{"mcp_servers on acp", []string{"    kind: acp", "    command: x", "    mcp_servers: {m: {command: y}}"}, "agents.coder.mcp_servers", 5, "mcp_servers is a Claude Code setting"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := append([]string{"agents:", "  coder:"}, tc.lines...)
+			got := problemsOf(t, src(append(lines, bot...)...), nil)
+			if len(got) != 1 || got[0].Path != tc.path || got[0].Line != tc.line || !strings.Contains(got[0].Msg, tc.msg) {
+				t.Errorf("problems:\n%swant one at line %d, %s: …%s…", fmtProblems(got), tc.line, tc.path, tc.msg)
+			}
+		})
+	}
+}
