@@ -3,30 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
-	"github.com/agentbridge/agentbridge/internal/ci"
 )
-
-// needCodexACP returns the path of codex-acp (make codex-acp pins it into
-// .tools); it skips the test when it is missing, except under CI where
-// that is a failure.
-func needCodexACP(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("codex-acp")
-	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("codex-acp not on PATH under CI: %v", err)
-		}
-		t.Skip("codex-acp not on PATH (make codex-acp)")
-	}
-	return p
-}
 
 // codexProfile is the profile keys of a codex-acp agent pointed at the
 // fake Responses API fo: a shared HOME whose Codex config names fo as the
@@ -77,7 +60,7 @@ trust_level = "trusted"
 // the bridge the conversation resumed with its history (session/load).
 func TestSlackE2ECodexACP(t *testing.T) {
 	t.Parallel()
-	codex := needCodexACP(t)
+	codex := needTool(t, "codex-acp", "make codex-acp")
 	fo := fakeopenai.New(t)
 	workdir := filepath.Join(t.TempDir(), "work")
 	e := startACPSlackBridgeIn(t, workdir, codex, nil, codexProfile(t, codex, workdir, fo))

@@ -3,30 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakegemini"
-	"github.com/agentbridge/agentbridge/internal/ci"
 )
-
-// needGemini returns the path of the Gemini CLI (make gemini pins it into
-// .tools); it skips the test when the CLI is missing, except under CI
-// where that is a failure.
-func needGemini(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("gemini")
-	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("gemini CLI not on PATH under CI: %v", err)
-		}
-		t.Skip("gemini CLI not on PATH (make gemini)")
-	}
-	return p
-}
 
 // geminiProfile is the profile keys of a Gemini CLI ACP agent pointed at
 // the fake Gemini API fg: the model endpoint listed in its egress, and
@@ -55,7 +38,7 @@ func geminiProfile(t *testing.T, gemini string, fg *fakegemini.Server) string {
 // when the CLI's load fails, said to start fresh.
 func TestSlackE2EGeminiACP(t *testing.T) {
 	t.Parallel()
-	gemini := needGemini(t)
+	gemini := needTool(t, "gemini", "make gemini")
 	fg := fakegemini.New(t)
 	e := startACPSlackBridge(t, gemini, []string{"--acp"}, geminiProfile(t, gemini, fg))
 

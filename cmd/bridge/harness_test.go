@@ -50,12 +50,20 @@ func TestMain(m *testing.M) {
 // is missing, except under CI where that is a failure.
 func needClaude(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("claude")
+	return needTool(t, "claude", "make claude")
+}
+
+// needTool returns the path of the program name (make target installs it
+// into .tools); it skips the test when it is missing, except under CI
+// where that is a failure.
+func needTool(t testing.TB, name, target string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
 	if err != nil {
 		if ci.Strict() {
-			t.Fatalf("claude CLI not on PATH under CI: %v", err)
+			t.Fatalf("%s not on PATH under CI: %v", name, err)
 		}
-		t.Skip("claude CLI not on PATH")
+		t.Skipf("%s not on PATH (%s)", name, target)
 	}
 	return p
 }
