@@ -111,7 +111,10 @@ func newPacer(interval time.Duration) *pacer {
 }
 
 // wait blocks until a message may be sent to chat and reserves that slot.
-// It returns ctx's error when ctx ends first (the slot stays taken).
+// It returns ctx's error when ctx ends first (the slot stays taken). A
+// wait that ends late (a busy machine fires timers late) moves the chat's
+// next slot along, so that the sends themselves, not only their slots,
+// stay an interval apart.
 func (p *pacer) wait(ctx context.Context, chat string) error {
 	d := p.reserve(chat, time.Now())
 	if d <= 0 {
@@ -123,7 +126,18 @@ func (p *pacer) wait(ctx context.Context, chat string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
+		p.sentAt(chat, time.Now())
 		return nil
+	}
+}
+
+// sentAt notes that chat's reserved slot was used at now: its next slot
+// is at least an interval after now.
+func (p *pacer) sentAt(chat string, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if next := now.Add(p.interval); next.After(p.next[chat]) {
+		p.next[chat] = next
 	}
 }
 

@@ -29,3 +29,20 @@ func TestPacerSlots(t *testing.T) {
 		}
 	}
 }
+
+// A slot used late (its timer fired late on a busy machine) moves the
+// chat's next slot: sends, not only slots, stay an interval apart.
+func TestPacerLateSendMovesTheNextSlot(t *testing.T) {
+	p := newPacer(500 * time.Millisecond)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.reserve("a", t0)                          // at once; next slot t0+500ms
+	p.reserve("a", t0)                          // waits for t0+500ms; next slot t0+1s
+	p.sentAt("a", t0.Add(900*time.Millisecond)) // that send happened 400 ms late
+	if got, want := p.reserve("a", t0.Add(900*time.Millisecond)), 500*time.Millisecond; got != want {
+		t.Errorf("the send after a late one waits %v, want %v", got, want)
+	}
+	p.sentAt("a", t0.Add(1400*time.Millisecond)) // on time: nothing moves
+	if got, want := p.reserve("a", t0.Add(1400*time.Millisecond)), 500*time.Millisecond; got != want {
+		t.Errorf("the send after an on-time one waits %v, want %v", got, want)
+	}
+}
