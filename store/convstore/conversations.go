@@ -40,19 +40,20 @@ type Conversation struct {
 	OwnerUserID    string // who started the conversation
 	Model          string // model override; '' = profile default
 	PermissionMode string // permission-mode override; '' = profile default
+	AgentOverride  string // profile !agent moved it to; '' = Agent
 	CreatedAt      time.Time
 	UpdatedAt      time.Time // last change of a setting
 	LastActiveAt   time.Time // last TouchConversation (or creation)
 }
 
 const conversationCols = `id, bot, channel, thread, agent, session_id, owner_user_id, model, permission_mode,
-	created_at, updated_at, last_active_at`
+	agent_override, created_at, updated_at, last_active_at`
 
 func scanConversation(r sqldb.Scanner) (Conversation, error) {
 	var c Conversation
 	var created, updated, active int64
 	err := r.Scan(&c.ID, &c.Key.Bot, &c.Key.Channel, &c.Key.Thread, &c.Agent, &c.SessionID, &c.OwnerUserID,
-		&c.Model, &c.PermissionMode, &created, &updated, &active)
+		&c.Model, &c.PermissionMode, &c.AgentOverride, &created, &updated, &active)
 	if err != nil {
 		return Conversation{}, err
 	}
@@ -157,6 +158,25 @@ func (s *Store) SetModel(ctx context.Context, convID, model string) error {
 // convID (” clears it).
 func (s *Store) SetPermissionMode(ctx context.Context, convID, mode string) error {
 	return s.setConversationField(ctx, convID, "permission_mode", mode)
+}
+
+// SwitchAgent moves conversation convID to agent profile agent ('' = its
+// own profile, Agent) with the fresh session id sessionID, in one write:
+// the model and permission-mode overrides, chosen for the profile it
+// leaves, are cleared, and so is the session's summary. !agent uses it.
+func (s *Store) SwitchAgent(ctx context.Context, convID, agent, sessionID string) error {
+	if sessionID == "" {
+		return fmt.Errorf("switch agent of conversation %s: a session id is required: %w", convID, sqldb.ErrInvalidArgument)
+	}
+	res, err := s.db.Exec(ctx, false, `UPDATE conversations SET agent_override = ?, session_id = ?, summary = '',
+		model = '', permission_mode = '', updated_at = ? WHERE id = ?`, agent, sessionID, s.db.NowMS(), convID)
+	if err != nil {
+		return fmt.Errorf("switch agent of conversation %s: %w", convID, err)
+	}
+	if err := sqldb.AffectedOne(res); err != nil {
+		return fmt.Errorf("switch agent of conversation %s: %w", convID, err)
+	}
+	return nil
 }
 
 // setConversationField updates one text column; column is a constant chosen

@@ -199,3 +199,40 @@ func TestListConversations(t *testing.T) {
 		}
 	})
 }
+
+// TestSwitchAgent: !agent's write stores the profile and the fresh
+// session, clears the overrides chosen for the old profile, survives a
+// reread, and refuses an unknown conversation or an empty session id.
+func TestSwitchAgent(t *testing.T) {
+	ctx := context.Background()
+	kit.Each(t, func(t *testing.T, s *Store) {
+		c := newConv(t, s, "b", "C", "T")
+		if err := s.SetModel(ctx, c.ID, "opus"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPermissionMode(ctx, c.ID, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SwitchAgent(ctx, c.ID, "gemini", "fresh-1"); err != nil {
+			t.Fatalf("SwitchAgent: %v", err)
+		}
+		got, err := s.ConversationByID(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.AgentOverride != "gemini" || got.SessionID != "fresh-1" || got.Model != "" || got.PermissionMode != "" || got.Agent != c.Agent {
+			t.Fatalf("after switch: override %q session %q model %q mode %q agent %q", got.AgentOverride, got.SessionID, got.Model, got.PermissionMode, got.Agent)
+		}
+		if byKey, _ := s.GetConversation(ctx, c.Key); byKey.AgentOverride != "gemini" {
+			t.Fatalf("GetConversation: override %q", byKey.AgentOverride)
+		}
+		if err := s.SwitchAgent(ctx, c.ID, "", "fresh-2"); err != nil {
+			t.Fatalf("switch back: %v", err)
+		}
+		if back, _ := s.ConversationByID(ctx, c.ID); back.AgentOverride != "" || back.SessionID != "fresh-2" {
+			t.Fatalf("after switching back: override %q session %q", back.AgentOverride, back.SessionID)
+		}
+		storetest.WantErrIs(t, "unknown conversation", s.SwitchAgent(ctx, "nope", "x", "s"), sqldb.ErrNotFound)
+		storetest.WantErrIs(t, "no session id", s.SwitchAgent(ctx, c.ID, "x", ""), sqldb.ErrInvalidArgument)
+	})
+}
