@@ -103,9 +103,13 @@ type HTTP struct {
 
 // Bot is one chat bot (yaml bots[]).
 type Bot struct {
-	Name      string // yaml name: unique, non-empty
-	Platform  string // yaml platform: the Name of one of the platforms given to Load or Parse
-	Agent     string // yaml agent: a key of Config.Agents
+	Name     string // yaml name: unique, non-empty
+	Platform string // yaml platform: the Name of one of the platforms given to Load or Parse
+	Agent    string // yaml agent: a key of Config.Agents
+	// Agents are the other profiles the bot's people may move a
+	// conversation to with !agent NAME (yaml agents: keys of
+	// Config.Agents); Agent stays the default. Empty: no switching.
+	Agents    []string
 	Verbosity string // yaml verbosity: quiet|compact|full, default compact (tool-progress detail)
 	// Settings are the bot's platform settings (yaml bots[].<platform>) as
 	// its adapter read them (see Platform.Settings); nil for a platform
