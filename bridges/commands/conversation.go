@@ -58,8 +58,9 @@ type Conversation interface {
 	// SwitchAgent moves the conversation to profile name, one of Agents
 	// (Run checked that who may write here): it stops the agent, stores
 	// the profile with a fresh session id (the model and mode overrides
-	// are cleared) and the next turn starts there, fresh. It returns what
-	// became of the old session's worktree ("" for nothing to tell).
+	// are cleared, the conversation's grants removed by by) and the next
+	// turn starts there, fresh. It returns more to tell ("" for nothing):
+	// the grants removed, what became of the old session's worktree.
 	// ErrWorking while the agent is working (a turn, a message in flight,
 	// an open card, a background task, starting) or a resume is under
 	// way; other errors are the store's.

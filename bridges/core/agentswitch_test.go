@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // withFallback gives the test core a second profile, gemini, that the
@@ -29,8 +30,8 @@ func withFallback(c *config.Config) {
 // person who wrote here moves the conversation to a listed profile: the
 // old agent stops, the store keeps the profile with a fresh session, the
 // thread is told it starts fresh, and the next turn spawns on that
-// profile (its workdir, not resumed), with the model override left
-// behind. Refused: an unlisted profile, someone who never wrote here,
+// profile (its workdir, not resumed), with the model override and the
+// grants left behind. Refused: an unlisted profile, someone who never wrote here,
 // and while a turn runs (the agent is left alone).
 func TestAgentSwitch(t *testing.T) {
 	release := make(chan struct{})
@@ -77,8 +78,15 @@ func TestAgentSwitch(t *testing.T) {
 	h.waitLedgerFinal(k)
 
 	before := h.conversation(k)
+	if _, err := h.st.AddGrants(ctxT(t), before.ID, []store.Grant{{Tool: "Bash", Match: "make *", GrantedBy: "alice"}}); err != nil {
+		t.Fatal(err)
+	}
 	h.send(k, "c6", "alice", "!agent gemini")
 	h.waitText(k, "moved this conversation to agent `gemini`. It starts fresh")
+	h.waitText(k, "The 1 \"Always allow\" grant(s) given to the previous agent were removed")
+	if gs, err := h.st.ActiveGrants(ctxT(t), before.ID); err != nil || len(gs) != 0 {
+		t.Errorf("grants after the move: %+v, %v; want none (the new agent asks again)", gs, err)
+	}
 	waitFor(t, "the old agent stopped", s1.Exited)
 	after := h.conversation(k)
 	if after.AgentOverride != "gemini" || after.SessionID == before.SessionID || after.Model != "" || after.Agent != "coder" {

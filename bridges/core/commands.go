@@ -359,7 +359,7 @@ func (c cmdConv) SwitchAgent(ctx context.Context, name, by string) (string, erro
 	if p == nil || !slices.Contains(agentChoices(cv.core.cfg(), cv.bot, cv.row), name) {
 		return "", fmt.Errorf("switch agent: profile %q is not one of bot %s's", name, cv.bot.Name)
 	}
-	wt, err := cv.moveToProfile(ctx, p, "⌛ Expired: the conversation moved to agent "+name+".")
+	wt, err := cv.moveToProfile(ctx, p, by, "⌛ Expired: the conversation moved to agent "+name+".")
 	if err == nil {
 		cv.log.Info("conversation moved to another agent profile", "agent", name, "user", by)
 	}
@@ -369,23 +369,32 @@ func (c cmdConv) SwitchAgent(ctx context.Context, name, by string) (string, erro
 // moveToProfile stops the conversation's agent and moves it to profile p
 // in a fresh session (the store first): everything p decides — sandbox,
 // egress, cgroups, rules, approvals, limits, spares — applies from its
-// next spawn. status is what open cards show. It returns what became of
-// the old session's worktree.
-func (cv *conversation) moveToProfile(ctx context.Context, p *config.Agent, status string) (string, error) {
+// next spawn, and the "Always allow" grants given for the old profile end
+// (removed by by). status is what open cards show. It returns what to
+// tell besides the move: the grants removed, what became of the old
+// session's worktree.
+func (cv *conversation) moveToProfile(ctx context.Context, p *config.Agent, by, status string) (string, error) {
 	override := p.Name
 	if override == cv.row.Agent {
 		override = "" // its own profile
 	}
 	id, old := uuid.NewString(), cv.row.SessionID
-	if err := cv.st.SwitchAgent(ctx, cv.id, override, id); err != nil {
+	revoked, err := cv.st.SwitchAgent(ctx, cv.id, override, id, by)
+	if err != nil {
 		return "", fmt.Errorf("move conversation to profile %s: %w", p.Name, err)
 	}
 	cv.closeSession(ctx, status)
-	wt := cv.retireWorktree(ctx, old) // under the profile it leaves
+	var notes []string
+	if revoked > 0 {
+		notes = append(notes, fmt.Sprintf("🔐 The %d \"Always allow\" grant(s) given to the previous agent were removed: the new one asks again.", revoked))
+	}
+	if wt := cv.retireWorktree(ctx, old); wt != "" { // under the profile it leaves
+		notes = append(notes, wt)
+	}
 	cv.profile, cv.agentGone = p, ""
 	cv.row.AgentOverride, cv.row.SessionID, cv.row.Model, cv.row.PermissionMode = override, id, "", ""
 	cv.resume, cv.freshRetry, cv.restartAfterTurn, cv.bypassRefusalShown = false, false, false, false
-	return wt, nil
+	return strings.Join(notes, "\n"), nil
 }
 
 // agentChoices are the profiles a conversation of bot may run on, each
@@ -441,7 +450,7 @@ func (cv *conversation) revertAgent(ctx context.Context) bool {
 	if p == nil {
 		return false // the conversation keeps the profile it has (conversationLocked refuses such a config)
 	}
-	wt, err := cv.moveToProfile(ctx, p, "⌛ Expired: agent "+gone+" is no longer available.")
+	wt, err := cv.moveToProfile(ctx, p, "config reload", "⌛ Expired: agent "+gone+" is no longer available.")
 	if err != nil {
 		if !cv.fenced(err) {
 			cv.log.Error("move conversation back to its default profile; retrying", "agent", gone, "err", err)

@@ -160,23 +160,39 @@ func (s *Store) SetPermissionMode(ctx context.Context, convID, mode string) erro
 	return s.setConversationField(ctx, convID, "permission_mode", mode)
 }
 
-// SwitchAgent moves conversation convID to agent profile agent ('' = its
-// own profile, Agent) with the fresh session id sessionID, in one write:
-// the model and permission-mode overrides, chosen for the profile it
-// leaves, are cleared, and so is the session's summary. !agent uses it.
-func (s *Store) SwitchAgent(ctx context.Context, convID, agent, sessionID string) error {
+// SwitchAgent moves conversation convID to agent profile agent (” = its
+// own profile, Agent) with the fresh session id sessionID, in one
+// transaction: the model and permission-mode overrides and the "Always
+// allow" grants, given for the profile it leaves, end with it (the grants
+// removed by by, kept for the audit), and the session's summary is
+// cleared. It returns how many grants it removed. !agent uses it.
+func (s *Store) SwitchAgent(ctx context.Context, convID, agent, sessionID, by string) (revoked int, err error) {
 	if sessionID == "" {
-		return fmt.Errorf("switch agent of conversation %s: a session id is required: %w", convID, sqldb.ErrInvalidArgument)
+		return 0, fmt.Errorf("switch agent of conversation %s: a session id is required: %w", convID, sqldb.ErrInvalidArgument)
 	}
-	res, err := s.db.Exec(ctx, false, `UPDATE conversations SET agent_override = ?, session_id = ?, summary = '',
-		model = '', permission_mode = '', updated_at = ? WHERE id = ?`, agent, sessionID, s.db.NowMS(), convID)
+	err = s.db.WithTx(ctx, func(tx *sql.Tx) error {
+		now := s.db.NowMS()
+		res, err := tx.ExecContext(ctx, `UPDATE conversations SET agent_override = ?, session_id = ?, summary = '',
+			model = '', permission_mode = '', updated_at = ? WHERE id = ?`, agent, sessionID, now, convID)
+		if err != nil {
+			return err
+		}
+		if err := sqldb.AffectedOne(res); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE grants SET removed_at = ?, removed_by = ?
+			WHERE conversation_id = ? AND removed_at IS NULL`, now, by, convID)
+		if err != nil {
+			return err
+		}
+		n, err := sqldb.RowsAffected(res)
+		revoked = int(n)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("switch agent of conversation %s: %w", convID, err)
+		return 0, fmt.Errorf("switch agent of conversation %s: %w", convID, err)
 	}
-	if err := sqldb.AffectedOne(res); err != nil {
-		return fmt.Errorf("switch agent of conversation %s: %w", convID, err)
-	}
-	return nil
+	return revoked, nil
 }
 
 // setConversationField updates one text column; column is a constant chosen
