@@ -103,6 +103,8 @@ func TestAgentSwitch(t *testing.T) {
 	}
 	h.send(k, "c7", "alice", "!agent")
 	h.waitText(k, "`gemini` ← this conversation")
+	h.send(k, "c7b", "alice", "!status")
+	h.waitText(k, "profile `gemini`")
 
 	// Back to the default the same way.
 	h.send(k, "c8", "alice", "!agent coder")

@@ -313,8 +313,8 @@ func (cv *conversation) statusText() string {
 	case cv.sess != nil:
 		state = "live, idle"
 	}
-	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
-		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), cv.cards.Len(),
+	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
+		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
 		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
