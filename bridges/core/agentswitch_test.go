@@ -182,3 +182,32 @@ func TestAgentSwitchReloadRemovesProfile(t *testing.T) {
 	h.send(k, "c2", "alice", "!agent gemini")
 	h.waitText(k, "`gemini` is not an agent profile of this bot")
 }
+
+// TestAgentSwitchResume: a session belongs to the profile !agent moved
+// its conversation to: a thread on the default profile may not resume it
+// (the Claude Code CLI would be handed an ACP agent's session), a thread
+// on that profile may.
+func TestAgentSwitchResume(t *testing.T) {
+	h := start(t, setup{configure: withFallback})
+	moved, home, fellow := key("T1"), key("T2"), key("T3")
+	h.send(moved, "m1", "alice", "hello")
+	h.waitText(moved, "pong: hello")
+	h.send(moved, "c1", "alice", "!agent gemini")
+	h.waitText(moved, "moved this conversation to agent `gemini`")
+	h.send(moved, "m2", "alice", "on gemini")
+	h.waitText(moved, "pong: on gemini")
+	h.waitLedgerFinal(moved)
+	sid := h.conversation(moved).SessionID
+
+	h.send(home, "r1", "alice", "!resume "+sid[:8])
+	h.waitText(home, "belongs to another agent profile (`gemini`)")
+	h.send(fellow, "m3", "alice", "start")
+	h.waitText(fellow, "pong: start")
+	h.send(fellow, "c2", "alice", "!agent gemini")
+	h.waitText(fellow, "moved this conversation to agent `gemini`")
+	h.send(fellow, "r2", "alice", "!resume "+sid[:8])
+	h.waitText(fellow, "Resumed session `"+sid[:8]+"`")
+	if got := h.conversation(fellow).SessionID; got != sid {
+		t.Errorf("fellow's session %s after !resume, want %s", got, sid)
+	}
+}
