@@ -34,6 +34,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -116,6 +117,18 @@ type Bot struct {
 	// without settings (web).
 	Settings Settings
 	Access   Access // yaml access
+}
+
+// Profiles are the names of the profiles the bot's conversations may run
+// on: Agent (the default) first, then Agents, each once.
+func (b *Bot) Profiles() []string {
+	out := []string{b.Agent}
+	for _, n := range b.Agents {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Access lists who may use a bot (yaml bots[].access). Entries are

@@ -3,9 +3,12 @@ package core_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
@@ -209,5 +212,40 @@ func TestAgentSwitchResume(t *testing.T) {
 	h.waitText(fellow, "Resumed session `"+sid[:8]+"`")
 	if got := h.conversation(fellow).SessionID; got != sid {
 		t.Errorf("fellow's session %s after !resume, want %s", got, sid)
+	}
+}
+
+// TestAgentSwitchWarmSpares: the warm spares of a profile the bot lists
+// in bots[].agents are kept as its default's are (the profile's own
+// warm_spares), and a conversation !agent moves there takes one.
+func TestAgentSwitchWarmSpares(t *testing.T) {
+	spareID := uuid.NewString()
+	pool := &warmFakePool{FakePool: bridgetest.NewFakePool(nil), spareID: spareID, onSend: func() {}}
+	defer pool.Close()
+	h := start(t, setup{agents: pool, configure: func(c *config.Config) {
+		withFallback(c)
+		c.Agents["gemini"].WarmSpares = 1
+		c.Agents["coder"].Model = "opus" // the fake pool's spare fits no coder conversation
+	}})
+	waitFor(t, "KeepSpares called", func() bool {
+		pool.mu.Lock()
+		defer pool.mu.Unlock()
+		return len(pool.kept) > 0
+	})
+	pool.mu.Lock()
+	kept := slices.Clone(pool.kept)
+	pool.mu.Unlock()
+	if len(kept) != 1 || kept[0].Limit.Profile != "gemini" || kept[0].Count != 1 || kept[0].Options.Workdir != "/srv/fallback" {
+		t.Fatalf("KeepSpares calls %+v, want gemini's one spare", kept)
+	}
+	k := key("T1")
+	h.send(k, "m1", "alice", "hello")
+	h.waitText(k, "pong: hello")
+	h.send(k, "c1", "alice", "!agent gemini")
+	h.waitText(k, "moved this conversation to agent `gemini`")
+	h.send(k, "m2", "alice", "on gemini")
+	h.waitText(k, "pong: on gemini")
+	if got := h.conversation(k).SessionID; got != spareID {
+		t.Errorf("session %s after the move, want the gemini spare's %s", got, spareID)
 	}
 }

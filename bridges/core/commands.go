@@ -405,7 +405,7 @@ func agentChoices(cfg *config.Config, bot *config.Bot, row store.Conversation) [
 	if p := baseProfile(cfg, bot, row); p != nil {
 		out = append(out, p.Name)
 	}
-	for _, n := range append([]string{bot.Agent}, bot.Agents...) {
+	for _, n := range bot.Profiles() {
 		if cfg.Agents[n] != nil && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
