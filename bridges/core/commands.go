@@ -443,8 +443,8 @@ func (cv *conversation) revertAgent(ctx context.Context) bool {
 	if cv.agentGone == "" {
 		return false
 	}
-	if cv.busyWithTurn() || sessionBusy(cv.sess) {
-		return true // the turn's end delivers again
+	if cv.busyWithTurn() {
+		return true // the turn's end delivers again; a background task does not hold the move (the config no longer allows its profile)
 	}
 	gone, p := cv.agentGone, baseProfile(cv.core.cfg(), cv.bot, cv.row)
 	if p == nil {
