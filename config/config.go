@@ -34,6 +34,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -103,15 +104,31 @@ type HTTP struct {
 
 // Bot is one chat bot (yaml bots[]).
 type Bot struct {
-	Name      string // yaml name: unique, non-empty
-	Platform  string // yaml platform: the Name of one of the platforms given to Load or Parse
-	Agent     string // yaml agent: a key of Config.Agents
+	Name     string // yaml name: unique, non-empty
+	Platform string // yaml platform: the Name of one of the platforms given to Load or Parse
+	Agent    string // yaml agent: a key of Config.Agents
+	// Agents are the other profiles the bot's people may move a
+	// conversation to with !agent NAME (yaml agents: keys of
+	// Config.Agents); Agent stays the default. Empty: no switching.
+	Agents    []string
 	Verbosity string // yaml verbosity: quiet|compact|full, default compact (tool-progress detail)
 	// Settings are the bot's platform settings (yaml bots[].<platform>) as
 	// its adapter read them (see Platform.Settings); nil for a platform
 	// without settings (web).
 	Settings Settings
 	Access   Access // yaml access
+}
+
+// Profiles are the names of the profiles the bot's conversations may run
+// on: Agent (the default) first, then Agents, each once.
+func (b *Bot) Profiles() []string {
+	out := []string{b.Agent}
+	for _, n := range b.Agents {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Access lists who may use a bot (yaml bots[].access). Entries are

@@ -198,6 +198,9 @@ func compareBots(old, new *Config, d *Diff, add func(string, bool)) {
 		if ob.Agent != nb.Agent {
 			add(p+".agent", false) // new conversations; live ones keep their profile
 		}
+		if !slices.Equal(ob.Agents, nb.Agents) {
+			add(p+".agents", false) // a conversation on a profile no longer listed goes back to the default
+		}
 		if ob.Verbosity != nb.Verbosity {
 			add(p+".verbosity", false)
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,38 @@ func TestAgentKindProblems(t *testing.T) {
 				t.Errorf("problems:\n%swant one at line %d, %s: …%s…", fmtProblems(got), tc.line, tc.path, tc.msg)
 			}
 		})
+	}
+}
+
+// TestBotAgents: bots[].agents lists the profiles !agent may move a
+// conversation to; the default need not be listed; an unknown or repeated
+// name is refused at its line; a change is a live reload of the bot.
+func TestBotAgents(t *testing.T) {
+	agents := []string{"agents:", "  coder: {}", "  gemini: {kind: acp, command: gemini}"}
+	cfg := mustParse(t, src(append(agents, "bots:", "  - name: b", "    platform: discord", "    agent: coder",
+		"    agents: [gemini]", "    discord: {token: t}")...), nil)
+	if b := cfg.Bot("b"); strings.Join(b.Agents, ",") != "gemini" {
+		t.Fatalf("agents: %q", b.Agents)
+	}
+	if sum := cfg.Summary(); !strings.Contains(sum, "agents=gemini") {
+		t.Errorf("summary does not show the bot's agents:\n%s", sum)
+	}
+	for _, tc := range []struct {
+		name, list, path, msg string
+	}{
+		{"unknown", "[gemini, codex]", "bots[0].agents[1]", `agent "codex" is not defined`},
+		{"twice", "[gemini, gemini]", "bots[0].agents[1]", "listed twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(t, src(append(agents, "bots:", "  - name: b", "    platform: discord", "    agent: coder",
+				"    agents: "+tc.list, "    discord: {token: t}")...), nil)
+			if len(got) != 1 || got[0].Path != tc.path || got[0].Line != 8 || !strings.Contains(got[0].Msg, tc.msg) {
+				t.Errorf("problems:\n%swant one at line 8, %s: …%s…", fmtProblems(got), tc.path, tc.msg)
+			}
+		})
+	}
+	next := mustParse(t, src(append(agents, "bots:", "  - {name: b, platform: discord, agent: coder, discord: {token: t}}")...), nil)
+	if d := Compare(cfg, next); !strings.Contains(fmt.Sprint(d), "bots[b].agents") {
+		t.Errorf("diff misses bots[b].agents: %+v", d)
 	}
 }

@@ -76,6 +76,7 @@ func (d *decoder) bot(v *yaml.Node, p string) *Bot {
 		"name":      d.Str(&b.Name),
 		"platform":  d.Str(&b.Platform),
 		"agent":     d.Str(&b.Agent),
+		"agents":    d.StrList(&b.Agents),
 		"verbosity": d.Str(&b.Verbosity),
 		"access": func(v *yaml.Node, ap string) {
 			d.Fields(v, ap, map[string]decode.Field{

@@ -54,6 +54,9 @@ func (c *Config) Summary() string {
 			bot.Name, bot.Platform, bot.Agent, bot.Verbosity,
 			decode.ListOr(bot.Access.Channels, "any"), decode.ListOr(bot.Access.Users, "any"),
 			decode.ListOr(bot.Access.Approvers, "none"), decode.ListOr(bot.Access.Admins, "none"))
+		if len(bot.Agents) > 0 {
+			fmt.Fprintf(&b, " agents=%s", strings.Join(bot.Agents, ","))
+		}
 		if bot.Settings != nil {
 			b.WriteString(bot.Settings.Summary())
 		}

@@ -76,6 +76,16 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 		d.Addf(d.LineOf(ap), ap, "agent %s is not defined", d.Show(ap, b.Agent))
 	}
 
+	for j, name := range b.Agents {
+		np := decode.Index(decode.Child(p, "agents"), j)
+		switch {
+		case c.Agents[name] == nil:
+			d.Addf(d.LineOf(np), np, "agent %s is not defined (bots[].agents lists keys under agents)", d.Show(np, name))
+		case slices.Index(b.Agents, name) < j:
+			d.Addf(d.LineOf(np), np, "agent %s is listed twice", d.Show(np, name))
+		}
+	}
+
 	b.Verbosity = decode.OrDefault(b.Verbosity, DefaultVerbosity)
 	d.OneOf(decode.Child(p, "verbosity"), b.Verbosity, "verbosity", VerbosityQuiet, VerbosityCompact, VerbosityFull)
 

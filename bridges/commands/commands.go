@@ -29,6 +29,10 @@ type command struct {
 	// adminArg, when set, is a first argument word that makes the command
 	// admin-only (e.g. "rm" for "!rules rm N").
 	adminArg string
+	// argWho, when set, is the authority the command needs when given an
+	// argument (e.g. "!agent NAME" moves the conversation; "!agent" only
+	// lists).
+	argWho Authority
 	// run carries the command out; the author's authority was checked.
 	run func(ctx context.Context, c Conversation, who Author, l Line)
 }
@@ -48,6 +52,8 @@ func table() []command {
 		{name: "help", help: "show this help", run: runHelp},
 		{name: "stop", help: "interrupt the running turn", who: Participants, run: runStop},
 		{name: "new", help: "start a fresh session (the agent forgets this conversation)", who: Participants, run: runNew},
+		{name: "agent", usage: "[NAME]", help: "list this bot's agent profiles; `NAME` moves this conversation to that profile, where it starts fresh (participants and admins)",
+			argWho: Participants, run: runAgent},
 		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", who: Admins, run: runModel},
 		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", who: Admins, run: runMode},
 		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm",
@@ -66,6 +72,9 @@ func table() []command {
 func (c command) required(l Line) Authority {
 	if c.adminArg != "" && strings.EqualFold(l.Arg(0), c.adminArg) {
 		return Admins
+	}
+	if len(l.Args) > 0 && c.argWho > c.who {
+		return c.argWho
 	}
 	return c.who
 }

@@ -52,6 +52,19 @@ type Conversation interface {
 	// to tell). ErrStarting: the agent is starting. Other errors are the
 	// store's.
 	NewSession(ctx context.Context, by string) (worktree string, err error)
+	// Agents lists the profiles the conversation may run on — the bot's
+	// default first, then its bots[].agents — and the one it runs now.
+	Agents() (names []string, current string)
+	// SwitchAgent moves the conversation to profile name, one of Agents
+	// (Run checked that who may write here): it stops the agent, stores
+	// the profile with a fresh session id (the model and mode overrides
+	// are cleared, the conversation's grants removed by by) and the next
+	// turn starts there, fresh. It returns more to tell ("" for nothing):
+	// the grants removed, what became of the old session's worktree.
+	// ErrWorking while the agent is working (a turn, a message in flight,
+	// an open card, a background task, starting) or a resume is under
+	// way; other errors are the store's.
+	SwitchAgent(ctx context.Context, name, by string) (worktree string, err error)
 	// Model is the model the agent runs ("" = the CLI's default).
 	Model() string
 	// SetModel stores the conversation's model ("" = the profile's) and

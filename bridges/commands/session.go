@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // This file holds the commands on the conversation's agent: !stop, !new,
-// !model, !mode and !cost.
+// !model, !mode, !agent and !cost.
 
 func runStop(ctx context.Context, c Conversation, _ Author, _ Line) {
 	running, err := c.Stop(ctx)
@@ -132,4 +133,81 @@ func compactCount(n int64) string {
 	default:
 		return fmt.Sprint(n)
 	}
+}
+
+// runAgent lists the bot's profiles (no argument) or moves the
+// conversation to one (Run checked that who may write here). Only a
+// profile Agents lists is accepted: the bot's config, never the person,
+// decides where a conversation may run.
+func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
+	names, current := c.Agents()
+	if len(l.Args) == 0 {
+		var b strings.Builder
+		b.WriteString("🤖 Agent profiles of this bot:")
+		for i, n := range names {
+			b.WriteString("\n• " + codeSpan(n))
+			if i == 0 {
+				b.WriteString(" (default)")
+			}
+			if n == current {
+				b.WriteString(" ← this conversation")
+			}
+		}
+		if len(names) < 2 {
+			b.WriteString("\n_This bot has no other profile to move to (bots[].agents is empty)._")
+		} else {
+			b.WriteString("\n`" + bridges.CommandPrefix + "agent NAME` moves this conversation; it starts fresh there.")
+		}
+		c.Notice(ctx, b.String())
+		return
+	}
+	name := l.Arg(0)
+	switch {
+	case len(l.Args) != 1 || strings.ContainsRune(name, '`'):
+		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"agent NAME`. Current profile: "+codeSpan(current))
+		return
+	case !slices.Contains(names, name):
+		c.Notice(ctx, "⛔ "+codeSpan(name)+" is not an agent profile of this bot. It may use: "+codeList(names)+".")
+		return
+	case name == current:
+		c.Notice(ctx, "This conversation already runs on "+codeSpan(name)+".")
+		return
+	}
+	wt, err := c.SwitchAgent(ctx, name, who.ID)
+	switch {
+	case errors.Is(err, ErrWorking) || errors.Is(err, ErrStarting) || errors.Is(err, ErrResuming):
+		c.Notice(ctx, "⏳ The agent is working (a turn, a message or an approval is open). Use `"+bridges.CommandPrefix+"stop` first, then `"+bridges.CommandPrefix+"agent "+name+"` again.")
+		return
+	case err != nil:
+		c.Log().Error("switch agent profile", "agent", name, "err", err)
+		c.Notice(ctx, "⚠️ Could not move the conversation (database error).")
+		return
+	}
+	text := SwitchedText(who, name)
+	if wt != "" {
+		text += "\n" + wt
+	}
+	c.Notice(ctx, text)
+}
+
+// SwitchedText is the notice that the conversation moved to profile name
+// on who's !agent.
+func SwitchedText(who Author, name string) string {
+	return "🔀 " + mention(who) + " moved this conversation to agent " + codeSpan(name) +
+		". It starts fresh: the agent does not see the earlier messages of this thread."
+}
+
+// AgentGoneText is the notice that the conversation's profile gone is no
+// longer one of the bot's (a reload) and it is back on profile def.
+func AgentGoneText(gone, def string) string {
+	return "🔀 Agent " + codeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
+		codeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
+}
+
+func codeList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = codeSpan(n)
+	}
+	return strings.Join(out, ", ")
 }

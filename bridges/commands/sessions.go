@@ -127,6 +127,12 @@ func chatPerson(c Conversation, who Author) access.Person {
 	return access.Person{Via: access.ViaChat, UserID: who.ID, In: c.Key()}
 }
 
+// sessionProfile is the profile whose agent holds target's session: the
+// one !agent moved its conversation to, else the conversation's own.
+func sessionProfile(target store.SessionInfo) string {
+	return orDefault(target.AgentOverride, target.Agent)
+}
+
 // resumeRefusal says why who may not resume target in c ("" if they may):
 // the access decision must let them resume target's session and write in
 // c.
@@ -134,8 +140,8 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 	switch {
 	case target.ID == c.ID():
 		return "This thread already has session " + codeSpan(ShortID(target.SessionID)) + "."
-	case target.Agent != c.Profile().Name:
-		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " belongs to another agent profile (" + codeSpan(target.Agent) + ")."
+	case sessionProfile(target) != c.Profile().Name:
+		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " belongs to another agent profile (" + codeSpan(sessionProfile(target)) + ")."
 	case target.Summary == "":
 		return "Session " + codeSpan(ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
 	}

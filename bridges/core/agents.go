@@ -112,34 +112,36 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(platforms)) {
 		bot := c.cfg().Bot(name)
-		p := c.cfg().Agents[bot.Agent]
-		if p == nil || seen[p.Name] {
-			continue
-		}
-		seen[p.Name] = true
-		sc := pool.SpareConfig{
-			Limit:   pool.Limit{Profile: p.Name, MaxLive: p.MaxLive, IdleTimeout: p.IdleTimeout},
-			Count:   p.WarmSpares,
-			Options: c.profileAgentOptions(p),
-			WarmUp:  true,
-			// warm_spares: auto
-			Auto:        p.WarmSparesAuto,
-			Max:         p.MaxWarmSpares,
-			SpareMemory: p.SpareMemory,
-		}
-		c.spareTools(&sc.Options, bot, p, platforms[name])
-		if wt := c.opts.Worktrees; wt != nil && p.Worktree {
-			sc.Options.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
-				return wt.PrepareSpawn(ctx, p, o, true)
+		for _, pn := range bot.Profiles() { // the default and the profiles !agent may move to
+			p := c.cfg().Agents[pn]
+			if p == nil || seen[p.Name] {
+				continue
 			}
-		}
-		if c.cfg().DataDir != "" {
-			sc.StateRoot = filepath.Join(c.cfg().DataDir, SessionsDir)
-		}
-		if p.KeepsSpares() {
-			wp.KeepSpares(sc)
-			kept = append(kept, sc)
-			c.log.Debug("keeping warm spares", "profile", p.Name, "count", p.WarmSparesText(), "max_live", p.MaxLive)
+			seen[p.Name] = true
+			sc := pool.SpareConfig{
+				Limit:   pool.Limit{Profile: p.Name, MaxLive: p.MaxLive, IdleTimeout: p.IdleTimeout},
+				Count:   p.WarmSpares,
+				Options: c.profileAgentOptions(p),
+				WarmUp:  true,
+				// warm_spares: auto
+				Auto:        p.WarmSparesAuto,
+				Max:         p.MaxWarmSpares,
+				SpareMemory: p.SpareMemory,
+			}
+			c.spareTools(&sc.Options, bot, p, platforms[name])
+			if wt := c.opts.Worktrees; wt != nil && p.Worktree {
+				sc.Options.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
+					return wt.PrepareSpawn(ctx, p, o, true)
+				}
+			}
+			if c.cfg().DataDir != "" {
+				sc.StateRoot = filepath.Join(c.cfg().DataDir, SessionsDir)
+			}
+			if p.KeepsSpares() {
+				wp.KeepSpares(sc)
+				kept = append(kept, sc)
+				c.log.Debug("keeping warm spares", "profile", p.Name, "count", p.WarmSparesText(), "max_live", p.MaxLive)
+			}
 		}
 	}
 	return func() {

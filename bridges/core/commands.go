@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -312,8 +313,8 @@ func (cv *conversation) statusText() string {
 	case cv.sess != nil:
 		state = "live, idle"
 	}
-	return fmt.Sprintf("📊 Session %s\n• agent: %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
-		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, cv.q.Len(), len(cv.inflight), cv.cards.Len(),
+	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
+		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
 		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
@@ -337,3 +338,131 @@ func (cv *conversation) effectiveMode() string {
 // profileMode is the profile's permission mode; a bypassPermissions the
 // profile does not allow (which check-config refuses) falls back to default.
 func (cv *conversation) profileMode() string { return profilePermissionMode(cv.profile) }
+
+func (c cmdConv) Agents() ([]string, string) {
+	return agentChoices(c.cv.core.cfg(), c.cv.bot, c.cv.row), c.cv.profile.Name
+}
+
+// SwitchAgent implements commands.Conversation (!agent NAME): only to a
+// profile agentChoices lists, and only while the agent is idle.
+func (c cmdConv) SwitchAgent(ctx context.Context, name, by string) (string, error) {
+	cv := c.cv
+	switch {
+	case cv.resuming:
+		return "", commands.ErrResuming
+	case cv.acquiring:
+		return "", commands.ErrStarting
+	case cv.busyWithTurn() || sessionBusy(cv.sess):
+		return "", commands.ErrWorking
+	}
+	p := cv.core.cfg().Agents[name]
+	if p == nil || !slices.Contains(agentChoices(cv.core.cfg(), cv.bot, cv.row), name) {
+		return "", fmt.Errorf("switch agent: profile %q is not one of bot %s's", name, cv.bot.Name)
+	}
+	wt, err := cv.moveToProfile(ctx, p, by, "⌛ Expired: the conversation moved to agent "+name+".")
+	if err == nil {
+		cv.log.Info("conversation moved to another agent profile", "agent", name, "user", by)
+	}
+	return wt, err
+}
+
+// moveToProfile stops the conversation's agent and moves it to profile p
+// in a fresh session (the store first): everything p decides — sandbox,
+// egress, cgroups, rules, approvals, limits, spares — applies from its
+// next spawn, and the "Always allow" grants given for the old profile end
+// (removed by by). status is what open cards show. It returns what to
+// tell besides the move: the grants removed, what became of the old
+// session's worktree.
+func (cv *conversation) moveToProfile(ctx context.Context, p *config.Agent, by, status string) (string, error) {
+	override := p.Name
+	if override == cv.row.Agent {
+		override = "" // its own profile
+	}
+	id, old := uuid.NewString(), cv.row.SessionID
+	revoked, err := cv.st.SwitchAgent(ctx, cv.id, override, id, by)
+	if err != nil {
+		return "", fmt.Errorf("move conversation to profile %s: %w", p.Name, err)
+	}
+	cv.closeSession(ctx, status)
+	var notes []string
+	if revoked > 0 {
+		notes = append(notes, fmt.Sprintf("🔐 The %d \"Always allow\" grant(s) given to the previous agent were removed: the new one asks again.", revoked))
+	}
+	if wt := cv.retireWorktree(ctx, old); wt != "" { // under the profile it leaves
+		notes = append(notes, wt)
+	}
+	cv.profile, cv.agentGone = p, ""
+	cv.row.AgentOverride, cv.row.SessionID, cv.row.Model, cv.row.PermissionMode = override, id, "", ""
+	cv.resume, cv.freshRetry, cv.restartAfterTurn, cv.bypassRefusalShown = false, false, false, false
+	return strings.Join(notes, "\n"), nil
+}
+
+// agentChoices are the profiles a conversation of bot may run on, each
+// once and configured: its own (baseProfile), the bot's default, then the
+// bot's agents list.
+func agentChoices(cfg *config.Config, bot *config.Bot, row store.Conversation) []string {
+	var out []string
+	if p := baseProfile(cfg, bot, row); p != nil {
+		out = append(out, p.Name)
+	}
+	for _, n := range bot.Profiles() {
+		if cfg.Agents[n] != nil && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// baseProfile is the profile of conversation row without !agent: the one
+// it was created with (a scheduled run may name its own), else the bot's.
+func baseProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) *config.Agent {
+	if p := cfg.Agents[row.Agent]; p != nil {
+		return p
+	}
+	return cfg.Agents[bot.Agent]
+}
+
+// convProfile is the profile conversation row runs on: the one !agent
+// moved it to while the bot still lists it, else baseProfile; gone names
+// a stored profile the bot no longer lists (the conversation goes back at
+// its next message, revertAgent).
+func convProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) (p *config.Agent, gone string) {
+	if o := row.AgentOverride; o != "" {
+		if slices.Contains(agentChoices(cfg, bot, row), o) {
+			return cfg.Agents[o], ""
+		}
+		gone = o
+	}
+	return baseProfile(cfg, bot, row), gone
+}
+
+// revertAgent moves a conversation whose !agent profile a reload took
+// away back to its default, telling the thread, once its agent is idle.
+// It reports whether the message at hand must wait.
+func (cv *conversation) revertAgent(ctx context.Context) bool {
+	if cv.agentGone == "" {
+		return false
+	}
+	if cv.busyWithTurn() {
+		return true // the turn's end delivers again; a background task does not hold the move (the config no longer allows its profile)
+	}
+	gone, p := cv.agentGone, baseProfile(cv.core.cfg(), cv.bot, cv.row)
+	if p == nil {
+		return false // the conversation keeps the profile it has (conversationLocked refuses such a config)
+	}
+	wt, err := cv.moveToProfile(ctx, p, "config reload", "⌛ Expired: agent "+gone+" is no longer available.")
+	if err != nil {
+		if !cv.fenced(err) {
+			cv.log.Error("move conversation back to its default profile; retrying", "agent", gone, "err", err)
+			cv.after(time.Second, timerRetry, "")
+		}
+		return true
+	}
+	cv.log.Info("conversation moved back to its default profile", "agent", gone, "to", p.Name)
+	text := commands.AgentGoneText(gone, p.Name)
+	if wt != "" {
+		text += "\n" + wt
+	}
+	cv.notice(ctx, text)
+	return false
+}

@@ -171,6 +171,7 @@ type conversation struct {
 	restartAfterTurn   bool               // a setting needs a new process once the turn ends
 	replace            reload.Replacement // a reload changed the profile: replace the agent when idle
 	bypassRefusalShown bool               // told that a stored bypassPermissions is not applied
+	agentGone          string             // the !agent profile the bot no longer lists: back to the default at the next message
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outbox             *delivery.Outbox     // the final replies to post
@@ -183,30 +184,31 @@ type conversation struct {
 //
 // takenOver says that its tenure began after another replica's
 // (ownership.Tenure.Recover).
-func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, p bridges.Platform, st *store.Store, token int64, takenOver bool) *conversation {
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, gone string, p bridges.Platform, st *store.Store, token int64, takenOver bool) *conversation {
 	key := bridges.ConversationKey(row.Key)
 	lim := p.Limits()
 	if lim.EditInterval <= 0 {
 		lim.EditInterval = defaultEditInterval
 	}
 	cv := &conversation{
-		core:     c,
-		key:      key,
-		id:       row.ID,
-		bot:      bot,
-		profile:  profile,
-		platform: p,
-		limits:   lim,
-		budget:   c.budgets.For(key),
-		log:      c.log.With("key", key, "conversation", row.ID),
-		row:      row,
-		st:       st,
-		token:    token,
-		taken:    takenOver,
-		resume:   row.SessionID != "",
-		inflight: make(map[string]sentMsg),
-		spared:   make(map[string]int),
-		timers:   make(map[timerKey]pendingTimer),
+		core:      c,
+		key:       key,
+		id:        row.ID,
+		bot:       bot,
+		profile:   profile,
+		platform:  p,
+		agentGone: gone,
+		limits:    lim,
+		budget:    c.budgets.For(key),
+		log:       c.log.With("key", key, "conversation", row.ID),
+		row:       row,
+		st:        st,
+		token:     token,
+		taken:     takenOver,
+		resume:    row.SessionID != "",
+		inflight:  make(map[string]sentMsg),
+		spared:    make(map[string]int),
+		timers:    make(map[timerKey]pendingTimer),
 	}
 	cv.cards = cards.New(cardHost{cv})
 	cv.writes = delivery.NewJournal(cv.log, func(d time.Duration) { cv.after(d, timerDisk, "") })

@@ -480,14 +480,11 @@ func (c *Core) conversationLocked(conv store.Conversation, st *store.Store, t ow
 	if bot == nil || p == nil {
 		return nil, fmt.Errorf("conversation %s: %w", key, bridges.ErrUnknownBot)
 	}
-	profile := c.cfg().Agents[conv.Agent] // a scheduled run may name its own profile
-	if profile == nil {
-		profile = c.cfg().Agents[bot.Agent]
-	}
+	profile, gone := convProfile(c.cfg(), bot, conv) // a scheduled run may name its own profile; !agent moves it
 	if profile == nil {
 		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}
-	cv := newConversation(c, conv, bot, profile, p, st, token, t.Recover)
+	cv := newConversation(c, conv, bot, profile, gone, p, st, token, t.Recover)
 	c.convs[key] = cv
 	return cv, nil
 }

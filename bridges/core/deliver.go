@@ -81,6 +81,10 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			blocked = true
 			continue
 		}
+		if cv.revertAgent(ctx) { // a reload took its !agent profile away (commands.go)
+			blocked = true
+			continue
+		}
 		if cv.sess == nil {
 			cv.ensureSession(ctx)
 			blocked = true

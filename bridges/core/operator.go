@@ -65,18 +65,20 @@ func (c *Core) WarmSpares() []bridges.WarmSpareState {
 		if b == nil {
 			continue
 		}
-		p := cfg.Agents[b.Agent]
-		if p == nil || seen[p.Name] || !p.KeepsSpares() {
-			continue
+		for _, pn := range b.Profiles() {
+			p := cfg.Agents[pn]
+			if p == nil || seen[p.Name] || !p.KeepsSpares() {
+				continue
+			}
+			seen[p.Name] = true
+			st := wp.SpareStatus(p.Name)
+			ws := bridges.WarmSpareState{Profile: p.Name, Auto: st.Auto, Target: st.Want, Max: st.Max,
+				Ready: st.Ready, Starting: st.Starting, MemShort: st.MemShort}
+			if st.Failures > 0 && st.Ready == 0 {
+				ws.Failing = render.OneLine(st.LastError, 200)
+			}
+			out = append(out, ws)
 		}
-		seen[p.Name] = true
-		st := wp.SpareStatus(p.Name)
-		ws := bridges.WarmSpareState{Profile: p.Name, Auto: st.Auto, Target: st.Want, Max: st.Max,
-			Ready: st.Ready, Starting: st.Starting, MemShort: st.MemShort}
-		if st.Failures > 0 && st.Ready == 0 {
-			ws.Failing = render.OneLine(st.LastError, 200)
-		}
-		out = append(out, ws)
 	}
 	slices.SortFunc(out, func(a, b bridges.WarmSpareState) int { return strings.Compare(a.Profile, b.Profile) })
 	return out

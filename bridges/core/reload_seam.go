@@ -147,6 +147,9 @@ func (r reloadConv) Refresh(cfg *config.Config) {
 	if p := cfg.Agents[cv.profile.Name]; p != nil {
 		cv.profile = p
 	}
+	if o := cv.row.AgentOverride; o != "" && !slices.Contains(agentChoices(cfg, cv.bot, cv.row), o) {
+		cv.agentGone = o // back to the default at the next message (revertAgent)
+	}
 }
 
 // Recheck implements reload.Conv.

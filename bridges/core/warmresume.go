@@ -100,11 +100,11 @@ const warmResumeWindow = 30 * time.Minute
 // resumeCandidate returns a stand-in conversation of row to build its
 // spawn options from, or nil when row is not to be resumed ahead: no
 // session, a bot that does not run here, another profile than its bot's
-// now, or no activity within the profile's idle timeout.
+// now (or one !agent chose), or no activity within the profile's idle timeout.
 func (c *Core) resumeCandidate(row store.Conversation, platforms map[string]bridges.Platform, now time.Time) *conversation {
 	bot := c.cfg().Bot(row.Key.Bot)
 	pl := platforms[row.Key.Bot]
-	if row.SessionID == "" || bot == nil || pl == nil || bot.Agent != row.Agent {
+	if row.SessionID == "" || bot == nil || pl == nil || bot.Agent != row.Agent || row.AgentOverride != "" {
 		return nil
 	}
 	p := c.cfg().Agents[bot.Agent]

@@ -67,8 +67,10 @@ func (b *Bots) SetSpares(h Host, platforms map[string]bridges.Platform) {
 	cfg := h.Config()
 	for name := range platforms {
 		if bot := cfg.Bot(name); bot != nil {
-			if p := cfg.Agents[bot.Agent]; p != nil && p.KeepsSpares() {
-				kept[p.Name] = true
+			for _, pn := range bot.Profiles() {
+				if p := cfg.Agents[pn]; p != nil && p.KeepsSpares() {
+					kept[p.Name] = true
+				}
 			}
 		}
 	}

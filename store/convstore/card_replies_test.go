@@ -20,7 +20,7 @@ func TestMigration0012FindsOldCards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv := newConv(t, old, "phone", "15550001111@s.whatsapp.net", "")
+	conv := oldConv(t, old, "phone", "15550001111@s.whatsapp.net", "")
 	for _, r := range [][2]string{{"req-a", `{"Key":{"Bot":"phone"},"ID":"3EB0CARD"}`}, {"req-b", "C/1234.5678"}, {"req-c", ""}} {
 		if _, err := old.db.Read().ExecContext(ctx, `INSERT INTO approvals (id, conversation_id, tool_name, card_ref, requested_at, decision, decided_at)
 			VALUES (?, ?, 'Bash', ?, 1, 'allow', 2)`, r[0], conv.ID, r[1]); err != nil {

@@ -40,19 +40,20 @@ type Conversation struct {
 	OwnerUserID    string // who started the conversation
 	Model          string // model override; '' = profile default
 	PermissionMode string // permission-mode override; '' = profile default
+	AgentOverride  string // profile !agent moved it to; '' = Agent
 	CreatedAt      time.Time
 	UpdatedAt      time.Time // last change of a setting
 	LastActiveAt   time.Time // last TouchConversation (or creation)
 }
 
 const conversationCols = `id, bot, channel, thread, agent, session_id, owner_user_id, model, permission_mode,
-	created_at, updated_at, last_active_at`
+	agent_override, created_at, updated_at, last_active_at`
 
 func scanConversation(r sqldb.Scanner) (Conversation, error) {
 	var c Conversation
 	var created, updated, active int64
 	err := r.Scan(&c.ID, &c.Key.Bot, &c.Key.Channel, &c.Key.Thread, &c.Agent, &c.SessionID, &c.OwnerUserID,
-		&c.Model, &c.PermissionMode, &created, &updated, &active)
+		&c.Model, &c.PermissionMode, &c.AgentOverride, &created, &updated, &active)
 	if err != nil {
 		return Conversation{}, err
 	}
@@ -157,6 +158,41 @@ func (s *Store) SetModel(ctx context.Context, convID, model string) error {
 // convID (” clears it).
 func (s *Store) SetPermissionMode(ctx context.Context, convID, mode string) error {
 	return s.setConversationField(ctx, convID, "permission_mode", mode)
+}
+
+// SwitchAgent moves conversation convID to agent profile agent (” = its
+// own profile, Agent) with the fresh session id sessionID, in one
+// transaction: the model and permission-mode overrides and the "Always
+// allow" grants, given for the profile it leaves, end with it (the grants
+// removed by by, kept for the audit), and the session's summary is
+// cleared. It returns how many grants it removed. !agent uses it.
+func (s *Store) SwitchAgent(ctx context.Context, convID, agent, sessionID, by string) (revoked int, err error) {
+	if sessionID == "" {
+		return 0, fmt.Errorf("switch agent of conversation %s: a session id is required: %w", convID, sqldb.ErrInvalidArgument)
+	}
+	err = s.db.WithTx(ctx, func(tx *sql.Tx) error {
+		now := s.db.NowMS()
+		res, err := tx.ExecContext(ctx, `UPDATE conversations SET agent_override = ?, session_id = ?, summary = '',
+			model = '', permission_mode = '', updated_at = ? WHERE id = ?`, agent, sessionID, now, convID)
+		if err != nil {
+			return err
+		}
+		if err := sqldb.AffectedOne(res); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE grants SET removed_at = ?, removed_by = ?
+			WHERE conversation_id = ? AND removed_at IS NULL`, now, by, convID)
+		if err != nil {
+			return err
+		}
+		n, err := sqldb.RowsAffected(res)
+		revoked = int(n)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("switch agent of conversation %s: %w", convID, err)
+	}
+	return revoked, nil
 }
 
 // setConversationField updates one text column; column is a constant chosen

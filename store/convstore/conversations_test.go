@@ -199,3 +199,52 @@ func TestListConversations(t *testing.T) {
 		}
 	})
 }
+
+// TestSwitchAgent: !agent's write stores the profile and the fresh
+// session, clears the overrides chosen for the old profile and removes
+// its grants (kept for the audit, with who moved it), survives a reread,
+// and refuses an unknown conversation or an empty session id.
+func TestSwitchAgent(t *testing.T) {
+	ctx := context.Background()
+	kit.Each(t, func(t *testing.T, s *Store) {
+		c := newConv(t, s, "b", "C", "T")
+		if err := s.SetModel(ctx, c.ID, "opus"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPermissionMode(ctx, c.ID, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddGrants(ctx, c.ID, []Grant{{Tool: "Bash", Match: "ls *", GrantedBy: "U1"}, {Tool: "Read", GrantedBy: "U1"}}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.SwitchAgent(ctx, c.ID, "gemini", "fresh-1", "U2"); err != nil || n != 2 {
+			t.Fatalf("SwitchAgent: %d grants removed, %v; want 2", n, err)
+		}
+		if gs, err := s.ActiveGrants(ctx, c.ID); err != nil || len(gs) != 0 {
+			t.Fatalf("active grants after the switch: %+v, %v", gs, err)
+		}
+		if all, _ := s.GrantsForConversation(ctx, c.ID); len(all) != 2 || all[0].RemovedBy != "U2" {
+			t.Fatalf("grant audit after the switch: %+v", all)
+		}
+		got, err := s.ConversationByID(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.AgentOverride != "gemini" || got.SessionID != "fresh-1" || got.Model != "" || got.PermissionMode != "" || got.Agent != c.Agent {
+			t.Fatalf("after switch: override %q session %q model %q mode %q agent %q", got.AgentOverride, got.SessionID, got.Model, got.PermissionMode, got.Agent)
+		}
+		if byKey, _ := s.GetConversation(ctx, c.Key); byKey.AgentOverride != "gemini" {
+			t.Fatalf("GetConversation: override %q", byKey.AgentOverride)
+		}
+		if n, err := s.SwitchAgent(ctx, c.ID, "", "fresh-2", "U2"); err != nil || n != 0 {
+			t.Fatalf("switch back: %v", err)
+		}
+		if back, _ := s.ConversationByID(ctx, c.ID); back.AgentOverride != "" || back.SessionID != "fresh-2" {
+			t.Fatalf("after switching back: override %q session %q", back.AgentOverride, back.SessionID)
+		}
+		storetest.WantErrIs(t, "unknown conversation", err2(s.SwitchAgent(ctx, "nope", "x", "s", "U2")), sqldb.ErrNotFound)
+		storetest.WantErrIs(t, "no session id", err2(s.SwitchAgent(ctx, c.ID, "x", "", "U2")), sqldb.ErrInvalidArgument)
+	})
+}
+
+func err2(_ int, err error) error { return err }

@@ -61,7 +61,7 @@ func testMigration0010MarksScheduledRuns(t *testing.T, db storetest.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv := newConv(t, old, "team", "C1", "t1")
+	conv := oldConv(t, old, "team", "C1", "t1")
 	for _, r := range [][2]string{{"schedule-3-1767600000", "schedule"}, {"schedule-4-1767600000", "U1"}, {"1767600000.000100", "U2"}} {
 		if _, err := old.db.Read().ExecContext(ctx, `INSERT INTO inbox (id, conversation_id, bot, platform_msg_id, user_id, user_name, text, state, created_at, updated_at)
 			VALUES (?, ?, 'team', ?, ?, '', '!mode acceptEdits', 'pending', 1, 1)`, uuid.NewString(), conv.ID, r[0], r[1]); err != nil {

@@ -74,7 +74,7 @@ func scanSessionInfo(r sqldb.Scanner) (SessionInfo, error) {
 	var created, updated, active int64
 	c := &si.Conversation
 	err := r.Scan(&c.ID, &c.Key.Bot, &c.Key.Channel, &c.Key.Thread, &c.Agent, &c.SessionID, &c.OwnerUserID,
-		&c.Model, &c.PermissionMode, &created, &updated, &active, &si.Summary, &si.CostUSD, &si.Turns)
+		&c.Model, &c.PermissionMode, &c.AgentOverride, &created, &updated, &active, &si.Summary, &si.CostUSD, &si.Turns)
 	if err != nil {
 		return SessionInfo{}, err
 	}

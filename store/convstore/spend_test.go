@@ -85,7 +85,7 @@ func testMigration0008FillsUsageBot(t *testing.T, db storetest.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv := newConv(t, old, "team", "C1", "t1")
+	conv := oldConv(t, old, "team", "C1", "t1")
 	if _, err := old.db.Read().ExecContext(ctx, `INSERT INTO usage (conversation_id, session_id, cost_usd, created_at) VALUES (?, 's', 1.25, ?)`,
 		conv.ID, time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
