@@ -121,23 +121,11 @@ func (s *Session) initializeACP(ctx context.Context) error {
 
 // readACP reads stdout lines into the ACP client until EOF.
 func (s *Session) readACP() {
-	lr := streamjson.NewLineReader(s.stdout, s.opts.MaxLineBytes)
-	for {
-		line, err := lr.Next()
-		if err != nil {
-			var tl *streamjson.LineTooLongError
-			if errors.As(err, &tl) {
-				s.log.Warn("agent stdout line over the cap skipped", "bytes", tl.Size, "max", tl.Max)
-				s.handle(streamjson.DecodeError{Line: tl.Start, Err: err})
-				continue
-			}
-			return
+	s.readLines(func(line []byte) {
+		if len(strings.TrimSpace(string(line))) > 0 {
+			s.acp.Handle(line)
 		}
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
-		s.acp.Handle(line)
-	}
+	})
 }
 
 // sendACP is Send for kind acp: the client sends the message as a prompt,

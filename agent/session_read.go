@@ -18,8 +18,19 @@ func (s *Session) readLoop() {
 		s.readACP()
 		return
 	}
-	lr := streamjson.NewLineReader(s.stdout, s.opts.MaxLineBytes)
 	var dec streamjson.Decoder
+	s.readLines(func(line []byte) {
+		for _, ev := range dec.Decode(line) {
+			s.handle(ev)
+		}
+	})
+}
+
+// readLines hands each line of stdout to each until EOF (or until
+// waitLoop closes the pipe); a line over Options.MaxLineBytes is skipped
+// and reported as a DecodeError.
+func (s *Session) readLines(each func(line []byte)) {
+	lr := streamjson.NewLineReader(s.stdout, s.opts.MaxLineBytes)
 	for {
 		line, err := lr.Next()
 		if err != nil {
@@ -34,9 +45,7 @@ func (s *Session) readLoop() {
 			}
 			return
 		}
-		for _, ev := range dec.Decode(line) {
-			s.handle(ev)
-		}
+		each(line)
 	}
 }
 
