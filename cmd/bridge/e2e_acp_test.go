@@ -136,14 +136,7 @@ func TestSlackE2EACPAgent(t *testing.T) {
 	e.waitThreadText(t, ts, "⏹ Stopped.")
 	e.waitSettled(t, ts)
 
-	if err := e.bridge.stop(time.Minute); err != nil {
-		t.Fatalf("stop the bridge: %v", err)
-	}
-	e.ab.restart(t)
-	e.bridge = e.ab.bridge
-	if err := e.slack.WaitForConnections(2, e2eWait); err != nil {
-		t.Fatalf("the restarted bridge never connected: %v", err)
-	}
+	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	// Ten prompts so far, the first one "hello": the agent remembers them.
 	e.waitThreadText(t, ts, "turn 10; history: hello | second | run: echo ACP-ALLOWED")
@@ -163,4 +156,18 @@ func (e *slackEnv) waitCardWith(t *testing.T, thread, want string) slackfake.Mes
 		t.Fatalf("no card with %q in thread %s: %v\nposts: %s", want, thread, err, e.dump())
 	}
 	return m
+}
+
+// restartBridge stops the bridge gracefully, starts it again on the same
+// data_dir and waits for its second Socket Mode connection to Slack.
+func (e *slackEnv) restartBridge(t *testing.T) {
+	t.Helper()
+	if err := e.bridge.stop(time.Minute); err != nil {
+		t.Fatalf("stop the bridge: %v", err)
+	}
+	e.ab.restart(t)
+	e.bridge = e.ab.bridge
+	if err := e.slack.WaitForConnections(2, e2eWait); err != nil {
+		t.Fatalf("the restarted bridge never connected: %v", err)
+	}
 }

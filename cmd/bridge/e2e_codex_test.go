@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
 )
@@ -98,14 +97,7 @@ func TestSlackE2ECodexACP(t *testing.T) {
 		t.Errorf("the denied command ran")
 	}
 
-	if err := e.bridge.stop(time.Minute); err != nil {
-		t.Fatalf("stop the bridge: %v", err)
-	}
-	e.ab.restart(t)
-	e.bridge = e.ab.bridge
-	if err := e.slack.WaitForConnections(2, e2eWait); err != nil {
-		t.Fatalf("the restarted bridge never connected: %v", err)
-	}
+	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	// Six messages so far: the agent loaded its session with all of them.
 	e.waitThreadText(t, ts, "codex heard: after the restart (6 user messages)")

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakegemini"
 )
@@ -75,14 +74,7 @@ func TestSlackE2EGeminiACP(t *testing.T) {
 	e.waitThreadText(t, ts, "⏹ Stopped.")
 	e.waitSettled(t, ts)
 
-	if err := e.bridge.stop(time.Minute); err != nil {
-		t.Fatalf("stop the bridge: %v", err)
-	}
-	e.ab.restart(t)
-	e.bridge = e.ab.bridge
-	if err := e.slack.WaitForConnections(2, e2eWait); err != nil {
-		t.Fatalf("the restarted bridge never connected: %v", err)
-	}
+	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	// Gemini CLI 0.61.0 advertises loadSession, but its session/load
 	// sometimes rewrites the session's record before reading it and then
