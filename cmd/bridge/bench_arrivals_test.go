@@ -11,8 +11,14 @@ import (
 	"time"
 )
 
-// arrivalGap is the gap between new threads in the "arriving apart" rows.
-const arrivalGap = 2 * time.Second
+// arrivalGap is the gap between new threads in the "arriving apart" rows:
+// BENCH_GAP (a duration), 2 s by default.
+func arrivalGap() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("BENCH_GAP")); err == nil && d > 0 {
+		return d
+	}
+	return 2 * time.Second
+}
 
 // benchArrivals measures first replies of new threads on a bridge with
 // the spare settings spares (warm_spares: auto in make bench; with a fixed
@@ -35,7 +41,12 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 	}
 	var b2b, apart []time.Duration
 	var thread string
-	for i := range n {
+	backToBack := n
+	if os.Getenv("BENCH_B2B") == "0" { // only the apart row: one thread for the follow-ups
+		backToBack = 0
+		thread, _ = first("follow-ups")
+	}
+	for i := range backToBack {
 		var d time.Duration
 		thread, d = first(fmt.Sprintf("back to back %d", i))
 		b2b = append(b2b, d)
@@ -44,7 +55,7 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 	b.waitSparesReady(t, max(fixed, 1))
 	t0 := time.Now()
 	for i := range n {
-		time.Sleep(time.Until(t0.Add(time.Duration(i) * arrivalGap)))
+		time.Sleep(time.Until(t0.Add(time.Duration(i) * arrivalGap())))
 		_, d := first(fmt.Sprintf("apart %d", i))
 		apart = append(apart, d)
 		t.Logf("apart %d %v", i, d)
@@ -69,17 +80,21 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 		}
 		return s
 	}
-	return [][3]string{
-		{fmt.Sprintf("first reply, %d new threads back to back (warm_spares: %s)", n, spares), stats(b2b), vs(b2b)},
-		{fmt.Sprintf("first reply, %d new threads %v apart (warm_spares: %s)", n, arrivalGap, spares), stats(apart), vs(apart)},
-		{fmt.Sprintf("follow-up on the warm_spares: %s bridge", spares), stats(follow), fmt.Sprintf("message → reply posted, %d follow-ups after the arrivals; spare target at the end %s", n, target)},
+	var rows [][3]string
+	if backToBack > 0 {
+		rows = append(rows, [3]string{fmt.Sprintf("first reply, %d new threads back to back (warm_spares: %s)", n, spares), stats(b2b), vs(b2b)})
 	}
+	rows = append(rows,
+		[3]string{fmt.Sprintf("first reply, %d new threads %v apart (warm_spares: %s)", n, arrivalGap(), spares), stats(apart), vs(apart)},
+		[3]string{fmt.Sprintf("follow-up on the warm_spares: %s bridge", spares), stats(follow), fmt.Sprintf("message → reply posted, %d follow-ups after the arrivals; spare target at the end %s", n, target)})
+	return rows
 }
 
 // TestBenchArrivals prints the rows of benchArrivals alone (BENCH_ARRIVALS=1;
 // BENCH_N threads of each kind, default 20): new threads back to back and
-// 2 s apart on warm_spares: auto (or each of the space-separated values of
-// BENCH_SPARES, e.g. "1 auto", one bridge after the other), against the follow-up median and the
+// arrivalGap apart on warm_spares: auto (or each of the space-separated values of
+// BENCH_SPARES, e.g. "1 auto", one bridge after the other; BENCH_B2B=0 leaves
+// out the back-to-back row), against the follow-up median and the
 // cold starts of the same run.
 func TestBenchArrivals(t *testing.T) {
 	if os.Getenv("BENCH_ARRIVALS") != "1" {

@@ -39,7 +39,11 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	} else if abs, err := filepath.Abs(prof); err == nil {
 		prof = abs
 	}
-	b := startBenchBridgeWith(t, "    warm_spares: 0\n", 2, "-cpuprofile", prof)
+	profile := "    warm_spares: 0\n"
+	if mode := os.Getenv("BENCH_NETWORK"); mode != "" { // host: without the egress gate
+		profile += "    network: { mode: " + mode + " }\n"
+	}
+	b := startBenchBridgeWith(t, profile, 2, "-cpuprofile", prof)
 	thread := b.slack.Mention(slackChan, alice, "first", "")
 	b.waitThreadText(t, thread, "pong: first")
 	for i := range warmUp {
@@ -58,6 +62,8 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	logs0 := strings.Count(b.bridge.logs.String(), "\n")
 	var follow, each []time.Duration
 	run := procRunTime(t, pid)
+	helpers := bridgeChildren(pid) // the agent's forwarder, if it has one
+	helpers0 := helperRunTime(helpers)
 	for i := range n {
 		text := fmt.Sprintf("follow-up %d", i)
 		start := time.Now()
@@ -71,6 +77,7 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the last turn's bookkeeping after its reply
 	cpu := procCPU(t, pid) - cpu0
+	helperCPU := helperRunTime(helpers) - helpers0
 	logLines := strings.Count(b.bridge.logs.String(), "\n") - logs0
 	reqs := b.model.MessagesRequests()
 	last := reqs[len(reqs)-1]
@@ -82,14 +89,31 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); each follow-up's %s; follow-up %s; idle bridge %v per %v (%.2f ms per follow-up of this run); load %s\n",
 		float64(cpu.Microseconds())/1000/float64(n), cpu, n, cpuStats(each), stats(follow),
 		idle.Round(time.Microsecond), idleFor, float64(idleShare.Microseconds())/1000, strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Printf("model requests through the egress proxy: %d, the last %d KB; bridge log lines during the follow-ups: %d\n",
-		len(reqs), len(last.Body)>>10, logLines)
+	fmt.Printf("model requests: %d, the last %d KB; bridge log lines during the follow-ups: %d; the bridge binary's other processes (%d: forwarders) %.2f ms per follow-up\n",
+		len(reqs), len(last.Body)>>10, logLines, len(helpers), float64(helperCPU.Microseconds())/1000/float64(n))
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=35", bridgeBin, prof).CombinedOutput()
 	if err != nil {
 		t.Logf("go tool pprof: %v\n%s", err, out)
 		return
 	}
 	fmt.Printf("profile %s:\n%s\n", prof, out)
+}
+
+// helperRunTime is the CPU time of processes pids so far (0 for one that
+// has gone).
+func helperRunTime(pids []int) time.Duration {
+	var sum time.Duration
+	for _, p := range pids {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p))
+		for _, task := range tasks {
+			raw, err := os.ReadFile(task)
+			if f := strings.Fields(string(raw)); err == nil && len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += time.Duration(ns)
+			}
+		}
+	}
+	return sum
 }
 
 // procRunTime is the CPU time of all threads of process pid so far, in
