@@ -70,7 +70,7 @@ func TestACPSandboxEgressCgroup(t *testing.T) {
 	opts.StateDir = filepath.Join(hidden, "sessions", opts.SessionID)
 	opts.Hide = []string{hidden}
 	opts.Sandbox = &sandbox.Bwrap{}
-	opts.Network = Network{Mode: NetworkProxy, Proxy: proxy, Policy: pol, Profile: "acp", Forwarder: exe}
+	opts.Network = Network{Mode: NetworkProxy, Proxy: proxy, Policy: pol, Profile: "acp", Launcher: exe}
 	opts.Cgroups, opts.Limits = cg, sandbox.Limits{Memory: 512 << 20, Processes: 256}
 	delete(opts.Env, "FAKEACP_LOG") // outside the sandbox's view
 	s, rec := startACP(t, opts)

@@ -1,10 +1,11 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,20 +24,20 @@ const (
 // Network is how an agent process reaches the network.
 //
 // With Mode NetworkProxy the sandbox gets its own network namespace and
-// Start opens a gate on Proxy for the process (a Unix socket in a fresh
-// directory shown read-only in the sandbox, judged by Policy); the CLI
-// runs behind the forwarder (Forwarder, the bridge binary, run with
-// egress.ForwarderCommand), and HTTPS_PROXY, HTTP_PROXY, https_proxy,
-// http_proxy point at it while NO_PROXY and no_proxy are removed (nothing
-// reachable bypasses the proxy). With NetworkNone the namespace has no way
+// the CLI starts behind the launcher (Launcher, the bridge binary, run with
+// egress.LauncherCommand): it opens the proxy's listener on the
+// namespace's loopback, hands it to the bridge and becomes the CLI; the
+// bridge serves the process's gate on Proxy there, judged by Policy.
+// HTTPS_PROXY, HTTP_PROXY, https_proxy, http_proxy point at it while
+// NO_PROXY and no_proxy are removed (nothing reachable bypasses the proxy). With NetworkNone the namespace has no way
 // out at all, not even to the model. Both need a sandbox that can unshare
 // the network (bwrap): Start refuses them with sandbox.None.
 type Network struct {
 	Mode      string
 	Proxy     *egress.Proxy
 	Policy    *egress.Policy
-	Profile   string // names the agent in the proxy's logs and events
-	Forwarder string // absolute path of the bridge binary
+	Profile  string // names the agent in the proxy's logs and events
+	Launcher string // absolute path of the bridge binary
 }
 
 // proxied reports whether n routes the process through the proxy.
@@ -51,8 +52,8 @@ func (n Network) check(sb sandbox.Sandbox) error {
 	case "", NetworkHost:
 		return nil
 	case NetworkProxy:
-		if n.Proxy == nil || n.Policy == nil || !filepath.IsAbs(n.Forwarder) {
-			return fmt.Errorf("network mode proxy needs a proxy, a policy and the forwarder's absolute path")
+		if n.Proxy == nil || n.Policy == nil || !filepath.IsAbs(n.Launcher) {
+			return fmt.Errorf("network mode proxy needs a proxy, a policy and the launcher's absolute path")
 		}
 	case NetworkNone:
 	default:
@@ -64,56 +65,102 @@ func (n Network) check(sb sandbox.Sandbox) error {
 	return nil
 }
 
-// egressLink is one process's gate and the directory holding its socket.
+// egressLink is one process's way out: the hand-off that brings the
+// listener its launcher opened in the sandbox, then the gate served on it.
 type egressLink struct {
-	gate   *egress.Gate
-	dir    string
-	socket string
+	handOff *egress.HandOff
+	ready   chan struct{} // closed when the hand-off ended, with gate set or not
+	gate    *egress.Gate  // set before ready closes; nil when the hand-off failed
+	started bool          // serve runs (or ran): close waits for ready
 }
 
-// openEgress opens the process's gate when opts route it through the
-// proxy (nil otherwise).
-func openEgress(opts Options, log *slog.Logger) (*egressLink, error) {
+// openEgress prepares the process's hand-off when opts route it through
+// the proxy (nil otherwise).
+func openEgress(opts Options) (*egressLink, error) {
 	if err := opts.Network.check(opts.Sandbox); err != nil {
 		return nil, err
 	}
 	if !opts.Network.proxied() {
 		return nil, nil
 	}
-	dir, err := os.MkdirTemp("", "agentbridge-net-")
+	h, err := egress.NewHandOff()
 	if err != nil {
-		return nil, fmt.Errorf("egress socket directory: %w", err)
-	}
-	socket := filepath.Join(dir, "proxy.sock")
-	g, err := opts.Network.Proxy.Attach(socket, opts.Network.Policy, opts.Network.Profile, opts.SessionID)
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	log.Debug("agent network: through the egress proxy", "session", opts.SessionID, "socket", socket)
-	return &egressLink{gate: g, dir: dir, socket: socket}, nil
+	return &egressLink{handOff: h, ready: make(chan struct{})}, nil
 }
 
-// close closes the gate and removes its directory (nil-safe).
+// startedCLI is called once the process started (or failed to): with ok,
+// the gate is served in the background as soon as the launcher hands its
+// listener over. close ends it.
+func (l *egressLink) startedCLI(ok bool, n Network, session string, log *slog.Logger) {
+	if l == nil {
+		return
+	}
+	l.handOff.Started()
+	if !ok {
+		return
+	}
+	l.started = true
+	go l.serve(n, session, log)
+}
+
+// serve waits for the launcher's listener and serves the gate on it.
+func (l *egressLink) serve(n Network, session string, log *slog.Logger) {
+	defer close(l.ready)
+	ln, err := l.handOff.Receive()
+	if err == nil {
+		if l.gate, err = n.Proxy.Serve(ln, n.Policy, n.Profile, session); err != nil {
+			ln.Close()
+		}
+	}
+	switch {
+	case err == nil:
+		log.Debug("agent network: through the egress proxy", "session", session)
+	case !errors.Is(err, net.ErrClosed): // not stopped by close
+		log.Warn("agent network: the egress gate is not open, the agent has no way out", "session", session, "err", err)
+	}
+}
+
+// waitGate returns the gate once the hand-off ended, or an error when it
+// failed.
+func (l *egressLink) waitGate() (*egress.Gate, error) {
+	if !l.started {
+		return nil, errors.New("agent network: the process never started")
+	}
+	<-l.ready
+	if l.gate == nil {
+		return nil, errors.New("agent network: no egress gate (the sandbox's launcher handed no listener over)")
+	}
+	return l.gate, nil
+}
+
+// close ends the hand-off and closes the gate (nil-safe).
 func (l *egressLink) close() {
 	if l == nil {
 		return
 	}
-	l.gate.Close()
-	_ = os.RemoveAll(l.dir)
+	l.handOff.Close()
+	if !l.started {
+		return
+	}
+	<-l.ready
+	if l.gate != nil {
+		l.gate.Close()
+	}
 }
 
 // networkSpec adds opts.Network to spec: its own network namespace, and
-// with link the forwarder in front of the command, the socket's
-// directory and the forwarder's binary read-only.
+// with link the launcher in front of the command, the launcher's binary
+// read-only.
 func networkSpec(opts Options, link *egressLink, spec sandbox.Spec) sandbox.Spec {
 	if !opts.Network.isolated() {
 		return spec
 	}
 	spec.UnshareNet = true
 	if link != nil {
-		spec.Argv = egress.ForwarderArgs(opts.Network.Forwarder, link.socket, spec.Argv)
-		spec.ReadOnly = append(append([]string(nil), spec.ReadOnly...), link.dir, opts.Network.Forwarder)
+		spec.Argv = egress.LauncherArgs(opts.Network.Launcher, spec.Argv)
+		spec.ReadOnly = append(append([]string(nil), spec.ReadOnly...), opts.Network.Launcher)
 	}
 	return spec
 }
@@ -150,5 +197,9 @@ func (s *Session) AdmitWarmUp(addr string) (revoke func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("warm-up stand-in address %q: %w", addr, err)
 	}
-	return s.egress.gate.AdmitWarmUp(ap), nil
+	g, err := s.egress.waitGate()
+	if err != nil {
+		return nil, err
+	}
+	return g.AdmitWarmUp(ap), nil
 }

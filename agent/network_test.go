@@ -37,10 +37,9 @@ func TestNetworkSpec(t *testing.T) {
 	if got := networkSpec(Options{Network: Network{Mode: NetworkNone}}, nil, spec); !got.UnshareNet || !slices.Equal(got.Argv, spec.Argv) {
 		t.Errorf("none: %+v", got)
 	}
-	link := &egressLink{dir: "/tmp/n1", socket: "/tmp/n1/proxy.sock"}
-	got := networkSpec(Options{Network: Network{Mode: NetworkProxy, Forwarder: "/opt/bridge"}}, link, spec)
-	wantArgv := []string{"/opt/bridge", egress.ForwarderCommand, "/tmp/n1/proxy.sock", "--", "/usr/bin/claude", "-p"}
-	if !got.UnshareNet || !slices.Equal(got.Argv, wantArgv) || !slices.Equal(got.ReadOnly, []string{"/usr/lib/node", "/tmp/n1", "/opt/bridge"}) {
+	got := networkSpec(Options{Network: Network{Mode: NetworkProxy, Launcher: "/opt/bridge"}}, &egressLink{}, spec)
+	wantArgv := []string{"/opt/bridge", egress.LauncherCommand, "--", "/usr/bin/claude", "-p"}
+	if !got.UnshareNet || !slices.Equal(got.Argv, wantArgv) || !slices.Equal(got.ReadOnly, []string{"/usr/lib/node", "/opt/bridge"}) {
 		t.Errorf("proxy: %+v", got)
 	}
 	if len(spec.ReadOnly) != 1 {
@@ -65,9 +64,10 @@ func TestNetworkNeedsSandbox(t *testing.T) {
 }
 
 // TestSessionThroughProxy starts a sandboxed process (a stand-in for the
-// CLI) in network mode proxy, behind the forwarder (this test binary, see
+// CLI) in network mode proxy, behind the launcher (this test binary, see
 // TestMain): it reaches a listed loopback service through HTTP_PROXY and
-// nothing directly; after its exit the gate's socket directory is gone.
+// nothing directly, as the process the launcher became (no process of the
+// bridge binary stays in the sandbox); after its exit the gate is closed.
 func TestSessionThroughProxy(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if ci.Strict() {
@@ -98,6 +98,7 @@ func TestSessionThroughProxy(t *testing.T) {
 	work := t.TempDir()
 	cli := fakeCLI(t, fmt.Sprintf(`
 { echo "proxy=$HTTPS_PROXY"
+  echo "parent=$(cat /proc/$PPID/comm)"
   curl -sS -m 5 http://%[1]s/ 2>&1; echo
   bash -c ': > /dev/tcp/%[2]s' 2>&1
 } > "$PWD/out.txt"
@@ -105,13 +106,13 @@ exit 0
 `, ln.Addr(), strings.Replace(ln.Addr().String(), ":", "/", 1)))
 	s, err := Start(context.Background(), Options{
 		Command: cli, Workdir: work, Home: t.TempDir(), Sandbox: &sandbox.Bwrap{},
-		Network: Network{Mode: NetworkProxy, Proxy: proxy, Policy: pol, Profile: "p", Forwarder: exe},
+		Network: Network{Mode: NetworkProxy, Proxy: proxy, Policy: pol, Profile: "p", Launcher: exe},
 	}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := record(t, s)
-	dir := s.egress.dir
+	link := s.egress
 	ex := nextExit(t, rec)
 	rec.WaitClosed(t)
 	out, _ := os.ReadFile(filepath.Join(work, "out.txt"))
@@ -119,12 +120,12 @@ exit 0
 	if ex.Code != 0 {
 		t.Fatalf("exit %+v", ex)
 	}
-	for _, want := range []string{"proxy=" + egress.ProxyURL, "LISTED", "Connection refused"} {
+	for _, want := range []string{"proxy=" + egress.ProxyURL, "LISTED", "Connection refused", "parent=bwrap"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("the gate's directory %s is still there: %v", dir, err)
+	if _, err := link.waitGate(); err != nil {
+		t.Errorf("gate: %v", err)
 	}
 }

@@ -116,7 +116,7 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 			return nil, fmt.Errorf("start agent: create TMPDIR: %w", err)
 		}
 	}
-	link, err := openEgress(opts, logger) // network.go; nil unless proxied
+	link, err := openEgress(opts) // network.go; nil unless proxied
 	if err != nil {
 		if tmpDir != "" {
 			_ = os.RemoveAll(tmpDir)

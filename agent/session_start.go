@@ -74,11 +74,15 @@ func startCLI(opts Options, tmpDir string, link *egressLink, logger *slog.Logger
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
+	if link != nil { // the launcher's descriptor 3 (network.go)
+		cmd.ExtraFiles = []*os.File{link.handOff.Child()}
+	}
 	placed, err := cg.Place(cmd)
 	if err == nil {
 		err = cmd.Start()
 		placed()
 	}
+	link.startedCLI(err == nil, opts.Network, opts.SessionID, logger)
 	// The child has its own copies now (or failed to start).
 	stdinR.Close()
 	stdoutW.Close()

@@ -20,7 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	egress.MaybeForward() // the test binary is the forwarder of sandboxes in network mode proxy
+	egress.MaybeLaunch() // the test binary is the launcher of sandboxes in network mode proxy
 	goleak.VerifyTestMain(m)
 }
 

@@ -178,7 +178,7 @@ func TestE2EEgress(t *testing.T) {
 		}
 	}
 	if got := section(out, "env"); got != "proxy=http://127.0.0.1:3128/http://127.0.0.1:3128/http://127.0.0.1:3128/http://127.0.0.1:3128 no=" {
-		t.Errorf("env: got %q, want the forwarder as every proxy and no NO_PROXY", got)
+		t.Errorf("env: got %q, want the sandbox's proxy listener as every proxy and no NO_PROXY", got)
 	}
 	want("listed", "LISTED-OK", "status=200")
 	want("listed-tunnel", "LISTED-OK", "status=200")

@@ -127,7 +127,7 @@ func (c *containment) buildProfile(ctx context.Context, a *config.Agent) (builtP
 		if n.Policy, err = egress.NewPolicy(model, a.Network.Allow, a.Network.Deny); err != nil {
 			return b, usageError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
 		}
-		if n.Forwarder, err = bridgeExecutable(); err != nil {
+		if n.Launcher, err = bridgeExecutable(); err != nil {
 			return b, err
 		}
 		n.Proxy = c.proxyLocked()
@@ -185,11 +185,11 @@ func checkNetworkSandbox(ctx context.Context, sb sandbox.Sandbox, checked map[st
 	return nil
 }
 
-// bridgeExecutable is the bridge binary's path (the sandboxes' forwarder).
+// bridgeExecutable is the bridge binary's path (the sandboxes' launcher).
 func bridgeExecutable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("egress forwarder: find the bridge binary: %w", err)
+		return "", fmt.Errorf("egress launcher: find the bridge binary: %w", err)
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real

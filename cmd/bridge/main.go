@@ -36,7 +36,7 @@ const (
 var version = "dev"
 
 func main() {
-	egress.MaybeForward() // a sandbox's forwarder: runs and exits (agent/sandbox/egress)
+	egress.MaybeLaunch() // a sandbox's launcher: becomes the CLI (agent/sandbox/egress)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()

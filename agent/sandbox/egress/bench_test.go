@@ -43,7 +43,7 @@ func BenchmarkModelRequest(b *testing.B) {
 		p := New(Config{})
 		defer p.Close()
 		sock := b.TempDir() + "/p.sock"
-		if _, err := p.Attach(sock, pol, "bench", "s"); err != nil {
+		if _, err := attachUnix(p, sock, pol, "bench", "s"); err != nil {
 			b.Fatal(err)
 		}
 		run(b, viaProxy(sock))

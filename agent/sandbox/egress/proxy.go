@@ -1,14 +1,16 @@
 // Package egress is the bridge's egress proxy: the only way out of a
 // sandbox that has its own network namespace (network mode "proxy").
 //
-// Each agent process gets its own Gate: a Unix socket, bound read-only into
-// its sandbox, on which the Proxy serves HTTP proxy requests (CONNECT for
-// TLS and any other TCP, absolute-URI requests for plain HTTP). Inside the
-// sandbox a forwarder (RunForwarder, the bridge binary itself) listens on
-// 127.0.0.1:ForwarderPort and relays each connection to the socket; the
-// agent's HTTPS_PROXY/HTTP_PROXY point there. Since the socket is the
-// agent's own, the proxy knows who asks without trusting anything the
-// agent says.
+// Each agent process gets its own Gate: a listener on which the Proxy
+// serves HTTP proxy requests (CONNECT for TLS and any other TCP,
+// absolute-URI requests for plain HTTP). In a sandbox it is a TCP listener
+// on 127.0.0.1:ProxyPort inside the sandbox's own network namespace,
+// opened there by the launcher (RunLauncher, the bridge binary itself,
+// before it becomes the CLI) and handed over to the bridge (HandOff),
+// which accepts and serves its connections in its own process; the
+// agent's HTTPS_PROXY/HTTP_PROXY point there. Since the listener is the
+// agent's own (nothing else can reach that namespace's loopback), the
+// proxy knows who asks without trusting anything the agent says.
 //
 // Every request is judged by the profile's Policy from the address the
 // name resolves to (and the host's own addresses, OwnAddrs), before any dial, and the proxy dials exactly the
@@ -20,11 +22,9 @@ package egress
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 )
@@ -115,12 +115,12 @@ func New(cfg Config) *Proxy {
 	return &Proxy{cfg: cfg, log: cfg.Log, gates: map[*Gate]struct{}{}}
 }
 
-// Attach opens a gate for one agent process: a Unix socket at path (which
-// must not exist; its directory should be private to the bridge and shown
-// read-only in the agent's sandbox) served with policy pol. profile and
-// session name the agent in logs and events. Close the gate when the
-// process has exited.
-func (p *Proxy) Attach(path string, pol *Policy, profile, session string) (*Gate, error) {
+// Serve opens a gate for one agent process on ln, which only that process
+// can reach (the listener a launcher handed over, see HandOff), served
+// with policy pol; the gate owns ln from then on. profile and session name
+// the agent in logs and events. Close the gate when the process has
+// exited.
+func (p *Proxy) Serve(ln net.Listener, pol *Policy, profile, session string) (*Gate, error) {
 	if pol == nil {
 		return nil, errors.New("egress: no policy")
 	}
@@ -128,15 +128,6 @@ func (p *Proxy) Attach(path string, pol *Policy, profile, session string) (*Gate
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, errors.New("egress: proxy closed")
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("egress: listen on %s: %w", path, err)
-	}
-	// Only the agent (the bridge's own user) may connect.
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("egress: %w", err)
 	}
 	g := newGate(p, ln, pol, profile, session)
 	p.gates[g] = struct{}{}

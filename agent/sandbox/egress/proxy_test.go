@@ -40,11 +40,23 @@ func (r *recorder) snapshot() ([]Event, []string, []netip.AddrPort) {
 	return append([]Event(nil), r.events...), append([]string(nil), r.lookups...), append([]netip.AddrPort(nil), r.dials...)
 }
 
-// testGate starts a proxy whose lookups come from names and whose dials
-// go to the real loopback, except addresses in fakes (served in memory:
-// no test sends a packet off the machine). It returns the gate and its
-// socket.
+// testGate starts a proxy (testProxy) and serves a gate of it on a Unix
+// socket. It returns the gate and its socket.
 func testGate(t *testing.T, cfg Config, pol *Policy, names map[string][]netip.Addr, fakes map[netip.AddrPort]http.Handler) (*Gate, string, *recorder) {
+	t.Helper()
+	p, rec := testProxy(t, cfg, names, fakes)
+	sock := filepath.Join(t.TempDir(), "p.sock")
+	g, err := attachUnix(p, sock, pol, "prof", "sess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, sock, rec
+}
+
+// testProxy starts a proxy whose lookups come from names and whose dials
+// go to the real loopback, except addresses in fakes (served in memory:
+// no test sends a packet off the machine).
+func testProxy(t *testing.T, cfg Config, names map[string][]netip.Addr, fakes map[netip.AddrPort]http.Handler) (*Proxy, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	cfg.Observe = rec.observe
@@ -74,12 +86,7 @@ func testGate(t *testing.T, cfg Config, pol *Policy, names map[string][]netip.Ad
 	}
 	p := New(cfg)
 	t.Cleanup(p.Close)
-	sock := filepath.Join(t.TempDir(), "p.sock")
-	g, err := p.Attach(sock, pol, "prof", "sess")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g, sock, rec
+	return p, rec
 }
 
 // oneConnListener serves one in-memory connection.
@@ -403,7 +410,7 @@ func TestProxyWarmUpAdmission(t *testing.T) {
 	pol, _ := NewPolicy(Endpoint{"api.anthropic.com", 443}, nil, nil)
 	g, sock, rec := testGate(t, Config{}, pol, nil, nil)
 	otherSock := filepath.Join(t.TempDir(), "o.sock")
-	if _, err := g.p.Attach(otherSock, pol, "prof", "other"); err != nil {
+	if _, err := attachUnix(g.p, otherSock, pol, "prof", "other"); err != nil {
 		t.Fatal(err)
 	}
 	get := func(sock string) int {
@@ -633,4 +640,18 @@ func TestProxyUpstreamFailsBodyUnread(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d client connections, want 1 (kept alive)", n)
 	}
+}
+
+// attachUnix serves a gate of p on a Unix socket at path, as a sandbox's
+// handed-over listener would be served.
+func attachUnix(p *Proxy, path string, pol *Policy, profile, session string) (*Gate, error) {
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := p.Serve(ln, pol, profile, session)
+	if err != nil {
+		ln.Close()
+	}
+	return g, err
 }
