@@ -33,9 +33,9 @@ const (
 // out at all, not even to the model. Both need a sandbox that can unshare
 // the network (bwrap): Start refuses them with sandbox.None.
 type Network struct {
-	Mode      string
-	Proxy     *egress.Proxy
-	Policy    *egress.Policy
+	Mode     string
+	Proxy    *egress.Proxy
+	Policy   *egress.Policy
 	Profile  string // names the agent in the proxy's logs and events
 	Launcher string // absolute path of the bridge binary
 }
