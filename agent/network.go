@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
 )
 
 // Network modes (Options.Network.Mode), as in the config's agents.*.network.mode.
@@ -25,7 +26,7 @@ const (
 //
 // With Mode NetworkProxy the sandbox gets its own network namespace and
 // the CLI starts behind the launcher (Launcher, the bridge binary, run with
-// egress.LauncherCommand): it opens the proxy's listener on the
+// launch.Command): it opens the proxy's listener on the
 // namespace's loopback, hands it to the bridge and becomes the CLI; the
 // bridge serves the process's gate on Proxy there, judged by Policy.
 // HTTPS_PROXY, HTTP_PROXY, https_proxy, http_proxy point at it while
@@ -159,7 +160,7 @@ func networkSpec(opts Options, link *egressLink, spec sandbox.Spec) sandbox.Spec
 	}
 	spec.UnshareNet = true
 	if link != nil {
-		spec.Argv = egress.LauncherArgs(opts.Network.Launcher, spec.Argv)
+		spec.Argv = launch.Args(opts.Network.Launcher, spec.Argv)
 		spec.ReadOnly = append(append([]string(nil), spec.ReadOnly...), opts.Network.Launcher)
 	}
 	return spec

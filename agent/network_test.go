@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
@@ -38,7 +39,7 @@ func TestNetworkSpec(t *testing.T) {
 		t.Errorf("none: %+v", got)
 	}
 	got := networkSpec(Options{Network: Network{Mode: NetworkProxy, Launcher: "/opt/bridge"}}, &egressLink{}, spec)
-	wantArgv := []string{"/opt/bridge", egress.LauncherCommand, "--", "/usr/bin/claude", "-p"}
+	wantArgv := []string{"/opt/bridge", launch.Command, "--", "/usr/bin/claude", "-p"}
 	if !got.UnshareNet || !slices.Equal(got.Argv, wantArgv) || !slices.Equal(got.ReadOnly, []string{"/usr/lib/node", "/opt/bridge"}) {
 		t.Errorf("proxy: %+v", got)
 	}

@@ -15,12 +15,12 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 func TestMain(m *testing.M) {
-	egress.MaybeLaunch() // the test binary is the launcher of sandboxes in network mode proxy
+	// The test binary is also the launcher of sandboxes in network mode
+	// proxy: package launch (imported through agent/network.go) runs it.
 	goleak.VerifyTestMain(m)
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
@@ -225,5 +226,38 @@ func TestE2EEgress(t *testing.T) {
 	}
 	if strings.Contains(logs, `msg="egress: dial failed"`) {
 		t.Errorf("the proxy dialed something it refused:\n%s", grepLines(logs, "dial failed"))
+	}
+}
+
+// TestLauncherStartsLight: the bridge binary run as a sandbox's launcher
+// (agent/sandbox/egress/launch) starts none of the bridge's heavy
+// dependencies — it does its work from an init that Go runs before them —
+// so an agent's start does not pay the whole binary's start-up (≈ 30 ms of
+// CPU and 10 MB). Started without its hand-off descriptor, it fails with
+// 125 before running the program.
+func TestLauncherStartsLight(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(bridgeBin, launch.Args(bridgeBin, []string{"/bin/echo", "ran"})[1:]...)
+	cmd.Env = []string{"GODEBUG=inittrace=1"}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || strings.Contains(string(out), "ran\n") {
+		t.Fatalf("exit %v, output:\n%s", err, out)
+	}
+	var inits []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "init" {
+			inits = append(inits, f[1])
+		}
+	}
+	heavy := regexp.MustCompile(`chroma|whatsmeow|protobuf|prometheus|slack-go|discordgo|goldmark|jsonschema|bluemonday|yaml|net/http|^net$`)
+	for _, p := range inits {
+		if heavy.MatchString(p) {
+			t.Errorf("the launcher initialised %s", p)
+		}
+	}
+	// The whole binary initialises about 190 packages; the launcher those
+	// that precede package os.
+	if len(inits) == 0 || len(inits) > 40 {
+		t.Errorf("the launcher initialised %d packages: %v", len(inits), inits)
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	// A sandbox's launcher runs from this package's init, before the heavy
+	// dependencies start, and becomes the CLI (agent/sandbox/egress/launch).
+	_ "github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/configcmd"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/handoffcmd"
@@ -36,7 +38,6 @@ const (
 var version = "dev"
 
 func main() {
-	egress.MaybeLaunch() // a sandbox's launcher: becomes the CLI (agent/sandbox/egress)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()

@@ -10,15 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch" // also makes this test binary a launcher
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
-
-// TestMain lets the test binary serve as the launcher (as the bridge
-// binary does in production).
-func TestMain(m *testing.M) {
-	MaybeLaunch()
-	os.Exit(m.Run())
-}
 
 func needBwrap(t *testing.T) string {
 	t.Helper()
@@ -32,7 +26,8 @@ func needBwrap(t *testing.T) string {
 	return p
 }
 
-// launchInNetns runs script behind the launcher (the test binary) in
+// launchInNetns runs script behind the launcher (this test binary, see
+// package launch) in
 // bubblewrap with its own network namespace, as the sandbox does, serves
 // the handed-over listener as a gate of p with pol, and returns the
 // script's output and exit error.
@@ -49,7 +44,7 @@ func launchInNetns(t *testing.T, p *Proxy, pol *Policy, script string) ([]byte, 
 	}
 	defer h.Close()
 	cmd := exec.Command(bwrap, append([]string{"--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--"},
-		LauncherArgs(exe, []string{"/bin/bash", "-c", script})...)...)
+		launch.Args(exe, []string{"/bin/bash", "-c", script})...)...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.ExtraFiles = []*os.File{h.Child()}
@@ -90,13 +85,13 @@ func TestLauncherInNetns(t *testing.T) {
 	listed, unlisted := echoServer(t), echoServer(t)
 	pol, _ := NewPolicy(Endpoint{"api.anthropic.com", 443}, []string{listed}, nil)
 	p, rec := testProxy(t, Config{}, nil, nil)
-	if ProxyURL != fmt.Sprintf("http://127.0.0.1:%d", ProxyPort) {
-		t.Fatalf("ProxyURL %s does not match ProxyPort %d", ProxyURL, ProxyPort)
+	if ProxyURL != fmt.Sprintf("http://127.0.0.1:%d", launch.Port) {
+		t.Fatalf("ProxyURL %s does not match launch.Port %d", ProxyURL, launch.Port)
 	}
 	_, unlistedPort, _ := strings.Cut(unlisted, ":")
 	script := strings.Join([]string{
 		`echo "sockets held: $(ls -l /proc/$$/fd | grep -c socket:)"`,
-		`exec 7<>/dev/tcp/127.0.0.1/` + fmt.Sprint(ProxyPort),
+		`exec 7<>/dev/tcp/127.0.0.1/` + fmt.Sprint(launch.Port),
 		`printf 'CONNECT ` + listed + ` HTTP/1.1\r\nHost: x\r\n\r\n' >&7`,
 		`read -r status <&7; read -r blank <&7`,
 		`echo "proxy: $status"`,
@@ -129,14 +124,6 @@ func TestLauncherInNetns(t *testing.T) {
 	evs, _, dials := rec.snapshot()
 	if len(evs) != 1 || !evs[0].Allow || len(dials) != 1 {
 		t.Errorf("events %+v, dials %v: want the one CONNECT to the listed service", evs, dials)
-	}
-}
-
-// TestLauncherUsage: bad arguments fail with 125.
-func TestLauncherUsage(t *testing.T) {
-	var b strings.Builder
-	if code := RunLauncher([]string{"prog"}, &b); code != 125 || !strings.Contains(b.String(), "usage") {
-		t.Errorf("code %d, %q", code, b.String())
 	}
 }
 
