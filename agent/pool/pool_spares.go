@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -166,6 +168,16 @@ func (c SpareConfig) withDefaults() SpareConfig {
 		c.ShrinkAfter = DefaultSpareShrinkAfter
 	}
 	return c
+}
+
+// bootsOnLeftoverCPU reports whether c's spares boot with spareCPU of the
+// profile's CPU share: the profile has one and its cgroups enforce it.
+func (c SpareConfig) bootsOnLeftoverCPU() bool {
+	o := c.Options
+	if o.Cgroups == nil || o.Limits.CPU <= 0 {
+		return false
+	}
+	return slices.Contains(o.Cgroups.Enforcement(sandbox.Limits{CPU: o.Limits.CPU}).Enforced, sandbox.LimitCPU)
 }
 
 // KeepSpares makes the pool keep cfg.Count warm spares of the profile
@@ -418,9 +430,17 @@ func (p *Pool) nextSpareLocked(ss *spareSet) (start, trim *poolEntry, wait time.
 // session's first turn is done, at most cfg.RefillWait after the
 // hand-over; with Auto, only as long as the replacement still boots before
 // the arrival expected once the ready spares are used (autoSpares.
-// refillBudget). The session's changes wake the keeper. Needs p.mu.
+// refillBudget). Not at all when the replacement boots on leftover CPU (a
+// cgroup CPU share, see spareCPU) and the spare handed over was warm: the
+// boot then takes only what that turn leaves over, and starting it at once
+// has the next spare ready sooner. The session's changes wake the keeper.
+// Needs p.mu.
 func (p *Pool) refillWaitLocked(ss *spareSet, now time.Time) time.Duration {
 	if ss.handed == nil {
+		return 0
+	}
+	if !ss.handedCold && ss.cfg.bootsOnLeftoverCPU() {
+		ss.handed = nil
 		return 0
 	}
 	wait := ss.cfg.RefillWait

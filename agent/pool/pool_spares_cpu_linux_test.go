@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/internal/ci"
@@ -61,5 +62,39 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	record(t, s)
 	if got := s.CPUShare(); got != 1 {
 		t.Errorf("a spare taken runs with CPU share %v, want the profile's 1", got)
+	}
+}
+
+// TestSpareReplacementAtOnceOnLeftoverCPU: where spares boot on leftover
+// CPU, the replacement of a warm spare handed over is spawned at once, not
+// after that session's first turn (which its boot cannot slow down), so
+// the next new conversation finds a spare sooner.
+func TestSpareReplacementAtOnceOnLeftoverCPU(t *testing.T) {
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
+		if ci.Strict() {
+			t.Fatal("no cgroup with a CPU controller under CI")
+		}
+		t.Skip("no cgroup with a CPU controller here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	r := newSpareRig(t, 1, 4, nil)
+	r.cfg.Options.Cgroups, r.cfg.Options.Limits = cg, sandbox.Limits{CPU: 1}
+	r.cfg.RefillWait = time.Hour
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, s)
+	r.waitStatus(t, "the replacement before any turn", ready(1))
+	if n := len(r.spawnLog(t)); n != 2 {
+		t.Errorf("%d spawns, want the spare and its replacement", n)
+	}
+	if s.FirstTurnDone() {
+		t.Error("the conversation had a turn: the test proves nothing")
 	}
 }

@@ -222,7 +222,9 @@ func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, cons
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", health)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Uncompressed: the text is small, and a gzip writer costs about 1 MB
+	// of compressor state per scrape.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true}))
 	mux.Handle(handoff.Prefix, handoffs.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	srv.RegisterOnShutdown(handoffs.Shutdown) // ends attached terminals' streams
