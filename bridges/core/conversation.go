@@ -337,6 +337,9 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerOutbox:
 		cv.core.waiting.Remove(cv.bot.Name, cv.id) // armed again if it fails again
 		cv.outbox.Retry(ctx)
+		if cv.turn == nil {
+			cv.forgetStream(ctx) // the ended turn's stream, stopped by the reply just posted
+		}
 	case timerRetry:
 		cv.deliverPending(ctx)
 	case timerStatus:
@@ -346,6 +349,9 @@ func (cv *conversation) onTimer(ctx context.Context, v inTimer) {
 	case timerDisk:
 		if cv.writes.Retry(ctx) { // then post the replies it recorded, deliver what waits
 			cv.outbox.Flush(ctx)
+			if cv.turn == nil {
+				cv.forgetStream(ctx)
+			}
 			cv.deliverPending(ctx)
 		}
 	case timerResume:

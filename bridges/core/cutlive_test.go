@@ -2,12 +2,16 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/store"
@@ -95,4 +99,81 @@ func TestCutLiveMessageBecomesItsReplyOrIsClosed(t *testing.T) {
 		ids, err := h2.st.ConversationsWithOpenStreams(ctx)
 		return err == nil && len(ids) == 0
 	})
+}
+
+// A turn whose live message is recorded (a platform like Discord) and
+// whose reply fails at first (an outage) keeps the record while the reply
+// waits, and forgets it once the retried reply is posted: nothing is left
+// for a restart to close as cut.
+func TestLiveRecordForgottenAfterRetriedReply(t *testing.T) {
+	plat := bridgetest.New(defaultLimits())
+	cl := &closing{Platform: plat}
+	k := key("T1")
+	live := make(chan struct{})
+	script := func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
+		s.Emit(streamjson.Init{SessionID: s.Opts.SessionID})
+		s.Emit(streamjson.TextDelta{Text: "the answer so far "})
+		select {
+		case <-live: // the live message is posted, and the outage begins
+		case <-time.After(time.Minute):
+		}
+		text := "the answer so far and the rest"
+		s.Emit(streamjson.TextDelta{Text: "and the rest"})
+		s.Emit(streamjson.AssistantText{Text: text})
+		s.Emit(streamjson.Result{Subtype: "success", Text: text, SessionID: s.Opts.SessionID, Duration: 20 * time.Millisecond, CostUSD: 0.001, NumTurns: 1})
+		s.Emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
+	}
+	h := start(t, setup{platform: plat, wrap: func(*bridgetest.Platform) bridges.Platform { return cl }, script: script,
+		outboxBackoff: 300 * time.Millisecond})
+	h.send(k, "m1", "alice", "hello")
+	plat.WaitFor(t, k, time.Minute, "the live message", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "the answer so far") })
+	var outage atomic.Bool
+	outage.Store(true)
+	down := errors.New("platform unavailable")
+	plat.FailPosts(func(bridges.ConversationKey, bridges.Message) error {
+		if outage.Load() {
+			return down
+		}
+		return nil
+	})
+	plat.FailEdits(func(bridges.MessageRef, bridges.Message) error {
+		if outage.Load() {
+			return down
+		}
+		return nil
+	})
+	close(live)
+	ctx := ctxT(t)
+	conv := h.conversation(k)
+	open := func() bool {
+		ids, err := h.st.ConversationsWithOpenStreams(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(ids, conv.ID)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for ; ; time.Sleep(20 * time.Millisecond) { // the reply failed once: it waits for a retry
+		if n, _ := h.st.PendingOutboxForConversation(ctx, conv.ID); len(n) > 0 && n[0].Attempts > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reply never failed")
+		}
+	}
+	if !open() {
+		t.Error("the live message's record was dropped while its reply still waits")
+	}
+	outage.Store(false)
+	h.waitText(k, "and the rest")
+	for open() {
+		if time.Now().After(deadline) {
+			t.Fatal("the live message's record stays after its reply was posted: a restart would close it as cut")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := cl.closedIDs(); len(got) != 0 {
+		t.Errorf("closed as cut: %v", got)
+	}
 }
