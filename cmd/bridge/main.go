@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/configcmd"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/handoffcmd"
@@ -95,8 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	}
 	env := cli.Env{
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, LookupEnv: lookupEnv,
-		Load:   func(path string) (*config.Config, error) { return loadConfigFile(path, lookupEnv) },
-		Logger: func(c config.Log) *slog.Logger { return newLogger(c, stderr) },
+		Load:   func(path string) (*config.Config, error) { return app.LoadConfig(path, lookupEnv) },
+		Logger: func(c config.Log) *slog.Logger { return app.NewLogger(c, stderr) },
 	}
 	var err error
 	switch args[0] {
@@ -133,7 +134,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	}
 	fmt.Fprintf(stderr, "bridge %s: %v\n", args[0], err)
 	var ue usageError
-	if errors.As(err, &ue) || cli.IsUsage(err) {
+	var ce app.ConfigError
+	if errors.As(err, &ue) || errors.As(err, &ce) || cli.IsUsage(err) {
 		return exitUsage
 	}
 	return exitRuntime

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -125,21 +125,21 @@ func (rc *replicaConfigs) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// healthReplicas is /healthz's view of the replicas' config files. A
+// HealthReplicas is /healthz's view of the replicas' config files. A
 // file is shown by a short fingerprint (fingerprint): /healthz needs no
 // sign-in, and a config file may hold secrets.
-type healthReplicas struct {
+type HealthReplicas struct {
 	Replica  string `json:"replica"`
 	FileHash string `json:"file_hash"`
 	// Differs are the other live processes on this database whose config
 	// file differs from this one's; Note says so in words.
-	Differs []healthReplicaConfig `json:"differs,omitempty"`
+	Differs []HealthReplicaConfig `json:"differs,omitempty"`
 	Note    string                `json:"note,omitempty"`
 	Error   string                `json:"error,omitempty"` // the store could not be read
 }
 
-// healthReplicaConfig is another replica's config in healthReplicas.
-type healthReplicaConfig struct {
+// HealthReplicaConfig is another replica's config in HealthReplicas.
+type HealthReplicaConfig struct {
 	Replica    string    `json:"replica"`
 	FileHash   string    `json:"file_hash"`
 	Generation uint64    `json:"generation"`
@@ -147,12 +147,12 @@ type healthReplicaConfig struct {
 }
 
 // status is what /healthz shows.
-func (rc *replicaConfigs) status() *healthReplicas {
+func (rc *replicaConfigs) status() *HealthReplicas {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	h := &healthReplicas{Replica: rc.id, FileHash: fingerprint(rc.mine.FileHash), Error: rc.err}
+	h := &HealthReplicas{Replica: rc.id, FileHash: fingerprint(rc.mine.FileHash), Error: rc.err}
 	for _, d := range rc.differs {
-		h.Differs = append(h.Differs, healthReplicaConfig{Replica: d.Replica, FileHash: fingerprint(d.FileHash), Generation: d.Generation,
+		h.Differs = append(h.Differs, HealthReplicaConfig{Replica: d.Replica, FileHash: fingerprint(d.FileHash), Generation: d.Generation,
 			Since: d.AppliedAt.UTC()})
 	}
 	if len(h.Differs) > 0 {
@@ -163,7 +163,7 @@ func (rc *replicaConfigs) status() *healthReplicas {
 }
 
 // replicasStatus is rc's status for /healthz, nil without rc.
-func replicasStatus(rc *replicaConfigs) func() *healthReplicas {
+func replicasStatus(rc *replicaConfigs) func() *HealthReplicas {
 	if rc == nil {
 		return nil
 	}

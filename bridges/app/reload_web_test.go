@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -51,7 +51,7 @@ web:
 	const token = "web-token-0123456789abcdef0123456789"
 	env := func(k string) (string, bool) { return token, k == "WEB_TOKEN" }
 	write("")
-	cfg, err := loadConfigFile(path, env)
+	cfg, err := LoadConfig(path, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,17 +6,6 @@ import (
 	"errors"
 	"os"
 	"time"
-
-	"github.com/agentbridge/agentbridge/cmd/bridge/internal/reloadcmd"
-)
-
-// Signals a running bridge reloads on: SIGHUP (systemctl reload, `bridge
-// reload`), and SIGUSR1 (`bridge reload -now`): the same, but agents of
-// changed profiles are replaced at their next moment without a turn even
-// while a background task runs (reloadcmd sends them).
-const (
-	reloadSignal = reloadcmd.Signal
-	forceSignal  = reloadcmd.ForceSignal
 )
 
 // filePoll is how often the config file is looked at. The watcher polls
@@ -52,7 +41,8 @@ func stampOf(path string, prev fileStamp) fileStamp {
 	return fileStamp{mod: fi.ModTime(), size: fi.Size(), sum: sha256.Sum256(data), ok: true}
 }
 
-// watch runs until ctx ends: it reloads on the signals of sigs and when
+// watch runs until ctx ends: it reloads on the signals of sigs (with
+// force on r.force) and when
 // the config file's content changes. A change is debounced: it is applied
 // once two looks filePoll apart see the same content (an editor's save
 // in several writes reloads once). A refused file is not retried until
@@ -68,7 +58,7 @@ func (r *reloader) watch(ctx context.Context, sigs <-chan os.Signal, poll time.D
 			return
 		case s := <-sigs:
 			trigger, force := triggerSignal, false
-			if s == forceSignal {
+			if s == r.force {
 				trigger, force = triggerForce, true
 			}
 			applied = stampOf(r.path, fileStamp{})

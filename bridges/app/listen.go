@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -28,5 +28,5 @@ func listenTaken(addr, configPath string, err error) error {
 	}
 	return fmt.Errorf("http.listen %s is taken by %s: stop it, or choose another port with http.listen in %s "+
 		"(the config `make run` writes reads BRIDGE_LISTEN: `BRIDGE_LISTEN=127.0.0.1:8080 make run`): %w",
-		addr, holder, cmp.Or(configPath, defaultConfigPath), err)
+		addr, holder, cmp.Or(configPath, "bridge.yaml" /* -config's default */), err)
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func TestReloadAllOrNothing(t *testing.T) {
 		}
 	}
 	write(fmt.Sprintf(reloadBase, "U1"))
-	cfg, err := loadConfigFile(path, env)
+	cfg, err := LoadConfig(path, env)
 	if err != nil {
 		t.Fatal(err)
 	}

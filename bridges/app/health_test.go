@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func TestHealthz(t *testing.T) {
 			if rec.Code != tt.code {
 				t.Errorf("code %d, want %d", rec.Code, tt.code)
 			}
-			var body healthBody
+			var body Health
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q: %v", rec.Body, err)
 			}
@@ -104,7 +104,7 @@ func TestHealthzReplies(t *testing.T) {
 	broken := func(context.Context) ([]store.OutboxBotSummary, error) { return nil, errors.New("database is locked") }
 	rec = httptest.NewRecorder()
 	healthHandlerWith(states, healthSources{replies: broken}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	var body healthBody
+	var body Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)
 	}

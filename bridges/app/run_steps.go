@@ -1,19 +1,16 @@
-package main
+package app
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -26,9 +23,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
-	"github.com/agentbridge/agentbridge/cmd/bridge/internal/demo"
-	"github.com/agentbridge/agentbridge/cmd/bridge/internal/harden"
-	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -50,20 +44,17 @@ func (c *cleanups) run() {
 	}
 }
 
-// bridgeRun is one run of the bridge (cmdRun): what each start-up step
+// bridgeRun is one run of the bridge (Run): what each start-up step
 // opens for the steps after it, and the clean-ups that stop it all in
 // order. Each step sets its fields; a step reads only the fields of the
 // steps before it.
 type bridgeRun struct {
-	rf         runFlags
-	cfg        *config.Config
-	builtin    bool // no config file: the built-in minimal config
-	stderr     io.Writer
-	lookupEnv  func(string) (string, bool)
-	reloadSigs chan os.Signal
-	done       cleanups // cmdRun runs them when it returns
+	o       Options
+	cfg     *config.Config
+	builtin bool // no config file: the built-in minimal config
+	logger  *slog.Logger
+	done    cleanups // Run runs them when it returns
 
-	logger    *slog.Logger                // startProcess
 	platforms map[string]bridges.Platform // openBots
 	bots      *botSet
 	st        *store.Store // openStorage
@@ -81,50 +72,8 @@ type bridgeRun struct {
 	access    *access.Authority // buildCore: who may act on a conversation now
 	reloads   *reloader         // prepareReloads
 	replicas  *replicaConfigs   // nil with the built-in config
-	demoModel *fakemodel.Server // -demo: the scripted model every config (also reloaded) points agents at
 	// retentionChanged tells the pruner a reload changed the retention.
 	retentionChanged chan struct{}
-}
-
-// startProcess starts the CPU profile (flag -cpuprofile), the logger,
-// hardens the process, locks data_dir before anything in it is opened,
-// and starts the demo model in demo mode.
-func (r *bridgeRun) startProcess() error {
-	rf, cfg := r.rf, r.cfg
-	if rf.cpuProfile != "" {
-		stop, err := startCPUProfile(rf.cpuProfile)
-		if err != nil {
-			return err
-		}
-		r.done.add(stop)
-	}
-	logger := newLogger(cfg.Log, r.stderr)
-	r.logger = logger
-	if err := harden.Process(); err != nil {
-		logger.Warn("could not make the bridge process non-dumpable", "err", err)
-	}
-	if r.builtin {
-		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
-			"path", rf.config, "data_dir", cfg.DataDir)
-	}
-	lock, err := storecmd.LockDataDir(cfg.DataDir) // before anything in data_dir is opened
-	if err != nil {
-		return err
-	}
-	r.done.add(func() {
-		if err := lock.Release(); err != nil {
-			logger.Warn("release data_dir lock", "err", err)
-		}
-	})
-	if rf.demo {
-		model, err := demo.Start(cfg, logger)
-		if err != nil {
-			return err
-		}
-		r.done.add(model.Close) // added before the agents' clean-ups: closes after the agents stopped
-		r.demoModel = model
-	}
-	return nil
 }
 
 // openBots opens each bot's platform adapter (bots.go); a bot that
@@ -132,7 +81,7 @@ func (r *bridgeRun) startProcess() error {
 func (r *bridgeRun) openBots(ctx context.Context) error {
 	platforms, bots, err := buildPlatforms(ctx, r.cfg, r.logger) // bots.go
 	if err != nil {
-		return usageError{err}
+		return ConfigError{err}
 	}
 	r.platforms, r.bots = platforms, bots
 	r.done.add(bots.close)
@@ -143,7 +92,7 @@ func (r *bridgeRun) openBots(ctx context.Context) error {
 // single bridge holds the database alone.
 func (r *bridgeRun) openStorage(ctx context.Context) error {
 	cfg, logger := r.cfg, r.logger
-	st, err := storecmd.Open(ctx, cfg, logger) // SQLite in data_dir, or PostgreSQL
+	st, err := OpenStore(ctx, cfg, logger) // SQLite in data_dir, or PostgreSQL
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -155,7 +104,7 @@ func (r *bridgeRun) openStorage(ctx context.Context) error {
 	}
 	r.reps = reps
 	if reps == nil {
-		owner, err := storecmd.Hold(ctx, st)
+		owner, err := HoldStore(ctx, st)
 		if err != nil {
 			return err
 		}
@@ -205,7 +154,7 @@ func (r *bridgeRun) leaseConnections() error {
 
 // buildCore builds the web console, the config in force, the agent pool,
 // the metrics and the core with its features, and the terminal hand-off
-// server. The pool's clean-up stops the agents within shutdownGrace
+// server. The pool's clean-up stops the agents within ShutdownGrace
 // (ctx's values, not its end) and waits for the core's session readers.
 func (r *bridgeRun) buildCore(ctx context.Context) error {
 	cfg, st, logger, reg, reps := r.cfg, r.st, r.logger, r.reg, r.reps
@@ -216,7 +165,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	// the console, the hand-off server and the core (bridges/access).
 	decide := access.New(live, st)
 	r.access = decide
-	console, err := newWebConsole(cfg, st, logger, r.rf.demo, decide)
+	console, err := newWebConsole(cfg, st, logger, r.o.Demo, decide)
 	if err != nil {
 		return err
 	}
@@ -226,7 +175,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	}
 	pool := agentpool.New(logger)
 	r.done.add(func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 		defer cancel()
 		if err := pool.Close(stopCtx); err != nil {
 			logger.Warn("stop agents", "err", err)
@@ -269,17 +218,14 @@ func (r *bridgeRun) prepareReloads() {
 	bridgeCore := r.core
 	retentionChanged := make(chan struct{}, 1)
 	r.retentionChanged = retentionChanged
-	reloads := &reloader{path: cfg.Path, lookupEnv: r.lookupEnv, live: live, core: bridgeCore, console: console, access: r.access,
+	reloads := &reloader{path: cfg.Path, lookupEnv: r.o.LookupEnv, force: r.o.ForceSignal, live: live, core: bridgeCore, console: console, access: r.access,
 		bots: r.bots, contain: r.contain, st: st, log: logger, now: time.Now, retention: func() {
 			select {
 			case retentionChanged <- struct{}{}:
 			default:
 			}
 		}}
-	if r.demoModel != nil {
-		model := r.demoModel
-		reloads.adjust = func(c *config.Config) error { return demo.Apply(c, model, logger) }
-	}
+	reloads.adjust = r.o.Adjust
 	r.reloads = reloads
 	if console != nil {
 		console.SetOperator(bridgeCore)

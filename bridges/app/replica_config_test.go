@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -40,14 +40,14 @@ func TestReplicaConfigsDiffer(t *testing.T) {
 	a.beat(ctx)
 	b.beat(ctx)
 	a.beat(ctx)
-	health := func() healthConfig {
+	health := func() HealthConfig {
 		t.Helper()
 		h := healthHandlerWith(func() []bridges.BotStatus { return nil }, healthSources{
 			config:   func() web.ConfigStatus { return web.ConfigStatus{Generation: 1, At: now} },
 			replicas: replicasStatus(a)})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
-		var body healthBody
+		var body Health
 		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -49,8 +49,9 @@ func platforms() []platform {
 	}
 }
 
-// configPlatforms is what config.Load and config.Parse need of platforms.
-func configPlatforms() []config.Platform {
+// ConfigPlatforms is what config.Load and config.Parse need of the
+// bridge's platforms: their names, settings and schedule targets.
+func ConfigPlatforms() []config.Platform {
 	ps := platforms()
 	out := make([]config.Platform, len(ps))
 	for i, p := range ps {
@@ -59,7 +60,9 @@ func configPlatforms() []config.Platform {
 	return out
 }
 
-// loadConfigFile is config.Load with the bridge's platforms.
-func loadConfigFile(path string, lookupEnv func(string) (string, bool)) (*config.Config, error) {
-	return config.Load(path, lookupEnv, configPlatforms())
+// LoadConfig loads and validates the config file at path with the
+// bridge's platforms, expanding ${ENV} through lookupEnv (config.Load);
+// its error lists every problem with its line.
+func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*config.Config, error) {
+	return config.Load(path, lookupEnv, ConfigPlatforms())
 }

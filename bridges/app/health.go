@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -11,36 +11,36 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// healthBody is /healthz's JSON answer.
-type healthBody struct {
+// Health is /healthz's JSON answer.
+type Health struct {
 	// Status: "ok" (every bot connected or running), "degraded" (some bot
 	// is starting, reconnecting or failed, but not all have failed) or
 	// "failed" (every bot has failed: the bridge serves no one and stops).
 	Status string      `json:"status"`
-	Bots   []healthBot `json:"bots"`
+	Bots   []HealthBot `json:"bots"`
 	// Limits say, per agent profile, which resource limits hold (see
 	// openLimits): e.g. "memory 4 GiB, 512 processes, CPU 1 (cgroup v1)".
 	Limits map[string]string `json:"limits,omitempty"`
 	// Replies are, per bot, the final replies waiting to be posted (a
 	// platform outage keeps them until delivery.give_up_after) and those
 	// given up in the last 24 hours; bots with neither are left out.
-	Replies      []healthReplies `json:"replies,omitempty"`
+	Replies      []HealthReplies `json:"replies,omitempty"`
 	RepliesError string          `json:"replies_error,omitempty"` // the store could not be read
 	// Storage says whether the database can be written (health_storage.go).
-	Storage *healthStorage `json:"storage,omitempty"`
+	Storage *HealthStorage `json:"storage,omitempty"`
 	// Config is the config generation in force and the last refused
 	// reload (reload.go).
-	Config *healthConfig `json:"config,omitempty"`
+	Config *HealthConfig `json:"config,omitempty"`
 	// Replica is this process's replica id and the conversations it
 	// holds, with config replicas (replicas.go).
-	Replica *healthReplica `json:"replica,omitempty"`
+	Replica *HealthReplica `json:"replica,omitempty"`
 }
 
-// healthConfig is /healthz's view of the config: the generation in force,
+// HealthConfig is /healthz's view of the config: the generation in force,
 // when and by what it took effect, and — until a reload succeeds — the
 // problems of the last refused one, each with its line. A refused reload
 // does not change "status": the bridge keeps serving with the old config.
-type healthConfig struct {
+type HealthConfig struct {
 	Generation uint64    `json:"generation"`
 	Since      time.Time `json:"since"`
 	Trigger    string    `json:"trigger"`
@@ -51,11 +51,11 @@ type healthConfig struct {
 	// Replicas says which config file this process runs and which other
 	// live processes on the same database run a different one
 	// (replica_config.go).
-	Replicas *healthReplicas `json:"replicas,omitempty"`
+	Replicas *HealthReplicas `json:"replicas,omitempty"`
 }
 
-// healthReplies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
-type healthReplies struct {
+// HealthReplies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
+type HealthReplies struct {
 	Bot           string    `json:"bot"`
 	Waiting       int       `json:"waiting"`
 	WaitingSince  time.Time `json:"waiting_since,omitzero"` // when the oldest waiting reply was produced
@@ -65,10 +65,10 @@ type healthReplies struct {
 // repliesFunc reports the bots' waiting and failed replies.
 type repliesFunc func(context.Context) ([]store.OutboxBotSummary, error)
 
-// healthBot is one bot's entry (see bridges.BotState). For a reconnecting
+// HealthBot is one bot's entry (see bridges.BotState). For a reconnecting
 // bot, since is the start of the outage (not the last attempt), attempt
 // the count of failed attempts in a row and reason the last error.
-type healthBot struct {
+type HealthBot struct {
 	Bot      string    `json:"bot"`
 	Platform string    `json:"platform"`
 	State    string    `json:"state"`
@@ -99,8 +99,8 @@ type healthSources struct {
 	config  func() web.ConfigStatus  // the config generation and the last refused reload
 	// replicas says which config file this process and the others on its
 	// database run (shown with config).
-	replicas func() *healthReplicas
-	replica  func() *healthReplica // the replica and its conversations
+	replicas func() *HealthReplicas
+	replica  func() *HealthReplica // the replica and its conversations
 }
 
 // healthHandlerWith is healthHandler that also shows the agent profiles'
@@ -118,7 +118,7 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 		}
 		if src.config != nil {
 			s := src.config()
-			body.Config = &healthConfig{Generation: s.Generation, Since: s.At.UTC(), Trigger: s.Trigger,
+			body.Config = &HealthConfig{Generation: s.Generation, Since: s.At.UTC(), Trigger: s.Trigger,
 				Refused: s.Refused, RefusedAt: s.RefusedAt.UTC(), CheckedAt: s.CheckedAt.UTC()}
 			if src.replicas != nil {
 				body.Config.Replicas = src.replicas()
@@ -140,8 +140,8 @@ func healthHandlerWith(states func() []bridges.BotStatus, src healthSources) htt
 }
 
 // health summarises the bots' states.
-func health(states []bridges.BotStatus) healthBody {
-	body := healthBody{Status: "ok", Bots: make([]healthBot, 0, len(states))}
+func health(states []bridges.BotStatus) Health {
+	body := Health{Status: "ok", Bots: make([]HealthBot, 0, len(states))}
 	failed := 0
 	for _, s := range states {
 		switch s.State {
@@ -152,7 +152,7 @@ func health(states []bridges.BotStatus) healthBody {
 		default:
 			body.Status = "degraded"
 		}
-		body.Bots = append(body.Bots, healthBot{Bot: s.Bot, Platform: s.Platform, State: string(s.State), Since: s.Since.UTC(),
+		body.Bots = append(body.Bots, HealthBot{Bot: s.Bot, Platform: s.Platform, State: string(s.State), Since: s.Since.UTC(),
 			Reason: s.Reason, Remedy: s.Remedy, Hint: s.Hint, Until: s.Until.UTC(), Attempt: s.Attempt})
 	}
 	if failed > 0 && failed == len(states) {
@@ -162,14 +162,14 @@ func health(states []bridges.BotStatus) healthBody {
 }
 
 // healthOfReplies reads the replies waiting or failed for /healthz.
-func healthOfReplies(ctx context.Context, replies repliesFunc) ([]healthReplies, string) {
+func healthOfReplies(ctx context.Context, replies repliesFunc) ([]HealthReplies, string) {
 	sums, err := replies(ctx)
 	if err != nil {
 		return nil, err.Error()
 	}
-	out := make([]healthReplies, 0, len(sums))
+	out := make([]HealthReplies, 0, len(sums))
 	for _, s := range sums {
-		out = append(out, healthReplies{Bot: s.Bot, Waiting: s.Waiting, WaitingSince: s.OldestWaiting.UTC(), FailedLastDay: s.Failed})
+		out = append(out, HealthReplies{Bot: s.Bot, Waiting: s.Waiting, WaitingSince: s.OldestWaiting.UTC(), FailedLastDay: s.Failed})
 	}
 	return out, ""
 }

@@ -1,10 +1,11 @@
-package main
+package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,7 @@ const (
 type reloader struct {
 	path      string
 	lookupEnv func(string) (string, bool)
+	force     os.Signal // the signal that reloads with force (watch)
 	live      *config.Live
 	core      *core.Core
 	console   *web.Console      // nil without a web console
@@ -78,7 +80,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 	}
 	old := r.live.Current()
 	sum := fileSum(r.path)
-	cfg, err := loadConfigFile(r.path, r.lookupEnv)
+	cfg, err := LoadConfig(r.path, r.lookupEnv)
 	if err == nil && r.adjust != nil {
 		err = r.adjust(cfg)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -47,7 +47,7 @@ bots:
 	}
 	write("none", "", "coder")
 	env := func(string) (string, bool) { return "", false }
-	cfg, err := loadConfigFile(path, env)
+	cfg, err := LoadConfig(path, env)
 	if err != nil {
 		t.Fatal(err)
 	}

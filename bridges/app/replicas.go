@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -150,12 +150,12 @@ func (rs *replicas) stop(ctx context.Context) {
 }
 
 // health is /healthz's view of the replica, or nil for one bridge.
-func (rs *replicas) health() func() *healthReplica {
+func (rs *replicas) health() func() *HealthReplica {
 	if rs == nil {
 		return nil
 	}
-	return func() *healthReplica {
-		return &healthReplica{ID: rs.r.ID(), Conversations: rs.r.Held()}
+	return func() *HealthReplica {
+		return &HealthReplica{ID: rs.r.ID(), Conversations: rs.r.Held()}
 	}
 }
 
@@ -181,9 +181,9 @@ func (rs *replicas) operatorView(st *store.Store) func(context.Context) (web.Rep
 	}
 }
 
-// healthReplica is /healthz's replica section: this process's owner id
+// HealthReplica is /healthz's replica section: this process's owner id
 // and the conversations whose leases it holds.
-type healthReplica struct {
+type HealthReplica struct {
 	ID            string   `json:"id"`
 	Conversations []string `json:"conversations"`
 }

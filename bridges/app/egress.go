@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func (c *containment) buildProfile(ctx context.Context, a *config.Agent) (builtP
 	b := builtProfile{sandbox: a.Sandbox, network: a.Network, model: a.Env["ANTHROPIC_BASE_URL"]}
 	sb, err := sandbox.New(a.Sandbox, "")
 	if err != nil {
-		return b, usageError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
+		return b, ConfigError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
 	}
 	if a.Sandbox == config.SandboxNone {
 		c.logger.Warn("agent profile runs without a sandbox: its agents can read and signal what the bridge's Unix user can (see SECURITY.md)",
@@ -122,10 +122,10 @@ func (c *containment) buildProfile(ctx context.Context, a *config.Agent) (builtP
 	if mode == config.NetworkProxy {
 		model, err := egress.ModelEndpoint(a.Env["ANTHROPIC_BASE_URL"])
 		if err != nil {
-			return b, usageError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
+			return b, ConfigError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
 		}
 		if n.Policy, err = egress.NewPolicy(model, a.Network.Allow, a.Network.Deny); err != nil {
-			return b, usageError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
+			return b, ConfigError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
 		}
 		if n.Forwarder, err = bridgeExecutable(); err != nil {
 			return b, err

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"time"
@@ -8,9 +8,9 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// healthStorage is /healthz's "storage" section: whether the database can
+// HealthStorage is /healthz's "storage" section: whether the database can
 // be written (see store.WriteHealth).
-type healthStorage struct {
+type HealthStorage struct {
 	// State: "ok", or "full" while writes fail for want of space (or an
 	// I/O error): inbound messages are then not acknowledged (platforms
 	// send them again) until a write succeeds.
@@ -23,8 +23,8 @@ type healthStorage struct {
 // addStorage adds the storage section to b. A full database makes an "ok"
 // bridge "degraded" — not "failed" (HTTP 503): restarting the bridge does
 // not free space, and it resumes by itself once there is some.
-func (b *healthBody) addStorage(h store.WriteHealth) {
-	s := &healthStorage{State: "ok", FailedWrites: h.Failures}
+func (b *Health) addStorage(h store.WriteHealth) {
+	s := &HealthStorage{State: "ok", FailedWrites: h.Failures}
 	if h.Full {
 		s.State, s.Since, s.Error = "full", h.Since.UTC(), h.LastError
 		if b.Status == "ok" {
