@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -125,34 +126,13 @@ func (rc *replicaConfigs) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// HealthReplicas is /healthz's view of the replicas' config files. A
-// file is shown by a short fingerprint (fingerprint): /healthz needs no
-// sign-in, and a config file may hold secrets.
-type HealthReplicas struct {
-	Replica  string `json:"replica"`
-	FileHash string `json:"file_hash"`
-	// Differs are the other live processes on this database whose config
-	// file differs from this one's; Note says so in words.
-	Differs []HealthReplicaConfig `json:"differs,omitempty"`
-	Note    string                `json:"note,omitempty"`
-	Error   string                `json:"error,omitempty"` // the store could not be read
-}
-
-// HealthReplicaConfig is another replica's config in HealthReplicas.
-type HealthReplicaConfig struct {
-	Replica    string    `json:"replica"`
-	FileHash   string    `json:"file_hash"`
-	Generation uint64    `json:"generation"`
-	Since      time.Time `json:"since"`
-}
-
 // status is what /healthz shows.
-func (rc *replicaConfigs) status() *HealthReplicas {
+func (rc *replicaConfigs) status() *healthz.Replicas {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	h := &HealthReplicas{Replica: rc.id, FileHash: fingerprint(rc.mine.FileHash), Error: rc.err}
+	h := &healthz.Replicas{Replica: rc.id, FileHash: fingerprint(rc.mine.FileHash), Error: rc.err}
 	for _, d := range rc.differs {
-		h.Differs = append(h.Differs, HealthReplicaConfig{Replica: d.Replica, FileHash: fingerprint(d.FileHash), Generation: d.Generation,
+		h.Differs = append(h.Differs, healthz.ReplicaConfig{Replica: d.Replica, FileHash: fingerprint(d.FileHash), Generation: d.Generation,
 			Since: d.AppliedAt.UTC()})
 	}
 	if len(h.Differs) > 0 {
@@ -163,7 +143,7 @@ func (rc *replicaConfigs) status() *HealthReplicas {
 }
 
 // replicasStatus is rc's status for /healthz, nil without rc.
-func replicasStatus(rc *replicaConfigs) func() *HealthReplicas {
+func replicasStatus(rc *replicaConfigs) func() *healthz.Replicas {
 	if rc == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -40,14 +41,14 @@ func TestReplicaConfigsDiffer(t *testing.T) {
 	a.beat(ctx)
 	b.beat(ctx)
 	a.beat(ctx)
-	health := func() HealthConfig {
+	health := func() healthz.Config {
 		t.Helper()
-		h := healthHandlerWith(func() []bridges.BotStatus { return nil }, healthSources{
-			config:   func() web.ConfigStatus { return web.ConfigStatus{Generation: 1, At: now} },
-			replicas: replicasStatus(a)})
+		h := healthz.Handler(func() []bridges.BotStatus { return nil }, healthz.Sources{
+			Config:   func() web.ConfigStatus { return web.ConfigStatus{Generation: 1, At: now} },
+			Replicas: replicasStatus(a)})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
-		var body Health
+		var body healthz.Body
 		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/replica"
@@ -150,12 +151,12 @@ func (rs *replicas) stop(ctx context.Context) {
 }
 
 // health is /healthz's view of the replica, or nil for one bridge.
-func (rs *replicas) health() func() *HealthReplica {
+func (rs *replicas) health() func() *healthz.Replica {
 	if rs == nil {
 		return nil
 	}
-	return func() *HealthReplica {
-		return &HealthReplica{ID: rs.r.ID(), Conversations: rs.r.Held()}
+	return func() *healthz.Replica {
+		return &healthz.Replica{ID: rs.r.ID(), Conversations: rs.r.Held()}
 	}
 }
 
@@ -179,13 +180,6 @@ func (rs *replicas) operatorView(st *store.Store) func(context.Context) (web.Rep
 		}
 		return s, nil
 	}
-}
-
-// HealthReplica is /healthz's replica section: this process's owner id
-// and the conversations whose leases it holds.
-type HealthReplica struct {
-	ID            string   `json:"id"`
-	Conversations []string `json:"conversations"`
 }
 
 // id is this process's replica id: the lease owner with config replicas,

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/web"
@@ -118,9 +119,9 @@ func (r *bridgeRun) listen(ctx context.Context) (<-chan error, error) {
 	cfg, st, logger, console, bridgeCore := r.cfg, r.st, r.logger, r.console, r.core
 	httpDone := make(chan error, 1)
 	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, r.gatherer, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: r.limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: r.reloads.status,
-				replica: r.reps.health(), replicas: replicasStatus(r.replicas)}), console, r.handoffs)
+		srv, ln, err := listenHTTP(cfg.HTTP.Listen, r.gatherer, healthz.Handler(bridgeCore.BotStates,
+			healthz.Sources{Limits: r.limits, Replies: bridgeCore.OutboxSummary, Storage: st.WriteHealth, Config: r.reloads.status,
+				Replica: r.reps.health(), Replicas: replicasStatus(r.replicas)}), console, r.handoffs)
 		if err != nil {
 			return nil, listenTaken(cfg.HTTP.Listen, cfg.Path, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/reload"
@@ -188,7 +189,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	agents := core.NewAgentPool(pool)
 	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
-	registerStorageMetrics(reg, st.WriteHealth)
+	healthz.RegisterStorageMetrics(reg, st.WriteHealth)
 	metrics := core.NewMetrics(reg)
 	stt, err := transcriber(cfg.Transcription)
 	if err != nil {

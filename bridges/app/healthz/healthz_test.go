@@ -1,4 +1,4 @@
-package app
+package healthz
 
 import (
 	"context"
@@ -42,11 +42,11 @@ func TestHealthz(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			healthHandler(func() []bridges.BotStatus { return tt.states }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			Handler(func() []bridges.BotStatus { return tt.states }, Sources{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 			if rec.Code != tt.code {
 				t.Errorf("code %d, want %d", rec.Code, tt.code)
 			}
-			var body Health
+			var body Body
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q: %v", rec.Body, err)
 			}
@@ -56,7 +56,7 @@ func TestHealthz(t *testing.T) {
 		})
 	}
 	rec := httptest.NewRecorder()
-	healthHandler(func() []bridges.BotStatus { return []bridges.BotStatus{banned} }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	Handler(func() []bridges.BotStatus { return []bridges.BotStatus{banned} }, Sources{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var raw struct {
 		Bots []map[string]any `json:"bots"`
 	}
@@ -85,7 +85,7 @@ func TestHealthzReplies(t *testing.T) {
 		return []store.OutboxBotSummary{{Bot: "team", Waiting: 2, OldestWaiting: since}, {Bot: "guild", Failed: 1}}, nil
 	}
 	rec := httptest.NewRecorder()
-	healthHandlerWith(states, healthSources{replies: replies}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	Handler(states, Sources{Replies: replies}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var raw struct {
 		Status  string           `json:"status"`
 		Replies []map[string]any `json:"replies"`
@@ -103,8 +103,8 @@ func TestHealthzReplies(t *testing.T) {
 
 	broken := func(context.Context) ([]store.OutboxBotSummary, error) { return nil, errors.New("database is locked") }
 	rec = httptest.NewRecorder()
-	healthHandlerWith(states, healthSources{replies: broken}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	var body Health
+	Handler(states, Sources{Replies: broken}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	var body Body
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestHealthzReconnecting(t *testing.T) {
 	s := bridges.BotStatus{Bot: "team", Platform: "slack", BotState: bridges.BotState{State: bridges.ConnReconnecting,
 		Reason: "apps.connections.open: HTTP 503", Attempt: 12, Since: since}}
 	rec := httptest.NewRecorder()
-	healthHandler(func() []bridges.BotStatus { return []bridges.BotStatus{s} }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	Handler(func() []bridges.BotStatus { return []bridges.BotStatus{s} }, Sources{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var raw struct {
 		Status string           `json:"status"`
 		Bots   []map[string]any `json:"bots"`

@@ -1,4 +1,4 @@
-package app
+package healthz
 
 import (
 	"encoding/json"
@@ -26,18 +26,18 @@ func TestHealthzStorage(t *testing.T) {
 		h       store.WriteHealth
 		code    int
 		status  string
-		storage HealthStorage
+		storage Storage
 	}{
-		{"writable", up, store.WriteHealth{Failures: 3}, 200, "ok", HealthStorage{State: "ok", FailedWrites: 3}},
-		{"full", up, full, 200, "degraded", HealthStorage{State: "full", Since: since, Error: full.LastError, FailedWrites: 3}},
-		{"full and every bot failed", down, full, 503, "failed", HealthStorage{State: "full", Since: since, Error: full.LastError, FailedWrites: 3}},
+		{"writable", up, store.WriteHealth{Failures: 3}, 200, "ok", Storage{State: "ok", FailedWrites: 3}},
+		{"full", up, full, 200, "degraded", Storage{State: "full", Since: since, Error: full.LastError, FailedWrites: 3}},
+		{"full and every bot failed", down, full, 503, "failed", Storage{State: "full", Since: since, Error: full.LastError, FailedWrites: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			healthHandlerWith(func() []bridges.BotStatus { return tt.bots }, healthSources{storage: func() store.WriteHealth { return tt.h }}).
+			Handler(func() []bridges.BotStatus { return tt.bots }, Sources{Storage: func() store.WriteHealth { return tt.h }}).
 				ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-			var body Health
+			var body Body
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q: %v", rec.Body, err)
 			}

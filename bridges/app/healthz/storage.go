@@ -1,4 +1,4 @@
-package app
+package healthz
 
 import (
 	"time"
@@ -8,9 +8,9 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// HealthStorage is /healthz's "storage" section: whether the database can
+// Storage is /healthz's "storage" section: whether the database can
 // be written (see store.WriteHealth).
-type HealthStorage struct {
+type Storage struct {
 	// State: "ok", or "full" while writes fail for want of space (or an
 	// I/O error): inbound messages are then not acknowledged (platforms
 	// send them again) until a write succeeds.
@@ -23,8 +23,8 @@ type HealthStorage struct {
 // addStorage adds the storage section to b. A full database makes an "ok"
 // bridge "degraded" — not "failed" (HTTP 503): restarting the bridge does
 // not free space, and it resumes by itself once there is some.
-func (b *Health) addStorage(h store.WriteHealth) {
-	s := &HealthStorage{State: "ok", FailedWrites: h.Failures}
+func (b *Body) addStorage(h store.WriteHealth) {
+	s := &Storage{State: "ok", FailedWrites: h.Failures}
 	if h.Full {
 		s.State, s.Since, s.Error = "full", h.Since.UTC(), h.LastError
 		if b.Status == "ok" {
@@ -34,10 +34,10 @@ func (b *Health) addStorage(h store.WriteHealth) {
 	b.Storage = s
 }
 
-// registerStorageMetrics exports the store's write health:
+// RegisterStorageMetrics exports the store's write health:
 // agentbridge_storage_full (1 while writes fail for want of space) and
 // agentbridge_storage_write_failures_total.
-func registerStorageMetrics(reg prometheus.Registerer, health func() store.WriteHealth) {
+func RegisterStorageMetrics(reg prometheus.Registerer, health func() store.WriteHealth) {
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "agentbridge_storage_full",
