@@ -15,13 +15,11 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/app/assemble"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/reload"
-	"github.com/agentbridge/agentbridge/bridges/schedule"
-	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
@@ -196,14 +194,14 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 		return err
 	}
 	hub := handoff.NewHub() // terminals attached with bridge attach see conversations through it
-	bridgeCore := core.NewCore(core.CoreOptions{
+	// The core with its features: spend, schedules and agent tools
+	// (bridges/app/assemble), worktrees, transcription and hand-off here.
+	bridgeCore := assemble.Core(core.CoreOptions{
 		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
-		Worktrees: worktree.New(cfg, sandboxes, logger), Spend: spend.New(live, st, metrics),
-		Scheduler: schedule.New(schedule.Options{Config: live, Store: st, Logger: logger, Metrics: metrics,
-			Claim: reps.claimFiring()}),
-		Tools: agenttools.New, Transcriber: stt, Observer: hub, Ownership: reps.ownership(), Access: decide,
-	})
+		Worktrees:   worktree.New(cfg, sandboxes, logger),
+		Transcriber: stt, Observer: hub, Ownership: reps.ownership(), Access: decide,
+	}, reps.claimFiring())
 	r.core = bridgeCore
 	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger, Access: decide})
 
