@@ -45,7 +45,7 @@ type reloader struct {
 	bots      *botSet
 	contain   *containment // builds the sandboxes and networks of new or changed profiles
 	// adjust, when set, changes each config read before it is compared:
-	// demo mode's (demo.Apply), so that a reload keeps what -demo set.
+	// demo mode's (Options.Adjust), so that a reload keeps what -demo set.
 	adjust func(*config.Config) error
 	// retention, when set, is told that retention changed (the pruner
 	// restarts with it); it never blocks.

@@ -194,7 +194,7 @@ func (r *bridgeRun) runCore(ctx context.Context) error {
 
 // stop, once ctx ended and the core stopped with runErr, hands the
 // replica's leases over and waits for the background goroutines (the
-// pruner before the store closes) and the HTTP server; cmdRun's
+// pruner before the store closes) and the HTTP server; Run's
 // clean-ups then stop the rest.
 func (r *bridgeRun) stop(ctx context.Context, bg background, runErr error, httpDone <-chan error) error {
 	r.reps.stop(ctx) // hands the leases over now that the core stopped

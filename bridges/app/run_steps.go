@@ -76,7 +76,7 @@ type bridgeRun struct {
 }
 
 // openBots opens each bot's platform adapter (bots.go); a bot that
-// cannot open is a usage error.
+// cannot open is a ConfigError.
 func (r *bridgeRun) openBots(ctx context.Context) error {
 	platforms, bots, err := buildPlatforms(ctx, r.cfg, r.logger) // bots.go
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 )
 
 // The start-up steps add their clean-ups in the order they open things;
-// cmdRun's shutdown depends on run calling them last first, as the
+// Run's shutdown depends on run calling them last first, as the
 // deferred calls they replace did.
 func TestCleanupsRunLastFirst(t *testing.T) {
 	var got []string
@@ -20,7 +20,7 @@ func TestCleanupsRunLastFirst(t *testing.T) {
 	}
 }
 
-// TestCleanupsDeferredBeforeAdded: cmdRun defers run before any step adds
+// TestCleanupsDeferredBeforeAdded: Run defers run before any step adds
 // its clean-up; they must still run (a value receiver would see the empty
 // list the defer statement evaluated).
 func TestCleanupsDeferredBeforeAdded(t *testing.T) {
