@@ -13,12 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 )
 
 // webClient talks to the bridge's web console over HTTP, as the page's
 // script does: a cookie session, the CSRF token from the page, form posts
-// and the conversation's server-sent events.
+// and the conversation's server-sent events. It is the part
+// TestReloadWebBot needs of cmd/bridge's end-to-end web client, until a
+// shared test kit holds one.
 type webClient struct {
 	t      *testing.T
 	base   string // http://host:port
@@ -106,12 +107,6 @@ func (w *webClient) send(text string) {
 	w.post("/chat/"+w.thread+"/send", url.Values{"text": {text}})
 }
 
-// click presses a card's button.
-func (w *webClient) click(card, choice string) {
-	w.t.Helper()
-	w.post("/chat/"+w.thread+"/action", url.Values{"card": {card}, "choice": {choice}})
-}
-
 // webEvent is one "msg" server-sent event: a message added or edited.
 type webEvent struct {
 	ID   string `json:"id"`
@@ -196,29 +191,9 @@ func (s *webStream) wait(t *testing.T, want string, card bool, timeout time.Dura
 	}
 }
 
-var (
-	tags        = regexp.MustCompile(`<[^>]*>`)
-	cardIDField = regexp.MustCompile(`name="card" value="([^"]+)"`)
-	cardButtons = regexp.MustCompile(`<button[^>]*value="([^"]+)"[^>]*>([^<]*)</button>`)
-)
+var tags = regexp.MustCompile(`<[^>]*>`)
 
 // pageText is html without tags, entities decoded, spaces collapsed.
 func pageText(s string) string {
 	return strings.Join(strings.Fields(html.UnescapeString(tags.ReplaceAllString(s, " "))), " ")
-}
-
-// cardChoice returns the card id and the choice id of the card's button
-// labelled label (emoji and spaces around it aside).
-func cardChoice(t *testing.T, ev webEvent, label string) (card, choice string) {
-	t.Helper()
-	if m := cardIDField.FindStringSubmatch(ev.HTML); m != nil {
-		card = html.UnescapeString(m[1])
-	}
-	for _, b := range cardButtons.FindAllStringSubmatch(ev.HTML, -1) {
-		if strings.TrimFunc(html.UnescapeString(b[2]), func(r rune) bool { return !unicode.IsLetter(r) }) == label {
-			return card, html.UnescapeString(b[1])
-		}
-	}
-	t.Fatalf("card has no %q button (card id %q):\n%s", label, card, ev.HTML)
-	return "", ""
 }
