@@ -8,7 +8,7 @@ import (
 
 // Platform is what config needs to know of one chat platform: its name and
 // how to read a bot's settings mapping (bots[].<Name>). Each adapter offers
-// its Platform; cmd/bridge holds the list of them (its one registry of
+// its Platform; bridges/app holds the list of them (its one registry of
 // platforms) and passes it to Load and Parse, whose problems then include
 // the adapters' with their lines, before anything starts. The order of the
 // list is the order platforms are named in messages.

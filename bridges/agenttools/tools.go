@@ -3,7 +3,7 @@
 // served in-process to one conversation's agent process. It acts through
 // the narrow Conversation the core hands it, never through *core.Core, and
 // never imports the core (the core imports this package for the seam);
-// cmd/bridge wires it in as core.CoreOptions.Tools = agenttools.New.
+// bridges/app/assemble wires it in as core.CoreOptions.Tools = agenttools.New.
 package agenttools
 
 import (

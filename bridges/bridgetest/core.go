@@ -7,15 +7,14 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/app/assemble"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/schedule"
-	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Core is a real bridges.Core run by RunCore for adapter tests.
+// Core is a real bridges.Core, with the features every bridge has
+// (bridges/app/assemble), run by RunCore for adapter tests.
 type Core struct {
 	*core.Core
 	Pool  *FakePool
@@ -52,8 +51,7 @@ func runCore(tb testing.TB, cfg config.Source, st *store.Store, closeStore bool,
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		Store: st,
 	}
-	c.Core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock, Spend: spend.New(cfg, st, nil),
-		Scheduler: schedule.New(schedule.Options{Config: cfg, Store: st, Clock: c.Clock}), Tools: agenttools.New})
+	c.Core = assemble.Core(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()

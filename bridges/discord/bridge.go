@@ -176,7 +176,7 @@ type Bridge struct {
 	wg      sync.WaitGroup // goroutines started by handlers (typing, clicks)
 }
 
-// Open is the constructor every adapter has (cmd/bridge's list of
+// Open is the constructor every adapter has (bridges/app's list of
 // platforms calls it): New for bot, which holds nothing to release (the
 // returned close function does nothing). ctx and cfg are not used.
 func Open(_ context.Context, _ *config.Config, bot *config.Bot, logger *slog.Logger) (*Bridge, func() error, error) {

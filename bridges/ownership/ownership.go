@@ -1,6 +1,6 @@
 // Package ownership is the seam between the core and what decides which of
 // several bridge replicas sharing one database runs each conversation
-// (bridges/replica implements it; cmd/bridge wires it into the core). It
+// (bridges/replica implements it; bridges/app wires it into the core). It
 // holds only the contract: the core never imports an implementation, and
 // an implementation needs nothing of the core's internals.
 package ownership
@@ -15,7 +15,7 @@ import (
 )
 
 // Ownership decides which of several bridge replicas sharing one database
-// runs each conversation (bridges/replica, wired by cmd/bridge). Without
+// runs each conversation (bridges/replica, wired by bridges/app). Without
 // one (CoreOptions.Ownership nil) this process runs every conversation.
 // The core calls it from its goroutines, never with its own locks held.
 type Ownership interface {

@@ -10,7 +10,7 @@ import (
 )
 
 // startPinned starts a replica whose bot "phone" follows the lease
-// "platform:whatsapp:phone" (as cmd/bridge pins WhatsApp bots).
+// "platform:whatsapp:phone" (as bridges/app pins WhatsApp bots).
 func startPinned(t *testing.T, st *store.Store, lease time.Duration) (*Replica, *fakeCore) {
 	t.Helper()
 	r, c, _ := startReplicaWith(t, st, Options{Store: st, Lease: lease, Pin: func(bot string) string {

@@ -13,7 +13,7 @@
 // Holding tells the core, before each post, whether the lease is still
 // held by this process's clock.
 //
-// Replica implements ownership.Ownership; cmd/bridge wires it. The core does
+// Replica implements ownership.Ownership; bridges/app wires it. The core does
 // not import this package.
 package replica
 

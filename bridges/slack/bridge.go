@@ -207,7 +207,7 @@ func New(bot *config.Bot, logger *slog.Logger) (*Bridge, error) {
 	return b, nil
 }
 
-// Open is the constructor every adapter has (cmd/bridge's list of
+// Open is the constructor every adapter has (bridges/app's list of
 // platforms calls it): New for bot, which holds nothing to release (the
 // returned close function does nothing). ctx and cfg are not used.
 func Open(_ context.Context, _ *config.Config, bot *config.Bot, logger *slog.Logger) (*Bridge, func() error, error) {

@@ -3,7 +3,7 @@
 // and model to …/v1/audio/transcriptions; the answer is JSON with a text
 // field), which hosted services and local whisper servers both speak.
 // It is the core's Transcriber (core.CoreOptions.Transcriber), wired from
-// config transcription in cmd/bridge.
+// config transcription in bridges/app.
 package transcribe
 
 import (

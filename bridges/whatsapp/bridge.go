@@ -247,7 +247,7 @@ func (b *Bridge) Limits() bridges.Limits {
 // reconnects. The returned close function closes the device store once
 // Run has returned, and releases the lock. cfg.Path is named in the
 // relink command a logged-out bot asks for. This is the constructor every
-// adapter has (cmd/bridge's list of platforms calls it).
+// adapter has (bridges/app's list of platforms calls it).
 func Open(ctx context.Context, cfg *config.Config, bot *config.Bot, log *slog.Logger) (*Bridge, func() error, error) {
 	configPath := cfg.Path
 	var wc *Config

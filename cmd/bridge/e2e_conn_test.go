@@ -8,19 +8,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
 // healthz fetches and decodes /healthz.
-func (p *bridgeProc) healthz(t *testing.T) (int, healthBody) {
+func (p *bridgeProc) healthz(t *testing.T) (int, healthz.Body) {
 	t.Helper()
 	resp, err := http.Get("http://" + p.addr + "/healthz")
 	if err != nil {
 		t.Fatalf("GET /healthz: %v", err)
 	}
 	defer resp.Body.Close()
-	var body healthBody
+	var body healthz.Body
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatalf("GET /healthz: %v", err)
 	}
@@ -59,7 +60,7 @@ func TestConnectionStatesE2E(t *testing.T) {
 	want := map[string]string{"slack-ok": "connected", "slack-revoked": "failed", "discord-ok": "connected", "discord-nointent": "failed"}
 	var (
 		code int
-		body healthBody
+		body healthz.Body
 	)
 	deadline := time.Now().Add(e2eWait)
 	for {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 )
 
 // TestDemoReloadE2E (issue 39): a bridge run with -demo keeps demo mode
@@ -45,7 +47,7 @@ func TestDemoReloadE2E(t *testing.T) {
 	if out, err := reloadCmd(ab, path); err != nil && !strings.Contains(out, "unchanged") {
 		t.Logf("bridge reload: %v\n%s", err, out) // the file watcher may have applied it first
 	}
-	hc := waitHealthConfig(t, p, func(hc healthConfig) bool { return hc.Generation >= 2 || len(hc.Refused) > 0 })
+	hc := waitHealthConfig(t, p, func(hc healthz.Config) bool { return hc.Generation >= 2 || len(hc.Refused) > 0 })
 	if len(hc.Refused) > 0 {
 		t.Fatalf("the reload was refused: %v", hc.Refused)
 	}

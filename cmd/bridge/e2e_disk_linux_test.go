@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/internal/tmpfstest"
 )
@@ -144,7 +145,7 @@ func waitTaken(t *testing.T, sl *slackfake.Server, ids []string) {
 func waitStorage(t *testing.T, p *bridgeProc, want string) {
 	t.Helper()
 	deadline := time.Now().Add(e2eWait)
-	var last *healthStorage
+	var last *healthz.Storage
 	for time.Now().Before(deadline) {
 		if _, body := p.healthz(t); body.Storage != nil {
 			if last = body.Storage; last.State == want {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
@@ -192,7 +193,7 @@ func healthWaiting(t *testing.T, p *bridgeProc, bot string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body healthBody
+	var body healthz.Body
 	if err := json.Unmarshal(b, &body); err != nil {
 		t.Fatalf("/healthz %q: %v", b, err)
 	}

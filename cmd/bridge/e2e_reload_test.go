@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 )
 
@@ -157,7 +158,7 @@ func TestReloadE2E(t *testing.T) {
 	line := 1 + strings.Count(bad[:strings.Index(bad, "    colour: blue")], "\n")
 	writeFile(t, cfgPath, bad)
 	want := fmt.Sprintf("bridge.yaml:%d:", line)
-	hc := waitHealthConfig(t, ab.bridge, func(hc healthConfig) bool { return len(hc.Refused) > 0 })
+	hc := waitHealthConfig(t, ab.bridge, func(hc healthz.Config) bool { return len(hc.Refused) > 0 })
 	if !strings.Contains(strings.Join(hc.Refused, "\n"), want) || hc.Generation != 2 {
 		t.Fatalf("/healthz after an invalid edit: %+v (want a refusal naming %s, generation 2)", hc, want)
 	}
@@ -171,7 +172,7 @@ func TestReloadE2E(t *testing.T) {
 	// A limit lowered below what the bot used this hour, saved into the
 	// file (generation 3), refuses the next message.
 	writeFile(t, cfgPath, strings.Replace(cfg, "turns_per_hour: 100", "turns_per_hour: 2", 1))
-	if hc := waitHealthConfig(t, ab.bridge, func(hc healthConfig) bool { return hc.Generation == 3 }); hc.Trigger != "file" || len(hc.Refused) > 0 {
+	if hc := waitHealthConfig(t, ab.bridge, func(hc healthz.Config) bool { return hc.Generation == 3 }); hc.Trigger != "file" || len(hc.Refused) > 0 {
 		t.Errorf("/healthz after a valid edit: %+v (want trigger file, no refusal)", hc)
 	}
 	team.SendMessage(slackChan, alice, "over the limit", t2)
@@ -196,7 +197,7 @@ func reloadCmd(ab agentBridge, path string) (string, error) {
 }
 
 // waitHealthConfig polls /healthz until its config section satisfies ok.
-func waitHealthConfig(t *testing.T, p *bridgeProc, ok func(healthConfig) bool) healthConfig {
+func waitHealthConfig(t *testing.T, p *bridgeProc, ok func(healthz.Config) bool) healthz.Config {
 	t.Helper()
 	ctx := ctxTimeout(t, e2eWait)
 	for {
@@ -213,14 +214,14 @@ func waitHealthConfig(t *testing.T, p *bridgeProc, ok func(healthConfig) bool) h
 }
 
 // healthConfigNow reads the config section of the bridge's /healthz.
-func healthConfigNow(t *testing.T, p *bridgeProc) healthConfig {
+func healthConfigNow(t *testing.T, p *bridgeProc) healthz.Config {
 	t.Helper()
 	resp, err := http.Get("http://" + p.addr + "/healthz")
 	if err != nil {
 		t.Fatalf("GET /healthz: %v", err)
 	}
 	defer resp.Body.Close()
-	var body healthBody
+	var body healthz.Body
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Config == nil {
 		t.Fatalf("/healthz: %v, config %v", err, body.Config)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -169,7 +170,7 @@ func TestSlackReplicasCardDecidedOnceStop(t *testing.T) {
 		if holder.exitErr != nil {
 			t.Errorf("the stopped replica exited with %v", holder.exitErr)
 		}
-	case <-time.After(shutdownGrace + 30*time.Second):
+	case <-time.After(app.ShutdownGrace + 30*time.Second):
 		t.Fatal("the stopped replica did not exit")
 	}
 	time.Sleep(2 * time.Second) // a redelivery or a second answer would come at once

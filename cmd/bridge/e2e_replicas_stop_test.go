@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/app"
 )
 
 // answeredAt returns when the bot's post or edit in thread first showed
@@ -67,7 +68,7 @@ func TestSlackReplicasStopFinishesTurn(t *testing.T) {
 		if victim.exitErr != nil {
 			t.Errorf("the stopped replica exited with %v", victim.exitErr)
 		}
-	case <-time.After(shutdownGrace + 30*time.Second):
+	case <-time.After(app.ShutdownGrace + 30*time.Second):
 		t.Fatal("the stopped replica did not exit within the shutdown grace")
 	}
 	t.Logf("the stopped replica exited %s after SIGTERM", exited.Sub(stopped).Round(10*time.Millisecond))

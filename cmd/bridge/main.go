@@ -17,6 +17,7 @@ import (
 	// A sandbox's launcher runs from this package's init, before the heavy
 	// dependencies start, and becomes the CLI (agent/sandbox/egress/launch).
 	_ "github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/configcmd"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/handoffcmd"
@@ -96,8 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	}
 	env := cli.Env{
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, LookupEnv: lookupEnv,
-		Load:   func(path string) (*config.Config, error) { return loadConfigFile(path, lookupEnv) },
-		Logger: func(c config.Log) *slog.Logger { return newLogger(c, stderr) },
+		Load:   func(path string) (*config.Config, error) { return app.LoadConfig(path, lookupEnv) },
+		Logger: func(c config.Log) *slog.Logger { return app.NewLogger(c, stderr) },
 	}
 	var err error
 	switch args[0] {
@@ -134,7 +135,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	}
 	fmt.Fprintf(stderr, "bridge %s: %v\n", args[0], err)
 	var ue usageError
-	if errors.As(err, &ue) || cli.IsUsage(err) {
+	var ce app.ConfigError
+	if errors.As(err, &ue) || errors.As(err, &ce) || cli.IsUsage(err) {
 		return exitUsage
 	}
 	return exitRuntime

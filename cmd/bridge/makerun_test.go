@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
@@ -93,11 +94,11 @@ func (m *makeRun) stop(t *testing.T) {
 	t.Helper()
 	pgid := m.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	deadline := time.Now().Add(shutdownGrace + 30*time.Second)
+	deadline := time.Now().Add(app.ShutdownGrace + 30*time.Second)
 	for syscall.Kill(-pgid, 0) == nil { // some process of the group is still there
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			t.Errorf("make run did not stop within %v of SIGTERM", shutdownGrace+30*time.Second)
+			t.Errorf("make run did not stop within %v of SIGTERM", app.ShutdownGrace+30*time.Second)
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/bridges/discord"
 	"github.com/agentbridge/agentbridge/bridges/slack"
 	"github.com/agentbridge/agentbridge/config"
@@ -26,7 +27,7 @@ func secrets() []string {
 // parseExample parses the embedded example with the bridge's platforms.
 func parseExample(t *testing.T) *config.Config {
 	t.Helper()
-	c, err := config.Parse(config.Example(), "bridge.yaml", exampleEnv, configPlatforms())
+	c, err := config.Parse(config.Example(), "bridge.yaml", exampleEnv, app.ConfigPlatforms())
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}

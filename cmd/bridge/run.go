@@ -2,42 +2,24 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/handoff"
-	"github.com/agentbridge/agentbridge/bridges/sessiondir"
-	"github.com/agentbridge/agentbridge/bridges/web"
-	"github.com/agentbridge/agentbridge/bridges/worktree"
+	"github.com/agentbridge/agentbridge/bridges/app"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/demo"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/harden"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/reloadcmd"
+	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/store"
 )
 
-// shutdownGrace bounds the graceful stop of agents and the HTTP server.
-const shutdownGrace = 30 * time.Second
-
-// cmdRun runs the bridge until ctx ends or the core fails. It starts in
-// this order: the process (CPU profile, logger, data_dir lock, demo
-// model), the bots' adapters, the store and replicas, the agents'
-// containment and limits, the connection leases, the core with its
-// features, the config reloader, the HTTP listener and the background
-// goroutines; then it runs the core. It stops in this order: the context
-// ends, the replica's leases are handed over, the background goroutines
-// and the HTTP server are waited for, then the clean-ups run last first:
-// the agents (and their session readers), the cgroups, the containment
-// (egress proxy), the database ownership, the store, the bots, the demo
-// model, the data_dir lock, the CPU profile, the signal handler.
+// cmdRun runs the bridge until ctx ends or the core fails. It prepares
+// the process — the CPU profile (flag -cpuprofile), the logger, the
+// process hardening, the data_dir lock (before anything in data_dir is
+// opened) and, in demo mode, the scripted model — then builds and runs
+// the bridge (app.Run), and releases those in the reverse order once
+// app.Run has stopped everything it started.
 func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
 	rf, err := parseRunFlags(args, stderr)
 	if err != nil {
@@ -46,209 +28,46 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 	// From the start, so that a reload signal during start-up does not
 	// kill the bridge (SIGHUP's default); it is handled once the core runs.
 	reloadSigs := make(chan os.Signal, 1)
-	signal.Notify(reloadSigs, reloadSignal, forceSignal)
+	signal.Notify(reloadSigs, reloadcmd.Signal, reloadcmd.ForceSignal)
 	defer signal.Stop(reloadSigs)
 	cfg, builtin, err := loadRunConfig(rf, lookupEnv)
 	if err != nil {
 		return err
 	}
-	r := &bridgeRun{rf: rf, cfg: cfg, builtin: builtin, stderr: stderr, lookupEnv: lookupEnv, reloadSigs: reloadSigs}
-	defer r.done.run() // each step's clean-ups, last first (run_steps.go)
-	if err := r.startProcess(); err != nil {
-		return err
-	}
-	if err := r.openBots(ctx); err != nil {
-		return err
-	}
-	if err := r.openStorage(ctx); err != nil {
-		return err
-	}
-	if err := r.containAgents(ctx); err != nil {
-		return err
-	}
-	if err := r.leaseConnections(); err != nil {
-		return err
-	}
-	if err := r.buildCore(ctx); err != nil {
-		return err
-	}
-	r.prepareReloads()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // deferred last: runs before the clean-ups
-	httpDone, err := r.listen(ctx)
-	if err != nil {
-		return err
-	}
-	bg := r.startBackground(ctx)
-	runErr := r.runCore(ctx)
-	cancel()
-	return r.stop(ctx, bg, runErr, httpDone)
-}
-
-// listen starts the HTTP listener (config http.listen): /healthz,
-// /metrics, the hand-off and the web console. The channel it returns
-// receives the server's error once ctx ended (at once nil without a
-// listener); the caller waits for it.
-func (r *bridgeRun) listen(ctx context.Context) (<-chan error, error) {
-	cfg, st, logger, console, bridgeCore := r.cfg, r.st, r.logger, r.console, r.core
-	httpDone := make(chan error, 1)
-	if cfg.HTTP.Listen != "" {
-		srv, ln, err := listenHTTP(cfg.HTTP.Listen, r.gatherer, healthHandlerWith(bridgeCore.BotStates,
-			healthSources{limits: r.limits, replies: bridgeCore.OutboxSummary, storage: st.WriteHealth, config: r.reloads.status,
-				replica: r.reps.health(), replicas: replicasStatus(r.replicas)}), console, r.handoffs)
+	if rf.cpuProfile != "" {
+		stop, err := startCPUProfile(rf.cpuProfile)
 		if err != nil {
-			return nil, listenTaken(cfg.HTTP.Listen, cfg.Path, err)
+			return err
 		}
-		logger.Info("http listening", "addr", ln.Addr().String())
-		if console != nil {
-			console.Announce(r.stderr)
-		}
-		go func() { httpDone <- serveHTTP(ctx, srv, ln) }()
-	} else {
-		httpDone <- nil
+		defer stop()
 	}
-	return httpDone, nil
-}
-
-// background is what runs beside the core until ctx ends; each channel
-// closes when its goroutine returned.
-type background struct {
-	prune    <-chan struct{} // the pruner (prune.go)
-	watch    <-chan struct{} // the config reloader's watch (reload_watch.go)
-	replicas <-chan struct{} // this replica's config record (replica_config.go)
-}
-
-// startBackground starts the pruner, the config watch and the replica
-// config heartbeat, each until ctx ends; the caller waits for them.
-func (r *bridgeRun) startBackground(ctx context.Context) background {
-	cfg, st, logger, live, reloads, replicas := r.cfg, r.st, r.logger, r.live, r.reloads, r.replicas
-	sandboxes := r.confined.Sandboxes
-	pruneDone := make(chan struct{})
-	go func() {
-		defer close(pruneDone)
-		runPruner(ctx, live, r.retentionChanged, func(retention time.Duration) store.Pruner {
-			return store.Pruner{Store: st, Retention: retention, Logger: logger,
-				Also: func(ctx context.Context, before time.Time) error {
-					_, err := sessiondir.Prune(ctx, st, cfg.DataDir, before, logger)
-					_, werr := worktree.Prune(ctx, st, live.Current(), sandboxes, before, logger)
-					return errors.Join(err, werr)
-				}}
-		})
-	}()
-
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		if r.builtin {
-			<-ctx.Done() // no file to reload
-			return
-		}
-		reloads.watch(ctx, r.reloadSigs, filePoll) // reload_watch.go
-	}()
-
-	replicasDone := make(chan struct{})
-	go func() {
-		defer close(replicasDone)
-		if replicas != nil {
-			replicas.run(ctx, replicaBeat)
-		}
-	}()
-	return background{prune: pruneDone, watch: watchDone, replicas: replicasDone}
-}
-
-// runCore starts the replica's leases and runs the core on the platforms
-// until ctx ends or the core fails.
-func (r *bridgeRun) runCore(ctx context.Context) error {
-	r.logger.Info("bridge starting", "bots", len(r.cfg.Bots), "version", version)
-	coreCtx := r.reps.coreContext(ctx, r.core, shutdownGrace) // replicas: a stop finishes running turns first
-	r.reps.start(coreCtx, r.core)
-	r.reps.fanOutWeb(coreCtx, r.console, r.st) // replicas.go: the web pages of every replica follow this one's answers
-	return r.core.Run(coreCtx, r.platforms)
-}
-
-// stop, once ctx ended and the core stopped with runErr, hands the
-// replica's leases over and waits for the background goroutines (the
-// pruner before the store closes) and the HTTP server; cmdRun's
-// clean-ups then stop the rest.
-func (r *bridgeRun) stop(ctx context.Context, bg background, runErr error, httpDone <-chan error) error {
-	r.reps.stop(ctx) // hands the leases over now that the core stopped
-	<-bg.watch
-	<-bg.replicas
-	<-bg.prune // before the store closes
-	httpErr := <-httpDone
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return fmt.Errorf("bridge stopped: %w", runErr)
+	logger := app.NewLogger(cfg.Log, stderr)
+	if err := harden.Process(); err != nil {
+		logger.Warn("could not make the bridge process non-dumpable", "err", err)
 	}
-	if httpErr != nil {
-		return httpErr
+	if builtin {
+		logger.Info("no config file: demo mode uses the built-in minimal config (bridge example-config -minimal)",
+			"path", rf.config, "data_dir", cfg.DataDir)
 	}
-	r.logger.Info("bridge stopped")
-	return nil
-}
-
-// openTimeout bounds opening one bot's adapter at start (a WhatsApp bot
-// opens and checks its device store).
-const openTimeout = 10 * time.Second
-
-// openBot opens bot with list[i] (i < 0: the platform is not in this
-// build), within openTimeout.
-func openBot(ctx context.Context, list []platform, i int, cfg *config.Config, b *config.Bot, logger *slog.Logger) (bridges.Platform, func() error, error) {
-	if i < 0 {
-		return nil, nil, fmt.Errorf("platform %q is not available in this build", b.Platform)
-	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	return list[i].open(ctx, cfg, b, logger)
-}
-
-func newLogger(c config.Log, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(c.Level)) // validated by config; default info
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// listenHTTP serves /healthz, /metrics, the terminal hand-off under
-// handoff.Prefix and, when console is not nil, the web console at every
-// other path.
-func listenHTTP(addr string, reg *prometheus.Registry, health http.Handler, console *web.Console, handoffs *handoff.Server) (*http.Server, net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+	lock, err := storecmd.LockDataDir(cfg.DataDir) // before anything in data_dir is opened
 	if err != nil {
-		return nil, nil, fmt.Errorf("http listen %s: %w", addr, err)
+		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", health)
-	// Uncompressed: the text is small, and a gzip writer costs about 1 MB
-	// of compressor state per scrape.
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true}))
-	mux.Handle(handoff.Prefix, handoffs.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	srv.RegisterOnShutdown(handoffs.Shutdown) // ends attached terminals' streams
-	if console != nil {
-		mux.Handle("/", console.Handler())
-		srv.RegisterOnShutdown(console.Shutdown) // ends its event streams
+	defer func() {
+		if err := lock.Release(); err != nil {
+			logger.Warn("release data_dir lock", "err", err)
+		}
+	}()
+	o := app.Options{Config: cfg, Builtin: builtin, Demo: rf.demo, Logger: logger, Stderr: stderr, LookupEnv: lookupEnv,
+		Reloads: reloadSigs, ForceSignal: reloadcmd.ForceSignal, Version: version}
+	if rf.demo {
+		model, err := demo.Start(cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer model.Close() // after app.Run stopped the agents
+		// Every config, also reloaded, points agents at the scripted model.
+		o.Adjust = func(c *config.Config) error { return demo.Apply(c, model, logger) }
 	}
-	return srv, ln, nil
-}
-
-// serveHTTP serves until ctx ends, then shuts the server down gracefully.
-func serveHTTP(ctx context.Context, srv *http.Server, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("http shutdown: %w", err)
-	}
-	<-errc
-	return nil
+	return app.Run(ctx, o)
 }

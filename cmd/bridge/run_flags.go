@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -49,9 +50,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 // (config.Minimal, relative paths against the working directory), and
 // builtin is true. Every problem is a usage error.
 func loadRunConfig(rf runFlags, lookupEnv func(string) (string, bool)) (cfg *config.Config, builtin bool, err error) {
-	cfg, err = loadConfigFile(rf.config, lookupEnv)
+	cfg, err = app.LoadConfig(rf.config, lookupEnv)
 	if err != nil && rf.demo && !rf.explicit && errors.Is(err, fs.ErrNotExist) {
-		cfg, err = config.Parse(config.Minimal(), defaultConfigPath, lookupEnv, configPlatforms())
+		cfg, err = config.Parse(config.Minimal(), defaultConfigPath, lookupEnv, app.ConfigPlatforms())
 		if err != nil {
 			return nil, false, usageError{fmt.Errorf("built-in minimal config: %w", err)}
 		}

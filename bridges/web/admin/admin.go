@@ -45,7 +45,7 @@ type spareReporter interface {
 var _ spareReporter = (*core.Core)(nil)
 
 // ConfigStatus is what the operator view shows about the config in force
-// and the last reload the bridge refused (see cmd/bridge's reloader).
+// and the last reload the bridge refused (see bridges/app's reloader).
 type ConfigStatus struct {
 	Generation uint64
 	At         time.Time // when the generation took effect

@@ -1,7 +1,7 @@
 // Package cli is what the bridge's subcommands share with main, which
 // dispatches to them: the streams and environment a command runs with,
-// the config loader (with the bridge's platforms, which only main
-// knows), and usage errors. Main prints a command's error after
+// the config loader (app.LoadConfig: with the bridge's platforms, which
+// bridges/app lists), and usage errors. Main prints a command's error after
 // "bridge COMMAND: " and turns it into the exit code: 2 for a usage
 // error, 1 for any other.
 package cli

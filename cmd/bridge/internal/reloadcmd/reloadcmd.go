@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/internal/dirlock"
@@ -103,7 +104,7 @@ func runningBridge(dataDir string) (int, error) {
 // before's, a refusal newer than started, or — the file already in force,
 // e.g. applied by the bridge's own file watch a moment earlier — a read
 // of the file newer than started that changed nothing, and reports it.
-func waitReloaded(ctx context.Context, stdout io.Writer, listen string, before healthConfig, started time.Time) error {
+func waitReloaded(ctx context.Context, stdout io.Writer, listen string, before healthz.Config, started time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, reloadWait)
 	defer cancel()
 	for {
@@ -128,8 +129,9 @@ func waitReloaded(ctx context.Context, stdout io.Writer, listen string, before h
 	}
 }
 
-// healthConfigOf reads the config part of the bridge's /healthz.
-func healthConfigOf(ctx context.Context, listen string) (*healthConfig, error) {
+// healthConfigOf reads the config part of the bridge's /healthz
+// (bridges/app/healthz writes it).
+func healthConfigOf(ctx context.Context, listen string) (*healthz.Config, error) {
 	if listen == "" {
 		return nil, errors.New("no http.listen")
 	}
@@ -145,7 +147,7 @@ func healthConfigOf(ctx context.Context, listen string) (*healthConfig, error) {
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Config *healthConfig `json:"config"`
+		Config *healthz.Config `json:"config"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return nil, fmt.Errorf("read /healthz: %w", err)
@@ -154,16 +156,4 @@ func healthConfigOf(ctx context.Context, listen string) (*healthConfig, error) {
 		return nil, errors.New("/healthz has no config section")
 	}
 	return body.Config, nil
-}
-
-// healthConfig is what `bridge reload` reads of the config section of
-// the running bridge's /healthz (cmd/bridge health.go writes it): the
-// generation in force, since when, and the problems of the last refused
-// reload with when it was refused.
-type healthConfig struct {
-	Generation uint64    `json:"generation"`
-	Since      time.Time `json:"since"`
-	Refused    []string  `json:"refused"`
-	RefusedAt  time.Time `json:"refused_at"`
-	CheckedAt  time.Time `json:"checked_at"`
 }

@@ -8,11 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 )
 
-// healthz serves a /healthz whose config section is body(n) at the n-th
+// serveHealthz serves a /healthz whose config section is body(n) at the n-th
 // request (from 1).
-func healthz(t *testing.T, body func(n int64) string) string {
+func serveHealthz(t *testing.T, body func(n int64) string) string {
 	t.Helper()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +34,7 @@ func healthz(t *testing.T, body func(n int64) string) string {
 func TestWaitReloaded(t *testing.T) {
 	started := time.Now()
 	since := started.Add(time.Second).UTC().Format(time.RFC3339)
-	listen := healthz(t, func(n int64) string {
+	listen := serveHealthz(t, func(n int64) string {
 		if n < 3 {
 			return `{"generation":1,"since":"2026-01-01T00:00:00Z","trigger":"start"}`
 		}
@@ -51,11 +53,11 @@ func TestWaitReloaded(t *testing.T) {
 	}
 
 	refusedAt := started.Add(time.Second).UTC().Format(time.RFC3339Nano)
-	listen = healthz(t, func(int64) string {
+	listen = serveHealthz(t, func(int64) string {
 		return `{"generation":1,"since":"2026-01-01T00:00:00Z","trigger":"start",` +
 			`"refused":["bridge.yaml:3: agents: want a mapping"],"refused_at":"` + refusedAt + `"}`
 	})
-	err = waitReloaded(t.Context(), &out, listen, healthConfig{Generation: 1}, started)
+	err = waitReloaded(t.Context(), &out, listen, healthz.Config{Generation: 1}, started)
 	if err == nil || !strings.Contains(err.Error(), "refused the config; generation 1 stays in force:\nbridge.yaml:3: agents: want a mapping") {
 		t.Errorf("refused reload: %v", err)
 	}
@@ -70,7 +72,7 @@ func TestWaitReloadedUnchanged(t *testing.T) {
 	started := time.Now()
 	old := started.Add(-time.Second).UTC().Format(time.RFC3339Nano)
 	checked := started.Add(50 * time.Millisecond).UTC().Format(time.RFC3339Nano)
-	listen := healthz(t, func(n int64) string {
+	listen := serveHealthz(t, func(n int64) string {
 		at := old
 		if n >= 3 {
 			at = checked
@@ -79,7 +81,7 @@ func TestWaitReloadedUnchanged(t *testing.T) {
 	})
 	var out bytes.Buffer
 	begin := time.Now()
-	if err := waitReloaded(t.Context(), &out, listen, healthConfig{Generation: 2}, started); err != nil {
+	if err := waitReloaded(t.Context(), &out, listen, healthz.Config{Generation: 2}, started); err != nil {
 		t.Fatal(err)
 	}
 	if want := "Config unchanged: the file says what runs, generation 2 in force since 2026-01-01T00:00:00Z.\n"; out.String() != want {

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
-	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
@@ -29,7 +29,7 @@ func TestLinkHoldsTheDevice(t *testing.T) {
 	ctx := t.Context()
 	cfg := &config.Config{Store: config.Store{Driver: config.StorePostgres, DSN: srv.NewDatabase(t, "")}}
 	logger := slog.New(slog.DiscardHandler)
-	st, err := storecmd.Open(ctx, cfg, logger)
+	st, err := app.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/app"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
-	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -75,11 +75,11 @@ func Link(ctx context.Context, args []string, env cli.Env) error {
 // the device's connection lease itself, which fails while a replica holds
 // the device and keeps the replicas standing by until release.
 func holdDeviceForLink(ctx context.Context, cfg *config.Config, bot string, timeout time.Duration, logger *slog.Logger) (release func(), err error) {
-	st, err := storecmd.Open(ctx, cfg, logger)
+	st, err := app.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	owner, err := storecmd.Hold(ctx, st)
+	owner, err := app.HoldStore(ctx, st)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("whatsapp-link: %w", err), st.Close())
 	}
