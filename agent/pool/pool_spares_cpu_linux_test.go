@@ -16,14 +16,7 @@ import (
 // boots with spareCPU of it, and the conversation that takes it, ready or
 // still booting, runs with the profile's share.
 func TestSparesBootOnLeftoverCPU(t *testing.T) {
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
-	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
-		if ci.Strict() {
-			t.Fatal("no cgroup with a CPU controller under CI")
-		}
-		t.Skip("no cgroup with a CPU controller here")
-	}
-	t.Cleanup(func() { _ = cg.Close() })
+	cg := cpuCgroups(t)
 	withCPU := func(c *SpareConfig) { c.Options.Cgroups, c.Options.Limits = cg, sandbox.Limits{CPU: 1} }
 	r, gate := newGatedSpareRig(t, 1, 4, withCPU)
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
@@ -70,14 +63,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 // after that session's first turn (which its boot cannot slow down), so
 // the next new conversation finds a spare sooner.
 func TestSpareReplacementAtOnceOnLeftoverCPU(t *testing.T) {
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
-	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
-		if ci.Strict() {
-			t.Fatal("no cgroup with a CPU controller under CI")
-		}
-		t.Skip("no cgroup with a CPU controller here")
-	}
-	t.Cleanup(func() { _ = cg.Close() })
+	cg := cpuCgroups(t)
 	r := newSpareRig(t, 1, 4, nil)
 	r.cfg.Options.Cgroups, r.cfg.Options.Limits = cg, sandbox.Limits{CPU: 1}
 	r.cfg.RefillWait = time.Hour
@@ -97,4 +83,19 @@ func TestSpareReplacementAtOnceOnLeftoverCPU(t *testing.T) {
 	if s.FirstTurnDone() {
 		t.Error("the conversation had a turn: the test proves nothing")
 	}
+}
+
+// cpuCgroups opens cgroups with a CPU controller for the test (closed at
+// its end); it skips without them, and fails under CI.
+func cpuCgroups(t *testing.T) *sandbox.Cgroups {
+	t.Helper()
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
+		if ci.Strict() {
+			t.Fatal("no cgroup with a CPU controller under CI")
+		}
+		t.Skip("no cgroup with a CPU controller here")
+	}
+	t.Cleanup(func() { _ = cg.Close() })
+	return cg
 }
