@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,10 +34,14 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 	fixed, _ := strconv.Atoi(spares) // a fixed count: all of them ready first
 	b.waitSparesReady(t, max(fixed, 1))
 	time.Sleep(spareSettle)
+	var toModel []time.Duration // of the apart row: mention → the model request
 	first := func(text string) (string, time.Duration) {
 		start := time.Now()
 		thread := b.slack.Mention(slackChan, alice, text, "")
 		b.waitThreadText(t, thread, "pong: "+text)
+		if at := modelRequestAt(b, text, start); !at.IsZero() && strings.HasPrefix(text, "apart") {
+			toModel = append(toModel, at.Sub(start))
+		}
 		return thread, time.Since(start)
 	}
 	var b2b, apart []time.Duration
@@ -86,6 +91,7 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 	}
 	rows = append(rows,
 		[3]string{fmt.Sprintf("first reply, %d new threads %v apart (warm_spares: %s)", n, arrivalGap(), spares), stats(apart), vs(apart)},
+		[3]string{"— of which mention → the model request", stats(toModel), "the fake Slack's event, the bridge, the CLI up to its request; the rest is the model's answer, the CLI and the post"},
 		[3]string{fmt.Sprintf("follow-up on the warm_spares: %s bridge", spares), stats(follow), fmt.Sprintf("message → reply posted, %d follow-ups after the arrivals; spare target at the end %s", n, target)})
 	return rows
 }
@@ -122,4 +128,16 @@ func TestBenchArrivals(t *testing.T) {
 			fmt.Printf("| %s | %s | %s |\n", r[0], r[1], r[2])
 		}
 	}
+}
+
+// modelRequestAt is when the fake model got the first request after start
+// that carries text as a whole word (zero if none).
+func modelRequestAt(b *benchBridge, text string, start time.Time) time.Time {
+	re := regexp.MustCompile(regexp.QuoteMeta(text) + `\b`)
+	for _, r := range b.model.MessagesRequests() {
+		if !r.Time.Before(start) && re.Match(r.Body) {
+			return r.Time
+		}
+	}
+	return time.Time{}
 }
