@@ -7,15 +7,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSparesBootOnLeftoverCPU: where the profile has a CPU share, a spare
 // boots with spareCPU of it, and the conversation that takes it, ready or
 // still booting, runs with the profile's share.
 func TestSparesBootOnLeftoverCPU(t *testing.T) {
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testkit.Logger(t))
 	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
 		if ci.Strict() {
 			t.Fatal("no cgroup with a CPU controller under CI")
@@ -25,7 +27,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	t.Cleanup(func() { _ = cg.Close() })
 	withCPU := func(c *SpareConfig) { c.Options.Cgroups, c.Options.Limits = cg, sandbox.Limits{CPU: 1} }
 	r, gate := newGatedSpareRig(t, 1, 4, withCPU)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 
 	// Claimed while booting: the full share at once.
@@ -36,7 +38,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
-	record(t, g.s)
+	agenttest.Record(t, g.s)
 	if got := g.s.CPUShare(); got != 1 {
 		t.Errorf("a spare claimed while booting runs with CPU share %v, want the profile's 1", got)
 	}
@@ -58,7 +60,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s)
+	agenttest.Record(t, s)
 	if got := s.CPUShare(); got != 1 {
 		t.Errorf("a spare taken runs with CPU share %v, want the profile's 1", got)
 	}

@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -66,7 +65,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	budgets := func() int {
 		return c.budgets.Len()
 	}
-	waitUntil(t, "the core running", func() bool {
+	testkit.WaitUntil(t, "the core running", 10*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.running
@@ -83,41 +82,8 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	if n, b := c.ActiveConversations(), budgets(); n != 3 || b != 2 {
 		t.Fatalf("%d workers with %d budgets, want 3 workers sharing 2", n, b)
 	}
-	waitUntil(t, "every worker retired", func() bool { return c.ActiveConversations() == 0 })
+	testkit.WaitUntil(t, "every worker retired", 10*time.Second, func() bool { return c.ActiveConversations() == 0 })
 	if n := budgets(); n != 0 {
 		t.Errorf("%d channel budgets left after every worker retired", n)
 	}
-}
-
-// waitUntil polls cond for up to 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// counterValue reads the counter name of reg whose only label has the
-// value label (0 if there is none).
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if ls := m.GetLabel(); len(ls) == 1 && ls[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -35,7 +36,7 @@ func TestCommands(t *testing.T) {
 	h.waitText(k, "Mode set to `plan`")
 	h.send(k, "c5", "dave", "!mode bypassPermissions")
 	h.waitText(k, "not allowed for this agent")
-	waitFor(t, "model and mode calls", func() bool {
+	testkit.WaitUntil(t, "model and mode calls", waitTimeout, func() bool {
 		c := strings.Join(sess.Calls(), ",")
 		return strings.Contains(c, "set_model claude-x") && strings.Contains(c, "set_permission_mode plan")
 	})
@@ -63,7 +64,7 @@ func TestCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(k, "c8", "alice", "!stop")
-	waitFor(t, "an interrupt", func() bool { return strings.Contains(strings.Join(sess.Calls(), ","), "interrupt") })
+	testkit.WaitUntil(t, "an interrupt", waitTimeout, func() bool { return strings.Contains(strings.Join(sess.Calls(), ","), "interrupt") })
 
 	// !new: fresh session id, the next message spawns a new (not resumed) session.
 	h.send(k, "c9", "alice", "!new")

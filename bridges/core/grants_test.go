@@ -13,6 +13,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -30,7 +31,7 @@ func cardsFor(h *harness, k bridges.ConversationKey, sub string) int {
 // waitDecisions waits until sess answered n permission requests.
 func waitDecisions(t *testing.T, sess *bridgetest.FakeSession, n int) []bridgetest.Decision {
 	t.Helper()
-	waitFor(t, "decisions", func() bool { return len(sess.Decisions()) >= n })
+	testkit.WaitUntil(t, "decisions", waitTimeout, func() bool { return len(sess.Decisions()) >= n })
 	return sess.Decisions()
 }
 
@@ -120,7 +121,7 @@ func TestAlwaysAllowGrant(t *testing.T) {
 	}
 	waitDecisions(t, sess, 3)
 	// The CLI gets the answer before the audit row is written: wait for it.
-	waitFor(t, "the third decision audited", func() bool {
+	testkit.WaitUntil(t, "the third decision audited", waitTimeout, func() bool {
 		as, _ = h.st.ApprovalsForConversation(ctxT(t), conv.ID)
 		return len(as) == 3 && as[2].Decision != ""
 	})
@@ -219,7 +220,7 @@ func TestRulesCommand(t *testing.T) {
 		t.Fatalf("grants after removal = %+v, %v", all, err)
 	}
 	// The running CLI held the rule for its session: it was restarted.
-	waitFor(t, "the agent restarted", sess.Exited)
+	testkit.WaitUntil(t, "the agent restarted", waitTimeout, sess.Exited)
 	h.send(k, "c6", "dave", "!rules rm 1")
 	h.waitText(k, "There is no grant #1")
 	h.send(k, "m2", "alice", "bash: make test")

@@ -298,18 +298,6 @@ func (h *harness) waitOutboxEmpty() {
 	}
 }
 
-// waitFor polls cond until it holds or the test times out.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func orStr(s, def string) string {
 	if s == "" {
 		return def

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -242,7 +243,7 @@ func TestAgentScheduleCardEnds(t *testing.T) {
 			if n := len(h.schedulesOf(k)); n != 0 {
 				t.Fatalf("%d schedules exist after the card ended (%s)", n, end)
 			}
-			waitFor(t, "the audited decision", func() bool {
+			testkit.WaitUntil(t, "the audited decision", waitTimeout, func() bool {
 				audit, err := h.st.ApprovalsForConversation(context.Background(), h.conversation(k).ID)
 				return err == nil && len(audit) == 1 && audit[0].Decision == want
 			})

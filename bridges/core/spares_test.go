@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -200,7 +201,7 @@ func TestAutoWarmSparesConfig(t *testing.T) {
 	h := start(t, setup{agents: pool, profile: func(a *config.Agent) {
 		a.WarmSpares, a.WarmSparesAuto, a.MaxWarmSpares, a.SpareMemory = 0, true, 3, 512<<20
 	}})
-	waitFor(t, "KeepSpares called", func() bool {
+	testkit.WaitUntil(t, "KeepSpares called", waitTimeout, func() bool {
 		pool.mu.Lock()
 		defer pool.mu.Unlock()
 		return len(pool.kept) > 0

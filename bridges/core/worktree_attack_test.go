@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // This file attacks the bridge's git on agent worktrees (SECURITY.md
@@ -288,12 +289,7 @@ func waitRetired(h *harness, k bridges.ConversationKey, session string) bridgete
 // worktree. No canary may appear; at the end the test shows that the same
 // traps fire under the bridge's former, unconfined git status.
 func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
+	testkit.NeedTool(t, "git", "apt-get install git")
 	bw := &sandbox.Bwrap{}
 	if err := bw.Check(context.Background()); err != nil {
 		if ci.Strict() {

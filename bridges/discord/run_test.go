@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -273,7 +274,7 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 		if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 && stats(s) }, wait); err != nil {
 			t.Fatalf("%s: %v (%+v)", what, err, f.GatewayStats())
 		}
-		waitUntil(t, "connected", func() bool { return state().State == bridges.ConnConnected })
+		testkit.WaitUntil(t, "connected", wait, func() bool { return state().State == bridges.ConnConnected })
 	}
 
 	outage.Begin(core, botName, 10*time.Minute, restore)
@@ -296,15 +297,6 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 	answered(thread, "back?")
 	if s := state(); s.State != bridges.ConnConnected || s.Attempt != 0 {
 		t.Errorf("state after the outage = %+v", s)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(wait); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // After a "disconnect" envelope or a dropped socket the adapter
@@ -57,7 +58,7 @@ func TestDroppedSocketMidMessage(t *testing.T) {
 	e.h.gate = gate
 	e.h.mu.Unlock()
 	sent := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "important"})
-	waitUntil(t, waitLong, "handler called", func() bool {
+	testkit.WaitUntil(t, "handler called", waitLong, func() bool {
 		e.h.mu.Lock()
 		defer e.h.mu.Unlock()
 		return e.h.calls == 1
@@ -67,7 +68,7 @@ func TestDroppedSocketMidMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(gate)
-	waitUntil(t, waitLong, "a retry of the envelope to be acked", func() bool {
+	testkit.WaitUntil(t, "a retry of the envelope to be acked", waitLong, func() bool {
 		for _, en := range e.fake.EnvelopesFor(sent.TS) {
 			if en.Retry > 0 && en.Acked {
 				return true
@@ -348,7 +349,7 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 		if err := fake.WaitForConnections(n, waitLong); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, waitLong, "connected", func() bool { return state().State == bridges.ConnConnected })
+		testkit.WaitUntil(t, "connected", waitLong, func() bool { return state().State == bridges.ConnConnected })
 	}
 	answered := func(text string) {
 		t.Helper()
@@ -362,7 +363,7 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 		fake.RefuseConnections(0)
 	})
 	// After a few attempts auth.test works again but Socket Mode does not.
-	waitUntil(t, waitLong, "auth.test retried", func() bool { return fake.CallCount("auth.test") >= 5 })
+	testkit.WaitUntil(t, "auth.test retried", waitLong, func() bool { return fake.CallCount("auth.test") >= 5 })
 	fake.FailMethod("auth.test", "", 0)
 	connected(1)
 	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // quietPlatform accepts posts and does nothing else (no Ephemeral).
@@ -40,7 +41,9 @@ func TestRefusalMemoryBounded(t *testing.T) {
 		return bridges.Inbound{Key: bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "T"}, MsgID: fmt.Sprint("m", i), UserID: fmt.Sprint("u", i)}
 	}
 	remembered := c.Len
-	evicted := func() float64 { return counterValue(t, reg, "agentbridge_memory_evictions_total", evictWhat) }
+	evicted := func() float64 {
+		return testkit.CounterValue(t, reg, "agentbridge_memory_evictions_total", map[string]string{"what": evictWhat})
+	}
 
 	for i := range MaxRemembered {
 		c.Refuse(ctx, quietPlatform{}, stranger(i))
@@ -79,25 +82,4 @@ func TestRefusalMemoryBounded(t *testing.T) {
 	if got := evicted(); got != MaxRemembered/10 {
 		t.Errorf("expired refusals were counted as evictions: %v", got)
 	}
-}
-
-// counterValue reads the counter name of reg whose only label has the
-// value label (0 if there is none).
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if ls := m.GetLabel(); len(ls) == 1 && ls[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Issue 24, finding 5: presence is sent after connecting and again when
@@ -106,9 +107,9 @@ func TestClientOutdatedRefreshesVersion(t *testing.T) {
 	connects := func() int {
 		return len(slices.DeleteFunc(fake.Calls(), func(c fakeCall) bool { return c.Op != "Connect" }))
 	}
-	waitFor(t, func() bool { return connects() == 1 })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return connects() == 1 })
 	fake.Dispatch(&events.ClientOutdated{})
-	waitFor(t, func() bool { return connects() == 2 })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return connects() == 2 })
 	if n := refreshes.Load(); n != 1 {
 		t.Errorf("%d version refreshes, want 1", n)
 	}

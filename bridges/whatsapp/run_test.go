@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // stateRecorder is a core stand-in that records the adapter's state
@@ -67,7 +68,7 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 			rec := &stateRecorder{}
 			done := make(chan error, 1)
 			go func() { done <- b.Run(context.Background(), rec) }()
-			waitFor(t, func() bool { return fake.IsConnected() })
+			testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return fake.IsConnected() })
 			fake.Dispatch(&events.Connected{})
 			if s := rec.last(); s.State != bridges.ConnConnected {
 				t.Errorf("state after Connected = %+v", s)
@@ -96,17 +97,6 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 				t.Error("still connected")
 			}
 		})
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -144,7 +134,7 @@ func TestRunConnectRetries(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- b.Run(ctx, nil) }()
 			if tt.wantErr == nil {
-				waitFor(t, fake.IsConnected)
+				testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 				cancel()
 			}
 			select {
@@ -203,9 +193,9 @@ func TestReconnectsForever(t *testing.T) {
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b}, nil)
 	state := bridgetest.BotState(core.Core, "phone")
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	fake.Dispatch(&events.Connected{})
-	waitFor(t, func() bool { return state().State == bridges.ConnConnected })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return state().State == bridges.ConnConnected })
 
 	flaky := errors.New("dial tcp: lookup web.whatsapp.com: no such host")
 	outage.Begin(core, "phone", 30*time.Minute, func() {
@@ -218,7 +208,7 @@ func TestReconnectsForever(t *testing.T) {
 	fake.connected = false
 	fake.mu.Unlock()
 	fake.Dispatch(&events.Disconnected{})
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
 	t.Logf("30-minute outage: %d waits, %d connect attempts", n, countOp(fake, "Connect"))
 	if s := state(); s.State != bridges.ConnReconnecting || !strings.Contains(s.Reason, "no such host") {
@@ -234,7 +224,7 @@ func TestReconnectsForever(t *testing.T) {
 	disconnects := countOp(fake, "Disconnect")
 	fake.Dispatch(&events.KeepAliveTimeout{ErrorCount: 1, LastSuccess: time.Now().Add(-time.Minute)})
 	fake.Dispatch(&events.KeepAliveTimeout{ErrorCount: 9, LastSuccess: time.Now().Add(-4 * time.Minute)})
-	waitFor(t, func() bool { return countOp(fake, "Disconnect") == disconnects+1 && fake.IsConnected() })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return countOp(fake, "Disconnect") == disconnects+1 && fake.IsConnected() })
 	if s := state(); s.State != bridges.ConnReconnecting || !strings.Contains(s.Reason, "keep-alives") {
 		t.Errorf("state after keep-alives failed = %+v", s)
 	}
@@ -257,11 +247,11 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 		},
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b, "chat": other}, nil)
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	fake.Dispatch(&events.Connected{})
 	fake.Dispatch(&events.LoggedOut{})
 	var phone bridges.BotStatus
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool {
 		for _, s := range core.BotStates() {
 			if s.Bot == "phone" {
 				phone = s
@@ -298,7 +288,7 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 			t.Errorf("Run = %v", err)
 		}
 	}()
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	for i := 1; i <= 4; i++ {
 		connects := countOp(fake, "Connect")
 		fake.mu.Lock()
@@ -316,7 +306,7 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 		case <-time.After(waitTimeout):
 			t.Fatalf("no back-off before reconnect %d", i)
 		}
-		waitFor(t, func() bool { return countOp(fake, "Connect") == connects+1 })
+		testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return countOp(fake, "Connect") == connects+1 })
 	}
 	fake.Dispatch(&events.Connected{})
 	if s := rec.last(); s.State != bridges.ConnConnected {

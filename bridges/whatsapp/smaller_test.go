@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Issue 24, finding 11: in a chat with disappearing messages the bot's
@@ -75,7 +76,7 @@ func TestPhoneOfflineWarning(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, rec) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool { return fake.IsConnected() })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return fake.IsConnected() })
 	own := func() *events.Message {
 		me := pnJID(botPhone) // device 0: the phone
 		return &events.Message{Info: types.MessageInfo{MessageSource: types.MessageSource{Chat: pnJID(alice), Sender: me, IsFromMe: true},

@@ -3,7 +3,6 @@ package worktree
 import (
 	"context"
 	"errors"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -13,29 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/core"
+
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// needGit skips without git, except under CI where that is a failure.
-func needGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
-}
 
 // testRepo creates a git repository with one commit (README and
 // sub/file.txt) and returns its directory.
 func testRepo(t *testing.T) string {
 	t.Helper()
-	needGit(t)
+	testkit.NeedTool(t, "git", "apt-get install git")
 	dir := filepath.Join(t.TempDir(), "repo")
 	for _, f := range []string{"README", "sub/file.txt"} {
 		p := filepath.Join(dir, f)
@@ -66,23 +56,11 @@ func runGit(t *testing.T, dir string, args ...string) string {
 
 const testSession = "0123abcd-1111-4222-8333-444455556666"
 
-// needBwrap skips without bubblewrap, except under CI where that is a
-// failure.
-func needBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap not on PATH under CI: %v", err)
-		}
-		t.Skip("bwrap not on PATH")
-	}
-}
-
 // testGit is the bridge's git for worktrees of the test: confined by
 // bubblewrap, hiding hide (data_dir, the config file).
 func testGit(t *testing.T, hide ...string) worktreeGit {
 	t.Helper()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	return worktreeGit{sb: &sandbox.Bwrap{}, hide: hide}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestE2EAgentSeesOnlyItsOwnCgroup (issue 36, attack 6): through the bridge
@@ -19,7 +20,7 @@ import (
 // namespace roots it (the CLI may read it).
 func TestE2EAgentSeesOnlyItsOwnCgroup(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if !strings.Contains(e.bridge.logs.String(), "agent resource limits enforced") {
 		if ci.Strict() {

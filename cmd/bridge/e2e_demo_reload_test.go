@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestDemoReloadE2E (issue 39): a bridge run with -demo keeps demo mode
@@ -14,7 +16,7 @@ import (
 // conversation's turn is still answered by the built-in scripted model.
 func TestDemoReloadE2E(t *testing.T) {
 	t.Parallel()
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, workdir} {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // needCurl skips without curl, except under CI where that is a failure.
@@ -91,7 +92,7 @@ func egressCount(metrics, decision, reason string) int {
 // (the fake model on loopback) go through the proxy.
 func TestE2EEgress(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	needCurl(t)
 	listed := loopbackService(t, "LISTED-OK")
 	unlisted := loopbackService(t, "UNLISTED-SECRET")

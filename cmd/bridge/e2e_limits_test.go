@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // limitsProfile is the test's agent profile: Bash runs without a card, and
@@ -50,7 +51,7 @@ func limitHits(page, limit string) float64 {
 // are gone after the bridge stopped.
 func TestE2EAgentResourceLimits(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if v := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), nil); v.Version() == 0 {
 		if ci.Strict() {
@@ -137,7 +138,7 @@ func waitMetric(t *testing.T, e *slackEnv, limit string) {
 // the same data directory removes them.
 func TestE2EAgentCgroupsAfterKill(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: limitsProfile})
 	if !strings.Contains(e.bridge.logs.String(), "agent resource limits enforced") {
 		if ci.Strict() {

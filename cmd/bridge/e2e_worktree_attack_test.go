@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestE2EWorktreeFilterEscape reproduces attack 1 of issue 20 through the
@@ -24,7 +25,7 @@ import (
 // worktree, which has uncommitted changes, is kept and the thread told.
 func TestE2EWorktreeFilterEscape(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		if ci.Strict() {
 			t.Fatalf("git not on PATH under CI: %v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // gitIn runs git in dir and returns its trimmed output.
@@ -34,7 +35,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // holds the agent's commit.
 func TestE2EWorktreePerConversation(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		if ci.Strict() {
 			t.Fatalf("git not on PATH under CI: %v", err)
@@ -123,7 +124,7 @@ func (e *slackEnv) threadText(thread string) string {
 // the main checkout.
 func TestE2EWarmSpareInWorktree(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		if ci.Strict() {
 			t.Fatalf("git not on PATH under CI: %v", err)

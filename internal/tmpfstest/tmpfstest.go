@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Mount mounts a tmpfs of size bytes on a new temporary directory and
@@ -41,10 +41,7 @@ func Mount(t testing.TB, size int64) string {
 
 func skipOrFail(t testing.TB, why string) {
 	t.Helper()
-	if ci.Strict() {
-		t.Fatalf("%s (CI=true: CI runs as root and must run this test)", why)
-	}
-	t.Skipf("%s; skipping (runs as root in CI)", why)
+	testkit.SkipOrFail(t, "%s (CI runs as root and must run this test)", why)
 }
 
 // Filler is a file that takes the free space of its file system.

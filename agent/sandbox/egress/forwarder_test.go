@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestMain lets the test binary serve as the forwarder (as the bridge
@@ -20,18 +20,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func needBwrap(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("bwrap")
-	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap not on PATH under CI: %v", err)
-		}
-		t.Skip("bwrap not on PATH")
-	}
-	return p
-}
-
 // TestForwarderInNetns runs the forwarder in its own network namespace,
 // as the sandbox does: a connection to 127.0.0.1:ForwarderPort reaches the
 // gate (a listed loopback service through CONNECT), a direct connection to
@@ -39,7 +27,7 @@ func needBwrap(t *testing.T) string {
 // route (fails at once, no packet sent), and the child's exit code comes
 // back.
 func TestForwarderInNetns(t *testing.T) {
-	bwrap := needBwrap(t)
+	bwrap := testkit.NeedBwrap(t)
 	listed, unlisted := echoServer(t), echoServer(t)
 	pol, _ := NewPolicy(Endpoint{"api.anthropic.com", 443}, []string{listed}, nil)
 	_, sock, rec := testGate(t, Config{}, pol, nil, nil)
