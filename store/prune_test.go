@@ -57,7 +57,7 @@ func (f *pruneFixture) expect(kept bool, table, id string) {
 func (f *pruneFixture) conv(t *testing.T, ts time.Time, thread string, kept bool) Conversation {
 	t.Helper()
 	f.at(ts)
-	c := newConv(t, f.s, "bot", "C", thread)
+	c := storetest.NewConvAt(t, f.s, "bot", "C", thread)
 	f.expect(kept, "conversations", c.ID)
 	return c
 }
@@ -66,7 +66,8 @@ func (f *pruneFixture) conv(t *testing.T, ts time.Time, thread string, kept bool
 func (f *pruneFixture) inbox(t *testing.T, c Conversation, created, done time.Time, kept bool, states ...InboxState) {
 	t.Helper()
 	f.at(created)
-	m := enqueue(t, f.s, c, fmt.Sprintf("%s-%d", c.Key.Thread, len(f.keep["inbox"])+len(f.gone["inbox"])))
+	id := fmt.Sprintf("%s-%d", c.Key.Thread, len(f.keep["inbox"])+len(f.gone["inbox"]))
+	m := storetest.Enqueue(t, f.s, InboxMessage{ConversationID: c.ID, PlatformMsgID: id, Text: "text " + id}, id)
 	f.at(done)
 	for _, st := range states {
 		if err := f.s.MarkInbox(context.Background(), m.ID, st, ""); err != nil {

@@ -89,8 +89,8 @@ func testReopenIsIdempotent(t *testing.T, db storetest.DB) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	conv := newConv(t, s, "bot", "C1", "T1")
-	msg := enqueue(t, s, conv, "m1")
+	conv := storetest.NewConvAt(t, s, "bot", "C1", "T1")
+	msg := storetest.Enqueue(t, s, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "m1", Text: "text m1"}, "m1")
 	v1, err := s.SchemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -10,26 +10,11 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// quietPlatform accepts posts and edits and does nothing else.
-type quietPlatform struct{}
-
-func (quietPlatform) Limits() bridges.Limits { return bridges.Limits{} }
-
-func (quietPlatform) Run(ctx context.Context, _ bridges.Handler) error {
-	<-ctx.Done()
-	return nil
-}
-
-func (quietPlatform) Post(context.Context, bridges.ConversationKey, bridges.Message) (bridges.MessageRef, error) {
-	return bridges.MessageRef{}, nil
-}
-
-func (quietPlatform) Edit(context.Context, bridges.MessageRef, bridges.Message) error { return nil }
 
 // noAgents is an AgentPool that never has an agent.
 type noAgents struct{}
@@ -55,7 +40,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: noAgents{}, RetireIdleAfter: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"bot": quietPlatform{}}) }()
+	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"bot": platformtest.Quiet{}}) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -65,7 +66,7 @@ func TestWarmResumeSkipsDeletedWebConversations(t *testing.T) {
 	}
 	rec := &resumeRecorder{}
 	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: rec})
-	c.warmResumeRecent(ctx, map[string]bridges.Platform{"console": quietPlatform{}})
+	c.warmResumeRecent(ctx, map[string]bridges.Platform{"console": platformtest.Quiet{}})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if !slices.Contains(rec.resumed, ids["kept0001"]) {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/bwmarrin/discordgo"
@@ -193,19 +194,11 @@ func TestFatalGatewayCloses(t *testing.T) {
 			if !strings.Contains(err.Error(), botName) {
 				t.Errorf("error %q does not name the bot", err)
 			}
-			if got := stateNames(r.rec.stateList()); !slices.Equal(got, tc.statesOK) {
+			if got := platformtest.StateNames(r.rec.stateList()); !slices.Equal(got, tc.statesOK) {
 				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
 			}
 		})
 	}
-}
-
-func stateNames(states []bridges.BotState) []bridges.ConnState {
-	var out []bridges.ConnState
-	for _, s := range states {
-		out = append(out, s.State)
-	}
-	return out
 }
 
 // The adapter reports starting, connected after READY, reconnecting when

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -133,14 +134,6 @@ func runErr(t *testing.T, done chan error) error {
 	}
 }
 
-func stateNames(states []bridges.BotState) []bridges.ConnState {
-	var out []bridges.ConnState
-	for _, s := range states {
-		out = append(out, s.State)
-	}
-	return out
-}
-
 // Problems that retrying cannot fix end Run with a Failure (wrapping
 // ErrFatal) that names the token or scope at fault and says what to do,
 // never the token itself. Slack's Socket Mode client would retry a wrong
@@ -262,7 +255,7 @@ func TestRunFailures(t *testing.T) {
 					t.Errorf("the error shows a token: %v", err)
 				}
 			}
-			if got := stateNames(h.stateList()); !slices.Equal(got, tc.statesOK) {
+			if got := platformtest.StateNames(h.stateList()); !slices.Equal(got, tc.statesOK) {
 				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
 			}
 		})
@@ -286,7 +279,7 @@ func TestTokensRevokedForOthersIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitAcked(t, e.fake.SendMessage("D1", "U1", "still here", ""))
-	if got := stateNames(e.h.stateList()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
+	if got := platformtest.StateNames(e.h.stateList()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
 		t.Errorf("states = %v", got)
 	}
 }

@@ -11,22 +11,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// quietPlatform accepts posts and does nothing else (no Ephemeral).
-type quietPlatform struct{}
-
-func (quietPlatform) Limits() bridges.Limits { return bridges.Limits{} }
-
-func (quietPlatform) Run(ctx context.Context, _ bridges.Handler) error {
-	<-ctx.Done()
-	return nil
-}
-
-func (quietPlatform) Post(context.Context, bridges.ConversationKey, bridges.Message) (bridges.MessageRef, error) {
-	return bridges.MessageRef{}, nil
-}
 
 // TestRefusalMemoryBounded: a flood of strangers within the hour never makes
 // Notices remember more than MaxRemembered of them; the oldest are forgotten
@@ -46,13 +33,13 @@ func TestRefusalMemoryBounded(t *testing.T) {
 	}
 
 	for i := range MaxRemembered {
-		c.Refuse(ctx, quietPlatform{}, stranger(i))
+		c.Refuse(ctx, platformtest.Quiet{}, stranger(i))
 		now = now.Add(time.Millisecond)
 	}
 	if n := remembered(); n != MaxRemembered {
 		t.Fatalf("remembered %d refusals, want %d", n, MaxRemembered)
 	}
-	c.Refuse(ctx, quietPlatform{}, stranger(MaxRemembered)) // full, nothing expired: the oldest tenth goes
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(MaxRemembered)) // full, nothing expired: the oldest tenth goes
 	if n, want := remembered(), MaxRemembered-MaxRemembered/10+1; n != want {
 		t.Errorf("after one more: remembered %d, want %d", n, want)
 	}
@@ -60,11 +47,11 @@ func TestRefusalMemoryBounded(t *testing.T) {
 		t.Errorf("evictions counted = %v, want %d", got, MaxRemembered/10)
 	}
 	before := remembered()
-	c.Refuse(ctx, quietPlatform{}, stranger(MaxRemembered-1)) // recent: still remembered, not recorded again
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(MaxRemembered-1)) // recent: still remembered, not recorded again
 	if remembered() != before {
 		t.Error("a recently refused user was recorded again")
 	}
-	c.Refuse(ctx, quietPlatform{}, stranger(0)) // among the oldest: forgotten, so recorded (and told) again
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(0)) // among the oldest: forgotten, so recorded (and told) again
 	if remembered() != before+1 {
 		t.Error("a forgotten user was not recorded again")
 	}
@@ -72,10 +59,10 @@ func TestRefusalMemoryBounded(t *testing.T) {
 	// An hour later everyone so far has expired: a full map is swept without
 	// forgetting anyone early.
 	for i := MaxRemembered + 1; remembered() < MaxRemembered; i++ {
-		c.Refuse(ctx, quietPlatform{}, stranger(i))
+		c.Refuse(ctx, platformtest.Quiet{}, stranger(i))
 	}
 	now = now.Add(Every)
-	c.Refuse(ctx, quietPlatform{}, stranger(-1))
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(-1))
 	if n := remembered(); n != 1 {
 		t.Errorf("after the hour: remembered %d, want only the new one", n)
 	}

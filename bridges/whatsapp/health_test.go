@@ -16,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
@@ -101,7 +102,7 @@ func TestClientOutdatedRefreshesVersion(t *testing.T) {
 		refreshes.Add(1)
 		return true, nil
 	}})
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	done := make(chan error, 1)
 	go func() { done <- b.Run(context.Background(), rec) }()
 	connects := func() int {

@@ -14,32 +14,10 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// stateRecorder is a core stand-in that records the adapter's state
-// reports (its other Handler methods are not called here).
-type stateRecorder struct {
-	bridges.Handler
-	mu     sync.Mutex
-	states []bridges.BotState
-}
-
-func (r *stateRecorder) ReportState(s bridges.BotState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.states = append(r.states, s)
-}
-
-func (r *stateRecorder) last() bridges.BotState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.states) == 0 {
-		return bridges.BotState{}
-	}
-	return r.states[len(r.states)-1]
-}
 
 // WhatsApp ending the session for good ends Run with a Failure that says
 // what to do (and wraps ErrDisconnected), reported as the bot's failed
@@ -65,16 +43,16 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeClient(nil)
 			b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml"})
-			rec := &stateRecorder{}
+			rec := &platformtest.StateRecorder{}
 			done := make(chan error, 1)
 			go func() { done <- b.Run(context.Background(), rec) }()
 			testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return fake.IsConnected() })
 			fake.Dispatch(&events.Connected{})
-			if s := rec.last(); s.State != bridges.ConnConnected {
+			if s := rec.Last(); s.State != bridges.ConnConnected {
 				t.Errorf("state after Connected = %+v", s)
 			}
 			fake.Dispatch(&events.Disconnected{})
-			if s := rec.last(); s.State != bridges.ConnReconnecting {
+			if s := rec.Last(); s.State != bridges.ConnReconnecting {
 				t.Errorf("state after Disconnected = %+v", s)
 			}
 			fake.Dispatch(tt.evt)
@@ -90,7 +68,7 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 			case <-time.After(waitTimeout):
 				t.Fatal("Run did not end")
 			}
-			if s := rec.last(); s.State != bridges.ConnFailed || s.Remedy != tt.remedy || !strings.Contains(s.Hint+s.Reason, tt.want) {
+			if s := rec.Last(); s.State != bridges.ConnFailed || s.Remedy != tt.remedy || !strings.Contains(s.Hint+s.Reason, tt.want) {
 				t.Errorf("reported %+v, want failed (%s)", s, tt.remedy)
 			}
 			if fake.IsConnected() {
@@ -278,7 +256,7 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 	waits := make(chan time.Duration, 10)
 	pause := func(ctx context.Context, d time.Duration) bool { waits <- d; return ctx.Err() == nil }
 	b := New(Options{Bot: "phone", Client: fake, Reconnect: bridges.Backoff{Pause: pause}})
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, rec) }()
@@ -295,7 +273,7 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 		fake.connected = false
 		fake.mu.Unlock()
 		fake.Dispatch(&events.Disconnected{})
-		if s := rec.last(); s.State != bridges.ConnReconnecting || s.Attempt != i || !strings.Contains(s.Reason, "before the login completed") {
+		if s := rec.Last(); s.State != bridges.ConnReconnecting || s.Attempt != i || !strings.Contains(s.Reason, "before the login completed") {
 			t.Errorf("state after close %d = %+v", i, s)
 		}
 		select {
@@ -309,7 +287,7 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 		testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return countOp(fake, "Connect") == connects+1 })
 	}
 	fake.Dispatch(&events.Connected{})
-	if s := rec.last(); s.State != bridges.ConnConnected {
+	if s := rec.Last(); s.State != bridges.ConnConnected {
 		t.Errorf("state after login = %+v", s)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -71,7 +72,7 @@ func TestPhoneOfflineWarning(t *testing.T) {
 	now.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixNano())
 	fake := newFakeClient(nil)
 	b := New(Options{Bot: "phone", Client: fake, Now: func() time.Time { return time.Unix(0, now.Load()) }})
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, rec) }()
@@ -87,12 +88,12 @@ func TestPhoneOfflineWarning(t *testing.T) {
 	fake.Dispatch(own()) // the phone was used on day 10
 	now.Add(int64(11 * 24 * time.Hour))
 	fake.Dispatch(&events.Connected{})
-	if s := rec.last(); s.Reason != "" {
+	if s := rec.Last(); s.Reason != "" {
 		t.Errorf("warned 11 days after the phone was seen: %+v", s)
 	}
 	now.Add(int64(2 * 24 * time.Hour))
 	fake.Dispatch(&events.Connected{})
-	if s := rec.last(); s.State != bridges.ConnConnected || !strings.Contains(s.Reason, "has not been online for 13 days") {
+	if s := rec.Last(); s.State != bridges.ConnConnected || !strings.Contains(s.Reason, "has not been online for 13 days") {
 		t.Errorf("state 13 days after the phone was seen: %+v", s)
 	}
 }

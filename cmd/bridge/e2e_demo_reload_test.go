@@ -42,7 +42,7 @@ func TestDemoReloadE2E(t *testing.T) {
 	path := filepath.Join(dir, "bridge.yaml")
 	written := readFile(t, path)
 	users := "    - { name: bob, role: user, token: \"${WEB_TOKEN_BOB}\" }\n"
-	writeFile(t, path, strings.Replace(written, users, users+"    - { name: carol, role: user, token: \"${WEB_TOKEN_CAROL}\" }\n", 1))
+	testkit.WriteFile(t, path, strings.Replace(written, users, users+"    - { name: carol, role: user, token: \"${WEB_TOKEN_CAROL}\" }\n", 1))
 	ab := agentBridge{dir: dir, env: env}
 	if out, err := reloadCmd(ab, path); err != nil && !strings.Contains(out, "unchanged") {
 		t.Logf("bridge reload: %v\n%s", err, out) // the file watcher may have applied it first

@@ -2,9 +2,10 @@
 // import: waiting on a condition with a bound, the tools a test needs
 // (the Claude Code CLI, bwrap, any program on PATH) with the CI rule
 // (skip on a laptop, fail when CI is set), a goroutine-safe buffer, a
-// logger into the test log, a counter's value, and small builders (a fake ACP agent, a fake
-// CLI script). It imports no project package but internal/ci, so that
-// any package's own tests can import it without a cycle.
+// logger into the test log, a counter's value, and small builders (a
+// file, a fake ACP agent, a fake CLI script). It imports no project
+// package but internal/ci, so that any package's own tests can import it
+// without a cycle.
 package testkit
 
 import (
@@ -176,4 +177,16 @@ func CounterValue(tb testing.TB, reg *prometheus.Registry, name string, labels m
 		}
 	}
 	return sum
+}
+
+// WriteFile writes content to path (mode 0600), creating its directory,
+// and fails the test on an error.
+func WriteFile(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
 }

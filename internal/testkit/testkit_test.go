@@ -28,8 +28,8 @@ func (f *fatalTB) Skipf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// run calls fn with a fatalTB on its own goroutine and returns the TB.
-func run(fn func(tb *fatalTB)) *fatalTB {
+// capture calls fn with a fatalTB on its own goroutine and returns the TB.
+func capture(fn func(tb *fatalTB)) *fatalTB {
 	tb := &fatalTB{}
 	var wg sync.WaitGroup
 	wg.Go(func() { fn(tb) })
@@ -49,7 +49,7 @@ func TestWaitUntil(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("waited %s for a condition true on the third poll", d)
 	}
-	tb := run(func(tb *fatalTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
+	tb := capture(func(tb *fatalTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
 	if tb.msg != "timed out after 50ms waiting for never" {
 		t.Errorf("failure = %q", tb.msg)
 	}
@@ -59,11 +59,11 @@ func TestWaitUntil(t *testing.T) {
 // where it fails it.
 func TestNeedToolCIRule(t *testing.T) {
 	t.Setenv("CI", "")
-	if tb := run(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.skipped {
+	if tb := capture(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.skipped {
 		t.Errorf("without CI: skipped=%v msg=%q, want a skip", tb.skipped, tb.msg)
 	}
 	t.Setenv("CI", "true")
-	if tb := run(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.skipped || tb.msg == "" {
+	if tb := capture(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.skipped || tb.msg == "" {
 		t.Errorf("under CI: skipped=%v msg=%q, want a failure", tb.skipped, tb.msg)
 	}
 	if p := NeedTool(t, "sh", "base system"); p == "" {
