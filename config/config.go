@@ -140,6 +140,12 @@ type Access struct {
 	Admins    []string // may run admin commands and approve
 }
 
+// IsAdmin reports whether user is one of the access admins.
+func (a Access) IsAdmin(user string) bool { return slices.Contains(a.Admins, user) }
+
+// HasAdmins reports whether any admin is configured.
+func (a Access) HasAdmins() bool { return len(a.Admins) > 0 }
+
 // DBPath is the bridge's SQLite database file: data_dir/bridge.db (the
 // database unless store.driver is postgres).
 func (c *Config) DBPath() string {

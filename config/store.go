@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbridge/agentbridge/config/decode"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Store drivers (yaml store.driver).
@@ -43,7 +44,7 @@ func (d *decoder) storeSection(dst *Store) decode.Field {
 // never show the DSN: it may hold a password.
 func (d *decoder) finishStore(c *Config) {
 	s := &c.Store
-	s.Driver = decode.OrDefault(s.Driver, StoreSQLite)
+	s.Driver = textcut.OrDefault(s.Driver, StoreSQLite)
 	if !d.OneOf("store.driver", s.Driver, "store driver", StoreSQLite, StorePostgres) || d.IsBad("store.dsn") {
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -137,12 +136,4 @@ func (s *Set) Operator(ctx context.Context, a bridges.Action) string {
 	default:
 		return s.decide(ctx, cd, a.Choice, who)
 	}
-}
-
-// orBlank is s, or def when s is blank.
-func orBlank(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

@@ -126,7 +126,7 @@ func (g *Gate) Hold(ctx context.Context, h bridges.Handler, connect func(ctx con
 			g.log.Info("standing by for the platform connection", "reason", reason)
 			bridges.ReportState(h, bridges.BotState{State: bridges.ConnStandby, Reason: reason})
 		}
-		if !sleep(ctx, g.pollEvery()) {
+		if !bridges.Sleep(ctx, g.pollEvery()) {
 			break
 		}
 	}
@@ -203,16 +203,4 @@ func (g *Gate) release(ctx context.Context, l store.Lease) {
 		return
 	}
 	g.log.Info("released the platform connection")
-}
-
-// sleep waits d or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

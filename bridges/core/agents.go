@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -196,7 +197,7 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 // bypassPermissions the profile does not allow (which check-config
 // refuses) falls back to default.
 func profilePermissionMode(p *config.Agent) string {
-	m := orDefault(p.PermissionMode, config.ModeDefault)
+	m := textcut.OrBlank(p.PermissionMode, config.ModeDefault)
 	if m == config.ModeBypass && !p.AllowBypass {
 		return config.ModeDefault
 	}
@@ -248,11 +249,11 @@ func (cv *conversation) spareStatusLine() string {
 			next = "in " + render.FormatDuration(wait.Round(time.Second))
 		}
 		return fmt.Sprintf("\n• %s: ⚠️ failing to start (%d in a row): %s; next try %s",
-			label, st.Failures, render.OneLine(st.LastError, 200), next)
+			label, st.Failures, textcut.OneLine(st.LastError, 200), next)
 	case st.MemShort:
 		return fmt.Sprintf("\n• %s: %d of %d ready (no more start: less than the spare memory available)", label, st.Ready, st.Want)
 	case st.WarmUpOff != "":
-		return fmt.Sprintf("\n• %s: %d of %d ready (without a warm-up turn: %s)", label, st.Ready, st.Want, render.OneLine(st.WarmUpOff, 160))
+		return fmt.Sprintf("\n• %s: %d of %d ready (without a warm-up turn: %s)", label, st.Ready, st.Want, textcut.OneLine(st.WarmUpOff, 160))
 	default:
 		return fmt.Sprintf("\n• %s: %d of %d ready", label, st.Ready, st.Want)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -314,8 +315,8 @@ func (cv *conversation) statusText() string {
 		state = "live, idle"
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
-		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
-		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		render.CodeSpan(textcut.OrBlank(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
+		render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -266,7 +267,7 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 			return
 		}
 		cv.log.Error("start agent", "err", v.err)
-		cv.notice(ctx, "⚠️ I could not start the agent: "+render.OneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
+		cv.notice(ctx, "⚠️ I could not start the agent: "+textcut.OneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
 		return
 	}
 	if v.sessionID != "" && v.sessionID != cv.row.SessionID && !cv.onSpareTaken(ctx, v.sess, v.sessionID) {

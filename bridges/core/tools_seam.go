@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -156,7 +157,7 @@ func (t *toolConv) ListSchedules(ctx context.Context) (string, error) {
 	}
 	lines := make([]string, 0, len(all))
 	for _, sc := range all {
-		lines = append(lines, schedreq.Line(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+render.OneLine(sc.Prompt, 300))
+		lines = append(lines, schedreq.Line(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+textcut.OneLine(sc.Prompt, 300))
 	}
 	return strings.Join(lines, "\n"), nil
 }

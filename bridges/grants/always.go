@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // AlwaysPermissions turns the CLI's permission suggestions into what
@@ -83,7 +84,7 @@ func AlwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants 
 	}
 	if len(rules) > 0 {
 		return append(rules, dirs...), grants,
-			"Always allow adds the rule " + render.CodeSpan(render.Truncate(strings.Join(ruleNames, ", "), 200)) + " to this conversation"
+			"Always allow adds the rule " + render.CodeSpan(textcut.Truncate(strings.Join(ruleNames, ", "), 200)) + " to this conversation"
 	}
 	others := append(modeSets, dirs...)
 	if len(others) == 0 {

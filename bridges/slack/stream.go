@@ -12,6 +12,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // maxStreamMarkdown is Slack's limit on the markdown of one
@@ -245,7 +246,7 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 		}
 		if c.Plan != nil {
 			flushText()
-			cur = append(cur, slackapi.NewPlanUpdateChunk(truncateRunes(orText(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
+			cur = append(cur, slackapi.NewPlanUpdateChunk(textcut.Truncate(orText(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
 			for _, t := range c.Plan.Tasks {
 				cur = append(cur, taskChunk(t))
 			}
@@ -273,7 +274,7 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 
 // taskChunk is the task_update chunk of a task.
 func taskChunk(t bridges.StreamTask) slackapi.TaskUpdateChunk {
-	c := slackapi.NewTaskUpdateChunk(t.ID, truncateRunes(orText(t.Title, t.ID), maxTaskTitleRunes))
+	c := slackapi.NewTaskUpdateChunk(t.ID, textcut.Truncate(orText(t.Title, t.ID), maxTaskTitleRunes))
 	c.Status = slackapi.TaskCardStatus(t.Status)
 	c.Output = t.Output
 	return c

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -304,7 +305,7 @@ func (g *Gate) Left(ctx context.Context, bot *config.Bot, user string, now time.
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "%s of %s left, resets %s", usd(left), usd(bc.limit), resetPhrase(bc.resets, lim, now))
+		fmt.Fprintf(&b, "%s of %s left, resets %s", render.USD(left), render.USD(bc.limit), resetPhrase(bc.resets, lim, now))
 	}
 	return b.String(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/ci"
 )
@@ -73,7 +74,7 @@ func TestResetPhrase(t *testing.T) {
 
 func TestUSD(t *testing.T) {
 	for in, want := range map[float64]string{0: "$0", 0.0025: "$0.0025", 0.5: "$0.50", 0.123456: "$0.1235", 20: "$20.00", 512.3: "$512.30", 1e-12: "$0", 0.000012: "$0.000012", 0.0000001: "$0.00"} {
-		if got := usd(in); got != want {
+		if got := render.USD(in); got != want {
 			t.Errorf("usd(%v) = %q, want %q", in, got, want)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -114,7 +115,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	case errors.Is(err, errNotRepo):
 		return "\n• worktree: off (the workdir is not in a git repository)"
 	case err != nil:
-		return "\n• worktree: " + render.OneLine(err.Error(), 200)
+		return "\n• worktree: " + textcut.OneLine(err.Error(), 200)
 	case !w.exists():
 		return "\n• worktree: none yet (made when the agent starts)"
 	}
@@ -143,9 +144,9 @@ func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID str
 	if err != nil {
 		log.Error("retire worktree", "session", sessionID, "path", w.path, "removed", out.removed, "err", err)
 		if !out.removed {
-			return "⚠️ Worktree kept: " + render.CodeSpan(w.path) + " could not be checked or removed: " + render.OneLine(err.Error(), 300)
+			return "⚠️ Worktree kept: " + render.CodeSpan(w.path) + " could not be checked or removed: " + textcut.OneLine(err.Error(), 300)
 		}
-		return "⚠️ Could not clean up the worktree " + render.CodeSpan(w.path) + ": " + render.OneLine(err.Error(), 300)
+		return "⚠️ Could not clean up the worktree " + render.CodeSpan(w.path) + ": " + textcut.OneLine(err.Error(), 300)
 	}
 	log.Info("worktree retired", "session", sessionID, "removed", out.removed, "changes", out.changes, "branch", out.branch, "branch_kept", out.branchKept)
 	return out.describe(w)

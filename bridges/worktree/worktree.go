@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // This file gives each agent session of a profile with worktree: true its
@@ -370,7 +371,7 @@ func (o worktreeOutcome) describe(w worktree) string {
 	case o.branchKept:
 		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s is kept: it has commits that %s does not.", render.CodeSpan(o.branch), render.CodeSpan("HEAD"))
 	case o.branchError != "":
-		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", render.CodeSpan(o.branch), render.OneLine(o.branchError, 200))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", render.CodeSpan(o.branch), textcut.OneLine(o.branchError, 200))
 	default:
 		return fmt.Sprintf("🧹 Worktree removed (it was clean), with its branch %s.", render.CodeSpan(o.branch))
 	}

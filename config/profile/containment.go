@@ -4,6 +4,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbridge/agentbridge/config/decode"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Resources bounds one agent process and everything it starts (yaml
@@ -94,7 +95,7 @@ func checkContainment(d *decode.Decoder, a *Agent, p string) {
 		d.Addf(d.LineOf(cp), cp, "must not be negative (0 = no share set)")
 	}
 	np := decode.Child(p, "network")
-	a.Network.Mode = decode.OrDefault(a.Network.Mode, NetworkProxy)
+	a.Network.Mode = textcut.OrDefault(a.Network.Mode, NetworkProxy)
 	d.OneOf(decode.Child(np, "mode"), a.Network.Mode, "mode", NetworkProxy, NetworkHost, NetworkNone)
 	for _, l := range []struct {
 		key   string
@@ -111,7 +112,7 @@ func checkContainment(d *decode.Decoder, a *Agent, p string) {
 		mp := decode.Child(np, "mode")
 		d.Addf(d.LineOf(mp), mp, "network mode none needs a sandbox: with sandbox none the agent shares the host's network")
 	}
-	a.AgentSchedules = decode.OrDefault(a.AgentSchedules, AgentSchedulesAsk)
+	a.AgentSchedules = textcut.OrDefault(a.AgentSchedules, AgentSchedulesAsk)
 	d.OneOf(decode.Child(p, "agent_schedules"), a.AgentSchedules, "agent_schedules",
 		AgentSchedulesAsk, AgentSchedulesAllow, AgentSchedulesOff)
 }

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // An agent's schedule request is a lasting capability (a prompt that comes
@@ -56,20 +58,20 @@ func ToolNote(policy string) string {
 func CardBody(r Request, now time.Time, prompt string) string {
 	var b strings.Builder
 	b.WriteString("🗓 **The agent asks for a schedule.** It does not exist unless you create it.\n")
-	when := codeSpan(r.Cron) + " " + orDefault(r.TZ, "local time")
+	when := render.CodeSpan(r.Cron) + " " + textcut.OrDefault(r.TZ, "local time")
 	if cr, err := config.ParseCron(r.Cron, r.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
 			when += " · next " + next.Format("Mon 2 Jan 15:04 MST")
 		}
 	}
 	b.WriteString("• when: " + when + "\n")
-	where := "this conversation (channel " + codeSpan(r.Key.Channel)
+	where := "this conversation (channel " + render.CodeSpan(r.Key.Channel)
 	if r.Key.Thread != "" {
-		where += ", thread " + codeSpan(r.Key.Thread)
+		where += ", thread " + render.CodeSpan(r.Key.Thread)
 	}
 	b.WriteString("• where: " + where + ")\n")
 	if n := strings.TrimSpace(r.Name); n != "" {
-		b.WriteString("• name: " + oneLine(n, MaxNameRunes) + "\n")
+		b.WriteString("• name: " + textcut.OneLine(n, MaxNameRunes) + "\n")
 	}
 	b.WriteString("• prompt, sent to the agent at every run:\n")
 	b.WriteString(prompt + "\n")
