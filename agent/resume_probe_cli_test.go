@@ -16,7 +16,7 @@ import (
 // claim_session, which only a process started with --await-claim accepts
 // and which binds a fresh session — and its conversation stays empty. A
 // session is chosen at spawn only (--resume), which is why the pool's
-// warm resume starts the process ahead of time (pool.WarmResume).
+// warm resume starts the process ahead of time (pool.Pool.WarmResume).
 func TestCLILoadsNoSessionIntoARunningProcess(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*agenttest.EventTimeout)

@@ -69,7 +69,7 @@ type Config struct {
 	Web     Web               // yaml web: web console users (see web.go)
 	// Retention is how long finished rows are kept in the database (yaml
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
-	// keep everything). See store.Prune for what is pruned.
+	// keep everything). See store.Store.Prune for what is pruned.
 	Retention time.Duration
 	Limits    []Limit     // yaml limits: spend limits, at most one per bot (see limits.go)
 	Schedules []*Schedule // yaml schedules: prompts run on a cron schedule (see Schedule)

@@ -15,7 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Core is a real bridges.Core run by RunCore for adapter tests.
+// Core is a real core.Core run by RunCore for adapter tests.
 type Core struct {
 	*core.Core
 	Pool  *FakePool

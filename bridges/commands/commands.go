@@ -107,7 +107,7 @@ func Run(ctx context.Context, c Conversation, msgID string, who Author, l Line) 
 // command l, or "" when they may: admin commands need an admin (and are
 // disabled when the bot has none); participant commands need an admin or
 // someone who wrote in this conversation before (see
-// store.IsParticipant). An unknown name is refused (fail closed).
+// convstore.Store.IsParticipant). An unknown name is refused (fail closed).
 func refusal(ctx context.Context, c Conversation, msgID string, who Author, l Line) string {
 	cmd, ok := lookup(l.Name)
 	if !ok {

@@ -1,7 +1,7 @@
 // Package connlease holds a bot's platform connection under a lease, so
 // that of several replicas of the bridge exactly one connects: the Discord
 // gateway of a bot, the WhatsApp linked device. A Gate implements
-// bridges.ConnGate on the store's leases (store.AcquireLease and friends,
+// bridges.ConnGate on the store's leases (coord.Coordinator.AcquireLease and friends,
 // on the database's clock): the holder renews its lease while connected
 // and disconnects as soon as it cannot be sure it still holds it; the other
 // replicas stand by, try again every poll interval, and connect once the

@@ -293,7 +293,7 @@ func (c *Core) replyTo(conv store.Conversation, f func(context.Context, *convers
 }
 
 // activity is what recording ledger message m as sent notes for !sessions
-// (store.MarkSent): the conversation's last activity, and its first prompt
+// (convstore.Store.MarkSent): the conversation's last activity, and its first prompt
 // as the session's summary.
 func activity(m store.InboxMessage) string {
 	if strings.TrimSpace(m.Text) == "" {

@@ -120,7 +120,7 @@ func footprint(b *testing.B) (goroutines int, rss, heap uint64) {
 	return runtime.NumGoroutine(), pages * uint64(os.Getpagesize()), ms.HeapInuse
 }
 
-// lightPool is a bridges.AgentPool of sessions that answer at once, with no
+// lightPool is a core.AgentPool of sessions that answer at once, with no
 // goroutine and small buffers of their own, so the benchmark measures the
 // bridge. With maxLive > 0 it stops the least recently acquired session
 // beyond maxLive (an expected "evicted" exit), as pool.Pool does with idle

@@ -20,7 +20,7 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// warmFakePool is a bridges.WarmPool over the fake pool: AcquireNew hands
+// warmFakePool is a core.WarmPool over the fake pool: AcquireNew hands
 // out "the spare" (a session with spareID) once, for options without a
 // model override, like pool.Pool does for options that match the
 // profile's; later new sessions are cold.

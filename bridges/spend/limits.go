@@ -15,7 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// This file enforces the spend limits of config.Limits: before a message
+// This file enforces the spend limits of config.Config.Limits: before a message
 // starts a turn (Gate.Admit), in !cost (Gate.Left), and in metrics.
 
 // Limit scopes and kinds, as they appear in metrics labels and messages.
