@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // minimal is the smallest valid config: one agent with all defaults and
@@ -55,7 +56,7 @@ func TestDefaults(t *testing.T) {
 		{"max_live", a.MaxLive, 8},
 		{"warm_spares", a.WarmSpares, 1},
 		{"max_turns", a.MaxTurns, 0},
-		{"sandbox", a.Sandbox, DefaultSandbox()},
+		{"sandbox", a.Sandbox, profile.DefaultSandbox()},
 		{"sandbox_binds", len(a.SandboxBinds), 0},
 		{"config path", c.Path, file},
 		{"verbosity", b.Verbosity, "compact"},

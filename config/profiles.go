@@ -54,14 +54,6 @@ const (
 	AgentSchedulesOff   = profile.AgentSchedulesOff
 )
 
-// DefaultSandbox is agents.*.sandbox when the YAML omits it: bwrap on
-// Linux, none elsewhere.
-func DefaultSandbox() string { return profile.DefaultSandbox() }
-
 // CheckHostPattern reports whether h is a usable network.allow/deny entry
 // (see profile.CheckHostPattern).
 func CheckHostPattern(h string) error { return profile.CheckHostPattern(h) }
-
-// ParseByteSize parses a size such as "4GiB", "512MiB" or a plain number
-// of bytes (see decode.ParseByteSize).
-func ParseByteSize(s string) (int64, error) { return decode.ParseByteSize(s) }

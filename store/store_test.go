@@ -13,11 +13,6 @@ import (
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
-func allMigrations(t *testing.T) []migrations.Migration {
-	t.Helper()
-	return storetest.Migrations(t, DriverSQLite)
-}
-
 // tableExists reports whether s's database has table name.
 func tableExists(t *testing.T, s *Store, name string) bool {
 	t.Helper()

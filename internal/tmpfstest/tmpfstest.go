@@ -76,13 +76,3 @@ func (f *Filler) Free(t testing.TB) {
 		t.Fatalf("remove filler: %v", err)
 	}
 }
-
-// Avail is the free space of the file system that holds dir, in bytes.
-func Avail(t testing.TB, dir string) int64 {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatalf("statfs %s: %v", dir, err)
-	}
-	return int64(st.Bavail) * st.Bsize
-}
