@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -36,7 +37,7 @@ type Host interface {
 	ConvID() string
 	Key() bridges.ConversationKey
 	Bot() *config.Bot
-	Profile() *config.Agent
+	Profile() *profile.Agent
 	Limits() bridges.Limits
 	MaxRunes() int
 	Now() time.Time

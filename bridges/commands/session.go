@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -72,11 +72,11 @@ func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
 	if len(l.Args) > 1 {
 		mode = "" // usage
 	}
-	valid := map[string]bool{config.ModeDefault: true, config.ModeAcceptEdits: true, config.ModePlan: true,
-		config.ModeBypass: c.Profile().AllowBypass}
+	valid := map[string]bool{profile.ModeDefault: true, profile.ModeAcceptEdits: true, profile.ModePlan: true,
+		profile.ModeBypass: c.Profile().AllowBypass}
 	if !valid[mode] {
 		msg := "Usage: `" + bridges.CommandPrefix + "mode default|acceptEdits|plan`"
-		if mode == config.ModeBypass {
+		if mode == profile.ModeBypass {
 			msg = "⛔ bypassPermissions is not allowed for this agent (allow_bypass is off)."
 		}
 		c.Notice(ctx, msg+" Current mode: "+render.CodeSpan(c.Mode()))

@@ -24,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -111,7 +112,7 @@ func startLive(t *testing.T, ls liveSetup) *live {
 		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted,
 		clock: ls.clock, configure: ls.configure, metrics: ls.metrics,
 		access: config.Access{Approvers: []string{"carol"}},
-		profile: func(a *config.Agent) {
+		profile: func(a *profile.Agent) {
 			a.Workdir, a.Home, a.Env = ls.workdir, ls.home, env
 			a.MaxLive, a.IdleTimeout, a.ApprovalTimeout = ls.maxLive, 0, ls.approvalTimeout
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -23,7 +24,7 @@ import (
 func withFallback(c *config.Config) {
 	coder := c.Agents["coder"]
 	g := *coder
-	g.Name, g.Kind, g.Command, g.Workdir, g.Model = "gemini", config.KindACP, "gemini", "/srv/fallback", ""
+	g.Name, g.Kind, g.Command, g.Workdir, g.Model = "gemini", profile.KindACP, "gemini", "/srv/fallback", ""
 	o := *coder
 	o.Name, o.Workdir = "other", "/srv/other"
 	c.Agents["gemini"], c.Agents["other"] = &g, &o

@@ -11,8 +11,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -163,7 +163,7 @@ func TestAlwaysAllowGrant(t *testing.T) {
 // TestAskRuleHidesAlwaysAllow: when a profile rule says to ask, a grant
 // could never apply, so the card offers no "Always allow".
 func TestAskRuleHidesAlwaysAllow(t *testing.T) {
-	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) {
+	h := start(t, setup{script: toolScript, profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{{Tool: "Bash", Match: "git *", Action: policy.ActionAsk}}
 	}})
 	k := key("T1")
@@ -185,7 +185,7 @@ func TestAskRuleHidesAlwaysAllow(t *testing.T) {
 // granted them; admins remove a grant with !rules rm N, which is recorded,
 // makes the agent forget the rule and the request ask again.
 func TestRulesCommand(t *testing.T) {
-	h := start(t, setup{script: toolScript, access: teamAccess, profile: func(a *config.Agent) {
+	h := start(t, setup{script: toolScript, access: teamAccess, profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny}, {Tool: "Read", Action: policy.ActionAllow}}
 	}})
 	k := key("T1")
@@ -314,7 +314,7 @@ func TestTypedAnswerRefusedLikeAClick(t *testing.T) {
 // agentbridge_approvals_total like people's decisions.
 func TestPolicyDecisionsCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(a *config.Agent) {
+	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{
 			{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny},
 			{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},

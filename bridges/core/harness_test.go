@@ -24,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -37,7 +38,7 @@ type setup struct {
 	limits        bridges.Limits
 	verbosity     string
 	access        config.Access
-	profile       func(*config.Agent)
+	profile       func(*profile.Agent)
 	clock         core.Clock
 	dbPath        string
 	platform      *bridgetest.Platform
@@ -102,14 +103,14 @@ func start(t *testing.T, s setup) *harness {
 	if s.dbPath == "" {
 		s.dbPath = filepath.Join(t.TempDir(), "bridge.db")
 	}
-	agentCfg := &config.Agent{Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 4,
+	agentCfg := &profile.Agent{Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 4,
 		IdleTimeout: time.Minute, ApprovalTimeout: 10 * time.Minute, PermissionMode: "default"}
 	if s.profile != nil {
 		s.profile(agentCfg)
 	}
 	cfg := &config.Config{
 		DataDir: filepath.Dir(s.dbPath), // shared by restarts on the same database, like a real data_dir
-		Agents:  map[string]*config.Agent{"coder": agentCfg},
+		Agents:  map[string]*profile.Agent{"coder": agentCfg},
 		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
 			Access: s.access}},
 		StatusDelay: s.statusDelay,

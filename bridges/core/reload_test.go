@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -22,7 +23,7 @@ func (h *harness) reloadModel(model string, force bool) {
 	next := *old
 	a := *old.Agents["coder"]
 	a.Model = model
-	next.Agents = map[string]*config.Agent{"coder": &a}
+	next.Agents = map[string]*profile.Agent{"coder": &a}
 	d := config.Compare(old, &next)
 	if len(d.ProfilesRespawn) != 1 {
 		h.t.Fatalf("diff %+v: want the profile's agents replaced", d)

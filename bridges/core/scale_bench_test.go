@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -53,7 +54,7 @@ func benchIdleConversations(b *testing.B, maxLive int) {
 	}
 	defer st.Close()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: max(maxLive, 1)}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: max(maxLive, 1)}},
 		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: "compact"}},
 	}
 	lim := defaultLimits()

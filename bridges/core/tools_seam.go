@@ -13,7 +13,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -121,10 +121,10 @@ func (t *toolConv) RequestSchedule(ctx context.Context, a toolconv.ScheduleAsk) 
 		Prompt: a.Prompt, Key: t.key, ConvID: t.convID, Agent: t.agent,
 	}
 	switch t.policy {
-	case config.AgentSchedulesOff:
+	case profile.AgentSchedulesOff:
 		return "", fmt.Errorf("%w: schedules made by the agent are turned off for this agent (agent_schedules: off); "+
 			"a person can add one with %sschedule add", toolconv.ErrRefused, bridges.CommandPrefix)
-	case config.AgentSchedulesAsk:
+	case profile.AgentSchedulesAsk:
 		if err := t.askSchedule(ctx, r); err != nil {
 			return "", err
 		}

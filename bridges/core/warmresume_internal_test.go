@@ -13,6 +13,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -43,7 +44,7 @@ func TestWarmResumeSkipsDeletedWebConversations(t *testing.T) {
 	}
 	defer st.Close()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 4, IdleTimeout: 10 * time.Minute}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 4, IdleTimeout: 10 * time.Minute}},
 		Bots:   []*config.Bot{{Name: "console", Platform: config.PlatformWeb, Agent: "coder"}},
 	}
 	ids := map[string]string{}

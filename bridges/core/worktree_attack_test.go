@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
@@ -301,8 +302,8 @@ func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
 	s := setup{
 		dbPath:    filepath.Join(l.data, "bridge.db"),
 		sandboxes: map[string]sandbox.Sandbox{"coder": bw},
-		profile: func(a *config.Agent) {
-			a.Workdir, a.Worktree, a.Sandbox = l.repo, true, config.SandboxBwrap
+		profile: func(a *profile.Agent) {
+			a.Workdir, a.Worktree, a.Sandbox = l.repo, true, profile.SandboxBwrap
 		},
 		configure: func(c *config.Config) { c.Path = l.cfgFile },
 	}
@@ -421,7 +422,7 @@ func TestWorktreeKeptWhenSandboxFails(t *testing.T) {
 	s := setup{
 		dbPath:    filepath.Join(l.data, "bridge.db"),
 		sandboxes: map[string]sandbox.Sandbox{"coder": sandbox.None{}},
-		profile:   func(a *config.Agent) { a.Workdir, a.Worktree, a.Sandbox = l.repo, true, config.SandboxBwrap },
+		profile:   func(a *profile.Agent) { a.Workdir, a.Worktree, a.Sandbox = l.repo, true, profile.SandboxBwrap },
 		configure: func(c *config.Config) { c.Path = l.cfgFile },
 	}
 	h := start(t, s)

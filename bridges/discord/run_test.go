@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/bwmarrin/discordgo"
 )
@@ -247,7 +248,7 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 	b.reconnect = bridges.Backoff{Pause: outage.Pause} // production bounds, virtual time
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots:        []*config.Bot{testBot(f)},
 		StatusDelay: time.Hour,

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
@@ -74,7 +74,7 @@ func AlwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants 
 			}
 		case "setMode":
 			switch s.Mode {
-			case config.ModeDefault, config.ModeAcceptEdits, config.ModePlan:
+			case profile.ModeDefault, profile.ModeAcceptEdits, profile.ModePlan:
 				if p, ok := sessionOnly(raw, nil); ok {
 					modeSets = append(modeSets, p)
 					modes = append(modes, s.Mode)

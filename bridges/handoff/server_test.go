@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -82,7 +83,7 @@ func newServerEnv(t *testing.T) *serverEnv {
 	dir := t.TempDir()
 	cfg := &config.Config{
 		DataDir: dir,
-		Agents:  map[string]*config.Agent{"coder": {Name: "coder", Workdir: filepath.Join(dir, "work")}},
+		Agents:  map[string]*profile.Agent{"coder": {Name: "coder", Workdir: filepath.Join(dir, "work")}},
 		Bots: []*config.Bot{{Name: "team", Platform: "slack", Agent: "coder",
 			Access: config.Access{Users: []string{"UANA", "UBOB"}, Admins: []string{"UDAVE"}}}},
 		Handoff: config.Handoff{Users: []config.HandoffUser{

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/configtest"
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 func TestDefaultDeviceStore(t *testing.T) {
@@ -28,7 +29,7 @@ func TestDefaultDeviceStore(t *testing.T) {
 
 // parseConfig parses lines (after data_dir and an agents section: the
 // first line is line 3) with WhatsApp as the only platform.
-func parseConfig(dataDir string, lines ...string) (*config.Config, []config.Problem) {
+func parseConfig(dataDir string, lines ...string) (*config.Config, []decode.Problem) {
 	return configtest.ParseDoc(nil, Platform(), "data_dir: "+dataDir+"\nagents: {coder: {}}\n"+strings.Join(lines, "\n")+"\n")
 }
 

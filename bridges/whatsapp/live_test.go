@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -83,7 +84,7 @@ func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
 	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, SendInterval: sendInterval})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: workdir, Home: t.TempDir(), Env: envVars,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: workdir, Home: t.TempDir(), Env: envVars,
 			MaxLive: 2, ApprovalTimeout: 10 * time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -165,7 +166,7 @@ func TestReconnectsForever(t *testing.T) {
 	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml", Reconnect: bridges.Backoff{Pause: outage.Pause}})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}}},
 	}
@@ -217,7 +218,7 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 	other := bridgetest.New(bridges.Limits{MaxMessageRunes: 4000, CanButtons: true})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{
 			{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}},

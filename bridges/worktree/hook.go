@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -41,7 +42,7 @@ func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Log
 		log = slog.New(slog.DiscardHandler)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
-		if a := cfg.Agents[name]; a.Worktree && a.Sandbox == config.SandboxNone {
+		if a := cfg.Agents[name]; a.Worktree && a.Sandbox == profile.SandboxNone {
 			log.Warn("agent profile with worktree: true runs without a sandbox: the bridge's git on its worktrees runs unconfined too, "+
 				"as the bridge's user, like the agent itself (see docs/sessions.md)", "profile", name)
 		}
@@ -57,7 +58,7 @@ func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Log
 // become a repository). A session resumed without a
 // worktree keeps running where it began (the CLI finds a session by its
 // working directory): that is a session from before worktree was turned on.
-func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *config.Agent, opts agent.Options, spare bool) (agent.Options, error) {
+func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *profile.Agent, opts agent.Options, spare bool) (agent.Options, error) {
 	if prof == nil || !prof.Worktree || h.cfg.DataDir == "" {
 		return opts, nil
 	}
@@ -106,7 +107,7 @@ func pointTools(opts agent.Options, w worktree) {
 }
 
 // Status implements core.Worktrees.
-func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
+func (h worktreeHook) Status(p *profile.Agent, sessionID string) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
 	}
@@ -127,7 +128,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 }
 
 // Retire implements core.Worktrees, with git confined by p's sandbox.
-func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID string, log *slog.Logger) string {
+func (h worktreeHook) Retire(ctx context.Context, p *profile.Agent, sessionID string, log *slog.Logger) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
@@ -80,7 +80,7 @@ func worktreePath(dataDir, profile, sessionID string) string {
 // (whether or not it exists yet), or errNotRepo when p's workdir is not in
 // a git repository. It runs nothing; set the result's git before create
 // or retire.
-func locateWorktree(p *config.Agent, dataDir, sessionID string) (worktree, error) {
+func locateWorktree(p *profile.Agent, dataDir, sessionID string) (worktree, error) {
 	if dataDir == "" || sessionID == "" || strings.ContainsAny(sessionID, `/\`) || sessionID == "." || sessionID == ".." {
 		return worktree{}, fmt.Errorf("worktree of session %q: a data_dir and a plain session id are required", sessionID)
 	}

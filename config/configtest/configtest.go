@@ -8,19 +8,20 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // Parse parses lines (joined with newlines) after a minimal agents
 // section ("coder"), with env as the environment for ${VAR} expansion
 // (nil: empty) and p as the one platform. It returns the config, or the
 // problems when validation fails (the config is nil on any other error).
-func Parse(env map[string]string, p config.Platform, lines ...string) (*config.Config, []config.Problem) {
+func Parse(env map[string]string, p config.Platform, lines ...string) (*config.Config, []decode.Problem) {
 	return ParseDoc(env, p, "agents:\n  coder: {}\n"+strings.Join(lines, "\n")+"\n")
 }
 
 // ParseDoc is Parse of a whole document (for tests whose expected
 // problems name the lines of their own layout).
-func ParseDoc(env map[string]string, p config.Platform, doc string) (*config.Config, []config.Problem) {
+func ParseDoc(env map[string]string, p config.Platform, doc string) (*config.Config, []decode.Problem) {
 	c, err := config.Parse([]byte(doc), "bridge.yaml", func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		[]config.Platform{p})
 	var ve *config.ValidationError

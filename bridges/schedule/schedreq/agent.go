@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
@@ -30,12 +31,12 @@ const AskAnswer = "Asked the people in this conversation to approve the schedule
 
 // Policy is the profile's agent_schedules; empty (a config built without
 // validation) is ask.
-func Policy(p *config.Agent) string {
+func Policy(p *profile.Agent) string {
 	switch p.AgentSchedules {
-	case config.AgentSchedulesAllow, config.AgentSchedulesOff:
+	case profile.AgentSchedulesAllow, profile.AgentSchedulesOff:
 		return p.AgentSchedules
 	}
-	return config.AgentSchedulesAsk
+	return profile.AgentSchedulesAsk
 }
 
 // ToolNote tells the agent, in the schedule tool's description, the limits
@@ -43,9 +44,9 @@ func Policy(p *config.Agent) string {
 func ToolNote(policy string) string {
 	note := " A person must approve each schedule first: the call shows them a card and returns; the schedule exists only once approved."
 	switch policy {
-	case config.AgentSchedulesOff:
+	case profile.AgentSchedulesOff:
 		note = " Turned off for you: every call is refused."
-	case config.AgentSchedulesAllow:
+	case profile.AgentSchedulesAllow:
 		note = ""
 	}
 	return fmt.Sprintf("Each run is posted as \"%sNAME\". At most one run every %s and %d schedules per conversation.%s",
