@@ -6,16 +6,13 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func TestCalendarStarts(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("no tzdata under CI (.ci/run installs it): %v", err)
-		}
-		t.Skipf("no tzdata: %v", err)
+		testkit.SkipOrFail(t, "no tzdata: %v", err)
 	}
 	cases := []struct {
 		name             string
@@ -46,10 +43,7 @@ func TestCalendarStarts(t *testing.T) {
 func TestResetPhrase(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("no tzdata under CI (.ci/run installs it): %v", err)
-		}
-		t.Skipf("no tzdata: %v", err)
+		testkit.SkipOrFail(t, "no tzdata: %v", err)
 	}
 	utc := &config.Limit{Location: time.UTC}
 	now := time.Date(2025, 3, 10, 15, 0, 0, 0, time.UTC)
