@@ -77,7 +77,7 @@ type spareRig struct {
 	pool    *Pool
 	cfg     SpareConfig
 	spawns  string // the script's start log
-	records *recordHandler
+	records *testkit.LogRecorder
 }
 
 func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spareRig {
@@ -87,7 +87,7 @@ func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spare
 		env = map[string]string{}
 	}
 	env["SPAWNLOG"] = spawns
-	rh := &recordHandler{}
+	rh := &testkit.LogRecorder{}
 	logger := slog.New(teeHandler{testkit.Logger(t).Handler(), rh})
 	r := &spareRig{
 		pool:    New(logger),
@@ -517,7 +517,7 @@ func TestSpareCrashLoopBacksOff(t *testing.T) {
 			r.cfg.InitTimeout = tt.initTO
 			var times []time.Time
 			var mu sync.Mutex
-			r.records.setOnRecord(func(rec slog.Record) {
+			r.records.SetOnRecord(func(rec slog.Record) {
 				if rec.Level == slog.LevelError && strings.Contains(rec.Message, "warm spare") {
 					mu.Lock()
 					times = append(times, rec.Time)
@@ -534,7 +534,7 @@ func TestSpareCrashLoopBacksOff(t *testing.T) {
 			if len(times) < 4 {
 				t.Fatalf("%d error logs for %d failures", len(times), st.Failures)
 			}
-			if !r.records.has(slog.LevelError, "keep failing") {
+			if !r.records.Has(slog.LevelError, "keep failing") {
 				t.Error("no error log names the repeated failure")
 			}
 			// Failure i (1-based) waits MinBackoff·2^(i-1), capped; the log's
@@ -586,44 +586,6 @@ func TestKeepSparesCountChanges(t *testing.T) {
 		}
 		return r.pool.Len() == 0 && len(ents) == 0
 	})
-}
-
-// recordHandler keeps log records for assertions.
-type recordHandler struct {
-	mu       sync.Mutex
-	recs     []slog.Record
-	onRecord func(slog.Record)
-}
-
-func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	h.recs = append(h.recs, r)
-	f := h.onRecord
-	h.mu.Unlock()
-	if f != nil {
-		f(r)
-	}
-	return nil
-}
-func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
-
-func (h *recordHandler) setOnRecord(f func(slog.Record)) {
-	h.mu.Lock()
-	h.onRecord = f
-	h.mu.Unlock()
-}
-
-func (h *recordHandler) has(level slog.Level, msgPart string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, r := range h.recs {
-		if r.Level == level && strings.Contains(r.Message, msgPart) {
-			return true
-		}
-	}
-	return false
 }
 
 // teeHandler sends records to two handlers.

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -104,5 +105,32 @@ func TestSyncBuffer(t *testing.T) {
 	wg.Wait()
 	if got := b.String(); got != "xxxxxxxxxx" {
 		t.Errorf("buffer = %q", got)
+	}
+}
+
+// TestLogRecorder: Next returns the records in order and fails when none
+// comes; Has finds a record by level and message; the hook sees each.
+func TestLogRecorder(t *testing.T) {
+	h := &LogRecorder{}
+	var hooked []string
+	h.SetOnRecord(func(r slog.Record) { hooked = append(hooked, r.Message) })
+	log := slog.New(h)
+	log.Info("first")
+	go log.Error("second", "k", "v")
+	if r := h.Next(t, time.Second); r.Message != "first" {
+		t.Errorf("Next = %q, want first", r.Message)
+	}
+	if r := h.Next(t, time.Second); r.Message != "second" || r.Level != slog.LevelError {
+		t.Errorf("Next = %q at %v, want second at ERROR", r.Message, r.Level)
+	}
+	if !h.Has(slog.LevelError, "seco") || h.Has(slog.LevelInfo, "second") {
+		t.Error("Has does not match by level and message part")
+	}
+	tb := capture(func(tb *fatalTB) { h.Next(tb, 20*time.Millisecond) })
+	if tb.msg != "no log record within 20ms" {
+		t.Errorf("Next without a record: %q", tb.msg)
+	}
+	if len(hooked) != 2 {
+		t.Errorf("hook saw %v", hooked)
 	}
 }
