@@ -30,3 +30,16 @@ func ParseDoc(env map[string]string, p config.Platform, doc string) (*config.Con
 	}
 	return c, nil
 }
+
+// FileSettings stands in for the settings of an adapter that keeps a
+// credential in a file (config.SecretFiler), as WhatsApp's device store.
+type FileSettings struct{ File string }
+
+// String names the file.
+func (s FileSettings) String() string { return "files{" + s.File + "}" }
+
+// Summary is empty.
+func (s FileSettings) Summary() string { return "" }
+
+// SecretFiles is the one file.
+func (s FileSettings) SecretFiles() []string { return []string{s.File} }
