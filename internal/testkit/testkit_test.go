@@ -29,8 +29,8 @@ func (f *fatalTB) Skipf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// capture calls fn with a fatalTB on its own goroutine and returns the TB.
-func capture(fn func(tb *fatalTB)) *fatalTB {
+// runFatal calls fn with a fatalTB on its own goroutine and returns the TB.
+func runFatal(fn func(tb *fatalTB)) *fatalTB {
 	tb := &fatalTB{}
 	var wg sync.WaitGroup
 	wg.Go(func() { fn(tb) })
@@ -50,7 +50,7 @@ func TestWaitUntil(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("waited %s for a condition true on the third poll", d)
 	}
-	tb := capture(func(tb *fatalTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
+	tb := runFatal(func(tb *fatalTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
 	if tb.msg != "timed out after 50ms waiting for never" {
 		t.Errorf("failure = %q", tb.msg)
 	}
@@ -60,11 +60,11 @@ func TestWaitUntil(t *testing.T) {
 // where it fails it.
 func TestNeedToolCIRule(t *testing.T) {
 	t.Setenv("CI", "")
-	if tb := capture(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.skipped {
+	if tb := runFatal(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.skipped {
 		t.Errorf("without CI: skipped=%v msg=%q, want a skip", tb.skipped, tb.msg)
 	}
 	t.Setenv("CI", "true")
-	if tb := capture(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.skipped || tb.msg == "" {
+	if tb := runFatal(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.skipped || tb.msg == "" {
 		t.Errorf("under CI: skipped=%v msg=%q, want a failure", tb.skipped, tb.msg)
 	}
 	if p := NeedTool(t, "sh", "base system"); p == "" {
@@ -126,7 +126,7 @@ func TestLogRecorder(t *testing.T) {
 	if !h.Has(slog.LevelError, "seco") || h.Has(slog.LevelInfo, "second") {
 		t.Error("Has does not match by level and message part")
 	}
-	tb := capture(func(tb *fatalTB) { h.Next(tb, 20*time.Millisecond) })
+	tb := runFatal(func(tb *fatalTB) { h.Next(tb, 20*time.Millisecond) })
 	if tb.msg != "no log record within 20ms" {
 		t.Errorf("Next without a record: %q", tb.msg)
 	}
