@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -12,7 +13,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbridge/agentbridge/config/decode"
-	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // PlatformWeb is bots[].platform for the built-in web console: a chat page
@@ -139,7 +139,7 @@ func (d *decoder) finishWeb(c *Config) {
 		if d.IsBad(p) {
 			continue
 		}
-		u.Role = textcut.OrDefault(u.Role, RoleUser)
+		u.Role = cmp.Or(u.Role, RoleUser)
 		d.OneOf(decode.Child(p, "role"), u.Role, "role", RoleUser, RoleAdmin)
 	}
 	first := -1

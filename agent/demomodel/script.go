@@ -1,6 +1,7 @@
 package demomodel
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"time"
@@ -176,7 +177,7 @@ func chosenAnswer(result string) string {
 // resultLine shortens a tool result to one line of at most 200 characters
 // (and "…"), or "no details" when it is empty.
 func resultLine(s string) string {
-	return textcut.OrDefault(textcut.OneLine(s, 201), "no details")
+	return cmp.Or(textcut.OneLine(s, 201), "no details")
 }
 
 // fenced puts s in a code block whose fence does not occur in s.

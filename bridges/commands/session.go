@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,7 @@ func runNew(ctx context.Context, c Conversation, who Author, _ Line) {
 func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 	model := l.Arg(0)
 	if len(l.Args) != 1 || strings.ContainsRune(model, '`') {
-		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"model NAME` (or `"+bridges.CommandPrefix+"model default`). Current model: "+render.CodeSpan(textcut.OrDefault(c.Model(), "the CLI's default")))
+		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"model NAME` (or `"+bridges.CommandPrefix+"model default`). Current model: "+render.CodeSpan(cmp.Or(c.Model(), "the CLI's default")))
 		return
 	}
 	if model == "default" {
@@ -63,7 +64,7 @@ func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 	case live != nil:
 		c.Notice(ctx, "⚠️ Saved, but the running agent refused the model: "+textcut.OneLine(live.Error(), 200)+". It applies when the agent restarts.")
 	default:
-		c.Notice(ctx, "🧠 Model set to "+render.CodeSpan(textcut.OrDefault(c.Model(), "the CLI's default"))+".")
+		c.Notice(ctx, "🧠 Model set to "+render.CodeSpan(cmp.Or(c.Model(), "the CLI's default"))+".")
 	}
 }
 

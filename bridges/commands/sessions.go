@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,7 +133,7 @@ func chatPerson(c Conversation, who Author) access.Person {
 // sessionProfile is the profile whose agent holds target's session: the
 // one !agent moved its conversation to, else the conversation's own.
 func sessionProfile(target store.SessionInfo) string {
-	return textcut.OrDefault(target.AgentOverride, target.Agent)
+	return cmp.Or(target.AgentOverride, target.Agent)
 }
 
 // resumeRefusal says why who may not resume target in c ("" if they may):

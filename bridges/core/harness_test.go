@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func start(t *testing.T, s setup) *harness {
 	cfg := &config.Config{
 		DataDir: filepath.Dir(s.dbPath), // shared by restarts on the same database, like a real data_dir
 		Agents:  map[string]*profile.Agent{"coder": agentCfg},
-		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
+		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: cmp.Or(s.verbosity, "compact"),
 			Access: s.access}},
 		StatusDelay: s.statusDelay,
 	}
@@ -297,13 +298,6 @@ func (h *harness) waitOutboxEmpty() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-func orStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // logSink collects the core's log for failure output.

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -220,7 +221,7 @@ func TestRunFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := newFake(t)
-			tok := cmpOr(tc.botToken, slackfake.BotToken)
+			tok := cmp.Or(tc.botToken, slackfake.BotToken)
 			b, _ := newBridge(t, fake, tok)
 			if tc.setup != nil {
 				tc.setup(fake)
@@ -261,13 +262,6 @@ func TestRunFailures(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // A tokens_revoked event about another app's bot or user tokens only is

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -246,7 +247,7 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 		}
 		if c.Plan != nil {
 			flushText()
-			cur = append(cur, slackapi.NewPlanUpdateChunk(textcut.Truncate(orText(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
+			cur = append(cur, slackapi.NewPlanUpdateChunk(textcut.Truncate(cmp.Or(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
 			for _, t := range c.Plan.Tasks {
 				cur = append(cur, taskChunk(t))
 			}
@@ -274,7 +275,7 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 
 // taskChunk is the task_update chunk of a task.
 func taskChunk(t bridges.StreamTask) slackapi.TaskUpdateChunk {
-	c := slackapi.NewTaskUpdateChunk(t.ID, textcut.Truncate(orText(t.Title, t.ID), maxTaskTitleRunes))
+	c := slackapi.NewTaskUpdateChunk(t.ID, textcut.Truncate(cmp.Or(t.Title, t.ID), maxTaskTitleRunes))
 	c.Status = slackapi.TaskCardStatus(t.Status)
 	c.Output = t.Output
 	return c
@@ -319,13 +320,6 @@ func truncateToRunes(s string, n int) string {
 			return s[:j]
 		}
 		i++
-	}
-	return s
-}
-
-func orText(s, def string) string {
-	if s == "" {
-		return def
 	}
 	return s
 }

@@ -1,7 +1,8 @@
 // Package textcut holds the small text helpers every layer uses to keep
 // a value short and present in a message or a log line: collapse to one
-// line, cut to a number of runes, fall back to a default. Pure functions
-// of strings; it imports no project package.
+// line, cut to a number of runes, fall back to a default when blank (for
+// an empty string alone, use cmp.Or). Pure functions of strings; it
+// imports no project package.
 package textcut
 
 import (
@@ -23,14 +24,6 @@ func Truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:max(0, n-1)]) + "…"
-}
-
-// OrDefault returns s, or def when s is empty.
-func OrDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // OrBlank returns s, or def when s is empty or only whitespace.

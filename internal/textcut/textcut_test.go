@@ -25,9 +25,6 @@ func TestOneLineAndTruncate(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	if OrDefault("", "d") != "d" || OrDefault(" ", "d") != " " || OrDefault("x", "d") != "x" {
-		t.Error("OrDefault: only the empty string takes the default")
-	}
 	if OrBlank("", "d") != "d" || OrBlank(" \n", "d") != "d" || OrBlank(" x", "d") != " x" {
 		t.Error("OrBlank: empty and blank take the default, the rest is kept as is")
 	}

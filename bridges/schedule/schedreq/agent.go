@@ -1,6 +1,7 @@
 package schedreq
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ func ToolNote(policy string) string {
 func CardBody(r Request, now time.Time, prompt string) string {
 	var b strings.Builder
 	b.WriteString("🗓 **The agent asks for a schedule.** It does not exist unless you create it.\n")
-	when := render.CodeSpan(r.Cron) + " " + textcut.OrDefault(r.TZ, "local time")
+	when := render.CodeSpan(r.Cron) + " " + cmp.Or(r.TZ, "local time")
 	if cr, err := config.ParseCron(r.Cron, r.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
 			when += " · next " + next.Format("Mon 2 Jan 15:04 MST")

@@ -1,6 +1,7 @@
 package schedreq
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 // made it.
 func Line(sc store.Schedule, now time.Time, here bridges.ConversationKey) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#%d %s %s", sc.ID, render.CodeSpan(sc.Cron), textcut.OrDefault(sc.TZ, "local time"))
+	fmt.Fprintf(&b, "#%d %s %s", sc.ID, render.CodeSpan(sc.Cron), cmp.Or(sc.TZ, "local time"))
 	fmt.Fprintf(&b, " — %s", textcut.OneLine(sc.Name, MaxNameRunes))
 	if cr, err := config.ParseCron(sc.Cron, sc.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
