@@ -7,26 +7,19 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // needCurl skips without curl, except under CI where that is a failure.
 func needCurl(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("curl"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("curl not on PATH under CI: %v", err)
-		}
-		t.Skip("curl not on PATH")
-	}
+	testkit.NeedTool(t, "curl", "apt-get install curl")
 }
 
 // loopbackService serves body over HTTP on a free loopback port until the

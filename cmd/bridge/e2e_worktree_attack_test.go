@@ -4,13 +4,11 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -26,12 +24,7 @@ import (
 func TestE2EWorktreeFilterEscape(t *testing.T) {
 	t.Parallel()
 	testkit.NeedBwrap(t)
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
+	testkit.NeedTool(t, "git", "apt-get install git")
 	// No warm spares: the test counts the repository's worktrees, and a
 	// spare holds one of its own (see core's TestWarmSparesWithWorktreeProfile).
 	e := startSlackBridgeWith(t, profileOptions{extra: "    worktree: true\n    warm_spares: 0\n    rules:\n" +
