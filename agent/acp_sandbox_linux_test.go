@@ -14,10 +14,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestACPSandboxEgressCgroup: an ACP agent runs inside the same sandbox,
@@ -27,16 +28,13 @@ import (
 // service, cannot rewrite the bridge's record of its session id, and runs
 // in the session's cgroup; the agent's HOME is private to the session.
 func TestACPSandboxEgressCgroup(t *testing.T) {
-	requireBwrap(t)
+	testkit.NeedBwrap(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not on PATH")
 	}
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testkit.Logger(t))
 	if cg.Version() == 0 {
-		if ci.Strict() {
-			t.Fatal("no usable cgroup under CI")
-		}
-		t.Skip("no usable cgroup here")
+		testkit.SkipOrFail(t, "no usable cgroup here")
 	}
 	t.Cleanup(func() { _ = cg.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -50,14 +48,14 @@ func TestACPSandboxEgressCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := egress.New(egress.Config{Log: testLogger(t)})
+	proxy := egress.New(egress.Config{Log: testkit.Logger(t)})
 	defer proxy.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	opts := acpOpts(t, bin)
 	hidden := filepath.Join(t.TempDir(), "data") // the bridge's data_dir
 	other := filepath.Join(hidden, "sessions", "other")
@@ -78,10 +76,10 @@ func TestACPSandboxEgressCgroup(t *testing.T) {
 	cmd := fmt.Sprintf("cat %s/secret; curl -sS -m 5 http://%s/ 2>&1; bash -c ': > /dev/tcp/%s' 2>&1; "+
 		"echo forged > %s/acp/session; cat /proc/self/cgroup; echo HOME=$HOME",
 		other, ln.Addr(), strings.Replace(ln.Addr().String(), ":", "/", 1), opts.StateDir)
-	send(t, s, "run: "+cmd)
-	p := nextPermission(t, rec)
-	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
-	r := nextResult(t, rec)
+	agenttest.Send(t, s, "run: "+cmd)
+	p := agenttest.NextPermission(t, rec)
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	r := agenttest.NextResult(t, rec)
 	t.Logf("command output: %s", r.Text)
 	for _, leak := range []string{"OTHER-SECRET-41", "LOOPBACK-REACHED"} {
 		if strings.Contains(r.Text, leak) {

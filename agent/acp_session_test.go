@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,21 +12,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// buildFakeACP builds agent/acp/fakeacp (a scripted ACP agent, statically
-// linked so that a sandbox shows it whole) and returns its path.
-func buildFakeACP(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fakeacp")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentbridge/agentbridge/agent/acp/fakeacp")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build fakeacp: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // acpOpts are options for a session of the fake ACP agent bin with a
 // private state dir (so it can be resumed).
@@ -41,13 +29,13 @@ func acpOpts(t *testing.T, bin string) Options {
 
 // startACP starts a session for opts and records its events; cleanup
 // closes it.
-func startACP(t *testing.T, opts Options) (*Session, *recorder) {
+func startACP(t *testing.T, opts Options) (*Session, *agenttest.Recorder) {
 	t.Helper()
-	s, err := Start(context.Background(), opts, testLogger(t))
+	s, err := Start(context.Background(), opts, testkit.Logger(t))
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -58,7 +46,7 @@ func startACP(t *testing.T, opts Options) (*Session, *recorder) {
 }
 
 // nextOf waits for the next event of type E that pred accepts.
-func nextOf[E streamjson.Event](t *testing.T, rec *recorder, what string, pred func(E) bool) E {
+func nextOf[E streamjson.Event](t *testing.T, rec *agenttest.Recorder, what string, pred func(E) bool) E {
 	t.Helper()
 	return rec.Next(t, what, func(ev streamjson.Event) bool {
 		e, ok := ev.(E)
@@ -72,42 +60,42 @@ func nextOf[E streamjson.Event](t *testing.T, rec *recorder, what string, pred f
 // wants) and goes as the next prompt with the history intact; !stop is
 // session/cancel and ends the turn as cancelled.
 func TestACPHelloAndFollowUps(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	opts := acpOpts(t, bin)
 	s, rec := startACP(t, opts)
 	if err := s.Initialize(context.Background()); err != nil {
 		t.Fatalf("Initialize: %v", err)
 	}
-	hello := send(t, s, "hello there")
-	nextLifecycle(t, rec, hello, streamjson.LifecycleStarted)
+	hello := agenttest.Send(t, s, "hello there")
+	agenttest.NextLifecycle(t, rec, hello, streamjson.LifecycleStarted)
 	if d := nextOf[streamjson.TextDelta](t, rec, "first chunk", nil); d.Text != "Hello " {
 		t.Errorf("first delta %q", d.Text)
 	}
-	r := nextResult(t, rec)
+	r := agenttest.NextResult(t, rec)
 	if r.IsError || r.Text != "Hello from fake ACP" || r.StopReason != "end_turn" || r.SessionID != opts.SessionID {
 		t.Errorf("result %+v", r)
 	}
-	nextLifecycle(t, rec, hello, streamjson.LifecycleCompleted)
-	waitUntil(t, "idle after the turn", eventTimeout, func() bool { return !s.Busy() })
+	agenttest.NextLifecycle(t, rec, hello, streamjson.LifecycleCompleted)
+	testkit.WaitUntil(t, "idle after the turn", agenttest.EventTimeout, func() bool { return !s.Busy() })
 
-	slow := send(t, s, "slow")
+	slow := agenttest.Send(t, s, "slow")
 	nextOf[streamjson.TextDelta](t, rec, "slow's chunk", func(d streamjson.TextDelta) bool { return d.Text == "working…" })
-	follow := send(t, s, "follow-up")
-	nextLifecycle(t, rec, follow, streamjson.LifecycleQueued)
+	follow := agenttest.Send(t, s, "follow-up")
+	agenttest.NextLifecycle(t, rec, follow, streamjson.LifecycleQueued)
 	if err := s.Interrupt(context.Background()); err != nil {
 		t.Fatalf("Interrupt: %v", err)
 	}
-	r = nextResult(t, rec)
+	r = agenttest.NextResult(t, rec)
 	if !r.IsError || r.StopReason != "cancelled" {
 		t.Errorf("stopped turn's result %+v", r)
 	}
-	nextLifecycle(t, rec, slow, streamjson.LifecycleCompleted)
-	nextLifecycle(t, rec, follow, streamjson.LifecycleStarted)
-	r = nextResult(t, rec)
+	agenttest.NextLifecycle(t, rec, slow, streamjson.LifecycleCompleted)
+	agenttest.NextLifecycle(t, rec, follow, streamjson.LifecycleStarted)
+	r = agenttest.NextResult(t, rec)
 	if r.IsError || r.Text != "turn 3; history: hello there | slow | follow-up" {
 		t.Errorf("follow-up's result %+v", r)
 	}
-	waitUntil(t, "idle", eventTimeout, func() bool { return !s.Busy() })
+	testkit.WaitUntil(t, "idle", agenttest.EventTimeout, func() bool { return !s.Busy() })
 	log, _ := os.ReadFile(opts.Env["FAKEACP_LOG"])
 	if !strings.Contains(string(log), `"method":"session/cancel"`) || strings.Contains(string(log), "already running") {
 		t.Errorf("agent's input:\n%s", log)
@@ -123,7 +111,7 @@ func TestACPHelloAndFollowUps(t *testing.T) {
 // a stop withdraws a pending request; answering it afterwards is
 // ErrNotPending.
 func TestACPPermissions(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	s, rec := startACP(t, acpOpts(t, bin))
 	for _, tc := range []struct {
 		d    streamjson.Decision
@@ -133,40 +121,40 @@ func TestACPPermissions(t *testing.T) {
 		{streamjson.Decision{Allow: true, UpdatedPermissions: []json.RawMessage{json.RawMessage(`{}`)}}, "ran (completed, option always): hi"},
 		{streamjson.Decision{Message: "no"}, "denied"},
 	} {
-		send(t, s, "run: echo hi")
+		agenttest.Send(t, s, "run: echo hi")
 		u := nextOf[streamjson.ToolUse](t, rec, "the tool call", nil)
-		p := nextPermission(t, rec)
+		p := agenttest.NextPermission(t, rec)
 		if p.ToolName != "Bash" || string(p.Input) != `{"command":"echo hi","description":"Run echo hi"}` || len(p.Suggestions) != 1 || p.ToolUseID != u.ID || u.Name != "Bash" {
 			t.Fatalf("tool use %+v permission %+v", u, p)
 		}
-		respond(t, s, p.RequestID, tc.d)
+		agenttest.Respond(t, s, p.RequestID, tc.d)
 		res := nextOf[streamjson.ToolResult](t, rec, "the tool's result", nil)
-		if r := nextResult(t, rec); r.Text != tc.want || res.IsError != !tc.d.Allow {
+		if r := agenttest.NextResult(t, rec); r.Text != tc.want || res.IsError != !tc.d.Allow {
 			t.Errorf("decision %+v: result %q, tool result %+v; want %q", tc.d, r.Text, res, tc.want)
 		}
 	}
-	send(t, s, "run: echo late")
-	p := nextPermission(t, rec)
+	agenttest.Send(t, s, "run: echo late")
+	p := agenttest.NextPermission(t, rec)
 	if err := s.Interrupt(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	nextOf[streamjson.PermissionCancelled](t, rec, "the request withdrawn", func(c streamjson.PermissionCancelled) bool { return c.RequestID == p.RequestID })
-	if r := nextResult(t, rec); !r.IsError || r.StopReason != "cancelled" {
+	if r := agenttest.NextResult(t, rec); !r.IsError || r.StopReason != "cancelled" {
 		t.Errorf("stopped turn %+v", r)
 	}
 	if err := s.Respond(context.Background(), p.RequestID, streamjson.Decision{Allow: true}); !errors.Is(err, ErrNotPending) {
 		t.Errorf("answer after the stop: %v, want ErrNotPending", err)
 	}
-	waitUntil(t, "idle", eventTimeout, func() bool { return !s.Busy() })
+	testkit.WaitUntil(t, "idle", agenttest.EventTimeout, func() bool { return !s.Busy() })
 }
 
 // TestACPPermissionAfterCancel: a permission request that arrives after
 // session/cancel is refused at once ("cancelled"), with a notice; no card
 // is opened and nothing waits.
 func TestACPPermissionAfterCancel(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	s, rec := startACP(t, acpOpts(t, bin))
-	send(t, s, "late-permission")
+	agenttest.Send(t, s, "late-permission")
 	nextOf[streamjson.Init](t, rec, "the turn", nil)
 	if err := s.Interrupt(context.Background()); err != nil {
 		t.Fatal(err)
@@ -175,7 +163,7 @@ func TestACPPermissionAfterCancel(t *testing.T) {
 	if !strings.Contains(n.Text, "after the turn was stopped") || n.Level != "warning" {
 		t.Errorf("notice %+v", n)
 	}
-	r := nextResult(t, rec)
+	r := agenttest.NextResult(t, rec)
 	if !r.IsError || !strings.Contains(r.Text, `"outcome":"cancelled"`) {
 		t.Errorf("result %+v", r)
 	}
@@ -184,17 +172,17 @@ func TestACPPermissionAfterCancel(t *testing.T) {
 			t.Errorf("a permission request reached the host after the stop: %+v", ev)
 		}
 	}
-	waitUntil(t, "idle", eventTimeout, func() bool { return !s.Busy() && len(s.PendingPermissions()) == 0 })
+	testkit.WaitUntil(t, "idle", agenttest.EventTimeout, func() bool { return !s.Busy() && len(s.PendingPermissions()) == 0 })
 }
 
 // TestACPAgentDies: an agent that exits in a turn is an unexpected Exit
 // with its stderr, and the session is no longer busy.
 func TestACPAgentDies(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	s, rec := startACP(t, acpOpts(t, bin))
-	id := send(t, s, "die")
-	nextLifecycle(t, rec, id, streamjson.LifecycleStarted)
-	ex := nextExit(t, rec)
+	id := agenttest.Send(t, s, "die")
+	agenttest.NextLifecycle(t, rec, id, streamjson.LifecycleStarted)
+	ex := agenttest.NextExit(t, rec)
 	if ex.Expected || ex.Code != 3 || ex.Reason != "crashed" || !strings.Contains(ex.StderrTail, "dying as asked") {
 		t.Errorf("exit %+v", ex)
 	}
@@ -211,10 +199,10 @@ func TestACPAgentDies(t *testing.T) {
 // are Unknown, and a request the bridge does not serve (fs/*) gets a
 // JSON-RPC error at once: the turn completes.
 func TestACPMalformedAndUnknown(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	s, rec := startACP(t, acpOpts(t, bin))
-	send(t, s, "garbage")
-	r := nextResult(t, rec)
+	agenttest.Send(t, s, "garbage")
+	r := agenttest.NextResult(t, rec)
 	if r.IsError || !strings.Contains(r.Text, "-32601") || !strings.Contains(r.Text, "fs/read_text_file") {
 		t.Errorf("result %+v", r)
 	}
@@ -236,7 +224,7 @@ func TestACPMalformedAndUnknown(t *testing.T) {
 	if decodeErrs != 2 || notices != 1 || !unknown["x/unknown_notification"] || !unknown["future_kind_of_update"] {
 		t.Errorf("decode errors %d, notices %d, unknown %v", decodeErrs, notices, unknown)
 	}
-	waitUntil(t, "idle", eventTimeout, func() bool { return !s.Busy() })
+	testkit.WaitUntil(t, "idle", agenttest.EventTimeout, func() bool { return !s.Busy() })
 }
 
 // TestACPResume: a session started again with Resume loads the agent's
@@ -244,13 +232,13 @@ func TestACPMalformedAndUnknown(t *testing.T) {
 // when the agent replays it after answering — and the conversation goes
 // on; an agent without loadSession starts fresh with a notice saying so.
 func TestACPResume(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	opts := acpOpts(t, bin)
 	s, rec := startACP(t, opts)
-	send(t, s, "one")
-	nextResult(t, rec)
-	send(t, s, "two")
-	nextResult(t, rec)
+	agenttest.Send(t, s, "one")
+	agenttest.NextResult(t, rec)
+	agenttest.Send(t, s, "two")
+	agenttest.NextResult(t, rec)
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -258,8 +246,8 @@ func TestACPResume(t *testing.T) {
 
 	opts.Resume = true
 	s2, rec2 := startACP(t, opts)
-	send(t, s2, "three")
-	if r := nextResult(t, rec2); r.Text != "turn 3; history: one | two | three" {
+	agenttest.Send(t, s2, "three")
+	if r := agenttest.NextResult(t, rec2); r.Text != "turn 3; history: one | two | three" {
 		t.Errorf("resumed result %+v", r)
 	}
 	for _, ev := range rec2.All() {
@@ -276,8 +264,8 @@ func TestACPResume(t *testing.T) {
 	// Gemini CLI does): the replay is not taken for the next answer.
 	opts.Env["FAKEACP_LATE_REPLAY"] = "1"
 	s3, rec3 := startACP(t, opts)
-	send(t, s3, "four")
-	if r := nextResult(t, rec3); r.Text != "turn 4; history: one | two | three | four" {
+	agenttest.Send(t, s3, "four")
+	if r := agenttest.NextResult(t, rec3); r.Text != "turn 4; history: one | two | three | four" {
 		t.Errorf("result after a late replay %+v", r)
 	}
 	for _, ev := range rec3.All() {
@@ -297,8 +285,8 @@ func TestACPResume(t *testing.T) {
 	if !strings.Contains(n.Text, "cannot resume") {
 		t.Errorf("notice %+v", n)
 	}
-	send(t, s4, "five")
-	if r := nextResult(t, rec4); r.Text != "turn 1; history: five" {
+	agenttest.Send(t, s4, "five")
+	if r := agenttest.NextResult(t, rec4); r.Text != "turn 1; history: five" {
 		t.Errorf("fresh result %+v", r)
 	}
 }
@@ -306,14 +294,14 @@ func TestACPResume(t *testing.T) {
 // TestACPPlan: a plan update is shown as Claude Code's to-do list is: a
 // TodoWrite call with the entries.
 func TestACPPlan(t *testing.T) {
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	s, rec := startACP(t, acpOpts(t, bin))
-	send(t, s, "plan")
+	agenttest.Send(t, s, "plan")
 	u := nextOf[streamjson.ToolUse](t, rec, "the plan", nil)
 	if u.Name != "TodoWrite" || !strings.Contains(string(u.Input), `"content":"write the answer","status":"in_progress"`) {
 		t.Errorf("plan %+v: %s", u, u.Input)
 	}
-	if r := nextResult(t, rec); r.Text != "planned" {
+	if r := agenttest.NextResult(t, rec); r.Text != "planned" {
 		t.Errorf("result %+v", r)
 	}
 }

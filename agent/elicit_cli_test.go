@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -51,7 +52,7 @@ func TestCLIElicitation(t *testing.T) {
 			return ok
 		}).(streamjson.Elicitation)
 	}
-	send(t, s, `[tool mcp__elicit__ask {"kind":"form"}]`)
+	agenttest.Send(t, s, `[tool mcp__elicit__ask {"kind":"form"}]`)
 	e := next()
 	if e.Server != "elicit" || e.Mode != "form" || e.Message != "Where should I deploy?" || e.RequestID == "" ||
 		!strings.Contains(string(e.Schema), `"enum":["staging","production"]`) || strings.Join(e.PropertyOrder, ",") != "confirm,env" {
@@ -66,11 +67,11 @@ func TestCLIElicitation(t *testing.T) {
 	if err := s.RespondElicitation(t.Context(), e.RequestID, streamjson.ElicitDecline, nil); !errors.Is(err, ErrNotPending) {
 		t.Errorf("a second answer: err = %v, want ErrNotPending", err)
 	}
-	if res := nextResult(t, rec); !strings.Contains(res.Text, `elicitation result: {"action":"accept","content":{"confirm":true,"env":"staging"}}`) {
+	if res := agenttest.NextResult(t, rec); !strings.Contains(res.Text, `elicitation result: {"action":"accept","content":{"confirm":true,"env":"staging"}}`) {
 		t.Errorf("result = %q", res.Text)
 	}
 
-	send(t, s, `[tool mcp__elicit__ask {"kind":"text"}]`)
+	agenttest.Send(t, s, `[tool mcp__elicit__ask {"kind":"text"}]`)
 	e = next()
 	if !strings.Contains(string(e.Schema), `"note"`) {
 		t.Fatalf("second elicitation = %+v", e)
@@ -78,7 +79,7 @@ func TestCLIElicitation(t *testing.T) {
 	if err := s.RespondElicitation(t.Context(), e.RequestID, streamjson.ElicitDecline, nil); err != nil {
 		t.Fatal(err)
 	}
-	if res := nextResult(t, rec); !strings.Contains(res.Text, `elicitation result: {"action":"decline"}`) {
+	if res := agenttest.NextResult(t, rec); !strings.Contains(res.Text, `elicitation result: {"action":"decline"}`) {
 		t.Errorf("result = %q", res.Text)
 	}
 	in, _ := os.ReadFile(logPath)

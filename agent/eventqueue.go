@@ -288,13 +288,6 @@ func (q *eventQueue) signal() {
 	}
 }
 
-// len reports how many events wait to be delivered.
-func (q *eventQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
-
 // pop removes and returns the oldest event. done is true once the queue is
 // closed and empty.
 func (q *eventQueue) pop() (ev streamjson.Event, ok, done bool) {

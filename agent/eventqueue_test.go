@@ -300,3 +300,10 @@ func TestEventQueueNeverLosesEssentials(t *testing.T) {
 		})
 	}
 }
+
+// len reports how many events wait to be delivered.
+func (q *eventQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestStuckConsumerStopsSession: a CLI that keeps printing while nobody
@@ -13,14 +14,14 @@ import (
 // then finds the overflow marker and an unexpected Exit, and the session's
 // memory stayed bounded.
 func TestStuckConsumerStopsSession(t *testing.T) {
-	cli := fakeCLI(t, `
+	cli := testkit.FakeCLI(t, `
 i=0
 while :; do
   i=$((i+1))
   echo '{"type":"assistant","message":{"id":"m'$i'","role":"assistant","content":[{"type":"tool_use","id":"t'$i'","name":"Bash","input":{"command":"true"}}]}}'
 done
 `)
-	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir()}, testLogger(t))
+	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir()}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

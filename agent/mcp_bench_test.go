@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 )
 
 // BenchmarkToolRoundTrip: one turn on a live process in which the model
@@ -22,14 +24,14 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer benchClose(b, s)
-	benchSend(b, s, "warm up")
-	benchResult(b, s.Events())
+	defer agenttest.BenchClose(b, s)
+	agenttest.BenchSend(b, s, "warm up")
+	agenttest.BenchResult(b, s.Events())
 	i := 0
 	for b.Loop() {
 		i++
-		benchSend(b, s, fmt.Sprintf(`[tool mcp__bridge__echo {"text":"call %d"}]`, i))
-		if r := benchResult(b, s.Events()); r.IsError || !strings.Contains(r.Text, fmt.Sprintf("echo: call %d", i)) {
+		agenttest.BenchSend(b, s, fmt.Sprintf(`[tool mcp__bridge__echo {"text":"call %d"}]`, i))
+		if r := agenttest.BenchResult(b, s.Events()); r.IsError || !strings.Contains(r.Text, fmt.Sprintf("echo: call %d", i)) {
 			b.Fatalf("result %+v", r)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -81,12 +82,12 @@ func TestCLISDKMCPRoundTrip(t *testing.T) {
 	opts.AllowedTools = []string{"mcp__bridge__echo"}
 	s, rec := h.start(opts)
 
-	send(t, s, `[tool mcp__bridge__echo {"text":"round trip"}]`)
+	agenttest.Send(t, s, `[tool mcp__bridge__echo {"text":"round trip"}]`)
 	init := rec.Next(t, "init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if !slices.Contains(init.Tools, "mcp__bridge__echo") {
 		t.Errorf("init tools lack mcp__bridge__echo: %v", init.Tools)
 	}
-	res := nextResult(t, rec)
+	res := agenttest.NextResult(t, rec)
 	if res.IsError || !strings.Contains(res.Text, "tool said: echo: round trip") {
 		t.Fatalf("result = %+v, want the tool's answer", res)
 	}
@@ -116,13 +117,13 @@ func TestCLISDKMCPAsks(t *testing.T) {
 	opts := h.opts()
 	opts.MCPServers = map[string]MCPServer{"bridge": &echoMCP{}}
 	s, rec := h.start(opts)
-	send(t, s, `[tool mcp__bridge__echo {"text":"ask first"}]`)
-	p := nextPermission(t, rec)
+	agenttest.Send(t, s, `[tool mcp__bridge__echo {"text":"ask first"}]`)
+	p := agenttest.NextPermission(t, rec)
 	if p.ToolName != "mcp__bridge__echo" {
 		t.Fatalf("permission for %q, want mcp__bridge__echo", p.ToolName)
 	}
-	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
-	if res := nextResult(t, rec); !strings.Contains(res.Text, "echo: ask first") {
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	if res := agenttest.NextResult(t, rec); !strings.Contains(res.Text, "echo: ask first") {
 		t.Fatalf("result = %q", res.Text)
 	}
 }

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func TestNetworkEnv(t *testing.T) {
@@ -52,13 +53,13 @@ func TestNetworkSpec(t *testing.T) {
 // sandbox that can unshare the network, and proxy without its parts.
 func TestNetworkNeedsSandbox(t *testing.T) {
 	for _, n := range []Network{{Mode: NetworkNone}, {Mode: NetworkProxy}, {Mode: "bogus"}} {
-		_, err := Start(context.Background(), Options{Command: "true", Workdir: t.TempDir(), Network: n}, testLogger(t))
+		_, err := Start(context.Background(), Options{Command: "true", Workdir: t.TempDir(), Network: n}, testkit.Logger(t))
 		if err == nil || !strings.Contains(err.Error(), "network") {
 			t.Errorf("mode %q without a sandbox: %v", n.Mode, err)
 		}
 	}
 	_, err := Start(context.Background(), Options{Command: "true", Workdir: t.TempDir(), Sandbox: &sandbox.Bwrap{},
-		Network: Network{Mode: NetworkProxy}}, testLogger(t))
+		Network: Network{Mode: NetworkProxy}}, testkit.Logger(t))
 	if err == nil || !strings.Contains(err.Error(), "needs a proxy") {
 		t.Errorf("proxy without a proxy: %v", err)
 	}
@@ -70,12 +71,7 @@ func TestNetworkNeedsSandbox(t *testing.T) {
 // nothing directly, as the process the launcher became (no process of the
 // bridge binary stays in the sandbox); after its exit the gate is closed.
 func TestSessionThroughProxy(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap not on PATH under CI: %v", err)
-		}
-		t.Skip("bwrap not on PATH")
-	}
+	testkit.NeedBwrap(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not on PATH")
 	}
@@ -90,14 +86,14 @@ func TestSessionThroughProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := egress.New(egress.Config{Log: testLogger(t)})
+	proxy := egress.New(egress.Config{Log: testkit.Logger(t)})
 	defer proxy.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	cli := fakeCLI(t, fmt.Sprintf(`
+	cli := testkit.FakeCLI(t, fmt.Sprintf(`
 { echo "proxy=$HTTPS_PROXY"
   echo "parent=$(cat /proc/$PPID/comm)"
   curl -sS -m 5 http://%[1]s/ 2>&1; echo
@@ -108,13 +104,13 @@ exit 0
 	s, err := Start(context.Background(), Options{
 		Command: cli, Workdir: work, Home: t.TempDir(), Sandbox: &sandbox.Bwrap{},
 		Network: Network{Mode: NetworkProxy, Proxy: proxy, Policy: pol, Profile: "p", Launcher: exe},
-	}, testLogger(t))
+	}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	link := s.egress
-	ex := nextExit(t, rec)
+	ex := agenttest.NextExit(t, rec)
 	rec.WaitClosed(t)
 	out, _ := os.ReadFile(filepath.Join(work, "out.txt"))
 	t.Logf("output:\n%s", out)

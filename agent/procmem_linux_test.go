@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestTreeRSS counts the children of a process too, and refuses a pid
@@ -18,7 +20,7 @@ func TestTreeRSS(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	pid := cmd.Process.Pid
-	waitUntil(t, "both sleeps started", 10*time.Second, func() bool { return len(childrenOf(pid)) == 2 })
+	testkit.WaitUntil(t, "both sleeps started", 10*time.Second, func() bool { return len(childrenOf(pid)) == 2 })
 
 	_, _, shellPages, ok := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
 	if !ok || shellPages <= 0 {

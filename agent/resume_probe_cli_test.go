@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -15,14 +16,14 @@ import (
 // claim_session, which only a process started with --await-claim accepts
 // and which binds a fresh session — and its conversation stays empty. A
 // session is chosen at spawn only (--resume), which is why the pool's
-// warm resume starts the process ahead of time (pool.WarmResume).
+// warm resume starts the process ahead of time (pool.Pool.WarmResume).
 func TestCLILoadsNoSessionIntoARunningProcess(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*agenttest.EventTimeout)
 	defer cancel()
 	old, oldRec := h.start(h.opts())
-	send(t, old, "remember the word kiwi")
-	nextResult(t, oldRec)
+	agenttest.Send(t, old, "remember the word kiwi")
+	agenttest.NextResult(t, oldRec)
 	if err := old.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +48,8 @@ func TestCLILoadsNoSessionIntoARunningProcess(t *testing.T) {
 		}
 		t.Logf("%s refused: %s", req["subtype"], ce.Message)
 	}
-	send(t, s, "[echo-history]")
-	if res := nextResult(t, rec); res.Text != "history: (none)" || res.SessionID != s.SessionID() {
+	agenttest.Send(t, s, "[echo-history]")
+	if res := agenttest.NextResult(t, rec); res.Text != "history: (none)" || res.SessionID != s.SessionID() {
 		t.Errorf("after the refused requests: %q in session %s; want an empty conversation of %s", res.Text, res.SessionID, s.SessionID())
 	}
 }

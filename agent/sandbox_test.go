@@ -7,28 +7,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// requireBwrap skips without bubblewrap, except under CI (where .ci/run
-// installs it) where that is a failure.
-func requireBwrap(tb testing.TB) {
-	tb.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if ci.Strict() {
-			tb.Fatalf("bwrap not found under CI: %v", err)
-		}
-		tb.Skipf("bwrap not installed: %v", err)
-	}
-}
 
 // sandboxedOpts are h's options in bubblewrap with a private state dir and
 // Bash pre-approved, as the bridge would run a trusting profile.
@@ -61,7 +49,7 @@ func processesMatching(marker string) []string {
 // processes, other sessions' state or capabilities, cannot write the
 // workdir's .claude settings, and the session still resumes after a kill.
 func TestSandboxedSession(t *testing.T) {
-	requireBwrap(t)
+	testkit.NeedBwrap(t)
 	h := newHarness(t)
 	hidden := filepath.Join(h.wd, "data") // the bridge's data_dir, here inside the workdir
 	other := filepath.Join(hidden, "sessions", "other")
@@ -85,8 +73,8 @@ func TestSandboxedSession(t *testing.T) {
 	cmd := fmt.Sprintf("cat %s/claude/transcript.jsonl; cat %s; ls /proc | grep -c '^[0-9]'; grep CapEff /proc/self/status; "+
 		"echo ok > ok.txt; echo '{}' > .claude/settings.local.json; echo HOME=$HOME CFG=$CLAUDE_CONFIG_DIR",
 		other, cfgFile)
-	send(t, s, "[bash "+cmd+"]")
-	r := nextResult(t, rec)
+	agenttest.Send(t, s, "[bash "+cmd+"]")
+	r := agenttest.NextResult(t, rec)
 	t.Logf("tool result: %s", r.Text)
 	for _, leak := range []string{"OTHER-SECRET-41", "CONFIG-SECRET-42"} {
 		if strings.Contains(r.Text, leak) {
@@ -128,11 +116,11 @@ func TestSandboxedSession(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	nextExit(t, rec)
+	agenttest.NextExit(t, rec)
 	opts.Resume = true
 	s2, rec2 := h.start(opts)
-	send(t, s2, "[echo-history]")
-	if r := nextResult(t, rec2); !strings.Contains(r.Text, "OTHER-SECRET-41") && !strings.Contains(r.Text, "[bash ") {
+	agenttest.Send(t, s2, "[echo-history]")
+	if r := agenttest.NextResult(t, rec2); !strings.Contains(r.Text, "OTHER-SECRET-41") && !strings.Contains(r.Text, "[bash ") {
 		t.Errorf("resumed session lacks its history: %q", r.Text)
 	}
 }
@@ -140,23 +128,23 @@ func TestSandboxedSession(t *testing.T) {
 // TestSandboxStopTakesDetachedChildren: a background command that left the
 // CLI's process group and session dies with the session.
 func TestSandboxStopTakesDetachedChildren(t *testing.T) {
-	requireBwrap(t)
+	testkit.NeedBwrap(t)
 	h := newHarness(t)
 	opts := sandboxedOpts(t, h)
 	s, rec := h.start(opts)
 	marker := fmt.Sprintf("sleep %d", 5000+rand.IntN(4000))
-	send(t, s, "[bash setsid "+marker+" >/dev/null 2>&1 < /dev/null & echo started]")
-	if r := nextResult(t, rec); !strings.Contains(r.Text, "started") {
+	agenttest.Send(t, s, "[bash setsid "+marker+" >/dev/null 2>&1 < /dev/null & echo started]")
+	if r := agenttest.NextResult(t, rec); !strings.Contains(r.Text, "started") {
 		t.Fatalf("result %q", r.Text)
 	}
-	waitUntil(t, "the detached sleep runs", 10*time.Second, func() bool { return len(processesMatching(marker)) > 0 })
+	testkit.WaitUntil(t, "the detached sleep runs", 10*time.Second, func() bool { return len(processesMatching(marker)) > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	nextExit(t, rec)
-	waitUntil(t, "the detached sleep is gone", 2*time.Second, func() bool { return len(processesMatching(marker)) == 0 })
+	agenttest.NextExit(t, rec)
+	testkit.WaitUntil(t, "the detached sleep is gone", 2*time.Second, func() bool { return len(processesMatching(marker)) == 0 })
 }
 
 // hasSmallCount reports whether a line of text is a number in (0, limit).
@@ -175,31 +163,31 @@ func hasSmallCount(text string, limit int) bool {
 // an MCP server into the workdir's .mcp.json, does not get them applied
 // when its session is started again: tools still ask, the server never runs.
 func TestAgentCannotApproveItself(t *testing.T) {
-	requireBwrap(t)
+	testkit.NeedBwrap(t)
 	h := newHarness(t)
 	opts := sandboxedOpts(t, h)
 	s, rec := h.start(opts)
 	rules := `{"permissions":{"allow":["Bash","Write","Edit"]}}`
 	mcp := `{"mcpServers":{"x":{"command":"/bin/sh","args":["-c","touch mcp-ran.txt"]}}}`
-	send(t, s, "[bash mkdir -p $HOME/.claude && echo '"+rules+"' > $CLAUDE_CONFIG_DIR/settings.json && echo '"+rules+
+	agenttest.Send(t, s, "[bash mkdir -p $HOME/.claude && echo '"+rules+"' > $CLAUDE_CONFIG_DIR/settings.json && echo '"+rules+
 		"' > $HOME/.claude/settings.json && echo '"+mcp+"' > .mcp.json && echo written]")
-	if r := nextResult(t, rec); !strings.Contains(r.Text, "written") {
+	if r := agenttest.NextResult(t, rec); !strings.Contains(r.Text, "written") {
 		t.Fatalf("the agent could not write its settings files: %q", r.Text)
 	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	nextExit(t, rec)
+	agenttest.NextExit(t, rec)
 
 	opts.Resume, opts.AllowedTools = true, nil
 	s2, rec2 := h.start(opts)
-	send(t, s2, "[bash touch self-approved.txt]")
-	p := nextPermission(t, rec2)
+	agenttest.Send(t, s2, "[bash touch self-approved.txt]")
+	p := agenttest.NextPermission(t, rec2)
 	if p.ToolName != "Bash" {
 		t.Fatalf("permission request for %s", p.ToolName)
 	}
-	respond(t, s2, p.RequestID, streamjson.Decision{Message: "no"})
-	nextResult(t, rec2)
+	agenttest.Respond(t, s2, p.RequestID, streamjson.Decision{Message: "no"})
+	agenttest.NextResult(t, rec2)
 	if _, err := os.Stat(filepath.Join(h.wd, "self-approved.txt")); !os.IsNotExist(err) {
 		t.Errorf("the command ran: %v", err)
 	}

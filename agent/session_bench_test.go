@@ -7,12 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
 // benchSandboxes runs bench once unconfined and once in bubblewrap (with a
@@ -40,45 +37,6 @@ func benchSandboxes(b *testing.B, bench func(b *testing.B, opts Options, h *harn
 	})
 }
 
-// benchResult reads events until a Result (or fails on Exit).
-func benchResult(b *testing.B, events <-chan streamjson.Event) streamjson.Result {
-	b.Helper()
-	timeout := time.After(eventTimeout)
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				b.Fatal("events closed before a result")
-			}
-			switch e := ev.(type) {
-			case streamjson.Result:
-				return e
-			case streamjson.Exit:
-				b.Fatalf("agent exited: %+v", e)
-			}
-		case <-timeout:
-			b.Fatal("no result")
-		}
-	}
-}
-
-// benchClose closes s and drains its events.
-func benchClose(b *testing.B, s *Session) {
-	b.Helper()
-	if err := s.Close(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	for range s.Events() {
-	}
-}
-
-func benchSend(b *testing.B, s *Session, text string) {
-	b.Helper()
-	if err := s.Send(context.Background(), streamjson.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
-		b.Fatal(err)
-	}
-}
-
 // BenchmarkFollowUpLive: one message on a live process → its result.
 // Run: go test ./agent -run '^$' -bench 'FollowUpLive|SpawnResume' -benchtime 20x
 func BenchmarkFollowUpLive(b *testing.B) { benchSandboxes(b, benchFollowUpLive) }
@@ -88,15 +46,15 @@ func benchFollowUpLive(b *testing.B, opts Options, _ *harness) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer benchClose(b, s)
-	benchSend(b, s, "warm up")
-	benchResult(b, s.Events())
+	defer agenttest.BenchClose(b, s)
+	agenttest.BenchSend(b, s, "warm up")
+	agenttest.BenchResult(b, s.Events())
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
 		i++
-		benchSend(b, s, fmt.Sprintf("follow-up %d", i))
-		if r := benchResult(b, s.Events()); r.IsError {
+		agenttest.BenchSend(b, s, fmt.Sprintf("follow-up %d", i))
+		if r := agenttest.BenchResult(b, s.Events()); r.IsError {
 			b.Fatalf("result %+v", r)
 		}
 	}
@@ -111,9 +69,9 @@ func benchSpawnResume(b *testing.B, opts Options, _ *harness) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchSend(b, s, "first message")
-	benchResult(b, s.Events())
-	benchClose(b, s)
+	agenttest.BenchSend(b, s, "first message")
+	agenttest.BenchResult(b, s.Events())
+	agenttest.BenchClose(b, s)
 	opts.Resume = true
 	b.ResetTimer()
 	i := 0
@@ -123,12 +81,12 @@ func benchSpawnResume(b *testing.B, opts Options, _ *harness) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchSend(b, s, fmt.Sprintf("resumed %d", i))
-		if r := benchResult(b, s.Events()); r.IsError {
+		agenttest.BenchSend(b, s, fmt.Sprintf("resumed %d", i))
+		if r := agenttest.BenchResult(b, s.Events()); r.IsError {
 			b.Fatalf("result %+v", r)
 		}
 		b.StopTimer()
-		benchClose(b, s)
+		agenttest.BenchClose(b, s)
 		b.StartTimer()
 	}
 }

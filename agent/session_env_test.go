@@ -14,7 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSessionMinimalEnvironment: the bridge's secrets never reach the
@@ -53,7 +55,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 	}
 
 	// What a tool sees (the CLI adds a few of its own variables).
-	send(t, s, "[bash env]")
+	agenttest.Send(t, s, "[bash env]")
 	var out string
 	for done := false; !done; {
 		switch e := rec.Next(t, "tool result or permission", func(ev streamjson.Event) bool {
@@ -64,7 +66,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 			return false
 		}).(type) {
 		case streamjson.PermissionRequest:
-			respond(t, s, e.RequestID, streamjson.Decision{Allow: true})
+			agenttest.Respond(t, s, e.RequestID, streamjson.Decision{Allow: true})
 		case streamjson.ToolResult:
 			out, done = e.Content, true
 		}
@@ -75,7 +77,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 	if !strings.Contains(out, "PROFILE_VAR=from-profile") {
 		t.Errorf("profile env missing from the tool's environment:\n%s", out)
 	}
-	nextResult(t, rec)
+	agenttest.NextResult(t, rec)
 
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -91,8 +93,8 @@ func TestSessionWorkdirCreated(t *testing.T) {
 	opts := h.opts()
 	opts.Workdir = filepath.Join(h.wd, "deep", "er")
 	s, rec := h.start(opts)
-	send(t, s, "hi")
-	if r := nextResult(t, rec); r.Text != "pong: hi" {
+	agenttest.Send(t, s, "hi")
+	if r := agenttest.NextResult(t, rec); r.Text != "pong: hi" {
 		t.Errorf("result %q", r.Text)
 	}
 	if st, err := os.Stat(opts.Workdir); err != nil || !st.IsDir() {
@@ -107,8 +109,8 @@ func TestSessionControlRequests(t *testing.T) {
 	s, rec := h.start(h.opts())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	send(t, s, "hi")
-	nextResult(t, rec)
+	agenttest.Send(t, s, "hi")
+	agenttest.NextResult(t, rec)
 
 	if err := s.SetModel(ctx, "claude-sonnet-5-5"); err != nil {
 		t.Fatalf("SetModel: %v", err)
@@ -131,12 +133,12 @@ func TestSessionControlRequests(t *testing.T) {
 		t.Errorf("bypass without launch flag: %v", err)
 	}
 
-	send(t, s, "after switching")
+	agenttest.Send(t, s, "after switching")
 	in := rec.Next(t, "init of the next turn", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if in.Model != "claude-sonnet-5-5" || in.PermissionMode != "acceptEdits" {
 		t.Errorf("next turn runs with model %q mode %q", in.Model, in.PermissionMode)
 	}
-	nextResult(t, rec)
+	agenttest.NextResult(t, rec)
 	for _, ev := range rec.All() {
 		if _, ok := ev.(streamjson.ControlResponse); ok {
 			t.Error("a ControlResponse reached the events channel")
@@ -153,7 +155,7 @@ func TestSessionResumeUnknown(t *testing.T) {
 	opts.SessionID = "00000000-0000-4000-8000-000000000000"
 	s, rec := h.start(opts)
 	_ = s.Send(context.Background(), streamjson.UserMessage{UUID: "u-1", Text: "hello?"}) // may race the exit
-	ex := nextExit(t, rec)
+	ex := agenttest.NextExit(t, rec)
 	if ex.Expected || ex.Code != 1 || ex.Reason != "crashed" || !strings.Contains(ex.StderrTail, "No conversation found") {
 		t.Errorf("exit %+v", ex)
 	}
@@ -164,16 +166,16 @@ func TestSessionResumeUnknown(t *testing.T) {
 func TestSessionCloseLeavesNoGoroutines(t *testing.T) {
 	h := newHarness(t)
 	ignore := goleak.IgnoreCurrent() // the fake model's server
-	s, err := Start(context.Background(), h.opts(), testLogger(t))
+	s, err := Start(context.Background(), h.opts(), testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
-	send(t, s, "hi")
-	nextResult(t, rec)
+	rec := agenttest.Record(t, s)
+	agenttest.Send(t, s, "hi")
+	agenttest.NextResult(t, rec)
 	// A permission left pending: Close answers nothing, the CLI gets EOF.
-	send(t, s, "[bash touch pending.txt]")
-	nextPermission(t, rec)
+	agenttest.Send(t, s, "[bash touch pending.txt]")
+	agenttest.NextPermission(t, rec)
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 	opts := h.opts()
 	opts.CloseGrace = 500 * time.Millisecond
 	s, rec := h.start(opts)
-	send(t, s, "[bgbash sleep 30]")
+	agenttest.Send(t, s, "[bgbash sleep 30]")
 	rec.Next(t, "task started", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TaskStarted); return ok })
 	start := time.Now()
 	if err := s.Close(context.Background()); err != nil {
@@ -197,7 +199,7 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Close took %s", d)
 	}
-	ex := nextExit(t, rec)
+	ex := agenttest.NextExit(t, rec)
 	if !ex.Expected || ex.Reason != "closed" {
 		t.Errorf("exit %+v", ex)
 	}

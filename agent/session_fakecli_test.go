@@ -10,19 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// fakeCLI writes a shell script standing in for the claude CLI (it ignores
-// its arguments) and returns its path.
-func fakeCLI(t *testing.T, script string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "fake-claude")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestSessionMalformedOutputAndCrash drives a session with a scripted fake
 // CLI: undecodable and oversize lines become DecodeErrors and the stream
@@ -31,7 +22,7 @@ func fakeCLI(t *testing.T, script string) string {
 // with the stderr tail, credentials redacted.
 func TestSessionMalformedOutputAndCrash(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "stdin.jsonl")
-	cli := fakeCLI(t, `
+	cli := testkit.FakeCLI(t, `
 echo 'not json at all'
 head -c 5000 /dev/zero | tr '\0' 'x'; echo
 echo '{"type":"control_request","request_id":"hk-1","request":{"subtype":"hook_callback","callback_id":"h1","input":{"tool_name":"Bash"}}}'
@@ -45,19 +36,19 @@ exit 3
 	s, err := Start(context.Background(), Options{
 		Command: cli, Workdir: t.TempDir(), Home: t.TempDir(), MaxLineBytes: 1000,
 		Env: map[string]string{"OUT": out},
-	}, testLogger(t))
+	}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 
-	p := nextPermission(t, rec)
+	p := agenttest.NextPermission(t, rec)
 	if p.RequestID != "perm-1" || !s.Busy() {
 		t.Fatalf("permission %+v busy %v", p, s.Busy())
 	}
-	respond(t, s, "perm-1", streamjson.Decision{Allow: true})
-	ex := nextExit(t, rec)
+	agenttest.Respond(t, s, "perm-1", streamjson.Decision{Allow: true})
+	ex := agenttest.NextExit(t, rec)
 	if ex.Expected || ex.Code != 3 || ex.Reason != "crashed" || ex.Err == nil {
 		t.Errorf("exit %+v", ex)
 	}
@@ -107,15 +98,15 @@ exit 3
 // TestSessionExitWithoutAsking: a CLI that exits 0 by itself is an
 // unexpected exit with reason "exited"; pending state is cleared.
 func TestSessionExitWithoutAsking(t *testing.T) {
-	cli := fakeCLI(t, `echo '{"type":"control_request","request_id":"p","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}'; read line; exit 0`)
-	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir()}, testLogger(t))
+	cli := testkit.FakeCLI(t, `echo '{"type":"control_request","request_id":"p","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}'; read line; exit 0`)
+	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir()}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
-	nextPermission(t, rec)
-	send(t, s, "bye")
-	ex := nextExit(t, rec)
+	rec := agenttest.Record(t, s)
+	agenttest.NextPermission(t, rec)
+	agenttest.Send(t, s, "bye")
+	ex := agenttest.NextExit(t, rec)
 	if ex.Expected || ex.Reason != "exited" || ex.Code != 0 {
 		t.Errorf("exit %+v", ex)
 	}
@@ -137,12 +128,12 @@ func TestSessionExitWithoutAsking(t *testing.T) {
 // TestSessionControlTimeout: a CLI that never answers makes control
 // requests fail with ErrControlTimeout.
 func TestSessionControlTimeout(t *testing.T) {
-	cli := fakeCLI(t, `cat > /dev/null`)
-	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), ControlTimeout: 200 * time.Millisecond}, testLogger(t))
+	cli := testkit.FakeCLI(t, `cat > /dev/null`)
+	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), ControlTimeout: 200 * time.Millisecond}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	defer func() { _ = s.Close(context.Background()); rec.WaitClosed(t) }()
 	if err := s.SetModel(context.Background(), "x"); !errors.Is(err, ErrControlTimeout) {
 		t.Errorf("SetModel: %v, want ErrControlTimeout", err)
@@ -174,13 +165,13 @@ func TestStartRejectsBadOptions(t *testing.T) {
 // that is not written yet is protected from eviction (it could not even be
 // resumed), but an idle stop or a session that has been used may proceed.
 func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
-	cli := fakeCLI(t, "cat > /dev/null\n")
+	cli := testkit.FakeCLI(t, "cat > /dev/null\n")
 	start := func() *Session {
-		s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir()}, testLogger(t))
+		s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir()}, testkit.Logger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := record(t, s)
+		rec := agenttest.Record(t, s)
 		t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 		return s
 	}

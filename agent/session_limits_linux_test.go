@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSessionMemoryLimit: a session started with cgroups runs in its own
@@ -22,15 +23,12 @@ import (
 // outgrowing it is an unexpected Exit with Limit "memory", and the cgroup
 // is gone after the exit.
 func TestSessionMemoryLimit(t *testing.T) {
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testkit.Logger(t))
 	if cg.Version() == 0 {
-		if ci.Strict() {
-			t.Fatal("no usable cgroup under CI")
-		}
-		t.Skip("no usable cgroup here")
+		testkit.SkipOrFail(t, "no usable cgroup here")
 	}
 	t.Cleanup(func() { _ = cg.Close() })
-	cli := fakeCLI(t, `
+	cli := testkit.FakeCLI(t, `
 head -c 2G /dev/zero | tail
 sleep 3
 exec tail /dev/zero
@@ -38,19 +36,19 @@ exec tail /dev/zero
 	s, err := Start(context.Background(), Options{
 		Command: cli, Workdir: t.TempDir(), Home: t.TempDir(),
 		Cgroups: cg, Limits: sandbox.Limits{Memory: 256 << 20, Processes: 64},
-	}, testLogger(t))
+	}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dirs := s.limits.cg.Dirs()
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 
 	hit := rec.Next(t, "a memory limit hit", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.LimitHit); return ok }).(streamjson.LimitHit)
 	if hit.Limit != sandbox.LimitMemory || hit.Count != 1 || hit.AfterExit {
 		t.Errorf("first hit %+v, want one memory kill while the agent runs", hit)
 	}
-	ex := nextExit(t, rec)
+	ex := agenttest.NextExit(t, rec)
 	if ex.Expected || ex.Limit != sandbox.LimitMemory {
 		t.Errorf("exit %+v, want an unexpected exit with Limit memory", ex)
 	}
@@ -74,22 +72,19 @@ exec tail /dev/zero
 // with that CPU share, and with its Limits' share after UseFullCPU (a warm
 // spare booting on leftover CPU, then taken by a conversation).
 func TestSessionStartCPU(t *testing.T) {
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testkit.Logger(t))
 	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
-		if ci.Strict() {
-			t.Fatal("no cgroup with a CPU controller under CI")
-		}
-		t.Skip("no cgroup with a CPU controller here")
+		testkit.SkipOrFail(t, "no cgroup with a CPU controller here")
 	}
 	t.Cleanup(func() { _ = cg.Close() })
 	s, err := Start(context.Background(), Options{
-		Command: fakeCLI(t, "exec cat >/dev/null"), Workdir: t.TempDir(), Home: t.TempDir(),
+		Command: testkit.FakeCLI(t, "exec cat >/dev/null"), Workdir: t.TempDir(), Home: t.TempDir(),
 		Cgroups: cg, Limits: sandbox.Limits{CPU: 2}, StartCPU: 0.02,
-	}, testLogger(t))
+	}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 	share := func() string {
 		t.Helper()
@@ -127,24 +122,21 @@ func TestSessionStartCPU(t *testing.T) {
 // on a saturated machine — is still initialized, not given up (busy CI:
 // warm resumes failed at "initialize after 10s").
 func TestLeftoverCPUBootWaitsLonger(t *testing.T) {
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testkit.Logger(t))
 	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
-		if ci.Strict() {
-			t.Fatal("no cgroup with a CPU controller under CI")
-		}
-		t.Skip("no cgroup with a CPU controller here")
+		testkit.SkipOrFail(t, "no cgroup with a CPU controller here")
 	}
 	t.Cleanup(func() { _ = cg.Close() })
 	const slowAnswer = `read -r line; sleep 3; ` +
 		`printf '%s\n' '{"type":"control_response","response":{"subtype":"success","request_id":"host-1","response":{}}}'; exec cat >/dev/null`
 	s, err := Start(context.Background(), Options{
-		Command: fakeCLI(t, slowAnswer), Workdir: t.TempDir(), Home: t.TempDir(),
+		Command: testkit.FakeCLI(t, slowAnswer), Workdir: t.TempDir(), Home: t.TempDir(),
 		Cgroups: cg, Limits: sandbox.Limits{CPU: 1}, StartCPU: 0.02, ControlTimeout: 2 * time.Second,
-	}, testLogger(t))
+	}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	t.Cleanup(func() { _ = s.Close(context.Background()); rec.WaitClosed(t) })
 	if err := s.Initialize(context.Background()); err != nil {
 		t.Fatalf("initialize on leftover CPU, answered after 3 s with ControlTimeout 2 s: %v", err)

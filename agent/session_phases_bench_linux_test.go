@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // BenchmarkStartPhases: where a new conversation's agent spends its time
@@ -33,7 +35,7 @@ func BenchmarkStartPhases(b *testing.B) {
 		benchStartPhases(b, h, h.opts())
 	})
 	b.Run("protections=default", func(b *testing.B) {
-		requireBwrap(b)
+		testkit.NeedBwrap(b)
 		h := newHarness(b)
 		opts := h.opts()
 		cg := sandbox.OpenCgroups(sandbox.CgroupName(b.TempDir()), slog.New(slog.DiscardHandler))
@@ -84,8 +86,8 @@ func benchStartPhases(b *testing.B, h *harness, base Options) {
 		}
 		t2 := time.Now()
 		n := len(h.srv.MessagesRequests())
-		benchSend(b, s, fmt.Sprintf("first %d", i))
-		if r := benchResult(b, s.Events()); r.IsError {
+		agenttest.BenchSend(b, s, fmt.Sprintf("first %d", i))
+		if r := agenttest.BenchResult(b, s.Events()); r.IsError {
 			b.Fatalf("result %+v", r)
 		}
 		t4 := time.Now()
@@ -96,7 +98,7 @@ func benchStartPhases(b *testing.B, h *harness, base Options) {
 		t3 := reqs[n].Time
 		start, boot, toModel, answer = start+t1.Sub(t0), boot+t2.Sub(t1), toModel+t3.Sub(t2), answer+t4.Sub(t3)
 		b.StopTimer()
-		benchClose(b, s)
+		agenttest.BenchClose(b, s)
 		b.StartTimer()
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(i) }

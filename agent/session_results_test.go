@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSessionResultGapAndUndecodableControlRequest: a gap in the results'
@@ -17,7 +19,7 @@ import (
 // the CLI never waits on it.
 func TestSessionResultGapAndUndecodableControlRequest(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "stdin.jsonl")
-	cli := fakeCLI(t, `
+	cli := testkit.FakeCLI(t, `
 echo '{"type":"control_request","request_id":"bad-1","request":{"subtype":"can_use_tool","tool_name":7,"input":{}}}'
 echo '{"type":"result","subtype":"success","result":"one","result_index":0,"user_message_uuids":["u1"]}'
 echo '{"type":"result","subtype":"success","result":"three","result_index":2}'
@@ -26,13 +28,13 @@ echo '{"type":"result","subtype":"success","result":"unnumbered"}'
 head -n 1 > "$OUT"
 `)
 	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir(),
-		Env: map[string]string{"OUT": out}}, testLogger(t))
+		Env: map[string]string{"OUT": out}}, testkit.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	nextExit(t, rec)
+	agenttest.NextExit(t, rec)
 	rec.WaitClosed(t)
 
 	var seq []string

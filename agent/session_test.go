@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSessionHelloAndFollowUp: a message gets its receipts and a result; a
@@ -26,32 +28,32 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	}
 	before := s.LastActive()
 
-	id := send(t, s, "hello")
+	id := agenttest.Send(t, s, "hello")
 	if !s.Busy() {
 		t.Error("not Busy right after Send")
 	}
-	nextLifecycle(t, rec, id, streamjson.LifecycleQueued)
+	agenttest.NextLifecycle(t, rec, id, streamjson.LifecycleQueued)
 	in := rec.Next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
 	if in.SessionID != opts.SessionID || in.CWD != opts.Workdir {
 		t.Errorf("Init session %q cwd %q, want %q %q", in.SessionID, in.CWD, opts.SessionID, opts.Workdir)
 	}
-	r := nextResult(t, rec)
+	r := agenttest.NextResult(t, rec)
 	if r.IsError || r.Text != "pong: hello" || r.SessionID != opts.SessionID || r.Origin != "" {
 		t.Fatalf("result %+v", r)
 	}
-	nextLifecycle(t, rec, id, streamjson.LifecycleCompleted)
-	waitUntil(t, "idle after the result", 5*time.Second, func() bool { return !s.Busy() })
+	agenttest.NextLifecycle(t, rec, id, streamjson.LifecycleCompleted)
+	testkit.WaitUntil(t, "idle after the result", 5*time.Second, func() bool { return !s.Busy() })
 	if !s.LastActive().After(before) {
 		t.Error("LastActive did not advance")
 	}
 	pid := s.PID()
 
-	id2 := send(t, s, "second message")
-	r2 := nextResult(t, rec)
+	id2 := agenttest.Send(t, s, "second message")
+	r2 := agenttest.NextResult(t, rec)
 	if r2.Text != "pong: second message" {
 		t.Errorf("follow-up result %q", r2.Text)
 	}
-	nextLifecycle(t, rec, id2, streamjson.LifecycleCompleted)
+	agenttest.NextLifecycle(t, rec, id2, streamjson.LifecycleCompleted)
 	if s.PID() != pid || !s.Alive() {
 		t.Errorf("follow-up changed process: pid %d → %d, alive %v", pid, s.PID(), s.Alive())
 	}
@@ -68,7 +70,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ex := nextExit(t, rec)
+	ex := agenttest.NextExit(t, rec)
 	if !ex.Expected || ex.Reason != "closed" || ex.Code != 0 {
 		t.Errorf("exit %+v", ex)
 	}
@@ -86,13 +88,13 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 func TestSessionMessageMidTurn(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	first := send(t, s, "[slow 20] first")
+	first := agenttest.Send(t, s, "[slow 20] first")
 	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
-	second := send(t, s, "second while busy")
-	nextLifecycle(t, rec, second, streamjson.LifecycleQueued)
+	second := agenttest.Send(t, s, "second while busy")
+	agenttest.NextLifecycle(t, rec, second, streamjson.LifecycleQueued)
 
-	r1 := nextResult(t, rec)
-	r2 := nextResult(t, rec)
+	r1 := agenttest.NextResult(t, rec)
+	r2 := agenttest.NextResult(t, rec)
 	if !strings.HasPrefix(r1.Text, "pong: [slow 20] first") || r2.Text != "pong: second while busy" {
 		t.Errorf("results %q / %q", r1.Text, r2.Text)
 	}
@@ -107,7 +109,7 @@ func TestSessionMessageMidTurn(t *testing.T) {
 			t.Errorf("message %s receipts %v", id, found)
 		}
 	}
-	nextLifecycle(t, rec, second, streamjson.LifecycleCompleted)
+	agenttest.NextLifecycle(t, rec, second, streamjson.LifecycleCompleted)
 }
 
 // TestSessionPermissionAllow: the tool runs after an allow with the
@@ -115,8 +117,8 @@ func TestSessionMessageMidTurn(t *testing.T) {
 func TestSessionPermissionAllow(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	send(t, s, "[bash touch ran.txt && echo hello]")
-	p := nextPermission(t, rec)
+	agenttest.Send(t, s, "[bash touch ran.txt && echo hello]")
+	p := agenttest.NextPermission(t, rec)
 	if p.ToolName != "Bash" || !strings.Contains(string(p.Input), "touch ran.txt") {
 		t.Fatalf("permission %+v", p)
 	}
@@ -126,12 +128,12 @@ func TestSessionPermissionAllow(t *testing.T) {
 	if !s.Busy() {
 		t.Error("not Busy with a pending permission")
 	}
-	respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
 	tr := rec.Next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
 	if tr.IsError || tr.Content != "hello" {
 		t.Errorf("tool result %+v", tr)
 	}
-	r := nextResult(t, rec)
+	r := agenttest.NextResult(t, rec)
 	if r.IsError || r.Text != "tool said: hello" {
 		t.Errorf("result %+v", r)
 	}
@@ -148,14 +150,14 @@ func TestSessionPermissionAllow(t *testing.T) {
 func TestSessionPermissionDeny(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	send(t, s, "[bash touch denied.txt && echo hello]")
-	p := nextPermission(t, rec)
-	respond(t, s, p.RequestID, streamjson.Decision{Message: "Denied by @alice"})
+	agenttest.Send(t, s, "[bash touch denied.txt && echo hello]")
+	p := agenttest.NextPermission(t, rec)
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Message: "Denied by @alice"})
 	tr := rec.Next(t, "tool result", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.ToolResult); return ok }).(streamjson.ToolResult)
 	if !tr.IsError || !strings.Contains(tr.Content, "Denied by @alice") {
 		t.Errorf("tool result %+v", tr)
 	}
-	r := nextResult(t, rec)
+	r := agenttest.NextResult(t, rec)
 	if r.IsError || !strings.Contains(r.Text, "Denied by @alice") {
 		t.Errorf("result %+v", r)
 	}
@@ -170,8 +172,8 @@ func TestSessionAlwaysAllow(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
 	const prompt = "[bash touch always.txt]"
-	send(t, s, prompt)
-	p := nextPermission(t, rec)
+	agenttest.Send(t, s, prompt)
+	p := agenttest.NextPermission(t, rec)
 	var rules []json.RawMessage
 	for _, sug := range p.Suggestions {
 		var k struct{ Type string }
@@ -182,14 +184,14 @@ func TestSessionAlwaysAllow(t *testing.T) {
 	if len(rules) == 0 {
 		t.Fatalf("no addRules suggestion in %s", p.Raw)
 	}
-	respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedPermissions: rules})
-	nextResult(t, rec)
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedPermissions: rules})
+	agenttest.NextResult(t, rec)
 	if err := os.Remove(filepath.Join(h.wd, "always.txt")); err != nil {
 		t.Fatalf("first call did not run: %v", err)
 	}
 
-	send(t, s, prompt)
-	r := nextResult(t, rec)
+	agenttest.Send(t, s, prompt)
+	r := agenttest.NextResult(t, rec)
 	if r.Text != "tool said: (Bash completed with no output)" {
 		t.Errorf("second result %q", r.Text)
 	}
@@ -208,8 +210,8 @@ func TestSessionAlwaysAllow(t *testing.T) {
 func TestSessionAskUserQuestion(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	send(t, s, "[ask Which database should we use? | Postgres | SQLite]")
-	p := nextPermission(t, rec)
+	agenttest.Send(t, s, "[ask Which database should we use? | Postgres | SQLite]")
+	p := agenttest.NextPermission(t, rec)
 	if p.ToolName != "AskUserQuestion" || !p.RequiresUserInteraction {
 		t.Fatalf("permission %+v", p)
 	}
@@ -219,8 +221,8 @@ func TestSessionAskUserQuestion(t *testing.T) {
 	}
 	input["answers"] = map[string]string{"Which database should we use?": "SQLite"}
 	updated, _ := json.Marshal(input)
-	respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedInput: updated})
-	r := nextResult(t, rec)
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedInput: updated})
+	r := agenttest.NextResult(t, rec)
 	if !strings.Contains(r.Text, "answer was:") || !strings.Contains(r.Text, "SQLite") {
 		t.Errorf("result %q does not carry the answer", r.Text)
 	}
@@ -231,19 +233,19 @@ func TestSessionAskUserQuestion(t *testing.T) {
 func TestSessionInterrupt(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	send(t, s, "[slow 100] never finishes")
+	agenttest.Send(t, s, "[slow 100] never finishes")
 	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Interrupt(ctx); err != nil {
 		t.Fatalf("Interrupt: %v", err)
 	}
-	r := nextResult(t, rec)
+	r := agenttest.NextResult(t, rec)
 	if !r.IsError || strings.HasPrefix(r.Text, "pong") {
 		t.Errorf("interrupted result %+v", r)
 	}
-	send(t, s, "after interrupt")
-	if r := nextResult(t, rec); r.Text != "pong: after interrupt" {
+	agenttest.Send(t, s, "after interrupt")
+	if r := agenttest.NextResult(t, rec); r.Text != "pong: after interrupt" {
 		t.Errorf("result after interrupt %q", r.Text)
 	}
 }
@@ -253,7 +255,7 @@ func TestSessionInterrupt(t *testing.T) {
 func TestSessionBackgroundTask(t *testing.T) {
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	send(t, s, "[bgbash sleep 2; echo done]")
+	agenttest.Send(t, s, "[bgbash sleep 2; echo done]")
 	var first streamjson.Result
 	for got := false; !got; {
 		switch e := rec.Next(t, "permission or result", func(ev streamjson.Event) bool {
@@ -264,7 +266,7 @@ func TestSessionBackgroundTask(t *testing.T) {
 			return false
 		}).(type) {
 		case streamjson.PermissionRequest:
-			respond(t, s, e.RequestID, streamjson.Decision{Allow: true})
+			agenttest.Respond(t, s, e.RequestID, streamjson.Decision{Allow: true})
 		case streamjson.Result:
 			first, got = e, true
 		}
@@ -288,11 +290,11 @@ func TestSessionBackgroundTask(t *testing.T) {
 	if n.TaskID != started.TaskID || n.Status != "completed" {
 		t.Errorf("notification %+v", n)
 	}
-	second := nextResult(t, rec)
+	second := agenttest.NextResult(t, rec)
 	if second.Origin != "task-notification" || second.IsError {
 		t.Errorf("CLI-initiated result %+v", second)
 	}
-	waitUntil(t, "idle after the task", 10*time.Second, func() bool { return !s.Busy() })
+	testkit.WaitUntil(t, "idle after the task", 10*time.Second, func() bool { return !s.Busy() })
 }
 
 // TestSessionKillAndResume: a SIGKILL mid-turn is an unexpected Exit; a
@@ -301,16 +303,16 @@ func TestSessionKillAndResume(t *testing.T) {
 	h := newHarness(t)
 	opts := h.opts()
 	s, rec := h.start(opts)
-	send(t, s, "remember the word alpha")
-	if r := nextResult(t, rec); r.Text != "pong: remember the word alpha" {
+	agenttest.Send(t, s, "remember the word alpha")
+	if r := agenttest.NextResult(t, rec); r.Text != "pong: remember the word alpha" {
 		t.Fatalf("result %q", r.Text)
 	}
-	send(t, s, "[slow 100] interrupted by a kill")
+	agenttest.Send(t, s, "[slow 100] interrupted by a kill")
 	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
 	if err := syscall.Kill(s.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	ex := nextExit(t, rec)
+	ex := agenttest.NextExit(t, rec)
 	if ex.Expected || ex.Reason != "crashed" || ex.Code != -1 || ex.Err == nil {
 		t.Errorf("exit %+v", ex)
 	}
@@ -321,8 +323,8 @@ func TestSessionKillAndResume(t *testing.T) {
 
 	opts.Resume = true
 	s2, rec2 := h.start(opts)
-	send(t, s2, "[echo-history]")
-	r := nextResult(t, rec2)
+	agenttest.Send(t, s2, "[echo-history]")
+	r := agenttest.NextResult(t, rec2)
 	if !strings.Contains(r.Text, "remember the word alpha") {
 		t.Errorf("resumed session does not see the history: %q", r.Text)
 	}
@@ -346,7 +348,7 @@ func TestSessionImageMessage(t *testing.T) {
 	if err := s.Send(ctx, streamjson.UserMessage{UUID: "img-1", Text: "what is in this image?", Images: []streamjson.Image{{MediaType: "image/png", Data: png}}}); err != nil {
 		t.Fatal(err)
 	}
-	if r := nextResult(t, rec); r.IsError {
+	if r := agenttest.NextResult(t, rec); r.IsError {
 		t.Errorf("result %q is an error", r.Text)
 	}
 	reqs := h.srv.MessagesRequests()

@@ -74,12 +74,17 @@ func (b Backoff) Wait(ctx context.Context, attempt int) bool {
 	return b.Sleep(ctx, b.Delay(attempt))
 }
 
-// Sleep waits d through Pause, or on a real timer; false when ctx ended
-// first.
+// Sleep waits d through Pause, or on a real timer (the function Sleep);
+// false when ctx ended first.
 func (b Backoff) Sleep(ctx context.Context, d time.Duration) bool {
 	if b.Pause != nil {
 		return b.Pause(ctx, d)
 	}
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d on a real timer; false when ctx ended first.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

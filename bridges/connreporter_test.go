@@ -5,21 +5,14 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 )
-
-// stateRecorder is a Handler that only records reported states.
-type stateRecorder struct {
-	bridges.Handler // nil: the reporter calls nothing else
-	states          []bridges.BotState
-}
-
-func (r *stateRecorder) ReportState(s bridges.BotState) { r.states = append(r.states, s) }
 
 // The reporter reports each step once, counts failed attempts in a row
 // (reset by a connection) and reports nothing for a drop while not
 // connected.
 func TestConnReporter(t *testing.T) {
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	r := bridges.NewConnReporter(rec)
 	r.Starting()
 	r.Failed("dial: refused")
@@ -41,8 +34,8 @@ func TestConnReporter(t *testing.T) {
 		{State: bridges.ConnReconnecting, Reason: "timeout 1", Attempt: 1},
 		{State: bridges.ConnReconnecting, Reason: "timeout 2", Attempt: 2},
 	}
-	if !reflect.DeepEqual(rec.states, want) {
-		t.Errorf("states:\n got %+v\nwant %+v", rec.states, want)
+	if !reflect.DeepEqual(rec.States(), want) {
+		t.Errorf("states:\n got %+v\nwant %+v", rec.States(), want)
 	}
 }
 

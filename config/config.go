@@ -22,8 +22,8 @@
 //
 // The strict YAML walker is package config/decode; the agent profiles
 // (agents.NAME) are package config/profile and the schedules package
-// config/schedules, whose types config names (config.Agent is
-// profile.Agent, config.Schedule is schedules.Schedule); the Bash rule
+// config/schedules (whose types config names: config.Schedule is
+// schedules.Schedule); the Bash rule
 // engine is config/policy.
 //
 // Config values are plain data: the package keeps no state and never logs.
@@ -36,6 +36,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // Defaults applied by Load and Parse when a key is absent (or, for string
@@ -60,16 +62,16 @@ const (
 
 // Config is the whole bridge configuration (YAML top level).
 type Config struct {
-	Path    string            // the config file, absolute (set by Load; "" after Parse): the sandbox hides it
-	DataDir string            // yaml data_dir, default "./data"; resolved against the config file's directory
-	Log     Log               // yaml log
-	HTTP    HTTP              // yaml http
-	Agents  map[string]*Agent // yaml agents, keyed by profile name (== Agent.Name)
-	Bots    []*Bot            // yaml bots, in file order; at least one
-	Web     Web               // yaml web: web console users (see web.go)
+	Path    string                    // the config file, absolute (set by Load; "" after Parse): the sandbox hides it
+	DataDir string                    // yaml data_dir, default "./data"; resolved against the config file's directory
+	Log     Log                       // yaml log
+	HTTP    HTTP                      // yaml http
+	Agents  map[string]*profile.Agent // yaml agents, keyed by profile name (== Agent.Name)
+	Bots    []*Bot                    // yaml bots, in file order; at least one
+	Web     Web                       // yaml web: web console users (see web.go)
 	// Retention is how long finished rows are kept in the database (yaml
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
-	// keep everything). See store.Prune for what is pruned.
+	// keep everything). See store.Store.Prune for what is pruned.
 	Retention time.Duration
 	Limits    []Limit     // yaml limits: spend limits, at most one per bot (see limits.go)
 	Schedules []*Schedule // yaml schedules: prompts run on a cron schedule (see Schedule)
@@ -139,6 +141,12 @@ type Access struct {
 	Approvers []string // may approve any permission request (the requester always may)
 	Admins    []string // may run admin commands and approve
 }
+
+// IsAdmin reports whether user is one of the access admins.
+func (a Access) IsAdmin(user string) bool { return slices.Contains(a.Admins, user) }
+
+// HasAdmins reports whether any admin is configured.
+func (a Access) HasAdmins() bool { return len(a.Admins) > 0 }
 
 // DBPath is the bridge's SQLite database file: data_dir/bridge.db (the
 // database unless store.driver is postgres).

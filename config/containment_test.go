@@ -1,6 +1,10 @@
 package config
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentbridge/agentbridge/config/profile"
+)
 
 // TestContainmentDefaults: an agent that says nothing gets the safe
 // defaults: 4 GiB, 512 processes, one CPU, the proxy, schedules asked.
@@ -10,10 +14,10 @@ func TestContainmentDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := c.Agents["coder"]
-	if a.Resources != (Resources{Memory: 4 << 30, Processes: 512, CPU: 1}) {
+	if a.Resources != (profile.Resources{Memory: 4 << 30, Processes: 512, CPU: 1}) {
 		t.Errorf("resources = %+v", a.Resources)
 	}
-	if a.Network.Mode != NetworkProxy || a.AgentSchedules != AgentSchedulesAsk {
+	if a.Network.Mode != profile.NetworkProxy || a.AgentSchedules != profile.AgentSchedulesAsk {
 		t.Errorf("network mode %q, agent_schedules %q", a.Network.Mode, a.AgentSchedules)
 	}
 }

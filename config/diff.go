@@ -5,6 +5,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // Diff is what changed between two valid configs, as key paths such as
@@ -109,7 +111,7 @@ func compareAgents(old, new *Config, d *Diff, add func(string, bool)) {
 			// A new profile: the caller builds its sandbox and network. A
 			// worktree profile's git runs in the sandbox the worktrees were
 			// given at start, which it lacks.
-			add(p, b.Worktree && b.Sandbox != SandboxNone)
+			add(p, b.Worktree && b.Sandbox != profile.SandboxNone)
 			d.Containment = append(d.Containment, name)
 			continue
 		case b == nil:
@@ -142,7 +144,7 @@ func compareAgents(old, new *Config, d *Diff, add func(string, bool)) {
 }
 
 // agentFields names the yaml keys that differ between a and b.
-func agentFields(a, b *Agent) []string {
+func agentFields(a, b *profile.Agent) []string {
 	type kv struct {
 		key  string
 		x, y any

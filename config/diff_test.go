@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // diffBase is a config with two bots, a profile, a limit and a schedule;
@@ -132,7 +134,7 @@ func TestCompareRestart(t *testing.T) {
 		c.Agents["coder"].Worktree, c.Agents["coder"].Sandbox = true, sb
 		return c
 	}
-	if d := Compare(wt(SandboxBwrap), wt(SandboxNone)); !slices.Equal(d.Restart, []string{"agents.coder.sandbox"}) {
+	if d := Compare(wt(profile.SandboxBwrap), wt(profile.SandboxNone)); !slices.Equal(d.Restart, []string{"agents.coder.sandbox"}) {
 		t.Errorf("worktree profile's sandbox: restart = %q", d.Restart)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // src joins lines into a YAML document; line i of the result is lines[i-1].
@@ -36,7 +38,7 @@ func mustParse(t *testing.T, data []byte, env map[string]string) *Config {
 }
 
 // problemsOf parses data and returns its problems, failing if it is valid.
-func problemsOf(t *testing.T, data []byte, env map[string]string) []Problem {
+func problemsOf(t *testing.T, data []byte, env map[string]string) []decode.Problem {
 	t.Helper()
 	c, err := Parse(data, "bridge.yaml", envOf(env), testPlatforms)
 	if err == nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // TestAgentKind: kind defaults to claude (with its default command); kind
@@ -12,13 +14,13 @@ import (
 func TestAgentKind(t *testing.T) {
 	bot := []string{"bots:", "  - {name: b, platform: discord, agent: coder, discord: {token: t}}"}
 	cfg := mustParse(t, src(append([]string{"agents:", "  coder: {}"}, bot...)...), nil)
-	if a := cfg.Agents["coder"]; a.Kind != KindClaude || a.Command != "claude" {
+	if a := cfg.Agents["coder"]; a.Kind != profile.KindClaude || a.Command != "claude" {
 		t.Errorf("default profile: kind %q command %q, want claude claude", a.Kind, a.Command)
 	}
 	cfg = mustParse(t, src(append([]string{"agents:", "  coder:", "    kind: acp", "    command: gemini",
 		"    args: [--experimental-acp, --model=x]", "    rules: [{tool: Bash, match: 'git status', action: allow}]"}, bot...)...), nil)
 	a := cfg.Agents["coder"]
-	if a.Kind != KindACP || a.Command != "gemini" || strings.Join(a.Args, " ") != "--experimental-acp --model=x" || len(a.Rules) != 1 {
+	if a.Kind != profile.KindACP || a.Command != "gemini" || strings.Join(a.Args, " ") != "--experimental-acp --model=x" || len(a.Rules) != 1 {
 		t.Errorf("acp profile: kind %q command %q args %q rules %d", a.Kind, a.Command, a.Args, len(a.Rules))
 	}
 	if sum := cfg.Summary(); !strings.Contains(sum, "coder: kind=acp command=gemini args=2") || strings.Contains(sum, "permission_mode") {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -112,7 +113,7 @@ func (d *decoder) finishLimits(c *Config) {
 		if l.PerUser.IsZero() && l.Total.IsZero() && !d.BadUnder(p) {
 			d.Addf(d.LineOf(p), p, "sets no limit: give per_user or total with usd_per_day, usd_per_month or turns_per_hour")
 		}
-		l.TZ = decode.OrDefault(l.TZ, "UTC")
+		l.TZ = cmp.Or(l.TZ, "UTC")
 		loc, err := time.LoadLocation(l.TZ)
 		if tp := decode.Child(p, "tz"); (err != nil || l.TZ == "Local") && !d.IsBad(tp) {
 			d.Addf(d.LineOf(tp), tp, `unknown time zone %s (want an IANA name such as "Europe/Berlin", or "UTC")`, d.Show(tp, l.TZ))

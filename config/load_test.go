@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/config/decode"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // minimal is the smallest valid config: one agent with all defaults and
@@ -55,7 +57,7 @@ func TestDefaults(t *testing.T) {
 		{"max_live", a.MaxLive, 8},
 		{"warm_spares", a.WarmSpares, 1},
 		{"max_turns", a.MaxTurns, 0},
-		{"sandbox", a.Sandbox, DefaultSandbox()},
+		{"sandbox", a.Sandbox, profile.DefaultSandbox()},
 		{"sandbox_binds", len(a.SandboxBinds), 0},
 		{"config path", c.Path, file},
 		{"verbosity", b.Verbosity, "compact"},
@@ -141,8 +143,8 @@ func TestExplicitValues(t *testing.T) {
 		{"max_live", a.MaxLive, 2},
 		{"warm_spares", a.WarmSpares, 0},
 		{"sandbox", a.Sandbox, "none"},
-		{"bind ro", a.SandboxBinds[0], SandboxBind{Path: filepath.Join(base, "ref")}},
-		{"bind rw", a.SandboxBinds[1], SandboxBind{Path: "/srv/out", Writable: true}},
+		{"bind ro", a.SandboxBinds[0], profile.SandboxBind{Path: filepath.Join(base, "ref")}},
+		{"bind rw", a.SandboxBinds[1], profile.SandboxBind{Path: "/srv/out", Writable: true}},
 		{"env EMPTY", a.Env["EMPTY"], ""},
 		{"env X", a.Env["X"], "y"},
 		{"env size", len(a.Env), 2},
@@ -194,7 +196,7 @@ func TestLoadMissingFile(t *testing.T) {
 // TestValidationErrorFormat: one line per problem, file:line: path: msg,
 // and no line number when it is unknown.
 func TestValidationErrorFormat(t *testing.T) {
-	e := &ValidationError{File: "conf/bridge.yaml", Problems: []Problem{
+	e := &ValidationError{File: "conf/bridge.yaml", Problems: []decode.Problem{
 		{Line: 12, Path: "bots[0].agent", Msg: `agent "nope" is not defined`},
 		{Line: 3, Msg: "invalid YAML: x"},
 		{Path: "bots", Msg: "at least one bot is required"},
@@ -237,7 +239,7 @@ func TestAliasBudget(t *testing.T) {
 	}
 	start := time.Now()
 	got := problemsOf(t, []byte(b.String()), nil)
-	if !slices.ContainsFunc(got, func(p Problem) bool { return strings.Contains(p.Msg, "document too complex") }) {
+	if !slices.ContainsFunc(got, func(p decode.Problem) bool { return strings.Contains(p.Msg, "document too complex") }) {
 		t.Errorf("no budget problem; got %d problems, first: %v", len(got), got[0])
 	}
 	if d := time.Since(start); d > 10*time.Second {

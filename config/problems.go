@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // ValidationError is returned by Load and Parse when the config is
 // invalid. It holds every problem found, ordered by line.
 type ValidationError struct {
 	File     string // the name given to Parse, or the path given to Load
-	Problems []Problem
+	Problems []decode.Problem
 }
 
 // Error prints one line per problem, like
@@ -38,7 +40,7 @@ func (e *ValidationError) Error() string {
 
 // sortProblems orders problems by line, then path, keeping discovery
 // order otherwise, so that the output is deterministic.
-func sortProblems(ps []Problem) {
+func sortProblems(ps []decode.Problem) {
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].Line != ps[j].Line {
 			return ps[i].Line < ps[j].Line

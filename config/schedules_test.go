@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // scheduleDoc is a valid config with a Slack, a Discord and a WhatsApp bot
@@ -118,7 +120,7 @@ func TestScheduleProblems(t *testing.T) {
 			got := problemsOf(t, scheduleDoc(tc.lines...), nil)
 			ok := len(got) == len(tc.want)
 			for _, w := range tc.want {
-				if !slices.ContainsFunc(got, func(p Problem) bool {
+				if !slices.ContainsFunc(got, func(p decode.Problem) bool {
 					return p.Line == w.line && p.Path == w.path && strings.Contains(p.Msg, w.msg)
 				}) {
 					ok = false

@@ -40,7 +40,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			})
 		},
 		"agents": func(v *yaml.Node, p string) {
-			c.Agents = map[string]*Agent{}
+			c.Agents = map[string]*profile.Agent{}
 			d.Pairs(v, p, func(name string, k, v *yaml.Node) {
 				ap := decode.Child(p, name)
 				d.SetLine(ap, k.Line)

@@ -1,19 +1,23 @@
 package config
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentbridge/agentbridge/config/profile"
+)
 
 // TestWarmSparesAuto: warm_spares: auto (any letter case) sets the
 // automatic count with its defaults or the values given; a number still
 // works and keeps the defaults unused.
 func TestWarmSparesAuto(t *testing.T) {
 	bot := []string{"bots:", "  - name: b", "    platform: discord", "    agent: coder", "    discord: {token: tok}"}
-	parse := func(agent ...string) *Agent {
+	parse := func(agent ...string) *profile.Agent {
 		t.Helper()
 		c := mustParse(t, src(append(append([]string{"agents:", "  coder:"}, agent...), bot...)...), nil)
 		return c.Agents["coder"]
 	}
 	a := parse("    warm_spares: Auto")
-	if !a.WarmSparesAuto || a.WarmSpares != 0 || a.MaxWarmSpares != DefaultMaxWarmSpares || a.SpareMemory != DefaultSpareMemory ||
+	if !a.WarmSparesAuto || a.WarmSpares != 0 || a.MaxWarmSpares != profile.DefaultMaxWarmSpares || a.SpareMemory != profile.DefaultSpareMemory ||
 		!a.KeepsSpares() || a.WarmSparesText() != "auto" {
 		t.Errorf("warm_spares: Auto gave %+v", a)
 	}

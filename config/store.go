@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -43,7 +44,7 @@ func (d *decoder) storeSection(dst *Store) decode.Field {
 // never show the DSN: it may hold a password.
 func (d *decoder) finishStore(c *Config) {
 	s := &c.Store
-	s.Driver = decode.OrDefault(s.Driver, StoreSQLite)
+	s.Driver = cmp.Or(s.Driver, StoreSQLite)
 	if !d.OneOf("store.driver", s.Driver, "store driver", StoreSQLite, StorePostgres) || d.IsBad("store.dsn") {
 		return
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"maps"
 	"net"
 	"net/url"
@@ -32,15 +33,15 @@ func (d *decoder) finish(c *Config, baseDir string) {
 }
 
 func (d *decoder) finishTop(c *Config, baseDir string) {
-	c.DataDir = decode.ResolvePath(baseDir, decode.OrDefault(c.DataDir, DefaultDataDir))
+	c.DataDir = decode.ResolvePath(baseDir, cmp.Or(c.DataDir, DefaultDataDir))
 	d.finishRetention(c)
 	d.finishStatusDelay(c)
 	d.finishDelivery(c)
 	d.finishStore(c)
 	d.finishReplicas(c)
 	d.finishTranscription(c)
-	c.Log.Level = decode.OrDefault(c.Log.Level, DefaultLogLevel)
-	c.Log.Format = decode.OrDefault(c.Log.Format, DefaultLogFormat)
+	c.Log.Level = cmp.Or(c.Log.Level, DefaultLogLevel)
+	c.Log.Format = cmp.Or(c.Log.Format, DefaultLogFormat)
 	d.OneOf("log.level", c.Log.Level, "log level", "debug", "info", "warn", "error")
 	d.OneOf("log.format", c.Log.Format, "log format", "text", "json")
 
@@ -86,7 +87,7 @@ func (d *decoder) finishBot(c *Config, b *Bot, p string, seen map[string]int, i 
 		}
 	}
 
-	b.Verbosity = decode.OrDefault(b.Verbosity, DefaultVerbosity)
+	b.Verbosity = cmp.Or(b.Verbosity, DefaultVerbosity)
 	d.OneOf(decode.Child(p, "verbosity"), b.Verbosity, "verbosity", VerbosityQuiet, VerbosityCompact, VerbosityFull)
 
 	// Settings mappings of other platforms are decoded (strict keys, types,

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 // TestProblems checks, rule by rule, that an invalid config yields exactly
@@ -243,7 +245,7 @@ func TestProblems(t *testing.T) {
 			got := problemsOf(t, tc.data, tc.env)
 			ok := len(got) == len(tc.want)
 			for _, w := range tc.want {
-				if !slices.ContainsFunc(got, func(p Problem) bool {
+				if !slices.ContainsFunc(got, func(p decode.Problem) bool {
 					return p.Line == w.line && p.Path == w.path && strings.Contains(p.Msg, w.msg)
 				}) {
 					ok = false
@@ -256,7 +258,7 @@ func TestProblems(t *testing.T) {
 	}
 }
 
-func fmtProblems(ps []Problem) string {
+func fmtProblems(ps []decode.Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString("  " + p.String() + "\n")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -138,7 +139,7 @@ func (d *decoder) finishWeb(c *Config) {
 		if d.IsBad(p) {
 			continue
 		}
-		u.Role = decode.OrDefault(u.Role, RoleUser)
+		u.Role = cmp.Or(u.Role, RoleUser)
 		d.OneOf(decode.Child(p, "role"), u.Role, "role", RoleUser, RoleAdmin)
 	}
 	first := -1

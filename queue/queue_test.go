@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,28 +11,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestOrderAndSingleWorker(t *testing.T) {
 	const n = 1000
@@ -157,7 +139,7 @@ func TestPushWaitUnblocksWhenSpaceFrees(t *testing.T) {
 }
 
 func TestPanicRecovered(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	type report struct {
 		item     int
 		r        any
@@ -206,7 +188,7 @@ func TestPanicRecovered(t *testing.T) {
 
 func TestSlowHandlerLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
+		var logs testkit.SyncBuffer
 		done := make(chan struct{})
 		q := New(func(ctx context.Context, v int) {
 			time.Sleep(60 * time.Millisecond) // the bubble's clock: no real wait
@@ -226,7 +208,7 @@ func TestSlowHandlerLogged(t *testing.T) {
 }
 
 func TestFastHandlerNotLoggedSlow(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	done := make(chan struct{})
 	q := New(func(ctx context.Context, v int) { close(done) },
 		Options[int]{SlowAfter: time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

@@ -4,9 +4,11 @@ import (
 	"context"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // BenchmarkEnqueue measures one durable ledger insert (a committed BEGIN
@@ -18,7 +20,7 @@ func BenchmarkEnqueue(b *testing.B) {
 
 func benchEnqueue(b *testing.B, s *Store) {
 	ctx := context.Background()
-	conv := newConv(b, s, "bot", "C", "T")
+	conv := storetest.NewConvAt(b, s, "bot", "C", "T")
 	i := 0
 	for b.Loop() {
 		i++
@@ -74,7 +76,7 @@ func BenchmarkMessageLifecycle(b *testing.B) {
 
 func benchLifecycle(b *testing.B, s *Store, merged, fenced bool) {
 	ctx := context.Background()
-	conv := newConv(b, s, "bot", "C", strconv.FormatInt(time.Now().UnixNano(), 10)) // a run of its own
+	conv := storetest.NewConvAt(b, s, "bot", "C", strconv.FormatInt(time.Now().UnixNano(), 10)) // a run of its own
 	// The worker's writes: fenced by the conversation's lease, or not.
 	ws := s
 	if fenced {
@@ -84,7 +86,7 @@ func benchLifecycle(b *testing.B, s *Store, merged, fenced bool) {
 		}
 		ws = s.Fenced(l)
 	}
-	cpu0 := processCPU(b)
+	cpu0 := testkit.ProcessCPU(b)
 	i := 0
 	for b.Loop() {
 		i++
@@ -121,14 +123,5 @@ func benchLifecycle(b *testing.B, s *Store, merged, fenced bool) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(i), "cpu-µs/op")
-}
-
-// processCPU is the process's user+system CPU time so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((testkit.ProcessCPU(b)-cpu0).Microseconds())/float64(i), "cpu-µs/op")
 }

@@ -24,11 +24,11 @@ func fillStore(t *testing.T, s *Store) {
 			t.Fatal(err)
 		}
 	}
-	a := newConv(t, s, "team", "C1", "T1")
-	b := newConv(t, s, "phone", "155", "")
+	a := storetest.NewConvAt(t, s, "team", "C1", "T1")
+	b := storetest.NewConvAt(t, s, "phone", "155", "")
 	must(s.SetSessionID(ctx, a.ID, "5e55-a"))
 	must(s.NoteActivity(ctx, a.ID, "first prompt\nsecond line"))
-	m1 := enqueue(t, s, a, "m1")
+	m1 := storetest.Enqueue(t, s, InboxMessage{ConversationID: a.ID, PlatformMsgID: "m1", Text: "text m1"}, "m1")
 	must(s.MarkInbox(ctx, m1.ID, InboxCompleted, ""))
 	if _, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: b.ID, PlatformMsgID: "m2", Text: "hi", Files: []byte(`[{"n":1}]`),
 		ReplyTo: "CARD1", Quoted: "Allow?", UserID: "U2"}); err != nil {
@@ -214,7 +214,7 @@ func TestCopySQLiteToPostgresAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := enqueue(t, dst, conv, "after-copy")
+	m := storetest.Enqueue(t, dst, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "after-copy", Text: "text after-copy"}, "after-copy")
 	if pend, err := dst.PendingInbox(ctx, conv.ID); err != nil || len(pend) != 1 || pend[0].ID != m.ID {
 		t.Errorf("pending after the copy = %+v, %v", pend, err)
 	}

@@ -18,7 +18,7 @@ func testFeedbackPerAnswerAndPerson(t *testing.T, s *Store) {
 	ctx := context.Background()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	storetest.UseClock(s.db, start, time.Second)
-	conv := newConv(t, s, "slackbot", "C1", "1700.1")
+	conv := storetest.NewConvAt(t, s, "slackbot", "C1", "1700.1")
 	rate := func(reply, user string, r Rating) bool {
 		t.Helper()
 		changed, err := s.RecordFeedback(ctx, Feedback{ReplyID: reply, ConversationID: conv.ID, UserID: user, Rating: r})

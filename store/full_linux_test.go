@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/internal/tmpfstest"
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // TestFullDisk: SQLite on a file system that fills up. What must not be
@@ -34,7 +35,7 @@ func TestFullDisk(t *testing.T) {
 			_ = s.Close()
 		}
 	})
-	conv := newConv(t, s, "b", "C1", "T1")
+	conv := storetest.NewConvAt(t, s, "b", "C1", "T1")
 	text := strings.Repeat("x", 16<<10) // grows the WAL quickly
 	accepted := map[string]bool{}
 	enqueue := func(id string) error {

@@ -27,13 +27,3 @@ func open(ctx context.Context, db storetest.DB, ms []migrations.Migration) (*Sto
 	}
 	return kit.OpenDB(ctx, db, ms)
 }
-
-// newConv creates a conversation for bot/channel/thread.
-func newConv(t testing.TB, s *Store, bot, channel, thread string) Conversation {
-	return storetest.NewConv(t, s, ConversationKey{Bot: bot, Channel: channel, Thread: thread})
-}
-
-// enqueue stores a message with platform id msgID in conv.
-func enqueue(t testing.TB, s *Store, conv Conversation, msgID string) InboxMessage {
-	return storetest.Enqueue(t, s, InboxMessage{ConversationID: conv.ID, PlatformMsgID: msgID, Text: "text " + msgID}, msgID)
-}

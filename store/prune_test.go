@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
@@ -57,7 +57,7 @@ func (f *pruneFixture) expect(kept bool, table, id string) {
 func (f *pruneFixture) conv(t *testing.T, ts time.Time, thread string, kept bool) Conversation {
 	t.Helper()
 	f.at(ts)
-	c := newConv(t, f.s, "bot", "C", thread)
+	c := storetest.NewConvAt(t, f.s, "bot", "C", thread)
 	f.expect(kept, "conversations", c.ID)
 	return c
 }
@@ -66,7 +66,8 @@ func (f *pruneFixture) conv(t *testing.T, ts time.Time, thread string, kept bool
 func (f *pruneFixture) inbox(t *testing.T, c Conversation, created, done time.Time, kept bool, states ...InboxState) {
 	t.Helper()
 	f.at(created)
-	m := enqueue(t, f.s, c, fmt.Sprintf("%s-%d", c.Key.Thread, len(f.keep["inbox"])+len(f.gone["inbox"])))
+	id := fmt.Sprintf("%s-%d", c.Key.Thread, len(f.keep["inbox"])+len(f.gone["inbox"]))
+	m := storetest.Enqueue(t, f.s, InboxMessage{ConversationID: c.ID, PlatformMsgID: id, Text: "text " + id}, id)
 	f.at(done)
 	for _, st := range states {
 		if err := f.s.MarkInbox(context.Background(), m.ID, st, ""); err != nil {
@@ -270,34 +271,6 @@ func TestPruneArguments(t *testing.T) {
 	})
 }
 
-// recordHandler passes every log record to a channel.
-type recordHandler struct {
-	mu sync.Mutex
-	ch chan slog.Record
-}
-
-func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.ch <- r.Clone()
-	return nil
-}
-func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
-
-// nextRecord waits for the next log record.
-func nextRecord(t *testing.T, ch <-chan slog.Record) slog.Record {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("no log record within 10s")
-		return slog.Record{}
-	}
-}
-
 // TestPrunerRunsAtStartLogsCountsAndStops: the background pruner prunes at
 // once with the cutoff now - Retention, logs what it deleted, and returns
 // when its context ends.
@@ -308,14 +281,14 @@ func TestPrunerRunsAtStartLogsCountsAndStops(t *testing.T) {
 		f.inbox(t, c, f.old, f.old, false, InboxCompleted)
 		f.usage(t, c, f.old, false)
 
-		h := &recordHandler{ch: make(chan slog.Record, 16)}
+		h := &testkit.LogRecorder{}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		p := Pruner{Store: f.s, Retention: 30 * 24 * time.Hour, Logger: slog.New(h),
 			Now: func() time.Time { return f.cutoff.Add(30 * 24 * time.Hour) }}
 		go func() { defer close(done); p.Run(ctx) }()
 
-		r := nextRecord(t, h.ch)
+		r := h.Next(t, 10*time.Second)
 		if r.Level != slog.LevelInfo || r.Message != "pruned rows older than the retention period" {
 			t.Fatalf("first log record = %s %q, want the info record of the prune", r.Level, r.Message)
 		}
@@ -364,7 +337,7 @@ func TestPrunerRetentionOffReturnsAtOnce(t *testing.T) {
 func TestPrunerAlsoGetsTheCutoff(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		f := newPruneFixture(t, s)
-		h := &recordHandler{ch: make(chan slog.Record, 16)}
+		h := &testkit.LogRecorder{}
 		now := f.cutoff.Add(30 * 24 * time.Hour)
 		got := make(chan time.Time, 4)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -385,7 +358,7 @@ func TestPrunerAlsoGetsTheCutoff(t *testing.T) {
 			t.Fatal("Also was not called")
 		}
 		for {
-			r := nextRecord(t, h.ch)
+			r := h.Next(t, 10*time.Second)
 			if r.Level == slog.LevelWarn && strings.Contains(r.Message, "outside the database failed") {
 				break
 			}

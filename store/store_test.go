@@ -13,11 +13,6 @@ import (
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
-func allMigrations(t *testing.T) []migrations.Migration {
-	t.Helper()
-	return storetest.Migrations(t, DriverSQLite)
-}
-
 // tableExists reports whether s's database has table name.
 func tableExists(t *testing.T, s *Store, name string) bool {
 	t.Helper()
@@ -89,8 +84,8 @@ func testReopenIsIdempotent(t *testing.T, db storetest.DB) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	conv := newConv(t, s, "bot", "C1", "T1")
-	msg := enqueue(t, s, conv, "m1")
+	conv := storetest.NewConvAt(t, s, "bot", "C1", "T1")
+	msg := storetest.Enqueue(t, s, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "m1", Text: "text m1"}, "m1")
 	v1, err := s.SchemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)

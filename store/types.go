@@ -91,10 +91,6 @@ const (
 	MaxSummaryBytes = convstore.MaxSummaryBytes
 )
 
-// Summarize cuts text to the one-line summary NoteActivity stores (see
-// convstore.Summarize).
-func Summarize(text string) string { return convstore.Summarize(text) }
-
 // Schedules (package schedstore).
 type (
 	Schedule       = schedstore.Schedule

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // ErrNotPending is returned by Respond for a request that is not waiting
@@ -442,7 +443,7 @@ func (c *Client) onSession(method string, result json.RawMessage, err error) {
 		}
 		if err == nil {
 			if jerr := json.Unmarshal(result, &r); jerr != nil || r.SessionID == "" {
-				err = fmt.Errorf("no sessionId in %s", truncate(string(result), 200))
+				err = fmt.Errorf("no sessionId in %s", textcut.Truncate(string(result), 200))
 			}
 		}
 		if err != nil {
@@ -532,11 +533,4 @@ func (c *Client) onPromptDone(id int64, result json.RawMessage, err error) {
 	}
 	c.block = c.block[:0]
 	c.startPrompt()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

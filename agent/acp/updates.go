@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -139,9 +140,9 @@ func toolOf(kind, title string, raw json.RawMessage, path string) (string, json.
 	}
 	switch kind {
 	case "read":
-		return "Read", mustJSON(map[string]any{"file_path": orStr(str("file_path", "path", "absolute_path", "filePath"), path)})
+		return "Read", mustJSON(map[string]any{"file_path": cmp.Or(str("file_path", "path", "absolute_path", "filePath"), path)})
 	case "edit":
-		return "Edit", mustJSON(map[string]any{"file_path": orStr(str("file_path", "path", "absolute_path", "filePath"), path)})
+		return "Edit", mustJSON(map[string]any{"file_path": cmp.Or(str("file_path", "path", "absolute_path", "filePath"), path)})
 	case "fetch":
 		if u := str("url"); u != "" {
 			return "WebFetch", mustJSON(map[string]any{"url": u})
@@ -235,13 +236,6 @@ func (c *Client) onPlan(update json.RawMessage) {
 	c.block = c.block[:0]
 	c.emit(streamjson.ToolUse{ID: id, Name: "TodoWrite", Input: mustJSON(map[string]any{"todos": todos})})
 	c.emit(streamjson.ToolResult{ToolUseID: id, Content: "plan updated"})
-}
-
-func orStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -1,6 +1,7 @@
 // Package agenttest is the test kit of the agent and agent/pool tests:
-// the claude CLI check, a test logger, a recorder of a session's events
-// with waits for them, and sending and answering on a session. It cannot
+// a recorder of a session's events with waits for them, sending and
+// answering on a session, and the benchmarks' steps (the CLI check, the
+// logger and waits are internal/testkit's). It cannot
 // start a session itself (agent's own tests import it), so each package
 // keeps its harness: the fake model and agent.Start.
 package agenttest
@@ -8,8 +9,6 @@ package agenttest
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/internal/ci"
 )
 
 // EventSource is a session's events (agent.Session).
@@ -36,31 +34,6 @@ type Sender interface {
 // EventTimeout bounds every wait for a CLI event in the tests. The CLI
 // starts in ~0.5 s; the machine may be loaded.
 const EventTimeout = 60 * time.Second
-
-// RequireClaude skips the test when the claude CLI is not installed,
-// except under CI where it fails.
-func RequireClaude(tb testing.TB) {
-	tb.Helper()
-	if _, err := exec.LookPath("claude"); err != nil {
-		if ci.Strict() {
-			tb.Fatalf("claude CLI not found under CI: %v", err)
-		}
-		tb.Skipf("claude CLI not installed: %v", err)
-	}
-}
-
-// Logger logs through t.Log at debug level.
-func Logger(tb testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tbWriter struct{ tb testing.TB }
-
-func (w tbWriter) Write(p []byte) (int, error) {
-	w.tb.Helper()
-	w.tb.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 // EnvFrom turns fakemodel's KEY=VALUE list into Options.Env.
 func EnvFrom(kv []string) map[string]string {
@@ -223,14 +196,68 @@ func Respond(tb testing.TB, s Sender, id string, d streamjson.Decision) {
 	}
 }
 
-// WaitUntil polls cond until it holds or the timeout passes.
-func WaitUntil(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting until %s", what)
+// Session is a live session as the benchmarks drive it (agent.Session).
+type Session interface {
+	EventSource
+	Sender
+	Close(ctx context.Context) error
+}
+
+// BenchResult reads events until a Result and returns it; it fails b on
+// an Exit, on closed events or after EventTimeout.
+func BenchResult(b *testing.B, events <-chan streamjson.Event) streamjson.Result {
+	b.Helper()
+	timeout := time.After(EventTimeout)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				b.Fatal("events closed before a result")
+			}
+			switch e := ev.(type) {
+			case streamjson.Result:
+				return e
+			case streamjson.Exit:
+				b.Fatalf("agent exited: %+v", e)
+			}
+		case <-timeout:
+			b.Fatal("no result")
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchClose closes s and drains its events.
+func BenchClose(b *testing.B, s Session) {
+	b.Helper()
+	if err := s.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	for range s.Events() {
+	}
+}
+
+// BenchSend sends text as a new message.
+func BenchSend(b *testing.B, s Sender, text string) {
+	b.Helper()
+	if err := s.Send(context.Background(), streamjson.UserMessage{UUID: uuid.NewString(), Text: text}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchFollowUps times one message on the live session s → its result,
+// after one untimed warm-up message, and closes s at the end.
+func BenchFollowUps(b *testing.B, s Session) {
+	b.Helper()
+	defer BenchClose(b, s)
+	BenchSend(b, s, "warm up")
+	BenchResult(b, s.Events())
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		BenchSend(b, s, fmt.Sprintf("follow-up %d", i))
+		if r := BenchResult(b, s.Events()); r.IsError {
+			b.Fatalf("result %+v", r)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/demomodel"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // eventTimeout bounds each wait for the CLI; it starts in about a second
@@ -28,12 +27,7 @@ const eventTimeout = 60 * time.Second
 // introduction, a Bash permission that shows the command's output once
 // allowed, and a question whose answer comes back as updatedInput.answers.
 func TestDemoWithRealCLI(t *testing.T) {
-	if _, err := exec.LookPath("claude"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("claude CLI not found under CI: %v", err)
-		}
-		t.Skipf("claude CLI not installed: %v", err)
-	}
+	testkit.RequireClaude(t)
 	srv, err := demomodel.Start(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

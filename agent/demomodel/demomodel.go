@@ -22,7 +22,7 @@ func Start(logger *slog.Logger) (*fakemodel.Server, error) {
 // AgentEnv returns the environment that points an agent profile at srv:
 // ANTHROPIC_BASE_URL, a dummy ANTHROPIC_API_KEY, CLAUDE_CODE_MAX_RETRIES=0
 // and the switches that keep the CLI offline (fakemodel.Server.Env), as a
-// map for config.Agent.Env. A new map on every call.
+// map for profile.Agent.Env. A new map on every call.
 func AgentEnv(srv *fakemodel.Server) map[string]string {
 	env := map[string]string{}
 	for _, kv := range srv.Env() {

@@ -1,12 +1,14 @@
 package demomodel
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Script names (fakemodel.Reply.Script) of the demo's answers, for logs
@@ -144,15 +146,15 @@ func afterTools(calls []toolCall) fakemodel.Reply {
 			parts = append(parts, answerText(chosenAnswer(c.Result)))
 		case c.Name == "AskUserQuestion":
 			script = ScriptAnswer
-			parts = append(parts, "You did not answer ("+oneLine(c.Result)+"). Say **ask me a question** to see the card again.")
+			parts = append(parts, "You did not answer ("+resultLine(c.Result)+"). Say **ask me a question** to see the card again.")
 		case c.Name == "Bash" && !c.IsError:
 			script = ScriptCommandOutput
 			parts = append(parts, "The command ran in my sandbox and printed:\n\n"+fenced(c.Result)+"\n\n"+commandOutro)
 		case c.Name == "Bash":
 			script = ScriptCommandDenied
-			parts = append(parts, "Nothing ran: "+oneLine(c.Result)+"\n\n"+deniedOutro)
+			parts = append(parts, "Nothing ran: "+resultLine(c.Result)+"\n\n"+deniedOutro)
 		default:
-			parts = append(parts, "The tool answered: "+oneLine(c.Result))
+			parts = append(parts, "The tool answered: "+resultLine(c.Result))
 		}
 	}
 	return textReply(script, strings.Join(parts, "\n\n"))
@@ -172,16 +174,10 @@ func chosenAnswer(result string) string {
 	return answer
 }
 
-// oneLine shortens a tool result to one line of at most 200 characters.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	if s == "" {
-		return "no details"
-	}
-	return s
+// resultLine shortens a tool result to one line of at most 200 characters
+// (and "…"), or "no details" when it is empty.
+func resultLine(s string) string {
+	return cmp.Or(textcut.OneLine(s, 201), "no details")
 }
 
 // fenced puts s in a code block whose fence does not occur in s.

@@ -49,7 +49,7 @@ func answerText(answer string) string {
 		return "Thanks for answering. Each platform has a page in docs/ (slack.md, discord.md, whatsapp.md). " +
 			"\n\n" + questionOutro
 	}
-	return "You answered: " + oneLine(answer) + ". Each platform has a page in docs/ (slack.md, discord.md, " +
+	return "You answered: " + resultLine(answer) + ". Each platform has a page in docs/ (slack.md, discord.md, " +
 		"whatsapp.md).\n\n" + questionOutro
 }
 

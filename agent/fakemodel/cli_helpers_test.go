@@ -13,22 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// requireCLI returns the path of the claude CLI, skipping the test when it
-// is missing (failing instead under CI).
-func requireCLI(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("claude")
-	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("claude CLI not on PATH (required under CI): %v", err)
-		}
-		t.Skipf("claude CLI not on PATH: %v", err)
-	}
-	return path
-}
 
 // newUUID returns a random RFC 4122 version 4 UUID.
 func newUUID(t *testing.T) string {
@@ -73,7 +59,7 @@ type cliOptions struct {
 // cleanup if still running.
 func startCLI(t *testing.T, srv *Server, opt cliOptions) *cliProc {
 	t.Helper()
-	bin := requireCLI(t)
+	bin := testkit.RequireClaude(t)
 	p := &cliProc{t: t, lines: make(chan cliMsg, 1024), done: make(chan struct{}), Home: opt.Home, Workdir: opt.Workdir}
 	if p.Home == "" {
 		p.Home = t.TempDir()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // maxBodyBytes caps a request body; the CLI sends ~50 KB per request.
@@ -303,7 +305,7 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, idx int, n i
 	s.log.Debug("fakemodel: messages request",
 		"n", n, "stream", req.Stream, "model", req.Model, "max_tokens", req.MaxTokens,
 		"messages", len(req.Messages), "tools", len(req.Tools), "script", r.Script,
-		"user_text", truncate(LastUserText(req), 120))
+		"user_text", textcut.Truncate(LastUserText(req), 120))
 	if r.Status != 0 {
 		s.writeError(w, idx, r.Status, r.Script, r.ErrorType, r.ErrorMessage, reqID)
 		return
@@ -378,13 +380,6 @@ func toolInputs(r Reply) string {
 		}
 	}
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // tbWriter adapts a TB to an io.Writer for slog.

@@ -44,7 +44,7 @@ func (l Limit) evictMinIdle() time.Duration {
 	return max(l.EvictMinIdle, 0)
 }
 
-// Pool keeps live agent.Sessions by conversation key: at most MaxLive per
+// Pool keeps live sessions (agent.Session) by conversation key: at most MaxLive per
 // profile, idle ones stopped after IdleTimeout, the least recently used
 // idle one evicted when a profile is full. A Busy session (turn running,
 // permission pending, background task) is never stopped by the pool.

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestAutoSparesBackToBackRealCLI runs new conversations of the real CLI
@@ -17,15 +20,15 @@ import (
 func TestAutoSparesBackToBackRealCLI(t *testing.T) {
 	const n = 8
 	h := newHarness(t)
-	pool := closedAtCleanup(t, New(testLogger(t)))
-	ctx, cancel := context.WithTimeout(context.Background(), 4*eventTimeout)
+	pool := closedAtCleanup(t, New(testkit.Logger(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*agenttest.EventTimeout)
 	defer cancel()
 	tmpl := h.opts()
 	tmpl.SessionID = ""
 	cfg := SpareConfig{Limit: Limit{Profile: "coder", MaxLive: n + 4}, Options: tmpl,
 		StateRoot: filepath.Join(t.TempDir(), "sessions"), WarmUp: true, Auto: true, Max: 4}
 	pool.KeepSpares(cfg)
-	waitUntil(t, "a ready spare", 2*eventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })
+	testkit.WaitUntil(t, "a ready spare", 2*agenttest.EventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })
 
 	warm, maxWant := 0, 0
 	for i := range n {
@@ -35,9 +38,9 @@ func TestAutoSparesBackToBackRealCLI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := record(t, s)
-		send(t, s, fmt.Sprint("hello ", i))
-		res := nextResult(t, rec)
+		rec := agenttest.Record(t, s)
+		agenttest.Send(t, s, fmt.Sprint("hello ", i))
+		res := agenttest.NextResult(t, rec)
 		took := time.Since(began)
 		spare := s.SessionID() != opts.SessionID
 		if spare {

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestAutoSparesTarget: the controller's target follows the arrival rate
@@ -96,14 +99,14 @@ func TestAutoSparesFollowArrivals(t *testing.T) {
 	r.pool.mu.Lock()
 	r.pool.spares[r.cfg.Limit.Profile].auto.boot = time.Second
 	r.pool.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	for i := range 5 {
 		s, err := r.pool.AcquireNew(ctx, fmt.Sprint("c", i), r.cfg.Limit, r.newOpts())
 		if err != nil {
 			t.Fatal(err)
 		}
-		record(t, s)
+		agenttest.Record(t, s)
 		if err := s.Initialize(ctx); err != nil {
 			t.Logf("initialize %s: %v", s.SessionID(), err) // a spare is initialized already
 		}
@@ -113,7 +116,7 @@ func TestAutoSparesFollowArrivals(t *testing.T) {
 		t.Errorf("after 5 quick arrivals: status %+v, want 3 wanted", st)
 	}
 	r.waitStatus(t, "back to one spare", func(s SpareStatus) bool { return s.Want == 1 && s.Ready == 1 && s.Starting == 0 })
-	waitUntil(t, "5 conversations and 1 spare in the pool (the trimmed spares gone)", eventTimeout,
+	testkit.WaitUntil(t, "5 conversations and 1 spare in the pool (the trimmed spares gone)", agenttest.EventTimeout,
 		func() bool { return r.pool.Len() == 6 })
 }
 
@@ -177,7 +180,7 @@ func TestAutoSparesBootSideBySide(t *testing.T) {
 // starts once the claimed one is handed over.
 func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
 	r, gate := newGatedSpareRig(t, 0, 8, func(c *SpareConfig) { c.Auto, c.Max = true, 4 })
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	done := r.acquireNewAsync(ctx, "first", r.newOpts())
 	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 && s.Want == 1 })
@@ -191,7 +194,7 @@ func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
 		t.Fatal(g.err)
 	}
 	s := g.s
-	record(t, s)
+	agenttest.Record(t, s)
 	r.waitStatus(t, "a replacement spare", ready(1))
 }
 
@@ -201,7 +204,7 @@ func TestAutoSparesNoBootBesideClaimed(t *testing.T) {
 // start once that turn is done.
 func TestAutoSparesColdFirstTurnAlone(t *testing.T) {
 	r, gate := newGatedSpareRig(t, 0, 8, func(c *SpareConfig) { c.Auto, c.Max, c.RefillWait = true, 4, time.Hour })
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	done := r.acquireNewAsync(ctx, "first", r.newOpts())
 	r.waitStatus(t, "the spare claimed", func(s SpareStatus) bool { return s.Starting == 0 })
@@ -213,13 +216,13 @@ func TestAutoSparesColdFirstTurnAlone(t *testing.T) {
 		t.Fatal(g.err)
 	}
 	s := g.s
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	r.waitKeeper(t)
 	if n := len(r.spawnsAtLeast(t, 1)); n != 1 {
 		t.Errorf("%d spawns before the cold spare's first turn, want 1", n)
 	}
-	send(t, s, "hello")
-	nextResult(t, rec)
+	agenttest.Send(t, s, "hello")
+	agenttest.NextResult(t, rec)
 	r.waitStatus(t, "spares after the first turn", func(s SpareStatus) bool { return s.Ready >= 2 })
 }
 

@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestEvictionSparesJustIdleSessions: a full profile does not evict a
@@ -14,17 +17,17 @@ import (
 func TestEvictionSparesJustIdleSessions(t *testing.T) {
 	r := newSpareRig(t, 0, 1, nil)
 	limit := Limit{Profile: "coder", MaxLive: 1, EvictMinIdle: 400 * time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 
 	a, err := r.pool.Acquire(ctx, "A", limit, r.newOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	recA := record(t, a)
-	send(t, a, "hello")
-	nextResult(t, recA)
-	waitUntil(t, "A idle", eventTimeout, func() bool { return !a.Busy() })
+	recA := agenttest.Record(t, a)
+	agenttest.Send(t, a, "hello")
+	agenttest.NextResult(t, recA)
+	testkit.WaitUntil(t, "A idle", agenttest.EventTimeout, func() bool { return !a.Busy() })
 	idleSince := a.LastActive()
 
 	var waited atomic.Bool
@@ -36,8 +39,8 @@ func TestEvictionSparesJustIdleSessions(t *testing.T) {
 	if got := time.Since(idleSince); got < limit.EvictMinIdle {
 		t.Errorf("B got A's slot %v after A went idle, before EvictMinIdle %v", got, limit.EvictMinIdle)
 	}
-	record(t, b)
-	ex := nextExit(t, recA)
+	agenttest.Record(t, b)
+	ex := agenttest.NextExit(t, recA)
 	if ex.Reason != "evicted" || waited.Load() {
 		t.Errorf("A's exit %+v, queued notice %v: want an eviction without notice", ex, waited.Load())
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 )
 
 // TestPrepareRunsForSparesAndMatches: Options.Prepare runs before every
@@ -31,7 +32,7 @@ func TestPrepareRunsForSparesAndMatches(t *testing.T) {
 
 	opts := r.newOpts()
 	opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) { return prepare(ctx, o) } // another func value
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, opts)
 	if err != nil {

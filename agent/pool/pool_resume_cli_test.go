@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestWarmResume runs the real CLI: a conversation stopped after one turn
@@ -18,8 +21,8 @@ import (
 func TestWarmResume(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
-	pool := closedAtCleanup(t, New(testLogger(t)))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*eventTimeout)
+	pool := closedAtCleanup(t, New(testkit.Logger(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*agenttest.EventTimeout)
 	defer cancel()
 	limit := Limit{Profile: "coder", MaxLive: 1}
 	opts := h.opts()
@@ -28,9 +31,9 @@ func TestWarmResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
-	send(t, s, "remember the word kiwi")
-	nextResult(t, rec)
+	rec := agenttest.Record(t, s)
+	agenttest.Send(t, s, "remember the word kiwi")
+	agenttest.NextResult(t, rec)
 	if err := pool.Remove(ctx, "conv"); err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +61,9 @@ func TestWarmResume(t *testing.T) {
 	if pool.Len() != 1 || w.SessionID() != opts.SessionID {
 		t.Fatalf("Acquire after the warm resume: %d processes, session %s; want the warm one (%s)", pool.Len(), w.SessionID(), opts.SessionID)
 	}
-	rec = record(t, w)
-	send(t, w, "[echo-history]")
-	if res := nextResult(t, rec); res.Text != "history: remember the word kiwi" {
+	rec = agenttest.Record(t, w)
+	agenttest.Send(t, w, "[echo-history]")
+	if res := agenttest.NextResult(t, rec); res.Text != "history: remember the word kiwi" {
 		t.Errorf("first turn on the warm resume: %q; want the conversation's history only", res.Text)
 	}
 	if err := pool.Remove(ctx, "conv"); err != nil {
@@ -90,9 +93,9 @@ func TestWarmResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec = record(t, c)
-	send(t, c, "[echo-history]")
-	if res := nextResult(t, rec); res.Text != "history: remember the word kiwi | [echo-history]" || strings.Contains(res.Text, warmUpTextForTest) {
+	rec = agenttest.Record(t, c)
+	agenttest.Send(t, c, "[echo-history]")
+	if res := agenttest.NextResult(t, rec); res.Text != "history: remember the word kiwi | [echo-history]" || strings.Contains(res.Text, warmUpTextForTest) {
 		t.Errorf("cold resume after two warm resumes: %q", res.Text)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestWarmResumeSlots (scripted CLI): a warm resume takes only a slot that
@@ -14,7 +17,7 @@ func TestWarmResumeSlots(t *testing.T) {
 	r := newSpareRig(t, 1, 4, nil)
 	r.pool.KeepSpares(r.cfg)
 	r.waitStatus(t, "one ready spare", ready(1))
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	limit := r.cfg.Limit
 	if _, err := r.pool.Acquire(ctx, "a", limit, r.newOpts()); err != nil {
@@ -69,7 +72,7 @@ func TestWarmResumeSlots(t *testing.T) {
 	if s2 == s || s2.Options().Model != "claude-other" {
 		t.Errorf("Acquire with another model: model %q; want a new process", s2.Options().Model)
 	}
-	waitUntil(t, "the new process's start", eventTimeout, func() bool { return len(r.spawnLog(t)) == spawns+1 })
+	testkit.WaitUntil(t, "the new process's start", agenttest.EventTimeout, func() bool { return len(r.spawnLog(t)) == spawns+1 })
 }
 
 // TestWarmResumeStamp (scripted CLI): a warm resume started from one set
@@ -79,7 +82,7 @@ func TestWarmResumeSlots(t *testing.T) {
 // history is never answered from.
 func TestWarmResumeStamp(t *testing.T) {
 	r := newSpareRig(t, 0, 4, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	limit := r.cfg.Limit
 	early := r.newOpts()
@@ -97,7 +100,7 @@ func TestWarmResumeStamp(t *testing.T) {
 	if s.Options().ResumeStamp != now.ResumeStamp {
 		t.Errorf("Acquire with newer session files got the process started from %q", s.Options().ResumeStamp)
 	}
-	waitUntil(t, "the new process's start", eventTimeout, func() bool { return len(r.spawnLog(t)) == spawns+1 })
+	testkit.WaitUntil(t, "the new process's start", agenttest.EventTimeout, func() bool { return len(r.spawnLog(t)) == spawns+1 })
 
 	// The same files: the warm resume is taken as it is.
 	if err := r.pool.Remove(ctx, "k"); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 )
 
@@ -66,14 +67,18 @@ func BenchmarkFirstTurn(b *testing.B) {
 		h := newHarness(b)
 		opts := benchBridgeOpts(b, h)
 		opts.StateDir = filepath.Join(b.TempDir(), "state")
-		benchFollowUpLive(b, opts, h)
+		s, err := agent.Start(context.Background(), opts, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		agenttest.BenchFollowUps(b, s)
 	})
 }
 
 // waitBenchSpare waits until the pool has a ready spare.
 func waitBenchSpare(b *testing.B, pool *Pool) {
 	b.Helper()
-	deadline := time.Now().Add(eventTimeout)
+	deadline := time.Now().Add(agenttest.EventTimeout)
 	for pool.SpareStatus("p").Ready == 0 {
 		if time.Now().After(deadline) {
 			b.Fatalf("no ready spare: %+v", pool.SpareStatus("p"))
@@ -116,14 +121,14 @@ func BenchmarkCLIMemory(b *testing.B) {
 		}
 		idle += settledTreeRSS(b, s.PID())
 		for i := range 10 {
-			benchSend(b, s, fmt.Sprintf("message %d", i))
-			benchResult(b, s.Events())
+			agenttest.BenchSend(b, s, fmt.Sprintf("message %d", i))
+			agenttest.BenchResult(b, s.Events())
 			if i == 0 {
 				one += settledTreeRSS(b, s.PID())
 			}
 		}
 		ten += settledTreeRSS(b, s.PID())
-		benchClose(b, s)
+		agenttest.BenchClose(b, s)
 	}
 	n := float64(b.N)
 	b.ReportMetric(idle/n, "MB-RSS-initialized")
@@ -229,8 +234,8 @@ func benchWarmFirstTurn(b *testing.B, setup func(*SpareConfig)) {
 // benchFirstTurn times the first turn of session s of key, then (untimed)
 // removes it from the pool.
 func benchFirstTurn(b *testing.B, pool *Pool, key string, s *agent.Session) {
-	benchSend(b, s, "first message")
-	benchResult(b, s.Events())
+	agenttest.BenchSend(b, s, "first message")
+	agenttest.BenchResult(b, s.Events())
 	b.StopTimer()
 	if err := pool.Remove(context.Background(), key); err != nil {
 		b.Fatal(err)

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestWarmSpareIsANormalSession runs a spare of the real CLI: it is ready
@@ -21,7 +23,7 @@ import (
 func TestWarmSpareIsANormalSession(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
-	pool := closedAtCleanup(t, New(testLogger(t)))
+	pool := closedAtCleanup(t, New(testkit.Logger(t)))
 	tmpl := h.opts()
 	tmpl.SessionID = ""
 	cfg := SpareConfig{
@@ -31,9 +33,9 @@ func TestWarmSpareIsANormalSession(t *testing.T) {
 		StateRoot: filepath.Join(t.TempDir(), "sessions"),
 	}
 	pool.KeepSpares(cfg)
-	waitUntil(t, "a ready spare", eventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })
+	testkit.WaitUntil(t, "a ready spare", agenttest.EventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })
 
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	opts := h.opts() // what a new conversation asks for: only the id differs
 	s, err := pool.AcquireNew(ctx, "conv", cfg.Limit, opts)
@@ -44,10 +46,10 @@ func TestWarmSpareIsANormalSession(t *testing.T) {
 	if id == opts.SessionID {
 		t.Fatal("the new conversation did not get the spare")
 	}
-	rec := record(t, s)
-	send(t, s, "remember the word kiwi")
+	rec := agenttest.Record(t, s)
+	agenttest.Send(t, s, "remember the word kiwi")
 	init := rec.Next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
-	res := nextResult(t, rec)
+	res := agenttest.NextResult(t, rec)
 	if init.SessionID != id || res.SessionID != id || res.IsError || res.CostUSD <= 0 {
 		t.Fatalf("first turn: init session %s, result %+v; want a normal turn of session %s", init.SessionID, res, id)
 	}
@@ -80,9 +82,9 @@ func closedAtCleanup(t *testing.T, pool *Pool) *Pool {
 
 // resumedHistory stops the session of key "conv" (rec records it), resumes
 // session id from state and returns the result of an [echo-history] turn.
-func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *recorder, id, state string) streamjson.Result {
+func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *agenttest.Recorder, id, state string) streamjson.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	if err := pool.Remove(ctx, "conv"); err != nil {
 		t.Fatal(err)
@@ -94,9 +96,9 @@ func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *reco
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec2 := record(t, s)
-	send(t, s, "[echo-history]")
-	return nextResult(t, rec2)
+	rec2 := agenttest.Record(t, s)
+	agenttest.Send(t, s, "[echo-history]")
+	return agenttest.NextResult(t, rec2)
 }
 
 // TestPrewarm: the real CLI answers Prewarm (get_context_usage, summary)
@@ -106,7 +108,7 @@ func TestPrewarm(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
 	s, rec := h.start(h.opts())
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	if err := s.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -117,8 +119,8 @@ func TestPrewarm(t *testing.T) {
 	if n := len(h.srv.Requests()); n != 0 {
 		t.Errorf("Prewarm made %d model requests, want none", n)
 	}
-	send(t, s, "[echo-history] hello")
-	if res := nextResult(t, rec); res.IsError || res.Text != "history: (none)" {
+	agenttest.Send(t, s, "[echo-history] hello")
+	if res := agenttest.NextResult(t, rec); res.IsError || res.Text != "history: (none)" {
 		t.Errorf("first turn after Prewarm: %+v", res)
 	}
 }
@@ -132,14 +134,14 @@ func TestPrewarm(t *testing.T) {
 func TestWarmUpTurn(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
 	h := newHarness(t)
-	pool := closedAtCleanup(t, New(testLogger(t)))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*eventTimeout)
+	pool := closedAtCleanup(t, New(testkit.Logger(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*agenttest.EventTimeout)
 	defer cancel()
 
 	// A fresh session's first request, for comparison.
 	cold, coldRec := h.start(h.opts())
-	send(t, cold, "[echo-history] first")
-	coldRes := nextResult(t, coldRec)
+	agenttest.Send(t, cold, "[echo-history] first")
+	coldRes := agenttest.NextResult(t, coldRec)
 	fresh := h.srv.MessagesRequests()
 	if len(fresh) != 1 {
 		t.Fatalf("a fresh first turn made %d model requests", len(fresh))
@@ -150,7 +152,7 @@ func TestWarmUpTurn(t *testing.T) {
 	cfg := SpareConfig{Limit: Limit{Profile: "coder", MaxLive: 3}, Count: 1, Options: tmpl,
 		StateRoot: filepath.Join(t.TempDir(), "sessions"), WarmUp: true}
 	pool.KeepSpares(cfg)
-	waitUntil(t, "a ready spare", 2*eventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })
+	testkit.WaitUntil(t, "a ready spare", 2*agenttest.EventTimeout, func() bool { return pool.SpareStatus("coder").Ready == 1 })
 	if st := pool.SpareStatus("coder"); st.WarmUpOff != "" || st.Failures != 0 {
 		t.Fatalf("spare status %+v; want a warm-up turn", st)
 	}
@@ -163,10 +165,10 @@ func TestWarmUpTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := s.SessionID()
-	rec := record(t, s)
-	send(t, s, "[echo-history] first")
+	rec := agenttest.Record(t, s)
+	agenttest.Send(t, s, "[echo-history] first")
 	init := rec.Next(t, "Init", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.Init); return ok }).(streamjson.Init)
-	res := nextResult(t, rec)
+	res := agenttest.NextResult(t, rec)
 	if init.SessionID != id || res.SessionID != id || res.IsError || res.Text != "history: (none)" {
 		t.Fatalf("first turn on a warmed-up spare: init session %s, result %+v; want a first turn of session %s", init.SessionID, res, id)
 	}

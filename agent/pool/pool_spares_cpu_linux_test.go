@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSparesBootOnLeftoverCPU: where the profile has a CPU share, a spare
@@ -19,7 +20,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	cg := cpuCgroups(t)
 	withCPU := func(c *SpareConfig) { c.Options.Cgroups, c.Options.Limits = cg, sandbox.Limits{CPU: 1} }
 	r, gate := newGatedSpareRig(t, 1, 4, withCPU)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 
 	// Claimed while booting: the full share at once.
@@ -30,7 +31,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
-	record(t, g.s)
+	agenttest.Record(t, g.s)
 	if got := g.s.CPUShare(); got != 1 {
 		t.Errorf("a spare claimed while booting runs with CPU share %v, want the profile's 1", got)
 	}
@@ -52,7 +53,7 @@ func TestSparesBootOnLeftoverCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s)
+	agenttest.Record(t, s)
 	if got := s.CPUShare(); got != 1 {
 		t.Errorf("a spare taken runs with CPU share %v, want the profile's 1", got)
 	}
@@ -69,13 +70,13 @@ func TestSpareReplacementAtOnceOnLeftoverCPU(t *testing.T) {
 	r.cfg.RefillWait = time.Hour
 	r.pool.KeepSpares(r.cfg)
 	r.waitStatus(t, "a ready spare", ready(1))
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s)
+	agenttest.Record(t, s)
 	r.waitStatus(t, "the replacement before any turn", ready(1))
 	if n := len(r.spawnLog(t)); n != 2 {
 		t.Errorf("%d spawns, want the spare and its replacement", n)
@@ -89,12 +90,9 @@ func TestSpareReplacementAtOnceOnLeftoverCPU(t *testing.T) {
 // its end); it skips without them, and fails under CI.
 func cpuCgroups(t *testing.T) *sandbox.Cgroups {
 	t.Helper()
-	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testLogger(t))
+	cg := sandbox.OpenCgroups(sandbox.CgroupName(t.TempDir()), testkit.Logger(t))
 	if cg.Version() == 0 || !slices.Contains(cg.Enforcement(sandbox.Limits{CPU: 1}).Enforced, sandbox.LimitCPU) {
-		if ci.Strict() {
-			t.Fatal("no cgroup with a CPU controller under CI")
-		}
-		t.Skip("no cgroup with a CPU controller here")
+		testkit.SkipOrFail(t, "no cgroup with a CPU controller here")
 	}
 	t.Cleanup(func() { _ = cg.Close() })
 	return cg

@@ -3,6 +3,8 @@ package pool
 import (
 	"context"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 )
 
 // TestStaleSpareNeverHandedOut: a ready spare started before the profile's
@@ -33,13 +35,13 @@ func TestStaleSpareNeverHandedOut(t *testing.T) {
 
 	opts := r.newOpts()
 	opts.Model = "haiku"
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, err := r.pool.AcquireNew(ctx, "conv", r.cfg.Limit, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s)
+	agenttest.Record(t, s)
 	if s.SessionID() == old[0] || s.SessionID() != opts.SessionID {
 		t.Fatalf("new conversation got session %s (stale spare %s): want a cold spawn of %s", s.SessionID(), old[0], opts.SessionID)
 	}

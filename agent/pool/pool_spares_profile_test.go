@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 )
 
 // TestSpareNotHandedToAnotherProfile: a ready spare of profile "coder" is
@@ -21,7 +23,7 @@ func TestSpareNotHandedToAnotherProfile(t *testing.T) {
 	}
 	other := r.cfg
 	other.Limit.Profile, other.Count = "reviewer", 0
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	// First with no spare config for reviewer at all, then with Count 0.
 	for i, keep := range []bool{false, true} {

@@ -19,6 +19,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // spareCLIScript stands in for the claude CLI in the spare tests: it logs
@@ -75,7 +77,7 @@ type spareRig struct {
 	pool    *Pool
 	cfg     SpareConfig
 	spawns  string // the script's start log
-	records *recordHandler
+	records *testkit.LogRecorder
 }
 
 func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spareRig {
@@ -85,8 +87,8 @@ func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spare
 		env = map[string]string{}
 	}
 	env["SPAWNLOG"] = spawns
-	rh := &recordHandler{}
-	logger := slog.New(teeHandler{testLogger(t).Handler(), rh})
+	rh := &testkit.LogRecorder{}
+	logger := slog.New(teeHandler{testkit.Logger(t).Handler(), rh})
 	r := &spareRig{
 		pool:    New(logger),
 		spawns:  spawns,
@@ -94,7 +96,7 @@ func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spare
 		cfg: SpareConfig{
 			Limit:      Limit{Profile: "coder", MaxLive: maxLive},
 			Count:      count,
-			Options:    agent.Options{Command: fakeCLI(t, spareCLIScript), Workdir: t.TempDir(), Home: t.TempDir(), Env: env, CloseGrace: 5 * time.Second},
+			Options:    agent.Options{Command: testkit.FakeCLI(t, spareCLIScript), Workdir: t.TempDir(), Home: t.TempDir(), Env: env, CloseGrace: 5 * time.Second},
 			StateRoot:  filepath.Join(t.TempDir(), "sessions"),
 			MinBackoff: 50 * time.Millisecond,
 			MaxBackoff: 400 * time.Millisecond,
@@ -114,7 +116,7 @@ func newSpareRig(t *testing.T, count, maxLive int, env map[string]string) *spare
 func (r *spareRig) waitStatus(t *testing.T, what string, cond func(SpareStatus) bool) SpareStatus {
 	t.Helper()
 	var st SpareStatus
-	waitUntil(t, what, eventTimeout, func() bool {
+	testkit.WaitUntil(t, what, agenttest.EventTimeout, func() bool {
 		st = r.pool.SpareStatus(r.cfg.Limit.Profile)
 		return cond(st)
 	})
@@ -134,7 +136,7 @@ func (r *spareRig) waitKeeper(t *testing.T) {
 	r.pool.notify()
 	d0 := decided()
 	r.pool.notify()
-	waitUntil(t, "the spare keeper's next decision", eventTimeout, func() bool { return decided() > d0 })
+	testkit.WaitUntil(t, "the spare keeper's next decision", agenttest.EventTimeout, func() bool { return decided() > d0 })
 }
 
 // spawnLine is one start of the scripted CLI.
@@ -174,7 +176,7 @@ func (r *spareRig) spawnLog(t *testing.T) []spawnLine {
 func (r *spareRig) spawnsAtLeast(t *testing.T, n int) []spawnLine {
 	t.Helper()
 	var got []spawnLine
-	waitUntil(t, fmt.Sprintf("%d CLI starts in the spawn log", n), eventTimeout, func() bool {
+	testkit.WaitUntil(t, fmt.Sprintf("%d CLI starts in the spawn log", n), agenttest.EventTimeout, func() bool {
 		got = r.spawnLog(t)
 		return len(got) >= n
 	})
@@ -203,13 +205,13 @@ func TestSpareHandOver(t *testing.T) {
 	r.waitStatus(t, "a ready spare", ready(1))
 
 	opts := r.newOpts()
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	spawns := r.spawnLog(t)
 	if len(spawns) != 1 || s.SessionID() != spawns[0].sid || s.SessionID() == opts.SessionID {
 		t.Fatalf("session %s (asked %s), spawns %+v: want the spare's session", s.SessionID(), opts.SessionID, spawns)
@@ -223,8 +225,8 @@ func TestSpareHandOver(t *testing.T) {
 	if got := r.prewarmed(t); !slices.Contains(got, s.SessionID()) {
 		t.Errorf("the spare %s was not prewarmed before it was handed over (prewarmed: %v)", s.SessionID(), got)
 	}
-	send(t, s, "hello")
-	if res := nextResult(t, rec); res.SessionID != s.SessionID() {
+	agenttest.Send(t, s, "hello")
+	if res := agenttest.NextResult(t, rec); res.SessionID != s.SessionID() {
 		t.Errorf("result of session %s, want %s", res.SessionID, s.SessionID())
 	}
 
@@ -245,7 +247,7 @@ func TestSpareHandOver(t *testing.T) {
 // conversation's first turn warms it).
 func TestNewConversationTakesBootingSpare(t *testing.T) {
 	r, gate := newGatedSpareRig(t, 1, 4, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 
 	done := r.acquireNewAsync(ctx, "first", r.newOpts())
@@ -264,7 +266,7 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
-	rec := record(t, g.s)
+	rec := agenttest.Record(t, g.s)
 	spawns := r.spawnsAtLeast(t, 1)
 	if g.s.SessionID() != spawns[0].sid {
 		t.Errorf("the conversation got %s, want the booting spare's %s", g.s.SessionID(), spawns[0].sid)
@@ -272,8 +274,8 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 	if b, _ := os.ReadFile(r.spawns + ".prewarm"); strings.Contains(string(b), spawns[0].sid) {
 		t.Error("the claimed spare was prewarmed while its conversation waited")
 	}
-	send(t, g.s, "hello")
-	if res := nextResult(t, rec); res.Text != "pong" {
+	agenttest.Send(t, g.s, "hello")
+	if res := agenttest.NextResult(t, rec); res.Text != "pong" {
 		t.Errorf("first turn on the claimed spare: %+v", res)
 	}
 	st := r.waitStatus(t, "a replacement spare", ready(1))
@@ -288,7 +290,7 @@ func TestNewConversationTakesBootingSpare(t *testing.T) {
 // cold spawn of its own, and stays a spare.
 func TestClaimedSpareThatHangsStartsCold(t *testing.T) {
 	r, gate := newGatedSpareRig(t, 1, 4, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 
 	opts := r.newOpts()
@@ -297,7 +299,7 @@ func TestClaimedSpareThatHangsStartsCold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s)
+	agenttest.Record(t, s)
 	took := time.Since(began)
 	if took < claimWaitMin || took > claimWaitMin+3*time.Second {
 		t.Errorf("AcquireNew took %v with a spare that never boots, want about %v", took, claimWaitMin)
@@ -320,19 +322,19 @@ func TestSpareReplacementWaitsForFirstTurn(t *testing.T) {
 	r.cfg.RefillWait = time.Hour
 	r.pool.KeepSpares(r.cfg)
 	r.waitStatus(t, "a ready spare", ready(1))
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, s)
+	rec := agenttest.Record(t, s)
 	r.waitKeeper(t)
 	if n := len(r.spawnLog(t)); n != 1 {
 		t.Fatalf("%d spawns before the first turn, want only the spare's", n)
 	}
-	send(t, s, "hello")
-	nextResult(t, rec)
+	agenttest.Send(t, s, "hello")
+	agenttest.NextResult(t, rec)
 	r.waitStatus(t, "the replacement after the first turn", ready(1))
 	if n := len(r.spawnLog(t)); n != 2 {
 		t.Errorf("%d spawns after the first turn, want 2", n)
@@ -396,13 +398,13 @@ func TestSpareNotUsedWhenSpawnDiffers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := r.newOpts()
 			tt.change(&opts)
-			ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 			defer cancel()
 			s, err := r.pool.AcquireNew(ctx, "conv-"+strconv.Itoa(i), r.cfg.Limit, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			record(t, s)
+			agenttest.Record(t, s)
 			if s.SessionID() != opts.SessionID {
 				t.Errorf("got session %s, want a cold spawn of %s", s.SessionID(), opts.SessionID)
 			}
@@ -423,16 +425,16 @@ func TestSparesYieldToConversations(t *testing.T) {
 	r := newSpareRig(t, 1, 2, nil)
 	r.pool.KeepSpares(r.cfg)
 	r.waitStatus(t, "a ready spare", ready(1))
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 
 	a, err := r.pool.AcquireNew(ctx, "A", r.cfg.Limit, r.newOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	recA := record(t, a)
-	send(t, a, "hello")
-	nextResult(t, recA)
+	recA := agenttest.Record(t, a)
+	agenttest.Send(t, a, "hello")
+	agenttest.NextResult(t, recA)
 	r.waitStatus(t, "a replacement spare in the second slot", ready(1))
 
 	waited := false
@@ -444,7 +446,7 @@ func TestSparesYieldToConversations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, b)
+	agenttest.Record(t, b)
 	r.waitKeeper(t)
 	if !a.Alive() || !b.Alive() || waited {
 		t.Errorf("A alive %v, B alive %v, told to wait %v: the spare should have made room", a.Alive(), b.Alive(), waited)
@@ -485,7 +487,7 @@ func TestSpareDeathReplacedAfterBackoff(t *testing.T) {
 	if gap := spawns[1].at.Sub(killed); gap < r.cfg.MinBackoff {
 		t.Errorf("replacement spawned %v after the death, before the %v back-off", gap, r.cfg.MinBackoff)
 	}
-	waitUntil(t, "the dead spare's state removed", eventTimeout, func() bool {
+	testkit.WaitUntil(t, "the dead spare's state removed", agenttest.EventTimeout, func() bool {
 		_, err := os.Stat(filepath.Join(r.cfg.StateRoot, first.sid))
 		return os.IsNotExist(err)
 	})
@@ -515,7 +517,7 @@ func TestSpareCrashLoopBacksOff(t *testing.T) {
 			r.cfg.InitTimeout = tt.initTO
 			var times []time.Time
 			var mu sync.Mutex
-			r.records.setOnRecord(func(rec slog.Record) {
+			r.records.SetOnRecord(func(rec slog.Record) {
 				if rec.Level == slog.LevelError && strings.Contains(rec.Message, "warm spare") {
 					mu.Lock()
 					times = append(times, rec.Time)
@@ -532,7 +534,7 @@ func TestSpareCrashLoopBacksOff(t *testing.T) {
 			if len(times) < 4 {
 				t.Fatalf("%d error logs for %d failures", len(times), st.Failures)
 			}
-			if !r.records.has(slog.LevelError, "keep failing") {
+			if !r.records.Has(slog.LevelError, "keep failing") {
 				t.Error("no error log names the repeated failure")
 			}
 			// Failure i (1-based) waits MinBackoff·2^(i-1), capped; the log's
@@ -554,13 +556,13 @@ func TestSpareRecycledAfterIdleTimeout(t *testing.T) {
 	r := newSpareRig(t, 1, 4, nil)
 	r.cfg.Limit.IdleTimeout = 300 * time.Millisecond
 	r.pool.KeepSpares(r.cfg)
-	waitUntil(t, "a second spare", eventTimeout, func() bool { return len(r.spawnLog(t)) >= 2 })
+	testkit.WaitUntil(t, "a second spare", agenttest.EventTimeout, func() bool { return len(r.spawnLog(t)) >= 2 })
 	st := r.waitStatus(t, "the fresh spare ready", ready(1))
 	if st.Failures != 0 {
 		t.Errorf("status %+v: recycling is no failure", st)
 	}
 	first := r.spawnLog(t)[0]
-	waitUntil(t, "the recycled spare's state removed", eventTimeout, func() bool {
+	testkit.WaitUntil(t, "the recycled spare's state removed", agenttest.EventTimeout, func() bool {
 		_, err := os.Stat(filepath.Join(r.cfg.StateRoot, first.sid))
 		return os.IsNotExist(err)
 	})
@@ -577,51 +579,13 @@ func TestKeepSparesCountChanges(t *testing.T) {
 	r.waitStatus(t, "no spares", func(s SpareStatus) bool { return s.Ready+s.Starting == 0 })
 	// The spare leaves the pool before its state directory is removed:
 	// wait for both, not for the first alone.
-	waitUntil(t, "no processes and no state dirs", eventTimeout, func() bool {
+	testkit.WaitUntil(t, "no processes and no state dirs", agenttest.EventTimeout, func() bool {
 		ents, err := os.ReadDir(r.cfg.StateRoot)
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		return r.pool.Len() == 0 && len(ents) == 0
 	})
-}
-
-// recordHandler keeps log records for assertions.
-type recordHandler struct {
-	mu       sync.Mutex
-	recs     []slog.Record
-	onRecord func(slog.Record)
-}
-
-func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	h.recs = append(h.recs, r)
-	f := h.onRecord
-	h.mu.Unlock()
-	if f != nil {
-		f(r)
-	}
-	return nil
-}
-func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
-
-func (h *recordHandler) setOnRecord(f func(slog.Record)) {
-	h.mu.Lock()
-	h.onRecord = f
-	h.mu.Unlock()
-}
-
-func (h *recordHandler) has(level slog.Level, msgPart string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, r := range h.recs {
-		if r.Level == level && strings.Contains(r.Message, msgPart) {
-			return true
-		}
-	}
-	return false
 }
 
 // teeHandler sends records to two handlers.
@@ -647,13 +611,13 @@ func (t teeHandler) WithGroup(n string) slog.Handler {
 func TestBootSlotsLimitConcurrentBoots(t *testing.T) {
 	r := newSpareRig(t, 0, 4, nil)
 	r.pool.boots = make(chan struct{}, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	a, err := r.pool.Acquire(ctx, "a", r.cfg.Limit, r.newOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	recA := record(t, a)
+	recA := agenttest.Record(t, a)
 
 	gaveUp, stop := context.WithCancel(ctx)
 	stop()
@@ -665,7 +629,7 @@ func TestBootSlotsLimitConcurrentBoots(t *testing.T) {
 	go func() {
 		b, err := r.pool.Acquire(ctx, "b", r.cfg.Limit, r.newOpts())
 		if err == nil {
-			record(t, b)
+			agenttest.Record(t, b)
 		}
 		got <- err
 	}()
@@ -673,12 +637,12 @@ func TestBootSlotsLimitConcurrentBoots(t *testing.T) {
 	if n := len(r.spawnsAtLeast(t, 1)); n != 1 {
 		t.Fatalf("%d spawns while the first CLI boots, want 1", n)
 	}
-	send(t, a, "hello") // the scripted CLI's init: it has booted
-	nextResult(t, recA)
+	agenttest.Send(t, a, "hello") // the scripted CLI's init: it has booted
+	agenttest.NextResult(t, recA)
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the second spawn after the first booted", eventTimeout, func() bool { return len(r.spawnLog(t)) == 2 })
+	testkit.WaitUntil(t, "the second spawn after the first booted", agenttest.EventTimeout, func() bool { return len(r.spawnLog(t)) == 2 })
 }
 
 // TestSpareWarmUpRefused: a spare whose CLI refuses the warm-up turn (here
@@ -830,13 +794,13 @@ func TestKeepSparesReplacesStaleSpares(t *testing.T) {
 	}
 	opts := r.newOpts()
 	opts.Model = "haiku"
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, err := r.pool.AcquireNew(ctx, "conv", r.cfg.Limit, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s)
+	agenttest.Record(t, s)
 	if s.SessionID() == opts.SessionID {
 		t.Error("a new session with the new options was spawned cold: the replacement spare was not used")
 	}
@@ -862,7 +826,7 @@ func (p *Pool) spareSessions(profile string) []string {
 // and the stale spare is stopped.
 func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
 	r, _ := newGatedSpareRig(t, 1, 8, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	opts := r.newOpts()
 	done := r.acquireNewAsync(ctx, "conv", opts)
@@ -876,11 +840,11 @@ func TestClaimedSpareOfReloadedProfileStartsCold(t *testing.T) {
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
-	record(t, g.s)
+	agenttest.Record(t, g.s)
 	if g.s.SessionID() != opts.SessionID || time.Since(began) > claimWaitMin/2 {
 		t.Errorf("got session %s after %v, want a cold spawn of %s at once", g.s.SessionID(), time.Since(began), opts.SessionID)
 	}
-	waitUntil(t, "the stale spare stopped", eventTimeout, func() bool { return !slices.Contains(r.pool.spareSessions("coder"), stale) })
+	testkit.WaitUntil(t, "the stale spare stopped", agenttest.EventTimeout, func() bool { return !slices.Contains(r.pool.spareSessions("coder"), stale) })
 }
 
 // acquired is what an AcquireNew in the background returned.

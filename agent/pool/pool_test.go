@@ -11,21 +11,23 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // poolHarness acquires sessions from a pool and records their events.
 type poolHarness struct {
 	*harness
 	pool *Pool
-	recs map[*agent.Session]*recorder
+	recs map[*agent.Session]*agenttest.Recorder
 	ids  map[string]string // key → session id (the caller owns them)
 	mu   sync.Mutex
 }
 
 func newPoolHarness(t *testing.T) *poolHarness {
 	t.Helper()
-	ph := &poolHarness{harness: newHarness(t), pool: New(testLogger(t)), recs: map[*agent.Session]*recorder{}, ids: map[string]string{}}
+	ph := &poolHarness{harness: newHarness(t), pool: New(testkit.Logger(t)), recs: map[*agent.Session]*agenttest.Recorder{}, ids: map[string]string{}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -43,7 +45,7 @@ func newPoolHarness(t *testing.T) *poolHarness {
 
 // acquire gets key's session; like a real caller it resumes any key it
 // has started before.
-func (ph *poolHarness) acquire(ctx context.Context, key string, limit Limit) (*agent.Session, *recorder, error) {
+func (ph *poolHarness) acquire(ctx context.Context, key string, limit Limit) (*agent.Session, *agenttest.Recorder, error) {
 	ph.mu.Lock()
 	opts := ph.opts()
 	if id, ok := ph.ids[key]; ok {
@@ -59,15 +61,15 @@ func (ph *poolHarness) acquire(ctx context.Context, key string, limit Limit) (*a
 	ph.ids[key] = s.SessionID()
 	r, ok := ph.recs[s]
 	if !ok {
-		r = record(ph.t, s)
+		r = agenttest.Record(ph.t, s)
 		ph.recs[s] = r
 	}
 	return s, r, nil
 }
 
-func (ph *poolHarness) mustAcquire(t *testing.T, key string, limit Limit) (*agent.Session, *recorder) {
+func (ph *poolHarness) mustAcquire(t *testing.T, key string, limit Limit) (*agent.Session, *agenttest.Recorder) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
 	s, r, err := ph.acquire(ctx, key, limit)
 	if err != nil {
@@ -84,22 +86,22 @@ func TestPoolEvictsLeastRecentlyUsedIdle(t *testing.T) {
 	limit := Limit{Profile: "coder", MaxLive: 2}
 
 	a, ra := ph.mustAcquire(t, "A", limit)
-	send(t, a, "alpha remembers")
-	nextResult(t, ra)
+	agenttest.Send(t, a, "alpha remembers")
+	agenttest.NextResult(t, ra)
 	b, rb := ph.mustAcquire(t, "B", limit)
-	send(t, b, "bravo here")
-	nextResult(t, rb)
+	agenttest.Send(t, b, "bravo here")
+	agenttest.NextResult(t, rb)
 	if again, _ := ph.mustAcquire(t, "A", limit); again != a {
 		t.Fatal("Acquire of a live key returned another session")
 	}
-	waitUntil(t, "both idle", 10*time.Second, func() bool { return !a.Busy() && !b.Busy() })
+	testkit.WaitUntil(t, "both idle", 10*time.Second, func() bool { return !a.Busy() && !b.Busy() })
 	time.Sleep(20 * time.Millisecond)
-	send(t, b, "bravo again") // B is now the most recently active
-	nextResult(t, rb)
-	waitUntil(t, "B idle", 10*time.Second, func() bool { return !b.Busy() })
+	agenttest.Send(t, b, "bravo again") // B is now the most recently active
+	agenttest.NextResult(t, rb)
+	testkit.WaitUntil(t, "B idle", 10*time.Second, func() bool { return !b.Busy() })
 
 	c, rc := ph.mustAcquire(t, "C", limit)
-	ex := nextExit(t, ra)
+	ex := agenttest.NextExit(t, ra)
 	if !ex.Expected || ex.Reason != "evicted" {
 		t.Errorf("A's exit %+v, want an expected eviction", ex)
 	}
@@ -109,20 +111,20 @@ func TestPoolEvictsLeastRecentlyUsedIdle(t *testing.T) {
 	if !b.Alive() || !c.Alive() || ph.pool.Len() != 2 {
 		t.Errorf("B alive %v, C alive %v, pool len %d", b.Alive(), c.Alive(), ph.pool.Len())
 	}
-	send(t, c, "charlie")
-	nextResult(t, rc)
-	waitUntil(t, "C idle", 10*time.Second, func() bool { return !c.Busy() })
+	agenttest.Send(t, c, "charlie")
+	agenttest.NextResult(t, rc)
+	testkit.WaitUntil(t, "C idle", 10*time.Second, func() bool { return !c.Busy() })
 
 	// A comes back (resumed) and evicts B, now the least recently used.
 	a2, ra2 := ph.mustAcquire(t, "A", limit)
 	if a2 == a || a2.SessionID() != a.SessionID() {
 		t.Fatalf("A not respawned with its session id: %s vs %s", a2.SessionID(), a.SessionID())
 	}
-	if ex := nextExit(t, rb); ex.Reason != "evicted" {
+	if ex := agenttest.NextExit(t, rb); ex.Reason != "evicted" {
 		t.Errorf("B's exit %+v", ex)
 	}
-	send(t, a2, "[echo-history]")
-	r := nextResult(t, ra2)
+	agenttest.Send(t, a2, "[echo-history]")
+	r := agenttest.NextResult(t, ra2)
 	if !strings.Contains(r.Text, "alpha remembers") {
 		t.Errorf("resumed A lost its history: %q", r.Text)
 	}
@@ -137,8 +139,8 @@ func TestPoolNeverEvictsPendingPermission(t *testing.T) {
 	limit := Limit{Profile: "p", MaxLive: 1, OnWait: func() { waits.Add(1) }}
 
 	a, ra := ph.mustAcquire(t, "A", limit)
-	send(t, a, "[bash touch approved.txt]")
-	p := nextPermission(t, ra)
+	agenttest.Send(t, a, "[bash touch approved.txt]")
+	p := agenttest.NextPermission(t, ra)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	_, _, err := ph.acquire(ctx, "B", limit)
@@ -155,23 +157,23 @@ func TestPoolNeverEvictsPendingPermission(t *testing.T) {
 		_, _, err := ph.acquire(context.Background(), "B", limit)
 		got <- err
 	}()
-	waitUntil(t, "second OnWait", 10*time.Second, func() bool { return waits.Load() == 2 })
+	testkit.WaitUntil(t, "second OnWait", 10*time.Second, func() bool { return waits.Load() == 2 })
 	select {
 	case err := <-got:
 		t.Fatalf("Acquire returned while A waits for approval: %v", err)
 	case <-time.After(500 * time.Millisecond):
 	}
-	respond(t, a, p.RequestID, streamjson.Decision{Allow: true})
-	nextResult(t, ra)
+	agenttest.Respond(t, a, p.RequestID, streamjson.Decision{Allow: true})
+	agenttest.NextResult(t, ra)
 	select {
 	case err := <-got:
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(eventTimeout):
+	case <-time.After(agenttest.EventTimeout):
 		t.Fatal("Acquire did not proceed after A became idle")
 	}
-	if ex := nextExit(t, ra); ex.Reason != "evicted" {
+	if ex := agenttest.NextExit(t, ra); ex.Reason != "evicted" {
 		t.Errorf("A's exit %+v", ex)
 	}
 }
@@ -182,13 +184,13 @@ func TestPoolIdleTimeout(t *testing.T) {
 	ph := newPoolHarness(t)
 	limit := Limit{Profile: "p", MaxLive: 4, IdleTimeout: 700 * time.Millisecond}
 	a, ra := ph.mustAcquire(t, "A", limit)
-	send(t, a, "hi")
-	nextResult(t, ra)
+	agenttest.Send(t, a, "hi")
+	agenttest.NextResult(t, ra)
 	b, rb := ph.mustAcquire(t, "B", limit)
-	send(t, b, "[bash touch waiting.txt]")
-	nextPermission(t, rb)
+	agenttest.Send(t, b, "[bash touch waiting.txt]")
+	agenttest.NextPermission(t, rb)
 
-	ex := nextExit(t, ra)
+	ex := agenttest.NextExit(t, ra)
 	if !ex.Expected || ex.Reason != "idle" {
 		t.Errorf("exit %+v", ex)
 	}
@@ -207,21 +209,21 @@ func TestPoolCrashIsForgotten(t *testing.T) {
 	ph := newPoolHarness(t)
 	limit := Limit{Profile: "p", MaxLive: 1}
 	a, ra := ph.mustAcquire(t, "A", limit)
-	send(t, a, "first words")
-	nextResult(t, ra)
+	agenttest.Send(t, a, "first words")
+	agenttest.NextResult(t, ra)
 	if err := syscall.Kill(a.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if ex := nextExit(t, ra); ex.Expected {
+	if ex := agenttest.NextExit(t, ra); ex.Expected {
 		t.Errorf("exit %+v", ex)
 	}
-	waitUntil(t, "pool forgets A", 10*time.Second, func() bool { _, ok := ph.pool.Get("A"); return !ok && ph.pool.Len() == 0 })
+	testkit.WaitUntil(t, "pool forgets A", 10*time.Second, func() bool { _, ok := ph.pool.Get("A"); return !ok && ph.pool.Len() == 0 })
 	a2, ra2 := ph.mustAcquire(t, "A", limit)
 	if a2.PID() == a.PID() {
 		t.Error("same PID after crash")
 	}
-	send(t, a2, "[echo-history]")
-	if r := nextResult(t, ra2); !strings.Contains(r.Text, "first words") {
+	agenttest.Send(t, a2, "[echo-history]")
+	if r := agenttest.NextResult(t, ra2); !strings.Contains(r.Text, "first words") {
 		t.Errorf("history after crash: %q", r.Text)
 	}
 }
@@ -251,7 +253,7 @@ func TestPoolConcurrentAcquireSameKey(t *testing.T) {
 			t.Fatal("concurrent Acquire started several sessions")
 		}
 	}
-	rec := record(t, got[0])
+	rec := agenttest.Record(t, got[0])
 	ph.mu.Lock()
 	ph.recs[got[0]] = rec
 	ph.mu.Unlock()
@@ -273,7 +275,7 @@ func TestPoolRemoveAndClose(t *testing.T) {
 	if err := ph.pool.Remove(context.Background(), "A"); err != nil {
 		t.Fatal(err)
 	}
-	if ex := nextExit(t, ra); !ex.Expected || ex.Reason != "closed" {
+	if ex := agenttest.NextExit(t, ra); !ex.Expected || ex.Reason != "closed" {
 		t.Errorf("A exit %+v", ex)
 	}
 	if ph.pool.Len() != 1 {
@@ -285,7 +287,7 @@ func TestPoolRemoveAndClose(t *testing.T) {
 	if err := ph.pool.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if ex := nextExit(t, rb); !ex.Expected || ex.Reason != "closed" {
+	if ex := agenttest.NextExit(t, rb); !ex.Expected || ex.Reason != "closed" {
 		t.Errorf("B exit %+v", ex)
 	}
 	if _, _, err := ph.acquire(context.Background(), "C", limit); !errors.Is(err, ErrClosed) {

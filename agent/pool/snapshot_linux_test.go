@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 )
 
 // TestPoolSnapshot: a live session is listed with its key, profile, pid,
@@ -13,8 +14,8 @@ func TestPoolSnapshot(t *testing.T) {
 	ph := newPoolHarness(t)
 	before := time.Now()
 	s, r := ph.mustAcquire(t, "conv-1", Limit{Profile: "coder", MaxLive: 2})
-	send(t, s, "hello")
-	nextResult(t, r)
+	agenttest.Send(t, s, "hello")
+	agenttest.NextResult(t, r)
 
 	snap := ph.pool.Snapshot()
 	if len(snap) != 1 {

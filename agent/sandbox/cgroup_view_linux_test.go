@@ -18,7 +18,7 @@ import (
 // bridge's group by name anywhere under /sys/fs, or see any hierarchy it
 // has no view of.
 func TestSandboxSeesOnlyItsOwnCgroup(t *testing.T) {
-	b := needBwrap(t)
+	b := usableBwrap(t)
 	sh := shell(t)
 	c := needCgroups(t)
 	lim := Limits{Memory: 300 << 20, Processes: 64, CPU: 0.5}

@@ -11,19 +11,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
-// needBwrap skips without a working bubblewrap, except under CI
+// usableBwrap skips without a working bubblewrap, except under CI
 // where that is a failure.
-func needBwrap(t *testing.T) *Bwrap {
+func usableBwrap(t *testing.T) *Bwrap {
 	t.Helper()
 	b := &Bwrap{}
 	if err := b.Check(context.Background()); err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap unusable under CI: %v", err)
-		}
-		t.Skip(err)
+		testkit.SkipOrFail(t, "bwrap unusable: %v", err)
 	}
 	return b
 }
@@ -70,7 +67,7 @@ func newHelperTree(t *testing.T) helperTree {
 // bridge — not data_dir around the worktree, not the config file, not the
 // bridge's environment, not its HOME, not the network.
 func TestRunHelperBwrapView(t *testing.T) {
-	b := needBwrap(t)
+	b := usableBwrap(t)
 	sh := shell(t)
 	tr := newHelperTree(t)
 	t.Setenv("AGENTBRIDGE_TEST_SECRET", "leaked")

@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -31,15 +30,6 @@ const (
 	NameBwrap = "bwrap"
 	NameNone  = "none"
 )
-
-// Default is the sandbox used when the config names none: bwrap on Linux,
-// none elsewhere (the caller warns).
-func Default() string {
-	if runtime.GOOS == "linux" {
-		return NameBwrap
-	}
-	return NameNone
-}
 
 // Sandbox wraps a command so that it runs confined. Implementations are
 // safe for concurrent use and keep no per-process state: everything a

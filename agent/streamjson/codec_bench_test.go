@@ -3,9 +3,9 @@ package streamjson
 import (
 	"bytes"
 	"io"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // BenchmarkDecode reads every CLI→host line of all captures through the
@@ -81,19 +81,10 @@ func BenchmarkDecodeReference(b *testing.B) {
 // reportCPURate starts measuring the process's CPU time; the function it
 // returns reports bytesPerOp × b.N per CPU second as MB/cpu-s.
 func reportCPURate(b *testing.B, bytesPerOp int) func() {
-	start := processCPU()
+	start := testkit.ProcessCPU(b)
 	return func() {
-		if cpu := processCPU() - start; cpu > 0 {
+		if cpu := testkit.ProcessCPU(b) - start; cpu > 0 {
 			b.ReportMetric(float64(bytesPerOp)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
 		}
 	}
-}
-
-// processCPU is the user+system CPU time of this process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -12,31 +12,24 @@ import (
 // decodeErrorLineMax is how much of an undecodable line a DecodeError keeps.
 const decodeErrorLineMax = 256
 
-// DecodeLine decodes one line of the CLI's stdout into events. It never
-// fails: a line that is not valid JSON, or a known kind with fields of the
-// wrong type, becomes a DecodeError; a well-formed line of a kind this
-// package does not model becomes an Unknown. Blank lines and stream events
-// that carry nothing new (message_start, content_block_stop, ...) yield no
-// event. One line may yield several events (an assistant message with
-// several content blocks, a user line with several tool results).
-//
-// DecodeLine does not retain line: every returned byte slice is a copy, so
-// the caller may reuse the buffer. It allocates a parser per call; a
-// reader of many lines uses a Decoder.
-func DecodeLine(line []byte) []Event {
-	var d Decoder
-	return d.Decode(line)
-}
-
-// Decoder is DecodeLine with a parser kept between lines, so that decoding
-// a stream allocates little more than the events themselves. The zero
-// value is ready to use. Not safe for concurrent use.
+// Decoder decodes the CLI's stdout line by line, with a parser kept
+// between lines, so that decoding a stream allocates little more than the
+// events themselves. The zero value is ready to use. Not safe for
+// concurrent use.
 type Decoder struct {
 	skim  skim       // the current line, validated
 	index objIndexes // the objects of the current line
 }
 
-// Decode is DecodeLine (same contract) with d's parser.
+// Decode decodes one line of the CLI's stdout into events. It never fails:
+// a line that is not valid JSON, or a known kind with fields of the wrong
+// type, becomes a DecodeError; a well-formed line of a kind this package
+// does not model becomes an Unknown. Blank lines and stream events that
+// carry nothing new (message_start, content_block_stop, ...) yield no
+// event. One line may yield several events (an assistant message with
+// several content blocks, a user line with several tool results). Decode
+// does not retain line: every returned byte slice is a copy, so the
+// caller may reuse the buffer.
 //
 // Speed: the line is validated in one pass (validJSON: what
 // encoding/json.Valid accepts) and only the fields an event needs are read

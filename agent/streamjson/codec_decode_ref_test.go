@@ -578,13 +578,3 @@ func stdDecodeControlResponse(line []byte) ([]Event, error) {
 	return []Event{ControlResponse{RequestID: r.RequestID, Subtype: r.Subtype, Error: r.Error,
 		ErrorCode: r.ErrorCode, Response: bytes.Clone(r.Response)}}, nil
 }
-
-// ControlRequestID returns the request_id of an Unknown control_request
-// line, so the session can refuse it instead of leaving the CLI waiting.
-func stdControlRequestID(raw json.RawMessage) string {
-	var w struct {
-		RequestID string `json:"request_id"`
-	}
-	_ = json.Unmarshal(raw, &w) // Raw was decoded once already
-	return w.RequestID
-}

@@ -76,7 +76,7 @@ func TestDecodeAllTranscriptLines(t *testing.T) {
 	for file, ls := range lines {
 		for i, l := range ls {
 			total++
-			for _, ev := range DecodeLine(l) {
+			for _, ev := range decodeLine(l) {
 				switch e := ev.(type) {
 				case DecodeError:
 					t.Errorf("%s line %d: decode error %v: %.200s", file, i, e.Err, l)
@@ -222,7 +222,7 @@ func TestDecodeExamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.key[1:], "/"), func(t *testing.T) {
-			got := stripRaw(DecodeLine(exampleLine(t, tt.key...)))
+			got := stripRaw(decodeLine(exampleLine(t, tt.key...)))
 			if len(got) == 0 && len(tt.want) == 0 {
 				return
 			}
@@ -235,7 +235,7 @@ func TestDecodeExamples(t *testing.T) {
 
 func TestDecodeInitKeepsRaw(t *testing.T) {
 	line := exampleLine(t, "cli->host", "system", "init")
-	evs := DecodeLine(line)
+	evs := decodeLine(line)
 	if len(evs) != 1 {
 		t.Fatalf("got %d events", len(evs))
 	}
@@ -257,7 +257,7 @@ func TestDecodeInitKeepsRaw(t *testing.T) {
 }
 
 func TestDecodePermissionRequest(t *testing.T) {
-	evs := DecodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool"))
+	evs := decodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool"))
 	p, ok := evs[0].(PermissionRequest)
 	if !ok || len(evs) != 1 {
 		t.Fatalf("got %#v", evs)
@@ -272,15 +272,15 @@ func TestDecodePermissionRequest(t *testing.T) {
 		t.Errorf("suggestion 2 = %s", got)
 	}
 
-	ask := DecodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool", "AskUserQuestion"))[0].(PermissionRequest)
+	ask := decodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool", "AskUserQuestion"))[0].(PermissionRequest)
 	if ask.ToolName != "AskUserQuestion" || !ask.RequiresUserInteraction || len(ask.Suggestions) != 0 {
 		t.Errorf("AskUserQuestion decoded wrong: %+v", ask)
 	}
-	sub := DecodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool", "Bash", "agent_id"))[0].(PermissionRequest)
+	sub := decodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool", "Bash", "agent_id"))[0].(PermissionRequest)
 	if sub.AgentID == "" {
 		t.Errorf("subagent request lost agent_id: %+v", sub)
 	}
-	hook := DecodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool", "Bash", "decision_reason_type=hook"))[0].(PermissionRequest)
+	hook := decodeLine(exampleLine(t, "cli->host", "control_request", "can_use_tool", "Bash", "decision_reason_type=hook"))[0].(PermissionRequest)
 	if hook.DecisionReasonType != "hook" || hook.BlockedPath != "" {
 		t.Errorf("hook-asked request decoded wrong: %+v", hook)
 	}
@@ -288,25 +288,25 @@ func TestDecodePermissionRequest(t *testing.T) {
 
 func TestDecodeVariants(t *testing.T) {
 	t.Run("result origin", func(t *testing.T) {
-		r := DecodeLine(exampleLine(t, "cli->host", "result", "success", "origin=task-notification"))[0].(Result)
+		r := decodeLine(exampleLine(t, "cli->host", "result", "success", "origin=task-notification"))[0].(Result)
 		if r.Origin != "task-notification" {
 			t.Errorf("Origin = %q", r.Origin)
 		}
 	})
 	t.Run("result max turns", func(t *testing.T) {
-		r := DecodeLine(exampleLine(t, "cli->host", "result", "error_max_turns"))[0].(Result)
+		r := decodeLine(exampleLine(t, "cli->host", "result", "error_max_turns"))[0].(Result)
 		if !r.IsError || r.Subtype != "error_max_turns" || len(r.Errors) == 0 || r.Text != "" {
 			t.Errorf("got %+v", r)
 		}
 	})
 	t.Run("result budget", func(t *testing.T) {
-		r := DecodeLine(exampleLine(t, "cli->host", "result", "error_max_budget_usd"))[0].(Result)
+		r := decodeLine(exampleLine(t, "cli->host", "result", "error_max_budget_usd"))[0].(Result)
 		if !r.IsError || r.Subtype != "error_max_budget_usd" {
 			t.Errorf("got %+v", r)
 		}
 	})
 	t.Run("hook callback", func(t *testing.T) {
-		h := DecodeLine(exampleLine(t, "cli->host", "control_request", "hook_callback"))[0].(HookCallback)
+		h := decodeLine(exampleLine(t, "cli->host", "control_request", "hook_callback"))[0].(HookCallback)
 		if h.RequestID == "" || h.CallbackID != "h1" || h.ToolUseID != "toolu_fake_001" || !strings.Contains(string(h.Input), `"hook_event_name":"PreToolUse"`) {
 			t.Errorf("got %+v", h)
 		}
@@ -314,7 +314,7 @@ func TestDecodeVariants(t *testing.T) {
 	t.Run("mcp message", func(t *testing.T) {
 		var calls []MCPMessage
 		for _, l := range loadTranscriptLines(t)["transcript-sdk-mcp.jsonl"] {
-			for _, ev := range DecodeLine(l) {
+			for _, ev := range decodeLine(l) {
 				if m, ok := ev.(MCPMessage); ok {
 					calls = append(calls, m)
 				}
@@ -330,53 +330,53 @@ func TestDecodeVariants(t *testing.T) {
 		}
 	})
 	t.Run("informational", func(t *testing.T) {
-		n := DecodeLine(exampleLine(t, "cli->host", "system", "informational"))[0].(Notice)
+		n := decodeLine(exampleLine(t, "cli->host", "system", "informational"))[0].(Notice)
 		if n.Level != "warning" || n.Tag != "auto_mode_no_server_check" || !strings.HasPrefix(n.Text, "Auto mode") {
 			t.Errorf("got %+v", n)
 		}
 	})
 	t.Run("classifier denial", func(t *testing.T) {
-		d := DecodeLine(exampleLine(t, "cli->host", "system", "permission_denied", "decision_reason_type=classifier"))[0].(PermissionDenied)
+		d := decodeLine(exampleLine(t, "cli->host", "system", "permission_denied", "decision_reason_type=classifier"))[0].(PermissionDenied)
 		if d.ReasonType != "classifier" || d.DecisionReason != "Classifier unavailable" {
 			t.Errorf("got %+v", d)
 		}
 	})
 	t.Run("background task list", func(t *testing.T) {
-		evs := DecodeLine([]byte(`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"b1","run_id":"r","task_type":"local_bash","description":"Sleep"}]}`))
+		evs := decodeLine([]byte(`{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"b1","run_id":"r","task_type":"local_bash","description":"Sleep"}]}`))
 		want := []Event{BackgroundTasks{Tasks: []BackgroundTask{{TaskID: "b1", TaskType: "local_bash", Description: "Sleep"}}}}
 		if !reflect.DeepEqual(evs, want) {
 			t.Errorf("got %#v", evs)
 		}
 	})
 	t.Run("api retry", func(t *testing.T) {
-		evs := DecodeLine([]byte(`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":548,"error_status":500,"error":"server_error"}`))
+		evs := decodeLine([]byte(`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":548,"error_status":500,"error":"server_error"}`))
 		want := []Event{APIRetry{Attempt: 1, MaxRetries: 1, Delay: 548 * time.Millisecond, Status: 500, Error: "server_error"}}
 		if !reflect.DeepEqual(evs, want) {
 			t.Errorf("got %#v", evs)
 		}
 	})
 	t.Run("subagent tool result list content", func(t *testing.T) {
-		evs := DecodeLine([]byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}],"is_error":true}]},"parent_tool_use_id":"p1"}`))
+		evs := decodeLine([]byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}],"is_error":true}]},"parent_tool_use_id":"p1"}`))
 		want := []Event{ToolResult{ToolUseID: "t1", IsError: true, Content: "a\n[image]\nb", ParentToolUseID: "p1"}}
 		if !reflect.DeepEqual(evs, want) {
 			t.Errorf("got %#v", evs)
 		}
 	})
 	t.Run("assistant several blocks", func(t *testing.T) {
-		evs := DecodeLine([]byte(`{"type":"assistant","message":{"id":"m1","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"hi"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]},"parent_tool_use_id":null}`))
+		evs := decodeLine([]byte(`{"type":"assistant","message":{"id":"m1","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"hi"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]},"parent_tool_use_id":null}`))
 		want := []Event{AssistantText{MessageID: "m1", Text: "hi"}, ToolUse{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}}
 		if !reflect.DeepEqual(evs, want) {
 			t.Errorf("got %#v", evs)
 		}
 	})
 	t.Run("thinking delta", func(t *testing.T) {
-		evs := DecodeLine([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me see"}}}`))
+		evs := decodeLine([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me see"}}}`))
 		if !reflect.DeepEqual(evs, []Event{ThinkingDelta{Text: "let me see"}}) {
 			t.Errorf("got %#v", evs)
 		}
 	})
 	t.Run("status mode change", func(t *testing.T) {
-		evs := DecodeLine([]byte(`{"type":"system","subtype":"status","status":null,"permissionMode":"acceptEdits","uuid":"u"}`))
+		evs := decodeLine([]byte(`{"type":"system","subtype":"status","status":null,"permissionMode":"acceptEdits","uuid":"u"}`))
 		if !reflect.DeepEqual(evs, []Event{StatusChange{PermissionMode: "acceptEdits"}}) {
 			t.Errorf("got %#v", evs)
 		}
@@ -410,7 +410,7 @@ func TestDecodeMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs := DecodeLine([]byte(tt.line))
+			evs := decodeLine([]byte(tt.line))
 			switch tt.wantType {
 			case "":
 				for _, ev := range evs {
@@ -444,9 +444,15 @@ func TestDecodeMalformed(t *testing.T) {
 
 func TestDecodeErrorLineIsCapped(t *testing.T) {
 	long := "x" + strings.Repeat("y", 10000)
-	evs := DecodeLine([]byte(long))
+	evs := decodeLine([]byte(long))
 	de := evs[0].(DecodeError)
 	if len(de.Line) != decodeErrorLineMax {
 		t.Errorf("DecodeError.Line has %d bytes, want %d", len(de.Line), decodeErrorLineMax)
 	}
+}
+
+// decodeLine decodes one line with a fresh Decoder.
+func decodeLine(line []byte) []Event {
+	var d Decoder
+	return d.Decode(line)
 }

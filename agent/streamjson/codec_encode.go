@@ -165,10 +165,6 @@ func EncodeContextUsage(requestID string) ([]byte, error) {
 	return EncodeControlRequest(requestID, wireContextUsageOut{Subtype: "get_context_usage", Detail: "summary"})
 }
 
-func EncodeEndSession(requestID string) ([]byte, error) {
-	return EncodeControlRequest(requestID, wireEndSessionOut{Subtype: "end_session"})
-}
-
 // EncodeSetEnv sets environment variables of the CLI process through its
 // flag settings (apply_flag_settings): the next API request is made with
 // them. An empty value makes the variable count as unset.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// FuzzDecodeLine: DecodeLine never panics, and its results respect the
+// FuzzDecodeLine: Decoder.Decode never panics, and its results respect the
 // contract: a non-JSON line yields exactly one DecodeError, DecodeError
 // lines are capped, Raw fields are copies of the input.
 // Run: go test ./agent/streamjson -run '^$' -fuzz FuzzDecodeLine -fuzztime 30s
@@ -16,7 +16,7 @@ func FuzzDecodeLine(f *testing.F) {
 	seen := map[string]bool{}
 	for _, ls := range loadTranscriptLines(f) {
 		for _, l := range ls {
-			evs := DecodeLine(l)
+			evs := decodeLine(l)
 			kind := string(l[:min(len(l), 30)])
 			if len(evs) > 0 {
 				kind = fmt.Sprintf("%T", evs[0])
@@ -34,7 +34,7 @@ func FuzzDecodeLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		orig := bytes.Clone(line)
-		evs := DecodeLine(line)
+		evs := decodeLine(line)
 		if !bytes.Equal(orig, line) {
 			t.Fatal("DecodeLine modified its input")
 		}

@@ -29,7 +29,7 @@ func TestDecodeResultBinding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs := DecodeLine([]byte(tt.line))
+			evs := decodeLine([]byte(tt.line))
 			if len(evs) != 1 {
 				t.Fatalf("%d events: %#v", len(evs), evs)
 			}

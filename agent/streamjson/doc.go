@@ -7,7 +7,7 @@
 // lines the host writes to its stdin. It is pure: no processes, no I/O
 // beyond the reader LineReader splits.
 //
-// DecodeLine (or a reused Decoder) turns one stdout line into typed Events;
+// A Decoder (Decoder.Decode) turns one stdout line into typed Events;
 // every kind the CLI printed in the captures is modelled, anything else is
 // an Unknown (never fatal), a non-JSON line a DecodeError. Unknown frame
 // types, unknown fields and missing optional fields never change what a

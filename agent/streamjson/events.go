@@ -235,7 +235,7 @@ type HookCallback struct {
 // ControlResponse is the CLI's answer to a control_request the host sent.
 // agent.Session consumes the answers to its own requests (Interrupt, SetModel,
 // SetPermissionMode) and drops any other one: it never appears on
-// agent.Session.Events. DecodeLine returns it so other readers of the stream see
+// agent.Session.Events. Decoder.Decode returns it so other readers of the stream see
 // everything.
 type ControlResponse struct {
 	RequestID string
@@ -328,7 +328,7 @@ type Unknown struct {
 // MCPMessage is a control_request mcp_message: a JSON-RPC message from the
 // CLI for the host's MCP server Server. The agent.Session answers it itself with
 // the server from agent.Options.MCPServers (or an error for an unknown server), so
-// it never appears on agent.Session.Events; DecodeLine returns it so other
+// it never appears on agent.Session.Events; Decoder.Decode returns it so other
 // readers of the stream see everything.
 type MCPMessage struct {
 	RequestID string

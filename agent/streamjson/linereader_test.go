@@ -96,7 +96,7 @@ func TestLineReaderTwentyMegabyteLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs = append(evs, DecodeLine(line)...)
+		evs = append(evs, decodeLine(line)...)
 	}
 	if len(evs) != 3 {
 		t.Fatalf("got %d events", len(evs))

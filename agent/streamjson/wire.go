@@ -93,9 +93,6 @@ type (
 		AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
 		SDKMCPServers      []string `json:"sdkMcpServers,omitempty"`
 	}
-	wireEndSessionOut struct {
-		Subtype string `json:"subtype"` // "end_session"
-	}
 	wireContextUsageOut struct {
 		Subtype string `json:"subtype"` // "get_context_usage"
 		Detail  string `json:"detail"`  // "summary": local estimates, no token-count API calls

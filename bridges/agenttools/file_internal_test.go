@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestReadWorkdirFile: send_file reads only regular files inside the
@@ -16,15 +18,15 @@ import (
 func TestReadWorkdirFile(t *testing.T) {
 	outside := t.TempDir()
 	secretOutside := filepath.Join(outside, "secret.txt")
-	writeFile(t, secretOutside, "top secret")
+	testkit.WriteFile(t, secretOutside, "top secret")
 	wd := t.TempDir()
-	writeFile(t, filepath.Join(wd, "report.txt"), "all green")
-	writeFile(t, filepath.Join(wd, "sub", "deep.md"), "# deep")
-	writeFile(t, filepath.Join(wd, "big.bin"), strings.Repeat("x", 101))
+	testkit.WriteFile(t, filepath.Join(wd, "report.txt"), "all green")
+	testkit.WriteFile(t, filepath.Join(wd, "sub", "deep.md"), "# deep")
+	testkit.WriteFile(t, filepath.Join(wd, "big.bin"), strings.Repeat("x", 101))
 	dataDir := filepath.Join(wd, "data") // data_dir inside the workdir (workdir: ".")
-	writeFile(t, filepath.Join(dataDir, "bridge.db"), "SQLite format 3")
+	testkit.WriteFile(t, filepath.Join(dataDir, "bridge.db"), "SQLite format 3")
 	cfgFile := filepath.Join(wd, "bridge.yaml")
-	writeFile(t, cfgFile, "bots: []")
+	testkit.WriteFile(t, cfgFile, "bots: []")
 	symlink(t, secretOutside, filepath.Join(wd, "escape.txt"))
 	symlink(t, outside, filepath.Join(wd, "outdir"))
 	symlink(t, "data/bridge.db", filepath.Join(wd, "db-link"))
@@ -77,16 +79,6 @@ func TestReadWorkdirFile(t *testing.T) {
 				t.Fatalf("got %q %q %v, want %q %q", name, data, err, tc.name, tc.content)
 			}
 		})
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

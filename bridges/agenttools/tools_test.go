@@ -69,7 +69,7 @@ func call(t *testing.T, srv interface {
 }
 
 // TestToolsActThroughTheConversation: the tools reach the chat only
-// through core.ToolConversation: send_file uploads where the chat takes
+// through toolconv.Conversation: send_file uploads where the chat takes
 // files and posts a snippet where it does not; refusals are counted as
 // refused and read without their sentinel.
 func TestToolsActThroughTheConversation(t *testing.T) {

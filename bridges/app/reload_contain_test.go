@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestReloadContainment: a profile's sandbox and network change without a
@@ -25,7 +26,7 @@ import (
 // the key.
 func TestReloadContainment(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bridge.yaml")
 	const base = `data_dir: ./data
@@ -54,7 +55,7 @@ bots:
 	live := config.NewLive(cfg, time.Now())
 	plat := bridgetest.New(bridges.Limits{MaxMessageRunes: 4000})
 	rc := bridgetest.RunCore(t, live, map[string]bridges.Platform{"team": plat}, nil)
-	waitFor(t, func() bool { return rc.Running() })
+	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return rc.Running() })
 	logger := slog.New(slog.DiscardHandler)
 	contain := newContainment(prometheus.NewRegistry(), logger)
 	defer contain.close()
@@ -83,8 +84,8 @@ bots:
 	if err := r.reload(ctx, triggerSignal, false); err != nil {
 		t.Fatalf("reload of the sandbox and a new profile: %v", err)
 	}
-	waitFor(t, func() bool { return rc.Pool.Sessions()[0].Exited() }) // the idle agent is replaced
-	send(k, "m2", "two")                                              // T1 keeps its profile, now in bwrap
+	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return rc.Pool.Sessions()[0].Exited() }) // the idle agent is replaced
+	send(k, "m2", "two")                                                                                        // T1 keeps its profile, now in bwrap
 	acq := rc.Pool.Acquisitions()
 	last := acq[len(acq)-1]
 	if last.Opts.Sandbox == nil || last.Opts.Sandbox.Name() != "bwrap" || !last.Opts.Resume || last.Limit.Profile != "coder" {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // reloadBase is a config a reloader test starts from; %s is team's users.
@@ -59,8 +60,8 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	live := config.NewLive(cfg, time.Now())
 	rc := bridgetest.RunCore(t, live, map[string]bridges.Platform{"team": bridgetest.New(bridges.Limits{MaxMessageRunes: 4000})}, nil)
-	waitFor(t, func() bool { return rc.Running() })
-	logs := &syncBuffer{}
+	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return rc.Running() })
+	logs := &testkit.SyncBuffer{}
 	r := &reloader{path: path, lookupEnv: env, live: live, core: rc.Core, st: rc.Store, now: time.Now,
 		bots: &botSet{logger: slog.New(slog.DiscardHandler), release: map[bridges.Platform]func(){}},
 		log:  slog.New(slog.NewTextHandler(logs, nil))}
@@ -129,15 +130,4 @@ func TestReloadAllOrNothing(t *testing.T) {
 	if strings.Contains(logs.String(), "xoxb-reload-secret") {
 		t.Error("the reloader logged a secret")
 	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for range 200 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not met")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -70,8 +71,8 @@ web:
 	t.Cleanup(srv.Close) // after the event stream's cleanup has closed it
 	live := config.NewLive(cfg, time.Now())
 	rc := bridgetest.RunCoreOn(t, live, st, map[string]bridges.Platform{"team": bridgetest.New(bridges.Limits{MaxMessageRunes: 4000})}, nil)
-	waitFor(t, func() bool { return rc.Running() })
-	logs := &syncBuffer{}
+	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return rc.Running() })
+	logs := &testkit.SyncBuffer{}
 	r := &reloader{path: path, lookupEnv: env, live: live, core: rc.Core, console: console, st: st, now: time.Now,
 		log:  slog.New(slog.NewTextHandler(logs, nil)),
 		bots: &botSet{logger: logger, release: map[bridges.Platform]func(){}}}
@@ -85,7 +86,7 @@ web:
 	if err := r.reload(ctx, triggerSignal, false); err != nil {
 		t.Fatalf("reload adding the web bot: %v", err)
 	}
-	waitFor(t, func() bool { return botState(rc, "console") == bridges.ConnRunning })
+	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return botState(rc, "console") == bridges.ConnRunning })
 	ana.newChat()
 	events := ana.events()
 	ana.send("hello web")

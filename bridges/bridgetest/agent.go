@@ -32,7 +32,7 @@ type Acquisition struct {
 	Opts  agent.Options
 }
 
-// FakePool is a bridges.AgentPool of FakeSessions. It is safe for
+// FakePool is a core.AgentPool of FakeSessions. It is safe for
 // concurrent use.
 type FakePool struct {
 	script Script
@@ -72,7 +72,7 @@ func (p *FakePool) FailSends(n int) {
 	p.evict = n
 }
 
-// Acquire implements bridges.AgentPool. Like agent.Start, it runs
+// Acquire implements core.AgentPool. Like agent.Start, it runs
 // opts.Prepare before it "spawns" a session (not when key has a live one)
 // and records the prepared options.
 func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (core.AgentSession, error) {
@@ -118,7 +118,7 @@ func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, op
 	return s, nil
 }
 
-// Remove implements bridges.AgentPool: it closes key's session.
+// Remove implements core.AgentPool: it closes key's session.
 func (p *FakePool) Remove(ctx context.Context, key string) error {
 	p.mu.Lock()
 	s := p.live[key]
@@ -208,7 +208,7 @@ type Decision struct {
 	streamjson.Decision
 }
 
-// FakeSession is a scripted bridges.AgentSession.
+// FakeSession is a scripted core.AgentSession.
 type FakeSession struct {
 	Key  string
 	Opts agent.Options
@@ -256,7 +256,7 @@ func (s *FakeSession) run() {
 	}
 }
 
-// Send implements bridges.AgentSession.
+// Send implements core.AgentSession.
 func (s *FakeSession) Send(ctx context.Context, m streamjson.UserMessage) error {
 	s.mu.Lock()
 	if s.evictOnSend {
@@ -275,7 +275,7 @@ func (s *FakeSession) Send(ctx context.Context, m streamjson.UserMessage) error 
 	return nil
 }
 
-// Respond implements bridges.AgentSession.
+// Respond implements core.AgentSession.
 func (s *FakeSession) Respond(ctx context.Context, requestID string, d streamjson.Decision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,16 +288,16 @@ func (s *FakeSession) Respond(ctx context.Context, requestID string, d streamjso
 	return nil
 }
 
-// Interrupt implements bridges.AgentSession (recorded only; scripts may
+// Interrupt implements core.AgentSession (recorded only; scripts may
 // look at Calls).
 func (s *FakeSession) Interrupt(ctx context.Context) error { return s.record("interrupt") }
 
-// SetModel implements bridges.AgentSession.
+// SetModel implements core.AgentSession.
 func (s *FakeSession) SetModel(ctx context.Context, model string) error {
 	return s.record("set_model " + model)
 }
 
-// SetPermissionMode implements bridges.AgentSession.
+// SetPermissionMode implements core.AgentSession.
 func (s *FakeSession) SetPermissionMode(ctx context.Context, mode string) error {
 	return s.record("set_permission_mode " + mode)
 }
@@ -310,7 +310,7 @@ func (s *FakeSession) record(call string) error {
 	return nil
 }
 
-// Events implements bridges.AgentSession.
+// Events implements core.AgentSession.
 func (s *FakeSession) Events() <-chan streamjson.Event { return s.events }
 
 // Emit sends an event to the core; it reports false after the exit.

@@ -8,7 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
-// FakeClock is a manual bridges.Clock: time moves only with Advance, which
+// FakeClock is a manual core.Clock: time moves only with Advance, which
 // runs due timer functions in the caller's goroutine, in time order.
 type FakeClock struct {
 	mu     sync.Mutex
@@ -30,14 +30,14 @@ type fakeTimer struct {
 // NewFakeClock returns a clock set to start.
 func NewFakeClock(start time.Time) *FakeClock { return &FakeClock{now: start} }
 
-// Now implements bridges.Clock.
+// Now implements core.Clock.
 func (c *FakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// AfterFunc implements bridges.Clock.
+// AfterFunc implements core.Clock.
 func (c *FakeClock) AfterFunc(d time.Duration, f func()) core.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -47,7 +47,7 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) core.Timer {
 	return t
 }
 
-// Stop implements bridges.Timer.
+// Stop implements core.Timer.
 func (t *fakeTimer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()

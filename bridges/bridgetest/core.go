@@ -15,6 +15,7 @@ import (
 
 // Core is a real bridges.Core, with the features every bridge has
 // (bridges/app/assemble), run by RunCore for adapter tests.
+// Core is a real core.Core run by RunCore for adapter tests.
 type Core struct {
 	*core.Core
 	Pool  *FakePool

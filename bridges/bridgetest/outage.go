@@ -100,14 +100,6 @@ func (o *Outage) Pauses() []Pause {
 	return append([]Pause(nil), o.pauses...)
 }
 
-// Ended reports whether virtual time reached the end of the current
-// outage.
-func (o *Outage) Ended() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.ended
-}
-
 // Check fails tb unless, during the current outage, the adapter waited at
 // most maxWait each time (never 0), the bot was reconnecting at every
 // pause with the last error, with Since at the start of the outage (not

@@ -11,7 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -28,8 +28,8 @@ func newRecHost(t *testing.T) *recHost {
 	return &recHost{host: newHost(t), decisions: map[string]streamjson.Decision{}}
 }
 
-func (h *recHost) Profile() *config.Agent {
-	return &config.Agent{Name: "default", ApprovalTimeout: h.timeout}
+func (h *recHost) Profile() *profile.Agent {
+	return &profile.Agent{Name: "default", ApprovalTimeout: h.timeout}
 }
 func (h *recHost) Respond(_ context.Context, id string, d streamjson.Decision) error {
 	h.decisions[id] = d

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -51,7 +52,7 @@ func (h *host) Log() *slog.Logger                  { return slog.New(slog.Discar
 func (h *host) ConvID() string                     { return h.conv.ID }
 func (h *host) Key() bridges.ConversationKey       { return bridges.ConversationKey(h.conv.Key) }
 func (h *host) Bot() *config.Bot                   { return h.bot }
-func (h *host) Profile() *config.Agent             { return &config.Agent{Name: "default"} }
+func (h *host) Profile() *profile.Agent            { return &profile.Agent{Name: "default"} }
 func (h *host) Limits() bridges.Limits             { return bridges.Limits{MaxMessageRunes: 4000} }
 func (h *host) MaxRunes() int                      { return 4000 }
 func (h *host) Now() time.Time                     { return time.Unix(1_700_000_000, 0) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -25,8 +26,8 @@ func (s *Set) OnElicitation(ctx context.Context, e streamjson.Elicitation) {
 	if !s.h.CanElicit() {
 		return
 	}
-	server := render.CodeSpan(render.OneLine(orBlank(e.Server, "unknown"), 60))
-	asked := "“" + render.OneLine(orBlank(e.Message, "no message"), 300) + "”"
+	server := render.CodeSpan(textcut.OneLine(textcut.OrBlank(e.Server, "unknown"), 60))
+	asked := "“" + textcut.OneLine(textcut.OrBlank(e.Message, "no message"), 300) + "”"
 	form, qs, err := render.ParseElicitation(e)
 	if err != nil {
 		s.h.Log().Info("agent elicitation cancelled: form not shown", "request", e.RequestID, "mcp_server", e.Server, "mode", e.Mode, "err", err)
@@ -74,7 +75,7 @@ func (s *Set) respondElicitation(ctx context.Context, cd *card, d streamjson.Dec
 	content, err := cd.elicit.Content(in.Answers)
 	if err != nil {
 		s.h.Log().Info("elicitation answer does not fit the form; declined", "request", cd.id, "err", err)
-		s.h.Notice(ctx, "🔌 That answer does not fit the form ("+render.OneLine(err.Error(), 200)+"), so the request was declined.")
+		s.h.Notice(ctx, "🔌 That answer does not fit the form ("+textcut.OneLine(err.Error(), 200)+"), so the request was declined.")
 		s.answerElicitation(ctx, cd.id, streamjson.ElicitDecline, nil)
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -37,7 +37,7 @@ type Host interface {
 	ConvID() string
 	Key() bridges.ConversationKey
 	Bot() *config.Bot
-	Profile() *config.Agent
+	Profile() *profile.Agent
 	Limits() bridges.Limits
 	MaxRunes() int
 	Now() time.Time
@@ -137,12 +137,4 @@ func (s *Set) Operator(ctx context.Context, a bridges.Action) string {
 	default:
 		return s.decide(ctx, cd, a.Choice, who)
 	}
-}
-
-// orBlank is s, or def when s is blank.
-func orBlank(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

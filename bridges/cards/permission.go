@@ -13,6 +13,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -90,7 +91,7 @@ func (s *Set) ruleDecision(ctx context.Context, req streamjson.PermissionRequest
 	}
 	msg := "Denied by the bridge's policy (" + why + "). Do not retry this call; tell the user what you needed instead."
 	if s.h.Bot().Verbosity != config.VerbosityQuiet { // "" is compact
-		s.h.Note(ctx, "› "+render.CodeSpan(req.ToolName+" denied by policy: "+render.OneLine(render.PermissionSubject(req.ToolName, req.Input), 100)))
+		s.h.Note(ctx, "› "+render.CodeSpan(req.ToolName+" denied by policy: "+textcut.OneLine(render.PermissionSubject(req.ToolName, req.Input), 100)))
 	}
 	s.autoDecision(ctx, req, streamjson.Decision{Message: msg}, store.DecisionRuleDeny, desc, msg)
 }
@@ -195,7 +196,7 @@ func (s *Set) activeGrants(ctx context.Context) []store.Grant {
 // grantDecision allows a request matching one of the conversation's grants,
 // without a card, and audits it.
 func (s *Set) grantDecision(ctx context.Context, req streamjson.PermissionRequest, v policy.Verdict, g store.Grant) {
-	desc := fmt.Sprintf("grant #%d %s (granted by %s)", g.Num, grants.RuleText(grants.Rule(g)), orBlank(g.GrantedBy, "unknown"))
+	desc := fmt.Sprintf("grant #%d %s (granted by %s)", g.Num, grants.RuleText(grants.Rule(g)), textcut.OrBlank(g.GrantedBy, "unknown"))
 	s.autoDecision(ctx, req, streamjson.Decision{Allow: true, UpdatedInput: req.Input}, store.DecisionGrant, desc, "")
 }
 
@@ -227,7 +228,7 @@ func (s *Set) storeGrants(ctx context.Context, cd *card, who Person) (audit, sta
 func sameCommandLabel(tool string, input json.RawMessage, label string) string {
 	cmd := render.Str(render.InputMap(input), "command")
 	if tool != "Bash" || cmd == "" || strings.Contains(cmd, "\n") ||
-		label != "Always allow adds the rule "+render.CodeSpan(render.Truncate("Bash("+cmd+")", 200))+" to this conversation" {
+		label != "Always allow adds the rule "+render.CodeSpan(textcut.Truncate("Bash("+cmd+")", 200))+" to this conversation" {
 		return label
 	}
 	return "Always allow lets this same command run again in this conversation without asking"

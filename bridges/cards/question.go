@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -110,7 +111,7 @@ func (s *Set) answerQuestion(ctx context.Context, cd *card, answers map[string]s
 		s.h.Log().Error("answer question", "err", err)
 		return
 	}
-	status := "✅ Answered by " + mention(who) + ": " + render.OneLine(shown, 300)
+	status := "✅ Answered by " + mention(who) + ": " + textcut.OneLine(shown, 300)
 	s.resolve(ctx, cd, streamjson.Decision{Allow: true, UpdatedInput: updated}, store.DecisionAllow, who, string(a), status)
 }
 

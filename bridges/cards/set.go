@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -89,8 +90,8 @@ func (s *Set) retireCard(ctx context.Context, cd *card, status string) {
 	if !cd.posted {
 		return
 	}
-	text := render.Truncate(render.DecidedText(cd.body, status), s.h.MaxRunes())
-	instead := bridges.Message{Text: render.Truncate(status, s.h.MaxRunes()), ReplyTo: cd.ref.ID}
+	text := textcut.Truncate(render.DecidedText(cd.body, status), s.h.MaxRunes())
+	instead := bridges.Message{Text: textcut.Truncate(status, s.h.MaxRunes()), ReplyTo: cd.ref.ID}
 	if _, err := s.h.EditOrPost(ctx, cd.ref, bridges.Message{Text: text, CardID: cd.id}, instead); err != nil {
 		s.h.Log().Warn("update decided card", "card", cd.id, "err", err)
 	}

@@ -107,7 +107,7 @@ func Run(ctx context.Context, c Conversation, msgID string, who Author, l Line) 
 // command l, or "" when they may: admin commands need an admin (and are
 // disabled when the bot has none); participant commands need an admin or
 // someone who wrote in this conversation before (see
-// store.IsParticipant). An unknown name is refused (fail closed).
+// convstore.Store.IsParticipant). An unknown name is refused (fail closed).
 func refusal(ctx context.Context, c Conversation, msgID string, who Author, l Line) string {
 	cmd, ok := lookup(l.Name)
 	if !ok {
@@ -120,10 +120,10 @@ func refusal(ctx context.Context, c Conversation, msgID string, who Author, l Li
 	}
 	switch need {
 	case Admins:
-		if !adminsConfigured(c.Bot()) {
+		if !c.Bot().Access.HasAdmins() {
 			return "⛔ " + shown + " is disabled: this bot has no admins. Admins must be configured (access.admins) to use it."
 		}
-		if !isAdmin(c.Bot(), who.ID) {
+		if !c.Bot().Access.IsAdmin(who.ID) {
 			return "⛔ " + shown + " is for admins only."
 		}
 	case Participants:
@@ -161,7 +161,7 @@ func runHelp(ctx context.Context, c Conversation, _ Author, _ Line) {
 		}
 		b.WriteString("\n")
 	}
-	if !adminsConfigured(c.Bot()) {
+	if !c.Bot().Access.HasAdmins() {
 		b.WriteString("_Admin commands are disabled because this bot has no admins: admins must be configured (access.admins) to use them._")
 	} else {
 		b.WriteString("_Admin commands are limited to the bot's admins._")

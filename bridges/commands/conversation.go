@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -27,7 +28,7 @@ type Conversation interface {
 	ID() string
 	Bot() *config.Bot
 	// Profile is the conversation's agent profile.
-	Profile() *config.Agent
+	Profile() *profile.Agent
 	Store() Store
 	Now() time.Time
 	Log() *slog.Logger

@@ -1,6 +1,10 @@
 package commands
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentbridge/agentbridge/bridges/render"
+)
 
 // This file holds !handoff: what to run at a desk to continue the
 // conversation's session there (docs/handoff.md).
@@ -20,7 +24,7 @@ func HandoffText(convID, sessionID string) string {
 	text := "🖥️ **Continue this conversation at a desk**\n" +
 		"• Same agent, live (your messages and its answers show here too): `bridge attach " + convID + "`\n" +
 		"• Or take a copy of the session to a project directory: `bridge export " + convID + " -dir DIR`, then `claude --resume` as it prints\n" +
-		"Both need the bridge's address (`-config FILE` or `-url URL`) and your handoff token in " + codeSpan("BRIDGE_HANDOFF_TOKEN") +
+		"Both need the bridge's address (`-config FILE` or `-url URL`) and your handoff token in " + render.CodeSpan("BRIDGE_HANDOFF_TOKEN") +
 		" (config `handoff.users`; ask an admin)."
 	if sessionID == "" {
 		text += "\n_The agent has no session yet: write a first message here, or attach and write it there._"

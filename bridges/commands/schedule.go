@@ -107,7 +107,7 @@ func scheduleRemove(ctx context.Context, c Conversation, who Author, arg string)
 	case sc.Source == store.ScheduleFromConfig:
 		c.Notice(ctx, fmt.Sprintf("⛔ Schedule #%d (%s) comes from the config file: an admin removes it there.", id, schedreq.Name(sc.Name)))
 		return
-	case sc.CreatedBy != who.ID && !isAdmin(c.Bot(), who.ID):
+	case sc.CreatedBy != who.ID && !c.Bot().Access.IsAdmin(who.ID):
 		c.Log().Info("schedule removal refused", "schedule", id, "user", who.ID)
 		c.Notice(ctx, fmt.Sprintf("⛔ Only whoever made schedule #%d (%s) or an admin may remove it.", id, mention(Author{ID: sc.CreatedBy})))
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -31,12 +32,12 @@ func (f *fakeConv) Key() bridges.ConversationKey { return f.key }
 func (f *fakeConv) Access() *access.Authority {
 	return access.New(&config.Config{Bots: []*config.Bot{f.bot}}, f.st)
 }
-func (f *fakeConv) ID() string             { return "conv-1" }
-func (f *fakeConv) Bot() *config.Bot       { return f.bot }
-func (f *fakeConv) Profile() *config.Agent { return &config.Agent{Name: "default"} }
-func (f *fakeConv) Store() Store           { return f.st }
-func (f *fakeConv) Now() time.Time         { return time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC) }
-func (f *fakeConv) Log() *slog.Logger      { return slog.New(slog.DiscardHandler) }
+func (f *fakeConv) ID() string              { return "conv-1" }
+func (f *fakeConv) Bot() *config.Bot        { return f.bot }
+func (f *fakeConv) Profile() *profile.Agent { return &profile.Agent{Name: "default"} }
+func (f *fakeConv) Store() Store            { return f.st }
+func (f *fakeConv) Now() time.Time          { return time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC) }
+func (f *fakeConv) Log() *slog.Logger       { return slog.New(slog.DiscardHandler) }
 func (f *fakeConv) Notice(_ context.Context, text string) {
 	f.notices = append(f.notices, text)
 }

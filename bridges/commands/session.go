@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -22,7 +25,7 @@ func runStop(ctx context.Context, c Conversation, _ Author, _ Line) {
 	case !running:
 		c.Notice(ctx, "Nothing to stop.")
 	case err != nil:
-		c.Notice(ctx, "⚠️ Could not interrupt the agent: "+oneLine(err.Error(), 200))
+		c.Notice(ctx, "⚠️ Could not interrupt the agent: "+textcut.OneLine(err.Error(), 200))
 	}
 }
 
@@ -47,7 +50,7 @@ func runNew(ctx context.Context, c Conversation, who Author, _ Line) {
 func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 	model := l.Arg(0)
 	if len(l.Args) != 1 || strings.ContainsRune(model, '`') {
-		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"model NAME` (or `"+bridges.CommandPrefix+"model default`). Current model: "+codeSpan(orDefault(c.Model(), "the CLI's default")))
+		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"model NAME` (or `"+bridges.CommandPrefix+"model default`). Current model: "+render.CodeSpan(cmp.Or(c.Model(), "the CLI's default")))
 		return
 	}
 	if model == "default" {
@@ -59,9 +62,9 @@ func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 		c.Log().Error("change model", "err", err)
 		c.Notice(ctx, "⚠️ Could not change the model (database error).")
 	case live != nil:
-		c.Notice(ctx, "⚠️ Saved, but the running agent refused the model: "+oneLine(live.Error(), 200)+". It applies when the agent restarts.")
+		c.Notice(ctx, "⚠️ Saved, but the running agent refused the model: "+textcut.OneLine(live.Error(), 200)+". It applies when the agent restarts.")
 	default:
-		c.Notice(ctx, "🧠 Model set to "+codeSpan(orDefault(c.Model(), "the CLI's default"))+".")
+		c.Notice(ctx, "🧠 Model set to "+render.CodeSpan(cmp.Or(c.Model(), "the CLI's default"))+".")
 	}
 }
 
@@ -70,14 +73,14 @@ func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
 	if len(l.Args) > 1 {
 		mode = "" // usage
 	}
-	valid := map[string]bool{config.ModeDefault: true, config.ModeAcceptEdits: true, config.ModePlan: true,
-		config.ModeBypass: c.Profile().AllowBypass}
+	valid := map[string]bool{profile.ModeDefault: true, profile.ModeAcceptEdits: true, profile.ModePlan: true,
+		profile.ModeBypass: c.Profile().AllowBypass}
 	if !valid[mode] {
 		msg := "Usage: `" + bridges.CommandPrefix + "mode default|acceptEdits|plan`"
-		if mode == config.ModeBypass {
+		if mode == profile.ModeBypass {
 			msg = "⛔ bypassPermissions is not allowed for this agent (allow_bypass is off)."
 		}
-		c.Notice(ctx, msg+" Current mode: "+codeSpan(c.Mode()))
+		c.Notice(ctx, msg+" Current mode: "+render.CodeSpan(c.Mode()))
 		return
 	}
 	later, live, err := c.SetMode(ctx, mode)
@@ -86,11 +89,11 @@ func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
 		c.Log().Error("change permission mode", "err", err)
 		c.Notice(ctx, "⚠️ Could not change the mode (database error).")
 	case later:
-		c.Notice(ctx, "🔐 Mode set to "+codeSpan(mode)+"; it applies when the current turn ends (the agent restarts).")
+		c.Notice(ctx, "🔐 Mode set to "+render.CodeSpan(mode)+"; it applies when the current turn ends (the agent restarts).")
 	case live != nil:
-		c.Notice(ctx, "⚠️ Saved, but the running agent refused the mode: "+oneLine(live.Error(), 200)+". It applies when the agent restarts.")
+		c.Notice(ctx, "⚠️ Saved, but the running agent refused the mode: "+textcut.OneLine(live.Error(), 200)+". It applies when the agent restarts.")
 	default:
-		c.Notice(ctx, "🔐 Mode set to "+codeSpan(mode)+".")
+		c.Notice(ctx, "🔐 Mode set to "+render.CodeSpan(mode)+".")
 	}
 }
 
@@ -107,7 +110,7 @@ func runCost(ctx context.Context, c Conversation, who Author, _ Line) {
 		c.Notice(ctx, "⚠️ Could not read the usage (database error).")
 		return
 	}
-	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), codeSpan(c.Bot().Name), totalsLine(bot))
+	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), render.CodeSpan(c.Bot().Name), totalsLine(bot))
 	switch budget, err := c.BudgetLeft(ctx, who.ID); {
 	case err != nil:
 		c.Log().Error("budget left", "err", err)
@@ -145,7 +148,7 @@ func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
 		var b strings.Builder
 		b.WriteString("🤖 Agent profiles of this bot:")
 		for i, n := range names {
-			b.WriteString("\n• " + codeSpan(n))
+			b.WriteString("\n• " + render.CodeSpan(n))
 			if i == 0 {
 				b.WriteString(" (default)")
 			}
@@ -164,13 +167,13 @@ func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
 	name := l.Arg(0)
 	switch {
 	case len(l.Args) != 1 || strings.ContainsRune(name, '`'):
-		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"agent NAME`. Current profile: "+codeSpan(current))
+		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"agent NAME`. Current profile: "+render.CodeSpan(current))
 		return
 	case !slices.Contains(names, name):
-		c.Notice(ctx, "⛔ "+codeSpan(name)+" is not an agent profile of this bot. It may use: "+codeList(names)+".")
+		c.Notice(ctx, "⛔ "+render.CodeSpan(name)+" is not an agent profile of this bot. It may use: "+codeList(names)+".")
 		return
 	case name == current:
-		c.Notice(ctx, "This conversation already runs on "+codeSpan(name)+".")
+		c.Notice(ctx, "This conversation already runs on "+render.CodeSpan(name)+".")
 		return
 	}
 	wt, err := c.SwitchAgent(ctx, name, who.ID)
@@ -193,21 +196,21 @@ func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
 // SwitchedText is the notice that the conversation moved to profile name
 // on who's !agent.
 func SwitchedText(who Author, name string) string {
-	return "🔀 " + mention(who) + " moved this conversation to agent " + codeSpan(name) +
+	return "🔀 " + mention(who) + " moved this conversation to agent " + render.CodeSpan(name) +
 		". It starts fresh: the agent does not see the earlier messages of this thread."
 }
 
 // AgentGoneText is the notice that the conversation's profile gone is no
 // longer one of the bot's (a reload) and it is back on profile def.
 func AgentGoneText(gone, def string) string {
-	return "🔀 Agent " + codeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
-		codeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
+	return "🔀 Agent " + render.CodeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
+		render.CodeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
 }
 
 func codeList(names []string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = codeSpan(n)
+		out[i] = render.CodeSpan(n)
 	}
 	return strings.Join(out, ", ")
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -48,8 +51,8 @@ func runSessions(ctx context.Context, c Conversation, who Author, _ Line) {
 	var b strings.Builder
 	b.WriteString("🗂 **Sessions here**, most recent first:")
 	for _, s := range list {
-		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", codeSpan(ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), usd(s.CostUSD),
-			oneLine(s.Summary, 100))
+		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", render.CodeSpan(ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), render.USD(s.CostUSD),
+			textcut.OneLine(s.Summary, 100))
 		if s.ID == c.ID() {
 			b.WriteString(" _(this thread)_")
 		}
@@ -104,10 +107,10 @@ func runResume(ctx context.Context, c Conversation, who Author, l Line) {
 		c.Notice(ctx, "⚠️ Could not look the session up (database error).")
 		return
 	case len(found) == 0:
-		c.Notice(ctx, "No session "+codeSpan(id)+" of this bot. `"+bridges.CommandPrefix+"sessions` lists the sessions of a channel.")
+		c.Notice(ctx, "No session "+render.CodeSpan(id)+" of this bot. `"+bridges.CommandPrefix+"sessions` lists the sessions of a channel.")
 		return
 	case len(found) > 1:
-		c.Notice(ctx, "Several sessions start with "+codeSpan(id)+": give more characters of the id.")
+		c.Notice(ctx, "Several sessions start with "+render.CodeSpan(id)+": give more characters of the id.")
 		return
 	}
 	target := found[0]
@@ -130,7 +133,7 @@ func chatPerson(c Conversation, who Author) access.Person {
 // sessionProfile is the profile whose agent holds target's session: the
 // one !agent moved its conversation to, else the conversation's own.
 func sessionProfile(target store.SessionInfo) string {
-	return orDefault(target.AgentOverride, target.Agent)
+	return cmp.Or(target.AgentOverride, target.Agent)
 }
 
 // resumeRefusal says why who may not resume target in c ("" if they may):
@@ -139,11 +142,11 @@ func sessionProfile(target store.SessionInfo) string {
 func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who Author) string {
 	switch {
 	case target.ID == c.ID():
-		return "This thread already has session " + codeSpan(ShortID(target.SessionID)) + "."
+		return "This thread already has session " + render.CodeSpan(ShortID(target.SessionID)) + "."
 	case sessionProfile(target) != c.Profile().Name:
-		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " belongs to another agent profile (" + codeSpan(sessionProfile(target)) + ")."
+		return "⛔ Session " + render.CodeSpan(ShortID(target.SessionID)) + " belongs to another agent profile (" + render.CodeSpan(sessionProfile(target)) + ")."
 	case target.Summary == "":
-		return "Session " + codeSpan(ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
+		return "Session " + render.CodeSpan(ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
 	}
 	p := chatPerson(c, who)
 	d, err := c.Access().Decide(ctx, p, access.Conv{ID: target.ID, Key: bridges.ConversationKey(target.Key)}, access.Resume)
@@ -152,9 +155,9 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 		c.Log().Error("check resume access", "err", err)
 		return "⚠️ Could not check who may resume that session (database error)."
 	case !d.Allowed && !d.Personal:
-		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
+		return "⛔ Session " + render.CodeSpan(ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
 	case !d.Allowed:
-		return "⛔ Session " + codeSpan(ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
+		return "⛔ Session " + render.CodeSpan(ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
 	}
 	if d, err = c.Access().Decide(ctx, p, access.Conv{ID: c.ID(), Key: c.Key()}, access.Write); err != nil || !d.Allowed {
 		return "⛔ You may not write in this conversation."
@@ -174,7 +177,7 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 // that who continued it elsewhere.
 func MovedAwayText(who Author, sessionID string) string {
 	return fmt.Sprintf("↪️ %s continued this thread's session %s in another thread. A new message here starts a fresh session.",
-		mention(who), codeSpan(ShortID(sessionID)))
+		mention(who), render.CodeSpan(ShortID(sessionID)))
 }
 
 // ResumeFailedText tells the resuming conversation why session sessionID
@@ -182,18 +185,18 @@ func MovedAwayText(who Author, sessionID string) string {
 func ResumeFailedText(sessionID string, err error) string {
 	switch {
 	case errors.Is(err, ErrSessionBusy):
-		return "⛔ Session " + codeSpan(ShortID(sessionID)) + " is live in another thread: its agent is working there. " +
+		return "⛔ Session " + render.CodeSpan(ShortID(sessionID)) + " is live in another thread: its agent is working there. " +
 			"Try again when it is done (or after `" + bridges.CommandPrefix + "stop` there)."
 	case errors.Is(err, store.ErrSessionMoved):
-		return "Session " + codeSpan(ShortID(sessionID)) + " moved meanwhile; `" + bridges.CommandPrefix + "sessions` shows where sessions are now."
+		return "Session " + render.CodeSpan(ShortID(sessionID)) + " moved meanwhile; `" + bridges.CommandPrefix + "sessions` shows where sessions are now."
 	}
-	return "⚠️ Could not resume session " + codeSpan(ShortID(sessionID)) + ": " + oneLine(err.Error(), 200)
+	return "⚠️ Could not resume session " + render.CodeSpan(ShortID(sessionID)) + ": " + textcut.OneLine(err.Error(), 200)
 }
 
 // ResumedText tells the resuming conversation it now has session
 // sessionID, whose first prompt was summary.
 func ResumedText(sessionID, summary string) string {
-	return fmt.Sprintf("↩️ Resumed session %s: “%s”. The agent remembers that conversation; carry on here.", codeSpan(ShortID(sessionID)), oneLine(summary, 100))
+	return fmt.Sprintf("↩️ Resumed session %s: “%s”. The agent remembers that conversation; carry on here.", render.CodeSpan(ShortID(sessionID)), textcut.OneLine(summary, 100))
 }
 
 // ShortID is the part of a session id people see (and a worktree's

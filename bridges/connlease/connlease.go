@@ -1,7 +1,7 @@
 // Package connlease holds a bot's platform connection under a lease, so
 // that of several replicas of the bridge exactly one connects: the Discord
 // gateway of a bot, the WhatsApp linked device. A Gate implements
-// bridges.ConnGate on the store's leases (store.AcquireLease and friends,
+// bridges.ConnGate on the store's leases (coord.Coordinator.AcquireLease and friends,
 // on the database's clock): the holder renews its lease while connected
 // and disconnects as soon as it cannot be sure it still holds it; the other
 // replicas stand by, try again every poll interval, and connect once the
@@ -126,7 +126,7 @@ func (g *Gate) Hold(ctx context.Context, h bridges.Handler, connect func(ctx con
 			g.log.Info("standing by for the platform connection", "reason", reason)
 			bridges.ReportState(h, bridges.BotState{State: bridges.ConnStandby, Reason: reason})
 		}
-		if !sleep(ctx, g.pollEvery()) {
+		if !bridges.Sleep(ctx, g.pollEvery()) {
 			break
 		}
 	}
@@ -203,16 +203,4 @@ func (g *Gate) release(ctx context.Context, l store.Lease) {
 		return
 	}
 	g.log.Info("released the platform connection")
-}
-
-// sleep waits d or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

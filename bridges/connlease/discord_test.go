@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/discord"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -51,7 +52,7 @@ func startReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL st
 		Settings: &discord.Config{Token: token, APIURL: apiURL}, Access: config.Access{Users: []string{alice}}}
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{bot},
 	}

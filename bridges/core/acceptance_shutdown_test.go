@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -21,7 +22,7 @@ import (
 // answer it twice), and the answer is posted once.
 func TestAcceptanceStopRightAfterReply(t *testing.T) {
 	t.Parallel()
-	requireClaude(t)
+	testkit.RequireClaude(t)
 	srv := fakemodel.New(t)
 	plat := bridgetest.New(defaultLimits())
 	shared := liveSetup{srv: srv, dbPath: filepath.Join(t.TempDir(), "bridge.db"), home: t.TempDir(),

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,31 +24,14 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // liveTimeout bounds waits involving the real CLI (~0.5 s to spawn on an
 // idle machine; the test machine is shared).
 const liveTimeout = 90 * time.Second
-
-// tbWriter logs through t.Log.
-type tbWriter struct{ t testing.TB }
-
-func (w tbWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-func requireClaude(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("claude"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("claude CLI not found under CI: %v", err)
-		}
-		t.Skipf("claude CLI not installed: %v", err)
-	}
-}
 
 // countingPool wraps the real pool and counts spawns that resume.
 type countingPool struct {
@@ -95,7 +77,7 @@ type liveSetup struct {
 
 func startLive(t *testing.T, ls liveSetup) *live {
 	t.Helper()
-	requireClaude(t)
+	testkit.RequireClaude(t)
 	if ls.srv == nil {
 		ls.srv = fakemodel.New(t)
 	}
@@ -124,13 +106,13 @@ func startLive(t *testing.T, ls liveSetup) *live {
 	if ls.noAPIKey {
 		delete(env, "ANTHROPIC_API_KEY")
 	}
-	apool := pool.New(slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	apool := pool.New(slog.New(slog.NewTextHandler(testkit.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug})))
 	counted := &countingPool{AgentPool: core.NewAgentPool(apool)}
 	h := start(t, setup{
 		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted,
 		clock: ls.clock, configure: ls.configure, metrics: ls.metrics,
 		access: config.Access{Approvers: []string{"carol"}},
-		profile: func(a *config.Agent) {
+		profile: func(a *profile.Agent) {
 			a.Workdir, a.Home, a.Env = ls.workdir, ls.home, env
 			a.MaxLive, a.IdleTimeout, a.ApprovalTimeout = ls.maxLive, 0, ls.approvalTimeout
 		},
@@ -367,7 +349,7 @@ func TestAcceptanceKillMidTurn(t *testing.T) {
 
 func TestAcceptanceRestartOnSameDatabase(t *testing.T) {
 	t.Parallel()
-	requireClaude(t)
+	testkit.RequireClaude(t)
 	srv := fakemodel.New(t)
 	shared := liveSetup{srv: srv, dbPath: filepath.Join(t.TempDir(), "bridge.db"), home: t.TempDir(),
 		workdir: filepath.Join(t.TempDir(), "work"), platform: bridgetest.New(defaultLimits())}

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -98,42 +98,16 @@ func TestAcceptanceAgentTools(t *testing.T) {
 	}
 	const calls = "agentbridge_agent_tool_calls_total"
 	for _, tool := range []string{"send_message", "send_file", "schedule", "list_schedules", "cancel_schedule"} {
-		if got := counterValue(t, reg, calls, map[string]string{"bot": "bot", "tool": tool, "outcome": "ok"}); got != 1 {
+		if got := testkit.CounterValue(t, reg, calls, map[string]string{"bot": "bot", "tool": tool, "outcome": "ok"}); got != 1 {
 			t.Errorf("ok calls of %s = %v, want 1", tool, got)
 		}
 	}
-	if got := counterValue(t, reg, calls, map[string]string{"outcome": "refused"}); got != 2 {
+	if got := testkit.CounterValue(t, reg, calls, map[string]string{"outcome": "refused"}); got != 2 {
 		t.Errorf("refused calls = %v, want 2", got)
 	}
 	if logs := l.logs.String(); strings.Count(logs, `msg="agent tool call"`) != 7 {
 		t.Errorf("logged %d tool calls, want 7", strings.Count(logs, `msg="agent tool call"`))
 	}
-}
-
-// counterValue sums the samples of counter name whose labels include
-// want, as the registry would export them.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			for k, v := range want {
-				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == k && l.GetValue() == v }) {
-					continue metrics
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
-	}
-	return sum
 }
 
 // TestAcceptanceSchedules: a chat-made schedule fires (fake clock) into its
@@ -144,7 +118,7 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string, want map[
 // and removed.
 func TestAcceptanceSchedules(t *testing.T) {
 	t.Parallel()
-	requireClaude(t)
+	testkit.RequireClaude(t)
 	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 5, 8, 30, 0, 0, time.UTC)) // Monday
 	schedules := withSchedules(&config.Schedule{Name: "standup", Bot: "bot", Channel: "C7", Cron: mustCron(t, "0 9 * * *", "UTC"),
 		Prompt: "standup summary", Agent: "coder", NewThread: true, CatchUp: false})

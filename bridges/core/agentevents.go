@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -55,7 +56,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		}
 	case streamjson.PermissionDenied:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.beginTurn(ctx).AddNote("› " + render.CodeSpan(e.ToolName+" refused: "+render.OneLine(e.Message, 120)))
+			cv.beginTurn(ctx).AddNote("› " + render.CodeSpan(e.ToolName+" refused: "+textcut.OneLine(e.Message, 120)))
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionRequest:
@@ -68,13 +69,13 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		cv.onLifecycle(ctx, e)
 	case streamjson.TaskStarted:
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			cv.notice(ctx, "⏳ Background task started: "+render.OneLine(orDefault(e.Description, e.TaskType), 200))
+			cv.notice(ctx, "⏳ Background task started: "+textcut.OneLine(textcut.OrBlank(e.Description, e.TaskType), 200))
 		}
 	case streamjson.TaskNotification:
 		cv.notice(ctx, render.TaskNotice(e))
 	case streamjson.Notice:
 		if e.Level == "warning" || e.Level == "error" {
-			cv.notice(ctx, "ℹ️ "+render.OneLine(e.Text, 500))
+			cv.notice(ctx, "ℹ️ "+textcut.OneLine(e.Text, 500))
 		}
 	case streamjson.ResultsLost:
 		// The CLI numbered a result the session never read: that turn's
@@ -103,7 +104,7 @@ func (cv *conversation) payer(t *turn) string {
 	if t.fromLedger {
 		return t.payer
 	}
-	return orDefault(t.payer, cv.lastAuthor.id)
+	return textcut.OrBlank(t.payer, cv.lastAuthor.id)
 }
 
 // beginTurn returns the running turn, starting one if needed.
@@ -357,13 +358,6 @@ func (cv *conversation) endTurn(ctx context.Context) {
 // have (e.g. its HOME or workdir changed).
 func resumeFailed(r streamjson.Result) bool {
 	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
-}
-
-func orDefault(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }
 
 // toolLine is the compact one-line summary of a tool call (render.ToolLine),

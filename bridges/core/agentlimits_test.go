@@ -10,7 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // TestAgentLimitHits: hits of the agent's cgroup limits are counted in
@@ -19,8 +19,8 @@ import (
 // interrupted message goes to the restarted agent.
 func TestAgentLimitHits(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(p *config.Agent) {
-		p.Resources = config.Resources{Memory: 512 << 20, Processes: 64, CPU: 1}
+	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(p *profile.Agent) {
+		p.Resources = profile.Resources{Memory: 512 << 20, Processes: 64, CPU: 1}
 	}})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hang")

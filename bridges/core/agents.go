@@ -17,6 +17,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -155,7 +157,7 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 // profileAgentOptions are the spawn options every conversation of profile p
 // starts from: everything but the session (id, resume, state directory)
 // and the conversation's own overrides (see conversation.agentOptions).
-func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
+func (c *Core) profileAgentOptions(p *profile.Agent) agent.Options {
 	opts := agent.Options{
 		Kind:               p.Kind,
 		Command:            p.Command,
@@ -195,10 +197,10 @@ func (c *Core) profileAgentOptions(p *config.Agent) agent.Options {
 // profilePermissionMode is the profile's permission mode; a
 // bypassPermissions the profile does not allow (which check-config
 // refuses) falls back to default.
-func profilePermissionMode(p *config.Agent) string {
-	m := orDefault(p.PermissionMode, config.ModeDefault)
-	if m == config.ModeBypass && !p.AllowBypass {
-		return config.ModeDefault
+func profilePermissionMode(p *profile.Agent) string {
+	m := textcut.OrBlank(p.PermissionMode, profile.ModeDefault)
+	if m == profile.ModeBypass && !p.AllowBypass {
+		return profile.ModeDefault
 	}
 	return m
 }
@@ -248,11 +250,11 @@ func (cv *conversation) spareStatusLine() string {
 			next = "in " + render.FormatDuration(wait.Round(time.Second))
 		}
 		return fmt.Sprintf("\n• %s: ⚠️ failing to start (%d in a row): %s; next try %s",
-			label, st.Failures, render.OneLine(st.LastError, 200), next)
+			label, st.Failures, textcut.OneLine(st.LastError, 200), next)
 	case st.MemShort:
 		return fmt.Sprintf("\n• %s: %d of %d ready (no more start: less than the spare memory available)", label, st.Ready, st.Want)
 	case st.WarmUpOff != "":
-		return fmt.Sprintf("\n• %s: %d of %d ready (without a warm-up turn: %s)", label, st.Ready, st.Want, render.OneLine(st.WarmUpOff, 160))
+		return fmt.Sprintf("\n• %s: %d of %d ready (without a warm-up turn: %s)", label, st.Ready, st.Want, textcut.OneLine(st.WarmUpOff, 160))
 	default:
 		return fmt.Sprintf("\n• %s: %d of %d ready", label, st.Ready, st.Want)
 	}
@@ -263,7 +265,7 @@ func (cv *conversation) spareStatusLine() string {
 // name and allowed tools, so a conversation can take the spare. The server
 // here only answers the CLI's start-up (initialize, tools/list); the pool
 // binds the spare to the conversation's own server when it hands it over.
-func (c *Core) spareTools(opts *agent.Options, bot *config.Bot, p *config.Agent, pl bridges.Platform) {
+func (c *Core) spareTools(opts *agent.Options, bot *config.Bot, p *profile.Agent, pl bridges.Platform) {
 	proto := &conversation{core: c, bot: bot, profile: p, platform: pl, limits: pl.Limits(), log: c.log}
 	proto.withAgentTools(opts)
 }
@@ -293,15 +295,15 @@ type Worktrees interface {
 	// not hold the conversation up; it may block. For a warm spare
 	// (spare) it fails rather than start the spare outside a worktree:
 	// a conversation that takes a spare must find it in its worktree.
-	PrepareSpawn(ctx context.Context, p *config.Agent, opts agent.Options, spare bool) (agent.Options, error)
+	PrepareSpawn(ctx context.Context, p *profile.Agent, opts agent.Options, spare bool) (agent.Options, error)
 	// Status is the !status line of the worktree of session sessionID of
 	// profile p, or "" when the profile does not use worktrees.
-	Status(p *config.Agent, sessionID string) string
+	Status(p *profile.Agent, sessionID string) string
 	// Retire removes the worktree of the former session sessionID of
 	// profile p (its agent process is stopped), keeping it when it has
 	// uncommitted changes or could not be checked. It returns the line to
 	// tell the conversation, "" when there was no worktree.
-	Retire(ctx context.Context, p *config.Agent, sessionID string, log *slog.Logger) string
+	Retire(ctx context.Context, p *profile.Agent, sessionID string, log *slog.Logger) string
 }
 
 // WorkdirMover is an agent tool server that works in the agent's working

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // This file holds the optional abilities of an agent session the core
@@ -38,7 +39,7 @@ func (cv *conversation) backgroundStatusLine() string {
 	}
 	names := make([]string, 0, len(tasks))
 	for _, t := range tasks {
-		names = append(names, render.CodeSpan(render.OneLine(orDefault(t.Description, strings.TrimSpace(t.TaskType+" "+t.TaskID)), 80)))
+		names = append(names, render.CodeSpan(textcut.OneLine(textcut.OrBlank(t.Description, strings.TrimSpace(t.TaskType+" "+t.TaskID)), 80)))
 	}
 	return fmt.Sprintf("\n• background tasks: %d — %s", len(tasks), strings.Join(names, ", "))
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -22,7 +24,7 @@ import (
 func withFallback(c *config.Config) {
 	coder := c.Agents["coder"]
 	g := *coder
-	g.Name, g.Kind, g.Command, g.Workdir, g.Model = "gemini", config.KindACP, "gemini", "/srv/fallback", ""
+	g.Name, g.Kind, g.Command, g.Workdir, g.Model = "gemini", profile.KindACP, "gemini", "/srv/fallback", ""
 	o := *coder
 	o.Name, o.Workdir = "other", "/srv/other"
 	c.Agents["gemini"], c.Agents["other"] = &g, &o
@@ -90,7 +92,7 @@ func TestAgentSwitch(t *testing.T) {
 	if gs, err := h.st.ActiveGrants(ctxT(t), before.ID); err != nil || len(gs) != 0 {
 		t.Errorf("grants after the move: %+v, %v; want none (the new agent asks again)", gs, err)
 	}
-	waitFor(t, "the old agent stopped", s1.Exited)
+	testkit.WaitUntil(t, "the old agent stopped", waitTimeout, s1.Exited)
 	after := h.conversation(k)
 	if after.AgentOverride != "gemini" || after.SessionID == before.SessionID || after.Model != "" || after.Agent != "coder" {
 		t.Errorf("stored after the move: %+v (before: session %s)", after, before.SessionID)
@@ -227,7 +229,7 @@ func TestAgentSwitchWarmSpares(t *testing.T) {
 		c.Agents["gemini"].WarmSpares = 1
 		c.Agents["coder"].Model = "opus" // the fake pool's spare fits no coder conversation
 	}})
-	waitFor(t, "KeepSpares called", func() bool {
+	testkit.WaitUntil(t, "KeepSpares called", waitTimeout, func() bool {
 		pool.mu.Lock()
 		defer pool.mu.Unlock()
 		return len(pool.kept) > 0

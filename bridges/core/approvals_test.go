@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -150,7 +151,7 @@ func TestPolicyRules(t *testing.T) {
 		{Tool: "Bash", Match: "git *", Action: policy.ActionAsk},
 		{Tool: "Write", Match: "/srv/project/docs/*", Action: policy.ActionAllow},
 	}
-	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) { a.Rules = rules }})
+	h := start(t, setup{script: toolScript, profile: func(a *profile.Agent) { a.Rules = rules }})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: git status --short")
 	h.waitText(k, `allowed {"command":"git status --short"`)
@@ -189,7 +190,7 @@ func TestPolicyRulesParseBash(t *testing.T) {
 		{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},
 		{Tool: "Bash", Match: "ls *", Action: policy.ActionAllow},
 	}
-	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) { a.Rules = rules }})
+	h := start(t, setup{script: toolScript, profile: func(a *profile.Agent) { a.Rules = rules }})
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: git status && ls -la | ls")
 	h.waitText(k, `allowed {"command":"git status \u0026\u0026 ls -la | ls"`)
@@ -355,7 +356,7 @@ func TestPlanCard(t *testing.T) {
 func TestNumberedRepliesWithoutButtons(t *testing.T) {
 	lim := defaultLimits()
 	lim.CanButtons = false
-	askRm := func(a *config.Agent) {
+	askRm := func(a *profile.Agent) {
 		a.Rules = []policy.Rule{{Tool: "Bash", Match: "rm *", Action: policy.ActionAsk}}
 	}
 	h := start(t, setup{noEdit: true, script: toolScript, limits: lim, profile: askRm})

@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -41,7 +42,7 @@ func benchOverhead(b *testing.B, convs int) {
 	}
 	defer st.Close()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: convs}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: convs}},
 		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: "compact"}},
 	}
 	lim := defaultLimits()

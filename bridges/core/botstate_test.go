@@ -15,6 +15,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -73,7 +75,7 @@ func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBo
 	access := config.Access{Users: []string{"alice", "dave"}, Admins: []string{"dave"}}
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{
 			{Name: "chat", Platform: "slack", Agent: "coder", Verbosity: "compact", Access: access},
@@ -117,7 +119,7 @@ func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBo
 func (m *multiBot) state(t *testing.T, bot string, want bridges.ConnState) bridges.BotStatus {
 	t.Helper()
 	var got bridges.BotStatus
-	waitFor(t, bot+" "+string(want), func() bool {
+	testkit.WaitUntil(t, bot+" "+string(want), waitTimeout, func() bool {
 		for _, s := range m.core.BotStates() {
 			if s.Bot == bot {
 				got = s
@@ -178,7 +180,7 @@ func TestOneBotFailsOthersKeepRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	var forAlice bridgetest.Msg
-	waitFor(t, "status for alice", func() bool {
+	testkit.WaitUntil(t, "status for alice", waitTimeout, func() bool {
 		n := 0
 		for _, msg := range m.chat.Messages(k) {
 			if strings.Contains(msg.Text, "📊 Session") {
@@ -238,7 +240,7 @@ func TestReconnectingSinceStartOfOutage(t *testing.T) {
 		m.state(t, "phone", bridges.ConnReconnecting) // recorded before the clock moves on
 		clock.Advance(2 * time.Minute)
 		m.phone.states <- bridges.BotState{State: bridges.ConnReconnecting, Reason: fmt.Sprintf("dial: refused (%d)", i), Attempt: i}
-		waitFor(t, fmt.Sprintf("attempt %d", i), func() bool {
+		testkit.WaitUntil(t, fmt.Sprintf("attempt %d", i), waitTimeout, func() bool {
 			for _, b := range m.core.BotStates() {
 				if b.Bot == "phone" {
 					s = b

@@ -7,30 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// quietPlatform accepts posts and edits and does nothing else.
-type quietPlatform struct{}
-
-func (quietPlatform) Limits() bridges.Limits { return bridges.Limits{} }
-
-func (quietPlatform) Run(ctx context.Context, _ bridges.Handler) error {
-	<-ctx.Done()
-	return nil
-}
-
-func (quietPlatform) Post(context.Context, bridges.ConversationKey, bridges.Message) (bridges.MessageRef, error) {
-	return bridges.MessageRef{}, nil
-}
-
-func (quietPlatform) Edit(context.Context, bridges.MessageRef, bridges.Message) error { return nil }
 
 // noAgents is an AgentPool that never has an agent.
 type noAgents struct{}
@@ -50,13 +35,13 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	}
 	defer st.Close()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
 		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
 	}
 	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: noAgents{}, RetireIdleAfter: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"bot": quietPlatform{}}) }()
+	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"bot": platformtest.Quiet{}}) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -66,7 +51,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	budgets := func() int {
 		return c.budgets.Len()
 	}
-	waitUntil(t, "the core running", func() bool {
+	testkit.WaitUntil(t, "the core running", 10*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.running
@@ -83,41 +68,8 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	if n, b := c.ActiveConversations(), budgets(); n != 3 || b != 2 {
 		t.Fatalf("%d workers with %d budgets, want 3 workers sharing 2", n, b)
 	}
-	waitUntil(t, "every worker retired", func() bool { return c.ActiveConversations() == 0 })
+	testkit.WaitUntil(t, "every worker retired", 10*time.Second, func() bool { return c.ActiveConversations() == 0 })
 	if n := budgets(); n != 0 {
 		t.Errorf("%d channel budgets left after every worker retired", n)
 	}
-}
-
-// waitUntil polls cond for up to 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// counterValue reads the counter name of reg whose only label has the
-// value label (0 if there is none).
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if ls := m.GetLabel(); len(ls) == 1 && ls[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // sendQuoting delivers user's text quoting the platform message replyTo.
@@ -41,7 +42,7 @@ func TestQuotedChoiceDecidesOnlyTheQuotedCard(t *testing.T) {
 	h1.pool.Close()
 
 	h2 := start(t, setup{noEdit: true, script: toolScript, limits: lim, dbPath: db, platform: plat})
-	waitFor(t, "the restarted core runs the platform", func() bool { h, _ := plat.Handler(ctxT(t)); return h != old })
+	testkit.WaitUntil(t, "the restarted core runs the platform", waitTimeout, func() bool { h, _ := plat.Handler(ctxT(t)); return h != old })
 	h2.send(k, "in3", "alice", "bash: rm -rf build")
 	cardB := h2.waitCard(k, "rm -rf build")
 	h2.sendQuoting(k, "in4", "alice", "1", cardA.Ref.ID)

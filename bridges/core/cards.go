@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -28,7 +29,7 @@ func (h cardHost) Log() *slog.Logger                    { return h.cv.log }
 func (h cardHost) ConvID() string                       { return h.cv.id }
 func (h cardHost) Key() bridges.ConversationKey         { return h.cv.key }
 func (h cardHost) Bot() *config.Bot                     { return h.cv.bot }
-func (h cardHost) Profile() *config.Agent               { return h.cv.profile }
+func (h cardHost) Profile() *profile.Agent              { return h.cv.profile }
 func (h cardHost) Limits() bridges.Limits               { return h.cv.limits }
 func (h cardHost) MaxRunes() int                        { return h.cv.maxRunes() }
 func (h cardHost) Now() time.Time                       { return h.cv.core.clock.Now() }

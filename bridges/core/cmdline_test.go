@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -30,7 +30,7 @@ func TestCommandSpaceVariants(t *testing.T) {
 	roles := map[string]string{"admin": "dave", "approver": "carol", "participant": "alice", "allowed user": "bob"}
 	for role, user := range roles {
 		t.Run(role, func(t *testing.T) {
-			h := start(t, setup{access: originAccess, profile: func(a *config.Agent) { a.AllowBypass = true }})
+			h := start(t, setup{access: originAccess, profile: func(a *profile.Agent) { a.AllowBypass = true }})
 			k := key("T1")
 			h.send(k, "m0", "alice", "hello") // alice takes part; the others only run commands
 			h.waitText(k, "pong: hello")

@@ -18,6 +18,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -44,7 +46,7 @@ var _ commands.Conversation = cmdConv{}
 func (c cmdConv) Key() bridges.ConversationKey         { return c.cv.key }
 func (c cmdConv) ID() string                           { return c.cv.id }
 func (c cmdConv) Bot() *config.Bot                     { return c.cv.bot }
-func (c cmdConv) Profile() *config.Agent               { return c.cv.profile }
+func (c cmdConv) Profile() *profile.Agent              { return c.cv.profile }
 func (c cmdConv) Store() commands.Store                { return c.cv.st }
 func (c cmdConv) Now() time.Time                       { return c.cv.core.clock.Now() }
 func (c cmdConv) Log() *slog.Logger                    { return c.cv.log }
@@ -156,7 +158,7 @@ func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, er
 	cv.row.PermissionMode = mode
 	switch {
 	case cv.sess == nil:
-	case mode == config.ModeBypass || old == config.ModeBypass:
+	case mode == profile.ModeBypass || old == profile.ModeBypass:
 		// The CLI only enters or leaves bypass at launch: restart it.
 		if cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 {
 			cv.restartAfterTurn = true
@@ -292,7 +294,7 @@ func (c *Core) replyTo(conv store.Conversation, f func(context.Context, *convers
 }
 
 // activity is what recording ledger message m as sent notes for !sessions
-// (store.MarkSent): the conversation's last activity, and its first prompt
+// (convstore.Store.MarkSent): the conversation's last activity, and its first prompt
 // as the session's summary.
 func activity(m store.InboxMessage) string {
 	if strings.TrimSpace(m.Text) == "" {
@@ -314,8 +316,8 @@ func (cv *conversation) statusText() string {
 		state = "live, idle"
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
-		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
-		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		render.CodeSpan(textcut.OrBlank(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
+		render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {
@@ -329,7 +331,7 @@ func (cv *conversation) effectiveModel() string {
 // conversation's override, else the profile's. bypassPermissions, from
 // either, counts only while the profile allows it (bypassAllowed).
 func (cv *conversation) effectiveMode() string {
-	if m := cv.row.PermissionMode; m != "" && (m != config.ModeBypass || cv.bypassAllowed()) {
+	if m := cv.row.PermissionMode; m != "" && (m != profile.ModeBypass || cv.bypassAllowed()) {
 		return m
 	}
 	return cv.profileMode()
@@ -373,7 +375,7 @@ func (c cmdConv) SwitchAgent(ctx context.Context, name, by string) (string, erro
 // (removed by by). status is what open cards show. It returns what to
 // tell besides the move: the grants removed, what became of the old
 // session's worktree.
-func (cv *conversation) moveToProfile(ctx context.Context, p *config.Agent, by, status string) (string, error) {
+func (cv *conversation) moveToProfile(ctx context.Context, p *profile.Agent, by, status string) (string, error) {
 	override := p.Name
 	if override == cv.row.Agent {
 		override = "" // its own profile
@@ -415,7 +417,7 @@ func agentChoices(cfg *config.Config, bot *config.Bot, row store.Conversation) [
 
 // baseProfile is the profile of conversation row without !agent: the one
 // it was created with (a scheduled run may name its own), else the bot's.
-func baseProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) *config.Agent {
+func baseProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) *profile.Agent {
 	if p := cfg.Agents[row.Agent]; p != nil {
 		return p
 	}
@@ -426,7 +428,7 @@ func baseProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) *c
 // moved it to while the bot still lists it, else baseProfile; gone names
 // a stored profile the bot no longer lists (the conversation goes back at
 // its next message, revertAgent).
-func convProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) (p *config.Agent, gone string) {
+func convProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) (p *profile.Agent, gone string) {
 	if o := row.AgentOverride; o != "" {
 		if slices.Contains(agentChoices(cfg, bot, row), o) {
 			return cfg.Agents[o], ""

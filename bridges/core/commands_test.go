@@ -7,6 +7,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -35,7 +37,7 @@ func TestCommands(t *testing.T) {
 	h.waitText(k, "Mode set to `plan`")
 	h.send(k, "c5", "dave", "!mode bypassPermissions")
 	h.waitText(k, "not allowed for this agent")
-	waitFor(t, "model and mode calls", func() bool {
+	testkit.WaitUntil(t, "model and mode calls", waitTimeout, func() bool {
 		c := strings.Join(sess.Calls(), ",")
 		return strings.Contains(c, "set_model claude-x") && strings.Contains(c, "set_permission_mode plan")
 	})
@@ -63,7 +65,7 @@ func TestCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(k, "c8", "alice", "!stop")
-	waitFor(t, "an interrupt", func() bool { return strings.Contains(strings.Join(sess.Calls(), ","), "interrupt") })
+	testkit.WaitUntil(t, "an interrupt", waitTimeout, func() bool { return strings.Contains(strings.Join(sess.Calls(), ","), "interrupt") })
 
 	// !new: fresh session id, the next message spawns a new (not resumed) session.
 	h.send(k, "c9", "alice", "!new")
@@ -116,7 +118,7 @@ func TestAdminCommandsDisabledWithoutAdmins(t *testing.T) {
 }
 
 func TestBypassModeRestartsProcess(t *testing.T) {
-	h := start(t, setup{access: config.Access{Admins: []string{"alice"}}, profile: func(a *config.Agent) { a.AllowBypass = true }})
+	h := start(t, setup{access: config.Access{Admins: []string{"alice"}}, profile: func(a *profile.Agent) { a.AllowBypass = true }})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hi")
 	h.waitText(k, "pong: hi")
@@ -138,7 +140,7 @@ func TestStoredBypassRecheckedAtSpawn(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "bridge.db")
 	k := key("T1")
 	{
-		h := start(t, setup{dbPath: dbPath, access: config.Access{Admins: []string{"alice"}}, profile: func(a *config.Agent) { a.AllowBypass = true }})
+		h := start(t, setup{dbPath: dbPath, access: config.Access{Admins: []string{"alice"}}, profile: func(a *profile.Agent) { a.AllowBypass = true }})
 		h.send(k, "c1", "alice", "!mode bypassPermissions")
 		h.waitText(k, "Mode set to `bypassPermissions`")
 		h.stop()
@@ -146,7 +148,7 @@ func TestStoredBypassRecheckedAtSpawn(t *testing.T) {
 	// The admin turns allow_bypass off and restarts the bridge.
 	plat := bridgetest.New(defaultLimits())
 	h := start(t, setup{dbPath: dbPath, platform: plat, access: config.Access{Admins: []string{"alice"}},
-		profile: func(a *config.Agent) { a.PermissionMode = "acceptEdits" }})
+		profile: func(a *profile.Agent) { a.PermissionMode = "acceptEdits" }})
 	if c := h.conversation(k); c.PermissionMode != "bypassPermissions" {
 		t.Fatalf("stored override = %q", c.PermissionMode)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -134,7 +135,7 @@ type conversation struct {
 	// store (cutstream.go); "" when none.
 	streamRec string
 	bot       *config.Bot
-	profile   *config.Agent
+	profile   *profile.Agent
 	platform  bridges.Platform
 	limits    bridges.Limits
 	budget    *delivery.Budget
@@ -184,7 +185,7 @@ type conversation struct {
 //
 // takenOver says that its tenure began after another replica's
 // (ownership.Tenure.Recover).
-func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *config.Agent, gone string, p bridges.Platform, st *store.Store, token int64, takenOver bool) *conversation {
+func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *profile.Agent, gone string, p bridges.Platform, st *store.Store, token int64, takenOver bool) *conversation {
 	key := bridges.ConversationKey(row.Key)
 	lim := p.Limits()
 	if lim.EditInterval <= 0 {

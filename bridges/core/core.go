@@ -29,6 +29,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/strangers"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -280,10 +281,10 @@ func (c *Core) checkWiring(platforms map[string]bridges.Platform) error {
 		}
 	}
 	for name, a := range c.cfg().Agents {
-		if a.Sandbox != "" && a.Sandbox != config.SandboxNone && c.containment().Sandboxes[name] == nil {
+		if a.Sandbox != "" && a.Sandbox != profile.SandboxNone && c.containment().Sandboxes[name] == nil {
 			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
 		}
-		if m := a.Network.Mode; a.Sandbox == config.SandboxBwrap && (m == config.NetworkProxy || m == config.NetworkNone) &&
+		if m := a.Network.Mode; a.Sandbox == profile.SandboxBwrap && (m == profile.NetworkProxy || m == profile.NetworkNone) &&
 			c.containment().Networks[name].Mode != m {
 			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
 		}

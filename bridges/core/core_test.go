@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -228,8 +229,8 @@ func TestIdleWorkerRetires(t *testing.T) {
 	if err := h.pool.Remove(ctxT(t), h.conversation(k).ID); err != nil { // the pool stops the idle agent
 		t.Fatal(err)
 	}
-	waitFor(t, "the worker to retire", func() bool {
-		clock.Advance(time.Second) // past RetireIdleAfter once the worker is idle
+	testkit.WaitUntil(t, "the worker to retire", waitTimeout, func() bool {
+		clock.Advance(time.Second)
 		return h.core.ActiveConversations() == 0
 	})
 	if owns, err := h.core.Owns(ctxT(t), k); err != nil || !owns {
@@ -284,10 +285,10 @@ func TestAttachmentsAndTyping(t *testing.T) {
 		t.Errorf("text = %q", sent[0].Text)
 	}
 	h.waitText(k, "📎 `huge.zip` is too large (25.0 MB): files up to 20.0 MB reach the agent.")
-	waitFor(t, "the typing indicator", func() bool { return h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the typing indicator", waitTimeout, func() bool { return h.plat.Typing(k) })
 	close(release)
 	h.waitText(k, "seen")
-	waitFor(t, "the typing indicator to clear", func() bool { return !h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the typing indicator to clear", waitTimeout, func() bool { return !h.plat.Typing(k) })
 }
 
 func TestQueueFullKeepsMessagesInLedger(t *testing.T) {

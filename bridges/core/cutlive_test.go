@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -86,7 +87,7 @@ func TestCutLiveMessageBecomesItsReplyOrIsClosed(t *testing.T) {
 	plat.WaitFor(t, k1, waitTimeout, "the live message edited into its reply", func(m bridgetest.Msg) bool {
 		return m.Ref.ID == live.ID && m.Text == "the answer so far, and the rest"
 	})
-	waitFor(t, "the cut live message closed", func() bool { return slices.Contains(cl.closedIDs(), cut.ID) })
+	testkit.WaitUntil(t, "the cut live message closed", waitTimeout, func() bool { return slices.Contains(cl.closedIDs(), cut.ID) })
 	if slices.Contains(cl.closedIDs(), live.ID) {
 		t.Error("the live message that becomes the reply was closed as cut")
 	}
@@ -95,7 +96,7 @@ func TestCutLiveMessageBecomesItsReplyOrIsClosed(t *testing.T) {
 			t.Errorf("the reply was posted beside its live message: %q", m.Text)
 		}
 	}
-	waitFor(t, "the records forgotten", func() bool {
+	testkit.WaitUntil(t, "the records forgotten", waitTimeout, func() bool {
 		ids, err := h2.st.ConversationsWithOpenStreams(ctx)
 		return err == nil && len(ids) == 0
 	})

@@ -19,6 +19,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -266,7 +268,7 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 			return
 		}
 		cv.log.Error("start agent", "err", v.err)
-		cv.notice(ctx, "⚠️ I could not start the agent: "+render.OneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
+		cv.notice(ctx, "⚠️ I could not start the agent: "+textcut.OneLine(v.err.Error(), 300)+"\nYour message is kept; send another message to try again.")
 		return
 	}
 	if v.sessionID != "" && v.sessionID != cv.row.SessionID && !cv.onSpareTaken(ctx, v.sess, v.sessionID) {
@@ -337,12 +339,12 @@ func (cv *conversation) bypassAllowed() bool {
 // noteRefusedBypass tells the conversation, once per worker, that its
 // stored bypassPermissions override is not applied.
 func (cv *conversation) noteRefusedBypass(ctx context.Context) {
-	if cv.row.PermissionMode != config.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
+	if cv.row.PermissionMode != profile.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
 		return
 	}
 	cv.bypassRefusalShown = true
 	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
-	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(config.ModeBypass)+", but the agent's allow_bypass is now off, "+
+	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(profile.ModeBypass)+", but the agent's allow_bypass is now off, "+
 		"so the agent runs in "+render.CodeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestRedeliveryAnsweredOnce: a platform message delivered six times (five
@@ -41,10 +42,10 @@ func TestRedeliveryAnsweredOnce(t *testing.T) {
 		t.Errorf("%d replies to the redelivered message, want 1:\n%s", replies, h.plat.Dump())
 	}
 	const name = "agentbridge_messages_total"
-	if got := counterValue(t, reg, name, map[string]string{"bot": "bot", "outcome": "accepted"}); got != 2 {
+	if got := testkit.CounterValue(t, reg, name, map[string]string{"bot": "bot", "outcome": "accepted"}); got != 2 {
 		t.Errorf("accepted = %v, want 2 (the message and the next)", got)
 	}
-	if got := counterValue(t, reg, name, map[string]string{"bot": "bot", "outcome": "duplicate"}); got != 5 {
+	if got := testkit.CounterValue(t, reg, name, map[string]string{"bot": "bot", "outcome": "duplicate"}); got != 5 {
 		t.Errorf("duplicate = %v, want 5", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // A decided card is edited where the platform can still edit it; otherwise
@@ -35,7 +35,7 @@ func TestDecisionEditsCardOrPostsStatus(t *testing.T) {
 			lim := defaultLimits()
 			lim.EditMaxAge = tt.maxAge
 			h := start(t, setup{script: toolScript, clock: clock, limits: lim, noEdit: tt.noEdit,
-				profile: func(a *config.Agent) { a.ApprovalTimeout = 24 * time.Hour }})
+				profile: func(a *profile.Agent) { a.ApprovalTimeout = 24 * time.Hour }})
 			k := key("T1")
 			h.send(k, "m1", "alice", "bash: make deploy")
 			card := h.waitCard(k, "make deploy")

@@ -11,8 +11,9 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -30,7 +31,7 @@ func cardsFor(h *harness, k bridges.ConversationKey, sub string) int {
 // waitDecisions waits until sess answered n permission requests.
 func waitDecisions(t *testing.T, sess *bridgetest.FakeSession, n int) []bridgetest.Decision {
 	t.Helper()
-	waitFor(t, "decisions", func() bool { return len(sess.Decisions()) >= n })
+	testkit.WaitUntil(t, "decisions", waitTimeout, func() bool { return len(sess.Decisions()) >= n })
 	return sess.Decisions()
 }
 
@@ -120,7 +121,7 @@ func TestAlwaysAllowGrant(t *testing.T) {
 	}
 	waitDecisions(t, sess, 3)
 	// The CLI gets the answer before the audit row is written: wait for it.
-	waitFor(t, "the third decision audited", func() bool {
+	testkit.WaitUntil(t, "the third decision audited", waitTimeout, func() bool {
 		as, _ = h.st.ApprovalsForConversation(ctxT(t), conv.ID)
 		return len(as) == 3 && as[2].Decision != ""
 	})
@@ -162,7 +163,7 @@ func TestAlwaysAllowGrant(t *testing.T) {
 // TestAskRuleHidesAlwaysAllow: when a profile rule says to ask, a grant
 // could never apply, so the card offers no "Always allow".
 func TestAskRuleHidesAlwaysAllow(t *testing.T) {
-	h := start(t, setup{script: toolScript, profile: func(a *config.Agent) {
+	h := start(t, setup{script: toolScript, profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{{Tool: "Bash", Match: "git *", Action: policy.ActionAsk}}
 	}})
 	k := key("T1")
@@ -184,7 +185,7 @@ func TestAskRuleHidesAlwaysAllow(t *testing.T) {
 // granted them; admins remove a grant with !rules rm N, which is recorded,
 // makes the agent forget the rule and the request ask again.
 func TestRulesCommand(t *testing.T) {
-	h := start(t, setup{script: toolScript, access: teamAccess, profile: func(a *config.Agent) {
+	h := start(t, setup{script: toolScript, access: teamAccess, profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny}, {Tool: "Read", Action: policy.ActionAllow}}
 	}})
 	k := key("T1")
@@ -219,7 +220,7 @@ func TestRulesCommand(t *testing.T) {
 		t.Fatalf("grants after removal = %+v, %v", all, err)
 	}
 	// The running CLI held the rule for its session: it was restarted.
-	waitFor(t, "the agent restarted", sess.Exited)
+	testkit.WaitUntil(t, "the agent restarted", waitTimeout, sess.Exited)
 	h.send(k, "c6", "dave", "!rules rm 1")
 	h.waitText(k, "There is no grant #1")
 	h.send(k, "m2", "alice", "bash: make test")
@@ -313,7 +314,7 @@ func TestTypedAnswerRefusedLikeAClick(t *testing.T) {
 // agentbridge_approvals_total like people's decisions.
 func TestPolicyDecisionsCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(a *config.Agent) {
+	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{
 			{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny},
 			{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},

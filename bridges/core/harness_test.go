@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -37,7 +39,7 @@ type setup struct {
 	limits        bridges.Limits
 	verbosity     string
 	access        config.Access
-	profile       func(*config.Agent)
+	profile       func(*profile.Agent)
 	clock         core.Clock
 	dbPath        string
 	platform      *bridgetest.Platform
@@ -102,15 +104,15 @@ func start(t *testing.T, s setup) *harness {
 	if s.dbPath == "" {
 		s.dbPath = filepath.Join(t.TempDir(), "bridge.db")
 	}
-	agentCfg := &config.Agent{Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 4,
+	agentCfg := &profile.Agent{Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: 4,
 		IdleTimeout: time.Minute, ApprovalTimeout: 10 * time.Minute, PermissionMode: "default"}
 	if s.profile != nil {
 		s.profile(agentCfg)
 	}
 	cfg := &config.Config{
 		DataDir: filepath.Dir(s.dbPath), // shared by restarts on the same database, like a real data_dir
-		Agents:  map[string]*config.Agent{"coder": agentCfg},
-		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: orStr(s.verbosity, "compact"),
+		Agents:  map[string]*profile.Agent{"coder": agentCfg},
+		Bots: []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: cmp.Or(s.verbosity, "compact"),
 			Access: s.access}},
 		StatusDelay: s.statusDelay,
 	}
@@ -296,25 +298,6 @@ func (h *harness) waitOutboxEmpty() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// waitFor polls cond until it holds or the test times out.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-func orStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // logSink collects the core's log for failure output.

@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -92,7 +93,7 @@ func (cv *conversation) admit(ctx context.Context, m store.InboxMessage) limitVe
 const limitNoticeEvery = 5 * time.Minute
 
 // sandboxLimits are a profile's resources as the sandbox takes them.
-func sandboxLimits(r config.Resources) sandbox.Limits {
+func sandboxLimits(r profile.Resources) sandbox.Limits {
 	return sandbox.Limits{Memory: r.Memory, Processes: r.Processes, CPU: r.CPU}
 }
 

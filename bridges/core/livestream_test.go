@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // streamingSetup is a core on a fake clock over a platform that streams,
@@ -39,7 +40,7 @@ func TestLongAnswerUsesNativeStream(t *testing.T) {
 	if !strings.Contains(final.Text, "word0 ") || !strings.Contains(final.Text, "word299") {
 		t.Errorf("streamed answer incomplete: %q", truncateTest(final.Text, 200))
 	}
-	waitFor(t, "the indicator to clear", func() bool { return !h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator to clear", waitTimeout, func() bool { return !h.plat.Typing(k) })
 	calls := h.plat.CallsOf(k)
 	counts := map[string]int{}
 	for _, c := range calls {
@@ -97,13 +98,13 @@ func TestStreamShowsToolsAsTasks(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "check")
 	h.session(1)
-	waitFor(t, "the turn's timers", func() bool { return clock.Pending() >= 1 })
+	testkit.WaitUntil(t, "the turn's timers", waitTimeout, func() bool { return clock.Pending() >= 1 })
 	clock.Advance(time.Second)
 	h.plat.WaitFor(t, k, waitTimeout, "the running task", func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, "Let me look.") && strings.Contains(m.Text, "[in_progress] Bash: git status")
 	})
 	step <- struct{}{}
-	waitFor(t, "the result's flush", func() bool { return clock.Pending() >= 1 })
+	testkit.WaitUntil(t, "the result's flush", waitTimeout, func() bool { return clock.Pending() >= 1 })
 	clock.Advance(time.Second)
 	h.plat.WaitFor(t, k, waitTimeout, "the complete task", func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, "[complete] Bash: git status")

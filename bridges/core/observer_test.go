@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // observed records what a core.Observer is shown.
@@ -58,7 +59,7 @@ func TestObserverSeesTheConversation(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "bash: git status")
 	card := h.waitCard(k, "git status")
-	waitFor(t, "the open card", o.has(func(_ []streamjson.Event, shown []bridges.Message) bool {
+	testkit.WaitUntil(t, "the open card", waitTimeout, o.has(func(_ []streamjson.Event, shown []bridges.Message) bool {
 		for _, m := range shown {
 			if m.CardID == card.CardID && len(m.Buttons) == len(card.Buttons) && strings.Contains(m.Text, "git status") {
 				return true
@@ -69,7 +70,7 @@ func TestObserverSeesTheConversation(t *testing.T) {
 	if _, err := h.plat.Click(ctxT(t), k, card.CardID, bridges.ChoiceAllow, "alice", "alice"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the decided card", o.has(func(_ []streamjson.Event, shown []bridges.Message) bool {
+	testkit.WaitUntil(t, "the decided card", waitTimeout, o.has(func(_ []streamjson.Event, shown []bridges.Message) bool {
 		for _, m := range shown {
 			if m.CardID == card.CardID && len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed by @alice") {
 				return true
@@ -77,7 +78,7 @@ func TestObserverSeesTheConversation(t *testing.T) {
 		}
 		return false
 	}))
-	waitFor(t, "the tool call and the result", o.has(func(events []streamjson.Event, _ []bridges.Message) bool {
+	testkit.WaitUntil(t, "the tool call and the result", waitTimeout, o.has(func(events []streamjson.Event, _ []bridges.Message) bool {
 		var tool, result bool
 		for _, ev := range events {
 			switch e := ev.(type) {
@@ -90,7 +91,7 @@ func TestObserverSeesTheConversation(t *testing.T) {
 		return tool && result
 	}))
 	h.send(k, "m2", "alice", "!status")
-	waitFor(t, "the !status notice", o.has(func(_ []streamjson.Event, shown []bridges.Message) bool {
+	testkit.WaitUntil(t, "the !status notice", waitTimeout, o.has(func(_ []streamjson.Event, shown []bridges.Message) bool {
 		for _, m := range shown {
 			if m.CardID == "" && strings.Contains(m.Text, "Session") {
 				return true
@@ -118,7 +119,7 @@ func TestHandoffCommandIsPrivate(t *testing.T) {
 	h.waitText(k, "pong")
 	conv := h.conversation(k)
 	h.send(k, "m2", "alice", "!handoff")
-	waitFor(t, "the private answer", func() bool {
+	testkit.WaitUntil(t, "the private answer", waitTimeout, func() bool {
 		for _, p := range h.plat.Privates() {
 			if p.User == "alice" && p.Key == k && strings.Contains(p.Text, "bridge attach "+conv.ID) &&
 				strings.Contains(p.Text, "bridge export "+conv.ID+" -dir DIR") {

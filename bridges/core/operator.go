@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/connstate"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -75,7 +76,7 @@ func (c *Core) WarmSpares() []bridges.WarmSpareState {
 			ws := bridges.WarmSpareState{Profile: p.Name, Auto: st.Auto, Target: st.Want, Max: st.Max,
 				Ready: st.Ready, Starting: st.Starting, MemShort: st.MemShort}
 			if st.Failures > 0 && st.Ready == 0 {
-				ws.Failing = render.OneLine(st.LastError, 200)
+				ws.Failing = textcut.OneLine(st.LastError, 200)
 			}
 			out = append(out, ws)
 		}
@@ -225,7 +226,7 @@ func (cv *conversation) connectionLines(who author) string {
 		switch {
 		case s.Bot == cv.bot.Name:
 			b.WriteString("\n• connection: " + render.StateSummary(s, now))
-		case isAdmin(cv.bot, who.id) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
+		case cv.bot.Access.IsAdmin(who.id) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
 			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
 		}
 	}

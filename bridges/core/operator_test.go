@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Snapshot lets the core list the processes of the counting pool.
@@ -86,7 +87,7 @@ func TestOperatorLiveAgents(t *testing.T) {
 	if err := l.core.StopAgent(ctxT(t), a.ConversationID, "ana"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "no live agent", func() bool {
+	testkit.WaitUntil(t, "no live agent", waitTimeout, func() bool {
 		agents, err := l.core.LiveAgents(ctxT(t))
 		return err == nil && len(agents) == 0
 	})

@@ -16,6 +16,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -164,27 +166,27 @@ func TestAgentScheduleCardsBounded(t *testing.T) {
 // first (a refused cron shows no card).
 func TestAgentSchedulePolicies(t *testing.T) {
 	for _, tt := range []struct{ policy, want string }{
-		{config.AgentSchedulesOff, "ERROR: schedules made by the agent are turned off for this agent (agent_schedules: off)"},
-		{config.AgentSchedulesAllow, "Scheduled as #1"},
-		{config.AgentSchedulesAsk, "ERROR: * * * * * fires every 1 min"},
+		{profile.AgentSchedulesOff, "ERROR: schedules made by the agent are turned off for this agent (agent_schedules: off)"},
+		{profile.AgentSchedulesAllow, "Scheduled as #1"},
+		{profile.AgentSchedulesAsk, "ERROR: * * * * * fires every 1 min"},
 	} {
 		t.Run(tt.policy, func(t *testing.T) {
-			h := start(t, setup{access: originAccess, profile: func(a *config.Agent) { a.AgentSchedules = tt.policy }})
+			h := start(t, setup{access: originAccess, profile: func(a *profile.Agent) { a.AgentSchedules = tt.policy }})
 			k := key("T1")
 			h.send(k, "m1", "alice", "hello")
 			h.waitText(k, "pong: hello")
 			args := agentScheduleArgs("check the build")
-			if tt.policy == config.AgentSchedulesAsk {
+			if tt.policy == profile.AgentSchedulesAsk {
 				args["cron"] = "* * * * *"
 			}
 			if got := callTool(t, h.session(1), "schedule", args); !strings.HasPrefix(got, tt.want) {
 				t.Errorf("tool answered %q, want %q…", got, tt.want)
 			}
-			wantScheds := map[string]int{config.AgentSchedulesAllow: 1}[tt.policy]
+			wantScheds := map[string]int{profile.AgentSchedulesAllow: 1}[tt.policy]
 			if n := len(h.schedulesOf(k)); n != wantScheds {
 				t.Errorf("%d schedules, want %d", n, wantScheds)
 			}
-			if tt.policy == config.AgentSchedulesAllow {
+			if tt.policy == profile.AgentSchedulesAllow {
 				h.waitText(k, "🗓 The agent scheduled #1")
 			}
 			for _, m := range h.plat.Messages(k) {
@@ -204,7 +206,7 @@ func TestAgentScheduleCardEnds(t *testing.T) {
 	for _, end := range []string{"timeout", "new", "restart", "refused"} {
 		t.Run(end, func(t *testing.T) {
 			clock := bridgetest.NewFakeClock(monday8)
-			s := setup{clock: clock, access: originAccess, profile: func(a *config.Agent) { a.ApprovalTimeout = 30 * time.Minute }}
+			s := setup{clock: clock, access: originAccess, profile: func(a *profile.Agent) { a.ApprovalTimeout = 30 * time.Minute }}
 			s.dbPath = t.TempDir() + "/bridge.db"
 			h := start(t, s)
 			k := key("T1")
@@ -242,7 +244,7 @@ func TestAgentScheduleCardEnds(t *testing.T) {
 			if n := len(h.schedulesOf(k)); n != 0 {
 				t.Fatalf("%d schedules exist after the card ended (%s)", n, end)
 			}
-			waitFor(t, "the audited decision", func() bool {
+			testkit.WaitUntil(t, "the audited decision", waitTimeout, func() bool {
 				audit, err := h.st.ApprovalsForConversation(context.Background(), h.conversation(k).ID)
 				return err == nil && len(audit) == 1 && audit[0].Decision == want
 			})
@@ -313,8 +315,8 @@ func TestScheduledCommandsArePrompts(t *testing.T) {
 	for _, tt := range cmds {
 		t.Run(tt.text, func(t *testing.T) {
 			clock := bridgetest.NewFakeClock(monday8)
-			h := start(t, setup{clock: clock, access: originAccess, profile: func(a *config.Agent) {
-				a.AgentSchedules = config.AgentSchedulesAllow
+			h := start(t, setup{clock: clock, access: originAccess, profile: func(a *profile.Agent) {
+				a.AgentSchedules = profile.AgentSchedulesAllow
 				a.AllowBypass = true
 			}})
 			k := key("T1")
@@ -446,7 +448,7 @@ func TestScheduledYesAnswersNoCard(t *testing.T) {
 	clock := bridgetest.NewFakeClock(monday8)
 	h := start(t, setup{clock: clock, access: originAccess, script: toolScript,
 		limits:  bridges.Limits{MaxMessageRunes: 4000, EditInterval: 50 * time.Millisecond},
-		profile: func(a *config.Agent) { a.ApprovalTimeout = 2 * time.Hour }})
+		profile: func(a *profile.Agent) { a.ApprovalTimeout = 2 * time.Hour }})
 	k := key("T1")
 	h.send(k, "m1", "carol", `!schedule add "0 9 * * *" tz=UTC yes`)
 	h.waitText(k, "🗓 Scheduled")

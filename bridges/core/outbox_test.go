@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // attempts records the core's attempts to post the agent's replies (texts
@@ -50,14 +51,14 @@ func (a *attempts) n() int {
 // exactly want after the last attempt (not a millisecond earlier).
 func (a *attempts) nextAttempt(t *testing.T, want time.Duration) {
 	t.Helper()
-	waitFor(t, "the retry timer", func() bool { return a.clock.Pending() == 1 })
+	testkit.WaitUntil(t, "the retry timer", waitTimeout, func() bool { return a.clock.Pending() == 1 })
 	n := a.n()
 	a.clock.Advance(want - time.Millisecond)
 	if a.clock.Pending() != 1 || a.n() != n {
 		t.Fatalf("attempt %d came before the %s backoff", n+1, want)
 	}
 	a.clock.Advance(time.Millisecond)
-	waitFor(t, fmt.Sprintf("attempt %d after %s", n+1, want), func() bool { return a.n() == n+1 })
+	testkit.WaitUntil(t, fmt.Sprintf("attempt %d after %s", n+1, want), waitTimeout, func() bool { return a.n() == n+1 })
 }
 
 // TestOutboxPermanentErrorFailsAtOnce: a reply the platform refuses for
@@ -88,7 +89,7 @@ func TestOutboxPermanentErrorFailsAtOnce(t *testing.T) {
 	if err != nil || len(rows) != 0 {
 		t.Errorf("pending replies = %d, %v; want none", len(rows), err)
 	}
-	if got := counterValue(t, reg, "agentbridge_outbox_failed_total", map[string]string{"bot": "bot", "reason": "permanent"}); got != 1 {
+	if got := testkit.CounterValue(t, reg, "agentbridge_outbox_failed_total", map[string]string{"bot": "bot", "reason": "permanent"}); got != 1 {
 		t.Errorf("agentbridge_outbox_failed_total{reason=permanent} = %v, want 1", got)
 	}
 }
@@ -106,12 +107,12 @@ func TestOutboxBackoffCappedAtAMinute(t *testing.T) {
 	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
-	waitFor(t, "the first attempt", func() bool { return a.n() == 1 })
+	testkit.WaitUntil(t, "the first attempt", waitTimeout, func() bool { return a.n() == 1 })
 	for _, d := range []time.Duration{1, 2, 4, 8, 16, 32, 60, 60, 60, 60} {
 		a.nextAttempt(t, d*time.Second)
 	}
 	conv := h.conversation(k)
-	waitFor(t, "the 11th failed attempt recorded", func() bool {
+	testkit.WaitUntil(t, "the 11th failed attempt recorded", waitTimeout, func() bool {
 		rows, err := h.st.PendingOutboxForConversation(context.Background(), conv.ID)
 		return err == nil && len(rows) == 1 && rows[0].Attempts == 11 && strings.Contains(rows[0].LastError, "503")
 	})
@@ -136,30 +137,30 @@ func TestOutboxGivesUpAfterDeliveryWindow(t *testing.T) {
 		metrics: core.NewMetrics(reg), configure: func(c *config.Config) { c.Delivery.GiveUpAfter = 10 * time.Minute }})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
-	waitFor(t, "the first attempt", func() bool { return a.n() == 1 })
+	testkit.WaitUntil(t, "the first attempt", waitTimeout, func() bool { return a.n() == 1 })
 	start := clock.Now()
 	conv := h.conversation(k)
 	for clock.Now().Sub(start) < 9*time.Minute {
-		waitFor(t, "the retry timer", func() bool { return clock.Pending() == 1 })
+		testkit.WaitUntil(t, "the retry timer", waitTimeout, func() bool { return clock.Pending() == 1 })
 		n := a.n()
 		clock.Advance(time.Minute)
-		waitFor(t, "the next attempt", func() bool { return a.n() > n })
+		testkit.WaitUntil(t, "the next attempt", waitTimeout, func() bool { return a.n() > n })
 	}
 	if rows, _ := h.st.PendingOutboxForConversation(context.Background(), conv.ID); len(rows) != 1 {
 		t.Fatalf("the reply was given up before delivery.give_up_after (%d pending)", len(rows))
 	}
 	gaveUp := func() bool { return strings.Contains(h.logs.String(), "giving up") }
 	for i := 0; i < 3 && !gaveUp(); i++ { // the attempts around 10 minutes
-		waitFor(t, "the retry timer", func() bool { return clock.Pending() == 1 || gaveUp() })
+		testkit.WaitUntil(t, "the retry timer", waitTimeout, func() bool { return clock.Pending() == 1 || gaveUp() })
 		n := a.n()
 		clock.Advance(time.Minute)
-		waitFor(t, "the next attempt", func() bool { return a.n() > n || gaveUp() })
+		testkit.WaitUntil(t, "the next attempt", waitTimeout, func() bool { return a.n() > n || gaveUp() })
 	}
 	notice := h.waitText(k, "could not be posted: Slack kept refusing it for 1")
 	if !strings.Contains(notice.Text, "503") {
 		t.Errorf("notice = %q", notice.Text)
 	}
-	waitFor(t, "no retry left", func() bool { return clock.Pending() == 0 })
+	testkit.WaitUntil(t, "no retry left", waitTimeout, func() bool { return clock.Pending() == 0 })
 	if last := a.at[len(a.at)-1]; last.Sub(start) < 10*time.Minute || last.Sub(start) > 11*time.Minute {
 		t.Errorf("gave up %s after the first attempt, want between 10 and 11 minutes", last.Sub(start))
 	}
@@ -170,7 +171,7 @@ func TestOutboxGivesUpAfterDeliveryWindow(t *testing.T) {
 	if !strings.Contains(h.logs.String(), "reason=expired") {
 		t.Error("giving up was not logged with its reason")
 	}
-	if got := counterValue(t, reg, "agentbridge_outbox_failed_total", map[string]string{"bot": "bot", "reason": "expired"}); got != 1 {
+	if got := testkit.CounterValue(t, reg, "agentbridge_outbox_failed_total", map[string]string{"bot": "bot", "reason": "expired"}); got != 1 {
 		t.Errorf("agentbridge_outbox_failed_total{reason=expired} = %v, want 1", got)
 	}
 }
@@ -197,10 +198,10 @@ func TestOutboxLateReplySaysSo(t *testing.T) {
 	reg.MustRegister(core.NewOutboxCollector(h.core))
 	k := key("T1")
 	h.send(k, "m1", "alice", "first")
-	waitFor(t, "the first attempt", func() bool { return a.n() == 1 })
+	testkit.WaitUntil(t, "the first attempt", waitTimeout, func() bool { return a.n() == 1 })
 	h.send(k, "m2", "alice", "second")
 	h.waitLedgerFinal(k)
-	waitFor(t, "both replies waiting", func() bool {
+	testkit.WaitUntil(t, "both replies waiting", waitTimeout, func() bool {
 		n, err := testutil.GatherAndCount(reg, "agentbridge_outbox_waiting")
 		return err == nil && n == 1 && strings.Contains(gatherText(t, reg), `agentbridge_outbox_waiting{bot="bot"} 2`)
 	})
@@ -214,10 +215,10 @@ func TestOutboxLateReplySaysSo(t *testing.T) {
 		return n
 	}
 	for posted() < 2 && clock.Now().Before(outageEnds.Add(time.Minute)) {
-		waitFor(t, "the retry timer", func() bool { return clock.Pending() >= 1 || posted() == 2 })
+		testkit.WaitUntil(t, "the retry timer", waitTimeout, func() bool { return clock.Pending() >= 1 || posted() == 2 })
 		clock.Advance(time.Second)
 	}
-	waitFor(t, "both replies posted", func() bool { return posted() == 2 })
+	testkit.WaitUntil(t, "both replies posted", waitTimeout, func() bool { return posted() == 2 })
 	var got []string
 	for _, m := range plat.Messages(k) {
 		if strings.Contains(m.Text, "pong") {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestStatusShowsRepliesWaiting: while a conversation's replies wait out
@@ -30,11 +31,11 @@ func TestStatusShowsRepliesWaiting(t *testing.T) {
 	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Minute})
 	k := key("T1")
 	h.send(k, "m1", "alice", "first")
-	waitFor(t, "the first attempt", func() bool { return a.n() == 1 })
+	testkit.WaitUntil(t, "the first attempt", waitTimeout, func() bool { return a.n() == 1 })
 	// Since when, as the store recorded the failure (by its own clock,
 	// which may have passed a second boundary since the fake clock began).
 	var failedAt time.Time
-	waitFor(t, "the failed attempt recorded", func() bool {
+	testkit.WaitUntil(t, "the failed attempt recorded", waitTimeout, func() bool {
 		rows, err := h.st.PendingOutboxForConversation(context.Background(), h.conversation(k).ID)
 		if err != nil || len(rows) == 0 || rows[0].Attempts == 0 {
 			return false
@@ -58,7 +59,7 @@ func TestStatusShowsRepliesWaiting(t *testing.T) {
 	clock.Advance(30 * time.Second)
 	h.waitOutboxEmpty()
 	h.send(k, "m4", "alice", "!status")
-	waitFor(t, "a second status", func() bool {
+	testkit.WaitUntil(t, "a second status", waitTimeout, func() bool {
 		n := 0
 		for _, m := range plat.Messages(k) {
 			if strings.Contains(m.Text, "📊 Session") {
@@ -87,7 +88,7 @@ func TestGivenUpInGoneConversationLoggedOnce(t *testing.T) {
 	h.send(k, "m1", "alice", "first")
 	h.send(k, "m2", "alice", "second")
 	h.waitLedgerFinal(k)
-	waitFor(t, "both replies given up", func() bool {
+	testkit.WaitUntil(t, "both replies given up", waitTimeout, func() bool {
 		return strings.Count(h.logs.String(), "reply could not be posted; giving up") == 2
 	})
 	h.waitOutboxEmpty()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestOutboxWakesWhenPlatformBack: replies waiting through an outage go
@@ -47,13 +48,13 @@ func TestOutboxWakesWhenPlatformBack(t *testing.T) {
 			h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
 			k := key("T1")
 			h.send(k, "m1", "alice", "first")
-			waitFor(t, "the first attempt", func() bool { return a.n() == 1 })
+			testkit.WaitUntil(t, "the first attempt", waitTimeout, func() bool { return a.n() == 1 })
 			h.send(k, "m2", "alice", "second")
 			h.waitLedgerFinal(k)
 			a.nextAttempt(t, time.Second)
 			a.nextAttempt(t, 2*time.Second)
 			// The next retry is 4 s away; 1 s passes, the platform returns.
-			waitFor(t, "the retry timer", func() bool { return clock.Pending() == 1 })
+			testkit.WaitUntil(t, "the retry timer", waitTimeout, func() bool { return clock.Pending() == 1 })
 			clock.Advance(time.Second)
 			if n := a.n(); n != 3 {
 				t.Fatalf("%d attempts before the platform returned, want 3", n)
@@ -70,14 +71,14 @@ func TestOutboxWakesWhenPlatformBack(t *testing.T) {
 				}
 				return got
 			}
-			waitFor(t, "the waiting replies posted before the back-off ends", func() bool { return len(replies()) == 2 })
+			testkit.WaitUntil(t, "the waiting replies posted before the back-off ends", waitTimeout, func() bool { return len(replies()) == 2 })
 			h.waitOutboxEmpty()
 			// The back-off timer fires now (its input queued as Advance
 			// returns): nothing is left to post. A later message's answer
 			// shows that the worker handled it.
 			clock.Advance(time.Minute)
 			h.send(k, "m4", "alice", "third")
-			waitFor(t, "the third reply", func() bool { return len(replies()) == 3 })
+			testkit.WaitUntil(t, "the third reply", waitTimeout, func() bool { return len(replies()) == 3 })
 			got := replies()
 			if len(got) != 3 || !strings.HasPrefix(got[0], "pong: first") || !strings.HasPrefix(got[1], "pong: second") ||
 				!strings.HasPrefix(got[2], "pong: third") {

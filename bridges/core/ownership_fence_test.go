@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -68,8 +69,8 @@ func TestFencedWorkerStops(t *testing.T) {
 	}
 
 	close(release)
-	waitFor(t, "the conversation stopped here", func() bool { return !h.core.LiveConversations()[conv.ID] })
-	waitFor(t, "its agent stopped", sess.Exited)
+	testkit.WaitUntil(t, "the conversation stopped here", waitTimeout, func() bool { return !h.core.LiveConversations()[conv.ID] })
+	testkit.WaitUntil(t, "its agent stopped", waitTimeout, sess.Exited)
 	time.Sleep(100 * time.Millisecond) // a post would follow at once
 	for _, m := range h.plat.Messages(k) {
 		if strings.Contains(m.Text, "answer:") {
@@ -110,7 +111,7 @@ func TestPausedWorkerWritesNothing(t *testing.T) {
 	})
 	h.send(k, "m1", "alice", "hello")
 	conv := h.conversation(k)
-	waitFor(t, "the conversation stopped here", func() bool { return !h.core.LiveConversations()[conv.ID] })
+	testkit.WaitUntil(t, "the conversation stopped here", waitTimeout, func() bool { return !h.core.LiveConversations()[conv.ID] })
 	for _, m := range h.plat.Messages(k) {
 		if strings.Contains(m.Text, "pong") {
 			t.Errorf("posted %q after the lease ran out", m.Text)

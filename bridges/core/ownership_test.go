@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -99,7 +100,7 @@ func TestOwnershipHeldElsewhere(t *testing.T) {
 		t.Errorf("answer = %q, want the message delivered again", m.Text)
 	}
 	h.waitLedgerFinal(k)
-	waitFor(t, "the session saved after the turn", func() bool {
+	testkit.WaitUntil(t, "the session saved after the turn", waitTimeout, func() bool {
 		own.mu.Lock()
 		defer own.mu.Unlock()
 		return len(own.saved) > 0 && own.saved[0] == h.conversation(k).SessionID

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // planScript plans with TodoWrite, creates and updates a task with
@@ -44,7 +45,7 @@ func TestStreamShowsPlanAndFeedback(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "fix it")
 	h.session(1)
-	waitFor(t, "the turn's timers", func() bool { return clock.Pending() >= 1 })
+	testkit.WaitUntil(t, "the turn's timers", waitTimeout, func() bool { return clock.Pending() >= 1 })
 	clock.Advance(time.Second)
 	h.plat.WaitFor(t, k, waitTimeout, "the plan", func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, "[plan] Plan · 0 of 2 done\n[in_progress] Read the code\n[pending] Fix it")
@@ -53,7 +54,7 @@ func TestStreamShowsPlanAndFeedback(t *testing.T) {
 		t.Fatalf("streams = %+v", st)
 	}
 	step <- struct{}{}
-	waitFor(t, "the next flush", func() bool { return clock.Pending() >= 1 })
+	testkit.WaitUntil(t, "the next flush", waitTimeout, func() bool { return clock.Pending() >= 1 })
 	clock.Advance(time.Second)
 	step <- struct{}{}
 	final := h.waitText(k, "Fixed.")
@@ -96,10 +97,10 @@ func TestFeedbackClicks(t *testing.T) {
 	k := key("T1")
 	h.send(k, "m1", "alice", "fix it")
 	h.session(1)
-	waitFor(t, "the turn's timers", func() bool { return clock.Pending() >= 1 })
+	testkit.WaitUntil(t, "the turn's timers", waitTimeout, func() bool { return clock.Pending() >= 1 })
 	clock.Advance(time.Second)
 	step <- struct{}{}
-	waitFor(t, "the next flush", func() bool { return clock.Pending() >= 1 })
+	testkit.WaitUntil(t, "the next flush", waitTimeout, func() bool { return clock.Pending() >= 1 })
 	clock.Advance(time.Second)
 	step <- struct{}{}
 	final := h.plat.WaitFor(t, k, waitTimeout, "the feedback buttons", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "[feedback ") })

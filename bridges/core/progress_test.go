@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // slowScript starts a turn on "slow", calls Bash and answers only once
@@ -59,7 +60,7 @@ func TestProgressLinesWithoutLiveEdits(t *testing.T) {
 			}()
 			k := key("T1")
 			h.send(k, "m1", "alice", "slow")
-			waitFor(t, "the turn's tool call", func() bool { return h.plat.Typing(k) })
+			testkit.WaitUntil(t, "the turn's tool call", waitTimeout, func() bool { return h.plat.Typing(k) })
 			clock.Advance(29 * time.Second)
 			clock.Advance(time.Second)
 			if streams {
@@ -100,7 +101,7 @@ func TestProgressLineEditedWithinEditWindow(t *testing.T) {
 	h := start(t, setup{script: slowScript(release), clock: clock, limits: lim})
 	k := key("T1")
 	h.send(k, "m1", "alice", "slow")
-	waitFor(t, "the turn's tool call", func() bool { return h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the turn's tool call", waitTimeout, func() bool { return h.plat.Typing(k) })
 	shown := func() int { // texts the progress messages showed, edits included
 		n := 0
 		for _, m := range h.plat.Messages(k) {
@@ -112,14 +113,14 @@ func TestProgressLineEditedWithinEditWindow(t *testing.T) {
 	}
 	for i := 1; i <= 20; i++ { // 10 minutes
 		clock.Advance(30 * time.Second)
-		waitFor(t, "a progress update", func() bool { return shown() == i })
+		testkit.WaitUntil(t, "a progress update", waitTimeout, func() bool { return shown() == i })
 	}
 	if got := progressLines(h.plat, k); len(got) != 1 || got[0] != "⏳ Still working… 10m so far · last: `Bash: make test`" {
 		t.Fatalf("progress messages after 10 minutes %q, want one, edited", got)
 	}
 	for i := 21; i <= 40; i++ { // past the edit window: one new message
 		clock.Advance(30 * time.Second)
-		waitFor(t, "a progress update", func() bool { return shown() == i })
+		testkit.WaitUntil(t, "a progress update", waitTimeout, func() bool { return shown() == i })
 	}
 	if got := progressLines(h.plat, k); len(got) != 2 {
 		t.Errorf("progress messages after 20 minutes %q, want two (the first can no longer be edited)", got)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -35,7 +36,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 		cv.deliverPending(ctx)
 		return
 	}
-	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", render.Truncate(e.StderrTail, 500))
+	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", textcut.Truncate(e.StderrTail, 500))
 	cv.cards.ExpireAll(ctx, "⌛ Expired: agent restarted.")
 	cv.interruptTurn(ctx)
 	var n int
@@ -61,7 +62,7 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 	clear(cv.stopUnstarted)
 	how := fmt.Sprintf("exit code %d", e.Code)
 	if e.Code < 0 && e.Err != nil {
-		how = render.OneLine(e.Err.Error(), 80)
+		how = textcut.OneLine(e.Err.Error(), 80)
 	}
 	switch oom := cv.limitExitNotice(e); {
 	case oom != "" && n > 0 && !cv.freshRetry:
@@ -214,7 +215,7 @@ func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []stor
 		}
 		if ref, ok := cards.DecodeRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
-				text := render.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
+				text := textcut.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}
 				if _, err := delivery.EditOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
 					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)

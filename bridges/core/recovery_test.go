@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -105,7 +106,7 @@ func TestRestartRedeliversAndPostsPendingReplies(t *testing.T) {
 	}
 	h1.send(k2, "m2", "bob", "bash: rm -rf build")
 	card := h1.waitCard(k2, "rm -rf build")
-	waitFor(t, "the card reference stored", func() bool {
+	testkit.WaitUntil(t, "the card reference stored", waitTimeout, func() bool {
 		as, err := h1.st.ApprovalsForConversation(ctxT(t), h1.conversation(k2).ID)
 		return err == nil && len(as) == 1 && as[0].CardRef != ""
 	})

@@ -11,6 +11,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // reloadModel makes a copy of the harness's config in force with the
@@ -21,7 +23,7 @@ func (h *harness) reloadModel(model string, force bool) {
 	next := *old
 	a := *old.Agents["coder"]
 	a.Model = model
-	next.Agents = map[string]*config.Agent{"coder": &a}
+	next.Agents = map[string]*profile.Agent{"coder": &a}
 	d := config.Compare(old, &next)
 	if len(d.ProfilesRespawn) != 1 {
 		h.t.Fatalf("diff %+v: want the profile's agents replaced", d)
@@ -64,9 +66,9 @@ func TestReloadWaitsForBackgroundTask(t *testing.T) {
 		s1.Emit(ev)
 	}
 	h.waitText(k, "the build is done")
-	waitFor(t, "the replacement's settle timer", func() bool { return clock.Pending() > 0 })
+	testkit.WaitUntil(t, "the replacement's settle timer", waitTimeout, func() bool { return clock.Pending() > 0 })
 	clock.Advance(5 * time.Second)
-	waitFor(t, "the old agent stopped", s1.Exited)
+	testkit.WaitUntil(t, "the old agent stopped", waitTimeout, s1.Exited)
 
 	h.send(k, "m3", "alice", "after the build")
 	h.waitText(k, "pong: after the build")
@@ -93,7 +95,7 @@ func TestReloadForceEndsBackgroundTask(t *testing.T) {
 
 	h.reloadModel("haiku", true)
 	h.waitText(k, "which ended its background task")
-	waitFor(t, "the old agent stopped", s1.Exited)
+	testkit.WaitUntil(t, "the old agent stopped", waitTimeout, s1.Exited)
 	h.send(k, "m2", "alice", "again")
 	h.waitText(k, "pong: again")
 	if acq := h.pool.Acquisitions(); len(acq) != 2 || acq[1].Opts.Model != "haiku" || !acq[1].Opts.Resume {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // streamScript streams deltas paced by the test: one delta per value read
@@ -48,7 +49,7 @@ func TestStreamedAnswerRespectsEditBudget(t *testing.T) {
 	if !strings.Contains(final.Text, "word0 ") || !strings.Contains(final.Text, "word299") {
 		t.Errorf("final answer incomplete: %q", truncateTest(final.Text, 200))
 	}
-	waitFor(t, "the indicator to clear", func() bool { return !h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator to clear", waitTimeout, func() bool { return !h.plat.Typing(k) })
 	// Every platform call counts, the working indicator's included.
 	all := plat.CallsOf(k)
 	posts, edits := plat.Count()
@@ -190,16 +191,16 @@ func TestOutboxRetriesUntilPosted(t *testing.T) {
 	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
-	waitFor(t, "the first failure", func() bool { return fails.Load() >= 1 })
+	testkit.WaitUntil(t, "the first failure", waitTimeout, func() bool { return fails.Load() >= 1 })
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} { // exponential backoff
-		waitFor(t, "the retry timer", func() bool { return clock.Pending() == 1 })
+		testkit.WaitUntil(t, "the retry timer", waitTimeout, func() bool { return clock.Pending() == 1 })
 		n := fails.Load()
 		clock.Advance(d - time.Millisecond)
 		if clock.Pending() != 1 || fails.Load() != n { // timers fire within Advance: the retry's is not due
 			t.Fatalf("retried before the %s backoff", d)
 		}
 		clock.Advance(time.Millisecond)
-		waitFor(t, "the next attempt", func() bool { return fails.Load() == n+1 })
+		testkit.WaitUntil(t, "the next attempt", waitTimeout, func() bool { return fails.Load() == n+1 })
 	}
 	h.waitText(k, "pong: hello")
 	h.waitOutboxEmpty()

@@ -63,5 +63,5 @@ func (cv *conversation) rulesText(ctx context.Context) string {
 	if err != nil {
 		cv.log.Error("list grants", "err", err)
 	}
-	return grants.ListText(cv.profile.Name, cv.profile.Rules, gs, err != nil, adminsConfigured(cv.bot))
+	return grants.ListText(cv.profile.Name, cv.profile.Rules, gs, err != nil, cv.bot.Access.HasAdmins())
 }

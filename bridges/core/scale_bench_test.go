@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -53,7 +54,7 @@ func benchIdleConversations(b *testing.B, maxLive int) {
 	}
 	defer st.Close()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: max(maxLive, 1)}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: "/srv/project", MaxLive: max(maxLive, 1)}},
 		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder", Verbosity: "compact"}},
 	}
 	lim := defaultLimits()
@@ -120,7 +121,7 @@ func footprint(b *testing.B) (goroutines int, rss, heap uint64) {
 	return runtime.NumGoroutine(), pages * uint64(os.Getpagesize()), ms.HeapInuse
 }
 
-// lightPool is a bridges.AgentPool of sessions that answer at once, with no
+// lightPool is a core.AgentPool of sessions that answer at once, with no
 // goroutine and small buffers of their own, so the benchmark measures the
 // bridge. With maxLive > 0 it stops the least recently acquired session
 // beyond maxLive (an expected "evicted" exit), as pool.Pool does with idle

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -33,7 +34,7 @@ func TestScheduledRunMessageIDIsTheSlot(t *testing.T) {
 	h2.waitText(channel, "pong: tick")
 	h2.waitLedgerFinal(channel)
 	var sc store.Schedule
-	waitFor(t, "the run recorded", func() bool {
+	testkit.WaitUntil(t, "the run recorded", waitTimeout, func() bool {
 		all, err := h2.st.ActiveSchedules(context.Background())
 		if err != nil || len(all) != 1 {
 			t.Fatalf("schedules = %v, %v", all, err)

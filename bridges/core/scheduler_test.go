@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -39,7 +40,7 @@ func withSchedules(ss ...*config.Schedule) func(*config.Config) {
 // fake clock (before that, advancing the clock would not fire anything).
 func waitSchedulerArmed(t *testing.T, clock *bridgetest.FakeClock) {
 	t.Helper()
-	waitFor(t, "the scheduler's timer", func() bool { return clock.Pending() > 0 })
+	testkit.WaitUntil(t, "the scheduler's timer", waitTimeout, func() bool { return clock.Pending() > 0 })
 }
 
 func headers(p *bridgetest.Platform, k bridges.ConversationKey, name string) []bridgetest.Msg {
@@ -107,7 +108,7 @@ func TestScheduleSkipsOverlapAndReports(t *testing.T) {
 	h.waitLedgerFinal(channel)
 
 	clock.Advance(24 * time.Hour) // Wednesday 9:00
-	waitFor(t, "a second run", func() bool { return len(headers(h.plat, channel, "report")) == 2 })
+	testkit.WaitUntil(t, "a second run", waitTimeout, func() bool { return len(headers(h.plat, channel, "report")) == 2 })
 	h.waitLedgerFinal(channel)
 	if got := len(h.session(1).Sent()); got != 2 {
 		t.Errorf("agent got %d prompts, want 2 (Tuesday skipped)", got)
@@ -143,7 +144,7 @@ func TestScheduleMissedRunOnceAfterRestart(t *testing.T) {
 				t.Fatalf("%d scheduled runs after the restart, want %d:\n%s", got, want, plat.Dump())
 			}
 			var sc store.Schedule
-			waitFor(t, "the firing recorded", func() bool {
+			testkit.WaitUntil(t, "the firing recorded", waitTimeout, func() bool {
 				all, err := h2.st.ActiveSchedules(context.Background())
 				if err != nil || len(all) != 1 {
 					t.Fatalf("schedules = %v, %v", all, err)
@@ -159,7 +160,7 @@ func TestScheduleMissedRunOnceAfterRestart(t *testing.T) {
 			}
 			// The next firing runs as usual.
 			clock.Advance(30 * time.Minute)
-			waitFor(t, "the 14:00 run", func() bool { return len(headers(plat, channel, "hourly")) == want+1 })
+			testkit.WaitUntil(t, "the 14:00 run", waitTimeout, func() bool { return len(headers(plat, channel, "hourly")) == want+1 })
 		})
 	}
 }
@@ -241,11 +242,11 @@ func TestScheduleFailingFiringRetriedThenGivenUp(t *testing.T) {
 	waitSchedulerArmed(t, clock)
 	clock.Advance(time.Hour)
 	for i, wait := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute} {
-		waitFor(t, fmt.Sprintf("attempt %d", i+1), func() bool { return attempts.Load() == int32(i+1) })
+		testkit.WaitUntil(t, fmt.Sprintf("attempt %d", i+1), waitTimeout, func() bool { return attempts.Load() == int32(i+1) })
 		waitSchedulerArmed(t, clock)
 		clock.Advance(wait)
 	}
-	waitFor(t, "the firing given up", func() bool {
+	testkit.WaitUntil(t, "the firing given up", waitTimeout, func() bool {
 		all, err := h.st.ActiveSchedules(context.Background())
 		return err == nil && len(all) == 1 && all[0].Skips == 1
 	})

@@ -15,11 +15,12 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// warmFakePool is a bridges.WarmPool over the fake pool: AcquireNew hands
+// warmFakePool is a core.WarmPool over the fake pool: AcquireNew hands
 // out "the spare" (a session with spareID) once, for options without a
 // model override, like pool.Pool does for options that match the
 // profile's; later new sessions are cold.
@@ -106,7 +107,7 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	}}
 	defer pool.Close()
 	mu.Lock()
-	h = start(t, setup{agents: pool, profile: func(a *config.Agent) { a.WarmSpares = 1 }})
+	h = start(t, setup{agents: pool, profile: func(a *profile.Agent) { a.WarmSpares = 1 }})
 	mu.Unlock()
 
 	h.send(k, "m1", "alice", "hello")
@@ -197,10 +198,10 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 func TestAutoWarmSparesConfig(t *testing.T) {
 	pool := &warmFakePool{FakePool: bridgetest.NewFakePool(nil), spareID: uuid.NewString()}
 	defer pool.Close()
-	h := start(t, setup{agents: pool, profile: func(a *config.Agent) {
+	h := start(t, setup{agents: pool, profile: func(a *profile.Agent) {
 		a.WarmSpares, a.WarmSparesAuto, a.MaxWarmSpares, a.SpareMemory = 0, true, 3, 512<<20
 	}})
-	waitFor(t, "KeepSpares called", func() bool {
+	testkit.WaitUntil(t, "KeepSpares called", waitTimeout, func() bool {
 		pool.mu.Lock()
 		defer pool.mu.Unlock()
 		return len(pool.kept) > 0

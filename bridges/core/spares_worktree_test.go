@@ -20,6 +20,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -42,13 +43,13 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	gitT(t, repo, "commit", "-q", "-m", "init")
 
 	data := t.TempDir()
-	profile := func(name, workdir string, worktree bool) *config.Agent {
-		return &config.Agent{Name: name, Command: "claude", Workdir: workdir, MaxLive: 4, IdleTimeout: time.Minute,
-			ApprovalTimeout: time.Minute, PermissionMode: "default", WarmSpares: 1, Worktree: worktree, Sandbox: config.SandboxNone}
+	newProfile := func(name, workdir string, worktree bool) *profile.Agent {
+		return &profile.Agent{Name: name, Command: "claude", Workdir: workdir, MaxLive: 4, IdleTimeout: time.Minute,
+			ApprovalTimeout: time.Minute, PermissionMode: "default", WarmSpares: 1, Worktree: worktree, Sandbox: profile.SandboxNone}
 	}
-	cfg := &config.Config{DataDir: data, Agents: map[string]*config.Agent{
-		"coder": profile("coder", repo, true),
-		"plain": profile("plain", t.TempDir(), false),
+	cfg := &config.Config{DataDir: data, Agents: map[string]*profile.Agent{
+		"coder": newProfile("coder", repo, true),
+		"plain": newProfile("plain", t.TempDir(), false),
 	}, Bots: []*config.Bot{
 		{Name: "code-bot", Platform: "slack", Agent: "coder", Verbosity: "compact"},
 		{Name: "plain-bot", Platform: "slack", Agent: "plain", Verbosity: "compact"},

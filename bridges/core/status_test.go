@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // ops lists the operations of calls.
@@ -54,16 +55,16 @@ func TestIndicatorAfterStatusDelay(t *testing.T) {
 	h := start(t, setup{script: script, clock: clock, statusDelay: 1500 * time.Millisecond, noEdit: true})
 	k := key("T1")
 	h.send(k, "m1", "alice", "think")
-	waitFor(t, "the indicator's timer", func() bool { return clock.Pending() == 1 })
+	testkit.WaitUntil(t, "the indicator's timer", waitTimeout, func() bool { return clock.Pending() == 1 })
 	clock.Advance(1499 * time.Millisecond) // fires nothing: the timer is due at 1.5 s
 	if got := ops(h.plat.CallsOf(k)); got != "" {
 		t.Fatalf("calls before status_delay: %q", got)
 	}
 	clock.Advance(time.Millisecond)
-	waitFor(t, "the indicator", func() bool { return h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator", waitTimeout, func() bool { return h.plat.Typing(k) })
 	close(release)
 	h.waitText(k, "done: think")
-	waitFor(t, "the indicator to clear", func() bool { return !h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator to clear", waitTimeout, func() bool { return !h.plat.Typing(k) })
 	if got := ops(h.plat.CallsOf(k)); got != "typing-on post typing-off" {
 		t.Errorf("calls = %q, want the indicator on, the reply, then off", got)
 	}
@@ -80,10 +81,10 @@ func TestIndicatorAtOnceWithZeroDelay(t *testing.T) {
 	h := start(t, setup{script: script, clock: bridgetest.NewFakeClock(time.Unix(0, 0))})
 	k := key("T1")
 	h.send(k, "m1", "alice", "go")
-	waitFor(t, "the indicator", func() bool { return h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator", waitTimeout, func() bool { return h.plat.Typing(k) })
 	close(release)
 	h.waitText(k, "ok")
-	waitFor(t, "the indicator to clear", func() bool { return !h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator to clear", waitTimeout, func() bool { return !h.plat.Typing(k) })
 }
 
 var _ bridges.Typer = (*bridgetest.Platform)(nil)
@@ -102,7 +103,7 @@ func TestFreeIndicatorAtOnce(t *testing.T) {
 	h := start(t, setup{script: script, limits: lim, statusDelay: time.Hour, clock: bridgetest.NewFakeClock(time.Unix(0, 0))})
 	k := key("T1")
 	h.send(k, "m1", "alice", "go")
-	waitFor(t, "the indicator", func() bool { return h.plat.Typing(k) })
+	testkit.WaitUntil(t, "the indicator", waitTimeout, func() bool { return h.plat.Typing(k) })
 	close(release)
 	h.waitText(k, "ok")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestStopBeforeTheTurnBegins: !stop arrives after the message was sent
@@ -53,7 +54,7 @@ func TestStopBeforeTheTurnBegins(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(k, "m2", "alice", "!stop")
-	waitFor(t, "the first interrupt", func() bool { return interrupts(h.session(1)) == 1 })
+	testkit.WaitUntil(t, "the first interrupt", waitTimeout, func() bool { return interrupts(h.session(1)) == 1 })
 	close(begin)
 	h.plat.WaitFor(t, k, waitTimeout, "the stopped turn", func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "Stopped") })
 	if slices.ContainsFunc(h.plat.Messages(k), func(m bridgetest.Msg) bool { return strings.Contains(m.Text, "the whole story") }) {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -78,10 +79,10 @@ func TestStrangersToldPrivatelyOncePerHour(t *testing.T) {
 					}
 				}
 			}
-			if got := counter(t, reg, "agentbridge_messages_total", "outcome", "refused"); got != 7 {
+			if got := testkit.CounterValue(t, reg, "agentbridge_messages_total", map[string]string{"outcome": "refused"}); got != 7 {
 				t.Errorf("refused messages counted %v, want 7", got)
 			}
-			if got := counter(t, reg, "agentbridge_stranger_notices_total", "how", tt.how); got != 3 {
+			if got := testkit.CounterValue(t, reg, "agentbridge_stranger_notices_total", map[string]string{"how": tt.how}); got != 3 {
 				t.Errorf("stranger notices (how=%s) counted %v, want 3", tt.how, got)
 			}
 		})
@@ -158,28 +159,4 @@ func TestAllowed(t *testing.T) {
 	if !open.Allowed(key(""), "anyone") {
 		t.Error("a bot without access lists refuses someone")
 	}
-}
-
-// counter returns the value of the counter name whose label has value
-// (summed over the other labels), 0 when there is none.
-func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
 }

@@ -146,18 +146,7 @@ func userAllowed(b *config.Bot, user string) bool { return access.UserAllowed(b,
 // isApprover reports whether user may decide any permission request of the
 // bot (approvers and admins).
 func isApprover(b *config.Bot, user string) bool {
-	return slices.Contains(b.Access.Approvers, user) || isAdmin(b, user)
-}
-
-// isAdmin reports whether user is one of the bot's admins.
-func isAdmin(b *config.Bot, user string) bool {
-	return slices.Contains(b.Access.Admins, user)
-}
-
-// adminsConfigured reports whether the bot has admins. Without them the
-// admin-only commands are disabled.
-func adminsConfigured(b *config.Bot) bool {
-	return len(b.Access.Admins) > 0
+	return slices.Contains(b.Access.Approvers, user) || b.Access.IsAdmin(user)
 }
 
 // failureText is the answer shown for a failed result; auth reports that

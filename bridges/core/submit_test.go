@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // TestSubmitOriginDecides: Core.Submit, the one entry point for work,
@@ -15,7 +15,7 @@ import (
 // text from the agent is a prompt and changes nothing; an unknown origin
 // is refused and not recorded.
 func TestSubmitOriginDecides(t *testing.T) {
-	h := start(t, setup{access: originAccess, profile: func(a *config.Agent) { a.AllowBypass = true }})
+	h := start(t, setup{access: originAccess, profile: func(a *profile.Agent) { a.AllowBypass = true }})
 	k := key("T1")
 	h.send(k, "m1", "dave", "hello")
 	h.waitText(k, "pong: hello")

@@ -13,7 +13,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -120,10 +121,10 @@ func (t *toolConv) RequestSchedule(ctx context.Context, a toolconv.ScheduleAsk) 
 		Prompt: a.Prompt, Key: t.key, ConvID: t.convID, Agent: t.agent,
 	}
 	switch t.policy {
-	case config.AgentSchedulesOff:
+	case profile.AgentSchedulesOff:
 		return "", fmt.Errorf("%w: schedules made by the agent are turned off for this agent (agent_schedules: off); "+
 			"a person can add one with %sschedule add", toolconv.ErrRefused, bridges.CommandPrefix)
-	case config.AgentSchedulesAsk:
+	case profile.AgentSchedulesAsk:
 		if err := t.askSchedule(ctx, r); err != nil {
 			return "", err
 		}
@@ -156,7 +157,7 @@ func (t *toolConv) ListSchedules(ctx context.Context) (string, error) {
 	}
 	lines := make([]string, 0, len(all))
 	for _, sc := range all {
-		lines = append(lines, schedreq.Line(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+render.OneLine(sc.Prompt, 300))
+		lines = append(lines, schedreq.Line(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+textcut.OneLine(sc.Prompt, 300))
 	}
 	return strings.Join(lines, "\n"), nil
 }

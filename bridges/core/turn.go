@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/live"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // turn is what the worker knows about the running turn: who started it
@@ -165,7 +166,7 @@ func (cv *conversation) finishLive(ctx context.Context, text string) {
 // notices are informational and not retried).
 func (cv *conversation) notice(ctx context.Context, text string) {
 	if err := cv.postNotice(ctx, text); err != nil {
-		cv.log.Warn("post notice", "err", err, "notice", render.Truncate(text, 80))
+		cv.log.Warn("post notice", "err", err, "notice", textcut.Truncate(text, 80))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -32,7 +33,7 @@ func TestResultFinishesStartedMessages(t *testing.T) {
 	h.waitStarted(k)
 	sent := s.Sent()
 	h.send(k, "c1", "alice", "!stop")
-	waitFor(t, "an interrupt", func() bool { return strings.Contains(strings.Join(s.Calls(), ","), "interrupt") })
+	testkit.WaitUntil(t, "an interrupt", waitTimeout, func() bool { return strings.Contains(strings.Join(s.Calls(), ","), "interrupt") })
 	s.Emit(streamjson.Result{Subtype: "error_during_execution", IsError: true, SessionID: s.Opts.SessionID})
 	h.waitText(k, "Stopped.")
 	h.waitLedgerFinal(k)

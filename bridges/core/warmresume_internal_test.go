@@ -11,7 +11,9 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -42,7 +44,7 @@ func TestWarmResumeSkipsDeletedWebConversations(t *testing.T) {
 	}
 	defer st.Close()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 4, IdleTimeout: 10 * time.Minute}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 4, IdleTimeout: 10 * time.Minute}},
 		Bots:   []*config.Bot{{Name: "console", Platform: config.PlatformWeb, Agent: "coder"}},
 	}
 	ids := map[string]string{}
@@ -65,7 +67,7 @@ func TestWarmResumeSkipsDeletedWebConversations(t *testing.T) {
 	}
 	rec := &resumeRecorder{}
 	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: rec})
-	c.warmResumeRecent(ctx, map[string]bridges.Platform{"console": quietPlatform{}})
+	c.warmResumeRecent(ctx, map[string]bridges.Platform{"console": platformtest.Quiet{}})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if !slices.Contains(rec.resumed, ids["kept0001"]) {

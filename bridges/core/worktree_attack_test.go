@@ -17,7 +17,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // This file attacks the bridge's git on agent worktrees (SECURITY.md
@@ -288,25 +289,17 @@ func waitRetired(h *harness, k bridges.ConversationKey, session string) bridgete
 // worktree. No canary may appear; at the end the test shows that the same
 // traps fire under the bridge's former, unconfined git status.
 func TestWorktreeTrapsNeverRunOutsideSandbox(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
+	testkit.NeedTool(t, "git", "apt-get install git")
 	bw := &sandbox.Bwrap{}
 	if err := bw.Check(context.Background()); err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap unusable under CI: %v", err)
-		}
-		t.Skip(err)
+		testkit.SkipOrFail(t, "bwrap unusable: %v", err)
 	}
 	l := newTrapLab(t)
 	s := setup{
 		dbPath:    filepath.Join(l.data, "bridge.db"),
 		sandboxes: map[string]sandbox.Sandbox{"coder": bw},
-		profile: func(a *config.Agent) {
-			a.Workdir, a.Worktree, a.Sandbox = l.repo, true, config.SandboxBwrap
+		profile: func(a *profile.Agent) {
+			a.Workdir, a.Worktree, a.Sandbox = l.repo, true, profile.SandboxBwrap
 		},
 		configure: func(c *config.Config) { c.Path = l.cfgFile },
 	}
@@ -425,7 +418,7 @@ func TestWorktreeKeptWhenSandboxFails(t *testing.T) {
 	s := setup{
 		dbPath:    filepath.Join(l.data, "bridge.db"),
 		sandboxes: map[string]sandbox.Sandbox{"coder": sandbox.None{}},
-		profile:   func(a *config.Agent) { a.Workdir, a.Worktree, a.Sandbox = l.repo, true, config.SandboxBwrap },
+		profile:   func(a *profile.Agent) { a.Workdir, a.Worktree, a.Sandbox = l.repo, true, profile.SandboxBwrap },
 		configure: func(c *config.Config) { c.Path = l.cfgFile },
 	}
 	h := start(t, s)

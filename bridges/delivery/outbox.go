@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -278,10 +279,10 @@ func (o *Outbox) giveUpReason(row store.OutboxMessage, err error) string {
 func (o *Outbox) failedNotice(reason string, row store.OutboxMessage, err error) string {
 	if reason == giveUpExpired {
 		return fmt.Sprintf("⚠️ A reply of the agent could not be posted: %s kept refusing it for %s (%s). Ask the agent to repeat it if needed.",
-			o.platformTitle(), render.FormatOutage(o.h.Now().Sub(row.CreatedAt)), render.OneLine(err.Error(), 120))
+			o.platformTitle(), render.FormatOutage(o.h.Now().Sub(row.CreatedAt)), textcut.OneLine(err.Error(), 120))
 	}
 	return fmt.Sprintf("⚠️ A reply of the agent could not be posted (%s). Ask the agent to repeat it if needed.",
-		render.OneLine(err.Error(), 120))
+		textcut.OneLine(err.Error(), 120))
 }
 
 // GiveUpAfter is config delivery.give_up_after of cfg (its default when
@@ -472,7 +473,7 @@ func (o *Outbox) StatusLine(ctx context.Context) string {
 	line := fmt.Sprintf("\n• replies waiting to be posted: %d since %s (%s ago)", len(rows),
 		since.UTC().Format("2006-01-02 15:04:05 UTC"), render.RoundAgo(o.h.Now().Sub(since)))
 	if oldest.LastError != "" {
-		line += "; last error: " + render.OneLine(oldest.LastError, 200)
+		line += "; last error: " + textcut.OneLine(oldest.LastError, 200)
 	}
 	return line
 }

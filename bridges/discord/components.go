@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Cards, and texts longer than an ordinary message's 2,000 characters,
@@ -58,7 +59,7 @@ func v2Card(text string, m bridges.Message) ([]discordgo.MessageComponent, error
 		if err != nil {
 			return nil, err
 		}
-		label := truncateRunes(btn.Label, maxV2Text/4)
+		label := textcut.Truncate(btn.Label, maxV2Text/4)
 		room -= utf8.RuneCountInString(label)
 		sections = append(sections, discordgo.Section{
 			Components: []discordgo.MessageComponent{discordgo.TextDisplay{Content: label}},

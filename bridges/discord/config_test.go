@@ -1,26 +1,12 @@
 package discord
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/configtest"
 )
-
-// parseConfig parses lines (after an agents section: the first line is
-// line 3) with Discord as the only platform.
-func parseConfig(env map[string]string, lines ...string) (*config.Config, []config.Problem) {
-	doc := "agents:\n  coder: {}\n" + strings.Join(lines, "\n") + "\n"
-	c, err := config.Parse([]byte(doc), "bridge.yaml", func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		[]config.Platform{Platform()})
-	var ve *config.ValidationError
-	if errors.As(err, &ve) {
-		return nil, ve.Problems
-	}
-	return c, nil
-}
 
 // TestConfigProblems: bots[].discord is checked with its lines, the
 // messages config had before the settings moved here.
@@ -45,7 +31,7 @@ func TestConfigProblems(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ps := parseConfig(tc.env, append(append([]string{}, bot...), tc.lines...)...)
+			_, ps := configtest.Parse(tc.env, Platform(), append(append([]string{}, bot...), tc.lines...)...)
 			var got []string
 			for _, p := range ps {
 				got = append(got, fmt.Sprintf("%d %s: %s", p.Line, p.Path, p.Msg))
@@ -61,7 +47,7 @@ func TestConfigProblems(t *testing.T) {
 // defaulted or given a trailing slash, and in check-config's summary
 // without the token.
 func TestConfigDefaults(t *testing.T) {
-	c, ps := parseConfig(nil, "bots:",
+	c, ps := configtest.Parse(nil, Platform(), "bots:",
 		"  - {name: a, platform: discord, agent: coder, discord: {token: tok-1}}",
 		`  - {name: b, platform: discord, agent: coder, discord: {token: tok-1, api_url: "http://127.0.0.1:1/api/v9"}}`)
 	if ps != nil {
@@ -85,7 +71,7 @@ func TestScheduleTargets(t *testing.T) {
 		{`channel: general`, `unknown channel format "general" for a discord bot: want a Discord channel id (digits; not a #name)`},
 		{`conversation: "900000000000000002/x"`, `unknown channel format "900000000000000002" for a discord bot: want the thread's id (digits) after the slash`},
 	} {
-		_, ps := parseConfig(nil, append(bots, `  - {name: s, bot: b, cron: "@daily", prompt: x, `+tc.target+`}`)...)
+		_, ps := configtest.Parse(nil, Platform(), append(bots, `  - {name: s, bot: b, cron: "@daily", prompt: x, `+tc.target+`}`)...)
 		switch {
 		case tc.want == "" && ps != nil:
 			t.Errorf("%s: %v", tc.target, ps)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -193,13 +193,9 @@ func testBot(f *discordfake.Fake) *config.Bot {
 	}
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
 func newTestBridge(t testing.TB, bot *config.Bot) *Bridge {
 	t.Helper()
-	b, err := New(bot, testLogger(t))
+	b, err := New(bot, testkit.Logger(t))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

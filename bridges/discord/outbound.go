@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -171,7 +172,7 @@ func components(m bridges.Message) ([]discordgo.MessageComponent, error) {
 			label = btn.ID
 		}
 		row.Components = append(row.Components, discordgo.Button{
-			Label:    truncateRunes(label, maxLabelRunes),
+			Label:    textcut.Truncate(label, maxLabelRunes),
 			Style:    buttonStyle(btn.Style),
 			CustomID: id,
 		})

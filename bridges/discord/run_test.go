@@ -16,7 +16,10 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -192,19 +195,11 @@ func TestFatalGatewayCloses(t *testing.T) {
 			if !strings.Contains(err.Error(), botName) {
 				t.Errorf("error %q does not name the bot", err)
 			}
-			if got := stateNames(r.rec.stateList()); !slices.Equal(got, tc.statesOK) {
+			if got := platformtest.StateNames(r.rec.stateList()); !slices.Equal(got, tc.statesOK) {
 				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
 			}
 		})
 	}
-}
-
-func stateNames(states []bridges.BotState) []bridges.ConnState {
-	var out []bridges.ConnState
-	for _, s := range states {
-		out = append(out, s.State)
-	}
-	return out
 }
 
 // The adapter reports starting, connected after READY, reconnecting when
@@ -253,7 +248,7 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 	b.reconnect = bridges.Backoff{Pause: outage.Pause} // production bounds, virtual time
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots:        []*config.Bot{testBot(f)},
 		StatusDelay: time.Hour,
@@ -273,7 +268,7 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 		if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 && stats(s) }, wait); err != nil {
 			t.Fatalf("%s: %v (%+v)", what, err, f.GatewayStats())
 		}
-		waitUntil(t, "connected", func() bool { return state().State == bridges.ConnConnected })
+		testkit.WaitUntil(t, "connected", wait, func() bool { return state().State == bridges.ConnConnected })
 	}
 
 	outage.Begin(core, botName, 10*time.Minute, restore)
@@ -296,15 +291,6 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 	answered(thread, "back?")
 	if s := state(); s.State != bridges.ConnConnected || s.Attempt != 0 {
 		t.Errorf("state after the outage = %+v", s)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(wait); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }
 

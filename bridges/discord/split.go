@@ -39,11 +39,3 @@ func truncateMessage(text string, limit int) string {
 	}
 	return splitMessage(text, limit-2)[0] + "\n…"
 }
-
-// truncateRunes cuts s to at most n runes, ending with "…" when cut.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges/markdown/markdowntest"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // longFence reports whether text has a fence-like line, or a run of three
@@ -89,7 +90,7 @@ func TestSplitMessage(t *testing.T) {
 	if got := truncateMessage(code, 500); utf8.RuneCountInString(got) > 500 || !strings.HasSuffix(got, "```\n…") {
 		t.Errorf("truncateMessage = %d runes, ends %q", utf8.RuneCountInString(got), got[len(got)-8:])
 	}
-	if got := truncateRunes("Approve the deployment", 10); got != "Approve t…" {
+	if got := textcut.Truncate("Approve the deployment", 10); got != "Approve t…" {
 		t.Errorf("truncateRunes = %q", got)
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // AlwaysPermissions turns the CLI's permission suggestions into what
@@ -73,7 +74,7 @@ func AlwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants 
 			}
 		case "setMode":
 			switch s.Mode {
-			case config.ModeDefault, config.ModeAcceptEdits, config.ModePlan:
+			case profile.ModeDefault, profile.ModeAcceptEdits, profile.ModePlan:
 				if p, ok := sessionOnly(raw, nil); ok {
 					modeSets = append(modeSets, p)
 					modes = append(modes, s.Mode)
@@ -83,7 +84,7 @@ func AlwaysPermissions(sugg []json.RawMessage) (perms []json.RawMessage, grants 
 	}
 	if len(rules) > 0 {
 		return append(rules, dirs...), grants,
-			"Always allow adds the rule " + render.CodeSpan(render.Truncate(strings.Join(ruleNames, ", "), 200)) + " to this conversation"
+			"Always allow adds the rule " + render.CodeSpan(textcut.Truncate(strings.Join(ruleNames, ", "), 200)) + " to this conversation"
 	}
 	others := append(modeSets, dirs...)
 	if len(others) == 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access/accesstest"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -157,13 +158,15 @@ func TestRevocationEndsAttach(t *testing.T) {
 		revoke func(t *testing.T, e *accessEnv)
 	}{
 		{"share ended", func(t *testing.T, e *accessEnv) {
-			must(t, e.st.ShareWebThread(ctx, accesstest.Bot, shared, "bob", ""))
+			testkit.Must(t, e.st.ShareWebThread(ctx, accesstest.Bot, shared, "bob", ""))
 		}},
 		{"downgraded to viewer", func(t *testing.T, e *accessEnv) {
-			must(t, e.st.ShareWebThread(ctx, accesstest.Bot, shared, "bob", store.WebViewer))
+			testkit.Must(t, e.st.ShareWebThread(ctx, accesstest.Bot, shared, "bob", store.WebViewer))
 		}},
-		{"archived", func(t *testing.T, e *accessEnv) { must(t, e.st.ArchiveWebThread(ctx, accesstest.Bot, shared, true)) }},
-		{"deleted", func(t *testing.T, e *accessEnv) { must(t, e.st.DeleteWebThread(ctx, accesstest.Bot, shared)) }},
+		{"archived", func(t *testing.T, e *accessEnv) {
+			testkit.Must(t, e.st.ArchiveWebThread(ctx, accesstest.Bot, shared, true))
+		}},
+		{"deleted", func(t *testing.T, e *accessEnv) { testkit.Must(t, e.st.DeleteWebThread(ctx, accesstest.Bot, shared)) }},
 		{"removed from handoff.users", func(t *testing.T, e *accessEnv) {
 			cfg := *e.live.Current()
 			cfg.Handoff.Users = cfg.Handoff.Users[1:] // bob-term is first
@@ -222,12 +225,5 @@ func TestRevocationEndsAttach(t *testing.T) {
 				t.Error("send accepted after the revocation")
 			}
 		})
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"testing"
-	"time"
 )
 
 // syncWriter is a goroutine-safe strings.Builder.
@@ -36,15 +34,3 @@ func newPipe() (*io.PipeReader, pipeWriter) {
 
 func (p pipeWriter) line(s string) { _, _ = io.WriteString(p.w, s+"\n") }
 func (p pipeWriter) close()        { _ = p.w.Close() }
-
-// waitUntil polls cond for up to 20 seconds (a bound against a hang; the condition usually holds at once).
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 const normID = "0b7c1f3e-2a4d-4c1e-9f00-5a6b7c8d9e0f"
@@ -158,7 +158,7 @@ func TestExportNormalizes(t *testing.T) {
 // lines planted as the agent could, normalised, is still resumed by
 // `claude --resume` with its history; the planted permission mode is gone.
 func TestNormalizedTranscriptResumes(t *testing.T) {
-	agenttest.RequireClaude(t)
+	testkit.RequireClaude(t)
 	fm := fakemodel.New(t)
 	base := t.TempDir()
 	run := func(dir, configDir string, args ...string) string {

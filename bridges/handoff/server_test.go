@@ -16,6 +16,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -81,7 +83,7 @@ func newServerEnv(t *testing.T) *serverEnv {
 	dir := t.TempDir()
 	cfg := &config.Config{
 		DataDir: dir,
-		Agents:  map[string]*config.Agent{"coder": {Name: "coder", Workdir: filepath.Join(dir, "work")}},
+		Agents:  map[string]*profile.Agent{"coder": {Name: "coder", Workdir: filepath.Join(dir, "work")}},
 		Bots: []*config.Bot{{Name: "team", Platform: "slack", Agent: "coder",
 			Access: config.Access{Users: []string{"UANA", "UBOB"}, Admins: []string{"UDAVE"}}}},
 		Handoff: config.Handoff{Users: []config.HandoffUser{
@@ -217,13 +219,13 @@ func TestAttachSession(t *testing.T) {
 	var out syncWriter
 	done := make(chan error, 1)
 	go func() { done <- e.client(anaToken).Attach(context.Background(), e.conv.ID, inR, &out) }()
-	waitUntil(t, "attached", func() bool { return strings.Contains(out.String(), "attached to conversation "+e.conv.ID) })
+	testkit.WaitUntil(t, "attached", 20*time.Second, func() bool { return strings.Contains(out.String(), "attached to conversation "+e.conv.ID) })
 	e.core.plat.WaitFor(t, key, 5*time.Second, "the attach notice", func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, "ana attached a terminal")
 	})
 
 	inW.line("hello from the desk")
-	waitUntil(t, "the message", func() bool {
+	testkit.WaitUntil(t, "the message", 20*time.Second, func() bool {
 		e.core.mu.Lock()
 		defer e.core.mu.Unlock()
 		return len(e.core.msgs) == 1 && e.core.msgs[0].Text == "hello from the desk" && e.core.msgs[0].UserID == "UANA" &&
@@ -240,9 +242,9 @@ func TestAttachSession(t *testing.T) {
 	e.hub.AgentEvent(bridges.ConversationKey{Bot: "team", Channel: "C1", Thread: "other"}, streamjson.TextDelta{Text: "NOT MINE"})
 	e.hub.Shown(key, bridges.Message{Text: "🔐 Bash wants to run", CardID: "card-1", Buttons: []bridges.Button{
 		{ID: bridges.ChoiceAllow, Label: "Allow"}, {ID: bridges.ChoiceDeny, Label: "Deny"}}})
-	waitUntil(t, "the card", func() bool { return strings.Contains(out.String(), "[1] Allow (y) [2] Deny (n)") })
+	testkit.WaitUntil(t, "the card", 20*time.Second, func() bool { return strings.Contains(out.String(), "[1] Allow (y) [2] Deny (n)") })
 	inW.line("y")
-	waitUntil(t, "the decision", func() bool {
+	testkit.WaitUntil(t, "the decision", 20*time.Second, func() bool {
 		e.core.mu.Lock()
 		defer e.core.mu.Unlock()
 		return len(e.core.acts) == 1 && e.core.acts[0].CardID == "card-1" && e.core.acts[0].Choice == bridges.ChoiceAllow &&
@@ -253,9 +255,9 @@ func TestAttachSession(t *testing.T) {
 	e.core.mu.Unlock()
 	_ = reply(context.Background(), "⛔ not yours")
 	e.hub.Shown(key, bridges.Message{Text: "🔐 Bash wants to run\n\n✅ Allowed by @ana", CardID: "card-1"})
-	waitUntil(t, "the outcome", func() bool { return strings.Contains(out.String(), "┗ ✅ Allowed by @ana") })
+	testkit.WaitUntil(t, "the outcome", 20*time.Second, func() bool { return strings.Contains(out.String(), "┗ ✅ Allowed by @ana") })
 	inW.line("y") // no card open: a message
-	waitUntil(t, "y as a message", func() bool {
+	testkit.WaitUntil(t, "y as a message", 20*time.Second, func() bool {
 		e.core.mu.Lock()
 		defer e.core.mu.Unlock()
 		return len(e.core.msgs) == 2 && e.core.msgs[1].Text == "y"
@@ -278,7 +280,7 @@ func TestAttachSession(t *testing.T) {
 	})
 	// The detach notice is posted as the terminal's stream ends; the hub
 	// forgets it as that request returns, a moment later on a busy machine.
-	waitUntil(t, "no terminal attached after the detach", func() bool { return e.hub.Attached(key) == 0 })
+	testkit.WaitUntil(t, "no terminal attached after the detach", 20*time.Second, func() bool { return e.hub.Attached(key) == 0 })
 	// The attach and the detach are in the audit log, in that order; the
 	// messages and the click are not hand-off events.
 	skey := store.ConversationKey(key)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Attach attaches a terminal to conversation conv and runs it until in
@@ -166,7 +167,7 @@ func (t *screen) show(ev Event) {
 		t.card(ev)
 	case EventMessage:
 		t.endBlock()
-		t.printf("» %s: %s\n", cmp.Or(ev.From, "a scheduled run"), oneLine(ev.Text))
+		t.printf("» %s: %s\n", cmp.Or(ev.From, "a scheduled run"), textcut.OneLine(ev.Text, 200))
 	case EventNotice, EventLost:
 		t.endBlock()
 		t.printf("· %s\n", ev.Text)
@@ -193,7 +194,7 @@ func (t *screen) card(ev Event) {
 		}
 	}
 	if len(ev.Buttons) == 0 {
-		t.printf("┗ %s\n", oneLine(lastLine(ev.Text)))
+		t.printf("┗ %s\n", textcut.OneLine(lastLine(ev.Text), 200))
 		return
 	}
 	t.cards = append(t.cards, ev)
@@ -244,13 +245,4 @@ func (t *screen) choice(line string) (card, choice string) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
-}
-
-// oneLine is s on one line, shortened.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		return string(r[:199]) + "…"
-	}
-	return s
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func TestProjectDirName(t *testing.T) {
@@ -36,7 +36,7 @@ func TestProjectDirName(t *testing.T) {
 // session under another directory's name of the same config dir, so the
 // first check is the one that pins the name.)
 func TestTranscriptPathIsTheCLIs(t *testing.T) {
-	agenttest.RequireClaude(t)
+	testkit.RequireClaude(t)
 	fm := fakemodel.New(t)
 	base := t.TempDir()
 	run := func(dir, configDir string, args ...string) string {

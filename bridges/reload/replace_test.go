@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // fakeConv is a conversation as reloads see it, with its agent's state
@@ -21,7 +22,7 @@ type fakeConv struct {
 	notices          []string
 	restarts, stops  int
 	rechecks         []time.Duration
-	refreshedProfile *config.Agent
+	refreshedProfile *profile.Agent
 	repl             reload.Replacement
 }
 
@@ -39,7 +40,7 @@ func (f *fakeConv) Stop(context.Context, string)       { f.stops++ }
 func (f *fakeConv) Recheck(d time.Duration)            { f.rechecks = append(f.rechecks, d) }
 func (f *fakeConv) Replacement() *reload.Replacement   { return &f.repl }
 
-var cfg = &config.Config{Agents: map[string]*config.Agent{"coder": {Name: "coder", Model: "haiku"}}}
+var cfg = &config.Config{Agents: map[string]*profile.Agent{"coder": {Name: "coder", Model: "haiku"}}}
 
 // TestReplacementWaitsForTurnAndTask: a due replacement never happens in
 // a turn; a background task delays it (told once) and, once it ended, the

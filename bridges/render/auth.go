@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // AuthFailed reports whether a failed result means the agent has no valid
@@ -26,7 +27,7 @@ func AuthFailed(r streamjson.Result) bool {
 // /login, which the CLI suggests, is impossible from a chat).
 func AuthHelp(profile string, r streamjson.Result) string {
 	said, _, _ := strings.Cut(r.Text, " · ") // "Not logged in · Please run /login"
-	return "⚠️ The agent could not sign in to the model API (" + OneLine(strings.TrimSpace(said), 200) + ").\n" +
+	return "⚠️ The agent could not sign in to the model API (" + textcut.OneLine(strings.TrimSpace(said), 200) + ").\n" +
 		"An admin needs to give the agent profile " + CodeSpan(profile) + " a credential in the bridge's config, under " +
 		CodeSpan("agents."+profile+".env") + ": " + CodeSpan("ANTHROPIC_API_KEY") + " (an API key) or " +
 		CodeSpan("CLAUDE_CODE_OAUTH_TOKEN") + " (a subscription token from " + CodeSpan("claude setup-token") +

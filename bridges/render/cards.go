@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -53,19 +54,19 @@ func PermissionBody(tool string, input json.RawMessage, description, reason, wor
 	case "WebFetch":
 		fmt.Fprintf(&b, " wants to fetch %s", Str(in, "url"))
 		if p := Str(in, "prompt"); p != "" {
-			b.WriteString("\n> " + OneLine(p, 300))
+			b.WriteString("\n> " + textcut.OneLine(p, 300))
 		}
 	case "WebSearch":
-		fmt.Fprintf(&b, " wants to search the web for %s", CodeSpan(OneLine(Str(in, "query"), 200)))
+		fmt.Fprintf(&b, " wants to search the web for %s", CodeSpan(textcut.OneLine(Str(in, "query"), 200)))
 	default:
 		b.WriteString(" wants to run with:\n")
 		b.WriteString(CodeBlock("json", prettyJSON(input, PreviewRunes)))
 	}
 	if d := strings.TrimSpace(description); d != "" {
-		b.WriteString("\n> " + OneLine(d, 300))
+		b.WriteString("\n> " + textcut.OneLine(d, 300))
 	}
 	if r := strings.TrimSpace(reason); r != "" {
-		b.WriteString("\n_" + OneLine(r, 300) + "_")
+		b.WriteString("\n_" + textcut.OneLine(r, 300) + "_")
 	}
 	return b.String()
 }
@@ -89,7 +90,7 @@ func clipLines(s string, n int) []string {
 	}
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = Truncate(l, 200)
+		lines[i] = textcut.Truncate(l, 200)
 	}
 	if len(lines) > n {
 		more := len(lines) - (n - 1)
@@ -100,7 +101,7 @@ func clipLines(s string, n int) []string {
 
 // Clip shortens s to n lines and maxRunes runes.
 func Clip(s string, n, maxRunes int) string {
-	return Truncate(strings.Join(clipLines(s, n), "\n"), maxRunes)
+	return textcut.Truncate(strings.Join(clipLines(s, n), "\n"), maxRunes)
 }
 
 func countLines(s string) int {
@@ -114,11 +115,11 @@ func countLines(s string) int {
 func prettyJSON(raw json.RawMessage, maxRunes int) string {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return Truncate(string(raw), maxRunes)
+		return textcut.Truncate(string(raw), maxRunes)
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return Truncate(string(raw), maxRunes)
+		return textcut.Truncate(string(raw), maxRunes)
 	}
 	return Clip(string(b), 20, maxRunes)
 }
@@ -147,9 +148,9 @@ func QuestionBody(qs []Question, picked [][]bool) string {
 		}
 		b.WriteString("❓ ")
 		if h := strings.TrimSpace(q.Header); h != "" {
-			b.WriteString("**" + OneLine(h, 60) + "**: ")
+			b.WriteString("**" + textcut.OneLine(h, 60) + "**: ")
 		}
-		b.WriteString(OneLine(q.Question, 500))
+		b.WriteString(textcut.OneLine(q.Question, 500))
 		if q.MultiSelect {
 			b.WriteString(" _(choose any)_")
 		}
@@ -158,9 +159,9 @@ func QuestionBody(qs []Question, picked [][]bool) string {
 			if picked != nil && picked[qi][oi] {
 				mark = " ✔"
 			}
-			fmt.Fprintf(&b, "\n%d. **%s**%s", oi+1, OneLine(o.Label, 100), mark)
+			fmt.Fprintf(&b, "\n%d. **%s**%s", oi+1, textcut.OneLine(o.Label, 100), mark)
 			if d := strings.TrimSpace(o.Description); d != "" {
-				b.WriteString(" — " + OneLine(d, 200))
+				b.WriteString(" — " + textcut.OneLine(d, 200))
 			}
 		}
 	}
@@ -181,7 +182,7 @@ func QuestionButtons(qs []Question, picked [][]bool) []bridges.Button {
 	var bs []bridges.Button
 	for qi, q := range qs {
 		for oi, o := range q.Options {
-			label := Truncate(o.Label, 60)
+			label := textcut.Truncate(o.Label, 60)
 			if submit {
 				if picked[qi][oi] {
 					label = "☑ " + label

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Card is what an open card shows: its body, a note under it, and its
@@ -41,7 +42,7 @@ func CardMessage(c Card, lim bridges.Limits, maxRunes int) bridges.Message {
 	case question:
 		text += "\n_Or type your own answer: your next message answers this question._"
 	}
-	return bridges.Message{Text: Truncate(text, maxRunes), CardID: c.ID, Buttons: buttons}
+	return bridges.Message{Text: textcut.Truncate(text, maxRunes), CardID: c.ID, Buttons: buttons}
 }
 
 // PermissionButtons are a permission card's choices: Allow, Always allow

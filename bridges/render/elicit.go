@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // This file is the form of an MCP elicitation shown as a question card:
@@ -84,9 +85,9 @@ func ParseElicitation(e streamjson.Elicitation) (*ElicitForm, []Question, error)
 	for _, n := range names {
 		p := schema.Properties[n]
 		f := elicitField{name: n, typ: p.Type, enum: p.Enum, required: slices.Contains(schema.Required, n)}
-		q := Question{Question: OneLine(orBlank(p.Title, n), 200)}
+		q := Question{Question: textcut.OneLine(textcut.OrBlank(p.Title, n), 200)}
 		if d := strings.TrimSpace(p.Description); d != "" {
-			q.Question += " — " + OneLine(d, 200)
+			q.Question += " — " + textcut.OneLine(d, 200)
 		}
 		if seen[q.Question] {
 			q.Question += " (" + n + ")"
@@ -173,12 +174,4 @@ func (f *ElicitForm) Content(answers map[string]string) (map[string]any, error) 
 		}
 	}
 	return out, nil
-}
-
-// orBlank is s, or def when s is blank.
-func orBlank(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

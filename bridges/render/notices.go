@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -34,7 +35,7 @@ func TaskNotice(e streamjson.TaskNotification) string {
 	if strings.TrimSpace(summary) == "" {
 		summary = e.TaskID
 	}
-	summary = OneLine(summary, 300)
+	summary = textcut.OneLine(summary, 300)
 	switch e.Status {
 	case "completed":
 		return "✅ Background task finished: " + summary
@@ -60,7 +61,7 @@ func QuotedPrefix(quoted string) string {
 	}
 	var b strings.Builder
 	b.WriteString("[Replying to this message]\n")
-	for line := range strings.Lines(Truncate(quoted, maxQuotedRunes)) {
+	for line := range strings.Lines(textcut.Truncate(quoted, maxQuotedRunes)) {
 		b.WriteString("> " + strings.TrimRight(line, "\n") + "\n")
 	}
 	return b.String() + "\n"
@@ -96,7 +97,7 @@ func StateSummary(s bridges.BotStatus, now time.Time) string {
 		line += ")"
 	}
 	if s.State == bridges.ConnStandby && s.Reason != "" {
-		line += ": " + OneLine(s.Reason, 200)
+		line += ": " + textcut.OneLine(s.Reason, 200)
 	}
 	if s.State == bridges.ConnFailed || s.State == bridges.ConnReconnecting {
 		if s.Reason != "" {
@@ -104,10 +105,10 @@ func StateSummary(s bridges.BotStatus, now time.Time) string {
 			if s.State == bridges.ConnReconnecting && s.Attempt > 0 {
 				sep = "; last error: "
 			}
-			line += sep + OneLine(s.Reason, 200)
+			line += sep + textcut.OneLine(s.Reason, 200)
 		}
 		if s.Hint != "" {
-			line += " — " + OneLine(s.Hint, 200)
+			line += " — " + textcut.OneLine(s.Hint, 200)
 		}
 		if !s.Until.IsZero() {
 			line += " (until " + s.Until.UTC().Format(time.RFC3339) + ")"

@@ -82,18 +82,13 @@ func (c Cursor) Closing() []bridges.StreamChunk {
 	return []bridges.StreamChunk{{Text: "\n```\n"}}
 }
 
-// StreamChunks returns what a stream at cur does not show yet: the pending
-// task updates, then segs from cur on (segs[0] has the absolute index
-// trimmed; text segments as text, tool lines as running tasks, notes as
-// failed ones), and the cursor once they are shown. Text stops at
+// chunks returns what a stream at s.Cur does not show yet: the pending
+// task updates, then segs from the cursor on (segs[0] has the absolute
+// index trimmed; text segments as text, tool lines as running tasks, notes
+// as failed ones), and the cursor once they are shown. Text stops at
 // maxRunes runes (Cursor.Full). While growing, the last segment is text
-// still receiving deltas: the cursor stays on it.
-func StreamChunks(segs []Segment, trimmed int, growing bool, pending []bridges.StreamTask, cur Cursor, maxRunes int) ([]bridges.StreamChunk, Cursor) {
-	return (&StreamShown{Cur: cur, pending: pending}).chunks(segs, trimmed, growing, maxRunes, nil)
-}
-
-// chunks is StreamChunks for s: a plan changed since the last chunks comes
-// first, tool lines skip() names are left out (shown as the plan), and a
+// still receiving deltas: the cursor stays on it. A plan changed since the
+// last chunks comes first, tool lines skip() names are left out (shown as the plan), and a
 // tool line's task takes the state s knows for it (ended before it was
 // shown, or waiting for a card).
 func (s *StreamShown) chunks(segs []Segment, trimmed int, growing bool, maxRunes int, skip func(toolID string) bool) ([]bridges.StreamChunk, Cursor) {
@@ -192,8 +187,8 @@ func (s *StreamShown) ToolDone(r streamjson.ToolResult, full bool) bool {
 	return true
 }
 
-// Chunks returns what the stream does not show yet of segs (see
-// StreamChunks), and the cursor once it is shown.
+// Chunks returns what the stream does not show yet of segs (see chunks),
+// and the cursor once it is shown.
 // skip, when set, names tool calls left out of the stream (shown as the
 // plan instead).
 func (s *StreamShown) Chunks(segs []Segment, trimmed int, growing bool, maxRunes int, skip func(toolID string) bool) ([]bridges.StreamChunk, Cursor) {

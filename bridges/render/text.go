@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges/markdown"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // DefaultMaxRunes is used when an adapter reports no message limit.
@@ -114,21 +115,6 @@ func Mention(name, id string) string {
 	}
 }
 
-// OneLine collapses whitespace runs and truncates to n runes with "…".
-func OneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return Truncate(s, n)
-}
-
-// Truncate cuts s to at most n runes, ending in "…" when cut.
-func Truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max(0, n-1)]) + "…"
-}
-
 // FirstLine is the first line of s, trimmed.
 func FirstLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -166,13 +152,13 @@ func Str(m map[string]any, k string) string {
 func compactJSON(raw json.RawMessage, n int) string {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return Truncate(string(raw), n)
+		return textcut.Truncate(string(raw), n)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return Truncate(string(raw), n)
+		return textcut.Truncate(string(raw), n)
 	}
-	return Truncate(string(b), n)
+	return textcut.Truncate(string(b), n)
 }
 
 // USD formats dollars: cents from $1 up ("$20.00"), else up to four

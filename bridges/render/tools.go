@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // ToolLine is the compact one-line summary of a tool call ("Bash: git
@@ -53,7 +54,7 @@ func ToolLine(u streamjson.ToolUse, workdir string) string {
 func ToolLineOf(u streamjson.ToolUse, name, detail string) string {
 	line := name
 	if detail != "" {
-		line += ": " + OneLine(detail, 120)
+		line += ": " + textcut.OneLine(detail, 120)
 	}
 	prefix := "› "
 	if u.ParentToolUseID != "" {
@@ -66,7 +67,7 @@ func ToolLineOf(u streamjson.ToolUse, name, detail string) string {
 func ResultLine(r streamjson.ToolResult) string {
 	content := strings.TrimSpace(r.Content)
 	lines := strings.Count(content, "\n") + 1
-	s := OneLine(FirstLine(content), 100)
+	s := textcut.OneLine(FirstLine(content), 100)
 	if lines > 1 {
 		s += fmt.Sprintf(" (+%d lines)", lines-1)
 	}
@@ -90,7 +91,7 @@ func ResultError(r streamjson.Result) string {
 	case r.Subtype == "error_max_budget_usd":
 		return "⚠️ The agent stopped: its budget is used up."
 	case len(r.Errors) > 0:
-		return "⚠️ The turn failed: " + OneLine(strings.Join(r.Errors, "; "), 500)
+		return "⚠️ The turn failed: " + textcut.OneLine(strings.Join(r.Errors, "; "), 500)
 	default:
 		return "⚠️ The turn failed (" + r.Subtype + ")."
 	}

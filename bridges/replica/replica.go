@@ -1,9 +1,9 @@
 // Package replica lets several bridge processes on one PostgreSQL database
 // form one bridge (config replicas). Each conversation is run by the
-// replica holding its lease (store.AcquireLease, "conversation:<id>"):
+// replica holding its lease (coord.Coordinator.AcquireLease, "conversation:<id>"):
 // it runs the agent, posts the replies and decides the cards. Work that
 // another replica receives is recorded in the shared ledger there and
-// handed over by a signal (store.Notify); a poll finds what signals miss
+// handed over by a signal (coord.Coordinator.Notify); a poll finds what signals miss
 // and the conversations of replicas that died (their leases expired).
 //
 // Writes carry the fencing token: Claim hands the core the tenure's lease,

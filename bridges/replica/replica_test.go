@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
 )
@@ -242,17 +243,17 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	}
 	src := t.TempDir()
 	proj := filepath.Join(src, "claude", "projects", "-work-x")
-	must(t, os.MkdirAll(proj, 0o700))
-	must(t, os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(`{"type":"user"}`+"\n"), 0o600))
+	testkit.Must(t, os.MkdirAll(proj, 0o700))
+	testkit.Must(t, os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(`{"type":"user"}`+"\n"), 0o600))
 	secret := filepath.Join(t.TempDir(), "secret")
-	must(t, os.WriteFile(secret, []byte("host secret"), 0o600))
-	must(t, os.Symlink(secret, filepath.Join(proj, "leak.jsonl")))
+	testkit.Must(t, os.WriteFile(secret, []byte("host secret"), 0o600))
+	testkit.Must(t, os.Symlink(secret, filepath.Join(proj, "leak.jsonl")))
 	r.SaveSession(ctx, "conv-1", "sess", src)
 
 	dst := t.TempDir()
 	outside := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(dst, "claude"), 0o700))
-	must(t, os.Symlink(outside, filepath.Join(dst, "claude", "projects"))) // planted: restore must not write through it
+	testkit.Must(t, os.MkdirAll(filepath.Join(dst, "claude"), 0o700))
+	testkit.Must(t, os.Symlink(outside, filepath.Join(dst, "claude", "projects"))) // planted: restore must not write through it
 	_, err = r.RestoreSession(ctx, "conv-1", "sess", dst)
 	if err == nil {
 		t.Error("restore through a planted link succeeded")
@@ -260,7 +261,7 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
 		t.Fatalf("restore wrote outside the state dir: %v", ents)
 	}
-	must(t, os.Remove(filepath.Join(dst, "claude", "projects")))
+	testkit.Must(t, os.Remove(filepath.Join(dst, "claude", "projects")))
 	stamp, err := r.RestoreSession(ctx, "conv-1", "sess", dst)
 	if err != nil {
 		t.Fatal(err)
@@ -276,20 +277,13 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 		t.Errorf("the same stored files restored twice have stamps %q and %q (%v)", stamp, stamp2, err)
 	}
 	// Another turn stored: the stamp changes.
-	must(t, os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(`{"type":"user"}`+"\n"+`{"type":"assistant"}`+"\n"), 0o600))
+	testkit.Must(t, os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(`{"type":"user"}`+"\n"+`{"type":"assistant"}`+"\n"), 0o600))
 	r.SaveSession(ctx, "conv-1", "sess", src)
 	if stamp3, err := r.RestoreSession(ctx, "conv-1", "sess", t.TempDir()); err != nil || stamp3 == stamp {
 		t.Errorf("after another turn was stored the stamp is still %q (%v)", stamp3, err)
 	}
 	if stamp, err := r.RestoreSession(ctx, "conv-1", "never-saved", t.TempDir()); err != nil || stamp != "" {
 		t.Errorf("restore of a session never saved: stamp %q, %v", stamp, err)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -315,8 +309,8 @@ func TestLostLeaseDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(dir, "claude", "projects", "p"), 0o700))
-	must(t, os.WriteFile(filepath.Join(dir, "claude", "projects", "p", "s.jsonl"), []byte("stale\n"), 0o600))
+	testkit.Must(t, os.MkdirAll(filepath.Join(dir, "claude", "projects", "p"), 0o700))
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "claude", "projects", "p", "s.jsonl"), []byte("stale\n"), 0o600))
 	r.SaveSession(ctx, "conv-1", "s", dir)
 	if _, err := st.GetSessionState(ctx, "s"); err == nil {
 		t.Error("a replica that lost the lease stored session state")

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -35,7 +36,7 @@ func (s *Scheduler) startRun(ctx context.Context, runs core.ScheduleRuns, sc sto
 	if s.cfg.Current().Agents[profile] == nil {
 		profile = bot.Agent
 	}
-	header := schedreq.Header + sc.Name + "\n> " + oneLine(sc.Prompt, 200)
+	header := schedreq.Header + sc.Name + "\n> " + textcut.OneLine(sc.Prompt, 200)
 	key := bridges.ConversationKey(sc.Key)
 	announced := false
 	if sc.NewThread {
@@ -103,13 +104,4 @@ func post(ctx context.Context, runs core.ScheduleRuns, key bridges.ConversationK
 	if _, err := p.Post(ctx, key, bridges.Message{Text: strings.TrimSpace(text)}); err != nil {
 		log.Warn("post schedule notice", "key", key, "err", err)
 	}
-}
-
-// oneLine collapses whitespace runs and truncates to n runes with "…".
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:max(0, n-1)]) + "…"
-	}
-	return s
 }

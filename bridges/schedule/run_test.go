@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -65,7 +66,7 @@ func TestScheduledRunSameSlotOnce(t *testing.T) {
 func runCore(t *testing.T) (*config.Config, *bridgetest.Core, *bridgetest.Platform) {
 	t.Helper()
 	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
 		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
 	}
 	plat := bridgetest.New(bridges.Limits{})

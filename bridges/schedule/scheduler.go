@@ -159,7 +159,7 @@ func (s *Scheduler) Wake() {
 }
 
 // Sync implements core.Scheduler: it stores the config file's schedules
-// (see store.SyncConfigSchedules); new or re-timed ones count from now.
+// (see schedstore.Store.SyncConfigSchedules); new or re-timed ones count from now.
 func (c *Scheduler) Sync(ctx context.Context) error {
 	cfg := c.cfg.Current()
 	defs := make([]store.Schedule, 0, len(cfg.Schedules))

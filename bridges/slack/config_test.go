@@ -1,26 +1,12 @@
 package slack
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/configtest"
 )
-
-// parseConfig parses lines (after an agents section: the first line is
-// line 3) with Slack as the only platform.
-func parseConfig(env map[string]string, lines ...string) (*config.Config, []config.Problem) {
-	doc := "agents:\n  coder: {}\n" + strings.Join(lines, "\n") + "\n"
-	c, err := config.Parse([]byte(doc), "bridge.yaml", func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		[]config.Platform{Platform()})
-	var ve *config.ValidationError
-	if errors.As(err, &ve) {
-		return nil, ve.Problems
-	}
-	return c, nil
-}
 
 // TestConfigProblems: bots[].slack is checked with its lines, the
 // messages config had before the settings moved here.
@@ -47,7 +33,7 @@ func TestConfigProblems(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ps := parseConfig(tc.env, append(append([]string{}, bot...), tc.lines...)...)
+			_, ps := configtest.Parse(tc.env, Platform(), append(append([]string{}, bot...), tc.lines...)...)
 			var got []string
 			for _, p := range ps {
 				got = append(got, fmt.Sprintf("%d %s: %s", p.Line, p.Path, p.Msg))
@@ -62,7 +48,7 @@ func TestConfigProblems(t *testing.T) {
 // TestConfigDefaults: the settings of a Slack bot, with api_url defaulted
 // or given a trailing slash, and in check-config's summary without tokens.
 func TestConfigDefaults(t *testing.T) {
-	c, ps := parseConfig(nil, "bots:",
+	c, ps := configtest.Parse(nil, Platform(), "bots:",
 		"  - {name: a, platform: slack, agent: coder, slack: {bot_token: xoxb-1, app_token: xapp-1}}",
 		`  - {name: b, platform: slack, agent: coder, slack: {bot_token: xoxb-1, app_token: xapp-1, api_url: "http://127.0.0.1:1/api"}}`)
 	if ps != nil {
@@ -87,7 +73,7 @@ func TestScheduleTargets(t *testing.T) {
 		{`channel: "#general"`, `unknown channel format "#general" for a slack bot: want a Slack channel id such as C0123ABCD (not a #name)`},
 		{`conversation: "C0999/yesterday"`, `unknown channel format "C0999" for a slack bot: want the thread's ts after the slash, such as 1712345678.000100`},
 	} {
-		_, ps := parseConfig(nil, append(bots, `  - {name: s, bot: b, cron: "@daily", prompt: x, `+tc.target+`}`)...)
+		_, ps := configtest.Parse(nil, Platform(), append(bots, `  - {name: s, bot: b, cron: "@daily", prompt: x, `+tc.target+`}`)...)
 		switch {
 		case tc.want == "" && ps != nil:
 			t.Errorf("%s: %v", tc.target, ps)

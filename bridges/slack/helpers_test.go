@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestMain checks for leaked goroutines and, after the tests, that the
@@ -63,7 +63,7 @@ func (h *stubHandler) stateList() []bridges.BotState {
 func (h *stubHandler) waitStates(t *testing.T, n int) []bridges.BotState {
 	t.Helper()
 	var got []bridges.BotState
-	waitUntil(t, waitLong, fmt.Sprintf("%d connection states", n), func() bool {
+	testkit.WaitUntil(t, fmt.Sprintf("%d connection states", n), waitLong, func() bool {
 		got = h.stateList()
 		return len(got) >= n
 	})
@@ -144,42 +144,12 @@ func (h *stubHandler) messagesFor(ts string) []bridges.Inbound {
 	return out
 }
 
-// waitUntil polls cond until it holds or fails the test after timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
 // env is a running adapter connected to a fake Slack.
 type env struct {
 	fake *slackfake.Server
 	b    *Bridge
 	h    *stubHandler
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 }
 
 func botConfig(apiURL, botToken string) *config.Bot {
@@ -193,9 +163,9 @@ func botConfig(apiURL, botToken string) *config.Bot {
 
 // newBridge creates an adapter for the fake without running it. At the
 // end of the test it checks that no token reached the logs.
-func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, *syncBuffer) {
+func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b, err := New(botConfig(fake.URL(), botToken), logger)
 	if err != nil {
@@ -255,7 +225,7 @@ func (e *env) settle(t *testing.T) {
 // waitAcked waits until every envelope about ts is acked.
 func (e *env) waitAcked(t *testing.T, ts string) {
 	t.Helper()
-	waitUntil(t, waitLong, "acks for "+ts, func() bool {
+	testkit.WaitUntil(t, "acks for "+ts, waitLong, func() bool {
 		envs := e.fake.EnvelopesFor(ts)
 		if len(envs) == 0 {
 			return false

@@ -13,6 +13,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // A channel mention starts a conversation keyed by the mention's ts; the
@@ -40,7 +42,7 @@ func TestMentionStartsThreadAndAcksAfterAccept(t *testing.T) {
 				t.Fatalf("fake sent %d envelopes, want message + app_mention", len(sent.Envelopes))
 			}
 			// While the core has not accepted the message, nothing is acked.
-			waitUntil(t, waitLong, "handler called", func() bool {
+			testkit.WaitUntil(t, "handler called", waitLong, func() bool {
 				e.h.mu.Lock()
 				defer e.h.mu.Unlock()
 				return e.h.calls > 0
@@ -108,7 +110,7 @@ func TestHandlerErrorLeavesEnvelopeUnacked(t *testing.T) {
 	e.h.failNext = 1
 	e.h.mu.Unlock()
 	sent := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "hello"})
-	waitUntil(t, waitLong, "first attempt", func() bool {
+	testkit.WaitUntil(t, "first attempt", waitLong, func() bool {
 		e.h.mu.Lock()
 		defer e.h.mu.Unlock()
 		return e.h.calls == 1
@@ -193,13 +195,13 @@ func TestOwnPostsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitAcked(t, ref.ID) // the echo of the post
-	waitUntil(t, waitLong, "all envelopes acked", func() bool {
+	testkit.WaitUntil(t, "all envelopes acked", waitLong, func() bool {
 		for _, en := range e.fake.Envelopes() {
 			if !en.Acked {
 				return false
 			}
 		}
-		return len(e.fake.Envelopes()) >= 4 // message, app_mention, post echo, edit echo
+		return len(e.fake.Envelopes()) >= 4
 	})
 	if got := len(e.h.messages()); got != 1 {
 		t.Errorf("core got %d messages, want only the user's one", got)
@@ -338,7 +340,7 @@ func TestStrangerMessageReachesCoreBare(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.fake.Click("C1", card.ID, stranger, "allow", "")
-	waitUntil(t, waitLong, "the stranger's click at the core", func() bool {
+	testkit.WaitUntil(t, "the stranger's click at the core", waitLong, func() bool {
 		return slices.ContainsFunc(e.h.actionList(), func(a bridges.Action) bool { return a.UserID == stranger && a.Reply != nil })
 	})
 }
@@ -358,7 +360,7 @@ func startWithCore(t *testing.T, access config.Access) *coreEnv {
 	bot.Access = access
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{bot},
 	}

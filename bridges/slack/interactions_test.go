@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // A card is posted as Block Kit; a click is acked at once and reaches
@@ -57,7 +58,7 @@ func TestCardClickReplyAndResolve(t *testing.T) {
 	}
 	sentEnv, _ := e.fake.Envelope(env)
 	t.Logf("click acked %v after it was sent (BenchmarkClickAck measures it)", ack.At.Sub(sentEnv.Sent))
-	waitUntil(t, waitLong, "HandleAction", func() bool { return len(e.h.actionList()) == 1 })
+	testkit.WaitUntil(t, "HandleAction", waitLong, func() bool { return len(e.h.actionList()) == 1 })
 	a := e.h.actionList()[0]
 	if a.CardID != "perm-42" || a.Choice != "deny" || a.UserID != "U7" || a.UserName != "Bo Real" || a.Key != key {
 		t.Errorf("action = %+v", a)

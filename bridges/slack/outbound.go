@@ -13,6 +13,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // emptyText stands in for an empty message: Slack refuses no_text.
@@ -151,7 +152,7 @@ func (b *Bridge) retry(ctx context.Context, method string, superseded func() boo
 		}
 		wait := max(rl.RetryAfter, time.Second)
 		b.log.Warn("slack rate limited", slog.String("method", method), slog.Duration("retry_after", wait))
-		if !sleep(ctx, wait) {
+		if !bridges.Sleep(ctx, wait) {
 			return fmt.Errorf("%s rate limited: %w", method, ctx.Err())
 		}
 		if superseded != nil && superseded() {
@@ -186,7 +187,7 @@ func cardBlocks(m bridges.Message) (string, []slackapi.Block) {
 				label = btn.ID
 			}
 			e := slackapi.NewButtonBlockElement(btn.ID, m.CardID+"|"+btn.ID,
-				slackapi.NewTextBlockObject(slackapi.PlainTextType, truncateRunes(label, maxButtonRunes), true, false))
+				slackapi.NewTextBlockObject(slackapi.PlainTextType, textcut.Truncate(label, maxButtonRunes), true, false))
 			switch btn.Style {
 			case bridges.StylePrimary:
 				e = e.WithStyle(slackapi.StylePrimary)

@@ -154,18 +154,6 @@ func (b *Bridge) runSocket(ctx context.Context, sm *socketmode.Client, redial <-
 // ended by itself starts the back-off afresh.
 const sessionCalm = time.Minute
 
-// sleep waits d or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // socketSession runs one socketmode session. It returns RunContext's
 // error with retryIn 0 when the session ended by itself, or the delay
 // from redial (> 0) after cancelling the session because a connection

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -10,8 +11,11 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // After a "disconnect" envelope or a dropped socket the adapter
@@ -57,7 +61,7 @@ func TestDroppedSocketMidMessage(t *testing.T) {
 	e.h.gate = gate
 	e.h.mu.Unlock()
 	sent := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "important"})
-	waitUntil(t, waitLong, "handler called", func() bool {
+	testkit.WaitUntil(t, "handler called", waitLong, func() bool {
 		e.h.mu.Lock()
 		defer e.h.mu.Unlock()
 		return e.h.calls == 1
@@ -67,7 +71,7 @@ func TestDroppedSocketMidMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(gate)
-	waitUntil(t, waitLong, "a retry of the envelope to be acked", func() bool {
+	testkit.WaitUntil(t, "a retry of the envelope to be acked", waitLong, func() bool {
 		for _, en := range e.fake.EnvelopesFor(sent.TS) {
 			if en.Retry > 0 && en.Acked {
 				return true
@@ -130,14 +134,6 @@ func runErr(t *testing.T, done chan error) error {
 		t.Fatal("Run did not return")
 		return nil
 	}
-}
-
-func stateNames(states []bridges.BotState) []bridges.ConnState {
-	var out []bridges.ConnState
-	for _, s := range states {
-		out = append(out, s.State)
-	}
-	return out
 }
 
 // Problems that retrying cannot fix end Run with a Failure (wrapping
@@ -225,7 +221,7 @@ func TestRunFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := newFake(t)
-			tok := cmpOr(tc.botToken, slackfake.BotToken)
+			tok := cmp.Or(tc.botToken, slackfake.BotToken)
 			b, _ := newBridge(t, fake, tok)
 			if tc.setup != nil {
 				tc.setup(fake)
@@ -261,18 +257,11 @@ func TestRunFailures(t *testing.T) {
 					t.Errorf("the error shows a token: %v", err)
 				}
 			}
-			if got := stateNames(h.stateList()); !slices.Equal(got, tc.statesOK) {
+			if got := platformtest.StateNames(h.stateList()); !slices.Equal(got, tc.statesOK) {
 				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
 			}
 		})
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // A tokens_revoked event about another app's bot or user tokens only is
@@ -285,7 +274,7 @@ func TestTokensRevokedForOthersIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitAcked(t, e.fake.SendMessage("D1", "U1", "still here", ""))
-	if got := stateNames(e.h.stateList()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
+	if got := platformtest.StateNames(e.h.stateList()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
 		t.Errorf("states = %v", got)
 	}
 }
@@ -336,7 +325,7 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 	bot := botConfig(fake.URL(), slackfake.BotToken)
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots:        []*config.Bot{bot},
 		StatusDelay: time.Hour,
@@ -348,7 +337,7 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 		if err := fake.WaitForConnections(n, waitLong); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, waitLong, "connected", func() bool { return state().State == bridges.ConnConnected })
+		testkit.WaitUntil(t, "connected", waitLong, func() bool { return state().State == bridges.ConnConnected })
 	}
 	answered := func(text string) {
 		t.Helper()
@@ -362,7 +351,7 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 		fake.RefuseConnections(0)
 	})
 	// After a few attempts auth.test works again but Socket Mode does not.
-	waitUntil(t, waitLong, "auth.test retried", func() bool { return fake.CallCount("auth.test") >= 5 })
+	testkit.WaitUntil(t, "auth.test retried", waitLong, func() bool { return fake.CallCount("auth.test") >= 5 })
 	fake.FailMethod("auth.test", "", 0)
 	connected(1)
 	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)

@@ -145,15 +145,6 @@ func fenceAfter(open bool, text string) bool {
 	return open
 }
 
-// truncateRunes cuts s to at most n runes, ending with "…" when cut.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // truncateBytes cuts s to at most n bytes on a rune boundary.
 func truncateBytes(s string, n int) string {
 	if len(s) <= n {

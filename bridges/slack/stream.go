@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // maxStreamMarkdown is Slack's limit on the markdown of one
@@ -245,7 +247,7 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 		}
 		if c.Plan != nil {
 			flushText()
-			cur = append(cur, slackapi.NewPlanUpdateChunk(truncateRunes(orText(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
+			cur = append(cur, slackapi.NewPlanUpdateChunk(textcut.Truncate(cmp.Or(c.Plan.Title, "Plan"), maxTaskTitleRunes)))
 			for _, t := range c.Plan.Tasks {
 				cur = append(cur, taskChunk(t))
 			}
@@ -273,7 +275,7 @@ func streamCalls(chunks []bridges.StreamChunk) [][]slackapi.StreamChunk {
 
 // taskChunk is the task_update chunk of a task.
 func taskChunk(t bridges.StreamTask) slackapi.TaskUpdateChunk {
-	c := slackapi.NewTaskUpdateChunk(t.ID, truncateRunes(orText(t.Title, t.ID), maxTaskTitleRunes))
+	c := slackapi.NewTaskUpdateChunk(t.ID, textcut.Truncate(cmp.Or(t.Title, t.ID), maxTaskTitleRunes))
 	c.Status = slackapi.TaskCardStatus(t.Status)
 	c.Output = t.Output
 	return c
@@ -318,13 +320,6 @@ func truncateToRunes(s string, n int) string {
 			return s[:j]
 		}
 		i++
-	}
-	return s
-}
-
-func orText(s, def string) string {
-	if s == "" {
-		return def
 	}
 	return s
 }

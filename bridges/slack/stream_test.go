@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // A stream in a thread: started for the asking user, grown with text and
@@ -168,7 +169,7 @@ func TestStreamPlanAndFeedback(t *testing.T) {
 		t.Fatalf("feedback buttons = %+v", m.Feedback)
 	}
 	e.fake.ClickFeedback("C1", s.Ref().ID, "U2", false)
-	waitUntil(t, 5*time.Second, "feedback click", func() bool { return len(e.h.actionList()) == 1 })
+	testkit.WaitUntil(t, "feedback click", 5*time.Second, func() bool { return len(e.h.actionList()) == 1 })
 	if a := e.h.actionList()[0]; a.CardID != "fb:reply-1" || a.Choice != bridges.ChoiceBad || a.UserID != "U2" || a.Key != key {
 		t.Errorf("action = %+v", a)
 	}

@@ -10,11 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// This file enforces the spend limits of config.Limits: before a message
+// This file enforces the spend limits of config.Config.Limits: before a message
 // starts a turn (Gate.Admit), in !cost (Gate.Left), and in metrics.
 
 // Limit scopes and kinds, as they appear in metrics labels and messages.
@@ -304,7 +305,7 @@ func (g *Gate) Left(ctx context.Context, bot *config.Bot, user string, now time.
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "%s of %s left, resets %s", usd(left), usd(bc.limit), resetPhrase(bc.resets, lim, now))
+		fmt.Fprintf(&b, "%s of %s left, resets %s", render.USD(left), render.USD(bc.limit), resetPhrase(bc.resets, lim, now))
 	}
 	return b.String(), nil
 }

@@ -4,17 +4,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func TestCalendarStarts(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("no tzdata under CI (.ci/run installs it): %v", err)
-		}
-		t.Skipf("no tzdata: %v", err)
+		testkit.SkipOrFail(t, "no tzdata: %v", err)
 	}
 	cases := []struct {
 		name             string
@@ -45,10 +43,7 @@ func TestCalendarStarts(t *testing.T) {
 func TestResetPhrase(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("no tzdata under CI (.ci/run installs it): %v", err)
-		}
-		t.Skipf("no tzdata: %v", err)
+		testkit.SkipOrFail(t, "no tzdata: %v", err)
 	}
 	utc := &config.Limit{Location: time.UTC}
 	now := time.Date(2025, 3, 10, 15, 0, 0, 0, time.UTC)
@@ -73,7 +68,7 @@ func TestResetPhrase(t *testing.T) {
 
 func TestUSD(t *testing.T) {
 	for in, want := range map[float64]string{0: "$0", 0.0025: "$0.0025", 0.5: "$0.50", 0.123456: "$0.1235", 20: "$20.00", 512.3: "$512.30", 1e-12: "$0", 0.000012: "$0.000012", 0.0000001: "$0.00"} {
-		if got := usd(in); got != want {
+		if got := render.USD(in); got != want {
 			t.Errorf("usd(%v) = %q, want %q", in, got, want)
 		}
 	}

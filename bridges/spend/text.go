@@ -16,7 +16,7 @@ import (
 // of them resets.
 func refusalText(who author, over []budgetCheck, lim *config.Limit, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "⛔ %s, your message was not sent to the agent: ", mention(who))
+	fmt.Fprintf(&b, "⛔ %s, your message was not sent to the agent: ", render.Mention(who.name, who.id))
 	var until time.Time
 	for i, bc := range over {
 		if i > 0 {
@@ -33,7 +33,7 @@ func refusalText(who author, over []budgetCheck, lim *config.Limit, now time.Tim
 
 // warningText warns who that bc is at 80 % or more.
 func warningText(who author, bc budgetCheck, lim *config.Limit, now time.Time) string {
-	return fmt.Sprintf("⚠️ %s, %d%% of %s is used (%s); it resets %s.", mention(who), bc.percent(),
+	return fmt.Sprintf("⚠️ %s, %d%% of %s is used (%s); it resets %s.", render.Mention(who.name, who.id), bc.percent(),
 		budgetPhrase(bc), usedOf(bc), resetPhrase(bc.resets, lim, now))
 }
 
@@ -57,9 +57,9 @@ func budgetPhrase(bc budgetCheck) string {
 func usedOf(bc budgetCheck) string {
 	switch bc.kind {
 	case kindDay:
-		return usd(bc.used) + " of " + usd(bc.limit) + " today"
+		return render.USD(bc.used) + " of " + render.USD(bc.limit) + " today"
 	case kindMonth:
-		return usd(bc.used) + " of " + usd(bc.limit) + " this month"
+		return render.USD(bc.used) + " of " + render.USD(bc.limit) + " this month"
 	default:
 		return fmt.Sprintf("%d of %d turns in the last hour", int(bc.used), int(bc.limit))
 	}
@@ -101,9 +101,6 @@ func formatIn(d time.Duration) string {
 	}
 }
 
-// usd formats dollars (render.USD).
-func usd(x float64) string { return render.USD(x) }
-
 func capitalize(s string) string {
 	if s == "" {
 		return s
@@ -113,15 +110,3 @@ func capitalize(s string) string {
 
 // author is who wrote a message: a person's id and display name.
 type author struct{ id, name string }
-
-// mention names a in a text ("@name").
-func mention(a author) string {
-	switch {
-	case a.name != "":
-		return "@" + a.name
-	case a.id != "":
-		return "@" + a.id
-	default:
-		return "someone"
-	}
-}

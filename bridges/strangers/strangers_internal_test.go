@@ -11,21 +11,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// quietPlatform accepts posts and does nothing else (no Ephemeral).
-type quietPlatform struct{}
-
-func (quietPlatform) Limits() bridges.Limits { return bridges.Limits{} }
-
-func (quietPlatform) Run(ctx context.Context, _ bridges.Handler) error {
-	<-ctx.Done()
-	return nil
-}
-
-func (quietPlatform) Post(context.Context, bridges.ConversationKey, bridges.Message) (bridges.MessageRef, error) {
-	return bridges.MessageRef{}, nil
-}
 
 // TestRefusalMemoryBounded: a flood of strangers within the hour never makes
 // Notices remember more than MaxRemembered of them; the oldest are forgotten
@@ -40,16 +28,18 @@ func TestRefusalMemoryBounded(t *testing.T) {
 		return bridges.Inbound{Key: bridges.ConversationKey{Bot: "bot", Channel: "C", Thread: "T"}, MsgID: fmt.Sprint("m", i), UserID: fmt.Sprint("u", i)}
 	}
 	remembered := c.Len
-	evicted := func() float64 { return counterValue(t, reg, "agentbridge_memory_evictions_total", evictWhat) }
+	evicted := func() float64 {
+		return testkit.CounterValue(t, reg, "agentbridge_memory_evictions_total", map[string]string{"what": evictWhat})
+	}
 
 	for i := range MaxRemembered {
-		c.Refuse(ctx, quietPlatform{}, stranger(i))
+		c.Refuse(ctx, platformtest.Quiet{}, stranger(i))
 		now = now.Add(time.Millisecond)
 	}
 	if n := remembered(); n != MaxRemembered {
 		t.Fatalf("remembered %d refusals, want %d", n, MaxRemembered)
 	}
-	c.Refuse(ctx, quietPlatform{}, stranger(MaxRemembered)) // full, nothing expired: the oldest tenth goes
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(MaxRemembered)) // full, nothing expired: the oldest tenth goes
 	if n, want := remembered(), MaxRemembered-MaxRemembered/10+1; n != want {
 		t.Errorf("after one more: remembered %d, want %d", n, want)
 	}
@@ -57,11 +47,11 @@ func TestRefusalMemoryBounded(t *testing.T) {
 		t.Errorf("evictions counted = %v, want %d", got, MaxRemembered/10)
 	}
 	before := remembered()
-	c.Refuse(ctx, quietPlatform{}, stranger(MaxRemembered-1)) // recent: still remembered, not recorded again
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(MaxRemembered-1)) // recent: still remembered, not recorded again
 	if remembered() != before {
 		t.Error("a recently refused user was recorded again")
 	}
-	c.Refuse(ctx, quietPlatform{}, stranger(0)) // among the oldest: forgotten, so recorded (and told) again
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(0)) // among the oldest: forgotten, so recorded (and told) again
 	if remembered() != before+1 {
 		t.Error("a forgotten user was not recorded again")
 	}
@@ -69,35 +59,14 @@ func TestRefusalMemoryBounded(t *testing.T) {
 	// An hour later everyone so far has expired: a full map is swept without
 	// forgetting anyone early.
 	for i := MaxRemembered + 1; remembered() < MaxRemembered; i++ {
-		c.Refuse(ctx, quietPlatform{}, stranger(i))
+		c.Refuse(ctx, platformtest.Quiet{}, stranger(i))
 	}
 	now = now.Add(Every)
-	c.Refuse(ctx, quietPlatform{}, stranger(-1))
+	c.Refuse(ctx, platformtest.Quiet{}, stranger(-1))
 	if n := remembered(); n != 1 {
 		t.Errorf("after the hour: remembered %d, want only the new one", n)
 	}
 	if got := evicted(); got != MaxRemembered/10 {
 		t.Errorf("expired refusals were counted as evictions: %v", got)
 	}
-}
-
-// counterValue reads the counter name of reg whose only label has the
-// value label (0 if there is none).
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if ls := m.GetLabel(); len(ls) == 1 && ls[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

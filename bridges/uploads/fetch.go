@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Host is the conversation a person's files arrive in, as its worker
@@ -71,7 +71,7 @@ func Fetch(ctx context.Context, h Host, msgID string, files []bridges.File) ([]s
 			notes = append(notes, fmt.Sprintf("[attachment could not be saved: %s]", f.Name))
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("[attached file saved for you at %s (%s, %s)]", path, orDefault(f.MimeType, "unknown type"), render.ByteSize(int64(len(data)))))
+		notes = append(notes, fmt.Sprintf("[attached file saved for you at %s (%s, %s)]", path, textcut.OrBlank(f.MimeType, "unknown type"), render.ByteSize(int64(len(data)))))
 	}
 	return imgs, notes
 }
@@ -98,11 +98,4 @@ func Decode(b []byte) []bridges.File {
 		return nil
 	}
 	return files
-}
-
-func orDefault(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Transcriber turns a voice note into text (bridges/transcribe.Client,
@@ -74,7 +75,7 @@ func voiceNote(ctx context.Context, h Host, ff bridges.FileFetcher, msgID string
 		h.Notice(ctx, voiceOffBesideText)
 		return "", false
 	}
-	name := orDefault(f.Name, "voice note")
+	name := textcut.OrBlank(f.Name, "voice note")
 	if f.Size > maxVoiceBytes {
 		h.Notice(ctx, fmt.Sprintf("🎙️ %s is too long to transcribe (%s): voice notes up to %s are.", render.CodeSpan(name), render.ByteSize(f.Size), render.ByteSize(maxVoiceBytes)))
 		return fmt.Sprintf("[voice note not transcribed: %s is larger than %s]", name, render.ByteSize(maxVoiceBytes)), true
@@ -90,7 +91,7 @@ func voiceNote(ctx context.Context, h Host, ff bridges.FileFetcher, msgID string
 		if path, err := Save(dir, msgID, name, data); err != nil {
 			h.Log().Error("save voice note for the agent", "file", name, "err", err)
 		} else {
-			saved = fmt.Sprintf("\n[the audio is saved for you at %s (%s, %s)]", path, orDefault(f.MimeType, "unknown type"), render.ByteSize(int64(len(data))))
+			saved = fmt.Sprintf("\n[the audio is saved for you at %s (%s, %s)]", path, textcut.OrBlank(f.MimeType, "unknown type"), render.ByteSize(int64(len(data))))
 		}
 	}
 	text, err := tr.Transcribe(ctx, data, name, f.MimeType)

@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // The operator pages are package admin; this file is their host: the
@@ -84,7 +85,7 @@ func (c *Console) convOf(ctx context.Context, user, id string, key bridges.Conve
 		if err != nil {
 			c.log.Warn("read conversation title", "conversation", id, "err", err)
 		}
-		v.Title = oneLine(title, 80)
+		v.Title = textcut.OneLine(title, 80)
 	}
 	if bot := c.bot.Load(); bot != nil && key.Bot == bot.Name && threadRE.MatchString(key.Thread) {
 		// A web conversation: by its title, linked when the admin sees it

@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -102,7 +103,7 @@ func newAdminHarness(t *testing.T) *adminHarness {
 		Path:    filepath.Join(dir, "bridge.yaml"),
 		DataDir: dir,
 		HTTP:    config.HTTP{Listen: "127.0.0.1:0"},
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: dir,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: dir,
 			Env: map[string]string{"ANTHROPIC_API_KEY": apiSecret}}},
 		Bots: []*config.Bot{{Name: "team-slack", Platform: "slack", Agent: "coder",
 			Settings: tokenSettings{BotToken: slackSecret, AppToken: "xapp-also-secret"}}},

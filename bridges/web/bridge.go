@@ -89,7 +89,6 @@
 //   - admin: the operator pages (bots, agents, approvals, usage, audit,
 //     config) and their templates, reading the store through admin.Store
 //     and acting on the core through admin.Operator.
-//   - internal/cut: cutting text to one line or a length.
 package web
 
 import (

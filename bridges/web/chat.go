@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -52,7 +53,7 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 	if bot == nil {
 		return l
 	}
-	items, err := c.st.WebThreads(r.Context(), bot.Name, user, store.WebThreadQuery{Archived: l.Archived, Search: oneLine(l.Query, 200), Limit: threadsShown})
+	items, err := c.st.WebThreads(r.Context(), bot.Name, user, store.WebThreadQuery{Archived: l.Archived, Search: textcut.OneLine(l.Query, 200), Limit: threadsShown})
 	if err != nil {
 		c.log.Error("list web conversations", "user", user, "err", err)
 	}
@@ -67,7 +68,7 @@ func (c *Console) threadList(r *http.Request, current string) threadList {
 		it.Title = titleOf(it)
 		item := threadItem{WebThread: it}
 		if l.Query != "" && len(l.Items) < snippetsLimit {
-			item.Snippet = c.searchSnippet(r.Context(), store.ConversationKey(cv.Key), oneLine(l.Query, 200))
+			item.Snippet = c.searchSnippet(r.Context(), store.ConversationKey(cv.Key), textcut.OneLine(l.Query, 200))
 		}
 		l.Items = append(l.Items, item)
 	}
@@ -100,7 +101,7 @@ func (c *Console) threads(w http.ResponseWriter, r *http.Request) {
 // title when renamed, else its first message, shortened.
 func titleOf(th store.WebThread) string {
 	if th.Named {
-		return oneLine(th.Title, maxTitleRunes)
+		return textcut.OneLine(th.Title, maxTitleRunes)
 	}
 	return shortTitle(th.Title)
 }
@@ -116,7 +117,7 @@ const (
 // defaultTitleRunes ("" for none).
 func shortTitle(text string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	line = oneLine(line, 1<<20)
+	line = textcut.OneLine(line, 1<<20)
 	r := []rune(line)
 	if len(r) <= defaultTitleRunes {
 		return line

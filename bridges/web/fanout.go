@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // Live updates across replicas. With several replicas (config replicas) a
@@ -125,7 +126,7 @@ func (c *Console) publish(ctx context.Context, topic string, ev event) {
 func fitSignal(w wireEvent, text string) (string, error) {
 	n := utf8.RuneCountInString(text)
 	for {
-		w.Text = truncate(text, n)
+		w.Text = textcut.Truncate(text, n)
 		b, err := json.Marshal(w)
 		if err != nil {
 			return "", fmt.Errorf("encode a web signal: %w", err)

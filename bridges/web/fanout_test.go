@@ -171,3 +171,9 @@ func (s *resyncSignals) Notify(context.Context, string, string) error { return n
 func (s *resyncSignals) Listen(context.Context, string) (<-chan string, error) {
 	return s.ch, nil
 }
+
+// working reports whether a turn runs in key's conversation.
+func (c *Console) working(key bridges.ConversationKey) bool {
+	w, _ := c.turn(key)
+	return w
+}

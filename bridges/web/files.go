@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -96,7 +97,7 @@ func (c *Console) readUpload(r *http.Request, key bridges.ConversationKey) (up *
 	case isImage(mime) && len(data) > maxImageBytes:
 		return nil, http.StatusRequestEntityTooLarge, "image too large (at most 5 MB)"
 	}
-	name := oneLine(filepath.Base(hdr.Filename), 100)
+	name := textcut.OneLine(filepath.Base(hdr.Filename), 100)
 	if name == "" || name == "." || name == string(filepath.Separator) {
 		name = "pasted"
 	}

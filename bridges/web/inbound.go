@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -99,7 +100,7 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 			c.endStart(r.Context(), key)
 		}
 		c.log.Error("web message not accepted", "key", key, "msg_id", in.MsgID, "err", err)
-		c.notice(r.Context(), key, "⚠️ Your last message could not be accepted ("+oneLine(err.Error(), 120)+"). Please send it again.")
+		c.notice(r.Context(), key, "⚠️ Your last message could not be accepted ("+textcut.OneLine(err.Error(), 120)+"). Please send it again.")
 		http.Error(w, "the message was not accepted", http.StatusInternalServerError)
 		return
 	}

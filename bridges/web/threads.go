@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -40,7 +41,7 @@ func (c *Console) rename(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	title := oneLine(r.PostFormValue("title"), maxTitleRunes)
+	title := textcut.OneLine(r.PostFormValue("title"), maxTitleRunes)
 	if err := c.st.RenameWebThread(r.Context(), cv.key.Bot, cv.key.Thread, title); err != nil {
 		c.failed(w, "rename", cv.key, err)
 		return

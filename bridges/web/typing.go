@@ -50,12 +50,6 @@ func (c *Console) turn(key bridges.ConversationKey) (working, starting bool) {
 	return st.working, !st.working && !st.starting.IsZero() && c.now().Sub(st.starting) < startingFor
 }
 
-// working reports whether a turn runs in key's conversation.
-func (c *Console) working(key bridges.ConversationKey) bool {
-	w, _ := c.turn(key)
-	return w
-}
-
 // startTurn notes that a message a person sent into key's conversation is
 // being handed to the core and shows "Starting the agent…" on its pages
 // until a turn runs or the bridge answers: not for a command (it starts

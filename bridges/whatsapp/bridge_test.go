@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // Phone numbers and JIDs of the tests.
@@ -139,7 +140,7 @@ func startScript(t *testing.T, tweak func(o *Options, fake *fakeClient, dev *sql
 	b := New(o)
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},

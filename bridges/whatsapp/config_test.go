@@ -1,13 +1,14 @@
 package whatsapp
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/configtest"
+	"github.com/agentbridge/agentbridge/config/decode"
 )
 
 func TestDefaultDeviceStore(t *testing.T) {
@@ -28,14 +29,8 @@ func TestDefaultDeviceStore(t *testing.T) {
 
 // parseConfig parses lines (after data_dir and an agents section: the
 // first line is line 3) with WhatsApp as the only platform.
-func parseConfig(dataDir string, lines ...string) (*config.Config, []config.Problem) {
-	doc := "data_dir: " + dataDir + "\nagents: {coder: {}}\n" + strings.Join(lines, "\n") + "\n"
-	c, err := config.Parse([]byte(doc), "bridge.yaml", func(string) (string, bool) { return "", false }, []config.Platform{Platform()})
-	var ve *config.ValidationError
-	if errors.As(err, &ve) {
-		return nil, ve.Problems
-	}
-	return c, nil
+func parseConfig(dataDir string, lines ...string) (*config.Config, []decode.Problem) {
+	return configtest.ParseDoc(nil, Platform(), "data_dir: "+dataDir+"\nagents: {coder: {}}\n"+strings.Join(lines, "\n")+"\n")
 }
 
 // TestConfigProblems: bots[].whatsapp is checked with its lines, the

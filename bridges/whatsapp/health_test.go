@@ -16,7 +16,9 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Issue 24, finding 5: presence is sent after connecting and again when
@@ -100,15 +102,15 @@ func TestClientOutdatedRefreshesVersion(t *testing.T) {
 		refreshes.Add(1)
 		return true, nil
 	}})
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	done := make(chan error, 1)
 	go func() { done <- b.Run(context.Background(), rec) }()
 	connects := func() int {
 		return len(slices.DeleteFunc(fake.Calls(), func(c fakeCall) bool { return c.Op != "Connect" }))
 	}
-	waitFor(t, func() bool { return connects() == 1 })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return connects() == 1 })
 	fake.Dispatch(&events.ClientOutdated{})
-	waitFor(t, func() bool { return connects() == 2 })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return connects() == 2 })
 	if n := refreshes.Load(); n != 1 {
 		t.Errorf("%d version refreshes, want 1", n)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
 	"go.mau.fi/whatsmeow/types"
@@ -130,7 +131,7 @@ func startWAReplica(t *testing.T, name string, st *store.Store) *waReplica {
 	b.SetConnGate(g)
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice}}}},

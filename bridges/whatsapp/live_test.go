@@ -7,7 +7,6 @@ import (
 	"image/png"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,22 +23,13 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // liveTimeout bounds waits involving the real CLI (shared test machine).
 const liveTimeout = 90 * time.Second
-
-func requireClaude(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("claude"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("claude CLI not found under CI: %v", err)
-		}
-		t.Skipf("claude CLI not installed: %v", err)
-	}
-}
 
 // liveEnv is the adapter over the recording fake client with a real core
 // driving the real CLI against the fake model.
@@ -61,7 +51,7 @@ func startLive(t *testing.T) *liveEnv {
 // notes are not set up).
 func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
 	t.Helper()
-	requireClaude(t)
+	testkit.RequireClaude(t)
 	srv := fakemodel.New(t)
 	envVars := map[string]string{}
 	for _, kv := range srv.Env() {
@@ -94,12 +84,12 @@ func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
 	b := New(Options{Bot: "phone", Client: fake, Self: self, LIDs: dev.LIDMap, SendInterval: sendInterval})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: workdir, Home: t.TempDir(), Env: envVars,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: workdir, Home: t.TempDir(), Env: envVars,
 			MaxLive: 2, ApprovalTimeout: 10 * time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
 			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
 	}
-	log := slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(testkit.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := pool.New(log)
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New, Transcriber: tr})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -134,14 +124,6 @@ func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
 		return false
 	})
 	return &liveEnv{env: e, srv: srv, workdir: workdir}
-}
-
-// tbWriter logs through t.Log.
-type tbWriter struct{ t testing.TB }
-
-func (w tbWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // modelSaw reports whether any user text the model received contains sub.

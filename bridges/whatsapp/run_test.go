@@ -14,31 +14,11 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// stateRecorder is a core stand-in that records the adapter's state
-// reports (its other Handler methods are not called here).
-type stateRecorder struct {
-	bridges.Handler
-	mu     sync.Mutex
-	states []bridges.BotState
-}
-
-func (r *stateRecorder) ReportState(s bridges.BotState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.states = append(r.states, s)
-}
-
-func (r *stateRecorder) last() bridges.BotState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.states) == 0 {
-		return bridges.BotState{}
-	}
-	return r.states[len(r.states)-1]
-}
 
 // WhatsApp ending the session for good ends Run with a Failure that says
 // what to do (and wraps ErrDisconnected), reported as the bot's failed
@@ -64,16 +44,16 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeClient(nil)
 			b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml"})
-			rec := &stateRecorder{}
+			rec := &platformtest.StateRecorder{}
 			done := make(chan error, 1)
 			go func() { done <- b.Run(context.Background(), rec) }()
-			waitFor(t, func() bool { return fake.IsConnected() })
+			testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return fake.IsConnected() })
 			fake.Dispatch(&events.Connected{})
-			if s := rec.last(); s.State != bridges.ConnConnected {
+			if s := rec.Last(); s.State != bridges.ConnConnected {
 				t.Errorf("state after Connected = %+v", s)
 			}
 			fake.Dispatch(&events.Disconnected{})
-			if s := rec.last(); s.State != bridges.ConnReconnecting {
+			if s := rec.Last(); s.State != bridges.ConnReconnecting {
 				t.Errorf("state after Disconnected = %+v", s)
 			}
 			fake.Dispatch(tt.evt)
@@ -89,24 +69,13 @@ func TestRunEndsOnPermanentDisconnect(t *testing.T) {
 			case <-time.After(waitTimeout):
 				t.Fatal("Run did not end")
 			}
-			if s := rec.last(); s.State != bridges.ConnFailed || s.Remedy != tt.remedy || !strings.Contains(s.Hint+s.Reason, tt.want) {
+			if s := rec.Last(); s.State != bridges.ConnFailed || s.Remedy != tt.remedy || !strings.Contains(s.Hint+s.Reason, tt.want) {
 				t.Errorf("reported %+v, want failed (%s)", s, tt.remedy)
 			}
 			if fake.IsConnected() {
 				t.Error("still connected")
 			}
 		})
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -144,7 +113,7 @@ func TestRunConnectRetries(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- b.Run(ctx, nil) }()
 			if tt.wantErr == nil {
-				waitFor(t, fake.IsConnected)
+				testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 				cancel()
 			}
 			select {
@@ -197,15 +166,15 @@ func TestReconnectsForever(t *testing.T) {
 	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml", Reconnect: bridges.Backoff{Pause: outage.Pause}})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}}},
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b}, nil)
 	state := bridgetest.BotState(core.Core, "phone")
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	fake.Dispatch(&events.Connected{})
-	waitFor(t, func() bool { return state().State == bridges.ConnConnected })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return state().State == bridges.ConnConnected })
 
 	flaky := errors.New("dial tcp: lookup web.whatsapp.com: no such host")
 	outage.Begin(core, "phone", 30*time.Minute, func() {
@@ -218,7 +187,7 @@ func TestReconnectsForever(t *testing.T) {
 	fake.connected = false
 	fake.mu.Unlock()
 	fake.Dispatch(&events.Disconnected{})
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	n := outage.Check(t, bridges.DefaultReconnectMax, time.Minute)
 	t.Logf("30-minute outage: %d waits, %d connect attempts", n, countOp(fake, "Connect"))
 	if s := state(); s.State != bridges.ConnReconnecting || !strings.Contains(s.Reason, "no such host") {
@@ -234,7 +203,7 @@ func TestReconnectsForever(t *testing.T) {
 	disconnects := countOp(fake, "Disconnect")
 	fake.Dispatch(&events.KeepAliveTimeout{ErrorCount: 1, LastSuccess: time.Now().Add(-time.Minute)})
 	fake.Dispatch(&events.KeepAliveTimeout{ErrorCount: 9, LastSuccess: time.Now().Add(-4 * time.Minute)})
-	waitFor(t, func() bool { return countOp(fake, "Disconnect") == disconnects+1 && fake.IsConnected() })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return countOp(fake, "Disconnect") == disconnects+1 && fake.IsConnected() })
 	if s := state(); s.State != bridges.ConnReconnecting || !strings.Contains(s.Reason, "keep-alives") {
 		t.Errorf("state after keep-alives failed = %+v", s)
 	}
@@ -249,7 +218,7 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 	other := bridgetest.New(bridges.Limits{MaxMessageRunes: 4000, CanButtons: true})
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
-		Agents: map[string]*config.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
 			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
 		Bots: []*config.Bot{
 			{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}},
@@ -257,11 +226,11 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 		},
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b, "chat": other}, nil)
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	fake.Dispatch(&events.Connected{})
 	fake.Dispatch(&events.LoggedOut{})
 	var phone bridges.BotStatus
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool {
 		for _, s := range core.BotStates() {
 			if s.Bot == "phone" {
 				phone = s
@@ -288,7 +257,7 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 	waits := make(chan time.Duration, 10)
 	pause := func(ctx context.Context, d time.Duration) bool { waits <- d; return ctx.Err() == nil }
 	b := New(Options{Bot: "phone", Client: fake, Reconnect: bridges.Backoff{Pause: pause}})
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, rec) }()
@@ -298,14 +267,14 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 			t.Errorf("Run = %v", err)
 		}
 	}()
-	waitFor(t, fake.IsConnected)
+	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	for i := 1; i <= 4; i++ {
 		connects := countOp(fake, "Connect")
 		fake.mu.Lock()
 		fake.connected = false
 		fake.mu.Unlock()
 		fake.Dispatch(&events.Disconnected{})
-		if s := rec.last(); s.State != bridges.ConnReconnecting || s.Attempt != i || !strings.Contains(s.Reason, "before the login completed") {
+		if s := rec.Last(); s.State != bridges.ConnReconnecting || s.Attempt != i || !strings.Contains(s.Reason, "before the login completed") {
 			t.Errorf("state after close %d = %+v", i, s)
 		}
 		select {
@@ -316,10 +285,10 @@ func TestClosedBeforeLoginBacksOff(t *testing.T) {
 		case <-time.After(waitTimeout):
 			t.Fatalf("no back-off before reconnect %d", i)
 		}
-		waitFor(t, func() bool { return countOp(fake, "Connect") == connects+1 })
+		testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return countOp(fake, "Connect") == connects+1 })
 	}
 	fake.Dispatch(&events.Connected{})
-	if s := rec.last(); s.State != bridges.ConnConnected {
+	if s := rec.Last(); s.State != bridges.ConnConnected {
 		t.Errorf("state after login = %+v", s)
 	}
 }

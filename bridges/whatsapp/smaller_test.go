@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Issue 24, finding 11: in a chat with disappearing messages the bot's
@@ -70,12 +72,12 @@ func TestPhoneOfflineWarning(t *testing.T) {
 	now.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixNano())
 	fake := newFakeClient(nil)
 	b := New(Options{Bot: "phone", Client: fake, Now: func() time.Time { return time.Unix(0, now.Load()) }})
-	rec := &stateRecorder{}
+	rec := &platformtest.StateRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, rec) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool { return fake.IsConnected() })
+	testkit.WaitUntil(t, "the condition", waitTimeout, func() bool { return fake.IsConnected() })
 	own := func() *events.Message {
 		me := pnJID(botPhone) // device 0: the phone
 		return &events.Message{Info: types.MessageInfo{MessageSource: types.MessageSource{Chat: pnJID(alice), Sender: me, IsFromMe: true},
@@ -86,12 +88,12 @@ func TestPhoneOfflineWarning(t *testing.T) {
 	fake.Dispatch(own()) // the phone was used on day 10
 	now.Add(int64(11 * 24 * time.Hour))
 	fake.Dispatch(&events.Connected{})
-	if s := rec.last(); s.Reason != "" {
+	if s := rec.Last(); s.Reason != "" {
 		t.Errorf("warned 11 days after the phone was seen: %+v", s)
 	}
 	now.Add(int64(2 * 24 * time.Hour))
 	fake.Dispatch(&events.Connected{})
-	if s := rec.last(); s.State != bridges.ConnConnected || !strings.Contains(s.Reason, "has not been online for 13 days") {
+	if s := rec.Last(); s.State != bridges.ConnConnected || !strings.Contains(s.Reason, "has not been online for 13 days") {
 		t.Errorf("state 13 days after the phone was seen: %+v", s)
 	}
 }

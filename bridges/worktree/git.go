@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // This file runs the bridge's git commands on a profile's repository and
@@ -51,10 +52,10 @@ type gitView struct {
 // sandboxes, or, for a profile with sandbox "none", none — that agent
 // already runs as the bridge's user, and git on its files runs so too. A
 // profile with another sandbox that is missing from sandboxes is an error.
-func newWorktreeGit(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, p *config.Agent) (worktreeGit, error) {
+func newWorktreeGit(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, p *profile.Agent) (worktreeGit, error) {
 	sb := sandboxes[p.Name]
 	if sb == nil {
-		if p.Sandbox != "" && p.Sandbox != config.SandboxNone {
+		if p.Sandbox != "" && p.Sandbox != profile.SandboxNone {
 			return worktreeGit{}, fmt.Errorf("worktree git of profile %q: no %s sandbox to run it in", p.Name, p.Sandbox)
 		}
 		sb = sandbox.None{}

@@ -17,6 +17,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -40,7 +42,7 @@ func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Log
 		log = slog.New(slog.DiscardHandler)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
-		if a := cfg.Agents[name]; a.Worktree && a.Sandbox == config.SandboxNone {
+		if a := cfg.Agents[name]; a.Worktree && a.Sandbox == profile.SandboxNone {
 			log.Warn("agent profile with worktree: true runs without a sandbox: the bridge's git on its worktrees runs unconfined too, "+
 				"as the bridge's user, like the agent itself (see docs/sessions.md)", "profile", name)
 		}
@@ -56,7 +58,7 @@ func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Log
 // become a repository). A session resumed without a
 // worktree keeps running where it began (the CLI finds a session by its
 // working directory): that is a session from before worktree was turned on.
-func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *config.Agent, opts agent.Options, spare bool) (agent.Options, error) {
+func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *profile.Agent, opts agent.Options, spare bool) (agent.Options, error) {
 	if prof == nil || !prof.Worktree || h.cfg.DataDir == "" {
 		return opts, nil
 	}
@@ -105,7 +107,7 @@ func pointTools(opts agent.Options, w worktree) {
 }
 
 // Status implements core.Worktrees.
-func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
+func (h worktreeHook) Status(p *profile.Agent, sessionID string) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
 	}
@@ -114,7 +116,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 	case errors.Is(err, errNotRepo):
 		return "\n• worktree: off (the workdir is not in a git repository)"
 	case err != nil:
-		return "\n• worktree: " + render.OneLine(err.Error(), 200)
+		return "\n• worktree: " + textcut.OneLine(err.Error(), 200)
 	case !w.exists():
 		return "\n• worktree: none yet (made when the agent starts)"
 	}
@@ -126,7 +128,7 @@ func (h worktreeHook) Status(p *config.Agent, sessionID string) string {
 }
 
 // Retire implements core.Worktrees, with git confined by p's sandbox.
-func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID string, log *slog.Logger) string {
+func (h worktreeHook) Retire(ctx context.Context, p *profile.Agent, sessionID string, log *slog.Logger) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
 	}
@@ -143,9 +145,9 @@ func (h worktreeHook) Retire(ctx context.Context, p *config.Agent, sessionID str
 	if err != nil {
 		log.Error("retire worktree", "session", sessionID, "path", w.path, "removed", out.removed, "err", err)
 		if !out.removed {
-			return "⚠️ Worktree kept: " + render.CodeSpan(w.path) + " could not be checked or removed: " + render.OneLine(err.Error(), 300)
+			return "⚠️ Worktree kept: " + render.CodeSpan(w.path) + " could not be checked or removed: " + textcut.OneLine(err.Error(), 300)
 		}
-		return "⚠️ Could not clean up the worktree " + render.CodeSpan(w.path) + ": " + render.OneLine(err.Error(), 300)
+		return "⚠️ Could not clean up the worktree " + render.CodeSpan(w.path) + ": " + textcut.OneLine(err.Error(), 300)
 	}
 	log.Info("worktree retired", "session", sessionID, "removed", out.removed, "changes", out.changes, "branch", out.branch, "branch_kept", out.branchKept)
 	return out.describe(w)

@@ -11,7 +11,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // This file gives each agent session of a profile with worktree: true its
@@ -79,7 +80,7 @@ func worktreePath(dataDir, profile, sessionID string) string {
 // (whether or not it exists yet), or errNotRepo when p's workdir is not in
 // a git repository. It runs nothing; set the result's git before create
 // or retire.
-func locateWorktree(p *config.Agent, dataDir, sessionID string) (worktree, error) {
+func locateWorktree(p *profile.Agent, dataDir, sessionID string) (worktree, error) {
 	if dataDir == "" || sessionID == "" || strings.ContainsAny(sessionID, `/\`) || sessionID == "." || sessionID == ".." {
 		return worktree{}, fmt.Errorf("worktree of session %q: a data_dir and a plain session id are required", sessionID)
 	}
@@ -370,7 +371,7 @@ func (o worktreeOutcome) describe(w worktree) string {
 	case o.branchKept:
 		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s is kept: it has commits that %s does not.", render.CodeSpan(o.branch), render.CodeSpan("HEAD"))
 	case o.branchError != "":
-		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", render.CodeSpan(o.branch), render.OneLine(o.branchError, 200))
+		return fmt.Sprintf("🧹 Worktree removed (it was clean); branch %s could not be deleted: %s", render.CodeSpan(o.branch), textcut.OneLine(o.branchError, 200))
 	default:
 		return fmt.Sprintf("🧹 Worktree removed (it was clean), with its branch %s.", render.CodeSpan(o.branch))
 	}

@@ -3,7 +3,6 @@ package worktree
 import (
 	"context"
 	"errors"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -13,29 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/config/profile"
+
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// needGit skips without git, except under CI where that is a failure.
-func needGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
-}
 
 // testRepo creates a git repository with one commit (README and
 // sub/file.txt) and returns its directory.
 func testRepo(t *testing.T) string {
 	t.Helper()
-	needGit(t)
+	testkit.NeedTool(t, "git", "apt-get install git")
 	dir := filepath.Join(t.TempDir(), "repo")
 	for _, f := range []string{"README", "sub/file.txt"} {
 		p := filepath.Join(dir, f)
@@ -66,23 +57,11 @@ func runGit(t *testing.T, dir string, args ...string) string {
 
 const testSession = "0123abcd-1111-4222-8333-444455556666"
 
-// needBwrap skips without bubblewrap, except under CI where that is a
-// failure.
-func needBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap not on PATH under CI: %v", err)
-		}
-		t.Skip("bwrap not on PATH")
-	}
-}
-
 // testGit is the bridge's git for worktrees of the test: confined by
 // bubblewrap, hiding hide (data_dir, the config file).
 func testGit(t *testing.T, hide ...string) worktreeGit {
 	t.Helper()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	return worktreeGit{sb: &sandbox.Bwrap{}, hide: hide}
 }
 
@@ -101,7 +80,7 @@ func TestLocateWorktree(t *testing.T) {
 	repo := testRepo(t)
 	data := t.TempDir()
 
-	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: filepath.Join(repo, "sub")}, data, testSession)
+	w, err := locateWorktree(&profile.Agent{Name: "coder", Workdir: filepath.Join(repo, "sub")}, data, testSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +95,12 @@ func TestLocateWorktree(t *testing.T) {
 
 	plain := t.TempDir()
 	for _, dir := range []string{plain, filepath.Join(plain, "missing")} {
-		if _, err := locateWorktree(&config.Agent{Name: "coder", Workdir: dir}, data, testSession); !errors.Is(err, errNotRepo) {
+		if _, err := locateWorktree(&profile.Agent{Name: "coder", Workdir: dir}, data, testSession); !errors.Is(err, errNotRepo) {
 			t.Errorf("workdir %s: err = %v, want errNotRepo", dir, err)
 		}
 	}
 	for _, bad := range []string{"", "../x", "."} {
-		if _, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, bad); err == nil {
+		if _, err := locateWorktree(&profile.Agent{Name: "coder", Workdir: repo}, data, bad); err == nil {
 			t.Errorf("session id %q accepted", bad)
 		}
 	}
@@ -137,7 +116,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 func testWorktreeLifecycle(t *testing.T, mkGit func(hide ...string) worktreeGit) {
 	repo := testRepo(t)
 	ctx := context.Background()
-	prof := &config.Agent{Name: "coder", Workdir: repo}
+	prof := &profile.Agent{Name: "coder", Workdir: repo}
 	mk := func(session string) worktree {
 		t.Helper()
 		data := t.TempDir()
@@ -232,7 +211,7 @@ func testWorktreeStatusIgnoresPlantedConfig(t *testing.T, mkGit func(hide ...str
 	repo := testRepo(t)
 	ctx := context.Background()
 	data := t.TempDir()
-	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, testSession)
+	w, err := locateWorktree(&profile.Agent{Name: "coder", Workdir: repo}, data, testSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +302,7 @@ func TestWorktreeSpawnHook(t *testing.T) {
 	repo := testRepo(t)
 	data := t.TempDir()
 	plainDir := t.TempDir()
-	cfg := &config.Config{DataDir: data, Agents: map[string]*config.Agent{
+	cfg := &config.Config{DataDir: data, Agents: map[string]*profile.Agent{
 		"coder": {Name: "coder", Workdir: repo, Worktree: true},
 		"plain": {Name: "plain", Workdir: plainDir, Worktree: true},
 		"off":   {Name: "off", Workdir: repo},
@@ -387,7 +366,7 @@ func TestPruneWorktrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cfg := &config.Config{DataDir: data, Agents: map[string]*config.Agent{"coder": {Name: "coder", Workdir: repo, Worktree: true}}}
+	cfg := &config.Config{DataDir: data, Agents: map[string]*profile.Agent{"coder": {Name: "coder", Workdir: repo, Worktree: true}}}
 	mk := func(session string, dirty bool) worktree {
 		t.Helper()
 		w, err := locateWorktree(cfg.Agents["coder"], data, session)
@@ -440,11 +419,11 @@ func TestPruneWorktrees(t *testing.T) {
 			n, err, dropped.exists(), former.exists(), starting.exists())
 	}
 	// Fail closed: a profile whose sandbox is missing keeps its worktrees.
-	cfg.Agents["coder"].Sandbox = config.SandboxBwrap
+	cfg.Agents["coder"].Sandbox = profile.SandboxBwrap
 	if n, err := Prune(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger); err != nil || n != 0 || !unusedClean.exists() {
 		t.Fatalf("prune without the profile's sandbox removed %d, %v", n, err)
 	}
-	cfg.Agents["coder"].Sandbox = config.SandboxNone
+	cfg.Agents["coder"].Sandbox = profile.SandboxNone
 	n, err := Prune(ctx, st, cfg, nil, time.Now().Add(time.Minute), logger)
 	if err != nil || n != 3 { // unused clean, former and starting (both clean, now past the cutoff)
 		t.Fatalf("prune removed %d, %v; want 3", n, err)
@@ -459,9 +438,9 @@ func TestPruneWorktrees(t *testing.T) {
 // runs unconfined; a sandboxed one is not.
 func TestWorktreesWithoutSandboxWarn(t *testing.T) {
 	var logs strings.Builder
-	cfg := &config.Config{Agents: map[string]*config.Agent{
-		"loose": {Name: "loose", Worktree: true, Sandbox: config.SandboxNone},
-		"boxed": {Name: "boxed", Worktree: true, Sandbox: config.SandboxBwrap},
+	cfg := &config.Config{Agents: map[string]*profile.Agent{
+		"loose": {Name: "loose", Worktree: true, Sandbox: profile.SandboxNone},
+		"boxed": {Name: "boxed", Worktree: true, Sandbox: profile.SandboxBwrap},
 	}}
 	New(cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if got := logs.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, "profile=loose") ||
@@ -478,7 +457,7 @@ func TestWorktreeFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	broken := worktreeGit{sb: &sandbox.Bwrap{Path: "/nonexistent/bwrap"}, hide: []string{data}}
-	w, err := locateWorktree(&config.Agent{Name: "coder", Workdir: repo}, data, testSession)
+	w, err := locateWorktree(&profile.Agent{Name: "coder", Workdir: repo}, data, testSession)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestBenchEgress measures what the egress proxy costs a turn: two bridges
@@ -21,7 +23,7 @@ func TestBenchEgress(t *testing.T) {
 	if os.Getenv("BENCH_EGRESS") != "1" {
 		t.Skip("BENCH_EGRESS=1 runs the egress A/B benchmark")
 	}
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	n := 15
 	if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
 		n = v

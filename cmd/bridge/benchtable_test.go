@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestBenchTable is `make bench`: it measures the bridge end to end (the
@@ -188,7 +189,7 @@ func startBenchBridge(t *testing.T, spares, threads int) *benchBridge {
 // settings sparesYAML (indented lines) and max_live maxLive.
 func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int, args ...string) *benchBridge {
 	t.Helper()
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, workdir} {
@@ -262,7 +263,7 @@ func median(ds []time.Duration) time.Duration {
 // bubblewrap with a private state directory as the bridge runs it.
 func benchCLI(t *testing.T, colds int, sandboxed bool) ([]time.Duration, *liveCLI) {
 	t.Helper()
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	fm := fakemodel.New(t)
 	env := map[string]string{}
 	for _, kv := range fm.Env() {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/chromedp/chromedp"
 )
 
@@ -319,7 +320,7 @@ func TestAccessE2E(t *testing.T) {
 	reload := func(from, to string) time.Time {
 		t.Helper()
 		before := len(reloadedRE.FindAllStringSubmatch(ab.bridge.logs.String(), -1))
-		writeFile(t, cfgPath, strings.Replace(readFile(t, cfgPath), from, to, 1))
+		testkit.WriteFile(t, cfgPath, strings.Replace(readFile(t, cfgPath), from, to, 1))
 		if out, err := reloadCmd(ab, cfgPath); err != nil {
 			t.Fatalf("bridge reload: %v\n%s", err, out)
 		}

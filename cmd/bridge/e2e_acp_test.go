@@ -3,27 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// buildFakeACP builds the scripted ACP agent (agent/acp/fakeacp) statically
-// linked, so a sandbox shows it whole.
-func buildFakeACP(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fakeacp")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentbridge/agentbridge/agent/acp/fakeacp")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build fakeacp: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // startACPSlackBridge runs the bridge binary with one profile "coder" of
 // kind acp (command and args, more profile keys in extra, each line
@@ -82,7 +69,7 @@ agents:
 // a restart of the bridge the conversation resumed (session/load).
 func TestSlackE2EACPAgent(t *testing.T) {
 	t.Parallel()
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	e := startACPSlackBridge(t, bin, nil, "    rules:\n      - { tool: Bash, match: \"ls *\", action: allow }\n")
 
 	ts := e.slack.Mention(slackChan, alice, "hello", "")

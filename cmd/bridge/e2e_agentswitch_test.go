@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestSlackE2EAgentSwitch is the fallback recipe of docs/agents.md
@@ -17,7 +19,7 @@ import (
 // in it), and moves back with !agent to Claude, which answers again.
 func TestSlackE2EAgentSwitch(t *testing.T) {
 	t.Parallel()
-	bin := buildFakeACP(t)
+	bin := testkit.BuildFakeACP(t)
 	acpWork := filepath.Join(t.TempDir(), "acp-work")
 	if err := os.MkdirAll(acpWork, 0o755); err != nil {
 		t.Fatal(err)

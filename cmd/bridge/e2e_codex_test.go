@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // codexProfile is the profile keys of a codex-acp agent pointed at the
@@ -59,7 +60,7 @@ trust_level = "trusted"
 // the bridge the conversation resumed with its history (session/load).
 func TestSlackE2ECodexACP(t *testing.T) {
 	t.Parallel()
-	codex := needTool(t, "codex-acp", "make codex-acp")
+	codex := testkit.NeedTool(t, "codex-acp", "make codex-acp")
 	fo := fakeopenai.New(t)
 	workdir := filepath.Join(t.TempDir(), "work")
 	e := startACPSlackBridgeIn(t, workdir, codex, nil, codexProfile(t, codex, workdir, fo))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestDemoReloadE2E (issue 39): a bridge run with -demo keeps demo mode
@@ -16,7 +17,7 @@ import (
 // conversation's turn is still answered by the built-in scripted model.
 func TestDemoReloadE2E(t *testing.T) {
 	t.Parallel()
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, workdir} {
@@ -42,7 +43,7 @@ func TestDemoReloadE2E(t *testing.T) {
 	path := filepath.Join(dir, "bridge.yaml")
 	written := readFile(t, path)
 	users := "    - { name: bob, role: user, token: \"${WEB_TOKEN_BOB}\" }\n"
-	writeFile(t, path, strings.Replace(written, users, users+"    - { name: carol, role: user, token: \"${WEB_TOKEN_CAROL}\" }\n", 1))
+	testkit.WriteFile(t, path, strings.Replace(written, users, users+"    - { name: carol, role: user, token: \"${WEB_TOKEN_CAROL}\" }\n", 1))
 	ab := agentBridge{dir: dir, env: env}
 	if out, err := reloadCmd(ab, path); err != nil && !strings.Contains(out, "unchanged") {
 		t.Logf("bridge reload: %v\n%s", err, out) // the file watcher may have applied it first

@@ -15,18 +15,13 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // needCurl skips without curl, except under CI where that is a failure.
 func needCurl(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("curl"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("curl not on PATH under CI: %v", err)
-		}
-		t.Skip("curl not on PATH")
-	}
+	testkit.NeedTool(t, "curl", "apt-get install curl")
 }
 
 // loopbackService serves body over HTTP on a free loopback port until the
@@ -92,7 +87,7 @@ func egressCount(metrics, decision, reason string) int {
 // (the fake model on loopback) go through the proxy.
 func TestE2EEgress(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	needCurl(t)
 	listed := loopbackService(t, "LISTED-OK")
 	unlisted := loopbackService(t, "UNLISTED-SECRET")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakegemini"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // geminiProfile is the profile keys of a Gemini CLI ACP agent pointed at
@@ -37,7 +38,7 @@ func geminiProfile(t *testing.T, gemini string, fg *fakegemini.Server) string {
 // when the CLI's load fails, said to start fresh.
 func TestSlackE2EGeminiACP(t *testing.T) {
 	t.Parallel()
-	gemini := needTool(t, "gemini", "make gemini")
+	gemini := testkit.NeedTool(t, "gemini", "make gemini")
 	fg := fakegemini.New(t)
 	e := startACPSlackBridge(t, gemini, []string{"--acp"}, geminiProfile(t, gemini, fg))
 

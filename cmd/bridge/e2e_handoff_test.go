@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -38,7 +38,7 @@ var handoffTop = fmt.Sprintf(`handoff:
 type terminal struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	out   *syncBuffer
+	out   *testkit.SyncBuffer
 	done  chan struct{}
 	err   error
 }
@@ -47,7 +47,7 @@ type terminal struct {
 // leaves BRIDGE_HANDOFF_TOKEN unset.
 func handoffCmd(t *testing.T, token string, env []string, args ...string) *terminal {
 	t.Helper()
-	tm := &terminal{out: &syncBuffer{}, done: make(chan struct{})}
+	tm := &terminal{out: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	tm.cmd = exec.Command(bridgeBin, args...)
 	tm.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	if token != "" {
@@ -185,7 +185,7 @@ func TestHandoffE2E(t *testing.T) {
 		t.Fatalf("no second card: %v", err)
 	}
 	tm.waitOut(t, "termdecided.txt")
-	waitUntil(t, "the second card in the terminal", func() bool { return strings.Count(tm.out.String(), "[1] Allow (y)") >= 2 })
+	testkit.WaitUntil(t, "the second card in the terminal", e2eWait, func() bool { return strings.Count(tm.out.String(), "[1] Allow (y)") >= 2 })
 	tm.typeLine(t, "y")
 	if err := e.slack.WaitFor(func() bool {
 		cur, _ := e.slack.Current(slackChan, card2.TS)
@@ -193,7 +193,7 @@ func TestHandoffE2E(t *testing.T) {
 	}, e2eWait); err != nil {
 		t.Fatalf("the card decided in the terminal still has buttons in Slack: %s", e.dump())
 	}
-	waitUntil(t, "termdecided.txt", func() bool {
+	testkit.WaitUntil(t, "termdecided.txt", e2eWait, func() bool {
 		_, err := os.Stat(filepath.Join(e.workdir, "termdecided.txt"))
 		return err == nil
 	})
@@ -279,7 +279,7 @@ func TestHandoffE2E(t *testing.T) {
 // import` continues a local session in a new Slack thread with its
 // history.
 func checkExportAndImport(t *testing.T, e *slackEnv, base, conv string) {
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	home := t.TempDir()
 	project := filepath.Join(t.TempDir(), "my project")
 	if err := os.MkdirAll(project, 0o755); err != nil {
@@ -346,18 +346,4 @@ func handoffAudit(t *testing.T, e *slackEnv) []store.HandoffEvent {
 	}
 	slices.Reverse(rows)
 	return rows
-}
-
-// waitUntil polls cond until it holds or e2eWait passes.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }

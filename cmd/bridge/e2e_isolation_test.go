@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,20 +14,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// needBwrap skips without bubblewrap, except under CI (.ci/run
-// installs it) where that is a failure.
-func needBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap not on PATH under CI: %v", err)
-		}
-		t.Skip("bwrap not on PATH")
-	}
-}
 
 // toolResultWith returns the text of the first tool result the model
 // received that contains marker, or "".
@@ -63,7 +50,7 @@ func section(out, name string) string {
 // its reach too.
 func TestE2EAgentIsolation(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{workdirIsConfigDir: true, extra: "    allowed_tools: [Bash]\n"})
 	const secret = "SECRET-ALPHA-7731"
 	first := e.slack.Mention(slackChan, alice, "please remember "+secret, "")
@@ -186,7 +173,7 @@ func agentProcesses(marks ...string) []string {
 // process of that conversation within 2 s; SIGTERM likewise.
 func TestE2EBridgeKillTakesAgents(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	for _, stop := range []string{"SIGKILL", "SIGTERM"} {
 		t.Run(stop, func(t *testing.T) {
 			e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n"})

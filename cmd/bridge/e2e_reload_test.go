@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Models of the reloaded profile: the CLI sends the profile's model with
@@ -81,7 +82,7 @@ func TestReloadE2E(t *testing.T) {
 	cfg = strings.Replace(cfg, "    model: "+modelBefore+"\n", "    model: "+modelAfter+"\n", 1)
 	cfg = strings.Replace(cfg, "      - { tool: Read, action: allow }\n", "      - { tool: Read, action: allow }\n      - { tool: Bash, match: \"touch *\", action: deny }\n", 1)
 	cfg = strings.Replace(cfg, slackBot("old", old, alice), slackBot("added", added, alice), 1)
-	writeFile(t, cfgPath, cfg)
+	testkit.WriteFile(t, cfgPath, cfg)
 	out, err := reloadCmd(ab, cfgPath)
 	if err != nil || !strings.Contains(out, "generation 2") {
 		t.Fatalf("bridge reload: %v\n%s", err, out)
@@ -136,7 +137,7 @@ func TestReloadE2E(t *testing.T) {
 	if strings.Contains(threadTexts(e, t1), "background done") {
 		t.Fatal("the background task ended before the test let it")
 	}
-	writeFile(t, flag, "go")
+	testkit.WriteFile(t, flag, "go")
 	e.waitThreadText(t, t1, "background done")
 	team.SendMessage(slackChan, alice, "[echo-history] what do you remember", t1)
 	e.waitThreadText(t, t1, "history:")
@@ -156,7 +157,7 @@ func TestReloadE2E(t *testing.T) {
 	// line; generation 2 stays in force and keeps working.
 	bad := strings.Replace(cfg, "    agent: coder\n", "    agent: coder\n    colour: blue\n", 1)
 	line := 1 + strings.Count(bad[:strings.Index(bad, "    colour: blue")], "\n")
-	writeFile(t, cfgPath, bad)
+	testkit.WriteFile(t, cfgPath, bad)
 	want := fmt.Sprintf("bridge.yaml:%d:", line)
 	hc := waitHealthConfig(t, ab.bridge, func(hc healthz.Config) bool { return len(hc.Refused) > 0 })
 	if !strings.Contains(strings.Join(hc.Refused, "\n"), want) || hc.Generation != 2 {
@@ -171,7 +172,7 @@ func TestReloadE2E(t *testing.T) {
 
 	// A limit lowered below what the bot used this hour, saved into the
 	// file (generation 3), refuses the next message.
-	writeFile(t, cfgPath, strings.Replace(cfg, "turns_per_hour: 100", "turns_per_hour: 2", 1))
+	testkit.WriteFile(t, cfgPath, strings.Replace(cfg, "turns_per_hour: 100", "turns_per_hour: 2", 1))
 	if hc := waitHealthConfig(t, ab.bridge, func(hc healthz.Config) bool { return hc.Generation == 3 }); hc.Trigger != "file" || len(hc.Refused) > 0 {
 		t.Errorf("/healthz after a valid edit: %+v (want trigger file, no refusal)", hc)
 	}
@@ -267,11 +268,4 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func writeFile(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -155,17 +155,6 @@ func (e *slackEnv) waitCard(t *testing.T, thread string) slackfake.Message {
 	return m
 }
 
-func button(t *testing.T, m slackfake.Message, actionID string) slackfake.Button {
-	t.Helper()
-	for _, b := range m.Buttons {
-		if b.ActionID == actionID {
-			return b
-		}
-	}
-	t.Fatalf("card has no %q button: %+v", actionID, m.Buttons)
-	return slackfake.Button{}
-}
-
 func TestSlackE2EConversation(t *testing.T) {
 	t.Parallel()
 	e := startSlackBridge(t)

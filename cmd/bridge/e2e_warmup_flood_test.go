@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // floodScript is what an agent runs to attack the warm-up stand-in (issue
@@ -51,7 +53,7 @@ var standInAddr = regexp.MustCompile(`msg="agent: warm-up model listening" addr=
 // run their warm-up turns. The old stand-in kept a counter per token.
 func TestE2EWarmUpStandInFlood(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
+	testkit.NeedBwrap(t)
 	e := startSlackBridgeWith(t, profileOptions{extra: "    network: { mode: host }\n" +
 		"    rules:\n      - { tool: Bash, match: \"bash flood.sh *\", action: allow }\n"})
 	e.waitSpareReady(t)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/chromedp/chromedp"
 )
 
@@ -16,7 +17,7 @@ import (
 // CLI's) and the gate's path.
 func gatedCLI(t *testing.T) (profileOptions, string) {
 	t.Helper()
-	real, err := filepath.EvalSymlinks(needClaude(t))
+	real, err := filepath.EvalSymlinks(testkit.RequireClaude(t))
 	if err != nil {
 		t.Fatal(err)
 	}

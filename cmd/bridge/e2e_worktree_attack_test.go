@@ -4,13 +4,12 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestE2EWorktreeFilterEscape reproduces attack 1 of issue 20 through the
@@ -24,13 +23,8 @@ import (
 // worktree, which has uncommitted changes, is kept and the thread told.
 func TestE2EWorktreeFilterEscape(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
+	testkit.NeedBwrap(t)
+	testkit.NeedTool(t, "git", "apt-get install git")
 	// No warm spares: the test counts the repository's worktrees, and a
 	// spare holds one of its own (see core's TestWarmSparesWithWorktreeProfile).
 	e := startSlackBridgeWith(t, profileOptions{extra: "    worktree: true\n    warm_spares: 0\n    rules:\n" +

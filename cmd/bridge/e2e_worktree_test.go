@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // gitIn runs git in dir and returns its trimmed output.
@@ -34,13 +34,8 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // holds the agent's commit.
 func TestE2EWorktreePerConversation(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
+	testkit.NeedBwrap(t)
+	testkit.NeedTool(t, "git", "apt-get install git")
 	// No warm spares: the test counts the repository's worktrees and
 	// branches, and a spare holds one of each (see core's
 	// TestWarmSparesWithWorktreeProfile).
@@ -123,13 +118,8 @@ func (e *slackEnv) threadText(thread string) string {
 // the main checkout.
 func TestE2EWarmSpareInWorktree(t *testing.T) {
 	t.Parallel()
-	needBwrap(t)
-	if _, err := exec.LookPath("git"); err != nil {
-		if ci.Strict() {
-			t.Fatalf("git not on PATH under CI: %v", err)
-		}
-		t.Skip("git not on PATH")
-	}
+	testkit.NeedBwrap(t)
+	testkit.NeedTool(t, "git", "apt-get install git")
 	e := startSlackBridgeWith(t, profileOptions{extra: "    allowed_tools: [Bash]\n    worktree: true\n    warm_spares: 1\n"})
 	repo := e.workdir
 	if err := os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("base\n"), 0o644); err != nil {

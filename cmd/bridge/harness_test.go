@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -13,14 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // bridgeBin is the `bridge` binary built once by TestMain for end-to-end tests.
@@ -46,28 +44,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needClaude returns the path of the claude CLI; it skips the test when the CLI
-// is missing, except under CI where that is a failure.
-func needClaude(t testing.TB) string {
-	t.Helper()
-	return needTool(t, "claude", "make claude")
-}
-
-// needTool returns the path of the program name (make target installs it
-// into .tools); it skips the test when it is missing, except under CI
-// where that is a failure.
-func needTool(t testing.TB, name, target string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("%s not on PATH under CI: %v", name, err)
-		}
-		t.Skipf("%s not on PATH (%s)", name, target)
-	}
-	return p
-}
-
 // freeAddr returns a loopback address with a free port.
 func freeAddr(t testing.TB) string {
 	t.Helper()
@@ -79,31 +55,13 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// syncBuffer is a goroutine-safe bytes.Buffer for a child's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // bridgeProc is a running `bridge run` child process.
 type bridgeProc struct {
 	killed  bool // killed on purpose: the cleanup expects no clean exit
 	cmd     *exec.Cmd
 	addr    string
 	dir     string
-	logs    *syncBuffer
+	logs    *testkit.SyncBuffer
 	done    chan struct{}
 	exitErr error
 	scrapes atomic.Int64 // GET /metrics by the test (metricsOrEmpty)
@@ -141,7 +99,7 @@ type profileOptions struct {
 // startAgentBridgeWith is startAgentBridge with a varied profile.
 func startAgentBridgeWith(t testing.TB, po profileOptions, bots string, env ...string) agentBridge {
 	t.Helper()
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	dir := t.TempDir()
 	home, workdir := filepath.Join(dir, "agent-home"), filepath.Join(dir, "work")
 	if po.workdirIsConfigDir {
@@ -207,7 +165,7 @@ func startBridgeArgs(t testing.TB, dir, cfg string, args []string, env ...string
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &bridgeProc{addr: addr, dir: dir, logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &bridgeProc{addr: addr, dir: dir, logs: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bridgeBin, append([]string{"run", "-config", path}, args...)...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)

@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/app"
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // makeRun is `make run` running in a fresh copy of this checkout.
 type makeRun struct {
 	dir  string // the copy: Makefile, sources, no bridge.yaml, no bin/, no .tools
 	cmd  *exec.Cmd
-	out  *syncBuffer // make's and the bridge's stdout and stderr
+	out  *testkit.SyncBuffer // make's and the bridge's stdout and stderr
 	done chan struct{}
 }
 
@@ -37,7 +37,7 @@ type makeRun struct {
 // claude of the Makefile's pinned version is missing.
 func startMakeRun(t *testing.T, env ...string) *makeRun {
 	t.Helper()
-	claude := needClaude(t)
+	claude := testkit.RequireClaude(t)
 	for _, tool := range []string{"make", "git", "go", "bwrap"} { // without bwrap, make would install it
 		if _, err := exec.LookPath(tool); err != nil {
 			needOrSkip(t, tool+" is not on PATH")
@@ -66,7 +66,7 @@ func startMakeRun(t *testing.T, env ...string) *makeRun {
 		t.Fatal(err)
 	}
 
-	m := &makeRun{dir: filepath.Join(dir, "clone"), out: &syncBuffer{}, done: make(chan struct{})}
+	m := &makeRun{dir: filepath.Join(dir, "clone"), out: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	m.cmd = exec.Command("make", "run", "TOOLS="+tools)
 	m.cmd.Dir = m.dir
 	m.cmd.Env = append([]string{
@@ -134,10 +134,7 @@ func (m *makeRun) waitOutput(t *testing.T, re *regexp.Regexp, timeout time.Durat
 // needOrSkip skips the test, or fails it under CI.
 func needOrSkip(t *testing.T, why string) {
 	t.Helper()
-	if ci.Strict() {
-		t.Fatalf("%s (required under CI)", why)
-	}
-	t.Skip(why)
+	testkit.SkipOrFail(t, "%s", why)
 }
 
 // pinnedCLIVersion reads CLAUDE_VERSION from the Makefile.

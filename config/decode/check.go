@@ -39,14 +39,6 @@ func OrList(s []string) string {
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
-// OrDefault returns s, or def when s is empty.
-func OrDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // ResolvePath makes p absolute relative to base (itself absolute).
 func ResolvePath(base, p string) string {
 	if filepath.IsAbs(p) {

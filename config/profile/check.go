@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"path/filepath"
 	"strings"
 
@@ -16,22 +17,22 @@ func Finish(d *decode.Decoder, a *Agent, p, baseDir string) {
 		d.Addf(d.LineOf(p), p, "agent name must not be empty")
 	}
 	finishMCPServers(d, a, p)
-	a.Kind = decode.OrDefault(a.Kind, KindClaude)
+	a.Kind = cmp.Or(a.Kind, KindClaude)
 	acp := a.Kind == KindACP
 	if d.OneOf(decode.Child(p, "kind"), a.Kind, "kind", KindClaude, KindACP) && acp {
 		checkACP(d, a, p)
 	}
 	if !acp {
-		a.Command = decode.OrDefault(a.Command, DefaultCommand)
+		a.Command = cmp.Or(a.Command, DefaultCommand)
 	}
 	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
 		a.Command = decode.ResolvePath(baseDir, a.Command)
 	}
-	a.Workdir = decode.ResolvePath(baseDir, decode.OrDefault(a.Workdir, DefaultWorkdir))
+	a.Workdir = decode.ResolvePath(baseDir, cmp.Or(a.Workdir, DefaultWorkdir))
 	if a.Home != "" {
 		a.Home = decode.ResolvePath(baseDir, a.Home)
 	}
-	a.PermissionMode = decode.OrDefault(a.PermissionMode, DefaultPermissionMode)
+	a.PermissionMode = cmp.Or(a.PermissionMode, DefaultPermissionMode)
 	mp := decode.Child(p, "permission_mode")
 	if d.OneOf(mp, a.PermissionMode, "permission_mode", ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass) &&
 		a.PermissionMode == ModeBypass && !a.AllowBypass {
@@ -47,7 +48,7 @@ func Finish(d *decode.Decoder, a *Agent, p, baseDir string) {
 		d.Addf(d.LineOf(lp), lp, "must be at least 1")
 	}
 	checkSpares(d, a, p)
-	a.Sandbox = decode.OrDefault(a.Sandbox, DefaultSandbox())
+	a.Sandbox = cmp.Or(a.Sandbox, DefaultSandbox())
 	d.OneOf(decode.Child(p, "sandbox"), a.Sandbox, "sandbox", SandboxBwrap, SandboxNone)
 	for i := range a.SandboxBinds {
 		bp := decode.Index(decode.Child(p, "sandbox_binds"), i)

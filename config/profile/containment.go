@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"cmp"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbridge/agentbridge/config/decode"
@@ -94,7 +96,7 @@ func checkContainment(d *decode.Decoder, a *Agent, p string) {
 		d.Addf(d.LineOf(cp), cp, "must not be negative (0 = no share set)")
 	}
 	np := decode.Child(p, "network")
-	a.Network.Mode = decode.OrDefault(a.Network.Mode, NetworkProxy)
+	a.Network.Mode = cmp.Or(a.Network.Mode, NetworkProxy)
 	d.OneOf(decode.Child(np, "mode"), a.Network.Mode, "mode", NetworkProxy, NetworkHost, NetworkNone)
 	for _, l := range []struct {
 		key   string
@@ -111,7 +113,7 @@ func checkContainment(d *decode.Decoder, a *Agent, p string) {
 		mp := decode.Child(np, "mode")
 		d.Addf(d.LineOf(mp), mp, "network mode none needs a sandbox: with sandbox none the agent shares the host's network")
 	}
-	a.AgentSchedules = decode.OrDefault(a.AgentSchedules, AgentSchedulesAsk)
+	a.AgentSchedules = cmp.Or(a.AgentSchedules, AgentSchedulesAsk)
 	d.OneOf(decode.Child(p, "agent_schedules"), a.AgentSchedules, "agent_schedules",
 		AgentSchedulesAsk, AgentSchedulesAllow, AgentSchedulesOff)
 }

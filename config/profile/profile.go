@@ -3,8 +3,8 @@
 // timeouts and the live cap, warm spares, the sandbox with its binds,
 // resources and network, and the profile's MCP servers. It decodes a
 // profile with package decode and checks it, with the same messages and
-// lines as the rest of the file; package config composes it (and names
-// its types: config.Agent is profile.Agent).
+// lines as the rest of the file; package config composes it
+// (Config.Agents), and importers name this package for its types.
 package profile
 
 import (

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -19,7 +20,7 @@ func WriteSummary(b *strings.Builder, a *Agent) {
 		return
 	}
 	fmt.Fprintf(b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d warm_spares=%s max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d worktree=%t env=%s\n",
-		a.Name, a.Command, a.Workdir, decode.OrDefault(a.Model, "default"), a.PermissionMode, a.MaxLive, a.WarmSparesText(),
+		a.Name, a.Command, a.Workdir, cmp.Or(a.Model, "default"), a.PermissionMode, a.MaxLive, a.WarmSparesText(),
 		decode.IntOr(a.MaxTurns, "unlimited"), decode.DurOr(a.IdleTimeout, "never"), decode.DurOr(a.ApprovalTimeout, "forever"),
 		len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, decode.ListOr(envKeys(a.Env), "none"))
 	writeNetworkSummary(b, a) // network.go

@@ -7,6 +7,7 @@
 package schedules
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -201,6 +202,6 @@ func WriteSummary(b *strings.Builder, ss []*Schedule) {
 			target += "/" + s.Thread
 		}
 		fmt.Fprintf(b, "  %s: bot=%s target=%s cron=%q tz=%s agent=%s new_thread=%t catch_up=%t\n",
-			s.Name, s.Bot, target, s.Cron.Expr, decode.OrDefault(s.Cron.Zone, "local"), s.Agent, s.NewThread, s.CatchUp)
+			s.Name, s.Bot, target, s.Cron.Expr, cmp.Or(s.Cron.Zone, "local"), s.Agent, s.NewThread, s.CatchUp)
 	}
 }

@@ -75,9 +75,6 @@ func Acquire(dir string) (*Lock, error) {
 	return &Lock{f: f, path: path}, nil
 }
 
-// Path is the lock file's path.
-func (l *Lock) Path() string { return l.path }
-
 // Release empties the lock file (its pid is no longer the owner) and
 // releases the lock. The file stays: removing it could let two processes
 // lock two different files of the same name.

@@ -72,3 +72,6 @@ func TestHeldWithoutPID(t *testing.T) {
 		t.Fatalf("Acquire = %v, want a HeldError with an unknown pid", err)
 	}
 }
+
+// Path is the lock file's path.
+func (l *Lock) Path() string { return l.path }

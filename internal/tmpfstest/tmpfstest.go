@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Mount mounts a tmpfs of size bytes on a new temporary directory and
@@ -41,10 +41,7 @@ func Mount(t testing.TB, size int64) string {
 
 func skipOrFail(t testing.TB, why string) {
 	t.Helper()
-	if ci.Strict() {
-		t.Fatalf("%s (CI=true: CI runs as root and must run this test)", why)
-	}
-	t.Skipf("%s; skipping (runs as root in CI)", why)
+	testkit.SkipOrFail(t, "%s (CI runs as root and must run this test)", why)
 }
 
 // Filler is a file that takes the free space of its file system.
@@ -78,14 +75,4 @@ func (f *Filler) Free(t testing.TB) {
 	if err := os.Remove(f.path); err != nil {
 		t.Fatalf("remove filler: %v", err)
 	}
-}
-
-// Avail is the free space of the file system that holds dir, in bytes.
-func Avail(t testing.TB, dir string) int64 {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatalf("statfs %s: %v", dir, err)
-	}
-	return int64(st.Bavail) * st.Bsize
 }

@@ -18,8 +18,8 @@ func TestApprovalsFlow(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 		storetest.UseClock(s.db, start, time.Second)
-		a := newConv(t, s, "bot", "C", "A")
-		b := newConv(t, s, "bot", "C", "B")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
+		b := storetest.NewConvAt(t, s, "bot", "C", "B")
 		input := []byte(`{"command":"git status"}`)
 
 		r1, err := s.RecordApprovalRequest(ctx, Approval{ID: "req-1", ConversationID: a.ID, ToolName: "Bash", Input: input, RequestedBy: "U1",
@@ -101,7 +101,7 @@ func approvalIDs(as []Approval) string {
 func TestApprovalDecisionRace(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}); err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestApprovalDecisionRace(t *testing.T) {
 func TestApprovalErrors(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		if _, err := s.RecordApprovalRequest(ctx, Approval{ID: "req", ConversationID: conv.ID, ToolName: "Bash"}); err != nil {
 			t.Fatal(err)
 		}

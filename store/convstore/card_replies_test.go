@@ -50,7 +50,7 @@ func TestMigration0012FindsOldCards(t *testing.T) {
 func TestInboxReplyTo(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		conv := newConv(t, s, "phone", "15550001111@s.whatsapp.net", "")
+		conv := storetest.NewConvAt(t, s, "phone", "15550001111@s.whatsapp.net", "")
 		m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "IN1", UserID: "+1555", Text: "1", ReplyTo: "3EB0CARD", Quoted: "the card"})
 		if err != nil || m.ReplyTo != "3EB0CARD" || m.Quoted != "the card" {
 			t.Fatalf("enqueued %+v, %v", m, err)

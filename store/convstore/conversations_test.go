@@ -119,7 +119,7 @@ func TestConversationSettings(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		storetest.UseClock(s.db, start, time.Minute)
-		c := newConv(t, s, "b", "C", "T")
+		c := storetest.NewConvAt(t, s, "b", "C", "T")
 
 		setters := []struct {
 			name string
@@ -179,9 +179,9 @@ func TestListConversations(t *testing.T) {
 		if list, err := s.ListConversations(ctx); err != nil || len(list) != 0 {
 			t.Fatalf("empty store: %v, %v", list, err)
 		}
-		a := newConv(t, s, "b", "C", "A")
-		b := newConv(t, s, "b", "C", "B")
-		c := newConv(t, s, "b", "C", "C")
+		a := storetest.NewConvAt(t, s, "b", "C", "A")
+		b := storetest.NewConvAt(t, s, "b", "C", "B")
+		c := storetest.NewConvAt(t, s, "b", "C", "C")
 		if err := s.TouchConversation(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestListConversations(t *testing.T) {
 func TestSwitchAgent(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		c := newConv(t, s, "b", "C", "T")
+		c := storetest.NewConvAt(t, s, "b", "C", "T")
 		if err := s.SetModel(ctx, c.ID, "opus"); err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,8 @@ func TestGrantsFlow(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 		storetest.UseClock(s.db, start, time.Second)
-		a := newConv(t, s, "bot", "C", "A")
-		b := newConv(t, s, "bot", "C", "B")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
+		b := storetest.NewConvAt(t, s, "bot", "C", "B")
 
 		if gs, err := s.ActiveGrants(ctx, a.ID); err != nil || len(gs) != 0 {
 			t.Fatalf("ActiveGrants of a new conversation = %+v, %v", gs, err)
@@ -76,7 +76,7 @@ func TestGrantsFlow(t *testing.T) {
 func TestAddGrantsRejects(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "bot", "C", "A")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
 		_, err := s.AddGrants(ctx, "no-such-conversation", []Grant{{Tool: "Bash"}})
 		storetest.WantErrIs(t, "unknown conversation", err, sqldb.ErrNotFound)
 		_, err = s.AddGrants(ctx, a.ID, []Grant{{Tool: "Bash", Match: "ls"}, {Tool: ""}})
@@ -100,7 +100,7 @@ func testGrantsSurviveReopen(t *testing.T, db storetest.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv := newConv(t, s, "bot", "C", "T")
+	conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 	if _, err := s.AddGrants(ctx, conv.ID, []Grant{{Tool: "Bash", Match: "make test", GrantedBy: "carol"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +121,8 @@ func testGrantsSurviveReopen(t *testing.T, db storetest.DB) {
 func TestIsParticipant(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "bot", "C", "A")
-		b := newConv(t, s, "bot", "C", "B")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
+		b := storetest.NewConvAt(t, s, "bot", "C", "B")
 		add := func(conv Conversation, msgID, user, text string) InboxMessage {
 			t.Helper()
 			m, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: msgID, UserID: user, Text: text})

@@ -17,7 +17,7 @@ import (
 func TestEnqueueDedupeConcurrent(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 
 		const same = 16 // callers racing with the same (bot, msg id)
 		const distinct = 16
@@ -81,7 +81,7 @@ func TestEnqueue(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 		storetest.UseClock(s.db, now, 0)
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		files := []byte(`[{"name":"a.png","url":"https://example.invalid/a.png"}]`)
 
 		m, dup, err := s.Enqueue(ctx, InboxMessage{
@@ -113,7 +113,7 @@ func TestEnqueue(t *testing.T) {
 		}
 
 		// The same platform message id under another bot is a different message.
-		other := newConv(t, s, "other-bot", "C", "T")
+		other := storetest.NewConvAt(t, s, "other-bot", "C", "T")
 		if _, dup, err := s.Enqueue(ctx, InboxMessage{ConversationID: other.ID, PlatformMsgID: "p1"}); err != nil || dup {
 			t.Fatalf("same msg id, other bot: dup=%v err=%v", dup, err)
 		}
@@ -130,7 +130,7 @@ func TestEnqueue(t *testing.T) {
 
 func TestEnqueueInvalid(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		existing := enqueue(t, s, conv, "p0")
 		tests := []struct {
 			name string
@@ -190,7 +190,7 @@ var allowedMoves = map[[2]InboxState]bool{
 func TestMarkInboxTransitions(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		for _, from := range allInboxStates {
 			for _, to := range allInboxStates {
 				allowed := allowedMoves[[2]InboxState{from, to}]
@@ -239,7 +239,7 @@ func TestMarkInboxTransitions(t *testing.T) {
 func TestMarkInboxInvalid(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		m := enqueue(t, s, newConv(t, s, "bot", "C", "T"), "p")
+		m := enqueue(t, s, storetest.NewConvAt(t, s, "bot", "C", "T"), "p")
 		storetest.WantErrIs(t, "unknown state", s.MarkInbox(ctx, m.ID, "delivered", ""), sqldb.ErrInvalidArgument)
 		storetest.WantErrIs(t, "empty state", s.MarkInbox(ctx, m.ID, "", ""), sqldb.ErrInvalidArgument)
 		storetest.WantErrIs(t, "unknown id", s.MarkInbox(ctx, uuid.NewString(), InboxSent, ""), sqldb.ErrNotFound)
@@ -252,9 +252,9 @@ func TestMarkInboxInvalid(t *testing.T) {
 func TestResetForRedelivery(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "bot", "C", "A")
-		b := newConv(t, s, "bot", "C", "B")
-		c := newConv(t, s, "bot", "C", "C")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
+		b := storetest.NewConvAt(t, s, "bot", "C", "B")
+		c := storetest.NewConvAt(t, s, "bot", "C", "C")
 		msgs := map[InboxState]InboxMessage{}
 		var order []string // enqueue order of a's messages
 		for _, st := range allInboxStates {
@@ -364,7 +364,7 @@ func TestPendingInboxOrderWithinOneMillisecond(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
 		storetest.UseClock(s.db, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0) // every row gets the same timestamp
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		var want []string
 		for i := range 40 {
 			want = append(want, enqueue(t, s, conv, fmt.Sprint("m", i)).ID)
@@ -392,8 +392,8 @@ func TestPendingInboxOrderWithinOneMillisecond(t *testing.T) {
 func TestEnqueueSameMsgIDOtherBot(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "bot-a", "C", "T")
-		b := newConv(t, s, "bot-b", "C", "T")
+		a := storetest.NewConvAt(t, s, "bot-a", "C", "T")
+		b := storetest.NewConvAt(t, s, "bot-b", "C", "T")
 		enqueue := func(conv Conversation, text string) (InboxMessage, bool) {
 			t.Helper()
 			m, dup, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p1", Text: text})
@@ -429,7 +429,7 @@ func TestEnqueueSameMsgIDOtherBot(t *testing.T) {
 func TestEnqueueReturnsWhatIsStored(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		for i, in := range []InboxMessage{
 			{PlatformMsgID: "plain", Text: "hello"},
 			{PlatformMsgID: "full", UserID: "U1", UserName: "Ann", Text: "héllo\nwörld", Files: []byte(`[{"name":"a.png"}]`),

@@ -14,8 +14,8 @@ func TestOperatorQueries(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
 		clk := storetest.UseClock(s.db, time.Date(2026, 5, 6, 23, 0, 0, 0, time.UTC), time.Minute)
-		slackConv := newConv(t, s, "slack", "C1", "T1")
-		discordConv := newConv(t, s, "discord", "D1", "")
+		slackConv := storetest.NewConvAt(t, s, "slack", "C1", "T1")
+		discordConv := storetest.NewConvAt(t, s, "discord", "D1", "")
 
 		for _, id := range []string{"r1", "r2", "r3"} {
 			if _, err := s.RecordApprovalRequest(ctx, Approval{ID: id, ConversationID: slackConv.ID, ToolName: "Bash", Input: []byte(`{}`), RequestedBy: "U1"}); err != nil {

@@ -15,7 +15,7 @@ import (
 func TestInboxOrigin(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		person, _, err := s.Enqueue(ctx, InboxMessage{ConversationID: conv.ID, PlatformMsgID: "p1", UserID: "U1", Text: "!mode plan"})
 		if err != nil || person.Origin != OriginPerson || person.ScheduleID != 0 {
 			t.Fatalf("person message = %+v, %v", person, err)

@@ -23,8 +23,8 @@ func outboxIDs(ms []OutboxMessage) []string {
 func TestOutboxFlow(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "bot", "C", "A")
-		b := newConv(t, s, "bot", "C", "B")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
+		b := storetest.NewConvAt(t, s, "bot", "C", "B")
 
 		r1, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: a.ID, Text: "first", ReplyTo: "C:1.1"})
 		if err != nil {
@@ -112,7 +112,7 @@ func TestOutboxFlow(t *testing.T) {
 func TestOutboxErrors(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		r, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: conv.ID, Text: "x"})
 		if err != nil {
 			t.Fatal(err)
@@ -147,8 +147,8 @@ func TestOutboxErrors(t *testing.T) {
 func TestEndTurn(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "bot", "C", "A")
-		b := newConv(t, s, "bot", "C", "B")
+		a := storetest.NewConvAt(t, s, "bot", "C", "A")
+		b := storetest.NewConvAt(t, s, "bot", "C", "B")
 
 		rows, err := s.EndTurn(ctx, Usage{ConversationID: a.ID, CostUSD: 0.5, NumTurns: 1},
 			[]OutboxMessage{{ConversationID: a.ID, Text: "part 1", ReplyTo: "C:1.1"}, {ConversationID: a.ID, Text: "part 2"}})
@@ -186,8 +186,8 @@ func TestOutboxSummary(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
 		clock := storetest.UseClock(s.db, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Minute)
-		a := newConv(t, s, "alpha", "C", "A")
-		b := newConv(t, s, "beta", "C", "B")
+		a := storetest.NewConvAt(t, s, "alpha", "C", "A")
+		b := storetest.NewConvAt(t, s, "beta", "C", "B")
 		add := func(c Conversation) OutboxMessage {
 			t.Helper()
 			m, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: c.ID, Text: "x"})
@@ -231,7 +231,7 @@ func TestOutboxSummary(t *testing.T) {
 func TestOutboxReturnsWhatIsStored(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		other := ConversationKey{Bot: "bot", Channel: "D", Thread: "9"}
 		one, err := s.AddOutbox(ctx, OutboxMessage{ConversationID: conv.ID, Text: "a", ReplyTo: "1.1", Key: other,
 			State: OutboxFailed, Attempts: 3, LastError: "caller's", FirstFailedAt: time.Unix(5, 0)})

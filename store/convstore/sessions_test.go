@@ -37,7 +37,7 @@ func TestListSessions(t *testing.T) {
 		storetest.UseClock(s.db, start, 0)
 		mk := func(channel, thread, session string) Conversation {
 			t.Helper()
-			c := newConv(t, s, "bot", channel, thread)
+			c := storetest.NewConvAt(t, s, "bot", channel, thread)
 			if err := s.SetSessionID(ctx, c.ID, session); err != nil {
 				t.Fatal(err)
 			}
@@ -109,8 +109,8 @@ func TestListSessions(t *testing.T) {
 func TestMoveAndResetSession(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		from := newConv(t, s, "bot", "C1", "old")
-		to := newConv(t, s, "bot", "C1", "new")
+		from := storetest.NewConvAt(t, s, "bot", "C1", "old")
+		to := storetest.NewConvAt(t, s, "bot", "C1", "new")
 		const sid, fresh = "11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"
 		if err := s.SetSessionID(ctx, from.ID, sid); err != nil {
 			t.Fatal(err)

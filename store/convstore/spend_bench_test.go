@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // BenchmarkSpend measures the queries of a spend-limit check on a busy
@@ -16,7 +18,7 @@ func BenchmarkSpend(b *testing.B) {
 
 func benchSpend(b *testing.B, s *Store) {
 	ctx := context.Background()
-	conv := newConv(b, s, "bot", "C", "T")
+	conv := storetest.NewConvAt(b, s, "bot", "C", "T")
 	now := time.Now()
 	tx, err := s.db.Read().BeginTx(ctx, nil)
 	if err != nil {

@@ -15,9 +15,9 @@ func TestSpendByBotUserAndWindow(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
 		storetest.UseClock(s.db, start, 0)
-		a1 := newConv(t, s, "a", "C1", "t1")
-		a2 := newConv(t, s, "a", "C2", "t2")
-		b1 := newConv(t, s, "b", "C1", "t1")
+		a1 := storetest.NewConvAt(t, s, "a", "C1", "t1")
+		a2 := storetest.NewConvAt(t, s, "a", "C2", "t2")
+		b1 := storetest.NewConvAt(t, s, "b", "C1", "t1")
 		add := func(conv Conversation, user string, cost float64, at time.Time) {
 			t.Helper()
 			storetest.UseClock(s.db, at, 0)

@@ -3,6 +3,8 @@ package convstore
 import (
 	"context"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // A conversation's title is its first person's message still in the ledger,
@@ -10,7 +12,7 @@ import (
 func TestConversationTitle(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		conv := newConv(t, s, "slack", "C1", "T1")
+		conv := storetest.NewConvAt(t, s, "slack", "C1", "T1")
 		if got, err := s.ConversationTitle(ctx, conv.ID); err != nil || got != "" {
 			t.Fatalf("title of an empty conversation = %q, %v; want \"\"", got, err)
 		}

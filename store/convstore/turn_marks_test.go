@@ -17,7 +17,7 @@ func TestMarkSent(t *testing.T) {
 	kit.Each(t, func(t *testing.T, s *Store) {
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		storetest.UseClock(s.db, start, 0)
-		conv := newConv(t, s, "bot", "C", "T")
+		conv := storetest.NewConvAt(t, s, "bot", "C", "T")
 		first, second := enqueue(t, s, conv, "m1"), enqueue(t, s, conv, "m2")
 
 		storetest.UseClock(s.db, start.Add(time.Minute), 0)
@@ -62,7 +62,7 @@ func TestMarkSent(t *testing.T) {
 func TestEndTurnFinishesMessages(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a, b := newConv(t, s, "bot", "C", "A"), newConv(t, s, "bot", "C", "B")
+		a, b := storetest.NewConvAt(t, s, "bot", "C", "A"), storetest.NewConvAt(t, s, "bot", "C", "B")
 		m1, m2, m3 := enqueue(t, s, a, "m1"), enqueue(t, s, a, "m2"), enqueue(t, s, a, "m3")
 		for _, m := range []InboxMessage{m1, m2, m3} {
 			if err := s.MarkSent(ctx, m.ID, m.Text); err != nil {

@@ -12,9 +12,9 @@ import (
 func TestUsageTotals(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		a := newConv(t, s, "team", "C", "A")
-		b := newConv(t, s, "team", "C", "B")
-		other := newConv(t, s, "phone", "chat", "")
+		a := storetest.NewConvAt(t, s, "team", "C", "A")
+		b := storetest.NewConvAt(t, s, "team", "C", "B")
+		other := storetest.NewConvAt(t, s, "phone", "chat", "")
 
 		rows := []Usage{
 			{ConversationID: a.ID, SessionID: "s1", CostUSD: 0.10, InputTokens: 100, OutputTokens: 10, CacheReadTokens: 1000, CacheCreationTokens: 50, DurationMS: 1200, NumTurns: 2},

@@ -59,13 +59,6 @@ func (s *Server) Addr() string {
 	return strings.TrimSuffix(strings.TrimPrefix(s.URL, "http://"), "/v1")
 }
 
-// Requests returns the requests answered so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 type item struct {
 	Type    string `json:"type"`
 	Role    string `json:"role"`

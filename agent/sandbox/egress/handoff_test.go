@@ -11,20 +11,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress/launch" // also makes this test binary a launcher
-	"github.com/agentbridge/agentbridge/internal/ci"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-func needBwrap(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("bwrap")
-	if err != nil {
-		if ci.Strict() {
-			t.Fatalf("bwrap not on PATH under CI: %v", err)
-		}
-		t.Skip("bwrap not on PATH")
-	}
-	return p
-}
 
 // launchInNetns runs script behind the launcher (this test binary, see
 // package launch) in
@@ -33,7 +21,7 @@ func needBwrap(t *testing.T) string {
 // script's output and exit error.
 func launchInNetns(t *testing.T, p *Proxy, pol *Policy, script string) ([]byte, error) {
 	t.Helper()
-	bwrap := needBwrap(t)
+	bwrap := testkit.NeedBwrap(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

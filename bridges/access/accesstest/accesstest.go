@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -146,7 +147,7 @@ func UsersYAML(withRemoved bool) string {
 // kind only withRemoved) and handoff.users, as UsersYAML says.
 func Config(withRemoved bool) *config.Config {
 	cfg := &config.Config{Bots: []*config.Bot{{Name: Bot, Platform: config.PlatformWeb, Agent: "coder"}},
-		Agents: map[string]*config.Agent{"coder": {Name: "coder"}}}
+		Agents: map[string]*profile.Agent{"coder": {Name: "coder"}}}
 	for _, k := range webKinds {
 		if k == Removed && !withRemoved {
 			continue

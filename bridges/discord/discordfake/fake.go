@@ -37,7 +37,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
@@ -337,9 +336,6 @@ func (f *Fake) BotID() string { return f.opts.BotID }
 
 // AppID is the application id.
 func (f *Fake) AppID() string { return f.opts.AppID }
-
-// Client returns an HTTP client for the fake's server (for attachments).
-func (f *Fake) Client() *http.Client { return f.srv.Client() }
 
 // newID returns a fresh, increasing snowflake. Caller holds f.mu.
 func (f *Fake) newID() string {

@@ -1,11 +1,15 @@
 package schedreq
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // An agent's schedule request is a lasting capability (a prompt that comes
@@ -28,12 +32,12 @@ const AskAnswer = "Asked the people in this conversation to approve the schedule
 
 // Policy is the profile's agent_schedules; empty (a config built without
 // validation) is ask.
-func Policy(p *config.Agent) string {
+func Policy(p *profile.Agent) string {
 	switch p.AgentSchedules {
-	case config.AgentSchedulesAllow, config.AgentSchedulesOff:
+	case profile.AgentSchedulesAllow, profile.AgentSchedulesOff:
 		return p.AgentSchedules
 	}
-	return config.AgentSchedulesAsk
+	return profile.AgentSchedulesAsk
 }
 
 // ToolNote tells the agent, in the schedule tool's description, the limits
@@ -41,9 +45,9 @@ func Policy(p *config.Agent) string {
 func ToolNote(policy string) string {
 	note := " A person must approve each schedule first: the call shows them a card and returns; the schedule exists only once approved."
 	switch policy {
-	case config.AgentSchedulesOff:
+	case profile.AgentSchedulesOff:
 		note = " Turned off for you: every call is refused."
-	case config.AgentSchedulesAllow:
+	case profile.AgentSchedulesAllow:
 		note = ""
 	}
 	return fmt.Sprintf("Each run is posted as \"%sNAME\". At most one run every %s and %d schedules per conversation.%s",
@@ -56,20 +60,20 @@ func ToolNote(policy string) string {
 func CardBody(r Request, now time.Time, prompt string) string {
 	var b strings.Builder
 	b.WriteString("🗓 **The agent asks for a schedule.** It does not exist unless you create it.\n")
-	when := codeSpan(r.Cron) + " " + orDefault(r.TZ, "local time")
+	when := render.CodeSpan(r.Cron) + " " + cmp.Or(r.TZ, "local time")
 	if cr, err := config.ParseCron(r.Cron, r.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
 			when += " · next " + next.Format("Mon 2 Jan 15:04 MST")
 		}
 	}
 	b.WriteString("• when: " + when + "\n")
-	where := "this conversation (channel " + codeSpan(r.Key.Channel)
+	where := "this conversation (channel " + render.CodeSpan(r.Key.Channel)
 	if r.Key.Thread != "" {
-		where += ", thread " + codeSpan(r.Key.Thread)
+		where += ", thread " + render.CodeSpan(r.Key.Thread)
 	}
 	b.WriteString("• where: " + where + ")\n")
 	if n := strings.TrimSpace(r.Name); n != "" {
-		b.WriteString("• name: " + oneLine(n, MaxNameRunes) + "\n")
+		b.WriteString("• name: " + textcut.OneLine(n, MaxNameRunes) + "\n")
 	}
 	b.WriteString("• prompt, sent to the agent at every run:\n")
 	b.WriteString(prompt + "\n")

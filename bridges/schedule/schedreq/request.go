@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -85,9 +86,9 @@ func Check(ctx context.Context, st Store, now time.Time, r Request) (config.Cron
 // runs start after now.
 func Row(r Request, cr config.Cron, now time.Time) store.Schedule {
 	prompt := strings.TrimSpace(r.Prompt)
-	name := oneLine(r.Name, MaxNameRunes)
+	name := textcut.OneLine(r.Name, MaxNameRunes)
 	if name == "" {
-		name = oneLine(prompt, 40)
+		name = textcut.OneLine(prompt, 40)
 	}
 	return store.Schedule{
 		Source: r.Source, Name: name, Key: store.ConversationKey(r.Key), Cron: cr.Expr, TZ: cr.Zone, Prompt: prompt,

@@ -1,6 +1,7 @@
 package schedreq
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -16,8 +18,8 @@ import (
 // made it.
 func Line(sc store.Schedule, now time.Time, here bridges.ConversationKey) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#%d %s %s", sc.ID, codeSpan(sc.Cron), orDefault(sc.TZ, "local time"))
-	fmt.Fprintf(&b, " — %s", oneLine(sc.Name, MaxNameRunes))
+	fmt.Fprintf(&b, "#%d %s %s", sc.ID, render.CodeSpan(sc.Cron), cmp.Or(sc.TZ, "local time"))
+	fmt.Fprintf(&b, " — %s", textcut.OneLine(sc.Name, MaxNameRunes))
 	if cr, err := config.ParseCron(sc.Cron, sc.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
 			b.WriteString(" · next " + next.Format("Mon 2 Jan 15:04 MST"))
@@ -62,14 +64,4 @@ func GapText(d time.Duration) string {
 
 // Name is a schedule's name as messages show it: on one line, at most
 // MaxNameRunes runes.
-func Name(name string) string { return oneLine(name, MaxNameRunes) }
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func codeSpan(s string) string       { return render.CodeSpan(s) }
-func oneLine(s string, n int) string { return render.OneLine(s, n) }
+func Name(name string) string { return textcut.OneLine(name, MaxNameRunes) }

@@ -61,8 +61,8 @@ type Sent struct {
 	Envelopes []string // envelope ids, in sending order
 }
 
-// SendMessage delivers a user message (escape the text as Slack does:
-// EscapeText). A text that mentions the bot outside a DM is also sent as
+// SendMessage delivers a user message (escape &, < and > in the text as
+// Slack does). A text that mentions the bot outside a DM is also sent as
 // an app_mention event. It returns the message's ts.
 func (s *Server) SendMessage(channel, user, text, threadTS string) string {
 	return s.Send(Msg{Channel: channel, User: user, Text: text, ThreadTS: threadTS}).TS
@@ -71,11 +71,6 @@ func (s *Server) SendMessage(channel, user, text, threadTS string) string {
 // Mention delivers "<@BOT> text" from user (see SendMessage).
 func (s *Server) Mention(channel, user, text, threadTS string) string {
 	return s.SendMessage(channel, user, "<@"+BotUserID+"> "+text, threadTS)
-}
-
-// EscapeText escapes &, < and > the way Slack does in event text.
-func EscapeText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // Send delivers a message as Slack would: a "message" event, plus an

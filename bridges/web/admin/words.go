@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/web/internal/cut"
+	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -31,19 +31,19 @@ func toolSubject(input []byte) string {
 				}
 			}
 			if len(texts) > 0 {
-				return cut.Truncate(strings.Join(texts, " · "), 300)
+				return textcut.Truncate(strings.Join(texts, " · "), 300)
 			}
 		}
 		if plan, ok := m["plan"].(string); ok {
-			return cut.Truncate(cut.OneLine(plan, 300), 300)
+			return textcut.Truncate(textcut.OneLine(plan, 300), 300)
 		}
 		for _, k := range []string{"command", "file_path", "path", "url", "pattern"} {
 			if s, ok := m[k].(string); ok {
-				return cut.Truncate(s, 300)
+				return textcut.Truncate(s, 300)
 			}
 		}
 	}
-	return cut.Truncate(string(input), 300)
+	return textcut.Truncate(string(input), 300)
 }
 
 // roundDur renders d to the second (to the minute past an hour).
@@ -66,7 +66,7 @@ func megabytes(n int64) string {
 }
 
 // urlQuery escapes s (truncated) for a query value.
-func urlQuery(s string) string { return url.QueryEscape(cut.Truncate(s, 300)) }
+func urlQuery(s string) string { return url.QueryEscape(textcut.Truncate(s, 300)) }
 
 // decisionWords says in words what was decided on a request: a question's
 // answer ("answered: Postgres"), a plan approved or rejected, a tool call
@@ -81,7 +81,7 @@ func decisionWords(a store.Approval) string {
 			for _, q := range slices.Sorted(maps.Keys(answers)) {
 				vals = append(vals, answers[q])
 			}
-			return "answered: " + cut.Truncate(strings.Join(vals, "; "), 200)
+			return "answered: " + textcut.Truncate(strings.Join(vals, "; "), 200)
 		}
 		return "answered"
 	case a.ToolName == "ExitPlanMode" && allowed:

@@ -7,7 +7,7 @@ import (
 
 // The rows many store tests start from. The helpers are generic over the
 // store's types because this kit cannot import convstore, whose own tests
-// use it; each test package wraps them for its types.
+// use it.
 
 // Conversations is the method of convstore's store (and of what embeds
 // it) that NewConv calls.
@@ -24,6 +24,13 @@ func NewConv[K, C any](t testing.TB, s Conversations[K, C], key K) C {
 		t.Fatalf("GetOrCreateConversation: %v", err)
 	}
 	return c
+}
+
+// NewConvAt is NewConv for the conversation bot/channel/thread, for any
+// key type shaped like convstore.ConversationKey.
+func NewConvAt[K ~struct{ Bot, Channel, Thread string }, C any](t testing.TB, s Conversations[K, C], bot, channel, thread string) C {
+	t.Helper()
+	return NewConv(t, s, K{Bot: bot, Channel: channel, Thread: thread})
 }
 
 // Inbox is the method of convstore's store (and of what embeds it) that

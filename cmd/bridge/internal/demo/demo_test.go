@@ -72,7 +72,11 @@ func TestStartDemo(t *testing.T) {
 	}
 	defer srv.Close()
 	if len(cfg.Bots) != 1 || cfg.Bots[0].Name != "console" {
-		t.Errorf("bots after demo: %v, want only the web console", botNames(cfg))
+		var names []string
+		for _, b := range cfg.Bots {
+			names = append(names, b.Name)
+		}
+		t.Errorf("bots after demo: %v, want only the web console", names)
 	}
 	for _, name := range []string{"coder", "other"} {
 		env := cfg.Agents[name].Env
@@ -115,12 +119,4 @@ func TestStartDemoRefuses(t *testing.T) {
 			}
 		})
 	}
-}
-
-func botNames(cfg *config.Config) []string {
-	var out []string
-	for _, b := range cfg.Bots {
-		out = append(out, b.Name)
-	}
-	return out
 }

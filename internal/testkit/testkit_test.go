@@ -1,0 +1,136 @@
+package testkit
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// fatalTB records Fatalf and Skipf and stops the calling goroutine as
+// the real ones do.
+type fatalTB struct {
+	testing.TB
+	msg     string
+	skipped bool
+}
+
+func (f *fatalTB) Helper() {}
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (f *fatalTB) Skipf(format string, args ...any) {
+	f.msg, f.skipped = fmt.Sprintf(format, args...), true
+	runtime.Goexit()
+}
+
+// runFatal calls fn with a fatalTB on its own goroutine and returns the TB.
+func runFatal(fn func(tb *fatalTB)) *fatalTB {
+	tb := &fatalTB{}
+	var wg sync.WaitGroup
+	wg.Go(func() { fn(tb) })
+	wg.Wait()
+	return tb
+}
+
+// TestWaitUntil: a condition that becomes true ends the wait; one that
+// never does fails the test after the timeout, naming what it waited for.
+func TestWaitUntil(t *testing.T) {
+	start := time.Now()
+	calls := 0
+	WaitUntil(t, "the third call", time.Second, func() bool { calls++; return calls == 3 })
+	if calls != 3 {
+		t.Errorf("calls = %d, want 3", calls)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("waited %s for a condition true on the third poll", d)
+	}
+	tb := runFatal(func(tb *fatalTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
+	if tb.msg != "timed out after 50ms waiting for never" {
+		t.Errorf("failure = %q", tb.msg)
+	}
+}
+
+// TestNeedToolCIRule: a missing tool skips the test, except under CI
+// where it fails it.
+func TestNeedToolCIRule(t *testing.T) {
+	t.Setenv("CI", "")
+	if tb := runFatal(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.skipped {
+		t.Errorf("without CI: skipped=%v msg=%q, want a skip", tb.skipped, tb.msg)
+	}
+	t.Setenv("CI", "true")
+	if tb := runFatal(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.skipped || tb.msg == "" {
+		t.Errorf("under CI: skipped=%v msg=%q, want a failure", tb.skipped, tb.msg)
+	}
+	if p := NeedTool(t, "sh", "base system"); p == "" {
+		t.Error("NeedTool(sh) returned no path")
+	}
+}
+
+// TestCounterValue sums the samples that carry every wanted label.
+func TestCounterValue(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "x_total"}, []string{"bot", "outcome"})
+	reg.MustRegister(c)
+	c.WithLabelValues("a", "ok").Add(2)
+	c.WithLabelValues("b", "ok").Add(3)
+	c.WithLabelValues("a", "refused").Add(5)
+	for _, tc := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{nil, 10},
+		{map[string]string{"outcome": "ok"}, 5},
+		{map[string]string{"bot": "a", "outcome": "ok"}, 2},
+		{map[string]string{"bot": "c"}, 0},
+	} {
+		if got := CounterValue(t, reg, "x_total", tc.labels); got != tc.want {
+			t.Errorf("CounterValue(%v) = %v, want %v", tc.labels, got, tc.want)
+		}
+	}
+}
+
+// TestSyncBuffer: concurrent writes all land.
+func TestSyncBuffer(t *testing.T) {
+	var b SyncBuffer
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() { fmt.Fprint(&b, "x") })
+	}
+	wg.Wait()
+	if got := b.String(); got != "xxxxxxxxxx" {
+		t.Errorf("buffer = %q", got)
+	}
+}
+
+// TestLogRecorder: Next returns the records in order and fails when none
+// comes; Has finds a record by level and message; the hook sees each.
+func TestLogRecorder(t *testing.T) {
+	h := &LogRecorder{}
+	var hooked []string
+	h.SetOnRecord(func(r slog.Record) { hooked = append(hooked, r.Message) })
+	log := slog.New(h)
+	log.Info("first")
+	go log.Error("second", "k", "v")
+	if r := h.Next(t, time.Second); r.Message != "first" {
+		t.Errorf("Next = %q, want first", r.Message)
+	}
+	if r := h.Next(t, time.Second); r.Message != "second" || r.Level != slog.LevelError {
+		t.Errorf("Next = %q at %v, want second at ERROR", r.Message, r.Level)
+	}
+	if !h.Has(slog.LevelError, "seco") || h.Has(slog.LevelInfo, "second") {
+		t.Error("Has does not match by level and message part")
+	}
+	tb := runFatal(func(tb *fatalTB) { h.Next(tb, 20*time.Millisecond) })
+	if tb.msg != "no log record within 20ms" {
+		t.Errorf("Next without a record: %q", tb.msg)
+	}
+	if len(hooked) != 2 {
+		t.Errorf("hook saw %v", hooked)
+	}
+}
