@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbridge/agentbridge/agent/acp"
 	"log/slog"
 	"slices"
 	"strings"
@@ -465,4 +466,46 @@ func (cv *conversation) revertAgent(ctx context.Context) bool {
 	}
 	cv.notice(ctx, text)
 	return false
+}
+
+// offerer is an agent session that chooses its own modes and models (an
+// ACP agent, *agent.Session): what it offers for its session.
+type offerer interface {
+	Offered(kind string) (o acp.Offer, initial string, ok bool)
+}
+
+// AgentChoices implements commands.Conversation: an agent of kind acp
+// offers its own modes and models, known while it runs.
+func (c cmdConv) AgentChoices(kind string) commands.AgentChoices {
+	cv := c.cv
+	if cv.profile.Kind != config.KindACP {
+		return commands.AgentChoices{}
+	}
+	ch := commands.AgentChoices{Own: true, Stored: cv.row.Model}
+	if kind == acp.KindMode {
+		ch.Stored = cv.row.PermissionMode
+	}
+	o, ok := cv.sess.(offerer)
+	if cv.sess == nil || !ok {
+		return ch
+	}
+	offer, _, isACP := o.Offered(kind)
+	if !isACP {
+		return ch
+	}
+	ch.Live, ch.Current = true, offer.Current
+	for _, a := range offer.Available {
+		ch.Available = append(ch.Available, commands.Choice{ID: a.ID, Name: a.Name, Description: a.Description})
+	}
+	return ch
+}
+
+// acpStoredMode is the stored mode an ACP agent is asked for at its
+// start: none for "default" (the agent's own) and none for a mode that
+// makes the agent stop asking (commands refuse to store one).
+func acpStoredMode(m string) string {
+	if m == config.ModeDefault || commands.SkipsApproval(m) {
+		return ""
+	}
+	return m
 }
