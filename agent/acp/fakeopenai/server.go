@@ -38,6 +38,7 @@ type Server struct {
 type Request struct {
 	LastUser string // the last user text, or "function output: …"
 	Users    int    // user messages of the conversation in the request
+	Model    string // the model asked for
 }
 
 // New starts a server on loopback, stopped when the test ends.
@@ -82,13 +83,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
+		Model string `json:"model"`
 		Input []item `json:"input"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var rec Request
+	rec := Request{Model: req.Model}
 	var last item
 	for _, it := range req.Input {
 		if it.Type == "message" && it.Role == "user" && len(it.Content) > 0 && !strings.HasPrefix(it.Content[0].Text, "<") {
