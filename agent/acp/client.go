@@ -266,7 +266,7 @@ func (c *Client) failQueued() {
 	for _, m := range c.queue {
 		c.emit(streamjson.Init{SessionID: c.cfg.SessionID, CWD: c.cfg.CWD})
 		c.emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
-		c.emit(streamjson.Result{Subtype: "error_during_execution", IsError: true, Text: msg, Errors: []string{msg}, SessionID: c.cfg.SessionID})
+		c.emit(streamjson.Result{Subtype: "error_during_execution", IsError: true, Text: msg, Errors: []string{msg}, SessionID: c.cfg.SessionID, NoCost: true})
 		c.emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
 	}
 	c.queue = nil

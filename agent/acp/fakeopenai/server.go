@@ -1,7 +1,7 @@
 // Package fakeopenai is a stand-in for the OpenAI Responses API (POST
 // /v1/responses with server-sent events, the part Codex uses) on loopback,
-// for tests that drive the real codex-acp as an ACP agent without network
-// or key. Its answers are scripted by the last user text of a request:
+// for tests that drive the real codex-acp (and OpenCode, through its AI
+// SDK's openai provider) as an ACP agent without network or key. Its answers are scripted by the last user text of a request:
 //
 //	run: CMD   a function call exec_command {cmd: CMD}
 //	slow       text deltas every 200ms for 60s, or until the client goes
@@ -68,12 +68,32 @@ func (s *Server) Requests() []Request {
 }
 
 type item struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Content []struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content contents        `json:"content"`
+	Output  json.RawMessage `json:"output"`
+}
+
+// contents is a message's content: a list of parts, or a string (as
+// OpenCode's AI SDK sends a system message).
+type contents []struct {
+	Text string `json:"text"`
+}
+
+func (c *contents) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*c = contents{{Text: s}}
+		return nil
+	}
+	var parts []struct {
 		Text string `json:"text"`
-	} `json:"content"`
-	Output json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("message content: %w", err)
+	}
+	*c = parts
+	return nil
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +113,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rec := Request{Model: req.Model}
 	var last item
 	for _, it := range req.Input {
-		if it.Type == "message" && it.Role == "user" && len(it.Content) > 0 && !strings.HasPrefix(it.Content[0].Text, "<") {
+		if (it.Type == "message" || it.Type == "") && it.Role == "user" && len(it.Content) > 0 && !strings.HasPrefix(it.Content[0].Text, "<") {
 			rec.Users++
 			last = it
 		}
