@@ -44,7 +44,8 @@ func opencodeProfile(t *testing.T, opencode string, fo *fakeopenai.Server) strin
 // TestSlackE2EOpenCodeACP drives the real OpenCode (npm opencode-ai, pinned
 // in the Makefile) as an agent of kind acp (opencode acp), sandboxed and
 // behind the egress gate, against a fake Responses API on loopback: a
-// hello turn, a follow-up with its history, its models listed by !model
+// hello turn, a follow-up with its history, !stop of a streaming turn, its
+// models listed by !model
 // (a session config option), its tokens in !cost with no cost, and after a
 // restart of the bridge the conversation resumed (session/load).
 func TestSlackE2EOpenCodeACP(t *testing.T) {
@@ -60,12 +61,18 @@ func TestSlackE2EOpenCodeACP(t *testing.T) {
 	e.waitThreadText(t, ts, "heard: second (2 user messages)")
 	e.waitSettled(t, ts)
 
+	e.slack.SendMessage(slackChan, alice, "slow", ts)
+	e.waitThreadText(t, ts, "working on step 2")
+	e.slack.SendMessage(slackChan, alice, "!stop", ts)
+	e.waitThreadText(t, ts, "⏹ Stopped.")
+	e.waitSettled(t, ts)
+
 	e.slack.SendMessage(slackChan, alice, "!model", ts)
 	e.waitThreadText(t, ts, "▶ `fake/fake-model`")
 	// OpenCode reports each turn's tokens (the prompt's usage), no cost.
 	e.slack.SendMessage(slackChan, alice, "!cost", ts)
-	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over 2 turns (")
-	if th := e.threadText(ts); strings.Contains(th, "over 2 turns (0 in") {
+	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over 3 turns (")
+	if th := e.threadText(ts); strings.Contains(th, "over 3 turns (0 in") {
 		t.Errorf("OpenCode's tokens were not recorded:\n%s", e.dump())
 	}
 
@@ -73,7 +80,10 @@ func TestSlackE2EOpenCodeACP(t *testing.T) {
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	e.waitThreadText(t, ts, "heard: after the restart (")
 	thread := e.threadText(ts)
-	resumed := strings.Contains(thread, "heard: after the restart (3 user messages)")
+	// Resumed, the model sees the two turns that ended and this message;
+	// the stopped one's prompt is in the history or not, as OpenCode kept it.
+	resumed := strings.Contains(thread, "heard: after the restart (3 user messages)") ||
+		strings.Contains(thread, "heard: after the restart (4 user messages)")
 	fresh := strings.Contains(thread, "fresh session") && strings.Contains(thread, "heard: after the restart (1 user messages)")
 	if !resumed {
 		t.Errorf("after the restart the session was not resumed (fresh: %v):\n%s", fresh, e.dump())
