@@ -170,6 +170,11 @@ func TestSlackE2EACPModesAndCost(t *testing.T) {
 	e.waitThreadText(t, ts, "Hello from fake ACP")
 	e.waitSettled(t, ts)
 	e.waitThreadText(t, ts, "· $0.2500_")
+	// The conversation, with no mode or model of its own yet, took the
+	// profile's warm spare (it spawns like one).
+	if !handedOver.MatchString(e.bridge.logs.String()) {
+		t.Errorf("the first conversation did not get the warm spare\nlogs:\n%s", e.bridge.logs)
+	}
 	e.slack.SendMessage(slackChan, alice, "!mode", ts)
 	e.waitThreadText(t, ts, "▶ `ask` Ask — the ask mode")
 	e.slack.SendMessage(slackChan, alice, "!mode yolo", ts)
