@@ -314,9 +314,13 @@ func (cv *conversation) statusText() string {
 	case cv.sess != nil:
 		state = "live, idle"
 	}
+	model, mode := render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())
+	if cv.profile.Kind == config.KindACP {
+		model, mode = acpChoiceStatus(cmdConv{cv}.AgentChoices(acp.KindModel)), acpChoiceStatus(cmdConv{cv}.AgentChoices(acp.KindMode))
+	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		render.CodeSpan(orDefault(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
-		render.CodeSpan(orDefault(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		model, mode) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {
@@ -508,4 +512,19 @@ func acpStoredMode(m string) string {
 		return ""
 	}
 	return m
+}
+
+// acpChoiceStatus is !status's model or mode of an ACP agent: the running
+// agent's current one, else the conversation's choice, else the agent's
+// own.
+func acpChoiceStatus(ch commands.AgentChoices) string {
+	switch {
+	case ch.Live && ch.Current != "":
+		return render.CodeSpan(ch.Current)
+	case ch.Live:
+		return "none offered"
+	case ch.Stored != "" && ch.Stored != config.ModeDefault:
+		return render.CodeSpan(ch.Stored)
+	}
+	return "the agent's own"
 }

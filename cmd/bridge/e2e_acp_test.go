@@ -198,6 +198,8 @@ func TestSlackE2EACPModesAndCost(t *testing.T) {
 		t.Fatalf("no answer to whoami: %v\n%s", err, e.dump())
 	}
 	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "!status", ts)
+	e.waitThreadText(t, ts, "• model: `fake-large` · mode: `plan`")
 	e.slack.SendMessage(slackChan, alice, "!cost", ts)
 	e.waitThreadText(t, ts, "This conversation: $0.5000 over 2 turns (240 in, 60 out tokens")
 
