@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func opencodeProfile(t *testing.T, opencode string, fo *fakeopenai.Server) strin
 	for filepath.Base(modules) != "node_modules" && modules != "/" {
 		modules = filepath.Dir(modules)
 	}
-	config := fmt.Sprintf(`{"autoupdate":false,"share":"disabled","model":"fake/fake-model",`+
+	config := fmt.Sprintf(`{"autoupdate":false,"share":"disabled","model":"fake/fake-model","permission":{"bash":"ask"},`+
 		`"provider":{"fake":{"npm":"@ai-sdk/openai","name":"Fake","options":{"baseURL":%q,"apiKey":"sk-fake"},`+
 		`"models":{"fake-model":{"name":"Fake model"}}}}}`, fo.URL)
 	return fmt.Sprintf("    env:\n      OPENCODE_CONFIG_CONTENT: %q\n"+
@@ -44,7 +45,8 @@ func opencodeProfile(t *testing.T, opencode string, fo *fakeopenai.Server) strin
 // TestSlackE2EOpenCodeACP drives the real OpenCode (npm opencode-ai, pinned
 // in the Makefile) as an agent of kind acp (opencode acp), sandboxed and
 // behind the egress gate, against a fake Responses API on loopback: a
-// hello turn, a follow-up with its history, !stop of a streaming turn, its
+// hello turn, a follow-up with its history, a shell command asked on a
+// card and allowed, one denied, !stop of a streaming turn, its
 // models listed by !model
 // (a session config option), its tokens in !cost with no cost, and after a
 // restart of the bridge the conversation resumed (session/load).
@@ -61,6 +63,26 @@ func TestSlackE2EOpenCodeACP(t *testing.T) {
 	e.waitThreadText(t, ts, "heard: second (2 user messages)")
 	e.waitSettled(t, ts)
 
+	// Its shell commands asked (permission bash: ask): a card allowed (the
+	// command runs in the sandbox) and one denied.
+	e.slack.SendMessage(slackChan, alice, "run: touch allowed.txt && echo OPENCODE-ALLOWED", ts)
+	card := e.waitCardWith(t, ts, "touch allowed.txt")
+	e.slack.Click(slackChan, card.TS, alice, "allow", "")
+	e.waitThreadText(t, ts, "tool said:")
+	e.waitThreadText(t, ts, "OPENCODE-ALLOWED")
+	if _, err := os.Stat(filepath.Join(e.workdir, "allowed.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "run: touch denied.txt && echo OPENCODE-DENIED", ts)
+	card = e.waitCardWith(t, ts, "touch denied.txt")
+	e.slack.Click(slackChan, card.TS, alice, "deny", "")
+	e.waitThreadText(t, ts, "❌ Denied")
+	e.waitSettled(t, ts)
+	if _, err := os.Stat(filepath.Join(e.workdir, "denied.txt")); err == nil {
+		t.Errorf("the denied command ran")
+	}
+
 	e.slack.SendMessage(slackChan, alice, "slow", ts)
 	e.waitThreadText(t, ts, "working on step 2")
 	e.slack.SendMessage(slackChan, alice, "!stop", ts)
@@ -71,8 +93,8 @@ func TestSlackE2EOpenCodeACP(t *testing.T) {
 	e.waitThreadText(t, ts, "▶ `fake/fake-model`")
 	// OpenCode reports each turn's tokens (the prompt's usage), no cost.
 	e.slack.SendMessage(slackChan, alice, "!cost", ts)
-	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over 3 turns (")
-	if th := e.threadText(ts); strings.Contains(th, "over 3 turns (0 in") {
+	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over 5 turns (")
+	if th := e.threadText(ts); strings.Contains(th, "over 5 turns (0 in") {
 		t.Errorf("OpenCode's tokens were not recorded:\n%s", e.dump())
 	}
 
@@ -80,10 +102,10 @@ func TestSlackE2EOpenCodeACP(t *testing.T) {
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	e.waitThreadText(t, ts, "heard: after the restart (")
 	thread := e.threadText(ts)
-	// Resumed, the model sees the two turns that ended and this message;
+	// Resumed, the model sees the four turns that ended and this message;
 	// the stopped one's prompt is in the history or not, as OpenCode kept it.
-	resumed := strings.Contains(thread, "heard: after the restart (3 user messages)") ||
-		strings.Contains(thread, "heard: after the restart (4 user messages)")
+	resumed := strings.Contains(thread, "heard: after the restart (5 user messages)") ||
+		strings.Contains(thread, "heard: after the restart (6 user messages)")
 	fresh := strings.Contains(thread, "fresh session") && strings.Contains(thread, "heard: after the restart (1 user messages)")
 	if !resumed {
 		t.Errorf("after the restart the session was not resumed (fresh: %v):\n%s", fresh, e.dump())

@@ -3,7 +3,9 @@
 // for tests that drive the real codex-acp (and OpenCode, through its AI
 // SDK's openai provider) as an ACP agent without network or key. Its answers are scripted by the last user text of a request:
 //
-//	run: CMD   a function call exec_command {cmd: CMD}
+//	run: CMD   a function call exec_command {cmd: CMD} (Codex's), or bash
+//	           {command: CMD} when the request offers a tool bash (OpenCode's),
+//	           its arguments streamed as the API does
 //	slow       text deltas every 200ms for 60s, or until the client goes
 //	           away
 //	(other)    "codex heard: TEXT (N user messages)"
@@ -105,6 +107,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model string `json:"model"`
 		Input []item `json:"input"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -151,9 +156,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(rec.LastUser, "function output: "):
 		text = "tool said: " + strings.TrimPrefix(rec.LastUser, "function output: ")
 	case strings.HasPrefix(rec.LastUser, "run: "):
-		args, _ := json.Marshal(map[string]string{"cmd": strings.TrimPrefix(rec.LastUser, "run: ")})
-		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": string(args)}
-		ev("response.output_item.added", map[string]any{"output_index": 0, "item": call})
+		name, argm := "exec_command", map[string]string{"cmd": strings.TrimPrefix(rec.LastUser, "run: ")}
+		for _, t := range req.Tools {
+			if t.Name == "bash" {
+				name, argm = "bash", map[string]string{"command": argm["cmd"], "description": "run it"}
+			}
+		}
+		args, _ := json.Marshal(argm)
+		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": string(args), "status": "completed"}
+		added := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		ev("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": "fc_" + id, "delta": string(args)})
+		ev("response.function_call_arguments.done", map[string]any{"output_index": 0, "item_id": "fc_" + id, "arguments": string(args)})
 		ev("response.output_item.done", map[string]any{"output_index": 0, "item": call})
 		ev("response.completed", completed(id))
 		return
