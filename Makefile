@@ -4,6 +4,8 @@ CLAUDE_VERSION := 2.1.332
 GEMINI_VERSION := 0.61.0
 # codex-acp (Codex over ACP), the second real ACP agent of the end-to-end tests.
 CODEX_ACP_VERSION := 0.16.0
+# OpenCode (opencode acp), the third real ACP agent of the end-to-end tests.
+OPENCODE_VERSION := 1.18.33
 AXE_VERSION    := 4.14.1
 TOOLS          := $(CURDIR)/.tools
 export PATH    := $(TOOLS)/node_modules/.bin:$(PATH)
@@ -11,7 +13,7 @@ export GOTOOLCHAIN := local
 # The first cgo build of go-sqlite3 takes about 90 s (`make build` says so); later builds are cached.
 export CGO_ENABLED := 1
 
-.PHONY: run test test-busy build claude gemini codex-acp axe sandbox postgres bench bench-micro image-test mutants cli-check cli-capture
+.PHONY: run test test-busy build claude gemini codex-acp opencode axe sandbox postgres bench bench-micro image-test mutants cli-check cli-capture
 
 # Says what it builds before a build that has work to do (bin/bridge missing or older than a file it is built from),
 # and that the first one compiles SQLite (go-sqlite3 not in Go's build cache yet: about 90 s of silence).
@@ -70,6 +72,15 @@ codex-acp:
 		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" @zed-industries/codex-acp@$(CODEX_ACP_VERSION); \
 	fi
 
+# Installs the pinned OpenCode into .tools unless that version is there: TestSlackE2EOpenCodeACP drives it
+# (opencode acp) against a fake Responses API on loopback. Its npm package carries the platform's binary.
+opencode:
+	@if [ "$$("$(TOOLS)/node_modules/.bin/opencode" --version 2>/dev/null)" != "$(OPENCODE_VERSION)" ]; then \
+		echo "installing opencode-ai@$(OPENCODE_VERSION) into .tools"; \
+		npm install --silent --no-fund --no-audit --prefix "$(TOOLS)" opencode-ai@$(OPENCODE_VERSION); \
+	fi
+	@opencode --version
+
 # Installs axe-core into .tools for the web console's accessibility test (TestWebConsoleUI injects
 # .tools/node_modules/axe-core/axe.min.js into the pages through chromedp).
 axe:
@@ -107,7 +118,7 @@ postgres:
 # Most end-to-end tests wait on CLIs, fakes and outages rather than compute: three packages and four
 # parallel tests at a time on two cores (the default is one each per core) roughly halve the run.
 GO_TEST_FLAGS := -count=1 -p 3 -parallel 4
-test: claude gemini codex-acp axe sandbox postgres
+test: claude gemini codex-acp opencode axe sandbox postgres
 	go vet ./...
 	go test $(GO_TEST_FLAGS) -timeout 60m ./...
 
@@ -115,7 +126,7 @@ test: claude gemini codex-acp axe sandbox postgres
 # that waits on timing instead of an event fails here before it fails CI on a loaded machine.
 # `make test-busy TEST_ARGS='-count=3 ./agent/pool ./store/coord'` runs only those packages.
 TEST_ARGS := ./...
-test-busy: claude gemini codex-acp axe sandbox postgres
+test-busy: claude gemini codex-acp opencode axe sandbox postgres
 	@n=$$(nproc); pids=""; for i in $$(seq $$n); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
 	echo "$$n busy loops running beside the tests"; \

@@ -100,8 +100,9 @@ func TestACPHelloAndFollowUps(t *testing.T) {
 	if !strings.Contains(string(log), `"method":"session/cancel"`) || strings.Contains(string(log), "already running") {
 		t.Errorf("agent's input:\n%s", log)
 	}
-	if err := s.SetModel(context.Background(), "x"); err == nil || !strings.Contains(err.Error(), "kind acp") {
-		t.Errorf("SetModel: %v, want a clear refusal", err)
+	var ce *ControlError
+	if err := s.SetModel(context.Background(), "x"); !errors.As(err, &ce) || !strings.Contains(err.Error(), "not one of the agent's choices") {
+		t.Errorf("SetModel of a model the agent does not offer: %v, want a clear refusal", err)
 	}
 }
 

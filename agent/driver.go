@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,11 +45,17 @@ func acpHome(opts Options) string { return filepath.Join(opts.StateDir, "home") 
 // acpSessionFile holds the agent's session id of the bridge session.
 func acpSessionFile(opts Options) string { return filepath.Join(acpDir(opts), "session") }
 
+// acpCostFile holds the agent's cumulative cost of the session already
+// counted in turns (for an agent that reports a cost), so that a resumed
+// session does not count it again.
+func acpCostFile(opts Options) string { return filepath.Join(acpDir(opts), "cost") }
+
 // newACPClient makes the ACP client of s (kind acp), which emits its events
 // through s.handle and records the agent's session id for a resume.
 func (s *Session) newACPClient() *acp.Client {
 	opts := s.opts
-	cfg := acp.Config{SessionID: opts.SessionID, CWD: opts.Workdir, Resume: opts.Resume, Emit: s.handle, Log: s.log}
+	cfg := acp.Config{SessionID: opts.SessionID, CWD: opts.Workdir, Resume: opts.Resume, Emit: s.handle, Log: s.log,
+		Mode: opts.PermissionMode, Model: opts.Model}
 	for k, v := range opts.Env {
 		if v != "" { // an empty value removes the variable (Options)
 			cfg.EnvVars = append(cfg.EnvVars, k)
@@ -58,6 +65,16 @@ func (s *Session) newACPClient() *acp.Client {
 		if opts.Resume {
 			if b, err := os.ReadFile(acpSessionFile(opts)); err == nil {
 				cfg.LoadID = strings.TrimSpace(string(b))
+			}
+		}
+		if opts.Resume {
+			if b, err := os.ReadFile(acpCostFile(opts)); err == nil {
+				cfg.BilledCost, _ = strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+			}
+		}
+		cfg.OnBilled = func(cost float64) {
+			if err := os.WriteFile(acpCostFile(opts), []byte(strconv.FormatFloat(cost, 'g', -1, 64)+"\n"), 0o600); err != nil {
+				s.log.Warn("agent cost not saved: a resumed session may count its earlier cost again", "err", err)
 			}
 		}
 		cfg.OnSession = func(id string) {
@@ -162,4 +179,52 @@ func (s *Session) interruptACP() error {
 		s.log.Info("agent prompt cancelled")
 	}
 	return nil
+}
+
+// Offered is what an agent of kind acp offers of kind (acp.KindMode or
+// acp.KindModel) for its session, and the agent's own choice when the
+// session was set up; ok is false for a Claude Code CLI (its modes and
+// models are the CLI's fixed ones).
+func (s *Session) Offered(kind string) (o acp.Offer, initial string, ok bool) {
+	if s.acp == nil {
+		return acp.Offer{}, "", false
+	}
+	o, initial = s.acp.Offered(kind)
+	return o, initial, true
+}
+
+// chooseACP is SetModel and SetPermissionMode for kind acp: it asks the
+// agent to switch to id, one of the choices it offers ("default" the one
+// it chose itself, unless it offers a choice of that name), and waits
+// for its answer, at most Options.ControlTimeout. An agent that offers
+// no such choice, an unknown id and the agent's refusal are a
+// *ControlError.
+func (s *Session) chooseACP(ctx context.Context, kind, id string) error {
+	request := "set_" + kind
+	if o, initial := s.acp.Offered(kind); id == "default" && !o.Has(id) && initial != "" {
+		id = initial
+	}
+	done, err := s.acp.Choose(kind, id)
+	switch {
+	case errors.Is(err, acp.ErrNotOffered):
+		return &ControlError{Request: request, Message: "this agent offers no " + kind + " to choose (it advertised none for its session)"}
+	case err != nil:
+		return &ControlError{Request: request, Message: err.Error()}
+	}
+	timer := time.NewTimer(s.opts.ControlTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return &ControlError{Request: request, Message: err.Error()}
+		}
+		s.log.Info("agent "+kind+" switched", "id", id)
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("agent %s %s after %s: %w", s.opts.SessionID, request, s.opts.ControlTimeout, ErrControlTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("agent %s %s: %w", s.opts.SessionID, request, ctx.Err())
+	case <-s.exited:
+		return fmt.Errorf("agent %s %s: %w", s.opts.SessionID, request, ErrClosed)
+	}
 }

@@ -167,16 +167,28 @@ func networkSpec(opts Options, link *egressLink, spec sandbox.Spec) sandbox.Spec
 }
 
 // networkEnv sets the proxy variables in env (KEY=VALUE entries) when link
-// is set, and drops any NO_PROXY.
-func networkEnv(env []string, link *egressLink) []string {
+// is set, and drops any NO_PROXY — but, with ownLoopback (an agent of kind
+// acp), the loopback names of a NO_PROXY the profile set (localhost,
+// 127.0.0.1, ::1), which then mean the sandbox's own loopback: OpenCode
+// talks to a server of its own there through a fetch that follows
+// HTTP_PROXY. This opens nothing: the process has its own network
+// namespace, whose loopback holds only the forwarder and the agent's own
+// processes, and a connection that skips the proxy reaches nothing else
+// (no route); only the loopback of the namespace, never the host's.
+func networkEnv(env []string, link *egressLink, ownLoopback bool) []string {
 	if link == nil {
 		return env
 	}
 	out := make([]string, 0, len(env)+4)
 	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
 		switch strings.ToUpper(k) {
-		case "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY":
+		case "NO_PROXY":
+			if keep := loopbackNames(v); ownLoopback && keep != "" {
+				out = append(out, k+"="+keep)
+			}
+			continue
+		case "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY":
 			continue
 		}
 		out = append(out, kv)
@@ -203,4 +215,17 @@ func (s *Session) AdmitWarmUp(addr string) (revoke func(), err error) {
 		return nil, err
 	}
 	return g.AdmitWarmUp(ap), nil
+}
+
+// loopbackNames is the loopback entries of a NO_PROXY list (localhost,
+// 127.0.0.1, ::1, [::1]), comma-separated; "" when it has none.
+func loopbackNames(list string) string {
+	var keep []string
+	for _, e := range strings.Split(list, ",") {
+		switch e = strings.TrimSpace(e); e {
+		case "localhost", "127.0.0.1", "::1", "[::1]":
+			keep = append(keep, e)
+		}
+	}
+	return strings.Join(keep, ",")
 }

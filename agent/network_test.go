@@ -21,13 +21,22 @@ import (
 
 func TestNetworkEnv(t *testing.T) {
 	env := []string{"HOME=/h", "HTTP_PROXY=http://mine", "NO_PROXY=localhost", "no_proxy=*", "all_proxy=socks5://x", "PATH=/bin"}
-	if got := networkEnv(env, nil); !slices.Equal(got, env) {
+	if got := networkEnv(env, nil, false); !slices.Equal(got, env) {
 		t.Errorf("without a gate: %q", got)
 	}
 	want := []string{"HOME=/h", "HTTPS_PROXY=" + egress.ProxyURL, "HTTP_PROXY=" + egress.ProxyURL, "PATH=/bin",
 		"http_proxy=" + egress.ProxyURL, "https_proxy=" + egress.ProxyURL}
-	if got := networkEnv(env, &egressLink{}); !slices.Equal(got, want) {
+	if got := networkEnv(env, &egressLink{}, false); !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// An ACP agent keeps the loopback names of its NO_PROXY (its sandbox's
+	// own loopback), nothing else of it.
+	env = append(env, "no_proxy=api.example.com, localhost,10.0.0.1,::1")
+	env[2] = "NO_PROXY=*"
+	want = []string{"HOME=/h", "HTTPS_PROXY=" + egress.ProxyURL, "HTTP_PROXY=" + egress.ProxyURL, "PATH=/bin",
+		"http_proxy=" + egress.ProxyURL, "https_proxy=" + egress.ProxyURL, "no_proxy=localhost,::1"}
+	if got := networkEnv(env, &egressLink{}, true); !slices.Equal(got, want) {
+		t.Errorf("kind acp: got  %q\nwant %q", got, want)
 	}
 }
 

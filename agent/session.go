@@ -375,10 +375,12 @@ func (s *Session) Interrupt(ctx context.Context) error {
 	return err
 }
 
-// SetModel switches the model for the following turns.
+// SetModel switches the model for the following turns. For kind acp it
+// is one of the models the agent offers ("default": the one it chose
+// itself), see chooseACP.
 func (s *Session) SetModel(ctx context.Context, model string) error {
 	if s.acp != nil {
-		return acpUnsupported("set_model")
+		return s.chooseACP(ctx, acp.KindModel, model)
 	}
 	_, err := s.control(ctx, "set_model", func(id string) ([]byte, error) { return streamjson.EncodeSetModel(id, model) })
 	return err
@@ -387,9 +389,11 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 // SetPermissionMode switches the permission mode (default, acceptEdits,
 // plan, ...). The CLI refuses unknown modes, and bypassPermissions unless
 // the session was started with it: the refusal is a *ControlError.
+// For kind acp the mode is one of the modes the agent offers (see
+// chooseACP).
 func (s *Session) SetPermissionMode(ctx context.Context, mode string) error {
 	if s.acp != nil {
-		return acpUnsupported("set_permission_mode")
+		return s.chooseACP(ctx, acp.KindMode, mode)
 	}
 	_, err := s.control(ctx, "set_permission_mode", func(id string) ([]byte, error) { return streamjson.EncodeSetPermissionMode(id, mode) })
 	return err

@@ -63,7 +63,7 @@ func startCLI(opts Options, tmpDir string, link *egressLink, logger *slog.Logger
 	killCtx, kill := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(killCtx, path, args...)
 	cmd.Dir = opts.Workdir
-	cmd.Env = networkEnv(cliEnv(opts, tmpDir), link)
+	cmd.Env = networkEnv(cliEnv(opts, tmpDir), link, opts.isACP())
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW
 	stderr := newTailBuffer(stderrTailBytes)

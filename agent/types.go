@@ -32,8 +32,10 @@ type Options struct {
 	// (agent/acp; see driver.go). Everything but the protocol — the
 	// environment, sandbox, network, cgroup, limits, stop and exit — is
 	// the same for both. For KindACP, Command is required and Args is the
-	// whole argument list; the Claude-only options (Model, PermissionMode,
-	// AllowedTools, DisallowedTools, AppendSystemPrompt, MaxTurns,
+	// whole argument list; Model and PermissionMode, when set, are one of
+	// the models and modes the agent offers, asked for before the first
+	// prompt (agent/acp/choices.go); the Claude-only options
+	// (AllowedTools, DisallowedTools, AppendSystemPrompt, MaxTurns,
 	// MCPServers, StdioMCPServers) are not passed to the agent.
 	Kind               string
 	Command            string   // executable, default "claude"

@@ -39,6 +39,16 @@ type Config struct {
 	// OnSession is called with the agent's session id once a session is
 	// set up (new or loaded), so the host can keep it for a later resume.
 	OnSession func(id string)
+	// Mode and Model are the conversation's choices of the agent's mode
+	// and model ("" = the agent's own), asked for before the first prompt
+	// of a session when the agent offers them (choices.go).
+	Mode, Model string
+	// BilledCost is the session's cumulative cost (USD) already counted
+	// in turns, when the agent reported one, for a loaded session;
+	// OnBilled is called with the new figure after each turn that adds
+	// to it, so the host can keep it for a later resume (usage.go).
+	BilledCost float64
+	OnBilled   func(cost float64)
 	// Emit receives every event, in order, under the client's lock: it
 	// must not call the client.
 	Emit func(streamjson.Event)
@@ -90,6 +100,10 @@ type Client struct {
 	planN      int
 	badLines   int
 	noticedBad bool
+	modes      selector             // the session's modes (choices.go)
+	models     selector             // the session's models
+	choosing   map[int64]choiceCall // switches asked for, by request id
+	usage      usageState           // cost reported so far (usage.go)
 }
 
 // pendingPermission is a permission request waiting for Respond.
@@ -113,6 +127,8 @@ func New(cfg Config) *Client {
 		ready: make(chan struct{}),
 		perms: map[string]pendingPermission{},
 		tools: map[string]*toolState{},
+
+		choosing: map[int64]choiceCall{},
 	}
 }
 
@@ -251,7 +267,7 @@ func (c *Client) failQueued() {
 	for _, m := range c.queue {
 		c.emit(streamjson.Init{SessionID: c.cfg.SessionID, CWD: c.cfg.CWD})
 		c.emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleStarted})
-		c.emit(streamjson.Result{Subtype: "error_during_execution", IsError: true, Text: msg, Errors: []string{msg}, SessionID: c.cfg.SessionID})
+		c.emit(streamjson.Result{Subtype: "error_during_execution", IsError: true, Text: msg, Errors: []string{msg}, SessionID: c.cfg.SessionID, NoCost: true})
 		c.emit(streamjson.Lifecycle{UUID: m.UUID, State: streamjson.LifecycleCompleted})
 	}
 	c.queue = nil
@@ -332,6 +348,9 @@ func (c *Client) onNotification(m message) {
 		c.emit(streamjson.Unknown{Type: "acp", Subtype: m.Method, Raw: append(json.RawMessage(nil), m.Params...)})
 		return
 	}
+	if c.onChoiceUpdate(m.Params) || c.onUsageUpdate(m.Params) {
+		return
+	}
 	if c.loading { // session/load replays the history: the conversation has it
 		return
 	}
@@ -354,6 +373,11 @@ func (c *Client) onResponse(m message) {
 	var rerr error
 	if m.Error != nil {
 		rerr = m.Error
+	}
+	if call, ok := c.choosing[id]; ok {
+		delete(c.choosing, id)
+		c.onChosen(call, m.Result, rerr)
+		return
 	}
 	switch method {
 	case "initialize":
@@ -452,12 +476,22 @@ func (c *Client) onSession(method string, result json.RawMessage, err error) {
 		}
 		c.sessionID = r.SessionID
 	}
+	c.sessionChoices(result)
+	c.usage.billed = 0
+	switch {
+	case method == "session/load":
+		c.usage.billed = c.cfg.BilledCost
+	case c.cfg.BilledCost != 0 && c.cfg.OnBilled != nil:
+		c.cfg.OnBilled(0) // a new session: nothing of it counted yet
+	}
 	c.phase = phaseReady
 	close(c.ready)
 	if c.cfg.OnSession != nil {
 		c.cfg.OnSession(c.sessionID)
 	}
-	c.cfg.Log.Info("acp session ready", "agent_session", c.sessionID, "loaded", method == "session/load")
+	c.cfg.Log.Info("acp session ready", "agent_session", c.sessionID, "loaded", method == "session/load",
+		"mode", c.modes.Current, "model", c.models.Current)
+	c.applyWanted() // before any prompt
 	if method == "session/load" {
 		// Some agents (Gemini CLI) go on replaying the history after
 		// answering session/load: hold the first prompt until the replay
@@ -497,6 +531,7 @@ func (c *Client) onPromptDone(id int64, result json.RawMessage, err error) {
 	c.flushText()
 	res := streamjson.Result{Subtype: "success", Text: string(c.block), SessionID: c.cfg.SessionID, NumTurns: 1,
 		Duration: time.Since(c.began), StopReason: r.StopReason}
+	c.turnUsage(&res, result)
 	state := streamjson.LifecycleCompleted
 	switch {
 	case err != nil:

@@ -275,6 +275,7 @@ type Result struct {
 	NumTurns       int
 	Duration       time.Duration
 	CostUSD        float64
+	NoCost         bool // the agent reports no cost (an ACP agent): CostUSD is not a cost of $0
 	Usage          Usage
 	StopReason     string
 	TerminalReason string

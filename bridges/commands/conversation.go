@@ -79,6 +79,10 @@ type Conversation interface {
 	// restart), after the current turn (later). live is the running
 	// agent's refusal (the mode is stored anyway), err the store's.
 	SetMode(ctx context.Context, mode string) (later bool, live, err error)
+	// AgentChoices is what the agent offers of kind ("mode" or "model")
+	// when it chooses its own (an agent of kind acp); Own is false for the
+	// Claude Code CLI. SetMode and SetModel store and apply one of them.
+	AgentChoices(kind string) AgentChoices
 	// Status is the !status text for who.
 	Status(ctx context.Context, who Author) string
 	// Rules runs "!rules" with its argument words (lists the rules and

@@ -48,6 +48,10 @@ func runNew(ctx context.Context, c Conversation, who Author, _ Line) {
 }
 
 func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
+	if ch := c.AgentChoices("model"); ch.Own {
+		runChoice(ctx, c, "model", ch, l)
+		return
+	}
 	model := l.Arg(0)
 	if len(l.Args) != 1 || strings.ContainsRune(model, '`') {
 		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"model NAME` (or `"+bridges.CommandPrefix+"model default`). Current model: "+render.CodeSpan(cmp.Or(c.Model(), "the CLI's default")))
@@ -69,6 +73,10 @@ func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 }
 
 func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
+	if ch := c.AgentChoices("mode"); ch.Own {
+		runChoice(ctx, c, "mode", ch, l)
+		return
+	}
 	mode := l.Arg(0)
 	if len(l.Args) > 1 {
 		mode = "" // usage
@@ -110,7 +118,12 @@ func runCost(ctx context.Context, c Conversation, who Author, _ Line) {
 		c.Notice(ctx, "⚠️ Could not read the usage (database error).")
 		return
 	}
-	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", totalsLine(conv), render.CodeSpan(c.Bot().Name), totalsLine(bot))
+	convLine := totalsLine(conv)
+	if c.Profile().Kind == profile.KindACP && conv.CostUSD == 0 {
+		// An ACP agent reports a cost only if it wants to: no $0.0000.
+		convLine = "no cost reported by this agent (kind acp); " + strings.TrimPrefix(convLine, fmt.Sprintf("$%.4f ", conv.CostUSD))
+	}
+	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", convLine, render.CodeSpan(c.Bot().Name), totalsLine(bot))
 	switch budget, err := c.BudgetLeft(ctx, who.ID); {
 	case err != nil:
 		c.Log().Error("budget left", "err", err)

@@ -325,6 +325,9 @@ func (cv *conversation) turnAnswer(t *turn, r streamjson.Result) (activity []ren
 			d = cv.core.clock.Now().Sub(t.start)
 		}
 		suffix = "\n\n" + render.Footer(d, r.CostUSD)
+		if r.NoCost && r.CostUSD == 0 {
+			suffix = "\n\n" + render.FooterNoCost(d)
+		}
 		text = strings.TrimSpace(text + suffix)
 	}
 	return activity, answer, text, suffix

@@ -177,6 +177,12 @@ func (c *Core) profileAgentOptions(p *profile.Agent) agent.Options {
 		Cgroups:            c.opts.Cgroups,
 		Limits:             sandboxLimits(p.Resources),
 	}
+	if p.Kind == profile.KindACP {
+		// An ACP agent offers its own modes: none is asked for unless the
+		// conversation chose one (conversation.agentOptions), so that its
+		// conversations and its warm spares spawn alike.
+		opts.PermissionMode = ""
+	}
 	if wt := c.opts.Worktrees; wt != nil && p.Worktree {
 		opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
 			return wt.PrepareSpawn(ctx, p, o, false)

@@ -103,8 +103,10 @@ func TestAgentSwitch(t *testing.T) {
 	if len(acq) != 2 {
 		t.Fatalf("%d acquisitions, want 2", len(acq))
 	}
-	if a := acq[1]; a.Limit.Profile != "gemini" || a.Opts.Workdir != "/srv/fallback" || a.Opts.Resume || a.Opts.SessionID != after.SessionID || a.Opts.Model != "" {
-		t.Errorf("spawn after !agent: profile %s workdir %s resume %v session %s model %q", a.Limit.Profile, a.Opts.Workdir, a.Opts.Resume, a.Opts.SessionID, a.Opts.Model)
+	// An ACP agent is asked for no mode unless the conversation chose one
+	// (so that it spawns like its profile's warm spares).
+	if a := acq[1]; a.Limit.Profile != "gemini" || a.Opts.Workdir != "/srv/fallback" || a.Opts.Resume || a.Opts.SessionID != after.SessionID || a.Opts.Model != "" || a.Opts.PermissionMode != "" {
+		t.Errorf("spawn after !agent: profile %s workdir %s resume %v session %s model %q mode %q", a.Limit.Profile, a.Opts.Workdir, a.Opts.Resume, a.Opts.SessionID, a.Opts.Model, a.Opts.PermissionMode)
 	}
 	h.send(k, "c7", "alice", "!agent")
 	h.waitText(k, "`gemini` ← this conversation")

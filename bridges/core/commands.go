@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/acp"
+
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -315,9 +317,13 @@ func (cv *conversation) statusText() string {
 	case cv.sess != nil:
 		state = "live, idle"
 	}
+	model, mode := render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())
+	if cv.profile.Kind == profile.KindACP {
+		model, mode = acpChoiceStatus(cmdConv{cv}.AgentChoices(acp.KindModel)), acpChoiceStatus(cmdConv{cv}.AgentChoices(acp.KindMode))
+	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		render.CodeSpan(textcut.OrBlank(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
-		render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		model, mode) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {
@@ -467,4 +473,61 @@ func (cv *conversation) revertAgent(ctx context.Context) bool {
 	}
 	cv.notice(ctx, text)
 	return false
+}
+
+// offerer is an agent session that chooses its own modes and models (an
+// ACP agent, *agent.Session): what it offers for its session.
+type offerer interface {
+	Offered(kind string) (o acp.Offer, initial string, ok bool)
+}
+
+// AgentChoices implements commands.Conversation: an agent of kind acp
+// offers its own modes and models, known while it runs.
+func (c cmdConv) AgentChoices(kind string) commands.AgentChoices {
+	cv := c.cv
+	if cv.profile.Kind != profile.KindACP {
+		return commands.AgentChoices{}
+	}
+	ch := commands.AgentChoices{Own: true, Stored: cv.row.Model}
+	if kind == acp.KindMode {
+		ch.Stored = cv.row.PermissionMode
+	}
+	o, ok := cv.sess.(offerer)
+	if cv.sess == nil || !ok {
+		return ch
+	}
+	offer, _, isACP := o.Offered(kind)
+	if !isACP {
+		return ch
+	}
+	ch.Live, ch.Current = true, offer.Current
+	for _, a := range offer.Available {
+		ch.Available = append(ch.Available, commands.Choice{ID: a.ID, Name: a.Name, Description: a.Description})
+	}
+	return ch
+}
+
+// acpStoredMode is the stored mode an ACP agent is asked for at its
+// start: none for "default" (the agent's own) and none for a mode that
+// makes the agent stop asking (commands refuse to store one).
+func acpStoredMode(m string) string {
+	if m == profile.ModeDefault || commands.SkipsApproval(m) {
+		return ""
+	}
+	return m
+}
+
+// acpChoiceStatus is !status's model or mode of an ACP agent: the running
+// agent's current one, else the conversation's choice, else the agent's
+// own.
+func acpChoiceStatus(ch commands.AgentChoices) string {
+	switch {
+	case ch.Live && ch.Current != "":
+		return render.CodeSpan(ch.Current)
+	case ch.Live:
+		return "none offered"
+	case ch.Stored != "" && ch.Stored != profile.ModeDefault:
+		return render.CodeSpan(ch.Stored)
+	}
+	return "the agent's own"
 }

@@ -325,6 +325,9 @@ func (cv *conversation) agentOptions() agent.Options {
 		opts.Model = cv.row.Model
 	}
 	opts.PermissionMode = cv.effectiveMode()
+	if cv.profile.Kind == profile.KindACP { // the agent's own modes (commands.go)
+		opts.PermissionMode = acpStoredMode(cv.row.PermissionMode)
+	}
 	cv.withAgentTools(&opts)
 	return opts
 }

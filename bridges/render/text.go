@@ -25,6 +25,12 @@ func Footer(d time.Duration, cost float64) string {
 	return fmt.Sprintf("_%s · $%.4f_", FormatDuration(d), cost)
 }
 
+// FooterNoCost is Footer for an agent that reports no cost (an ACP
+// agent may not): the duration alone, never a cost of $0.
+func FooterNoCost(d time.Duration) string {
+	return fmt.Sprintf("_%s · no cost reported_", FormatDuration(d))
+}
+
 // FormatDuration renders a turn's duration: "4.2s", "2m05s".
 func FormatDuration(d time.Duration) string {
 	if d < time.Minute {

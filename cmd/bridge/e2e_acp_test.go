@@ -14,7 +14,8 @@ import (
 
 // startACPSlackBridge runs the bridge binary with one profile "coder" of
 // kind acp (command and args, more profile keys in extra, each line
-// indented by four spaces) behind a fake Slack.
+// indented by four spaces) behind a fake Slack; alice may talk to it and
+// is its admin (!mode, !model).
 func startACPSlackBridge(t *testing.T, command string, args []string, extra string) *slackEnv {
 	t.Helper()
 	return startACPSlackBridgeIn(t, filepath.Join(t.TempDir(), "work"), command, args, extra)
@@ -51,7 +52,8 @@ agents:
     slack: { bot_token: "${SLACK_BOT_TOKEN}", app_token: "${SLACK_APP_TOKEN}", api_url: %q }
     access:
       users: [%s]
-`, command, strings.Join(quoted, ", "), workdir, extra, sl.URL(), alice)
+      admins: [%s]
+`, command, strings.Join(quoted, ", "), workdir, extra, sl.URL(), alice, alice)
 	env := []string{"SLACK_BOT_TOKEN=" + slackfake.BotToken, "SLACK_APP_TOKEN=" + slackfake.AppToken}
 	ab := agentBridge{dir: dir, cfg: cfg, env: env, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {
@@ -123,6 +125,10 @@ func TestSlackE2EACPAgent(t *testing.T) {
 	e.waitThreadText(t, ts, "⏹ Stopped.")
 	e.waitSettled(t, ts)
 
+	// The fake reports no cost: said, never a cost of $0.
+	e.slack.SendMessage(slackChan, alice, "!cost", ts)
+	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over ")
+
 	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	// Ten prompts so far, the first one "hello": the agent remembers them.
@@ -130,6 +136,69 @@ func TestSlackE2EACPAgent(t *testing.T) {
 	if strings.Contains(e.threadText(ts), "fresh session") {
 		t.Errorf("the session was not resumed:\n%s", e.dump())
 	}
+	if th := e.threadText(ts); strings.Contains(th, "· $0.0000_") || !strings.Contains(th, "· no cost reported_") {
+		t.Errorf("an agent without a cost: the footers show a cost of $0, or no notice of none:\n%s", e.dump())
+	}
+	t.Logf("thread:%s", e.dump())
+}
+
+// TestSlackE2EACPModesAndCost: !mode and !model of an agent of kind acp
+// list the modes and models the agent offers and switch among them (an
+// admin's commands, as for Claude Code), refuse one it does not offer and
+// one that would make it stop asking; the choices outlive a restart of
+// the bridge; the cost the agent reports (usage_update) and its tokens
+// are the footers' and !cost's.
+func TestSlackE2EACPModesAndCost(t *testing.T) {
+	t.Parallel()
+	bin := testkit.BuildFakeACP(t)
+	e := startACPSlackBridge(t, bin, nil, "    env: { FAKEACP_COST: \"1\" }\n")
+
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, "Hello from fake ACP")
+	e.waitSettled(t, ts)
+	e.waitThreadText(t, ts, "· $0.2500_")
+	// The conversation, with no mode or model of its own yet, took the
+	// profile's warm spare (it spawns like one).
+	if !handedOver.MatchString(e.bridge.logs.String()) {
+		t.Errorf("the first conversation did not get the warm spare\nlogs:\n%s", e.bridge.logs)
+	}
+	e.slack.SendMessage(slackChan, alice, "!mode", ts)
+	e.waitThreadText(t, ts, "▶ `ask` Ask — the ask mode")
+	e.slack.SendMessage(slackChan, alice, "!mode yolo", ts)
+	e.waitThreadText(t, ts, "makes the agent run its tools without asking")
+	e.slack.SendMessage(slackChan, alice, "!mode acceptEdits", ts)
+	e.waitThreadText(t, ts, "`acceptEdits` is not one of this agent's modes")
+	e.slack.SendMessage(slackChan, alice, "!mode locked", ts)
+	e.waitThreadText(t, ts, "the running agent refused the mode")
+	e.slack.SendMessage(slackChan, alice, "!mode plan", ts)
+	e.waitThreadText(t, ts, "Mode set to `plan`.")
+	e.slack.SendMessage(slackChan, alice, "!model", ts)
+	e.waitThreadText(t, ts, "• `fake-large`")
+	e.slack.SendMessage(slackChan, alice, "!model fake-large", ts)
+	e.waitThreadText(t, ts, "Model set to `fake-large`.")
+	e.slack.SendMessage(slackChan, alice, "whoami", ts)
+	whoami := func(m slackfake.Message) bool {
+		return m.ThreadTS == ts && strings.Contains(e.text(m), "mode plan, model fake-large")
+	}
+	first, err := e.slack.WaitForPost(whoami, e2eWait)
+	if err != nil {
+		t.Fatalf("no answer to whoami: %v\n%s", err, e.dump())
+	}
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "!status", ts)
+	e.waitThreadText(t, ts, "• model: `fake-large` · mode: `plan`")
+	e.slack.SendMessage(slackChan, alice, "!cost", ts)
+	e.waitThreadText(t, ts, "This conversation: $0.5000 over 2 turns (240 in, 60 out tokens")
+
+	e.restartBridge(t)
+	e.slack.SendMessage(slackChan, alice, "whoami", ts)
+	if _, err := e.slack.WaitForPost(func(m slackfake.Message) bool { return whoami(m) && m.TS != first.TS }, e2eWait); err != nil {
+		t.Fatalf("no answer to whoami after the restart: %v\n%s", err, e.dump())
+	}
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "!cost", ts)
+	// The resumed session's earlier cost is not counted again.
+	e.waitThreadText(t, ts, "This conversation: $0.7500 over 3 turns")
 	t.Logf("thread:%s", e.dump())
 }
 

@@ -57,7 +57,9 @@ trust_level = "trusted"
 // on loopback: authenticated with its OPENAI_API_KEY method, a hello
 // turn, a follow-up with its history, a command asked on a card and
 // allowed, one denied, !stop of a streaming turn, and after a restart of
-// the bridge the conversation resumed with its history (session/load).
+// the bridge the conversation resumed with its history (session/load);
+// !model switches its model (a session config option), also after the
+// restart, and !cost says it reports no cost.
 func TestSlackE2ECodexACP(t *testing.T) {
 	t.Parallel()
 	codex := testkit.NeedTool(t, "codex-acp", "make codex-acp")
@@ -98,10 +100,29 @@ func TestSlackE2ECodexACP(t *testing.T) {
 		t.Errorf("the denied command ran")
 	}
 
+	// codex-acp offers its models as a session config option: !model
+	// switches it (session/set_config_option), and the next turn asks the
+	// API for that model. It reports the context's size, but no cost.
+	e.slack.SendMessage(slackChan, alice, "!model", ts)
+	e.waitThreadText(t, ts, "▶ `gpt-5.5` GPT-5.5")
+	e.slack.SendMessage(slackChan, alice, "!model gpt-5.4-mini", ts)
+	e.waitThreadText(t, ts, "Model set to `gpt-5.4-mini`.")
+	e.slack.SendMessage(slackChan, alice, "which model", ts)
+	e.waitThreadText(t, ts, "codex heard: which model (6 user messages)")
+	e.waitSettled(t, ts)
+	if reqs := fo.Requests(); len(reqs) == 0 || reqs[len(reqs)-1].Model != "gpt-5.4-mini" {
+		t.Errorf("after !model gpt-5.4-mini the API was asked: %+v", reqs)
+	}
+	e.slack.SendMessage(slackChan, alice, "!cost", ts)
+	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over ")
+
 	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
-	// Six messages so far: the agent loaded its session with all of them.
-	e.waitThreadText(t, ts, "codex heard: after the restart (6 user messages)")
+	// Seven messages so far: the agent loaded its session with all of them.
+	e.waitThreadText(t, ts, "codex heard: after the restart (7 user messages)")
+	if reqs := fo.Requests(); reqs[len(reqs)-1].Model != "gpt-5.4-mini" {
+		t.Errorf("after the restart the API was asked for %q, not the conversation's model", reqs[len(reqs)-1].Model)
+	}
 	if strings.Contains(e.threadText(ts), "fresh session") || strings.Contains(e.threadText(ts), "The turn failed") {
 		t.Errorf("thread:%s", e.dump())
 	}

@@ -75,6 +75,30 @@ func TestSlackE2EGeminiACP(t *testing.T) {
 	e.waitThreadText(t, ts, "⏹ Stopped.")
 	e.waitSettled(t, ts)
 
+	// Gemini CLI offers modes and models for its session: !mode and !model
+	// list them and switch among them (not to yolo, which would stop it
+	// asking); the model chosen is the one the next turn asks the API for.
+	e.slack.SendMessage(slackChan, alice, "!mode", ts)
+	e.waitThreadText(t, ts, "▶ `default` Default — Prompts for approval")
+	e.slack.SendMessage(slackChan, alice, "!mode yolo", ts)
+	e.waitThreadText(t, ts, "makes the agent run its tools without asking")
+	e.slack.SendMessage(slackChan, alice, "!model", ts)
+	e.waitThreadText(t, ts, "• `gemini-3.5-flash-lite`")
+	e.slack.SendMessage(slackChan, alice, "!model gemini-3.5-flash-lite", ts)
+	e.waitThreadText(t, ts, "Model set to `gemini-3.5-flash-lite`.")
+	e.slack.SendMessage(slackChan, alice, "which model", ts)
+	e.waitThreadText(t, ts, "gemini heard: which model")
+	e.waitSettled(t, ts)
+	if p := lastStreamPath(fg); !strings.Contains(p, "/models/gemini-3.5-flash-lite:") {
+		t.Errorf("after !model gemini-3.5-flash-lite the turn asked %q", p)
+	}
+	// Gemini CLI reports tokens (in its result's _meta) but no cost.
+	e.slack.SendMessage(slackChan, alice, "!cost", ts)
+	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over 6 turns (")
+	if th := e.threadText(ts); strings.Contains(th, "over 6 turns (0 in") {
+		t.Errorf("Gemini CLI's tokens were not recorded:\n%s", e.dump())
+	}
+
 	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
 	// Gemini CLI 0.61.0 advertises loadSession, but its session/load
@@ -85,10 +109,10 @@ func TestSlackE2EGeminiACP(t *testing.T) {
 	// is not shown as the answer); not resumed, the bridge said so.
 	e.waitThreadText(t, ts, "gemini heard: after the restart (")
 	thread := e.threadText(ts)
-	// Resumed, the model sees the four turns that ended and this message; the
+	// Resumed, the model sees the five turns that ended and this message; the
 	// stopped one's prompt is in the history or not, as Gemini CLI kept it.
-	resumed := strings.Contains(thread, "gemini heard: after the restart (5 user messages)") ||
-		strings.Contains(thread, "gemini heard: after the restart (6 user messages)")
+	resumed := strings.Contains(thread, "gemini heard: after the restart (6 user messages)") ||
+		strings.Contains(thread, "gemini heard: after the restart (7 user messages)")
 	fresh := strings.Contains(thread, "could not resume its earlier session") && strings.Contains(thread, "gemini heard: after the restart (1 user messages)")
 	if resumed == fresh {
 		t.Errorf("after the restart, neither resumed nor said fresh:\n%s", e.dump())
@@ -99,6 +123,22 @@ func TestSlackE2EGeminiACP(t *testing.T) {
 			t.Errorf("the replayed history was shown as the answer: %q", txt)
 		}
 	}
+	// The conversation's model is asked for again when the agent starts.
+	if p := lastStreamPath(fg); !strings.Contains(p, "/models/gemini-3.5-flash-lite:") {
+		t.Errorf("after the restart the turn asked %q, not the conversation's model", p)
+	}
 	t.Logf("resumed: %v", resumed)
 	t.Logf("thread:%s\nmodel requests: %+v", e.dump(), fg.Requests())
+}
+
+// lastStreamPath is the path of the last turn's request to the fake
+// Gemini API (streamGenerateContent; not the CLI's side requests).
+func lastStreamPath(fg *fakegemini.Server) string {
+	reqs := fg.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if strings.HasSuffix(reqs[i].Path, ":streamGenerateContent") {
+			return reqs[i].Path
+		}
+	}
+	return ""
 }

@@ -17,6 +17,16 @@
 //	                 fs/read_text_file request; replies with the error the
 //	                 client answered it with
 //	die              exits with status 3 at once
+//	whoami           replies "mode M, model X" (the session's)
+//
+// Every session offers modes (ask, code, plan, yolo, locked: refused when
+// chosen) and models (fake-small, fake-large) as "modes" and "models",
+// switched with session/set_mode and session/set_model; as
+// "configOptions" instead with FAKEACP_CONFIG_OPTIONS=1
+// (session/set_config_option); none with FAKEACP_NO_CHOICES=1. After
+// every prompt it sends a usage_update with the context's size, and with
+// FAKEACP_COST=1 also the session's cumulative cost ($0.25 a turn) and
+// the turn's tokens (120 in, 30 out) in the prompt's result.
 //
 // Sessions are kept in $HOME/.fakeacp/ID.json; session/load replays their
 // history as user and agent message chunks (FAKEACP_NO_LOAD=1 hides
@@ -61,6 +71,51 @@ type session struct {
 	ID      string   `json:"id"`
 	History []string `json:"history"` // prompts
 	Replies []string `json:"replies"`
+	Mode    string   `json:"mode"`
+	Turns   int      `json:"turns"`
+	Model   string   `json:"model"`
+}
+
+var (
+	fakeModes  = []string{"ask", "code", "plan", "yolo", "locked"}
+	fakeModels = []string{"fake-small", "fake-large"}
+)
+
+// choices is what a session/new or session/load result says of the
+// session's modes and models.
+func choices(s *session, result map[string]any) map[string]any {
+	if s.Mode == "" {
+		s.Mode, s.Model = "ask", "fake-small"
+	}
+	switch {
+	case os.Getenv("FAKEACP_NO_CHOICES") != "":
+	case os.Getenv("FAKEACP_CONFIG_OPTIONS") != "":
+		result["configOptions"] = configOptions(s)
+	default:
+		var modes, models []map[string]string
+		for _, m := range fakeModes {
+			modes = append(modes, map[string]string{"id": m, "name": strings.ToUpper(m[:1]) + m[1:], "description": "the " + m + " mode"})
+		}
+		for _, m := range fakeModels {
+			models = append(models, map[string]string{"modelId": m, "name": m})
+		}
+		result["modes"] = map[string]any{"currentModeId": s.Mode, "availableModes": modes}
+		result["models"] = map[string]any{"currentModelId": s.Model, "availableModels": models}
+	}
+	return result
+}
+
+// configOptions is the session's modes and models as config options.
+func configOptions(s *session) []any {
+	opt := func(id, cat, cur string, values []string) map[string]any {
+		var vs []map[string]string
+		for _, v := range values {
+			vs = append(vs, map[string]string{"value": v, "name": v})
+		}
+		return map[string]any{"id": id, "name": id, "category": cat, "type": "select", "currentValue": cur, "options": vs}
+	}
+	return []any{opt("approval", "mode", s.Mode, fakeModes), opt("llm", "model", s.Model, fakeModels),
+		opt("effort", "thought_level", "low", []string{"low", "high"})}
 }
 
 func main() {
@@ -142,7 +197,7 @@ func (a *agent) dispatch(m msg) {
 		s := &session{ID: fmt.Sprintf("fake-%d", time.Now().UnixNano())}
 		a.sessions[s.ID] = s
 		a.save(s)
-		a.reply(m.ID, map[string]any{"sessionId": s.ID})
+		a.reply(m.ID, choices(s, map[string]any{"sessionId": s.ID}))
 	case m.Method == "session/load":
 		var p struct {
 			SessionID string `json:"sessionId"`
@@ -166,12 +221,14 @@ func (a *agent) dispatch(m msg) {
 		}
 		a.sessions[s.ID] = s
 		if os.Getenv("FAKEACP_LATE_REPLAY") != "" { // like Gemini CLI: the answer first, the replay after it
-			a.reply(m.ID, nil)
+			a.reply(m.ID, choices(s, map[string]any{}))
 			replay()
 			return
 		}
 		replay()
-		a.reply(m.ID, nil)
+		a.reply(m.ID, choices(s, map[string]any{}))
+	case m.Method == "session/set_mode" || m.Method == "session/set_model" || m.Method == "session/set_config_option":
+		a.choose(m)
 	case m.Method == "session/prompt":
 		a.mu.Lock()
 		busy := a.running
@@ -245,7 +302,49 @@ func (a *agent) prompt(m msg, cancel chan struct{}) {
 	s.Replies = append(s.Replies, reply)
 	a.save(s)
 	a.done()
-	a.reply(m.ID, map[string]any{"stopReason": stop})
+	s.Turns++
+	usage := map[string]any{"sessionUpdate": "usage_update", "used": 100 * s.Turns, "size": 200000}
+	result := map[string]any{"stopReason": stop}
+	if os.Getenv("FAKEACP_COST") != "" {
+		usage["cost"] = map[string]any{"amount": 0.25 * float64(s.Turns), "currency": "USD"}
+		result["usage"] = map[string]any{"inputTokens": 120, "outputTokens": 30, "totalTokens": 150}
+	}
+	a.save(s)
+	a.update(s.ID, usage)
+	a.reply(m.ID, result)
+}
+
+// choose switches a session's mode or model (set_mode, set_model,
+// set_config_option); "locked" is refused.
+func (a *agent) choose(m msg) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		ModeID    string `json:"modeId"`
+		ModelID   string `json:"modelId"`
+		ConfigID  string `json:"configId"`
+		Value     string `json:"value"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	s := a.sessions[p.SessionID]
+	switch {
+	case s == nil:
+		a.replyErr(m.ID, -32002, "unknown session "+p.SessionID)
+	case p.ModeID == "locked" || p.Value == "locked":
+		a.replyErr(m.ID, -32603, "mode locked is not available here")
+	case p.ModeID != "" || p.ConfigID == "approval":
+		s.Mode = p.ModeID + p.Value
+		a.save(s)
+		if p.ConfigID != "" {
+			a.reply(m.ID, map[string]any{"configOptions": configOptions(s)})
+			return
+		}
+		a.update(s.ID, map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": s.Mode})
+		a.reply(m.ID, map[string]any{})
+	default:
+		s.Model = p.ModelID + p.Value
+		a.save(s)
+		a.reply(m.ID, map[string]any{})
+	}
 }
 
 func (a *agent) done() {
@@ -263,6 +362,8 @@ func (a *agent) act(sid, prompt string, s *session, cancel chan struct{}) (strin
 	case word == "hello":
 		a.chunk(sid, "Hello ")
 		return "from fake ACP", "end_turn"
+	case word == "whoami":
+		return fmt.Sprintf("mode %s, model %s", s.Mode, s.Model), "end_turn"
 	case word == "die":
 		fmt.Fprintln(os.Stderr, "fakeacp: dying as asked")
 		os.Exit(3)

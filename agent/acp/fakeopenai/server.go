@@ -1,9 +1,11 @@
 // Package fakeopenai is a stand-in for the OpenAI Responses API (POST
 // /v1/responses with server-sent events, the part Codex uses) on loopback,
-// for tests that drive the real codex-acp as an ACP agent without network
-// or key. Its answers are scripted by the last user text of a request:
+// for tests that drive the real codex-acp (and OpenCode, through its AI
+// SDK's openai provider) as an ACP agent without network or key. Its answers are scripted by the last user text of a request:
 //
-//	run: CMD   a function call exec_command {cmd: CMD}
+//	run: CMD   a function call exec_command {cmd: CMD} (Codex's), or bash
+//	           {command: CMD} when the request offers a tool bash (OpenCode's),
+//	           its arguments streamed as the API does
 //	slow       text deltas every 200ms for 60s, or until the client goes
 //	           away
 //	(other)    "codex heard: TEXT (N user messages)"
@@ -38,6 +40,7 @@ type Server struct {
 type Request struct {
 	LastUser string // the last user text, or "function output: …"
 	Users    int    // user messages of the conversation in the request
+	Model    string // the model asked for
 }
 
 // New starts a server on loopback, stopped when the test ends.
@@ -59,13 +62,40 @@ func (s *Server) Addr() string {
 	return strings.TrimSuffix(strings.TrimPrefix(s.URL, "http://"), "/v1")
 }
 
+// Requests returns the requests answered so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
 type item struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Content []struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content contents        `json:"content"`
+	Output  json.RawMessage `json:"output"`
+}
+
+// contents is a message's content: a list of parts, or a string (as
+// OpenCode's AI SDK sends a system message).
+type contents []struct {
+	Text string `json:"text"`
+}
+
+func (c *contents) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*c = contents{{Text: s}}
+		return nil
+	}
+	var parts []struct {
 		Text string `json:"text"`
-	} `json:"content"`
-	Output json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("message content: %w", err)
+	}
+	*c = parts
+	return nil
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -75,16 +105,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
+		Model string `json:"model"`
 		Input []item `json:"input"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var rec Request
+	rec := Request{Model: req.Model}
 	var last item
 	for _, it := range req.Input {
-		if it.Type == "message" && it.Role == "user" && len(it.Content) > 0 && !strings.HasPrefix(it.Content[0].Text, "<") {
+		if (it.Type == "message" || it.Type == "") && it.Role == "user" && len(it.Content) > 0 && !strings.HasPrefix(it.Content[0].Text, "<") {
 			rec.Users++
 			last = it
 		}
@@ -122,9 +156,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(rec.LastUser, "function output: "):
 		text = "tool said: " + strings.TrimPrefix(rec.LastUser, "function output: ")
 	case strings.HasPrefix(rec.LastUser, "run: "):
-		args, _ := json.Marshal(map[string]string{"cmd": strings.TrimPrefix(rec.LastUser, "run: ")})
-		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": string(args)}
-		ev("response.output_item.added", map[string]any{"output_index": 0, "item": call})
+		name, argm := "exec_command", map[string]string{"cmd": strings.TrimPrefix(rec.LastUser, "run: ")}
+		for _, t := range req.Tools {
+			if t.Name == "bash" {
+				name, argm = "bash", map[string]string{"command": argm["cmd"], "description": "run it"}
+			}
+		}
+		args, _ := json.Marshal(argm)
+		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": string(args), "status": "completed"}
+		added := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		ev("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": "fc_" + id, "delta": string(args)})
+		ev("response.function_call_arguments.done", map[string]any{"output_index": 0, "item_id": "fc_" + id, "arguments": string(args)})
 		ev("response.output_item.done", map[string]any{"output_index": 0, "item": call})
 		ev("response.completed", completed(id))
 		return
