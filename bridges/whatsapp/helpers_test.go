@@ -26,7 +26,10 @@ func saveLinked(tb testing.TB, c *sqlstore.Container, dev *store.Device, user st
 	}
 }
 
-const waitTimeout = 10 * time.Second
+// waitTimeout bounds a wait for something that will happen (a failure
+// bound, not an expected speed): a reply through a PostgreSQL-backed
+// replica took longer than 10 s once, with the whole suite running beside it.
+const waitTimeout = 30 * time.Second
 
 // outBuf is a concurrency-safe io.Writer whose content tests wait on.
 type outBuf struct {
