@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
@@ -77,8 +78,8 @@ web:
 		log:  slog.New(slog.NewTextHandler(logs, nil)),
 		bots: &botSet{logger: logger, release: map[bridges.Platform]func(){}}}
 
-	ana := webSignIn(t, srv.URL+"/signin#token="+token)
-	if _, home := ana.get("/"); strings.Contains(home, `action="/new"`) || strings.Contains(home, `href="/new"`) {
+	ana := webtest.SignIn(t, srv.URL+"/signin#token="+token)
+	if _, home := ana.Get("/"); strings.Contains(home, `action="/new"`) || strings.Contains(home, `href="/new"`) {
 		t.Fatal("the home page offers a chat before there is a web bot")
 	}
 
@@ -87,10 +88,10 @@ web:
 		t.Fatalf("reload adding the web bot: %v", err)
 	}
 	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return botState(rc, "console") == bridges.ConnRunning })
-	ana.newChat()
-	events := ana.events()
-	ana.send("hello web")
-	events.wait(t, "pong: hello web", false, 10*time.Second)
+	ana.NewChat()
+	events := ana.Events()
+	ana.Send("hello web")
+	events.Wait(t, "pong: hello web", false, 10*time.Second)
 
 	write("")
 	if err := r.reload(ctx, triggerSignal, false); err != nil {
@@ -99,10 +100,10 @@ web:
 	if botState(rc, "console") != "" {
 		t.Error("the removed web bot is still listed")
 	}
-	if path, _ := ana.get("/new"); strings.HasPrefix(path, "/chat/") {
+	if path, _ := ana.Get("/new"); strings.HasPrefix(path, "/chat/") {
 		t.Errorf("a removed web bot still opens conversations (%s)", path)
 	}
-	resp, err := ana.c.PostForm(ana.base+"/chat/"+ana.thread+"/send", url.Values{"text": {"after removal"}, "csrf": {ana.csrf}})
+	resp, err := ana.HTTP.PostForm(ana.Base+"/chat/"+ana.Thread+"/send", url.Values{"text": {"after removal"}, "csrf": {ana.CSRF}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -23,8 +24,8 @@ func TestWebLinkSignsIn(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the first start printed no sign-in link:\n%s", ab.bridge.logs)
 	}
-	first := webSignIn(t, m[1])
-	if path, _ := first.get("/"); path == "/signin" {
+	first := webtest.SignIn(t, m[1])
+	if path, _ := first.Get("/"); path == "/signin" {
 		t.Fatal("the start link did not sign in")
 	}
 
@@ -36,8 +37,8 @@ func TestWebLinkSignsIn(t *testing.T) {
 	if link[1] != m[1] {
 		t.Errorf("web-link printed %s, the start printed %s", link[1], m[1])
 	}
-	second := webSignIn(t, link[1])
-	if path, _ := second.get("/"); path == "/signin" {
+	second := webtest.SignIn(t, link[1])
+	if path, _ := second.Get("/"); path == "/signin" {
 		t.Errorf("the web-link link did not sign in (GET / ended at %s)", path)
 	}
 	// Without signing in, GET / ends at the sign-in page (the check above

@@ -1,0 +1,20 @@
+package webtest
+
+import "testing"
+
+func TestPageHelpers(t *testing.T) {
+	page := `<form><input type="hidden" name="csrf" value="a&amp;b"></form>`
+	if got := PageCSRF(page); got != "a&b" {
+		t.Errorf("PageCSRF = %q, want a&b", got)
+	}
+	if got := PageCSRF("<p>none</p>"); got != "" {
+		t.Errorf("PageCSRF of a page without a form = %q, want empty", got)
+	}
+	if got := PageText("<p>Tom &amp;\n  <b>Jerry</b></p>"); got != "Tom & Jerry" {
+		t.Errorf("PageText = %q, want %q", got, "Tom & Jerry")
+	}
+	card := Event{HTML: `<input name="card" value="c1"><button name="choice" value="ok">✅ Allow</button><button name="choice" value="no">Deny</button>`}
+	if c, choice := CardChoice(t, card, "Allow"); c != "c1" || choice != "ok" {
+		t.Errorf("CardChoice(Allow) = %q %q, want c1 ok", c, choice)
+	}
+}
