@@ -17,23 +17,18 @@ import (
 	"go.uber.org/goleak"
 )
 
-// pg is the test process's PostgreSQL (pgtest); srv is nil without one.
-var pg struct {
-	srv *pgtest.Server
-	err error
-}
+// pg is the test process's PostgreSQL (pgtest), started by the first test
+// that needs one.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" { // a replica process of TestDiscordHolderKilled: no server of its own
 		os.Exit(m.Run())
 	}
-	pg.srv, pg.err = pgtest.Start(context.Background(), pgtest.Options{})
 	code := m.Run()
-	if pg.srv != nil {
-		if err := pg.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
-			code = 1
-		}
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -48,7 +43,7 @@ func TestMain(m *testing.M) {
 // PostgreSQL database.
 func replicas(t *testing.T, n int) []*store.Store {
 	t.Helper()
-	srv := pgtest.Require(t, pg.srv, pg.err)
+	srv := pg.Need(t)
 	dsn := srv.NewDatabase(t, "")
 	out := make([]*store.Store, n)
 	for i := range out {

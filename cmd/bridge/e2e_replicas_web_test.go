@@ -26,7 +26,7 @@ func startWebReplicas(t *testing.T) (agentBridge, [2]*bridgeProc) {
 // dataDir is its data_dir ("": ./data next to its bridge.yaml).
 func startWebReplica(t *testing.T, dataDir string) (agentBridge, string) {
 	t.Helper()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	db := srv.NewDatabaseName(t, "")
 	po := profileOptions{maxLive: 4, dataDir: dataDir, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: 30s }\n", srv.URL(db))}

@@ -39,7 +39,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	closeBrowser()
-	stopPostgres() // postgres_test.go
+	if err := sharedPG.Stop(); err != nil { // postgres_test.go
+		fmt.Fprintln(os.Stderr, err)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
