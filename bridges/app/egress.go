@@ -34,7 +34,7 @@ type containment struct {
 	decisions *prometheus.CounterVec
 
 	mu         sync.Mutex
-	checked    map[string]error // sandbox.Check by sandbox name
+	checked    map[string]error // sandbox.Sandbox.Check by sandbox name
 	netChecked map[string]error // CheckNetwork by sandbox name
 	proxy      *egress.Proxy
 	built      map[string]builtProfile // by profile name
