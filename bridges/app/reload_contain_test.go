@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -94,7 +95,7 @@ bots:
 	send(bridges.ConversationKey{Bot: "team", Channel: "C1", Thread: "T2"}, "m3", "three")
 	acq = rc.Pool.Acquisitions()
 	last = acq[len(acq)-1]
-	if last.Limit.Profile != "reviewer" || last.Opts.Sandbox == nil || last.Opts.Sandbox.Name() != "bwrap" || last.Opts.Network.Mode != config.NetworkNone {
+	if last.Limit.Profile != "reviewer" || last.Opts.Sandbox == nil || last.Opts.Sandbox.Name() != "bwrap" || last.Opts.Network.Mode != profile.NetworkNone {
 		t.Fatalf("new conversation: profile %s, sandbox %v, network %q; want reviewer in bwrap without network", last.Limit.Profile, last.Opts.Sandbox, last.Opts.Network.Mode)
 	}
 

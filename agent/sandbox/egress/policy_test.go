@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 func TestModelEndpoint(t *testing.T) {
@@ -162,12 +162,12 @@ func TestRuleForms(t *testing.T) {
 		{"*", false}, {"*.", false}, {"ex*ample.com", false}, {"host/path", false}, {"a,b", false},
 	} {
 		perr := CheckRule(tt.s)
-		cerr := config.CheckHostPattern(tt.s)
+		cerr := profile.CheckHostPattern(tt.s)
 		if (perr == nil) != tt.ok {
 			t.Errorf("CheckRule(%q) = %v, want ok=%t", tt.s, perr, tt.ok)
 		}
 		if (cerr == nil) != tt.ok {
-			t.Errorf("config.CheckHostPattern(%q) = %v, want ok=%t", tt.s, cerr, tt.ok)
+			t.Errorf("profile.CheckHostPattern(%q) = %v, want ok=%t", tt.s, cerr, tt.ok)
 		}
 	}
 }
