@@ -161,10 +161,10 @@ func TestRuleForms(t *testing.T) {
 		{"example.com:99999", false}, {"example.com:http", false}, {"a b", false}, {"user@host", false},
 		{"*", false}, {"*.", false}, {"ex*ample.com", false}, {"host/path", false}, {"a,b", false},
 	} {
-		perr := CheckRule(tt.s)
+		_, perr := parseRule(tt.s)
 		cerr := profile.CheckHostPattern(tt.s)
 		if (perr == nil) != tt.ok {
-			t.Errorf("CheckRule(%q) = %v, want ok=%t", tt.s, perr, tt.ok)
+			t.Errorf("parseRule(%q) = %v, want ok=%t", tt.s, perr, tt.ok)
 		}
 		if (cerr == nil) != tt.ok {
 			t.Errorf("profile.CheckHostPattern(%q) = %v, want ok=%t", tt.s, cerr, tt.ok)
