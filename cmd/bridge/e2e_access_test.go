@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -73,20 +72,9 @@ func openStream(t *testing.T, w *webtest.Client, path string) *accessStream {
 	go func() {
 		defer close(s.closed)
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		name := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				s.events <- sse{name: name, data: strings.TrimPrefix(line, "data: "), at: time.Now()}
-			case line == "":
-				name = ""
-			}
-		}
+		_ = webtest.ReadSSE(resp.Body, func(name, data string) {
+			s.events <- sse{name: name, data: data, at: time.Now()}
+		})
 	}()
 	t.Cleanup(func() { cancel(); <-s.closed })
 	return s

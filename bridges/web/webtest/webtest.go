@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -153,34 +154,49 @@ func (w *Client) Events() *Stream {
 	s := &Stream{Msgs: make(chan Event, 1024), Typing: make(chan bool, 1024), Err: make(chan error, 1)}
 	w.T.Cleanup(func() { cancel(); resp.Body.Close() })
 	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		name := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: ") && name == "msg":
+		s.Err <- ReadSSE(resp.Body, func(name, data string) {
+			switch name {
+			case "msg":
 				var ev Event
-				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err == nil {
+				if err := json.Unmarshal([]byte(data), &ev); err == nil {
 					s.Msgs <- ev
 				}
-			case strings.HasPrefix(line, "data: ") && name == "typing":
+			case "typing":
 				var ev struct{ On bool }
-				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err == nil {
+				if err := json.Unmarshal([]byte(data), &ev); err == nil {
 					select {
 					case s.Typing <- ev.On:
 					default: // nobody reads them: keep the messages flowing
 					}
 				}
-			case line == "":
-				name = ""
 			}
-		}
-		s.Err <- sc.Err()
+		})
 	}()
 	return s
+}
+
+// ReadSSE reads server-sent events from r until it ends, calling fn with
+// each data line and the name of the event it belongs to ("" before an
+// "event:" line), and returns the read error (nil at the end of r).
+func ReadSSE(r io.Reader, fn func(name, data string)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	name := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			fn(name, strings.TrimPrefix(line, "data: "))
+		case line == "":
+			name = ""
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	return nil
 }
 
 // Wait returns the first message event whose text (tags stripped,
