@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
 	"go.uber.org/goleak"
@@ -142,28 +143,6 @@ func (p *platform) waitLive(name string, within time.Duration) time.Time {
 	}
 }
 
-// states records the states a gate reports.
-type states struct {
-	bridges.Handler
-	mu  sync.Mutex
-	got []bridges.BotState
-}
-
-func (s *states) ReportState(st bridges.BotState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.got = append(s.got, st)
-}
-
-func (s *states) last() bridges.BotState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.got) == 0 {
-		return bridges.BotState{}
-	}
-	return s.got[len(s.got)-1]
-}
-
 const ttl = time.Second
 
 // run starts a Hold of replica name on leases and returns a function that
@@ -199,10 +178,10 @@ func TestGracefulStopHandsOver(t *testing.T) {
 	p := newPlatform(t)
 	stopA := run(t, sts[0], "replica-a", p, nil)
 	p.waitLive("replica-a", 5*time.Second)
-	hb := &states{}
+	hb := &platformtest.StateRecorder{}
 	run(t, sts[1], "replica-b", p, hb)
 	time.Sleep(ttl) // several polls and renewals
-	if got := hb.last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-a holds the connection" {
+	if got := hb.Last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-a holds the connection" {
 		t.Errorf("standby reported %+v, want standby naming replica-a", got)
 	}
 	stopped := time.Now()
@@ -225,7 +204,7 @@ func TestDeadHolderTakenOver(t *testing.T) {
 	sts := replicas(t, 2)
 	p := newPlatform(t)
 	a := &cuttable{Leases: sts[0]}
-	ha := &states{}
+	ha := &platformtest.StateRecorder{}
 	run(t, a, "replica-a", p, ha)
 	p.waitLive("replica-a", 5*time.Second)
 	run(t, sts[1], "replica-b", p, nil)
@@ -241,7 +220,7 @@ func TestDeadHolderTakenOver(t *testing.T) {
 
 	a.cut.Store(false)
 	time.Sleep(ttl)
-	if got := ha.last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-b holds the connection" {
+	if got := ha.Last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-b holds the connection" {
 		t.Errorf("the old holder reported %+v, want standby naming replica-b", got)
 	}
 	p.mu.Lock()
