@@ -43,9 +43,7 @@ bots:
 `
 	write := func(sb, extra, agentName string) {
 		t.Helper()
-		if err := os.WriteFile(path, []byte(fmt.Sprintf(base, sb, extra, agentName)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, path, fmt.Sprintf(base, sb, extra, agentName))
 	}
 	write("none", "", "coder")
 	env := func(string) (string, bool) { return "", false }

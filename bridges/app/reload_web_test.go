@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,9 +45,7 @@ web:
 	const webBot = "  - name: console\n    platform: web\n    agent: coder\n"
 	write := func(bots string) {
 		t.Helper()
-		if err := os.WriteFile(path, []byte(fmt.Sprintf(base, bots)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, path, fmt.Sprintf(base, bots))
 	}
 	const token = "web-token-0123456789abcdef0123456789"
 	env := func(k string) (string, bool) { return token, k == "WEB_TOKEN" }

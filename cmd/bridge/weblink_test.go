@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 var webLinkOut = regexp.MustCompile(`Open (http://\S+/signin#token=\S+) to sign in as admin\.`)
@@ -92,9 +93,7 @@ func TestWebLinkUsersAndNoConsole(t *testing.T) {
 	path := filepath.Join(dir, "bridge.yaml")
 	secret := "ana-secret-token-0123456789"
 	cfg := string(config.Minimal()) + "web:\n  users:\n    - { name: ana, role: admin, token: \"" + secret + "\" }\n"
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	code, out, stderr := runCLI(t, exampleEnv, "web-link", "-config", path)
 	if code != exitOK || !strings.Contains(out, "web.users is configured (ana)") || !strings.Contains(out, "http://127.0.0.1:9464/signin") {
 		t.Fatalf("web-link with users: code %d, stdout %q, stderr %q", code, out, stderr)
@@ -109,9 +108,7 @@ func TestWebLinkUsersAndNoConsole(t *testing.T) {
 	noWeb := strings.Replace(string(config.Minimal()), "platform: web  ", "platform: slack", 1)
 	noWeb = strings.Replace(noWeb, "    agent: coder\n", "    agent: coder\n    slack: { bot_token: xoxb-1, app_token: xapp-1 }\n", 1)
 	noWebPath := filepath.Join(dir, "noweb.yaml")
-	if err := os.WriteFile(noWebPath, []byte(noWeb), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, noWebPath, noWeb)
 	if code, _, stderr := runCLI(t, exampleEnv, "web-link", "-config", noWebPath); code != exitUsage || !strings.Contains(stderr, "no web console") {
 		t.Errorf("web-link without a web console: code %d, stderr %q", code, stderr)
 	}
