@@ -68,15 +68,7 @@ func TestSpareReplacementAtOnceOnLeftoverCPU(t *testing.T) {
 	r := newSpareRig(t, 1, 4, nil)
 	r.cfg.Options.Cgroups, r.cfg.Options.Limits = cg, sandbox.Limits{CPU: 1}
 	r.cfg.RefillWait = time.Hour
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "a ready spare", ready(1))
-	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
-	defer cancel()
-	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	agenttest.Record(t, s)
+	s, _ := r.takeSpare(t)
 	r.waitStatus(t, "the replacement before any turn", ready(1))
 	if n := len(r.spawnLog(t)); n != 2 {
 		t.Errorf("%d spawns, want the spare and its replacement", n)

@@ -183,6 +183,22 @@ func (r *spareRig) spawnsAtLeast(t *testing.T, n int) []spawnLine {
 	return got
 }
 
+// takeSpare keeps spares as r.cfg says, waits for one ready spare and
+// takes it for conversation conv-1; the session's events are recorded
+// until the test ends.
+func (r *spareRig) takeSpare(t *testing.T) (*agent.Session, *agenttest.Recorder) {
+	t.Helper()
+	r.pool.KeepSpares(r.cfg)
+	r.waitStatus(t, "a ready spare", ready(1))
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
+	defer cancel()
+	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, agenttest.Record(t, s)
+}
+
 // newOpts are the options a new conversation of the profile asks for.
 func (r *spareRig) newOpts() agent.Options {
 	o := r.cfg.Options
@@ -320,15 +336,7 @@ func TestClaimedSpareThatHangsStartsCold(t *testing.T) {
 func TestSpareReplacementWaitsForFirstTurn(t *testing.T) {
 	r := newSpareRig(t, 1, 4, nil)
 	r.cfg.RefillWait = time.Hour
-	r.pool.KeepSpares(r.cfg)
-	r.waitStatus(t, "a ready spare", ready(1))
-	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
-	defer cancel()
-	s, err := r.pool.AcquireNew(ctx, "conv-1", r.cfg.Limit, r.newOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := agenttest.Record(t, s)
+	s, rec := r.takeSpare(t)
 	r.waitKeeper(t)
 	if n := len(r.spawnLog(t)); n != 1 {
 		t.Fatalf("%d spawns before the first turn, want only the spare's", n)
@@ -343,6 +351,8 @@ func TestSpareReplacementWaitsForFirstTurn(t *testing.T) {
 	// No turn on the next one: the replacement comes after RefillWait.
 	r.cfg.RefillWait = 200 * time.Millisecond
 	r.pool.KeepSpares(r.cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
+	defer cancel()
 	if _, err := r.pool.AcquireNew(ctx, "conv-2", r.cfg.Limit, r.newOpts()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 
 	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // writeLinkedConfig writes a config with a WhatsApp bot "phone" and
@@ -27,9 +27,7 @@ bots:
     agent: coder
 `
 	path := filepath.Join(t.TempDir(), "wa.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	return path
 }
 

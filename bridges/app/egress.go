@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // containment builds how each agent profile's agents are confined: a
@@ -34,7 +35,7 @@ type containment struct {
 	decisions *prometheus.CounterVec
 
 	mu         sync.Mutex
-	checked    map[string]error // sandbox.Check by sandbox name
+	checked    map[string]error // sandbox.Sandbox.Check by sandbox name
 	netChecked map[string]error // CheckNetwork by sandbox name
 	proxy      *egress.Proxy
 	built      map[string]builtProfile // by profile name
@@ -43,7 +44,7 @@ type containment struct {
 // builtProfile is what containment built for one profile, and from what.
 type builtProfile struct {
 	sandbox string
-	network config.Network
+	network profile.Network
 	model   string // env ANTHROPIC_BASE_URL: the proxy lets the model's endpoint through
 	sb      sandbox.Sandbox
 	net     *agent.Network // nil: the host's network
@@ -87,13 +88,13 @@ func (c *containment) build(ctx context.Context, cfg *config.Config) (reload.Con
 }
 
 // buildProfile makes and checks a's sandbox and network; c.mu is held.
-func (c *containment) buildProfile(ctx context.Context, a *config.Agent) (builtProfile, error) {
+func (c *containment) buildProfile(ctx context.Context, a *profile.Agent) (builtProfile, error) {
 	b := builtProfile{sandbox: a.Sandbox, network: a.Network, model: a.Env["ANTHROPIC_BASE_URL"]}
 	sb, err := sandbox.New(a.Sandbox, "")
 	if err != nil {
 		return b, ConfigError{fmt.Errorf("agent profile %q: %w", a.Name, err)}
 	}
-	if a.Sandbox == config.SandboxNone {
+	if a.Sandbox == profile.SandboxNone {
 		c.logger.Warn("agent profile runs without a sandbox: its agents can read and signal what the bridge's Unix user can (see SECURITY.md)",
 			"profile", a.Name)
 	}
@@ -107,10 +108,10 @@ func (c *containment) buildProfile(ctx context.Context, a *config.Agent) (builtP
 	}
 	b.sb = sb
 	mode := a.Network.Mode
-	if mode == config.NetworkHost || mode == "" {
+	if mode == profile.NetworkHost || mode == "" {
 		return b, nil
 	}
-	if a.Sandbox == config.SandboxNone {
+	if a.Sandbox == profile.SandboxNone {
 		c.logger.Warn("agent profile has no sandbox: its agents share the host's network, network mode "+mode+" is not enforced (see SECURITY.md)",
 			"profile", a.Name)
 		return b, nil
@@ -119,7 +120,7 @@ func (c *containment) buildProfile(ctx context.Context, a *config.Agent) (builtP
 		return b, fmt.Errorf("agent profile %q: network mode %s: %w", a.Name, mode, err)
 	}
 	n := agent.Network{Mode: mode, Profile: a.Name}
-	if mode == config.NetworkProxy {
+	if mode == profile.NetworkProxy {
 		model, err := egress.ModelEndpoint(a.Env["ANTHROPIC_BASE_URL"])
 		if err != nil {
 			return b, ConfigError{fmt.Errorf("agent profile %q: %w", a.Name, err)}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -42,9 +43,7 @@ bots:
 `
 	write := func(sb, extra, agentName string) {
 		t.Helper()
-		if err := os.WriteFile(path, []byte(fmt.Sprintf(base, sb, extra, agentName)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, path, fmt.Sprintf(base, sb, extra, agentName))
 	}
 	write("none", "", "coder")
 	env := func(string) (string, bool) { return "", false }
@@ -94,7 +93,7 @@ bots:
 	send(bridges.ConversationKey{Bot: "team", Channel: "C1", Thread: "T2"}, "m3", "three")
 	acq = rc.Pool.Acquisitions()
 	last = acq[len(acq)-1]
-	if last.Limit.Profile != "reviewer" || last.Opts.Sandbox == nil || last.Opts.Sandbox.Name() != "bwrap" || last.Opts.Network.Mode != config.NetworkNone {
+	if last.Limit.Profile != "reviewer" || last.Opts.Sandbox == nil || last.Opts.Sandbox.Name() != "bwrap" || last.Opts.Network.Mode != profile.NetworkNone {
 		t.Fatalf("new conversation: profile %s, sandbox %v, network %q; want reviewer in bwrap without network", last.Limit.Profile, last.Opts.Sandbox, last.Opts.Network.Mode)
 	}
 

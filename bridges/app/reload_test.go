@@ -49,9 +49,7 @@ func TestReloadAllOrNothing(t *testing.T) {
 	}
 	write := func(s string) {
 		t.Helper()
-		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, path, s)
 	}
 	write(fmt.Sprintf(reloadBase, "U1"))
 	cfg, err := LoadConfig(path, env)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
@@ -45,9 +45,7 @@ web:
 	const webBot = "  - name: console\n    platform: web\n    agent: coder\n"
 	write := func(bots string) {
 		t.Helper()
-		if err := os.WriteFile(path, []byte(fmt.Sprintf(base, bots)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, path, fmt.Sprintf(base, bots))
 	}
 	const token = "web-token-0123456789abcdef0123456789"
 	env := func(k string) (string, bool) { return token, k == "WEB_TOKEN" }
@@ -77,8 +75,8 @@ web:
 		log:  slog.New(slog.NewTextHandler(logs, nil)),
 		bots: &botSet{logger: logger, release: map[bridges.Platform]func(){}}}
 
-	ana := webSignIn(t, srv.URL+"/signin#token="+token)
-	if _, home := ana.get("/"); strings.Contains(home, `action="/new"`) || strings.Contains(home, `href="/new"`) {
+	ana := webtest.SignIn(t, srv.URL+"/signin#token="+token)
+	if _, home := ana.Get("/"); strings.Contains(home, `action="/new"`) || strings.Contains(home, `href="/new"`) {
 		t.Fatal("the home page offers a chat before there is a web bot")
 	}
 
@@ -87,10 +85,10 @@ web:
 		t.Fatalf("reload adding the web bot: %v", err)
 	}
 	testkit.WaitUntil(t, "the condition", 2*time.Second, func() bool { return botState(rc, "console") == bridges.ConnRunning })
-	ana.newChat()
-	events := ana.events()
-	ana.send("hello web")
-	events.wait(t, "pong: hello web", false, 10*time.Second)
+	ana.NewChat()
+	events := ana.Events()
+	ana.Send("hello web")
+	events.Wait(t, "pong: hello web", false, 10*time.Second)
 
 	write("")
 	if err := r.reload(ctx, triggerSignal, false); err != nil {
@@ -99,10 +97,10 @@ web:
 	if botState(rc, "console") != "" {
 		t.Error("the removed web bot is still listed")
 	}
-	if path, _ := ana.get("/new"); strings.HasPrefix(path, "/chat/") {
+	if path, _ := ana.Get("/new"); strings.HasPrefix(path, "/chat/") {
 		t.Errorf("a removed web bot still opens conversations (%s)", path)
 	}
-	resp, err := ana.c.PostForm(ana.base+"/chat/"+ana.thread+"/send", url.Values{"text": {"after removal"}, "csrf": {ana.csrf}})
+	resp, err := ana.HTTP.PostForm(ana.Base+"/chat/"+ana.Thread+"/send", url.Values{"text": {"after removal"}, "csrf": {ana.CSRF}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func (rs *replicas) start(ctx context.Context, c replica.Core) {
 }
 
 // fanOutWeb shares the web console's live updates with the consoles of
-// the other replicas, and relays theirs, until ctx ends (web.Fanout);
+// the other replicas, and relays theirs, until ctx ends (web.Console.Fanout);
 // nothing for one bridge or without a console. Run it under the core's
 // context: the answers a graceful stop still posts reach every page.
 func (rs *replicas) fanOutWeb(ctx context.Context, console *web.Console, st *store.Store) {

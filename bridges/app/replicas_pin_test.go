@@ -34,7 +34,7 @@ func TestReplicaOperatorView(t *testing.T) {
 	if (*replicas)(nil).operatorView(nil) != nil {
 		t.Error("one bridge has a replica status")
 	}
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	ctx := context.Background()
 	st, err := store.OpenPostgres(ctx, srv.NewDatabase(t, ""), nil)
 	if err != nil {

@@ -27,7 +27,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*s
 
 // HoldStore makes this bridge the only one on its database (a PostgreSQL
 // database can be reached from other machines, where the data_dir lock
-// does not see them); see store.HoldOwner. The caller releases the
+// does not see them); see store.Store.HoldOwner. The caller releases the
 // returned owner when it stops.
 func HoldStore(ctx context.Context, st *store.Store) (*store.Owner, error) {
 	o, err := st.HoldOwner(ctx)

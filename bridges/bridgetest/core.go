@@ -13,9 +13,8 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Core is a real bridges.Core, with the features every bridge has
+// Core is a real core.Core, with the features every bridge has
 // (bridges/app/assemble), run by RunCore for adapter tests.
-// Core is a real core.Core run by RunCore for adapter tests.
 type Core struct {
 	*core.Core
 	Pool  *FakePool

@@ -12,28 +12,24 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
 	"go.uber.org/goleak"
 )
 
-// pg is the test process's PostgreSQL (pgtest); srv is nil without one.
-var pg struct {
-	srv *pgtest.Server
-	err error
-}
+// pg is the test process's PostgreSQL (pgtest), started by the first test
+// that needs one.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" { // a replica process of TestDiscordHolderKilled: no server of its own
 		os.Exit(m.Run())
 	}
-	pg.srv, pg.err = pgtest.Start(context.Background(), pgtest.Options{})
 	code := m.Run()
-	if pg.srv != nil {
-		if err := pg.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
-			code = 1
-		}
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -48,7 +44,7 @@ func TestMain(m *testing.M) {
 // PostgreSQL database.
 func replicas(t *testing.T, n int) []*store.Store {
 	t.Helper()
-	srv := pgtest.Require(t, pg.srv, pg.err)
+	srv := pg.Need(t)
 	dsn := srv.NewDatabase(t, "")
 	out := make([]*store.Store, n)
 	for i := range out {
@@ -147,28 +143,6 @@ func (p *platform) waitLive(name string, within time.Duration) time.Time {
 	}
 }
 
-// states records the states a gate reports.
-type states struct {
-	bridges.Handler
-	mu  sync.Mutex
-	got []bridges.BotState
-}
-
-func (s *states) ReportState(st bridges.BotState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.got = append(s.got, st)
-}
-
-func (s *states) last() bridges.BotState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.got) == 0 {
-		return bridges.BotState{}
-	}
-	return s.got[len(s.got)-1]
-}
-
 const ttl = time.Second
 
 // run starts a Hold of replica name on leases and returns a function that
@@ -204,10 +178,10 @@ func TestGracefulStopHandsOver(t *testing.T) {
 	p := newPlatform(t)
 	stopA := run(t, sts[0], "replica-a", p, nil)
 	p.waitLive("replica-a", 5*time.Second)
-	hb := &states{}
+	hb := &platformtest.StateRecorder{}
 	run(t, sts[1], "replica-b", p, hb)
 	time.Sleep(ttl) // several polls and renewals
-	if got := hb.last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-a holds the connection" {
+	if got := hb.Last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-a holds the connection" {
 		t.Errorf("standby reported %+v, want standby naming replica-a", got)
 	}
 	stopped := time.Now()
@@ -230,7 +204,7 @@ func TestDeadHolderTakenOver(t *testing.T) {
 	sts := replicas(t, 2)
 	p := newPlatform(t)
 	a := &cuttable{Leases: sts[0]}
-	ha := &states{}
+	ha := &platformtest.StateRecorder{}
 	run(t, a, "replica-a", p, ha)
 	p.waitLive("replica-a", 5*time.Second)
 	run(t, sts[1], "replica-b", p, nil)
@@ -246,7 +220,7 @@ func TestDeadHolderTakenOver(t *testing.T) {
 
 	a.cut.Store(false)
 	time.Sleep(ttl)
-	if got := ha.last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-b holds the connection" {
+	if got := ha.Last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-b holds the connection" {
 		t.Errorf("the old holder reported %+v, want standby naming replica-b", got)
 	}
 	p.mu.Lock()

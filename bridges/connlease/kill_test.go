@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/store"
-	"github.com/agentbridge/agentbridge/store/pgtest"
 )
 
 // helperEnv, in a process's environment, makes it the replica process of
@@ -41,7 +40,7 @@ func TestReplicaProcess(t *testing.T) {
 // time plus a poll, never while the dead one was connected, and answers
 // in the thread the dead one started.
 func TestDiscordHolderKilled(t *testing.T) {
-	srv := pgtest.Require(t, pg.srv, pg.err)
+	srv := pg.Need(t)
 	dsn := srv.NewDatabase(t, "")
 	f := discordfake.New(t)
 

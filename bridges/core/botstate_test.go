@@ -58,7 +58,7 @@ type multiBot struct {
 	core  *core.Core
 	chat  *bridgetest.Platform
 	phone *scriptedPlatform
-	logs  *logSink
+	logs  *testkit.SyncBuffer
 	done  chan error
 	stop  context.CancelFunc
 }
@@ -87,7 +87,7 @@ func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBo
 		t.Fatal(err)
 	}
 	pool := bridgetest.NewFakePool(bridgetest.Pong)
-	logs := &logSink{}
+	logs := &testkit.SyncBuffer{}
 	m := &multiBot{chat: bridgetest.New(defaultLimits()), phone: newScriptedPlatform(), logs: logs, done: make(chan error, 1)}
 	m.core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), Tools: agenttools.New})

@@ -26,6 +26,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -88,7 +89,7 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
-	logs   *logSink
+	logs   *testkit.SyncBuffer
 }
 
 func defaultLimits() bridges.Limits {
@@ -119,7 +120,7 @@ func start(t *testing.T, s setup) *harness {
 	if s.configure != nil {
 		s.configure(cfg)
 	}
-	logs := &logSink{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
 	st, err := store.Open(ctx, s.dbPath, nil)
@@ -298,24 +299,6 @@ func (h *harness) waitOutboxEmpty() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// logSink collects the core's log for failure output.
-type logSink struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"go.uber.org/goleak"
@@ -35,45 +36,22 @@ type recorder struct {
 	failNext    int             // HandleMessage fails this many times
 	failFull    int             // HandleMessage fails this many times with bridges.ErrStorageFull
 	actionDelay time.Duration   // HandleAction sleeps this long (a slow core)
-	states      []bridges.BotState
 	changed     chan struct{}
+
+	platformtest.StateRecorder // the connection states the adapter reports
 }
 
 var _ bridges.StateReporter = (*recorder)(nil)
 
-// ReportState records the connection states the adapter reports.
-func (r *recorder) ReportState(s bridges.BotState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.states = append(r.states, s)
-	r.notify()
-}
-
-// stateList returns the reported states so far.
-func (r *recorder) stateList() []bridges.BotState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]bridges.BotState(nil), r.states...)
-}
-
 // waitStates waits until the adapter has reported n states and returns them.
 func (r *recorder) waitStates(t *testing.T, n int) []bridges.BotState {
 	t.Helper()
-	deadline := time.After(wait)
-	for {
-		r.mu.Lock()
-		got := append([]bridges.BotState(nil), r.states...)
-		ch := r.changed
-		r.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d connection states; got %+v", n, got)
-		}
-	}
+	var got []bridges.BotState
+	testkit.WaitUntil(t, fmt.Sprintf("%d connection states", n), wait, func() bool {
+		got = r.States()
+		return len(got) >= n
+	})
+	return got
 }
 
 func newRecorder() *recorder {

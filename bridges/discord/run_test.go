@@ -195,7 +195,7 @@ func TestFatalGatewayCloses(t *testing.T) {
 			if !strings.Contains(err.Error(), botName) {
 				t.Errorf("error %q does not name the bot", err)
 			}
-			if got := platformtest.StateNames(r.rec.stateList()); !slices.Equal(got, tc.statesOK) {
+			if got := platformtest.StateNames(r.rec.States()); !slices.Equal(got, tc.statesOK) {
 				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
 			}
 		})

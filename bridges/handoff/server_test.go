@@ -216,7 +216,7 @@ func TestAttachSession(t *testing.T) {
 	e := newServerEnv(t)
 	key := bridges.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"}
 	inR, inW := newPipe()
-	var out syncWriter
+	var out testkit.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- e.client(anaToken).Attach(context.Background(), e.conv.ID, inR, &out) }()
 	testkit.WaitUntil(t, "attached", 20*time.Second, func() bool { return strings.Contains(out.String(), "attached to conversation "+e.conv.ID) })

@@ -15,28 +15,22 @@ import (
 	"github.com/agentbridge/agentbridge/store/pgtest"
 )
 
-var pg struct {
-	srv *pgtest.Server
-	err error
-}
+// pg is the test process's PostgreSQL server, started by the first test
+// that needs one and stopped by TestMain.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pg.srv != nil {
-		if err := pg.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
-		}
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 	}
 	os.Exit(code)
 }
 
-var pgOnce sync.Once
-
 // openPG opens a store on a fresh PostgreSQL database.
 func openPG(t *testing.T) *store.Store {
 	t.Helper()
-	pgOnce.Do(func() { pg.srv, pg.err = pgtest.Start(context.Background(), pgtest.Options{}) })
-	srv := pgtest.Require(t, pg.srv, pg.err)
+	srv := pg.Need(t)
 	st, err := store.OpenPostgres(context.Background(), srv.NewDatabase(t, ""), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -39,24 +40,11 @@ type stubHandler struct {
 	refuse   map[string]bool // users Allowed refuses (strangers)
 	failNext int             // fail this many HandleMessage calls
 	gate     chan struct{}   // when set, HandleMessage waits for it to close
-	states   []bridges.BotState
+
+	platformtest.StateRecorder // the connection states the adapter reports
 }
 
 var _ bridges.StateReporter = (*stubHandler)(nil)
-
-// ReportState records the connection states the adapter reports.
-func (h *stubHandler) ReportState(s bridges.BotState) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.states = append(h.states, s)
-}
-
-// stateList returns the reported states so far.
-func (h *stubHandler) stateList() []bridges.BotState {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]bridges.BotState(nil), h.states...)
-}
 
 // waitStates waits until the adapter has reported n states and returns
 // them.
@@ -64,7 +52,7 @@ func (h *stubHandler) waitStates(t *testing.T, n int) []bridges.BotState {
 	t.Helper()
 	var got []bridges.BotState
 	testkit.WaitUntil(t, fmt.Sprintf("%d connection states", n), waitLong, func() bool {
-		got = h.stateList()
+		got = h.States()
 		return len(got) >= n
 	})
 	return got

@@ -257,7 +257,7 @@ func TestRunFailures(t *testing.T) {
 					t.Errorf("the error shows a token: %v", err)
 				}
 			}
-			if got := platformtest.StateNames(h.stateList()); !slices.Equal(got, tc.statesOK) {
+			if got := platformtest.StateNames(h.States()); !slices.Equal(got, tc.statesOK) {
 				t.Errorf("states before the failure = %v, want %v", got, tc.statesOK)
 			}
 		})
@@ -274,7 +274,7 @@ func TestTokensRevokedForOthersIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitAcked(t, e.fake.SendMessage("D1", "U1", "still here", ""))
-	if got := platformtest.StateNames(e.h.stateList()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
+	if got := platformtest.StateNames(e.h.States()); !slices.Equal(got, []bridges.ConnState{bridges.ConnStarting, bridges.ConnConnected}) {
 		t.Errorf("states = %v", got)
 	}
 }

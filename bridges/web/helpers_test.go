@@ -10,10 +10,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -120,16 +120,14 @@ func (c *client) do(method, path string, form url.Values, header map[string]stri
 	return resp.StatusCode, string(b), resp
 }
 
-var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
 // csrfIn returns the first CSRF token of a page.
 func csrfIn(t *testing.T, page string) string {
 	t.Helper()
-	m := csrfRE.FindStringSubmatch(page)
-	if m == nil {
+	token := webtest.PageCSRF(page)
+	if token == "" {
 		t.Fatalf("no csrf field in page:\n%s", page)
 	}
-	return m[1]
+	return token
 }
 
 // signIn signs c in with token and returns the session's CSRF token.

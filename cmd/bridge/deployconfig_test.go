@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -44,9 +45,7 @@ func checkDeployConfig(t *testing.T, name, text string) {
 		t.Errorf("%s references no ${…} variable: its secrets would be in the file", name)
 	}
 	path := filepath.Join(t.TempDir(), "bridge.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, text)
 	var stdout, stderr bytes.Buffer
 	if code := run(t.Context(), []string{"check-config", "-config", path}, &stdout, &stderr, dummyEnv(text)); code != exitOK {
 		t.Errorf("check-config of %s: exit %d\n%s", name, code, stderr.String())

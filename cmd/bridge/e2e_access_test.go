@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/chromedp/chromedp"
 )
@@ -56,15 +56,15 @@ type accessStream struct {
 	closed chan struct{}
 }
 
-func openStream(t *testing.T, w *webClient, path string) *accessStream {
+func openStream(t *testing.T, w *webtest.Client, path string) *accessStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.Base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := (&http.Client{Jar: w.c.Jar}).Do(req)
+	resp, err := (&http.Client{Jar: w.HTTP.Jar}).Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %v %v", path, err, resp)
 	}
@@ -72,20 +72,9 @@ func openStream(t *testing.T, w *webClient, path string) *accessStream {
 	go func() {
 		defer close(s.closed)
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		name := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				s.events <- sse{name: name, data: strings.TrimPrefix(line, "data: "), at: time.Now()}
-			case line == "":
-				name = ""
-			}
-		}
+		_ = webtest.ReadSSE(resp.Body, func(name, data string) {
+			s.events <- sse{name: name, data: data, at: time.Now()}
+		})
 	}()
 	t.Cleanup(func() { cancel(); <-s.closed })
 	return s
@@ -95,7 +84,7 @@ func openStream(t *testing.T, w *webClient, path string) *accessStream {
 func (e sse) text() string {
 	var d struct{ HTML, Text string }
 	_ = json.Unmarshal([]byte(e.data), &d)
-	return pageText(d.HTML) + d.Text
+	return webtest.PageText(d.HTML) + d.Text
 }
 
 // waitFor returns the first event named name whose text contains want.
@@ -205,35 +194,35 @@ func TestAccessE2E(t *testing.T) {
 	ab := startAgentBridge(t, accessBots(true, true), "WEB_TOKEN_ALICE="+aliceWebToken, "WEB_TOKEN_BOB="+bobAccessWebToken)
 	base := "http://" + ab.bridge.addr
 	cfgPath := filepath.Join(ab.dir, "bridge.yaml")
-	alice := webSignIn(t, base+"/signin#token="+aliceWebToken)
-	bob := webSignIn(t, base+"/signin#token="+bobAccessWebToken)
+	alice := webtest.SignIn(t, base+"/signin#token="+aliceWebToken)
+	bob := webtest.SignIn(t, base+"/signin#token="+bobAccessWebToken)
 	bobPage := newPerson(t, browser, base, bobAccessWebToken) // his browser, beside the streams read here
 	openPage := func(thread string) {
 		t.Helper()
 		bobPage.run(chromedp.Navigate(base + "/chat/" + thread))
 		bobPage.waitJS(`document.getElementById("chat") && document.getElementById("chat").dataset.live === "1"`, "bob's page, live")
 	}
-	say := func(w *webClient, s *accessStream, text, answer string) {
+	say := func(w *webtest.Client, s *accessStream, text, answer string) {
 		t.Helper()
-		w.send(text)
+		w.Send(text)
 		s.waitFor(t, "msg", answer)
 	}
 	share := func(thread, role string) {
 		t.Helper()
-		alice.post("/chat/"+thread+"/share", url.Values{"member": {"bob"}, "role": {role}})
+		alice.Post("/chat/"+thread+"/share", url.Values{"member": {"bob"}, "role": {role}})
 	}
-	attachID := func(s *accessStream, w *webClient) string {
+	attachID := func(s *accessStream, w *webtest.Client) string {
 		t.Helper()
-		w.send("!handoff")
+		w.Send("!handoff")
 		return attachLine.FindStringSubmatch(s.waitFor(t, "notice", "bridge attach").text())[1]
 	}
 
 	// Alice's private conversation, with a secret.
-	alice.newChat()
-	private := alice.thread
+	alice.NewChat()
+	private := alice.Thread
 	ps := openStream(t, alice, "/chat/"+private+"/events?since=0")
 	say(alice, ps, "the vault code is 4242", "pong: the vault code is 4242")
-	alice.send("!sessions")
+	alice.Send("!sessions")
 	sid := sessionLine.FindStringSubmatch(ps.waitFor(t, "msg", "Sessions here").text())
 	if sid == nil {
 		t.Fatal("alice's !sessions does not list her private session")
@@ -241,21 +230,21 @@ func TestAccessE2E(t *testing.T) {
 	privateSession := sid[1]
 
 	// Attack 1: a conversation shared with bob as participant.
-	alice.newChat()
-	shared := alice.thread
+	alice.NewChat()
+	shared := alice.Thread
 	as := openStream(t, alice, "/chat/"+shared+"/events?since=0")
 	say(alice, as, "plan the launch", "pong: plan the launch")
 	share(shared, "participant")
-	bob.thread = shared
+	bob.Thread = shared
 	bs := openStream(t, bob, "/chat/"+shared+"/events?since=0")
 	say(bob, bs, "bob checks in", "pong: bob checks in")
-	bob.send("!sessions")
+	bob.Send("!sessions")
 	if list := bs.waitFor(t, "msg", "essions here").text(); strings.Contains(list, "4242") || strings.Contains(list, privateSession) {
 		t.Errorf("bob's !sessions in the shared conversation lists alice's private one: %s", list)
 	}
-	bob.send("!new")
+	bob.Send("!new")
 	bs.waitFor(t, "msg", "fresh session")
-	bob.send("!resume " + privateSession)
+	bob.Send("!resume " + privateSession)
 	bs.waitFor(t, "msg", "not yours to resume")
 	say(bob, bs, "[echo-history] what do you remember?", "history:")
 	for _, r := range ab.model.MessagesRequests() {
@@ -263,7 +252,7 @@ func TestAccessE2E(t *testing.T) {
 			t.Errorf("bob's request carries alice's private history: %s", fakemodel.LastUserText(r))
 		}
 	}
-	if _, page := alice.get("/chat/" + private); strings.Contains(page, "continued this thread") {
+	if _, page := alice.Get("/chat/" + private); strings.Contains(page, "continued this thread") {
 		t.Error("alice's private conversation was told bob continued its session")
 	}
 
@@ -294,17 +283,17 @@ func TestAccessE2E(t *testing.T) {
 		}
 	}
 	refused("after the share ended")
-	alice.post("/chat/"+shared+"/delete", url.Values{"agent": {"keep"}})
+	alice.Post("/chat/"+shared+"/delete", url.Values{"agent": {"keep"}})
 	refused("after the conversation was deleted")
 
 	// Attacks 3 and 4 by reload: a new shared conversation, bob following
 	// it on the web and in a terminal.
-	alice.newChat()
-	third := alice.thread
+	alice.NewChat()
+	third := alice.Thread
 	ts := openStream(t, alice, "/chat/"+third+"/events?since=0")
 	say(alice, ts, "third plan", "pong: third plan")
 	share(third, "participant")
-	bob.thread = third
+	bob.Thread = third
 	bs = openStream(t, bob, "/chat/"+third+"/events?since=0")
 	// A participant by share runs participants' commands (!handoff) before he writes.
 	conv = attachID(bs, bob)
@@ -345,9 +334,9 @@ func TestAccessE2E(t *testing.T) {
 	say(alice, ts, "after the reload", "pong: after the reload")
 
 	// Attack 3: alice's tab follows her conversation; she signs out in another.
-	other := &webClient{t: t, base: base, c: &http.Client{Jar: alice.c.Jar, Timeout: 30 * time.Second}}
-	other.get("/")
+	other := &webtest.Client{T: t, Base: base, HTTP: &http.Client{Jar: alice.HTTP.Jar, Timeout: 30 * time.Second}}
+	other.Get("/")
 	start = time.Now()
-	other.post("/signout", url.Values{})
+	other.Post("/signout", url.Values{})
 	within1s(t, "alice's other tab's stream ended … after she signed out", ts.waitEnded(t, start))
 }

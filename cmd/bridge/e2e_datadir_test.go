@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // One owner per data directory (issue 23): a second bridge on the same
@@ -90,9 +92,7 @@ func TestListenAddressTaken(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("data_dir: ./data\nhttp: { listen: %q }\nagents:\n  coder:\n    sandbox: none\n"+
 		"bots:\n  - name: console\n    platform: web\n    agent: coder\n", ln.Addr().String())
-	if err := os.WriteFile(filepath.Join(dir, "bridge.yaml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, filepath.Join(dir, "bridge.yaml"), cfg)
 	out, code := runSecondBridge(t, dir, "run", "-demo")
 	if code != exitRuntime {
 		t.Fatalf("bridge run exited %d, want %d; output:\n%s", code, exitRuntime, out)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -31,13 +32,13 @@ func TestDemoReloadE2E(t *testing.T) {
 	p := startBridgeArgs(t, dir, cfg, []string{"-demo"}, env...)
 	base := "http://" + p.addr
 
-	w := webSignIn(t, base+"/signin#token="+anaWebToken)
-	if page := w.newChat(); !strings.Contains(page, `id="demo-label"`) {
+	w := webtest.SignIn(t, base+"/signin#token="+anaWebToken)
+	if page := w.NewChat(); !strings.Contains(page, `id="demo-label"`) {
 		t.Fatalf("the chat page is not labelled as a demo")
 	}
-	ev := w.events()
-	w.send("hello")
-	ev.wait(t, "This is agentbridge's demo mode", false, e2eWait)
+	ev := w.Events()
+	w.Send("hello")
+	ev.Wait(t, "This is agentbridge's demo mode", false, e2eWait)
 
 	// Add a web user: the file watcher (or a SIGHUP) applies it live.
 	path := filepath.Join(dir, "bridge.yaml")
@@ -52,14 +53,14 @@ func TestDemoReloadE2E(t *testing.T) {
 	if len(hc.Refused) > 0 {
 		t.Fatalf("the reload was refused: %v", hc.Refused)
 	}
-	webSignIn(t, base+"/signin#token=carol-web-token-0123456789") // the user added signs in
+	webtest.SignIn(t, base+"/signin#token=carol-web-token-0123456789") // the user added signs in
 
 	// A new conversation (a new agent, on the reloaded config) still talks
 	// to the demo model.
-	w.newChat()
-	ev = w.events()
-	w.send("hello after the reload")
-	ev.wait(t, "This is agentbridge's demo mode", false, e2eWait)
+	w.NewChat()
+	ev = w.Events()
+	w.Send("hello after the reload")
+	ev.Wait(t, "This is agentbridge's demo mode", false, e2eWait)
 	if logs := p.logs.String(); strings.Contains(logs, "could not sign in") {
 		t.Errorf("a turn after the reload failed to reach the model:\n%s", logs)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -47,27 +48,27 @@ func TestMakeRunDemo(t *testing.T) {
 		t.Errorf("the sign-in link does not stand apart with its label:\n%s", out)
 	}
 
-	w := webSignIn(t, link)
-	if page := w.newChat(); !strings.Contains(page, `id="demo-label"`) {
+	w := webtest.SignIn(t, link)
+	if page := w.NewChat(); !strings.Contains(page, `id="demo-label"`) {
 		t.Errorf("the chat page is not labelled as a demo:\n%s", page)
 	}
-	ev := w.events()
+	ev := w.Events()
 
 	turn := time.Now()
-	w.send("hello")
-	ev.wait(t, "This is agentbridge's demo mode", false, e2eWait)
+	w.Send("hello")
+	ev.Wait(t, "This is agentbridge's demo mode", false, e2eWait)
 	t.Logf("first demo answer (agent start included) after %v", time.Since(turn).Round(100*time.Millisecond))
 
-	w.send("run a command")
-	card, allow := cardChoice(t, ev.wait(t, "hello.txt", true, e2eWait), "Allow")
-	w.click(card, allow)
-	ev.wait(t, "The command ran in my sandbox and printed", false, e2eWait)
+	w.Send("run a command")
+	card, allow := webtest.CardChoice(t, ev.Wait(t, "hello.txt", true, e2eWait), "Allow")
+	w.Click(card, allow)
+	ev.Wait(t, "The command ran in my sandbox and printed", false, e2eWait)
 	if _, err := os.Stat(filepath.Join(m.dir, "workspace", "hello.txt")); err != nil {
 		t.Errorf("the approved command did not run in the workdir: %v", err)
 	}
 
-	w.send("ask me a question")
-	card, slack := cardChoice(t, ev.wait(t, "Which chat platform", true, e2eWait), "Slack")
-	w.click(card, slack)
-	ev.wait(t, "You chose Slack", false, e2eWait)
+	w.Send("ask me a question")
+	card, slack := webtest.CardChoice(t, ev.Wait(t, "Which chat platform", true, e2eWait), "Slack")
+	w.Click(card, slack)
+	ev.Wait(t, "You chose Slack", false, e2eWait)
 }

@@ -30,7 +30,7 @@ type discordReplicas struct {
 // are more keys for the bot (YAML lines indented by four spaces).
 func startDiscordReplicas(t *testing.T, n int, lease time.Duration, botExtra string) *discordReplicas {
 	t.Helper()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	db := srv.NewDatabaseName(t, "")
 	dc := discordfake.New(t)
 	po := profileOptions{maxLive: 12, extra: "    warm_spares: 0\n",

@@ -22,7 +22,7 @@ import (
 // goes on with its history.
 func TestSlackE2EPostgresStore(t *testing.T) {
 	t.Parallel()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	db := srv.NewDatabaseName(t, "")
 	e := startSlackBridgeWith(t, profileOptions{top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\n", srv.URL(db))})
 	ts := e.slack.Mention(slackChan, alice, "hello there", "")
@@ -75,7 +75,7 @@ func TestSlackE2EPostgresStore(t *testing.T) {
 // naming the first; the first keeps answering.
 func TestPostgresStoreOneBridge(t *testing.T) {
 	t.Parallel()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	e := startSlackBridgeWith(t, profileOptions{top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\n", srv.URL(srv.NewDatabaseName(t, "")))})
 	ts := e.slack.Mention(slackChan, alice, "hello", "")
 	e.waitThreadText(t, ts, "pong: hello")

@@ -38,7 +38,7 @@ func startReplicas(t *testing.T, n int, lease time.Duration) *replicaEnv {
 // lines, each indented by four spaces, e.g. "    verbosity: quiet\n").
 func startReplicasBot(t *testing.T, n int, lease time.Duration, botExtra string) *replicaEnv {
 	t.Helper()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	db := srv.NewDatabaseName(t, "")
 	po := profileOptions{maxLive: 12, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: %s }\n", srv.URL(db), lease)}

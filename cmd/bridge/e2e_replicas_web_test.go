@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 )
 
 // startWebReplicas starts two replicas with the web console (webBots) on
@@ -25,7 +26,7 @@ func startWebReplicas(t *testing.T) (agentBridge, [2]*bridgeProc) {
 // dataDir is its data_dir ("": ./data next to its bridge.yaml).
 func startWebReplica(t *testing.T, dataDir string) (agentBridge, string) {
 	t.Helper()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	db := srv.NewDatabaseName(t, "")
 	po := profileOptions{maxLive: 4, dataDir: dataDir, extra: "    warm_spares: 0\n",
 		top: fmt.Sprintf("store: { driver: postgres, dsn: %q }\nreplicas: { enabled: true, lease: 30s }\n", srv.URL(db))}
@@ -39,17 +40,6 @@ func (ab *agentBridge) replica(t *testing.T) *bridgeProc {
 	return startBridge(t, t.TempDir(), ab.cfg, ab.env...)
 }
 
-// on is w's session on another replica (base http://host:port): the same
-// cookies, sent there as a load balancer would.
-func (w *webClient) on(base string) *webClient {
-	w.t.Helper()
-	o := &webClient{t: w.t, base: base, c: &http.Client{Jar: w.c.Jar, Timeout: w.c.Timeout}}
-	if path, _ := o.get("/"); path != "/" {
-		w.t.Fatalf("the session of %s is not valid on %s: GET / ended at %s", w.base, base, path)
-	}
-	return o
-}
-
 // heldConversations asks a replica's /healthz how many conversations it
 // holds.
 func heldConversations(t *testing.T, p *bridgeProc) int {
@@ -59,12 +49,12 @@ func heldConversations(t *testing.T, p *bridgeProc) int {
 }
 
 // waitTyping waits for a typing event on s saying on.
-func waitTyping(t *testing.T, s *webStream, on bool, timeout time.Duration) {
+func waitTyping(t *testing.T, s *webtest.Stream, on bool, timeout time.Duration) {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
-		case got := <-s.typing:
+		case got := <-s.Typing:
 			if got == on {
 				return
 			}
@@ -84,37 +74,37 @@ func waitTyping(t *testing.T, s *webStream, on bool, timeout time.Duration) {
 func TestWebReplicasLiveUpdates(t *testing.T) {
 	t.Parallel()
 	ab, procs := startWebReplicas(t)
-	onA := webSignIn(t, "http://"+procs[0].addr+"/signin#token="+anaWebToken)
-	onB := onA.on("http://" + procs[1].addr) // one sign-in serves both replicas
+	onA := webtest.SignIn(t, "http://"+procs[0].addr+"/signin#token="+anaWebToken)
+	onB := onA.On("http://" + procs[1].addr) // one sign-in serves both replicas
 
-	onB.newChat()
-	streamB := onB.events()
-	onB.send("hello from B")
-	streamB.wait(t, "pong: hello from B", false, e2eWait)
+	onB.NewChat()
+	streamB := onB.Events()
+	onB.Send("hello from B")
+	streamB.Wait(t, "pong: hello from B", false, e2eWait)
 	if a, b := heldConversations(t, procs[0]), heldConversations(t, procs[1]); a != 0 || b != 1 {
 		t.Fatalf("replicas A and B hold %d and %d conversations, want 0 and 1", a, b)
 	}
 
-	onA.thread = onB.thread
-	streamA := onA.events() // since=0: the history so far comes from the store
-	streamA.wait(t, "pong: hello from B", false, e2eWait)
+	onA.Thread = onB.Thread
+	streamA := onA.Events() // since=0: the history so far comes from the store
+	streamA.Wait(t, "pong: hello from B", false, e2eWait)
 	waitTyping(t, streamA, false, e2eWait) // the state at connect: no turn runs
 
 	// An answer B produces for a message sent on B.
-	onB.send("[slow 4] second")
+	onB.Send("[slow 4] second")
 	waitTyping(t, streamA, true, e2eWait)
-	if ev := streamA.wait(t, "pong: [slow 4] second", false, e2eWait); !strings.Contains(pageText(ev.HTML), "$0.") {
-		streamA.wait(t, "$0.", false, e2eWait) // the finished answer's cost footer
+	if ev := streamA.Wait(t, "pong: [slow 4] second", false, e2eWait); !strings.Contains(webtest.PageText(ev.HTML), "$0.") {
+		streamA.Wait(t, "$0.", false, e2eWait) // the finished answer's cost footer
 	}
 	waitTyping(t, streamA, false, e2eWait)
 
 	// A card for a message sent on A, decided by a click on A.
-	onA.send("[bash touch web-fanout.txt]")
-	ev := streamA.wait(t, "touch web-fanout.txt", true, e2eWait)
-	card, choice := cardChoice(t, ev, "Allow")
-	onA.click(card, choice)
-	streamA.wait(t, "Allowed by @ana", false, e2eWait)
-	streamA.wait(t, "tool said", false, e2eWait)
+	onA.Send("[bash touch web-fanout.txt]")
+	ev := streamA.Wait(t, "touch web-fanout.txt", true, e2eWait)
+	card, choice := webtest.CardChoice(t, ev, "Allow")
+	onA.Click(card, choice)
+	streamA.Wait(t, "Allowed by @ana", false, e2eWait)
+	streamA.Wait(t, "tool said", false, e2eWait)
 	if _, err := os.Stat(filepath.Join(ab.workdir, "web-fanout.txt")); err != nil {
 		t.Errorf("the approved tool did not run: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -27,13 +28,13 @@ func TestWebReplicasShareSigningKey(t *testing.T) {
 	t.Parallel()
 	ab, dsn := startWebReplica(t, "")
 	a := ab.bridge
-	ana := webSignIn(t, "http://"+a.addr+"/signin#token="+anaWebToken)
-	ana.on("http://" + a.addr)
+	ana := webtest.SignIn(t, "http://"+a.addr+"/signin#token="+anaWebToken)
+	ana.On("http://" + a.addr)
 	b := ab.replica(t)
-	ana.on("http://" + b.addr)
-	ana.on("http://" + a.addr)
-	bob := webSignIn(t, "http://"+b.addr+"/signin#token="+bobWebToken)
-	bob.on("http://" + a.addr)
+	ana.On("http://" + b.addr)
+	ana.On("http://" + a.addr)
+	bob := webtest.SignIn(t, "http://"+b.addr+"/signin#token="+bobWebToken)
+	bob.On("http://" + a.addr)
 
 	key := sharedKey(t, dsn)
 	encodings := []string{hex.EncodeToString(key), base64.StdEncoding.EncodeToString(key),
@@ -75,10 +76,10 @@ func TestWebReplicasKeyFileSeeds(t *testing.T) {
 	if !bytes.Equal(sharedKey(t, dsn), file) {
 		t.Fatal("the replicas do not share the key of A's key file")
 	}
-	ana := webSignIn(t, "http://"+ab.bridge.addr+"/signin#token="+anaWebToken)
+	ana := webtest.SignIn(t, "http://"+ab.bridge.addr+"/signin#token="+anaWebToken)
 	cfgB := strings.Replace(ab.cfg, fmt.Sprintf("data_dir: %q", dataDir), `data_dir: "./data"`, 1)
 	b := startBridge(t, t.TempDir(), cfgB, ab.env...)
-	ana.on("http://" + b.addr)
+	ana.On("http://" + b.addr)
 	if !strings.Contains(ab.bridge.logs.String(), "the session key of web-session.key is now shared by every replica") {
 		t.Errorf("replica A does not say its key file's key is shared now:\n%s", ab.bridge.logs)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 )
 
 // TestWebSigninNextE2E (issue 36, attack 5): through the bridge binary, a
@@ -54,12 +56,12 @@ func TestWebSigninNextE2E(t *testing.T) {
 	for _, tc := range cases {
 		c = newClient()
 		status, _, page := get(tc.rawQuery)
-		m := csrfField.FindStringSubmatch(page)
-		if status != http.StatusOK || m == nil {
+		csrf := webtest.PageCSRF(page)
+		if status != http.StatusOK || csrf == "" {
 			t.Fatalf("sign-in page for %s: %d", tc.rawQuery, status)
 		}
 		next, _ := url.ParseQuery(tc.rawQuery)
-		resp, err := c.PostForm(base+"/signin", url.Values{"csrf": {m[1]}, "token": {bobWebToken}, "next": {next.Get("next")}})
+		resp, err := c.PostForm(base+"/signin", url.Values{"csrf": {csrf}, "token": {bobWebToken}, "next": {next.Get("next")}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	closeBrowser()
-	stopPostgres() // postgres_test.go
+	if err := sharedPG.Stop(); err != nil { // postgres_test.go
+		fmt.Fprintln(os.Stderr, err)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -162,9 +164,7 @@ func startBridgeArgs(t testing.TB, dir, cfg string, args []string, env ...string
 	addr := freeAddr(t)
 	cfg = strings.ReplaceAll(cfg, "{{HTTP}}", addr)
 	path := filepath.Join(dir, "bridge.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	p := &bridgeProc{addr: addr, dir: dir, logs: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bridgeBin, append([]string{"run", "-config", path}, args...)...)
 	p.cmd.Dir = dir

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // exampleEnv is the environment the embedded example config references.
@@ -32,9 +33,7 @@ func TestExampleConfigRoundTrip(t *testing.T) {
 		t.Fatalf("example-config: code %d, %d bytes, stderr %q", code, len(example), stderr)
 	}
 	path := filepath.Join(t.TempDir(), "x.yaml")
-	if err := os.WriteFile(path, []byte(example), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, example)
 	code, out, stderr := runCLI(t, exampleEnv, "check-config", "-config", path)
 	if code != exitOK {
 		t.Fatalf("check-config on the example: code %d, stderr:\n%s", code, stderr)
@@ -67,9 +66,7 @@ bots:
     slack: { bot_token: xoxb-1, app_token: xapp-1 }
 `
 	path := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	code, _, stderr := runCLI(t, exampleEnv, "check-config", "-config", path)
 	if code != exitUsage {
 		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitUsage, stderr)
@@ -130,9 +127,7 @@ bots:
     discord: { token: "${DISCORD_BOT_TOKEN}", api_url: "http://127.0.0.1:1/api/v9/" }
 `
 	path := filepath.Join(t.TempDir(), "b.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	t.Setenv("PATH", t.TempDir()) // no bwrap (nor anything else) on PATH
 	code, _, stderr := runCLI(t, exampleEnv, "run", "-config", path)
 	if code == exitOK || !strings.Contains(stderr, `"bubblewrap"`) || !strings.Contains(stderr, "sandbox: none") {

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,32 +15,9 @@ import (
 	"github.com/agentbridge/agentbridge/store/pgtest"
 )
 
-// pgServer is the test process's PostgreSQL server, started by the first
-// test that needs one (needPostgres) and stopped by TestMain.
-var pgServer struct {
-	once sync.Once
-	srv  *pgtest.Server
-	err  error
-}
-
-// needPostgres returns the shared test server, starting it on first use;
-// without PostgreSQL the test is skipped, or fails under CI.
-func needPostgres(t testing.TB) *pgtest.Server {
-	t.Helper()
-	pgServer.once.Do(func() {
-		pgServer.srv, pgServer.err = pgtest.Start(context.Background(), pgtest.Options{})
-	})
-	return pgtest.Require(t, pgServer.srv, pgServer.err)
-}
-
-// stopPostgres stops the shared server if a test started it.
-func stopPostgres() {
-	if pgServer.srv != nil {
-		if err := pgServer.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
-		}
-	}
-}
+// sharedPG is the test process's PostgreSQL server, started by the first
+// test that needs one and stopped by TestMain.
+var sharedPG pgtest.Shared
 
 // runBridgeCmd runs the bridge binary with args in dir and returns its
 // combined output and exit code.
@@ -149,7 +124,7 @@ func fillInstallation(t *testing.T, path string) installation {
 // a second run, a non-empty target or a running bridge change nothing.
 func TestMigrateStore(t *testing.T) {
 	t.Parallel()
-	srv := needPostgres(t)
+	srv := sharedPG.Need(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func botNames(cfg *config.Config) []string {
@@ -84,9 +85,7 @@ func TestExampleConfigMinimal(t *testing.T) {
 		t.Fatalf("example-config -minimal: code %d, stderr %q, output:\n%s", code, stderr, out)
 	}
 	path := filepath.Join(t.TempDir(), "bridge.yaml")
-	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, out)
 	code, summary, stderr := runCLI(t, noEnv, "check-config", "-config", path)
 	if code != exitOK || !strings.Contains(summary, "bots (1):\n  console: platform=web") {
 		t.Errorf("check-config on the minimal config: code %d, stderr %q, summary:\n%s", code, stderr, summary)

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 var webLinkOut = regexp.MustCompile(`Open (http://\S+/signin#token=\S+) to sign in as admin\.`)
@@ -23,8 +25,8 @@ func TestWebLinkSignsIn(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the first start printed no sign-in link:\n%s", ab.bridge.logs)
 	}
-	first := webSignIn(t, m[1])
-	if path, _ := first.get("/"); path == "/signin" {
+	first := webtest.SignIn(t, m[1])
+	if path, _ := first.Get("/"); path == "/signin" {
 		t.Fatal("the start link did not sign in")
 	}
 
@@ -36,8 +38,8 @@ func TestWebLinkSignsIn(t *testing.T) {
 	if link[1] != m[1] {
 		t.Errorf("web-link printed %s, the start printed %s", link[1], m[1])
 	}
-	second := webSignIn(t, link[1])
-	if path, _ := second.get("/"); path == "/signin" {
+	second := webtest.SignIn(t, link[1])
+	if path, _ := second.Get("/"); path == "/signin" {
 		t.Errorf("the web-link link did not sign in (GET / ended at %s)", path)
 	}
 	// Without signing in, GET / ends at the sign-in page (the check above
@@ -91,9 +93,7 @@ func TestWebLinkUsersAndNoConsole(t *testing.T) {
 	path := filepath.Join(dir, "bridge.yaml")
 	secret := "ana-secret-token-0123456789"
 	cfg := string(config.Minimal()) + "web:\n  users:\n    - { name: ana, role: admin, token: \"" + secret + "\" }\n"
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	code, out, stderr := runCLI(t, exampleEnv, "web-link", "-config", path)
 	if code != exitOK || !strings.Contains(out, "web.users is configured (ana)") || !strings.Contains(out, "http://127.0.0.1:9464/signin") {
 		t.Fatalf("web-link with users: code %d, stdout %q, stderr %q", code, out, stderr)
@@ -108,9 +108,7 @@ func TestWebLinkUsersAndNoConsole(t *testing.T) {
 	noWeb := strings.Replace(string(config.Minimal()), "platform: web  ", "platform: slack", 1)
 	noWeb = strings.Replace(noWeb, "    agent: coder\n", "    agent: coder\n    slack: { bot_token: xoxb-1, app_token: xapp-1 }\n", 1)
 	noWebPath := filepath.Join(dir, "noweb.yaml")
-	if err := os.WriteFile(noWebPath, []byte(noWeb), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, noWebPath, noWeb)
 	if code, _, stderr := runCLI(t, exampleEnv, "web-link", "-config", noWebPath); code != exitUsage || !strings.Contains(stderr, "no web console") {
 		t.Errorf("web-link without a web console: code %d, stderr %q", code, stderr)
 	}

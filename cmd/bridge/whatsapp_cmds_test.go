@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // writeWAConfig writes a config with a slack bot and a whatsapp bot
@@ -25,9 +27,7 @@ bots:
     slack: { bot_token: xoxb-1, app_token: xapp-1 }
 `
 	path := filepath.Join(t.TempDir(), "wa.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, cfg)
 	return path
 }
 

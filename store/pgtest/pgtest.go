@@ -1,9 +1,10 @@
 // Package pgtest runs a throwaway PostgreSQL server for tests: Debian's
 // postgresql package (or any install whose initdb and pg_ctl it finds),
 // initialised into a temporary directory and listening on a Unix socket
-// only — no network, no containers, no system service. Start one Server per
-// test process (in TestMain), hand each test a fresh database with
-// NewDatabase, and Stop the server at the end.
+// only — no network, no containers, no system service. Run one Server per
+// test process (Shared starts it for the first test that needs it; TestMain
+// stops it), hand each test a fresh database with NewDatabase, and Stop the
+// server at the end.
 //
 // Start needs the PostgreSQL server binaries: $PG_BIN, else `pg_config
 // --bindir`, else the newest /usr/lib/postgresql/*/bin. As root it runs

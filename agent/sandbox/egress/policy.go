@@ -122,12 +122,6 @@ func parseRule(s string) (rule, error) {
 	return r, nil
 }
 
-// CheckRule reports whether s is a valid network.allow/deny entry.
-func CheckRule(s string) error {
-	_, err := parseRule(s)
-	return err
-}
-
 // matches reports whether a connection to host:port going to ip matches r.
 // host is normalized; ip may be invalid (not resolved yet): address rules
 // then match only when host is an address.

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 func TestModelEndpoint(t *testing.T) {
@@ -161,13 +161,13 @@ func TestRuleForms(t *testing.T) {
 		{"example.com:99999", false}, {"example.com:http", false}, {"a b", false}, {"user@host", false},
 		{"*", false}, {"*.", false}, {"ex*ample.com", false}, {"host/path", false}, {"a,b", false},
 	} {
-		perr := CheckRule(tt.s)
-		cerr := config.CheckHostPattern(tt.s)
+		_, perr := parseRule(tt.s)
+		cerr := profile.CheckHostPattern(tt.s)
 		if (perr == nil) != tt.ok {
-			t.Errorf("CheckRule(%q) = %v, want ok=%t", tt.s, perr, tt.ok)
+			t.Errorf("parseRule(%q) = %v, want ok=%t", tt.s, perr, tt.ok)
 		}
 		if (cerr == nil) != tt.ok {
-			t.Errorf("config.CheckHostPattern(%q) = %v, want ok=%t", tt.s, cerr, tt.ok)
+			t.Errorf("profile.CheckHostPattern(%q) = %v, want ok=%t", tt.s, cerr, tt.ok)
 		}
 	}
 }

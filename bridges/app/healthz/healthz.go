@@ -57,7 +57,7 @@ type Config struct {
 	Replicas *Replicas `json:"replicas,omitempty"`
 }
 
-// Replies is one bot's entry in Replies (see bridges.Core.OutboxSummary).
+// Replies is one bot's entry in Replies (see core.Core.OutboxSummary).
 type Replies struct {
 	Bot           string    `json:"bot"`
 	Waiting       int       `json:"waiting"`

@@ -12,7 +12,7 @@ import (
 
 // CheckConfig runs `bridge check-config [-config FILE]`: it validates the
 // config and prints "config ok" and its summary; every problem is a usage
-// error. A warning (config.Warnings) goes to stderr and fails nothing.
+// error. A warning (config.Config.Warnings) goes to stderr and fails nothing.
 func CheckConfig(args []string, env cli.Env) error {
 	cfg, err := env.LoadConfig("check-config", args)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/slack"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 func TestDemoAgentEnv(t *testing.T) {
@@ -50,7 +51,7 @@ func TestDemoAgentEnv(t *testing.T) {
 func demoConfig(listen string, bots ...*config.Bot) *config.Config {
 	return &config.Config{
 		HTTP: config.HTTP{Listen: listen},
-		Agents: map[string]*config.Agent{
+		Agents: map[string]*profile.Agent{
 			"coder": {Name: "coder", Env: map[string]string{"ANTHROPIC_API_KEY": "sk-real-secret", "TZ": "UTC"}},
 			"other": {Name: "other"},
 		},

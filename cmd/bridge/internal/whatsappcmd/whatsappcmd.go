@@ -71,7 +71,7 @@ func Link(ctx context.Context, args []string, env cli.Env) error {
 
 // holdDeviceForLink keeps every bridge off bot's device while
 // whatsapp-link links it into PostgreSQL, where no file lock can: it
-// fails when a bridge runs on the database (store.HoldOwner) and takes
+// fails when a bridge runs on the database (store.Store.HoldOwner) and takes
 // the device's connection lease itself, which fails while a replica holds
 // the device and keeps the replicas standing by until release.
 func holdDeviceForLink(ctx context.Context, cfg *config.Config, bot string, timeout time.Duration, logger *slog.Logger) (release func(), err error) {
