@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,17 +34,22 @@ import (
 // warmUpText is the user message of a warm-up turn.
 const warmUpText = "Reply with OK."
 
+// warmUpTurns is how many throwaway turns a warm-up runs: the first real
+// turn after one still took the CLI ≈ 45 ms to its model request, after
+// two ≈ 36 ms, a follow-up's ≈ 15 ms (BENCHMARKS.md, issue #42).
+const warmUpTurns = 2
+
 // warmUpResultGrace is how long a warm-up turn waits, after its result,
 // for the CLI's receipt that the message is completed.
 const warmUpResultGrace = 2 * time.Second
 
-// WarmUp runs one throwaway turn against the local model at modelURL (an
+// WarmUp runs warmUpTurns throwaway turns against the local model at modelURL (an
 // ANTHROPIC_BASE_URL) and rewinds the conversation to before it; the
 // CLI's ANTHROPIC_BASE_URL is then restoreURL ("" = unset: the CLI's
 // default). It must be called before the first message, by the only
 // reader of Events: it consumes the turn's events. On error the session
 // must be discarded: it may still point at the local model, or hold the
-// throwaway turn.
+// throwaway turns.
 func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error {
 	if s.acp != nil {
 		return acpUnsupported("warm-up turn")
@@ -57,10 +63,17 @@ func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error
 	if err := setURL(modelURL); err != nil {
 		return fmt.Errorf("warm-up: point the CLI at the local model: %w", err)
 	}
-	id := uuid.NewString()
-	err := s.Send(ctx, streamjson.UserMessage{UUID: id, Text: warmUpText})
-	if err == nil {
-		err = s.awaitWarmUpTurn(ctx, id)
+	var ids []string
+	var err error
+	for range warmUpTurns {
+		id := uuid.NewString()
+		ids = append(ids, id)
+		if err = s.Send(ctx, streamjson.UserMessage{UUID: id, Text: warmUpText}); err == nil {
+			err = s.awaitWarmUpTurn(ctx, id)
+		}
+		if err != nil {
+			break
+		}
 	}
 	// Pointed back before anything else: no real turn may reach the local model.
 	if rerr := setURL(restoreURL); rerr != nil {
@@ -69,12 +82,18 @@ func (s *Session) WarmUp(ctx context.Context, modelURL, restoreURL string) error
 	if err != nil {
 		return fmt.Errorf("warm-up turn: %w", err)
 	}
-	if _, err := s.control(ctx, "rewind_conversation", func(rid string) ([]byte, error) { return streamjson.EncodeRewind(rid, id) }); err != nil {
-		return fmt.Errorf("warm-up: rewind the conversation: %w", err)
+	// One rewind per turn, the last first: the CLI rewinds only its latest
+	// turn (rewinding to the first of two left both in the conversation).
+	for _, id := range slices.Backward(ids) {
+		if _, err := s.control(ctx, "rewind_conversation", func(rid string) ([]byte, error) { return streamjson.EncodeRewind(rid, id) }); err != nil {
+			return fmt.Errorf("warm-up: rewind the conversation: %w", err)
+		}
 	}
 	s.mu.Lock()
 	s.st.everSent = false // the session's first real message is still to come
-	delete(s.st.msgs, id)
+	for _, id := range ids {
+		delete(s.st.msgs, id)
+	}
 	s.mu.Unlock()
 	s.changed()
 	return nil

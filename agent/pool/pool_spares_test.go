@@ -708,8 +708,8 @@ func TestSpareWarmUpMustReachTheLocalModel(t *testing.T) {
 	if !strings.Contains(env[0], `"ANTHROPIC_BASE_URL":"http://127.0.0.1:`) || !strings.Contains(env[1], `"ANTHROPIC_BASE_URL":""`) {
 		t.Errorf("apply_flag_settings %q: want the local model, then the default", env)
 	}
-	if rw := r.logLines(t, ".rewind"); len(rw) != 1 {
-		t.Errorf("rewinds %q: want the warm-up turn rewound once", rw)
+	if rw := r.logLines(t, ".rewind"); len(rw) != 2 {
+		t.Errorf("rewinds %q: want each of the two warm-up turns rewound", rw)
 	}
 }
 
