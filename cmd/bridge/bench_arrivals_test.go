@@ -65,9 +65,6 @@ func benchArrivals(t *testing.T, n int, spares string, cold []time.Duration) [][
 		apart = append(apart, d)
 		t.Logf("apart %d %v", i, d)
 	}
-	if os.Getenv("BENCH_DUMP") == "1" {
-		fmt.Println(b.bridge.logs.String())
-	}
 	// Follow-ups in the last back-to-back thread, its agent warmed up.
 	follow := benchFollowUps(t, b, thread, n)
 	target := metricValue(b.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="target"}`)

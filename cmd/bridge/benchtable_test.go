@@ -199,7 +199,7 @@ func startBenchBridgeWith(t *testing.T, sparesYAML string, maxLive int, args ...
 	}
 	fm := fakemodel.New(t)
 	sl := slackfake.New(t)
-	cfg := "data_dir: ./data\nlog: { level: debug, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
+	cfg := "data_dir: ./data\nlog: { level: info, format: text }\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n" +
 		agentYAML(claude, home, workdir, fm.Env(), maxLive) + sparesYAML + fmt.Sprintf(`bots:
   - name: team
     platform: slack
