@@ -20,8 +20,9 @@ import (
 // burst) and max_live BENCH_MAX_LIVE (default 8), with the real CLI in its
 // sandbox behind the egress gate. It prints each thread's first reply
 // (median, p90, the last), the bridge's peak RSS during the burst (the
-// bridge process alone, and its per-agent forwarders beside it) and the
-// CPU the bridge and its forwarders used. It fails when a thread is not
+// bridge process alone, and the other processes of the bridge binary
+// beside it: sandbox launchers caught before their exec) and the bridge's
+// CPU. It fails when a thread is not
 // answered within e2eWait.
 func TestBenchBurst(t *testing.T) {
 	if os.Getenv("BENCH_BURST") != "1" {
@@ -112,13 +113,14 @@ func TestBenchBurst(t *testing.T) {
 	if err := b.bridge.stop(time.Minute); err != nil {
 		t.Fatalf("stop the bridge: %v", err)
 	}
-	fmt.Printf("\n%d new threads at once (warm_spares: %s, max_live: %d): first reply %s, the last %v; bridge RSS peak %.1f MB (its forwarders beside it %.1f MB); bridge CPU %v; load %s\nat the peak: %s\nafter the burst: %s\n",
+	fmt.Printf("\n%d new threads at once (warm_spares: %s, max_live: %d): first reply %s, the last %v; bridge RSS peak %.1f MB (launchers caught before their exec %.1f MB); bridge CPU %v; load %s\nat the peak: %s\nafter the burst: %s\n",
 		n, spares, maxLive, stats(answered), sorted[n-1].Round(time.Millisecond), float64(peak)/(1<<20), float64(peakForwarders)/(1<<20),
 		cpu, strings.Join(strings.Fields(string(load))[:3], " "), atPeak, strings.Join(goMem, ", "))
 }
 
 // bridgeChildren lists the processes below pid (at any depth) that run the
-// bridge binary itself: the per-agent egress forwarders.
+// bridge binary itself: sandbox launchers not yet replaced by the CLI (and,
+// before the launcher, the per-agent egress forwarders).
 func bridgeChildren(pid int) []int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	parent := map[int]int{}

@@ -89,7 +89,7 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	fmt.Printf("\nbridge CPU per follow-up: %.2f ms (user+sys %v over %d follow-ups); each follow-up's %s; follow-up %s; idle bridge %v per %v (%.2f ms per follow-up of this run); load %s\n",
 		float64(cpu.Microseconds())/1000/float64(n), cpu, n, cpuStats(each), stats(follow),
 		idle.Round(time.Microsecond), idleFor, float64(idleShare.Microseconds())/1000, strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Printf("model requests: %d, the last %d KB; bridge log lines during the follow-ups: %d; the bridge binary's other processes (%d: forwarders) %.2f ms per follow-up\n",
+	fmt.Printf("model requests: %d, the last %d KB; bridge log lines during the follow-ups: %d; the bridge binary's other processes in the sandbox (%d) %.2f ms per follow-up\n",
 		len(reqs), len(last.Body)>>10, logLines, len(helpers), float64(helperCPU.Microseconds())/1000/float64(n))
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=35", bridgeBin, prof).CombinedOutput()
 	if err != nil {
