@@ -12,7 +12,8 @@ import (
 // BenchmarkModelRequest is one model request (a 100 KB body, as a first
 // turn's, and a short streamed answer) to a loopback model, directly and
 // through a gate: the difference is what the proxy adds to each model call
-// of a turn (the forwarder's relay inside the sandbox is not included).
+// of a turn (here on a Unix socket; in a sandbox the bridge serves the
+// listener the launcher handed over, on the sandbox's loopback).
 //
 //	go test ./agent/sandbox/egress -run '^$' -bench ModelRequest -benchtime 300x
 func BenchmarkModelRequest(b *testing.B) {
