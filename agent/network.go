@@ -30,8 +30,9 @@ const (
 // namespace's loopback, hands it to the bridge and becomes the CLI; the
 // bridge serves the process's gate on Proxy there, judged by Policy.
 // HTTPS_PROXY, HTTP_PROXY, https_proxy, http_proxy point at it while
-// NO_PROXY and no_proxy are removed (nothing reachable bypasses the proxy). With NetworkNone the namespace has no way
-// out at all, not even to the model. Both need a sandbox that can unshare
+// NO_PROXY and no_proxy are removed, but for an ACP agent's loopback names
+// (networkEnv): nothing reachable bypasses the proxy. With NetworkNone the
+// namespace has no way out at all, not even to the model. Both need a sandbox that can unshare
 // the network (bwrap): Start refuses them with sandbox.None.
 type Network struct {
 	Mode     string
@@ -172,8 +173,8 @@ func networkSpec(opts Options, link *egressLink, spec sandbox.Spec) sandbox.Spec
 // 127.0.0.1, ::1), which then mean the sandbox's own loopback: OpenCode
 // talks to a server of its own there through a fetch that follows
 // HTTP_PROXY. This opens nothing: the process has its own network
-// namespace, whose loopback holds only the forwarder and the agent's own
-// processes, and a connection that skips the proxy reaches nothing else
+// namespace, whose loopback holds only the proxy's listener (the bridge's,
+// handed over by the launcher) and the agent's own processes, and a connection that skips the proxy reaches nothing else
 // (no route); only the loopback of the namespace, never the host's.
 func networkEnv(env []string, link *egressLink, ownLoopback bool) []string {
 	if link == nil {
