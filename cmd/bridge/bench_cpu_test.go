@@ -62,7 +62,7 @@ func TestBenchFollowUpCPU(t *testing.T) {
 	logs0 := strings.Count(b.bridge.logs.String(), "\n")
 	var follow, each []time.Duration
 	run := procRunTime(t, pid)
-	helpers := bridgeChildren(pid) // the agent's forwarder, if it has one
+	helpers := bridgeChildren(pid) // the bridge binary's processes in the sandbox: none since the launcher
 	helpers0 := helperRunTime(helpers)
 	for i := range n {
 		text := fmt.Sprintf("follow-up %d", i)
