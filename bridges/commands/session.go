@@ -118,12 +118,15 @@ func runCost(ctx context.Context, c Conversation, who Author, _ Line) {
 		c.Notice(ctx, "⚠️ Could not read the usage (database error).")
 		return
 	}
-	convLine := totalsLine(conv)
+	convLine, botLine := totalsLine(conv), totalsLine(bot)
 	if c.Profile().Kind == profile.KindACP && conv.CostUSD == 0 {
 		// An ACP agent reports a cost only if it wants to: no $0.0000.
 		convLine = "no cost reported by this agent (kind acp); " + strings.TrimPrefix(convLine, fmt.Sprintf("$%.4f ", conv.CostUSD))
 	}
-	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", convLine, render.CodeSpan(c.Bot().Name), totalsLine(bot))
+	if bot.CostUSD == 0 && bot.Count > 0 { // none of the bot's turns reported a cost (its agents are ACP ones that report none)
+		botLine = "no cost reported; " + strings.TrimPrefix(botLine, fmt.Sprintf("$%.4f ", bot.CostUSD))
+	}
+	text := fmt.Sprintf("💰 This conversation: %s\n💰 Bot %s: %s", convLine, render.CodeSpan(c.Bot().Name), botLine)
 	switch budget, err := c.BudgetLeft(ctx, who.ID); {
 	case err != nil:
 		c.Log().Error("budget left", "err", err)

@@ -128,6 +128,7 @@ func TestSlackE2EACPAgent(t *testing.T) {
 	// The fake reports no cost: said, never a cost of $0.
 	e.slack.SendMessage(slackChan, alice, "!cost", ts)
 	e.waitThreadText(t, ts, "This conversation: no cost reported by this agent (kind acp); over ")
+	e.waitThreadText(t, ts, ": no cost reported; over ") // the bot's line: its only agent reports none
 
 	e.restartBridge(t)
 	e.slack.SendMessage(slackChan, alice, "after the restart", ts)
