@@ -228,3 +228,41 @@ func (e *slackEnv) restartBridge(t *testing.T) {
 		t.Fatalf("the restarted bridge never connected: %v", err)
 	}
 }
+
+// realACPTurns is what the end-to-end tests of the real ACP agents share, in
+// a new thread it returns: hello and a follow-up with its history (the
+// fake API echoes "<heard>TEXT (N user messages)"), a command allowed on its
+// card (it runs in the workdir: the thread shows allowed) and one denied (it
+// does not run: the thread shows denied), and a streamed turn stopped.
+// marker names the commands' output ("GEMINI" → GEMINI-ALLOWED).
+func (e *slackEnv) realACPTurns(t *testing.T, workdir, heard, marker string, allowed, denied []string) string {
+	t.Helper()
+	ts := e.slack.Mention(slackChan, alice, "hello", "")
+	e.waitThreadText(t, ts, heard+"hello (1 user messages)")
+	e.waitSettled(t, ts)
+	e.slack.SendMessage(slackChan, alice, "second", ts)
+	e.waitThreadText(t, ts, heard+"second (2 user messages)")
+	e.waitSettled(t, ts)
+	for _, c := range []struct {
+		file, choice string
+		want         []string
+	}{{"allowed", "allow", allowed}, {"denied", "deny", denied}} {
+		e.slack.SendMessage(slackChan, alice, "run: touch "+c.file+".txt && echo "+marker+"-"+strings.ToUpper(c.file), ts)
+		card := e.waitCardWith(t, ts, "touch "+c.file+".txt")
+		e.slack.Click(slackChan, card.TS, alice, c.choice, "")
+		for _, w := range c.want {
+			e.waitThreadText(t, ts, w)
+		}
+		e.waitSettled(t, ts)
+		_, err := os.Stat(filepath.Join(workdir, c.file+".txt"))
+		if ran := err == nil; ran != (c.choice == "allow") {
+			t.Errorf("the %s command ran: %v, want %v", c.file, ran, c.choice == "allow")
+		}
+	}
+	e.slack.SendMessage(slackChan, alice, "slow", ts)
+	e.waitThreadText(t, ts, "working on step 2")
+	e.slack.SendMessage(slackChan, alice, "!stop", ts)
+	e.waitThreadText(t, ts, "⏹ Stopped.")
+	e.waitSettled(t, ts)
+	return ts
+}

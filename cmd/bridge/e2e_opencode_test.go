@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,38 +56,9 @@ func TestSlackE2EOpenCodeACP(t *testing.T) {
 	fo := fakeopenai.New(t)
 	e := startACPSlackBridge(t, opencode, opencodeArgs, opencodeProfile(t, opencode, fo))
 
-	ts := e.slack.Mention(slackChan, alice, "hello", "")
-	e.waitThreadText(t, ts, "heard: hello (1 user messages)")
-	e.waitSettled(t, ts)
-	e.slack.SendMessage(slackChan, alice, "second", ts)
-	e.waitThreadText(t, ts, "heard: second (2 user messages)")
-	e.waitSettled(t, ts)
-
 	// Its shell commands asked (permission bash: ask): a card allowed (the
 	// command runs in the sandbox) and one denied.
-	e.slack.SendMessage(slackChan, alice, "run: touch allowed.txt && echo OPENCODE-ALLOWED", ts)
-	card := e.waitCardWith(t, ts, "touch allowed.txt")
-	e.slack.Click(slackChan, card.TS, alice, "allow", "")
-	e.waitThreadText(t, ts, "tool said:")
-	e.waitThreadText(t, ts, "OPENCODE-ALLOWED")
-	if _, err := os.Stat(filepath.Join(e.workdir, "allowed.txt")); err != nil {
-		t.Errorf("the allowed command did not run: %v", err)
-	}
-	e.waitSettled(t, ts)
-	e.slack.SendMessage(slackChan, alice, "run: touch denied.txt && echo OPENCODE-DENIED", ts)
-	card = e.waitCardWith(t, ts, "touch denied.txt")
-	e.slack.Click(slackChan, card.TS, alice, "deny", "")
-	e.waitThreadText(t, ts, "❌ Denied")
-	e.waitSettled(t, ts)
-	if _, err := os.Stat(filepath.Join(e.workdir, "denied.txt")); err == nil {
-		t.Errorf("the denied command ran")
-	}
-
-	e.slack.SendMessage(slackChan, alice, "slow", ts)
-	e.waitThreadText(t, ts, "working on step 2")
-	e.slack.SendMessage(slackChan, alice, "!stop", ts)
-	e.waitThreadText(t, ts, "⏹ Stopped.")
-	e.waitSettled(t, ts)
+	ts := e.realACPTurns(t, e.workdir, "heard: ", "OPENCODE", []string{"tool said:", "OPENCODE-ALLOWED"}, []string{"❌ Denied"})
 
 	e.slack.SendMessage(slackChan, alice, "!model", ts)
 	e.waitThreadText(t, ts, "▶ `fake/fake-model`")
