@@ -51,6 +51,10 @@ func TestWebConsoleStarting(t *testing.T) {
 		document.getElementById("working-text").textContent === "Starting the agent…"`
 	ana.send("hello while the agent starts")
 	ana.waitJS(starting, `"Starting the agent…" after Send`)
+	// The reload only once the bridge accepted the message: a reload aborts
+	// a send still in flight (on a busy machine it was, and the message was
+	// never accepted).
+	ana.waitJS(`!document.getElementById("composer").dataset.sending`, "the send answered")
 	ana.run(chromedp.Reload())
 	ana.waitJS(`document.getElementById("chat").dataset.live === "1"`, "the reloaded conversation, live")
 	var state, words string
