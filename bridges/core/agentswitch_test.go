@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
@@ -132,12 +133,7 @@ func TestAgentSwitchSurvivesRestart(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "bridge.db")
 	h := start(t, setup{configure: withFallback, dbPath: db})
 	k := key("T1")
-	h.send(k, "m1", "alice", "hello")
-	h.waitText(k, "pong: hello")
-	h.send(k, "c1", "alice", "!agent gemini")
-	h.waitText(k, "moved this conversation to agent `gemini`")
-	h.send(k, "m2", "alice", "on gemini")
-	h.waitText(k, "pong: on gemini")
+	helloOnGemini(h, k)
 	sid := h.conversation(k).SessionID
 	h.waitLedgerFinal(k)
 	h.stop()
@@ -157,12 +153,7 @@ func TestAgentSwitchSurvivesRestart(t *testing.T) {
 func TestAgentSwitchReloadRemovesProfile(t *testing.T) {
 	h := start(t, setup{configure: withFallback, live: true})
 	k := key("T1")
-	h.send(k, "m1", "alice", "hello")
-	h.waitText(k, "pong: hello")
-	h.send(k, "c1", "alice", "!agent gemini")
-	h.waitText(k, "moved this conversation to agent `gemini`")
-	h.send(k, "m2", "alice", "on gemini")
-	h.waitText(k, "pong: on gemini")
+	helloOnGemini(h, k)
 	h.waitLedgerFinal(k)
 	onGemini := h.conversation(k).SessionID
 
@@ -243,13 +234,20 @@ func TestAgentSwitchWarmSpares(t *testing.T) {
 		t.Fatalf("KeepSpares calls %+v, want gemini's one spare", kept)
 	}
 	k := key("T1")
+	helloOnGemini(h, k)
+	if got := h.conversation(k).SessionID; got != spareID {
+		t.Errorf("session %s after the move, want the gemini spare's %s", got, spareID)
+	}
+}
+
+// helloOnGemini answers a first message in thread k on the default profile,
+// moves the conversation to gemini with !agent and answers one there.
+func helloOnGemini(h *harness, k bridges.ConversationKey) {
+	h.t.Helper()
 	h.send(k, "m1", "alice", "hello")
 	h.waitText(k, "pong: hello")
 	h.send(k, "c1", "alice", "!agent gemini")
 	h.waitText(k, "moved this conversation to agent `gemini`")
 	h.send(k, "m2", "alice", "on gemini")
 	h.waitText(k, "pong: on gemini")
-	if got := h.conversation(k).SessionID; got != spareID {
-		t.Errorf("session %s after the move, want the gemini spare's %s", got, spareID)
-	}
 }
