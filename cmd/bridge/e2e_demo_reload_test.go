@@ -31,6 +31,11 @@ func TestDemoReloadE2E(t *testing.T) {
 	env := []string{"WEB_TOKEN_ANA=" + anaWebToken, "WEB_TOKEN_BOB=" + bobWebToken, "WEB_TOKEN_CAROL=carol-web-token-0123456789"}
 	p := startBridgeArgs(t, dir, cfg, []string{"-demo"}, env...)
 	base := "http://" + p.addr
+	// /healthz answers before the core runs the web bot; a send before that is
+	// told to try again (503), which a busy machine showed.
+	if !p.waitLog(ctxTimeout(t, e2eWait), `msg="bot connection state" bot=console state=running`) {
+		t.Fatalf("the web bot never ran:\n%s", p.logs)
+	}
 
 	w := webtest.SignIn(t, base+"/signin#token="+anaWebToken)
 	if page := w.NewChat(); !strings.Contains(page, `id="demo-label"`) {
