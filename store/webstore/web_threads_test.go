@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/store/convstore"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
@@ -29,6 +31,12 @@ func TestWebThreadManagement(t *testing.T) { kit.Each(t, testWebThreadManagement
 
 func testWebThreadManagement(t *testing.T, s *Store) {
 	ctx := context.Background()
+	// The list is ordered by last update in ms: a clock that moves on by one
+	// ms per stamp keeps that order from depending on the machine's speed
+	// (two writes in one ms tie, and ties go by thread id).
+	var tick atomic.Int64
+	start := time.Now()
+	s.db.SetClock(func() time.Time { return start.Add(time.Duration(tick.Add(1)) * time.Millisecond) })
 	add := func(key convstore.ConversationKey, id, author, text string) {
 		t.Helper()
 		if _, err := s.AddWebMessage(ctx, WebMessage{ID: id, Key: key, Author: author, Text: text}); err != nil {
