@@ -74,7 +74,7 @@ func (bs *botSet) open(ctx context.Context, cfg *config.Config, bots []*config.B
 	return out, nil
 }
 
-// released releases the adapter p once it has stopped (core.Reload's
+// released releases the adapter p once it has stopped (reload.Reload's
 // Stopped); bot names it in logs only.
 func (bs *botSet) released(_ string, p bridges.Platform) {
 	bs.mu.Lock()

@@ -101,7 +101,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		return r.refuse(ctx, trigger, ps)
 	}
 	// Everything that can fail comes before the new config is made current.
-	var confined *reload.Containment
+	var confined *core.Containment
 	if len(d.Containment) > 0 {
 		ct, err := r.contain.build(ctx, cfg)
 		if err != nil {
@@ -142,7 +142,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 	if r.access != nil {
 		r.access.Changed() // web.users, handoff.users, access lists: open streams ask again
 	}
-	if err := r.core.ApplyReload(ctx, core.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force,
+	if err := reload.Apply(ctx, r.core, reload.Reload{Diff: d, Started: opened, Stopped: r.bots.released, Force: force,
 		Containment: confined}); err != nil {
 		r.log.Error("config reload: apply", "generation", gen.Number, "err", err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
-	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
@@ -61,7 +60,7 @@ type bridgeRun struct {
 	gatherer  *prometheus.Registry
 	reg       prometheus.Registerer // containAgents
 	contain   *containment
-	confined  reload.Containment
+	confined  core.Containment
 	cgroups   *sandbox.Cgroups
 	limits    map[string]string
 	console   *web.Console // buildCore; nil without a web bot

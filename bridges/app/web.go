@@ -2,9 +2,9 @@ package app
 
 import (
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/access"
 	"log/slog"
 
+	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"

@@ -13,7 +13,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -164,7 +164,7 @@ func TestAgentSwitchReloadRemovesProfile(t *testing.T) {
 	next.Bots = []*config.Bot{&bot}
 	d := config.Compare(old, &next)
 	h.live.Set(&next, time.Now(), "test")
-	if err := h.core.ApplyReload(context.Background(), core.Reload{Diff: d}); err != nil {
+	if err := reload.Apply(context.Background(), h.core, reload.Reload{Diff: d}); err != nil {
 		t.Fatal(err)
 	}
 	h.send(k, "m3", "alice", "still there?")

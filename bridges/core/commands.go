@@ -77,7 +77,7 @@ func (c cmdConv) Rules(ctx context.Context, args []string, who commands.Author) 
 
 func (c cmdConv) Status(ctx context.Context, who commands.Author) string {
 	cv := c.cv
-	return cv.statusText() + cv.configStatusLine() + cv.outbox.StatusLine(ctx) + cv.worktreeStatus() + cv.connectionLines(author{who.ID, who.Name})
+	return cv.statusText() + cv.hookStatusLines() + cv.outbox.StatusLine(ctx) + cv.worktreeStatus() + cv.connectionLines(author{who.ID, who.Name})
 }
 
 func (c cmdConv) BudgetLeft(ctx context.Context, user string) (string, error) {

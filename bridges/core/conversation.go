@@ -12,7 +12,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
@@ -161,18 +160,18 @@ type conversation struct {
 	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
 	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
 	turn               *turn
-	cards              *cards.Set         // open cards
-	lastAuthor         author             // of the last person's message sent to the agent
-	lastSent           *sentMsg           // the last message sent to the agent (nil: none since the worker started)
-	stopping           bool               // !stop asked for an interrupt
-	stopUnstarted      map[string]bool    // uuids sent but not begun when !stop ran: each is interrupted as it begins
-	statusShown        bool               // the working indicator is on (see turn.go)
-	resuming           bool               // !resume waits for the session's conversation: send nothing meanwhile
-	awaitedSession     string             // !resume waits for another replica's answer about this session (resume_remote.go)
-	restartAfterTurn   bool               // a setting needs a new process once the turn ends
-	replace            reload.Replacement // a reload changed the profile: replace the agent when idle
-	bypassRefusalShown bool               // told that a stored bypassPermissions is not applied
-	agentGone          string             // the !agent profile the bot no longer lists: back to the default at the next message
+	cards              *cards.Set      // open cards
+	lastAuthor         author          // of the last person's message sent to the agent
+	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
+	stopping           bool            // !stop asked for an interrupt
+	stopUnstarted      map[string]bool // uuids sent but not begun when !stop ran: each is interrupted as it begins
+	statusShown        bool            // the working indicator is on (see turn.go)
+	resuming           bool            // !resume waits for the session's conversation: send nothing meanwhile
+	awaitedSession     string          // !resume waits for another replica's answer about this session (resume_remote.go)
+	restartAfterTurn   bool            // a setting needs a new process once the turn ends
+	hooks              []ConvHook      // the features' parts of this worker (features.go)
+	bypassRefusalShown bool            // told that a stored bypassPermissions is not applied
+	agentGone          string          // the !agent profile the bot no longer lists: back to the default at the next message
 	timers             map[timerKey]pendingTimer
 	timerSeq           uint64
 	outbox             *delivery.Outbox     // the final replies to post
@@ -215,6 +214,7 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 	cv.writes = delivery.NewJournal(cv.log, func(d time.Duration) { cv.after(d, timerDisk, "") })
 	cv.outbox = delivery.NewOutbox(outboxHost{cv}, st, cv.writes, c.opts.OutboxBackoff)
 	cv.q = c.newQueue(cv)
+	c.attachHooks(cv)
 	return cv
 }
 
@@ -235,7 +235,9 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 		cv.onOperatorAction(ctx, v)
 	case inEvent:
 		if v.gen == cv.gen && cv.sess != nil {
-			cv.replace.Note(v.ev, cv.core.clock.Now())
+			for _, h := range cv.hooks {
+				h.AgentEvent(v.ev, cv.core.clock.Now())
+			}
 			cv.onEvent(ctx, v.ev)
 		}
 	case inAcquired:
@@ -258,7 +260,9 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	if cv.rescan.Swap(false) {
 		cv.deliverPending(ctx)
 	}
-	cv.replace.Check(ctx, reloadConv{cv})
+	for _, h := range cv.hooks {
+		h.AfterInput(ctx)
+	}
 	switch {
 	case cv.q.Closed():
 	case !cv.idle():

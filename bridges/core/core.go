@@ -25,7 +25,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
-	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/strangers"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
@@ -108,6 +107,9 @@ type CoreOptions struct {
 	// Ownership, when set, shares the conversations among replicas on one
 	// database (ownership.go); nil: this process runs them all.
 	Ownership ownership.Ownership
+	// ConvFeatures are the features with a part in each conversation's
+	// worker (bridges/reload), attached in this order (features.go).
+	ConvFeatures []ConvFeature
 	// Access is the bridge's one access decision (bridges/access), which
 	// the commands that reach other conversations (!sessions, !resume)
 	// ask; default: one over Config and Store.
@@ -138,15 +140,15 @@ type Core struct {
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
-	budgets   delivery.Budgets                   // per channel (pacing)
-	waiting   delivery.Waiting                   // outboxes waiting for their platform (outbox.go)
-	strangers *strangers.Notices                 // who was told they may not talk to a bot
-	states    *connstate.Board                   // connection state per bot
-	workers   sync.WaitGroup                     // conversation queues and their helpers
-	bots      reload.Bots                        // bots started and stopped by reloads (reload_seam.go)
-	contain   atomic.Pointer[reload.Containment] // set by a reload; nil: CoreOptions' (containment)
-	readers   tasks.Group                        // readers of agent sessions' events (WaitSessionReaders)
-	draining  atomic.Bool                        // a graceful stop: no new messages to agents (ownership.go: Drain)
+	budgets   delivery.Budgets            // per channel (pacing)
+	waiting   delivery.Waiting            // outboxes waiting for their platform (outbox.go)
+	strangers *strangers.Notices          // who was told they may not talk to a bot
+	states    *connstate.Board            // connection state per bot
+	workers   sync.WaitGroup              // conversation queues and their helpers
+	bots      botRuns                     // each bot's adapter run, stoppable alone (features.go)
+	contain   atomic.Pointer[Containment] // set by SetContainment; nil: CoreOptions' (containment)
+	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
+	draining  atomic.Bool                 // a graceful stop: no new messages to agents (ownership.go: Drain)
 }
 
 var _ bridges.Handler = (*Core)(nil)
@@ -224,14 +226,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 			return fmt.Errorf("run core: %w", err)
 		}
 	}
-	c.bots.SetSpares(reloadHost{c}, platforms)
-	defer c.bots.StopSpares()
+	c.SetSpares(platforms)
+	defer c.stopSpares()
 	errc := make(chan error, len(platforms))
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for name, p := range platforms {
 		wg.Go(func() {
-			if err := c.bots.Run(ctx, reloadHost{c}, name, p); err != nil { // a reload may stop it
+			if err := c.runBot(ctx, name, p); err != nil { // a reload may stop it
 				errc <- err
 				if int(failed.Add(1)) == len(platforms) {
 					cancel() // no bot left to serve
@@ -245,7 +247,7 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 		wg.Go(func() { sc.Run(ctx, c) })
 	}
 	wg.Wait()
-	c.bots.Wait() // bots started or drained by ApplyReload
+	c.bots.tasks.Wait() // bots started by StartBot, tasks by Go (a reload's)
 	close(errc)
 	var errs []error
 	for err := range errc {

@@ -68,7 +68,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
 			continue
 		}
-		if blocked || cv.resuming || cv.holdsForReplacement() || cv.core.draining.Load() { // held for the new process (reload.go) or holder (ownership.go: Drain)
+		if blocked || cv.resuming || cv.holdsInput() || cv.core.draining.Load() { // held by a feature (a reload's new process) or holder (ownership.go: Drain)
 			continue
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {

@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -153,7 +154,7 @@ func start(t *testing.T, s setup) *harness {
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
 		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
-		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership})
+		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()}})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.wrap != nil:

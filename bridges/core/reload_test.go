@@ -9,7 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -29,7 +29,7 @@ func (h *harness) reloadModel(model string, force bool) {
 		h.t.Fatalf("diff %+v: want the profile's agents replaced", d)
 	}
 	h.live.Set(&next, time.Now(), "test")
-	if err := h.core.ApplyReload(context.Background(), core.Reload{Diff: d, Force: force}); err != nil {
+	if err := reload.Apply(context.Background(), h.core, reload.Reload{Diff: d, Force: force}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -158,7 +158,7 @@ func TestReloadRemovedBotDrains(t *testing.T) {
 	next.Bots = nil
 	h.live.Set(&next, time.Now(), "test")
 	stopped := make(chan string, 1)
-	if err := h.core.ApplyReload(context.Background(), core.Reload{Diff: config.Compare(old, &next),
+	if err := reload.Apply(context.Background(), h.core, reload.Reload{Diff: config.Compare(old, &next),
 		Stopped: func(bot string, _ bridges.Platform) { stopped <- bot }}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,11 @@
 // delays that, telling the thread, unless the reload is forced (bridge
 // reload -now). See Replacement.
 //
-// The package acts on the core through two narrow faces the core
-// implements: Host (the core as a whole) and Conv (one conversation, on
-// its worker). It never imports the core.
+// The package sits above the core: a Reloader is registered as one of the
+// core's conversation features (core.CoreOptions.ConvFeatures), which
+// gives each conversation's worker its Replacement, and Apply acts on the
+// core through Host, which *core.Core implements. The core never imports
+// this package.
 package reload
 
 import (
@@ -18,9 +20,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -40,18 +41,11 @@ type Reload struct {
 	// from now on (its sandbox and network), built by the caller for the
 	// new config: new agents get it, and the profiles whose containment
 	// changed are in Diff.ProfilesRespawn.
-	Containment *Containment
+	Containment *core.Containment
 }
 
-// Containment is how the agents of each profile are confined, by profile
-// name: the sandbox and the network (see agent/sandbox, agent.Network).
-type Containment struct {
-	Sandboxes map[string]sandbox.Sandbox
-	Networks  map[string]agent.Network
-}
-
-// Host is the core as a reload sees it. Its methods are safe for
-// concurrent use.
+// Host is the core as a reload sees it (*core.Core implements it). Its
+// methods are safe for concurrent use.
 type Host interface {
 	Log() *slog.Logger
 	Now() time.Time
@@ -60,44 +54,27 @@ type Host interface {
 	// Swap makes the core run the bots it runs minus removed plus
 	// started, and returns what it ran before; it fails with
 	// bridges.ErrNotRunning when the core is not running.
-	Swap(removed []string, started map[string]bridges.Platform) (Swapped, error)
-	// RunPlatform runs bot name's adapter with the core as its handler
-	// until ctx ends.
-	RunPlatform(ctx context.Context, name string, p bridges.Platform) error
-	// KeepSpares keeps the warm spares of the profiles the bots of
-	// platforms use, with the profiles' current settings, and returns a
-	// function that stops keeping them; DropSpares stops keeping the
-	// spares of profile (its bots are gone).
-	KeepSpares(platforms map[string]bridges.Platform) (stop func())
-	DropSpares(profile string)
+	Swap(removed []string, started map[string]bridges.Platform) (core.Swapped, error)
+	// StartBot runs bot name's adapter until the core's run ends or
+	// StopBot stops it; StopBot stops it and waits for its run to end.
+	StartBot(ctx context.Context, name string, p bridges.Platform)
+	StopBot(name string) bool
+	// Go runs f in a goroutine the core's Run waits for.
+	Go(f func())
+	// SetSpares keeps the warm spares of the profiles the bots of
+	// platforms use, with their current settings, and no others.
+	SetSpares(platforms map[string]bridges.Platform)
 	// SetContainment makes c how agents spawned from now on are confined.
-	SetContainment(c Containment)
+	SetContainment(c core.Containment)
 	// SyncSchedules stores the config's schedules and wakes the scheduler
 	// (nothing without one).
 	SyncSchedules(ctx context.Context) error
 }
 
-// Swapped is what the core ran before a Swap.
-type Swapped struct {
-	Old  map[string]bridges.Platform // the bots' adapters before, by name
-	Next map[string]bridges.Platform // and after
-	// RunCtx is the core's run context: what reloads start ends with it.
-	RunCtx context.Context
-	// Workers are the live conversations' workers.
-	Workers []Worker
-}
+var _ Host = (*core.Core)(nil)
 
-// Worker is one live conversation's worker.
-type Worker interface {
-	Bot() string
-	// Do runs f on the worker, after the input queued before it; it
-	// waits for room in the queue and reports false when the worker has
-	// stopped (or ctx ended) and f will not run.
-	Do(ctx context.Context, f func(ctx context.Context, c Conv)) bool
-}
-
-// Conv is one conversation as a reload sees it; its methods run on the
-// conversation's worker only.
+// Conv is one conversation as a replacement sees it (core.Conv, with its
+// Replacement); its methods run on the conversation's worker only.
 type Conv interface {
 	Log() *slog.Logger
 	Now() time.Time

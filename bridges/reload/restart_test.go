@@ -3,11 +3,13 @@ package reload_test
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -18,54 +20,70 @@ type namedPlatform struct {
 	name string
 }
 
-// fakeHost runs adapters until their context ends and records it.
+// fakeHost runs adapters until their context ends or StopBot, as the
+// core does, and records it.
 type fakeHost struct {
 	runCtx  context.Context
 	mu      sync.Mutex
 	running map[*namedPlatform]bool
+	stops   map[string]func() // by bot: cancel the run and wait for it
 	started chan *namedPlatform
 	current map[string]bridges.Platform
+	tasks   sync.WaitGroup
 }
 
 func newFakeHost(ctx context.Context) *fakeHost {
-	return &fakeHost{runCtx: ctx, running: map[*namedPlatform]bool{}, started: make(chan *namedPlatform, 8),
-		current: map[string]bridges.Platform{}}
+	return &fakeHost{runCtx: ctx, running: map[*namedPlatform]bool{}, stops: map[string]func(){},
+		started: make(chan *namedPlatform, 8), current: map[string]bridges.Platform{}}
 }
 
 func (h *fakeHost) Log() *slog.Logger      { return slog.New(slog.DiscardHandler) }
 func (h *fakeHost) Now() time.Time         { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 func (h *fakeHost) Config() *config.Config { return &config.Config{} }
-func (h *fakeHost) Swap(removed []string, started map[string]bridges.Platform) (reload.Swapped, error) {
+func (h *fakeHost) Swap(removed []string, started map[string]bridges.Platform) (core.Swapped, error) {
 	old := h.current
-	next := map[string]bridges.Platform{}
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(old)
 	for _, r := range removed {
 		delete(next, r)
 	}
-	for k, v := range started {
-		next[k] = v
-	}
+	maps.Copy(next, started)
 	h.current = next
-	return reload.Swapped{Old: old, Next: next, RunCtx: h.runCtx}, nil
+	return core.Swapped{Old: old, Next: next, RunCtx: h.runCtx}, nil
 }
-func (h *fakeHost) RunPlatform(ctx context.Context, name string, p bridges.Platform) error {
+
+func (h *fakeHost) StartBot(ctx context.Context, name string, p bridges.Platform) {
 	np := p.(*namedPlatform)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	h.mu.Lock()
 	h.running[np] = true
+	h.stops[name] = func() { cancel(); <-done }
 	h.mu.Unlock()
-	h.started <- np
-	<-ctx.Done()
-	h.mu.Lock()
-	h.running[np] = false
-	h.mu.Unlock()
-	return nil
+	h.Go(func() {
+		defer close(done)
+		h.started <- np
+		<-ctx.Done()
+		h.mu.Lock()
+		h.running[np] = false
+		h.mu.Unlock()
+	})
 }
-func (h *fakeHost) KeepSpares(map[string]bridges.Platform) func() { return func() {} }
-func (h *fakeHost) DropSpares(string)                             {}
-func (h *fakeHost) SetContainment(reload.Containment)             {}
-func (h *fakeHost) SyncSchedules(context.Context) error           { return nil }
+
+func (h *fakeHost) StopBot(name string) bool {
+	h.mu.Lock()
+	stop := h.stops[name]
+	delete(h.stops, name)
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return stop != nil
+}
+
+func (h *fakeHost) Go(f func())                           { h.tasks.Go(f) }
+func (h *fakeHost) SetSpares(map[string]bridges.Platform) {}
+func (h *fakeHost) SetContainment(core.Containment)       {}
+func (h *fakeHost) SyncSchedules(context.Context) error   { return nil }
 
 func (h *fakeHost) isRunning(p *namedPlatform) bool {
 	h.mu.Lock()
@@ -81,12 +99,11 @@ func TestRestartStopsOldAdapter(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newFakeHost(ctx)
-	var b reload.Bots
-	defer b.Wait()
+	defer h.tasks.Wait()
 	defer cancel()
 	first := &namedPlatform{name: "v0"}
 	h.current["team"] = first
-	go func() { _ = b.Run(ctx, h, "team", first) }()
+	h.StartBot(ctx, "team", first)
 	waitStarted(t, h, first)
 	prev := first
 	for i := 1; i <= 3; i++ {
@@ -94,7 +111,7 @@ func TestRestartStopsOldAdapter(t *testing.T) {
 		var stopped []bridges.Platform
 		applied := make(chan error, 1)
 		go func() {
-			applied <- b.Apply(ctx, h, reload.Reload{
+			applied <- reload.Apply(ctx, h, reload.Reload{
 				Diff:    config.Diff{BotsRestarted: []string{"team"}},
 				Started: map[string]bridges.Platform{"team": next},
 				Stopped: func(bot string, p bridges.Platform) {

@@ -1,6 +1,7 @@
 // Package assemble makes the conversation core with the features every
 // bridge has: spending limits (bridges/spend), schedules
-// (bridges/schedule) and the agents' bridge tools (bridges/agenttools).
+// (bridges/schedule), the agents' bridge tools (bridges/agenttools) and
+// config reloads' part of each conversation (bridges/reload).
 // The running bridge (bridges/app) and the adapters' test kit
 // (bridges/bridgetest) both assemble their core here, so that a feature is
 // wired in one place. It sits below bridges/app because the adapters'
@@ -12,12 +13,13 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 )
 
 // Core is core.NewCore(o) with o's Spend, Scheduler and Tools set to the
-// bridge's features, made from o's Config, Store, Logger, Metrics and
+// bridge's features and reload.New() added to its ConvFeatures, made from o's Config, Store, Logger, Metrics and
 // Clock (what those leave nil defaults as in the features). claim, when
 // set, claims each schedule firing so that of several replicas one fires
 // it (schedule.Options.Claim); nil for one bridge. The features that need
@@ -34,5 +36,6 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 	o.Scheduler = schedule.New(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
 		Clock: o.Clock, Claim: claim})
 	o.Tools = agenttools.New
+	o.ConvFeatures = append(o.ConvFeatures, reload.New())
 	return core.NewCore(o)
 }
