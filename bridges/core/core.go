@@ -25,7 +25,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
-	"github.com/agentbridge/agentbridge/bridges/strangers"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -107,6 +106,10 @@ type CoreOptions struct {
 	// Ownership, when set, shares the conversations among replicas on one
 	// database (ownership.go); nil: this process runs them all.
 	Ownership ownership.Ownership
+	// Strangers answers a message from someone who may not talk to its
+	// bot (bridges/strangers: a private notice, at most hourly); nil: the
+	// message is only logged and counted.
+	Strangers Strangers
 	// ConvFeatures are the features with a part in each conversation's
 	// worker (bridges/reload), attached in this order (features.go).
 	ConvFeatures []ConvFeature
@@ -114,6 +117,12 @@ type CoreOptions struct {
 	// the commands that reach other conversations (!sessions, !resume)
 	// ask; default: one over Config and Store.
 	Access *access.Authority
+}
+
+// Strangers answers the message m of someone who may not talk to its bot
+// (never in the conversation), on the bot's adapter p.
+type Strangers interface {
+	Refuse(ctx context.Context, p bridges.Platform, m bridges.Inbound)
 }
 
 // Metrics are the core's Prometheus metrics (bridges/metrics). A nil
@@ -142,7 +151,6 @@ type Core struct {
 	convs     map[bridges.ConversationKey]*conversation
 	budgets   delivery.Budgets            // per channel (pacing)
 	waiting   delivery.Waiting            // outboxes waiting for their platform (outbox.go)
-	strangers *strangers.Notices          // who was told they may not talk to a bot
 	states    *connstate.Board            // connection state per bot
 	workers   sync.WaitGroup              // conversation queues and their helpers
 	bots      botRuns                     // each bot's adapter run, stoppable alone (features.go)
@@ -174,15 +182,14 @@ func NewCore(opts CoreOptions) *Core {
 		opts.Access = access.New(opts.Config, opts.Store)
 	}
 	return &Core{
-		src:       opts.Config,
-		st:        opts.Store,
-		pool:      opts.Pool,
-		log:       opts.Logger,
-		clock:     opts.Clock,
-		opts:      opts,
-		convs:     make(map[bridges.ConversationKey]*conversation),
-		states:    connstate.New(opts.Logger, opts.Clock.Now),
-		strangers: strangers.New(opts.Logger, opts.Clock.Now, opts.Metrics),
+		src:    opts.Config,
+		st:     opts.Store,
+		pool:   opts.Pool,
+		log:    opts.Logger,
+		clock:  opts.Clock,
+		opts:   opts,
+		convs:  make(map[bridges.ConversationKey]*conversation),
+		states: connstate.New(opts.Logger, opts.Clock.Now),
 	}
 }
 
@@ -342,7 +349,9 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	}
 	if !userAllowed(bot, m.UserID) {
 		log.Info("message refused: user not allowed")
-		c.strangers.Refuse(ctx, c.platform(m.Key.Bot), m)
+		if c.opts.Strangers != nil {
+			c.opts.Strangers.Refuse(ctx, c.platform(m.Key.Bot), m)
+		}
 		c.opts.Metrics.Message(m.Key.Bot, "refused")
 		return nil
 	}

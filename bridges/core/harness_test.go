@@ -24,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
+	"github.com/agentbridge/agentbridge/bridges/strangers"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -154,7 +155,8 @@ func start(t *testing.T, s setup) *harness {
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
 		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
-		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()}})
+		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
+		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics)})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.wrap != nil:
@@ -325,4 +327,12 @@ func (h *harness) streamWords(step chan<- string, clock *bridgetest.FakeClock, k
 	}
 	close(step)
 	return h.waitText(k, fmt.Sprintf("_%.1fs · $0.0123_", total.Seconds()))
+}
+
+// clockNow is c's Now, or time.Now for the core's default clock.
+func clockNow(c core.Clock) func() time.Time {
+	if c == nil {
+		return time.Now
+	}
+	return c.Now
 }

@@ -1,7 +1,8 @@
 // Package assemble makes the conversation core with the features every
 // bridge has: spending limits (bridges/spend), schedules
-// (bridges/schedule), the agents' bridge tools (bridges/agenttools) and
-// config reloads' part of each conversation (bridges/reload).
+// (bridges/schedule), the agents' bridge tools (bridges/agenttools),
+// config reloads' part of each conversation (bridges/reload) and the
+// notice to people who may not talk to a bot (bridges/strangers).
 // The running bridge (bridges/app) and the adapters' test kit
 // (bridges/bridgetest) both assemble their core here, so that a feature is
 // wired in one place. It sits below bridges/app because the adapters'
@@ -9,17 +10,22 @@
 package assemble
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
+	"github.com/agentbridge/agentbridge/bridges/strangers"
 )
 
 // Core is core.NewCore(o) with o's Spend, Scheduler and Tools set to the
-// bridge's features and reload.New() added to its ConvFeatures, made from o's Config, Store, Logger, Metrics and
+// bridge's features, Strangers set and reload.New() added to its
+// ConvFeatures, made from o's Config, Store, Logger, Metrics and
 // Clock (what those leave nil defaults as in the features). claim, when
 // set, claims each schedule firing so that of several replicas one fires
 // it (schedule.Options.Claim); nil for one bridge. The features that need
@@ -37,5 +43,10 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 		Clock: o.Clock, Claim: claim})
 	o.Tools = agenttools.New
 	o.ConvFeatures = append(o.ConvFeatures, reload.New())
+	now := time.Now
+	if o.Clock != nil {
+		now = o.Clock.Now
+	}
+	o.Strangers = strangers.New(cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), now, o.Metrics)
 	return core.NewCore(o)
 }
