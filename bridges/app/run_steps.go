@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
@@ -198,8 +199,8 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	bridgeCore := assemble.Core(core.CoreOptions{
 		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
-		Worktrees:   worktree.New(cfg, sandboxes, logger),
-		Transcriber: stt, Observer: hub, Ownership: reps.ownership(), Access: decide,
+		Worktrees: worktree.New(cfg, sandboxes, logger),
+		Files:     uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
 	}, reps.claimFiring())
 	r.core = bridgeCore
 	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger, Access: decide})

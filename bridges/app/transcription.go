@@ -3,14 +3,14 @@ package app
 import (
 	"fmt"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/transcribe"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 )
 
 // transcriber builds the core's Transcriber from config transcription;
 // nil (voice notes answered "not set up") when it is not configured.
-func transcriber(t config.Transcription) (core.Transcriber, error) {
+func transcriber(t config.Transcription) (uploads.Transcriber, error) {
 	if !t.Enabled() {
 		return nil, nil
 	}

@@ -2,31 +2,43 @@ package core
 
 import (
 	"context"
-	"log/slog"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/uploads"
 )
 
-// UploadsDir is where a session keeps the files people send (uploads.Dir).
-const UploadsDir = uploads.Dir
+// Files turns the files of a person's message into what the agent gets
+// (bridges/uploads: images as image blocks, voice notes transcribed, the
+// rest saved in the session's uploads directory); set as
+// CoreOptions.Files. Its methods run on the conversation's worker.
+type Files interface {
+	// Refuse reports whether the ledger message (msgID, text, quoted text,
+	// files) must not reach the agent — audio alone while no
+	// transcription is set up — once it told the conversation why.
+	Refuse(ctx context.Context, c Conv, msgID, text, quoted string, files []bridges.File) bool
+	// Fetch returns the images the agent gets and a note for every other
+	// file (saved under c.UploadsDir(), or not forwarded and why).
+	Fetch(ctx context.Context, c Conv, msgID string, files []bridges.File) ([]streamjson.Image, []string)
+	// Transcribes reports whether voice notes are transcribed.
+	Transcribes() bool
+}
 
-// Transcriber turns a voice note into text (uploads.Transcriber; wired as
-// CoreOptions.Transcriber).
-type Transcriber = uploads.Transcriber
+// UploadsDir is the directory, inside a session's private state
+// (data_dir/sessions/<id>), where the files people send are saved for the
+// agent (bridges/uploads); the sandbox lets the agent see it at the same
+// path.
+const UploadsDir = "uploads"
 
-// uploadHost is the conversation as the fetching of its files
-// (bridges/uploads) sees it; its methods run on the worker.
-type uploadHost struct{ cv *conversation }
+// Platform is the adapter of the conversation's bot.
+func (c Conv) Platform() bridges.Platform { return c.cv.platform }
 
-var _ uploads.Host = uploadHost{}
-
-func (h uploadHost) Log() *slog.Logger                    { return h.cv.log }
-func (h uploadHost) Platform() bridges.Platform           { return h.cv.platform }
-func (h uploadHost) Notice(ctx context.Context, t string) { h.cv.notice(ctx, t) }
-func (h uploadHost) Dir() string                          { return h.cv.uploadsDir() }
-func (h uploadHost) Transcriber() uploads.Transcriber     { return h.cv.core.opts.Transcriber }
+// UploadsDir is where the conversation's session keeps the files people
+// send (an absolute path), "" when the bridge keeps no session state (no
+// data_dir) or there is no session yet.
+func (c Conv) UploadsDir() string { return c.cv.uploadsDir() }
 
 // uploadsDir is where this conversation's session keeps uploads, "" when
 // the bridge keeps no session state (no data_dir).
@@ -39,4 +51,29 @@ func (cv *conversation) uploadsDir() string {
 		return ""
 	}
 	return dir
+}
+
+// encodeFiles stores a message's files in the ledger as JSON (nil when
+// none).
+func encodeFiles(files []bridges.File) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(files)
+	if err != nil {
+		return nil, fmt.Errorf("encode attachments: %w", err)
+	}
+	return b, nil
+}
+
+// decodeFiles reads a message's files back from the ledger.
+func decodeFiles(b []byte) []bridges.File {
+	if len(b) == 0 {
+		return nil
+	}
+	var files []bridges.File
+	if err := json.Unmarshal(b, &files); err != nil {
+		return nil
+	}
+	return files
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
-	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/queue"
@@ -96,10 +95,11 @@ type CoreOptions struct {
 	// true a git worktree each (bridges/worktree.New), as a spawn hook; nil: every
 	// agent works in its profile's workdir.
 	Worktrees Worktrees
-	// Transcriber transcribes voice notes (bridges/transcribe.New); Run
-	// refuses to start without it when the config has transcription. nil:
-	// voice notes are answered with "not set up" (attachments.go).
-	Transcriber Transcriber
+	// Files turns the files of people's messages into what the agent gets
+	// (bridges/uploads.New, with the transcriber of voice notes); Run
+	// refuses to start when the config has transcription and Files do not
+	// transcribe. nil: the agent gets the text of a message only.
+	Files Files
 	// Observer, when set, sees each conversation's agent events, notices
 	// and cards (bridges/handoff's attached terminals); nil: nobody.
 	Observer Observer
@@ -275,8 +275,8 @@ func (c *Core) checkWiring(platforms map[string]bridges.Platform) error {
 	if c.src == nil || c.cfg() == nil || c.st == nil || c.pool == nil {
 		return errors.New("run core: Config, Store and Pool are required")
 	}
-	if c.cfg().Transcription.Enabled() && c.opts.Transcriber == nil {
-		return errors.New("run core: the config has transcription but no Transcriber is wired")
+	if c.cfg().Transcription.Enabled() && (c.opts.Files == nil || !c.opts.Files.Transcribes()) {
+		return errors.New("run core: the config has transcription but no Files transcribe voice notes")
 	}
 	if len(c.cfg().Limits) > 0 && c.opts.Spend == nil {
 		return errors.New("run core: the config has spend limits but no Spend gate enforces them")
@@ -359,7 +359,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	if err != nil {
 		return notRecorded(m.MsgID, err)
 	}
-	files, err := uploads.Encode(m.Files)
+	files, err := encodeFiles(m.Files)
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
-	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -64,7 +63,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if m.Origin == OriginPerson && uploads.RefuseVoiceOff(ctx, uploadHost{cv}, m.ID, m.Text, m.Quoted, uploads.Decode(m.Files)) {
+		if m.Origin == OriginPerson && cv.core.opts.Files != nil && cv.core.opts.Files.Refuse(ctx, Conv{cv}, m.ID, m.Text, m.Quoted, decodeFiles(m.Files)) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
 			continue
 		}
@@ -122,9 +121,9 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	um := streamjson.UserMessage{UUID: m.ID, Text: render.QuotedPrefix(m.Quoted) + m.Text}
-	if files := uploads.Decode(m.Files); len(files) > 0 {
+	if files := decodeFiles(m.Files); len(files) > 0 && cv.core.opts.Files != nil {
 		var notes []string
-		um.Images, notes = uploads.Fetch(ctx, uploadHost{cv}, m.ID, files)
+		um.Images, notes = cv.core.opts.Files.Fetch(ctx, Conv{cv}, m.ID, files)
 		if len(notes) > 0 {
 			um.Text = strings.TrimSpace(um.Text + "\n\n" + strings.Join(notes, "\n"))
 		}

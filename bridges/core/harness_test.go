@@ -25,6 +25,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/strangers"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -156,7 +157,7 @@ func start(t *testing.T, s setup) *harness {
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
 		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
 		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
-		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics)})
+		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics), Files: uploads.New(nil)})
 	var asPlatform bridges.Platform = plat
 	switch {
 	case s.wrap != nil:

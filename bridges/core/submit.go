@@ -48,7 +48,7 @@ type Submission struct {
 	User     string // the author (a person), or the schedule's creator when a person made it, or ""
 	UserName string
 	Text     string
-	Files    []byte // uploads.Encode
+	Files    []byte // encodeFiles (attachments.go)
 	// ScheduleID says which schedule fired (OriginSchedule only).
 	ScheduleID int64
 	ReplyTo    string // the platform id of the message it quotes ("" = none)

@@ -2,7 +2,6 @@ package uploads
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -74,28 +73,4 @@ func Fetch(ctx context.Context, h Host, msgID string, files []bridges.File) ([]s
 		notes = append(notes, fmt.Sprintf("[attached file saved for you at %s (%s, %s)]", path, textcut.OrBlank(f.MimeType, "unknown type"), render.ByteSize(int64(len(data)))))
 	}
 	return imgs, notes
-}
-
-// Encode stores attachments in the ledger as JSON (nil when none).
-func Encode(files []bridges.File) ([]byte, error) {
-	if len(files) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(files)
-	if err != nil {
-		return nil, fmt.Errorf("encode attachments: %w", err)
-	}
-	return b, nil
-}
-
-// Decode reads attachments back from the ledger.
-func Decode(b []byte) []bridges.File {
-	if len(b) == 0 {
-		return nil
-	}
-	var files []bridges.File
-	if err := json.Unmarshal(b, &files); err != nil {
-		return nil
-	}
-	return files
 }

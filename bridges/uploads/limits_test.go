@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 )
 
@@ -55,7 +56,7 @@ func TestSaveOnlyUnderSessionRoot(t *testing.T) {
 		for _, msgID := range []string{"m1", "../m2", "../../m3", "/abs/m4", "a/b"} {
 			top := t.TempDir()
 			session := filepath.Join(top, "sessions", "s1")
-			dir := filepath.Join(session, uploads.Dir)
+			dir := filepath.Join(session, core.UploadsDir)
 			path, err := uploads.Save(dir, msgID, name, []byte("x"))
 			if err != nil {
 				t.Fatalf("Save(%q, %q): %v", msgID, name, err)

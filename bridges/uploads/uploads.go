@@ -17,11 +17,6 @@ import (
 	"strings"
 )
 
-// Dir is the directory, inside a session's private state
-// (data_dir/sessions/<id>), where the files people send are saved for the
-// agent; the sandbox lets the agent see it at the same path.
-const Dir = "uploads"
-
 // Size caps: what the agent gets at most.
 const (
 	// MaxImageBytes caps an image given to the agent as an image block.

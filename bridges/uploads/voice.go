@@ -11,7 +11,7 @@ import (
 )
 
 // Transcriber turns a voice note into text (bridges/transcribe.Client,
-// wired from config transcription as core.CoreOptions.Transcriber).
+// wired from config transcription into New).
 // Transcribe blocks for at most its own timeout; an empty transcript is an
 // error. It is called from a conversation's worker, only for the audio of
 // a person who may talk to the bot.

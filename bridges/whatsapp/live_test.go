@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -49,7 +50,7 @@ func startLive(t *testing.T) *liveEnv {
 
 // startLiveWith is startLive with the core's Transcriber tr (nil: voice
 // notes are not set up).
-func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
+func startLiveWith(t *testing.T, tr uploads.Transcriber) *liveEnv {
 	t.Helper()
 	testkit.RequireClaude(t)
 	srv := fakemodel.New(t)
@@ -91,7 +92,7 @@ func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(testkit.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := pool.New(log)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New, Transcriber: tr})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New, Files: uploads.New(tr)})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()

@@ -1,8 +1,9 @@
 // Package assemble makes the conversation core with the features every
 // bridge has: spending limits (bridges/spend), schedules
 // (bridges/schedule), the agents' bridge tools (bridges/agenttools),
-// config reloads' part of each conversation (bridges/reload) and the
-// notice to people who may not talk to a bot (bridges/strangers).
+// config reloads' part of each conversation (bridges/reload), the notice
+// to people who may not talk to a bot (bridges/strangers) and people's
+// files for the agent (bridges/uploads).
 // The running bridge (bridges/app) and the adapters' test kit
 // (bridges/bridgetest) both assemble their core here, so that a feature is
 // wired in one place. It sits below bridges/app because the adapters'
@@ -21,15 +22,16 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/schedule"
 	"github.com/agentbridge/agentbridge/bridges/spend"
 	"github.com/agentbridge/agentbridge/bridges/strangers"
+	"github.com/agentbridge/agentbridge/bridges/uploads"
 )
 
 // Core is core.NewCore(o) with o's Spend, Scheduler and Tools set to the
-// bridge's features, Strangers set and reload.New() added to its
-// ConvFeatures, made from o's Config, Store, Logger, Metrics and
+// bridge's features, Strangers set, Files set unless o sets them (with
+// its transcriber) and reload.New() added to its ConvFeatures, made from o's Config, Store, Logger, Metrics and
 // Clock (what those leave nil defaults as in the features). claim, when
 // set, claims each schedule firing so that of several replicas one fires
 // it (schedule.Options.Claim); nil for one bridge. The features that need
-// more than the core's options — worktrees, transcription, the hand-off
+// more than the core's options — worktrees, the hand-off
 // observer, replica ownership, the access decision — are the caller's
 // to set in o.
 func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bool, error)) *core.Core {
@@ -43,6 +45,9 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 		Clock: o.Clock, Claim: claim})
 	o.Tools = agenttools.New
 	o.ConvFeatures = append(o.ConvFeatures, reload.New())
+	if o.Files == nil {
+		o.Files = uploads.New(nil) // no transcription: voice notes are answered so
+	}
 	now := time.Now
 	if o.Clock != nil {
 		now = o.Clock.Now

@@ -17,7 +17,9 @@ import (
 // through bridgetest.RunCore) has the features registered here: someone
 // who may not talk to the bot is told so privately (bridges/strangers),
 // and config reloads have their part in each conversation
-// (bridges/reload: !status names the config generation in force).
+// (bridges/reload: !status names the config generation in force), and a
+// person's files reach bridges/uploads (a voice note without transcription
+// is answered so).
 func TestCoreHasTheBridgesFeatures(t *testing.T) {
 	cfg := &config.Config{
 		DataDir: t.TempDir(),
@@ -42,5 +44,14 @@ func TestCoreHasTheBridgesFeatures(t *testing.T) {
 	}
 	plat.WaitFor(t, k, 10*time.Second, "!status with the config generation", func(m bridgetest.Msg) bool {
 		return strings.Contains(m.Text, "config: generation 1")
+	})
+
+	voice := bridges.ConversationKey{Bot: "bot", Channel: "C1", Thread: "T2"}
+	if err := plat.Send(ctx, bridges.Inbound{Key: voice, MsgID: "m3", UserID: "alice",
+		Files: []bridges.File{{ID: "V1", Name: "note.ogg", MimeType: "audio/ogg", Voice: true, Size: 100}}}); err != nil {
+		t.Fatal(err)
+	}
+	plat.WaitFor(t, voice, 10*time.Second, "the voice note answered", func(m bridgetest.Msg) bool {
+		return strings.Contains(m.Text, "Voice notes are not set up")
 	})
 }
