@@ -106,7 +106,7 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 	if m.Origin != OriginPerson {
 		return false
 	}
-	l, p := commands.Parse(m.Text)
+	l, p := cv.core.commands.Parse(m.Text)
 	switch p {
 	case commands.OK:
 		cv.runCommand(ctx, m, l)

@@ -1,6 +1,7 @@
 // Package assemble makes the conversation core with the features every
-// bridge has: spending limits (bridges/spend), schedules
-// (bridges/schedule) and the agents' bridge tools (bridges/agenttools).
+// bridge has: spending limits (bridges/spend), scheduling (bridges/schedule:
+// its scheduler, its !schedule command and its agent tools) and the agents'
+// bridge tools (bridges/agenttools, with the features' tools registered).
 // The running bridge (bridges/app) and the adapters' test kit
 // (bridges/bridgetest) both assemble their core here, so that a feature is
 // wired in one place. It sits below bridges/app because the adapters'
@@ -16,14 +17,14 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/spend"
 )
 
-// Core is core.NewCore(o) with o's Spend, Scheduler and Tools set to the
-// bridge's features, made from o's Config, Store, Logger, Metrics and
-// Clock (what those leave nil defaults as in the features). claim, when
-// set, claims each schedule firing so that of several replicas one fires
-// it (schedule.Options.Claim); nil for one bridge. The features that need
-// more than the core's options — worktrees, transcription, the hand-off
-// observer, replica ownership, the access decision — are the caller's
-// to set in o.
+// Core is core.NewCore(o) with o's Spend, Scheduler, Commands and Tools
+// set to the bridge's features, made from o's Config, Store, Logger,
+// Metrics and Clock (what those leave nil defaults as in the features).
+// claim, when set, claims each schedule firing so that of several replicas
+// one fires it (the scheduler's Options.Claim); nil for one bridge. The
+// features that need more than the core's options — worktrees,
+// transcription, the hand-off observer, replica ownership, the access
+// decision — are the caller's to set in o.
 func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bool, error)) *core.Core {
 	var counter spend.Counter
 	var firings schedule.Counter
@@ -31,8 +32,10 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 		counter, firings = o.Metrics, o.Metrics
 	}
 	o.Spend = spend.New(o.Config, o.Store, counter)
-	o.Scheduler = schedule.New(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
+	sched := schedule.NewFeature(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
 		Clock: o.Clock, Claim: claim})
-	o.Tools = agenttools.New
+	o.Scheduler = sched.Scheduler()
+	o.Commands = append(o.Commands, sched.Commands()...)
+	o.Tools = agenttools.New(sched.Tools()...)
 	return core.NewCore(o)
 }
