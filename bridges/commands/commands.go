@@ -39,7 +39,6 @@ type Command struct {
 	Run func(ctx context.Context, c Conversation, who Author, l Line)
 }
 
-
 // Authority says who may run a command.
 type Authority int
 
