@@ -1,7 +1,8 @@
 // Package commands holds the chat commands ("!help", "!stop", "!model", …):
 // the one parser of a command line, the table where each command carries
-// its name, usage, help, authority and handler, the help text, and the
-// texts each command answers with. A command acts on the conversation it
+// its name, usage, help, authority and handler (the built-in ones, then
+// those a feature registers, e.g. bridges/schedule's "!schedule"), the
+// help text, and the texts each built-in command answers with. A command acts on the conversation it
 // was written in through Conversation, which the core implements on the
 // conversation's worker; this package never sees the core's internals.
 //

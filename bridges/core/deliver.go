@@ -38,7 +38,7 @@ const redeliveryNote = "[agentbridge: your previous turn was interrupted because
 
 // deliverPending walks the conversation's pending ledger messages in order:
 // a person's commands run at once (refused when written with unusual
-// characters, see commands.Parse), a person's replies that answer an
+// characters, see commands.Table.Parse), a person's replies that answer an
 // open card decide it, and everything else — every message a schedule or
 // the bridge originated included, whatever its text — is written to the
 // agent as soon as a session is live.
