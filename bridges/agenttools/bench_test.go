@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // benchConv is a ToolConversation that accepts every post.
@@ -25,21 +26,19 @@ func (benchConv) Hidden() []string                              { return nil }
 func (benchConv) UploadLimit() (int64, bool)                    { return 0, false }
 func (benchConv) PostText(context.Context, string) (int, error) { return 1, nil }
 func (benchConv) Upload(context.Context, bridges.Upload) error  { return nil }
-func (benchConv) ScheduleNote() string                          { return "" }
-func (benchConv) ListSchedules(context.Context) (string, error) { return "", nil }
 func (benchConv) ToolCalled(string, string)                     {}
-func (benchConv) CancelSchedule(context.Context, int64) (string, error) {
-	return "", nil
-}
-func (benchConv) RequestSchedule(context.Context, toolconv.ScheduleAsk) (string, error) {
-	return "", nil
+func (benchConv) ConvID() string                                { return "conv-1" }
+func (benchConv) Profile() *profile.Agent                       { return &profile.Agent{Name: "coder"} }
+func (benchConv) Owner() string                                 { return "" }
+func (benchConv) AskApproval(context.Context, toolconv.Approval) error {
+	return toolconv.ErrNoWorker
 }
 
 // BenchmarkAgentToolCall: the tool server's side of one send_message call
 // of the agent: the JSON-RPC tools/call through the MCP server (mcp-go),
 // logging and counting, the JSON-RPC answer (the core's post is faked).
 func BenchmarkAgentToolCall(b *testing.B) {
-	tools := agenttools.New(benchConv{workdir: b.TempDir()})
+	tools := agenttools.New().Server(benchConv{workdir: b.TempDir()})
 	ctx := context.Background()
 	for _, m := range []string{
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.330"}}}`,

@@ -1,9 +1,11 @@
-// Package agenttools is the bridge's MCP server for the agent: the tools
-// send_message, send_file, schedule, list_schedules and cancel_schedule,
-// served in-process to one conversation's agent process. It acts through
-// the narrow Conversation the core hands it, never through *core.Core, and
-// never imports the core (the core imports this package for the seam);
-// bridges/app/assemble wires it in as core.CoreOptions.Tools = agenttools.New.
+// Package agenttools is the bridge's MCP server for the agent: the
+// built-in tools send_message and send_file, and the tools a feature
+// registers (Tool: bridges/schedule's schedule, list_schedules and
+// cancel_schedule), served in-process to one conversation's agent process.
+// It acts through the narrow Conversation the core hands it, never through
+// *core.Core, and never imports the core (the core imports this package's
+// toolconv for the seam); bridges/app/assemble wires it in as
+// core.CoreOptions.Tools = agenttools.New(feature tools...).
 package agenttools
 
 import (
@@ -26,6 +28,46 @@ import (
 // toolCallTimeout bounds one tool call (an upload of a large file included).
 const toolCallTimeout = 2 * time.Minute
 
+// Tool is an agent tool a feature registers (New): it acts, like the
+// built-in ones, on the one conversation whose agent process it serves.
+type Tool struct {
+	// Name is the tool's name (the agent sees mcp__bridge__NAME).
+	Name string
+	// Define is the tool's MCP definition for conv's agent process (its
+	// description may depend on the conversation's profile).
+	Define func(conv toolconv.Conversation) mcp.Tool
+	// Handle carries a call out and returns the tool's answer; errors
+	// wrapping toolconv.ErrRefused are refusals.
+	Handle func(ctx context.Context, conv toolconv.Conversation, req mcp.CallToolRequest) (string, error)
+	// Detail is what a call acts on, for its tool line (toolconv.Tool).
+	Detail func(in map[string]any, workdir string) string
+}
+
+// Tools are the bridge's agent tools: the built-in ones, then the ones
+// features registered. *Tools is the core's AgentTools.
+type Tools struct{ extra []Tool }
+
+// New is the built-in tools (send_message, send_file) followed by extra,
+// in that order.
+func New(extra ...Tool) *Tools { return &Tools{extra: extra} }
+
+// List is the tools' names and tool lines, in the order the agent sees
+// them (core.AgentTools).
+func (ts *Tools) List() toolconv.Tools {
+	out := toolconv.Tools{
+		{Name: toolconv.ToolSendMessage, Detail: func(in map[string]any, _ string) string {
+			return render.FirstLine(render.Str(in, "text"))
+		}},
+		{Name: toolconv.ToolSendFile, Detail: func(in map[string]any, workdir string) string {
+			return render.RelPath(render.Str(in, "path"), workdir)
+		}},
+	}
+	for _, t := range ts.extra {
+		out = append(out, toolconv.Tool{Name: t.Name, Detail: t.Detail})
+	}
+	return out
+}
+
 // Server is the bridge's MCP server for one conversation's agent process
 // (served in-process over the CLI's stdin/stdout, see agent.MCPServer).
 // Every tool acts on that conversation only, so the CLI runs them without
@@ -39,13 +81,13 @@ type Server struct {
 	srv     *server.MCPServer
 }
 
-// Server is also a core.WorkdirMover and New a core.AgentTools (guarded
-// in tools_test.go: this package does not import the core).
+// Server is also a core.WorkdirMover and *Tools a core.AgentTools
+// (guarded in tools_test.go: this package does not import the core).
 var _ agent.MCPServer = (*Server)(nil)
 
-// New builds the tool server for conv's next agent process
+// Server builds the tool server for conv's next agent process
 // (core.AgentTools).
-func New(conv toolconv.Conversation) agent.MCPServer {
+func (ts *Tools) Server(conv toolconv.Conversation) agent.MCPServer {
 	t := &Server{conv: conv, workdir: conv.Workdir(), hidden: conv.Hidden(), log: conv.Log()}
 	t.srv = server.NewMCPServer("agentbridge", "1", server.WithToolCapabilities(false), server.WithRecovery(),
 		server.WithInstructions("Tools of the chat bridge you are reached through. They act on the current chat conversation only."))
@@ -67,24 +109,9 @@ func New(conv toolconv.Conversation) agent.MCPServer {
 		mcp.WithString("comment", mcp.Description("Optional message shown with the file (Markdown).")),
 		mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false),
 	), t.sendFile)
-	add(mcp.NewTool(toolconv.ToolSchedule,
-		mcp.WithDescription("Schedule a prompt to be sent to you in this conversation on a cron schedule, "+
-			"e.g. to check on something every morning. "+conv.ScheduleNote()),
-		mcp.WithString("cron", mcp.Required(), mcp.Description(`Five-field cron expression: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"; or @daily, @hourly.`)),
-		mcp.WithString("prompt", mcp.Required(), mcp.Description("What you will be asked at each run.")),
-		mcp.WithString("tz", mcp.Description("IANA time zone of the cron expression, e.g. Europe/Berlin; default the bridge's local time.")),
-		mcp.WithString("name", mcp.Description("Short name shown with each run; default the start of the prompt.")),
-		mcp.WithOpenWorldHintAnnotation(false),
-	), t.schedule)
-	add(mcp.NewTool(toolconv.ToolListSchedules,
-		mcp.WithDescription("List the schedules of this conversation (made in the chat or by you) with their ids and next runs."),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
-	), t.listSchedules)
-	add(mcp.NewTool(toolconv.ToolCancelSchedule,
-		mcp.WithDescription("Cancel a schedule of this conversation by its id (see list_schedules)."),
-		mcp.WithNumber("id", mcp.Required(), mcp.Description("The schedule's id.")),
-		mcp.WithDestructiveHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
-	), t.cancelSchedule)
+	for _, x := range ts.extra {
+		add(x.Define(conv), func(ctx context.Context, req mcp.CallToolRequest) (string, error) { return x.Handle(ctx, conv, req) })
+	}
 	return t
 }
 
@@ -139,28 +166,4 @@ func (t *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (stri
 		return "", err
 	}
 	return "Posted in the conversation.", nil
-}
-
-func (t *Server) schedule(ctx context.Context, req mcp.CallToolRequest) (string, error) {
-	cron, err := req.RequireString("cron")
-	if err != nil {
-		return "", fmt.Errorf("%w: cron is required", toolconv.ErrRefused)
-	}
-	prompt, err := req.RequireString("prompt")
-	if err != nil {
-		return "", fmt.Errorf("%w: prompt is required", toolconv.ErrRefused)
-	}
-	return t.conv.RequestSchedule(ctx, toolconv.ScheduleAsk{Name: req.GetString("name", ""), Cron: cron, TZ: req.GetString("tz", ""), Prompt: prompt})
-}
-
-func (t *Server) listSchedules(ctx context.Context, _ mcp.CallToolRequest) (string, error) {
-	return t.conv.ListSchedules(ctx)
-}
-
-func (t *Server) cancelSchedule(ctx context.Context, req mcp.CallToolRequest) (string, error) {
-	id, err := req.RequireFloat("id")
-	if err != nil || id != float64(int64(id)) {
-		return "", fmt.Errorf("%w: id must be a schedule's number", toolconv.ErrRefused)
-	}
-	return t.conv.CancelSchedule(ctx, int64(id))
 }

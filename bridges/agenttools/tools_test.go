@@ -15,10 +15,10 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
-// The server is the core's WorkdirMover and New its AgentTools.
+// The server is the core's WorkdirMover and New's tools its AgentTools.
 var (
 	_ core.WorkdirMover = (*agenttools.Server)(nil)
-	_ core.AgentTools   = agenttools.New
+	_ core.AgentTools   = agenttools.New()
 )
 
 // recordingConv is a Conversation that records what the tools did
@@ -80,7 +80,7 @@ func TestToolsActThroughTheConversation(t *testing.T) {
 	for _, uploads := range []bool{true, false} {
 		t.Run(fmt.Sprintf("uploads=%v", uploads), func(t *testing.T) {
 			conv := &recordingConv{benchConv: benchConv{workdir: dir}, uploads: uploads}
-			srv := agenttools.New(conv)
+			srv := agenttools.New().Server(conv)
 			got := call(t, srv, toolconv.ToolSendFile, map[string]any{"path": "notes.go", "comment": "here"})
 			switch {
 			case uploads && (len(conv.files) != 1 || conv.files[0].Name != "notes.go" || conv.files[0].Comment != "here" || len(conv.posts) != 0):

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config/policy"
 )
 
@@ -19,7 +19,7 @@ const (
 	cardPermission cardKind = iota // may the tool run?
 	cardQuestion                   // AskUserQuestion
 	cardPlan                       // ExitPlanMode
-	cardSchedule                   // a schedule the agent asks for (schedule.go); the CLI waits for nothing
+	cardApproval                   // something a feature asks people to approve for the agent (approval.go); the CLI waits for nothing
 )
 
 // card is an open permission request shown in the thread.
@@ -37,14 +37,14 @@ type card struct {
 	grants      []policy.Rule      // what "Always allow" stores for the conversation (see grants.AlwaysPermissions)
 	questions   []render.Question  // cardQuestion
 	picked      [][]bool           // cardQuestion: selected options per question
-	schedule    *schedreq.Request  // cardSchedule: what approving it creates
+	approval    *toolconv.Approval // cardApproval: what deciding it does
 	intro       string             // cardQuestion: text above the questions (an elicitation's server and message)
 	elicit      *render.ElicitForm // cardQuestion showing an MCP elicitation (elicit.go); nil for AskUserQuestion
 }
 
 // answersCLI reports whether the CLI waits for the card's decision (every
-// card but a schedule the agent asks for).
-func (cd *card) answersCLI() bool { return cd.kind != cardSchedule }
+// card but an approval a feature asks for).
+func (cd *card) answersCLI() bool { return cd.kind != cardApproval }
 
 // message renders the open card (render.CardMessage); a permission card
 // notes what Always allow does.
@@ -64,8 +64,8 @@ func (cd *card) buttons() []bridges.Button {
 	switch cd.kind {
 	case cardPlan:
 		return render.PlanButtons()
-	case cardSchedule:
-		return render.ScheduleButtons()
+	case cardApproval:
+		return cd.approval.Buttons
 	case cardQuestion:
 		bs := render.QuestionButtons(cd.questions, cd.picked)
 		if cd.elicit != nil {

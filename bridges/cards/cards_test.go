@@ -14,7 +14,6 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -94,10 +93,6 @@ func (h *host) Respond(_ context.Context, id string, d streamjson.Decision) erro
 	return nil
 }
 func (h *host) RespondElicitation(context.Context, string, string, map[string]any) error { return nil }
-func (h *host) AddSchedule(context.Context, schedreq.Request) (store.Schedule, error) {
-	return store.Schedule{}, fmt.Errorf("no schedules here")
-}
-
 func (h *host) ask(ctx context.Context, s *cards.Set, id, cmd string) {
 	s.OnPermission(ctx, streamjson.PermissionRequest{RequestID: id, ToolName: "Bash", Input: json.RawMessage(`{"command":"` + cmd + `"}`)})
 }

@@ -1,9 +1,10 @@
 // Package cards is the card machinery of a conversation: the permission,
-// plan, question, MCP-elicitation and schedule cards the agent's requests
-// become — opening them, clicks and typed answers, who may decide
-// (fail-closed: the turn's requesters, approvers and admins), the
-// decisions sent back to the CLI, the audit trail, "Always allow" grants
-// and expiry. It acts through Host, which the conversation's worker
+// plan, question and MCP-elicitation cards the agent's requests become,
+// and the approval cards a feature asks for on the agent's behalf
+// (OpenApproval, e.g. bridges/schedule's schedule the agent asks for) —
+// opening them, clicks and typed answers, who may decide (fail-closed:
+// the turn's requesters, approvers and admins), the decisions sent back
+// to the CLI, the audit trail, "Always allow" grants and expiry. It acts through Host, which the conversation's worker
 // implements (bridges/core); it never imports the core.
 package cards
 
@@ -16,7 +17,6 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -88,9 +88,6 @@ type Host interface {
 	// ToolInput is the input of the turn's tool call toolUseID (nil if
 	// unknown).
 	ToolInput(toolUseID string) json.RawMessage
-	// AddSchedule checks, stores and arms a schedule an approved card
-	// creates; refusals wrap schedreq.ErrRefused.
-	AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error)
 }
 
 // Store is what the cards read and write (*store.Store implements it).
@@ -132,8 +129,8 @@ func (s *Set) Operator(ctx context.Context, a bridges.Action) string {
 		return "This request is no longer open."
 	case cd.kind == cardQuestion:
 		return "Questions are answered in the conversation."
-	case cd.kind == cardSchedule:
-		return s.decideSchedule(ctx, cd, a.Choice, who)
+	case cd.kind == cardApproval:
+		return s.decideApproval(ctx, cd, a.Choice, who)
 	default:
 		return s.decide(ctx, cd, a.Choice, who)
 	}

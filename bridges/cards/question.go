@@ -159,7 +159,7 @@ func (s *Set) AnswerFromText(ctx context.Context, m store.InboxMessage) bool {
 	}
 	cd := quoted
 	if m.ReplyTo == "" {
-		cd = s.newestCard(cardPermission, cardPlan, cardSchedule)
+		cd = s.newestCard(cardPermission, cardPlan, cardApproval)
 	}
 	if cd == nil || cd.kind == cardQuestion {
 		return false // no card, or the reply quotes a message that is none
@@ -177,8 +177,8 @@ func (s *Set) AnswerFromText(ctx context.Context, m store.InboxMessage) bool {
 		return true
 	}
 	decide := s.decide
-	if cd.kind == cardSchedule {
-		decide = s.decideSchedule
+	if cd.kind == cardApproval {
+		decide = s.decideApproval
 	}
 	if problem := decide(ctx, cd, choice, who); problem != "" {
 		s.h.Notice(ctx, problem)

@@ -16,7 +16,7 @@ import (
 // card that cannot be posted is denied at once (nobody could answer it).
 func (s *Set) openCard(ctx context.Context, cd *card) {
 	cd.requesters = s.h.Requesters()
-	if run := s.h.ScheduledRun(); run != "" && cd.kind != cardSchedule {
+	if run := s.h.ScheduledRun(); run != "" && cd.kind != cardApproval {
 		cd.body += "\n_⏰ Asked during a run of schedule " + run + ": " + deciderText(cd.requesters) + " may decide._"
 	}
 	s.seq++
@@ -65,8 +65,8 @@ func (s *Set) OnAction(ctx context.Context, a bridges.Action) {
 	switch cd.kind {
 	case cardQuestion:
 		problem = s.clickQuestion(ctx, cd, a.Choice, who)
-	case cardSchedule:
-		problem = s.decideSchedule(ctx, cd, a.Choice, who)
+	case cardApproval:
+		problem = s.decideApproval(ctx, cd, a.Choice, who)
 	default:
 		problem = s.decide(ctx, cd, a.Choice, who)
 	}
@@ -120,8 +120,8 @@ func (s *Set) Expire(ctx context.Context, id string) {
 	switch cd.kind {
 	case cardQuestion:
 		msg = "The user did not answer within " + wait + ". Continue without the answer or ask again later."
-	case cardSchedule:
-		msg = "Nobody approved the schedule within " + wait + ", so none was created."
+	case cardApproval:
+		msg = cd.approval.Expired(wait)
 	}
 	if cd.answersCLI() {
 		s.respond(ctx, id, streamjson.Decision{Message: msg})

@@ -2,11 +2,8 @@ package commands
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // caseVariants are ways of writing word in other cases.
@@ -31,28 +28,28 @@ func caseVariants(word string) []string {
 func TestCommandCaseSameForAuthorityAndDispatch(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeConv(t)
-	for _, cmd := range table() {
-		lines := []string{cmd.name}
-		if cmd.adminArg != "" {
-			lines = append(lines, cmd.name+" "+cmd.adminArg+" 1")
+	for _, cmd := range testTable.cmds {
+		lines := []string{cmd.Name}
+		if cmd.AdminArg != "" {
+			lines = append(lines, cmd.Name+" "+cmd.AdminArg+" 1")
 		}
 		for _, line := range lines {
-			ref, p := Parse("!" + line)
-			if p != OK || ref.Name != cmd.name {
-				t.Fatalf("Parse(%q) = %+v, %v", "!"+line, ref, p)
+			ref, p := testTable.Parse("!" + line)
+			if p != OK || ref.Name != cmd.Name {
+				t.Fatalf("testTable.Parse(%q) = %+v, %v", "!"+line, ref, p)
 			}
 			for _, user := range []string{"bob", "dave"} { // a stranger, an admin
-				want := refusal(ctx, f, "m1", Author{ID: user}, ref)
+				want := testTable.refusal(ctx, f, "m1", Author{ID: user}, ref)
 				for _, v := range caseVariants(line) {
-					l, p := Parse("!" + v)
-					if p != OK || l.Name != cmd.name {
-						t.Errorf("Parse(%q) = %+v, %v; want the command %s", "!"+v, l, p, cmd.name)
+					l, p := testTable.Parse("!" + v)
+					if p != OK || l.Name != cmd.Name {
+						t.Errorf("testTable.Parse(%q) = %+v, %v; want the command %s", "!"+v, l, p, cmd.Name)
 						continue
 					}
-					if _, ok := lookup(l.Name); !ok {
+					if _, ok := testTable.lookup(l.Name); !ok {
 						t.Errorf("%q: no handler for %q", v, l.Name)
 					}
-					if got := refusal(ctx, f, "m1", Author{ID: user}, l); got != want {
+					if got := testTable.refusal(ctx, f, "m1", Author{ID: user}, l); got != want {
 						t.Errorf("%q by %s: refusal %q, want %q as for %q", v, user, got, want, line)
 					}
 				}
@@ -61,27 +58,9 @@ func TestCommandCaseSameForAuthorityAndDispatch(t *testing.T) {
 	}
 	// The admin argument in any case needs an admin.
 	for _, v := range caseVariants("rm") {
-		l, _ := Parse("!rules " + v + " 1")
-		if got := refusal(ctx, f, "m1", Author{ID: "bob"}, l); got != "⛔ !rules rm is for admins only." {
+		l, _ := testTable.Parse("!rules " + v + " 1")
+		if got := testTable.refusal(ctx, f, "m1", Author{ID: "bob"}, l); got != "⛔ !rules rm is for admins only." {
 			t.Errorf("!rules %s 1 by a non-admin: refusal %q", v, got)
-		}
-	}
-}
-
-// TestScheduleSubcommandCase: "!schedule RM N" removes like "rm".
-func TestScheduleSubcommandCase(t *testing.T) {
-	ctx := context.Background()
-	for _, v := range caseVariants("rm")[1:] {
-		f := newFakeConv(t)
-		sc, err := f.st.AddSchedule(ctx, store.Schedule{Source: store.ScheduleFromChat, Name: "mine",
-			Key: store.ConversationKey(f.key), Cron: "0 9 * * *", TZ: "UTC", Prompt: "x", CreatedBy: "alice", ConversationID: "conv-1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, _ := Parse("!schedule " + v + " " + strconv.FormatInt(sc.ID, 10))
-		Run(ctx, f, "m1", Author{ID: "alice"}, l)
-		if len(f.removed) != 1 || len(f.notices) != 1 || !strings.HasPrefix(f.notices[0], "🗑 Removed schedule #") {
-			t.Errorf("!schedule %s: notices %q, removed %v", v, f.notices, f.removed)
 		}
 	}
 }

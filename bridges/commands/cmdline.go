@@ -65,26 +65,26 @@ const CharsRefusal = "⛔ That command was not run: it contains a tab, a no-brea
 // direction marks: Unicode category Cf) were removed or read as a space,
 // and that contains any such character, is refused as a whole
 // (Refused): no reading of it runs anything. Everything else is an ordinary message.
-func Parse(text string) (Line, Parsed) {
+func (t *Table) Parse(text string) (Line, Parsed) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	if strings.IndexFunc(text, unusualCommandRune) >= 0 {
 		for _, invisible := range []rune{-1, ' '} {
-			if name, ok := commandName(normaliseCommand(text, invisible)); ok {
+			if name, ok := t.commandName(normaliseCommand(text, invisible)); ok {
 				return Line{Name: name}, Refused
 			}
 		}
 		return Line{}, NotCommand
 	}
-	if _, ok := commandName(text); !ok {
+	if _, ok := t.commandName(text); !ok {
 		return Line{}, NotCommand // an empty text (a voice note, a file) included
 	}
-	t := strings.Trim(text, " \n")
-	t = t[len(bridges.CommandPrefix):]
-	word, rest := t, ""
-	if i := strings.IndexAny(t, " \n"); i >= 0 {
-		word, rest = t[:i], t[i:]
+	line := strings.Trim(text, " \n")
+	line = line[len(bridges.CommandPrefix):]
+	word, rest := line, ""
+	if i := strings.IndexAny(line, " \n"); i >= 0 {
+		word, rest = line[:i], line[i:]
 	}
-	name, ok := commandName(bridges.CommandPrefix + word)
+	name, ok := t.commandName(bridges.CommandPrefix + word)
 	if !ok {
 		return Line{}, NotCommand // cannot happen: text has no unusual rune
 	}
@@ -93,20 +93,18 @@ func Parse(text string) (Line, Parsed) {
 
 // commandName returns the known command that text (starting with the
 // prefix after optional spaces) names by its first word.
-func commandName(text string) (string, bool) {
-	t := strings.TrimLeft(text, " \n")
-	if !strings.HasPrefix(t, bridges.CommandPrefix) {
+func (t *Table) commandName(text string) (string, bool) {
+	w := strings.TrimLeft(text, " \n")
+	if !strings.HasPrefix(w, bridges.CommandPrefix) {
 		return "", false
 	}
-	t = t[len(bridges.CommandPrefix):]
-	if i := strings.IndexAny(t, " \n"); i >= 0 {
-		t = t[:i]
+	w = w[len(bridges.CommandPrefix):]
+	if i := strings.IndexAny(w, " \n"); i >= 0 {
+		w = w[:i]
 	}
-	word := strings.ToLower(t)
-	for _, c := range table() {
-		if c.name == word {
-			return word, true
-		}
+	word := strings.ToLower(w)
+	if _, ok := t.lookup(word); ok {
+		return word, true
 	}
 	return "", false
 }

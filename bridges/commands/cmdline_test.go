@@ -42,12 +42,12 @@ func TestParseCommandLine(t *testing.T) {
 		{"tab\tin a message", NotCommand, "", nil},
 	}
 	for _, tt := range tests {
-		l, p := Parse(tt.in)
+		l, p := testTable.Parse(tt.in)
 		if p != tt.want || l.Name != tt.name || tt.want == OK && !slices.Equal(l.Args, tt.args) {
-			t.Errorf("Parse(%q) = %+v %v, want %v %q %q", tt.in, l, p, tt.want, tt.name, tt.args)
+			t.Errorf("testTable.Parse(%q) = %+v %v, want %v %q %q", tt.in, l, p, tt.want, tt.name, tt.args)
 		}
 	}
-	l, _ := Parse("!schedule add \"0 9 * * 1-5\" tz=UTC  summarise\nthe day ")
+	l, _ := testTable.Parse("!schedule add \"0 9 * * 1-5\" tz=UTC  summarise\nthe day ")
 	if got := l.After(1); got != "\"0 9 * * 1-5\" tz=UTC  summarise\nthe day" {
 		t.Errorf("After(1) = %q", got)
 	}

@@ -1,7 +1,8 @@
 // Package commands holds the chat commands ("!help", "!stop", "!model", …):
 // the one parser of a command line, the table where each command carries
-// its name, usage, help, authority and handler, the help text, and the
-// texts each command answers with. A command acts on the conversation it
+// its name, usage, help, authority and handler (the built-in ones, then
+// those a feature registers, e.g. bridges/schedule's "!schedule"), the
+// help text, and the texts each built-in command answers with. A command acts on the conversation it
 // was written in through Conversation, which the core implements on the
 // conversation's worker; this package never sees the core's internals.
 //
@@ -19,22 +20,24 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access"
 )
 
-// command is one chat command. Commands run when the worker reaches them in
-// the ledger; they are never sent to the agent.
-type command struct {
-	name  string
-	usage string
-	help  string
-	who   Authority // who may run it
-	// adminArg, when set, is a first argument word that makes the command
+// Command is one chat command: a built-in one of this package, or one a
+// feature registers (NewTable, e.g. bridges/schedule's !schedule).
+// Commands run when the worker reaches them in the ledger; they are never
+// sent to the agent.
+type Command struct {
+	Name  string // lower case, without the prefix
+	Usage string // the arguments as !help shows them ("" for none)
+	Help  string
+	Who   Authority // who may run it
+	// AdminArg, when set, is a first argument word that makes the command
 	// admin-only (e.g. "rm" for "!rules rm N").
-	adminArg string
-	// argWho, when set, is the authority the command needs when given an
+	AdminArg string
+	// ArgWho, when set, is the authority the command needs when given an
 	// argument (e.g. "!agent NAME" moves the conversation; "!agent" only
 	// lists).
-	argWho Authority
-	// run carries the command out; the author's authority was checked.
-	run func(ctx context.Context, c Conversation, who Author, l Line)
+	ArgWho Authority
+	// Run carries the command out; the author's authority was checked.
+	Run func(ctx context.Context, c Conversation, who Author, l Line)
 }
 
 // Authority says who may run a command.
@@ -46,61 +49,74 @@ const (
 	Admins                        // the bot's admins; disabled when it has none
 )
 
-// table lists the chat commands in help order.
-func table() []command {
-	return []command{
-		{name: "help", help: "show this help", run: runHelp},
-		{name: "stop", help: "interrupt the running turn", who: Participants, run: runStop},
-		{name: "new", help: "start a fresh session (the agent forgets this conversation)", who: Participants, run: runNew},
-		{name: "agent", usage: "[NAME]", help: "list this bot's agent profiles; `NAME` moves this conversation to that profile, where it starts fresh (participants and admins)",
-			argWho: Participants, run: runAgent},
-		{name: "model", usage: "NAME|default", help: "switch the model for this conversation", who: Admins, run: runModel},
-		{name: "mode", usage: "default|acceptEdits|plan", help: "set the permission mode for this conversation", who: Admins, run: runMode},
-		{name: "rules", usage: "[rm N]", help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", adminArg: "rm",
-			run: func(ctx context.Context, c Conversation, who Author, l Line) { c.Rules(ctx, l.Args, who) }},
-		{name: "cost", help: "show the cost of this conversation and of the bot, and the budget you have left", run: runCost},
-		{name: "status", help: "show the session, whether the agent is live, queue and pending approvals",
-			run: func(ctx context.Context, c Conversation, who Author, _ Line) { c.Notice(ctx, c.Status(ctx, who)) }},
-		{name: "sessions", help: "list this channel's sessions (ID, last activity, cost, first prompt)", run: runSessions},
-		{name: "handoff", help: "tell me, privately, how to continue this conversation in a terminal", who: Participants, run: runHandoff},
-		{name: "resume", usage: "ID", help: "continue an older session of this channel in this (new) thread", run: runResume},
-		scheduleCommand(),
+// builtins lists the built-in chat commands in help order.
+func builtins() []Command {
+	return []Command{
+		{Name: "help", Help: "show this help"}, // Run: the table's runHelp
+		{Name: "stop", Help: "interrupt the running turn", Who: Participants, Run: runStop},
+		{Name: "new", Help: "start a fresh session (the agent forgets this conversation)", Who: Participants, Run: runNew},
+		{Name: "agent", Usage: "[NAME]", Help: "list this bot's agent profiles; `NAME` moves this conversation to that profile, where it starts fresh (participants and admins)",
+			ArgWho: Participants, Run: runAgent},
+		{Name: "model", Usage: "NAME|default", Help: "switch the model for this conversation", Who: Admins, Run: runModel},
+		{Name: "mode", Usage: "default|acceptEdits|plan", Help: "set the permission mode for this conversation", Who: Admins, Run: runMode},
+		{Name: "rules", Usage: "[rm N]", Help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", AdminArg: "rm",
+			Run: func(ctx context.Context, c Conversation, who Author, l Line) { c.Rules(ctx, l.Args, who) }},
+		{Name: "cost", Help: "show the cost of this conversation and of the bot, and the budget you have left", Run: runCost},
+		{Name: "status", Help: "show the session, whether the agent is live, queue and pending approvals",
+			Run: func(ctx context.Context, c Conversation, who Author, _ Line) { c.Notice(ctx, c.Status(ctx, who)) }},
+		{Name: "sessions", Help: "list this channel's sessions (ID, last activity, cost, first prompt)", Run: runSessions},
+		{Name: "handoff", Help: "tell me, privately, how to continue this conversation in a terminal", Who: Participants, Run: runHandoff},
+		{Name: "resume", Usage: "ID", Help: "continue an older session of this channel in this (new) thread", Run: runResume},
 	}
+}
+
+// Table is the chat commands of a bridge: the built-in ones, then the ones
+// features registered, in help order. It is read-only once made.
+type Table struct{ cmds []Command }
+
+// NewTable is the built-in commands followed by extra (a feature's), in
+// that order; an extra command never replaces a built-in one of the same
+// name (the first of a name wins).
+func NewTable(extra ...Command) *Table {
+	t := &Table{}
+	t.cmds = append(builtins(), extra...)
+	t.cmds[0].Run = t.runHelp
+	return t
 }
 
 // required is the authority running c as l needs.
-func (c command) required(l Line) Authority {
-	if c.adminArg != "" && strings.EqualFold(l.Arg(0), c.adminArg) {
+func (c Command) required(l Line) Authority {
+	if c.AdminArg != "" && strings.EqualFold(l.Arg(0), c.AdminArg) {
 		return Admins
 	}
-	if len(l.Args) > 0 && c.argWho > c.who {
-		return c.argWho
+	if len(l.Args) > 0 && c.ArgWho > c.Who {
+		return c.ArgWho
 	}
-	return c.who
+	return c.Who
 }
 
 // lookup returns the command named name.
-func lookup(name string) (command, bool) {
-	for _, c := range table() {
-		if c.name == name {
+func (t *Table) lookup(name string) (Command, bool) {
+	for _, c := range t.cmds {
+		if c.Name == name {
 			return c, true
 		}
 	}
-	return command{}, false
+	return Command{}, false
 }
 
 // Run executes command l, which who wrote (in ledger message msgID) in
 // conversation c, if who may run it; otherwise it tells why not. It runs
 // on the conversation's worker.
-func Run(ctx context.Context, c Conversation, msgID string, who Author, l Line) {
-	if refusal := refusal(ctx, c, msgID, who, l); refusal != "" {
+func (t *Table) Run(ctx context.Context, c Conversation, msgID string, who Author, l Line) {
+	if refusal := t.refusal(ctx, c, msgID, who, l); refusal != "" {
 		c.Log().Info("command refused", "command", l.Name, "user", who.ID)
 		c.Notice(ctx, refusal)
 		return
 	}
 	c.Log().Info("command", "command", l.Name, "args", l.Args, "user", who.ID)
-	cmd, _ := lookup(l.Name)
-	cmd.run(ctx, c, who, l)
+	cmd, _ := t.lookup(l.Name)
+	cmd.Run(ctx, c, who, l)
 }
 
 // refusal returns why who (the author of ledger message msgID) may not run
@@ -108,15 +124,15 @@ func Run(ctx context.Context, c Conversation, msgID string, who Author, l Line) 
 // disabled when the bot has none); participant commands need an admin or
 // someone who wrote in this conversation before (see
 // convstore.Store.IsParticipant). An unknown name is refused (fail closed).
-func refusal(ctx context.Context, c Conversation, msgID string, who Author, l Line) string {
-	cmd, ok := lookup(l.Name)
+func (t *Table) refusal(ctx context.Context, c Conversation, msgID string, who Author, l Line) string {
+	cmd, ok := t.lookup(l.Name)
 	if !ok {
 		return "⛔ Unknown command."
 	}
 	shown := bridges.CommandPrefix + l.Name
 	need := cmd.required(l)
-	if cmd.adminArg != "" && need == Admins {
-		shown += " " + cmd.adminArg
+	if cmd.AdminArg != "" && need == Admins {
+		shown += " " + cmd.AdminArg
 	}
 	switch need {
 	case Admins:
@@ -144,16 +160,16 @@ func refusal(ctx context.Context, c Conversation, msgID string, who Author, l Li
 	return ""
 }
 
-func runHelp(ctx context.Context, c Conversation, _ Author, _ Line) {
+func (t *Table) runHelp(ctx context.Context, c Conversation, _ Author, _ Line) {
 	var b strings.Builder
 	b.WriteString("**Commands**\n")
-	for _, cmd := range table() {
-		b.WriteString("• `" + bridges.CommandPrefix + cmd.name)
-		if cmd.usage != "" {
-			b.WriteString(" " + cmd.usage)
+	for _, cmd := range t.cmds {
+		b.WriteString("• `" + bridges.CommandPrefix + cmd.Name)
+		if cmd.Usage != "" {
+			b.WriteString(" " + cmd.Usage)
 		}
-		b.WriteString("` — " + cmd.help)
-		switch cmd.who {
+		b.WriteString("` — " + cmd.Help)
+		switch cmd.Who {
 		case Admins:
 			b.WriteString(" _(admin)_")
 		case Participants:

@@ -35,11 +35,11 @@ func TestAuthority(t *testing.T) {
 			if tt.noAdmins {
 				f.bot.Access.Admins = nil
 			}
-			l, p := Parse(tt.text)
+			l, p := testTable.Parse(tt.text)
 			if p != OK {
-				t.Fatalf("Parse(%q) = %v", tt.text, p)
+				t.Fatalf("testTable.Parse(%q) = %v", tt.text, p)
 			}
-			Run(context.Background(), f, "m1", Author{ID: tt.user}, l)
+			testTable.Run(context.Background(), f, "m1", Author{ID: tt.user}, l)
 			if len(f.notices) != 1 || f.notices[0] != tt.want {
 				t.Errorf("%s by %s: notices %q, want %q", tt.text, tt.user, f.notices, tt.want)
 			}
@@ -51,8 +51,8 @@ func TestAuthority(t *testing.T) {
 // so anyone who may talk to the bot may run it.
 func TestAgentListAnyone(t *testing.T) {
 	f := newFakeConv(t)
-	l, _ := Parse("!agent")
-	Run(context.Background(), f, "m1", Author{ID: "bob"}, l)
+	l, _ := testTable.Parse("!agent")
+	testTable.Run(context.Background(), f, "m1", Author{ID: "bob"}, l)
 	if len(f.notices) != 1 || !strings.Contains(f.notices[0], "• `default` (default) ← this conversation\n• `other`") {
 		t.Errorf("!agent by bob: notices %q", f.notices)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -99,11 +98,6 @@ type Conversation interface {
 	// ResumeFailedText, ResumedText). An error means the request could not
 	// be made.
 	Resume(ctx context.Context, target store.SessionInfo, who Author) error
-	// AddSchedule checks, stores and arms a schedule; refusals wrap
-	// schedreq.ErrRefused.
-	AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error)
-	// RemoveSchedule removes schedule sc as user by.
-	RemoveSchedule(ctx context.Context, sc store.Schedule, by string) error
 }
 
 // Store is what commands read from the store (*store.Store implements it).
@@ -114,8 +108,6 @@ type Store interface {
 	ListSessions(ctx context.Context, bot, channel string, limit int) ([]store.SessionInfo, error)
 	SessionsByPrefix(ctx context.Context, bot, prefix string) ([]store.SessionInfo, error)
 	SessionSummary(ctx context.Context, convID string) (string, error)
-	SchedulesInChannel(ctx context.Context, bot, channel string) ([]store.Schedule, error)
-	ScheduleByID(ctx context.Context, id int64) (store.Schedule, error)
 }
 
 var _ Store = (*store.Store)(nil)

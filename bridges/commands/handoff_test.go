@@ -24,8 +24,8 @@ func (p *privateConv) SessionID() string { return "" }
 // session yet; nothing is posted in the conversation.
 func TestHandoffRunsPrivately(t *testing.T) {
 	p := &privateConv{fakeConv: newFakeConv(t)}
-	l, _ := Parse("!handoff")
-	Run(context.Background(), p, "m1", Author{ID: "dave", Name: "Dave"}, l)
+	l, _ := testTable.Parse("!handoff")
+	testTable.Run(context.Background(), p, "m1", Author{ID: "dave", Name: "Dave"}, l)
 	if len(p.private) != 1 || p.to[0].ID != "dave" || len(p.notices) != 0 {
 		t.Fatalf("private %q to %v, notices %q", p.private, p.to, p.notices)
 	}

@@ -68,7 +68,7 @@ func startReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL st
 	}
 	b.SetConnGate(g)
 	pool := bridgetest.NewFakePool(nil) // answers "pong: <text>"
-	c := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: logger, Tools: agenttools.New})
+	c := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: logger, Tools: agenttools.New()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, map[string]bridges.Platform{discordBot: b}) }()

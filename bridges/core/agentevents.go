@@ -35,7 +35,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 	case streamjson.ToolUse:
 		line := ""
 		if verbosity(cv.bot) != config.VerbosityQuiet {
-			line = toolLine(e, cv.profile.Workdir)
+			line = toolLine(cv.core.tools, e, cv.profile.Workdir)
 			line = cv.showTool(ctx, line, bridges.ToolCall{ID: e.ID, Name: e.Name, Input: string(e.Input)})
 		}
 		cv.beginTurn(ctx).AddTool(e, line)
@@ -136,7 +136,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 		for id, a := range sm.deciders() {
 			t.requesters[id] = a
 		}
-		if r := sm.scheduledRun(); r != "" && t.scheduled == "" {
+		if r := sm.scheduledRun(cv.core.opts.Scheduler); r != "" && t.scheduled == "" {
 			t.scheduled = r
 		}
 		if t.payer == "" {
@@ -365,8 +365,8 @@ func resumeFailed(r streamjson.Result) bool {
 
 // toolLine is the compact one-line summary of a tool call (render.ToolLine),
 // the bridge's own tools shown by their short names.
-func toolLine(u streamjson.ToolUse, workdir string) string {
-	if name, d, ok := toolconv.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
+func toolLine(own toolconv.Tools, u streamjson.ToolUse, workdir string) string {
+	if name, d, ok := own.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
 		return render.ToolLineOf(u, name, d)
 	}
 	return render.ToolLine(u, workdir)

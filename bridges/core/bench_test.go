@@ -56,7 +56,7 @@ func benchOverhead(b *testing.B, convs int) {
 	})
 	pool := bridgetest.NewFakePool(nil)
 	defer pool.Close()
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tools: agenttools.New})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tools: agenttools.New()})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()

@@ -90,7 +90,7 @@ func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBo
 	logs := &testkit.SyncBuffer{}
 	m := &multiBot{chat: bridgetest.New(defaultLimits()), phone: newScriptedPlatform(), logs: logs, done: make(chan error, 1)}
 	m.core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Clock: clock,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), Tools: agenttools.New})
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), Tools: agenttools.New()})
 	platforms := map[string]bridges.Platform{"chat": m.chat, "phone": m.phone}
 	for _, name := range only {
 		platforms = map[string]bridges.Platform{name: platforms[name]}

@@ -13,10 +13,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/live"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // cardHost is the conversation as its cards (bridges/cards) see it; its
@@ -147,10 +145,6 @@ func (h cardHost) ToolInput(toolUseID string) json.RawMessage {
 	return nil
 }
 
-func (h cardHost) AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error) {
-	return h.cv.core.addSchedule(ctx, r)
-}
-
 // requesters are the people who may decide the turn's requests besides the
 // approvers: the deciders of the messages the turn handles (their authors;
 // for a schedule's firing its creator when a person made it, else nobody).
@@ -185,7 +179,7 @@ func (cv *conversation) scheduledRun() string {
 	case cv.turn != nil && cv.turn.fromLedger:
 		return cv.turn.scheduled
 	case cv.lastSent != nil:
-		return cv.lastSent.scheduledRun()
+		return cv.lastSent.scheduledRun(cv.core.opts.Scheduler)
 	}
 	return ""
 }

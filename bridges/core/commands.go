@@ -18,7 +18,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -36,7 +35,7 @@ type cmdLine struct{ args []string }
 // runCommand runs command l of ledger message m (a person's): the
 // commands package checks the author's authority and runs it.
 func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, l commands.Line) {
-	commands.Run(ctx, cmdConv{cv}, m.ID, commands.Author{ID: m.UserID, Name: m.UserName}, l)
+	cv.core.commands.Run(ctx, cmdConv{cv}, m.ID, commands.Author{ID: m.UserID, Name: m.UserName}, l)
 }
 
 // cmdConv is a conversation as its commands see it; its methods run on
@@ -82,14 +81,6 @@ func (c cmdConv) Status(ctx context.Context, who commands.Author) string {
 
 func (c cmdConv) BudgetLeft(ctx context.Context, user string) (string, error) {
 	return c.cv.budgetLines(ctx, user)
-}
-
-func (c cmdConv) AddSchedule(ctx context.Context, r schedreq.Request) (store.Schedule, error) {
-	return c.cv.core.addSchedule(ctx, r)
-}
-
-func (c cmdConv) RemoveSchedule(ctx context.Context, sc store.Schedule, by string) error {
-	return c.cv.core.removeSchedule(ctx, sc, by)
 }
 
 func (c cmdConv) Stop(ctx context.Context) (bool, error) {

@@ -2,9 +2,7 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/queue"
@@ -113,16 +110,12 @@ func (m sentMsg) deciders() map[string]author {
 }
 
 // scheduledRun names the schedule whose firing m is, for cards ("" when
-// m is not one).
-func (m sentMsg) scheduledRun() string {
-	if m.origin != OriginSchedule {
+// m is not one; Scheduler.RunLabel).
+func (m sentMsg) scheduledRun(s Scheduler) string {
+	if m.origin != OriginSchedule || s == nil {
 		return ""
 	}
-	name := strings.TrimPrefix(m.from.name, schedreq.Header)
-	if m.scheduleID > 0 {
-		return fmt.Sprintf("#%d %s", m.scheduleID, render.CodeSpan(schedreq.Name(name)))
-	}
-	return render.CodeSpan(schedreq.Name(name))
+	return s.RunLabel(m.from.name, m.scheduleID)
 }
 
 // conversation is the state of one conversation, owned by its worker.

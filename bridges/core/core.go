@@ -20,6 +20,8 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/connstate"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
@@ -82,11 +84,16 @@ type CoreOptions struct {
 	// Cgroups, when set, enforce each profile's resources in a cgroup per
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
-	// Tools builds the bridge's MCP tools for each agent process
-	// (bridges/agenttools.New); nil gives the agents no bridge tools.
+	// Tools are the bridge's MCP tools for each agent process, the
+	// features' registered ones included (bridges/agenttools.New); nil
+	// gives the agents no bridge tools.
 	Tools AgentTools
-	// Scheduler fires the stored schedules (bridges/schedule.New); without
-	// one nothing fires, and Run refuses a config that has schedules.
+	// Commands are the chat commands features register (bridges/schedule's
+	// !schedule), after the built-in ones (commands.NewTable).
+	Commands []commands.Command
+	// Scheduler fires the stored schedules (bridges/schedule's Feature);
+	// without one nothing fires, and Run refuses a config that has
+	// schedules.
 	Scheduler Scheduler
 	// Spend enforces the spend limits (bridges/spend.New); Run refuses to
 	// start without it when the config has limits: limits never silently off.
@@ -143,6 +150,10 @@ type Core struct {
 	log   *slog.Logger
 	clock Clock
 	opts  CoreOptions
+	// commands is the chat commands' table (built-in and Commands); tools
+	// the agent tools' names and tool lines (Tools.List, nil without).
+	commands *commands.Table
+	tools    toolconv.Tools
 
 	mu        sync.Mutex
 	runCtx    context.Context // set by Run; cancelled when Run stops
@@ -181,16 +192,21 @@ func NewCore(opts CoreOptions) *Core {
 	if opts.Access == nil {
 		opts.Access = access.New(opts.Config, opts.Store)
 	}
-	return &Core{
-		src:    opts.Config,
-		st:     opts.Store,
-		pool:   opts.Pool,
-		log:    opts.Logger,
-		clock:  opts.Clock,
-		opts:   opts,
-		convs:  make(map[bridges.ConversationKey]*conversation),
-		states: connstate.New(opts.Logger, opts.Clock.Now),
+	c := &Core{
+		src:       opts.Config,
+		st:        opts.Store,
+		pool:      opts.Pool,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		opts:      opts,
+		convs:     make(map[bridges.ConversationKey]*conversation),
+		states:    connstate.New(opts.Logger, opts.Clock.Now),
+		commands:  commands.NewTable(opts.Commands...),
 	}
+	if opts.Tools != nil {
+		c.tools = opts.Tools.List()
+	}
+	return c
 }
 
 // Run starts the core with one adapter per bot (keyed by bot name; every key

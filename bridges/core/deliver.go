@@ -37,7 +37,7 @@ const redeliveryNote = "[agentbridge: your previous turn was interrupted because
 
 // deliverPending walks the conversation's pending ledger messages in order:
 // a person's commands run at once (refused when written with unusual
-// characters, see commands.Parse), a person's replies that answer an
+// characters, see commands.Table.Parse), a person's replies that answer an
 // open card decide it, and everything else — every message a schedule or
 // the bridge originated included, whatever its text — is written to the
 // agent as soon as a session is live.
@@ -105,7 +105,7 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 	if m.Origin != OriginPerson {
 		return false
 	}
-	l, p := commands.Parse(m.Text)
+	l, p := cv.core.commands.Parse(m.Text)
 	switch p {
 	case commands.OK:
 		cv.runCommand(ctx, m, l)

@@ -152,11 +152,12 @@ func start(t *testing.T, s setup) *harness {
 		live = config.NewLive(cfg, time.Now())
 		src = live
 	}
+	sched := schedule.NewFeature(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics})
 	cr := core.NewCore(core.CoreOptions{Config: src, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
-		Scheduler: schedule.New(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics}),
-		Tools:     agenttools.New, Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
+		Scheduler: sched.Scheduler(), Commands: sched.Commands(),
+		Tools: agenttools.New(sched.Tools()...), Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
 		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics), Files: uploads.New(nil)})
 	var asPlatform bridges.Platform = plat
 	switch {

@@ -71,7 +71,7 @@ func benchIdleConversations(b *testing.B, maxLive int) {
 	if os.Getenv("BENCHLOG") != "" {
 		logw = os.Stderr
 	}
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})), Tools: agenttools.New})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})), Tools: agenttools.New()})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"bot": plat}) }()

@@ -66,7 +66,7 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	sandboxes := map[string]sandbox.Sandbox{"coder": sandbox.None{}, "plain": sandbox.None{}}
 	log := slog.New(slog.DiscardHandler)
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log, Sandboxes: sandboxes,
-		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New})
+		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New()})
 	codePlat, plainPlat := bridgetest.New(defaultLimits()), bridgetest.New(defaultLimits())
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

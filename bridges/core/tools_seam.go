@@ -2,29 +2,31 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/config/profile"
-	"github.com/agentbridge/agentbridge/internal/textcut"
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // ToolServer is the name of the bridge's MCP server as the agent sees it.
 const ToolServer = toolconv.ServerName
 
-// AgentTools builds the bridge's MCP server for one conversation's agent
-// process (bridges/agenttools.New). The server must serve the tools
-// agenttools names, act on conv only, and may implement WorkdirMover.
-type AgentTools func(conv toolconv.Conversation) agent.MCPServer
+// AgentTools are the bridge's MCP tools for the agent processes: the
+// built-in ones and the ones features register (bridges/agenttools.New).
+type AgentTools interface {
+	// Server builds the MCP server for one conversation's agent process.
+	// It must serve the tools List names, act on conv only, and may
+	// implement WorkdirMover.
+	Server(conv toolconv.Conversation) agent.MCPServer
+	// List names the tools, in the order the agent sees them, and how a
+	// call of each reads on the tool line.
+	List() toolconv.Tools
+}
 
 // withAgentTools gives the agent process of opts the bridge's tools: the
 // MCP server (for opts.Workdir) and the --allowed-tools entries that let
@@ -36,24 +38,22 @@ func (cv *conversation) withAgentTools(opts *agent.Options) {
 		return
 	}
 	tc := &toolConv{
-		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, agent: cv.profile.Name, bot: cv.bot.Name,
-		policy:   schedreq.Policy(cv.profile),
+		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, profile: cv.profile, bot: cv.bot.Name,
 		platform: cv.platform, limits: cv.limits, budget: cv.budget, workdir: opts.Workdir,
 		hidden: secretPaths(cv.core.cfg()), log: cv.log.With("mcp_server", ToolServer),
 	}
-	opts.MCPServers = map[string]agent.MCPServer{ToolServer: cv.core.opts.Tools(tc)}
-	opts.AllowedTools = append(opts.AllowedTools, toolconv.Allowed()...)
+	opts.MCPServers = map[string]agent.MCPServer{ToolServer: cv.core.opts.Tools.Server(tc)}
+	opts.AllowedTools = append(opts.AllowedTools, cv.core.tools.Allowed()...)
 }
 
 // toolConv is the core's toolconv.Conversation: copies of the conversation's
-// fixed facts, and the core's schedule requests and post budget.
+// fixed facts, its post budget, and the way to its worker's cards.
 type toolConv struct {
 	core     *Core
 	key      bridges.ConversationKey
 	convID   string
-	owner    string // the conversation's owner: creator of agent schedules under agent_schedules: allow
-	agent    string // the conversation's agent profile
-	policy   string // the profile's agent_schedules (schedreq.Policy)
+	owner    string         // the conversation's owner
+	profile  *profile.Agent // the conversation's agent profile at spawn
 	bot      string
 	platform bridges.Platform
 	limits   bridges.Limits
@@ -111,68 +111,28 @@ func (t *toolConv) Upload(ctx context.Context, u bridges.Upload) error {
 	return nil
 }
 
-func (t *toolConv) ScheduleNote() string {
-	return schedreq.ToolNote(t.policy)
-}
+func (t *toolConv) ConvID() string          { return t.convID }
+func (t *toolConv) Profile() *profile.Agent { return t.profile }
+func (t *toolConv) Owner() string           { return t.owner }
 
-func (t *toolConv) RequestSchedule(ctx context.Context, a toolconv.ScheduleAsk) (string, error) {
-	r := schedreq.Request{
-		Source: store.ScheduleFromAgent, Name: a.Name, Cron: a.Cron, TZ: a.TZ,
-		Prompt: a.Prompt, Key: t.key, ConvID: t.convID, Agent: t.agent,
+// AskApproval implements toolconv.Conversation: the card opens on the
+// conversation's running worker (the agent's tools run only while it
+// does), waiting for room in its queue until ctx ends.
+func (t *toolConv) AskApproval(ctx context.Context, a toolconv.Approval) error {
+	t.core.mu.Lock()
+	cv := t.core.convs[t.key]
+	t.core.mu.Unlock()
+	if cv == nil {
+		return toolconv.ErrNoWorker
 	}
-	switch t.policy {
-	case profile.AgentSchedulesOff:
-		return "", fmt.Errorf("%w: schedules made by the agent are turned off for this agent (agent_schedules: off); "+
-			"a person can add one with %sschedule add", toolconv.ErrRefused, bridges.CommandPrefix)
-	case profile.AgentSchedulesAsk:
-		if err := t.askSchedule(ctx, r); err != nil {
-			return "", err
-		}
-		return schedreq.AskAnswer, nil
+	done := make(chan error, 1)
+	if err := cv.q.PushWait(ctx, inCall{func(ctx context.Context, cv *conversation) { done <- cv.cards.OpenApproval(ctx, a) }}); err != nil {
+		return err
 	}
-	r.CreatedBy = t.owner // agent_schedules: allow
-	sc, err := t.core.addSchedule(ctx, r)
-	if err != nil {
-		return "", err
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	t.noticeSchedule(ctx, "🗓 The agent scheduled "+schedreq.Line(sc, t.core.clock.Now(), t.key))
-	return fmt.Sprintf("Scheduled as #%d: %s", sc.ID, schedreq.Line(sc, t.core.clock.Now(), t.key)), nil
-}
-
-// noticeSchedule tells the conversation what the agent did to its
-// schedules: people must see what will run in their name.
-func (t *toolConv) noticeSchedule(ctx context.Context, text string) {
-	if _, err := t.post(ctx, bridges.Message{Text: text}); err != nil {
-		t.log.Warn("post schedule notice", "err", err)
-	}
-}
-
-func (t *toolConv) ListSchedules(ctx context.Context) (string, error) {
-	all, err := t.core.st.SchedulesOfConversation(ctx, t.convID)
-	if err != nil {
-		return "", fmt.Errorf("list schedules: %w", err)
-	}
-	if len(all) == 0 {
-		return "This conversation has no schedules.", nil
-	}
-	lines := make([]string, 0, len(all))
-	for _, sc := range all {
-		lines = append(lines, schedreq.Line(sc, t.core.clock.Now(), t.key)+"\n  prompt: "+textcut.OneLine(sc.Prompt, 300))
-	}
-	return strings.Join(lines, "\n"), nil
-}
-
-func (t *toolConv) CancelSchedule(ctx context.Context, id int64) (string, error) {
-	sc, err := t.core.st.ScheduleByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && (!sc.Active() || sc.ConversationID != t.convID) {
-		return "", fmt.Errorf("%w: this conversation has no schedule #%d (see list_schedules)", toolconv.ErrRefused, id)
-	}
-	if err != nil {
-		return "", fmt.Errorf("cancel schedule: %w", err)
-	}
-	if err := t.core.removeSchedule(ctx, sc, "agent:"+t.convID); err != nil {
-		return "", err
-	}
-	t.noticeSchedule(ctx, fmt.Sprintf("🗓 The agent cancelled schedule #%d (%s).", sc.ID, schedreq.Name(sc.Name)))
-	return fmt.Sprintf("Schedule #%d cancelled.", sc.ID), nil
 }

@@ -66,7 +66,8 @@ func (m *Metrics) ToolCall(bot, tool, outcome string) {
 	}
 }
 
-// ScheduleFiring counts a schedule firing's outcome (schedule.Counter).
+// ScheduleFiring counts a schedule firing's outcome (the Counter of
+// bridges/schedule).
 func (m *Metrics) ScheduleFiring(bot, outcome string) {
 	if m != nil {
 		m.tools.schedules.WithLabelValues(bot, outcome).Inc()

@@ -213,7 +213,8 @@ func (r *Replica) Holding(id string) bool {
 const firingClaim = 24 * time.Hour
 
 // ClaimFiring claims one firing of a schedule for this replica (see
-// schedule.Options.Claim): true for exactly one of the replicas asking.
+// the Claim option of bridges/schedule): true for exactly one of the
+// replicas asking.
 func (r *Replica) ClaimFiring(ctx context.Context, firing string) (bool, error) {
 	_, err := r.st.AcquireLease(ctx, firing, r.id, firingClaim)
 	if errors.Is(err, store.ErrLeaseHeld) {

@@ -137,7 +137,7 @@ func startWAReplica(t *testing.T, name string, st *store.Store) *waReplica {
 			Access: config.Access{Users: []string{alice}}}},
 	}
 	pool := bridgetest.NewFakePool(script)
-	c := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Tools: agenttools.New})
+	c := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Tools: agenttools.New()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"phone": b}) }()

@@ -92,7 +92,7 @@ func startLiveWith(t *testing.T, tr uploads.Transcriber) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(testkit.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := pool.New(log)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New, Files: uploads.New(tr)})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New(), Files: uploads.New(tr)})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()

@@ -1,19 +1,19 @@
-// Package toolconv is the seam between the bridge's agent tools (bridges/agenttools)
-// and the core: the conversation the core hands the tools, the tools' names,
-// and how a call of them reads in the chat. The core imports this package,
-// not the tools; neither imports the core.
+// Package toolconv is the seam between the bridge's agent tools (bridges/agenttools,
+// and the tools a feature registers there, such as bridges/schedule's) and the
+// core: the conversation the core hands the tools, the tools' names, and how a
+// call of them reads in the chat. The core imports this package, not the
+// tools; neither imports the core.
 package toolconv
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // This file is the seam between the tools and the core: the conversation
@@ -25,13 +25,11 @@ import (
 // its tools are mcp__bridge__send_message and so on.
 const ServerName = "bridge"
 
-// The bridge's agent tools.
+// The bridge's built-in agent tools (bridges/agenttools); a feature
+// registers more there.
 const (
-	ToolSendMessage    = "send_message"
-	ToolSendFile       = "send_file"
-	ToolSchedule       = "schedule"
-	ToolListSchedules  = "list_schedules"
-	ToolCancelSchedule = "cancel_schedule"
+	ToolSendMessage = "send_message"
+	ToolSendFile    = "send_file"
 )
 
 // Conversation is what the agent's tools may do in the one conversation
@@ -56,40 +54,54 @@ type Conversation interface {
 	PostText(ctx context.Context, text string) (int, error)
 	// Upload posts a file within the channel's post budget.
 	Upload(ctx context.Context, u bridges.Upload) error
-	// ScheduleNote tells the agent, in the schedule tool's description,
-	// the limits of schedules and what agent_schedules does with requests.
-	ScheduleNote() string
-	// RequestSchedule creates, asks approval for, or refuses a schedule
-	// the agent asks for, per the profile's agent_schedules, and returns
-	// the tool's answer.
-	RequestSchedule(ctx context.Context, r ScheduleAsk) (string, error)
-	// ListSchedules describes the conversation's schedules.
-	ListSchedules(ctx context.Context) (string, error)
-	// CancelSchedule cancels the conversation's schedule id.
-	CancelSchedule(ctx context.Context, id int64) (string, error)
 	// ToolCalled counts a tool call's outcome (ok, refused, error).
 	ToolCalled(tool, outcome string)
+	// ConvID is the store's id of the conversation.
+	ConvID() string
+	// Profile is the conversation's agent profile when its agent process
+	// started.
+	Profile() *profile.Agent
+	// Owner is the user id of the conversation's owner ("" for none).
+	Owner() string
+	// AskApproval has the conversation's running worker open the approval
+	// card a (bridges/cards) and returns once it shows, or could not be
+	// shown (a refusal wrapping ErrRefused); it does not wait for the
+	// decision. ErrNoWorker: the conversation's worker is not running.
+	AskApproval(ctx context.Context, a Approval) error
 }
 
-// ScheduleAsk is the agent's schedule tool call.
-type ScheduleAsk struct {
-	Name, Cron, TZ, Prompt string
-}
+// ErrNoWorker: the conversation has no running worker to ask.
+var ErrNoWorker = errors.New("the conversation is not running")
 
 // ErrRefused wraps a refusal the agent should read as a tool error (a bad
 // argument, a schedule it may not have), as opposed to a failure.
 var ErrRefused = errors.New("refused")
 
+// NewRefusal is a feature's own refusal sentinel with its own text (e.g.
+// "schedule refused"): an error wrapping it is a refusal (errors.Is it
+// ErrRefused), and ErrorText strips its text as it strips ErrRefused's.
+func NewRefusal(text string) error { return &refusal{text} }
+
+// refusal is a sentinel made by NewRefusal.
+type refusal struct{ text string }
+
+func (r *refusal) Error() string        { return r.text }
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
+
 // IsRefusal reports whether err is a refusal, not a failure.
-func IsRefusal(err error) bool {
-	return errors.Is(err, ErrRefused) || errors.Is(err, schedreq.ErrRefused)
-}
+func IsRefusal(err error) bool { return errors.Is(err, ErrRefused) }
 
 // ErrorText is what the model reads for a failed call: the refusal's
-// reason without its sentinel, or the failure message.
+// reason without its sentinel (ErrRefused, a NewRefusal one, or one of
+// sentinels), or the failure message.
 func ErrorText(err error, sentinels ...error) string {
 	msg := err.Error()
-	for _, sentinel := range append([]error{ErrRefused, schedreq.ErrRefused}, sentinels...) {
+	own := []error{ErrRefused}
+	var r *refusal
+	if errors.As(err, &r) {
+		own = append(own, r)
+	}
+	for _, sentinel := range append(own, sentinels...) {
 		msg = strings.TrimSuffix(strings.TrimPrefix(msg, sentinel.Error()+": "), ": "+sentinel.Error())
 	}
 	return msg
@@ -107,34 +119,40 @@ func Qualified(tool string) string { return "mcp__" + ServerName + "__" + tool }
 // IsOwn reports whether a CLI tool name is one of the bridge's own.
 func IsOwn(name string) bool { return strings.HasPrefix(name, "mcp__"+ServerName+"__") }
 
+// Tool is one of the bridge's agent tools as the core sees it: its name
+// and how a call of it reads on the tool line.
+type Tool struct {
+	Name string
+	// Detail is what a call with input in acts on ("" for nothing to
+	// show); nil shows nothing.
+	Detail func(in map[string]any, workdir string) string
+}
+
+// Tools are the bridge's agent tools, built-in and registered, in the
+// order the agent sees them (bridges/agenttools.Tools.List).
+type Tools []Tool
+
 // Allowed are the --allowed-tools entries that let the CLI call the
 // bridge's tools without asking, in the order the agent sees them.
-func Allowed() []string {
-	names := []string{ToolSendMessage, ToolSendFile, ToolSchedule, ToolListSchedules, ToolCancelSchedule}
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		out = append(out, Qualified(n))
+func (ts Tools) Allowed() []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, Qualified(t.Name))
 	}
 	return out
 }
 
 // Detail is the tool line of a call of the bridge's own tools: the short
-// name and what it acts on (ok false for other tools).
-func Detail(name string, in map[string]any, workdir string) (short, detail string, ok bool) {
+// name and what it acts on (ok false for other tools; an own tool ts does
+// not know shows its name only).
+func (ts Tools) Detail(name string, in map[string]any, workdir string) (short, detail string, ok bool) {
 	if !IsOwn(name) {
 		return "", "", false
 	}
 	short = strings.TrimPrefix(name, "mcp__"+ServerName+"__")
-	switch short {
-	case ToolSendMessage:
-		return short, render.FirstLine(render.Str(in, "text")), true
-	case ToolSendFile:
-		return short, render.RelPath(render.Str(in, "path"), workdir), true
-	case ToolSchedule:
-		return short, render.Str(in, "cron") + " — " + render.FirstLine(render.Str(in, "prompt")), true
-	case ToolCancelSchedule:
-		if id, ok := in["id"].(float64); ok {
-			return short, fmt.Sprintf("#%d", int64(id)), true
+	for _, t := range ts {
+		if t.Name == short && t.Detail != nil {
+			return short, t.Detail(in, workdir), true
 		}
 	}
 	return short, "", true

@@ -1,6 +1,7 @@
 // Package assemble makes the conversation core with the features every
-// bridge has: spending limits (bridges/spend), schedules
-// (bridges/schedule), the agents' bridge tools (bridges/agenttools),
+// bridge has: spending limits (bridges/spend), scheduling (bridges/schedule:
+// its scheduler, its !schedule command and its agent tools), the agents'
+// bridge tools (bridges/agenttools, with the features' tools registered),
 // config reloads' part of each conversation (bridges/reload), the notice
 // to people who may not talk to a bot (bridges/strangers) and people's
 // files for the agent (bridges/uploads).
@@ -25,15 +26,15 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 )
 
-// Core is core.NewCore(o) with o's Spend, Scheduler and Tools set to the
-// bridge's features, Strangers set, Files set unless o sets them (with
-// its transcriber) and reload.New() added to its ConvFeatures, made from o's Config, Store, Logger, Metrics and
-// Clock (what those leave nil defaults as in the features). claim, when
-// set, claims each schedule firing so that of several replicas one fires
-// it (schedule.Options.Claim); nil for one bridge. The features that need
-// more than the core's options — worktrees, the hand-off
-// observer, replica ownership, the access decision — are the caller's
-// to set in o.
+// Core is core.NewCore(o) with o's Spend, Scheduler, Commands and Tools
+// set to the bridge's features, Strangers set, Files set unless o sets
+// them (with its transcriber) and reload.New() added to its ConvFeatures,
+// made from o's Config, Store, Logger, Metrics and Clock (what those leave
+// nil defaults as in the features). claim, when set, claims each schedule
+// firing so that of several replicas one fires it (the scheduler's
+// Options.Claim); nil for one bridge. The features that need more than the
+// core's options — worktrees, the hand-off observer, replica ownership,
+// the access decision — are the caller's to set in o.
 func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bool, error)) *core.Core {
 	var counter spend.Counter
 	var firings schedule.Counter
@@ -41,9 +42,11 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 		counter, firings = o.Metrics, o.Metrics
 	}
 	o.Spend = spend.New(o.Config, o.Store, counter)
-	o.Scheduler = schedule.New(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
+	sched := schedule.NewFeature(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
 		Clock: o.Clock, Claim: claim})
-	o.Tools = agenttools.New
+	o.Scheduler = sched.Scheduler()
+	o.Commands = append(o.Commands, sched.Commands()...)
+	o.Tools = agenttools.New(sched.Tools()...)
 	o.ConvFeatures = append(o.ConvFeatures, reload.New())
 	if o.Files == nil {
 		o.Files = uploads.New(nil) // no transcription: voice notes are answered so

@@ -15,7 +15,7 @@ import (
 // An agent's schedule request is a lasting capability (a prompt that comes
 // back on its own), so under agents.*.agent_schedules:
 //   - ask (the default): the schedule exists only once a person who may
-//     decide the approval card the core posts approves it, and that person
+//     decide its approval card (bridges/schedule) approves it, and that person
 //     becomes its creator.
 //   - allow: the schedule is created at once and announced.
 //   - off: the tool refuses.

@@ -1,19 +1,19 @@
 // Package schedreq holds the schedules people ask for in chat (!schedule
 // add) and agents ask for with their schedule tool: reading the request,
 // the checks that bound it, the stored row it makes and the texts that
-// show schedules. It needs nothing of the core: the core and
-// bridges/commands use it (bridges/schedule, which fires schedules,
-// imports the core, so this lives beside it in a package of its own).
+// show schedules. It needs nothing of the core: bridges/schedule (the
+// scheduling feature: the scheduler, the !schedule command, the agent's
+// schedule tools and their approval card) uses it.
 package schedreq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -32,8 +32,9 @@ const (
 const Header = "⏰ scheduled: "
 
 // ErrRefused wraps the reasons a schedule is not accepted; its message is
-// meant for the person or agent who asked.
-var ErrRefused = errors.New("schedule refused")
+// meant for the person or agent who asked. It is a refusal of the agent's
+// tools (toolconv.IsRefusal).
+var ErrRefused = toolconv.NewRefusal("schedule refused")
 
 // Request is a chat or agent schedule to add.
 type Request struct {

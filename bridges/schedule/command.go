@@ -1,4 +1,4 @@
-package commands
+package schedule
 
 import (
 	"context"
@@ -8,18 +8,20 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// scheduleCommand is "!schedule": add, list and remove scheduled prompts.
+// command is "!schedule": add, list and remove scheduled prompts.
 // Anyone allowed to talk may add and list; a schedule is removed by its
 // creator or an admin (checked in scheduleRemove: it depends on the
 // schedule).
-func scheduleCommand() command {
-	return command{name: "schedule", usage: `add "CRON" [tz=ZONE] PROMPT | list | rm ID`,
-		help: "run a prompt in this conversation on a cron schedule (`0 9 * * 1-5` = weekdays at 9), list this channel's schedules, remove one (its creator or an admin)",
-		run:  runSchedule}
+func (s *Scheduler) command() commands.Command {
+	return commands.Command{Name: "schedule", Usage: `add "CRON" [tz=ZONE] PROMPT | list | rm ID`,
+		Help: "run a prompt in this conversation on a cron schedule (`0 9 * * 1-5` = weekdays at 9), list this channel's schedules, remove one (its creator or an admin)",
+		Run:  s.runSchedule}
 }
 
 // scheduleUsage explains !schedule.
@@ -27,30 +29,30 @@ const scheduleUsage = "Usage: `" + bridges.CommandPrefix + `schedule add "0 9 * 
 	"add `tz=Europe/Berlin` before the prompt for a time zone), `" + bridges.CommandPrefix + "schedule list`, `" + bridges.CommandPrefix + "schedule rm ID`."
 
 // runSchedule runs "!schedule …" for who.
-func runSchedule(ctx context.Context, c Conversation, who Author, l Line) {
+func (s *Scheduler) runSchedule(ctx context.Context, c commands.Conversation, who commands.Author, l commands.Line) {
 	switch strings.ToLower(l.Arg(0)) {
 	case "add":
-		scheduleAdd(ctx, c, who, l.After(1))
+		s.scheduleAdd(ctx, c, who, l.After(1))
 	case "list", "ls", "":
-		scheduleList(ctx, c)
+		s.scheduleList(ctx, c)
 	case "rm", "remove", "cancel":
 		if len(l.Args) != 2 {
 			c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"schedule rm ID` (the number `"+bridges.CommandPrefix+"schedule list` shows).")
 			return
 		}
-		scheduleRemove(ctx, c, who, l.Arg(1))
+		s.scheduleRemove(ctx, c, who, l.Arg(1))
 	default:
 		c.Notice(ctx, scheduleUsage)
 	}
 }
 
-func scheduleAdd(ctx context.Context, c Conversation, who Author, rest string) {
+func (s *Scheduler) scheduleAdd(ctx context.Context, c commands.Conversation, who commands.Author, rest string) {
 	cron, tz, prompt, ok := schedreq.ParseAdd(rest)
 	if !ok {
 		c.Notice(ctx, scheduleUsage)
 		return
 	}
-	sc, err := c.AddSchedule(ctx, schedreq.Request{
+	sc, err := s.add(ctx, schedreq.Request{
 		Source: store.ScheduleFromChat, Cron: cron, TZ: tz, Prompt: prompt,
 		Key: c.Key(), ConvID: c.ID(), CreatedBy: who.ID, Agent: c.Profile().Name,
 	})
@@ -67,8 +69,8 @@ func scheduleAdd(ctx context.Context, c Conversation, who Author, rest string) {
 		". Each run is posted here as \""+schedreq.Header+sc.Name+"\"; remove it with `"+bridges.CommandPrefix+"schedule rm "+strconv.FormatInt(sc.ID, 10)+"`.")
 }
 
-func scheduleList(ctx context.Context, c Conversation) {
-	all, err := c.Store().SchedulesInChannel(ctx, c.Key().Bot, c.Key().Channel)
+func (s *Scheduler) scheduleList(ctx context.Context, c commands.Conversation) {
+	all, err := s.st.SchedulesInChannel(ctx, c.Key().Bot, c.Key().Channel)
 	if err != nil {
 		c.Log().Error("list schedules", "err", err)
 		c.Notice(ctx, "⚠️ Could not read the schedules (database error).")
@@ -89,13 +91,13 @@ func scheduleList(ctx context.Context, c Conversation) {
 
 // scheduleRemove removes schedule arg of this bot if who made it or is an
 // admin; a config file's schedule is removed only there.
-func scheduleRemove(ctx context.Context, c Conversation, who Author, arg string) {
+func (s *Scheduler) scheduleRemove(ctx context.Context, c commands.Conversation, who commands.Author, arg string) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
 	if err != nil || id <= 0 {
 		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"schedule rm ID` (the number `"+bridges.CommandPrefix+"schedule list` shows).")
 		return
 	}
-	sc, err := c.Store().ScheduleByID(ctx, id)
+	sc, err := s.st.ScheduleByID(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && (!sc.Active() || sc.Key.Bot != c.Key().Bot):
 		c.Notice(ctx, fmt.Sprintf("There is no schedule #%d.", id))
@@ -109,10 +111,10 @@ func scheduleRemove(ctx context.Context, c Conversation, who Author, arg string)
 		return
 	case sc.CreatedBy != who.ID && !c.Bot().Access.IsAdmin(who.ID):
 		c.Log().Info("schedule removal refused", "schedule", id, "user", who.ID)
-		c.Notice(ctx, fmt.Sprintf("⛔ Only whoever made schedule #%d (%s) or an admin may remove it.", id, mention(Author{ID: sc.CreatedBy})))
+		c.Notice(ctx, fmt.Sprintf("⛔ Only whoever made schedule #%d (%s) or an admin may remove it.", id, render.Mention("", sc.CreatedBy)))
 		return
 	}
-	if err := c.RemoveSchedule(ctx, sc, who.ID); err != nil {
+	if err := s.remove(ctx, sc, who.ID); err != nil {
 		c.Log().Error("remove schedule", "schedule", id, "err", err)
 		c.Notice(ctx, "⚠️ Could not remove the schedule (database error).")
 		return
