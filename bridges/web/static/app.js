@@ -158,13 +158,30 @@
   }, true);
 
   // Drafts: what the message box holds is kept per conversation in
-  // localStorage, across reloads, until it is sent.
+  // localStorage, across reloads, until the bridge has accepted it. A
+  // message on its way (unsent) stays in the draft, before whatever is
+  // typed since, until its send is answered: a reload, a closed tab or a
+  // lost connection mid-send aborts the send, and the text comes back.
+  var unsent = "";
   function draftKey(form) { return "draft:" + form.action; }
+  function draftText(form) {
+    var v = form.elements.text.value;
+    return unsent ? (v.trim() ? unsent + "\n" + v : unsent) : v;
+  }
   function saveDraft(form) {
     try {
-      var v = form.elements.text.value;
+      var v = draftText(form);
       if (v) localStorage.setItem(draftKey(form), v); else localStorage.removeItem(draftKey(form));
     } catch (e) { /* not kept */ }
+  }
+  // accepted drops the message the bridge accepted from the draft, which
+  // keeps what was typed since (a draft written meanwhile by another tab
+  // of this conversation stays as it is).
+  function accepted(form) {
+    var mine = draftText(form), kept = null;
+    unsent = "";
+    try { kept = localStorage.getItem(draftKey(form)); } catch (e) { return; }
+    if (kept === (mine || null)) saveDraft(form);
   }
   function drafts() {
     var form = document.getElementById("composer");
@@ -183,13 +200,14 @@
 
   // sendMessage posts the composer: the box is emptied at once (what is
   // typed next is the next message and is never wiped), one send at a
-  // time (Enter and Send alike), and on failure what was sent comes back
-  // before whatever was typed since.
+  // time (Enter and Send alike); the text stays the draft until the bridge
+  // accepted it, and on failure it comes back into the box before
+  // whatever was typed since.
   function sendMessage(form, submitter) {
     if (form.dataset.sending || composerEmpty(form)) return;
     var text = form.elements.text, input = form.elements.file;
     var data = new FormData(form, submitter || undefined);
-    var sent = text.value, files = null, tick = statusTick;
+    var files = null, tick = statusTick;
     if (input && input.files && input.files.length) { // a copy: clearing the input empties its list
       var dt = new DataTransfer();
       for (var i = 0; i < input.files.length; i++) dt.items.add(input.files[i]);
@@ -198,12 +216,14 @@
     form.dataset.sending = "1";
     var send = document.getElementById("send");
     if (send) send.disabled = true;
+    unsent = text.value;
     text.value = "";
     if (files) { input.value = ""; showFile(form); }
     saveDraft(form);
     starting(tick);
     var restore = function () {
-      text.value = text.value.trim() ? sent + "\n" + text.value : sent;
+      text.value = draftText(form);
+      unsent = "";
       if (files && input && !(input.files && input.files.length)) { input.files = files; showFile(form); }
       saveDraft(form);
       turn.starting = false;
@@ -211,7 +231,7 @@
     };
     fetch(form.action, { method: "POST", body: data, headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
       .then(function (resp) {
-        if (resp.ok) return;
+        if (resp.ok) { accepted(form); return; }
         restore();
         if (resp.status === 401) { signIn(); return; }
         return resp.text().then(function (t) { toast(t.trim() || resp.statusText, "error"); });
