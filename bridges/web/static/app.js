@@ -1,4 +1,5 @@
-// agentbridge web console: progressive enhancement of server-rendered pages.
+// agentbridge web console: progressive enhancement of server-rendered pages
+// (the sign-in form's part is signin.js).
 // Every form works without this script; with it, forms post in the
 // background, the chat follows the conversation over server-sent events,
 // times show in the viewer's zone, the operator pages refresh themselves
@@ -14,50 +15,6 @@
     t.textContent = text;
     box.appendChild(t);
     setTimeout(function () { t.remove(); }, 8000);
-  }
-
-  // Sign-in link: the token travels in the URL fragment, never to the
-  // server. Read on load and whenever the fragment changes (a link pasted
-  // into the tab that shows the sign-in page only changes the fragment).
-  function signinFromFragment() {
-    var form = document.getElementById("signin-form");
-    if (!form || location.hash.indexOf("#token=") !== 0) return;
-    var tok = decodeURIComponent(location.hash.slice("#token=".length));
-    history.replaceState(null, "", location.pathname + location.search);
-    form.elements.token.value = tok;
-    signinSubmit(form, false);
-  }
-
-  // A sign-in tab whose form token lost a race (another tab's sign-in page
-  // replaced the form cookie at the same moment) is answered with a fresh
-  // form and "That sign-in form had expired". The token typed or carried
-  // by the link is kept for that one answer only (this tab's
-  // sessionStorage, read and removed on every page load) and sent once
-  // more with the fresh form, so no tab needs it typed again.
-  var signinRetryKey = "ab-signin-retry";
-  function signinSubmit(form, retry) {
-    try {
-      if (!retry) sessionStorage.setItem(signinRetryKey, JSON.stringify({tok: form.elements.token.value, at: Date.now()}));
-    } catch (e) { /* no retry then */ }
-    form.submit();
-  }
-  function signinRetry() {
-    var kept = null;
-    try {
-      kept = JSON.parse(sessionStorage.getItem(signinRetryKey) || "null");
-      sessionStorage.removeItem(signinRetryKey);
-    } catch (e) { return; }
-    var form = document.getElementById("signin-form");
-    var expired = document.querySelector('#signin-error[data-reason="expired"]');
-    if (!form || !expired || !kept || !kept.tok || Date.now() - kept.at > 60000) return;
-    form.elements.token.value = kept.tok;
-    signinSubmit(form, true);
-  }
-  function signinForm() {
-    var form = document.getElementById("signin-form");
-    if (form) form.addEventListener("submit", function () {
-      try { sessionStorage.setItem(signinRetryKey, JSON.stringify({tok: form.elements.token.value, at: Date.now()})); } catch (e) { /* no retry then */ }
-    });
   }
 
   // Theme toggle: remembered in localStorage; theme.js applies it early.
@@ -609,14 +566,7 @@
     }, 3000); };
   }
 
-  window.addEventListener("hashchange", signinFromFragment);
   document.addEventListener("DOMContentLoaded", function () {
-    signinRetry();
-    signinForm();
-    signinFromFragment();
-    // A sign-in link opened while signed in lands here with its token in
-    // the fragment: never leave it in the address bar or the history.
-    if (location.hash.indexOf("#token=") === 0) history.replaceState(null, "", location.pathname + location.search);
     var refreshing = refresh(); // before enhance: it keeps the server's HTML
     themeToggle();
     enhance(document);
