@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -114,13 +115,13 @@ func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
 // open streams to ask the access decision again.
 func (c *Console) listChanged(ctx context.Context, key bridges.ConversationKey) {
 	c.access.Changed()
-	c.publish(ctx, userTopic(key.Channel), event{kind: evList})
+	c.hub.Publish(ctx, live.UserTopic(key.Channel), live.Event{Kind: live.List})
 	shares, err := c.st.WebThreadShares(ctx, key.Bot, key.Thread)
 	if err != nil {
 		c.log.Warn("list the teammates of a web conversation", "key", key, "err", err)
 		return
 	}
 	for _, sh := range shares {
-		c.publish(ctx, userTopic(sh.Member), event{kind: evList})
+		c.hub.Publish(ctx, live.UserTopic(sh.Member), live.Event{Kind: live.List})
 	}
 }

@@ -73,10 +73,8 @@
 //     (events.go) and end with an "ended" event when access ends.
 //   - threads.go: managing a conversation (rename, archive, delete,
 //     share) and the live conversation list.
-//   - events.go: live updates: the hub that fans changes out and the
-//     server-sent event stream of a page.
-//   - fanout.go: live updates across replicas: the hub's changes to and
-//     from the other replicas' consoles (Fanout).
+//   - events.go: the server-sent event stream of a conversation's page,
+//     and Fanout, which runs the live updates across replicas.
 //   - signin.go: the sign-in form, signing in and out.
 //   - admin.go: the host of the operator pages (package admin): their
 //     routes, rendering, the config, how conversations are named.
@@ -86,6 +84,9 @@
 //   - auth: who may sign in (web.users, the generated admin token),
 //     signed session cookies kept in the store (through auth.Store), CSRF
 //     tokens, the limit on failed sign-ins.
+//   - live: live updates: the hub that fans changes out to the open
+//     pages by topic, the same across replicas (Fanout, on the store's
+//     signals), and the server-sent events' wire format.
 //   - admin: the operator pages (bots, agents, approvals, usage, audit,
 //     config) and their templates, reading the store through admin.Store
 //     and acting on the core through admin.Operator.
@@ -115,6 +116,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -152,8 +154,7 @@ type Console struct {
 	trusted []netip.Prefix
 	pages   map[string]*template.Template
 	md      *markdown
-	hub     *hub
-	fan     atomic.Pointer[fanout] // set while Fanout runs (replicas)
+	hub     *live.Hub // the open pages' live updates (package live)
 	// maxUpload caps one attached file (web.max_upload).
 	maxUpload int64
 	mux       http.Handler
@@ -242,7 +243,7 @@ func New(opts Options) (*Console, error) {
 		trusted:        trusted,
 		pages:          pages,
 		md:             newMarkdown(),
-		hub:            newHub(),
+		hub:            live.New(log),
 		maxUpload:      cmp.Or(opts.Config.Web.MaxUpload, config.DefaultWebMaxUpload),
 		turns:          make(map[bridges.ConversationKey]turnState),
 		now:            opts.Now,
@@ -270,7 +271,7 @@ func (c *Console) Handler() http.Handler { return c.mux }
 // Shutdown ends every open event stream, so that the HTTP server's
 // graceful shutdown does not wait for them (register it with
 // http.Server.RegisterOnShutdown).
-func (c *Console) Shutdown() { c.hub.close() }
+func (c *Console) Shutdown() { c.hub.Close() }
 
 // BaseURL is the console's address as configured in http.listen (a
 // wildcard host shows as 127.0.0.1), e.g. "http://127.0.0.1:9464".

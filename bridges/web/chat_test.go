@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -23,8 +24,8 @@ var pngBytes = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repea
 // rechecks at every change the console publishes for the key's user.
 func waitStored(t *testing.T, c *Console, key bridges.ConversationKey, ok func(store.WebMessage) bool) store.WebMessage {
 	t.Helper()
-	sub := c.hub.subscribe(threadTopic(key.Thread))
-	defer c.hub.unsubscribe(sub)
+	sub := c.hub.Subscribe(live.ThreadTopic(key.Thread))
+	defer c.hub.Unsubscribe(sub)
 	timeout := time.After(10 * time.Second)
 	for {
 		msgs, err := c.st.WebMessages(context.Background(), store.ConversationKey(key), 0, 0)
@@ -37,7 +38,7 @@ func waitStored(t *testing.T, c *Console, key bridges.ConversationKey, ok func(s
 			}
 		}
 		select {
-		case <-sub.ch:
+		case <-sub.Events():
 		case <-timeout:
 			t.Fatalf("no such message in %s; have %+v", key, msgs)
 		}

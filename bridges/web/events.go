@@ -2,21 +2,17 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
+	"context"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// heartbeat keeps idle event streams (and proxies) from timing out.
-const heartbeat = 20 * time.Second
 
 // events streams a conversation's changes as server-sent events:
 //
@@ -45,8 +41,8 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		since, _ = strconv.ParseInt(id, 10, 64)
 	}
 	// Subscribe before reading the store: nothing falls in between.
-	sub := c.hub.subscribe(threadTopic(key.Thread), userTopic(viewer))
-	defer c.hub.unsubscribe(sub)
+	sub := c.hub.Subscribe(live.ThreadTopic(key.Thread), live.UserTopic(viewer))
+	defer c.hub.Unsubscribe(sub)
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
@@ -63,11 +59,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	for _, m := range msgs {
 		since = c.writeMessage(&buf, m, csrf, decide, since)
 	}
-	writeEvent(&buf, "typing", "", turnData(c.turn(key)))
+	live.WriteEvent(&buf, "typing", "", turnData(c.turn(key)))
 	if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
 		return
 	}
-	tick := time.NewTicker(heartbeat)
+	tick := time.NewTicker(live.Heartbeat)
 	defer tick.Stop()
 	ended := c.access.Watch(r.Context(), c.person(r), access.Conv{Key: key}, access.See)
 	for {
@@ -77,24 +73,24 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		case <-ended:
 			c.endStream(w, rc, r, "the conversation")
 			return
-		case <-sub.gone:
+		case <-sub.Gone():
 			return
 		case <-tick.C:
 			buf.WriteString(": ping\n\n")
-		case ev := <-sub.ch:
+		case ev := <-sub.Events():
 			if !c.access.May(r.Context(), c.person(r), access.Conv{Key: key}, access.See) {
 				c.endStream(w, rc, r, "the conversation") // asked again before each delivery
 				return
 			}
 			switch {
-			case ev.kind == evMessage && ev.thread == key.Thread && ev.msg.Version > since:
-				since = c.writeMessage(&buf, ev.msg, csrf, decide, since)
-			case ev.kind == evTyping && ev.thread == key.Thread:
-				writeEvent(&buf, "typing", "", turnData(ev.on, ev.starting))
-			case ev.kind == evNotice && ev.user == viewer && (ev.thread == key.Thread || ev.thread == ""):
-				writeEvent(&buf, "notice", "", map[string]string{"text": ev.text})
-			case ev.kind == evList:
-				writeEvent(&buf, "list", "", struct{}{})
+			case ev.Kind == live.Message && ev.Thread == key.Thread && ev.Msg.Version > since:
+				since = c.writeMessage(&buf, ev.Msg, csrf, decide, since)
+			case ev.Kind == live.Typing && ev.Thread == key.Thread:
+				live.WriteEvent(&buf, "typing", "", turnData(ev.On, ev.Starting))
+			case ev.Kind == live.Notice && ev.User == viewer && (ev.Thread == key.Thread || ev.Thread == ""):
+				live.WriteEvent(&buf, "notice", "", map[string]string{"text": ev.Text})
+			case ev.Kind == live.List:
+				live.WriteEvent(&buf, "list", "", struct{}{})
 			default:
 				continue
 			}
@@ -119,7 +115,7 @@ func (c *Console) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 	}
 	c.log.Info("web event stream ended: access ended", "user", auth.CurrentUser(r).Name, "path", r.URL.Path)
 	var buf bytes.Buffer
-	writeEvent(&buf, "ended", "", map[string]string{"text": "Your access to " + what + " ended.", "next": next})
+	live.WriteEvent(&buf, "ended", "", map[string]string{"text": "Your access to " + what + " ended.", "next": next})
 	if _, err := buf.WriteTo(w); err == nil {
 		_ = rc.Flush()
 	}
@@ -132,152 +128,24 @@ func (c *Console) writeMessage(buf *bytes.Buffer, m store.WebMessage, csrf strin
 		c.log.Error("render web message", "msg_id", m.ID, "err", err)
 		return since
 	}
-	writeEvent(buf, "msg", strconv.FormatInt(m.Version, 10), map[string]any{"id": m.ID, "seq": m.Seq, "html": html.String()})
+	live.WriteEvent(buf, "msg", strconv.FormatInt(m.Version, 10), map[string]any{"id": m.ID, "seq": m.Seq, "html": html.String()})
 	return max(since, m.Version)
 }
 
-// writeEvent appends one server-sent event; data is JSON (one line).
-func writeEvent(buf *bytes.Buffer, name, id string, data any) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		b = []byte("{}")
-	}
-	if id != "" {
-		fmt.Fprintf(buf, "id: %s\n", id)
-	}
-	fmt.Fprintf(buf, "event: %s\ndata: %s\n\n", name, b)
-}
-
-// subscriberBuffer is how many events a page may lag behind before its
-// stream is ended; the page reconnects and catches up from the store.
-const subscriberBuffer = 64
-
-// eventKind says what an event carries.
-type eventKind int
-
-const (
-	evMessage eventKind = iota // a message was added or edited
-	evTyping                   // a turn started or ended, or the agent starts
-	evNotice                   // a private notice for the user
-	evList                     // a conversation list changed
-)
-
-// event is one change for the pages of a conversation (published on its
-// threadTopic) or of a person (userTopic).
-type event struct {
-	kind     eventKind
-	thread   string                  // the conversation; "" for a notice about the whole channel
-	user     string                  // evNotice: the only person who sees it
-	msg      store.WebMessage        // evMessage
-	on       bool                    // evTyping: a turn runs
-	starting bool                    // evTyping: no turn runs yet, the agent starts
-	key      bridges.ConversationKey // evTyping: the conversation (the other replicas note its state)
-	text     string                  // evNotice
-}
-
-// subscriber is one open event stream. gone is closed when the hub drops
-// it (it fell behind, or the console shuts down).
-type subscriber struct {
-	ch     chan event
-	gone   chan struct{}
-	once   sync.Once
-	topics []string
-}
-
-func (s *subscriber) drop() { s.once.Do(func() { close(s.gone) }) }
-
-// threadTopic is the topic of one conversation's pages; userTopic that of
-// every page of one person (their conversation list, their notices).
-func threadTopic(thread string) string { return "t:" + thread }
-func userTopic(user string) string     { return "u:" + user }
-
-// hub fans events out to the open pages by topic. Publishing never blocks.
-type hub struct {
-	mu     sync.Mutex
-	subs   map[string]map[*subscriber]struct{}
-	closed bool
-}
-
-func newHub() *hub { return &hub{subs: make(map[string]map[*subscriber]struct{})} }
-
-// subscribe opens a stream for topics; the caller must unsubscribe.
-func (h *hub) subscribe(topics ...string) *subscriber {
-	s := &subscriber{ch: make(chan event, subscriberBuffer), gone: make(chan struct{}), topics: topics}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		s.drop()
-		return s
-	}
-	for _, t := range topics {
-		if h.subs[t] == nil {
-			h.subs[t] = make(map[*subscriber]struct{})
-		}
-		h.subs[t][s] = struct{}{}
-	}
-	return s
-}
-
-func (h *hub) unsubscribe(s *subscriber) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.remove(s)
-}
-
-// remove takes s off its topics; h.mu is held.
-func (h *hub) remove(s *subscriber) {
-	for _, t := range s.topics {
-		delete(h.subs[t], s)
-		if len(h.subs[t]) == 0 {
-			delete(h.subs, t)
-		}
-	}
-}
-
-// publish hands ev to every stream of topic; a stream whose buffer is
-// full is dropped instead of waited for.
-func (h *hub) publish(topic string, ev event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.subs[topic] {
-		select {
-		case s.ch <- ev:
-		default:
-			s.drop()
-			h.remove(s)
-		}
-	}
-}
-
-// has reports whether a stream of topic is open.
-func (h *hub) has(topic string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs[topic]) > 0
-}
-
-// dropAll drops every open stream (their pages reconnect and catch up
-// from the store); later ones are kept.
-func (h *hub) dropAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, subs := range h.subs {
-		for s := range subs {
-			s.drop()
-		}
-	}
-	h.subs = make(map[string]map[*subscriber]struct{})
-}
-
-// close drops every stream, now and later.
-func (h *hub) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for _, subs := range h.subs {
-		for s := range subs {
-			s.drop()
-		}
-	}
-	h.subs = make(map[string]map[*subscriber]struct{})
+// Fanout runs the live updates across replicas (live.Hub.Fanout) until
+// ctx ends: this console's changes reach the pages of the consoles of the
+// other replicas on the same database, and theirs reach its pages, with
+// their turns noted for the pages that connect here later. replica is
+// this process's replica id.
+func (c *Console) Fanout(ctx context.Context, sig live.Signals, replica string) error {
+	return c.hub.Fanout(ctx, sig, replica, live.Relay{
+		Message: c.st.WebMessage,
+		Turn: func(key bridges.ConversationKey, on, starting bool) {
+			var since time.Time
+			if starting {
+				since = c.now()
+			}
+			c.setTurn(key, on, since)
+		},
+	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -24,7 +25,7 @@ func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridg
 	if err != nil {
 		return bridges.MessageRef{}, fmt.Errorf("web post in %s: %w", key, err)
 	}
-	c.publish(ctx, threadTopic(key.Thread), event{kind: evMessage, thread: key.Thread, msg: row})
+	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), live.Event{Kind: live.Message, Thread: key.Thread, Msg: row})
 	c.listChanged(ctx, key)
 	c.endStart(ctx, key) // the bridge answered: what comes next, it says
 	return bridges.MessageRef{Key: key, ID: row.ID}, nil
@@ -41,7 +42,7 @@ func (c *Console) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Me
 	if err != nil {
 		return fmt.Errorf("web edit: %w", err)
 	}
-	c.publish(ctx, threadTopic(ref.Key.Thread), event{kind: evMessage, thread: ref.Key.Thread, msg: row})
+	c.hub.Publish(ctx, live.ThreadTopic(ref.Key.Thread), live.Event{Kind: live.Message, Thread: ref.Key.Thread, Msg: row})
 	return nil
 }
 
@@ -50,18 +51,18 @@ func (c *Console) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Me
 // ""); it is not stored, and only user sees it. user must be the
 // conversation's owner (its channel) or a teammate it is shared with.
 func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey, user, text string) error {
-	ev := event{kind: evNotice, thread: key.Thread, user: user, text: text}
+	ev := live.Event{Kind: live.Notice, Thread: key.Thread, User: user, Text: text}
 	if key.Thread == "" {
 		if user != key.Channel {
 			return fmt.Errorf("web notice for %s in %s: not that user's channel", user, key)
 		}
-		c.publish(ctx, userTopic(user), ev)
+		c.hub.Publish(ctx, live.UserTopic(user), ev)
 		return nil
 	}
 	if !c.access.May(ctx, access.Person{Via: access.ViaWeb, Name: user}, access.Conv{Key: key}, access.See) {
 		return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
 	}
-	c.publish(ctx, threadTopic(key.Thread), ev)
+	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), ev)
 	c.endStart(ctx, key)
 	return nil
 }

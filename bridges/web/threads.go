@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -110,9 +111,9 @@ func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	c.log.Info("web conversation deleted", "key", cv.key, "user", user, "agent", r.PostFormValue("agent"))
 	c.access.Changed()
-	c.publish(r.Context(), userTopic(cv.key.Channel), event{kind: evList})
+	c.hub.Publish(r.Context(), live.UserTopic(cv.key.Channel), live.Event{Kind: live.List})
 	for _, sh := range shares {
-		c.publish(r.Context(), userTopic(sh.Member), event{kind: evList})
+		c.hub.Publish(r.Context(), live.UserTopic(sh.Member), live.Event{Kind: live.List})
 	}
 	if wantsJSON(r) {
 		w.WriteHeader(http.StatusNoContent)
@@ -212,7 +213,7 @@ func (c *Console) share(w http.ResponseWriter, r *http.Request) {
 	}
 	c.log.Info("web conversation shared", "key", cv.key, "user", auth.CurrentUser(r).Name, "member", member, "role", role)
 	c.listChanged(r.Context(), cv.key)
-	c.publish(r.Context(), userTopic(member), event{kind: evList}) // also when the share ended
+	c.hub.Publish(r.Context(), live.UserTopic(member), live.Event{Kind: live.List}) // also when the share ended
 	c.done(w, r, cv.key)
 }
 
@@ -227,15 +228,15 @@ func (c *Console) failed(w http.ResponseWriter, what string, key bridges.Convers
 // notices meant for all of their pages.
 func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 	user := auth.CurrentUser(r).Name
-	sub := c.hub.subscribe(userTopic(user))
-	defer c.hub.unsubscribe(sub)
+	sub := c.hub.Subscribe(live.UserTopic(user))
+	defer c.hub.Unsubscribe(sub)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	var buf bytes.Buffer
 	buf.WriteString("retry: 1000\n\n")
-	tick := time.NewTicker(heartbeat)
+	tick := time.NewTicker(live.Heartbeat)
 	defer tick.Stop()
 	p := c.person(r)
 	ended := c.access.WatchValid(r.Context(), p)
@@ -249,16 +250,16 @@ func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ended:
 			c.endStream(w, rc, r, "the console")
 			return
-		case <-sub.gone:
+		case <-sub.Gone():
 			return
 		case <-tick.C:
 			buf.WriteString(": ping\n\n")
-		case ev := <-sub.ch:
+		case ev := <-sub.Events():
 			switch {
-			case ev.kind == evList:
-				writeEvent(&buf, "list", "", struct{}{})
-			case ev.kind == evNotice && ev.user == user && ev.thread == "":
-				writeEvent(&buf, "notice", "", map[string]string{"text": ev.text})
+			case ev.Kind == live.List:
+				live.WriteEvent(&buf, "list", "", struct{}{})
+			case ev.Kind == live.Notice && ev.User == user && ev.Thread == "":
+				live.WriteEvent(&buf, "notice", "", map[string]string{"text": ev.Text})
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/web/live"
 )
 
 // TestTurnStarting: a message accepted in a conversation where no turn
@@ -26,8 +27,8 @@ func TestTurnStarting(t *testing.T) {
 	t.Cleanup(c.Shutdown)
 	ctx := context.Background()
 	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "threadst01"}
-	sub := c.hub.subscribe(threadTopic(key.Thread))
-	defer c.hub.unsubscribe(sub)
+	sub := c.hub.Subscribe(live.ThreadTopic(key.Thread))
+	defer c.hub.Unsubscribe(sub)
 	state := func(want string) {
 		t.Helper()
 		working, starting := c.turn(key)
@@ -40,8 +41,8 @@ func TestTurnStarting(t *testing.T) {
 	event := func(wantOn, wantStarting bool) {
 		t.Helper()
 		select {
-		case ev := <-sub.ch:
-			if ev.kind != evTyping || ev.on != wantOn || ev.starting != wantStarting {
+		case ev := <-sub.Events():
+			if ev.Kind != live.Typing || ev.On != wantOn || ev.Starting != wantStarting {
 				t.Fatalf("event %+v, want typing on=%v starting=%v", ev, wantOn, wantStarting)
 			}
 		case <-time.After(5 * time.Second):
@@ -79,7 +80,7 @@ func TestTurnStarting(t *testing.T) {
 	if _, err := c.Post(ctx, key, bridges.Message{Text: "⏳ queued"}); err != nil {
 		t.Fatal(err)
 	}
-	<-sub.ch // the post
+	<-sub.Events() // the post
 	event(false, false)
 	state("idle")
 

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
@@ -69,12 +76,67 @@ func (p *person) typeKeys(s string) {
 	p.run(chromedp.Focus(chromedp.ID("text")), chromedp.KeyEvent(s))
 }
 
+// holdingProxy stands between the browser and the bridge at base: every
+// request goes through to the bridge, except a message send (POST
+// /chat/…/send), which it reads whole and holds until the test releases
+// it, as a slow network or a busy bridge would. A send whose browser went
+// away meanwhile (a reload, a closed tab) never reaches the bridge.
+type holdingProxy struct {
+	t    *testing.T
+	url  string
+	held chan chan bool // per send: true lets it go on to the bridge
+}
+
+func newHoldingProxy(t *testing.T, base string) *holdingProxy {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target) // keeps the browser's Host: the bridge's same-origin checks hold
+	h := &holdingProxy{t: t, held: make(chan chan bool, 8)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/send") {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body) // read whole, so that a browser going away ends r.Context()
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		release := make(chan bool, 1)
+		h.held <- release
+		select {
+		case <-release:
+			rp.ServeHTTP(w, r)
+		case <-r.Context().Done(): // the browser left: the bridge never hears of it
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h.url = srv.URL
+	return h
+}
+
+// next waits for the next send held and returns its release.
+func (h *holdingProxy) next() chan bool {
+	h.t.Helper()
+	select {
+	case release := <-h.held:
+		return release
+	case <-time.After(e2eWait):
+		h.t.Fatalf("no message send reached the proxy within %v", e2eWait)
+		return nil
+	}
+}
+
 // TestWebConsoleTrust (issue 39) checks the console never loses what
 // people type and says what is going on, in the shared Chromium through
 // the real binary, CLI and fake model: a message typed while the last
 // send is still on its way is kept and both arrive whole; a failed send
 // comes back into the box; Enter twice sends once; drafts survive a
-// reload; the status says "Starting the agent…", "Working…" and "Waiting
+// reload; a message stays the draft until the bridge accepted it (a tab
+// closed or reloaded mid-send loses nothing); the status says "Starting the agent…", "Working…" and "Waiting
 // for your approval"; the heading follows the title; a tab signed out
 // elsewhere goes to sign-in on its next action, with its draft kept; the
 // older of two sign-in tabs works; the token never stays in the address.
@@ -157,6 +219,78 @@ func TestWebConsoleTrust(t *testing.T) {
 		if other != "" {
 			t.Errorf("another conversation's box holds %q", other)
 		}
+	})
+
+	t.Run("a message stays the draft until the bridge accepted it", func(t *testing.T) {
+		proxy := newHoldingProxy(t, base)
+		slow := newPerson(t, browser, proxy.url, anaWebToken)
+		thread := slow.openNewChat()
+		const live = `document.getElementById("chat").dataset.live === "1"`
+		box := func(want, what string) {
+			t.Helper()
+			slow.waitJS(`document.getElementById("text").value === `+jsString(want), what)
+			var stored string
+			slow.js(`localStorage.getItem("draft:" + document.getElementById("composer").action) || ""`, &stored)
+			if stored != want {
+				t.Errorf("%s: the saved draft is %q, want %q", what, stored, want)
+			}
+		}
+
+		// A tab closed while its send is on its way: the bridge never
+		// accepted the message, and the conversation's draft holds it.
+		tabCtx, closeTab := chromedp.NewContext(slow.ctx)
+		t.Cleanup(closeTab)
+		if err := chromedp.Do(tabCtx); err != nil {
+			t.Fatalf("open a second tab: %v", err)
+		}
+		tab := &person{t: t, ctx: tabCtx, base: slow.base}
+		tab.run(chromedp.Navigate(slow.base + "/chat/" + thread))
+		tab.waitJS(live, "the conversation in a second tab")
+		tab.typeKeys("kept though the tab closed")
+		tab.run(chromedp.KeyEvent(kb.Enter))
+		proxy.next()
+		tab.waitJS(`document.getElementById("composer").dataset.sending && document.getElementById("text").value === ""`, "the send on its way, the box empty")
+		closeTab()
+		slow.run(chromedp.Reload())
+		slow.waitJS(live, "the reloaded chat")
+		box("kept though the tab closed", "the text of the send the closed tab never finished, in the box")
+
+		// A reload while the send is on its way aborts it: the text is back
+		// in the box.
+		slow.run(chromedp.Focus(chromedp.ID("text")), chromedp.KeyEvent(kb.Enter))
+		proxy.next()
+		slow.waitJS(`document.getElementById("composer").dataset.sending && document.getElementById("text").value === ""`, "the send on its way, the box empty")
+		slow.run(chromedp.Reload())
+		slow.waitJS(live, "the reloaded chat")
+		box("kept though the tab closed", "the text of the send the reload aborted, back in the box")
+		var shown int
+		slow.js(mineCount("kept though the tab closed"), &shown)
+		if shown != 0 {
+			t.Fatalf("the aborted sends show %d times in the conversation", shown)
+		}
+
+		// Accepted: what was typed meanwhile stays, alone.
+		slow.run(chromedp.Focus(chromedp.ID("text")), chromedp.KeyEvent(kb.Enter))
+		release := proxy.next()
+		slow.waitJS(`document.getElementById("text").value === ""`, "the box empty while the send is on its way")
+		slow.typeKeys("typed meanwhile")
+		release <- true
+		slow.waitJS(mineCount("kept though the tab closed")+" === 1", "the message accepted")
+		slow.waitJS(`!document.getElementById("composer").dataset.sending`, "the send answered")
+		box("typed meanwhile", "the text typed during the send")
+		slow.run(chromedp.Reload())
+		slow.waitJS(live, "the reloaded chat")
+		box("typed meanwhile", "after a reload, the text typed during the send")
+
+		// Accepted with nothing typed since: the draft is gone.
+		slow.run(chromedp.Focus(chromedp.ID("text")), chromedp.KeyEvent(kb.Enter))
+		proxy.next() <- true
+		slow.waitJS(mineCount("typed meanwhile")+" === 1", "the second message accepted")
+		slow.waitJS(`!document.getElementById("composer").dataset.sending`, "the second send answered")
+		slow.run(chromedp.Reload())
+		slow.waitJS(live, "the reloaded chat")
+		box("", "after a send accepted and a reload, the composer")
+		slow.waitJS(`document.getElementById("working").hidden`, "the turns to end")
 	})
 
 	t.Run("status: starting, working, waiting for your approval; the title follows", func(t *testing.T) {

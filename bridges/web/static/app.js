@@ -1,4 +1,5 @@
-// agentbridge web console: progressive enhancement of server-rendered pages.
+// agentbridge web console: progressive enhancement of server-rendered pages
+// (the sign-in form's part is signin.js).
 // Every form works without this script; with it, forms post in the
 // background, the chat follows the conversation over server-sent events,
 // times show in the viewer's zone, the operator pages refresh themselves
@@ -14,50 +15,6 @@
     t.textContent = text;
     box.appendChild(t);
     setTimeout(function () { t.remove(); }, 8000);
-  }
-
-  // Sign-in link: the token travels in the URL fragment, never to the
-  // server. Read on load and whenever the fragment changes (a link pasted
-  // into the tab that shows the sign-in page only changes the fragment).
-  function signinFromFragment() {
-    var form = document.getElementById("signin-form");
-    if (!form || location.hash.indexOf("#token=") !== 0) return;
-    var tok = decodeURIComponent(location.hash.slice("#token=".length));
-    history.replaceState(null, "", location.pathname + location.search);
-    form.elements.token.value = tok;
-    signinSubmit(form, false);
-  }
-
-  // A sign-in tab whose form token lost a race (another tab's sign-in page
-  // replaced the form cookie at the same moment) is answered with a fresh
-  // form and "That sign-in form had expired". The token typed or carried
-  // by the link is kept for that one answer only (this tab's
-  // sessionStorage, read and removed on every page load) and sent once
-  // more with the fresh form, so no tab needs it typed again.
-  var signinRetryKey = "ab-signin-retry";
-  function signinSubmit(form, retry) {
-    try {
-      if (!retry) sessionStorage.setItem(signinRetryKey, JSON.stringify({tok: form.elements.token.value, at: Date.now()}));
-    } catch (e) { /* no retry then */ }
-    form.submit();
-  }
-  function signinRetry() {
-    var kept = null;
-    try {
-      kept = JSON.parse(sessionStorage.getItem(signinRetryKey) || "null");
-      sessionStorage.removeItem(signinRetryKey);
-    } catch (e) { return; }
-    var form = document.getElementById("signin-form");
-    var expired = document.querySelector('#signin-error[data-reason="expired"]');
-    if (!form || !expired || !kept || !kept.tok || Date.now() - kept.at > 60000) return;
-    form.elements.token.value = kept.tok;
-    signinSubmit(form, true);
-  }
-  function signinForm() {
-    var form = document.getElementById("signin-form");
-    if (form) form.addEventListener("submit", function () {
-      try { sessionStorage.setItem(signinRetryKey, JSON.stringify({tok: form.elements.token.value, at: Date.now()})); } catch (e) { /* no retry then */ }
-    });
   }
 
   // Theme toggle: remembered in localStorage; theme.js applies it early.
@@ -158,13 +115,30 @@
   }, true);
 
   // Drafts: what the message box holds is kept per conversation in
-  // localStorage, across reloads, until it is sent.
+  // localStorage, across reloads, until the bridge has accepted it. A
+  // message on its way (unsent) stays in the draft, before whatever is
+  // typed since, until its send is answered: a reload, a closed tab or a
+  // lost connection mid-send aborts the send, and the text comes back.
+  var unsent = "";
   function draftKey(form) { return "draft:" + form.action; }
+  function draftText(form) {
+    var v = form.elements.text.value;
+    return unsent ? (v.trim() ? unsent + "\n" + v : unsent) : v;
+  }
   function saveDraft(form) {
     try {
-      var v = form.elements.text.value;
+      var v = draftText(form);
       if (v) localStorage.setItem(draftKey(form), v); else localStorage.removeItem(draftKey(form));
     } catch (e) { /* not kept */ }
+  }
+  // accepted drops the message the bridge accepted from the draft, which
+  // keeps what was typed since (a draft written meanwhile by another tab
+  // of this conversation stays as it is).
+  function accepted(form) {
+    var mine = draftText(form), kept = null;
+    unsent = "";
+    try { kept = localStorage.getItem(draftKey(form)); } catch (e) { return; }
+    if (kept === (mine || null)) saveDraft(form);
   }
   function drafts() {
     var form = document.getElementById("composer");
@@ -183,13 +157,14 @@
 
   // sendMessage posts the composer: the box is emptied at once (what is
   // typed next is the next message and is never wiped), one send at a
-  // time (Enter and Send alike), and on failure what was sent comes back
-  // before whatever was typed since.
+  // time (Enter and Send alike); the text stays the draft until the bridge
+  // accepted it, and on failure it comes back into the box before
+  // whatever was typed since.
   function sendMessage(form, submitter) {
     if (form.dataset.sending || composerEmpty(form)) return;
     var text = form.elements.text, input = form.elements.file;
     var data = new FormData(form, submitter || undefined);
-    var sent = text.value, files = null, tick = statusTick;
+    var files = null, tick = statusTick;
     if (input && input.files && input.files.length) { // a copy: clearing the input empties its list
       var dt = new DataTransfer();
       for (var i = 0; i < input.files.length; i++) dt.items.add(input.files[i]);
@@ -198,12 +173,14 @@
     form.dataset.sending = "1";
     var send = document.getElementById("send");
     if (send) send.disabled = true;
+    unsent = text.value;
     text.value = "";
     if (files) { input.value = ""; showFile(form); }
     saveDraft(form);
     starting(tick);
     var restore = function () {
-      text.value = text.value.trim() ? sent + "\n" + text.value : sent;
+      text.value = draftText(form);
+      unsent = "";
       if (files && input && !(input.files && input.files.length)) { input.files = files; showFile(form); }
       saveDraft(form);
       turn.starting = false;
@@ -211,7 +188,7 @@
     };
     fetch(form.action, { method: "POST", body: data, headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
       .then(function (resp) {
-        if (resp.ok) return;
+        if (resp.ok) { accepted(form); return; }
         restore();
         if (resp.status === 401) { signIn(); return; }
         return resp.text().then(function (t) { toast(t.trim() || resp.statusText, "error"); });
@@ -589,14 +566,7 @@
     }, 3000); };
   }
 
-  window.addEventListener("hashchange", signinFromFragment);
   document.addEventListener("DOMContentLoaded", function () {
-    signinRetry();
-    signinForm();
-    signinFromFragment();
-    // A sign-in link opened while signed in lands here with its token in
-    // the fragment: never leave it in the address bar or the history.
-    if (location.hash.indexOf("#token=") === 0) history.replaceState(null, "", location.pathname + location.search);
     var refreshing = refresh(); // before enhance: it keeps the server's HTML
     themeToggle();
     enhance(document);
