@@ -8,7 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -115,13 +115,13 @@ func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
 // open streams to ask the access decision again.
 func (c *Console) listChanged(ctx context.Context, key bridges.ConversationKey) {
 	c.access.Changed()
-	c.hub.Publish(ctx, live.UserTopic(key.Channel), live.Event{Kind: live.List})
+	c.hub.Publish(ctx, feed.UserTopic(key.Channel), feed.Event{Kind: feed.List})
 	shares, err := c.st.WebThreadShares(ctx, key.Bot, key.Thread)
 	if err != nil {
 		c.log.Warn("list the teammates of a web conversation", "key", key, "err", err)
 		return
 	}
 	for _, sh := range shares {
-		c.hub.Publish(ctx, live.UserTopic(sh.Member), live.Event{Kind: live.List})
+		c.hub.Publish(ctx, feed.UserTopic(sh.Member), feed.Event{Kind: feed.List})
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/access/accesstest"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -271,7 +271,7 @@ func TestRevocationEndsOpenStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.c.hub.Publish(ctx, live.ThreadTopic(thread), live.Event{Kind: live.Message, Thread: thread, Msg: m})
+			f.c.hub.Publish(ctx, feed.ThreadTopic(thread), feed.Event{Kind: feed.Message, Thread: thread, Msg: m})
 		}},
 		{"archived", false, func(t *testing.T, f *accessFixture) {
 			post(f, accesstest.Owner, accesstest.Shared, "archive", url.Values{"archived": {"1"}})
@@ -317,7 +317,7 @@ func TestRevocationEndsOpenStreams(t *testing.T) {
 			// Nothing more reaches bob; the owner still follows her conversation
 			// (unless she deleted it).
 			if rv.name != "deleted" {
-				f.c.hub.Publish(ctx, live.ThreadTopic(accesstest.Thread(accesstest.Shared)), live.Event{Kind: live.Typing, Thread: accesstest.Thread(accesstest.Shared), On: true})
+				f.c.hub.Publish(ctx, feed.ThreadTopic(accesstest.Thread(accesstest.Shared)), feed.Event{Kind: feed.Typing, Thread: accesstest.Thread(accesstest.Shared), On: true})
 				waitEvent(t, anaNames, "typing")
 				select {
 				case <-anaClosed:

@@ -116,7 +116,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -154,7 +154,7 @@ type Console struct {
 	trusted []netip.Prefix
 	pages   map[string]*template.Template
 	md      *markdown
-	hub     *live.Hub // the open pages' live updates (package live)
+	hub     *feed.Hub // the open pages' live updates (package live)
 	// maxUpload caps one attached file (web.max_upload).
 	maxUpload int64
 	mux       http.Handler
@@ -243,7 +243,7 @@ func New(opts Options) (*Console, error) {
 		trusted:        trusted,
 		pages:          pages,
 		md:             newMarkdown(),
-		hub:            live.New(log),
+		hub:            feed.New(log),
 		maxUpload:      cmp.Or(opts.Config.Web.MaxUpload, config.DefaultWebMaxUpload),
 		turns:          make(map[bridges.ConversationKey]turnState),
 		now:            opts.Now,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -24,7 +24,7 @@ var pngBytes = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repea
 // rechecks at every change the console publishes for the key's user.
 func waitStored(t *testing.T, c *Console, key bridges.ConversationKey, ok func(store.WebMessage) bool) store.WebMessage {
 	t.Helper()
-	sub := c.hub.Subscribe(live.ThreadTopic(key.Thread))
+	sub := c.hub.Subscribe(feed.ThreadTopic(key.Thread))
 	defer c.hub.Unsubscribe(sub)
 	timeout := time.After(10 * time.Second)
 	for {

@@ -10,7 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -41,7 +41,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		since, _ = strconv.ParseInt(id, 10, 64)
 	}
 	// Subscribe before reading the store: nothing falls in between.
-	sub := c.hub.Subscribe(live.ThreadTopic(key.Thread), live.UserTopic(viewer))
+	sub := c.hub.Subscribe(feed.ThreadTopic(key.Thread), feed.UserTopic(viewer))
 	defer c.hub.Unsubscribe(sub)
 
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -59,11 +59,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	for _, m := range msgs {
 		since = c.writeMessage(&buf, m, csrf, decide, since)
 	}
-	live.WriteEvent(&buf, "typing", "", turnData(c.turn(key)))
+	feed.WriteEvent(&buf, "typing", "", turnData(c.turn(key)))
 	if _, err := buf.WriteTo(w); err != nil || rc.Flush() != nil {
 		return
 	}
-	tick := time.NewTicker(live.Heartbeat)
+	tick := time.NewTicker(feed.Heartbeat)
 	defer tick.Stop()
 	ended := c.access.Watch(r.Context(), c.person(r), access.Conv{Key: key}, access.See)
 	for {
@@ -83,14 +83,14 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			switch {
-			case ev.Kind == live.Message && ev.Thread == key.Thread && ev.Msg.Version > since:
+			case ev.Kind == feed.Message && ev.Thread == key.Thread && ev.Msg.Version > since:
 				since = c.writeMessage(&buf, ev.Msg, csrf, decide, since)
-			case ev.Kind == live.Typing && ev.Thread == key.Thread:
-				live.WriteEvent(&buf, "typing", "", turnData(ev.On, ev.Starting))
-			case ev.Kind == live.Notice && ev.User == viewer && (ev.Thread == key.Thread || ev.Thread == ""):
-				live.WriteEvent(&buf, "notice", "", map[string]string{"text": ev.Text})
-			case ev.Kind == live.List:
-				live.WriteEvent(&buf, "list", "", struct{}{})
+			case ev.Kind == feed.Typing && ev.Thread == key.Thread:
+				feed.WriteEvent(&buf, "typing", "", turnData(ev.On, ev.Starting))
+			case ev.Kind == feed.Notice && ev.User == viewer && (ev.Thread == key.Thread || ev.Thread == ""):
+				feed.WriteEvent(&buf, "notice", "", map[string]string{"text": ev.Text})
+			case ev.Kind == feed.List:
+				feed.WriteEvent(&buf, "list", "", struct{}{})
 			default:
 				continue
 			}
@@ -115,7 +115,7 @@ func (c *Console) endStream(w http.ResponseWriter, rc *http.ResponseController, 
 	}
 	c.log.Info("web event stream ended: access ended", "user", auth.CurrentUser(r).Name, "path", r.URL.Path)
 	var buf bytes.Buffer
-	live.WriteEvent(&buf, "ended", "", map[string]string{"text": "Your access to " + what + " ended.", "next": next})
+	feed.WriteEvent(&buf, "ended", "", map[string]string{"text": "Your access to " + what + " ended.", "next": next})
 	if _, err := buf.WriteTo(w); err == nil {
 		_ = rc.Flush()
 	}
@@ -128,17 +128,17 @@ func (c *Console) writeMessage(buf *bytes.Buffer, m store.WebMessage, csrf strin
 		c.log.Error("render web message", "msg_id", m.ID, "err", err)
 		return since
 	}
-	live.WriteEvent(buf, "msg", strconv.FormatInt(m.Version, 10), map[string]any{"id": m.ID, "seq": m.Seq, "html": html.String()})
+	feed.WriteEvent(buf, "msg", strconv.FormatInt(m.Version, 10), map[string]any{"id": m.ID, "seq": m.Seq, "html": html.String()})
 	return max(since, m.Version)
 }
 
-// Fanout runs the live updates across replicas (live.Hub.Fanout) until
+// Fanout runs the live updates across replicas (feed.Hub.Fanout) until
 // ctx ends: this console's changes reach the pages of the consoles of the
 // other replicas on the same database, and theirs reach its pages, with
 // their turns noted for the pages that connect here later. replica is
 // this process's replica id.
-func (c *Console) Fanout(ctx context.Context, sig live.Signals, replica string) error {
-	return c.hub.Fanout(ctx, sig, replica, live.Relay{
+func (c *Console) Fanout(ctx context.Context, sig feed.Signals, replica string) error {
+	return c.hub.Fanout(ctx, sig, replica, feed.Relay{
 		Message: c.st.WebMessage,
 		Turn: func(key bridges.ConversationKey, on, starting bool) {
 			var since time.Time

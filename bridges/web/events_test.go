@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -45,7 +45,7 @@ func fanoutPair(t *testing.T) (a, b *Console, st *store.Store) {
 }
 
 // next returns the next event of s, failing after a few seconds.
-func next(t *testing.T, s *live.Subscriber) live.Event {
+func next(t *testing.T, s *feed.Subscriber) feed.Event {
 	t.Helper()
 	select {
 	case ev := <-s.Events():
@@ -55,7 +55,7 @@ func next(t *testing.T, s *live.Subscriber) live.Event {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event within 5 s")
 	}
-	return live.Event{}
+	return feed.Event{}
 }
 
 // TestFanoutRelaysToTheOtherReplica: what one console shows — a message
@@ -67,9 +67,9 @@ func TestFanoutRelaysToTheOtherReplica(t *testing.T) {
 	a, b, _ := fanoutPair(t)
 	ctx := context.Background()
 	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "t1"}
-	page := a.hub.Subscribe(live.ThreadTopic(key.Thread), live.UserTopic("ana"))
+	page := a.hub.Subscribe(feed.ThreadTopic(key.Thread), feed.UserTopic("ana"))
 	defer a.hub.Unsubscribe(page)
-	own := b.hub.Subscribe(live.ThreadTopic(key.Thread))
+	own := b.hub.Subscribe(feed.ThreadTopic(key.Thread))
 	defer b.hub.Unsubscribe(own)
 
 	ref, err := b.Post(ctx, key, bridges.Message{Text: "the answer", CardID: "card1", Buttons: []bridges.Button{{ID: "allow", Label: "Allow"}}})
@@ -77,34 +77,34 @@ func TestFanoutRelaysToTheOtherReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := next(t, page)
-	if ev.Kind != live.Message || ev.Msg.ID != ref.ID || ev.Msg.Text != "the answer" || ev.Msg.CardID != "card1" || len(ev.Msg.Buttons) == 0 {
+	if ev.Kind != feed.Message || ev.Msg.ID != ref.ID || ev.Msg.Text != "the answer" || ev.Msg.CardID != "card1" || len(ev.Msg.Buttons) == 0 {
 		t.Fatalf("A's page got %+v, want the posted card", ev)
 	}
-	if ev := next(t, page); ev.Kind != live.List {
+	if ev := next(t, page); ev.Kind != feed.List {
 		t.Fatalf("A's page got %+v, want the list changed", ev)
 	}
 	if err := b.Edit(ctx, ref, bridges.Message{Text: "✅ Allowed by @ana"}); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, page); ev.Kind != live.Message || ev.Msg.Text != "✅ Allowed by @ana" || len(ev.Msg.Buttons) != 0 {
+	if ev := next(t, page); ev.Kind != feed.Message || ev.Msg.Text != "✅ Allowed by @ana" || len(ev.Msg.Buttons) != 0 {
 		t.Fatalf("A's page got %+v, want the closed card", ev)
 	}
 	if err := b.SetTyping(ctx, key, true); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, page); ev.Kind != live.Typing || !ev.On || !a.working(key) {
+	if ev := next(t, page); ev.Kind != feed.Typing || !ev.On || !a.working(key) {
 		t.Fatalf("A's page got %+v (working %v), want the turn running", ev, a.working(key))
 	}
 	if err := b.PostEphemeral(ctx, key, "ana", "only for ana"); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, page); ev.Kind != live.Notice || ev.User != "ana" || ev.Text != "only for ana" {
+	if ev := next(t, page); ev.Kind != feed.Notice || ev.User != "ana" || ev.Text != "only for ana" {
 		t.Fatalf("A's page got %+v, want ana's notice", ev)
 	}
 	if err := b.SetTyping(ctx, key, false); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, page); ev.Kind != live.Typing || ev.On || a.working(key) {
+	if ev := next(t, page); ev.Kind != feed.Typing || ev.On || a.working(key) {
 		t.Fatalf("A's page got %+v (working %v), want the turn ended", ev, a.working(key))
 	}
 	// B's own page saw each change once: nothing came back from A.

@@ -11,7 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -91,7 +91,7 @@ func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.Conve
 			http.Error(w, "the message could not be stored", http.StatusInternalServerError)
 			return
 		}
-		c.hub.Publish(r.Context(), live.ThreadTopic(key.Thread), live.Event{Kind: live.Message, Thread: key.Thread, Msg: stored})
+		c.hub.Publish(r.Context(), feed.ThreadTopic(key.Thread), feed.Event{Kind: feed.Message, Thread: key.Thread, Msg: stored})
 		c.listChanged(r.Context(), key)
 	}
 	// Marked before the core has it: its turn may begin (and end the start) at once.

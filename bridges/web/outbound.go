@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -25,7 +25,7 @@ func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridg
 	if err != nil {
 		return bridges.MessageRef{}, fmt.Errorf("web post in %s: %w", key, err)
 	}
-	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), live.Event{Kind: live.Message, Thread: key.Thread, Msg: row})
+	c.hub.Publish(ctx, feed.ThreadTopic(key.Thread), feed.Event{Kind: feed.Message, Thread: key.Thread, Msg: row})
 	c.listChanged(ctx, key)
 	c.endStart(ctx, key) // the bridge answered: what comes next, it says
 	return bridges.MessageRef{Key: key, ID: row.ID}, nil
@@ -42,7 +42,7 @@ func (c *Console) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Me
 	if err != nil {
 		return fmt.Errorf("web edit: %w", err)
 	}
-	c.hub.Publish(ctx, live.ThreadTopic(ref.Key.Thread), live.Event{Kind: live.Message, Thread: ref.Key.Thread, Msg: row})
+	c.hub.Publish(ctx, feed.ThreadTopic(ref.Key.Thread), feed.Event{Kind: feed.Message, Thread: ref.Key.Thread, Msg: row})
 	return nil
 }
 
@@ -51,18 +51,18 @@ func (c *Console) Edit(ctx context.Context, ref bridges.MessageRef, m bridges.Me
 // ""); it is not stored, and only user sees it. user must be the
 // conversation's owner (its channel) or a teammate it is shared with.
 func (c *Console) PostEphemeral(ctx context.Context, key bridges.ConversationKey, user, text string) error {
-	ev := live.Event{Kind: live.Notice, Thread: key.Thread, User: user, Text: text}
+	ev := feed.Event{Kind: feed.Notice, Thread: key.Thread, User: user, Text: text}
 	if key.Thread == "" {
 		if user != key.Channel {
 			return fmt.Errorf("web notice for %s in %s: not that user's channel", user, key)
 		}
-		c.hub.Publish(ctx, live.UserTopic(user), ev)
+		c.hub.Publish(ctx, feed.UserTopic(user), ev)
 		return nil
 	}
 	if !c.access.May(ctx, access.Person{Via: access.ViaWeb, Name: user}, access.Conv{Key: key}, access.See) {
 		return fmt.Errorf("web notice for %s in %s: not a conversation they can see", user, key)
 	}
-	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), ev)
+	c.hub.Publish(ctx, feed.ThreadTopic(key.Thread), ev)
 	c.endStart(ctx, key)
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -111,9 +111,9 @@ func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	c.log.Info("web conversation deleted", "key", cv.key, "user", user, "agent", r.PostFormValue("agent"))
 	c.access.Changed()
-	c.hub.Publish(r.Context(), live.UserTopic(cv.key.Channel), live.Event{Kind: live.List})
+	c.hub.Publish(r.Context(), feed.UserTopic(cv.key.Channel), feed.Event{Kind: feed.List})
 	for _, sh := range shares {
-		c.hub.Publish(r.Context(), live.UserTopic(sh.Member), live.Event{Kind: live.List})
+		c.hub.Publish(r.Context(), feed.UserTopic(sh.Member), feed.Event{Kind: feed.List})
 	}
 	if wantsJSON(r) {
 		w.WriteHeader(http.StatusNoContent)
@@ -213,7 +213,7 @@ func (c *Console) share(w http.ResponseWriter, r *http.Request) {
 	}
 	c.log.Info("web conversation shared", "key", cv.key, "user", auth.CurrentUser(r).Name, "member", member, "role", role)
 	c.listChanged(r.Context(), cv.key)
-	c.hub.Publish(r.Context(), live.UserTopic(member), live.Event{Kind: live.List}) // also when the share ended
+	c.hub.Publish(r.Context(), feed.UserTopic(member), feed.Event{Kind: feed.List}) // also when the share ended
 	c.done(w, r, cv.key)
 }
 
@@ -228,7 +228,7 @@ func (c *Console) failed(w http.ResponseWriter, what string, key bridges.Convers
 // notices meant for all of their pages.
 func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 	user := auth.CurrentUser(r).Name
-	sub := c.hub.Subscribe(live.UserTopic(user))
+	sub := c.hub.Subscribe(feed.UserTopic(user))
 	defer c.hub.Unsubscribe(sub)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -236,7 +236,7 @@ func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	var buf bytes.Buffer
 	buf.WriteString("retry: 1000\n\n")
-	tick := time.NewTicker(live.Heartbeat)
+	tick := time.NewTicker(feed.Heartbeat)
 	defer tick.Stop()
 	p := c.person(r)
 	ended := c.access.WatchValid(r.Context(), p)
@@ -256,10 +256,10 @@ func (c *Console) listEvents(w http.ResponseWriter, r *http.Request) {
 			buf.WriteString(": ping\n\n")
 		case ev := <-sub.Events():
 			switch {
-			case ev.Kind == live.List:
-				live.WriteEvent(&buf, "list", "", struct{}{})
-			case ev.Kind == live.Notice && ev.User == user && ev.Thread == "":
-				live.WriteEvent(&buf, "notice", "", map[string]string{"text": ev.Text})
+			case ev.Kind == feed.List:
+				feed.WriteEvent(&buf, "list", "", struct{}{})
+			case ev.Kind == feed.Notice && ev.User == user && ev.Thread == "":
+				feed.WriteEvent(&buf, "notice", "", map[string]string{"text": ev.Text})
 			}
 		}
 	}

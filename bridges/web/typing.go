@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 )
 
 // startingFor bounds how long a conversation shows "Starting the agent…"
@@ -26,7 +26,7 @@ type turnState struct {
 // its Stop button) until it ends. A turn that begins ends the start.
 func (c *Console) SetTyping(ctx context.Context, key bridges.ConversationKey, on bool) error {
 	c.setTurn(key, on, time.Time{})
-	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), live.Event{Kind: live.Typing, Thread: key.Thread, On: on, Key: key})
+	c.hub.Publish(ctx, feed.ThreadTopic(key.Thread), feed.Event{Kind: feed.Typing, Thread: key.Thread, On: on, Key: key})
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (c *Console) startTurn(ctx context.Context, key bridges.ConversationKey, te
 	}
 	c.turns[key] = turnState{starting: c.now()}
 	c.mu.Unlock()
-	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), live.Event{Kind: live.Typing, Thread: key.Thread, Starting: true, Key: key})
+	c.hub.Publish(ctx, feed.ThreadTopic(key.Thread), feed.Event{Kind: feed.Typing, Thread: key.Thread, Starting: true, Key: key})
 	return true
 }
 
@@ -82,7 +82,7 @@ func (c *Console) endStart(ctx context.Context, key bridges.ConversationKey) {
 	}
 	delete(c.turns, key)
 	c.mu.Unlock()
-	c.hub.Publish(ctx, live.ThreadTopic(key.Thread), live.Event{Kind: live.Typing, Thread: key.Thread, Key: key})
+	c.hub.Publish(ctx, feed.ThreadTopic(key.Thread), feed.Event{Kind: feed.Typing, Thread: key.Thread, Key: key})
 }
 
 // Starting lists the conversations whose agent is starting, with since

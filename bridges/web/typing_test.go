@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/web/live"
+	"github.com/agentbridge/agentbridge/bridges/web/feed"
 )
 
 // TestTurnStarting: a message accepted in a conversation where no turn
@@ -27,7 +27,7 @@ func TestTurnStarting(t *testing.T) {
 	t.Cleanup(c.Shutdown)
 	ctx := context.Background()
 	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "threadst01"}
-	sub := c.hub.Subscribe(live.ThreadTopic(key.Thread))
+	sub := c.hub.Subscribe(feed.ThreadTopic(key.Thread))
 	defer c.hub.Unsubscribe(sub)
 	state := func(want string) {
 		t.Helper()
@@ -42,7 +42,7 @@ func TestTurnStarting(t *testing.T) {
 		t.Helper()
 		select {
 		case ev := <-sub.Events():
-			if ev.Kind != live.Typing || ev.On != wantOn || ev.Starting != wantStarting {
+			if ev.Kind != feed.Typing || ev.On != wantOn || ev.Starting != wantStarting {
 				t.Fatalf("event %+v, want typing on=%v starting=%v", ev, wantOn, wantStarting)
 			}
 		case <-time.After(5 * time.Second):

@@ -1,11 +1,11 @@
-// Package live carries the web console's live updates to the open pages:
+// Package feed carries the web console's live updates to the open pages:
 // a hub that fans events out by topic to the pages' event streams (one
 // conversation's pages, or every page of one person), their fan-out
 // across replicas (Fanout, on a signal channel of the shared store) and
 // their wire format (server-sent events). What a page may see is not
 // decided here: the console asks the access decision before it writes an
 // event to a stream.
-package live
+package feed
 
 import (
 	"bytes"
