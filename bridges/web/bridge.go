@@ -154,7 +154,7 @@ type Console struct {
 	trusted []netip.Prefix
 	pages   map[string]*template.Template
 	md      *markdown
-	hub     *feed.Hub // the open pages' live updates (package live)
+	hub     *feed.Hub // the open pages' live updates (package feed)
 	// maxUpload caps one attached file (web.max_upload).
 	maxUpload int64
 	mux       http.Handler
