@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/app/assemble"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
+	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
@@ -195,12 +196,14 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	}
 	hub := handoff.NewHub() // terminals attached with bridge attach see conversations through it
 	// The core with its features: spend, schedules and agent tools
-	// (bridges/app/assemble), worktrees, transcription and hand-off here.
+	// (bridges/app/assemble), worktrees, transcription and hand-off (its
+	// terminals' hub and its !handoff command) here.
 	bridgeCore := assemble.Core(core.CoreOptions{
 		Config: live, Store: st, Pool: agents, Logger: logger,
 		Metrics: metrics, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger),
 		Files:     uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
+		Commands: []commands.Command{handoff.Command()},
 	}, reps.claimFiring())
 	r.core = bridgeCore
 	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger, Access: decide})

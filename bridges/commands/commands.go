@@ -65,7 +65,6 @@ func builtins() []Command {
 		{Name: "status", Help: "show the session, whether the agent is live, queue and pending approvals",
 			Run: func(ctx context.Context, c Conversation, who Author, _ Line) { c.Notice(ctx, c.Status(ctx, who)) }},
 		{Name: "sessions", Help: "list this channel's sessions (ID, last activity, cost, first prompt)", Run: runSessions},
-		{Name: "handoff", Help: "tell me, privately, how to continue this conversation in a terminal", Who: Participants, Run: runHandoff},
 		{Name: "resume", Usage: "ID", Help: "continue an older session of this channel in this (new) thread", Run: runResume},
 	}
 }
