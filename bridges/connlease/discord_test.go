@@ -37,15 +37,15 @@ type replica struct {
 	stop   func() // stops the core and the adapter (graceful unless cut)
 }
 
-// startReplica starts replica name serving the Discord bot of f.
-func startReplica(t *testing.T, name string, st *store.Store, f *discordfake.Fake) *replica {
+// startDiscordReplica starts replica name serving the Discord bot of f.
+func startDiscordReplica(t *testing.T, name string, st *store.Store, f *discordfake.Fake) *replica {
 	t.Helper()
-	return startReplicaAt(t, name, st, f.Token(), f.URL())
+	return startDiscordReplicaAt(t, name, st, f.Token(), f.URL())
 }
 
-// startReplicaAt starts replica name serving the Discord bot with token
+// startDiscordReplicaAt starts replica name serving the Discord bot with token
 // at apiURL.
-func startReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL string) *replica {
+func startDiscordReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL string) *replica {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", name)
 	bot := &config.Bot{Name: discordBot, Platform: discord.Name, Agent: "coder",
@@ -125,9 +125,9 @@ func TestDiscordGatewayHandOver(t *testing.T) {
 	sts := replicas(t, 3)
 	f := discordfake.New(t)
 
-	a := startReplica(t, "replica-a", sts[0], f)
+	a := startDiscordReplica(t, "replica-a", sts[0], f)
 	waitIdentifies(t, f, 1, wait)
-	b := startReplica(t, "replica-b", sts[1], f)
+	b := startDiscordReplica(t, "replica-b", sts[1], f)
 	time.Sleep(leaseTime / 2) // b polls and stands by
 
 	thread := f.SendMessage(channel, guild, alice, "<@"+f.BotID()+"> first", true)
@@ -147,7 +147,7 @@ func TestDiscordGatewayHandOver(t *testing.T) {
 
 	// a restarted (a new replica id) stands by; b stops gracefully and
 	// hands the connection over at once.
-	startReplica(t, "replica-a2", sts[2], f)
+	startDiscordReplica(t, "replica-a2", sts[2], f)
 	time.Sleep(leaseTime / 2)
 	if st := f.GatewayStats(); st.Identifies != 2 {
 		t.Fatalf("a standby connected while b holds the gateway: %+v", st)

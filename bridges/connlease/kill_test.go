@@ -30,7 +30,7 @@ func TestReplicaProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startReplicaAt(t, "replica-killed", st, parts[1], parts[2])
+	startDiscordReplicaAt(t, "replica-killed", st, parts[1], parts[2])
 	select {} // until SIGKILL
 }
 
@@ -62,7 +62,7 @@ func TestDiscordHolderKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	startReplica(t, "replica-b", st, f)
+	startDiscordReplica(t, "replica-b", st, f)
 	thread := f.SendMessage(channel, guild, alice, "<@"+f.BotID()+"> first", true)
 	answered(t, f, thread, "first")
 

@@ -39,17 +39,17 @@ type liveEnv struct {
 	workdir string
 }
 
-// startLive runs the adapter over the recording fake client with a real
+// startCLI runs the adapter over the recording fake client with a real
 // core driving the real CLI against the fake model. Alice's LID is mapped
 // to her number in the device store's LID map.
-func startLive(t *testing.T) *liveEnv {
+func startCLI(t *testing.T) *liveEnv {
 	t.Helper()
-	return startLiveWith(t, nil)
+	return startCLIWith(t, nil)
 }
 
-// startLiveWith is startLive with the core's Transcriber tr (nil: voice
+// startCLIWith is startCLI with the core's Transcriber tr (nil: voice
 // notes are not set up).
-func startLiveWith(t *testing.T, tr core.Transcriber) *liveEnv {
+func startCLIWith(t *testing.T, tr core.Transcriber) *liveEnv {
 	t.Helper()
 	testkit.RequireClaude(t)
 	srv := fakemodel.New(t)
@@ -178,7 +178,7 @@ func tinyPNG(t *testing.T) []byte {
 // by number and by reaction from someone who may not approve (a colleague,
 // a stranger) decide nothing, and from the approver they run the tool.
 func TestLiveAcceptance(t *testing.T) {
-	l := startLive(t)
+	l := startCLI(t)
 	dm := pnJID(alice)
 	mentionLID := &waE2E.ContextInfo{MentionedJID: []string{botLID + "@lid"}}
 	mentionPN := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}

@@ -14,9 +14,9 @@ import (
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
-// replicas opens n coordinators of driver on one fresh database at the
+// coordinators opens n coordinators of driver on one fresh database at the
 // newest schema — n bridges sharing it — and closes them when t ends.
-func replicas(t *testing.T, driver string, n int) []*Coordinator {
+func coordinators(t *testing.T, driver string, n int) []*Coordinator {
 	t.Helper()
 	ctx := context.Background()
 	where := kit.Fresh(t, driver)
@@ -97,7 +97,7 @@ func waitExpired(t *testing.T, s *Coordinator, owner string) {
 func TestLeaseRace(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		owners := []string{"replica-a", "replica-b"}
 		for round := range 50 {
 			resource := fmt.Sprintf("conversation:%d", round)
@@ -147,7 +147,7 @@ func TestLeaseRace(t *testing.T) {
 func TestLeaseExpiryTakeover(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, b := rs[0], rs[1]
 		const res, ttl = "gateway:discord:team", time.Second
 		before := time.Now()
@@ -196,7 +196,8 @@ func setSession(s *Coordinator, l Lease, convID, session string) error {
 	})
 }
 
-func sessionOf(t *testing.T, s *Coordinator, convID string) string {
+// storedSession reads conv's session id as the database holds it.
+func storedSession(t *testing.T, s *Coordinator, convID string) string {
 	t.Helper()
 	var id string
 	if err := s.db.Read().QueryRow(`SELECT session_id FROM conversations WHERE id = ?`, convID).Scan(&id); err != nil {
@@ -210,7 +211,7 @@ func sessionOf(t *testing.T, s *Coordinator, convID string) string {
 func TestLeaseFencedWrite(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, b := rs[0], rs[1]
 		conv := storetest.NewConv(t, convstore.New(a.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 		res := "conversation:" + conv.ID
@@ -227,7 +228,7 @@ func TestLeaseFencedWrite(t *testing.T) {
 		}
 		err = setSession(a, la, conv.ID, "stale")
 		storetest.WantErrIs(t, "write with the stale token", err, ErrLeaseLost)
-		if got := sessionOf(t, b, conv.ID); got != "by-b" {
+		if got := storedSession(t, b, conv.ID); got != "by-b" {
 			t.Fatalf("session id = %q after the stale write, want the new holder's", got)
 		}
 		err = setSession(a, Lease{Resource: "conversation:never", Owner: "a", Token: 1}, conv.ID, "x")
@@ -242,7 +243,7 @@ func TestLeaseFencedWrite(t *testing.T) {
 // checked).
 func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	ctx := context.Background()
-	rs := replicas(t, sqldb.DriverPostgres, 2)
+	rs := coordinators(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
 	conv := storetest.NewConv(t, convstore.New(a.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 	res := "conversation:" + conv.ID
@@ -295,7 +296,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	if r.err != nil || r.l.Token != la.Token+1 {
 		t.Fatalf("takeover after the write: %+v, %v; want token %d", r.l, r.err, la.Token+1)
 	}
-	if got := sessionOf(t, b, conv.ID); got != "by-a" {
+	if got := storedSession(t, b, conv.ID); got != "by-a" {
 		t.Fatalf("new holder reads session id %q, want the write committed before it took over", got)
 	}
 }
@@ -306,7 +307,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 func TestLeaseReleaseHandover(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, b := rs[0], rs[1]
 		const res = "device:whatsapp:phone"
 		la, err := a.AcquireLease(ctx, res, "a", time.Hour)
@@ -395,7 +396,7 @@ func TestLeaseRenew(t *testing.T) {
 func TestLeaseDatabaseClock(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, fast := rs[0], rs[1]
 		ahead := func() time.Time { return time.Now().Add(time.Hour) }
 		fast.db.SetClock(ahead)

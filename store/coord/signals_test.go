@@ -103,7 +103,7 @@ func TestNotifyListen(t *testing.T) {
 // reconnects by itself, says Resync, and receives what is sent after;
 // idle timeouts (pings) lose nothing.
 func TestListenReconnects(t *testing.T) {
-	rs := replicas(t, sqldb.DriverPostgres, 2)
+	rs := coordinators(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
 	sig := a.sig.(*pgSignals)
 	sig.retry, sig.ping = 10*time.Millisecond, 20*time.Millisecond
