@@ -25,7 +25,7 @@ import (
 func TestSessionMinimalEnvironment(t *testing.T) {
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-bridge-secret-token")
 	t.Setenv("AGENTBRIDGE_TEST_LEAK", "leaked")
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.Env["PROFILE_VAR"] = "from-profile"
 	s, rec := h.start(opts)
@@ -37,7 +37,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 		}
 	}
 	tmp := env["TMPDIR"]
-	if env["HOME"] != h.home || env["PATH"] != os.Getenv("PATH") || env["LANG"] == "" || env["PROFILE_VAR"] != "from-profile" ||
+	if env["HOME"] != h.Home || env["PATH"] != os.Getenv("PATH") || env["LANG"] == "" || env["PROFILE_VAR"] != "from-profile" ||
 		tmp == "" || tmp == os.Getenv("TMPDIR") {
 		t.Errorf("unexpected agent environment %v", env)
 	}
@@ -89,9 +89,9 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 
 // TestSessionWorkdirCreated: a missing workdir is created.
 func TestSessionWorkdirCreated(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
-	opts.Workdir = filepath.Join(h.wd, "deep", "er")
+	opts.Workdir = filepath.Join(h.Workdir, "deep", "er")
 	s, rec := h.start(opts)
 	agenttest.Send(t, s, "hi")
 	if r := agenttest.NextResult(t, rec); r.Text != "pong: hi" {
@@ -105,7 +105,7 @@ func TestSessionWorkdirCreated(t *testing.T) {
 // TestSessionControlRequests: set_model and set_permission_mode are
 // acknowledged; a refused one returns the CLI's error as *ControlError.
 func TestSessionControlRequests(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -149,7 +149,7 @@ func TestSessionControlRequests(t *testing.T) {
 // TestSessionResumeUnknown: resuming an id the CLI does not know ends the
 // process with an unexpected Exit carrying the CLI's complaint.
 func TestSessionResumeUnknown(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.Resume = true
 	opts.SessionID = "00000000-0000-4000-8000-000000000000"
@@ -164,7 +164,7 @@ func TestSessionResumeUnknown(t *testing.T) {
 // TestSessionCloseLeavesNoGoroutines: after Close and draining the events
 // nothing of the session keeps running.
 func TestSessionCloseLeavesNoGoroutines(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	ignore := goleak.IgnoreCurrent() // the fake model's server
 	s, err := Start(context.Background(), h.opts(), testkit.Logger(t))
 	if err != nil {
@@ -186,7 +186,7 @@ func TestSessionCloseLeavesNoGoroutines(t *testing.T) {
 // TestSessionCloseKillsAfterGrace: a busy agent that does not finish within
 // CloseGrace is killed; the Exit is still expected.
 func TestSessionCloseKillsAfterGrace(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.CloseGrace = 500 * time.Millisecond
 	s, rec := h.start(opts)

@@ -44,7 +44,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 	b.Run("warm-spare", func(b *testing.B) { benchWarmFirstTurn(b, func(*SpareConfig) {}) })
 	b.Run("warm-spare,no-prewarm", func(b *testing.B) { benchWarmFirstTurn(b, func(c *SpareConfig) { c.NoPrewarm = true }) })
 	b.Run("cold", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		pool := New(slog.New(slog.DiscardHandler))
 		defer closeBenchPool(b, pool)
 		tmpl := benchBridgeOpts(b, h)
@@ -64,7 +64,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 		}
 	})
 	b.Run("follow-up", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		opts := benchBridgeOpts(b, h)
 		opts.StateDir = filepath.Join(b.TempDir(), "state")
 		s, err := agent.Start(context.Background(), opts, slog.New(slog.DiscardHandler))
@@ -103,7 +103,7 @@ func closeBenchPool(b *testing.B, pool *Pool) {
 //
 // Run: go test ./agent/pool -run '^$' -bench CLIMemory -benchtime 3x
 func BenchmarkCLIMemory(b *testing.B) {
-	h := newHarness(b)
+	h := &harness{agenttest.NewHarness(b)}
 	var idle, one, ten float64
 	for b.Loop() {
 		opts := benchBridgeOpts(b, h)
@@ -204,7 +204,7 @@ func vmRSSKB(pid int) int64 {
 // benchWarmFirstTurn times first turns on warm spares configured by
 // setup: with a warm-up turn, prewarmed, or neither.
 func benchWarmFirstTurn(b *testing.B, setup func(*SpareConfig)) {
-	h := newHarness(b)
+	h := &harness{agenttest.NewHarness(b)}
 	pool := New(slog.New(slog.DiscardHandler))
 	defer closeBenchPool(b, pool)
 	tmpl := benchBridgeOpts(b, h)

@@ -190,9 +190,9 @@ type running struct {
 	stop context.CancelFunc
 }
 
-// start runs b with a fresh recorder; the test's cleanup stops it and
+// runBridge runs b with a fresh recorder; the test's cleanup stops it and
 // fails when Run returned an error.
-func start(t testing.TB, b *Bridge) *running {
+func runBridge(t testing.TB, b *Bridge) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{Bridge: b, rec: newRecorder(), errc: make(chan error, 1), stop: cancel}
@@ -214,17 +214,20 @@ func start(t testing.TB, b *Bridge) *running {
 // startReady starts a bridge on f and waits until it is connected.
 func startReady(t testing.TB, f *discordfake.Fake) *running {
 	t.Helper()
-	r := start(t, newTestBridge(t, testBot(f)))
+	r := runBridge(t, newTestBridge(t, testBot(f)))
+	waitReady(t, r.Bridge, f)
+	return r
+}
+
+// waitReady waits until b's gateway connection to f is live and b has
+// processed READY (it knows its bot user), failing t after wait.
+func waitReady(t testing.TB, b *Bridge, f *discordfake.Fake) {
+	t.Helper()
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
 		t.Fatalf("gateway: %v", err)
 	}
 	// READY is processed by the client just after the fake sent it.
-	for deadline := time.Now().Add(wait); r.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("BotUserID = %q, want %q", r.BotUserID(), f.BotID())
-		}
-	}
-	return r
+	testkit.WaitUntil(t, "the bot user "+f.BotID()+" from READY", wait, func() bool { return b.BotUserID() == f.BotID() })
 }
 
 // runErr waits for Run to return by itself.

@@ -312,14 +312,7 @@ func TestStrangerSilentWithCore(t *testing.T) {
 		Bots: []*config.Bot{bot},
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
-	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
-		t.Fatalf("gateway: %v", err)
-	}
-	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("bot never became ready")
-		}
-	}
+	waitReady(t, b, f)
 
 	f.SendMessage("100", guild, stranger, "let me in", true)
 	first := f.SendMessage("100", guild, "u1", "build it", true)
@@ -427,14 +420,7 @@ func TestReplyQuotedToAgentWithCore(t *testing.T) {
 		Bots: []*config.Bot{bot},
 	}
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
-	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
-		t.Fatalf("gateway: %v", err)
-	}
-	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("bot never became ready")
-		}
-	}
+	waitReady(t, b, f)
 
 	orig := f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "u2", UserName: "grace",
 		Content:     "the build is red since Monday\nsee CI",

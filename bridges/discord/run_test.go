@@ -166,7 +166,7 @@ func TestFatalGatewayCloses(t *testing.T) {
 				r.rec.waitStates(t, 2)
 				tc.midRun(f)
 			} else {
-				r = start(t, newTestBridge(t, bot))
+				r = runBridge(t, newTestBridge(t, bot))
 			}
 			err := r.runErr(t)
 			if !errors.Is(err, tc.want) {

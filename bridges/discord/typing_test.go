@@ -17,7 +17,7 @@ func TestTypingIsRenewed(t *testing.T) {
 	f := discordfake.New(t)
 	b := newTestBridge(t, testBot(f))
 	b.typingEvery = time.Millisecond
-	r := start(t, b)
+	r := runBridge(t, b)
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +69,7 @@ func TestQuickTurnIsOneCall(t *testing.T) {
 		StatusDelay: time.Second, // the core's fake clock never gets there
 	}
 	bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
-	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
-		t.Fatalf("gateway: %v", err)
-	}
-	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("bot never became ready")
-		}
-	}
+	waitReady(t, b, f)
 	answered := func(channel, text string) {
 		t.Helper()
 		if _, err := f.WaitForMessage(func(m discordfake.Message) bool {

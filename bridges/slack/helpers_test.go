@@ -175,8 +175,8 @@ func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, 
 	return b, logs
 }
 
-// start runs an adapter against a new fake Slack until the test ends.
-func start(t testing.TB, opts ...slackfake.Option) *env {
+// startOnFake runs an adapter against a new fake Slack until the test ends.
+func startOnFake(t testing.TB, opts ...slackfake.Option) *env {
 	t.Helper()
 	fake := newFake(t, opts...)
 	b, logs := newBridge(t, fake, slackfake.BotToken)

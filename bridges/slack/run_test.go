@@ -27,7 +27,7 @@ func TestReconnectDeliversExactlyOnce(t *testing.T) {
 	}
 	for name, brk := range breaks {
 		t.Run(name, func(t *testing.T) {
-			e := start(t, slackfake.WithoutEcho())
+			e := startOnFake(t, slackfake.WithoutEcho())
 			before := e.fake.SendMessage("D1", "U1", "before", "")
 			e.waitAcked(t, before)
 
@@ -55,7 +55,7 @@ func TestReconnectDeliversExactlyOnce(t *testing.T) {
 // the ack; Slack resends the event on the new socket and the adapter
 // acks it without delivering it twice.
 func TestDroppedSocketMidMessage(t *testing.T) {
-	e := start(t, slackfake.WithoutEcho())
+	e := startOnFake(t, slackfake.WithoutEcho())
 	gate := make(chan struct{})
 	e.h.mu.Lock()
 	e.h.gate = gate
@@ -267,7 +267,7 @@ func TestRunFailures(t *testing.T) {
 // A tokens_revoked event about another app's bot or user tokens only is
 // not this bot's failure.
 func TestTokensRevokedForOthersIgnored(t *testing.T) {
-	e := start(t, slackfake.WithoutEcho())
+	e := startOnFake(t, slackfake.WithoutEcho())
 	e.h.waitStates(t, 2)
 	id := e.fake.SendEvent(map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{"U0USER"}, "bot": []string{"UOTHERBOT"}}}, "")
 	if _, err := e.fake.WaitForAck(id, waitLong); err != nil {

@@ -17,6 +17,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -51,13 +52,8 @@ func startCLI(t *testing.T) *liveEnv {
 // notes are not set up).
 func startCLIWith(t *testing.T, tr core.Transcriber) *liveEnv {
 	t.Helper()
-	testkit.RequireClaude(t)
-	srv := fakemodel.New(t)
-	envVars := map[string]string{}
-	for _, kv := range srv.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		envVars[k] = v
-	}
+	h := agenttest.NewHarness(t)
+	srv, envVars := h.Model, h.Env()
 	workdir := filepath.Join(t.TempDir(), "work")
 	if err := os.MkdirAll(workdir, 0o700); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -264,19 +265,13 @@ func median(ds []time.Duration) time.Duration {
 func benchCLI(t *testing.T, colds int, sandboxed bool) ([]time.Duration, *liveCLI) {
 	t.Helper()
 	claude := testkit.RequireClaude(t)
-	fm := fakemodel.New(t)
-	env := map[string]string{}
-	for _, kv := range fm.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	home, wd := t.TempDir(), t.TempDir()
+	h := agenttest.NewHarness(t)
 	log := slog.New(slog.DiscardHandler)
 	var cold []time.Duration
 	var live *liveCLI
 	for i := range colds {
 		start := time.Now()
-		opts := agent.Options{Command: claude, Workdir: wd, Home: home, Env: env,
+		opts := agent.Options{Command: claude, Workdir: h.Workdir, Home: h.Home, Env: h.Env(),
 			SessionID: uuid.NewString(), CloseGrace: 10 * time.Second}
 		if sandboxed {
 			opts.Sandbox, opts.StateDir = &sandbox.Bwrap{}, filepath.Join(t.TempDir(), opts.SessionID)

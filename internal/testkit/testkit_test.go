@@ -56,6 +56,25 @@ func TestWaitUntil(t *testing.T) {
 	}
 }
 
+// TestWaitUntilSeen: a timed-out wait names what the last poll saw.
+func TestWaitUntilSeen(t *testing.T) {
+	polls := 0
+	tb := runFatal(func(tb *fatalTB) {
+		WaitUntilSeen(tb, "two calls", 30*time.Millisecond, func() (bool, string) {
+			polls++
+			return false, fmt.Sprintf("%d polls", polls)
+		})
+	})
+	if want := fmt.Sprintf("timed out after 30ms waiting for two calls; saw: %d polls", polls); tb.msg != want {
+		t.Errorf("failure = %q, want %q", tb.msg, want)
+	}
+	n := 0
+	WaitUntilSeen(t, "the second poll", time.Second, func() (bool, string) { n++; return n == 2, "" })
+	if n != 2 {
+		t.Errorf("polls = %d, want 2", n)
+	}
+}
+
 // TestNeedToolCIRule: a missing tool skips the test, except under CI
 // where it fails it.
 func TestNeedToolCIRule(t *testing.T) {
