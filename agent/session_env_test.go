@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -212,24 +213,21 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 // processEnviron reads the environment of process pid. Right after the
 // start the file can read empty: execve has switched the process to its
 // new image but not yet copied the environment in (and the CLI may exec
-// itself), so an empty read is retried for a few seconds.
+// itself), so an empty read is retried for up to 5 s.
 func processEnviron(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	env := map[string]string{}
+	testkit.WaitUntil(t, fmt.Sprintf("a non-empty environment of process %d", pid), 5*time.Second, func() bool {
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
 			t.Fatalf("read environ: %v", err)
 		}
-		env := map[string]string{}
 		for _, kv := range bytes.Split(raw, []byte{0}) {
 			if k, v, ok := strings.Cut(string(kv), "="); ok {
 				env[k] = v
 			}
 		}
-		if len(env) > 0 || time.Now().After(deadline) {
-			return env
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(env) > 0
+	})
+	return env
 }

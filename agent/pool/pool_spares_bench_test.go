@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // benchBridgeOpts are Options as the bridge runs agents: bubblewrap when
@@ -78,13 +79,10 @@ func BenchmarkFirstTurn(b *testing.B) {
 // waitBenchSpare waits until the pool has a ready spare.
 func waitBenchSpare(b *testing.B, pool *Pool) {
 	b.Helper()
-	deadline := time.Now().Add(agenttest.EventTimeout)
-	for pool.SpareStatus("p").Ready == 0 {
-		if time.Now().After(deadline) {
-			b.Fatalf("no ready spare: %+v", pool.SpareStatus("p"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(b, "a ready spare", agenttest.EventTimeout, func() (bool, string) {
+		st := pool.SpareStatus("p")
+		return st.Ready > 0, fmt.Sprintf("%+v", st)
+	})
 }
 
 func closeBenchPool(b *testing.B, pool *Pool) {

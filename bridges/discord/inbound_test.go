@@ -11,7 +11,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 func TestMentionStartsThread(t *testing.T) {
@@ -305,12 +304,7 @@ func TestStrangerSilentWithCore(t *testing.T) {
 	b := newTestBridge(t, testBot(f))
 	bot := testBot(f)
 	bot.Access = config.Access{Users: []string{"u1"}}
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
 	waitReady(t, b, f)
 
@@ -413,12 +407,7 @@ func TestReplyQuotedToAgentWithCore(t *testing.T) {
 	b := newTestBridge(t, testBot(f))
 	bot := testBot(f)
 	bot.Access = config.Access{Users: []string{"u1"}}
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
 	waitReady(t, b, f)
 

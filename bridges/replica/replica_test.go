@@ -309,19 +309,11 @@ func TestLostLeaseDrops(t *testing.T) {
 	if _, err := st.GetSessionState(ctx, "s"); err == nil {
 		t.Error("a replica that lost the lease stored session state")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitUntil(t, "conv-1 stopped after its lease was lost", 5*time.Second, func() bool {
 		c.mu.Lock()
-		dropped := len(c.dropped) == 1 && c.dropped[0] == "conv-1"
-		c.mu.Unlock()
-		if dropped {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the conversation was not stopped after its lease was lost")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer c.mu.Unlock()
+		return len(c.dropped) == 1 && c.dropped[0] == "conv-1"
+	})
 	if got := r.Held(); len(got) != 0 {
 		t.Errorf("still holds %v", got)
 	}

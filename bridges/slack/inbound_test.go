@@ -13,7 +13,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -358,12 +357,7 @@ func startWithCore(t *testing.T, access config.Access) *coreEnv {
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	bot := botConfig(fake.URL(), slackfake.BotToken)
 	bot.Access = access
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{bot.Name: b}, nil)
 	if err := fake.WaitForConnections(1, waitLong); err != nil {
 		t.Fatal(err)

@@ -225,16 +225,10 @@ func (e *slackEnv) waitSpareReady(t *testing.T) { t.Helper(); e.waitSparesReady(
 // or more.
 func (e *slackEnv) waitSparesReady(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait + time.Duration(n)*5*time.Second)
-	for {
-		if got, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`)); err == nil && got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not %d ready warm spares in time", n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, fmt.Sprintf("%d ready warm spares", n), e2eWait+time.Duration(n)*5*time.Second, func() bool {
+		got, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`))
+		return err == nil && got >= n
+	})
 }
 
 // scrapeCPU is the bridge's CPU time for one GET /metrics, measured over

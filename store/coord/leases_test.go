@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store/convstore"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
@@ -53,41 +54,17 @@ func wantHeldBy(t *testing.T, what string, err error, owner string) {
 	}
 }
 
-// waitTakeover has s acquire resource for owner, retrying while another
-// owner holds it, and fails t after 10 s.
-func waitTakeover(t *testing.T, s *Coordinator, resource, owner string, ttl time.Duration) Lease {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l, err := s.AcquireLease(context.Background(), resource, owner, ttl)
-		if err == nil {
-			return l
-		}
-		if !errors.Is(err, ErrLeaseHeld) || time.Now().After(deadline) {
-			t.Fatalf("take over %s for %s: %v", resource, owner, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitExpired waits until owner's leases have all expired on the
 // database's clock.
 func waitExpired(t *testing.T, s *Coordinator, owner string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitUntilSeen(t, "the leases of "+owner+" to expire", 10*time.Second, func() (bool, string) {
 		ls, err := s.Leases(context.Background(), owner)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ls) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("leases of %s still held after 10 s: %+v", owner, ls)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(ls) == 0, fmt.Sprintf("%+v", ls)
+	})
 }
 
 // TestLeaseRace: two replicas racing for one lease, again and again — for
@@ -161,7 +138,7 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		_, err = b.AcquireLease(ctx, res, "b", time.Minute)
 		wantHeldBy(t, "acquire a live lease", err, "a")
 
-		lb := waitTakeover(t, b, res, "b", time.Minute)
+		lb := storetest.TakeOver(t, b, ErrLeaseHeld, res, "b", time.Minute)
 		if took := time.Since(before); took < ttl {
 			t.Fatalf("taken over %v after it was granted for %v", took, ttl)
 		}
@@ -222,7 +199,7 @@ func TestLeaseFencedWrite(t *testing.T) {
 		if err := setSession(a, la, conv.ID, "by-a"); err != nil {
 			t.Fatalf("write under a live lease: %v", err)
 		}
-		lb := waitTakeover(t, b, res, "b", time.Minute)
+		lb := storetest.TakeOver(t, b, ErrLeaseHeld, res, "b", time.Minute)
 		if err := setSession(b, lb, conv.ID, "by-b"); err != nil {
 			t.Fatalf("new holder's write: %v", err)
 		}
@@ -273,9 +250,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 		took <- result{l, err}
 	}()
 	// The takeover must now wait on the lease row's lock.
-	deadline := time.Now().Add(10 * time.Second)
-	for storetest.CountRows(t, b.db.Read(), `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO leases%'`) == 0 {
+	testkit.WaitUntil(t, "the takeover to wait for the lease row's lock", 10*time.Second, func() bool {
 		select {
 		case r := <-took:
 			close(proceed)
@@ -283,11 +258,9 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 			t.Fatalf("takeover returned (%+v, %v) while the holder's fenced write was in flight", r.l, r.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("takeover neither returned nor waited for the lock in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return storetest.CountRows(t, b.db.Read(), `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO leases%'`) > 0
+	})
 	close(proceed)
 	if err := <-written; err != nil {
 		t.Fatalf("fenced write: %v", err)

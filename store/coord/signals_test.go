@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
@@ -116,17 +117,11 @@ func TestListenReconnects(t *testing.T) {
 	listener := func(except int) int {
 		t.Helper()
 		var pid int
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testkit.WaitUntilSeen(t, "the listening connection", 10*time.Second, func() (bool, string) {
 			err := b.db.Read().QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ? AND pid <> ?`, listenAppName("replica:a"), except).Scan(&pid)
-			if err == nil {
-				return pid
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("find the listening connection: %v", err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return err == nil, fmt.Sprint(err)
+		})
+		return pid
 	}
 	first := listener(0)
 	time.Sleep(100 * time.Millisecond) // a few idle pings

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // recorder keeps a proxy's events, lookups and dials.
@@ -469,17 +471,10 @@ func TestProxyConnectionCap(t *testing.T) {
 		t.Errorf("events %+v", evs)
 	}
 	open[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitUntil(t, "the slot freed (a CONNECT served)", 5*time.Second, func() bool {
 		_, _, status := connectMaybe(sock, "127.0.0.1:1")
-		if status != "" {
-			break // served: the slot was freed
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("slot never freed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return status != ""
+	})
 }
 
 func isTimeout(err error) bool {
