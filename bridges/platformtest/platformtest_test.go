@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestWaitStates: the wait returns the states once n were reported; too
@@ -19,7 +20,7 @@ func TestWaitStates(t *testing.T) {
 	if got := r.WaitStates(t, 2, 5*time.Second); len(got) != 2 || got[1].State != bridges.ConnConnected {
 		t.Errorf("states %+v", got)
 	}
-	fs := (&fakeTB{}).finish(func(tb *fakeTB) { r.WaitStates(tb, 3, 20*time.Millisecond) })
+	fs := testkit.RunTB(func(tb *testkit.FakeTB) { r.WaitStates(tb, 3, 20*time.Millisecond) }).Failures()
 	if len(fs) != 1 || !strings.Contains(fs[0], "3 connection states") || !strings.Contains(fs[0], string(bridges.ConnConnected)) {
 		t.Errorf("failures %q", fs)
 	}

@@ -4,52 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
-
-// fakeTB records failures and cleanups; Fatalf stops the calling
-// goroutine as the real one does.
-type fakeTB struct {
-	testing.TB
-	mu       sync.Mutex
-	failures []string
-	cleanups []func()
-}
-
-func (f *fakeTB) Helper()                   {}
-func (f *fakeTB) Cleanup(fn func())         { f.cleanups = append(f.cleanups, fn) }
-func (f *fakeTB) Error(args ...any)         { f.fail(fmt.Sprint(args...)) }
-func (f *fakeTB) Errorf(s string, a ...any) { f.fail(fmt.Sprintf(s, a...)) }
-func (f *fakeTB) Fatalf(s string, a ...any) {
-	f.fail(fmt.Sprintf(s, a...))
-	runtime.Goexit()
-}
-
-func (f *fakeTB) fail(msg string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failures = append(f.failures, msg)
-}
-
-// finish runs fn with tb on its own goroutine, then tb's cleanups, and
-// returns the failures.
-func (f *fakeTB) finish(fn func(tb *fakeTB)) []string {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		fn(f)
-		for i := len(f.cleanups) - 1; i >= 0; i-- {
-			f.cleanups[i]()
-		}
-	})
-	wg.Wait()
-	return f.failures
-}
 
 // runner is a platform whose Run returns err at once, or when its
 // context ends (block), or never returns before release is closed.
@@ -78,23 +39,23 @@ func (r runner) Run(ctx context.Context, _ bridges.Handler) error {
 func TestRun(t *testing.T) {
 	errGone := errors.New("token revoked")
 	var got error
-	if fs := (&fakeTB{}).finish(func(tb *fakeTB) { got = Run(tb, runner{err: errGone}, nil, time.Second).Err(tb) }); len(fs) != 0 || got != errGone {
+	if fs := testkit.RunTB(func(tb *testkit.FakeTB) { got = Run(tb, runner{err: errGone}, nil, time.Second).Err(tb) }).Failures(); len(fs) != 0 || got != errGone {
 		t.Errorf("Err = %v, failures %q; want the error and no failure", got, fs)
 	}
-	if fs := (&fakeTB{}).finish(func(tb *fakeTB) { Run(tb, runner{block: true}, nil, time.Second) }); len(fs) != 0 {
+	if fs := testkit.RunTB(func(tb *testkit.FakeTB) { Run(tb, runner{block: true}, nil, time.Second) }).Failures(); len(fs) != 0 {
 		t.Errorf("a Run that ends nil when cancelled: failures %q", fs)
 	}
-	fs := (&fakeTB{}).finish(func(tb *fakeTB) { Run(tb, runner{block: true, err: errGone}, nil, time.Second) })
+	fs := testkit.RunTB(func(tb *testkit.FakeTB) { Run(tb, runner{block: true, err: errGone}, nil, time.Second) }).Failures()
 	if len(fs) != 1 || !strings.Contains(fs[0], "token revoked after cancel") {
 		t.Errorf("a Run that fails when cancelled: failures %q", fs)
 	}
 	release := make(chan struct{})
 	defer close(release)
-	fs = (&fakeTB{}).finish(func(tb *fakeTB) { Run(tb, runner{release: release}, nil, 20*time.Millisecond) })
+	fs = testkit.RunTB(func(tb *testkit.FakeTB) { Run(tb, runner{release: release}, nil, 20*time.Millisecond) }).Failures()
 	if len(fs) != 1 || fs[0] != "Run did not return after cancel" {
 		t.Errorf("a Run that does not return: failures %q", fs)
 	}
-	fs = (&fakeTB{}).finish(func(tb *fakeTB) { Run(tb, runner{release: release}, nil, 20*time.Millisecond).Err(tb) })
+	fs = testkit.RunTB(func(tb *testkit.FakeTB) { Run(tb, runner{release: release}, nil, 20*time.Millisecond).Err(tb) }).Failures()
 	if len(fs) < 1 || fs[0] != "Run did not return within 20ms" {
 		t.Errorf("Err on a Run that does not return: failures %q", fs)
 	}
@@ -104,9 +65,9 @@ func TestRun(t *testing.T) {
 // the words passes; another remedy, a missing word or no Failure fails.
 func TestWantFailure(t *testing.T) {
 	f := fmt.Errorf("bot b: %w", &bridges.Failure{Reason: "token 4004 rejected", Remedy: bridges.RemedyRestart, Hint: "fix the token"})
-	if fs := (&fakeTB{}).finish(func(tb *fakeTB) {
+	if fs := testkit.RunTB(func(tb *testkit.FakeTB) {
 		WantFailure(tb, f, bridges.RemedyRestart, []string{"4004"}, []string{"token"})
-	}); len(fs) != 0 {
+	}).Failures(); len(fs) != 0 {
 		t.Errorf("a matching failure: %q", fs)
 	}
 	for name, tc := range map[string]struct {
@@ -120,7 +81,7 @@ func TestWantFailure(t *testing.T) {
 		"hint":       {f, bridges.RemedyRestart, nil, []string{"scope"}, `does not mention "scope"`},
 		"no failure": {errors.New("plain"), bridges.RemedyRestart, nil, nil, "want a *bridges.Failure"},
 	} {
-		fs := (&fakeTB{}).finish(func(tb *fakeTB) { WantFailure(tb, tc.err, tc.remedy, tc.reason, tc.hint) })
+		fs := testkit.RunTB(func(tb *testkit.FakeTB) { WantFailure(tb, tc.err, tc.remedy, tc.reason, tc.hint) }).Failures()
 		if len(fs) != 1 || !strings.Contains(fs[0], tc.want) {
 			t.Errorf("%s: failures %q, want one saying %q", name, fs, tc.want)
 		}

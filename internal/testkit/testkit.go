@@ -2,8 +2,9 @@
 // import: waiting on a condition with a bound, the tools a test needs
 // (the Claude Code CLI, bwrap, any program on PATH) with the CI rule
 // (skip on a laptop, fail when CI is set), a goroutine-safe buffer, a
-// logger into the test log, a counter's value, and small builders (a
-// file, a fake ACP agent, a fake CLI script). It imports no project
+// logger into the test log, a counter's value, small builders (a file, a
+// fake ACP agent, a fake CLI script), and a testing.TB that records what
+// a test helper reports (FakeTB), for the tests of test kits. It imports no project
 // package but internal/ci, so that any package's own tests can import it
 // without a cycle.
 package testkit
