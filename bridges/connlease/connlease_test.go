@@ -48,12 +48,7 @@ func replicas(t *testing.T, n int) []*store.Store {
 	dsn := srv.NewDatabase(t, "")
 	out := make([]*store.Store, n)
 	for i := range out {
-		st, err := store.OpenPostgres(context.Background(), dsn, nil)
-		if err != nil {
-			t.Fatalf("open store %d: %v", i, err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		out[i] = st
+		out[i] = bridgetest.OpenPostgresStore(t, dsn)
 	}
 	return out
 }

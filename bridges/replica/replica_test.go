@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
@@ -30,13 +31,7 @@ func TestMain(m *testing.M) {
 // openPG opens a store on a fresh PostgreSQL database.
 func openPG(t *testing.T) *store.Store {
 	t.Helper()
-	srv := pg.Need(t)
-	st, err := store.OpenPostgres(context.Background(), srv.NewDatabase(t, ""), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return bridgetest.OpenPostgresStore(t, pg.Need(t).NewDatabase(t, ""))
 }
 
 // fakeCore records what a replica asks of the core; a poke claims the

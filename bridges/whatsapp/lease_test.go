@@ -18,14 +18,7 @@ import (
 // database's DSN (the test is skipped without PostgreSQL, failed under CI).
 func postgres(t *testing.T) string {
 	t.Helper()
-	srv, err := pgtest.Start(t.Context(), pgtest.Options{})
-	srv = pgtest.Require(t, srv, err)
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("stop PostgreSQL: %v", err)
-		}
-	})
-	return srv.NewDatabase(t, "")
+	return pgtest.StartFor(t).NewDatabase(t, "")
 }
 
 // With store.driver: postgres a bot's device store is its own schema of
@@ -111,18 +104,9 @@ func lastOp(f *fakeClient, op string) time.Time {
 // after the holder's client disconnected, and answers the next message.
 func TestDeviceHandOver(t *testing.T) {
 	dsn := postgres(t)
-	var sts []*store.Store
-	for range 2 {
-		st, err := store.OpenPostgres(t.Context(), dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		sts = append(sts, st)
-	}
-	a := startWAReplica(t, "replica-a", sts[0])
+	a := startWAReplica(t, "replica-a", bridgetest.OpenPostgresStore(t, dsn))
 	a.e.waitCalls("a connects", func(cs []fakeCall) bool { return slices.ContainsFunc(cs, op("Connect")) })
-	b := startWAReplica(t, "replica-b", sts[1])
+	b := startWAReplica(t, "replica-b", bridgetest.OpenPostgresStore(t, dsn))
 	a.e.dispatch(a.e.msg(pnJID(alice), pnJID(alice), "hello"))
 	a.e.waitText(pnJID(alice), "pong: *hello*")
 	time.Sleep(waLease) // b keeps standing by
