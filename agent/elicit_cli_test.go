@@ -39,7 +39,7 @@ func buildElicitMCP(t *testing.T) (mcpConfig, logPath string) {
 // as its result. Without an answer of the right shape the server gets
 // "cancel" (the bridge's previous behaviour: an unsupported-request error).
 func TestCLIElicitation(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	cfg, logPath := buildElicitMCP(t)
 	opts := h.opts()
 	opts.Args = []string{"--mcp-config", cfg}

@@ -1,10 +1,11 @@
 package agent
 
-// The session harness of the tests: the fake model and Start here, the
-// rest from agent/agenttest and internal/testkit.
+// The session harness of the tests: agenttest.Harness turned into Options
+// and sessions started with Start.
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,8 +13,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentbridge/agentbridge/agent/agenttest"
-	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -22,26 +21,16 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// harness is one fake model plus a HOME and workdir for CLI sessions.
-type harness struct {
-	t    testing.TB
-	srv  *fakemodel.Server
-	home string
-	wd   string
-}
-
-func newHarness(t testing.TB) *harness {
-	t.Helper()
-	testkit.RequireClaude(t)
-	return &harness{t: t, srv: fakemodel.New(t), home: t.TempDir(), wd: t.TempDir()}
-}
+// harness is agenttest's fake model and directories, turned into this
+// package's Options and sessions.
+type harness struct{ *agenttest.Harness }
 
 // opts returns Options for a new session on the fake model.
 func (h *harness) opts() Options {
 	return Options{
-		Workdir:        h.wd,
-		Home:           h.home,
-		Env:            agenttest.EnvFrom(h.srv.Env()),
+		Workdir:        h.Workdir,
+		Home:           h.Home,
+		Env:            h.Env(),
 		SessionID:      uuid.NewString(),
 		ControlTimeout: 20 * time.Second,
 		CloseGrace:     20 * time.Second,
@@ -51,17 +40,8 @@ func (h *harness) opts() Options {
 // start starts a session and records its events; cleanup closes it and
 // drains the events.
 func (h *harness) start(opts Options) (*Session, *agenttest.Recorder) {
-	h.t.Helper()
-	s, err := Start(context.Background(), opts, testkit.Logger(h.t))
-	if err != nil {
-		h.t.Fatalf("Start: %v", err)
-	}
-	rec := agenttest.Record(h.t, s)
-	h.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = s.Close(ctx)
-		rec.WaitClosed(h.t)
+	h.TB.Helper()
+	return agenttest.StartSession(h.TB, func(ctx context.Context, log *slog.Logger) (*Session, error) {
+		return Start(ctx, opts, log)
 	})
-	return s, rec
 }

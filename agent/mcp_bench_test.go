@@ -16,7 +16,7 @@ import (
 // BenchmarkFollowUpLive (a turn without a tool): the difference is the
 // tool round trip plus the second model request a tool call needs.
 func BenchmarkToolRoundTrip(b *testing.B) {
-	h := newHarness(b)
+	h := &harness{agenttest.NewHarness(b)}
 	opts := h.opts()
 	opts.MCPServers = map[string]MCPServer{"bridge": &echoMCP{}}
 	opts.AllowedTools = []string{"mcp__bridge__echo"}

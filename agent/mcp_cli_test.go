@@ -75,7 +75,7 @@ func (e *echoMCP) seen() ([]string, []json.RawMessage) {
 // (allowed with --allowed-tools, so no permission request) reaches
 // HandleMCP and its answer reaches the model.
 func TestCLISDKMCPRoundTrip(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	srv := &echoMCP{}
 	opts := h.opts()
 	opts.MCPServers = map[string]MCPServer{"bridge": srv}
@@ -113,7 +113,7 @@ func TestCLISDKMCPRoundTrip(t *testing.T) {
 // TestCLISDKMCPAsks: without --allowed-tools the CLI asks the host before
 // calling a host tool, like any tool.
 func TestCLISDKMCPAsks(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.MCPServers = map[string]MCPServer{"bridge": &echoMCP{}}
 	s, rec := h.start(opts)

@@ -18,7 +18,7 @@ import (
 // session is chosen at spawn only (--resume), which is why the pool's
 // warm resume starts the process ahead of time (pool.Pool.WarmResume).
 func TestCLILoadsNoSessionIntoARunningProcess(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*agenttest.EventTimeout)
 	defer cancel()
 	old, oldRec := h.start(h.opts())
@@ -36,7 +36,7 @@ func TestCLILoadsNoSessionIntoARunningProcess(t *testing.T) {
 		{"subtype": "resume_session", "session_id": old.SessionID()},
 		{"subtype": "load_session", "session_id": old.SessionID()},
 		{"subtype": "resume", "session_id": old.SessionID()},
-		{"subtype": "claim_session", "cwd": h.wd},
+		{"subtype": "claim_session", "cwd": h.Workdir},
 	} {
 		_, err := s.control(ctx, req["subtype"].(string), func(id string) ([]byte, error) {
 			return streamjson.EncodeControlRequest(id, req)

@@ -50,8 +50,8 @@ func processesMatching(marker string) []string {
 // workdir's .claude settings, and the session still resumes after a kill.
 func TestSandboxedSession(t *testing.T) {
 	testkit.NeedBwrap(t)
-	h := newHarness(t)
-	hidden := filepath.Join(h.wd, "data") // the bridge's data_dir, here inside the workdir
+	h := &harness{agenttest.NewHarness(t)}
+	hidden := filepath.Join(h.Workdir, "data") // the bridge's data_dir, here inside the workdir
 	other := filepath.Join(hidden, "sessions", "other")
 	if err := os.MkdirAll(filepath.Join(other, "claude"), 0o700); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestSandboxedSession(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "claude", "transcript.jsonl"), []byte("OTHER-SECRET-41"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfgFile := filepath.Join(h.wd, "bridge.yaml") // a config file inside the workdir
+	cfgFile := filepath.Join(h.Workdir, "bridge.yaml") // a config file inside the workdir
 	if err := os.WriteFile(cfgFile, []byte("token: CONFIG-SECRET-42"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +87,13 @@ func TestSandboxedSession(t *testing.T) {
 	if !strings.Contains(r.Text, "Read-only file system") {
 		t.Errorf("writing .claude/settings.local.json did not fail read-only: %q", r.Text)
 	}
-	if !strings.Contains(r.Text, "CFG="+filepath.Join(opts.StateDir, "claude")) || !strings.Contains(r.Text, "HOME="+h.home) {
+	if !strings.Contains(r.Text, "CFG="+filepath.Join(opts.StateDir, "claude")) || !strings.Contains(r.Text, "HOME="+h.Home) {
 		t.Errorf("HOME / CLAUDE_CONFIG_DIR inside: %q", r.Text)
 	}
-	if b, err := os.ReadFile(filepath.Join(h.wd, "ok.txt")); err != nil || string(b) != "ok\n" {
+	if b, err := os.ReadFile(filepath.Join(h.Workdir, "ok.txt")); err != nil || string(b) != "ok\n" {
 		t.Errorf("workdir write: %q, %v", b, err)
 	}
-	if _, err := os.Stat(filepath.Join(h.wd, ".claude", "settings.local.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.Workdir, ".claude", "settings.local.json")); !os.IsNotExist(err) {
 		t.Errorf("settings.local.json exists on the host: %v", err)
 	}
 	if b, _ := os.ReadFile(cfgFile); string(b) != "token: CONFIG-SECRET-42" {
@@ -108,7 +108,7 @@ func TestSandboxedSession(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(opts.StateDir, "claude", "projects", "*", opts.SessionID+".jsonl")); len(m) != 1 {
 		t.Errorf("transcript not in the private state dir: %v", m)
 	}
-	if _, err := os.Stat(filepath.Join(h.home, ".claude")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.Home, ".claude")); !os.IsNotExist(err) {
 		t.Errorf("the CLI wrote into the shared HOME: %v", err)
 	}
 
@@ -129,7 +129,7 @@ func TestSandboxedSession(t *testing.T) {
 // CLI's process group and session dies with the session.
 func TestSandboxStopTakesDetachedChildren(t *testing.T) {
 	testkit.NeedBwrap(t)
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := sandboxedOpts(t, h)
 	s, rec := h.start(opts)
 	marker := fmt.Sprintf("sleep %d", 5000+rand.IntN(4000))
@@ -164,7 +164,7 @@ func hasSmallCount(text string, limit int) bool {
 // when its session is started again: tools still ask, the server never runs.
 func TestAgentCannotApproveItself(t *testing.T) {
 	testkit.NeedBwrap(t)
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := sandboxedOpts(t, h)
 	s, rec := h.start(opts)
 	rules := `{"permissions":{"allow":["Bash","Write","Edit"]}}`
@@ -188,10 +188,10 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	}
 	agenttest.Respond(t, s2, p.RequestID, streamjson.Decision{Message: "no"})
 	agenttest.NextResult(t, rec2)
-	if _, err := os.Stat(filepath.Join(h.wd, "self-approved.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.Workdir, "self-approved.txt")); !os.IsNotExist(err) {
 		t.Errorf("the command ran: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(h.wd, "mcp-ran.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.Workdir, "mcp-ran.txt")); !os.IsNotExist(err) {
 		t.Errorf("the agent's .mcp.json server ran at the next start: %v", err)
 	}
 }

@@ -16,11 +16,11 @@ import (
 // private state dir, as the bridge runs agents), when bwrap is installed.
 func benchSandboxes(b *testing.B, bench func(b *testing.B, opts Options, h *harness)) {
 	b.Run("sandbox=none", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		bench(b, h.opts(), h)
 	})
 	b.Run("sandbox=none,private-state", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		opts := h.opts()
 		opts.StateDir = filepath.Join(b.TempDir(), "state")
 		bench(b, opts, h)
@@ -29,7 +29,7 @@ func benchSandboxes(b *testing.B, bench func(b *testing.B, opts Options, h *harn
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			b.Skip("bwrap not installed")
 		}
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		opts := h.opts()
 		opts.Sandbox = &sandbox.Bwrap{}
 		opts.StateDir = filepath.Join(b.TempDir(), "state")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,7 +26,7 @@ import (
 func TestSessionMinimalEnvironment(t *testing.T) {
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-bridge-secret-token")
 	t.Setenv("AGENTBRIDGE_TEST_LEAK", "leaked")
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.Env["PROFILE_VAR"] = "from-profile"
 	s, rec := h.start(opts)
@@ -37,7 +38,7 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 		}
 	}
 	tmp := env["TMPDIR"]
-	if env["HOME"] != h.home || env["PATH"] != os.Getenv("PATH") || env["LANG"] == "" || env["PROFILE_VAR"] != "from-profile" ||
+	if env["HOME"] != h.Home || env["PATH"] != os.Getenv("PATH") || env["LANG"] == "" || env["PROFILE_VAR"] != "from-profile" ||
 		tmp == "" || tmp == os.Getenv("TMPDIR") {
 		t.Errorf("unexpected agent environment %v", env)
 	}
@@ -89,9 +90,9 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 
 // TestSessionWorkdirCreated: a missing workdir is created.
 func TestSessionWorkdirCreated(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
-	opts.Workdir = filepath.Join(h.wd, "deep", "er")
+	opts.Workdir = filepath.Join(h.Workdir, "deep", "er")
 	s, rec := h.start(opts)
 	agenttest.Send(t, s, "hi")
 	if r := agenttest.NextResult(t, rec); r.Text != "pong: hi" {
@@ -105,7 +106,7 @@ func TestSessionWorkdirCreated(t *testing.T) {
 // TestSessionControlRequests: set_model and set_permission_mode are
 // acknowledged; a refused one returns the CLI's error as *ControlError.
 func TestSessionControlRequests(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -149,7 +150,7 @@ func TestSessionControlRequests(t *testing.T) {
 // TestSessionResumeUnknown: resuming an id the CLI does not know ends the
 // process with an unexpected Exit carrying the CLI's complaint.
 func TestSessionResumeUnknown(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.Resume = true
 	opts.SessionID = "00000000-0000-4000-8000-000000000000"
@@ -164,7 +165,7 @@ func TestSessionResumeUnknown(t *testing.T) {
 // TestSessionCloseLeavesNoGoroutines: after Close and draining the events
 // nothing of the session keeps running.
 func TestSessionCloseLeavesNoGoroutines(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	ignore := goleak.IgnoreCurrent() // the fake model's server
 	s, err := Start(context.Background(), h.opts(), testkit.Logger(t))
 	if err != nil {
@@ -186,7 +187,7 @@ func TestSessionCloseLeavesNoGoroutines(t *testing.T) {
 // TestSessionCloseKillsAfterGrace: a busy agent that does not finish within
 // CloseGrace is killed; the Exit is still expected.
 func TestSessionCloseKillsAfterGrace(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.CloseGrace = 500 * time.Millisecond
 	s, rec := h.start(opts)
@@ -212,24 +213,21 @@ func TestSessionCloseKillsAfterGrace(t *testing.T) {
 // processEnviron reads the environment of process pid. Right after the
 // start the file can read empty: execve has switched the process to its
 // new image but not yet copied the environment in (and the CLI may exec
-// itself), so an empty read is retried for a few seconds.
+// itself), so an empty read is retried for up to 5 s.
 func processEnviron(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	env := map[string]string{}
+	testkit.WaitUntil(t, fmt.Sprintf("a non-empty environment of process %d", pid), 5*time.Second, func() bool {
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
 			t.Fatalf("read environ: %v", err)
 		}
-		env := map[string]string{}
 		for _, kv := range bytes.Split(raw, []byte{0}) {
 			if k, v, ok := strings.Cut(string(kv), "="); ok {
 				env[k] = v
 			}
 		}
-		if len(env) > 0 || time.Now().After(deadline) {
-			return env
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(env) > 0
+	})
+	return env
 }

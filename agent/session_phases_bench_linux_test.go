@@ -31,19 +31,19 @@ import (
 //	go test ./agent -run '^$' -bench StartPhases -benchtime 10x
 func BenchmarkStartPhases(b *testing.B) {
 	b.Run("protections=none", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		benchStartPhases(b, h, h.opts())
 	})
 	b.Run("protections=default", func(b *testing.B) {
 		testkit.NeedBwrap(b)
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		opts := h.opts()
 		cg := sandbox.OpenCgroups(sandbox.CgroupName(b.TempDir()), slog.New(slog.DiscardHandler))
 		if cg.Version() == 0 {
 			b.Skip("no usable cgroup here")
 		}
 		b.Cleanup(func() { _ = cg.Close() })
-		u, err := url.Parse(h.srv.URL())
+		u, err := url.Parse(h.Model.URL())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,13 +85,13 @@ func benchStartPhases(b *testing.B, h *harness, base Options) {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
-		n := len(h.srv.MessagesRequests())
+		n := len(h.Model.MessagesRequests())
 		agenttest.BenchSend(b, s, fmt.Sprintf("first %d", i))
 		if r := agenttest.BenchResult(b, s.Events()); r.IsError {
 			b.Fatalf("result %+v", r)
 		}
 		t4 := time.Now()
-		reqs := h.srv.MessagesRequests()
+		reqs := h.Model.MessagesRequests()
 		if len(reqs) <= n {
 			b.Fatal("no model request for the first message")
 		}

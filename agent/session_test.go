@@ -20,7 +20,7 @@ import (
 // TestSessionHelloAndFollowUp: a message gets its receipts and a result; a
 // follow-up runs on the same process; the session is idle in between.
 func TestSessionHelloAndFollowUp(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	s, rec := h.start(opts)
 	if s.SessionID() != opts.SessionID || s.PID() <= 0 || !s.Alive() {
@@ -86,7 +86,7 @@ func TestSessionHelloAndFollowUp(t *testing.T) {
 // TestSessionMessageMidTurn: a message sent while a slow answer streams is
 // delivered (receipts) and answered in its own turn.
 func TestSessionMessageMidTurn(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	first := agenttest.Send(t, s, "[slow 20] first")
 	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
@@ -115,7 +115,7 @@ func TestSessionMessageMidTurn(t *testing.T) {
 // TestSessionPermissionAllow: the tool runs after an allow with the
 // original input.
 func TestSessionPermissionAllow(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	agenttest.Send(t, s, "[bash touch ran.txt && echo hello]")
 	p := agenttest.NextPermission(t, rec)
@@ -137,7 +137,7 @@ func TestSessionPermissionAllow(t *testing.T) {
 	if r.IsError || r.Text != "tool said: hello" {
 		t.Errorf("result %+v", r)
 	}
-	if _, err := os.Stat(filepath.Join(h.wd, "ran.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(h.Workdir, "ran.txt")); err != nil {
 		t.Errorf("tool did not run: %v", err)
 	}
 	if err := s.Respond(context.Background(), p.RequestID, streamjson.Decision{Allow: true}); !errors.Is(err, ErrNotPending) {
@@ -148,7 +148,7 @@ func TestSessionPermissionAllow(t *testing.T) {
 // TestSessionPermissionDeny: the tool is refused with the host's message
 // and the turn goes on to a result.
 func TestSessionPermissionDeny(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	agenttest.Send(t, s, "[bash touch denied.txt && echo hello]")
 	p := agenttest.NextPermission(t, rec)
@@ -161,7 +161,7 @@ func TestSessionPermissionDeny(t *testing.T) {
 	if r.IsError || !strings.Contains(r.Text, "Denied by @alice") {
 		t.Errorf("result %+v", r)
 	}
-	if _, err := os.Stat(filepath.Join(h.wd, "denied.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.Workdir, "denied.txt")); !os.IsNotExist(err) {
 		t.Errorf("denied tool ran anyway (stat err %v)", err)
 	}
 }
@@ -169,7 +169,7 @@ func TestSessionPermissionDeny(t *testing.T) {
 // TestSessionAlwaysAllow: allowing with the CLI's own addRules suggestion
 // makes the identical second call run without asking.
 func TestSessionAlwaysAllow(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	const prompt = "[bash touch always.txt]"
 	agenttest.Send(t, s, prompt)
@@ -186,7 +186,7 @@ func TestSessionAlwaysAllow(t *testing.T) {
 	}
 	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true, UpdatedPermissions: rules})
 	agenttest.NextResult(t, rec)
-	if err := os.Remove(filepath.Join(h.wd, "always.txt")); err != nil {
+	if err := os.Remove(filepath.Join(h.Workdir, "always.txt")); err != nil {
 		t.Fatalf("first call did not run: %v", err)
 	}
 
@@ -200,7 +200,7 @@ func TestSessionAlwaysAllow(t *testing.T) {
 			t.Errorf("second identical call asked again: %s", q.Input)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(h.wd, "always.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(h.Workdir, "always.txt")); err != nil {
 		t.Errorf("second call did not run: %v", err)
 	}
 }
@@ -208,7 +208,7 @@ func TestSessionAlwaysAllow(t *testing.T) {
 // TestSessionAskUserQuestion: the answer travels in updatedInput.answers
 // and reaches the model.
 func TestSessionAskUserQuestion(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	agenttest.Send(t, s, "[ask Which database should we use? | Postgres | SQLite]")
 	p := agenttest.NextPermission(t, rec)
@@ -231,7 +231,7 @@ func TestSessionAskUserQuestion(t *testing.T) {
 // TestSessionInterrupt: an interrupt ends a streaming turn with an error
 // result; the process stays usable.
 func TestSessionInterrupt(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	agenttest.Send(t, s, "[slow 100] never finishes")
 	rec.Next(t, "a text delta", func(ev streamjson.Event) bool { _, ok := ev.(streamjson.TextDelta); return ok })
@@ -253,7 +253,7 @@ func TestSessionInterrupt(t *testing.T) {
 // TestSessionBackgroundTask: the turn's result comes first; the task's
 // notification and a CLI-initiated result follow; Busy covers the task.
 func TestSessionBackgroundTask(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	agenttest.Send(t, s, "[bgbash sleep 2; echo done]")
 	var first streamjson.Result
@@ -300,7 +300,7 @@ func TestSessionBackgroundTask(t *testing.T) {
 // TestSessionKillAndResume: a SIGKILL mid-turn is an unexpected Exit; a
 // session resumed with the same id sees the earlier conversation.
 func TestSessionKillAndResume(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	s, rec := h.start(opts)
 	agenttest.Send(t, s, "remember the word alpha")
@@ -328,7 +328,7 @@ func TestSessionKillAndResume(t *testing.T) {
 	if !strings.Contains(r.Text, "remember the word alpha") {
 		t.Errorf("resumed session does not see the history: %q", r.Text)
 	}
-	reqs := h.srv.MessagesRequests()
+	reqs := h.Model.MessagesRequests()
 	last := reqs[len(reqs)-1]
 	if texts := strings.Join(fakemodel.UserTexts(last), "|"); !strings.Contains(texts, "remember the word alpha") {
 		t.Errorf("last model request lacks the earlier message: %q", texts)
@@ -338,7 +338,7 @@ func TestSessionKillAndResume(t *testing.T) {
 // TestSessionImageMessage: a message with an image block is accepted by
 // the CLI and reaches the model as an image.
 func TestSessionImageMessage(t *testing.T) {
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	// A 1x1 PNG, as in the img1 capture.
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
@@ -351,7 +351,7 @@ func TestSessionImageMessage(t *testing.T) {
 	if r := agenttest.NextResult(t, rec); r.IsError {
 		t.Errorf("result %q is an error", r.Text)
 	}
-	reqs := h.srv.MessagesRequests()
+	reqs := h.Model.MessagesRequests()
 	if texts := strings.Join(fakemodel.UserTexts(reqs[len(reqs)-1]), "|"); !strings.Contains(texts, "what is in this image?") {
 		t.Errorf("the model request lacks the text: %q", texts)
 	}

@@ -43,7 +43,7 @@ type composeDependsOn struct {
 
 func readCompose(t *testing.T) composeFile {
 	t.Helper()
-	dec := yaml.NewDecoder(bytes.NewReader(read(t, "../compose.yaml")))
+	dec := yaml.NewDecoder(bytes.NewReader(readManifest(t, "../compose.yaml")))
 	dec.KnownFields(true)
 	var f composeFile
 	if err := dec.Decode(&f); err != nil {
@@ -109,7 +109,7 @@ func TestComposeProfiles(t *testing.T) {
 			}
 		}
 	}
-	cfg := string(read(t, "compose/bridge.replicas.yaml"))
+	cfg := string(readManifest(t, "compose/bridge.replicas.yaml"))
 	for _, want := range []string{"driver: postgres", `dsn: "${DATABASE_URL}"`, "enabled: true", `listen: "0.0.0.0:9464"`} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("bridge.replicas.yaml lacks %q", want)

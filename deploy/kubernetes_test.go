@@ -72,7 +72,7 @@ func readManifests(t *testing.T) manifests {
 			t.Errorf("%s is not listed in kustomization.yaml", name)
 		}
 		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal(read(t, f), &tm); err != nil {
+		if err := yaml.Unmarshal(readManifest(t, f), &tm); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		var obj any
@@ -114,7 +114,8 @@ func readManifests(t *testing.T) manifests {
 	return m
 }
 
-func read(t *testing.T, path string) []byte {
+// readManifest reads the manifest at path, which must hold one object.
+func readManifest(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -129,7 +130,7 @@ func read(t *testing.T, path string) []byte {
 // decode reads path into v, refusing unknown fields.
 func decode(t *testing.T, path string, v any) {
 	t.Helper()
-	if err := yaml.UnmarshalStrict(read(t, path), v); err != nil {
+	if err := yaml.UnmarshalStrict(readManifest(t, path), v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
@@ -274,7 +275,7 @@ func envRefs(s string) []string {
 // TestManifestsDecodeStrictly: the strict decoding the other tests rely on
 // does refuse a misspelt field.
 func TestManifestsDecodeStrictly(t *testing.T) {
-	bad := strings.Replace(string(read(t, filepath.Join("kubernetes", "deployment.yaml"))), "\n            procMount:", "\n            procMonut:", 1)
+	bad := strings.Replace(string(readManifest(t, filepath.Join("kubernetes", "deployment.yaml"))), "\n            procMount:", "\n            procMonut:", 1)
 	var d appsv1.Deployment
 	if err := yaml.UnmarshalStrict([]byte(bad), &d); err == nil || !strings.Contains(err.Error(), "procMonut") {
 		t.Errorf("a misspelt field decoded: %v", err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // TestFencedWrites: a conversation's store view fenced by a lease (Fenced)
@@ -46,11 +48,7 @@ func TestFencedWrites(t *testing.T) {
 
 		// A is paused past its lease; B takes the conversation over,
 		// recovers it and answers.
-		time.Sleep(5 * time.Millisecond)
-		lb, err := s.AcquireLease(ctx, res, "replica-b", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lb := storetest.TakeOver(t, s, ErrLeaseHeld, res, "replica-b", time.Minute)
 		if lb.Token != la.Token+1 {
 			t.Fatalf("token after take-over = %d, want %d", lb.Token, la.Token+1)
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/store/internal/storetest"
 )
 
 // TestSessionStates: a session's state is stored, replaced and read back
@@ -27,11 +29,7 @@ func TestSessionStates(t *testing.T) {
 		if err := s.PutSessionState(ctx, &old, SessionState{SessionID: "s1", ConversationID: "c1", Data: []byte{0, 3, 255}}); err != nil {
 			t.Fatalf("fenced put by the holder: %v", err)
 		}
-		time.Sleep(5 * time.Millisecond) // the lease expires on the database's clock
-		cur, err := s.AcquireLease(ctx, "conversation:c1", "replica-b", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cur := storetest.TakeOver(t, s, ErrLeaseHeld, "conversation:c1", "replica-b", time.Minute) // once expired on the database's clock
 		if err := s.PutSessionState(ctx, &cur, SessionState{SessionID: "s1", ConversationID: "c1", Data: []byte("new")}); err != nil {
 			t.Fatal(err)
 		}

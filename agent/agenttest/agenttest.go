@@ -1,9 +1,11 @@
 // Package agenttest is the test kit of the agent and agent/pool tests:
-// a recorder of a session's events with waits for them, sending and
-// answering on a session, and the benchmarks' steps (the CLI check, the
-// logger and waits are internal/testkit's). It cannot
-// start a session itself (agent's own tests import it), so each package
-// keeps its harness: the fake model and agent.Start.
+// the session harness (a fake model, HOME and workdir; a started session
+// recorded and closed at cleanup), a recorder of a session's events with
+// waits for them, sending and answering on a session, and the benchmarks'
+// steps (the CLI check, the logger and waits are internal/testkit's). It
+// cannot name agent.Options or call agent.Start (agent's own tests import
+// it), so each package turns a Harness into its Options and passes its
+// Start to StartSession.
 package agenttest
 
 import (

@@ -2,9 +2,7 @@ package fakemodel
 
 import (
 	"bufio"
-	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,19 +12,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/internal/testkit"
+	"github.com/google/uuid"
 )
-
-// newUUID returns a random RFC 4122 version 4 UUID.
-func newUUID(t *testing.T) string {
-	t.Helper()
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatalf("uuid: %v", err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
 
 // cliMsg is one decoded stdout line of the CLI.
 type cliMsg struct {
@@ -76,7 +63,7 @@ func startCLI(t *testing.T, srv *Server, opt cliOptions) *cliProc {
 	if opt.Args != nil {
 		args = append(args, opt.Args...)
 	} else {
-		p.SessionID = newUUID(t)
+		p.SessionID = uuid.NewString()
 		args = append(args, "--session-id", p.SessionID)
 	}
 	p.cmd = exec.Command(bin, args...)
@@ -141,7 +128,7 @@ func (p *cliProc) send(v any) {
 // sendUser writes a user message and returns its uuid.
 func (p *cliProc) sendUser(text string) string {
 	p.t.Helper()
-	id := newUUID(p.t)
+	id := uuid.NewString()
 	p.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "uuid": id})
 	return id
 }

@@ -31,9 +31,9 @@ func TestStartWithPlannerAndForget(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			c := newClient(t)
+			c := closingClient(t)
 			for _, text := range []string{"one", "two"} {
-				resp := post(t, c, srv.URL()+"/v1/messages", msgs(`[{"role":"user","content":"`+text+`"}]`))
+				resp := postAPI(t, c, srv.URL()+"/v1/messages", msgs(`[{"role":"user","content":"`+text+`"}]`))
 				a := assemble(t, parseSSE(t, resp.Body))
 				resp.Body.Close()
 				if len(a.Blocks) != 1 || a.Blocks[0]["text"] != "custom: "+text {

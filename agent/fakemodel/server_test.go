@@ -13,8 +13,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// post sends body to srv and returns the response; the caller closes it.
-func post(t *testing.T, c *http.Client, url, body string) *http.Response {
+// postAPI sends body to srv and returns the response; the caller closes it.
+func postAPI(t *testing.T, c *http.Client, url, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -29,9 +29,9 @@ func post(t *testing.T, c *http.Client, url, body string) *http.Response {
 	return resp
 }
 
-// newClient returns a client whose idle connections are closed at cleanup
+// closingClient returns a client whose idle connections are closed at cleanup
 // (so goroutine-leak checks stay exact).
-func newClient(t *testing.T) *http.Client {
+func closingClient(t *testing.T) *http.Client {
 	c := &http.Client{Transport: &http.Transport{}, Timeout: 30 * time.Second}
 	t.Cleanup(c.CloseIdleConnections)
 	return c
@@ -40,8 +40,8 @@ func newClient(t *testing.T) *http.Client {
 func TestServerStreaming(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv := New(t)
-	c := newClient(t)
-	resp := post(t, c, srv.URL()+"/v1/messages?beta=true", msgs(`[{"role":"user","content":"hello"}]`))
+	c := closingClient(t)
+	resp := postAPI(t, c, srv.URL()+"/v1/messages?beta=true", msgs(`[{"role":"user","content":"hello"}]`))
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("request-id") == "" {
 		t.Fatalf("status %d headers %v", resp.StatusCode, resp.Header)
@@ -71,7 +71,7 @@ func TestServerStreaming(t *testing.T) {
 
 func TestServerAnswers(t *testing.T) {
 	srv := New(t)
-	c := newClient(t)
+	c := closingClient(t)
 	tests := []struct {
 		name, method, path, body string
 		status                   int
@@ -122,10 +122,10 @@ func TestServerAnswers(t *testing.T) {
 
 func TestServerToolIDsAreUnique(t *testing.T) {
 	srv := New(t)
-	c := newClient(t)
+	c := closingClient(t)
 	var ids []string
 	for range 2 {
-		resp := post(t, c, srv.URL()+"/v1/messages", msgs(`[{"role":"user","content":"[bash ls]"}]`))
+		resp := postAPI(t, c, srv.URL()+"/v1/messages", msgs(`[{"role":"user","content":"[bash ls]"}]`))
 		a := assemble(t, parseSSE(t, resp.Body))
 		resp.Body.Close()
 		if len(a.Blocks) != 2 || a.StopReason != "tool_use" {
@@ -143,7 +143,7 @@ func TestServerToolIDsAreUnique(t *testing.T) {
 func TestServerSlowStream(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv := New(t)
-	c := newClient(t)
+	c := closingClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/v1/messages",
@@ -188,8 +188,8 @@ func TestServerSlowStream(t *testing.T) {
 // stream whose client is still connected.
 func TestServerCloseCutsStreams(t *testing.T) {
 	srv := New(t)
-	c := newClient(t)
-	resp := post(t, c, srv.URL()+"/v1/messages", msgs(`[{"role":"user","content":"[slow 100] go"}]`))
+	c := closingClient(t)
+	resp := postAPI(t, c, srv.URL()+"/v1/messages", msgs(`[{"role":"user","content":"[slow 100] go"}]`))
 	defer resp.Body.Close()
 	if _, err := srv.WaitForRequest(testCtx(t), func(r Request) bool { return true }); err != nil {
 		t.Fatal(err)

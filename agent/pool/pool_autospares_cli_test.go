@@ -19,7 +19,7 @@ import (
 // turn). A fixed count never rises. The number that got one is logged.
 func TestAutoSparesBackToBackRealCLI(t *testing.T) {
 	const n = 8
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	pool := closedAtCleanup(t, New(testkit.Logger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*agenttest.EventTimeout)
 	defer cancel()

@@ -20,7 +20,7 @@ import (
 // never takes a slot that is not free.
 func TestWarmResume(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	pool := closedAtCleanup(t, New(testkit.Logger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*agenttest.EventTimeout)
 	defer cancel()
@@ -41,11 +41,11 @@ func TestWarmResume(t *testing.T) {
 
 	ropts := opts
 	ropts.Resume = true
-	before := len(h.srv.MessagesRequests())
+	before := len(h.Model.MessagesRequests())
 	if err := pool.WarmResume(ctx, "conv", limit, ropts, true); err != nil {
 		t.Fatalf("WarmResume: %v", err)
 	}
-	if n := len(h.srv.MessagesRequests()) - before; n != 0 {
+	if n := len(h.Model.MessagesRequests()) - before; n != 0 {
 		t.Errorf("the warm resume made %d requests to the model, want none (its warm-up turn goes to the local stand-in)", n)
 	}
 	if _, ok := pool.Get("conv"); ok {

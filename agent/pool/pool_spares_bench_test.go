@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // benchBridgeOpts are Options as the bridge runs agents: bubblewrap when
@@ -44,7 +45,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 	b.Run("warm-spare", func(b *testing.B) { benchWarmFirstTurn(b, func(*SpareConfig) {}) })
 	b.Run("warm-spare,no-prewarm", func(b *testing.B) { benchWarmFirstTurn(b, func(c *SpareConfig) { c.NoPrewarm = true }) })
 	b.Run("cold", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		pool := New(slog.New(slog.DiscardHandler))
 		defer closeBenchPool(b, pool)
 		tmpl := benchBridgeOpts(b, h)
@@ -64,7 +65,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 		}
 	})
 	b.Run("follow-up", func(b *testing.B) {
-		h := newHarness(b)
+		h := &harness{agenttest.NewHarness(b)}
 		opts := benchBridgeOpts(b, h)
 		opts.StateDir = filepath.Join(b.TempDir(), "state")
 		s, err := agent.Start(context.Background(), opts, slog.New(slog.DiscardHandler))
@@ -78,13 +79,10 @@ func BenchmarkFirstTurn(b *testing.B) {
 // waitBenchSpare waits until the pool has a ready spare.
 func waitBenchSpare(b *testing.B, pool *Pool) {
 	b.Helper()
-	deadline := time.Now().Add(agenttest.EventTimeout)
-	for pool.SpareStatus("p").Ready == 0 {
-		if time.Now().After(deadline) {
-			b.Fatalf("no ready spare: %+v", pool.SpareStatus("p"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(b, "a ready spare", agenttest.EventTimeout, func() (bool, string) {
+		st := pool.SpareStatus("p")
+		return st.Ready > 0, fmt.Sprintf("%+v", st)
+	})
 }
 
 func closeBenchPool(b *testing.B, pool *Pool) {
@@ -103,7 +101,7 @@ func closeBenchPool(b *testing.B, pool *Pool) {
 //
 // Run: go test ./agent/pool -run '^$' -bench CLIMemory -benchtime 3x
 func BenchmarkCLIMemory(b *testing.B) {
-	h := newHarness(b)
+	h := &harness{agenttest.NewHarness(b)}
 	var idle, one, ten float64
 	for b.Loop() {
 		opts := benchBridgeOpts(b, h)
@@ -204,7 +202,7 @@ func vmRSSKB(pid int) int64 {
 // benchWarmFirstTurn times first turns on warm spares configured by
 // setup: with a warm-up turn, prewarmed, or neither.
 func benchWarmFirstTurn(b *testing.B, setup func(*SpareConfig)) {
-	h := newHarness(b)
+	h := &harness{agenttest.NewHarness(b)}
 	pool := New(slog.New(slog.DiscardHandler))
 	defer closeBenchPool(b, pool)
 	tmpl := benchBridgeOpts(b, h)

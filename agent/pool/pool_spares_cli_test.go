@@ -22,7 +22,7 @@ import (
 // its history.
 func TestWarmSpareIsANormalSession(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	pool := closedAtCleanup(t, New(testkit.Logger(t)))
 	tmpl := h.opts()
 	tmpl.SessionID = ""
@@ -106,7 +106,7 @@ func resumedHistory(t *testing.T, h *harness, pool *Pool, limit Limit, rec *agen
 // is a normal first turn.
 func TestPrewarm(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	s, rec := h.start(h.opts())
 	ctx, cancel := context.WithTimeout(context.Background(), agenttest.EventTimeout)
 	defer cancel()
@@ -116,7 +116,7 @@ func TestPrewarm(t *testing.T) {
 	if err := s.Prewarm(ctx); err != nil {
 		t.Fatalf("Prewarm: %v", err)
 	}
-	if n := len(h.srv.Requests()); n != 0 {
+	if n := len(h.Model.Requests()); n != 0 {
 		t.Errorf("Prewarm made %d model requests, want none", n)
 	}
 	agenttest.Send(t, s, "[echo-history] hello")
@@ -133,7 +133,7 @@ func TestPrewarm(t *testing.T) {
 // holds the real message only.
 func TestWarmUpTurn(t *testing.T) {
 	t.Parallel() // a real CLI or many spawns, independent of the others: beside them
-	h := newHarness(t)
+	h := &harness{agenttest.NewHarness(t)}
 	pool := closedAtCleanup(t, New(testkit.Logger(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*agenttest.EventTimeout)
 	defer cancel()
@@ -142,7 +142,7 @@ func TestWarmUpTurn(t *testing.T) {
 	cold, coldRec := h.start(h.opts())
 	agenttest.Send(t, cold, "[echo-history] first")
 	coldRes := agenttest.NextResult(t, coldRec)
-	fresh := h.srv.MessagesRequests()
+	fresh := h.Model.MessagesRequests()
 	if len(fresh) != 1 {
 		t.Fatalf("a fresh first turn made %d model requests", len(fresh))
 	}
@@ -156,7 +156,7 @@ func TestWarmUpTurn(t *testing.T) {
 	if st := pool.SpareStatus("coder"); st.WarmUpOff != "" || st.Failures != 0 {
 		t.Fatalf("spare status %+v; want a warm-up turn", st)
 	}
-	if n := len(h.srv.MessagesRequests()); n != 1 {
+	if n := len(h.Model.MessagesRequests()); n != 1 {
 		t.Fatalf("the warm-up turn reached the fake model (%d requests)", n-1)
 	}
 
@@ -175,7 +175,7 @@ func TestWarmUpTurn(t *testing.T) {
 	if res.CostUSD != coldRes.CostUSD {
 		t.Errorf("first turn costs $%v, a fresh session's $%v: the warm-up turn leaked into the cost", res.CostUSD, coldRes.CostUSD)
 	}
-	reqs := h.srv.MessagesRequests()
+	reqs := h.Model.MessagesRequests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want the cold one and this one", len(reqs))
 	}

@@ -27,7 +27,7 @@ type poolHarness struct {
 
 func newPoolHarness(t *testing.T) *poolHarness {
 	t.Helper()
-	ph := &poolHarness{harness: newHarness(t), pool: New(testkit.Logger(t)), recs: map[*agent.Session]*agenttest.Recorder{}, ids: map[string]string{}}
+	ph := &poolHarness{harness: &harness{agenttest.NewHarness(t)}, pool: New(testkit.Logger(t)), recs: map[*agent.Session]*agenttest.Recorder{}, ids: map[string]string{}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -61,7 +61,7 @@ func (ph *poolHarness) acquire(ctx context.Context, key string, limit Limit) (*a
 	ph.ids[key] = s.SessionID()
 	r, ok := ph.recs[s]
 	if !ok {
-		r = agenttest.Record(ph.t, s)
+		r = agenttest.Record(ph.TB, s)
 		ph.recs[s] = r
 	}
 	return s, r, nil

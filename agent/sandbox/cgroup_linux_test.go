@@ -144,14 +144,10 @@ func TestCgroupCapsForksAndMemory(t *testing.T) {
 // command joins them right after it starts).
 func waitJoined(t *testing.T, g *Cgroup) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
 	for _, d := range g.Dirs() {
-		for strings.TrimSpace(readString(filepath.Join(d, "cgroup.procs"))) == "" {
-			if time.Now().After(deadline) {
-				t.Fatalf("nothing joined %s", d)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.WaitUntil(t, "a process in "+d, 5*time.Second, func() bool {
+			return strings.TrimSpace(readString(filepath.Join(d, "cgroup.procs"))) != ""
+		})
 	}
 }
 

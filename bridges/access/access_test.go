@@ -2,13 +2,12 @@ package access_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/access/accesstest"
-	"github.com/agentbridge/agentbridge/store"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 )
 
 // person is kind k as the decision sees them.
@@ -27,11 +26,7 @@ func person(k accesstest.Kind) access.Person {
 // the console names it) it agrees too.
 func TestDecisionTable(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bridgetest.OpenStore(t)
 	ids, err := accesstest.Conversations(ctx, st, "coder")
 	if err != nil {
 		t.Fatal(err)
@@ -66,11 +61,7 @@ func TestDecisionTable(t *testing.T) {
 // the person asking (theirs, whoever's channel they name).
 func TestChannelIsNotTheConversation(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bridgetest.OpenStore(t)
 	if _, err := accesstest.Conversations(ctx, st, "coder"); err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +86,7 @@ func TestChannelIsNotTheConversation(t *testing.T) {
 // access at once (no waiting for the periodic re-check).
 func TestChangedWakesWatchers(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bridgetest.OpenStore(t)
 	if _, err := accesstest.Conversations(ctx, st, "coder"); err != nil {
 		t.Fatal(err)
 	}

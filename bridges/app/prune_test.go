@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -37,17 +39,14 @@ func TestPrunerFollowsRetention(t *testing.T) {
 	}()
 	seen := func(n int) []time.Duration {
 		t.Helper()
-		for range 500 {
+		var g []time.Duration
+		testkit.WaitUntil(t, fmt.Sprintf("the pruner to start %d times", n), 5*time.Second, func() bool {
 			mu.Lock()
-			g := append([]time.Duration(nil), got...)
+			g = append([]time.Duration(nil), got...)
 			mu.Unlock()
-			if len(g) >= n {
-				return g
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("the pruner did not start %d times", n)
-		return nil
+			return len(g) >= n
+		})
+		return g
 	}
 	seen(1)
 	live.Set(&config.Config{Retention: 48 * time.Hour}, time.Now(), "test")

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // TestReplicaConfigsDiffer: two bridge processes on one database record
@@ -24,11 +23,7 @@ import (
 // longer compared.
 func TestReplicaConfigsDiffer(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := bridgetest.OpenStore(t)
 	now := time.Now()
 	clock := func() time.Time { return now }
 	gen := config.Generation{Number: 1, At: now}

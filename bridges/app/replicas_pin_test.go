@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -36,11 +37,7 @@ func TestReplicaOperatorView(t *testing.T) {
 	}
 	srv := sharedPG.Need(t)
 	ctx := context.Background()
-	st, err := store.OpenPostgres(ctx, srv.NewDatabase(t, ""), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := bridgetest.OpenPostgresStore(t, srv.NewDatabase(t, ""))
 	rs, err := newReplicas(&config.Config{Replicas: config.Replicas{Enabled: true, Lease: time.Minute}}, st, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

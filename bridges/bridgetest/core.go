@@ -3,6 +3,7 @@ package bridgetest
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 type Core struct {
 	*core.Core
 	Pool  *FakePool
-	Clock *FakeClock
+	Clock *FakeClock // nil in a Replica: the core runs on the real clock
 	Store *store.Store
+
+	stop func() // stops the core once (run)
 }
 
 // RunCore runs a real core until the test ends: cfg as given (a
@@ -51,28 +54,40 @@ func runCore(tb testing.TB, cfg config.Source, st *store.Store, closeStore bool,
 		Clock: NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		Store: st,
 	}
-	c.Core = assemble.Core(core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock}, nil)
+	c.run(tb, core.CoreOptions{Config: cfg, Store: st, Pool: c.Pool, Clock: c.Clock}, closeStore, platforms)
+	return c
+}
+
+// run assembles the core from o (with c's pool) and runs it on platforms
+// until c.stop, which the test's cleanup calls: it stops the core, then
+// closes the pool and, with closeStore, the store, and fails the test when
+// Run failed or did not return within 10 s.
+func (c *Core) run(tb testing.TB, o core.CoreOptions, closeStore bool, platforms map[string]bridges.Platform) {
+	c.Core = assemble.Core(o, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, platforms) }()
-	tb.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				tb.Errorf("bridgetest: core Run: %v", err)
+	var once sync.Once
+	c.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					tb.Errorf("bridgetest: core Run: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				tb.Error("bridgetest: core did not stop")
 			}
-		case <-time.After(10 * time.Second):
-			tb.Error("bridgetest: core did not stop")
-		}
-		c.Pool.Close()
-		c.WaitSessionReaders()
-		if !closeStore {
-			return
-		}
-		if err := st.Close(); err != nil {
-			tb.Errorf("bridgetest: close store: %v", err)
-		}
-	})
-	return c
+			c.Pool.Close()
+			c.WaitSessionReaders()
+			if !closeStore {
+				return
+			}
+			if err := o.Store.Close(); err != nil {
+				tb.Errorf("bridgetest: close store: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(c.stop)
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/store"
@@ -48,45 +48,9 @@ func replicas(t *testing.T, n int) []*store.Store {
 	dsn := srv.NewDatabase(t, "")
 	out := make([]*store.Store, n)
 	for i := range out {
-		st, err := store.OpenPostgres(context.Background(), dsn, nil)
-		if err != nil {
-			t.Fatalf("open store %d: %v", i, err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		out[i] = st
+		out[i] = bridgetest.OpenPostgresStore(t, dsn)
 	}
 	return out
-}
-
-// cuttable is a replica's way to the database that can be cut: then every
-// lease call fails as with the database unreachable (or the replica
-// frozen), and the lease is never released.
-type cuttable struct {
-	connlease.Leases
-	cut atomic.Bool
-}
-
-var errCut = errors.New("connection refused (cut by the test)")
-
-func (c *cuttable) AcquireLease(ctx context.Context, r, o string, ttl time.Duration) (store.Lease, error) {
-	if c.cut.Load() {
-		return store.Lease{}, errCut
-	}
-	return c.Leases.AcquireLease(ctx, r, o, ttl)
-}
-
-func (c *cuttable) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
-	if c.cut.Load() {
-		return store.Lease{}, errCut
-	}
-	return c.Leases.RenewLease(ctx, l, ttl)
-}
-
-func (c *cuttable) ReleaseLease(ctx context.Context, l store.Lease) error {
-	if c.cut.Load() {
-		return errCut
-	}
-	return c.Leases.ReleaseLease(ctx, l)
 }
 
 // platform plays one bot's platform: it records which replica is
@@ -203,14 +167,14 @@ func TestGracefulStopHandsOver(t *testing.T) {
 func TestDeadHolderTakenOver(t *testing.T) {
 	sts := replicas(t, 2)
 	p := newPlatform(t)
-	a := &cuttable{Leases: sts[0]}
+	a := &bridgetest.CutLeases{Leases: sts[0]}
 	ha := &platformtest.StateRecorder{}
 	run(t, a, "replica-a", p, ha)
 	p.waitLive("replica-a", 5*time.Second)
 	run(t, sts[1], "replica-b", p, nil)
 	time.Sleep(ttl / 2)
 
-	a.cut.Store(true)
+	a.Cut.Store(true)
 	cut := time.Now()
 	took := p.waitLive("replica-b", 3*ttl).Sub(cut)
 	if took > ttl+ttl/5+300*time.Millisecond {
@@ -218,7 +182,7 @@ func TestDeadHolderTakenOver(t *testing.T) {
 	}
 	t.Logf("take-over after the holder was cut off: %v", took)
 
-	a.cut.Store(false)
+	a.Cut.Store(false)
 	time.Sleep(ttl)
 	if got := ha.Last(); got.State != bridges.ConnStandby || got.Reason != "replica replica-b holds the connection" {
 		t.Errorf("the old holder reported %+v, want standby naming replica-b", got)

@@ -1,21 +1,16 @@
 package connlease_test
 
 import (
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/discord"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -28,70 +23,27 @@ const (
 	wait       = 15 * time.Second
 )
 
-// replica is one bridge replica in the process: the Discord adapter with
-// its connection gate, and a real core (fake agents) on the replica's own
-// pool of the shared PostgreSQL database.
-type replica struct {
-	name   string
-	leases *cuttable
-	stop   func() // stops the core and the adapter (graceful unless cut)
-}
-
-// startReplica starts replica name serving the Discord bot of f.
-func startReplica(t *testing.T, name string, st *store.Store, f *discordfake.Fake) *replica {
+// startDiscordReplica starts replica name serving the Discord bot of f.
+func startDiscordReplica(t *testing.T, name string, st *store.Store, f *discordfake.Fake) *bridgetest.Replica {
 	t.Helper()
-	return startReplicaAt(t, name, st, f.Token(), f.URL())
+	return startDiscordReplicaAt(t, name, st, f.Token(), f.URL())
 }
 
-// startReplicaAt starts replica name serving the Discord bot with token
-// at apiURL.
-func startReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL string) *replica {
+// startDiscordReplicaAt starts replica name serving the Discord bot with
+// token at apiURL: the adapter behind its connection gate and a real core
+// (fake agents) on the replica's own pool of the shared database.
+func startDiscordReplicaAt(t *testing.T, name string, st *store.Store, token, apiURL string) *bridgetest.Replica {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", name)
 	bot := &config.Bot{Name: discordBot, Platform: discord.Name, Agent: "coder",
 		Settings: &discord.Config{Token: token, APIURL: apiURL}, Access: config.Access{Users: []string{alice}}}
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	b, err := discord.New(bot, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &replica{name: name, leases: &cuttable{Leases: st}}
-	g, err := connlease.New(connlease.Options{Leases: r.leases, Resource: connlease.Resource(discord.Name, discordBot),
-		Owner: name, TTL: leaseTime, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.SetConnGate(g)
-	pool := bridgetest.NewFakePool(nil) // answers "pong: <text>"
-	c := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: logger, Tools: agenttools.New()})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, map[string]bridges.Platform{discordBot: b}) }()
-	stopped := false
-	r.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: core Run: %v", name, err)
-			}
-		case <-time.After(wait):
-			t.Errorf("%s: core did not stop", name)
-		}
-		pool.Close()
-		c.WaitSessionReaders()
-	}
-	t.Cleanup(r.stop)
-	return r
+	return bridgetest.RunReplica(t, bridgetest.ReplicaOptions{Owner: name, Config: cfg, Store: st, Bot: discordBot, Platform: b,
+		Resource: connlease.Resource(discord.Name, discordBot), TTL: leaseTime, Logger: logger}) // the pool answers "pong: <text>"
 }
 
 // waitIdentifies waits until the gateway saw n IDENTIFYs and one live
@@ -125,18 +77,18 @@ func TestDiscordGatewayHandOver(t *testing.T) {
 	sts := replicas(t, 3)
 	f := discordfake.New(t)
 
-	a := startReplica(t, "replica-a", sts[0], f)
+	a := startDiscordReplica(t, "replica-a", sts[0], f)
 	waitIdentifies(t, f, 1, wait)
-	b := startReplica(t, "replica-b", sts[1], f)
+	b := startDiscordReplica(t, "replica-b", sts[1], f)
 	time.Sleep(leaseTime / 2) // b polls and stands by
 
 	thread := f.SendMessage(channel, guild, alice, "<@"+f.BotID()+"> first", true)
 	answered(t, f, thread, "first")
 
 	// a dies: no renewal, no release, its gateway connection gone.
-	a.leases.cut.Store(true)
+	a.Leases.Cut.Store(true)
 	died := time.Now()
-	a.stop()
+	a.Stop()
 	took := waitIdentifies(t, f, 2, 3*leaseTime).Sub(died)
 	if limit := leaseTime + leaseTime/5 + time.Second; took > limit {
 		t.Errorf("the standby connected %v after the holder died, want within %v", took, limit)
@@ -147,13 +99,13 @@ func TestDiscordGatewayHandOver(t *testing.T) {
 
 	// a restarted (a new replica id) stands by; b stops gracefully and
 	// hands the connection over at once.
-	startReplica(t, "replica-a2", sts[2], f)
+	startDiscordReplica(t, "replica-a2", sts[2], f)
 	time.Sleep(leaseTime / 2)
 	if st := f.GatewayStats(); st.Identifies != 2 {
 		t.Fatalf("a standby connected while b holds the gateway: %+v", st)
 	}
 	stopB := time.Now()
-	b.stop()
+	b.Stop()
 	took = waitIdentifies(t, f, 3, wait).Sub(stopB)
 	if took > leaseTime {
 		t.Errorf("the standby connected %v after a graceful stop, want well within the lease time (%v)", took, leaseTime)

@@ -1,7 +1,6 @@
 package connlease_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
-	"github.com/agentbridge/agentbridge/store"
 )
 
 // helperEnv, in a process's environment, makes it the replica process of
@@ -26,11 +25,7 @@ func TestReplicaProcess(t *testing.T) {
 		t.Skip("runs as a replica process of TestDiscordHolderKilled only")
 	}
 	parts := strings.SplitN(spec, "|", 3)
-	st, err := store.OpenPostgres(context.Background(), parts[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startReplicaAt(t, "replica-killed", st, parts[1], parts[2])
+	startDiscordReplicaAt(t, "replica-killed", bridgetest.OpenPostgresStore(t, parts[0]), parts[1], parts[2])
 	select {} // until SIGKILL
 }
 
@@ -57,12 +52,7 @@ func TestDiscordHolderKilled(t *testing.T) {
 	})
 	waitIdentifies(t, f, 1, 30*time.Second)
 
-	st, err := store.OpenPostgres(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	startReplica(t, "replica-b", st, f)
+	startDiscordReplica(t, "replica-b", bridgetest.OpenPostgresStore(t, dsn), f)
 	thread := f.SendMessage(channel, guild, alice, "<@"+f.BotID()+"> first", true)
 	answered(t, f, thread, "first")
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -75,11 +74,7 @@ func (h *host) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instea
 func newOutbox(t *testing.T, texts ...string) (*delivery.Outbox, *host, *store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bridgetest.OpenStore(t)
 	conv, _, err := st.GetOrCreateConversation(ctx, store.ConversationKey{Bot: "team", Channel: "C", Thread: "T"}, "coder", "U1")
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestAPIURLRedirectsEverything(t *testing.T) {
 	}
 	guard := &guardTransport{base: rt.base}
 	rt.base = guard
-	r := start(t, b)
+	r := runRecorded(t, b)
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
 		t.Fatal(err)
 	}

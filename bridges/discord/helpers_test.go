@@ -43,17 +43,6 @@ type recorder struct {
 
 var _ bridges.StateReporter = (*recorder)(nil)
 
-// waitStates waits until the adapter has reported n states and returns them.
-func (r *recorder) waitStates(t *testing.T, n int) []bridges.BotState {
-	t.Helper()
-	var got []bridges.BotState
-	testkit.WaitUntil(t, fmt.Sprintf("%d connection states", n), wait, func() bool {
-		got = r.States()
-		return len(got) >= n
-	})
-	return got
-}
-
 func newRecorder() *recorder {
 	return &recorder{owned: map[bridges.ConversationKey]bool{}, refuse: map[string]bool{}, changed: make(chan struct{})}
 }
@@ -182,62 +171,39 @@ func newTestBridge(t testing.TB, bot *config.Bot) *Bridge {
 	return b
 }
 
-// running is a Bridge whose Run is in progress.
+// running is a Bridge whose Run is in progress, with the recorder it
+// reports to.
 type running struct {
 	*Bridge
-	rec  *recorder
-	errc chan error
-	stop context.CancelFunc
+	*platformtest.Running
+	rec *recorder
 }
 
-// start runs b with a fresh recorder; the test's cleanup stops it and
-// fails when Run returned an error.
-func start(t testing.TB, b *Bridge) *running {
+// runRecorded runs b with a fresh recorder; the test's cleanup stops it
+// and fails when Run returned an error.
+func runRecorded(t testing.TB, b *Bridge) *running {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{Bridge: b, rec: newRecorder(), errc: make(chan error, 1), stop: cancel}
-	go func() { r.errc <- b.Run(ctx, r.rec) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-r.errc:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(wait):
-			t.Errorf("Run did not return after cancel")
-		}
-	})
-	return r
+	rec := newRecorder()
+	return &running{Bridge: b, Running: platformtest.Run(t, b, rec, wait), rec: rec}
 }
 
 // startReady starts a bridge on f and waits until it is connected.
 func startReady(t testing.TB, f *discordfake.Fake) *running {
 	t.Helper()
-	r := start(t, newTestBridge(t, testBot(f)))
+	r := runRecorded(t, newTestBridge(t, testBot(f)))
+	waitReady(t, r.Bridge, f)
+	return r
+}
+
+// waitReady waits until b's gateway connection to f is live and b has
+// processed READY (it knows its bot user), failing t after wait.
+func waitReady(t testing.TB, b *Bridge, f *discordfake.Fake) {
+	t.Helper()
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
 		t.Fatalf("gateway: %v", err)
 	}
 	// READY is processed by the client just after the fake sent it.
-	for deadline := time.Now().Add(wait); r.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("BotUserID = %q, want %q", r.BotUserID(), f.BotID())
-		}
-	}
-	return r
-}
-
-// runErr waits for Run to return by itself.
-func (r *running) runErr(t *testing.T) error {
-	t.Helper()
-	select {
-	case err := <-r.errc:
-		r.errc <- nil // for the cleanup
-		return err
-	case <-time.After(wait):
-		t.Fatalf("Run did not return")
-		return nil
-	}
+	testkit.WaitUntil(t, "the bot user "+f.BotID()+" from READY", wait, func() bool { return b.BotUserID() == f.BotID() })
 }
 
 // countIDs counts deliveries per platform message id.

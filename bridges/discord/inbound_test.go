@@ -11,7 +11,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 func TestMentionStartsThread(t *testing.T) {
@@ -305,21 +304,9 @@ func TestStrangerSilentWithCore(t *testing.T) {
 	b := newTestBridge(t, testBot(f))
 	bot := testBot(f)
 	bot.Access = config.Access{Users: []string{"u1"}}
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
-	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
-		t.Fatalf("gateway: %v", err)
-	}
-	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("bot never became ready")
-		}
-	}
+	waitReady(t, b, f)
 
 	f.SendMessage("100", guild, stranger, "let me in", true)
 	first := f.SendMessage("100", guild, "u1", "build it", true)
@@ -420,21 +407,9 @@ func TestReplyQuotedToAgentWithCore(t *testing.T) {
 	b := newTestBridge(t, testBot(f))
 	bot := testBot(f)
 	bot.Access = config.Access{Users: []string{"u1"}}
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
-	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
-		t.Fatalf("gateway: %v", err)
-	}
-	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("bot never became ready")
-		}
-	}
+	waitReady(t, b, f)
 
 	orig := f.Send(discordfake.UserMessage{ChannelID: "100", GuildID: guild, UserID: "u2", UserName: "grace",
 		Content:     "the build is red since Monday\nsee CI",

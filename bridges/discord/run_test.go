@@ -17,8 +17,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
-	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/bwmarrin/discordgo"
 )
@@ -163,32 +161,16 @@ func TestFatalGatewayCloses(t *testing.T) {
 			var r *running
 			if tc.midRun != nil {
 				r = startReady(t, f)
-				r.rec.waitStates(t, 2)
+				r.rec.WaitStates(t, 2, wait)
 				tc.midRun(f)
 			} else {
-				r = start(t, newTestBridge(t, bot))
+				r = runRecorded(t, newTestBridge(t, bot))
 			}
-			err := r.runErr(t)
+			err := r.Err(t)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Run = %v, want %v", err, tc.want)
 			}
-			f2, ok := errors.AsType[*bridges.Failure](err)
-			if !ok {
-				t.Fatalf("Run = %v (%T), want a *bridges.Failure", err, err)
-			}
-			if f2.Remedy != tc.remedy {
-				t.Errorf("remedy = %q, want %q", f2.Remedy, tc.remedy)
-			}
-			for _, s := range tc.reason {
-				if !strings.Contains(f2.Reason, s) {
-					t.Errorf("reason %q does not mention %q", f2.Reason, s)
-				}
-			}
-			for _, s := range tc.hint {
-				if !strings.Contains(f2.Hint, s) {
-					t.Errorf("hint %q does not mention %q", f2.Hint, s)
-				}
-			}
+			platformtest.WantFailure(t, err, tc.remedy, tc.reason, tc.hint)
 			if strings.Contains(err.Error(), leaked) || strings.Contains(err.Error(), discordfake.DefaultToken) {
 				t.Errorf("error leaks the token: %v", err)
 			}
@@ -209,10 +191,10 @@ func TestConnectionStates(t *testing.T) {
 	t.Parallel()
 	f := discordfake.New(t)
 	r := startReady(t, f)
-	r.rec.waitStates(t, 2)
+	r.rec.WaitStates(t, 2, wait)
 	f.RefuseGateway(2)
 	f.DropSocket()
-	got := r.rec.waitStates(t, 6)
+	got := r.rec.WaitStates(t, 6, wait)
 	bridgetest.CheckStates(t, got, []bridgetest.WantState{
 		{State: bridges.ConnStarting, Attempt: 0, Reason: ""},
 		{State: bridges.ConnConnected, Attempt: 0, Reason: ""},
@@ -246,13 +228,8 @@ func TestGatewayOutagesReconnectForever(t *testing.T) {
 	b := newTestBridge(t, testBot(f))
 	var outage bridgetest.Outage
 	b.reconnect = bridges.Backoff{Pause: outage.Pause} // production bounds, virtual time
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots:        []*config.Bot{testBot(f)},
-		StatusDelay: time.Hour,
-	}
+	cfg := bridgetest.Config(t, testBot(f))
+	cfg.StatusDelay = time.Hour
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
 	state := bridgetest.BotState(core.Core, botName)
 	answered := func(channel, text string) {

@@ -8,8 +8,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
-	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 func TestTypingIsRenewed(t *testing.T) {
@@ -17,7 +15,7 @@ func TestTypingIsRenewed(t *testing.T) {
 	f := discordfake.New(t)
 	b := newTestBridge(t, testBot(f))
 	b.typingEvery = time.Millisecond
-	r := start(t, b)
+	r := runRecorded(t, b)
 	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
 		t.Fatal(err)
 	}
@@ -61,22 +59,10 @@ func TestQuickTurnIsOneCall(t *testing.T) {
 	t.Parallel()
 	f := discordfake.New(t)
 	b := newTestBridge(t, testBot(f))
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots:        []*config.Bot{testBot(f)},
-		StatusDelay: time.Second, // the core's fake clock never gets there
-	}
+	cfg := bridgetest.Config(t, testBot(f))
+	cfg.StatusDelay = time.Second // the core's fake clock never gets there
 	bridgetest.RunCore(t, cfg, map[string]bridges.Platform{botName: b}, nil)
-	if err := f.WaitGateway(func(s discordfake.GatewayStats) bool { return s.Live == 1 }, wait); err != nil {
-		t.Fatalf("gateway: %v", err)
-	}
-	for deadline := time.Now().Add(wait); b.BotUserID() != f.BotID(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("bot never became ready")
-		}
-	}
+	waitReady(t, b, f)
 	answered := func(channel, text string) {
 		t.Helper()
 		if _, err := f.WaitForMessage(func(m discordfake.Message) bool {

@@ -1,16 +1,22 @@
 // Package platformtest holds the small stand-ins of the platform contract
 // (package bridges) that tests below the core share: a platform that
 // accepts posts and edits and does nothing else, a Handler that records
-// connection states. It imports only bridges, so the core's and its
-// helpers' own tests can use it (bridges/bridgetest, the full in-memory
-// platform, sits above the core).
+// connection states and waits for them, an adapter's Run for the length
+// of a test (Run) and the check of a Failure it ends with (WantFailure).
+// Of the project it imports only bridges and internal/testkit, so the
+// core's and its helpers' own tests can use it (bridges/bridgetest, the
+// full in-memory platform, sits above the core).
 package platformtest
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Quiet is a platform that accepts posts and edits and does nothing else
@@ -54,6 +60,18 @@ func (r *StateRecorder) States() []bridges.BotState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]bridges.BotState(nil), r.states...)
+}
+
+// WaitStates waits until n states were reported and returns them (all
+// so far, oldest first); it fails tb after timeout.
+func (r *StateRecorder) WaitStates(tb testing.TB, n int, timeout time.Duration) []bridges.BotState {
+	tb.Helper()
+	var got []bridges.BotState
+	testkit.WaitUntilSeen(tb, fmt.Sprintf("%d connection states", n), timeout, func() (bool, string) {
+		got = r.States()
+		return len(got) >= n, fmt.Sprint(StateNames(got))
+	})
+	return got
 }
 
 // Last returns the last state reported (zero before any).

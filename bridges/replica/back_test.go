@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestPlatformBackWakesTheWaitingReplica: replies of bot "b" wait on one
@@ -18,13 +20,7 @@ func TestPlatformBackWakesTheWaitingReplica(t *testing.T) {
 
 	seeing.PlatformBack(ctx, "b") // nobody waits: no signal
 	waiting.WaitingFor(ctx, "b")
-	deadline := time.Now().Add(10 * time.Second)
-	for !seeing.waitsFor("b") {
-		if time.Now().After(deadline) {
-			t.Fatal("the other replica never heard that b's replies wait")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, "the other replica to hear that b's replies wait", 10*time.Second, func() bool { return seeing.waitsFor("b") })
 	seeing.PlatformBack(ctx, "other")
 	seeing.PlatformBack(ctx, "b")
 	seeing.PlatformBack(ctx, "b") // told once

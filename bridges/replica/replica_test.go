@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
@@ -30,13 +31,7 @@ func TestMain(m *testing.M) {
 // openPG opens a store on a fresh PostgreSQL database.
 func openPG(t *testing.T) *store.Store {
 	t.Helper()
-	srv := pg.Need(t)
-	st, err := store.OpenPostgres(context.Background(), srv.NewDatabase(t, ""), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return bridgetest.OpenPostgresStore(t, pg.Need(t).NewDatabase(t, ""))
 }
 
 // fakeCore records what a replica asks of the core; a poke claims the
@@ -309,19 +304,11 @@ func TestLostLeaseDrops(t *testing.T) {
 	if _, err := st.GetSessionState(ctx, "s"); err == nil {
 		t.Error("a replica that lost the lease stored session state")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitUntil(t, "conv-1 stopped after its lease was lost", 5*time.Second, func() bool {
 		c.mu.Lock()
-		dropped := len(c.dropped) == 1 && c.dropped[0] == "conv-1"
-		c.mu.Unlock()
-		if dropped {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the conversation was not stopped after its lease was lost")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer c.mu.Unlock()
+		return len(c.dropped) == 1 && c.dropped[0] == "conv-1"
+	})
 	if got := r.Held(); len(got) != 0 {
 		t.Errorf("still holds %v", got)
 	}

@@ -12,7 +12,7 @@ import (
 // 3 s); ns/op is the mean, max-ms the worst.
 // Run: go test ./bridges/slack -run '^$' -bench ClickAck -benchtime 50x
 func BenchmarkClickAck(b *testing.B) {
-	e := start(b)
+	e := startOnFake(b)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	ref, err := e.b.Post(b.Context(), threadKey(root), bridges.Message{Text: "allow?", CardID: "c1",
 		Buttons: []bridges.Button{{ID: "allow", Label: "Allow"}}})

@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -34,13 +33,7 @@ func TestConfigProblems(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ps := configtest.Parse(tc.env, Platform(), append(append([]string{}, bot...), tc.lines...)...)
-			var got []string
-			for _, p := range ps {
-				got = append(got, fmt.Sprintf("%d %s: %s", p.Line, p.Path, p.Msg))
-			}
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
+			configtest.WantProblems(t, ps, tc.want)
 		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestInboundFilesAndFetch(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	content := bytes.Repeat([]byte("0123456789"), 100) // 1,000 bytes
 	f := e.fake.AddFile("log.txt", "text/plain", content)
 	sent := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "see attached", Files: []slackfake.File{f}})

@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -45,18 +44,6 @@ type stubHandler struct {
 }
 
 var _ bridges.StateReporter = (*stubHandler)(nil)
-
-// waitStates waits until the adapter has reported n states and returns
-// them.
-func (h *stubHandler) waitStates(t *testing.T, n int) []bridges.BotState {
-	t.Helper()
-	var got []bridges.BotState
-	testkit.WaitUntil(t, fmt.Sprintf("%d connection states", n), waitLong, func() bool {
-		got = h.States()
-		return len(got) >= n
-	})
-	return got
-}
 
 func newStub() *stubHandler {
 	return &stubHandler{owned: map[bridges.ConversationKey]bool{}, refuse: map[string]bool{}}
@@ -175,26 +162,13 @@ func newBridge(t testing.TB, fake *slackfake.Server, botToken string) (*Bridge, 
 	return b, logs
 }
 
-// start runs an adapter against a new fake Slack until the test ends.
-func start(t testing.TB, opts ...slackfake.Option) *env {
+// startOnFake runs an adapter against a new fake Slack until the test ends.
+func startOnFake(t testing.TB, opts ...slackfake.Option) *env {
 	t.Helper()
 	fake := newFake(t, opts...)
 	b, logs := newBridge(t, fake, slackfake.BotToken)
 	h := newStub()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, h) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run returned %v after cancel, want nil", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
+	platformtest.Run(t, b, h, 10*time.Second)
 	if err := fake.WaitForConnections(1, waitLong); err != nil {
 		t.Fatal(err)
 	}

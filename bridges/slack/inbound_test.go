@@ -13,7 +13,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -27,7 +26,7 @@ func TestMentionStartsThreadAndAcksAfterAccept(t *testing.T) {
 			name = "app_mention first"
 		}
 		t.Run(name, func(t *testing.T) {
-			e := start(t, slackfake.WithoutEcho())
+			e := startOnFake(t, slackfake.WithoutEcho())
 			e.fake.AddUser(slackfake.User{ID: "U1", Name: "ann", DisplayName: "Ann"})
 			gate := make(chan struct{})
 			e.h.mu.Lock()
@@ -87,7 +86,7 @@ func TestMentionStartsThreadAndAcksAfterAccept(t *testing.T) {
 // Slack resends an envelope it thinks was not acked: it is acked again
 // but reaches the core once.
 func TestRetryOfSameEnvelopeHandledOnce(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	sent := e.fake.Send(slackfake.Msg{Channel: "D1", User: "U1", Text: "hello"})
 	e.waitAcked(t, sent.TS)
 	retry := e.fake.Resend(sent.Envelopes[0])
@@ -105,7 +104,7 @@ func TestRetryOfSameEnvelopeHandledOnce(t *testing.T) {
 // When the core fails to accept a message the envelope is not acked, so
 // Slack's retry delivers it again.
 func TestHandlerErrorLeavesEnvelopeUnacked(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	e.h.mu.Lock()
 	e.h.failNext = 1
 	e.h.mu.Unlock()
@@ -130,7 +129,7 @@ func TestHandlerErrorLeavesEnvelopeUnacked(t *testing.T) {
 }
 
 func TestRouting(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	mention := e.fake.Mention("C1", "U1", "start", "")
 	e.waitAcked(t, mention)
 	owned := bridges.ConversationKey{Bot: "team", Channel: "C1", Thread: mention}
@@ -183,7 +182,7 @@ func TestRouting(t *testing.T) {
 // The bot's own posts come back as events (the fake echoes them like
 // Slack) and must not reach the core.
 func TestOwnPostsIgnored(t *testing.T) {
-	e := start(t) // echo on
+	e := startOnFake(t) // echo on
 	ts := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, ts)
 	key := bridges.ConversationKey{Bot: "team", Channel: "C1", Thread: ts}
@@ -283,7 +282,7 @@ func usersInfoFor(fake *slackfake.Server, user string) int {
 // is looked up, no file is passed on, and the working indicator never lands
 // on it. Their clicks still reach the core, which answers them privately.
 func TestStrangerMessageReachesCoreBare(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	e.h.mu.Lock()
 	e.h.refuse[stranger] = true
 	e.h.mu.Unlock()
@@ -358,12 +357,7 @@ func startWithCore(t *testing.T, access config.Access) *coreEnv {
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	bot := botConfig(fake.URL(), slackfake.BotToken)
 	bot.Access = access
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{bot},
-	}
+	cfg := bridgetest.Config(t, bot)
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{bot.Name: b}, nil)
 	if err := fake.WaitForConnections(1, waitLong); err != nil {
 		t.Fatal(err)
@@ -463,7 +457,7 @@ func TestStrangerGetsOneEphemeralAnHour(t *testing.T) {
 // under the same cap. A stranger's mention reads nothing and carries
 // nothing; a mention in the bot's own thread reads nothing.
 func TestMentionInForeignThreadQuotesParent(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	e.fake.AddUser(slackfake.User{ID: "U2", Name: "grace", DisplayName: "Grace"})
 	e.h.mu.Lock()
 	e.h.refuse[stranger] = true
@@ -518,7 +512,7 @@ func TestMentionInForeignThreadQuotesParent(t *testing.T) {
 // A shared (forwarded) message and a message link unfurl carry the shared
 // text, author and files: they reach the agent as quoted.
 func TestSharedMessageIsQuoted(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	f := e.fake.AddFile("spec.pdf", "application/pdf", []byte("%PDF-1.4"))
 	tests := []struct {
 		name   string

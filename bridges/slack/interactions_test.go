@@ -12,7 +12,7 @@ import (
 // HandleAction with the card and choice; Reply answers privately; an Edit
 // without buttons removes them.
 func TestCardClickReplyAndResolve(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	e.fake.AddUser(slackfake.User{ID: "U7", Name: "bo", RealName: "Bo Real"})
 	root := e.fake.Mention("C1", "U1", "deploy", "")
 	e.waitAcked(t, root)
@@ -88,7 +88,7 @@ func TestCardClickReplyAndResolve(t *testing.T) {
 
 // Clicks on buttons that are not the adapter's cards are acked and ignored.
 func TestForeignButtonIgnored(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	env := e.fake.Click("C1", "999.000001", "U7", "something", "v")
 	if _, err := e.fake.WaitForAck(env, waitLong); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
-	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -27,7 +25,7 @@ func TestReconnectDeliversExactlyOnce(t *testing.T) {
 	}
 	for name, brk := range breaks {
 		t.Run(name, func(t *testing.T) {
-			e := start(t, slackfake.WithoutEcho())
+			e := startOnFake(t, slackfake.WithoutEcho())
 			before := e.fake.SendMessage("D1", "U1", "before", "")
 			e.waitAcked(t, before)
 
@@ -55,7 +53,7 @@ func TestReconnectDeliversExactlyOnce(t *testing.T) {
 // the ack; Slack resends the event on the new socket and the adapter
 // acks it without delivering it twice.
 func TestDroppedSocketMidMessage(t *testing.T) {
-	e := start(t, slackfake.WithoutEcho())
+	e := startOnFake(t, slackfake.WithoutEcho())
 	gate := make(chan struct{})
 	e.h.mu.Lock()
 	e.h.gate = gate
@@ -104,36 +102,12 @@ func TestRunRetriesTransientConnectFailures(t *testing.T) {
 	}
 }
 
-// runBridge runs b with a fresh stub until the test ends; the returned
-// channel delivers Run's result (see runErr).
-func runBridge(t *testing.T, b *Bridge) (*stubHandler, chan error) {
+// runBridge runs b with a fresh stub until the test ends; Err on the
+// returned Running takes Run's result when it ends by itself.
+func runBridge(t *testing.T, b *Bridge) (*stubHandler, *platformtest.Running) {
 	t.Helper()
 	h := newStub()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, h) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
-	return h, done
-}
-
-// runErr waits for Run to end by itself and returns its error.
-func runErr(t *testing.T, done chan error) error {
-	t.Helper()
-	select {
-	case err := <-done:
-		done <- nil // for the cleanup
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return")
-		return nil
-	}
+	return h, platformtest.Run(t, b, h, 10*time.Second)
 }
 
 // Problems that retrying cannot fix end Run with a Failure (wrapping
@@ -228,30 +202,14 @@ func TestRunFailures(t *testing.T) {
 			}
 			h, done := runBridge(t, b)
 			if tc.midRun != nil {
-				h.waitStates(t, 2)
+				h.WaitStates(t, 2, waitLong)
 				tc.midRun(fake)
 			}
-			err := runErr(t, done)
+			err := done.Err(t)
 			if !errors.Is(err, ErrFatal) {
 				t.Fatalf("Run = %v, want ErrFatal", err)
 			}
-			f, ok := errors.AsType[*bridges.Failure](err)
-			if !ok {
-				t.Fatalf("Run = %v (%T), want a *bridges.Failure", err, err)
-			}
-			if f.Remedy != bridges.RemedyRestart {
-				t.Errorf("remedy = %q, want restart", f.Remedy)
-			}
-			for _, want := range tc.reason {
-				if !strings.Contains(f.Reason, want) {
-					t.Errorf("reason %q lacks %q", f.Reason, want)
-				}
-			}
-			for _, want := range tc.hint {
-				if !strings.Contains(f.Hint, want) {
-					t.Errorf("hint %q lacks %q", f.Hint, want)
-				}
-			}
+			platformtest.WantFailure(t, err, bridges.RemedyRestart, tc.reason, tc.hint)
 			for _, secret := range []string{tok, slackfake.AppToken} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("the error shows a token: %v", err)
@@ -267,8 +225,8 @@ func TestRunFailures(t *testing.T) {
 // A tokens_revoked event about another app's bot or user tokens only is
 // not this bot's failure.
 func TestTokensRevokedForOthersIgnored(t *testing.T) {
-	e := start(t, slackfake.WithoutEcho())
-	e.h.waitStates(t, 2)
+	e := startOnFake(t, slackfake.WithoutEcho())
+	e.h.WaitStates(t, 2, waitLong)
 	id := e.fake.SendEvent(map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{"U0USER"}, "bot": []string{"UOTHERBOT"}}}, "")
 	if _, err := e.fake.WaitForAck(id, waitLong); err != nil {
 		t.Fatal(err)
@@ -288,12 +246,12 @@ func TestConnectionStates(t *testing.T) {
 	b, _ := newBridge(t, fake, slackfake.BotToken)
 	fake.FailMethod("auth.test", "internal_error", 1)
 	h, _ := runBridge(t, b)
-	h.waitStates(t, 3)
+	h.WaitStates(t, 3, waitLong)
 	fake.FailMethod("apps.connections.open", "internal_error", 2)
 	if !fake.DropSocket() {
 		t.Fatal("no socket to drop")
 	}
-	got := h.waitStates(t, 7)
+	got := h.WaitStates(t, 7, waitLong)
 	bridgetest.CheckStates(t, got, []bridgetest.WantState{
 		{State: bridges.ConnStarting, Attempt: 0, Reason: ""},
 		{State: bridges.ConnReconnecting, Attempt: 1, Reason: "auth.test: internal_error"},
@@ -323,13 +281,8 @@ func TestSocketModeOutagesReconnectForever(t *testing.T) {
 	fake.FailMethod("auth.test", "internal_error", -1)
 	fake.RefuseConnections(-1)
 	bot := botConfig(fake.URL(), slackfake.BotToken)
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots:        []*config.Bot{bot},
-		StatusDelay: time.Hour,
-	}
+	cfg := bridgetest.Config(t, bot)
+	cfg.StatusDelay = time.Hour
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{bot.Name: b}, nil)
 	state := bridgetest.BotState(core.Core, bot.Name)
 	connected := func(n int) {
@@ -397,7 +350,7 @@ func TestSocketModeRetryAfterRespected(t *testing.T) {
 		return ctx.Err() == nil
 	}}
 	h, _ := runBridge(t, b)
-	h.waitStates(t, 2)
+	h.WaitStates(t, 2, waitLong)
 	fake.Inject429("apps.connections.open", 1)
 	fake.DropSocket()
 	if err := fake.WaitForConnections(2, waitLong); err != nil {

@@ -14,7 +14,7 @@ import (
 // A stream in a thread: started for the asking user, grown with text and
 // tasks, stopped with the last text, in three calls.
 func TestStreamInThread(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	key := threadKey(root)
@@ -52,7 +52,7 @@ func TestStreamInThread(t *testing.T) {
 
 // More text than Slack takes in one call goes in several; none is lost.
 func TestStreamSplitsLongText(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", nil)
@@ -78,7 +78,7 @@ func TestStreamSplitsLongText(t *testing.T) {
 // attempt there is refused without a call. Top-level channel messages are
 // never streamed.
 func TestStreamRefusalIsRemembered(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	e.fake.FailMethod("chat.startStream", "channel_type_not_supported", -1)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
@@ -98,7 +98,7 @@ func TestStreamRefusalIsRemembered(t *testing.T) {
 
 // A top-level DM streams without a thread or recipient.
 func TestStreamInDM(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	ts := e.fake.SendMessage("D1", "U1", "hi", "")
 	e.waitAcked(t, ts)
 	s, err := e.b.StartStream(t.Context(), bridges.ConversationKey{Bot: "team", Channel: "D1"}, ts, "U1", []bridges.StreamChunk{{Text: "hello"}})
@@ -116,7 +116,7 @@ func TestStreamInDM(t *testing.T) {
 // The stream is a reply: it clears the thread status, so clearing the
 // status afterwards costs no call.
 func TestStreamClearsThreadStatus(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	key := threadKey(root)
@@ -143,7 +143,7 @@ func TestStreamClearsThreadStatus(t *testing.T) {
 // buttons, and a 👎 click reaches HandleAction as the feedback card's
 // choice.
 func TestStreamPlanAndFeedback(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	key := threadKey(root)
@@ -192,7 +192,7 @@ func TestStreamPlanAndFeedback(t *testing.T) {
 // made again.
 func TestStreamStopReplyLostAnswerShowsOnce(t *testing.T) {
 	for _, status := range []int{0, 502} {
-		e := start(t)
+		e := startOnFake(t)
 		root := e.fake.Mention("C1", "U1", "go", "")
 		e.waitAcked(t, root)
 		key := threadKey(root)
@@ -226,7 +226,7 @@ func TestStreamStopReplyLostAnswerShowsOnce(t *testing.T) {
 		}
 	}
 
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", []bridges.StreamChunk{{Text: "The answer"}})
@@ -249,7 +249,7 @@ func TestStreamStopReplyLostAnswerShowsOnce(t *testing.T) {
 // CloseStream ends a stream an earlier run left open, with the note; a
 // stream already ended is nothing to close.
 func TestCloseStream(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	s, err := e.b.StartStream(t.Context(), threadKey(root), root, "U1", []bridges.StreamChunk{{Text: "Half an ans"}})

@@ -7,7 +7,7 @@ import (
 )
 
 func TestTypingUsesThreadStatus(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	key := threadKey(root)
@@ -29,7 +29,7 @@ func TestTypingUsesThreadStatus(t *testing.T) {
 // Where Slack refuses thread statuses the adapter marks the latest
 // message with an hourglass instead, and remembers the refusal.
 func TestTypingFallsBackToReaction(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	e.fake.FailMethod("assistant.threads.setStatus", "channel_type_not_supported", -1)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
@@ -56,7 +56,7 @@ func TestTypingFallsBackToReaction(t *testing.T) {
 }
 
 func TestTypingTopLevelDMUsesReaction(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	ts := e.fake.SendMessage("D1", "U1", "hi", "")
 	e.waitAcked(t, ts)
 	key := bridges.ConversationKey{Bot: "team", Channel: "D1"}
@@ -74,7 +74,7 @@ func TestTypingTopLevelDMUsesReaction(t *testing.T) {
 // Slack clears a thread's status when the app replies there, so clearing
 // it after the reply costs no call; without a reply in between it does.
 func TestTypingOffIsFreeAfterAReply(t *testing.T) {
-	e := start(t)
+	e := startOnFake(t)
 	root := e.fake.Mention("C1", "U1", "go", "")
 	e.waitAcked(t, root)
 	key := threadKey(root)

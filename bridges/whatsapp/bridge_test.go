@@ -22,7 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // Phone numbers and JIDs of the tests.
@@ -99,10 +99,9 @@ type env struct {
 	n    int
 }
 
-func start(t *testing.T) *env { t.Helper(); return startWith(t, nil) }
-
-// startWith is start with tweak applied to the adapter's options and the
-// fake client (whose device store is dev) before the core starts.
+// startWith runs the adapter over a new recording fake client with a real
+// core (fake agents), tweak (if not nil) applied to the adapter's options
+// and the fake client (whose device store is dev) before the core starts.
 func startWith(t *testing.T, tweak func(o *Options, fake *fakeClient, dev *sqlstore.Container)) *env {
 	t.Helper()
 	return startFull(t, tweak, nil)
@@ -138,13 +137,8 @@ func startScript(t *testing.T, tweak func(o *Options, fake *fakeClient, dev *sql
 		tweak(&o, fake, dev)
 	}
 	b := New(o)
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
-			Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}}},
-	}
+	cfg := bridgetest.Config(t, &config.Bot{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
+		Access: config.Access{Users: []string{alice, bob}, Approvers: []string{alice}}})
 	if edit != nil {
 		edit(cfg)
 	}
@@ -189,17 +183,12 @@ func (e *env) waitCalls(what string, cond func([]fakeCall) bool) []fakeCall {
 
 func (e *env) waitCallsWithin(timeout time.Duration, what string, cond func([]fakeCall) bool) []fakeCall {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		cs := e.fake.Calls()
-		if cond(cs) {
-			return cs
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; calls:\n%s", what, dumpCalls(cs))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var cs []fakeCall
+	testkit.WaitUntilSeen(e.t, what, timeout, func() (bool, string) {
+		cs = e.fake.Calls()
+		return cond(cs), "calls:\n" + dumpCalls(cs)
+	})
+	return cs
 }
 
 // waitText waits for a message sent to chat whose text contains sub.
@@ -238,7 +227,7 @@ func (e *env) lastSentID(chat types.JID, sub string) string {
 // part quoting the user's message, read receipt and composing presence
 // (status_delay is 0 here), which the reply itself clears.
 func TestPrivateChatAnswered(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	in := e.msg(pnJID(alice), pnJID(alice), "hello")
 	e.dispatch(in)
 	got := e.waitText(pnJID(alice), "pong: *hello*")
@@ -270,7 +259,7 @@ func TestPrivateChatAnswered(t *testing.T) {
 // In a group the bot answers mentions of its phone JID or its LID and
 // replies quoting its messages; other group messages are not its business.
 func TestGroupAddressing(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	e.dispatch(e.msg(group, pnJID(alice), "just chatting"))
 	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" by phone"), &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}))
 	first := e.waitText(group, "pong: *by phone*")
@@ -293,7 +282,7 @@ func TestGroupAddressing(t *testing.T) {
 // Own messages, edits, protocol messages, status broadcasts and
 // newsletters cause nothing; a redelivered message is handled once.
 func TestIgnoredMessages(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	own := e.msg(pnJID(alice), pnJID("+"+botPhone), "mine")
 	own.Info.IsFromMe = true
 	edit := e.msg(pnJID(alice), pnJID(alice), "edited")
@@ -326,7 +315,7 @@ func TestIgnoredMessages(t *testing.T) {
 // stranger's number get nothing at all: no answer, no receipt, no
 // presence, no download.
 func TestLIDSendersAndStrangers(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	e.dispatch(e.msg(pnJID(stranger), pnJID(stranger), "let me in"))
 	e.dispatch(e.msg(lidJID(unmapped), lidJID(unmapped), "me too"))
 	img := e.msg(pnJID(stranger), pnJID(stranger), "")
@@ -350,7 +339,7 @@ func TestLIDSendersAndStrangers(t *testing.T) {
 // An image's caption is the text and the image is downloaded for the
 // agent.
 func TestImageWithCaption(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	e.fake.mu.Lock()
 	e.fake.files["/img/1"] = []byte("\x89PNG fake")
 	e.fake.mu.Unlock()
@@ -379,7 +368,7 @@ func TestImageWithCaption(t *testing.T) {
 // A long answer is split into messages of at most ~3,500 characters; only
 // the first quotes the user's message.
 func TestLongAnswerSplit(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	in := e.msg(pnJID(alice), pnJID(alice), "long")
 	e.dispatch(in)
 	e.waitText(pnJID(alice), "Paragraph 30")
@@ -433,7 +422,7 @@ func (e *env) card(chat types.JID, id string) string {
 // Approvals by number: a bare "1" decides the pending card, a "2" (Deny: the card has no Always allow) quoting
 // a card decides that card; someone who is not an approver is refused.
 func TestApprovalByNumber(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "ask a"))
 	e.card(pnJID(alice), "req-a")
 	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "1"))
@@ -456,7 +445,7 @@ func TestApprovalByNumber(t *testing.T) {
 // Approvals by reaction: 👍 on the card allows, 👎 denies; a stranger's
 // reaction is ignored.
 func TestApprovalByReaction(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	react := func(sender types.JID, cardID, emoji string) *events.Message {
 		return e.reaction(pnJID(alice), sender, cardID, emoji)
 	}
@@ -495,7 +484,7 @@ func (e *env) reaction(chat, sender types.JID, id, emoji string) *events.Message
 // core says so in the chat); the requester then can, and the card is
 // edited to show the decision.
 func TestApprovalRefusedForNonApprover(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	mention := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}
 	quoting := func(id string) *waE2E.ContextInfo {
 		return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(botPhone + "@s.whatsapp.net")}
@@ -528,7 +517,7 @@ func TestApprovalRefusedForNonApprover(t *testing.T) {
 // AskUserQuestion shows numbered options; a number quoting the question
 // (or not) answers it with that option, and a 👍 on a question is no answer.
 func TestQuestionByNumber(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	chat := pnJID(alice)
 	e.dispatch(e.msg(chat, pnJID(alice), "question"))
 	q := e.waitText(chat, "Which colour?")
@@ -548,7 +537,7 @@ func TestQuestionByNumber(t *testing.T) {
 // "@bot !new" in a group starts a fresh session in the same chat: the
 // mention is stripped before the core reads the command.
 func TestNewSessionInGroup(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	mention := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}
 	e.dispatch(extended(e.msg(group, pnJID(alice), "@"+botPhone+" one"), mention))
 	e.waitText(group, "pong: *one*")

@@ -16,7 +16,7 @@ import (
 // is closed and decides nothing. A quoted 2 denies B (finding 2: 2 is Deny
 // on every card, stated on the card).
 func TestQuotedNumberOnForgottenCard(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	chat := pnJID(alice)
 	quoting := func(id string) *waE2E.ContextInfo {
 		return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(botPhone + "@s.whatsapp.net")}

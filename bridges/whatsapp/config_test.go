@@ -1,7 +1,6 @@
 package whatsapp
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,13 +60,7 @@ func TestConfigProblems(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ps := parseConfig("/srv/bridge", append([]string{"bots:"}, tc.lines...)...)
-			var got []string
-			for _, p := range ps {
-				got = append(got, fmt.Sprintf("%d %s: %s", p.Line, p.Path, p.Msg))
-			}
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
+			configtest.WantProblems(t, ps, tc.want)
 		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 // saying voice is not set up (no transcription configured) and a read receipt. Before, all
 // of them were acknowledged and dropped without a word.
 func TestEveryKindAnswered(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	chat := pnJID(alice)
 	e.fake.mu.Lock()
 	e.fake.files["/vid/1"] = []byte("fake mp4")

@@ -15,7 +15,7 @@ import (
 // which gets its path; one over the cap is refused with a clear reply in
 // the chat and never downloaded.
 func TestDocuments(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	e.fake.mu.Lock()
 	e.fake.files["/doc/1"] = []byte("quarterly numbers")
 	e.fake.mu.Unlock()

@@ -24,7 +24,7 @@ import (
 // Issue 24, finding 5: presence is sent after connecting and again when
 // the push name arrives (the first one fails without it after linking).
 func TestPresenceOnConnectedAndPushName(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	presences := func(cs []fakeCall) int {
 		return len(slices.DeleteFunc(slices.Clone(cs), func(c fakeCall) bool { return c.Op != "SendPresence" }))
 	}

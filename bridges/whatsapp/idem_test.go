@@ -19,7 +19,7 @@ import (
 // answer her chat; it returns the chat's conversation key.
 func startOwned(t *testing.T) (*env, bridges.ConversationKey) {
 	t.Helper()
-	e := start(t)
+	e := startWith(t, nil)
 	e.dispatch(e.msg(pnJID(alice), pnJID(alice), "hello"))
 	e.waitText(pnJID(alice), "pong: *hello*")
 	return e, bridges.ConversationKey{Bot: "phone", Channel: pnJID(alice).String()}

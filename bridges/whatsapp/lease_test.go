@@ -1,20 +1,14 @@
 package whatsapp
 
 import (
-	"context"
 	"errors"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/connlease"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"
 	"go.mau.fi/whatsmeow/types"
@@ -24,14 +18,7 @@ import (
 // database's DSN (the test is skipped without PostgreSQL, failed under CI).
 func postgres(t *testing.T) string {
 	t.Helper()
-	srv, err := pgtest.Start(t.Context(), pgtest.Options{})
-	srv = pgtest.Require(t, srv, err)
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("stop PostgreSQL: %v", err)
-		}
-	})
-	return srv.NewDatabase(t, "")
+	return pgtest.StartFor(t).NewDatabase(t, "")
 }
 
 // With store.driver: postgres a bot's device store is its own schema of
@@ -74,42 +61,11 @@ func TestDeviceStoreInPostgres(t *testing.T) {
 	}
 }
 
-// cutLeases is a replica's lease calls that the test can cut off, as when
-// the replica dies: no renewal, no release.
-type cutLeases struct {
-	connlease.Leases
-	cut atomic.Bool
-}
-
-var errDead = errors.New("the replica is dead")
-
-func (c *cutLeases) AcquireLease(ctx context.Context, r, o string, ttl time.Duration) (store.Lease, error) {
-	if c.cut.Load() {
-		return store.Lease{}, errDead
-	}
-	return c.Leases.AcquireLease(ctx, r, o, ttl)
-}
-
-func (c *cutLeases) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
-	if c.cut.Load() {
-		return store.Lease{}, errDead
-	}
-	return c.Leases.RenewLease(ctx, l, ttl)
-}
-
-func (c *cutLeases) ReleaseLease(ctx context.Context, l store.Lease) error {
-	if c.cut.Load() {
-		return errDead
-	}
-	return c.Leases.ReleaseLease(ctx, l)
-}
-
 // waReplica is one replica serving the bot: its client of the device (a
 // fake), the adapter behind a connection gate and a real core.
 type waReplica struct {
-	e      *env
-	leases *cutLeases
-	stop   func()
+	*bridgetest.Replica
+	e *env
 }
 
 const waLease = 2 * time.Second
@@ -123,40 +79,11 @@ func startWAReplica(t *testing.T, name string, st *store.Store) *waReplica {
 		return pn, types.EmptyJID
 	}
 	b := New(Options{Bot: "phone", Client: fake, Self: self, SendInterval: sendInterval})
-	r := &waReplica{leases: &cutLeases{Leases: st}}
-	g, err := connlease.New(connlease.Options{Leases: r.leases, Resource: connlease.Resource(Name, "phone"), Owner: name, TTL: waLease})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.SetConnGate(g)
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
-			Access: config.Access{Users: []string{alice}}}},
-	}
-	pool := bridgetest.NewFakePool(script)
-	c := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Tools: agenttools.New()})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"phone": b}) }()
-	stopped := false
-	r.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("%s: core Run: %v", name, err)
-		}
-		pool.Close()
-		c.WaitSessionReaders()
-	}
-	t.Cleanup(r.stop)
-	r.e = &env{t: t, fake: fake, b: b}
-	return r
+	cfg := bridgetest.Config(t, &config.Bot{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{},
+		Access: config.Access{Users: []string{alice}}})
+	r := bridgetest.RunReplica(t, bridgetest.ReplicaOptions{Owner: name, Config: cfg, Store: st, Bot: "phone", Platform: b,
+		Resource: connlease.Resource(Name, "phone"), TTL: waLease, Script: script})
+	return &waReplica{Replica: r, e: &env{t: t, fake: fake, b: b}}
 }
 
 // lastOp is when the fake last received call op (zero: never).
@@ -177,18 +104,9 @@ func lastOp(f *fakeClient, op string) time.Time {
 // after the holder's client disconnected, and answers the next message.
 func TestDeviceHandOver(t *testing.T) {
 	dsn := postgres(t)
-	var sts []*store.Store
-	for range 2 {
-		st, err := store.OpenPostgres(t.Context(), dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		sts = append(sts, st)
-	}
-	a := startWAReplica(t, "replica-a", sts[0])
+	a := startWAReplica(t, "replica-a", bridgetest.OpenPostgresStore(t, dsn))
 	a.e.waitCalls("a connects", func(cs []fakeCall) bool { return slices.ContainsFunc(cs, op("Connect")) })
-	b := startWAReplica(t, "replica-b", sts[1])
+	b := startWAReplica(t, "replica-b", bridgetest.OpenPostgresStore(t, dsn))
 	a.e.dispatch(a.e.msg(pnJID(alice), pnJID(alice), "hello"))
 	a.e.waitText(pnJID(alice), "pong: *hello*")
 	time.Sleep(waLease) // b keeps standing by
@@ -196,9 +114,9 @@ func TestDeviceHandOver(t *testing.T) {
 		t.Fatal("the standby connected the device while the holder holds it")
 	}
 
-	a.leases.cut.Store(true)
+	a.Leases.Cut.Store(true)
 	died := time.Now()
-	a.stop()
+	a.Stop()
 	b.e.waitCallsWithin(3*waLease, "b connects", func(cs []fakeCall) bool { return slices.ContainsFunc(cs, op("Connect")) })
 	connected := lastOp(b.e.fake, "Connect")
 	if took, limit := connected.Sub(died), waLease+waLease/5+time.Second; took > limit {

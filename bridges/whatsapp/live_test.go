@@ -17,6 +17,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -40,25 +41,20 @@ type liveEnv struct {
 	workdir string
 }
 
-// startLive runs the adapter over the recording fake client with a real
+// startClaudeEnv runs the adapter over the recording fake client with a real
 // core driving the real CLI against the fake model. Alice's LID is mapped
 // to her number in the device store's LID map.
-func startLive(t *testing.T) *liveEnv {
+func startClaudeEnv(t *testing.T) *liveEnv {
 	t.Helper()
-	return startLiveWith(t, nil)
+	return startClaudeEnvWith(t, nil)
 }
 
-// startLiveWith is startLive with the core's Transcriber tr (nil: voice
+// startClaudeEnvWith is startClaudeEnv with the core's Transcriber tr (nil: voice
 // notes are not set up).
-func startLiveWith(t *testing.T, tr uploads.Transcriber) *liveEnv {
+func startClaudeEnvWith(t *testing.T, tr uploads.Transcriber) *liveEnv {
 	t.Helper()
-	testkit.RequireClaude(t)
-	srv := fakemodel.New(t)
-	envVars := map[string]string{}
-	for _, kv := range srv.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		envVars[k] = v
-	}
+	h := agenttest.NewHarness(t)
+	srv, envVars := h.Model, h.Env()
 	workdir := filepath.Join(t.TempDir(), "work")
 	if err := os.MkdirAll(workdir, 0o700); err != nil {
 		t.Fatal(err)
@@ -142,16 +138,10 @@ func (l *liveEnv) modelSaw(sub string) bool {
 // waitFile waits until the agent created name in the workdir.
 func (l *liveEnv) waitFile(name string) {
 	l.t.Helper()
-	deadline := time.Now().Add(liveTimeout)
-	for {
-		if _, err := os.Stat(filepath.Join(l.workdir, name)); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("the agent did not create %s; calls:\n%s", name, dumpCalls(l.fake.Calls()))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(l.t, "the agent to create "+name, liveTimeout, func() (bool, string) {
+		_, err := os.Stat(filepath.Join(l.workdir, name))
+		return err == nil, "calls:\n" + dumpCalls(l.fake.Calls())
+	})
 }
 
 // quotes is the message id the first part of a sent message quotes.
@@ -179,7 +169,7 @@ func tinyPNG(t *testing.T) []byte {
 // by number and by reaction from someone who may not approve (a colleague,
 // a stranger) decide nothing, and from the approver they run the tool.
 func TestLiveAcceptance(t *testing.T) {
-	l := startLive(t)
+	l := startClaudeEnv(t)
 	dm := pnJID(alice)
 	mentionLID := &waE2E.ContextInfo{MentionedJID: []string{botLID + "@lid"}}
 	mentionPN := &waE2E.ContextInfo{MentionedJID: []string{botPhone + "@s.whatsapp.net"}}

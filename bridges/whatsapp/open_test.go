@@ -63,7 +63,7 @@ func TestOpen(t *testing.T) {
 // Once connected the access list's numbers are looked up, once: not at
 // every reconnect (issue 24, finding 11).
 func TestConnectedLooksUpPhones(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	e.fake.Dispatch(&events.Connected{})
 	cs := e.waitCalls("a lookup", func(cs []fakeCall) bool { return slices.ContainsFunc(cs, op("IsOnWhatsApp")) })
 	e.fake.Dispatch(&events.Disconnected{})

@@ -16,7 +16,7 @@ import (
 // one.
 func TestLiveRepliesWaitOutDisconnect(t *testing.T) {
 	t.Parallel() // waits out a 40 s outage and the retry after it
-	l := startLive(t)
+	l := startClaudeEnv(t)
 	dm := pnJID(alice)
 	setConnected := func(up bool) {
 		l.fake.mu.Lock()

@@ -13,7 +13,7 @@ import (
 // gives the agent the quoted text, marked as quoted; quoting an image gives
 // it the image too. Before, the agent got "summarise this" alone.
 func TestQuotedContextToAgent(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	mention := func(ci *waE2E.ContextInfo) *waE2E.ContextInfo {
 		ci.MentionedJID = []string{botPhone + "@s.whatsapp.net"}
 		return ci

@@ -16,7 +16,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/platformtest"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -164,12 +163,7 @@ func TestReconnectsForever(t *testing.T) {
 	fake := newFakeClient(nil)
 	var outage bridgetest.Outage
 	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml", Reconnect: bridges.Backoff{Pause: outage.Pause}})
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}}},
-	}
+	cfg := bridgetest.Config(t, &config.Bot{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}})
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b}, nil)
 	state := bridgetest.BotState(core.Core, "phone")
 	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
@@ -216,15 +210,9 @@ func TestLoggedOutStopsOnlyThisBot(t *testing.T) {
 	fake := newFakeClient(nil)
 	b := New(Options{Bot: "phone", Client: fake, ConfigPath: "bridge.yaml"})
 	other := bridgetest.New(bridges.Limits{MaxMessageRunes: 4000, CanButtons: true})
-	cfg := &config.Config{
-		DataDir: t.TempDir(),
-		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", Workdir: t.TempDir(), MaxLive: 2,
-			IdleTimeout: time.Minute, ApprovalTimeout: time.Minute, PermissionMode: "default"}},
-		Bots: []*config.Bot{
-			{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}},
-			{Name: "chat", Platform: "slack", Agent: "coder"},
-		},
-	}
+	cfg := bridgetest.Config(t,
+		&config.Bot{Name: "phone", Platform: Name, Agent: "coder", Settings: &Config{}},
+		&config.Bot{Name: "chat", Platform: "slack", Agent: "coder"})
 	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"phone": b, "chat": other}, nil)
 	testkit.WaitUntil(t, "the condition", waitTimeout, fake.IsConnected)
 	fake.Dispatch(&events.Connected{})

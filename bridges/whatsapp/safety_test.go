@@ -21,7 +21,7 @@ func TestWritesOnlyToChatsThatWroteFirst(t *testing.T) {
 		t.Errorf("Post before Run = %v, want ErrNotAllowed", err)
 	}
 
-	e := start(t)
+	e := startWith(t, nil)
 	sendsTo := func(chat types.JID) int {
 		n := 0
 		for _, c := range e.fake.Calls() {

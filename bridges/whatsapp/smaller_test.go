@@ -22,7 +22,7 @@ import (
 // by whatsmeow as the real client does); once the timer is off, they
 // carry none.
 func TestDisappearingTimerHonoured(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	chat := pnJID(alice)
 	const week = 7 * 24 * 3600
 	m := e.msg(chat, pnJID(alice), "")
@@ -43,7 +43,7 @@ func TestDisappearingTimerHonoured(t *testing.T) {
 // Issue 24, finding 11: view-once media is not downloaded or handed to the
 // agent (the core would keep it on disk); the agent is told it was sent.
 func TestViewOnceNotKept(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	chat := pnJID(alice)
 	e.fake.mu.Lock()
 	e.fake.files["/img/once"] = []byte("\x89PNG once")
@@ -102,7 +102,7 @@ func TestPhoneOfflineWarning(t *testing.T) {
 // sends them: senders and mentions by LID) the bot quotes its own messages
 // under its LID, not its phone number.
 func TestLIDGroupQuotesOwnMessagesByLID(t *testing.T) {
-	e := start(t)
+	e := startWith(t, nil)
 	m := extended(e.msg(group, lidJID(aliceLID), "@"+botLID+" hello"), &waE2E.ContextInfo{MentionedJID: []string{botLID + "@lid"}})
 	m.Info.AddressingMode = types.AddressingModeLID
 	m.Info.SenderAlt = pnJID(alice)

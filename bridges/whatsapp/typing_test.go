@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // "composing…" is cleared by a message in the chat, so off after a post
@@ -81,9 +82,7 @@ func TestRunWaitsForTypingRefresh(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, ownsAll{}) }()
-	for !slices.ContainsFunc(fake.Calls(), op("Connect")) {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitUntil(t, "a Connect", waitTimeout, func() bool { return slices.ContainsFunc(fake.Calls(), op("Connect")) })
 	key := bridges.ConversationKey{Bot: "phone", Channel: pnJID(alice).String()}
 	if err := b.SetTyping(ctx, key, true); err != nil {
 		t.Fatal(err)

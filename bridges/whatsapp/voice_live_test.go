@@ -26,7 +26,7 @@ func TestLiveVoiceNoteReachesTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := startLiveWith(t, tr)
+	l := startClaudeEnvWith(t, tr)
 	dm := pnJID(alice)
 	audio := transcribetest.OggOpus()
 	l.fake.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestBenchResume prints the resume rows of the benchmark table
@@ -62,13 +64,10 @@ func benchResume(t *testing.T, n int) [][3]string {
 	restarted := time.Now()
 	b.ab.restart(t)
 	b.bridge = b.ab.bridge
-	deadline := time.Now().Add(5 * time.Minute)
-	for strings.Count(b.bridge.logs.String(), "conversation resumed ahead of its return") < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d conversations resumed ahead within 5 minutes", strings.Count(b.bridge.logs.String(), "conversation resumed ahead of its return"), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(t, fmt.Sprintf("%d conversations resumed ahead", n), 5*time.Minute, func() (bool, string) {
+		got := strings.Count(b.bridge.logs.String(), "conversation resumed ahead of its return")
+		return got >= n, fmt.Sprintf("%d resumed", got)
+	})
 	ready := time.Since(restarted)
 	time.Sleep(spareSettle)
 	var back []time.Duration

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/agenttest"
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -224,16 +225,10 @@ func (e *slackEnv) waitSpareReady(t *testing.T) { t.Helper(); e.waitSparesReady(
 // or more.
 func (e *slackEnv) waitSparesReady(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait + time.Duration(n)*5*time.Second)
-	for {
-		if got, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`)); err == nil && got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not %d ready warm spares in time", n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, fmt.Sprintf("%d ready warm spares", n), e2eWait+time.Duration(n)*5*time.Second, func() bool {
+		got, err := strconv.Atoi(metricValue(e.bridge.metricsOrEmpty(), `agentbridge_warm_spares{profile="coder",state="ready"}`))
+		return err == nil && got >= n
+	})
 }
 
 // scrapeCPU is the bridge's CPU time for one GET /metrics, measured over
@@ -264,19 +259,13 @@ func median(ds []time.Duration) time.Duration {
 func benchCLI(t *testing.T, colds int, sandboxed bool) ([]time.Duration, *liveCLI) {
 	t.Helper()
 	claude := testkit.RequireClaude(t)
-	fm := fakemodel.New(t)
-	env := map[string]string{}
-	for _, kv := range fm.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	home, wd := t.TempDir(), t.TempDir()
+	h := agenttest.NewHarness(t)
 	log := slog.New(slog.DiscardHandler)
 	var cold []time.Duration
 	var live *liveCLI
 	for i := range colds {
 		start := time.Now()
-		opts := agent.Options{Command: claude, Workdir: wd, Home: home, Env: env,
+		opts := agent.Options{Command: claude, Workdir: h.Workdir, Home: h.Home, Env: h.Env(),
 			SessionID: uuid.NewString(), CloseGrace: 10 * time.Second}
 		if sandboxed {
 			opts.Sandbox, opts.StateDir = &sandbox.Bwrap{}, filepath.Join(t.TempDir(), opts.SessionID)

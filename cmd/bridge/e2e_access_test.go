@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -141,13 +142,10 @@ func (s *accessStream) waitEnded(t *testing.T, since time.Time) time.Duration {
 // when it printed want, after since.
 func (tm *terminal) waitGone(t *testing.T, want string, since time.Time) time.Duration {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for !strings.Contains(tm.out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("terminal never printed %q:\n%s", want, tm.out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(t, fmt.Sprintf("the terminal to print %q", want), e2eWait, func() (bool, string) {
+		out := tm.out.String()
+		return strings.Contains(out, want), "\n" + out
+	})
 	took := time.Since(since)
 	select {
 	case <-tm.done:
@@ -314,12 +312,10 @@ func TestAccessE2E(t *testing.T) {
 			t.Fatalf("bridge reload: %v\n%s", err, out)
 		}
 		var all [][]string
-		for deadline := time.Now().Add(e2eWait); len(all) <= before; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no config reloaded in the bridge's log")
-			}
+		testkit.WaitUntil(t, "a config reloaded in the bridge's log", e2eWait, func() bool {
 			all = reloadedRE.FindAllStringSubmatch(ab.bridge.logs.String(), -1)
-		}
+			return len(all) > before
+		})
 		at, err := time.Parse(time.RFC3339Nano, all[before][1])
 		if err != nil {
 			t.Fatal(err)

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // healthz fetches and decodes /healthz.
@@ -62,21 +62,14 @@ func TestConnectionStatesE2E(t *testing.T) {
 		code int
 		body healthz.Body
 	)
-	deadline := time.Now().Add(e2eWait)
-	for {
+	testkit.WaitUntilSeen(t, fmt.Sprintf("/healthz states %v", want), e2eWait, func() (bool, string) {
 		code, body = ab.bridge.healthz(t)
 		got := map[string]string{}
 		for _, b := range body.Bots {
 			got[b.Bot] = b.State
 		}
-		if fmt.Sprint(got) == fmt.Sprint(want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/healthz states = %v, want %v", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
+	})
 	if js, err := json.MarshalIndent(body, "", "  "); err == nil {
 		t.Logf("/healthz: %s", js)
 	}

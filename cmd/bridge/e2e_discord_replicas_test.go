@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -155,14 +156,14 @@ func killDiscordHolderInside(t *testing.T, botExtra, route string, match func(bo
 // Discord.
 func (e *discordReplicas) waitGateway(t *testing.T, dead int) {
 	t.Helper()
-	for deadline := time.Now().Add(e2eWait); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	testkit.WaitUntil(t, "a surviving replica to take the gateway", e2eWait, func() bool {
 		for i, p := range e.procs {
 			if i != dead && gatewayConnected(p) {
-				return
+				return true
 			}
 		}
-	}
-	t.Fatal("no surviving replica took the gateway")
+		return false
+	})
 }
 
 // gatewayConnected reports whether replica p's /healthz shows its bot

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/internal/tmpfstest"
 )
 
@@ -144,17 +144,10 @@ func waitTaken(t *testing.T, sl *slackfake.Server, ids []string) {
 // waitStorage waits until /healthz reports the storage state want.
 func waitStorage(t *testing.T, p *bridgeProc, want string) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	var last *healthz.Storage
-	for time.Now().Before(deadline) {
-		if _, body := p.healthz(t); body.Storage != nil {
-			if last = body.Storage; last.State == want {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("/healthz storage never %q (last %+v)\nlogs:\n%s", want, last, fmt.Sprint(p.logs))
+	testkit.WaitUntilSeen(t, fmt.Sprintf("/healthz storage %q", want), e2eWait, func() (bool, string) {
+		_, body := p.healthz(t)
+		return body.Storage != nil && body.Storage.State == want, fmt.Sprintf("%+v\nlogs:\n%s", body.Storage, p.logs)
+	})
 }
 
 // TestSlackE2EDiskFullMidTurn: the disk fills up while the agent answers.
@@ -232,16 +225,9 @@ func waitLedgerFinal(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	deadline := time.Now().Add(e2eWait)
-	for {
+	testkit.WaitUntilSeen(t, "no open inbox message", e2eWait, func() (bool, string) {
 		var open int
 		err := db.QueryRow(`SELECT count(*) FROM inbox WHERE state IN ('pending', 'sent', 'started')`).Scan(&open)
-		if err == nil && open == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("inbox messages still open after %v: %d, %v", e2eWait, open, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && open == 0, fmt.Sprintf("%d open, %v", open, err)
+	})
 }

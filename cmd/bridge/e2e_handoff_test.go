@@ -89,18 +89,18 @@ func (tm *terminal) run(t *testing.T) (string, int) {
 // waitOut waits until the terminal printed want.
 func (tm *terminal) waitOut(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for !strings.Contains(tm.out.String(), want) {
+	testkit.WaitUntilSeen(t, fmt.Sprintf("the terminal to print %q", want), e2eWait, func() (bool, string) {
+		out := tm.out.String()
+		if strings.Contains(out, want) {
+			return true, ""
+		}
 		select {
 		case <-tm.done:
 			t.Fatalf("terminal exited (%v) before printing %q:\n%s", tm.err, want, tm.out)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("terminal never printed %q:\n%s", want, tm.out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, "\n" + out
+	})
 }
 
 // typeLine types line into the terminal.

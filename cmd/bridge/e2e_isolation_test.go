@@ -128,24 +128,22 @@ func TestE2EAgentIsolation(t *testing.T) {
 func (e *slackEnv) approveUntil(t *testing.T, thread, want string) {
 	t.Helper()
 	clicked := map[string]bool{}
-	deadline := time.Now().Add(e2eWait)
-	for time.Now().Before(deadline) {
+	testkit.WaitUntilSeen(t, fmt.Sprintf("thread %s to show %q", thread, want), e2eWait, func() (bool, string) {
 		for _, p := range e.slack.Posts() {
 			cur, ok := e.slack.Current(p.Channel, p.TS)
 			if !ok || p.ThreadTS != thread {
 				continue
 			}
 			if strings.Contains(e.text(cur), want) {
-				return
+				return true, ""
 			}
 			if len(cur.Buttons) > 0 && !clicked[p.TS] {
 				clicked[p.TS] = true
 				e.slack.Click(p.Channel, p.TS, alice, "allow", "")
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("thread %s never showed %q\nposts: %s", thread, want, e.dump())
+		return false, "posts: " + e.dump()
+	})
 }
 
 // agentProcesses lists processes whose command line contains any of marks.
@@ -203,17 +201,10 @@ func TestE2EBridgeKillTakesAgents(t *testing.T) {
 			} else if err := e.bridge.stop(60 * time.Second); err != nil {
 				t.Fatalf("SIGTERM: %v", err)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for {
+			testkit.WaitUntilSeen(t, "no agent process left after "+stop+" of the bridge", 2*time.Second, func() (bool, string) {
 				ps := agentProcesses(marker, e.ab.dir)
-				if len(ps) == 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("2 s after %s of the bridge these are still running:\n%s", stop, strings.Join(ps, "\n"))
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return len(ps) == 0, "still running:\n" + strings.Join(ps, "\n")
+			})
 		})
 	}
 }

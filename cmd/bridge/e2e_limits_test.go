@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -119,13 +120,10 @@ func TestE2EAgentResourceLimits(t *testing.T) {
 // waitMetric waits until /metrics counts a hit of limit.
 func waitMetric(t *testing.T, e *slackEnv, limit string) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for limitHits(e.bridge.metricsOrEmpty(), limit) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics never counted a %s limit hit:\n%s", limit, e.bridge.metricsOrEmpty())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(t, "a "+limit+" limit hit counted in /metrics", e2eWait, func() (bool, string) {
+		m := e.bridge.metricsOrEmpty()
+		return limitHits(m, limit) > 0, "\n" + m
+	})
 	t.Logf("%s limit hits: %v", limit, limitHits(e.bridge.metricsOrEmpty(), limit))
 }
 
@@ -171,8 +169,7 @@ func TestE2EAgentCgroupsAfterKill(t *testing.T) {
 // counts fewer than n tasks (pids.current), at most e2eWait.
 func waitProcessesBelow(t *testing.T, dir string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for {
+	testkit.WaitUntilSeen(t, fmt.Sprintf("every agent cgroup below %d tasks", n), e2eWait, func() (bool, string) {
 		busiest := 0
 		for _, g := range agentCgroupDirs(dir) {
 			files, _ := filepath.Glob(filepath.Join(g, "agent-*", "pids.current"))
@@ -183,12 +180,6 @@ func waitProcessesBelow(t *testing.T, dir string, n int) {
 				}
 			}
 		}
-		if busiest < n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("an agent cgroup still counts %d tasks, want fewer than %d", busiest, n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return busiest < n, fmt.Sprintf("a cgroup with %d tasks", busiest)
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // outageLength is how long the platforms' send APIs answer 503 in the
@@ -164,21 +165,15 @@ func holdOutage(t *testing.T, p *bridgeProc, began time.Time) {
 func waitReplies(t *testing.T, p *bridgeProc, bot string, n int) {
 	t.Helper()
 	gauge := fmt.Sprintf("agentbridge_outbox_waiting{bot=%q} %d\n", bot, n)
-	deadline := time.Now().Add(e2eWait)
-	for {
+	testkit.WaitUntilSeen(t, fmt.Sprintf("%d replies waiting for %s", n, bot), e2eWait, func() (bool, string) {
 		if strings.Contains(p.logs.String(), "giving up") {
 			t.Fatalf("a reply was given up while waiting for %d waiting replies", n)
 		}
 		metrics := p.metrics(t)
 		inMetrics := strings.Contains(metrics, gauge) || n == 0 && !strings.Contains(metrics, fmt.Sprintf("agentbridge_outbox_waiting{bot=%q}", bot))
-		if inMetrics && healthWaiting(t, p, bot) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never %d replies waiting for %s; healthz says %d", n, bot, healthWaiting(t, p, bot))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		waiting := healthWaiting(t, p, bot)
+		return inMetrics && waiting == n, fmt.Sprintf("healthz says %d, metrics has the gauge: %v", waiting, inMetrics)
+	})
 }
 
 // healthWaiting is what /healthz says about bot's waiting replies.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -269,7 +270,7 @@ func (e *replicaEnv) waitHandOver(t *testing.T, victim string, convs []string, d
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for {
+	testkit.WaitUntilSeen(t, fmt.Sprintf("the victim's %d conversations taken over", len(convs)), time.Until(deadline), func() (bool, string) {
 		ls, err := st.Leases(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
@@ -280,14 +281,8 @@ func (e *replicaEnv) waitHandOver(t *testing.T, victim string, convs []string, d
 				taken++
 			}
 		}
-		if taken == len(convs) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of the victim's %d conversations were taken over by the deadline; leases: %+v", taken, len(convs), ls)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return taken == len(convs), fmt.Sprintf("%d taken over; leases: %+v", taken, ls)
+	})
 }
 
 // TestSlackReplicasFailoverKill: three replicas, ten conversations; the

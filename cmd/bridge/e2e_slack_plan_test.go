@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // planTodos are the tasks planTurn creates.
@@ -155,13 +156,10 @@ func TestSlackE2EPlanTasksAndFeedback(t *testing.T) {
 		t.Errorf("stranger's feedback not refused privately: %v", err)
 	}
 	e.slack.ClickFeedback(final.Channel, final.TS, alice, true)
-	deadline := time.Now().Add(e2eWait)
-	for !strings.Contains(e.bridge.metrics(t), `agentbridge_feedback_total{bot="team",rating="good"} 1`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("👍 not counted:\n%s", grepLines(e.bridge.metrics(t), "feedback"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(t, "the 👍 counted", e2eWait, func() (bool, string) {
+		m := e.bridge.metrics(t)
+		return strings.Contains(m, `agentbridge_feedback_total{bot="team",rating="good"} 1`), "\n" + grepLines(m, "feedback")
+	})
 	if m := e.bridge.metrics(t); strings.Contains(m, `rating="bad"`) {
 		t.Errorf("the stranger's 👎 counted:\n%s", grepLines(m, "feedback"))
 	}

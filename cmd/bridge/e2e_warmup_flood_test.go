@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,13 +100,10 @@ func TestE2EWarmUpStandInFlood(t *testing.T) {
 // waitWarmUps waits until n spares have run their warm-up turn.
 func (e *slackEnv) waitWarmUps(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for strings.Count(e.bridge.logs.String(), `msg="agent: warm spare ran its warm-up turn"`) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d warm-up turns within %v\nlogs:\n%s", n, e2eWait, e.bridge.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitUntilSeen(t, fmt.Sprintf("%d warm-up turns", n), e2eWait, func() (bool, string) {
+		logs := e.bridge.logs.String()
+		return strings.Count(logs, `msg="agent: warm spare ran its warm-up turn"`) >= n, "logs:\n" + logs
+	})
 }
 
 // vmRSS is process pid's resident memory in kB (/proc/<pid>/status).

@@ -124,15 +124,13 @@ func (p *person) js(expr string, out any) {
 // through events, there is nothing else to wait on).
 func (p *person) waitJS(expr, what string) {
 	p.t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for time.Now().Before(deadline) {
+	testkit.WaitUntilSeen(p.t, what+" ("+expr+")", e2eWait, func() (bool, string) {
 		var ok bool
 		if err := p.eval("!!("+expr+")", &ok); err == nil && ok {
-			return
+			return true, ""
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	p.t.Fatalf("timed out waiting for %s (%s)\npage: %s", what, expr, p.dump())
+		return false, "page: " + p.dump()
+	})
 }
 
 // dump is the visible text of the page, for failure messages.

@@ -189,8 +189,7 @@ func startBridgeArgs(t testing.TB, dir, cfg string, args []string, env ...string
 
 func (p *bridgeProc) waitHealthy(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.WaitUntilSeen(t, "a healthy bridge", 60*time.Second, func() (bool, string) {
 		select {
 		case <-p.done:
 			t.Fatalf("bridge exited early: %v\nlogs:\n%s", p.exitErr, p.logs)
@@ -200,12 +199,19 @@ func (p *bridgeProc) waitHealthy(t testing.TB) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return true, ""
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false, fmt.Sprintf("/healthz: %v\nlogs:\n%s", statusOr(resp, err), p.logs)
+	})
+}
+
+// statusOr is resp's status, or err when the request failed.
+func statusOr(resp *http.Response, err error) string {
+	if err != nil {
+		return err.Error()
 	}
-	t.Fatalf("bridge not healthy after 60s\nlogs:\n%s", p.logs)
+	return resp.Status
 }
 
 // kill9 kills the bridge with SIGKILL (a crash) and waits for it.

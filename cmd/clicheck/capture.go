@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // waitTimeout bounds every wait for a frame of the CLI.
@@ -133,7 +134,7 @@ func (d *driver) send(v map[string]any) error {
 
 // user sends a user message with a fresh uuid.
 func (d *driver) user(text string) error {
-	return d.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "uuid": newUUID()})
+	return d.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "uuid": uuid.NewString()})
 }
 
 // control sends a control request and returns its id.
@@ -201,14 +202,6 @@ func (d *driver) answer(req map[string]any, allow bool, input any, msg string) e
 	}
 	return d.send(map[string]any{"type": "control_response", "response": map[string]any{
 		"subtype": "success", "request_id": req["request_id"], "response": resp}})
-}
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // scenario is one scripted conversation; run drives d (already spawned
@@ -425,7 +418,7 @@ func captureOne(bin string, env []string, fakeURL, out string, sc scenario) erro
 	}
 	defer os.RemoveAll(root)
 	d := &driver{bin: bin, env: env, home: filepath.Join(root, "home"), work: filepath.Join(root, "work"),
-		tmp: filepath.Join(root, "tmp"), start: time.Now(), sid: newUUID()}
+		tmp: filepath.Join(root, "tmp"), start: time.Now(), sid: uuid.NewString()}
 	for _, p := range []string{d.home, d.work, d.tmp} {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return fmt.Errorf("mkdir: %w", err)

@@ -1,11 +1,14 @@
 // Package configtest is the adapters' config-test harness: it parses a
 // bridge.yaml made of a few lines with one platform's keys, the way each
-// adapter's config tests check their `bots[].<platform>` settings.
+// adapter's config tests check their `bots[].<platform>` settings, and
+// compares the problems found with the lines wanted.
 package configtest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/decode"
@@ -29,6 +32,19 @@ func ParseDoc(env map[string]string, p config.Platform, doc string) (*config.Con
 		return nil, ve.Problems
 	}
 	return c, nil
+}
+
+// WantProblems fails tb unless ps are exactly want, in order, each
+// written "line path: message" (as check-config prints them).
+func WantProblems(tb testing.TB, ps []decode.Problem, want []string) {
+	tb.Helper()
+	got := make([]string, 0, len(ps))
+	for _, p := range ps {
+		got = append(got, fmt.Sprintf("%d %s: %s", p.Line, p.Path, p.Msg))
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		tb.Errorf("problems:\n%s\nwant:\n%s", g, w)
+	}
 }
 
 // FileSettings stands in for the settings of an adapter that keeps a

@@ -2,8 +2,9 @@
 // import: waiting on a condition with a bound, the tools a test needs
 // (the Claude Code CLI, bwrap, any program on PATH) with the CI rule
 // (skip on a laptop, fail when CI is set), a goroutine-safe buffer, a
-// logger into the test log, a counter's value, and small builders (a
-// file, a fake ACP agent, a fake CLI script). It imports no project
+// logger into the test log, a counter's value, small builders (a file, a
+// fake ACP agent, a fake CLI script), and a testing.TB that records what
+// a test helper reports (FakeTB), for the tests of test kits. It imports no project
 // package but internal/ci, so that any package's own tests can import it
 // without a cycle.
 package testkit
@@ -29,14 +30,31 @@ import (
 // WaitUntil polls cond until it holds and fails tb (Fatalf, naming what
 // and the bound) when it still does not after timeout. It polls every
 // millisecond at first and backs off to every 50 ms, so a cheap condition
-// is seen at once and a costly one is not called in a busy loop.
+// is seen at once and a costly one is not called in a busy loop. cond runs
+// on the caller's goroutine, so it may itself fail tb at once (e.g. on an
+// error no wait can mend).
 func WaitUntil(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
+	tb.Helper()
+	WaitUntilSeen(tb, what, timeout, func() (bool, string) { return cond(), "" })
+}
+
+// WaitUntilSeen is WaitUntil for a condition that also says what it saw
+// (a state, the calls so far): when the wait times out, the failure ends
+// with the last poll's account, "; saw: " and seen.
+func WaitUntilSeen(tb testing.TB, what string, timeout time.Duration, cond func() (ok bool, seen string)) {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	pause := time.Millisecond
-	for !cond() {
+	for {
+		ok, seen := cond()
+		if ok {
+			return
+		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+			if seen != "" {
+				seen = "; saw: " + seen
+			}
+			tb.Fatalf("timed out after %s waiting for %s%s", timeout, what, seen)
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)

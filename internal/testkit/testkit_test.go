@@ -3,40 +3,12 @@ package testkit
 import (
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// fatalTB records Fatalf and Skipf and stops the calling goroutine as
-// the real ones do.
-type fatalTB struct {
-	testing.TB
-	msg     string
-	skipped bool
-}
-
-func (f *fatalTB) Helper() {}
-func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.msg = fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-func (f *fatalTB) Skipf(format string, args ...any) {
-	f.msg, f.skipped = fmt.Sprintf(format, args...), true
-	runtime.Goexit()
-}
-
-// runFatal calls fn with a fatalTB on its own goroutine and returns the TB.
-func runFatal(fn func(tb *fatalTB)) *fatalTB {
-	tb := &fatalTB{}
-	var wg sync.WaitGroup
-	wg.Go(func() { fn(tb) })
-	wg.Wait()
-	return tb
-}
 
 // TestWaitUntil: a condition that becomes true ends the wait; one that
 // never does fails the test after the timeout, naming what it waited for.
@@ -50,9 +22,28 @@ func TestWaitUntil(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("waited %s for a condition true on the third poll", d)
 	}
-	tb := runFatal(func(tb *fatalTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
-	if tb.msg != "timed out after 50ms waiting for never" {
-		t.Errorf("failure = %q", tb.msg)
+	tb := RunTB(func(tb *FakeTB) { WaitUntil(tb, "never", 50*time.Millisecond, func() bool { return false }) })
+	if tb.Failure() != "timed out after 50ms waiting for never" {
+		t.Errorf("failure = %q", tb.Failure())
+	}
+}
+
+// TestWaitUntilSeen: a timed-out wait names what the last poll saw.
+func TestWaitUntilSeen(t *testing.T) {
+	polls := 0
+	tb := RunTB(func(tb *FakeTB) {
+		WaitUntilSeen(tb, "two calls", 30*time.Millisecond, func() (bool, string) {
+			polls++
+			return false, fmt.Sprintf("%d polls", polls)
+		})
+	})
+	if want := fmt.Sprintf("timed out after 30ms waiting for two calls; saw: %d polls", polls); tb.Failure() != want {
+		t.Errorf("failure = %q, want %q", tb.Failure(), want)
+	}
+	n := 0
+	WaitUntilSeen(t, "the second poll", time.Second, func() (bool, string) { n++; return n == 2, "" })
+	if n != 2 {
+		t.Errorf("polls = %d, want 2", n)
 	}
 }
 
@@ -60,12 +51,12 @@ func TestWaitUntil(t *testing.T) {
 // where it fails it.
 func TestNeedToolCIRule(t *testing.T) {
 	t.Setenv("CI", "")
-	if tb := runFatal(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.skipped {
-		t.Errorf("without CI: skipped=%v msg=%q, want a skip", tb.skipped, tb.msg)
+	if tb := RunTB(func(tb *FakeTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); !tb.Skipped() {
+		t.Errorf("without CI: skipped=%v msg=%q, want a skip", tb.Skipped(), tb.Failure())
 	}
 	t.Setenv("CI", "true")
-	if tb := runFatal(func(tb *fatalTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.skipped || tb.msg == "" {
-		t.Errorf("under CI: skipped=%v msg=%q, want a failure", tb.skipped, tb.msg)
+	if tb := RunTB(func(tb *FakeTB) { NeedTool(tb, "no-such-tool-xyz", "nowhere") }); tb.Skipped() || tb.Failure() == "" {
+		t.Errorf("under CI: skipped=%v msg=%q, want a failure", tb.Skipped(), tb.Failure())
 	}
 	if p := NeedTool(t, "sh", "base system"); p == "" {
 		t.Error("NeedTool(sh) returned no path")
@@ -126,11 +117,34 @@ func TestLogRecorder(t *testing.T) {
 	if !h.Has(slog.LevelError, "seco") || h.Has(slog.LevelInfo, "second") {
 		t.Error("Has does not match by level and message part")
 	}
-	tb := runFatal(func(tb *fatalTB) { h.Next(tb, 20*time.Millisecond) })
-	if tb.msg != "no log record within 20ms" {
-		t.Errorf("Next without a record: %q", tb.msg)
+	tb := RunTB(func(tb *FakeTB) { h.Next(tb, 20*time.Millisecond) })
+	if tb.Failure() != "no log record within 20ms" {
+		t.Errorf("Next without a record: %q", tb.Failure())
 	}
 	if len(hooked) != 2 {
 		t.Errorf("hook saw %v", hooked)
+	}
+}
+
+// TestFakeTB: Errorf goes on, Fatalf stops the helper, Skipf stops it as
+// a skip, and cleanups run after it, the last first.
+func TestFakeTB(t *testing.T) {
+	var order []string
+	tb := RunTB(func(tb *FakeTB) {
+		tb.Cleanup(func() { order = append(order, "first") })
+		tb.Cleanup(func() { order = append(order, "second") })
+		tb.Errorf("soft %d", 1)
+		tb.Fatalf("hard %d", 2)
+		tb.Errorf("never")
+	})
+	if fs := tb.Failures(); fmt.Sprint(fs) != "[soft 1 hard 2]" || tb.Skipped() {
+		t.Errorf("failures %q, skipped %v", fs, tb.Skipped())
+	}
+	if fmt.Sprint(order) != "[second first]" {
+		t.Errorf("cleanups ran %v", order)
+	}
+	tb = RunTB(func(tb *FakeTB) { tb.Skipf("no %s", "tool"); tb.Errorf("never") })
+	if !tb.Skipped() || tb.Failure() != "" {
+		t.Errorf("after Skipf: skipped %v, failures %q", tb.Skipped(), tb.Failures())
 	}
 }

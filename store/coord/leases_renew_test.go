@@ -18,7 +18,7 @@ import (
 func TestLeaseRenewFromNow(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		s := replicas(t, driver, 1)[0]
+		s := coordinators(t, driver, 1)[0]
 		l, err := s.AcquireLease(ctx, "conversation:1", "a", time.Hour)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +63,7 @@ func TestLeaseRenewFromNow(t *testing.T) {
 func TestFenceChecksToken(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 1)
+		rs := coordinators(t, driver, 1)
 		a := rs[0]
 		conv := storetest.NewConv(t, convstoreOf(a), convKey("T1"))
 		res := "conversation:" + conv.ID
@@ -84,7 +84,7 @@ func TestFenceChecksToken(t *testing.T) {
 				storetest.WantErrIs(t, "renewal of the same owner's earlier tenure", err, ErrLeaseLost)
 				err = a.ReleaseLease(ctx, old)
 				storetest.WantErrIs(t, "release of the same owner's earlier tenure", err, ErrLeaseLost)
-				if got := sessionOf(t, a, conv.ID); got != "current" {
+				if got := storedSession(t, a, conv.ID); got != "current" {
 					t.Fatalf("tenure %d: session %q after the write of tenure %d", i, got, j)
 				}
 			}

@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store/convstore"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
-// replicas opens n coordinators of driver on one fresh database at the
+// coordinators opens n coordinators of driver on one fresh database at the
 // newest schema — n bridges sharing it — and closes them when t ends.
-func replicas(t *testing.T, driver string, n int) []*Coordinator {
+func coordinators(t *testing.T, driver string, n int) []*Coordinator {
 	t.Helper()
 	ctx := context.Background()
 	where := kit.Fresh(t, driver)
@@ -53,41 +54,17 @@ func wantHeldBy(t *testing.T, what string, err error, owner string) {
 	}
 }
 
-// waitTakeover has s acquire resource for owner, retrying while another
-// owner holds it, and fails t after 10 s.
-func waitTakeover(t *testing.T, s *Coordinator, resource, owner string, ttl time.Duration) Lease {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l, err := s.AcquireLease(context.Background(), resource, owner, ttl)
-		if err == nil {
-			return l
-		}
-		if !errors.Is(err, ErrLeaseHeld) || time.Now().After(deadline) {
-			t.Fatalf("take over %s for %s: %v", resource, owner, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitExpired waits until owner's leases have all expired on the
 // database's clock.
 func waitExpired(t *testing.T, s *Coordinator, owner string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitUntilSeen(t, "the leases of "+owner+" to expire", 10*time.Second, func() (bool, string) {
 		ls, err := s.Leases(context.Background(), owner)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ls) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("leases of %s still held after 10 s: %+v", owner, ls)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(ls) == 0, fmt.Sprintf("%+v", ls)
+	})
 }
 
 // TestLeaseRace: two replicas racing for one lease, again and again — for
@@ -97,7 +74,7 @@ func waitExpired(t *testing.T, s *Coordinator, owner string) {
 func TestLeaseRace(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		owners := []string{"replica-a", "replica-b"}
 		for round := range 50 {
 			resource := fmt.Sprintf("conversation:%d", round)
@@ -147,7 +124,7 @@ func TestLeaseRace(t *testing.T) {
 func TestLeaseExpiryTakeover(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, b := rs[0], rs[1]
 		const res, ttl = "gateway:discord:team", time.Second
 		before := time.Now()
@@ -161,7 +138,7 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		_, err = b.AcquireLease(ctx, res, "b", time.Minute)
 		wantHeldBy(t, "acquire a live lease", err, "a")
 
-		lb := waitTakeover(t, b, res, "b", time.Minute)
+		lb := storetest.TakeOver(t, b, ErrLeaseHeld, res, "b", time.Minute)
 		if took := time.Since(before); took < ttl {
 			t.Fatalf("taken over %v after it was granted for %v", took, ttl)
 		}
@@ -196,7 +173,8 @@ func setSession(s *Coordinator, l Lease, convID, session string) error {
 	})
 }
 
-func sessionOf(t *testing.T, s *Coordinator, convID string) string {
+// storedSession reads conv's session id as the database holds it.
+func storedSession(t *testing.T, s *Coordinator, convID string) string {
 	t.Helper()
 	var id string
 	if err := s.db.Read().QueryRow(`SELECT session_id FROM conversations WHERE id = ?`, convID).Scan(&id); err != nil {
@@ -210,7 +188,7 @@ func sessionOf(t *testing.T, s *Coordinator, convID string) string {
 func TestLeaseFencedWrite(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, b := rs[0], rs[1]
 		conv := storetest.NewConv(t, convstore.New(a.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 		res := "conversation:" + conv.ID
@@ -221,13 +199,13 @@ func TestLeaseFencedWrite(t *testing.T) {
 		if err := setSession(a, la, conv.ID, "by-a"); err != nil {
 			t.Fatalf("write under a live lease: %v", err)
 		}
-		lb := waitTakeover(t, b, res, "b", time.Minute)
+		lb := storetest.TakeOver(t, b, ErrLeaseHeld, res, "b", time.Minute)
 		if err := setSession(b, lb, conv.ID, "by-b"); err != nil {
 			t.Fatalf("new holder's write: %v", err)
 		}
 		err = setSession(a, la, conv.ID, "stale")
 		storetest.WantErrIs(t, "write with the stale token", err, ErrLeaseLost)
-		if got := sessionOf(t, b, conv.ID); got != "by-b" {
+		if got := storedSession(t, b, conv.ID); got != "by-b" {
 			t.Fatalf("session id = %q after the stale write, want the new holder's", got)
 		}
 		err = setSession(a, Lease{Resource: "conversation:never", Owner: "a", Token: 1}, conv.ID, "x")
@@ -242,7 +220,7 @@ func TestLeaseFencedWrite(t *testing.T) {
 // checked).
 func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	ctx := context.Background()
-	rs := replicas(t, sqldb.DriverPostgres, 2)
+	rs := coordinators(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
 	conv := storetest.NewConv(t, convstore.New(a.db), convstore.ConversationKey{Bot: "team", Channel: "C1", Thread: "T1"})
 	res := "conversation:" + conv.ID
@@ -272,9 +250,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 		took <- result{l, err}
 	}()
 	// The takeover must now wait on the lease row's lock.
-	deadline := time.Now().Add(10 * time.Second)
-	for storetest.CountRows(t, b.db.Read(), `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO leases%'`) == 0 {
+	testkit.WaitUntil(t, "the takeover to wait for the lease row's lock", 10*time.Second, func() bool {
 		select {
 		case r := <-took:
 			close(proceed)
@@ -282,11 +258,9 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 			t.Fatalf("takeover returned (%+v, %v) while the holder's fenced write was in flight", r.l, r.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("takeover neither returned nor waited for the lock in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return storetest.CountRows(t, b.db.Read(), `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO leases%'`) > 0
+	})
 	close(proceed)
 	if err := <-written; err != nil {
 		t.Fatalf("fenced write: %v", err)
@@ -295,7 +269,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	if r.err != nil || r.l.Token != la.Token+1 {
 		t.Fatalf("takeover after the write: %+v, %v; want token %d", r.l, r.err, la.Token+1)
 	}
-	if got := sessionOf(t, b, conv.ID); got != "by-a" {
+	if got := storedSession(t, b, conv.ID); got != "by-a" {
 		t.Fatalf("new holder reads session id %q, want the write committed before it took over", got)
 	}
 }
@@ -306,7 +280,7 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 func TestLeaseReleaseHandover(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, b := rs[0], rs[1]
 		const res = "device:whatsapp:phone"
 		la, err := a.AcquireLease(ctx, res, "a", time.Hour)
@@ -395,7 +369,7 @@ func TestLeaseRenew(t *testing.T) {
 func TestLeaseDatabaseClock(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
 		ctx := context.Background()
-		rs := replicas(t, driver, 2)
+		rs := coordinators(t, driver, 2)
 		a, fast := rs[0], rs[1]
 		ahead := func() time.Time { return time.Now().Add(time.Hour) }
 		fast.db.SetClock(ahead)

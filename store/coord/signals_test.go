@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
@@ -103,7 +104,7 @@ func TestNotifyListen(t *testing.T) {
 // reconnects by itself, says Resync, and receives what is sent after;
 // idle timeouts (pings) lose nothing.
 func TestListenReconnects(t *testing.T) {
-	rs := replicas(t, sqldb.DriverPostgres, 2)
+	rs := coordinators(t, sqldb.DriverPostgres, 2)
 	a, b := rs[0], rs[1]
 	sig := a.sig.(*pgSignals)
 	sig.retry, sig.ping = 10*time.Millisecond, 20*time.Millisecond
@@ -116,17 +117,11 @@ func TestListenReconnects(t *testing.T) {
 	listener := func(except int) int {
 		t.Helper()
 		var pid int
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testkit.WaitUntilSeen(t, "the listening connection", 10*time.Second, func() (bool, string) {
 			err := b.db.Read().QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ? AND pid <> ?`, listenAppName("replica:a"), except).Scan(&pid)
-			if err == nil {
-				return pid
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("find the listening connection: %v", err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return err == nil, fmt.Sprint(err)
+		})
+		return pid
 	}
 	first := listener(0)
 	time.Sleep(100 * time.Millisecond) // a few idle pings

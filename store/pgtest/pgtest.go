@@ -168,6 +168,21 @@ func Require(tb testing.TB, srv *Server, err error) *Server {
 	return nil
 }
 
+// StartFor starts a server for tb alone, stopped when the test ends;
+// without PostgreSQL tb is skipped, or failed under CI (see Require). The
+// tests of a package that need it more than once share one (Shared).
+func StartFor(tb testing.TB) *Server {
+	tb.Helper()
+	srv, err := Start(context.Background(), Options{})
+	srv = Require(tb, srv, err)
+	tb.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			tb.Errorf("stop PostgreSQL: %v", err)
+		}
+	})
+	return srv
+}
+
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }
 
 // run runs one of the server's programs (as the postgres user when root).

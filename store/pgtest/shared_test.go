@@ -1,6 +1,10 @@
 package pgtest
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
+)
 
 func TestSharedStartsOnceAndStops(t *testing.T) {
 	var s Shared
@@ -16,5 +20,25 @@ func TestSharedStartsOnceAndStops(t *testing.T) {
 	}
 	if err := first.admin.Ping(); err == nil {
 		t.Fatal("the server's admin connection is still open after Stop")
+	}
+}
+
+// TestStartForStopsAtCleanup: StartFor's server serves the test and is
+// stopped by its cleanup.
+func TestStartForStopsAtCleanup(t *testing.T) {
+	var srv *Server
+	var err error
+	ran := testkit.RunTB(func(tb *testkit.FakeTB) {
+		srv = StartFor(tb)
+		err = srv.admin.Ping()
+	})
+	if ran.Skipped() {
+		testkit.SkipOrFail(t, "no PostgreSQL")
+	}
+	if f := ran.Failure(); f != "" || err != nil {
+		t.Fatalf("StartFor: failure %q, ping %v", f, err)
+	}
+	if err := srv.admin.Ping(); err == nil {
+		t.Fatal("the server's admin connection is still open after the test's cleanup")
 	}
 }

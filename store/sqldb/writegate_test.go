@@ -2,10 +2,13 @@ package sqldb
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // TestWriteGateOrder: urgent writers go first, then the others, each class
@@ -24,19 +27,12 @@ func TestWriteGateOrder(t *testing.T) {
 	)
 	queued := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testkit.WaitUntilSeen(t, fmt.Sprintf("%d waiters queued", n), 10*time.Second, func() (bool, string) {
 			g.mu.Lock()
 			got := len(g.queues[0]) + len(g.queues[1])
 			g.mu.Unlock()
-			if got == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d waiters queued, want %d", got, n)
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return got == n, fmt.Sprintf("%d queued", got)
+		})
 	}
 	waiter := func(name string, urgent bool) {
 		wg.Go(func() {

@@ -12,8 +12,8 @@ import (
 	"github.com/agentbridge/agentbridge/store/sqldb"
 )
 
-// key returns n random bytes.
-func key(n int) []byte {
+// randomKey returns n random bytes.
+func randomKey(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return b
@@ -25,10 +25,10 @@ func key(n int) []byte {
 func TestWebSessionKey(t *testing.T) {
 	ctx := context.Background()
 	kit.Each(t, func(t *testing.T, s *Store) {
-		if _, _, err := s.WebSessionKey(ctx, key(MinWebSessionKey-1)); !errors.Is(err, sqldb.ErrInvalidArgument) {
+		if _, _, err := s.WebSessionKey(ctx, randomKey(MinWebSessionKey-1)); !errors.Is(err, sqldb.ErrInvalidArgument) {
 			t.Fatalf("a 31-byte candidate: err = %v, want ErrInvalidArgument", err)
 		}
-		first, later := key(32), key(48)
+		first, later := randomKey(32), randomKey(48)
 		got, stored, err := s.WebSessionKey(ctx, first)
 		if err != nil || !stored || !bytes.Equal(got, first) {
 			t.Fatalf("first call = stored %v, same key %v, %v; want the candidate stored", stored, bytes.Equal(got, first), err)
@@ -69,7 +69,7 @@ func TestWebSessionKeyRace(t *testing.T) {
 			start := make(chan struct{})
 			var wg sync.WaitGroup
 			for i, s := range stores {
-				results[i].candidate = key(32)
+				results[i].candidate = randomKey(32)
 				wg.Go(func() {
 					<-start
 					results[i].key, results[i].stored, results[i].err = s.WebSessionKey(ctx, results[i].candidate)

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 // The gate's connections: the warm-up stand-in's admission, the connection
@@ -89,17 +91,10 @@ func TestProxyConnectionCap(t *testing.T) {
 		t.Errorf("events %+v", evs)
 	}
 	open[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitUntil(t, "the slot freed (a CONNECT served)", 5*time.Second, func() bool {
 		_, _, status := connectMaybe(sock, "127.0.0.1:1")
-		if status != "" {
-			break // served: the slot was freed
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("slot never freed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return status != ""
+	})
 }
 
 func isTimeout(err error) bool {

@@ -63,7 +63,7 @@ func TestComponentsV2Rules(t *testing.T) {
 	}
 
 	// A card: its text and buttons as the bot sees them, clickable.
-	resp, err := post(f, "/channels/c1/messages", v2(container(text("Pick one"), section("The long option", "c:9:long"), buttonRow("c:9:no"))))
+	resp, err := createMessage(f, "/channels/c1/messages", v2(container(text("Pick one"), section("The long option", "c:9:long"), buttonRow("c:9:no"))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +99,8 @@ func TestComponentsV2Rules(t *testing.T) {
 	}
 }
 
-// post creates a message and returns it as the fake answered.
-func post(f *Fake, route string, body any) (wireMessage, error) {
+// createMessage creates a message and returns it as the fake answered.
+func createMessage(f *Fake, route string, body any) (wireMessage, error) {
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", strings.TrimSuffix(f.URL(), "/")+route, strings.NewReader(string(b)))
 	req.Header.Set("Authorization", "Bot "+f.Token())

@@ -23,20 +23,23 @@ type frame struct {
 	T  *string         `json:"t"`
 }
 
-func dial(t *testing.T, f *Fake) *websocket.Conn {
+// dialGateway opens a raw gateway connection to f and checks its first
+// frame is HELLO.
+func dialGateway(t *testing.T, f *Fake) *websocket.Conn {
 	t.Helper()
 	ws, _, err := websocket.DefaultDialer.Dial(f.GatewayURL()+"/?v=9&encoding=json", nil)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	if hello := read(t, ws); hello.Op != opHello || !strings.Contains(string(hello.D), "heartbeat_interval") {
+	if hello := readFrame(t, ws); hello.Op != opHello || !strings.Contains(string(hello.D), "heartbeat_interval") {
 		t.Fatalf("first frame = %+v, want HELLO", hello)
 	}
 	return ws
 }
 
-func read(t *testing.T, ws *websocket.Conn) frame {
+// readFrame reads the next gateway frame, failing t after 5 s.
+func readFrame(t *testing.T, ws *websocket.Conn) frame {
 	t.Helper()
 	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var fr frame
@@ -56,7 +59,7 @@ func send(t *testing.T, ws *websocket.Conn, op int, d any) {
 func identify(t *testing.T, f *Fake, ws *websocket.Conn, intents int) (session string) {
 	t.Helper()
 	send(t, ws, opIdentify, map[string]any{"token": "Bot " + f.Token(), "intents": intents, "properties": map[string]string{}})
-	ready := read(t, ws)
+	ready := readFrame(t, ws)
 	if ready.T == nil || *ready.T != "READY" || ready.S == nil || *ready.S != 1 {
 		t.Fatalf("after IDENTIFY got %+v, want READY with s=1", ready)
 	}
@@ -85,15 +88,15 @@ func closeCode(t *testing.T, ws *websocket.Conn) int {
 func TestGatewayHandshakeAndResume(t *testing.T) {
 	t.Parallel()
 	f := New(t)
-	ws := dial(t, f)
+	ws := dialGateway(t, f)
 	sid := identify(t, f, ws, IntentMessageContent)
 
 	send(t, ws, opHeartbeat, 1)
-	if ack := read(t, ws); ack.Op != opHeartbeatACK {
+	if ack := readFrame(t, ws); ack.Op != opHeartbeatACK {
 		t.Fatalf("heartbeat answer = %+v, want op 11", ack)
 	}
 	f.SendMessage("c1", "g1", "u1", "first", true)
-	ev := read(t, ws)
+	ev := readFrame(t, ws)
 	if *ev.T != "MESSAGE_CREATE" || *ev.S != 2 || !strings.Contains(string(ev.D), `"content":"\u003c@`+f.BotID()+`\u003e first"`) {
 		t.Fatalf("event = %s %s", *ev.T, ev.D)
 	}
@@ -104,20 +107,20 @@ func TestGatewayHandshakeAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.SendMessage("c1", "g1", "u1", "missed", false)
-	ws2 := dial(t, f)
+	ws2 := dialGateway(t, f)
 	send(t, ws2, opResume, map[string]any{"token": "Bot " + f.Token(), "session_id": sid, "seq": 2})
-	missed := read(t, ws2)
+	missed := readFrame(t, ws2)
 	if *missed.T != "MESSAGE_CREATE" || *missed.S != 3 || !strings.Contains(string(missed.D), "missed") {
 		t.Fatalf("replay = %+v %s", missed, missed.D)
 	}
-	if resumed := read(t, ws2); *resumed.T != "RESUMED" || *resumed.S != 4 {
+	if resumed := readFrame(t, ws2); *resumed.T != "RESUMED" || *resumed.S != 4 {
 		t.Fatalf("after replay got %+v, want RESUMED s=4", resumed)
 	}
 
 	// An unknown session cannot be resumed.
-	ws3 := dial(t, f)
+	ws3 := dialGateway(t, f)
 	send(t, ws3, opResume, map[string]any{"token": "Bot " + f.Token(), "session_id": "nope", "seq": 1})
-	if inv := read(t, ws3); inv.Op != opInvalidSession || string(inv.D) != "false" {
+	if inv := readFrame(t, ws3); inv.Op != opInvalidSession || string(inv.D) != "false" {
 		t.Fatalf("got %+v, want op 9 false", inv)
 	}
 	if st := f.GatewayStats(); st.Identifies != 1 || st.Resumes != 1 || st.InvalidSessions != 1 || st.Heartbeats != 1 {
@@ -140,7 +143,7 @@ func TestGatewayCloseCodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := NewWithOptions(t, tc.opts)
-			ws := dial(t, f)
+			ws := dialGateway(t, f)
 			token := tc.token
 			if token == "" {
 				token = "Bot " + f.Token()
@@ -153,7 +156,7 @@ func TestGatewayCloseCodes(t *testing.T) {
 	}
 	t.Run("injected", func(t *testing.T) {
 		f := New(t)
-		ws := dial(t, f)
+		ws := dialGateway(t, f)
 		identify(t, f, ws, 0)
 		f.CloseWith(CloseDisallowedIntents)
 		if code := closeCode(t, ws); code != CloseDisallowedIntents {
@@ -369,7 +372,7 @@ func TestGatewayTokenChecks(t *testing.T) {
 		t.Errorf("GET /gateway with a bad token: %d, want 401", got)
 	}
 
-	ws := dial(t, f)
+	ws := dialGateway(t, f)
 	old := f.Token()
 	identify(t, f, ws, 0)
 	f.ResetToken("the-new-token")
@@ -379,7 +382,7 @@ func TestGatewayTokenChecks(t *testing.T) {
 	if got := get("Bot " + old); got != 401 {
 		t.Errorf("GET /gateway with the old token: %d, want 401", got)
 	}
-	ws2 := dial(t, f)
+	ws2 := dialGateway(t, f)
 	send(t, ws2, opIdentify, map[string]any{"token": "Bot " + old})
 	if code := closeCode(t, ws2); code != CloseAuthenticationFailed {
 		t.Errorf("IDENTIFY with the old token: close %d, want 4004", code)
@@ -398,7 +401,7 @@ func TestRefuseGateway(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	dial(t, f) // the third is accepted
+	dialGateway(t, f) // the third is accepted
 	f.RefuseGateway(-1)
 	if _, resp, err := websocket.DefaultDialer.Dial(f.GatewayURL(), nil); err == nil || resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("RefuseGateway(-1) let a handshake through")

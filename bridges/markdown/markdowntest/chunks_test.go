@@ -1,9 +1,10 @@
 package markdowntest
 
 import (
-	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
 func TestOpenAtEnd(t *testing.T) {
@@ -36,21 +37,6 @@ func TestOpenAtEnd(t *testing.T) {
 	}
 }
 
-// recorder is a testing.TB that records the first failure instead of
-// stopping the test.
-type recorder struct {
-	testing.TB
-	failure string
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	if r.failure == "" {
-		r.failure = fmt.Sprintf(format, args...)
-	}
-}
-
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	code := "```\n" + strings.Repeat("line\n", 4) + "```"
@@ -79,13 +65,12 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &recorder{TB: t}
-			Check(r, tt.f, tt.text, tt.chunks, tt.limit)
+			failure := testkit.RunTB(func(tb *testkit.FakeTB) { Check(tb, tt.f, tt.text, tt.chunks, tt.limit) }).Failure()
 			switch {
-			case tt.fails == "" && r.failure != "":
-				t.Errorf("Check failed: %s", r.failure)
-			case tt.fails != "" && !strings.Contains(r.failure, tt.fails):
-				t.Errorf("Check failure = %q, want one with %q", r.failure, tt.fails)
+			case tt.fails == "" && failure != "":
+				t.Errorf("Check failed: %s", failure)
+			case tt.fails != "" && !strings.Contains(failure, tt.fails):
+				t.Errorf("Check failure = %q, want one with %q", failure, tt.fails)
 			}
 		})
 	}

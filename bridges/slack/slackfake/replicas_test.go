@@ -10,7 +10,7 @@ import (
 // all; events a socket left unacked when it died go to another at once.
 func TestSocketsShareEvents(t *testing.T) {
 	s := New(t)
-	a, b := dial(t, s), dial(t, s)
+	a, b := dialSocketMode(t, s), dialSocketMode(t, s)
 	a.next() // hello
 	b.next()
 	for range 4 {

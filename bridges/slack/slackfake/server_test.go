@@ -31,7 +31,9 @@ type rawSocket struct {
 	ws *websocket.Conn
 }
 
-func dial(t *testing.T, s *Server) *rawSocket {
+// dialSocketMode opens a Socket Mode connection to s the way Slack
+// hands one out (apps.connections.open, then the websocket).
+func dialSocketMode(t *testing.T, s *Server) *rawSocket {
 	t.Helper()
 	_, url, err := client(s, BotToken).StartSocketModeContext(t.Context())
 	if err != nil {
@@ -69,7 +71,7 @@ func (r *rawSocket) ack(id string) {
 
 func TestSocketHelloPingsEnvelopesAcks(t *testing.T) {
 	s := New(t, WithPingInterval(50*time.Millisecond))
-	sock := dial(t, s)
+	sock := dialSocketMode(t, s)
 	pinged := make(chan struct{}, 1)
 	sock.ws.SetPingHandler(func(string) error {
 		select {
@@ -126,7 +128,7 @@ func TestSocketHelloPingsEnvelopesAcks(t *testing.T) {
 // on the next connection; one sent while no socket was up is queued.
 func TestSocketRedeliversUnacked(t *testing.T) {
 	s := New(t)
-	first := dial(t, s)
+	first := dialSocketMode(t, s)
 	first.next() // hello
 	lost := s.SendMessage("D1", "U1", "lost ack", "")
 	env := first.next()
@@ -137,7 +139,7 @@ func TestSocketRedeliversUnacked(t *testing.T) {
 	}
 	queued := s.SendMessage("D1", "U1", "while down", "")
 
-	second := dial(t, s)
+	second := dialSocketMode(t, s)
 	second.next() // hello
 	got := map[string]map[string]any{}
 	for range 2 {
@@ -156,7 +158,7 @@ func TestSocketRedeliversUnacked(t *testing.T) {
 
 func TestDisconnectEnvelope(t *testing.T) {
 	s := New(t)
-	sock := dial(t, s)
+	sock := dialSocketMode(t, s)
 	sock.next()
 	if !s.Disconnect() {
 		t.Fatal("Disconnect found no socket")
@@ -359,7 +361,7 @@ func TestRefuseConnectionsAndSockets(t *testing.T) {
 	if n := s.CallCount("websocket"); n != 1 {
 		t.Errorf("%d refusals recorded, want 1", n)
 	}
-	if dial(t, s).next()["type"] != "hello" {
+	if dialSocketMode(t, s).next()["type"] != "hello" {
 		t.Error("no hello after the outage")
 	}
 }

@@ -19,15 +19,8 @@ import (
 // refused while a replica holds the device's connection lease, and while
 // it links no replica can take the device.
 func TestLinkHoldsTheDevice(t *testing.T) {
-	srv, err := pgtest.Start(t.Context(), pgtest.Options{})
-	srv = pgtest.Require(t, srv, err)
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("stop PostgreSQL: %v", err)
-		}
-	})
 	ctx := t.Context()
-	cfg := &config.Config{Store: config.Store{Driver: config.StorePostgres, DSN: srv.NewDatabase(t, "")}}
+	cfg := &config.Config{Store: config.Store{Driver: config.StorePostgres, DSN: pgtest.StartFor(t).NewDatabase(t, "")}}
 	logger := slog.New(slog.DiscardHandler)
 	st, err := app.OpenStore(ctx, cfg, logger)
 	if err != nil {
