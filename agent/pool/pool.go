@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/internal/tasks"
 )
 
 // janitorMaxSleep bounds how long the idle janitor sleeps between checks.
@@ -74,7 +75,7 @@ type Pool struct {
 	closed  bool
 
 	stopJanitor chan struct{}
-	wg          sync.WaitGroup // janitor, monitors, background stops
+	tasks       tasks.Group // janitor, monitors, background stops
 
 	// boots holds a token per CLI booting (see takeBootSlot).
 	boots chan struct{}
@@ -138,8 +139,7 @@ func New(logger *slog.Logger) *Pool {
 
 		memAvailable: memAvailable,
 	}
-	p.wg.Add(1)
-	go func() { defer p.wg.Done(); p.janitor() }()
+	p.tasks.Go(func() { p.janitor() })
 	return p
 }
 
@@ -305,9 +305,7 @@ func (p *Pool) bootedOrGone(s *agent.Session) {
 		<-p.boots
 		return
 	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p.tasks.Go(func() {
 		t := time.NewTimer(bootHold)
 		defer t.Stop()
 		select {
@@ -316,7 +314,7 @@ func (p *Pool) bootedOrGone(s *agent.Session) {
 		case <-t.C:
 		}
 		<-p.boots
-	}()
+	})
 }
 
 // start runs agent.Start for a reserved entry and registers the session.
@@ -336,8 +334,7 @@ func (p *Pool) start(ctx context.Context, e *poolEntry, opts agent.Options) (*ag
 	}
 	e.s = s
 	s.SetOnChange(p.notify)
-	p.wg.Add(1)
-	go func() { defer p.wg.Done(); p.monitor(e) }()
+	p.tasks.Go(func() { p.monitor(e) })
 	if p.closed { // Close is waiting for this entry and will stop it
 		return nil, fmt.Errorf("acquire agent for %s: %w", e.key, ErrClosed)
 	}
@@ -542,7 +539,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		<-ch // stop kills once ctx ends, so every entry goes away
 	}
 	stops.Wait()
-	p.wg.Wait()
+	p.tasks.Close()
 	p.mu.Lock()
 	warm := p.warm
 	p.mu.Unlock()

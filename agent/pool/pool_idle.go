@@ -48,17 +48,15 @@ func (p *Pool) reapIdle() time.Duration {
 		}
 		e.stopping = true
 		s := e.s
-		p.wg.Add(1)
 		if e.spare != nil {
 			p.log.Debug("agent: warm spare unused for the idle timeout: replacing it", "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
-			go func() { defer p.wg.Done(); p.dropSpare(e) }()
+			p.tasks.Go(func() { p.dropSpare(e) })
 			continue
 		}
 		p.log.Info("agent idle: stopping", "key", e.key, "profile", e.limit.Profile, "idle_timeout", e.limit.IdleTimeout)
-		go func() {
-			defer p.wg.Done()
+		p.tasks.Go(func() {
 			_ = s.Stop(context.Background(), "idle") // bounded by CloseGrace
-		}()
+		})
 	}
 	return max(sleep, 10*time.Millisecond)
 }

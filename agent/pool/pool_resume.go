@@ -80,8 +80,7 @@ func (p *Pool) WarmResume(ctx context.Context, key string, limit Limit, opts age
 		}
 		if !e.stopping {
 			e.stopping = true
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); _ = s.Stop(context.Background(), "warm resume failed") }()
+			p.tasks.Go(func() { _ = s.Stop(context.Background(), "warm resume failed") })
 		}
 		return fmt.Errorf("warm resume %s: %w", key, err)
 	}

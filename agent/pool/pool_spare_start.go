@@ -57,8 +57,7 @@ func (p *Pool) spawnSpare(ss *spareSet, e *poolEntry, opts agent.Options, log *s
 		p.fullCPU(e)
 	}
 	s.SetOnChange(p.notify)
-	p.wg.Add(1)
-	go func() { defer p.wg.Done(); p.monitor(e) }()
+	p.tasks.Go(func() { p.monitor(e) })
 	p.notifyLocked() // Close and Acquire may be waiting for this entry
 	p.mu.Unlock()
 	return s
@@ -104,8 +103,7 @@ func (p *Pool) warmSpare(ctx context.Context, ss *spareSet, e *poolEntry, s *age
 			// warm-up turn: never hand it over. Not a spare failure: the
 			// next one starts at once, without a warm-up turn.
 			e.stopping = true
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); p.dropSpare(e) }()
+			p.tasks.Go(func() { p.dropSpare(e) })
 			return false
 		}
 		prewarm = false // the warm-up turn did more than a prewarm does
@@ -144,7 +142,6 @@ func (p *Pool) spareStarted(ss *spareSet, e *poolEntry, s *agent.Session, err er
 		p.spareFailedLocked(ss, e, err, "")
 		e.stopping = true
 		s.BeginAbort("spare")
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); p.dropSpare(e) }()
+		p.tasks.Go(func() { p.dropSpare(e) })
 	}
 }

@@ -208,8 +208,7 @@ func (p *Pool) KeepSpares(cfg SpareConfig) {
 	}
 	ss := &spareSet{cfg: cfg}
 	p.spares[profile] = ss
-	p.wg.Add(1)
-	go func() { defer p.wg.Done(); p.keepSpares(ss) }()
+	p.tasks.Go(func() { p.keepSpares(ss) })
 }
 
 // SpareStatus reports the warm spares of profile (the zero value when the
@@ -339,8 +338,7 @@ func (p *Pool) keepSpares(ss *spareSet) {
 		case trim != nil:
 			p.dropSpare(trim)
 		case e != nil:
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); p.startSpare(ss, e) }()
+			p.tasks.Go(func() { p.startSpare(ss, e) })
 		default:
 			if wait <= 0 {
 				wait = time.Hour // until the next change

@@ -24,11 +24,11 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/connstate"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/internal/tasks"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/tasks"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -193,15 +193,15 @@ func NewCore(opts CoreOptions) *Core {
 		opts.Access = access.New(opts.Config, opts.Store)
 	}
 	c := &Core{
-		src:       opts.Config,
-		st:        opts.Store,
-		pool:      opts.Pool,
-		log:       opts.Logger,
-		clock:     opts.Clock,
-		opts:      opts,
-		convs:     make(map[bridges.ConversationKey]*conversation),
-		states:    connstate.New(opts.Logger, opts.Clock.Now),
-		commands:  commands.NewTable(opts.Commands...),
+		src:      opts.Config,
+		st:       opts.Store,
+		pool:     opts.Pool,
+		log:      opts.Logger,
+		clock:    opts.Clock,
+		opts:     opts,
+		convs:    make(map[bridges.ConversationKey]*conversation),
+		states:   connstate.New(opts.Logger, opts.Clock.Now),
+		commands: commands.NewTable(opts.Commands...),
 	}
 	if opts.Tools != nil {
 		c.tools = opts.Tools.List()
