@@ -22,8 +22,8 @@
 //
 // The strict YAML walker is package config/decode; the agent profiles
 // (agents.NAME) are package config/profile and the schedules package
-// config/schedules (whose types config names: config.Schedule is
-// schedules.Schedule); the Bash rule
+// config/schedules (importers name those packages for their types); the
+// Bash rule
 // engine is config/policy.
 //
 // Config values are plain data: the package keeps no state and never logs.
@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
 // Defaults applied by Load and Parse when a key is absent (or, for string
@@ -73,8 +74,8 @@ type Config struct {
 	// retention: "90d", "36h", "1d12h"; default 90 days, at least a day; 0 =
 	// keep everything). See store.Store.Prune for what is pruned.
 	Retention time.Duration
-	Limits    []Limit     // yaml limits: spend limits, at most one per bot (see limits.go)
-	Schedules []*Schedule // yaml schedules: prompts run on a cron schedule (see Schedule)
+	Limits    []Limit               // yaml limits: spend limits, at most one per bot (see limits.go)
+	Schedules []*schedules.Schedule // yaml schedules: prompts run on a cron schedule
 	// StatusDelay is how long a turn runs before the platform's working
 	// indicator is shown (yaml status_delay; default 1s, 0 = at once, at
 	// most 10m): quicker turns cost only their reply.

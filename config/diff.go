@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
 // Diff is what changed between two valid configs, as key paths such as
@@ -236,7 +237,7 @@ func limitKeys(ls []Limit) []Limit {
 	return out
 }
 
-func scheduleKeys(ss []*Schedule) []string {
+func scheduleKeys(ss []*schedules.Schedule) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = fmt.Sprintf("%q %q %q %q %q %q %q %q %v %v", s.Name, s.Bot, s.Channel, s.Thread, s.Cron.Expr, s.Cron.Zone,

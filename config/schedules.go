@@ -6,17 +6,6 @@ import (
 	"github.com/agentbridge/agentbridge/config/schedules"
 )
 
-// The schedules (yaml schedules[]) are decoded and checked by package
-// config/schedules; these names keep them part of the config's API.
-type (
-	Schedule = schedules.Schedule // a prompt sent to an agent on a cron schedule
-	Cron     = schedules.Cron     // a parsed cron expression in a time zone
-)
-
-// ParseCron parses a cron expression in the time zone tz (see
-// schedules.ParseCron).
-func ParseCron(expr, tz string) (Cron, error) { return schedules.ParseCron(expr, tz) }
-
 // finishSchedules validates every schedule (after the bots and agents).
 func (d *decoder) finishSchedules(c *Config) {
 	c.Schedules = schedules.Finish(d.Decoder, c.Schedules, scheduleTargets{c: c, platforms: d.platforms})

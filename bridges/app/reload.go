@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -188,11 +189,11 @@ func (r *reloader) audit(ctx context.Context, rec store.ConfigReload) {
 }
 
 // status is what /healthz and the operator view show.
-func (r *reloader) status() web.ConfigStatus {
+func (r *reloader) status() admin.ConfigStatus {
 	g := r.live.Generation()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return web.ConfigStatus{Generation: g.Number, At: g.At, Trigger: g.Trigger, Changed: r.changed,
+	return admin.ConfigStatus{Generation: g.Number, At: g.At, Trigger: g.Trigger, Changed: r.changed,
 		Refused: r.refused, RefusedAt: r.refusedAt, CheckedAt: r.checkedAt}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -39,7 +39,7 @@ func TestReplicaConfigsDiffer(t *testing.T) {
 	health := func() healthz.Config {
 		t.Helper()
 		h := healthz.Handler(func() []bridges.BotStatus { return nil }, healthz.Sources{
-			Config:   func() web.ConfigStatus { return web.ConfigStatus{Generation: 1, At: now} },
+			Config:   func() admin.ConfigStatus { return admin.ConfigStatus{Generation: 1, At: now} },
 			Replicas: replicasStatus(a)})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/replica"
 	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -163,12 +164,12 @@ func (rs *replicas) health() func() *healthz.Replica {
 // operatorView is the web operator view's replica status (bots page), or
 // nil for one bridge: this replica, the conversations it holds, and from
 // the leases table who holds each bot's platform connection.
-func (rs *replicas) operatorView(st *store.Store) func(context.Context) (web.ReplicaStatus, error) {
+func (rs *replicas) operatorView(st *store.Store) func(context.Context) (admin.ReplicaStatus, error) {
 	if rs == nil {
 		return nil
 	}
-	return func(ctx context.Context) (web.ReplicaStatus, error) {
-		s := web.ReplicaStatus{ID: rs.r.ID(), Conversations: rs.r.Held(), Connections: map[string]string{}}
+	return func(ctx context.Context) (admin.ReplicaStatus, error) {
+		s := admin.ReplicaStatus{ID: rs.r.ID(), Conversations: rs.r.Held(), Connections: map[string]string{}}
 		ls, err := st.Leases(ctx, "")
 		if err != nil {
 			return s, fmt.Errorf("connection leases: %w", err)

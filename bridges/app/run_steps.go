@@ -20,6 +20,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
@@ -189,7 +190,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	agents := core.NewAgentPool(pool)
 	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
 	healthz.RegisterStorageMetrics(reg, st.WriteHealth)
-	metrics := core.NewMetrics(reg)
+	counters := metrics.New(reg)
 	stt, err := transcriber(cfg.Transcription)
 	if err != nil {
 		return err
@@ -200,7 +201,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	// terminals' hub and its !handoff command) here.
 	bridgeCore := assemble.Core(core.CoreOptions{
 		Config: live, Store: st, Pool: agents, Logger: logger,
-		Metrics: metrics, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
+		Metrics: counters, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger),
 		Files:     uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
 		Commands: []commands.Command{handoff.Command()},

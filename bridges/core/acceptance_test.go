@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -69,7 +70,7 @@ type liveSetup struct {
 	noAPIKey     bool // the agent gets no ANTHROPIC_API_KEY
 	clock        core.Clock
 	configure    func(*config.Config)
-	metrics      *core.Metrics
+	metrics      *metrics.Metrics
 	// wait bounds each wait for an answer (default liveTimeout); raise it
 	// where many CLIs boot two at a time on a loaded machine.
 	wait time.Duration

@@ -16,8 +16,8 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -37,7 +37,7 @@ func postIndex(ms []bridgetest.Msg, sub string) int {
 func TestAcceptanceAgentTools(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	l := startLive(t, liveSetup{metrics: core.NewMetrics(reg)})
+	l := startLive(t, liveSetup{metrics: metrics.New(reg)})
 	k := key("tools")
 
 	// send_message from the turn the CLI starts when a background job ends.
@@ -120,7 +120,7 @@ func TestAcceptanceSchedules(t *testing.T) {
 	t.Parallel()
 	testkit.RequireClaude(t)
 	clock := bridgetest.NewFakeClock(time.Date(2026, 1, 5, 8, 30, 0, 0, time.UTC)) // Monday
-	schedules := withSchedules(&config.Schedule{Name: "standup", Bot: "bot", Channel: "C7", Cron: mustCron(t, "0 9 * * *", "UTC"),
+	schedules := withSchedules(&schedules.Schedule{Name: "standup", Bot: "bot", Channel: "C7", Cron: mustCron(t, "0 9 * * *", "UTC"),
 		Prompt: "standup summary", Agent: "coder", NewThread: true, CatchUp: false})
 	shared := liveSetup{srv: fakemodel.New(t), dbPath: filepath.Join(t.TempDir(), "bridge.db"), home: t.TempDir(),
 		workdir: filepath.Join(t.TempDir(), "work"), clock: clock, configure: schedules}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
 
@@ -19,7 +19,7 @@ import (
 // interrupted message goes to the restarted agent.
 func TestAgentLimitHits(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(p *profile.Agent) {
+	h := start(t, setup{script: toolScript, metrics: metrics.New(reg), profile: func(p *profile.Agent) {
 		p.Resources = profile.Resources{Memory: 512 << 20, Processes: 64, CPU: 1}
 	}})
 	k := key("T1")

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -137,7 +138,7 @@ func (c *Core) keepSpares(platforms map[string]bridges.Platform) (stop func()) {
 				}
 			}
 			if c.cfg().DataDir != "" {
-				sc.StateRoot = filepath.Join(c.cfg().DataDir, SessionsDir)
+				sc.StateRoot = filepath.Join(c.cfg().DataDir, sessiondir.Dir)
 			}
 			if p.KeepsSpares() {
 				wp.KeepSpares(sc)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 )
 
 // Files turns the files of a person's message into what the agent gets
@@ -46,7 +47,7 @@ func (cv *conversation) uploadsDir() string {
 	if cv.core.cfg().DataDir == "" || cv.row.SessionID == "" {
 		return ""
 	}
-	dir, err := filepath.Abs(filepath.Join(cv.core.cfg().DataDir, SessionsDir, cv.row.SessionID, UploadsDir))
+	dir, err := filepath.Abs(filepath.Join(cv.core.cfg().DataDir, sessiondir.Dir, cv.row.SessionID, UploadsDir))
 	if err != nil {
 		return ""
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/agentbridge/agentbridge/internal/tasks"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults for zero CoreOptions fields.
@@ -69,8 +68,9 @@ type CoreOptions struct {
 	// DefaultRetireIdleAfter.
 	RetireIdleAfter time.Duration
 	// Metrics, when set, counts messages, results, approvals, agent exits
-	// and failed posts (see NewMetrics).
-	Metrics *Metrics
+	// and failed posts (metrics.New: a nil *metrics.Metrics records
+	// nothing).
+	Metrics *metrics.Metrics
 	// Sandboxes confine each agent profile's processes, by profile name
 	// (see agent/sandbox). Run refuses to start when a profile whose
 	// config names a sandbox other than "none" has none here: agents are
@@ -131,14 +131,6 @@ type CoreOptions struct {
 type Strangers interface {
 	Refuse(ctx context.Context, p bridges.Platform, m bridges.Inbound)
 }
-
-// Metrics are the core's Prometheus metrics (bridges/metrics). A nil
-// *Metrics records nothing, so the core works without them (tests,
-// embedding).
-type Metrics = metrics.Metrics
-
-// NewMetrics creates the core's metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics { return metrics.New(reg) }
 
 // Core is the platform-neutral conversation core: it implements Handler for
 // every platform adapter, owns one worker per active conversation and drives

@@ -27,10 +27,6 @@ import (
 // died while handling it; after that it is marked failed.
 const maxRedeliveries = 1
 
-// SessionsDir is the directory under data_dir that holds each agent
-// session's private state (sessiondir.Dir).
-const SessionsDir = sessiondir.Dir
-
 // redeliveryNote prefixes a message delivered again after a crash.
 const redeliveryNote = "[agentbridge: your previous turn was interrupted because the agent process stopped unexpectedly. " +
 	"This message is delivered again; check what was already done before repeating any action.]\n\n"
@@ -318,7 +314,7 @@ func (cv *conversation) agentOptions() agent.Options {
 	if cfg := cv.core.cfg(); cfg.DataDir != "" {
 		// The session's private CLI state lives with the bridge's data, which
 		// the sandbox hides — except this directory.
-		opts.StateDir = filepath.Join(cfg.DataDir, SessionsDir, cv.row.SessionID)
+		opts.StateDir = filepath.Join(cfg.DataDir, sessiondir.Dir, cv.row.SessionID)
 	}
 	if cv.row.Model != "" {
 		opts.Model = cv.row.Model

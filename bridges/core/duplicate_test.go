@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -16,7 +16,7 @@ import (
 // and is counted as accepted once and duplicate five times.
 func TestRedeliveryAnsweredOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{metrics: core.NewMetrics(reg)})
+	h := start(t, setup{metrics: metrics.New(reg)})
 	k := key("T1")
 	var wg sync.WaitGroup
 	for range 5 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config/policy"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -65,7 +65,7 @@ func approvalCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 func TestAlwaysAllowGrant(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "bridge.db")
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{script: toolScript, access: teamAccess, dbPath: dbPath, metrics: core.NewMetrics(reg)})
+	h := start(t, setup{script: toolScript, access: teamAccess, dbPath: dbPath, metrics: metrics.New(reg)})
 	k := key("T1")
 	const cmd = "git push origin main"
 	h.send(k, "m1", "bob", "bash: "+cmd)
@@ -314,7 +314,7 @@ func TestTypedAnswerRefusedLikeAClick(t *testing.T) {
 // agentbridge_approvals_total like people's decisions.
 func TestPolicyDecisionsCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{script: toolScript, metrics: core.NewMetrics(reg), profile: func(a *profile.Agent) {
+	h := start(t, setup{script: toolScript, metrics: metrics.New(reg), profile: func(a *profile.Agent) {
 		a.Rules = []policy.Rule{
 			{Tool: "Bash", Match: "rm -rf *", Action: policy.ActionDeny},
 			{Tool: "Bash", Match: "git status *", Action: policy.ActionAllow},

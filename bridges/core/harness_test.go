@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
@@ -54,7 +55,7 @@ type setup struct {
 	outboxBackoff time.Duration
 	retireAfter   time.Duration
 	queueCapacity int
-	metrics       *core.Metrics
+	metrics       *metrics.Metrics
 	// silent hides the platform's optional abilities (Ephemeral, Typer,
 	// FileFetcher) from the core, like a platform that has none.
 	silent bool

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -59,7 +59,7 @@ func counters(t *testing.T, reg *prometheus.Registry, name string) map[string]fl
 // another user still gets through; !cost shows what is left.
 func TestLimitPerUserDaily(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{clock: bridgetest.NewFakeClock(limitNow), metrics: core.NewMetrics(reg),
+	h := start(t, setup{clock: bridgetest.NewFakeClock(limitNow), metrics: metrics.New(reg),
 		configure: withLimit(config.Limit{PerUser: config.Budget{USDPerDay: 0.0025}})})
 	k := key("T1")
 	for i, msg := range []string{"one", "two", "three"} {

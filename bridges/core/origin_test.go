@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -344,7 +345,7 @@ func TestScheduledCommandsArePrompts(t *testing.T) {
 
 	t.Run("!resume", func(t *testing.T) {
 		clock := bridgetest.NewFakeClock(monday8)
-		h := start(t, setup{clock: clock, access: originAccess, configure: withSchedules(&config.Schedule{
+		h := start(t, setup{clock: clock, access: originAccess, configure: withSchedules(&schedules.Schedule{
 			Name: "resumer", Bot: "bot", Channel: "C1", Cron: mustCron(t, "0 9 * * *", "UTC"), Agent: "coder", NewThread: true,
 			Prompt: "!resume placeholder"})})
 		k := key("T1")
@@ -401,7 +402,7 @@ func TestScheduledRunCardsGoToDeciders(t *testing.T) {
 			s := setup{clock: clock, access: originAccess, script: toolScript,
 				limits: bridges.Limits{MaxMessageRunes: 4000, EditInterval: 50 * time.Millisecond}} // no buttons: typed answers count
 			if src == "config" {
-				s.configure = withSchedules(&config.Schedule{Name: "nightly", Bot: "bot", Channel: "C1", Thread: "T1",
+				s.configure = withSchedules(&schedules.Schedule{Name: "nightly", Bot: "bot", Channel: "C1", Thread: "T1",
 					Cron: mustCron(t, "0 9 * * *", "UTC"), Agent: "coder", Prompt: "bash: make deploy"})
 			}
 			h := start(t, s)

@@ -87,13 +87,9 @@ func (h outboxHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, i
 	return h.cv.editOrPost(ctx, ref, m, instead)
 }
 
-// FailedRepliesWindow is how far back OutboxSummary counts replies given
-// up.
-const FailedRepliesWindow = delivery.FailedRepliesWindow
-
 // OutboxSummary returns, per bot, the final replies waiting to be posted
 // (with the oldest one's time) and those given up within
-// FailedRepliesWindow: what /healthz, the metrics and the operator page
+// delivery.FailedRepliesWindow: what /healthz, the metrics and the operator page
 // show. Bots with neither are left out.
 func (c *Core) OutboxSummary(ctx context.Context) ([]store.OutboxBotSummary, error) {
 	return delivery.Summary(ctx, c.st, c.clock.Now())

@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
@@ -72,7 +73,7 @@ func TestOutboxPermanentErrorFailsAtOnce(t *testing.T) {
 	a := &attempts{clock: clock, fail: func(time.Time) error { return bridges.Permanent(errors.New("channel_not_found")) }}
 	a.install(plat)
 	reg := prometheus.NewRegistry()
-	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second, metrics: core.NewMetrics(reg)})
+	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second, metrics: metrics.New(reg)})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
 	notice := h.waitText(k, "could not be posted (")
@@ -134,7 +135,7 @@ func TestOutboxGivesUpAfterDeliveryWindow(t *testing.T) {
 	a.install(plat)
 	reg := prometheus.NewRegistry()
 	h := start(t, setup{noEdit: true, clock: clock, platform: plat, limits: lim, outboxBackoff: time.Second,
-		metrics: core.NewMetrics(reg), configure: func(c *config.Config) { c.Delivery.GiveUpAfter = 10 * time.Minute }})
+		metrics: metrics.New(reg), configure: func(c *config.Config) { c.Delivery.GiveUpAfter = 10 * time.Minute }})
 	k := key("T1")
 	h.send(k, "m1", "alice", "hello")
 	testkit.WaitUntil(t, "the first attempt", waitTimeout, func() bool { return a.n() == 1 })

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -22,7 +22,7 @@ import (
 func TestScheduledRunMessageIDIsTheSlot(t *testing.T) {
 	clock := bridgetest.NewFakeClock(monday8)
 	db := filepath.Join(t.TempDir(), "bridge.db")
-	sched := &config.Schedule{Name: "daily", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 9 * * *", "UTC"),
+	sched := &schedules.Schedule{Name: "daily", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 9 * * *", "UTC"),
 		Prompt: "tick", Agent: "coder", CatchUp: true}
 	h1 := start(t, setup{clock: clock, dbPath: db, configure: withSchedules(sched)})
 	waitSchedulerArmed(t, clock)

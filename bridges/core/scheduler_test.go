@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -22,9 +23,9 @@ import (
 // monday8 is Monday 2026-01-05 08:00 UTC.
 var monday8 = time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
 
-func mustCron(t *testing.T, expr, tz string) config.Cron {
+func mustCron(t *testing.T, expr, tz string) schedules.Cron {
 	t.Helper()
-	c, err := config.ParseCron(expr, tz)
+	c, err := schedules.ParseCron(expr, tz)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func mustCron(t *testing.T, expr, tz string) config.Cron {
 }
 
 // withSchedules adds schedules to the config.
-func withSchedules(ss ...*config.Schedule) func(*config.Config) {
+func withSchedules(ss ...*schedules.Schedule) func(*config.Config) {
 	return func(c *config.Config) { c.Schedules = append(c.Schedules, ss...) }
 }
 
@@ -58,7 +59,7 @@ func headers(p *bridgetest.Platform, k bridges.ConversationKey, name string) []b
 // turn of that thread's conversation, answered there.
 func TestScheduleFiresInANewThread(t *testing.T) {
 	clock := bridgetest.NewFakeClock(monday8)
-	h := start(t, setup{clock: clock, configure: withSchedules(&config.Schedule{
+	h := start(t, setup{clock: clock, configure: withSchedules(&schedules.Schedule{
 		Name: "standup", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 9 * * 1-5", "UTC"),
 		Prompt: "summarise CI", Agent: "coder", NewThread: true, CatchUp: true,
 	})})
@@ -91,7 +92,7 @@ func TestScheduleSkipsOverlapAndReports(t *testing.T) {
 	h := start(t, setup{clock: clock, script: func(s *bridgetest.FakeSession, m streamjson.UserMessage) {
 		<-release
 		s.Reply(m, "done: "+m.Text)
-	}, configure: withSchedules(&config.Schedule{
+	}, configure: withSchedules(&schedules.Schedule{
 		Name: "report", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 9 * * *", "UTC"),
 		Prompt: "write the report", Agent: "coder", CatchUp: true,
 	})})
@@ -122,7 +123,7 @@ func TestScheduleMissedRunOnceAfterRestart(t *testing.T) {
 		t.Run(map[bool]string{true: "catch_up", false: "no catch_up"}[catchUp], func(t *testing.T) {
 			clock := bridgetest.NewFakeClock(monday8)
 			db := filepath.Join(t.TempDir(), "bridge.db")
-			sched := &config.Schedule{Name: "hourly", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 * * * *", "UTC"),
+			sched := &schedules.Schedule{Name: "hourly", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 * * * *", "UTC"),
 				Prompt: "tick", Agent: "coder", CatchUp: catchUp}
 			h1 := start(t, setup{clock: clock, dbPath: db, configure: withSchedules(sched)})
 			waitSchedulerArmed(t, clock)
@@ -170,7 +171,7 @@ func TestScheduleMissedRunOnceAfterRestart(t *testing.T) {
 // but nobody else, and chat schedules are held to a minimum interval.
 func TestChatScheduleCommands(t *testing.T) {
 	clock := bridgetest.NewFakeClock(monday8)
-	h := start(t, setup{clock: clock, access: config.Access{Admins: []string{"root"}}, configure: withSchedules(&config.Schedule{
+	h := start(t, setup{clock: clock, access: config.Access{Admins: []string{"root"}}, configure: withSchedules(&schedules.Schedule{
 		Name: "from-config", Bot: "bot", Channel: "C1", Cron: mustCron(t, "@daily", "UTC"), Prompt: "x", Agent: "coder", CatchUp: true,
 	})})
 	k := key("T1")
@@ -235,7 +236,7 @@ func TestScheduleFailingFiringRetriedThenGivenUp(t *testing.T) {
 		}
 		return nil
 	})
-	h := start(t, setup{clock: clock, platform: plat, configure: withSchedules(&config.Schedule{
+	h := start(t, setup{clock: clock, platform: plat, configure: withSchedules(&schedules.Schedule{
 		Name: "report", Bot: "bot", Channel: "C9", Cron: mustCron(t, "0 9 * * *", "UTC"),
 		Prompt: "write the report", Agent: "coder", NewThread: true, CatchUp: true,
 	})})

@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
@@ -128,7 +129,7 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 	}
 	sc := kept[0]
 	if sc.Count != 1 || sc.Limit.Profile != "coder" || sc.Limit.MaxLive != 4 || sc.Limit.IdleTimeout != time.Minute ||
-		sc.StateRoot != filepath.Join(h.cfg.DataDir, core.SessionsDir) || sc.Options.SessionID != "" ||
+		sc.StateRoot != filepath.Join(h.cfg.DataDir, sessiondir.Dir) || sc.Options.SessionID != "" ||
 		sc.Options.Workdir != "/srv/project" || sc.Options.PermissionMode != "default" || !sc.WarmUp {
 		t.Errorf("spare config %+v", sc)
 	}

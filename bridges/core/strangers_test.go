@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/metrics"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
@@ -36,7 +36,7 @@ func TestStrangersToldPrivatelyOncePerHour(t *testing.T) {
 			clock := bridgetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			h := start(t, setup{clock: clock, access: config.Access{Users: []string{"alice"}},
-				metrics: core.NewMetrics(reg), silent: tt.silent})
+				metrics: metrics.New(reg), silent: tt.silent})
 			channel := bridges.ConversationKey{Bot: "bot", Channel: "C1"}
 
 			h.send(key("T1"), "m1", "mallory", "hello?")

@@ -14,14 +14,14 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // cliDir is session id's CLI config dir in the bridge's data:
 // data_dir/sessions/<id>/claude (see agent.Options.StateDir).
 func cliDir(dataDir, id string) string {
-	return filepath.Join(dataDir, core.SessionsDir, id, "claude")
+	return filepath.Join(dataDir, sessiondir.Dir, id, "claude")
 }
 
 // export serves GET export?conversation=ID: the conversation's session

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -51,8 +52,8 @@ type Scheduler struct {
 	wake chan struct{} // capacity 1: a pending wake-up
 
 	mu       sync.Mutex
-	crons    map[[2]string]config.Cron // parsed (expr, tz): loading a zone reads tzdata
-	failures map[int64]fireFailure     // by schedule id: the firing that keeps failing
+	crons    map[[2]string]schedules.Cron // parsed (expr, tz): loading a zone reads tzdata
+	failures map[int64]fireFailure        // by schedule id: the firing that keeps failing
 }
 
 // fireFailure counts the failed attempts at one firing of a schedule.
@@ -63,7 +64,7 @@ type fireFailure struct {
 
 var _ core.Scheduler = (*Scheduler)(nil)
 
-// Counter counts the outcomes of firings (core.Metrics is one; nil-safe).
+// Counter counts the outcomes of firings (metrics.Metrics is one; nil-safe).
 type Counter interface {
 	ScheduleFiring(bot, outcome string)
 }
@@ -91,7 +92,7 @@ func New(o Options) *Scheduler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Scheduler{cfg: o.Config, st: o.Store, clock: o.Clock, log: o.Logger, metrics: o.Metrics,
-		claim: o.Claim, wake: make(chan struct{}, 1), crons: make(map[[2]string]config.Cron), failures: make(map[int64]fireFailure)}
+		claim: o.Claim, wake: make(chan struct{}, 1), crons: make(map[[2]string]schedules.Cron), failures: make(map[int64]fireFailure)}
 }
 
 // count counts a firing's outcome.
@@ -130,15 +131,15 @@ func (s *Scheduler) succeeded(id int64) {
 // maxCachedCrons bounds the parsed-cron cache (it is emptied when full).
 const maxCachedCrons = 4096
 
-// parse is config.ParseCron with a cache.
-func (s *Scheduler) parse(expr, tz string) (config.Cron, error) {
+// parse is schedules.ParseCron with a cache.
+func (s *Scheduler) parse(expr, tz string) (schedules.Cron, error) {
 	k := [2]string{expr, tz}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.crons[k]; ok {
 		return c, nil
 	}
-	c, err := config.ParseCron(expr, tz)
+	c, err := schedules.ParseCron(expr, tz)
 	if err != nil {
 		return c, err
 	}
@@ -266,7 +267,7 @@ func (c *Scheduler) fireDue(ctx context.Context, runs core.ScheduleRuns, started
 
 // latestDue returns the latest firing of cr after base and at or before
 // now, or zero.
-func latestDue(cr config.Cron, base, now time.Time) time.Time {
+func latestDue(cr schedules.Cron, base, now time.Time) time.Time {
 	if from := now.Add(-scheduleScanWindow); base.Before(from) {
 		base = from
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -44,7 +45,7 @@ func TestRunEndsWithItsContext(t *testing.T) {
 // TestLatestDue: of several due firings only the latest runs, and none
 // from before the scan window.
 func TestLatestDue(t *testing.T) {
-	cr, err := config.ParseCron("0 9 * * *", "UTC")
+	cr, err := schedules.ParseCron("0 9 * * *", "UTC")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,32 +15,22 @@ import (
 // console renders them, gives them the config and names conversations for
 // them.
 
-// Operator is the bridge core as the console sees it (see admin.Operator):
-// the operator pages, and stopping a conversation's agent.
-type Operator = admin.Operator
-
-// ConfigStatus is the config in force and the last refused reload, shown
-// on the operator pages (see admin.ConfigStatus).
-type ConfigStatus = admin.ConfigStatus
-
 // SetOperator gives the operator pages (and the conversation menu's stop)
 // the core. Call it before serving.
-func (c *Console) SetOperator(op Operator) {
+func (c *Console) SetOperator(op admin.Operator) {
 	c.op = op
 	c.admin.SetOperator(op)
 }
 
 // SetConfigStatus gives the operator view the reloads' state; call it
 // before serving.
-func (c *Console) SetConfigStatus(f func() ConfigStatus) { c.admin.SetConfigStatus(f) }
-
-// ReplicaStatus is this replica's share of a bridge of several replicas,
-// shown on the operator pages (see admin.ReplicaStatus).
-type ReplicaStatus = admin.ReplicaStatus
+func (c *Console) SetConfigStatus(f func() admin.ConfigStatus) { c.admin.SetConfigStatus(f) }
 
 // SetReplicas gives the operator view this replica's status; nil (one
 // bridge) shows none. Call it before serving.
-func (c *Console) SetReplicas(f func(context.Context) (ReplicaStatus, error)) { c.admin.SetReplicas(f) }
+func (c *Console) SetReplicas(f func(context.Context) (admin.ReplicaStatus, error)) {
+	c.admin.SetReplicas(f)
+}
 
 // adminHost is the Console as admin.Host.
 type adminHost struct{ c *Console }

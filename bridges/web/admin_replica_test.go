@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -22,9 +23,9 @@ func TestAdminBotsShowReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	status := ReplicaStatus{ID: "host-a-12-ab", Conversations: []string{conv.ID}, Connections: map[string]string{"team-slack": "host-b-7-cd"}}
+	status := admin.ReplicaStatus{ID: "host-a-12-ab", Conversations: []string{conv.ID}, Connections: map[string]string{"team-slack": "host-b-7-cd"}}
 	var readErr error
-	h.c.SetReplicas(func(context.Context) (ReplicaStatus, error) { return status, readErr })
+	h.c.SetReplicas(func(context.Context) (admin.ReplicaStatus, error) { return status, readErr })
 	_, body := h.get(t, h.ana, "/admin")
 	for _, want := range []string{`id="replica"`, "host-a-12-ab", "It runs 1 conversation:", "C42", "Held by replica", "<code>host-b-7-cd</code>"} {
 		if !strings.Contains(body, want) {
@@ -32,7 +33,7 @@ func TestAdminBotsShowReplica(t *testing.T) {
 		}
 	}
 
-	status = ReplicaStatus{ID: "host-a-12-ab", Connections: map[string]string{"team-slack": "host-a-12-ab"}}
+	status = admin.ReplicaStatus{ID: "host-a-12-ab", Connections: map[string]string{"team-slack": "host-a-12-ab"}}
 	_, body = h.get(t, h.ana, "/admin")
 	for _, want := range []string{"It runs no conversation now.", "<code>host-a-12-ab</code> (this one)"} {
 		if !strings.Contains(body, want) {
@@ -40,7 +41,7 @@ func TestAdminBotsShowReplica(t *testing.T) {
 		}
 	}
 
-	status, readErr = ReplicaStatus{ID: "host-a-12-ab"}, errors.New("database down")
+	status, readErr = admin.ReplicaStatus{ID: "host-a-12-ab"}, errors.New("database down")
 	if code, body := h.get(t, h.ana, "/admin"); code != 200 || !strings.Contains(body, "team-slack") || !strings.Contains(body, "no lease") {
 		t.Errorf("with the leases unreadable: %d\n%s", code, body)
 	}

@@ -166,8 +166,8 @@ type Console struct {
 
 	access *access.Authority // who may do what in a conversation, now
 
-	op    Operator     // the core, to stop a conversation's agent (SetOperator)
-	admin *admin.Pages // the operator pages (admin.go)
+	op    admin.Operator // the core, to stop a conversation's agent (SetOperator)
+	admin *admin.Pages   // the operator pages (admin.go)
 
 	mu      sync.Mutex
 	handler bridges.Handler                       // set while Run runs
@@ -293,7 +293,7 @@ func invokedAs(arg0 string) string {
 // then it names the token's file. It also logs a warning when the listener
 // is reachable from other machines over plain HTTP.
 func (c *Console) Announce(w io.Writer) {
-	tokenFile := filepath.Join(c.config().DataDir, AdminTokenFile)
+	tokenFile := filepath.Join(c.config().DataDir, auth.AdminTokenFile)
 	token := c.generatedToken
 	if token == "" && len(c.config().Web.Users) == 0 {
 		token = c.unusedAdminToken()
@@ -303,10 +303,10 @@ func (c *Console) Announce(w io.Writer) {
 		// Set apart from the log lines around it: a blank line, a label,
 		// the link alone on its indented line.
 		fmt.Fprintf(w, "\n=== Web console: sign in as %s with this link ===\n\n    %s/signin#token=%s\n\n(The token is saved in %s; keep it secret.)\n\n",
-			GeneratedAdmin, c.BaseURL(), token, tokenFile)
+			auth.GeneratedAdmin, c.BaseURL(), token, tokenFile)
 	case len(c.config().Web.Users) == 0:
 		fmt.Fprintf(w, "Web console: %s/ (sign in as %s with the token in %s, or run `%s web-link -config %s` for a sign-in link)\n",
-			c.BaseURL(), GeneratedAdmin, tokenFile, invokedAs(os.Args[0]), cmp.Or(c.config().Path, "bridge.yaml"))
+			c.BaseURL(), auth.GeneratedAdmin, tokenFile, invokedAs(os.Args[0]), cmp.Or(c.config().Path, "bridge.yaml"))
 	default:
 		fmt.Fprintf(w, "Web console: %s/\n", c.BaseURL())
 	}
@@ -327,7 +327,7 @@ func (c *Console) unusedAdminToken() string {
 		}
 		return ""
 	}
-	raw, err := os.ReadFile(filepath.Join(c.config().DataDir, AdminTokenFile))
+	raw, err := os.ReadFile(filepath.Join(c.config().DataDir, auth.AdminTokenFile))
 	if err != nil {
 		c.log.Warn("read the admin token for the sign-in link", "err", err)
 		return ""
@@ -348,16 +348,6 @@ func loopbackListen(addr string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// The sign-in files and the generated admin (see package auth).
-const (
-	AdminTokenFile = auth.AdminTokenFile
-	SessionKeyFile = auth.SessionKeyFile
-	GeneratedAdmin = auth.GeneratedAdmin
-)
-
-// User is a person who may sign in (see package auth).
-type User = auth.User
 
 // randomID is n bytes from crypto/rand in lowercase hex: the ids of
 // messages, files and conversations, and the sign-in form's token.

@@ -37,7 +37,7 @@ func AdminSignInLink(cfg *config.Config) (string, error) {
 	if _, _, err := auth.NewUsers(nil, cfg.DataDir); err != nil {
 		return "", err
 	}
-	path := filepath.Join(cfg.DataDir, AdminTokenFile)
+	path := filepath.Join(cfg.DataDir, auth.AdminTokenFile)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("admin token: %w", err)

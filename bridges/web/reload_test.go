@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 )
 
 // TestReloadUsers: a reload that removes bob and gives ana a new token
@@ -48,8 +50,8 @@ func TestReloadUsers(t *testing.T) {
 func TestAdminConfigShowsReloads(t *testing.T) {
 	h := newAdminHarness(t)
 	at := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
-	h.c.SetConfigStatus(func() ConfigStatus {
-		return ConfigStatus{Generation: 4, At: at, Trigger: "file", Changed: []string{"bots[team].access.users"},
+	h.c.SetConfigStatus(func() admin.ConfigStatus {
+		return admin.ConfigStatus{Generation: 4, At: at, Trigger: "file", Changed: []string{"bots[team].access.users"},
 			Refused: []string{"/etc/agentbridge/bridge.yaml:12: bots[0]: unknown key \"colour\""}, RefusedAt: at.Add(time.Minute)}
 	})
 	code, body := h.get(t, h.ana, "/admin/config")

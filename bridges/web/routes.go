@@ -162,7 +162,7 @@ var staticFS embed.FS
 // page is what every template gets: the layout reads User, CSRF, Demo and
 // Pending; the page's own "content" reads Data.
 type page struct {
-	User    *User
+	User    *auth.User
 	CSRF    string
 	Demo    bool
 	Nav     string // the active navigation entry: "chat" or "admin"

@@ -249,7 +249,7 @@ func TestGeneratedAdminToken(t *testing.T) {
 	cfg := testConfig(t, "0.0.0.0:9464", "")
 	st := testStore(t)
 	c, srv, logs := newTestConsole(t, cfg, st)
-	path := filepath.Join(cfg.DataDir, AdminTokenFile)
+	path := filepath.Join(cfg.DataDir, auth.AdminTokenFile)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)

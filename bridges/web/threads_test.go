@@ -15,13 +15,14 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // stopRecorder is the core as the operator pages see it, noting which
 // conversations' agents were stopped.
 type stopRecorder struct {
-	Operator
+	admin.Operator
 	mu      sync.Mutex
 	stopped []string
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentbridge/agentbridge/bridges/access"
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/agentbridge/agentbridge/bridges/access"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/store"

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -166,7 +167,7 @@ func droppedSpare(dataDir, id string, mod time.Time) bool {
 	if time.Since(mod) < droppedSpareAge {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(dataDir, core.SessionsDir, id))
+	_, err := os.Stat(filepath.Join(dataDir, sessiondir.Dir, id))
 	return errors.Is(err, fs.ErrNotExist)
 }
 

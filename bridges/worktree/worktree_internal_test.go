@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/sessiondir"
 	"github.com/agentbridge/agentbridge/config/profile"
 
 	"github.com/agentbridge/agentbridge/agent"
@@ -404,7 +404,7 @@ func TestPruneWorktrees(t *testing.T) {
 	dropped := mk("dddddddd-0000-4000-8000-000000000004", false)
 	former := mk("eeeeeeee-0000-4000-8000-000000000005", false)
 	starting := mk("ffffffff-0000-4000-8000-000000000006", false)
-	if err := os.MkdirAll(filepath.Join(data, core.SessionsDir, "eeeeeeee-0000-4000-8000-000000000005"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(data, sessiondir.Dir, "eeeeeeee-0000-4000-8000-000000000005"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	hourAgo := time.Now().Add(-time.Hour)

@@ -3,7 +3,7 @@
 // and time zones (Cron), decoded with package decode and checked against
 // the rest of the config (Config) with the same messages and lines as the
 // rest of the file. Package config composes it and names its types
-// (config.Schedule is schedules.Schedule).
+// (importers name this package for them).
 package schedules
 
 import (

@@ -38,7 +38,7 @@ import (
 func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bool, error)) *core.Core {
 	var counter spend.Counter
 	var firings schedule.Counter
-	if o.Metrics != nil { // a nil *core.Metrics in an interface would not be nil
+	if o.Metrics != nil { // a nil *metrics.Metrics in an interface would not be nil
 		counter, firings = o.Metrics, o.Metrics
 	}
 	o.Spend = spend.New(o.Config, o.Store, counter)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/web/admin"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -86,8 +86,8 @@ type Sources struct {
 	Limits map[string]string // agent profiles' resource limits, by profile
 	// Replies reports the bots' replies waiting out an outage or given up.
 	Replies func(context.Context) ([]store.OutboxBotSummary, error)
-	Storage func() store.WriteHealth // whether the database can be written
-	Config  func() web.ConfigStatus  // the config generation and the last refused reload
+	Storage func() store.WriteHealth  // whether the database can be written
+	Config  func() admin.ConfigStatus // the config generation and the last refused reload
 	// Replicas says which config file this process and the others on its
 	// database run (shown with Config).
 	Replicas func() *Replicas

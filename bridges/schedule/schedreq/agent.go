@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
@@ -61,7 +61,7 @@ func CardBody(r Request, now time.Time, prompt string) string {
 	var b strings.Builder
 	b.WriteString("🗓 **The agent asks for a schedule.** It does not exist unless you create it.\n")
 	when := render.CodeSpan(r.Cron) + " " + cmp.Or(r.TZ, "local time")
-	if cr, err := config.ParseCron(r.Cron, r.TZ); err == nil {
+	if cr, err := schedules.ParseCron(r.Cron, r.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
 			when += " · next " + next.Format("Mon 2 Jan 15:04 MST")
 		}

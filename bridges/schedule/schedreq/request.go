@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -57,8 +57,8 @@ type Store interface {
 // returns its parsed cron: a valid cron and zone, at most one run per
 // MinGap, a prompt, at most MaxPerConversation active in the
 // conversation. Any other error is the store's.
-func Check(ctx context.Context, st Store, now time.Time, r Request) (config.Cron, error) {
-	cr, err := config.ParseCron(r.Cron, r.TZ)
+func Check(ctx context.Context, st Store, now time.Time, r Request) (schedules.Cron, error) {
+	cr, err := schedules.ParseCron(r.Cron, r.TZ)
 	if err != nil {
 		return cr, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
@@ -85,7 +85,7 @@ func Check(ctx context.Context, st Store, now time.Time, r Request) (config.Cron
 // Row is the schedule r makes, with its cron cr as Check parsed it, added
 // at now: its name is r's (or the prompt's start) on one line, and its
 // runs start after now.
-func Row(r Request, cr config.Cron, now time.Time) store.Schedule {
+func Row(r Request, cr schedules.Cron, now time.Time) store.Schedule {
 	prompt := strings.TrimSpace(r.Prompt)
 	name := textcut.OneLine(r.Name, MaxNameRunes)
 	if name == "" {

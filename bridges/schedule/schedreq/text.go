@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -20,7 +20,7 @@ func Line(sc store.Schedule, now time.Time, here bridges.ConversationKey) string
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d %s %s", sc.ID, render.CodeSpan(sc.Cron), cmp.Or(sc.TZ, "local time"))
 	fmt.Fprintf(&b, " — %s", textcut.OneLine(sc.Name, MaxNameRunes))
-	if cr, err := config.ParseCron(sc.Cron, sc.TZ); err == nil {
+	if cr, err := schedules.ParseCron(sc.Cron, sc.TZ); err == nil {
 		if next := cr.Next(now); !next.IsZero() {
 			b.WriteString(" · next " + next.Format("Mon 2 Jan 15:04 MST"))
 		}

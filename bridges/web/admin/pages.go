@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -44,7 +44,7 @@ func (p *Pages) bots(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	replies := map[string]store.OutboxBotSummary{}
-	sums, err := p.st.OutboxSummary(r.Context(), time.Now().Add(-core.FailedRepliesWindow))
+	sums, err := p.st.OutboxSummary(r.Context(), time.Now().Add(-delivery.FailedRepliesWindow))
 	if err != nil {
 		p.log.Error("read waiting and failed replies", "err", err) // the page still shows the connections
 	}

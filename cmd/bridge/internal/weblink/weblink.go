@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/web/auth"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 )
 
@@ -39,6 +40,6 @@ func Run(args []string, env cli.Env) error {
 	if err != nil {
 		return fmt.Errorf("sign-in link: %w", err)
 	}
-	fmt.Fprintf(env.Stdout, "Open %s to sign in as %s.\n(The link carries the admin token: keep it secret.)\n", link, web.GeneratedAdmin)
+	fmt.Fprintf(env.Stdout, "Open %s to sign in as %s.\n(The link carries the admin token: keep it secret.)\n", link, auth.GeneratedAdmin)
 	return nil
 }
