@@ -17,7 +17,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/app/assemble"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
-	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
@@ -204,8 +203,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 		Metrics: counters, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
 		Worktrees: worktree.New(cfg, sandboxes, logger),
 		Files:     uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
-		Commands: []commands.Command{handoff.Command()},
-	}, reps.claimFiring())
+	}, reps.claimFiring(), handoff.Command())
 	r.core = bridgeCore
 	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger, Access: decide})
 

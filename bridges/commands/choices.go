@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
@@ -13,28 +14,9 @@ import (
 // list what it offers for its session and switch among those (runChoice),
 // where the Claude Code CLI's are fixed (runMode, runModel).
 
-// Choice is one mode or model an agent offers.
-type Choice struct{ ID, Name, Description string }
-
-// AgentChoices is what a conversation's agent offers of one kind (mode or
-// model), for Conversation.AgentChoices.
-type AgentChoices struct {
-	// Own: the agent chooses its own (kind acp); false for the Claude
-	// Code CLI, whose modes and models are fixed.
-	Own bool
-	// Live: the agent runs, so Current and Available are known (an empty
-	// Available: it offers none).
-	Live      bool
-	Current   string
-	Available []Choice
-	// Stored is the conversation's choice, asked for at each start of the
-	// agent ("" or "default" = the agent's own).
-	Stored string
-}
-
-// has reports whether id is one of the offered choices.
-func (a AgentChoices) has(id string) bool {
-	for _, c := range a.Available {
+// offers reports whether id is one of the choices ch offers.
+func offers(ch core.AgentChoices, id string) bool {
+	for _, c := range ch.Available {
 		if c.ID == id {
 			return true
 		}
@@ -42,21 +24,10 @@ func (a AgentChoices) has(id string) bool {
 	return false
 }
 
-// skipsApproval is the modes known to make an agent run every tool
-// without asking (Gemini CLI's yolo, Codex's full-access, Claude Code's
-// bypassPermissions): the bridge's rules and cards would no longer see
-// what it runs, so !mode refuses them for an ACP agent (allow_bypass is
-// Claude Code's).
-var skipsApproval = map[string]bool{"yolo": true, "full-access": true, "bypasspermissions": true, "dontask": true}
-
-// SkipsApproval reports whether mode is one that makes an agent run its
-// tools without asking (refused for agents of kind acp).
-func SkipsApproval(mode string) bool { return skipsApproval[strings.ToLower(mode)] }
-
 // runChoice is !mode and !model (kind "mode" or "model") for an agent
 // that offers its own: no argument lists them, NAME switches to one of
 // them ("default": the agent's own), stored for the agent's next starts.
-func runChoice(ctx context.Context, c Conversation, kind string, ch AgentChoices, l Line) {
+func runChoice(ctx context.Context, c Conversation, kind string, ch core.AgentChoices, l Line) {
 	cmd := "`" + bridges.CommandPrefix + kind + " NAME`"
 	id := l.Arg(0)
 	switch {
@@ -73,10 +44,10 @@ func runChoice(ctx context.Context, c Conversation, kind string, ch AgentChoices
 	case len(l.Args) != 1 || strings.ContainsRune(id, '`'):
 		c.Notice(ctx, choiceList(kind, ch)+"\nUsage: "+cmd+" (or `"+bridges.CommandPrefix+kind+" default` for the agent's own).")
 		return
-	case id != "default" && !ch.has(id):
+	case id != "default" && !offers(ch, id):
 		c.Notice(ctx, "⛔ "+render.CodeSpan(id)+" is not one of this agent's "+kind+"s.\n"+choiceList(kind, ch))
 		return
-	case kind == "mode" && SkipsApproval(id):
+	case kind == "mode" && core.SkipsApproval(id):
 		c.Notice(ctx, "⛔ "+render.CodeSpan(id)+" makes the agent run its tools without asking, past the bridge's rules and approval cards: not allowed here.")
 		return
 	}
@@ -104,7 +75,7 @@ func runChoice(ctx context.Context, c Conversation, kind string, ch AgentChoices
 }
 
 // choiceList is the offered choices, the current one marked.
-func choiceList(kind string, ch AgentChoices) string {
+func choiceList(kind string, ch core.AgentChoices) string {
 	var b strings.Builder
 	b.WriteString("The agent's " + kind + "s (▶ current):")
 	for _, o := range ch.Available {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/core"
 )
 
-func (f *fakeConv) Stop(context.Context) (bool, error) { return false, nil }
-func (f *fakeConv) Agents() ([]string, string)         { return []string{"default", "other"}, "default" }
+func (f *fakeConv) StopTurn(context.Context) (bool, error) { return false, nil }
+func (f *fakeConv) Agents() ([]string, string)             { return []string{"default", "other"}, "default" }
 
 // TestAuthority: Run refuses a command to an author without its authority
 // and says why, and runs it for one who has it: participant commands for
@@ -39,7 +41,7 @@ func TestAuthority(t *testing.T) {
 			if p != OK {
 				t.Fatalf("testTable.Parse(%q) = %v", tt.text, p)
 			}
-			testTable.Run(context.Background(), f, "m1", Author{ID: tt.user}, l)
+			testTable.Run(context.Background(), f, "m1", core.Person{ID: tt.user}, l)
 			if len(f.notices) != 1 || f.notices[0] != tt.want {
 				t.Errorf("%s by %s: notices %q, want %q", tt.text, tt.user, f.notices, tt.want)
 			}
@@ -52,7 +54,7 @@ func TestAuthority(t *testing.T) {
 func TestAgentListAnyone(t *testing.T) {
 	f := newFakeConv(t)
 	l, _ := testTable.Parse("!agent")
-	testTable.Run(context.Background(), f, "m1", Author{ID: "bob"}, l)
+	testTable.Run(context.Background(), f, "m1", core.Person{ID: "bob"}, l)
 	if len(f.notices) != 1 || !strings.Contains(f.notices[0], "• `default` (default) ← this conversation\n• `other`") {
 		t.Errorf("!agent by bob: notices %q", f.notices)
 	}

@@ -2,23 +2,20 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Author is who wrote a command: a person's platform user id and display
-// name.
-type Author struct{ ID, Name string }
-
-// Conversation is the conversation a command was written in, as the core
-// offers it to commands: its fixed facts, the store, and the actions only
+// Conversation is the conversation a command was written in: what a
+// command needs of the core's conversation handle (core.Conv implements
+// it; the tests fake it): its fixed facts, the store, and the actions only
 // its worker may take. Commands run on that worker, so its methods are
 // called there, one at a time; none of them checks authority (Run does).
 type Conversation interface {
@@ -28,7 +25,8 @@ type Conversation interface {
 	Bot() *config.Bot
 	// Profile is the conversation's agent profile.
 	Profile() *profile.Agent
-	Store() Store
+	// Store is the store, fenced to the worker's lease.
+	Store() *store.Store
 	Now() time.Time
 	Log() *slog.Logger
 	// Notice posts text into the conversation.
@@ -36,7 +34,7 @@ type Conversation interface {
 	// Privately shows text to who only where the platform can (Slack's
 	// ephemeral messages, the web console); elsewhere it posts it into
 	// the conversation, addressed to who.
-	Privately(ctx context.Context, who Author, text string)
+	Privately(ctx context.Context, who core.Person, text string)
 	// SessionID is the conversation's agent session id ("" = none yet).
 	SessionID() string
 	// Access is the bridge's one access decision: a command that reaches
@@ -44,12 +42,13 @@ type Conversation interface {
 	// conversation, never about its channel.
 	Access() *access.Authority
 
-	// Stop interrupts the running turn; running false means nothing ran.
-	Stop(ctx context.Context) (running bool, err error)
+	// StopTurn interrupts the running turn; running false means nothing
+	// ran.
+	StopTurn(ctx context.Context) (running bool, err error)
 	// NewSession gives the conversation a fresh session, cancelling the
 	// messages the old one had not finished (by names who asked), and
 	// returns what became of the old session's worktree ("" for nothing
-	// to tell). ErrStarting: the agent is starting. Other errors are the
+	// to tell). core.ErrStarting: the agent is starting. Other errors are the
 	// store's.
 	NewSession(ctx context.Context, by string) (worktree string, err error)
 	// Agents lists the profiles the conversation may run on — the bot's
@@ -61,9 +60,10 @@ type Conversation interface {
 	// are cleared, the conversation's grants removed by by) and the next
 	// turn starts there, fresh. It returns more to tell ("" for nothing):
 	// the grants removed, what became of the old session's worktree.
-	// ErrWorking while the agent is working (a turn, a message in flight,
-	// an open card, a background task, starting) or a resume is under
-	// way; other errors are the store's.
+	// core.ErrWorking, core.ErrStarting or core.ErrResuming while the
+	// agent is working (a turn, a message in flight, an open card, a
+	// background task), starting, or a resume is under way; other errors
+	// are the store's.
 	SwitchAgent(ctx context.Context, name, by string) (worktree string, err error)
 	// Model is the model the agent runs ("" = the CLI's default).
 	Model() string
@@ -81,45 +81,23 @@ type Conversation interface {
 	// AgentChoices is what the agent offers of kind ("mode" or "model")
 	// when it chooses its own (an agent of kind acp); Own is false for the
 	// Claude Code CLI. SetMode and SetModel store and apply one of them.
-	AgentChoices(kind string) AgentChoices
+	AgentChoices(kind string) core.AgentChoices
 	// Status is the !status text for who.
-	Status(ctx context.Context, who Author) string
+	Status(ctx context.Context, who core.Person) string
 	// Rules runs "!rules" with its argument words (lists the rules and
 	// grants; "rm N" removes a grant: who is an admin, Run checked).
-	Rules(ctx context.Context, args []string, who Author)
+	Rules(ctx context.Context, args []string, who core.Person)
 	// BudgetLeft is the !cost lines of what user has left of the bot's
 	// budgets, "" when it has no limit.
 	BudgetLeft(ctx context.Context, user string) (string, error)
 	// ResumeState says whether a session can be resumed here now: nil, or
-	// ErrResuming or ErrWorking.
+	// core.ErrResuming or core.ErrWorking.
 	ResumeState() error
 	// Resume asks the conversation that holds target to give its session
-	// up to this one; the answer arrives later on this worker (see
-	// ResumeFailedText, ResumedText). An error means the request could not
-	// be made.
-	Resume(ctx context.Context, target store.SessionInfo, who Author) error
+	// up to this one; the answer arrives later on this worker, which
+	// tells the conversation how it went. An error means the request
+	// could not be made.
+	Resume(ctx context.Context, target store.SessionInfo, who core.Person) error
 }
 
-// Store is what commands read from the store (*store.Store implements it).
-type Store interface {
-	IsParticipant(ctx context.Context, convID, userID, exceptID string) (bool, error)
-	UsageTotals(ctx context.Context, convID string) (store.Totals, error)
-	BotUsageTotals(ctx context.Context, bot string) (store.Totals, error)
-	ListSessions(ctx context.Context, bot, channel string, limit int) ([]store.SessionInfo, error)
-	SessionsByPrefix(ctx context.Context, bot, prefix string) ([]store.SessionInfo, error)
-	SessionSummary(ctx context.Context, convID string) (string, error)
-}
-
-var _ Store = (*store.Store)(nil)
-
-var (
-	// ErrStarting: the conversation's agent is starting.
-	ErrStarting = errors.New("the agent is starting")
-	// ErrResuming: a !resume is under way in the conversation.
-	ErrResuming = errors.New("a resume is under way")
-	// ErrWorking: the conversation's agent is working (a turn, a message
-	// in flight, an open card, or it is starting).
-	ErrWorking = errors.New("the agent is working")
-	// ErrSessionBusy: the session's agent is working in its conversation.
-	ErrSessionBusy = errors.New("the session's agent is working in its thread")
-)
+var _ Conversation = core.Conv{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -32,7 +33,7 @@ func (f *fakeConv) Access() *access.Authority {
 func (f *fakeConv) ID() string              { return "conv-1" }
 func (f *fakeConv) Bot() *config.Bot        { return f.bot }
 func (f *fakeConv) Profile() *profile.Agent { return &profile.Agent{Name: "default"} }
-func (f *fakeConv) Store() Store            { return f.st }
+func (f *fakeConv) Store() *store.Store     { return f.st }
 func (f *fakeConv) Now() time.Time          { return time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC) }
 func (f *fakeConv) Log() *slog.Logger       { return slog.New(slog.DiscardHandler) }
 func (f *fakeConv) Notice(_ context.Context, text string) {
@@ -56,4 +57,4 @@ func newFakeConv(t *testing.T) *fakeConv {
 // testTable is the built-in commands and a registered one standing in
 // for a feature's (bridges/schedule registers !schedule).
 var testTable = NewTable(Command{Name: "schedule", Usage: "add|list|rm", Help: "a feature's command",
-	Run: func(ctx context.Context, c Conversation, _ Author, l Line) { c.Notice(ctx, "schedule "+l.Text) }})
+	Run: func(ctx context.Context, c Conversation, _ core.Person, l Line) { c.Notice(ctx, "schedule "+l.Text) }})

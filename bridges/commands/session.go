@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -19,8 +20,8 @@ import (
 // This file holds the commands on the conversation's agent: !stop, !new,
 // !model, !mode, !agent and !cost.
 
-func runStop(ctx context.Context, c Conversation, _ Author, _ Line) {
-	running, err := c.Stop(ctx)
+func runStop(ctx context.Context, c Conversation, _ core.Person, _ Line) {
+	running, err := c.StopTurn(ctx)
 	switch {
 	case !running:
 		c.Notice(ctx, "Nothing to stop.")
@@ -29,10 +30,10 @@ func runStop(ctx context.Context, c Conversation, _ Author, _ Line) {
 	}
 }
 
-func runNew(ctx context.Context, c Conversation, who Author, _ Line) {
+func runNew(ctx context.Context, c Conversation, who core.Person, _ Line) {
 	wt, err := c.NewSession(ctx, who.ID)
 	switch {
-	case errors.Is(err, ErrStarting):
+	case errors.Is(err, core.ErrStarting):
 		c.Notice(ctx, "⏳ The agent is still starting; try "+bridges.CommandPrefix+"new again in a moment.")
 		return
 	case err != nil:
@@ -47,7 +48,7 @@ func runNew(ctx context.Context, c Conversation, who Author, _ Line) {
 	c.Notice(ctx, text)
 }
 
-func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
+func runModel(ctx context.Context, c Conversation, _ core.Person, l Line) {
 	if ch := c.AgentChoices("model"); ch.Own {
 		runChoice(ctx, c, "model", ch, l)
 		return
@@ -72,7 +73,7 @@ func runModel(ctx context.Context, c Conversation, _ Author, l Line) {
 	}
 }
 
-func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
+func runMode(ctx context.Context, c Conversation, _ core.Person, l Line) {
 	if ch := c.AgentChoices("mode"); ch.Own {
 		runChoice(ctx, c, "mode", ch, l)
 		return
@@ -105,7 +106,7 @@ func runMode(ctx context.Context, c Conversation, _ Author, l Line) {
 	}
 }
 
-func runCost(ctx context.Context, c Conversation, who Author, _ Line) {
+func runCost(ctx context.Context, c Conversation, who core.Person, _ Line) {
 	conv, err := c.Store().UsageTotals(ctx, c.ID())
 	if err != nil {
 		c.Log().Error("usage totals", "err", err)
@@ -158,7 +159,7 @@ func compactCount(n int64) string {
 // conversation to one (Run checked that who may write here). Only a
 // profile Agents lists is accepted: the bot's config, never the person,
 // decides where a conversation may run.
-func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
+func runAgent(ctx context.Context, c Conversation, who core.Person, l Line) {
 	names, current := c.Agents()
 	if len(l.Args) == 0 {
 		var b strings.Builder
@@ -194,7 +195,7 @@ func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
 	}
 	wt, err := c.SwitchAgent(ctx, name, who.ID)
 	switch {
-	case errors.Is(err, ErrWorking) || errors.Is(err, ErrStarting) || errors.Is(err, ErrResuming):
+	case errors.Is(err, core.ErrWorking) || errors.Is(err, core.ErrStarting) || errors.Is(err, core.ErrResuming):
 		c.Notice(ctx, "⏳ The agent is working (a turn, a message or an approval is open). Use `"+bridges.CommandPrefix+"stop` first, then `"+bridges.CommandPrefix+"agent "+name+"` again.")
 		return
 	case err != nil:
@@ -211,16 +212,9 @@ func runAgent(ctx context.Context, c Conversation, who Author, l Line) {
 
 // SwitchedText is the notice that the conversation moved to profile name
 // on who's !agent.
-func SwitchedText(who Author, name string) string {
+func SwitchedText(who core.Person, name string) string {
 	return "🔀 " + mention(who) + " moved this conversation to agent " + render.CodeSpan(name) +
 		". It starts fresh: the agent does not see the earlier messages of this thread."
-}
-
-// AgentGoneText is the notice that the conversation's profile gone is no
-// longer one of the bot's (a reload) and it is back on profile def.
-func AgentGoneText(gone, def string) string {
-	return "🔀 Agent " + render.CodeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
-		render.CodeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
 }
 
 func codeList(names []string) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -30,7 +31,7 @@ const maxSessionsListed = 15
 // whose session the author may resume (the access decision, asked of each
 // conversation: in the web console's channel of one person, only its
 // owner's, never to the people a conversation of it is shared with).
-func runSessions(ctx context.Context, c Conversation, who Author, _ Line) {
+func runSessions(ctx context.Context, c Conversation, who core.Person, _ Line) {
 	all, err := c.Store().ListSessions(ctx, c.Bot().Name, c.Key().Channel, maxSessionsListed)
 	if err != nil {
 		c.Log().Error("list sessions", "err", err)
@@ -51,7 +52,7 @@ func runSessions(ctx context.Context, c Conversation, who Author, _ Line) {
 	var b strings.Builder
 	b.WriteString("🗂 **Sessions here**, most recent first:")
 	for _, s := range list {
-		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", render.CodeSpan(ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), render.USD(s.CostUSD),
+		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", render.CodeSpan(core.ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), render.USD(s.CostUSD),
 			textcut.OneLine(s.Summary, 100))
 		if s.ID == c.ID() {
 			b.WriteString(" _(this thread)_")
@@ -83,14 +84,14 @@ func Ago(d time.Duration) string {
 // refusing while its agent works; the answer comes back later (see
 // Conversation.Resume). Until then this conversation sends nothing to the
 // agent.
-func runResume(ctx context.Context, c Conversation, who Author, l Line) {
+func runResume(ctx context.Context, c Conversation, who core.Person, l Line) {
 	id := l.Arg(0)
 	if len(l.Args) != 1 {
 		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"resume ID` — `"+bridges.CommandPrefix+"sessions` lists the IDs.")
 		return
 	}
 	switch err := c.ResumeState(); {
-	case errors.Is(err, ErrResuming):
+	case errors.Is(err, core.ErrResuming):
 		c.Notice(ctx, "⏳ A "+bridges.CommandPrefix+"resume is already under way here.")
 		return
 	case err != nil:
@@ -126,7 +127,7 @@ func runResume(ctx context.Context, c Conversation, who Author, l Line) {
 }
 
 // chatPerson is the author of a command in c, for the access decision.
-func chatPerson(c Conversation, who Author) access.Person {
+func chatPerson(c Conversation, who core.Person) access.Person {
 	return access.Person{Via: access.ViaChat, UserID: who.ID, In: c.Key()}
 }
 
@@ -139,14 +140,14 @@ func sessionProfile(target store.SessionInfo) string {
 // resumeRefusal says why who may not resume target in c ("" if they may):
 // the access decision must let them resume target's session and write in
 // c.
-func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who Author) string {
+func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who core.Person) string {
 	switch {
 	case target.ID == c.ID():
-		return "This thread already has session " + render.CodeSpan(ShortID(target.SessionID)) + "."
+		return "This thread already has session " + render.CodeSpan(core.ShortID(target.SessionID)) + "."
 	case sessionProfile(target) != c.Profile().Name:
-		return "⛔ Session " + render.CodeSpan(ShortID(target.SessionID)) + " belongs to another agent profile (" + render.CodeSpan(sessionProfile(target)) + ")."
+		return "⛔ Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " belongs to another agent profile (" + render.CodeSpan(sessionProfile(target)) + ")."
 	case target.Summary == "":
-		return "Session " + render.CodeSpan(ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
+		return "Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
 	}
 	p := chatPerson(c, who)
 	d, err := c.Access().Decide(ctx, p, access.Conv{ID: target.ID, Key: bridges.ConversationKey(target.Key)}, access.Resume)
@@ -155,9 +156,9 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 		c.Log().Error("check resume access", "err", err)
 		return "⚠️ Could not check who may resume that session (database error)."
 	case !d.Allowed && !d.Personal:
-		return "⛔ Session " + render.CodeSpan(ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
+		return "⛔ Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
 	case !d.Allowed:
-		return "⛔ Session " + render.CodeSpan(ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
+		return "⛔ Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
 	}
 	if d, err = c.Access().Decide(ctx, p, access.Conv{ID: c.ID(), Key: c.Key()}, access.Write); err != nil || !d.Allowed {
 		return "⛔ You may not write in this conversation."
@@ -171,39 +172,4 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 		return "⛔ This thread has its own session already. Use `" + bridges.CommandPrefix + "resume` in a new thread (or `" + bridges.CommandPrefix + "new` here first, which forgets this thread's session)."
 	}
 	return ""
-}
-
-// MovedAwayText tells the conversation that gave session sessionID up
-// that who continued it elsewhere.
-func MovedAwayText(who Author, sessionID string) string {
-	return fmt.Sprintf("↪️ %s continued this thread's session %s in another thread. A new message here starts a fresh session.",
-		mention(who), render.CodeSpan(ShortID(sessionID)))
-}
-
-// ResumeFailedText tells the resuming conversation why session sessionID
-// could not be moved to it (err from the session's conversation).
-func ResumeFailedText(sessionID string, err error) string {
-	switch {
-	case errors.Is(err, ErrSessionBusy):
-		return "⛔ Session " + render.CodeSpan(ShortID(sessionID)) + " is live in another thread: its agent is working there. " +
-			"Try again when it is done (or after `" + bridges.CommandPrefix + "stop` there)."
-	case errors.Is(err, store.ErrSessionMoved):
-		return "Session " + render.CodeSpan(ShortID(sessionID)) + " moved meanwhile; `" + bridges.CommandPrefix + "sessions` shows where sessions are now."
-	}
-	return "⚠️ Could not resume session " + render.CodeSpan(ShortID(sessionID)) + ": " + textcut.OneLine(err.Error(), 200)
-}
-
-// ResumedText tells the resuming conversation it now has session
-// sessionID, whose first prompt was summary.
-func ResumedText(sessionID, summary string) string {
-	return fmt.Sprintf("↩️ Resumed session %s: “%s”. The agent remembers that conversation; carry on here.", render.CodeSpan(ShortID(sessionID)), textcut.OneLine(summary, 100))
-}
-
-// ShortID is the part of a session id people see (and a worktree's
-// branch is named after): its first 8 characters.
-func ShortID(sessionID string) string {
-	if len(sessionID) > 8 {
-		return sessionID[:8]
-	}
-	return sessionID
 }

@@ -104,7 +104,7 @@ func (cv *conversation) payer(t *turn) string {
 	if t.fromLedger {
 		return t.payer
 	}
-	return textcut.OrBlank(t.payer, cv.lastAuthor.id)
+	return textcut.OrBlank(t.payer, cv.lastAuthor.ID)
 }
 
 // beginTurn returns the running turn, starting one if needed.
@@ -140,10 +140,10 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 			t.scheduled = r
 		}
 		if t.payer == "" {
-			t.payer = sm.from.id
+			t.payer = sm.from.ID
 		}
-		t.replyTo, t.replyUser = sm.platformID, sm.from.id
-		if cv.stopUnstarted[e.UUID] { // !stop ran before it began (commands.go Stop)
+		t.replyTo, t.replyUser = sm.platformID, sm.from.ID
+		if cv.stopUnstarted[e.UUID] { // !stop ran before it began (commands.go StopTurn)
 			delete(cv.stopUnstarted, e.UUID)
 			if err := cv.sess.Interrupt(ctx); err != nil {
 				cv.log.Warn("interrupt a turn stopped before it began", "err", err)
@@ -395,7 +395,7 @@ func (cv *conversation) showTool(ctx context.Context, line string, call bridges.
 }
 
 // mention names a user in a message.
-func mention(a author) string { return render.Mention(a.name, a.id) }
+func mention(a Person) string { return render.Mention(a.Name, a.ID) }
 
 // verbosity returns the bot's verbosity, defaulting to compact.
 func verbosity(b *config.Bot) string {

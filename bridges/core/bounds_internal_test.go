@@ -38,7 +38,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 		Agents: map[string]*profile.Agent{"coder": {Name: "coder", Command: "claude", MaxLive: 1}},
 		Bots:   []*config.Bot{{Name: "bot", Platform: "slack", Agent: "coder"}},
 	}
-	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: noAgents{}, RetireIdleAfter: 300 * time.Millisecond})
+	c := NewCore(CoreOptions{Config: cfg, Store: st, Pool: noAgents{}, RetireIdleAfter: 300 * time.Millisecond, Commands: helpOnly{}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, map[string]bridges.Platform{"bot": platformtest.Quiet{}}) }()
@@ -72,4 +72,13 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	if n := budgets(); n != 0 {
 		t.Errorf("%d channel budgets left after every worker retired", n)
 	}
+}
+
+// helpOnly stands in for the chat commands (bridges/commands, which this
+// package's own tests cannot import): "!help" is a command, handled
+// without an agent.
+type helpOnly struct{}
+
+func (helpOnly) Handle(_ context.Context, _ Conv, _ string, _ Person, text string) bool {
+	return text == "!help"
 }

@@ -71,7 +71,7 @@ func (h cardHost) Requesters() map[string]cards.Person {
 	rs := h.cv.requesters()
 	out := make(map[string]cards.Person, len(rs))
 	for id, a := range rs {
-		out[id] = cards.Person{ID: a.id, Name: a.name}
+		out[id] = cards.Person{ID: a.ID, Name: a.Name}
 	}
 	return out
 }
@@ -152,8 +152,8 @@ func (h cardHost) ToolInput(toolUseID string) json.RawMessage {
 // deciders of the last message sent to it, and the conversation's owner
 // only when that was a person's message or nothing was sent since the
 // worker started.
-func (cv *conversation) requesters() map[string]author {
-	out := make(map[string]author)
+func (cv *conversation) requesters() map[string]Person {
+	out := make(map[string]Person)
 	switch {
 	case cv.turn != nil && (cv.turn.fromLedger || len(cv.turn.requesters) > 0):
 		maps.Copy(out, cv.turn.requesters)
@@ -166,7 +166,7 @@ func (cv *conversation) requesters() map[string]author {
 	}
 	if o := cv.row.OwnerUserID; o != "" {
 		if _, ok := out[o]; !ok {
-			out[o] = author{id: o}
+			out[o] = Person{ID: o}
 		}
 	}
 	return out

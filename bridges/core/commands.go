@@ -2,9 +2,7 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -15,51 +13,48 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/commands"
-	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
-	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// This file is the core's side of the chat commands (bridges/commands):
-// cmdConv, the commands.Conversation a command acts through, and the
-// exchange between two workers that moves a session for !resume.
+// This file is what a chat command (bridges/commands, above the core)
+// acts through: Conv's methods for the commands (!resume's exchange
+// between two workers is in resume.go), the profiles a conversation may
+// move to (!agent) and the agent's own modes and models (an ACP agent).
 
 // cmdLine is the argument words of a command, as cmdRules reads them.
 type cmdLine struct{ args []string }
 
-// runCommand runs command l of ledger message m (a person's): the
-// commands package checks the author's authority and runs it.
-func (cv *conversation) runCommand(ctx context.Context, m store.InboxMessage, l commands.Line) {
-	cv.core.commands.Run(ctx, cmdConv{cv}, m.ID, commands.Author{ID: m.UserID, Name: m.UserName}, l)
-}
+// ID is the store's id of the conversation.
+func (c Conv) ID() string { return c.cv.id }
 
-// cmdConv is a conversation as its commands see it; its methods run on
-// the conversation's worker.
-type cmdConv struct{ cv *conversation }
+// Bot is the conversation's bot.
+func (c Conv) Bot() *config.Bot { return c.cv.bot }
 
-var _ commands.Conversation = cmdConv{}
+// Profile is the conversation's agent profile.
+func (c Conv) Profile() *profile.Agent { return c.cv.profile }
 
-func (c cmdConv) Key() bridges.ConversationKey         { return c.cv.key }
-func (c cmdConv) ID() string                           { return c.cv.id }
-func (c cmdConv) Bot() *config.Bot                     { return c.cv.bot }
-func (c cmdConv) Profile() *profile.Agent              { return c.cv.profile }
-func (c cmdConv) Store() commands.Store                { return c.cv.st }
-func (c cmdConv) Now() time.Time                       { return c.cv.core.clock.Now() }
-func (c cmdConv) Log() *slog.Logger                    { return c.cv.log }
-func (c cmdConv) Notice(ctx context.Context, t string) { c.cv.notice(ctx, t) }
-func (c cmdConv) Model() string                        { return c.cv.effectiveModel() }
-func (c cmdConv) Mode() string                         { return c.cv.effectiveMode() }
-func (c cmdConv) SessionID() string                    { return c.cv.row.SessionID }
-func (c cmdConv) Access() *access.Authority            { return c.cv.core.opts.Access }
+// Store is the store, fenced to the worker's lease.
+func (c Conv) Store() *store.Store { return c.cv.st }
 
-// Privately implements commands.Conversation: an ephemeral message where
-// the platform has one, else a notice naming who.
-func (c cmdConv) Privately(ctx context.Context, who commands.Author, text string) {
+// Model is the model the agent runs ("" = the CLI's default).
+func (c Conv) Model() string { return c.cv.effectiveModel() }
+
+// Mode is the permission mode the agent runs in.
+func (c Conv) Mode() string { return c.cv.effectiveMode() }
+
+// SessionID is the conversation's agent session id ("" = none yet).
+func (c Conv) SessionID() string { return c.cv.row.SessionID }
+
+// Access is the bridge's one access decision (CoreOptions.Access).
+func (c Conv) Access() *access.Authority { return c.cv.core.opts.Access }
+
+// Privately shows text to who only where the platform can (an ephemeral
+// message), else posts it into the conversation, naming who.
+func (c Conv) Privately(ctx context.Context, who Person, text string) {
 	if eph, ok := c.cv.platform.(bridges.Ephemeral); ok {
 		err := eph.PostEphemeral(ctx, c.cv.key, who.ID, text)
 		if err == nil {
@@ -70,20 +65,27 @@ func (c cmdConv) Privately(ctx context.Context, who commands.Author, text string
 	c.cv.notice(ctx, render.Mention(who.Name, who.ID)+" "+text)
 }
 
-func (c cmdConv) Rules(ctx context.Context, args []string, who commands.Author) {
-	c.cv.cmdRules(ctx, cmdLine{args}, author{who.ID, who.Name})
+// Rules runs "!rules" with its argument words: lists the rules and
+// grants; "rm N" removes a grant (the caller checked that who is an admin).
+func (c Conv) Rules(ctx context.Context, args []string, who Person) {
+	c.cv.cmdRules(ctx, cmdLine{args}, who)
 }
 
-func (c cmdConv) Status(ctx context.Context, who commands.Author) string {
+// Status is the !status text for who.
+func (c Conv) Status(ctx context.Context, who Person) string {
 	cv := c.cv
-	return cv.statusText() + cv.hookStatusLines() + cv.outbox.StatusLine(ctx) + cv.worktreeStatus() + cv.connectionLines(author{who.ID, who.Name})
+	return cv.statusText() + cv.hookStatusLines() + cv.outbox.StatusLine(ctx) + cv.worktreeStatus() + cv.connectionLines(who)
 }
 
-func (c cmdConv) BudgetLeft(ctx context.Context, user string) (string, error) {
+// BudgetLeft is the !cost lines of what user has left of the bot's
+// budgets, "" when it has no limit.
+func (c Conv) BudgetLeft(ctx context.Context, user string) (string, error) {
 	return c.cv.budgetLines(ctx, user)
 }
 
-func (c cmdConv) Stop(ctx context.Context) (bool, error) {
+// StopTurn interrupts the running turn (!stop); running false means
+// nothing ran.
+func (c Conv) StopTurn(ctx context.Context) (running bool, err error) {
 	cv := c.cv
 	if cv.sess == nil || (cv.turn == nil && len(cv.inflight) == 0) {
 		return false, nil
@@ -107,10 +109,14 @@ func (c cmdConv) Stop(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
+// NewSession gives the conversation a fresh session, cancelling the
+// messages the old one had not finished (by names who asked), and returns
+// what became of the old session's worktree ("" for nothing to tell).
+// ErrStarting: the agent is starting. Other errors are the store's.
+func (c Conv) NewSession(ctx context.Context, by string) (worktree string, err error) {
 	cv := c.cv
 	if cv.acquiring {
-		return "", commands.ErrStarting
+		return "", ErrStarting
 	}
 	id, old := uuid.NewString(), cv.row.SessionID
 	if err := cv.st.ResetSession(ctx, cv.id, id); err != nil {
@@ -126,7 +132,10 @@ func (c cmdConv) NewSession(ctx context.Context, by string) (string, error) {
 	return cv.retireWorktree(ctx, old), nil
 }
 
-func (c cmdConv) SetModel(ctx context.Context, model string) (live, err error) {
+// SetModel stores the conversation's model ("" = the profile's) and
+// tells the running agent; live is the agent's refusal (the model is
+// stored anyway and applies at its restart), err the store's.
+func (c Conv) SetModel(ctx context.Context, model string) (live, err error) {
 	cv := c.cv
 	if err := cv.st.SetModel(ctx, cv.id, model); err != nil {
 		return nil, fmt.Errorf("store model override: %w", err)
@@ -142,7 +151,11 @@ func (c cmdConv) SetModel(ctx context.Context, model string) (live, err error) {
 	return cv.sess.SetModel(ctx, target), nil
 }
 
-func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, err error) {
+// SetMode stores the conversation's permission mode and applies it: at
+// once, or, entering or leaving bypassPermissions (which needs a restart),
+// after the current turn (later). live is the running agent's refusal
+// (the mode is stored anyway), err the store's.
+func (c Conv) SetMode(ctx context.Context, mode string) (later bool, live, err error) {
 	cv := c.cv
 	old := cv.effectiveMode()
 	if err := cv.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
@@ -164,126 +177,17 @@ func (c cmdConv) SetMode(ctx context.Context, mode string) (later bool, live, er
 	return false, nil, nil
 }
 
-func (c cmdConv) ResumeState() error {
+// ResumeState says whether a session can be resumed here now: nil, or
+// ErrResuming or ErrWorking.
+func (c Conv) ResumeState() error {
 	cv := c.cv
 	switch {
 	case cv.resuming:
-		return commands.ErrResuming
+		return ErrResuming
 	case cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0:
-		return commands.ErrWorking
+		return ErrWorking
 	}
 	return nil
-}
-
-// Resume asks the worker of target's conversation to give its session up
-// (releaseSession); the answer comes back as an inCall to adoptSession.
-// Until then this conversation sends nothing to the agent.
-func (c cmdConv) Resume(ctx context.Context, target store.SessionInfo, by commands.Author) error {
-	cv := c.cv
-	sessionID, to, who := target.SessionID, cv.row, author{by.ID, by.Name}
-	err := cv.core.onWorker(target.Conversation, func(ctx context.Context, old *conversation) {
-		summary, err := old.releaseSession(ctx, sessionID, to, who)
-		old.core.replyTo(to, func(ctx context.Context, cv *conversation) { cv.adoptSession(ctx, sessionID, summary, err) })
-	})
-	if errors.Is(err, ownership.ErrHeldElsewhere) { // another replica runs it (resume_remote.go)
-		if asked, rerr := cv.resumeRemote(ctx, target, who); asked {
-			err = rerr
-		}
-	}
-	if err != nil {
-		return err
-	}
-	cv.resuming = true
-	return nil
-}
-
-// inCall runs f on a conversation's worker: how one conversation asks
-// another to do something with its own state.
-type inCall struct {
-	f func(ctx context.Context, cv *conversation)
-}
-
-func (inCall) isInput() {}
-
-// releaseSession runs on the worker of the conversation that holds session
-// sessionID: unless its agent is working (a turn, a message in flight, an
-// open card, a background task, or it is starting), it stops the idle
-// process and moves the session, with its summary, to conversation to; it
-// keeps a fresh session itself. It returns the session's summary.
-func (cv *conversation) releaseSession(ctx context.Context, sessionID string, to store.Conversation, who author) (string, error) {
-	if cv.row.SessionID != sessionID {
-		return "", store.ErrSessionMoved
-	}
-	if cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 || sessionBusy(cv.sess) {
-		return "", commands.ErrSessionBusy
-	}
-	summary, err := cv.st.SessionSummary(ctx, cv.id)
-	if err != nil {
-		return "", err
-	}
-	cv.closeSession(ctx, "⌛ Expired: the session moved to another thread.")
-	fresh := uuid.NewString()
-	if err := cv.st.MoveSession(ctx, cv.id, to.ID, sessionID, fresh); err != nil {
-		return "", err
-	}
-	cv.row.SessionID, cv.resume, cv.freshRetry = fresh, false, false
-	cv.log.Info("session moved to another conversation", "session", sessionID, "to", to.Key, "user", who.id)
-	cv.notice(ctx, commands.MovedAwayText(commands.Author{ID: who.id, Name: who.name}, sessionID))
-	return summary, nil
-}
-
-// sessionBusy reports whether a live session has a background task or a
-// turn the core does not see, when the session can tell (agent.Session).
-func sessionBusy(s AgentSession) bool {
-	b, ok := s.(interface{ Busy() bool })
-	return ok && b.Busy()
-}
-
-// adoptSession runs on the resuming conversation's worker with the answer
-// of releaseSession: on success the conversation now has session
-// sessionID (the store already says so) and its next spawn resumes it.
-func (cv *conversation) adoptSession(ctx context.Context, sessionID, summary string, err error) {
-	cv.resuming = false
-	defer cv.deliverPending(ctx) // messages written meanwhile waited
-	if err != nil {
-		if !errors.Is(err, commands.ErrSessionBusy) && !errors.Is(err, store.ErrSessionMoved) {
-			cv.log.Error("resume session", "session", sessionID, "err", err)
-		}
-		cv.notice(ctx, commands.ResumeFailedText(sessionID, err))
-		return
-	}
-	old := cv.row.SessionID
-	cv.closeSession(ctx, "⌛ Expired: this thread resumed another session.")
-	cv.row.SessionID, cv.resume, cv.freshRetry = sessionID, true, false
-	text := commands.ResumedText(sessionID, summary)
-	if wt := cv.retireWorktree(ctx, old); wt != "" {
-		text += "\n" + wt
-	}
-	cv.notice(ctx, text)
-}
-
-// onWorker runs f on the worker of conversation conv, starting one if
-// needed. It does not wait; it fails when that worker's queue is full or
-// the core stops.
-func (c *Core) onWorker(conv store.Conversation, f func(context.Context, *conversation)) error {
-	_, err := c.deliver(conv, inCall{f})
-	return err
-}
-
-// replyTo runs f on the worker of conversation conv from a goroutine of
-// the core, waiting for room in its queue: an answer to a request conv
-// made, which must not be lost to a full queue.
-func (c *Core) replyTo(conv store.Conversation, f func(context.Context, *conversation)) {
-	runCtx := c.runCtx
-	c.workers.Go(func() {
-		cv, err := c.deliver(conv, inCall{f})
-		if errors.Is(err, queue.ErrFull) && cv != nil {
-			err = cv.q.PushWait(runCtx, inCall{f})
-		}
-		if err != nil && runCtx.Err() == nil {
-			c.log.Warn("answer to another conversation lost", "key", conv.Key, "err", err)
-		}
-	})
 }
 
 // activity is what recording ledger message m as sent notes for !sessions
@@ -310,7 +214,7 @@ func (cv *conversation) statusText() string {
 	}
 	model, mode := render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())
 	if cv.profile.Kind == profile.KindACP {
-		model, mode = acpChoiceStatus(cmdConv{cv}.AgentChoices(acp.KindModel)), acpChoiceStatus(cmdConv{cv}.AgentChoices(acp.KindMode))
+		model, mode = acpChoiceStatus(Conv{cv}.AgentChoices(acp.KindModel)), acpChoiceStatus(Conv{cv}.AgentChoices(acp.KindMode))
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		render.CodeSpan(textcut.OrBlank(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
@@ -338,21 +242,31 @@ func (cv *conversation) effectiveMode() string {
 // profile does not allow (which check-config refuses) falls back to default.
 func (cv *conversation) profileMode() string { return profilePermissionMode(cv.profile) }
 
-func (c cmdConv) Agents() ([]string, string) {
+// Agents lists the profiles the conversation may run on — its own, the
+// bot's default, then its bots[].agents (agentChoices) — and the one it
+// runs now.
+func (c Conv) Agents() (names []string, current string) {
 	return agentChoices(c.cv.core.cfg(), c.cv.bot, c.cv.row), c.cv.profile.Name
 }
 
-// SwitchAgent implements commands.Conversation (!agent NAME): only to a
-// profile agentChoices lists, and only while the agent is idle.
-func (c cmdConv) SwitchAgent(ctx context.Context, name, by string) (string, error) {
+// SwitchAgent moves the conversation to profile name (!agent NAME), one
+// of Agents, only while the agent is idle: it stops the agent, stores the
+// profile with a fresh session id (the model and mode overrides are
+// cleared, the conversation's grants removed by by) and the next turn
+// starts there, fresh. It returns more to tell ("" for nothing): the
+// grants removed, what became of the old session's worktree.
+// ErrStarting, ErrResuming or ErrWorking while the agent is starting, a
+// resume is under way or the agent is working (a turn, a message in
+// flight, an open card, a background task); other errors are the store's.
+func (c Conv) SwitchAgent(ctx context.Context, name, by string) (string, error) {
 	cv := c.cv
 	switch {
 	case cv.resuming:
-		return "", commands.ErrResuming
+		return "", ErrResuming
 	case cv.acquiring:
-		return "", commands.ErrStarting
+		return "", ErrStarting
 	case cv.busyWithTurn() || sessionBusy(cv.sess):
-		return "", commands.ErrWorking
+		return "", ErrWorking
 	}
 	p := cv.core.cfg().Agents[name]
 	if p == nil || !slices.Contains(agentChoices(cv.core.cfg(), cv.bot, cv.row), name) {
@@ -458,7 +372,7 @@ func (cv *conversation) revertAgent(ctx context.Context) bool {
 		return true
 	}
 	cv.log.Info("conversation moved back to its default profile", "agent", gone, "to", p.Name)
-	text := commands.AgentGoneText(gone, p.Name)
+	text := agentGoneText(gone, p.Name)
 	if wt != "" {
 		text += "\n" + wt
 	}
@@ -472,14 +386,34 @@ type offerer interface {
 	Offered(kind string) (o acp.Offer, initial string, ok bool)
 }
 
-// AgentChoices implements commands.Conversation: an agent of kind acp
-// offers its own modes and models, known while it runs.
-func (c cmdConv) AgentChoices(kind string) commands.AgentChoices {
+// Choice is one mode or model an agent offers.
+type Choice struct{ ID, Name, Description string }
+
+// AgentChoices is what a conversation's agent offers of one kind (mode or
+// model), for Conv.AgentChoices.
+type AgentChoices struct {
+	// Own: the agent chooses its own (kind acp); false for the Claude
+	// Code CLI, whose modes and models are fixed.
+	Own bool
+	// Live: the agent runs, so Current and Available are known (an empty
+	// Available: it offers none).
+	Live      bool
+	Current   string
+	Available []Choice
+	// Stored is the conversation's choice, asked for at each start of the
+	// agent ("" or "default" = the agent's own).
+	Stored string
+}
+
+// AgentChoices is what the agent offers of kind ("mode" or "model") when
+// it chooses its own (an agent of kind acp, whose offer is known while it
+// runs); Own is false for the Claude Code CLI.
+func (c Conv) AgentChoices(kind string) AgentChoices {
 	cv := c.cv
 	if cv.profile.Kind != profile.KindACP {
-		return commands.AgentChoices{}
+		return AgentChoices{}
 	}
-	ch := commands.AgentChoices{Own: true, Stored: cv.row.Model}
+	ch := AgentChoices{Own: true, Stored: cv.row.Model}
 	if kind == acp.KindMode {
 		ch.Stored = cv.row.PermissionMode
 	}
@@ -493,16 +427,27 @@ func (c cmdConv) AgentChoices(kind string) commands.AgentChoices {
 	}
 	ch.Live, ch.Current = true, offer.Current
 	for _, a := range offer.Available {
-		ch.Available = append(ch.Available, commands.Choice{ID: a.ID, Name: a.Name, Description: a.Description})
+		ch.Available = append(ch.Available, Choice{ID: a.ID, Name: a.Name, Description: a.Description})
 	}
 	return ch
 }
+
+// skipsApproval is the modes known to make an agent run every tool
+// without asking (Gemini CLI's yolo, Codex's full-access, Claude Code's
+// bypassPermissions): the bridge's rules and cards would no longer see
+// what it runs, so !mode refuses them for an ACP agent (allow_bypass is
+// Claude Code's).
+var skipsApproval = map[string]bool{"yolo": true, "full-access": true, "bypasspermissions": true, "dontask": true}
+
+// SkipsApproval reports whether mode is one that makes an agent run its
+// tools without asking (refused for agents of kind acp).
+func SkipsApproval(mode string) bool { return skipsApproval[strings.ToLower(mode)] }
 
 // acpStoredMode is the stored mode an ACP agent is asked for at its
 // start: none for "default" (the agent's own) and none for a mode that
 // makes the agent stop asking (commands refuse to store one).
 func acpStoredMode(m string) string {
-	if m == profile.ModeDefault || commands.SkipsApproval(m) {
+	if m == profile.ModeDefault || SkipsApproval(m) {
 		return ""
 	}
 	return m
@@ -511,7 +456,7 @@ func acpStoredMode(m string) string {
 // acpChoiceStatus is !status's model or mode of an ACP agent: the running
 // agent's current one, else the conversation's choice, else the agent's
 // own.
-func acpChoiceStatus(ch commands.AgentChoices) string {
+func acpChoiceStatus(ch AgentChoices) string {
 	switch {
 	case ch.Live && ch.Current != "":
 		return render.CodeSpan(ch.Current)
@@ -521,4 +466,11 @@ func acpChoiceStatus(ch commands.AgentChoices) string {
 		return render.CodeSpan(ch.Stored)
 	}
 	return "the agent's own"
+}
+
+// agentGoneText is the notice that the conversation's profile gone is no
+// longer one of the bot's (a reload) and it is back on profile def.
+func agentGoneText(gone, def string) string {
+	return "🔀 Agent " + render.CodeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
+		render.CodeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
 }

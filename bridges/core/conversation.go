@@ -80,14 +80,15 @@ type pendingTimer struct {
 	seq uint64
 }
 
-// author is who wrote a message.
-type author struct{ id, name string }
+// Person is who wrote a message or a command: a person's platform user
+// id and display name.
+type Person struct{ ID, Name string }
 
 // sentMsg is a ledger message written to the agent and not finished yet.
 type sentMsg struct {
 	ledgerID   string
 	platformID string // Inbound.MsgID
-	from       author // the author; for a schedule's firing its creator ("" for nobody) and the schedule's header as name
+	from       Person // the author; for a schedule's firing its creator ("" for nobody) and the schedule's header as name
 	origin     Origin
 	scheduleID int64 // OriginSchedule
 	started    bool  // the CLI reported it started: the next result finishes it (onResult)
@@ -97,14 +98,14 @@ type sentMsg struct {
 // the bot's approvers and admins: a person's message, its author; a
 // schedule's firing, the schedule's creator when a person made it, else
 // nobody. Never the conversation's owner or anyone else by default.
-func (m sentMsg) deciders() map[string]author {
-	out := make(map[string]author)
-	if m.from.id != "" {
+func (m sentMsg) deciders() map[string]Person {
+	out := make(map[string]Person)
+	if m.from.ID != "" {
 		a := m.from
 		if m.origin != OriginPerson {
-			a.name = "" // the header is not their name
+			a.Name = "" // the header is not their name
 		}
-		out[a.id] = a
+		out[a.ID] = a
 	}
 	return out
 }
@@ -115,7 +116,7 @@ func (m sentMsg) scheduledRun(s Scheduler) string {
 	if m.origin != OriginSchedule || s == nil {
 		return ""
 	}
-	return s.RunLabel(m.from.name, m.scheduleID)
+	return s.RunLabel(m.from.Name, m.scheduleID)
 }
 
 // conversation is the state of one conversation, owned by its worker.
@@ -154,13 +155,13 @@ type conversation struct {
 	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
 	turn               *turn
 	cards              *cards.Set      // open cards
-	lastAuthor         author          // of the last person's message sent to the agent
+	lastAuthor         Person          // of the last person's message sent to the agent
 	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
 	stopping           bool            // !stop asked for an interrupt
 	stopUnstarted      map[string]bool // uuids sent but not begun when !stop ran: each is interrupted as it begins
 	statusShown        bool            // the working indicator is on (see turn.go)
 	resuming           bool            // !resume waits for the session's conversation: send nothing meanwhile
-	awaitedSession     string          // !resume waits for another replica's answer about this session (resume_remote.go)
+	awaitedSession     string          // !resume waits for another replica's answer about this session (resume.go)
 	restartAfterTurn   bool            // a setting needs a new process once the turn ends
 	hooks              []ConvHook      // the features' parts of this worker (features.go)
 	bypassRefusalShown bool            // told that a stored bypassPermissions is not applied

@@ -21,7 +21,6 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/access"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
-	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/connstate"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/metrics"
@@ -88,9 +87,11 @@ type CoreOptions struct {
 	// features' registered ones included (bridges/agenttools.New); nil
 	// gives the agents no bridge tools.
 	Tools AgentTools
-	// Commands are the chat commands features register (bridges/schedule's
-	// !schedule), after the built-in ones (commands.NewTable).
-	Commands []commands.Command
+	// Commands runs a person's messages that are chat commands
+	// (bridges/commands' Table: the built-in commands and those features
+	// register, e.g. bridges/schedule's !schedule); nil: no message is a
+	// command, every one goes to the agent.
+	Commands Commands
 	// Scheduler fires the stored schedules (bridges/schedule's Feature);
 	// without one nothing fires, and Run refuses a config that has
 	// schedules.
@@ -142,10 +143,9 @@ type Core struct {
 	log   *slog.Logger
 	clock Clock
 	opts  CoreOptions
-	// commands is the chat commands' table (built-in and Commands); tools
-	// the agent tools' names and tool lines (Tools.List, nil without).
-	commands *commands.Table
-	tools    toolconv.Tools
+	// tools is the agent tools' names and tool lines (Tools.List, nil
+	// without).
+	tools toolconv.Tools
 
 	mu        sync.Mutex
 	runCtx    context.Context // set by Run; cancelled when Run stops
@@ -185,15 +185,14 @@ func NewCore(opts CoreOptions) *Core {
 		opts.Access = access.New(opts.Config, opts.Store)
 	}
 	c := &Core{
-		src:      opts.Config,
-		st:       opts.Store,
-		pool:     opts.Pool,
-		log:      opts.Logger,
-		clock:    opts.Clock,
-		opts:     opts,
-		convs:    make(map[bridges.ConversationKey]*conversation),
-		states:   connstate.New(opts.Logger, opts.Clock.Now),
-		commands: commands.NewTable(opts.Commands...),
+		src:    opts.Config,
+		st:     opts.Store,
+		pool:   opts.Pool,
+		log:    opts.Logger,
+		clock:  opts.Clock,
+		opts:   opts,
+		convs:  make(map[bridges.ConversationKey]*conversation),
+		states: connstate.New(opts.Logger, opts.Clock.Now),
 	}
 	if opts.Tools != nil {
 		c.tools = opts.Tools.List()

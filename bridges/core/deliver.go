@@ -13,7 +13,6 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/bridges/sessiondir"
@@ -33,7 +32,7 @@ const redeliveryNote = "[agentbridge: your previous turn was interrupted because
 
 // deliverPending walks the conversation's pending ledger messages in order:
 // a person's commands run at once (refused when written with unusual
-// characters, see commands.Table.Parse), a person's replies that answer an
+// characters: CoreOptions.Commands), a person's replies that answer an
 // open card decide it, and everything else — every message a schedule or
 // the bridge originated included, whatever its text — is written to the
 // agent as soon as a session is live.
@@ -68,7 +67,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
 			cv.finishInbox(ctx, m.ID, store.InboxFailed, "agent stopped again while handling it")
-			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(author{m.UserID, m.UserName})))
+			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(Person{m.UserID, m.UserName})))
 			continue
 		}
 		switch cv.admit(ctx, m) { // spend limits (limits.go)
@@ -101,17 +100,8 @@ func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessa
 	if m.Origin != OriginPerson {
 		return false
 	}
-	l, p := cv.core.commands.Parse(m.Text)
-	switch p {
-	case commands.OK:
-		cv.runCommand(ctx, m, l)
-		return true
-	case commands.Refused:
-		cv.log.Info("command refused: unusual characters", "command", l.Name, "user", m.UserID)
-		cv.notice(ctx, commands.CharsRefusal)
-		return true
-	}
-	return false
+	cmds := cv.core.opts.Commands
+	return cmds != nil && cmds.Handle(ctx, Conv{cv}, m.ID, Person{m.UserID, m.UserName}, m.Text)
 }
 
 // send writes ledger message m to the live session and marks it sent.
@@ -138,7 +128,7 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	cv.markSent(ctx, m)
 	cv.observeSent(m, um.Text)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
-	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: author{m.UserID, m.UserName},
+	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: Person{m.UserID, m.UserName},
 		origin: m.Origin, scheduleID: m.ScheduleID}
 	cv.inflight[um.UUID] = sm
 	cv.lastSent = &sm

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -285,6 +286,29 @@ func (c *Core) attachHooks(cv *conversation) {
 	}
 }
 
+// Commands are the chat commands (bridges/commands' Table, with the
+// commands features register), run on the conversation's worker.
+type Commands interface {
+	// Handle runs text, which person who wrote in ledger message msgID of
+	// conversation c, as a chat command if it is one: it runs it, or
+	// refuses it with a notice (who may not run it, or it is written with
+	// characters a command may not contain). handled reports whether text
+	// was a command; if not, it goes to the agent.
+	Handle(ctx context.Context, c Conv, msgID string, who Person, text string) (handled bool)
+}
+
+var (
+	// ErrStarting: the conversation's agent is starting.
+	ErrStarting = errors.New("the agent is starting")
+	// ErrResuming: a !resume is under way in the conversation.
+	ErrResuming = errors.New("a resume is under way")
+	// ErrWorking: the conversation's agent is working (a turn, a message
+	// in flight, an open card, or it is starting).
+	ErrWorking = errors.New("the agent is working")
+	// ErrSessionBusy: the session's agent is working in its conversation.
+	ErrSessionBusy = errors.New("the session's agent is working in its thread")
+)
+
 // Conv is one conversation as a feature above the core sees it: a handle
 // on its worker. Its methods run on the worker only (in a ConvHook's
 // methods, or in a function given to Worker.Do or Conv.After).
@@ -306,9 +330,6 @@ func (c Conv) Key() bridges.ConversationKey { return c.cv.key }
 // ConfigGeneration is the generation of the config in force
 // (Core.ConfigGeneration).
 func (c Conv) ConfigGeneration() config.Generation { return c.cv.core.ConfigGeneration() }
-
-// Profile is the name of the conversation's agent profile.
-func (c Conv) Profile() string { return c.cv.profile.Name }
 
 // Spawned reports whether the conversation has an agent process or is
 // starting one; Live whether it has one.

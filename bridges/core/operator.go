@@ -219,14 +219,14 @@ func (c *Core) runPlatform(ctx context.Context, name string, p bridges.Platform)
 // connectionLines are !status's lines about connections: this bot's
 // state and, for an admin, every other bot that is not connected or
 // running (others do not learn the names of the bridge's other bots).
-func (cv *conversation) connectionLines(who author) string {
+func (cv *conversation) connectionLines(who Person) string {
 	var b strings.Builder
 	now := cv.core.clock.Now()
 	for _, s := range cv.core.BotStates() {
 		switch {
 		case s.Bot == cv.bot.Name:
 			b.WriteString("\n• connection: " + render.StateSummary(s, now))
-		case cv.bot.Access.IsAdmin(who.id) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
+		case cv.bot.Access.IsAdmin(who.ID) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
 			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
 		}
 	}

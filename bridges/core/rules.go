@@ -16,7 +16,7 @@ import (
 // cmdRules runs "!rules" (list the profile's policy rules and this
 // conversation's grants) and "!rules rm N" (remove grant N; the caller
 // checked that the author is an admin).
-func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
+func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who Person) {
 	f := l.args
 	if len(f) == 0 {
 		cv.notice(ctx, cv.rulesText(ctx))
@@ -30,7 +30,7 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 		cv.notice(ctx, "Usage: `"+bridges.CommandPrefix+"rules` lists the rules; `"+bridges.CommandPrefix+"rules rm N` removes grant N.")
 		return
 	}
-	g, err := cv.st.RemoveGrant(ctx, cv.id, n, who.id)
+	g, err := cv.st.RemoveGrant(ctx, cv.id, n, who.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		cv.notice(ctx, fmt.Sprintf("There is no grant #%d in this conversation (`%srules` lists them).", n, bridges.CommandPrefix))
@@ -40,9 +40,9 @@ func (cv *conversation) cmdRules(ctx context.Context, l cmdLine, who author) {
 		cv.notice(ctx, "⚠️ Could not remove the grant (database error).")
 		return
 	}
-	cv.log.Info("grant removed", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.id, "granted_by", g.GrantedBy)
+	cv.log.Info("grant removed", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.ID, "granted_by", g.GrantedBy)
 	msg := fmt.Sprintf("🗑 Removed grant #%d (%s, granted by %s); such requests ask again.",
-		g.Num, render.CodeSpan(grants.RuleText(grants.Rule(g))), mention(author{id: g.GrantedBy}))
+		g.Num, render.CodeSpan(grants.RuleText(grants.Rule(g))), mention(Person{ID: g.GrantedBy}))
 	// The running CLI still holds the rule for its session: restart it
 	// (resuming the session) so that it forgets it.
 	switch {

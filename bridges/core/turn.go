@@ -17,7 +17,7 @@ import (
 type turn struct {
 	*live.Turn
 	start      time.Time
-	requesters map[string]author  // who may decide its cards besides approvers (sentMsg.deciders of its messages)
+	requesters map[string]Person  // who may decide its cards besides approvers (sentMsg.deciders of its messages)
 	fromLedger bool               // a ledger message started it (else the agent did, e.g. after a background task)
 	scheduled  string             // the schedule whose firing it handles, for its cards ("" if none)
 	payer      string             // user id of the first of them: the turn's cost counts for them (limits)
@@ -27,7 +27,7 @@ type turn struct {
 }
 
 func newTurn(now time.Time) *turn {
-	return &turn{Turn: live.NewTurn(), start: now, requesters: make(map[string]author)}
+	return &turn{Turn: live.NewTurn(), start: now, requesters: make(map[string]Person)}
 }
 
 // streams reports whether this conversation shows a turn while it runs: the

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentbridge/agentbridge/bridges/commands"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 )
 
@@ -19,7 +20,7 @@ import (
 // and admins may run it.
 func Command() commands.Command {
 	return commands.Command{Name: "handoff", Help: "tell me, privately, how to continue this conversation in a terminal",
-		Who: commands.Participants, Run: func(ctx context.Context, c commands.Conversation, who commands.Author, _ commands.Line) {
+		Who: commands.Participants, Run: func(ctx context.Context, c commands.Conversation, who core.Person, _ commands.Line) {
 			c.Privately(ctx, who, Text(c.ID(), c.SessionID()))
 		}}
 }

@@ -84,7 +84,7 @@ type SessionReleased struct {
 
 // Failures of a SessionReleased.
 const (
-	ReleaseBusy  = "busy"  // commands.ErrSessionBusy
+	ReleaseBusy  = "busy"  // core.ErrSessionBusy
 	ReleaseMoved = "moved" // store.ErrSessionMoved
 )
 

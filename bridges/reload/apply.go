@@ -47,7 +47,7 @@ func Apply(ctx context.Context, h Host, r Reload) error {
 	}
 	for _, w := range sw.Workers {
 		force := r.Force
-		if !w.Do(ctx, func(ctx context.Context, c core.Conv) { onReload(ctx, c, cfg, respawn[c.Profile()], force) }) {
+		if !w.Do(ctx, func(ctx context.Context, c core.Conv) { onReload(ctx, c, cfg, respawn[c.Profile().Name], force) }) {
 			h.Log().Debug("config reload not handed to a stopping conversation", "bot", w.Bot())
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // Reload is one applied reload (see Apply).
@@ -78,8 +79,8 @@ var _ Host = (*core.Core)(nil)
 type Conv interface {
 	Log() *slog.Logger
 	Now() time.Time
-	// Profile is the name of the conversation's agent profile.
-	Profile() string
+	// Profile is the conversation's agent profile.
+	Profile() *profile.Agent
 	// Refresh takes cfg's entry of the conversation's bot and profile
 	// (rules, access lists, timeouts apply from the next decision) and the
 	// bot's current adapter. A bot or profile cfg lacks keeps its last.

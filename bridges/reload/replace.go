@@ -115,7 +115,7 @@ func (r *Replacement) Check(ctx context.Context, c Conv) {
 	if bg && r.due != replaceForce {
 		if !r.told {
 			r.told = true
-			c.Notice(ctx, "🔄 The bridge's config changed for this agent ("+render.CodeSpan(c.Profile())+"). It restarts with the new settings "+
+			c.Notice(ctx, "🔄 The bridge's config changed for this agent ("+render.CodeSpan(c.Profile().Name)+"). It restarts with the new settings "+
 				"once its background task has finished; the conversation's history is kept.")
 		}
 		return
@@ -129,9 +129,9 @@ func (r *Replacement) Check(ctx context.Context, c Conv) {
 	}
 	r.due, r.told = replaceNone, false
 	clear(r.tasks)
-	c.Log().Info("agent replaced after a config reload", "profile", c.Profile(), "background_task_ended", bg)
+	c.Log().Info("agent replaced after a config reload", "profile", c.Profile().Name, "background_task_ended", bg)
 	if bg {
-		c.Notice(ctx, "🔄 The bridge's config changed for this agent ("+render.CodeSpan(c.Profile())+"): an admin restarted it now, "+
+		c.Notice(ctx, "🔄 The bridge's config changed for this agent ("+render.CodeSpan(c.Profile().Name)+"): an admin restarted it now, "+
 			"which ended its background task. The conversation's history is kept.")
 	}
 	c.Restart(ctx)

@@ -28,7 +28,7 @@ type fakeConv struct {
 
 func (f *fakeConv) Log() *slog.Logger                  { return slog.New(slog.DiscardHandler) }
 func (f *fakeConv) Now() time.Time                     { return f.now }
-func (f *fakeConv) Profile() string                    { return "coder" }
+func (f *fakeConv) Profile() *profile.Agent            { return &profile.Agent{Name: "coder"} }
 func (f *fakeConv) Refresh(cfg *config.Config)         { f.refreshedProfile = cfg.Agents["coder"] }
 func (f *fakeConv) Spawned() bool                      { return f.spawned }
 func (f *fakeConv) Live() bool                         { return f.spawned }

@@ -10,7 +10,7 @@ import (
 
 // !resume of a session whose conversation another replica runs: the
 // request goes to that conversation's holder, the answer back to the
-// holder of the resuming conversation (core: resume_remote.go), each as a
+// holder of the resuming conversation (core: resume.go), each as a
 // signal on Channel for the holder of the conversation it names.
 
 // SessionMover is what the core does with those signals (*core.Core).

@@ -2,6 +2,7 @@
 // bridge has: spending limits (bridges/spend), scheduling (bridges/schedule:
 // its scheduler, its !schedule command and its agent tools), the agents'
 // bridge tools (bridges/agenttools, with the features' tools registered),
+// the chat commands (bridges/commands, with the features' commands),
 // config reloads' part of each conversation (bridges/reload), the notice
 // to people who may not talk to a bot (bridges/strangers) and people's
 // files for the agent (bridges/uploads).
@@ -15,9 +16,11 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/reload"
 	"github.com/agentbridge/agentbridge/bridges/schedule"
@@ -27,7 +30,8 @@ import (
 )
 
 // Core is core.NewCore(o) with o's Spend, Scheduler, Commands and Tools
-// set to the bridge's features, Strangers set, Files set unless o sets
+// set to the bridge's features (Commands: the chat commands, the built-in
+// ones, then extra, then scheduling's !schedule), Strangers set, Files set unless o sets
 // them (with its transcriber) and reload.New() added to its ConvFeatures,
 // made from o's Config, Store, Logger, Metrics and Clock (what those leave
 // nil defaults as in the features). claim, when set, claims each schedule
@@ -35,7 +39,7 @@ import (
 // Options.Claim); nil for one bridge. The features that need more than the
 // core's options — worktrees, the hand-off observer, replica ownership,
 // the access decision — are the caller's to set in o.
-func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bool, error)) *core.Core {
+func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bool, error), extra ...commands.Command) *core.Core {
 	var counter spend.Counter
 	var firings schedule.Counter
 	if o.Metrics != nil { // a nil *metrics.Metrics in an interface would not be nil
@@ -45,7 +49,7 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 	sched := schedule.NewFeature(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
 		Clock: o.Clock, Claim: claim})
 	o.Scheduler = sched.Scheduler()
-	o.Commands = append(o.Commands, sched.Commands()...)
+	o.Commands = commands.NewTable(slices.Concat(extra, sched.Commands())...)
 	o.Tools = agenttools.New(sched.Tools()...)
 	o.ConvFeatures = append(o.ConvFeatures, reload.New())
 	if o.Files == nil {
