@@ -182,13 +182,7 @@ func TestProxyAnswerWhileBodyInFlight(t *testing.T) {
 	_, sock, _ := testGate(t, Config{}, pol, map[string][]netip.Addr{"model.example": {public}},
 		map[netip.AddrPort]http.Handler{netip.AddrPortFrom(public, 80): upstream})
 
-	var conns atomic.Int32
-	client := viaProxy(sock)
-	dial := client.Transport.(*http.Transport).DialContext
-	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conns.Add(1)
-		return dial(ctx, network, addr)
-	}
+	client, conns := countingClient(sock)
 	resp, err := client.Post("http://model.example/v1/messages", "application/json", strings.NewReader(strings.Repeat("x", bodyLen)))
 	if err != nil {
 		t.Fatal(err)
@@ -232,13 +226,7 @@ func TestProxyUpstreamFailsBodyUnread(t *testing.T) {
 	ln.Close() // nothing listens there: the dial is refused
 	pol, _ := NewPolicy(Endpoint{"api.anthropic.com", 443}, []string{target}, nil)
 	_, sock, _ := testGate(t, Config{}, pol, nil, nil)
-	var conns atomic.Int32
-	client := viaProxy(sock)
-	dial := client.Transport.(*http.Transport).DialContext
-	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conns.Add(1)
-		return dial(ctx, network, addr)
-	}
+	client, conns := countingClient(sock)
 	for i := 0; i < 3; i++ {
 		for _, n := range []int{0, 10, 100000, 200000} {
 			resp, err := client.Post("http://"+target+"/", "text/plain", strings.NewReader(strings.Repeat("x", n)))
@@ -269,4 +257,17 @@ func attachUnix(p *Proxy, path string, pol *Policy, profile, session string) (*G
 		ln.Close()
 	}
 	return g, err
+}
+
+// countingClient is viaProxy(sock) counting the connections it opens to
+// the proxy.
+func countingClient(sock string) (*http.Client, *atomic.Int32) {
+	var conns atomic.Int32
+	client := viaProxy(sock)
+	dial := client.Transport.(*http.Transport).DialContext
+	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conns.Add(1)
+		return dial(ctx, network, addr)
+	}
+	return client, &conns
 }
