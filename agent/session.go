@@ -472,9 +472,15 @@ func (s *Session) writeLoop() {
 				return
 			}
 			_, err := s.stdin.Write(req.line)
-			if err != nil {
+			switch {
+			case errors.Is(err, syscall.EPIPE):
+				// The process closed its stdin: it exited or is exiting.
+				// ErrClosed lets callers wait for its exit, which tells why
+				// (its code and stderr), instead of reporting the pipe.
+				err = fmt.Errorf("write agent stdin: %w (%w)", ErrClosed, err)
+			case err != nil:
 				err = fmt.Errorf("write agent stdin: %w", err)
-			} else {
+			default:
 				s.Touch()
 			}
 			req.done <- err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,5 +190,35 @@ func TestFreshSessionNotEvictedBeforeFirstSend(t *testing.T) {
 	used.mu.Unlock()
 	if !used.TryBeginStop("evicted") {
 		t.Fatal("a used idle session was not evictable")
+	}
+}
+
+// TestWriteToClosedStdinIsErrClosed: a CLI that closed its stdin (it is
+// exiting) makes a write fail as ErrClosed, so that callers wait for the
+// exit that says why (a warm spare's failure is then counted with the
+// CLI's stderr, not as a broken pipe).
+func TestWriteToClosedStdinIsErrClosed(t *testing.T) {
+	closed := filepath.Join(t.TempDir(), "stdin-closed")
+	cli := testkit.FakeCLI(t, `
+exec 0<&-
+echo 'error: unknown option' >&2
+touch "$CLOSED"
+sleep 5
+exit 1
+`)
+	s, err := Start(context.Background(), Options{Command: cli, Workdir: t.TempDir(), Home: t.TempDir(),
+		Env: map[string]string{"CLOSED": closed}}, testkit.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	testkit.WaitUntil(t, "the CLI closed its stdin", 10*time.Second, func() bool { _, err := os.Stat(closed); return err == nil })
+	start := time.Now()
+	err = s.Initialize(context.Background())
+	if !errors.Is(err, ErrClosed) || !errors.Is(err, syscall.EPIPE) {
+		t.Fatalf("Initialize = %v, want ErrClosed from the broken pipe", err)
+	}
+	if waited := time.Since(start); waited > 4*time.Second {
+		t.Errorf("Initialize took %s: it waited for the exit, not the failed write", waited)
 	}
 }
