@@ -2,7 +2,7 @@
 // speech-to-text endpoint (POST multipart/form-data with the fields file
 // and model to …/v1/audio/transcriptions; the answer is JSON with a text
 // field), which hosted services and local whisper servers both speak.
-// It is the core's Transcriber (core.CoreOptions.Transcriber), wired from
+// It is the uploads' Transcriber (uploads.New, the core's Files), wired from
 // config transcription in bridges/app.
 package transcribe
 
