@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
@@ -159,7 +160,7 @@ func start(t *testing.T, s setup) *harness {
 	cr := core.NewCore(core.CoreOptions{Config: src, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
-		Scheduler: sched.Scheduler(), Commands: commands.NewTable(append([]commands.Command{handoff.Command()}, sched.Commands()...)...),
+		Scheduler: sched.Scheduler(), Cards: cards.Feature{}, Commands: commands.NewTable(append([]commands.Command{handoff.Command()}, sched.Commands()...)...),
 		Tools: agenttools.New(sched.Tools()...), Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
 		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics), Files: uploads.New(nil)})
 	var asPlatform bridges.Platform = plat
