@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config/policy"
 )
@@ -30,7 +31,7 @@ type card struct {
 	req         streamjson.PermissionRequest
 	ref         bridges.MessageRef
 	posted      bool
-	requesters  map[string]Person
+	requesters  map[string]core.Person
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
@@ -81,7 +82,7 @@ func (cd *card) buttons() []bridges.Button {
 // Submit answers (render.NeedsSubmit).
 func (cd *card) needsSubmit() bool { return render.NeedsSubmit(cd.questions) }
 
-func authorIDs(m map[string]Person) []string {
+func authorIDs(m map[string]core.Person) []string {
 	ids := make([]string, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
@@ -92,14 +93,14 @@ func authorIDs(m map[string]Person) []string {
 
 // deciderText says who may decide a card besides nobody: its requesters,
 // approvers and admins.
-func deciderText(requesters map[string]Person) string {
+func deciderText(requesters map[string]core.Person) string {
 	if len(requesters) == 0 {
 		return "only the bot's approvers and admins"
 	}
 	return names(requesters) + ", approvers and admins"
 }
 
-func names(m map[string]Person) string {
+func names(m map[string]core.Person) string {
 	var ns []string
 	for _, id := range authorIDs(m) {
 		ns = append(ns, mention(m[id]))
@@ -108,22 +109,4 @@ func names(m map[string]Person) string {
 		return "the requester"
 	}
 	return strings.Join(ns, ", ")
-}
-
-// encodeRef stores a card's message reference in the audit table, so a
-// restarted bridge can close the card.
-func encodeRef(ref bridges.MessageRef) string {
-	b, err := json.Marshal(ref)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-func DecodeRef(s string) (bridges.MessageRef, bool) {
-	var ref bridges.MessageRef
-	if s == "" || json.Unmarshal([]byte(s), &ref) != nil || ref.ID == "" {
-		return bridges.MessageRef{}, false
-	}
-	return ref, true
 }

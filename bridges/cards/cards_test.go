@@ -14,6 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -48,14 +49,14 @@ func newHost(t *testing.T) *host {
 }
 
 func (h *host) Log() *slog.Logger                  { return slog.New(slog.DiscardHandler) }
-func (h *host) ConvID() string                     { return h.conv.ID }
+func (h *host) ID() string                         { return h.conv.ID }
 func (h *host) Key() bridges.ConversationKey       { return bridges.ConversationKey(h.conv.Key) }
 func (h *host) Bot() *config.Bot                   { return h.bot }
 func (h *host) Profile() *profile.Agent            { return &profile.Agent{Name: "default"} }
 func (h *host) Limits() bridges.Limits             { return bridges.Limits{MaxMessageRunes: 4000} }
 func (h *host) MaxRunes() int                      { return 4000 }
 func (h *host) Now() time.Time                     { return time.Unix(1_700_000_000, 0) }
-func (h *host) Store() cards.Store                 { return h.st }
+func (h *host) Store() *store.Store                { return h.st }
 func (h *host) Notice(_ context.Context, t string) { h.notices = append(h.notices, t) }
 func (h *host) Post(context.Context, bridges.Message) (bridges.MessageRef, error) {
 	h.posts++
@@ -74,8 +75,8 @@ func (h *host) Record(ctx context.Context, _ string, do func(context.Context) er
 }
 func (h *host) CountApproval(string)        {}
 func (h *host) IsApprover(user string) bool { return slices.Contains(h.bot.Access.Approvers, user) }
-func (h *host) Requesters() map[string]cards.Person {
-	return map[string]cards.Person{"alice": {ID: "alice", Name: "alice"}}
+func (h *host) Requesters() map[string]core.Person {
+	return map[string]core.Person{"alice": {ID: "alice", Name: "alice"}}
 }
 func (h *host) ScheduledRun() string                      { return "" }
 func (h *host) Live() bool                                { return true }
@@ -88,6 +89,7 @@ func (h *host) Note(context.Context, string)              {}
 func (h *host) ToolWaiting(context.Context, string)       {}
 func (h *host) ToolDecided(context.Context, string, bool) {}
 func (h *host) ToolInput(string) json.RawMessage          { return nil }
+func (h *host) RestartSoon(context.Context) bool          { return false }
 func (h *host) Respond(_ context.Context, id string, d streamjson.Decision) error {
 	h.answered = append(h.answered, fmt.Sprintf("%s %v", id, d.Allow))
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -83,7 +84,7 @@ func (s *Set) respondElicitation(ctx context.Context, cd *card, d streamjson.Dec
 }
 
 // declineElicitation closes an elicitation card as declined by who.
-func (s *Set) declineElicitation(ctx context.Context, cd *card, who Person) {
+func (s *Set) declineElicitation(ctx context.Context, cd *card, who core.Person) {
 	msg := "Declined by " + mention(who)
 	s.resolve(ctx, cd, streamjson.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ "+msg)
 }

@@ -5,7 +5,8 @@
 // opening them, clicks and typed answers, who may decide (fail-closed:
 // the turn's requesters, approvers and admins), the decisions sent back
 // to the CLI, the audit trail, "Always allow" grants and expiry. It acts through Host, which the conversation's worker
-// implements (bridges/core); it never imports the core.
+// implements (core.Conv); the core makes a Set per conversation through
+// Feature (core.CoreOptions.Cards).
 package cards
 
 import (
@@ -16,32 +17,31 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// Person is who clicks, writes or may decide: a platform user id and a
-// display name.
-type Person struct{ ID, Name string }
-
 // mention names a person in a message.
-func mention(p Person) string { return render.Mention(p.Name, p.ID) }
+func mention(p core.Person) string { return render.Mention(p.Name, p.ID) }
 
-// Host is the conversation the cards belong to, as its worker offers it.
-// Every method is called on that worker, one at a time.
+// Host is the conversation the cards belong to, as its worker offers it
+// (core.Conv implements it). Every method is called on that worker, one at
+// a time.
 type Host interface {
 	Log() *slog.Logger
-	// ConvID is the store's id of the conversation; Key its platform key.
-	ConvID() string
+	// ID is the store's id of the conversation; Key its platform key.
+	ID() string
 	Key() bridges.ConversationKey
 	Bot() *config.Bot
 	Profile() *profile.Agent
 	Limits() bridges.Limits
 	MaxRunes() int
 	Now() time.Time
-	Store() Store
+	// Store is the store, fenced to the worker's lease.
+	Store() *store.Store
 	// Notice posts text into the conversation.
 	Notice(ctx context.Context, text string)
 	// Post posts m at once (urgent, within the channel's budget).
@@ -61,7 +61,7 @@ type Host interface {
 	IsApprover(user string) bool
 	// Requesters are who may decide the current turn's cards besides the
 	// approvers; ScheduledRun names the schedule whose run it is ("").
-	Requesters() map[string]Person
+	Requesters() map[string]core.Person
 	ScheduledRun() string
 	// Live reports whether an agent process is live; Respond answers its
 	// permission request id.
@@ -88,19 +88,22 @@ type Host interface {
 	// ToolInput is the input of the turn's tool call toolUseID (nil if
 	// unknown).
 	ToolInput(toolUseID string) json.RawMessage
+	// RestartSoon restarts a live agent process (resuming its session) so
+	// that it forgets a removed grant: now, or when the current turn ends
+	// (later).
+	RestartSoon(ctx context.Context) (later bool)
 }
 
-// Store is what the cards read and write (*store.Store implements it).
-type Store interface {
-	RecordApprovalRequest(ctx context.Context, a store.Approval) (store.Approval, error)
-	RecordApprovalDecision(ctx context.Context, id string, d store.Decision, decidedBy, message string) (store.Approval, error)
-	SetApprovalCardRef(ctx context.Context, id, cardRef, msgID string) error
-	ApprovalByCardMessage(ctx context.Context, convID, msgID string) (store.Approval, error)
-	ActiveGrants(ctx context.Context, convID string) ([]store.Grant, error)
-	AddGrants(ctx context.Context, convID string, gs []store.Grant) ([]store.Grant, error)
-}
+var _ Host = core.Conv{}
 
-var _ Store = (*store.Store)(nil)
+// Feature is the cards as a feature of the core (CoreOptions.Cards): it
+// makes each conversation's Set.
+type Feature struct{}
+
+// New is the empty card set of c's conversation.
+func (Feature) New(c core.Conv) core.CardSet { return New(c) }
+
+var _ core.CardSet = (*Set)(nil)
 
 // Set is a conversation's open cards. It is owned by the conversation's
 // worker: not safe for concurrent use.
@@ -123,7 +126,7 @@ func (s *Set) Len() int { return len(s.open) }
 // operator, or "". Questions are answered in the conversation only.
 func (s *Set) Operator(ctx context.Context, a bridges.Action) string {
 	cd := s.open[a.CardID]
-	who := Person{a.UserID, a.UserName}
+	who := core.Person{ID: a.UserID, Name: a.UserName}
 	switch {
 	case cd == nil:
 		return "This request is no longer open."

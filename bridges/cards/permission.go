@@ -9,6 +9,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/grants"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
@@ -102,7 +103,7 @@ func (s *Set) ruleDecision(ctx context.Context, req streamjson.PermissionRequest
 func (s *Set) autoDecision(ctx context.Context, req streamjson.PermissionRequest, d streamjson.Decision, audit store.Decision, desc, msg string) {
 	s.respond(ctx, req.RequestID, d)
 	s.auditRequest(ctx, store.Approval{
-		ID: req.RequestID, ConversationID: s.h.ConvID(), ToolName: req.ToolName, Input: req.Input,
+		ID: req.RequestID, ConversationID: s.h.ID(), ToolName: req.ToolName, Input: req.Input,
 		RequestedBy: strings.Join(authorIDs(s.h.Requesters()), ","),
 	})
 	s.audit(ctx, req.RequestID, audit, desc, msg)
@@ -111,7 +112,7 @@ func (s *Set) autoDecision(ctx context.Context, req streamjson.PermissionRequest
 
 // decide applies a choice to a permission or plan card. It returns a
 // problem to tell the clicker, or "".
-func (s *Set) decide(ctx context.Context, cd *card, choice string, who Person) string {
+func (s *Set) decide(ctx context.Context, cd *card, choice string, who core.Person) string {
 	by := mention(who)
 	in := cd.req.Input
 	switch {
@@ -139,7 +140,7 @@ func (s *Set) decide(ctx context.Context, cd *card, choice string, who Person) s
 }
 
 // resolve answers the CLI, audits the decision and closes the card.
-func (s *Set) resolve(ctx context.Context, cd *card, d streamjson.Decision, audit store.Decision, who Person, msg, status string) {
+func (s *Set) resolve(ctx context.Context, cd *card, d streamjson.Decision, audit store.Decision, who core.Person, msg, status string) {
 	s.respond(ctx, cd.id, d)
 	s.h.ToolDecided(ctx, cd.req.ToolUseID, d.Allow)
 	s.audit(ctx, cd.id, audit, who.ID, msg)
@@ -185,7 +186,7 @@ func (s *Set) audit(ctx context.Context, id string, d store.Decision, by, msg st
 // activeGrants reads the conversation's grants. A store error is logged
 // and means "no grants": the request then gets a card, never a wrong allow.
 func (s *Set) activeGrants(ctx context.Context) []store.Grant {
-	gs, err := s.h.Store().ActiveGrants(ctx, s.h.ConvID())
+	gs, err := s.h.Store().ActiveGrants(ctx, s.h.ID())
 	if err != nil {
 		s.h.Log().Error("read grants; asking instead", "err", err)
 		return nil
@@ -203,7 +204,7 @@ func (s *Set) grantDecision(ctx context.Context, req streamjson.PermissionReques
 // storeGrants records the grants of an "Always allow" click on cd by who.
 // It returns what to say about them in the audit and on the card; a store
 // error is logged and reported there (the CLI still gets the session rule).
-func (s *Set) storeGrants(ctx context.Context, cd *card, who Person) (audit, status string) {
+func (s *Set) storeGrants(ctx context.Context, cd *card, who core.Person) (audit, status string) {
 	if len(cd.grants) == 0 {
 		return "", ""
 	}
@@ -211,7 +212,7 @@ func (s *Set) storeGrants(ctx context.Context, cd *card, who Person) (audit, sta
 	for i, r := range cd.grants {
 		gs[i] = store.Grant{Tool: r.Tool, Match: r.Match, GrantedBy: who.ID, ApprovalID: cd.id}
 	}
-	stored, err := s.h.Store().AddGrants(ctx, s.h.ConvID(), gs)
+	stored, err := s.h.Store().AddGrants(ctx, s.h.ID(), gs)
 	if err != nil {
 		s.h.Log().Error("store grants", "request", cd.id, "err", err)
 		return "grant not stored (database error)", " (for this agent process only: the grant could not be stored)"

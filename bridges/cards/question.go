@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -55,7 +56,7 @@ func (s *Set) openPlan(ctx context.Context, req streamjson.PermissionRequest) {
 
 // clickQuestion handles a click on a question card. It returns a problem to
 // tell the clicker, or "".
-func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who Person) string {
+func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who core.Person) string {
 	if cd.elicit != nil && choice == bridges.ChoiceDeny { // elicit.go
 		s.declineElicitation(ctx, cd, who)
 		return ""
@@ -95,7 +96,7 @@ func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who Pe
 		return ""
 	}
 	if ref.ID != cd.ref.ID {
-		if err := s.h.Store().SetApprovalCardRef(ctx, cd.id, encodeRef(ref), ref.ID); err != nil {
+		if err := s.h.Store().SetApprovalCardRef(ctx, cd.id, core.EncodeCardRef(ref), ref.ID); err != nil {
 			s.h.Log().Error("store card reference", "request", cd.id, "err", err)
 		}
 	}
@@ -105,7 +106,7 @@ func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who Pe
 
 // answerQuestion allows AskUserQuestion with the original input plus the
 // answers.
-func (s *Set) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who Person) {
+func (s *Set) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who core.Person) {
 	updated, a, shown, err := render.Answered(cd.req.Input, cd.questions, answers)
 	if err != nil {
 		s.h.Log().Error("answer question", "err", err)
@@ -129,7 +130,7 @@ func (s *Set) AnswerFromText(ctx context.Context, m store.InboxMessage) bool {
 	if len(m.Files) > 0 {
 		return false // an attachment is for the agent, never a card's answer
 	}
-	who := Person{m.UserID, m.UserName}
+	who := core.Person{ID: m.UserID, Name: m.UserName}
 	text := strings.TrimSpace(m.Text)
 	quoted, quotesCard := (*card)(nil), false
 	if !s.h.Limits().CanButtons && m.ReplyTo != "" && text != "" {
@@ -197,7 +198,7 @@ func (s *Set) quotedCard(ctx context.Context, msgID, text string) (open *card, i
 			return cd, true, false
 		}
 	}
-	a, err := s.h.Store().ApprovalByCardMessage(ctx, s.h.ConvID(), msgID)
+	a, err := s.h.Store().ApprovalByCardMessage(ctx, s.h.ID(), msgID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, false, false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -26,7 +27,7 @@ func (s *Set) openCard(ctx context.Context, cd *card) {
 		s.h.StartTimer(d, cd.id) // counted from when the card shows
 	}
 	s.auditRequest(ctx, store.Approval{
-		ID: cd.id, ConversationID: s.h.ConvID(), ToolName: cd.req.ToolName, Input: cd.req.Input,
+		ID: cd.id, ConversationID: s.h.ID(), ToolName: cd.req.ToolName, Input: cd.req.Input,
 		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
 	})
 	ref, err := s.h.Post(ctx, cd.message(s.h.Limits(), s.h.MaxRunes()))
@@ -43,7 +44,7 @@ func (s *Set) openCard(ctx context.Context, cd *card) {
 	cd.ref, cd.posted = ref, true
 	st, id, msgID := s.h.Store(), cd.id, ref.ID
 	s.h.Record(ctx, "store card reference", func(ctx context.Context) error {
-		return st.SetApprovalCardRef(ctx, id, encodeRef(ref), msgID)
+		return st.SetApprovalCardRef(ctx, id, core.EncodeCardRef(ref), msgID)
 	}, "request", id)
 	s.open[cd.id] = cd
 }
@@ -55,7 +56,7 @@ func (s *Set) OnAction(ctx context.Context, a bridges.Action) {
 		s.h.ReplyPrivately(ctx, a, "This request is no longer open.")
 		return
 	}
-	who := Person{a.UserID, a.UserName}
+	who := core.Person{ID: a.UserID, Name: a.UserName}
 	if !s.mayDecide(cd, who.ID) {
 		s.h.Log().Info("click refused: not allowed to decide", "user", a.UserID, "card", cd.id)
 		s.h.ReplyPrivately(ctx, a, "Sorry, only "+names(cd.requesters)+", approvers or admins can answer this request.")

@@ -410,3 +410,18 @@ func jsonEqual(raw json.RawMessage, want string) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
+
+// TestNoCardsFailsClosed: a core without CoreOptions.Cards denies the
+// agent's permission request (nobody could approve it) and says so; it
+// never allows it.
+func TestNoCardsFailsClosed(t *testing.T) {
+	h := start(t, setup{script: toolScript, noCards: true})
+	k := key("T1")
+	h.send(k, "m1", "alice", "bash: git push origin main")
+	h.waitText(k, "runs without approval cards")
+	h.waitText(k, "denied: This bridge runs without approval cards")
+	ds := h.session(1).Decisions()
+	if len(ds) != 1 || ds[0].Allow {
+		t.Fatalf("decisions = %+v, want one denial", ds)
+	}
+}

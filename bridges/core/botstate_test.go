@@ -13,6 +13,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/config"
@@ -91,7 +92,7 @@ func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBo
 	logs := &testkit.SyncBuffer{}
 	m := &multiBot{chat: bridgetest.New(defaultLimits()), phone: newScriptedPlatform(), logs: logs, done: make(chan error, 1)}
 	m.core = core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Clock: clock,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), Tools: agenttools.New(), Commands: commands.NewTable()})
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), Tools: agenttools.New(), Cards: cards.Feature{}, Commands: commands.NewTable()})
 	platforms := map[string]bridges.Platform{"chat": m.chat, "phone": m.phone}
 	for _, name := range only {
 		platforms = map[string]bridges.Platform{name: platforms[name]}

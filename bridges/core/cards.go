@@ -3,104 +3,246 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
+	"fmt"
 	"maps"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/cards"
+	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/live"
 	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/store"
 )
 
-// cardHost is the conversation as its cards (bridges/cards) see it; its
-// methods run on the worker.
-type cardHost struct{ cv *conversation }
+// This file is the seam of the cards (bridges/cards, above the core): the
+// permission, plan, question, elicitation and approval cards of a
+// conversation, with the "Always allow" grants and !rules. CoreOptions.Cards
+// makes each worker's CardSet; the set acts on its conversation through
+// Conv, whose methods for the cards are below.
 
-var _ cards.Host = cardHost{}
-
-func (h cardHost) Log() *slog.Logger                    { return h.cv.log }
-func (h cardHost) ConvID() string                       { return h.cv.id }
-func (h cardHost) Key() bridges.ConversationKey         { return h.cv.key }
-func (h cardHost) Bot() *config.Bot                     { return h.cv.bot }
-func (h cardHost) Profile() *profile.Agent              { return h.cv.profile }
-func (h cardHost) Limits() bridges.Limits               { return h.cv.limits }
-func (h cardHost) MaxRunes() int                        { return h.cv.maxRunes() }
-func (h cardHost) Now() time.Time                       { return h.cv.core.clock.Now() }
-func (h cardHost) Store() cards.Store                   { return h.cv.st }
-func (h cardHost) Notice(ctx context.Context, t string) { h.cv.notice(ctx, t) }
-func (h cardHost) IsApprover(user string) bool          { return isApprover(h.cv.bot, user) }
-func (h cardHost) ScheduledRun() string                 { return h.cv.scheduledRun() }
-func (h cardHost) Live() bool                           { return h.cv.sess != nil }
-func (h cardHost) StopTimer(id string)                  { h.cv.cancelTimer(timerApproval, id) }
-func (h cardHost) BeginTurn(ctx context.Context)        { h.cv.beginTurn(ctx) }
-
-func (h cardHost) StartTimer(d time.Duration, id string) { h.cv.after(d, timerApproval, id) }
-
-func (h cardHost) CountApproval(decision string) {
-	h.cv.core.opts.Metrics.Approval(h.cv.bot.Name, decision)
+// Cards makes the card set of each conversation's worker (bridges/cards).
+type Cards interface {
+	// New is the empty card set of c's new worker (made before its first
+	// input; Conv's methods may not be called yet).
+	New(c Conv) CardSet
 }
 
-func (h cardHost) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
-	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
-	h.cv.observeShown(m)
-	return h.cv.post(ctx, m)
+// CardSet is one conversation's open cards. Every method runs on the
+// conversation's worker.
+type CardSet interface {
+	// Len is the number of open cards.
+	Len() int
+	// OnPermission decides the agent's permission request (rules, grants)
+	// or opens its card; OnElicitation opens an MCP server's form.
+	OnPermission(ctx context.Context, req streamjson.PermissionRequest)
+	OnElicitation(ctx context.Context, e streamjson.Elicitation)
+	// OnAction handles a click on one of the conversation's cards.
+	OnAction(ctx context.Context, a bridges.Action)
+	// AnswerFromText reads person's message m as the answer to an open
+	// card if it is one (reporting whether it consumed m).
+	AnswerFromText(ctx context.Context, m store.InboxMessage) bool
+	// Operator applies an operator's decision to card a.CardID; it returns
+	// a problem to tell the operator, or "".
+	Operator(ctx context.Context, a bridges.Action) string
+	// OpenApproval opens the approval card a feature asks for on the
+	// agent's behalf (toolconv.Conversation.AskApproval).
+	OpenApproval(ctx context.Context, a toolconv.Approval) error
+	// Expire denies card id, which nobody answered in time (its timer,
+	// Conv.StartTimer, fired); Close ends card id without answering the
+	// agent; ExpireAll closes every open card.
+	Expire(ctx context.Context, id string)
+	Close(ctx context.Context, id string, audit store.Decision, by, status string)
+	ExpireAll(ctx context.Context, status string)
+	// Rules runs "!rules" with its argument words: lists the rules and
+	// grants; "rm N" removes a grant (the caller checked that who is an
+	// admin).
+	Rules(ctx context.Context, args []string, who Person)
 }
 
-func (h cardHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
-	h.cv.observeShown(m)
-	return h.cv.editOrPost(ctx, ref, m, instead)
+// newCards is the card set of the new worker cv: CoreOptions.Cards', or
+// without it noCards, which fails closed.
+func (c *Core) newCards(cv *conversation) CardSet {
+	if c.opts.Cards == nil {
+		return noCards{cv}
+	}
+	return c.opts.Cards.New(Conv{cv})
 }
 
-func (h cardHost) ReplyPrivately(ctx context.Context, a bridges.Action, text string) {
-	replyPrivately(ctx, h.cv.log, a, text)
+// noCardsText is what the agent and the conversation are told of a
+// request nobody can decide: the core runs without cards.
+const noCardsText = "This bridge runs without approval cards, so nobody can approve this request: it was denied."
+
+// noCards is the card set of a core without CoreOptions.Cards: it fails
+// closed, denying every request with a notice.
+type noCards struct{ cv *conversation }
+
+func (noCards) Len() int { return 0 }
+
+func (n noCards) OnPermission(ctx context.Context, req streamjson.PermissionRequest) {
+	n.cv.log.Warn("permission request denied: no cards", "request", req.RequestID, "tool", req.ToolName)
+	if err := (Conv{n.cv}).Respond(ctx, req.RequestID, streamjson.Decision{Message: noCardsText}); err != nil {
+		n.cv.log.Warn("deny permission request", "request", req.RequestID, "err", err)
+	}
+	n.cv.notice(ctx, "🔒 "+render.CodeSpan(req.ToolName)+": "+noCardsText)
 }
 
-func (h cardHost) Record(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
-	if _, err := h.cv.writes.Record(ctx, delivery.Write{What: what, Do: do}); err != nil && !h.cv.fenced(err) {
-		h.cv.log.Error(what, append(attrs, "err", err)...)
+func (n noCards) OnElicitation(ctx context.Context, e streamjson.Elicitation) {
+	if err := (Conv{n.cv}).RespondElicitation(ctx, e.RequestID, streamjson.ElicitDecline, nil); err != nil {
+		n.cv.log.Warn("decline elicitation", "request", e.RequestID, "err", err)
 	}
 }
 
-func (h cardHost) Requesters() map[string]cards.Person {
-	rs := h.cv.requesters()
-	out := make(map[string]cards.Person, len(rs))
-	for id, a := range rs {
-		out[id] = cards.Person{ID: a.ID, Name: a.Name}
-	}
-	return out
+func (n noCards) OnAction(ctx context.Context, a bridges.Action) {
+	replyPrivately(ctx, n.cv.log, a, "This request is no longer open.")
 }
 
-func (h cardHost) Respond(ctx context.Context, id string, d streamjson.Decision) error {
-	if h.cv.sess == nil {
+func (noCards) AnswerFromText(context.Context, store.InboxMessage) bool { return false }
+func (noCards) Operator(context.Context, bridges.Action) string {
+	return "This request is no longer open."
+}
+
+func (noCards) OpenApproval(context.Context, toolconv.Approval) error {
+	return fmt.Errorf("%w: %s", toolconv.ErrRefused, noCardsText)
+}
+
+func (noCards) Expire(context.Context, string)                                {}
+func (noCards) Close(context.Context, string, store.Decision, string, string) {}
+func (noCards) ExpireAll(context.Context, string)                             {}
+
+func (n noCards) Rules(ctx context.Context, _ []string, _ Person) {
+	n.cv.notice(ctx, "This bridge runs without approval cards: no rules or grants apply, every request is denied.")
+}
+
+// EncodeCardRef is a card's message reference as the audit table stores
+// it, so that a restarted bridge can close the card (DecodeCardRef).
+func EncodeCardRef(ref bridges.MessageRef) string {
+	b, err := json.Marshal(ref)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// DecodeCardRef reads a reference EncodeCardRef wrote; false for none.
+func DecodeCardRef(s string) (bridges.MessageRef, bool) {
+	var ref bridges.MessageRef
+	if s == "" || json.Unmarshal([]byte(s), &ref) != nil || ref.ID == "" {
+		return bridges.MessageRef{}, false
+	}
+	return ref, true
+}
+
+// The conversation as its cards see it (bridges/cards' Host).
+
+// Limits are the conversation's platform limits.
+func (c Conv) Limits() bridges.Limits { return c.cv.limits }
+
+// MaxRunes is the longest message the platform takes, in runes.
+func (c Conv) MaxRunes() int { return c.cv.maxRunes() }
+
+// IsApprover reports whether user may decide any card of the bot (its
+// approvers and admins).
+func (c Conv) IsApprover(user string) bool { return isApprover(c.cv.bot, user) }
+
+// ScheduledRun names the schedule whose run the current turn is ("").
+func (c Conv) ScheduledRun() string { return c.cv.scheduledRun() }
+
+// StartTimer arms card id's approval timeout: when it fires, the worker
+// calls its CardSet's Expire(id). StopTimer disarms it.
+func (c Conv) StartTimer(d time.Duration, id string) { c.cv.after(d, timerApproval, id) }
+
+// StopTimer disarms card id's approval timeout.
+func (c Conv) StopTimer(id string) { c.cv.cancelTimer(timerApproval, id) }
+
+// BeginTurn starts a turn if none runs.
+func (c Conv) BeginTurn(ctx context.Context) { c.cv.beginTurn(ctx) }
+
+// CountApproval counts a card's decision in the metrics.
+func (c Conv) CountApproval(decision string) {
+	c.cv.core.opts.Metrics.Approval(c.cv.bot.Name, decision)
+}
+
+// Post posts m at once (urgent, within the channel's budget).
+func (c Conv) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
+	c.cv.budget.Take(c.cv.core.clock.Now(), c.cv.limits.EditInterval, true)
+	c.cv.observeShown(m)
+	return c.cv.post(ctx, m)
+}
+
+// EditOrPost edits ref to m at once, or posts instead where ref can no
+// longer be edited.
+func (c Conv) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
+	c.cv.budget.Take(c.cv.core.clock.Now(), c.cv.limits.EditInterval, true)
+	c.cv.observeShown(m)
+	return c.cv.editOrPost(ctx, ref, m, instead)
+}
+
+// ReplyPrivately answers the clicker of a only.
+func (c Conv) ReplyPrivately(ctx context.Context, a bridges.Action, text string) {
+	replyPrivately(ctx, c.cv.log, a, text)
+}
+
+// Record runs a store write in the conversation's order of writes,
+// logging (and, on a full disk, retrying) a failure.
+func (c Conv) Record(ctx context.Context, what string, do func(ctx context.Context) error, attrs ...any) {
+	if _, err := c.cv.writes.Record(ctx, delivery.Write{What: what, Do: do}); err != nil && !c.cv.fenced(err) {
+		c.cv.log.Error(what, append(attrs, "err", err)...)
+	}
+}
+
+// Requesters are who may decide the current turn's cards besides the
+// approvers (requesters).
+func (c Conv) Requesters() map[string]Person { return c.cv.requesters() }
+
+// Respond answers the live agent's permission request id (nothing without
+// a live agent).
+func (c Conv) Respond(ctx context.Context, id string, d streamjson.Decision) error {
+	if c.cv.sess == nil {
 		return nil
 	}
-	return h.cv.sess.Respond(ctx, id, d)
+	return c.cv.sess.Respond(ctx, id, d)
 }
 
-func (h cardHost) CanElicit() bool {
-	_, ok := h.cv.sess.(elicitationResponder)
+// CanElicit reports whether the live agent can answer elicitations.
+func (c Conv) CanElicit() bool {
+	_, ok := c.cv.sess.(elicitationResponder)
 	return ok
 }
 
-func (h cardHost) RespondElicitation(ctx context.Context, id, action string, content map[string]any) error {
-	r, ok := h.cv.sess.(elicitationResponder)
+// RespondElicitation answers the live agent's elicitation id (nothing
+// without that ability).
+func (c Conv) RespondElicitation(ctx context.Context, id, action string, content map[string]any) error {
+	r, ok := c.cv.sess.(elicitationResponder)
 	if !ok {
 		return nil
 	}
 	return r.RespondElicitation(ctx, id, action, content)
 }
 
-// BeforeCard closes the live message so the rest of the turn appears
+// RestartSoon makes a live agent process forget what it holds for its
+// session (a removed grant): it restarts it now, resuming the session,
+// or when the current turn ends (later) while a turn, a message or a
+// card is open. Nothing without a live agent.
+func (c Conv) RestartSoon(ctx context.Context) (later bool) {
+	cv := c.cv
+	switch {
+	case cv.sess == nil:
+	case cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0:
+		cv.restartAfterTurn = true
+		return true
+	default:
+		cv.restartProcess(ctx)
+	}
+	return false
+}
+
+// BeforeCard closes the turn's live message so the rest of the turn appears
 // below the card. On a quick turn its first post is not due yet: it posts
 // the text that introduces the card now, or it would show below the card.
-func (h cardHost) BeforeCard(ctx context.Context) {
-	cv := h.cv
+func (c Conv) BeforeCard(ctx context.Context) {
+	cv := c.cv
 	t := cv.turn
 	if t == nil || !t.Live.Posted && !(cv.streams() && render.HasText(t.Segs)) {
 		return
@@ -119,25 +261,32 @@ func (h cardHost) BeforeCard(ctx context.Context) {
 	t.Segs, t.Streaming, t.ToolSeg = nil, false, make(map[string]int)
 }
 
-func (h cardHost) Note(ctx context.Context, line string) {
-	h.cv.beginTurn(ctx).AddNote(line)
-	h.cv.touchLive(ctx)
+// Note adds a line to the turn's live message.
+func (c Conv) Note(ctx context.Context, line string) {
+	c.cv.beginTurn(ctx).AddNote(line)
+	c.cv.touchLive(ctx)
 }
 
-func (h cardHost) ToolWaiting(ctx context.Context, toolUseID string) {
-	if t := h.cv.turn; t != nil && t.Live.ToolWaiting(toolUseID) {
-		h.cv.touchLive(ctx)
+// ToolWaiting shows on the live message that the tool call toolUseID
+// waits for a decision.
+func (c Conv) ToolWaiting(ctx context.Context, toolUseID string) {
+	if t := c.cv.turn; t != nil && t.Live.ToolWaiting(toolUseID) {
+		c.cv.touchLive(ctx)
 	}
 }
 
-func (h cardHost) ToolDecided(ctx context.Context, toolUseID string, allowed bool) {
-	if t := h.cv.turn; t != nil && t.Live.ToolDecided(toolUseID, allowed) {
-		h.cv.touchLive(ctx)
+// ToolDecided shows on the live message that the tool call toolUseID was
+// allowed or denied.
+func (c Conv) ToolDecided(ctx context.Context, toolUseID string, allowed bool) {
+	if t := c.cv.turn; t != nil && t.Live.ToolDecided(toolUseID, allowed) {
+		c.cv.touchLive(ctx)
 	}
 }
 
-func (h cardHost) ToolInput(toolUseID string) json.RawMessage {
-	if t := h.cv.turn; t != nil {
+// ToolInput is the input of the turn's tool call toolUseID (nil if
+// unknown).
+func (c Conv) ToolInput(toolUseID string) json.RawMessage {
+	if t := c.cv.turn; t != nil {
 		if u, ok := t.Tools[toolUseID]; ok {
 			return u.Input
 		}

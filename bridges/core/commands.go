@@ -25,9 +25,6 @@ import (
 // between two workers is in resume.go), the profiles a conversation may
 // move to (!agent) and the agent's own modes and models (an ACP agent).
 
-// cmdLine is the argument words of a command, as cmdRules reads them.
-type cmdLine struct{ args []string }
-
 // ID is the store's id of the conversation.
 func (c Conv) ID() string { return c.cv.id }
 
@@ -65,10 +62,10 @@ func (c Conv) Privately(ctx context.Context, who Person, text string) {
 	c.cv.notice(ctx, render.Mention(who.Name, who.ID)+" "+text)
 }
 
-// Rules runs "!rules" with its argument words: lists the rules and
-// grants; "rm N" removes a grant (the caller checked that who is an admin).
+// Rules runs "!rules" with its argument words through the conversation's
+// cards (CardSet.Rules).
 func (c Conv) Rules(ctx context.Context, args []string, who Person) {
-	c.cv.cmdRules(ctx, cmdLine{args}, who)
+	c.cv.cards.Rules(ctx, args, who)
 }
 
 // Status is the !status text for who.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/render"
 	"github.com/agentbridge/agentbridge/config"
@@ -154,7 +153,7 @@ type conversation struct {
 	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
 	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
 	turn               *turn
-	cards              *cards.Set      // open cards
+	cards              CardSet         // open cards (CoreOptions.Cards)
 	lastAuthor         Person          // of the last person's message sent to the agent
 	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
 	stopping           bool            // !stop asked for an interrupt
@@ -204,7 +203,7 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		spared:    make(map[string]int),
 		timers:    make(map[timerKey]pendingTimer),
 	}
-	cv.cards = cards.New(cardHost{cv})
+	cv.cards = c.newCards(cv)
 	cv.writes = delivery.NewJournal(cv.log, func(d time.Duration) { cv.after(d, timerDisk, "") })
 	cv.outbox = delivery.NewOutbox(outboxHost{cv}, st, cv.writes, c.opts.OutboxBackoff)
 	cv.q = c.newQueue(cv)

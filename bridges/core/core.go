@@ -92,6 +92,11 @@ type CoreOptions struct {
 	// register, e.g. bridges/schedule's !schedule); nil: no message is a
 	// command, every one goes to the agent.
 	Commands Commands
+	// Cards makes each conversation's cards (bridges/cards' Feature): the
+	// permission, plan, question, elicitation and approval cards, the
+	// "Always allow" grants and !rules. nil fails closed: every permission
+	// request is denied with a notice, elicitations are declined.
+	Cards Cards
 	// Scheduler fires the stored schedules (bridges/schedule's Feature);
 	// without one nothing fires, and Run refuses a config that has
 	// schedules.

@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/handoff"
@@ -80,6 +81,8 @@ type setup struct {
 	// wrap, when set, makes the platform the core sees from the fake
 	// (e.g. to add an ability).
 	wrap func(*bridgetest.Platform) bridges.Platform
+	// noCards leaves CoreOptions.Cards nil (a core without cards).
+	noCards bool
 }
 
 // harness is a running core over a fake pool, an in-memory platform and a
@@ -155,11 +158,15 @@ func start(t *testing.T, s setup) *harness {
 		live = config.NewLive(cfg, time.Now())
 		src = live
 	}
+	var cs core.Cards = cards.Feature{}
+	if s.noCards {
+		cs = nil
+	}
 	sched := schedule.NewFeature(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics})
 	cr := core.NewCore(core.CoreOptions{Config: src, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
 		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
-		Scheduler: sched.Scheduler(), Commands: commands.NewTable(append([]commands.Command{handoff.Command()}, sched.Commands()...)...),
+		Scheduler: sched.Scheduler(), Cards: cs, Commands: commands.NewTable(append([]commands.Command{handoff.Command()}, sched.Commands()...)...),
 		Tools: agenttools.New(sched.Tools()...), Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
 		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics), Files: uploads.New(nil)})
 	var asPlatform bridges.Platform = plat

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/delivery"
 	"github.com/agentbridge/agentbridge/bridges/ownership"
 	"github.com/agentbridge/agentbridge/bridges/render"
@@ -213,7 +212,7 @@ func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []stor
 				return
 			}
 		}
-		if ref, ok := cards.DecodeRef(a.CardRef); ok {
+		if ref, ok := DecodeCardRef(a.CardRef); ok {
 			if p := c.platform(ref.Key.Bot); p != nil {
 				text := textcut.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 				instead := bridges.Message{Text: status, ReplyTo: ref.ID}

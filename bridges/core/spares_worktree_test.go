@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/worktree"
 	"github.com/agentbridge/agentbridge/config"
@@ -66,7 +67,7 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	sandboxes := map[string]sandbox.Sandbox{"coder": sandbox.None{}, "plain": sandbox.None{}}
 	log := slog.New(slog.DiscardHandler)
 	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log, Sandboxes: sandboxes,
-		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New()})
+		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New(), Cards: cards.Feature{}})
 	codePlat, plainPlat := bridgetest.New(defaultLimits()), bridgetest.New(defaultLimits())
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -2,7 +2,8 @@
 // bridge has: spending limits (bridges/spend), scheduling (bridges/schedule:
 // its scheduler, its !schedule command and its agent tools), the agents'
 // bridge tools (bridges/agenttools, with the features' tools registered),
-// the chat commands (bridges/commands, with the features' commands),
+// the cards with their grants (bridges/cards), the chat commands
+// (bridges/commands, with the features' commands),
 // config reloads' part of each conversation (bridges/reload), the notice
 // to people who may not talk to a bot (bridges/strangers) and people's
 // files for the agent (bridges/uploads).
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/cards"
 	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/reload"
@@ -29,8 +31,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/uploads"
 )
 
-// Core is core.NewCore(o) with o's Spend, Scheduler, Commands and Tools
-// set to the bridge's features (Commands: the chat commands, the built-in
+// Core is core.NewCore(o) with o's Spend, Scheduler, Cards, Commands and
+// Tools set to the bridge's features (Cards: bridges/cards; Commands: the chat commands, the built-in
 // ones, then extra, then scheduling's !schedule), Strangers set, Files set unless o sets
 // them (with its transcriber) and reload.New() added to its ConvFeatures,
 // made from o's Config, Store, Logger, Metrics and Clock (what those leave
@@ -49,6 +51,7 @@ func Core(o core.CoreOptions, claim func(ctx context.Context, firing string) (bo
 	sched := schedule.NewFeature(schedule.Options{Config: o.Config, Store: o.Store, Logger: o.Logger, Metrics: firings,
 		Clock: o.Clock, Claim: claim})
 	o.Scheduler = sched.Scheduler()
+	o.Cards = cards.Feature{}
 	o.Commands = commands.NewTable(slices.Concat(extra, sched.Commands())...)
 	o.Tools = agenttools.New(sched.Tools()...)
 	o.ConvFeatures = append(o.ConvFeatures, reload.New())
