@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/platformtest"
+	"github.com/agentbridge/agentbridge/bridges/kits/platformtest"
 )
 
 // The reporter reports each step once, counts failed attempts in a row

@@ -88,7 +88,7 @@ func Compare(old, new *Config) Diff {
 		add("web.users", false)
 	}
 	if !same(old.Handoff.Users, new.Handoff.Users) {
-		add("handoff.users", false) // read at each request (bridges/handoff)
+		add("handoff.users", false) // read at each request (bridges/features/handoff)
 	}
 	if !same(limitKeys(old.Limits), limitKeys(new.Limits)) {
 		add("limits", false)

@@ -65,7 +65,7 @@ func TestSchedulesParse(t *testing.T) {
 		t.Errorf("nightly = %+v", n)
 	}
 	// The channel as stored is the platform's to normalize (a WhatsApp phone
-	// number becomes a chat id: bridges/whatsapp's tests).
+	// number becomes a chat id: bridges/adapters/whatsapp's tests).
 	if p := c.Schedules[2]; p.Channel != "+15551234567" || p.Agent != "reviewer" {
 		t.Errorf("ping = %+v", p)
 	}

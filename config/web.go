@@ -204,7 +204,7 @@ func (u WebUser) MarshalJSON() ([]byte, error) {
 }
 
 // generatedWebAdmin is the user the console makes without web.users
-// (bridges/web/auth.GeneratedAdmin).
+// (bridges/adapters/web/auth.GeneratedAdmin).
 const generatedWebAdmin = "admin"
 
 // Warnings are what `bridge check-config` points out in a config that

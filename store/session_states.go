@@ -11,7 +11,7 @@ import (
 )
 
 // SessionState is an agent CLI session's files as kept in the database
-// (migration 0018): an opaque archive the caller made (bridges/replica
+// (migration 0018): an opaque archive the caller made (bridges/features/replica
 // packs the session's files, compressed), so that another replica can
 // resume the session without a shared filesystem.
 type SessionState struct {

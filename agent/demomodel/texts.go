@@ -26,7 +26,7 @@ const questionOutro = `That was a question card: your choice went back to me as 
 
 // platformSteps answers the demo question, by option label.
 var platformSteps = map[string]string{
-	"Slack": "To connect **Slack**: create an app from `bridges/slack/manifest.yaml` (Socket Mode, so no public URL), " +
+	"Slack": "To connect **Slack**: create an app from `bridges/adapters/slack/manifest.yaml` (Socket Mode, so no public URL), " +
 		"export `SLACK_BOT_TOKEN` and `SLACK_APP_TOKEN`, and add a bot with `platform: slack` to `bridge.yaml` " +
 		"(copy it from `bridge example-config`). Step by step: docs/slack.md.",
 	"Discord": "To connect **Discord**: create an application with a bot in the Discord developer portal, enable the " +

@@ -9,7 +9,7 @@ import (
 	"go.mau.fi/whatsmeow/proto/waAdv"
 	"go.mau.fi/whatsmeow/types"
 
-	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/bridges/adapters/whatsapp"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 

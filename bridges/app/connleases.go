@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/connlease"
+	"github.com/agentbridge/agentbridge/bridges/features/replica/connlease"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -20,7 +20,7 @@ type replicaConns struct {
 // leaseConnections makes the adapters whose platform allows one
 // connection per bot (bridges.ConnGated: the Discord gateway, the
 // WhatsApp linked device) hold it under a lease, so that of the replicas
-// exactly one connects and the others stand by (bridges/connlease). It
+// exactly one connects and the others stand by (bridges/features/replica/connlease). It
 // applies to platforms (by bot name, of cfg) and to the adapters the
 // set opens later (reloads). Without replicas it does nothing: one
 // bridge connects at once, as always. Call it before the core runs.

@@ -5,10 +5,10 @@ import (
 	"log/slog"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/discord"
-	"github.com/agentbridge/agentbridge/bridges/slack"
-	"github.com/agentbridge/agentbridge/bridges/web"
-	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
+	"github.com/agentbridge/agentbridge/bridges/adapters/whatsapp"
 	"github.com/agentbridge/agentbridge/config"
 )
 

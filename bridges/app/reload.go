@@ -11,11 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/reload"
-	"github.com/agentbridge/agentbridge/bridges/web"
-	"github.com/agentbridge/agentbridge/bridges/web/admin"
+	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/features/reload"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

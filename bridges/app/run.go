@@ -15,11 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
-	"github.com/agentbridge/agentbridge/bridges/handoff"
-	"github.com/agentbridge/agentbridge/bridges/sessiondir"
-	"github.com/agentbridge/agentbridge/bridges/web"
-	"github.com/agentbridge/agentbridge/bridges/worktree"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/features/handoff"
+	"github.com/agentbridge/agentbridge/bridges/features/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )

@@ -14,15 +14,15 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/access"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
 	"github.com/agentbridge/agentbridge/bridges/app/assemble"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/handoff"
-	"github.com/agentbridge/agentbridge/bridges/metrics"
-	"github.com/agentbridge/agentbridge/bridges/uploads"
-	"github.com/agentbridge/agentbridge/bridges/web"
-	"github.com/agentbridge/agentbridge/bridges/worktree"
+	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/metrics"
+	"github.com/agentbridge/agentbridge/bridges/features/handoff"
+	"github.com/agentbridge/agentbridge/bridges/features/uploads"
+	"github.com/agentbridge/agentbridge/bridges/features/worktree"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -162,7 +162,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	live := config.NewLive(cfg, time.Now()) // the one config in force; reloads replace it (reload.go)
 	r.live = live
 	// The one decision of who may act on a conversation now, shared by
-	// the console, the hand-off server and the core (bridges/access).
+	// the console, the hand-off server and the core (bridges/core/access).
 	decide := access.New(live, st)
 	r.access = decide
 	console, err := newWebConsole(cfg, st, logger, r.o.Demo, decide)

@@ -3,8 +3,8 @@ package app
 import (
 	"fmt"
 
-	"github.com/agentbridge/agentbridge/bridges/transcribe"
-	"github.com/agentbridge/agentbridge/bridges/uploads"
+	"github.com/agentbridge/agentbridge/bridges/features/transcribe"
+	"github.com/agentbridge/agentbridge/bridges/features/uploads"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
-	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -64,7 +64,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 	case streamjson.PermissionCancelled:
 		cv.cards.Close(ctx, e.RequestID, store.DecisionCancelled, "", "⏹ Withdrawn by the agent.")
 	case streamjson.Elicitation:
-		cv.cards.OnElicitation(ctx, e) // bridges/cards/elicit.go
+		cv.cards.OnElicitation(ctx, e) // bridges/features/cards/elicit.go
 	case streamjson.Lifecycle:
 		cv.onLifecycle(ctx, e)
 	case streamjson.TaskStarted:

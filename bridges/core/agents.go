@@ -14,9 +14,9 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/metrics"
-	"github.com/agentbridge/agentbridge/bridges/render"
-	"github.com/agentbridge/agentbridge/bridges/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/core/metrics"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -294,7 +294,7 @@ func NewPoolCollector(agents AgentPool, profiles []string) prometheus.Collector 
 // (DESIGN.md §2: a wrapper hides the wrapped value's optional abilities):
 // the core sets agent.Options.Prepare to PrepareSpawn for every spawn, so
 // the pool keeps its abilities (WarmPool) and a profile's warm spares
-// start in their own worktrees as conversations do. bridges/worktree implements it.
+// start in their own worktrees as conversations do. bridges/features/worktree implements it.
 type Worktrees interface {
 	// PrepareSpawn returns the options to start opts, a session of
 	// profile p, with: unchanged for a profile without worktrees. It runs

@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // This file holds the optional abilities of an agent session the core
 // uses beyond permission requests: answering MCP elicitations (their cards
-// are in bridges/cards) and listing the background tasks !status shows.
+// are in bridges/features/cards) and listing the background tasks !status shows.
 
 // elicitationResponder is the optional ability of an AgentSession
 // (*agent.Session has it) to answer an elicitation request.

@@ -8,11 +8,11 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 )
 
 // Files turns the files of a person's message into what the agent gets
-// (bridges/uploads: images as image blocks, voice notes transcribed, the
+// (bridges/features/uploads: images as image blocks, voice notes transcribed, the
 // rest saved in the session's uploads directory); set as
 // CoreOptions.Files. Its methods run on the conversation's worker.
 type Files interface {
@@ -29,7 +29,7 @@ type Files interface {
 
 // UploadsDir is the directory, inside a session's private state
 // (data_dir/sessions/<id>), where the files people send are saved for the
-// agent (bridges/uploads); the sandbox lets the agent see it at the same
+// agent (bridges/features/uploads); the sandbox lets the agent see it at the same
 // path.
 const UploadsDir = "uploads"
 

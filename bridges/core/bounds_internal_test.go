@@ -10,7 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/platformtest"
+	"github.com/agentbridge/agentbridge/bridges/kits/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -74,7 +74,7 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 	}
 }
 
-// helpOnly stands in for the chat commands (bridges/commands, which this
+// helpOnly stands in for the chat commands (bridges/features/commands, which this
 // package's own tests cannot import): "!help" is a command, handled
 // without an agent.
 type helpOnly struct{}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
 
 // TestAgentEventOverflowAnnouncedAndRecovered: when a session's event queue

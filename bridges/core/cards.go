@@ -9,20 +9,20 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
-	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/live"
-	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
+	"github.com/agentbridge/agentbridge/bridges/core/live"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// This file is the seam of the cards (bridges/cards, above the core): the
+// This file is the seam of the cards (bridges/features/cards, above the core): the
 // permission, plan, question, elicitation and approval cards of a
 // conversation, with the "Always allow" grants and !rules. CoreOptions.Cards
 // makes each worker's CardSet; the set acts on its conversation through
 // Conv, whose methods for the cards are below.
 
-// Cards makes the card set of each conversation's worker (bridges/cards).
+// Cards makes the card set of each conversation's worker (bridges/features/cards).
 type Cards interface {
 	// New is the empty card set of c's new worker (made before its first
 	// input; Conv's methods may not be called yet).
@@ -134,7 +134,7 @@ func DecodeCardRef(s string) (bridges.MessageRef, bool) {
 	return ref, true
 }
 
-// The conversation as its cards see it (bridges/cards' Host).
+// The conversation as its cards see it (bridges/features/cards' Host).
 
 // Limits are the conversation's platform limits.
 func (c Conv) Limits() bridges.Limits { return c.cv.limits }

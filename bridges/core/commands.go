@@ -12,15 +12,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// This file is what a chat command (bridges/commands, above the core)
+// This file is what a chat command (bridges/features/commands, above the core)
 // acts through: Conv's methods for the commands (!resume's exchange
 // between two workers is in resume.go), the profiles a conversation may
 // move to (!agent) and the agent's own modes and models (an ACP agent).

@@ -19,12 +19,12 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/access"
-	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
-	"github.com/agentbridge/agentbridge/bridges/connstate"
-	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/metrics"
-	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/connstate"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
+	"github.com/agentbridge/agentbridge/bridges/core/metrics"
+	"github.com/agentbridge/agentbridge/bridges/core/ownership"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/tasks"
@@ -84,49 +84,49 @@ type CoreOptions struct {
 	// agent process (see sandbox.Cgroups); nil enforces none.
 	Cgroups *sandbox.Cgroups
 	// Tools are the bridge's MCP tools for each agent process, the
-	// features' registered ones included (bridges/agenttools.New); nil
+	// features' registered ones included (bridges/features/agenttools.New); nil
 	// gives the agents no bridge tools.
 	Tools AgentTools
 	// Commands runs a person's messages that are chat commands
-	// (bridges/commands' Table: the built-in commands and those features
-	// register, e.g. bridges/schedule's !schedule); nil: no message is a
+	// (bridges/features/commands' Table: the built-in commands and those features
+	// register, e.g. bridges/features/schedule's !schedule); nil: no message is a
 	// command, every one goes to the agent.
 	Commands Commands
-	// Cards makes each conversation's cards (bridges/cards' Feature): the
+	// Cards makes each conversation's cards (bridges/features/cards' Feature): the
 	// permission, plan, question, elicitation and approval cards, the
 	// "Always allow" grants and !rules. nil fails closed: every permission
 	// request is denied with a notice, elicitations are declined.
 	Cards Cards
-	// Scheduler fires the stored schedules (bridges/schedule's Feature);
+	// Scheduler fires the stored schedules (bridges/features/schedule's Feature);
 	// without one nothing fires, and Run refuses a config that has
 	// schedules.
 	Scheduler Scheduler
-	// Spend enforces the spend limits (bridges/spend.New); Run refuses to
+	// Spend enforces the spend limits (bridges/features/spend.New); Run refuses to
 	// start without it when the config has limits: limits never silently off.
 	Spend SpendGate
 	// Worktrees, when set, gives the sessions of profiles with worktree:
-	// true a git worktree each (bridges/worktree.New), as a spawn hook; nil: every
+	// true a git worktree each (bridges/features/worktree.New), as a spawn hook; nil: every
 	// agent works in its profile's workdir.
 	Worktrees Worktrees
 	// Files turns the files of people's messages into what the agent gets
-	// (bridges/uploads.New, with the transcriber of voice notes); Run
+	// (bridges/features/uploads.New, with the transcriber of voice notes); Run
 	// refuses to start when the config has transcription and Files do not
 	// transcribe. nil: the agent gets the text of a message only.
 	Files Files
 	// Observer, when set, sees each conversation's agent events, notices
-	// and cards (bridges/handoff's attached terminals); nil: nobody.
+	// and cards (bridges/features/handoff's attached terminals); nil: nobody.
 	Observer Observer
 	// Ownership, when set, shares the conversations among replicas on one
 	// database (ownership.go); nil: this process runs them all.
 	Ownership ownership.Ownership
 	// Strangers answers a message from someone who may not talk to its
-	// bot (bridges/strangers: a private notice, at most hourly); nil: the
+	// bot (bridges/features/strangers: a private notice, at most hourly); nil: the
 	// message is only logged and counted.
 	Strangers Strangers
 	// ConvFeatures are the features with a part in each conversation's
-	// worker (bridges/reload), attached in this order (features.go).
+	// worker (bridges/features/reload), attached in this order (features.go).
 	ConvFeatures []ConvFeature
-	// Access is the bridge's one access decision (bridges/access), which
+	// Access is the bridge's one access decision (bridges/core/access), which
 	// the commands that reach other conversations (!sessions, !resume)
 	// ask; default: one over Config and Store.
 	Access *access.Authority

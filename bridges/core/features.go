@@ -18,7 +18,7 @@ import (
 )
 
 // This file is what the core offers the features above it. To change what
-// it runs while it runs (bridges/reload applies a config reload through
+// it runs while it runs (bridges/features/reload applies a config reload through
 // it): the config in force, each bot's adapter run so that it can be
 // stopped alone, the swap of the set of bots, warm spares, containment,
 // and the live conversations' workers. And a part in every conversation's
@@ -251,7 +251,7 @@ func (cv *conversation) busyWithTurn() bool {
 }
 
 // This file is how a feature above the core keeps a part of its own in
-// every conversation's worker (bridges/reload: the agent replaced after a
+// every conversation's worker (bridges/features/reload: the agent replaced after a
 // reload): ConvFeature, registered in CoreOptions.ConvFeatures, attaches a
 // ConvHook to each new worker, and acts on the conversation through Conv.
 
@@ -286,7 +286,7 @@ func (c *Core) attachHooks(cv *conversation) {
 	}
 }
 
-// Commands are the chat commands (bridges/commands' Table, with the
+// Commands are the chat commands (bridges/features/commands' Table, with the
 // commands features register), run on the conversation's worker.
 type Commands interface {
 	// Handle runs text, which person who wrote in ledger message msgID of

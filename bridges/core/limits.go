@@ -13,10 +13,10 @@ import (
 )
 
 // This file holds the limits as a conversation meets them: the bots' spend
-// limits (SpendGate, bridges/spend) before a message goes to the agent,
+// limits (SpendGate, bridges/features/spend) before a message goes to the agent,
 // and the agent's resource limits (agents.*.resources) when it hits them.
 
-// SpendGate enforces the bots' spend limits (config limits; bridges/spend
+// SpendGate enforces the bots' spend limits (config limits; bridges/features/spend
 // implements it). Its methods may block on the store; safe for concurrent use.
 type SpendGate interface {
 	// Admit decides whether ledger message msgID of user (userName) may go

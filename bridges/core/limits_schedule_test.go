@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -9,7 +9,7 @@ import (
 )
 
 // Observer sees conversations as they happen, beside their platform: the
-// terminals attached with `bridge attach` (bridges/handoff). Its methods
+// terminals attached with `bridge attach` (bridges/features/handoff). Its methods
 // are called on the conversation's worker: they must return at once
 // (hand the value on without blocking, dropping it when the reader is
 // slow) and must not call back into the core.

@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/metrics"
-	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
+	"github.com/agentbridge/agentbridge/bridges/core/metrics"
+	"github.com/agentbridge/agentbridge/bridges/core/ownership"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// outboxHost is the conversation as its outbox (bridges/delivery) sees
+// outboxHost is the conversation as its outbox (bridges/core/delivery) sees
 // it; its methods run on the worker.
 type outboxHost struct{ cv *conversation }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
 
 // TestSessionReadersHaveAnOwner: the goroutine reading a live session's

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/ownership"
-	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/core/ownership"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
@@ -24,7 +24,7 @@ import (
 // Across replicas: when another replica runs that conversation (it holds
 // its lease), the request goes to that replica and the answer comes back,
 // both through the Ownership's SessionForwarder ability
-// (bridges/ownership) (signals between replicas): the holder runs
+// (bridges/core/ownership) (signals between replicas): the holder runs
 // releaseSession on its worker, the resuming conversation adopts the
 // session when the answer comes. The store is the truth: should the
 // answer be lost, the resuming conversation looks there when it stops

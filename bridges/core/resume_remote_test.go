@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
-	"github.com/agentbridge/agentbridge/bridges/ownership"
+	"github.com/agentbridge/agentbridge/bridges/core/ownership"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
 
 // remoteOwnership runs every conversation here except those marked held

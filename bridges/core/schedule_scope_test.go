@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/store"
 )
 

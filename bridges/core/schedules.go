@@ -9,10 +9,10 @@ import (
 // This file holds the core's seams to the scheduler (Scheduler,
 // ScheduleRuns). Everything else about schedules — the !schedule command,
 // the agent's schedule tools and their approval card, the requests and
-// their texts — is the feature's, bridges/schedule, registered from above
+// their texts — is the feature's, bridges/features/schedule, registered from above
 // (CoreOptions.Commands, CoreOptions.Tools).
 
-// Scheduler fires the stored schedules (bridges/schedule implements it).
+// Scheduler fires the stored schedules (bridges/features/schedule implements it).
 // Core.Run calls Sync once before the platforms start and Run in a
 // goroutine it waits for; a config reload calls Sync and then Wake.
 type Scheduler interface {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
 
 // bashSuggestions is what the CLI suggests for a Bash command (see the

@@ -7,9 +7,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/agenttools/toolconv"
-	"github.com/agentbridge/agentbridge/bridges/delivery"
-	"github.com/agentbridge/agentbridge/bridges/render"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
 
@@ -17,7 +17,7 @@ import (
 const ToolServer = toolconv.ServerName
 
 // AgentTools are the bridge's MCP tools for the agent processes: the
-// built-in ones and the ones features register (bridges/agenttools.New).
+// built-in ones and the ones features register (bridges/features/agenttools.New).
 type AgentTools interface {
 	// Server builds the MCP server for one conversation's agent process.
 	// It must serve the tools List names, act on conv only, and may

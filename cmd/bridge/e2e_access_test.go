@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/bridges/web/webtest"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/webtest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/chromedp/chromedp"
 )

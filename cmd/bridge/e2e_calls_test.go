@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 )
 
 // slackCallsSince counts the Web API calls after the first n, by method,

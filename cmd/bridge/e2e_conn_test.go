@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
-	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 

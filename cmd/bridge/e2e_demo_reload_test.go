@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/webtest"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
-	"github.com/agentbridge/agentbridge/bridges/web/webtest"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 

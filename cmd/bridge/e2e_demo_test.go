@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/web/webtest"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/webtest"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord/discordfake"
 )
 
 // TestDiscordE2EThreadStartOutage: through the binary, Discord answers a

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 )
 
 // What the lost-response tests must not lose or double (issue 21): the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord/discordfake"
 )
 
 // wakeOutage is the outage of TestSlackE2EOutageBackWithinSeconds: long

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 )
 
 // The holder killed while it streams an answer (inside a chat.appendStream):

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/web/webtest"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/webtest"
 )
 
 // TestWebSigninNextE2E (issue 36, attack 5): through the bridge binary, a

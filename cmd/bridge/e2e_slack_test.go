@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 )
 
 const (

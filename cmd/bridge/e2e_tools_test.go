@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 )
 
 // sendFilePrompt makes the fake model call the bridge's send_file tool.

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
-	"github.com/agentbridge/agentbridge/bridges/discord/discordfake"
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
-	"github.com/agentbridge/agentbridge/bridges/transcribe/transcribetest"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord/discordfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/features/transcribe/transcribetest"
 )
 
 // sttKey is the transcription api key of the voice tests: it must never

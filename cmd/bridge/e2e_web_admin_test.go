@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/slack/slackfake"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 	"github.com/chromedp/chromedp"
 )
 

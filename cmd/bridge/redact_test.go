@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack"
 	"github.com/agentbridge/agentbridge/bridges/app"
-	"github.com/agentbridge/agentbridge/bridges/discord"
-	"github.com/agentbridge/agentbridge/bridges/slack"
 	"github.com/agentbridge/agentbridge/config"
 )
 

@@ -12,7 +12,7 @@ import (
 // HandoffAction is what a hand-off audit row records.
 type HandoffAction string
 
-// Hand-off actions (bridges/handoff).
+// Hand-off actions (bridges/features/handoff).
 const (
 	HandoffAttach  HandoffAction = "attach"  // a terminal attached to a conversation
 	HandoffDetach  HandoffAction = "detach"  // it detached

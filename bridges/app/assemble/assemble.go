@@ -1,14 +1,14 @@
 // Package assemble makes the conversation core with the features every
-// bridge has: spending limits (bridges/spend), scheduling (bridges/schedule:
+// bridge has: spending limits (bridges/features/spend), scheduling (bridges/features/schedule:
 // its scheduler, its !schedule command and its agent tools), the agents'
-// bridge tools (bridges/agenttools, with the features' tools registered),
-// the cards with their grants (bridges/cards), the chat commands
-// (bridges/commands, with the features' commands),
-// config reloads' part of each conversation (bridges/reload), the notice
-// to people who may not talk to a bot (bridges/strangers) and people's
-// files for the agent (bridges/uploads).
+// bridge tools (bridges/features/agenttools, with the features' tools registered),
+// the cards with their grants (bridges/features/cards), the chat commands
+// (bridges/features/commands, with the features' commands),
+// config reloads' part of each conversation (bridges/features/reload), the notice
+// to people who may not talk to a bot (bridges/features/strangers) and people's
+// files for the agent (bridges/features/uploads).
 // The running bridge (bridges/app) and the adapters' test kit
-// (bridges/bridgetest) both assemble their core here, so that a feature is
+// (bridges/kits/bridgetest) both assemble their core here, so that a feature is
 // wired in one place. It sits below bridges/app because the adapters'
 // own tests reach it through bridgetest, and app imports the adapters.
 package assemble
@@ -20,19 +20,19 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/agenttools"
-	"github.com/agentbridge/agentbridge/bridges/cards"
-	"github.com/agentbridge/agentbridge/bridges/commands"
 	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/reload"
-	"github.com/agentbridge/agentbridge/bridges/schedule"
-	"github.com/agentbridge/agentbridge/bridges/spend"
-	"github.com/agentbridge/agentbridge/bridges/strangers"
-	"github.com/agentbridge/agentbridge/bridges/uploads"
+	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
+	"github.com/agentbridge/agentbridge/bridges/features/cards"
+	"github.com/agentbridge/agentbridge/bridges/features/commands"
+	"github.com/agentbridge/agentbridge/bridges/features/reload"
+	"github.com/agentbridge/agentbridge/bridges/features/schedule"
+	"github.com/agentbridge/agentbridge/bridges/features/spend"
+	"github.com/agentbridge/agentbridge/bridges/features/strangers"
+	"github.com/agentbridge/agentbridge/bridges/features/uploads"
 )
 
 // Core is core.NewCore(o) with o's Spend, Scheduler, Cards, Commands and
-// Tools set to the bridge's features (Cards: bridges/cards; Commands: the chat commands, the built-in
+// Tools set to the bridge's features (Cards: bridges/features/cards; Commands: the chat commands, the built-in
 // ones, then extra, then scheduling's !schedule), Strangers set, Files set unless o sets
 // them (with its transcriber) and reload.New() added to its ConvFeatures,
 // made from o's Config, Store, Logger, Metrics and Clock (what those leave

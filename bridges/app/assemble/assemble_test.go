@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -15,10 +15,10 @@ import (
 
 // TestCoreHasTheBridgesFeatures: the core every bridge runs (assemble.Core,
 // through bridgetest.RunCore) has the features registered here: someone
-// who may not talk to the bot is told so privately (bridges/strangers),
+// who may not talk to the bot is told so privately (bridges/features/strangers),
 // and config reloads have their part in each conversation
-// (bridges/reload: !status names the config generation in force), and a
-// person's files reach bridges/uploads (a voice note without transcription
+// (bridges/features/reload: !status names the config generation in force), and a
+// person's files reach bridges/features/uploads (a voice note without transcription
 // is answered so).
 func TestCoreHasTheBridgesFeatures(t *testing.T) {
 	cfg := &config.Config{

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/web/admin"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/admin"
 	"github.com/agentbridge/agentbridge/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/discord"
-	"github.com/agentbridge/agentbridge/bridges/slack"
+	"github.com/agentbridge/agentbridge/bridges/adapters/discord"
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"

@@ -12,8 +12,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/agentbridge/agentbridge/bridges/handoff"
-	"github.com/agentbridge/agentbridge/bridges/web"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
+	"github.com/agentbridge/agentbridge/bridges/features/handoff"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 )
 

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
-	"github.com/agentbridge/agentbridge/bridges/web"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/internal/dirlock"
 )

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/bridges/web"
-	"github.com/agentbridge/agentbridge/bridges/web/auth"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web"
+	"github.com/agentbridge/agentbridge/bridges/adapters/web/auth"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 )
 

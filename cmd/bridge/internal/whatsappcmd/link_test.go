@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/adapters/whatsapp"
 	"github.com/agentbridge/agentbridge/bridges/app"
-	"github.com/agentbridge/agentbridge/bridges/connlease"
-	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/bridges/features/replica/connlease"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 	"github.com/agentbridge/agentbridge/store/pgtest"

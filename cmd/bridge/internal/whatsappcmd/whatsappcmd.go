@@ -12,9 +12,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentbridge/agentbridge/bridges/adapters/whatsapp"
 	"github.com/agentbridge/agentbridge/bridges/app"
-	"github.com/agentbridge/agentbridge/bridges/connlease"
-	"github.com/agentbridge/agentbridge/bridges/whatsapp"
+	"github.com/agentbridge/agentbridge/bridges/features/replica/connlease"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/cli"
 	"github.com/agentbridge/agentbridge/config"
 )
