@@ -237,13 +237,14 @@ func (c *Core) Run(ctx context.Context, platforms map[string]bridges.Platform) e
 	if c.opts.Ownership == nil { // replicas recover per conversation (claim)
 		work, err = c.prepareRecovery(ctx)
 	}
-	if err != nil {
-		return fmt.Errorf("run core: %w", err)
+	if err == nil && c.opts.Scheduler != nil {
+		err = c.opts.Scheduler.Sync(ctx)
 	}
-	if sc := c.opts.Scheduler; sc != nil {
-		if err := sc.Sync(ctx); err != nil {
-			return fmt.Errorf("run core: %w", err)
-		}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil // stopped while starting: not a failure
+	case err != nil:
+		return fmt.Errorf("run core: %w", err)
 	}
 	c.SetSpares(platforms)
 	defer c.stopSpares()
