@@ -142,7 +142,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 		if t.payer == "" {
 			t.payer = sm.from.ID
 		}
-		t.replyTo, t.replyUser = sm.platformID, sm.from.ID
+		t.ReplyTo, t.ReplyUser = sm.platformID, sm.from.ID
 		if cv.stopUnstarted[e.UUID] { // !stop ran before it began (commands.go StopTurn)
 			delete(cv.stopUnstarted, e.UUID)
 			if err := cv.sess.Interrupt(ctx); err != nil {
@@ -219,23 +219,23 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		return // the process exits next; its Exit re-delivers the message
 	}
 
-	cv.recoverLive(ctx)
+	cv.screen.RecoverLive(ctx, t.Turn)
 	activity, answer, text, suffix := cv.turnAnswer(t, r)
 	streamed := t.Live.Stream.S != nil
 	var streamLast []bridges.StreamChunk
 	replyInStream := false
 	if streamed {
-		streamLast, replyInStream = t.EndStream(ctx, cv.log, cv.maxRunes(), answer, suffix)
+		streamLast, replyInStream = t.EndStream(ctx, cv.log, cv.screen.MaxRunes(), answer, suffix)
 	}
 	replyInLive := t.Live.Posted && len(activity) == 0
 	switch {
 	case t.Live.Posted && !replyInLive:
-		cv.finishLive(ctx, render.Tail(render.Join(activity), cv.maxRunes()))
+		cv.finishLive(ctx, render.Tail(render.Join(activity), cv.screen.MaxRunes()))
 	case !t.Live.Posted && !streamed && len(activity) > 0 && cv.streams():
 		// A turn faster than the first live post: its activity leads the reply.
 		text = render.Join(activity) + "\n\n" + text
 	}
-	parts := render.Chunks(text, cv.maxRunes())
+	parts := render.Chunks(text, cv.screen.MaxRunes())
 	replies := make([]store.OutboxMessage, len(parts))
 	for i, c := range parts {
 		replies[i] = store.OutboxMessage{ConversationID: cv.id, Text: c}
@@ -243,10 +243,10 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	if sm, ok := cv.inflight[r.UserMessageUUID]; ok && r.UserMessageUUID != "" {
 		// The CLI names the message this turn answers (user_message_uuid):
 		// quote that one rather than the last one that started.
-		t.replyTo = sm.platformID
+		t.ReplyTo = sm.platformID
 	}
 	if len(replies) > 0 {
-		replies[0].ReplyTo = t.replyTo // the first part quotes the user's message
+		replies[0].ReplyTo = t.ReplyTo // the first part quotes the user's message
 	}
 	var rows []store.OutboxMessage
 	st, liveRef := cv.st, t.Live.Ref
@@ -263,7 +263,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 		case err != nil || len(rows) == 0:
 		case replyInLive:
 			cv.outbox.EditInstead(rows[0].ID, liveRef) // the live message becomes the reply
-			cv.liveBecomesReply(ctx, st, liveRef, rows[0].ID)
+			cv.screen.LiveBecomesReply(ctx, st, liveRef, rows[0].ID)
 		case replyInStream:
 			cv.outbox.StopStreamInstead(rows[0].ID, stream)
 		}
@@ -322,7 +322,7 @@ func (cv *conversation) turnAnswer(t *turn, r streamjson.Result) (activity []ren
 	if !quiet {
 		d := r.Duration
 		if d <= 0 {
-			d = cv.core.clock.Now().Sub(t.start)
+			d = cv.core.clock.Now().Sub(t.Start)
 		}
 		suffix = "\n\n" + render.Footer(d, r.CostUSD)
 		if r.NoCost && r.CostUSD == 0 {
@@ -348,7 +348,7 @@ func (cv *conversation) endTurn(ctx context.Context) {
 		return
 	}
 	cv.cancelTimer(timerLive, "")
-	cv.stopStream(ctx, "")
+	cv.screen.StopStream(ctx, cv.turn.Turn, "")
 	cv.forgetStream(ctx)
 	cv.cancelTimer(timerProgress, "")
 	cv.reportBounds(cv.turn)

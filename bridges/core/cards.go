@@ -140,7 +140,7 @@ func DecodeCardRef(s string) (bridges.MessageRef, bool) {
 func (c Conv) Limits() bridges.Limits { return c.cv.limits }
 
 // MaxRunes is the longest message the platform takes, in runes.
-func (c Conv) MaxRunes() int { return c.cv.maxRunes() }
+func (c Conv) MaxRunes() int { return c.cv.screen.MaxRunes() }
 
 // IsApprover reports whether user may decide any card of the bot (its
 // approvers and admins).
@@ -166,17 +166,17 @@ func (c Conv) CountApproval(decision string) {
 
 // Post posts m at once (urgent, within the channel's budget).
 func (c Conv) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
-	c.cv.budget.Take(c.cv.core.clock.Now(), c.cv.limits.EditInterval, true)
+	c.cv.screen.Take(true)
 	c.cv.observeShown(m)
-	return c.cv.post(ctx, m)
+	return c.cv.screen.Post(ctx, m)
 }
 
 // EditOrPost edits ref to m at once, or posts instead where ref can no
 // longer be edited.
 func (c Conv) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	c.cv.budget.Take(c.cv.core.clock.Now(), c.cv.limits.EditInterval, true)
+	c.cv.screen.Take(true)
 	c.cv.observeShown(m)
-	return c.cv.editOrPost(ctx, ref, m, instead)
+	return c.cv.screen.EditOrPost(ctx, ref, m, instead)
 }
 
 // ReplyPrivately answers the clicker of a only.
@@ -247,13 +247,13 @@ func (c Conv) BeforeCard(ctx context.Context) {
 	if t == nil || !t.Live.Posted && !(cv.streams() && render.HasText(t.Segs)) {
 		return
 	}
-	text := render.Tail(render.Join(t.Segs), cv.maxRunes())
+	text := render.Tail(render.Join(t.Segs), cv.screen.MaxRunes())
 	if t.Live.Posted {
 		cv.finishLive(ctx, text)
 	} else if text != "" {
 		cv.cancelTimer(timerLive, "")
-		cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-		if _, err := cv.post(ctx, bridges.Message{Text: text, ReplyTo: t.replyTo}); err != nil {
+		cv.screen.Take(true)
+		if _, err := cv.screen.Post(ctx, bridges.Message{Text: text, ReplyTo: t.ReplyTo}); err != nil {
 			cv.log.Warn("post the text before a card", "err", err)
 		}
 	}

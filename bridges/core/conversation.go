@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/screen"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/queue"
@@ -120,20 +121,18 @@ func (m sentMsg) scheduledRun(s Scheduler) string {
 
 // conversation is the state of one conversation, owned by its worker.
 type conversation struct {
-	core *Core
-	key  bridges.ConversationKey
-	id   string // store conversation id
-	// streamRec is the message of this worker's stream recorded in the
-	// store (cutstream.go); "" when none.
-	streamRec string
-	bot       *config.Bot
-	profile   *profile.Agent
-	platform  bridges.Platform
-	limits    bridges.Limits
-	budget    *delivery.Budget
-	log       *slog.Logger
-	q         *queue.Queue[input]
-	rescan    atomic.Bool // a message was accepted while the queue was full
+	core     *Core
+	key      bridges.ConversationKey
+	id       string // store conversation id
+	bot      *config.Bot
+	profile  *profile.Agent
+	platform bridges.Platform
+	limits   bridges.Limits
+	budget   *delivery.Budget
+	screen   *screen.Screen // shows the running turn on platform
+	log      *slog.Logger
+	q        *queue.Queue[input]
+	rescan   atomic.Bool // a message was accepted while the queue was full
 	// st is the store the worker writes (and reads) its conversation
 	// through: fenced by its tenure's lease with replicas (ownership.go),
 	// the core's store otherwise. token is that lease's fencing token
@@ -158,7 +157,6 @@ type conversation struct {
 	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
 	stopping           bool            // !stop asked for an interrupt
 	stopUnstarted      map[string]bool // uuids sent but not begun when !stop ran: each is interrupted as it begins
-	statusShown        bool            // the working indicator is on (see turn.go)
 	resuming           bool            // !resume waits for the session's conversation: send nothing meanwhile
 	awaitedSession     string          // !resume waits for another replica's answer about this session (resume.go)
 	restartAfterTurn   bool            // a setting needs a new process once the turn ends
@@ -203,6 +201,8 @@ func newConversation(c *Core, row store.Conversation, bot *config.Bot, profile *
 		spared:    make(map[string]int),
 		timers:    make(map[timerKey]pendingTimer),
 	}
+	cv.screen = screen.New(screen.Config{Worker: screenWorker{cv}, Platform: p, Key: key, ID: row.ID,
+		Limits: lim, Budget: cv.budget, Store: st, Now: c.clock.Now, Log: cv.log})
 	cv.cards = c.newCards(cv)
 	cv.writes = delivery.NewJournal(cv.log, func(d time.Duration) { cv.after(d, timerDisk, "") })
 	cv.outbox = delivery.NewOutbox(outboxHost{cv}, st, cv.writes, c.opts.OutboxBackoff)
@@ -242,7 +242,9 @@ func (cv *conversation) handle(ctx context.Context, in input) {
 	case inTimer:
 		cv.onTimer(ctx, v)
 	case inOutbox:
-		cv.closeCutStream(ctx) // a stream a cut turn left open (cutstream.go)
+		if reply, into := cv.screen.CloseCutStream(ctx); reply != "" { // a stream a cut turn left open
+			cv.outbox.EditInstead(reply, into) // it was being edited into that reply: the outbox edits it (again)
+		}
 		cv.outbox.Recover(ctx) // replies left by a previous run or holder (recovery)
 		if cv.turn == nil {
 			cv.forgetStream(ctx) // a live message the recovered reply was edited into

@@ -376,6 +376,7 @@ func (c Conv) Refresh(cfg *config.Config) {
 	}
 	if p := cv.core.platform(cv.key.Bot); p != nil && p != cv.platform {
 		cv.platform = p
+		cv.screen.SetPlatform(p)
 	}
 	if p := cfg.Agents[cv.profile.Name]; p != nil {
 		cv.profile = p

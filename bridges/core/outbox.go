@@ -76,7 +76,7 @@ func (c *Core) WakeWaiting(bot string) {
 }
 
 func (h outboxHost) TakeUrgent() {
-	h.cv.budget.Take(h.cv.core.clock.Now(), h.cv.limits.EditInterval, true)
+	h.cv.screen.Take(true)
 }
 
 func (h outboxHost) PostNotice(ctx context.Context, text string) error {
@@ -84,7 +84,7 @@ func (h outboxHost) PostNotice(ctx context.Context, text string) error {
 }
 
 func (h outboxHost) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
-	return h.cv.editOrPost(ctx, ref, m, instead)
+	return h.cv.screen.EditOrPost(ctx, ref, m, instead)
 }
 
 // OutboxSummary returns, per bot, the final replies waiting to be posted

@@ -81,10 +81,12 @@ func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
 // interruptTurn ends a turn cut short by the process ending: the live
 // message keeps what it showed, marked as interrupted.
 func (cv *conversation) interruptTurn(ctx context.Context) {
-	if t := cv.turn; t != nil && t.Live.Posted {
-		cv.finishLive(ctx, render.Tail(render.Join(t.Segs)+"\n\n_(interrupted)_", cv.maxRunes()))
+	if t := cv.turn; t != nil {
+		if t.Live.Posted {
+			cv.finishLive(ctx, render.Tail(render.Join(t.Segs)+"\n\n_(interrupted)_", cv.screen.MaxRunes()))
+		}
+		cv.screen.StopStream(ctx, t.Turn, "\n\n_(interrupted)_")
 	}
-	cv.stopStream(ctx, "\n\n_(interrupted)_")
 	cv.endTurn(ctx)
 }
 

@@ -7,44 +7,32 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/live"
-	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/screen"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
 // turn is what the worker knows about the running turn: who started it
-// and, in live.Turn, what it has shown so far.
+// and, in live.Turn, what it has shown so far (shown by the conversation's
+// screen.Screen).
 type turn struct {
 	*live.Turn
-	start      time.Time
-	requesters map[string]Person  // who may decide its cards besides approvers (sentMsg.deciders of its messages)
-	fromLedger bool               // a ledger message started it (else the agent did, e.g. after a background task)
-	scheduled  string             // the schedule whose firing it handles, for its cards ("" if none)
-	payer      string             // user id of the first of them: the turn's cost counts for them (limits)
-	replyTo    string             // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
-	replyUser  string             // author of that message
-	progress   bridges.MessageRef // the turn's progress line (stream.go); ID "" = none yet
+	requesters map[string]Person // who may decide its cards besides approvers (sentMsg.deciders of its messages)
+	fromLedger bool              // a ledger message started it (else the agent did, e.g. after a background task)
+	scheduled  string            // the schedule whose firing it handles, for its cards ("" if none)
+	payer      string            // user id of the first of them: the turn's cost counts for them (limits)
 }
 
 func newTurn(now time.Time) *turn {
-	return &turn{Turn: live.NewTurn(), start: now, requesters: make(map[string]Person)}
+	return &turn{Turn: live.NewTurn(now), requesters: make(map[string]Person)}
 }
 
-// streams reports whether this conversation shows a turn while it runs: the
-// platform can edit (Editor) and wants no whole answers, and the bot is not
-// quiet.
-func (cv *conversation) streams() bool {
-	_, edits := cv.platform.(bridges.Editor)
-	return edits && !cv.limits.WholeAnswers && verbosity(cv.bot) != config.VerbosityQuiet
-}
+// quiet reports whether the bot is quiet (config verbosity).
+func (cv *conversation) quiet() bool { return verbosity(cv.bot) == config.VerbosityQuiet }
 
-// maxRunes is the platform's message limit.
-func (cv *conversation) maxRunes() int {
-	if cv.limits.MaxMessageRunes > 0 {
-		return cv.limits.MaxMessageRunes
-	}
-	return render.DefaultMaxRunes
-}
+// streams reports whether this conversation shows a turn while it runs
+// (screen.Screen.Streams).
+func (cv *conversation) streams() bool { return cv.screen.Streams(cv.quiet()) }
 
 // touchLive notes new turn content and shows it when the channel's budget
 // allows: the first post waits one edit interval (fast answers then need a
@@ -58,109 +46,43 @@ func (cv *conversation) touchLive(ctx context.Context) {
 	if cv.hasTimer(timerLive, "") {
 		return
 	}
-	if !t.Live.Posted {
-		if wait := t.start.Add(cv.limits.EditInterval).Sub(cv.core.clock.Now()); wait > 0 {
-			cv.after(wait, timerLive, "")
-			return
-		}
+	if wait := cv.screen.FirstWait(t.Turn); wait > 0 {
+		cv.after(wait, timerLive, "")
+		return
 	}
 	cv.flushLive(ctx)
 }
 
-// flushLive posts or edits the live message if the budget allows, else
-// schedules itself for when it will.
+// flushLive shows the turn's news if the budget allows, else schedules
+// itself for when it will.
 func (cv *conversation) flushLive(ctx context.Context) {
-	t := cv.turn
-	if t == nil || !t.Live.Dirty {
-		return
-	}
-	if wait := cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, false); wait > 0 {
-		cv.after(wait, timerLive, "")
-		return
-	}
-	t.Live.Dirty = false
-	if cv.streamLive(ctx) {
-		return
-	}
-	text := render.Tail(render.Join(t.Segs)+" …", cv.maxRunes())
-	if text == t.Live.Shown {
-		return
-	}
-	if !t.Live.Posted {
-		if !cv.postLive(ctx, text) {
-			return
+	if t := cv.turn; t != nil {
+		if wait := cv.screen.Flush(ctx, t.Turn); wait > 0 {
+			cv.after(wait, timerLive, "")
 		}
-	} else {
-		// Past Limits.EditMaxAge the turn continues in a new message.
-		ref, err := cv.editOrPost(ctx, t.Live.Ref, bridges.Message{Text: text}, bridges.Message{Text: text})
-		if err != nil {
-			cv.log.Warn("edit live message", "err", err)
-			return
-		}
-		if ref.ID != t.Live.Ref.ID && cv.keysLive() {
-			cv.recordStream(ctx, ref)
-		}
-		t.Live.Ref = ref
-	}
-	t.Live.Shown = text
-}
-
-// postLive creates the turn's live message showing text, under the turn's
-// key where the platform keys live messages (cutstream.go). It reports
-// whether the message exists now.
-func (cv *conversation) postLive(ctx context.Context, text string) bool {
-	t := cv.turn
-	m := bridges.Message{Text: text, ReplyTo: t.replyTo}
-	keyed := cv.keysLive() && t.replyTo != ""
-	if keyed {
-		m.Idem, m.Live = "live:"+cv.id+":"+t.replyTo, true // the turn's key
-	}
-	ref, err := cv.post(ctx, m)
-	if err != nil {
-		cv.log.Warn("post live message", "err", err)
-		t.Live.Unsure = keyed && !bridges.IsPermanent(err)
-		return false
-	}
-	t.Live.Ref, t.Live.Posted, t.Live.Unsure = ref, true, false
-	if keyed {
-		cv.recordStream(ctx, ref)
-	}
-	return true
-}
-
-// recoverLive is the turn's end after a keyed live create that may have
-// reached the platform (Msg.Unsure): the key is tried once more, so that a
-// message the platform stored is found (Discord returns it for its nonce)
-// and becomes the answer, instead of staying half-written beside it.
-func (cv *conversation) recoverLive(ctx context.Context) {
-	t := cv.turn
-	if t == nil || t.Live.Posted || !t.Live.Unsure || t.Live.Stream.S != nil || !cv.mayPost() {
-		return
-	}
-	t.Live.Unsure = false
-	text := render.Tail(render.Join(t.Segs)+" …", cv.maxRunes())
-	if cv.postLive(ctx, text) {
-		t.Live.Shown = text
-		cv.log.Info("live message found again by its key after a lost answer", "msg_id", t.Live.Ref.ID)
 	}
 }
 
-// finishLive gives the live message its final text (urgent: it goes ahead of
-// other streaming edits in the channel).
+// finishLive gives the live message its final text.
 func (cv *conversation) finishLive(ctx context.Context, text string) {
-	t := cv.turn
 	cv.cancelTimer(timerLive, "")
-	if t == nil || !t.Live.Posted || text == "" || text == t.Live.Shown {
-		return
+	if t := cv.turn; t != nil {
+		cv.screen.FinishLive(ctx, t.Turn, text)
 	}
-	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
-	ref, err := cv.editOrPost(ctx, t.Live.Ref, bridges.Message{Text: text}, bridges.Message{Text: text})
-	if err != nil {
-		cv.log.Warn("finish live message", "err", err)
-		return
-	}
-	t.Live.Ref, t.Live.Shown = ref, text
 }
+
+// forgetStream drops the store's record of the ended turn's stream, unless
+// the outbox still has to stop it with the reply.
+func (cv *conversation) forgetStream(ctx context.Context) {
+	cv.screen.ForgetStream(ctx, cv.outbox.Retrying())
+}
+
+// screenWorker is the conversation as its screen sees it.
+type screenWorker struct{ cv *conversation }
+
+func (w screenWorker) MayPost() bool         { return w.cv.mayPost() }
+func (w screenWorker) PlatformBack()         { w.cv.core.platformBack(w.cv.bot.Name) }
+func (w screenWorker) Fenced(err error) bool { return w.cv.fenced(err) }
 
 // notice posts a short message from the bridge itself (not via the outbox:
 // notices are informational and not retried).
@@ -173,15 +95,10 @@ func (cv *conversation) notice(ctx context.Context, text string) {
 // postNotice is notice that returns the error instead of logging it.
 func (cv *conversation) postNotice(ctx context.Context, text string) error {
 	if !cv.mayPost() {
-		return errTenureOver
+		return screen.ErrTenureOver
 	}
-	cv.budget.Take(cv.core.clock.Now(), cv.limits.EditInterval, true)
 	cv.observeShown(bridges.Message{Text: text})
-	_, err := cv.platform.Post(ctx, cv.key, bridges.Message{Text: text})
-	if err == nil {
-		cv.core.platformBack(cv.bot.Name)
-	}
-	return err
+	return cv.screen.PostNotice(ctx, text)
 }
 
 // In-memory state that grows with traffic is bounded. Each bound is applied
@@ -234,51 +151,69 @@ func (cv *conversation) onEventsDropped(ctx context.Context, e streamjson.Events
 	cv.notice(ctx, "⚠️ The bridge fell too far behind the agent's output, so it stopped the agent.")
 }
 
-// This file holds how the core spares platform calls beside the
-// per-channel budget of posts and edits (delivery.Budget): the working
-// indicator shown only once a turn runs long.
+// The working indicator and progress lines (screen.Screen) wait on the
+// worker's timers.
 
-// The working indicator (Typer: Slack's thread status or reaction,
-// Discord's typing, WhatsApp's composing) costs platform calls, so a turn
-// shows it only once it has run for config status_delay without ending:
-// a turn that answers sooner costs exactly its reply. Where it is free
-// (Limits.FreeTyping: the web console) it is shown at once. The indicator is
-// cleared when the turn ends, after its reply is posted, so that an
-// adapter whose post already clears it (Slack's thread status) needs no
-// call of its own (see Typer).
-
-// scheduleStatus arms the indicator for a turn that just began.
+// scheduleStatus arms the working indicator for a turn that just began.
 func (cv *conversation) scheduleStatus(ctx context.Context) {
-	if _, ok := cv.platform.(bridges.Typer); !ok || cv.statusShown {
-		return
+	wait, ok := cv.screen.StatusWait(cv.core.cfg().StatusDelay)
+	switch {
+	case !ok:
+	case wait > 0:
+		cv.after(wait, timerStatus, "")
+	default:
+		cv.showStatus(ctx)
 	}
-	if d := cv.core.cfg().StatusDelay; d > 0 && !cv.limits.FreeTyping {
-		cv.after(d, timerStatus, "")
-		return
-	}
-	cv.showStatus(ctx)
 }
 
 // showStatus turns the indicator on if a turn is still running.
 func (cv *conversation) showStatus(ctx context.Context) {
-	ty, ok := cv.platform.(bridges.Typer)
-	if !ok || cv.turn == nil || cv.statusShown || !cv.mayPost() {
-		return
-	}
-	cv.statusShown = true
-	if err := ty.SetTyping(ctx, cv.key, true); err != nil {
-		cv.log.Debug("show working indicator", "err", err)
+	if cv.turn != nil {
+		cv.screen.ShowStatus(ctx)
 	}
 }
 
 // clearStatus cancels a pending indicator and turns a shown one off.
 func (cv *conversation) clearStatus(ctx context.Context) {
 	cv.cancelTimer(timerStatus, "")
-	if !cv.statusShown {
+	cv.screen.ClearStatus(ctx)
+}
+
+// armProgress schedules the turn's next progress line.
+func (cv *conversation) armProgress() {
+	if d := cv.screen.ProgressEvery(cv.quiet()); d > 0 {
+		cv.after(d, timerProgress, "")
+	}
+}
+
+// progressLine shows how long the running turn has taken, then schedules
+// the next line. While a card waits for someone nothing is shown: the
+// card says what the turn waits for.
+func (cv *conversation) progressLine(ctx context.Context) {
+	t := cv.turn
+	if t == nil {
 		return
 	}
-	cv.statusShown = false
-	if err := cv.platform.(bridges.Typer).SetTyping(ctx, cv.key, false); err != nil {
-		cv.log.Debug("clear working indicator", "err", err)
+	defer cv.armProgress()
+	if cv.cards.Len() == 0 {
+		cv.screen.ShowProgress(ctx, t.Turn, cv.quiet())
 	}
+}
+
+// notePlanTool updates the conversation's plan with a tool call (or, with
+// r, its result) and, when it changed, has the turn's stream show it
+// (render.Plan).
+func (cv *conversation) notePlanTool(ctx context.Context, u streamjson.ToolUse, r *streamjson.ToolResult) {
+	changed := false
+	if r == nil {
+		changed = cv.plan.OnToolUse(u)
+	} else {
+		changed = cv.plan.OnResult(u, *r)
+	}
+	if !changed || cv.turn == nil {
+		return
+	}
+	cv.turn.Live.Stream.Plan = cv.plan.Snapshot()
+	cv.turn.Live.Dirty = true
+	cv.touchLive(ctx)
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -11,7 +12,7 @@ import (
 // opens (the first edit interval) is shown in its final state once it
 // does, not as running for good.
 func TestToolDoneBeforeStreamOpens(t *testing.T) {
-	tr := NewTurn()
+	tr := NewTurn(time.Time{})
 	tr.AddTool(streamjson.ToolUse{ID: "ok", Name: "Read"}, "› `Read: notes.txt`")
 	tr.AddTool(streamjson.ToolUse{ID: "bad", Name: "Read"}, "› `Read: missing.txt`")
 	tr.AddTool(streamjson.ToolUse{ID: "run", Name: "Bash"}, "› `Bash: make`")

@@ -10,6 +10,7 @@ package live
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -33,6 +34,10 @@ const (
 // Turn is what a running turn has shown and will show. It is owned by the
 // conversation's worker: not safe for concurrent use.
 type Turn struct {
+	Start     time.Time          // when the turn began (the first live post waits an edit interval from it)
+	ReplyTo   string             // Inbound.MsgID of the latest message the turn handles (Message.ReplyTo)
+	ReplyUser string             // author of that message
+	Progress  bridges.MessageRef // the turn's progress line; ID "" = none yet
 	Segs      []render.Segment
 	Streaming bool                          // the last segment is text receiving deltas
 	Tools     map[string]streamjson.ToolUse // tool calls of the turn by id
@@ -46,9 +51,10 @@ type Turn struct {
 	ForgotTools int      // tool calls forgotten beyond MaxTools
 }
 
-// NewTurn is a turn that has shown nothing yet.
-func NewTurn() *Turn {
+// NewTurn is a turn begun at start that has shown nothing yet.
+func NewTurn(start time.Time) *Turn {
 	return &Turn{
+		Start:   start,
 		Tools:   make(map[string]streamjson.ToolUse),
 		ToolSeg: make(map[string]int),
 	}

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 )
 
 func TestTurnFinal(t *testing.T) {
-	tr := NewTurn()
+	tr := NewTurn(time.Time{})
 	tr.AddDelta("Let me ")
 	tr.AddDelta("check.")
 	tr.AddText("Let me check.")
@@ -30,7 +31,7 @@ func TestTurnFinal(t *testing.T) {
 // MaxActivity keeps at most that much, drops its oldest lines first,
 // keeps the tool-line index right, and counts what it dropped.
 func TestTurnActivityBounded(t *testing.T) {
-	tr := NewTurn()
+	tr := NewTurn(time.Time{})
 	var last string
 	total := 0
 	for i := 0; total < 4*MaxActivity; i++ {
@@ -82,7 +83,7 @@ func activityBytes(t *Turn) int {
 
 // TestTurnToolsBounded: a turn remembers its last MaxTools tool calls.
 func TestTurnToolsBounded(t *testing.T) {
-	tr := NewTurn()
+	tr := NewTurn(time.Time{})
 	const calls = MaxTools + 100
 	for i := range calls {
 		tr.AddTool(streamjson.ToolUse{ID: fmt.Sprint("t", i), Name: "ExitPlanMode"}, "")
