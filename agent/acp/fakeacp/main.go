@@ -31,13 +31,14 @@
 // Sessions are kept in $HOME/.fakeacp/ID.json; session/load replays their
 // history as user and agent message chunks (FAKEACP_NO_LOAD=1 hides
 // loadSession; FAKEACP_LATE_REPLAY=1 replays the history after answering
-// session/load, slowly, as Gemini CLI does). Every line read is appended to $FAKEACP_LOG, if set. A
+// session/load, in one burst, as Gemini CLI does). Every line read is appended to $FAKEACP_LOG, if set. A
 // prompt that arrives while another runs is an error (the protocol allows
 // one at a time).
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -145,6 +146,19 @@ func (a *agent) send(v any) {
 	_ = a.out.Encode(v)
 }
 
+// burst sends what f sends in one write to stdout.
+func (a *agent) burst(f func()) {
+	var buf bytes.Buffer
+	a.mu.Lock()
+	a.out = json.NewEncoder(&buf)
+	a.mu.Unlock()
+	f()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.out = json.NewEncoder(os.Stdout)
+	_, _ = os.Stdout.Write(buf.Bytes())
+}
+
 func (a *agent) reply(id json.RawMessage, result any) {
 	a.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }
@@ -214,15 +228,19 @@ func (a *agent) dispatch(m msg) {
 				if i < len(s.Replies) {
 					a.chunk(s.ID, s.Replies[i])
 				}
-				if os.Getenv("FAKEACP_LATE_REPLAY") != "" {
-					time.Sleep(20 * time.Millisecond)
-				}
 			}
 		}
 		a.sessions[s.ID] = s
-		if os.Getenv("FAKEACP_LATE_REPLAY") != "" { // like Gemini CLI: the answer first, the replay after it
-			a.reply(m.ID, choices(s, map[string]any{}))
-			replay()
+		if os.Getenv("FAKEACP_LATE_REPLAY") != "" {
+			// Like Gemini CLI: the answer first, the replay right after it,
+			// in one write — as the real agent streams it in one burst.
+			// (Written one line at a time, a busy machine could pause
+			// this process between lines for longer than the client's
+			// quiet period, which no agent does on purpose.)
+			a.burst(func() {
+				a.reply(m.ID, choices(s, map[string]any{}))
+				replay()
+			})
 			return
 		}
 		replay()
