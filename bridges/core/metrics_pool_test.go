@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/agentbridge/agentbridge/agent/pool"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
 
@@ -26,7 +26,7 @@ func TestPoolCollector(t *testing.T) {
 	wp := &warmFakePool{FakePool: bridgetest.NewFakePool(nil)}
 	defer wp.Close()
 	wp.setStatus(pool.SpareStatus{Want: 2, Ready: 1, Starting: 1, Failures: 3})
-	c := core.NewPoolCollector(countedPool{wp, 5}, []string{"coder"})
+	c := agents.NewPoolCollector(countedPool{wp, 5}, []string{"coder"})
 	want := `
 # HELP agentbridge_agents Agent processes the pool holds (live, starting or stopping), warm spares included.
 # TYPE agentbridge_agents gauge
@@ -46,7 +46,7 @@ agentbridge_warm_spares{profile="coder",state="target"} 2
 
 	plain := bridgetest.NewFakePool(nil)
 	defer plain.Close()
-	if n := testutil.CollectAndCount(core.NewPoolCollector(plain, []string{"coder"})); n != 0 {
+	if n := testutil.CollectAndCount(agents.NewPoolCollector(plain, []string{"coder"})); n != 0 {
 		t.Errorf("a pool without spares or a count reported %d metrics, want 0", n)
 	}
 }

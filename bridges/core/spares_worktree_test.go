@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/bridges/features/worktree"
@@ -66,8 +67,8 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	defer pool.Close()
 	sandboxes := map[string]sandbox.Sandbox{"coder": sandbox.None{}, "plain": sandbox.None{}}
 	log := slog.New(slog.DiscardHandler)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log, Sandboxes: sandboxes,
-		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New(), Cards: cards.Feature{}})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log,
+		Spawner: agents.Spawner{Containment: agents.Containment{Sandboxes: sandboxes}, Worktrees: worktree.New(cfg, sandboxes, log)}, Tools: agenttools.New(), Cards: cards.Feature{}})
 	codePlat, plainPlat := bridgetest.New(defaultLimits()), bridgetest.New(defaultLimits())
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
