@@ -36,7 +36,7 @@ type worktreeHook struct {
 var _ agents.Worktrees = worktreeHook{}
 
 // New returns the worktrees of cfg's profiles; sandboxes are the
-// profiles' sandboxes (core.CoreOptions.Sandboxes), where the bridge's git on
+// profiles' sandboxes (the core's agents.Spawner), where the bridge's git on
 // a worktree runs. It warns about profiles that use worktrees unsandboxed.
 func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Logger) agents.Worktrees {
 	if log == nil {
@@ -181,7 +181,7 @@ func droppedSpare(dataDir, id string, mod time.Time) bool {
 // pass): the agents of those sessions are gone.
 //
 // Git runs in each profile's sandbox, from sandboxes (the map given to
-// core.CoreOptions.Sandboxes); a profile whose sandbox is missing keeps its
+// the core's agents.Spawner); a profile whose sandbox is missing keeps its
 // worktrees (logged).
 func Prune(ctx context.Context, st *store.Store, cfg *config.Config, sandboxes map[string]sandbox.Sandbox,
 	before time.Time, logger *slog.Logger) (int, error) {

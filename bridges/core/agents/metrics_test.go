@@ -1,4 +1,4 @@
-package core_test
+package agents_test
 
 import (
 	"strings"
@@ -8,23 +8,13 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
-	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
-
-// countedPool is a warm pool that counts its processes.
-type countedPool struct {
-	*warmFakePool
-	n int
-}
-
-func (p countedPool) Len() int { return p.n }
 
 // TestPoolCollector: /metrics shows the pool's processes and, per profile,
 // the warm spares ready, starting and wanted and the consecutive failures; a pool
 // without spares or a count shows neither.
 func TestPoolCollector(t *testing.T) {
-	wp := &warmFakePool{FakePool: bridgetest.NewFakePool(nil)}
-	defer wp.Close()
+	wp := &warmPool{}
 	wp.setStatus(pool.SpareStatus{Want: 2, Ready: 1, Starting: 1, Failures: 3})
 	c := agents.NewPoolCollector(countedPool{wp, 5}, []string{"coder"})
 	want := `
@@ -44,9 +34,7 @@ agentbridge_warm_spares{profile="coder",state="target"} 2
 		t.Error(err)
 	}
 
-	plain := bridgetest.NewFakePool(nil)
-	defer plain.Close()
-	if n := testutil.CollectAndCount(agents.NewPoolCollector(plain, []string{"coder"})); n != 0 {
+	if n := testutil.CollectAndCount(agents.NewPoolCollector(plainPool{}, []string{"coder"})); n != 0 {
 		t.Errorf("a pool without spares or a count reported %d metrics, want 0", n)
 	}
 }
