@@ -29,7 +29,7 @@ import (
 // TestWarmSparesWithWorktreeProfile: worktree: true on one profile leaves
 // warm spares on for that profile and for the other profiles of the same
 // bridge (the worktree is a spawn hook, not a wrapper that hides the
-// pool's WarmPool ability): the core keeps both profiles' spares, new
+// pool's agents.WarmPool ability): the core keeps both profiles' spares, new
 // conversations of both ask the pool for a new session that a spare may
 // serve, the plain profile's conversation takes its spare, and the
 // worktree profile's agent starts in its session's worktree, as does a
