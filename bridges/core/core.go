@@ -155,7 +155,7 @@ type Core struct {
 	states    *connstate.Board                   // connection state per bot
 	workers   sync.WaitGroup                     // conversation queues and their helpers
 	bots      botRuns                            // each bot's adapter run, stoppable alone (features.go)
-	contain   atomic.Pointer[agents.Containment] // set by SetContainment; nil: CoreOptions' (containment)
+	contain   atomic.Pointer[agents.Containment] // set by SetContainment; nil: CoreOptions.Spawner's (spawner)
 	readers   tasks.Group                        // readers of agent sessions' events (WaitSessionReaders)
 	draining  atomic.Bool                        // a graceful stop: no new messages to agents (ownership.go: Drain)
 }
