@@ -16,7 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
@@ -63,10 +63,10 @@ func newContainment(reg prometheus.Registerer, logger *slog.Logger) *containment
 
 // build returns the sandboxes and networks of cfg's profiles. Nothing
 // changes when it fails (a reload is then refused).
-func (c *containment) build(ctx context.Context, cfg *config.Config) (core.Containment, error) {
+func (c *containment) build(ctx context.Context, cfg *config.Config) (agents.Containment, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := core.Containment{Sandboxes: map[string]sandbox.Sandbox{}, Networks: map[string]agent.Network{}}
+	out := agents.Containment{Sandboxes: map[string]sandbox.Sandbox{}, Networks: map[string]agent.Network{}}
 	built := map[string]builtProfile{}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		a := cfg.Agents[name]
@@ -74,7 +74,7 @@ func (c *containment) build(ctx context.Context, cfg *config.Config) (core.Conta
 		if !ok || b.sandbox != a.Sandbox || !reflect.DeepEqual(b.network, a.Network) || b.model != a.Env["ANTHROPIC_BASE_URL"] {
 			var err error
 			if b, err = c.buildProfile(ctx, a); err != nil {
-				return core.Containment{}, err
+				return agents.Containment{}, err
 			}
 		}
 		built[name] = b

@@ -15,6 +15,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/adapters/web/admin"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/features/reload"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
@@ -102,7 +103,7 @@ func (r *reloader) reload(ctx context.Context, trigger string, force bool) error
 		return r.refuse(ctx, trigger, ps)
 	}
 	// Everything that can fail comes before the new config is made current.
-	var confined *core.Containment
+	var confined *agents.Containment
 	if len(d.Containment) > 0 {
 		ct, err := r.contain.build(ctx, cfg)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/app/healthz"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
 	"github.com/agentbridge/agentbridge/bridges/features/handoff"
 	"github.com/agentbridge/agentbridge/bridges/features/uploads"
@@ -62,7 +63,7 @@ type bridgeRun struct {
 	gatherer  *prometheus.Registry
 	reg       prometheus.Registerer // containAgents
 	contain   *containment
-	confined  core.Containment
+	confined  agents.Containment
 	cgroups   *sandbox.Cgroups
 	limits    map[string]string
 	console   *web.Console // buildCore; nil without a web bot
@@ -186,8 +187,8 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	})
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	agents := core.NewAgentPool(pool)
-	reg.MustRegister(core.NewPoolCollector(agents, slices.Sorted(maps.Keys(cfg.Agents))))
+	agentPool := agents.NewPool(pool)
+	reg.MustRegister(agents.NewPoolCollector(agentPool, slices.Sorted(maps.Keys(cfg.Agents))))
 	healthz.RegisterStorageMetrics(reg, st.WriteHealth)
 	counters := metrics.New(reg)
 	stt, err := transcriber(cfg.Transcription)
@@ -199,10 +200,9 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	// (bridges/app/assemble), worktrees, transcription and hand-off (its
 	// terminals' hub and its !handoff command) here.
 	bridgeCore := assemble.Core(core.CoreOptions{
-		Config: live, Store: st, Pool: agents, Logger: logger,
-		Metrics: counters, Sandboxes: sandboxes, Networks: r.confined.Networks, Cgroups: r.cgroups,
-		Worktrees: worktree.New(cfg, sandboxes, logger),
-		Files:     uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
+		Config: live, Store: st, Pool: agentPool, Logger: logger, Metrics: counters,
+		Spawner: agents.Spawner{Containment: r.confined, Cgroups: r.cgroups, Worktrees: worktree.New(cfg, sandboxes, logger)},
+		Files:   uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
 	}, reps.claimFiring(), handoff.Command())
 	r.core = bridgeCore
 	r.handoffs = handoff.NewServer(handoff.Options{Config: live, Store: st, Core: bridgeCore, Hub: hub, Logger: logger, Access: decide})

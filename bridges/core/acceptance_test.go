@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
@@ -36,16 +37,16 @@ const liveTimeout = 90 * time.Second
 
 // countingPool wraps the real pool and counts spawns that resume.
 type countingPool struct {
-	core.AgentPool
+	agents.Pool
 	acquires, resumes atomic.Int64
 }
 
-func (c *countingPool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (core.AgentSession, error) {
+func (c *countingPool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (agents.Session, error) {
 	c.acquires.Add(1)
 	if opts.Resume {
 		c.resumes.Add(1)
 	}
-	return c.AgentPool.Acquire(ctx, key, limit, opts)
+	return c.Pool.Acquire(ctx, key, limit, opts)
 }
 
 // live is a core running real CLIs against a fake model.
@@ -108,7 +109,7 @@ func startLive(t *testing.T, ls liveSetup) *live {
 		delete(env, "ANTHROPIC_API_KEY")
 	}
 	apool := pool.New(slog.New(slog.NewTextHandler(testkit.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug})))
-	counted := &countingPool{AgentPool: core.NewAgentPool(apool)}
+	counted := &countingPool{Pool: agents.NewPool(apool)}
 	h := start(t, setup{
 		limits: lim, dbPath: ls.dbPath, platform: ls.platform, agents: counted,
 		clock: ls.clock, configure: ls.configure, metrics: ls.metrics,

@@ -14,13 +14,13 @@ import (
 // uses beyond permission requests: answering MCP elicitations (their cards
 // are in bridges/features/cards) and listing the background tasks !status shows.
 
-// elicitationResponder is the optional ability of an AgentSession
+// elicitationResponder is the optional ability of an agents.Session
 // (*agent.Session has it) to answer an elicitation request.
 type elicitationResponder interface {
 	RespondElicitation(ctx context.Context, requestID, action string, content map[string]any) error
 }
 
-// backgroundLister is the optional ability of an AgentSession
+// backgroundLister is the optional ability of an agents.Session
 // (*agent.Session has it) to list its running background tasks.
 type backgroundLister interface {
 	BackgroundTasks() []streamjson.BackgroundTask

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/kits/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -17,10 +18,10 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// noAgents is an AgentPool that never has an agent.
+// noAgents is an agents.Pool that never has an agent.
 type noAgents struct{}
 
-func (noAgents) Acquire(context.Context, string, pool.Limit, agent.Options) (AgentSession, error) {
+func (noAgents) Acquire(context.Context, string, pool.Limit, agent.Options) (agents.Session, error) {
 	return nil, errors.New("no agents here")
 }
 

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent/acp"
-
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -211,11 +210,11 @@ func (cv *conversation) statusText() string {
 	}
 	model, mode := render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())
 	if cv.profile.Kind == profile.KindACP {
-		model, mode = acpChoiceStatus(Conv{cv}.AgentChoices(acp.KindModel)), acpChoiceStatus(Conv{cv}.AgentChoices(acp.KindMode))
+		model, mode = agents.StatusLines(cv.sess, cv.row.Model, cv.row.PermissionMode)
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		render.CodeSpan(textcut.OrBlank(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
-		model, mode) + cv.spareStatusLine() + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		model, mode) + agents.SpareStatusLine(cv.core.pool, cv.profile) + cv.limitsStatusLine() + cv.backgroundStatusLine()
 }
 
 func (cv *conversation) effectiveModel() string {
@@ -237,7 +236,7 @@ func (cv *conversation) effectiveMode() string {
 
 // profileMode is the profile's permission mode; a bypassPermissions the
 // profile does not allow (which check-config refuses) falls back to default.
-func (cv *conversation) profileMode() string { return profilePermissionMode(cv.profile) }
+func (cv *conversation) profileMode() string { return agents.PermissionMode(cv.profile) }
 
 // Agents lists the profiles the conversation may run on — its own, the
 // bot's default, then its bots[].agents (agentChoices) — and the one it
@@ -377,92 +376,15 @@ func (cv *conversation) revertAgent(ctx context.Context) bool {
 	return false
 }
 
-// offerer is an agent session that chooses its own modes and models (an
-// ACP agent, *agent.Session): what it offers for its session.
-type offerer interface {
-	Offered(kind string) (o acp.Offer, initial string, ok bool)
-}
-
-// Choice is one mode or model an agent offers.
-type Choice struct{ ID, Name, Description string }
-
-// AgentChoices is what a conversation's agent offers of one kind (mode or
-// model), for Conv.AgentChoices.
-type AgentChoices struct {
-	// Own: the agent chooses its own (kind acp); false for the Claude
-	// Code CLI, whose modes and models are fixed.
-	Own bool
-	// Live: the agent runs, so Current and Available are known (an empty
-	// Available: it offers none).
-	Live      bool
-	Current   string
-	Available []Choice
-	// Stored is the conversation's choice, asked for at each start of the
-	// agent ("" or "default" = the agent's own).
-	Stored string
-}
-
 // AgentChoices is what the agent offers of kind ("mode" or "model") when
 // it chooses its own (an agent of kind acp, whose offer is known while it
-// runs); Own is false for the Claude Code CLI.
-func (c Conv) AgentChoices(kind string) AgentChoices {
+// runs; agents.Offered); Own is false for the Claude Code CLI.
+func (c Conv) AgentChoices(kind string) agents.Choices {
 	cv := c.cv
 	if cv.profile.Kind != profile.KindACP {
-		return AgentChoices{}
+		return agents.Choices{}
 	}
-	ch := AgentChoices{Own: true, Stored: cv.row.Model}
-	if kind == acp.KindMode {
-		ch.Stored = cv.row.PermissionMode
-	}
-	o, ok := cv.sess.(offerer)
-	if cv.sess == nil || !ok {
-		return ch
-	}
-	offer, _, isACP := o.Offered(kind)
-	if !isACP {
-		return ch
-	}
-	ch.Live, ch.Current = true, offer.Current
-	for _, a := range offer.Available {
-		ch.Available = append(ch.Available, Choice{ID: a.ID, Name: a.Name, Description: a.Description})
-	}
-	return ch
-}
-
-// skipsApproval is the modes known to make an agent run every tool
-// without asking (Gemini CLI's yolo, Codex's full-access, Claude Code's
-// bypassPermissions): the bridge's rules and cards would no longer see
-// what it runs, so !mode refuses them for an ACP agent (allow_bypass is
-// Claude Code's).
-var skipsApproval = map[string]bool{"yolo": true, "full-access": true, "bypasspermissions": true, "dontask": true}
-
-// SkipsApproval reports whether mode is one that makes an agent run its
-// tools without asking (refused for agents of kind acp).
-func SkipsApproval(mode string) bool { return skipsApproval[strings.ToLower(mode)] }
-
-// acpStoredMode is the stored mode an ACP agent is asked for at its
-// start: none for "default" (the agent's own) and none for a mode that
-// makes the agent stop asking (commands refuse to store one).
-func acpStoredMode(m string) string {
-	if m == profile.ModeDefault || SkipsApproval(m) {
-		return ""
-	}
-	return m
-}
-
-// acpChoiceStatus is !status's model or mode of an ACP agent: the running
-// agent's current one, else the conversation's choice, else the agent's
-// own.
-func acpChoiceStatus(ch AgentChoices) string {
-	switch {
-	case ch.Live && ch.Current != "":
-		return render.CodeSpan(ch.Current)
-	case ch.Live:
-		return "none offered"
-	case ch.Stored != "" && ch.Stored != profile.ModeDefault:
-		return render.CodeSpan(ch.Stored)
-	}
-	return "the agent's own"
+	return agents.Offered(cv.sess, kind, cv.row.Model, cv.row.PermissionMode)
 }
 
 // agentGoneText is the notice that the conversation's profile gone is no

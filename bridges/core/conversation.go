@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/core/screen"
@@ -30,8 +31,8 @@ type (
 	} // from the session of generation gen
 	inAcquired struct {
 		gen       uint64
-		sess      AgentSession
-		sessionID string // set by a WarmPool: the session's id (a spare's differs from the one asked for)
+		sess      agents.Session
+		sessionID string // set by an agents.WarmPool: the session's id (a spare's differs from the one asked for)
 		err       error
 		// fresh: the session was to be resumed but never finished a turn
 		// anywhere (nothing stored, no transcript here): it started anew
@@ -144,7 +145,7 @@ type conversation struct {
 
 	// Owned by the worker goroutine.
 	row                store.Conversation // settings: session id, overrides
-	sess               AgentSession
+	sess               agents.Session
 	gen                uint64 // generation of sess; events of older ones are ignored
 	acquiring          bool
 	resume             bool               // the next spawn resumes row.SessionID

@@ -16,10 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/connstate"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
@@ -47,7 +46,7 @@ type CoreOptions struct {
 	// replaces. The core reads it at each decision (Core.cfg).
 	Config config.Source
 	Store  *store.Store // required: conversations, ledger, outbox, audit, usage
-	Pool   AgentPool    // required: agent processes (NewAgentPool over *pool.Pool)
+	Pool   agents.Pool  // required: agent processes (agents.NewPool over *pool.Pool)
 	Logger *slog.Logger // default discards
 	// Clock is the source of time and timers; default the real clock.
 	Clock Clock
@@ -70,19 +69,17 @@ type CoreOptions struct {
 	// and failed posts (metrics.New: a nil *metrics.Metrics records
 	// nothing).
 	Metrics *metrics.Metrics
-	// Sandboxes confine each agent profile's processes, by profile name
-	// (see agent/sandbox). Run refuses to start when a profile whose
-	// config names a sandbox other than "none" has none here: agents are
-	// never silently unconfined.
-	Sandboxes map[string]sandbox.Sandbox
-	// Networks say how each sandboxed profile's agents reach the network
-	// (agent.Network), by profile name. Run refuses to start when a
-	// bwrap profile's network mode (proxy or none) has no matching entry:
-	// agents never silently share the host's network.
-	Networks map[string]agent.Network
-	// Cgroups, when set, enforce each profile's resources in a cgroup per
-	// agent process (see sandbox.Cgroups); nil enforces none.
-	Cgroups *sandbox.Cgroups
+	// Spawner is how each profile's agents are spawned (agents.Spawner):
+	// their containment, by profile name, which SetContainment replaces
+	// (Run refuses to start when a profile whose config names a sandbox
+	// other than "none" has none, or a bwrap profile's network mode, proxy
+	// or none, has no matching network: agents are never silently
+	// unconfined, never silently share the host's network); the cgroups
+	// that enforce their resources (nil enforces none); and the worktree
+	// hook that gives the sessions of profiles with worktree: true a git
+	// worktree each (bridges/features/worktree.New; nil: every agent works
+	// in its profile's workdir).
+	Spawner agents.Spawner
 	// Tools are the bridge's MCP tools for each agent process, the
 	// features' registered ones included (bridges/features/agenttools.New); nil
 	// gives the agents no bridge tools.
@@ -104,10 +101,6 @@ type CoreOptions struct {
 	// Spend enforces the spend limits (bridges/features/spend.New); Run refuses to
 	// start without it when the config has limits: limits never silently off.
 	Spend SpendGate
-	// Worktrees, when set, gives the sessions of profiles with worktree:
-	// true a git worktree each (bridges/features/worktree.New), as a spawn hook; nil: every
-	// agent works in its profile's workdir.
-	Worktrees Worktrees
 	// Files turns the files of people's messages into what the agent gets
 	// (bridges/features/uploads.New, with the transcriber of voice notes); Run
 	// refuses to start when the config has transcription and Files do not
@@ -144,7 +137,7 @@ type Strangers interface {
 type Core struct {
 	src   config.Source
 	st    *store.Store
-	pool  AgentPool
+	pool  agents.Pool
 	log   *slog.Logger
 	clock Clock
 	opts  CoreOptions
@@ -157,14 +150,14 @@ type Core struct {
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
 	convs     map[bridges.ConversationKey]*conversation
-	budgets   delivery.Budgets            // per channel (pacing)
-	waiting   delivery.Waiting            // outboxes waiting for their platform (outbox.go)
-	states    *connstate.Board            // connection state per bot
-	workers   sync.WaitGroup              // conversation queues and their helpers
-	bots      botRuns                     // each bot's adapter run, stoppable alone (features.go)
-	contain   atomic.Pointer[Containment] // set by SetContainment; nil: CoreOptions' (containment)
-	readers   tasks.Group                 // readers of agent sessions' events (WaitSessionReaders)
-	draining  atomic.Bool                 // a graceful stop: no new messages to agents (ownership.go: Drain)
+	budgets   delivery.Budgets                   // per channel (pacing)
+	waiting   delivery.Waiting                   // outboxes waiting for their platform (outbox.go)
+	states    *connstate.Board                   // connection state per bot
+	workers   sync.WaitGroup                     // conversation queues and their helpers
+	bots      botRuns                            // each bot's adapter run, stoppable alone (features.go)
+	contain   atomic.Pointer[agents.Containment] // set by SetContainment; nil: CoreOptions.Spawner's (spawner)
+	readers   tasks.Group                        // readers of agent sessions' events (WaitSessionReaders)
+	draining  atomic.Bool                        // a graceful stop: no new messages to agents (ownership.go: Drain)
 }
 
 var _ bridges.Handler = (*Core)(nil)
@@ -303,11 +296,11 @@ func (c *Core) checkWiring(platforms map[string]bridges.Platform) error {
 		}
 	}
 	for name, a := range c.cfg().Agents {
-		if a.Sandbox != "" && a.Sandbox != profile.SandboxNone && c.containment().Sandboxes[name] == nil {
+		if a.Sandbox != "" && a.Sandbox != profile.SandboxNone && c.spawner().Sandboxes[name] == nil {
 			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
 		}
 		if m := a.Network.Mode; a.Sandbox == profile.SandboxBwrap && (m == profile.NetworkProxy || m == profile.NetworkNone) &&
-			c.containment().Networks[name].Mode != m {
+			c.spawner().Networks[name].Mode != m {
 			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
 		}
 	}

@@ -10,13 +10,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent"
-	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -199,21 +198,16 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	cv.acquiring = true
 	cv.gen++
 	gen := cv.gen
-	limit := agentpool.Limit{
-		Profile:     cv.profile.Name,
-		MaxLive:     cv.profile.MaxLive,
-		IdleTimeout: cv.profile.IdleTimeout,
-		OnWait: func() {
-			_ = cv.q.Push(inWaiting{gen: gen}) // must not block; the notice is only informational
-		},
-	}
+	limit := agents.Limit(cv.profile, func() {
+		_ = cv.q.Push(inWaiting{gen: gen}) // must not block; the notice is only informational
+	})
 	runCtx, q, pool, key, log := cv.core.runCtx, cv.q, cv.core.pool, cv.id, cv.log
 	cv.log.Debug("acquiring agent", "session", opts.SessionID, "resume", opts.Resume)
-	wp, warm := pool.(WarmPool)
+	wp, warm := pool.(agents.WarmPool)
 	warm = warm && !opts.Resume // a new session: a warm spare may serve it
 	cv.spawn(func() {
 		var (
-			sess  AgentSession
+			sess  agents.Session
 			sid   string
 			err   error
 			fresh bool
@@ -221,7 +215,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 		if warm {
 			sess, sid, err = wp.AcquireNew(runCtx, key, limit, opts)
 			if err == nil && sid != opts.SessionID {
-				moveSpareTools(runCtx, opts, sid, log)
+				agents.MoveSpareTools(runCtx, opts, sid, log)
 			}
 		} else {
 			var ropts agent.Options
@@ -278,7 +272,7 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 // draining, so the session never blocks on an unread channel.
 func forward(ctx context.Context, q interface {
 	PushWait(context.Context, input) error
-}, gen uint64, s AgentSession) {
+}, gen uint64, s agents.Session) {
 	for ev := range s.Events() {
 		if err := q.PushWait(ctx, inEvent{gen: gen, ev: ev}); err != nil {
 			drain(s)
@@ -288,7 +282,7 @@ func forward(ctx context.Context, q interface {
 }
 
 // drain discards a session's remaining events.
-func drain(s AgentSession) {
+func drain(s agents.Session) {
 	for range s.Events() {
 	}
 }
@@ -311,7 +305,7 @@ func (cv *conversation) agentOptions() agent.Options {
 	}
 	opts.PermissionMode = cv.effectiveMode()
 	if cv.profile.Kind == profile.KindACP { // the agent's own modes (commands.go)
-		opts.PermissionMode = acpStoredMode(cv.row.PermissionMode)
+		opts.PermissionMode = agents.StoredMode(cv.row.PermissionMode)
 	}
 	cv.withAgentTools(&opts)
 	return opts
@@ -335,23 +329,3 @@ func (cv *conversation) noteRefusedBypass(ctx context.Context) {
 	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(profile.ModeBypass)+", but the agent's allow_bypass is now off, "+
 		"so the agent runs in "+render.CodeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
 }
-
-// secretPaths are the bridge's own files an agent must never see: data_dir
-// (database, session states), the config file and the files bots keep
-// credentials in (a WhatsApp device store), which may lie outside data_dir.
-func secretPaths(cfg *config.Config) []string {
-	var out []string
-	for _, p := range []string{cfg.DataDir, cfg.Path} {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	for _, b := range cfg.Bots {
-		out = append(out, b.SecretFiles()...)
-	}
-	return out
-}
-
-// SecretPaths are the bridge's own files no agent may see (secretPaths),
-// for the features that confine what runs on an agent's files.
-func SecretPaths(cfg *config.Config) []string { return secretPaths(cfg) }

@@ -9,11 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
-	agentpool "github.com/agentbridge/agentbridge/agent/pool"
-	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/config"
 )
 
@@ -58,24 +56,9 @@ func (c *Core) Running() bool {
 	return c.running
 }
 
-// Containment is how the agents of each profile are confined, by profile
-// name: the sandbox and the network (see agent/sandbox, agent.Network).
-type Containment struct {
-	Sandboxes map[string]sandbox.Sandbox
-	Networks  map[string]agent.Network
-}
-
-// SetContainment makes ct how agents spawned from now on are confined.
-func (c *Core) SetContainment(ct Containment) { c.contain.Store(&ct) }
-
-// containment is how agents are confined now: CoreOptions.Sandboxes and
-// Networks, or what SetContainment set last.
-func (c *Core) containment() Containment {
-	if ct := c.contain.Load(); ct != nil {
-		return *ct
-	}
-	return Containment{Sandboxes: c.opts.Sandboxes, Networks: c.opts.Networks}
-}
+// SetContainment makes ct how agents spawned from now on are confined
+// (CoreOptions.Spawner's Containment until then).
+func (c *Core) SetContainment(ct agents.Containment) { c.contain.Store(&ct) }
 
 // botRuns are the bots' adapters running, each with its own context so
 // that one can be stopped alone (StopBot), and the tasks started through
@@ -166,9 +149,7 @@ func (c *Core) SetSpares(platforms map[string]bridges.Platform) {
 	b.mu.Unlock()
 	for _, p := range slices.Sorted(maps.Keys(before)) {
 		if !kept[p] {
-			if wp, ok := c.pool.(WarmPool); ok {
-				wp.KeepSpares(agentpool.SpareConfig{Limit: agentpool.Limit{Profile: p}, Count: 0})
-			}
+			agents.StopSpares(c.pool, p)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
@@ -52,7 +53,7 @@ type setup struct {
 	dbPath        string
 	platform      *bridgetest.Platform
 	pool          *bridgetest.FakePool // shared fake pool (the caller closes it)
-	agents        core.AgentPool       // a real pool instead of a fake one
+	agents        agents.Pool          // a real pool instead of a fake one
 	outboxBackoff time.Duration
 	retireAfter   time.Duration
 	queueCapacity int
@@ -69,7 +70,7 @@ type setup struct {
 	// configure, when set, changes the config before the core starts
 	// (e.g. schedules).
 	configure func(*config.Config)
-	// sandboxes are CoreOptions.Sandboxes (nil: none).
+	// sandboxes are CoreOptions.Spawner's (nil: none).
 	sandboxes map[string]sandbox.Sandbox
 	// live gives the core a *config.Live (harness.live) that a test
 	// reloads, instead of the plain config.
@@ -137,13 +138,13 @@ func start(t *testing.T, s setup) *harness {
 		t.Fatal(err)
 	}
 	pool := s.pool
-	var agents core.AgentPool = pool
+	var agentPool agents.Pool = pool
 	switch {
 	case s.agents != nil:
-		agents = s.agents
+		agentPool = s.agents
 	case pool == nil:
 		pool = bridgetest.NewFakePool(s.script)
-		agents = pool
+		agentPool = pool
 	}
 	plat := s.platform
 	if s.streaming != nil {
@@ -163,9 +164,10 @@ func start(t *testing.T, s setup) *harness {
 		cs = nil
 	}
 	sched := schedule.NewFeature(schedule.Options{Config: src, Store: st, Clock: s.clock, Logger: logger, Metrics: s.metrics})
-	cr := core.NewCore(core.CoreOptions{Config: src, Store: st, Pool: agents, Logger: logger, Clock: s.clock,
+	cr := core.NewCore(core.CoreOptions{Config: src, Store: st, Pool: agentPool, Logger: logger, Clock: s.clock,
 		OutboxBackoff: s.outboxBackoff, RetireIdleAfter: s.retireAfter, QueueCapacity: s.queueCapacity, Metrics: s.metrics,
-		Sandboxes: s.sandboxes, Worktrees: worktree.New(cfg, s.sandboxes, logger), Spend: spend.New(src, st, s.metrics),
+		Spawner:   agents.Spawner{Containment: agents.Containment{Sandboxes: s.sandboxes}, Worktrees: worktree.New(cfg, s.sandboxes, logger)},
+		Spend:     spend.New(src, st, s.metrics),
 		Scheduler: sched.Scheduler(), Cards: cs, Commands: commands.NewTable(append([]commands.Command{handoff.Command()}, sched.Commands()...)...),
 		Tools: agenttools.New(sched.Tools()...), Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
 		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics), Files: uploads.New(nil)})

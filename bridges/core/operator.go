@@ -4,86 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/connstate"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
-	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// livePool is implemented by pools that can list their processes
-// (NewAgentPool's adapter does).
-type livePool interface {
-	Snapshot() []pool.LiveInfo
-}
-
-// Snapshot lists the live processes of the underlying pool.
-func (a agentPool) Snapshot() []pool.LiveInfo { return a.p.Snapshot() }
-
-// LiveAgents lists the live agent processes with their conversations.
-// Pools that cannot list their processes give none.
+// LiveAgents lists the live agent processes with their conversations
+// (agents.LiveAgents). Pools that cannot list their processes give none.
 func (c *Core) LiveAgents(ctx context.Context) ([]bridges.LiveAgent, error) {
-	lp, ok := c.pool.(livePool)
-	if !ok {
-		return nil, nil
-	}
-	var out []bridges.LiveAgent
-	for _, li := range lp.Snapshot() {
-		conv, err := c.st.ConversationByID(ctx, li.Key)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				continue // not a conversation (e.g. a process started ahead of time)
-			}
-			return nil, fmt.Errorf("live agents: %w", err)
-		}
-		rss, _ := agent.TreeRSS(li.PID) // 0 when it just exited
-		out = append(out, bridges.LiveAgent{
-			Key: bridges.ConversationKey(conv.Key), ConversationID: li.Key, Profile: li.Profile, PID: li.PID,
-			SessionID: li.SessionID, Started: li.Started, LastActive: li.LastActive, Busy: li.Busy, RSSBytes: rss,
-			BackgroundTasks: li.BackgroundTasks,
-		})
-	}
-	return out, nil
+	return agents.LiveAgents(ctx, c.pool, c.st)
 }
 
 // WarmSpares reports the warm spares of every profile a configured bot
-// uses that keeps spares, by profile name; none when the pool keeps no spares.
-func (c *Core) WarmSpares() []bridges.WarmSpareState {
-	wp, ok := c.pool.(WarmPool)
-	if !ok {
-		return nil
-	}
-	cfg := c.cfg()
-	seen := map[string]bool{}
-	var out []bridges.WarmSpareState
-	for _, b := range cfg.Bots {
-		if b == nil {
-			continue
-		}
-		for _, pn := range b.Profiles() {
-			p := cfg.Agents[pn]
-			if p == nil || seen[p.Name] || !p.KeepsSpares() {
-				continue
-			}
-			seen[p.Name] = true
-			st := wp.SpareStatus(p.Name)
-			ws := bridges.WarmSpareState{Profile: p.Name, Auto: st.Auto, Target: st.Want, Max: st.Max,
-				Ready: st.Ready, Starting: st.Starting, MemShort: st.MemShort}
-			if st.Failures > 0 && st.Ready == 0 {
-				ws.Failing = textcut.OneLine(st.LastError, 200)
-			}
-			out = append(out, ws)
-		}
-	}
-	slices.SortFunc(out, func(a, b bridges.WarmSpareState) int { return strings.Compare(a.Profile, b.Profile) })
-	return out
-}
+// uses that keeps spares, by profile name; none when the pool keeps no
+// spares (agents.WarmSpares).
+func (c *Core) WarmSpares() []bridges.WarmSpareState { return agents.WarmSpares(c.pool, c.cfg()) }
 
 // StopAgent stops the live agent process of a conversation, like an idle
 // eviction: a running turn ends, and the conversation's next message

@@ -12,7 +12,7 @@ import (
 
 // Snapshot lets the core list the processes of the counting pool.
 func (c *countingPool) Snapshot() []pool.LiveInfo {
-	return c.AgentPool.(interface{ Snapshot() []pool.LiveInfo }).Snapshot()
+	return c.Pool.(interface{ Snapshot() []pool.LiveInfo }).Snapshot()
 }
 
 // TestOperatorDecidesApproval: a bridge admin decides a pending card from

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -225,7 +226,7 @@ func (cv *conversation) releaseSession(ctx context.Context, sessionID string, to
 
 // sessionBusy reports whether a live session has a background task or a
 // turn the core does not see, when the session can tell (agent.Session).
-func sessionBusy(s AgentSession) bool {
+func sessionBusy(s agents.Session) bool {
 	b, ok := s.(interface{ Busy() bool })
 	return ok && b.Busy()
 }

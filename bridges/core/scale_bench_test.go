@@ -19,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
@@ -122,7 +123,7 @@ func footprint(b *testing.B) (goroutines int, rss, heap uint64) {
 	return runtime.NumGoroutine(), pages * uint64(os.Getpagesize()), ms.HeapInuse
 }
 
-// lightPool is a core.AgentPool of sessions that answer at once, with no
+// lightPool is a agents.Pool of sessions that answer at once, with no
 // goroutine and small buffers of their own, so the benchmark measures the
 // bridge. With maxLive > 0 it stops the least recently acquired session
 // beyond maxLive (an expected "evicted" exit), as pool.Pool does with idle
@@ -138,7 +139,7 @@ func newLightPool(maxLive int) *lightPool {
 	return &lightPool{maxLive: maxLive, live: map[string]*lightSession{}}
 }
 
-func (p *lightPool) Acquire(_ context.Context, key string, _ pool.Limit, opts agent.Options) (core.AgentSession, error) {
+func (p *lightPool) Acquire(_ context.Context, key string, _ pool.Limit, opts agent.Options) (agents.Session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.live[key]; s != nil {

@@ -14,6 +14,7 @@ import (
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -21,7 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// warmFakePool is a core.WarmPool over the fake pool: AcquireNew hands
+// warmFakePool is a agents.WarmPool over the fake pool: AcquireNew hands
 // out "the spare" (a session with spareID) once, for options without a
 // model override, like pool.Pool does for options that match the
 // profile's; later new sessions are cold.
@@ -37,7 +38,7 @@ type warmFakePool struct {
 	status   agentpool.SpareStatus
 }
 
-var _ core.WarmPool = (*warmFakePool)(nil)
+var _ agents.WarmPool = (*warmFakePool)(nil)
 
 func (p *warmFakePool) KeepSpares(cfg agentpool.SpareConfig) {
 	p.mu.Lock()
@@ -45,7 +46,7 @@ func (p *warmFakePool) KeepSpares(cfg agentpool.SpareConfig) {
 	p.kept = append(p.kept, cfg)
 }
 
-func (p *warmFakePool) AcquireNew(ctx context.Context, key string, limit agentpool.Limit, opts agent.Options) (core.AgentSession, string, error) {
+func (p *warmFakePool) AcquireNew(ctx context.Context, key string, limit agentpool.Limit, opts agent.Options) (agents.Session, string, error) {
 	p.mu.Lock()
 	p.newCalls = append(p.newCalls, opts)
 	if p.spareID != "" && opts.Model == "" {
@@ -62,13 +63,13 @@ func (p *warmFakePool) AcquireNew(ctx context.Context, key string, limit agentpo
 
 // checkedSession calls check before every Send.
 type checkedSession struct {
-	core.AgentSession
+	agents.Session
 	check func()
 }
 
 func (c checkedSession) Send(ctx context.Context, m streamjson.UserMessage) error {
 	c.check()
-	return c.AgentSession.Send(ctx, m)
+	return c.Session.Send(ctx, m)
 }
 
 func (p *warmFakePool) SpareStatus(string) agentpool.SpareStatus {

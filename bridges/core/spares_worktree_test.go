@@ -16,6 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/bridges/features/worktree"
@@ -28,7 +29,7 @@ import (
 // TestWarmSparesWithWorktreeProfile: worktree: true on one profile leaves
 // warm spares on for that profile and for the other profiles of the same
 // bridge (the worktree is a spawn hook, not a wrapper that hides the
-// pool's WarmPool ability): the core keeps both profiles' spares, new
+// pool's agents.WarmPool ability): the core keeps both profiles' spares, new
 // conversations of both ask the pool for a new session that a spare may
 // serve, the plain profile's conversation takes its spare, and the
 // worktree profile's agent starts in its session's worktree, as does a
@@ -66,8 +67,8 @@ func TestWarmSparesWithWorktreeProfile(t *testing.T) {
 	defer pool.Close()
 	sandboxes := map[string]sandbox.Sandbox{"coder": sandbox.None{}, "plain": sandbox.None{}}
 	log := slog.New(slog.DiscardHandler)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log, Sandboxes: sandboxes,
-		Worktrees: worktree.New(cfg, sandboxes, log), Tools: agenttools.New(), Cards: cards.Feature{}})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: pool, Logger: log,
+		Spawner: agents.Spawner{Containment: agents.Containment{Sandboxes: sandboxes}, Worktrees: worktree.New(cfg, sandboxes, log)}, Tools: agenttools.New(), Cards: cards.Feature{}})
 	codePlat, plainPlat := bridgetest.New(defaultLimits()), bridgetest.New(defaultLimits())
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
@@ -21,7 +22,7 @@ const ToolServer = toolconv.ServerName
 type AgentTools interface {
 	// Server builds the MCP server for one conversation's agent process.
 	// It must serve the tools List names, act on conv only, and may
-	// implement WorkdirMover.
+	// implement agents.WorkdirMover.
 	Server(conv toolconv.Conversation) agent.MCPServer
 	// List names the tools, in the order the agent sees them, and how a
 	// call of each reads on the tool line.
@@ -40,7 +41,7 @@ func (cv *conversation) withAgentTools(opts *agent.Options) {
 	tc := &toolConv{
 		core: cv.core, key: cv.key, convID: cv.id, owner: cv.row.OwnerUserID, profile: cv.profile, bot: cv.bot.Name,
 		platform: cv.platform, limits: cv.limits, budget: cv.budget, workdir: opts.Workdir,
-		hidden: secretPaths(cv.core.cfg()), log: cv.log.With("mcp_server", ToolServer),
+		hidden: agents.SecretPaths(cv.core.cfg()), log: cv.log.With("mcp_server", ToolServer),
 	}
 	opts.MCPServers = map[string]agent.MCPServer{ToolServer: cv.core.opts.Tools.Server(tc)}
 	opts.AllowedTools = append(opts.AllowedTools, cv.core.tools.Allowed()...)

@@ -5,31 +5,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
-	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// Resumer is an AgentPool that can start a conversation's session ahead of
-// its return (pool.Pool.WarmResume; NewAgentPool's pool is one). The core
-// detects it by type assertion.
-type Resumer interface {
-	// WarmResume starts key's session with opts (opts.Resume is true) in
-	// a free slot of limit.Profile, initialized and, with warmUp, warmed
-	// up, and returns once it is ready; the next Acquire of key with the
-	// same options takes it. An error wrapping pool.ErrNoRoom means the
-	// profile has no slot or memory to spare.
-	WarmResume(ctx context.Context, key string, limit pool.Limit, opts agent.Options, warmUp bool) error
-}
-
-var _ Resumer = agentPool{}
-
-func (a agentPool) WarmResume(ctx context.Context, key string, limit pool.Limit, opts agent.Options, warmUp bool) error {
-	return a.p.WarmResume(ctx, key, limit, opts, warmUp)
-}
 
 // warmResumeTimeout bounds one warm resume at start-up.
 const warmResumeTimeout = time.Minute
@@ -47,10 +28,10 @@ const warmResumeTimeout = time.Minute
 // their stamp: a replica that rejoins while another runs the conversation
 // never answers from a stale history — when it takes the conversation
 // later and the stored files changed meanwhile, the pool discards the
-// early agent and resumes afresh (restoreSession, pool.Pool.WarmResume).
+// early agent and resumes afresh (restoreSession, agents.Resumer).
 // Deleted web conversations are skipped.
 func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridges.Platform) {
-	r, ok := c.pool.(Resumer)
+	r, ok := c.pool.(agents.Resumer)
 	if !ok {
 		return
 	}
@@ -69,7 +50,7 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		if cv == nil || full[cv.profile.Name] || c.webThreadGone(ctx, cv) {
 			continue
 		}
-		limit := pool.Limit{Profile: cv.profile.Name, MaxLive: cv.profile.MaxLive, IdleTimeout: cv.profile.IdleTimeout}
+		limit := agents.Limit(cv.profile, nil)
 		rctx, cancel := context.WithTimeout(ctx, warmResumeTimeout)
 		// With replicas another replica may run the conversation now:
 		// the agent starts from the stored files, stamped, and is taken
@@ -84,7 +65,7 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		}
 		cancel()
 		switch {
-		case errors.Is(err, pool.ErrNoRoom):
+		case agents.NoRoom(err):
 			full[cv.profile.Name] = true
 			c.log.Debug("warm resume: no room left", "profile", cv.profile.Name, "err", err)
 		case err != nil:

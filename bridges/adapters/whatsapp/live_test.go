@@ -22,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/bridges/features/uploads"
@@ -89,7 +90,7 @@ func startClaudeEnvWith(t *testing.T, tr uploads.Transcriber) *liveEnv {
 	}
 	log := slog.New(slog.NewTextHandler(testkit.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	apool := pool.New(log)
-	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: core.NewAgentPool(apool), Logger: log, Tools: agenttools.New(), Cards: cards.Feature{}, Files: uploads.New(tr)})
+	cr := core.NewCore(core.CoreOptions{Config: cfg, Store: st, Pool: agents.NewPool(apool), Logger: log, Tools: agenttools.New(), Cards: cards.Feature{}, Files: uploads.New(tr)})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- cr.Run(runCtx, map[string]bridges.Platform{"phone": b}) }()

@@ -139,7 +139,7 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// MoveTo implements core.WorkdirMover: send_file works in workdir, a
+// MoveTo implements agents.WorkdirMover: send_file works in workdir, a
 // worktree's, and stops hiding root (send_file never leaves workdir
 // anyway, os.Root, so the rest of data_dir stays out of reach).
 func (t *Server) MoveTo(workdir, root string) {

@@ -76,12 +76,12 @@ func (ts *Tools) List() toolconv.Tools {
 type Server struct {
 	conv    toolconv.Conversation
 	workdir string
-	hidden  []string // paths send_file refuses (core.SecretPaths)
+	hidden  []string // paths send_file refuses (agents.SecretPaths)
 	log     *slog.Logger
 	srv     *server.MCPServer
 }
 
-// Server is also a core.WorkdirMover and *Tools a core.AgentTools
+// Server is also a agents.WorkdirMover and *Tools a core.AgentTools
 // (guarded in tools_test.go: this package does not import the core).
 var _ agent.MCPServer = (*Server)(nil)
 

@@ -11,14 +11,15 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 )
 
 // The server is the core's WorkdirMover and New's tools its AgentTools.
 var (
-	_ core.WorkdirMover = (*agenttools.Server)(nil)
-	_ core.AgentTools   = agenttools.New()
+	_ agents.WorkdirMover = (*agenttools.Server)(nil)
+	_ core.AgentTools     = agenttools.New()
 )
 
 // recordingConv is a Conversation that records what the tools did

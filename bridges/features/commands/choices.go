@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
@@ -15,7 +15,7 @@ import (
 // where the Claude Code CLI's are fixed (runMode, runModel).
 
 // offers reports whether id is one of the choices ch offers.
-func offers(ch core.AgentChoices, id string) bool {
+func offers(ch agents.Choices, id string) bool {
 	for _, c := range ch.Available {
 		if c.ID == id {
 			return true
@@ -27,7 +27,7 @@ func offers(ch core.AgentChoices, id string) bool {
 // runChoice is !mode and !model (kind "mode" or "model") for an agent
 // that offers its own: no argument lists them, NAME switches to one of
 // them ("default": the agent's own), stored for the agent's next starts.
-func runChoice(ctx context.Context, c Conversation, kind string, ch core.AgentChoices, l Line) {
+func runChoice(ctx context.Context, c Conversation, kind string, ch agents.Choices, l Line) {
 	cmd := "`" + bridges.CommandPrefix + kind + " NAME`"
 	id := l.Arg(0)
 	switch {
@@ -47,7 +47,7 @@ func runChoice(ctx context.Context, c Conversation, kind string, ch core.AgentCh
 	case id != "default" && !offers(ch, id):
 		c.Notice(ctx, "⛔ "+render.CodeSpan(id)+" is not one of this agent's "+kind+"s.\n"+choiceList(kind, ch))
 		return
-	case kind == "mode" && core.SkipsApproval(id):
+	case kind == "mode" && agents.SkipsApproval(id):
 		c.Notice(ctx, "⛔ "+render.CodeSpan(id)+" makes the agent run its tools without asking, past the bridge's rules and approval cards: not allowed here.")
 		return
 	}
@@ -75,7 +75,7 @@ func runChoice(ctx context.Context, c Conversation, kind string, ch core.AgentCh
 }
 
 // choiceList is the offered choices, the current one marked.
-func choiceList(kind string, ch core.AgentChoices) string {
+func choiceList(kind string, ch agents.Choices) string {
 	var b strings.Builder
 	b.WriteString("The agent's " + kind + "s (▶ current):")
 	for _, o := range ch.Available {

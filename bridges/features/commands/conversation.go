@@ -8,6 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -81,7 +82,7 @@ type Conversation interface {
 	// AgentChoices is what the agent offers of kind ("mode" or "model")
 	// when it chooses its own (an agent of kind acp); Own is false for the
 	// Claude Code CLI. SetMode and SetModel store and apply one of them.
-	AgentChoices(kind string) core.AgentChoices
+	AgentChoices(kind string) agents.Choices
 	// Status is the !status text for who.
 	Status(ctx context.Context, who core.Person) string
 	// Rules runs "!rules" with its argument words (lists the rules and

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
@@ -42,7 +43,7 @@ type Reload struct {
 	// from now on (its sandbox and network), built by the caller for the
 	// new config: new agents get it, and the profiles whose containment
 	// changed are in Diff.ProfilesRespawn.
-	Containment *core.Containment
+	Containment *agents.Containment
 }
 
 // Host is the core as a reload sees it (*core.Core implements it). Its
@@ -66,7 +67,7 @@ type Host interface {
 	// platforms use, with their current settings, and no others.
 	SetSpares(platforms map[string]bridges.Platform)
 	// SetContainment makes c how agents spawned from now on are confined.
-	SetContainment(c core.Containment)
+	SetContainment(c agents.Containment)
 	// SyncSchedules stores the config's schedules and wakes the scheduler
 	// (nothing without one).
 	SyncSchedules(ctx context.Context) error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/features/reload"
 	"github.com/agentbridge/agentbridge/config"
 )
@@ -82,7 +83,7 @@ func (h *fakeHost) StopBot(name string) bool {
 
 func (h *fakeHost) Go(f func())                           { h.tasks.Go(f) }
 func (h *fakeHost) SetSpares(map[string]bridges.Platform) {}
-func (h *fakeHost) SetContainment(core.Containment)       {}
+func (h *fakeHost) SetContainment(agents.Containment)     {}
 func (h *fakeHost) SyncSchedules(context.Context) error   { return nil }
 
 func (h *fakeHost) isRunning(p *namedPlatform) bool {

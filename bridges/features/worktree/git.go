@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
@@ -60,7 +60,7 @@ func newWorktreeGit(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, p 
 		}
 		sb = sandbox.None{}
 	}
-	return worktreeGit{sb: sb, hide: core.SecretPaths(cfg)}, nil
+	return worktreeGit{sb: sb, hide: agents.SecretPaths(cfg)}, nil
 }
 
 // run runs git with args (after gitSafety) in the sandbox with view v and

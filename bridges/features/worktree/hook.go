@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
@@ -26,19 +26,19 @@ import (
 // worktreeTimeout bounds the git commands of one worktree operation.
 const worktreeTimeout = 2 * time.Minute
 
-// worktreeHook is New's core.Worktrees.
+// worktreeHook is New's agents.Worktrees.
 type worktreeHook struct {
 	cfg       *config.Config
 	sandboxes map[string]sandbox.Sandbox // by profile: where the bridge's git runs (worktree_git.go)
 	log       *slog.Logger
 }
 
-var _ core.Worktrees = worktreeHook{}
+var _ agents.Worktrees = worktreeHook{}
 
 // New returns the worktrees of cfg's profiles; sandboxes are the
-// profiles' sandboxes (core.CoreOptions.Sandboxes), where the bridge's git on
+// profiles' sandboxes (the core's agents.Spawner), where the bridge's git on
 // a worktree runs. It warns about profiles that use worktrees unsandboxed.
-func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Logger) core.Worktrees {
+func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Logger) agents.Worktrees {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -51,7 +51,7 @@ func New(cfg *config.Config, sandboxes map[string]sandbox.Sandbox, log *slog.Log
 	return worktreeHook{cfg: cfg, sandboxes: sandboxes, log: log}
 }
 
-// PrepareSpawn implements core.Worktrees: before a session of a profile with
+// PrepareSpawn implements agents.Worktrees: before a session of a profile with
 // worktree: true starts, it makes (or finds) the session's worktree and
 // points the spawn at it. A profile whose workdir is not in a git
 // repository runs in the workdir (logged); it gets no warm spare (the
@@ -96,18 +96,18 @@ func (h worktreeHook) PrepareSpawn(ctx context.Context, prof *profile.Agent, opt
 }
 
 // pointTools makes the bridge's own agent tools of opts (send_file) work
-// in the worktree the agent works in (see core.WorkdirMover). A warm spare's
+// in the worktree the agent works in (see agents.WorkdirMover). A warm spare's
 // servers are placeholders until a conversation takes it: the core then
 // moves the conversation's own.
 func pointTools(opts agent.Options, w worktree) {
 	for _, srv := range opts.MCPServers {
-		if m, ok := srv.(core.WorkdirMover); ok {
+		if m, ok := srv.(agents.WorkdirMover); ok {
 			m.MoveTo(opts.Workdir, w.path)
 		}
 	}
 }
 
-// Status implements core.Worktrees.
+// Status implements agents.Worktrees.
 func (h worktreeHook) Status(p *profile.Agent, sessionID string) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
@@ -128,7 +128,7 @@ func (h worktreeHook) Status(p *profile.Agent, sessionID string) string {
 	return fmt.Sprintf("\n• worktree: branch %s at %s", render.CodeSpan(branch), render.CodeSpan(w.path))
 }
 
-// Retire implements core.Worktrees, with git confined by p's sandbox.
+// Retire implements agents.Worktrees, with git confined by p's sandbox.
 func (h worktreeHook) Retire(ctx context.Context, p *profile.Agent, sessionID string, log *slog.Logger) string {
 	if !p.Worktree || sessionID == "" || h.cfg.DataDir == "" {
 		return ""
@@ -181,7 +181,7 @@ func droppedSpare(dataDir, id string, mod time.Time) bool {
 // pass): the agents of those sessions are gone.
 //
 // Git runs in each profile's sandbox, from sandboxes (the map given to
-// core.CoreOptions.Sandboxes); a profile whose sandbox is missing keeps its
+// the core's agents.Spawner); a profile whose sandbox is missing keeps its
 // worktrees (logged).
 func Prune(ctx context.Context, st *store.Store, cfg *config.Config, sandboxes map[string]sandbox.Sandbox,
 	before time.Time, logger *slog.Logger) (int, error) {

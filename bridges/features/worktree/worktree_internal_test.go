@@ -328,7 +328,7 @@ func TestWorktreeSpawnHook(t *testing.T) {
 	}
 
 	// The bridge's send_file tool follows the agent into its worktree
-	// (core.WorkdirMover; what it then refuses: core's TestAgentToolsMoveTo).
+	// (agents.WorkdirMover; what it then refuses: core's TestAgentToolsMoveTo).
 	tools := &movedTools{}
 	if _, err := hook.PrepareSpawn(ctx, cfg.Agents["coder"], agent.Options{Workdir: repo, SessionID: testSession,
 		MCPServers: map[string]agent.MCPServer{"bridge": tools}}, false); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 )
 
 // Script plays the agent for one user message on a FakeSession. Messages are
@@ -32,7 +32,7 @@ type Acquisition struct {
 	Opts  agent.Options
 }
 
-// FakePool is a core.AgentPool of FakeSessions. It is safe for
+// FakePool is a agents.Pool of FakeSessions. It is safe for
 // concurrent use.
 type FakePool struct {
 	script Script
@@ -46,7 +46,7 @@ type FakePool struct {
 	changed  chan struct{}
 }
 
-var _ core.AgentPool = (*FakePool)(nil)
+var _ agents.Pool = (*FakePool)(nil)
 
 // NewFakePool returns a pool whose sessions run script (Pong if nil).
 func NewFakePool(script Script) *FakePool {
@@ -72,10 +72,10 @@ func (p *FakePool) FailSends(n int) {
 	p.evict = n
 }
 
-// Acquire implements core.AgentPool. Like agent.Start, it runs
+// Acquire implements agents.Pool. Like agent.Start, it runs
 // opts.Prepare before it "spawns" a session (not when key has a live one)
 // and records the prepared options.
-func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (core.AgentSession, error) {
+func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, opts agent.Options) (agents.Session, error) {
 	p.mu.Lock()
 	live := p.live[key]
 	p.mu.Unlock()
@@ -118,7 +118,7 @@ func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, op
 	return s, nil
 }
 
-// Remove implements core.AgentPool: it closes key's session.
+// Remove implements agents.Pool: it closes key's session.
 func (p *FakePool) Remove(ctx context.Context, key string) error {
 	p.mu.Lock()
 	s := p.live[key]
@@ -208,7 +208,7 @@ type Decision struct {
 	streamjson.Decision
 }
 
-// FakeSession is a scripted core.AgentSession.
+// FakeSession is a scripted agents.Session.
 type FakeSession struct {
 	Key  string
 	Opts agent.Options
@@ -229,7 +229,7 @@ type FakeSession struct {
 	changed     chan struct{}
 }
 
-var _ core.AgentSession = (*FakeSession)(nil)
+var _ agents.Session = (*FakeSession)(nil)
 
 func newFakeSession(key string, opts agent.Options, script Script, onExit func(*FakeSession)) *FakeSession {
 	s := &FakeSession{
@@ -256,7 +256,7 @@ func (s *FakeSession) run() {
 	}
 }
 
-// Send implements core.AgentSession.
+// Send implements agents.Session.
 func (s *FakeSession) Send(ctx context.Context, m streamjson.UserMessage) error {
 	s.mu.Lock()
 	if s.evictOnSend {
@@ -275,7 +275,7 @@ func (s *FakeSession) Send(ctx context.Context, m streamjson.UserMessage) error 
 	return nil
 }
 
-// Respond implements core.AgentSession.
+// Respond implements agents.Session.
 func (s *FakeSession) Respond(ctx context.Context, requestID string, d streamjson.Decision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,16 +288,16 @@ func (s *FakeSession) Respond(ctx context.Context, requestID string, d streamjso
 	return nil
 }
 
-// Interrupt implements core.AgentSession (recorded only; scripts may
+// Interrupt implements agents.Session (recorded only; scripts may
 // look at Calls).
 func (s *FakeSession) Interrupt(ctx context.Context) error { return s.record("interrupt") }
 
-// SetModel implements core.AgentSession.
+// SetModel implements agents.Session.
 func (s *FakeSession) SetModel(ctx context.Context, model string) error {
 	return s.record("set_model " + model)
 }
 
-// SetPermissionMode implements core.AgentSession.
+// SetPermissionMode implements agents.Session.
 func (s *FakeSession) SetPermissionMode(ctx context.Context, mode string) error {
 	return s.record("set_permission_mode " + mode)
 }
@@ -310,7 +310,7 @@ func (s *FakeSession) record(call string) error {
 	return nil
 }
 
-// Events implements core.AgentSession.
+// Events implements agents.Session.
 func (s *FakeSession) Events() <-chan streamjson.Event { return s.events }
 
 // Emit sends an event to the core; it reports false after the exit.

@@ -1,4 +1,4 @@
-package core_test
+package agents_test
 
 import (
 	"strings"
@@ -7,26 +7,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/agentbridge/agentbridge/agent/pool"
-	"github.com/agentbridge/agentbridge/bridges/core"
-	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 )
-
-// countedPool is a warm pool that counts its processes.
-type countedPool struct {
-	*warmFakePool
-	n int
-}
-
-func (p countedPool) Len() int { return p.n }
 
 // TestPoolCollector: /metrics shows the pool's processes and, per profile,
 // the warm spares ready, starting and wanted and the consecutive failures; a pool
 // without spares or a count shows neither.
 func TestPoolCollector(t *testing.T) {
-	wp := &warmFakePool{FakePool: bridgetest.NewFakePool(nil)}
-	defer wp.Close()
+	wp := &warmPool{}
 	wp.setStatus(pool.SpareStatus{Want: 2, Ready: 1, Starting: 1, Failures: 3})
-	c := core.NewPoolCollector(countedPool{wp, 5}, []string{"coder"})
+	c := agents.NewPoolCollector(countedPool{wp, 5}, []string{"coder"})
 	want := `
 # HELP agentbridge_agents Agent processes the pool holds (live, starting or stopping), warm spares included.
 # TYPE agentbridge_agents gauge
@@ -44,9 +34,7 @@ agentbridge_warm_spares{profile="coder",state="target"} 2
 		t.Error(err)
 	}
 
-	plain := bridgetest.NewFakePool(nil)
-	defer plain.Close()
-	if n := testutil.CollectAndCount(core.NewPoolCollector(plain, []string{"coder"})); n != 0 {
+	if n := testutil.CollectAndCount(agents.NewPoolCollector(plainPool{}, []string{"coder"})); n != 0 {
 		t.Errorf("a pool without spares or a count reported %d metrics, want 0", n)
 	}
 }

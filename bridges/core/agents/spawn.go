@@ -1,0 +1,98 @@
+package agents
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/agentbridge/agentbridge/agent"
+	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
+	"github.com/agentbridge/agentbridge/internal/textcut"
+)
+
+// Containment is how the agents of each profile are confined, by profile
+// name: the sandbox and the network (see agent/sandbox, agent.Network).
+// A reload may replace it while the bridge runs.
+type Containment struct {
+	Sandboxes map[string]sandbox.Sandbox
+	Networks  map[string]agent.Network
+}
+
+// Spawner is how each profile's agents are spawned, apart from the
+// profile's own settings: their containment, the cgroups that enforce
+// their resources and the worktree hook. The zero Spawner confines
+// nothing, enforces no limits and gives no worktrees.
+type Spawner struct {
+	// Containment confines each profile's processes (the bridge refuses
+	// to start when a sandboxed profile has no sandbox or network here:
+	// agents are never silently unconfined).
+	Containment
+	// Cgroups, when set, enforce each profile's resources in a cgroup
+	// per agent process (see sandbox.Cgroups); nil enforces none.
+	Cgroups *sandbox.Cgroups
+	// Worktrees, when set, gives the sessions of profiles with worktree:
+	// true a git worktree each (bridges/features/worktree.New), as a
+	// spawn hook; nil: every agent works in its profile's workdir.
+	Worktrees Worktrees
+}
+
+// ProfileOptions are the spawn options every conversation of profile p
+// starts from under config cfg: everything but the session (id, resume,
+// state directory) and the conversation's own overrides. The bridge's
+// own files (SecretPaths) are hidden, the profile's sandbox, network,
+// binds, resources, MCP servers and worktree hook applied.
+func (s Spawner) ProfileOptions(cfg *config.Config, p *profile.Agent) agent.Options {
+	opts := agent.Options{
+		Kind:               p.Kind,
+		Command:            p.Command,
+		Args:               append([]string(nil), p.Args...),
+		Workdir:            p.Workdir,
+		Home:               p.Home,
+		Model:              p.Model,
+		PermissionMode:     PermissionMode(p),
+		AllowedTools:       append([]string(nil), p.AllowedTools...),
+		DisallowedTools:    append([]string(nil), p.DisallowedTools...),
+		AppendSystemPrompt: p.AppendSystemPrompt,
+		MaxTurns:           p.MaxTurns,
+		Env:                maps.Clone(p.Env),
+		Sandbox:            s.Sandboxes[p.Name],
+		Network:            s.Networks[p.Name],
+		Hide:               SecretPaths(cfg),
+		Cgroups:            s.Cgroups,
+		Limits:             sandboxLimits(p.Resources),
+	}
+	if p.Kind == profile.KindACP {
+		// An ACP agent offers its own modes: none is asked for unless the
+		// conversation chose one (StoredMode), so that its conversations
+		// and its warm spares spawn alike.
+		opts.PermissionMode = ""
+	}
+	if wt := s.Worktrees; wt != nil && p.Worktree {
+		opts.Prepare = func(ctx context.Context, o agent.Options) (agent.Options, error) {
+			return wt.PrepareSpawn(ctx, p, o, false)
+		}
+	}
+	for name, s := range p.MCPServers {
+		if opts.StdioMCPServers == nil {
+			opts.StdioMCPServers = map[string]agent.StdioMCPServer{}
+		}
+		opts.StdioMCPServers[name] = agent.StdioMCPServer{Command: s.Command, Args: slices.Clone(s.Args), Env: maps.Clone(s.Env)}
+	}
+	for _, b := range p.SandboxBinds {
+		opts.Binds = append(opts.Binds, sandbox.Bind{Path: b.Path, Writable: b.Writable})
+	}
+	return opts
+}
+
+// PermissionMode is the profile's permission mode; a bypassPermissions
+// the profile does not allow (which check-config refuses) falls back to
+// default.
+func PermissionMode(p *profile.Agent) string {
+	m := textcut.OrBlank(p.PermissionMode, profile.ModeDefault)
+	if m == profile.ModeBypass && !p.AllowBypass {
+		return profile.ModeDefault
+	}
+	return m
+}
