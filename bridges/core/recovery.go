@@ -200,13 +200,27 @@ func (c *Core) restore(ctx context.Context, id string, in input) {
 	}
 }
 
+// CardIdem is the bridges.Message.Idem every card of request id is posted
+// with (bridges/features/cards), the same on every holder: recovery posts
+// the closed card under it with Retry set to find a card whose reference
+// was never stored (closeStaleCards).
+func CardIdem(id string) string { return "card:" + id }
+
 // closeStaleCards closes the cards of permission requests that were open
 // when the previous run (or the conversation's previous holder) ended:
 // their processes are gone. The decisions are recorded through st (the
 // new tenure's fenced store with replicas) before the cards are edited,
 // so a claimer that lost the conversation meanwhile edits nothing.
+//
+// A request without a stored card reference (its holder died between
+// posting the card and storing where it shows, or before posting it) is
+// closed through its conversation's key: the closed card is posted under
+// the card's Idem with Retry, so an adapter that finds the card returns
+// it instead of posting again, and the card is then edited to the closed
+// text; a card that never reached the platform shows closed at once.
 func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []store.Approval) {
 	const status = "⌛ Expired: bridge restarted."
+	keys := make(map[string]bridges.ConversationKey) // conversation id → key, for requests without a card reference
 	for _, a := range open {
 		if _, err := st.RecordApprovalDecision(ctx, a.ID, store.DecisionExpired, "", "bridge restarted"); err != nil {
 			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
@@ -214,14 +228,39 @@ func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []stor
 				return
 			}
 		}
-		if ref, ok := DecodeCardRef(a.CardRef); ok {
-			if p := c.platform(ref.Key.Bot); p != nil {
-				text := textcut.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
-				instead := bridges.Message{Text: status, ReplyTo: ref.ID}
-				if _, err := delivery.EditOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, bridges.Message{Text: text, CardID: a.ID}, instead); err != nil {
-					c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
+		ref, ok := DecodeCardRef(a.CardRef)
+		if !ok {
+			key, found := keys[a.ConversationID]
+			if !found {
+				conv, err := c.st.ConversationByID(ctx, a.ConversationID)
+				if err != nil {
+					c.log.Warn("startup: close stale card without a reference: load conversation", "request", a.ID, "err", err)
+					continue
 				}
+				key = bridges.ConversationKey(conv.Key)
+				keys[a.ConversationID] = key
 			}
+			ref = bridges.MessageRef{Key: key}
+		}
+		p := c.platform(ref.Key.Bot)
+		if p == nil {
+			continue
+		}
+		text := textcut.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
+		closed := bridges.Message{Text: text, CardID: a.ID}
+		if !ok {
+			found, err := p.Post(ctx, ref.Key, bridges.Message{Text: text, CardID: a.ID, Idem: CardIdem(a.ID), Retry: true})
+			if err != nil {
+				c.log.Warn("startup: close stale card without a reference", "request", a.ID, "err", err)
+				continue
+			}
+			// The card found (or the closed card just posted, edited to
+			// the same text) was posted when the request was made.
+			ref = bridges.MessageRef{Key: ref.Key, ID: found.ID, At: a.RequestedAt}
+		}
+		instead := bridges.Message{Text: status, ReplyTo: ref.ID}
+		if _, err := delivery.EditOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, closed, instead); err != nil {
+			c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,6 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 	"github.com/agentbridge/agentbridge/bridges/app"
-	"github.com/agentbridge/agentbridge/internal/testkit"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -76,9 +76,10 @@ func (e *replicaEnv) clickTwice(t *testing.T, card slackfake.Message) [2]int {
 	return conns
 }
 
-// TestSlackReplicasCardDecidedOnce: three replicas; a permission card is
-// open when the replica holding its conversation is SIGKILLed. After the
-// take-over the old card shows it expired and stays expired although it is
+// TestSlackReplicasCardDecidedOnce: three replicas; the replica holding a
+// conversation is SIGKILLed while it posts a permission card, before it
+// learns (and stores) where the card shows. After the take-over the old
+// card, found by its Idem, shows it expired and stays expired although it is
 // clicked twice (at two replicas); the interrupted message asks again, and
 // the new card, clicked twice at two replicas, is decided once: the store
 // has one decision per card, the agent gets one tool result, the tool runs
@@ -87,15 +88,22 @@ func TestSlackReplicasCardDecidedOnce(t *testing.T) {
 	t.Parallel()
 	const lease = 3 * time.Second
 	e := startReplicas(t, 3, lease)
+	// The holder is killed inside the card's chat.postMessage: the card
+	// shows, but no replica ever learns where (its reference is never
+	// stored). The new holder finds it by the Idem in its metadata (the
+	// adapter's look-up) and closes it all the same.
+	reached, release := e.slack.HoldResponse("chat.postMessage", func(p url.Values) bool {
+		return strings.Contains(p.Get("metadata"), `"card:`)
+	})
+	defer release()
 	ts := e.slack.Mention(slackChan, alice, "[bash echo once >> card-once.txt]", "")
+	select {
+	case <-reached:
+	case <-time.After(e2eWait):
+		t.Fatalf("the card was never posted\nposts: %s", e.dump())
+	}
 	card := e.waitCard(t, ts)
 	conv := e.convOf(t, ts)
-	// The card is open once the holder stored where it shows (it posts the
-	// card first: a kill between the two leaves a card no replica can find).
-	testkit.WaitUntil(t, "the card's reference stored", e2eWait, func() bool {
-		as := e.approvals(t, conv)
-		return len(as) == 1 && as[0].CardMsgID == card.TS
-	})
 	holder := e.holderOf(t, conv)
 	e.procs[holder].kill9()
 	killed := time.Now()
@@ -128,8 +136,9 @@ func TestSlackReplicasCardDecidedOnce(t *testing.T) {
 		t.Fatalf("approvals: %d rows, want 2 (the expired card, the new one): %+v", len(as), as)
 	}
 	slices.SortFunc(as, func(a, b store.Approval) int { return a.RequestedAt.Compare(b.RequestedAt) })
-	if as[0].Decision != store.DecisionExpired || as[0].DecidedBy != "" {
-		t.Errorf("the old card's approval is %q by %q, want expired by nobody", as[0].Decision, as[0].DecidedBy)
+	if as[0].Decision != store.DecisionExpired || as[0].DecidedBy != "" || as[0].CardMsgID != "" {
+		t.Errorf("the old card's approval is %q by %q with card %q, want expired by nobody, its card unknown",
+			as[0].Decision, as[0].DecidedBy, as[0].CardMsgID)
 	}
 	if as[1].Decision != store.DecisionAllow || as[1].DecidedBy != alice {
 		t.Errorf("the new card's approval is %q by %q, want allow by %s", as[1].Decision, as[1].DecidedBy, alice)

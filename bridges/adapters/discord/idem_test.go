@@ -127,3 +127,40 @@ func TestPostWithoutIdemHasNoNonce(t *testing.T) {
 		t.Errorf("%d messages, want 2", n)
 	}
 }
+
+// A card (Components V2, buttons) posted with Idem is found by a later
+// post of its closed text under the same Idem with Retry — the core
+// closing a card whose reference its dead holder never stored: Discord
+// answers with the card (nonce), nothing new shows, and the card is then
+// edited to the closed text.
+func TestPostRetryFindsCardByIdem(t *testing.T) {
+	t.Parallel()
+	f := newChannelFake(t)
+	b := newTestBridge(t, testBot(f))
+	key := bridges.ConversationKey{Bot: botName, Channel: "100", Thread: "200"}
+	f.AddChannel("200", guild, "100", discordfake.ChannelPublicThread, "t")
+	card, err := b.Post(t.Context(), key, bridges.Message{Text: "May the agent run make?", CardID: "req-1", Idem: "card:req-1",
+		Buttons: []bridges.Button{{ID: bridges.ChoiceAllow, Label: "Allow"}, {ID: bridges.ChoiceDeny, Label: "Deny"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := bridges.Message{Text: "May the agent run make?\n\n⌛ Expired: bridge restarted.", CardID: "req-1"}
+	again := closed
+	again.Idem, again.Retry = "card:req-1", true
+	found, err := b.Post(t.Context(), key, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found.ID != card.ID {
+		t.Fatalf("the post under the card's Idem returned %s, want the card %s", found.ID, card.ID)
+	}
+	if n := len(f.Messages("200")); n != 1 {
+		t.Fatalf("%d messages in the thread, want the card alone", n)
+	}
+	if err := b.Edit(t.Context(), found, closed); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := f.Message(card.ID); len(m.Buttons()) != 0 {
+		t.Errorf("the card still has buttons after the edit: %+v", m.Buttons())
+	}
+}

@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentbridge/agentbridge/bridges"
@@ -14,14 +17,29 @@ import (
 // Post implements bridges.Platform: the message is stored (it is the
 // conversation's history) and shown on the user's open pages; it ends a
 // start that no turn ended (the bridge answered).
+//
+// With m.Idem (not a live message) the message's id is derived from the
+// conversation and Idem (idemID), so that a retry after a lost answer, or
+// a card looked for by its Idem, finds the message stored the first time:
+// Post then returns it as it is and shows nothing new.
 func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
 	buttons, err := encodeButtons(m.Buttons)
 	if err != nil {
 		return bridges.MessageRef{}, err
 	}
+	id := "b" + randomID(10)
+	if m.Idem != "" && !m.Live {
+		id = idemID(key, m.Idem)
+	}
 	row, err := c.st.AddWebMessage(ctx, store.WebMessage{
-		ID: "b" + randomID(10), Key: store.ConversationKey(key), Text: m.Text, CardID: m.CardID, Buttons: buttons, ReplyTo: m.ReplyTo,
+		ID: id, Key: store.ConversationKey(key), Text: m.Text, CardID: m.CardID, Buttons: buttons, ReplyTo: m.ReplyTo,
 	})
+	if errors.Is(err, store.ErrDuplicate) && m.Idem != "" && !m.Live {
+		earlier, gerr := c.st.WebMessage(ctx, id)
+		if gerr == nil && earlier.Key == store.ConversationKey(key) {
+			return bridges.MessageRef{Key: key, ID: earlier.ID}, nil
+		}
+	}
 	if err != nil {
 		return bridges.MessageRef{}, fmt.Errorf("web post in %s: %w", key, err)
 	}
@@ -29,6 +47,13 @@ func (c *Console) Post(ctx context.Context, key bridges.ConversationKey, m bridg
 	c.listChanged(ctx, key)
 	c.endStart(ctx, key) // the bridge answered: what comes next, it says
 	return bridges.MessageRef{Key: key, ID: row.ID}, nil
+}
+
+// idemID is the id of the message posted under idem in conversation key:
+// "b" and 20 hex digits of SHA-256 of both, like a random id's length.
+func idemID(key bridges.ConversationKey, idem string) string {
+	sum := sha256.Sum256([]byte(key.Bot + "\x00" + key.Channel + "\x00" + key.Thread + "\x00" + idem))
+	return "b" + hex.EncodeToString(sum[:10])
 }
 
 // Edit implements bridges.Editor: text and buttons are replaced in the

@@ -402,13 +402,11 @@ func (e *env) card(chat types.JID, id string) string {
 	e.t.Helper()
 	var found string
 	e.waitCalls("the card of "+id, func(cs []fakeCall) bool {
-		n := 0
 		for _, c := range cs {
 			if c.Op != "SendMessage" {
 				continue
 			}
-			n++
-			msgID := fmt.Sprintf("SENT%03d", n)
+			msgID := string(c.ID)
 			if sm, ok := e.b.sent.Get(msgID); ok && sm.cardID == id && c.To == chat && strings.Contains(textOf(c), "Reply *1*") {
 				found = msgID
 				return true

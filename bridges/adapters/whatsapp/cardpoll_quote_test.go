@@ -1,7 +1,6 @@
 package whatsapp
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,13 +19,11 @@ func (e *env) pollOf(chat types.JID, id string) string {
 	e.t.Helper()
 	var found string
 	e.waitCalls("the poll of "+id, func(cs []fakeCall) bool {
-		n := 0
 		for _, c := range cs {
 			if c.Op != "SendMessage" {
 				continue
 			}
-			n++
-			msgID := fmt.Sprintf("SENT%03d", n)
+			msgID := string(c.ID)
 			if sm, ok := e.b.sent.Get(msgID); ok && sm.cardID == id && c.To == chat && c.Message.GetPollCreationMessage() != nil {
 				found = msgID
 				return true

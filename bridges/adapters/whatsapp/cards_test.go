@@ -2,7 +2,6 @@ package whatsapp
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -81,14 +80,12 @@ func TestApprovalByPoll(t *testing.T) {
 	var poll fakeCall
 	pollID := ""
 	e.waitCalls("the poll", func(cs []fakeCall) bool {
-		n := 0
 		for _, c := range cs {
 			if c.Op != "SendMessage" {
 				continue
 			}
-			n++
 			if c.Message.GetPollCreationMessage() != nil {
-				poll, pollID = c, fmt.Sprintf("SENT%03d", n)
+				poll, pollID = c, string(c.ID)
 				return true
 			}
 		}
@@ -126,12 +123,10 @@ func TestApprovalByPoll(t *testing.T) {
 		return n == 2
 	})
 	secondID, second := "", (*waE2E.Message)(nil)
-	n := 0
 	for _, c := range e.fake.Calls() {
 		if c.Op == "SendMessage" {
-			n++
 			if c.Message.GetPollCreationMessage() != nil {
-				secondID, second = fmt.Sprintf("SENT%03d", n), c.Message
+				secondID, second = string(c.ID), c.Message
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package whatsapp
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -24,17 +23,15 @@ func TestStrangerCardAnswersIgnored(t *testing.T) {
 	var card, pollID string
 	var poll *waE2E.Message
 	e.waitCalls("the card and its poll", func(cs []fakeCall) bool {
-		n := 0
 		for _, c := range cs {
 			if c.Op != "SendMessage" {
 				continue
 			}
-			n++
 			switch {
 			case strings.Contains(textOf(c), "Vote in the poll below"):
-				card = fmt.Sprintf("SENT%03d", n)
+				card = string(c.ID)
 			case c.Message.GetPollCreationMessage() != nil:
-				poll, pollID = c.Message, fmt.Sprintf("SENT%03d", n)
+				poll, pollID = c.Message, string(c.ID)
 			}
 		}
 		return card != "" && poll != nil

@@ -48,7 +48,9 @@ type card struct {
 func (cd *card) answersCLI() bool { return cd.kind != cardApproval }
 
 // message renders the open card (render.CardMessage); a permission card
-// notes what Always allow does.
+// notes what Always allow does. It carries the card's Idem
+// (core.CardIdem), so that a holder taking over can find a card whose
+// reference was never stored and close it.
 func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
 	c := render.Card{ID: cd.id, Body: cd.body, Buttons: cd.buttons()}
 	switch cd.kind {
@@ -57,7 +59,9 @@ func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
 	case cardQuestion:
 		c.Questions = cd.questions
 	}
-	return render.CardMessage(c, lim, maxRunes)
+	m := render.CardMessage(c, lim, maxRunes)
+	m.Idem = core.CardIdem(cd.id)
+	return m
 }
 
 // buttons are the card's choices.

@@ -90,7 +90,12 @@ func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who co
 	}
 	cd.body = cd.intro + render.QuestionBody(cd.questions, cd.picked)
 	m := cd.message(s.h.Limits(), s.h.MaxRunes())
-	ref, err := s.h.EditOrPost(ctx, cd.ref, m, m) // too old to edit: the card again, below
+	again := m
+	// The card again is a new message: under the card's Idem a platform
+	// that dedupes by it (WhatsApp's message id, Discord's nonce) would
+	// show the old one instead. Its reference is stored at once below.
+	again.Idem = ""
+	ref, err := s.h.EditOrPost(ctx, cd.ref, m, again) // too old to edit: the card again, below
 	if err != nil {
 		s.h.Log().Warn("update question card", "card", cd.id, "err", err)
 		return ""

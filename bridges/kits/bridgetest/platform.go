@@ -68,6 +68,14 @@ type Platform struct {
 	files    map[string][]byte
 	privates []Private
 	nextID   int
+	idem     map[idemKey]*Msg // the message posted under each Message.Idem
+	lookups  int              // Posts with Retry that found their Idem
+}
+
+// idemKey is a Message.Idem within its conversation.
+type idemKey struct {
+	key  bridges.ConversationKey
+	idem string
 }
 
 var (
@@ -87,6 +95,7 @@ func New(limits bridges.Limits) *Platform {
 		byID:    make(map[string]*Msg),
 		typing:  make(map[bridges.ConversationKey]bool),
 		changed: make(chan struct{}),
+		idem:    make(map[idemKey]*Msg),
 	}
 }
 
@@ -113,7 +122,10 @@ func (p *Platform) Run(ctx context.Context, h bridges.Handler) error {
 	return nil
 }
 
-// Post implements bridges.Platform.
+// Post implements bridges.Platform. Like a real adapter it keeps a
+// repeated post from showing twice: a Message with Idem and Retry whose
+// Idem was posted before in the conversation returns that message as it
+// is now, posting nothing (see Lookups).
 func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m bridges.Message) (bridges.MessageRef, error) {
 	p.mu.Lock()
 	fail := p.failPost
@@ -128,12 +140,21 @@ func (p *Platform) Post(ctx context.Context, key bridges.ConversationKey, m brid
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if m.Idem != "" && m.Retry {
+		if msg := p.idem[idemKey{key, m.Idem}]; msg != nil {
+			p.lookups++
+			return msg.Ref, nil
+		}
+	}
 	p.nextID++
 	ref := bridges.MessageRef{Key: key, ID: "m" + strconv.Itoa(p.nextID)}
 	msg := &Msg{Ref: ref, Key: key, Text: m.Text, CardID: m.CardID, Buttons: slices.Clone(m.Buttons), ReplyTo: m.ReplyTo,
 		History: []string{m.Text}, Posted: p.clock()}
 	p.msgs = append(p.msgs, msg)
 	p.byID[ref.ID] = msg
+	if m.Idem != "" {
+		p.idem[idemKey{key, m.Idem}] = msg
+	}
 	p.calls = append(p.calls, Call{Op: "post", Key: key, At: p.clock()})
 	p.notifyLocked()
 	if p.observe != nil {
@@ -366,6 +387,14 @@ func (p *Platform) Messages(key bridges.ConversationKey) []Msg {
 		}
 	}
 	return out
+}
+
+// Lookups is how many Posts with Retry found their Idem posted before
+// and returned that message instead of posting again.
+func (p *Platform) Lookups() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lookups
 }
 
 // Calls returns every Post, Edit and SetTyping so far, in order.
