@@ -169,10 +169,13 @@ type Console struct {
 	op    admin.Operator // the core, to stop a conversation's agent (SetOperator)
 	admin *admin.Pages   // the operator pages (admin.go)
 
-	mu      sync.Mutex
-	handler bridges.Handler                       // set while Run runs
-	turns   map[bridges.ConversationKey]turnState // turns running or starting, for pages that (re)connect (typing.go)
-	now     func() time.Time
+	mu        sync.Mutex
+	handler   bridges.Handler                       // set while Run runs
+	announced bool                                  // Announce ran: the bridge is starting (run.go)
+	ran       bool                                  // Run ran once: running is closed
+	running   chan struct{}                         // closed when Run first runs (runningCh)
+	turns     map[bridges.ConversationKey]turnState // turns running or starting, for pages that (re)connect (typing.go)
+	now       func() time.Time
 }
 
 var (
@@ -292,7 +295,13 @@ func invokedAs(arg0 string) string {
 // generated admin token on every start until somebody has signed in;
 // then it names the token's file. It also logs a warning when the listener
 // is reachable from other machines over plain HTTP.
+//
+// From then on until the core runs the console, a message or click waits
+// for it (StartWait) instead of being refused.
 func (c *Console) Announce(w io.Writer) {
+	c.mu.Lock()
+	c.announced = true
+	c.mu.Unlock()
 	tokenFile := filepath.Join(c.config().DataDir, auth.AdminTokenFile)
 	token := c.generatedToken
 	if token == "" && len(c.config().Web.Users) == 0 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"strconv"
@@ -185,9 +186,48 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // that, sending answers 503: the core is not accepting messages yet).
 func waitRunning(t *testing.T, c *Console) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); c.coreHandler() == nil; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); c.coreHandler(context.Background()) == nil; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the core never ran the console")
 		}
 	}
+}
+
+// TestMessageSentWhileStartingWaitsForTheCore: the sign-in link is printed
+// (Announce) before the core runs the console; a message sent in between
+// waits for the core and is taken, not refused with "not running yet".
+// Without Announce (no bridge starting) the answer is 503 at once.
+func TestMessageSentWhileStartingWaitsForTheCore(t *testing.T) {
+	cfg := testConfig(t, "127.0.0.1:9464", usersYAML)
+	c, srv, _ := newTestConsole(t, cfg, nil)
+	ana := newClient(t, srv.URL)
+	anaCSRF := ana.signIn(anaToken)
+	start := time.Now()
+	if s := ana.sendForm("thread0001", anaCSRF, "too early", nil); s != http.StatusServiceUnavailable {
+		t.Fatalf("a message without a starting bridge: %d, want 503", s)
+	}
+	if d := time.Since(start); d > StartWait/2 {
+		t.Fatalf("the refusal without a starting bridge took %s", d)
+	}
+
+	c.Announce(io.Discard)
+	sent := make(chan int, 1)
+	go func() { sent <- ana.sendForm("thread0002", anaCSRF, "quick hello", nil) }()
+	// The request waits for the core (it is not answered before Run).
+	select {
+	case s := <-sent:
+		t.Fatalf("the message was answered %d before the core ran", s)
+	case <-time.After(200 * time.Millisecond):
+	}
+	bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"console": c}, nil)
+	select {
+	case s := <-sent:
+		if s != http.StatusNoContent {
+			t.Fatalf("the message sent while starting: %d, want 204", s)
+		}
+	case <-time.After(StartWait):
+		t.Fatal("the message sent while starting was never answered")
+	}
+	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "thread0002"}
+	waitStored(t, c, key, func(m store.WebMessage) bool { return m.Author == "" && strings.Contains(m.Text, "pong: quick hello") })
 }
