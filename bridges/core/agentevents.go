@@ -342,21 +342,6 @@ func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
 	}
 }
 
-// endTurn forgets the running turn.
-func (cv *conversation) endTurn(ctx context.Context) {
-	if cv.turn == nil {
-		return
-	}
-	cv.cancelTimer(timerLive, "")
-	cv.screen.StopStream(ctx, cv.turn.Turn, "")
-	cv.forgetStream(ctx)
-	cv.cancelTimer(timerProgress, "")
-	cv.reportBounds(cv.turn)
-	cv.turn = nil
-	cv.stopping = false
-	cv.clearStatus(ctx)
-}
-
 // resumeFailed reports the CLI's answer to --resume of a session it does not
 // have (e.g. its HOME or workdir changed).
 func resumeFailed(r streamjson.Result) bool {
@@ -392,15 +377,4 @@ func (cv *conversation) showTool(ctx context.Context, line string, call bridges.
 		return line
 	}
 	return prefix + "› [" + span + "](" + bridges.ToolLinkScheme + call.ID + ")"
-}
-
-// mention names a user in a message.
-func mention(a Person) string { return render.Mention(a.Name, a.ID) }
-
-// verbosity returns the bot's verbosity, defaulting to compact.
-func verbosity(b *config.Bot) string {
-	if b.Verbosity == "" {
-		return config.VerbosityCompact
-	}
-	return b.Verbosity
 }

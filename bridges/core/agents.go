@@ -3,12 +3,15 @@ package core
 import (
 	"context"
 	"maps"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
+	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
@@ -93,4 +96,47 @@ func (cv *conversation) retireWorktree(ctx context.Context, sessionID string) st
 		return ""
 	}
 	return cv.core.opts.Spawner.Worktrees.Retire(ctx, cv.profile, sessionID, cv.log)
+}
+
+// agentOptions builds the spawn options from the bot's agent profile and the
+// conversation's overrides. It runs at every spawn and resume, so a stored
+// bypassPermissions override applies only while the profile still has
+// allow_bypass (see effectiveMode).
+func (cv *conversation) agentOptions() agent.Options {
+	opts := cv.core.profileAgentOptions(cv.profile)
+	opts.SessionID = cv.row.SessionID
+	opts.Resume = cv.resume && !cv.freshRetry
+	if cfg := cv.core.cfg(); cfg.DataDir != "" {
+		// The session's private CLI state lives with the bridge's data, which
+		// the sandbox hides — except this directory.
+		opts.StateDir = filepath.Join(cfg.DataDir, sessiondir.Dir, cv.row.SessionID)
+	}
+	if cv.row.Model != "" {
+		opts.Model = cv.row.Model
+	}
+	opts.PermissionMode = cv.effectiveMode()
+	if cv.profile.Kind == profile.KindACP { // the agent's own modes (commands.go)
+		opts.PermissionMode = agents.StoredMode(cv.row.PermissionMode)
+	}
+	cv.withAgentTools(&opts)
+	return opts
+}
+
+// bypassAllowed reports whether bypassPermissions may reach the CLI now:
+// only while the profile has allow_bypass (checked at every spawn, so a
+// stored "!mode bypassPermissions" stops applying once it is turned off).
+func (cv *conversation) bypassAllowed() bool {
+	return cv.profile.AllowBypass
+}
+
+// noteRefusedBypass tells the conversation, once per worker, that its
+// stored bypassPermissions override is not applied.
+func (cv *conversation) noteRefusedBypass(ctx context.Context) {
+	if cv.row.PermissionMode != profile.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
+		return
+	}
+	cv.bypassRefusalShown = true
+	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
+	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(profile.ModeBypass)+", but the agent's allow_bypass is now off, "+
+		"so the agent runs in "+render.CodeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
 }

@@ -1,11 +1,9 @@
 package core
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
@@ -13,18 +11,6 @@ import (
 // This file holds the optional abilities of an agent session the core
 // uses beyond permission requests: answering MCP elicitations (their cards
 // are in bridges/features/cards) and listing the background tasks !status shows.
-
-// elicitationResponder is the optional ability of an agents.Session
-// (*agent.Session has it) to answer an elicitation request.
-type elicitationResponder interface {
-	RespondElicitation(ctx context.Context, requestID, action string, content map[string]any) error
-}
-
-// backgroundLister is the optional ability of an agents.Session
-// (*agent.Session has it) to list its running background tasks.
-type backgroundLister interface {
-	BackgroundTasks() []streamjson.BackgroundTask
-}
 
 // backgroundStatusLine is !status's line about the agent's running
 // background tasks ("" when there are none or no agent is live).

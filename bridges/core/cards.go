@@ -22,45 +22,6 @@ import (
 // makes each worker's CardSet; the set acts on its conversation through
 // Conv, whose methods for the cards are below.
 
-// Cards makes the card set of each conversation's worker (bridges/features/cards).
-type Cards interface {
-	// New is the empty card set of c's new worker (made before its first
-	// input; Conv's methods may not be called yet).
-	New(c Conv) CardSet
-}
-
-// CardSet is one conversation's open cards. Every method runs on the
-// conversation's worker.
-type CardSet interface {
-	// Len is the number of open cards.
-	Len() int
-	// OnPermission decides the agent's permission request (rules, grants)
-	// or opens its card; OnElicitation opens an MCP server's form.
-	OnPermission(ctx context.Context, req streamjson.PermissionRequest)
-	OnElicitation(ctx context.Context, e streamjson.Elicitation)
-	// OnAction handles a click on one of the conversation's cards.
-	OnAction(ctx context.Context, a bridges.Action)
-	// AnswerFromText reads person's message m as the answer to an open
-	// card if it is one (reporting whether it consumed m).
-	AnswerFromText(ctx context.Context, m store.InboxMessage) bool
-	// Operator applies an operator's decision to card a.CardID; it returns
-	// a problem to tell the operator, or "".
-	Operator(ctx context.Context, a bridges.Action) string
-	// OpenApproval opens the approval card a feature asks for on the
-	// agent's behalf (toolconv.Conversation.AskApproval).
-	OpenApproval(ctx context.Context, a toolconv.Approval) error
-	// Expire denies card id, which nobody answered in time (its timer,
-	// Conv.StartTimer, fired); Close ends card id without answering the
-	// agent; ExpireAll closes every open card.
-	Expire(ctx context.Context, id string)
-	Close(ctx context.Context, id string, audit store.Decision, by, status string)
-	ExpireAll(ctx context.Context, status string)
-	// Rules runs "!rules" with its argument words: lists the rules and
-	// grants; "rm N" removes a grant (the caller checked that who is an
-	// admin).
-	Rules(ctx context.Context, args []string, who Person)
-}
-
 // newCards is the card set of the new worker cv: CoreOptions.Cards', or
 // without it noCards, which fails closed.
 func (c *Core) newCards(cv *conversation) CardSet {
@@ -113,25 +74,6 @@ func (noCards) ExpireAll(context.Context, string)                             {}
 
 func (n noCards) Rules(ctx context.Context, _ []string, _ Person) {
 	n.cv.notice(ctx, "This bridge runs without approval cards: no rules or grants apply, every request is denied.")
-}
-
-// EncodeCardRef is a card's message reference as the audit table stores
-// it, so that a restarted bridge can close the card (DecodeCardRef).
-func EncodeCardRef(ref bridges.MessageRef) string {
-	b, err := json.Marshal(ref)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// DecodeCardRef reads a reference EncodeCardRef wrote; false for none.
-func DecodeCardRef(s string) (bridges.MessageRef, bool) {
-	var ref bridges.MessageRef
-	if s == "" || json.Unmarshal([]byte(s), &ref) != nil || ref.ID == "" {
-		return bridges.MessageRef{}, false
-	}
-	return ref, true
 }
 
 // The conversation as its cards see it (bridges/features/cards' Host).

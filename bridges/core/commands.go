@@ -393,3 +393,20 @@ func agentGoneText(gone, def string) string {
 	return "🔀 Agent " + render.CodeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
 		render.CodeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
 }
+
+// connectionLines are !status's lines about connections: this bot's
+// state and, for an admin, every other bot that is not connected or
+// running (others do not learn the names of the bridge's other bots).
+func (cv *conversation) connectionLines(who Person) string {
+	var b strings.Builder
+	now := cv.core.clock.Now()
+	for _, s := range cv.core.BotStates() {
+		switch {
+		case s.Bot == cv.bot.Name:
+			b.WriteString("\n• connection: " + render.StateSummary(s, now))
+		case cv.bot.Access.IsAdmin(who.ID) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
+			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
+		}
+	}
+	return b.String()
+}

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,12 +10,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
-	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -149,21 +145,6 @@ func redeliveryUUID(ledgerID string, attempt int) string {
 	return uuid.NewSHA1(ns, fmt.Appendf(nil, "redelivery-%d", attempt)).String()
 }
 
-// finishInbox moves a ledger message to state, logging (not failing) a
-// refused transition: the ledger is the authority and stays consistent.
-// A mark the database cannot take now (a full disk) is kept and made
-// later, in order (delivery.Journal).
-func (cv *conversation) finishInbox(ctx context.Context, id string, state store.InboxState, why string) {
-	st := cv.st
-	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger " + string(state), MarkID: id,
-		Do: func(ctx context.Context) error { return st.MarkInbox(ctx, id, state, why) }}); err != nil && !cv.fenced(err) {
-		cv.log.Warn("update ledger", "ledger", id, "state", state, "err", err)
-	}
-	if state.Final() {
-		delete(cv.spared, id) // nothing is redelivered once final
-	}
-}
-
 // markSent records that ledger message m went to the agent, with the
 // conversation's activity (one commit). A mark the database cannot take
 // now (a full disk) is kept and made later, in order (delivery.Journal).
@@ -279,53 +260,4 @@ func forward(ctx context.Context, q interface {
 			return
 		}
 	}
-}
-
-// drain discards a session's remaining events.
-func drain(s agents.Session) {
-	for range s.Events() {
-	}
-}
-
-// agentOptions builds the spawn options from the bot's agent profile and the
-// conversation's overrides. It runs at every spawn and resume, so a stored
-// bypassPermissions override applies only while the profile still has
-// allow_bypass (see effectiveMode).
-func (cv *conversation) agentOptions() agent.Options {
-	opts := cv.core.profileAgentOptions(cv.profile)
-	opts.SessionID = cv.row.SessionID
-	opts.Resume = cv.resume && !cv.freshRetry
-	if cfg := cv.core.cfg(); cfg.DataDir != "" {
-		// The session's private CLI state lives with the bridge's data, which
-		// the sandbox hides — except this directory.
-		opts.StateDir = filepath.Join(cfg.DataDir, sessiondir.Dir, cv.row.SessionID)
-	}
-	if cv.row.Model != "" {
-		opts.Model = cv.row.Model
-	}
-	opts.PermissionMode = cv.effectiveMode()
-	if cv.profile.Kind == profile.KindACP { // the agent's own modes (commands.go)
-		opts.PermissionMode = agents.StoredMode(cv.row.PermissionMode)
-	}
-	cv.withAgentTools(&opts)
-	return opts
-}
-
-// bypassAllowed reports whether bypassPermissions may reach the CLI now:
-// only while the profile has allow_bypass (checked at every spawn, so a
-// stored "!mode bypassPermissions" stops applying once it is turned off).
-func (cv *conversation) bypassAllowed() bool {
-	return cv.profile.AllowBypass
-}
-
-// noteRefusedBypass tells the conversation, once per worker, that its
-// stored bypassPermissions override is not applied.
-func (cv *conversation) noteRefusedBypass(ctx context.Context) {
-	if cv.row.PermissionMode != profile.ModeBypass || cv.bypassAllowed() || cv.bypassRefusalShown {
-		return
-	}
-	cv.bypassRefusalShown = true
-	cv.log.Warn("stored bypassPermissions override ignored: allow_bypass is off", "mode", cv.profileMode())
-	cv.notice(ctx, "🔐 This conversation was set to "+render.CodeSpan(profile.ModeBypass)+", but the agent's allow_bypass is now off, "+
-		"so the agent runs in "+render.CodeSpan(cv.profileMode())+" mode. An admin can choose another mode with `"+bridges.CommandPrefix+"mode`.")
 }

@@ -2,14 +2,11 @@ package core
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/config"
@@ -21,14 +18,6 @@ import (
 // stopped alone, the swap of the set of bots, warm spares, containment,
 // and the live conversations' workers. And a part in every conversation's
 // worker (the second half of the file).
-
-// cfg is the config in force now; callers use it for one decision.
-func (c *Core) cfg() *config.Config {
-	if c.src == nil {
-		return nil
-	}
-	return c.src.Current()
-}
 
 // Config is the config in force now (the new one once a reload swapped
 // it); callers use it for one decision.
@@ -59,23 +48,6 @@ func (c *Core) Running() bool {
 // SetContainment makes ct how agents spawned from now on are confined
 // (CoreOptions.Spawner's Containment until then).
 func (c *Core) SetContainment(ct agents.Containment) { c.contain.Store(&ct) }
-
-// botRuns are the bots' adapters running, each with its own context so
-// that one can be stopped alone (StopBot), and the tasks started through
-// Go, which Run waits for.
-type botRuns struct {
-	mu      sync.Mutex
-	running map[string]botRun // by bot name
-	spares  func()            // stops keeping the current warm spares
-	kept    map[string]bool   // profiles whose spares are kept
-	tasks   sync.WaitGroup    // adapters started by StartBot, and Go's
-}
-
-// botRun is one adapter's run.
-type botRun struct {
-	cancel context.CancelFunc
-	done   <-chan struct{}
-}
 
 // runBot runs bot name's adapter p with the core as its handler until ctx
 // ends or StopBot stops it.
@@ -180,16 +152,6 @@ func (c *Core) SyncSchedules(ctx context.Context) error {
 	return nil
 }
 
-// Swapped is what the core ran before a Swap.
-type Swapped struct {
-	Old  map[string]bridges.Platform // the bots' adapters before, by name
-	Next map[string]bridges.Platform // and after
-	// RunCtx is the core's run context: what a reload starts ends with it.
-	RunCtx context.Context
-	// Workers are the live conversations' workers.
-	Workers []Worker
-}
-
 // Swap makes the core run the bots it runs minus removed plus started
 // (their adapters are started with StartBot), and returns what it ran
 // before; it fails with bridges.ErrNotRunning when the core is not
@@ -212,9 +174,6 @@ func (c *Core) Swap(removed []string, started map[string]bridges.Platform) (Swap
 	return sw, nil
 }
 
-// Worker is one live conversation's worker.
-type Worker struct{ cv *conversation }
-
 // Bot is the name of the conversation's bot.
 func (w Worker) Bot() string { return w.cv.key.Bot }
 
@@ -236,64 +195,12 @@ func (cv *conversation) busyWithTurn() bool {
 // reload): ConvFeature, registered in CoreOptions.ConvFeatures, attaches a
 // ConvHook to each new worker, and acts on the conversation through Conv.
 
-// ConvFeature is a feature with a part in each conversation's worker.
-type ConvFeature interface {
-	// Attach returns the feature's hook for the new worker of c, when the
-	// worker is made (before its first input; Conv's methods may not be
-	// called yet).
-	Attach(c Conv) ConvHook
-}
-
-// ConvHook is a feature's part of one conversation's worker. Every method
-// runs on the worker, so it needs no lock and must not block.
-type ConvHook interface {
-	// AgentEvent sees each event of the conversation's live agent, before
-	// the core handles it.
-	AgentEvent(ev streamjson.Event, now time.Time)
-	// AfterInput runs after each input the worker handled.
-	AfterInput(ctx context.Context)
-	// HoldsInput reports whether the people's pending messages must wait
-	// instead of going to the agent now.
-	HoldsInput() bool
-	// StatusLine is the feature's part of !status ("" for none; each line
-	// starts with "\n").
-	StatusLine() string
-}
-
 // attachHooks attaches every registered feature's hook to the new worker cv.
 func (c *Core) attachHooks(cv *conversation) {
 	for _, f := range c.opts.ConvFeatures {
 		cv.hooks = append(cv.hooks, f.Attach(Conv{cv}))
 	}
 }
-
-// Commands are the chat commands (bridges/features/commands' Table, with the
-// commands features register), run on the conversation's worker.
-type Commands interface {
-	// Handle runs text, which person who wrote in ledger message msgID of
-	// conversation c, as a chat command if it is one: it runs it, or
-	// refuses it with a notice (who may not run it, or it is written with
-	// characters a command may not contain). handled reports whether text
-	// was a command; if not, it goes to the agent.
-	Handle(ctx context.Context, c Conv, msgID string, who Person, text string) (handled bool)
-}
-
-var (
-	// ErrStarting: the conversation's agent is starting.
-	ErrStarting = errors.New("the agent is starting")
-	// ErrResuming: a !resume is under way in the conversation.
-	ErrResuming = errors.New("a resume is under way")
-	// ErrWorking: the conversation's agent is working (a turn, a message
-	// in flight, an open card, or it is starting).
-	ErrWorking = errors.New("the agent is working")
-	// ErrSessionBusy: the session's agent is working in its conversation.
-	ErrSessionBusy = errors.New("the session's agent is working in its thread")
-)
-
-// Conv is one conversation as a feature above the core sees it: a handle
-// on its worker. Its methods run on the worker only (in a ConvHook's
-// methods, or in a function given to Worker.Do or Conv.After).
-type Conv struct{ cv *conversation }
 
 // Hooks are the hooks the features attached to this conversation, in
 // CoreOptions.ConvFeatures' order (a feature finds its own by type).

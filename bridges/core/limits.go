@@ -6,29 +6,12 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
-	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // This file holds the limits as a conversation meets them: the bots' spend
 // limits (SpendGate, bridges/features/spend) before a message goes to the agent,
 // and the agent's resource limits (agents.*.resources) when it hits them.
-
-// SpendGate enforces the bots' spend limits (config limits; bridges/features/spend
-// implements it). Its methods may block on the store; safe for concurrent use.
-type SpendGate interface {
-	// Admit decides whether ledger message msgID of user (userName) may go
-	// to bot's agent at now: ok=false with the refusal to post when a budget
-	// is used up; notices are the texts to post (refusal, warnings). person
-	// says a person wrote it (an admin's exemption does not follow a
-	// schedule). A message admitted counts as a turn until its ledger row
-	// is final (its usage is recorded by then). An error means nothing was
-	// checked: the message stays pending.
-	Admit(ctx context.Context, bot *config.Bot, msgID, user, userName string, person bool, now time.Time) (ok bool, notices []string, err error)
-	// Left is the !cost lines of what user has left of bot's budgets, ""
-	// when the bot has no limit.
-	Left(ctx context.Context, bot *config.Bot, user string, now time.Time) (string, error)
-}
 
 // limitGate runs the spend gate for ledger message m (see SpendGate.Admit).
 // Without a gate the config has no limits (Run refuses to start otherwise).

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/connstate"
-	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -35,16 +33,6 @@ func (c *Core) StopAgent(ctx context.Context, conversationID, by string) error {
 	}
 	return nil
 }
-
-// inOperatorAction is a decision taken in the operator view: the bot's
-// approver list does not apply (the operator is a bridge admin). done
-// receives "" on success or the problem.
-type inOperatorAction struct {
-	a    bridges.Action
-	done chan<- string
-}
-
-func (inOperatorAction) isInput() {}
 
 // DecideApproval answers the open permission request id (store.Approval
 // ID) with choice (ChoiceAllow or ChoiceDeny) on behalf of the operator
@@ -154,23 +142,6 @@ func (c *Core) runPlatform(ctx context.Context, name string, p bridges.Platform)
 		err = errors.New("the adapter stopped without an error")
 	}
 	return fmt.Errorf("platform of bot %s: %w", name, err)
-}
-
-// connectionLines are !status's lines about connections: this bot's
-// state and, for an admin, every other bot that is not connected or
-// running (others do not learn the names of the bridge's other bots).
-func (cv *conversation) connectionLines(who Person) string {
-	var b strings.Builder
-	now := cv.core.clock.Now()
-	for _, s := range cv.core.BotStates() {
-		switch {
-		case s.Bot == cv.bot.Name:
-			b.WriteString("\n• connection: " + render.StateSummary(s, now))
-		case cv.bot.Access.IsAdmin(who.ID) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
-			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
-		}
-	}
-	return b.String()
 }
 
 var _ bridges.MessageCounter = botHandler{}

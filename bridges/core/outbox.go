@@ -14,10 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// outboxHost is the conversation as its outbox (bridges/core/delivery) sees
-// it; its methods run on the worker.
-type outboxHost struct{ cv *conversation }
-
 var _ delivery.Host = outboxHost{}
 
 func (h outboxHost) Log() *slog.Logger                    { return h.cv.log }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -246,56 +245,6 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 // input, posts nothing more, and is stopped with its agent (dropWorker),
 // as when the replica finds the lease lost at a renewal (Drop). The new
 // holder recovers what it left.
-
-// errTenureOver is a post refused because the worker's tenure is over.
-var errTenureOver = errors.New("this replica no longer holds the conversation")
-
-// fenced reports whether err is a write refused because this replica no
-// longer holds the conversation's lease, and if so marks the worker lost.
-// The worker calls it where a failed write would otherwise make it post
-// (the turn's reply) or retry.
-func (cv *conversation) fenced(err error) bool {
-	if !errors.Is(err, store.ErrFenced) {
-		return false
-	}
-	cv.loseTenure("a store write was fenced out: another replica holds the conversation")
-	return true
-}
-
-// mayPost reports whether the worker may still post or edit in its
-// conversation: it is not lost and, with replicas, this replica still
-// holds the lease by its own clock. A false answer marks it lost.
-func (cv *conversation) mayPost() bool {
-	if cv.lost.Load() {
-		return false
-	}
-	if own := cv.core.opts.Ownership; own != nil && !own.Holding(cv.id) {
-		cv.loseTenure("the conversation's lease ran out before this replica renewed it")
-		return false
-	}
-	return true
-}
-
-// writeAllowed is the write guard of the worker's platform calls
-// (bridges.WithWriteGuard): mayPost without its side effect, asked by the
-// adapter as each request leaves, from any goroutine. A worker paused
-// between mayPost and its request finds it false when it runs again.
-func (cv *conversation) writeAllowed() bool {
-	own := cv.core.opts.Ownership
-	return !cv.lost.Load() && (own == nil || own.Holding(cv.id))
-}
-
-// loseTenure marks the worker lost (once) and has it stopped with its
-// agent in the background (dropWorker): it must not wait for the worker,
-// which may be the caller. It never blocks.
-func (cv *conversation) loseTenure(why string) {
-	if !cv.lost.CompareAndSwap(false, true) {
-		return
-	}
-	c := cv.core
-	cv.log.Warn("stopping the conversation here: this replica lost its lease", "why", why)
-	c.workers.Go(func() { c.dropWorker(context.WithoutCancel(c.runCtx), cv) })
-}
 
 // dropWorker stops worker cv and its agent at once (Drop, loseTenure):
 // it is forgotten, its queue closed and waited for, its timers stopped

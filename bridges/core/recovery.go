@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -14,10 +13,6 @@ import (
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// removeTimeout bounds how long the worker waits for the pool to stop a
-// process it no longer wants (!new, a mode that needs a restart).
-const removeTimeout = 15 * time.Second
 
 // onExit handles the end of the session's process. An unexpected end is a
 // crash: the thread is told, open cards expire, and the messages the agent
@@ -117,14 +112,6 @@ func (cv *conversation) restartProcess(ctx context.Context) {
 	cv.deliverPending(ctx)
 }
 
-// startupWork is what the previous run left open, read before any platform
-// starts so that nothing of this run is mistaken for it.
-type startupWork struct {
-	staleCards  []store.Approval // open approvals: their processes are gone
-	outboxConvs []string         // conversations with replies still to post
-	inboxConvs  []string         // conversations with messages to deliver
-}
-
 // prepareRecovery runs before any platform starts. Messages that were sent
 // to an agent process of the previous run but not finished go back to
 // pending (counting an attempt), so they are delivered again, in order,
@@ -199,12 +186,6 @@ func (c *Core) restore(ctx context.Context, id string, in input) {
 		c.log.Warn("startup: conversation not restored", "conversation", id, "err", err)
 	}
 }
-
-// CardIdem is the bridges.Message.Idem every card of request id is posted
-// with (bridges/features/cards), the same on every holder: recovery posts
-// the closed card under it with Retry set to find a card whose reference
-// was never stored (closeStaleCards).
-func CardIdem(id string) string { return "card:" + id }
 
 // closeStaleCards closes the cards of permission requests that were open
 // when the previous run (or the conversation's previous holder) ended:

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
@@ -189,14 +188,6 @@ func (c Conv) Resume(ctx context.Context, target store.SessionInfo, who Person) 
 	return nil
 }
 
-// inCall runs f on a conversation's worker: how one conversation asks
-// another to do something with its own state.
-type inCall struct {
-	f func(ctx context.Context, cv *conversation)
-}
-
-func (inCall) isInput() {}
-
 // releaseSession runs on the worker of the conversation that holds session
 // sessionID: unless its agent is working (a turn, a message in flight, an
 // open card, a background task, or it is starting), it stops the idle
@@ -222,13 +213,6 @@ func (cv *conversation) releaseSession(ctx context.Context, sessionID string, to
 	cv.log.Info("session moved to another conversation", "session", sessionID, "to", to.Key, "user", who.ID)
 	cv.notice(ctx, movedAwayText(who, sessionID))
 	return summary, nil
-}
-
-// sessionBusy reports whether a live session has a background task or a
-// turn the core does not see, when the session can tell (agent.Session).
-func sessionBusy(s agents.Session) bool {
-	b, ok := s.(interface{ Busy() bool })
-	return ok && b.Busy()
 }
 
 // adoptSession runs on the resuming conversation's worker with the answer

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -16,60 +15,6 @@ import (
 	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// Origin says who a message comes from, which decides what it may do
-// (DESIGN.md §11, "origin decides authority"):
-//   - OriginPerson: a person wrote it on a platform. It may be a chat
-//     command, may answer an open card, and carries its author's rights.
-//   - OriginSchedule: a schedule fired. Always a prompt for the agent,
-//     never a command or a card answer; it carries nobody's rights: the
-//     cards of its turn go to the schedule's creator when a person made
-//     it, and to the bot's approvers and admins.
-//   - OriginAgent: reserved for prompts the bridge's agent tools would
-//     submit; handled like OriginSchedule (no tool submits one today).
-type Origin = store.Origin
-
-// The origins of accepted messages.
-const (
-	OriginPerson   = store.OriginPerson
-	OriginSchedule = store.OriginSchedule
-	OriginAgent    = store.OriginAgent
-)
-
-// Submission is a message for a conversation's ledger, from any origin:
-// the one shape in which work enters the core (Core.Submit). Its Origin
-// decides what it may do once the worker takes it: only OriginPerson may
-// be a chat command or answer a card, and only a person's message carries
-// its author's rights.
-type Submission struct {
-	Origin   Origin
-	Conv     store.Conversation
-	MsgID    string // the platform's message id, or "schedule-<id>-<unix>": unique per bot
-	User     string // the author (a person), or the schedule's creator when a person made it, or ""
-	UserName string
-	Text     string
-	Files    []byte // encodeFiles (attachments.go)
-	// ScheduleID says which schedule fired (OriginSchedule only).
-	ScheduleID int64
-	ReplyTo    string // the platform id of the message it quotes ("" = none)
-	Quoted     string // the quoted message's text, for the agent
-	// Accepted, when set, runs once the message is recorded (not for a
-	// duplicate) and before the worker is told of it.
-	Accepted func(ctx context.Context)
-	// Log, when set, is the logger for this submission; nil means the
-	// core's own, annotated with the conversation and message.
-	Log *slog.Logger
-}
-
-// Receipt is what Submit tells its caller about a submission it took.
-type Receipt struct {
-	Msg       store.InboxMessage // the ledger entry (the earlier one for a duplicate)
-	Duplicate bool               // the message was already recorded; it is not handed on again
-}
-
-// ErrBadSubmission is returned by Submit for a submission it refuses to
-// record: an unknown origin, a missing message id or conversation.
-var ErrBadSubmission = errors.New("invalid submission")
 
 // Submit is the one way work enters a conversation, for platforms (through
 // HandleMessage), schedules and the agent's tools alike. It records s in

@@ -14,21 +14,6 @@ import (
 	"github.com/agentbridge/agentbridge/config/profile"
 )
 
-// ToolServer is the name of the bridge's MCP server as the agent sees it.
-const ToolServer = toolconv.ServerName
-
-// AgentTools are the bridge's MCP tools for the agent processes: the
-// built-in ones and the ones features register (bridges/features/agenttools.New).
-type AgentTools interface {
-	// Server builds the MCP server for one conversation's agent process.
-	// It must serve the tools List names, act on conv only, and may
-	// implement agents.WorkdirMover.
-	Server(conv toolconv.Conversation) agent.MCPServer
-	// List names the tools, in the order the agent sees them, and how a
-	// call of each reads on the tool line.
-	List() toolconv.Tools
-}
-
 // withAgentTools gives the agent process of opts the bridge's tools: the
 // MCP server (for opts.Workdir) and the --allowed-tools entries that let
 // the CLI call them without asking (they act on this conversation only).

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
@@ -11,21 +10,6 @@ import (
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
-
-// turn is what the worker knows about the running turn: who started it
-// and, in live.Turn, what it has shown so far (shown by the conversation's
-// screen.Screen).
-type turn struct {
-	*live.Turn
-	requesters map[string]Person // who may decide its cards besides approvers (sentMsg.deciders of its messages)
-	fromLedger bool              // a ledger message started it (else the agent did, e.g. after a background task)
-	scheduled  string            // the schedule whose firing it handles, for its cards ("" if none)
-	payer      string            // user id of the first of them: the turn's cost counts for them (limits)
-}
-
-func newTurn(now time.Time) *turn {
-	return &turn{Turn: live.NewTurn(now), requesters: make(map[string]Person)}
-}
 
 // quiet reports whether the bot is quiet (config verbosity).
 func (cv *conversation) quiet() bool { return verbosity(cv.bot) == config.VerbosityQuiet }
@@ -76,9 +60,6 @@ func (cv *conversation) finishLive(ctx context.Context, text string) {
 func (cv *conversation) forgetStream(ctx context.Context) {
 	cv.screen.ForgetStream(ctx, cv.outbox.Retrying())
 }
-
-// screenWorker is the conversation as its screen sees it.
-type screenWorker struct{ cv *conversation }
 
 func (w screenWorker) MayPost() bool         { return w.cv.mayPost() }
 func (w screenWorker) PlatformBack()         { w.cv.core.platformBack(w.cv.bot.Name) }
@@ -216,4 +197,27 @@ func (cv *conversation) notePlanTool(ctx context.Context, u streamjson.ToolUse, 
 	cv.turn.Live.Stream.Plan = cv.plan.Snapshot()
 	cv.turn.Live.Dirty = true
 	cv.touchLive(ctx)
+}
+
+// endTurn forgets the running turn.
+func (cv *conversation) endTurn(ctx context.Context) {
+	if cv.turn == nil {
+		return
+	}
+	cv.cancelTimer(timerLive, "")
+	cv.screen.StopStream(ctx, cv.turn.Turn, "")
+	cv.forgetStream(ctx)
+	cv.cancelTimer(timerProgress, "")
+	cv.reportBounds(cv.turn)
+	cv.turn = nil
+	cv.stopping = false
+	cv.clearStatus(ctx)
+}
+
+// verbosity returns the bot's verbosity, defaulting to compact.
+func verbosity(b *config.Bot) string {
+	if b.Verbosity == "" {
+		return config.VerbosityCompact
+	}
+	return b.Verbosity
 }
