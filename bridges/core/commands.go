@@ -410,3 +410,21 @@ func (cv *conversation) connectionLines(who Person) string {
 	}
 	return b.String()
 }
+
+// backgroundStatusLine is !status's line about the agent's running
+// background tasks ("" when there are none or no agent is live).
+func (cv *conversation) backgroundStatusLine() string {
+	bl, ok := cv.sess.(backgroundLister)
+	if !ok {
+		return ""
+	}
+	tasks := bl.BackgroundTasks()
+	if len(tasks) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		names = append(names, render.CodeSpan(textcut.OneLine(textcut.OrBlank(t.Description, strings.TrimSpace(t.TaskType+" "+t.TaskID)), 80)))
+	}
+	return fmt.Sprintf("\n• background tasks: %d — %s", len(tasks), strings.Join(names, ", "))
+}

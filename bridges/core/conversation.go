@@ -1,10 +1,13 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
@@ -140,3 +143,25 @@ func sessionBusy(s agents.Session) bool {
 
 // mention names a user in a message.
 func mention(a Person) string { return render.Mention(a.Name, a.ID) }
+
+// observeEvent hands ev to the Observer, if any.
+func (cv *conversation) observeEvent(ev streamjson.Event) {
+	if o := cv.core.opts.Observer; o != nil {
+		o.AgentEvent(cv.key, ev)
+	}
+}
+
+// observeSent hands ledger message m, sent to the agent as text, to the
+// Observer, if any.
+func (cv *conversation) observeSent(m store.InboxMessage, text string) {
+	if o := cv.core.opts.Observer; o != nil {
+		o.Sent(cv.key, m.PlatformMsgID, cmp.Or(m.UserName, m.UserID), text)
+	}
+}
+
+// observeShown hands m to the Observer, if any.
+func (cv *conversation) observeShown(m bridges.Message) {
+	if o := cv.core.opts.Observer; o != nil {
+		o.Shown(cv.key, m)
+	}
+}

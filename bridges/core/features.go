@@ -292,3 +292,17 @@ func (cv *conversation) hookStatusLines() string {
 	}
 	return s
 }
+
+// The core as the scheduler sees it (ScheduleRuns; the scheduler itself
+// fills the seam Scheduler). Everything else about schedules — the !schedule command,
+// the agent's schedule tools and their approval card, the requests and
+// their texts — is the feature's, bridges/features/schedule, registered from above
+// (CoreOptions.Commands, CoreOptions.Tools).
+
+var _ ScheduleRuns = (*Core)(nil)
+
+// Platform implements ScheduleRuns.
+func (c *Core) Platform(bot string) bridges.Platform { return c.platform(bot) }
+
+// CountScheduledRun implements ScheduleRuns.
+func (c *Core) CountScheduledRun(bot string) { c.opts.Metrics.Message(bot, "scheduled") }
