@@ -172,8 +172,8 @@ type Console struct {
 	mu        sync.Mutex
 	handler   bridges.Handler                       // set while Run runs
 	announced bool                                  // Announce ran: the bridge is starting (run.go)
-	ran       bool                                  // Run ran once: running is closed
-	running   chan struct{}                         // closed when Run first runs (runningCh)
+	running   chan struct{}                         // closed when Run first runs
+	ran       sync.Once                             // closes running
 	turns     map[bridges.ConversationKey]turnState // turns running or starting, for pages that (re)connect (typing.go)
 	now       func() time.Time
 }
@@ -237,6 +237,7 @@ func New(opts Options) (*Console, error) {
 		log.Info("web sessions ended: their user was removed or has a new token", "sessions", n)
 	}
 	c := &Console{
+		running:        make(chan struct{}),
 		st:             opts.Store,
 		log:            log,
 		demo:           opts.Demo,

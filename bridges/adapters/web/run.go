@@ -25,11 +25,8 @@ func (c *Console) Run(ctx context.Context, h bridges.Handler) error {
 	}
 	c.mu.Lock()
 	c.handler = h
-	if !c.ran {
-		c.ran = true
-		close(c.runningCh())
-	}
 	c.mu.Unlock()
+	c.ran.Do(func() { close(c.running) })
 	<-ctx.Done()
 	c.mu.Lock()
 	c.handler = nil
@@ -37,32 +34,24 @@ func (c *Console) Run(ctx context.Context, h bridges.Handler) error {
 	return nil
 }
 
-// runningCh is closed once the core first ran the console. c.mu is held.
-func (c *Console) runningCh() chan struct{} {
-	if c.running == nil {
-		c.running = make(chan struct{})
-	}
-	return c.running
-}
-
 // coreHandler returns the core while Run runs, or nil. While the bridge
 // starts (announced, never run yet) it waits for Run, at most StartWait
 // or until ctx ends.
 func (c *Console) coreHandler(ctx context.Context) bridges.Handler {
 	c.mu.Lock()
-	h, starting, running := c.handler, c.announced && !c.ran, c.runningCh()
+	h, announced := c.handler, c.announced
 	c.mu.Unlock()
-	if h != nil || !starting {
-		return h
+	if h == nil && announced {
+		t := time.NewTimer(StartWait)
+		defer t.Stop()
+		select {
+		case <-c.running: // at once when it ran before: the core stopped
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		h = c.handler
 	}
-	t := time.NewTimer(StartWait)
-	defer t.Stop()
-	select {
-	case <-running:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.handler
+	return h
 }
