@@ -111,8 +111,8 @@ func (cv *conversation) payer(t *turn) string {
 func (cv *conversation) beginTurn(ctx context.Context) *turn {
 	if cv.turn == nil {
 		cv.turn = newTurn(cv.core.clock.Now())
+		cv.armProgress() // armed before the indicator's platform call: whoever sees it may count on the timer
 		cv.scheduleStatus(ctx)
-		cv.armProgress()
 	}
 	return cv.turn
 }
