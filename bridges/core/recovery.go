@@ -230,7 +230,7 @@ func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []stor
 		text := textcut.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
 		closed := bridges.Message{Text: text, CardID: a.ID}
 		if !ok {
-			found, err := p.Post(ctx, ref.Key, bridges.Message{Text: text, CardID: a.ID, Idem: CardIdem(a.ID), Retry: true})
+			found, err := p.Post(ctx, ref.Key, bridges.Message{Text: text, CardID: a.ID, Idem: CardIdem(a.ConversationID, a.ID), Retry: true})
 			if err != nil {
 				c.log.Warn("startup: close stale card without a reference", "request", a.ID, "err", err)
 				continue

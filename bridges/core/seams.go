@@ -118,11 +118,14 @@ func DecodeCardRef(s string) (bridges.MessageRef, bool) {
 	return ref, true
 }
 
-// CardIdem is the bridges.Message.Idem every card of request id is posted
-// with (bridges/features/cards), the same on every holder: recovery posts
-// the closed card under it with Retry set to find a card whose reference
-// was never stored (closeStaleCards).
-func CardIdem(id string) string { return "card:" + id }
+// CardIdem is the bridges.Message.Idem the card of request id in
+// conversation conv is posted with (bridges/features/cards), the same on
+// every holder: recovery posts the closed card under it with Retry set to
+// find a card whose reference was never stored (closeStaleCards). The
+// request id comes from the agent: with the conversation in the key, no
+// id it picks can name another conversation's card on a platform whose
+// dedup spans conversations (Discord's nonce is per bot).
+func CardIdem(conv, id string) string { return "card:" + conv + ":" + id }
 
 // Observer sees conversations as they happen, beside their platform: the
 // terminals attached with `bridge attach` (bridges/features/handoff). Its methods

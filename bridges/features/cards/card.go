@@ -49,9 +49,9 @@ func (cd *card) answersCLI() bool { return cd.kind != cardApproval }
 
 // message renders the open card (render.CardMessage); a permission card
 // notes what Always allow does. It carries the card's Idem
-// (core.CardIdem), so that a holder taking over can find a card whose
-// reference was never stored and close it.
-func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
+// (core.CardIdem of conversation conv), so that a holder taking over can
+// find a card whose reference was never stored and close it.
+func (cd *card) message(conv string, lim bridges.Limits, maxRunes int) bridges.Message {
 	c := render.Card{ID: cd.id, Body: cd.body, Buttons: cd.buttons()}
 	switch cd.kind {
 	case cardPermission:
@@ -60,7 +60,7 @@ func (cd *card) message(lim bridges.Limits, maxRunes int) bridges.Message {
 		c.Questions = cd.questions
 	}
 	m := render.CardMessage(c, lim, maxRunes)
-	m.Idem = core.CardIdem(cd.id)
+	m.Idem = core.CardIdem(conv, cd.id)
 	return m
 }
 

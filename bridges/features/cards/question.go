@@ -89,7 +89,7 @@ func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who co
 		}
 	}
 	cd.body = cd.intro + render.QuestionBody(cd.questions, cd.picked)
-	m := cd.message(s.h.Limits(), s.h.MaxRunes())
+	m := cd.message(s.h.ID(), s.h.Limits(), s.h.MaxRunes())
 	again := m
 	// The card again is a new message: under the card's Idem a platform
 	// that dedupes by it (WhatsApp's message id, Discord's nonce) would

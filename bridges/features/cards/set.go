@@ -30,7 +30,7 @@ func (s *Set) openCard(ctx context.Context, cd *card) {
 		ID: cd.id, ConversationID: s.h.ID(), ToolName: cd.req.ToolName, Input: cd.req.Input,
 		RequestedBy: strings.Join(authorIDs(cd.requesters), ","),
 	})
-	ref, err := s.h.Post(ctx, cd.message(s.h.Limits(), s.h.MaxRunes()))
+	ref, err := s.h.Post(ctx, cd.message(s.h.ID(), s.h.Limits(), s.h.MaxRunes()))
 	if err != nil {
 		s.h.StopTimer(cd.id)
 		s.h.Log().Error("post approval card; denying the request", "request", cd.id, "err", err)
