@@ -296,9 +296,7 @@ func invokedAs(arg0 string) string {
 // generated admin token on every start until somebody has signed in;
 // then it names the token's file. It also logs a warning when the listener
 // is reachable from other machines over plain HTTP.
-//
-// From then on until the core runs the console, a message or click waits
-// for it (StartWait) instead of being refused.
+// From then on a request acting through the core waits for it (StartWait).
 func (c *Console) Announce(w io.Writer) {
 	c.mu.Lock()
 	c.announced = true

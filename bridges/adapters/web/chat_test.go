@@ -186,7 +186,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // that, sending answers 503: the core is not accepting messages yet).
 func waitRunning(t *testing.T, c *Console) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); c.coreHandler(context.Background()) == nil; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); c.coreHandler() == nil; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the core never ran the console")
 		}
@@ -196,6 +196,8 @@ func waitRunning(t *testing.T, c *Console) {
 // TestMessageSentWhileStartingWaitsForTheCore: the sign-in link is printed
 // (Announce) before the core runs the console; a message sent in between
 // waits for the core and is taken, not refused with "not running yet".
+// It waits before its session, token and access are checked (afterStart),
+// so that they are decided when it acts, not 15 s earlier.
 // Without Announce (no bridge starting) the answer is 503 at once.
 func TestMessageSentWhileStartingWaitsForTheCore(t *testing.T) {
 	cfg := testConfig(t, "127.0.0.1:9464", usersYAML)

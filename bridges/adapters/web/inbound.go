@@ -60,7 +60,7 @@ func (c *Console) stop(w http.ResponseWriter, r *http.Request) {
 // name get 403 and nothing is recorded (the core still counts the
 // refusal).
 func (c *Console) hand(w http.ResponseWriter, r *http.Request, key bridges.ConversationKey, text string, up *store.WebUpload, shown bool) {
-	h := c.coreHandler(r.Context())
+	h := c.coreHandler()
 	if h == nil {
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
 		return
@@ -116,7 +116,7 @@ func (c *Console) action(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := cv.key // the cards then decide who may decide (the turn's requester, approvers, admins)
-	h := c.coreHandler(r.Context())
+	h := c.coreHandler()
 	if h == nil {
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
 		return

@@ -3,17 +3,15 @@ package web
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 )
 
-// StartWait bounds how long a message or click waits for the core while
-// the bridge starts: Announce prints the sign-in link before the bots
-// run, so a person quick to send gets their message taken as soon as the
-// core runs the console, not "not running yet". Before Announce (no
-// bridge is starting) and after the core ran the console once, a request
-// without a core is answered at once.
+// StartWait bounds how long a message or click waits for the core between
+// Announce (the sign-in link shows before the bots run) and the core's
+// first Run (afterStart), instead of "not running yet".
 const StartWait = 15 * time.Second
 
 // Run implements bridges.Platform: the console has nothing to connect; it
@@ -34,24 +32,30 @@ func (c *Console) Run(ctx context.Context, h bridges.Handler) error {
 	return nil
 }
 
-// coreHandler returns the core while Run runs, or nil. While the bridge
-// starts (announced, never run yet) it waits for Run, at most StartWait
-// or until ctx ends.
-func (c *Console) coreHandler(ctx context.Context) bridges.Handler {
-	c.mu.Lock()
-	h, announced := c.handler, c.announced
-	c.mu.Unlock()
-	if h == nil && announced {
-		t := time.NewTimer(StartWait)
-		defer t.Stop()
-		select {
-		case <-c.running: // at once when it ran before: the core stopped
-		case <-t.C:
-		case <-ctx.Done():
-		}
+// afterStart holds a request that acts through the core while the bridge
+// starts (StartWait), before it is authenticated and checked, so that it
+// is decided when it acts.
+func (c *Console) afterStart(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		h = c.handler
-	}
-	return h
+		starting := c.handler == nil && c.announced
+		c.mu.Unlock()
+		if starting {
+			t := time.NewTimer(StartWait)
+			defer t.Stop()
+			select {
+			case <-c.running: // at once when it ran before: the core stopped
+			case <-t.C:
+			case <-r.Context().Done():
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// coreHandler returns the core while Run runs, or nil.
+func (c *Console) coreHandler() bridges.Handler {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handler
 }

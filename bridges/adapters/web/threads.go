@@ -125,7 +125,7 @@ func (c *Console) deleteConversation(w http.ResponseWriter, r *http.Request) {
 // forgetSession hands the core a hidden `!new` from the owner; false when
 // it answered the request itself.
 func (c *Console) forgetSession(w http.ResponseWriter, r *http.Request, key bridges.ConversationKey) bool {
-	h := c.coreHandler(r.Context())
+	h := c.coreHandler()
 	if h == nil {
 		http.Error(w, "the bridge is not running yet; try again in a moment", http.StatusServiceUnavailable)
 		return false
