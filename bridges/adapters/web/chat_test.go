@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,4 +233,41 @@ func TestMessageSentWhileStartingWaitsForTheCore(t *testing.T) {
 	}
 	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "thread0002"}
 	waitStored(t, c, key, func(m store.WebMessage) bool { return m.Author == "" && strings.Contains(m.Text, "pong: quick hello") })
+}
+
+// TestSignedOutWhileStartingIsRefused: a message held while the bridge
+// starts is checked when it acts, not when it arrived: its sender signed
+// out meanwhile, so it is refused and nothing reaches the agent.
+func TestSignedOutWhileStartingIsRefused(t *testing.T) {
+	cfg := testConfig(t, "127.0.0.1:9464", usersYAML)
+	c, srv, _ := newTestConsole(t, cfg, nil)
+	ana := newClient(t, srv.URL)
+	anaCSRF := ana.signIn(anaToken)
+	c.Announce(io.Discard)
+	sent := make(chan int, 1)
+	go func() { sent <- ana.sendForm("thread0003", anaCSRF, "sent before signing out", nil) }()
+	select {
+	case s := <-sent:
+		t.Fatalf("the message was answered %d before the core ran", s)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if s, _, _ := ana.do("POST", "/signout", url.Values{"csrf": {anaCSRF}}, nil); s != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", s)
+	}
+	core := bridgetest.RunCore(t, cfg, map[string]bridges.Platform{"console": c}, nil)
+	select {
+	case s := <-sent:
+		if s == http.StatusNoContent || s == http.StatusServiceUnavailable {
+			t.Fatalf("the message of a signed-out sender was answered %d, want a refusal", s)
+		}
+	case <-time.After(StartWait):
+		t.Fatal("the held message was never answered")
+	}
+	if n := len(core.Pool.Acquisitions()); n != 0 {
+		t.Errorf("%d agent processes acquired for a signed-out sender", n)
+	}
+	key := bridges.ConversationKey{Bot: "console", Channel: "ana", Thread: "thread0003"}
+	if msgs, err := c.st.WebMessages(context.Background(), store.ConversationKey(key), 0, 10); err == nil && len(msgs) != 0 {
+		t.Errorf("the signed-out sender's message was stored: %+v", msgs)
+	}
 }
