@@ -75,13 +75,16 @@ func (b *Bridge) onMessage(ctx context.Context, e *events.Message) bool {
 	}
 	// Remembered first: the core may fetch the file (or quote the
 	// message) as soon as it has recorded it.
+	// Its read receipt is noted first too: the core may answer before
+	// HandleMessage returns, and the receipt goes before the answer.
 	b.received.Add(info.ID, receivedMsg{chat: chat, sender: info.Sender.ToNonAD(), msg: e.Message, media: file.media()})
+	b.noteUnread(key.Channel, info)
 	if err := h.HandleMessage(ctx, in); err != nil {
+		b.forgetUnread(key.Channel, info.ID)
 		b.log.Warn("whatsapp message not recorded", "key", key, "msg_id", info.ID, "err", err)
 		return false
 	}
 	b.seen.Add(dedupe, true)
-	b.noteUnread(key.Channel, info)
 	return true
 }
 

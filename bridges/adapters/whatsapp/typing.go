@@ -105,6 +105,19 @@ func (b *Bridge) noteUnread(channel string, info types.MessageInfo) {
 	b.unread[channel] = u
 }
 
+// forgetUnread drops the noted receipt of message id in channel: the core
+// did not record it, so it is not read (WhatsApp redelivers it).
+func (b *Bridge) forgetUnread(channel string, id types.MessageID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u := slices.DeleteFunc(b.unread[channel], func(m types.MessageInfo) bool { return m.ID == id })
+	if len(u) == 0 {
+		delete(b.unread, channel)
+		return
+	}
+	b.unread[channel] = u
+}
+
 // posted notes a message the bot sent in channel: WhatsApp shows it in
 // place of "composing…", so the refresh stops and off needs no call.
 func (b *Bridge) posted(channel string) {

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -98,5 +99,65 @@ func TestRunWaitsForTypingRefresh(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// answersAtOnce is a Handler whose core answers a message before
+// HandleMessage returns (a notice such as "voice is not set up"), or
+// fails to record it when refuse is set.
+type answersAtOnce struct {
+	ownsAll
+	b      *Bridge
+	refuse bool
+}
+
+func (answersAtOnce) Allowed(bridges.ConversationKey, string) bool { return true }
+
+func (a answersAtOnce) HandleMessage(ctx context.Context, in bridges.Inbound) error {
+	if a.refuse {
+		return errors.New("store unavailable")
+	}
+	_, err := a.b.Post(ctx, in.Key, bridges.Message{Text: "answer to " + in.MsgID})
+	return err
+}
+
+// TestReadReceiptBeforeAnAnswerGivenAtOnce: a message the core answers
+// before HandleMessage returns is marked read before that answer (before,
+// its receipt was noted after HandleMessage and waited for the next post);
+// a message the core failed to record is never marked read.
+func TestReadReceiptBeforeAnAnswerGivenAtOnce(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		fake := newFakeClient(nil)
+		b := New(Options{Bot: "phone", Client: fake, TypingRefresh: time.Hour, SendInterval: sendInterval})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- b.Run(ctx, answersAtOnce{b: b, refuse: refuse}) }()
+		testkit.WaitUntil(t, "a Connect", waitTimeout, func() bool { return slices.ContainsFunc(fake.Calls(), op("Connect")) })
+		e := &env{t: t, fake: fake, b: b}
+		in := e.msg(pnJID(alice), pnJID(alice), "hello")
+		if fake.Dispatch(in) == refuse {
+			t.Fatalf("refuse=%v: Dispatch accepted=%v", refuse, !refuse)
+		}
+		// A later post would send a receipt still waiting: none may be.
+		if _, err := b.Post(t.Context(), bridges.ConversationKey{Bot: "phone", Channel: pnJID(alice).String()}, bridges.Message{Text: "later"}); err != nil {
+			t.Fatal(err)
+		}
+		var ops []string
+		for _, c := range fake.Calls() {
+			if c.Op == "MarkRead" && slices.Contains(c.IDs, in.Info.ID) || c.Op == "SendMessage" {
+				ops = append(ops, c.Op)
+			}
+		}
+		want := []string{"MarkRead", "SendMessage", "SendMessage"}
+		if refuse {
+			want = []string{"SendMessage"}
+		}
+		if !slices.Equal(ops, want) {
+			t.Errorf("refuse=%v: calls = %v, want %v", refuse, ops, want)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
 	}
 }
