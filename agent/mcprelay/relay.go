@@ -9,6 +9,7 @@
 //     a session, in the session's state directory, answering each
 //     newline-delimited JSON-RPC message with the session's own server
 //     (agent.MCPServer.HandleMCP).
+//
 //   - the relay (this file), what the agent starts as the stdio MCP
 //     server: the bridge binary run as
 //
