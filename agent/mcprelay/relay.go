@@ -9,17 +9,18 @@
 //     a session, in the session's state directory, answering each
 //     newline-delimited JSON-RPC message with the session's own server
 //     (agent.MCPServer.HandleMCP).
-//
-//   - the relay (this file), what the agent starts as the stdio MCP
-//     server: the bridge binary run as
-//
-//     bridge __mcp-relay SOCKET
-//
+//   - the relay (Run), what the agent starts as the stdio MCP server: it
 //     copies its stdin to the socket and the socket to its stdout, and
-//     exits when either side closes. It carries nothing but the socket's
-//     path: no token, no environment. Whoever can connect to the socket
-//     can call the session's tools, so the socket is reachable only where
-//     the session's state directory is (its own sandbox).
+//     exits when either side closes.
+//
+// The relay is the bridge binary run as
+//
+//	bridge __mcp-relay SOCKET
+//
+// and carries nothing but the socket's path: no token, no environment.
+// Whoever can connect to the socket can call the session's tools, so the
+// socket is reachable only where the session's state directory is (its
+// own sandbox).
 //
 // The relay runs from this package's init, like the sandbox's launcher
 // (agent/sandbox/egress/launch): binaries that import this package (the
