@@ -49,6 +49,10 @@ type Config struct {
 	// to it, so the host can keep it for a later resume (usage.go).
 	BilledCost float64
 	OnBilled   func(cost float64)
+	// MCPServers are the stdio MCP servers the agent is to start for the
+	// session: the mcpServers of session/new and session/load (none when
+	// empty). The bridge's own tools reach the agent this way.
+	MCPServers []StdioServer
 	// Emit receives every event, in order, under the client's lock: it
 	// must not call the client.
 	Emit func(streamjson.Event)
@@ -394,7 +398,7 @@ func (c *Client) onResponse(m message) {
 		}
 		if c.cfg.Resume && c.loadable && c.cfg.LoadID != "" && c.sessionID == "" && c.retryLoad {
 			c.loading = true
-			c.call("session/load", map[string]any{"sessionId": c.cfg.LoadID, "cwd": c.cfg.CWD, "mcpServers": []any{}})
+			c.call("session/load", map[string]any{"sessionId": c.cfg.LoadID, "cwd": c.cfg.CWD, "mcpServers": c.mcpServers()})
 			return
 		}
 		c.newSession()
@@ -439,7 +443,7 @@ func (c *Client) onInitialized(result json.RawMessage, err error) {
 			c.notice("warning", "acp_no_resume", "This agent cannot resume a session (it does not offer session/load): this conversation starts a fresh session with the agent (it does not remember the earlier messages).")
 		default:
 			c.loading = true
-			c.call("session/load", map[string]any{"sessionId": c.cfg.LoadID, "cwd": c.cfg.CWD, "mcpServers": []any{}})
+			c.call("session/load", map[string]any{"sessionId": c.cfg.LoadID, "cwd": c.cfg.CWD, "mcpServers": c.mcpServers()})
 			return
 		}
 	}
@@ -448,7 +452,7 @@ func (c *Client) onInitialized(result json.RawMessage, err error) {
 
 // newSession queues session/new. c.mu is held.
 func (c *Client) newSession() {
-	c.call("session/new", map[string]any{"cwd": c.cfg.CWD, "mcpServers": []any{}})
+	c.call("session/new", map[string]any{"cwd": c.cfg.CWD, "mcpServers": c.mcpServers()})
 }
 
 // onSession completes session/new or session/load.
