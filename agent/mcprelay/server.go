@@ -63,6 +63,7 @@ const (
 // JSON-RPC error (id null) and never reaches the Handler. Close stops it.
 type Server struct {
 	path    string
+	file    os.FileInfo // the socket file, removed by Close only if still there
 	ln      *net.UnixListener
 	handler Handler
 	cfg     Config
@@ -109,13 +110,17 @@ func Listen(path string, h Handler, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mcp socket %s: %w", path, err)
 	}
 	ln.SetUnlinkOnClose(false) // addr may name the file through a descriptor closed by then: Close removes path
-	if err := os.Chmod(path, 0o600); err != nil {
+	fi, err := os.Stat(path)
+	if err == nil {
+		err = os.Chmod(path, 0o600)
+	}
+	if err != nil {
 		ln.Close()
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("mcp socket %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{path: path, ln: ln, handler: h, cfg: cfg, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	s := &Server{path: path, file: fi, ln: ln, handler: h, cfg: cfg, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.accept() }()
 	return s, nil
@@ -125,7 +130,8 @@ func Listen(path string, h Handler, cfg Config) (*Server, error) {
 func (s *Server) Path() string { return s.path }
 
 // Close stops accepting, closes every connection, ends the handlers'
-// contexts, waits for them and removes the socket.
+// contexts, waits for them and removes the socket (unless another has
+// replaced it meanwhile: the next agent of the same session).
 func (s *Server) Close() error {
 	s.cancel()
 	err := s.ln.Close()
@@ -135,8 +141,10 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
-		err = rerr
+	if fi, serr := os.Stat(s.path); serr == nil && os.SameFile(fi, s.file) {
+		if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+			err = rerr
+		}
 	}
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("mcp socket %s: close: %w", s.path, err)
