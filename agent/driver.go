@@ -51,11 +51,12 @@ func acpSessionFile(opts Options) string { return filepath.Join(acpDir(opts), "s
 func acpCostFile(opts Options) string { return filepath.Join(acpDir(opts), "cost") }
 
 // newACPClient makes the ACP client of s (kind acp), which emits its events
-// through s.handle and records the agent's session id for a resume.
-func (s *Session) newACPClient() *acp.Client {
+// through s.handle, offers the agent tools (the stdio MCP servers of
+// listenACPTools) and records the agent's session id for a resume.
+func (s *Session) newACPClient(tools []acp.StdioServer) *acp.Client {
 	opts := s.opts
 	cfg := acp.Config{SessionID: opts.SessionID, CWD: opts.Workdir, Resume: opts.Resume, Emit: s.handle, Log: s.log,
-		Mode: opts.PermissionMode, Model: opts.Model}
+		Mode: opts.PermissionMode, Model: opts.Model, MCPServers: tools}
 	for k, v := range opts.Env {
 		if v != "" { // an empty value removes the variable (Options)
 			cfg.EnvVars = append(cfg.EnvVars, k)
@@ -66,8 +67,6 @@ func (s *Session) newACPClient() *acp.Client {
 			if b, err := os.ReadFile(acpSessionFile(opts)); err == nil {
 				cfg.LoadID = strings.TrimSpace(string(b))
 			}
-		}
-		if opts.Resume {
 			if b, err := os.ReadFile(acpCostFile(opts)); err == nil {
 				cfg.BilledCost, _ = strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/acp"
+	"github.com/agentbridge/agentbridge/agent/mcprelay"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
@@ -72,7 +73,8 @@ type Session struct {
 	limits     limitWatch    // the agent's cgroup (session_limits.go); cg nil = none
 	limitsDone chan struct{} // closed when watchLimits returned
 
-	acp *acp.Client // the protocol of a kind acp agent (driver.go); nil = stream-json
+	acp       *acp.Client   // the protocol of a kind acp agent (driver.go); nil = stream-json
+	toolSocks *mcprelay.Set // an ACP agent's way to Options.MCPServers (acp_tools.go)
 }
 
 // writeReq is one line for the writer goroutine; closeStdin instead closes
@@ -171,7 +173,9 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		s.kill() // like a crash: the Exit is unexpected, so the host delivers the interrupted message again
 	})
 	if opts.isACP() {
-		s.acp = s.newACPClient()
+		var tools []acp.StdioServer
+		s.toolSocks, tools = listenACPTools(opts, s.log)
+		s.acp = s.newACPClient(tools)
 	}
 	s.startLoops()
 	if s.acp != nil {

@@ -70,6 +70,9 @@ func (opts Options) Normalized() (Options, error) {
 			return opts, fmt.Errorf("agent options: state dir: %w", err)
 		}
 	}
+	if opts.MCPRelay != "" && !filepath.IsAbs(opts.MCPRelay) {
+		return opts, fmt.Errorf("agent options: the MCP relay %q is not an absolute path", opts.MCPRelay)
+	}
 	if opts.Sandbox == nil {
 		opts.Sandbox = sandbox.None{}
 	}
@@ -262,6 +265,9 @@ func commandLine(opts Options, tmpDir string, link *egressLink, cgroup []sandbox
 			spec.Protect = append(spec.Protect, acpDir(opts))
 			if opts.Home == "" {
 				spec.Home, spec.SharedHome = acpHome(opts), true
+			}
+			if opts.MCPRelay != "" { // the relay the agent starts for the bridge's tools (acp_tools.go)
+				spec.ReadOnly = append(spec.ReadOnly, opts.MCPRelay)
 			}
 		}
 	}

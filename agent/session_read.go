@@ -149,6 +149,7 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 	if s.acp != nil {
 		s.acp.Close()
 	}
+	s.toolSocks.Close()
 	s.mu.Lock()
 	reason := s.reason
 	s.st.exit()

@@ -34,9 +34,10 @@ type Options struct {
 	// the same for both. For KindACP, Command is required and Args is the
 	// whole argument list; Model and PermissionMode, when set, are one of
 	// the models and modes the agent offers, asked for before the first
-	// prompt (agent/acp/choices.go); the Claude-only options
-	// (AllowedTools, DisallowedTools, AppendSystemPrompt, MaxTurns,
-	// MCPServers, StdioMCPServers) are not passed to the agent.
+	// prompt (agent/acp/choices.go); MCPServers reach it through
+	// MCPRelay; the Claude-only options (AllowedTools, DisallowedTools,
+	// AppendSystemPrompt, MaxTurns, StdioMCPServers) are not passed to
+	// the agent.
 	Kind               string
 	Command            string   // executable, default "claude"
 	Args               []string // extra flags, appended last
@@ -106,6 +107,12 @@ type Options struct {
 	// streamjson.Elicitation events.
 	StdioMCPServers map[string]StdioMCPServer
 	MCPTimeout      time.Duration // bounds one MCP message, default DefaultMCPTimeout
+	// MCPRelay is the absolute path of a binary importing agent/mcprelay
+	// (the bridge: os.Executable), which an agent of kind acp starts as
+	// the stdio MCP server of each of MCPServers, shown read-only in the
+	// sandbox (acp_tools.go). Empty, or without StateDir, an ACP agent
+	// gets no MCPServers.
+	MCPRelay string
 
 	// Prepare, when set, runs first in Start, with the session's final id
 	// (a warm spare's own), and returns the options to spawn with: the

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -330,3 +331,38 @@ func errorLine(id json.RawMessage, code int, text string) []byte {
 }
 
 var _ io.Closer = (*Server)(nil)
+
+// Set is the sockets of one agent process, one per MCP server.
+type Set struct{ servers []*Server }
+
+// ListenAll serves each of hs on a socket of its own, dir/mcp-I.sock for
+// hs[I], and returns them with the path of each ("" for one that could
+// not be opened: logged, and left out). A nil Set is empty.
+func ListenAll(dir string, hs []Handler, cfg Config) (*Set, []string) {
+	set := &Set{}
+	paths := make([]string, len(hs))
+	for i, h := range hs {
+		s, err := Listen(filepath.Join(dir, fmt.Sprintf("mcp-%d.sock", i)), h, cfg)
+		if err != nil {
+			if cfg.Log != nil {
+				cfg.Log.Error("the agent's bridge tools are unavailable: their socket cannot be opened", "err", err)
+			}
+			continue
+		}
+		set.servers = append(set.servers, s)
+		paths[i] = s.Path()
+	}
+	return set, paths
+}
+
+// Close closes every socket of the set (Server.Close), logging failures.
+func (set *Set) Close() {
+	if set == nil {
+		return
+	}
+	for _, s := range set.servers {
+		if err := s.Close(); err != nil {
+			s.cfg.Log.Warn("mcp socket not closed", "err", err)
+		}
+	}
+}

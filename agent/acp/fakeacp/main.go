@@ -18,6 +18,10 @@
 //	                 client answered it with
 //	die              exits with status 3 at once
 //	whoami           replies "mode M, model X" (the session's)
+//	mcp [TOOL ARGS]  starts the first of the session's mcpServers, runs
+//	                 initialize, tools/list and, with TOOL, tools/call with
+//	                 the JSON object ARGS; replies with what it got
+//	                 (mcp.go)
 //
 // Every session offers modes (ask, code, plan, yolo, locked: refused when
 // chosen) and models (fake-small, fake-large) as "modes" and "models",
@@ -66,6 +70,7 @@ type agent struct {
 	cancel   chan struct{}       // closed by session/cancel of the running prompt
 	running  bool
 	sessions map[string]*session
+	mcp      []mcpServer // the mcpServers of the last session/new or session/load
 }
 
 type session struct {
@@ -195,6 +200,9 @@ func (a *agent) call(method string, params any) msg {
 }
 
 func (a *agent) dispatch(m msg) {
+	if m.Method == "session/new" || m.Method == "session/load" {
+		a.keepMCPServers(m.Params)
+	}
 	switch {
 	case m.Method == "" && len(m.ID) > 0: // a response to us
 		a.mu.Lock()
@@ -387,6 +395,8 @@ func (a *agent) act(sid, prompt string, s *session, cancel chan struct{}) (strin
 		os.Exit(3)
 	case word == "run:":
 		return a.run(sid, rest, cancel)
+	case word == "mcp":
+		return a.callMCP(rest), "end_turn"
 	case word == "plan":
 		a.update(sid, map[string]any{"sessionUpdate": "plan", "entries": []map[string]string{
 			{"content": "look around", "priority": "high", "status": "completed"},

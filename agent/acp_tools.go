@@ -1,0 +1,32 @@
+package agent
+
+import (
+	"log/slog"
+
+	"github.com/agentbridge/agentbridge/agent/acp"
+	"github.com/agentbridge/agentbridge/agent/mcprelay"
+)
+
+// listenACPTools serves opts' MCP servers (the bridge's tools) to an agent
+// of kind acp, given MCPRelay and a StateDir: each on a socket of its own
+// in the session's acp directory (read-only in the sandbox: the agent can
+// connect, not replace it), closed after the exit. It returns the sockets
+// and the stdio servers to offer the agent: the relay to each socket.
+func listenACPTools(opts Options, logger *slog.Logger) (*mcprelay.Set, []acp.StdioServer) {
+	if !opts.isACP() || opts.MCPRelay == "" || opts.StateDir == "" || len(opts.MCPServers) == 0 {
+		return nil, nil
+	}
+	names := mcpServerNames(opts)
+	hs := make([]mcprelay.Handler, len(names))
+	for i, n := range names {
+		hs[i] = opts.MCPServers[n].HandleMCP
+	}
+	set, socks := mcprelay.ListenAll(acpDir(opts), hs, mcprelay.Config{Timeout: opts.MCPTimeout, Log: logger})
+	var offered []acp.StdioServer
+	for i, sock := range socks {
+		if sock != "" {
+			offered = append(offered, acp.StdioServer{Name: names[i], Command: opts.MCPRelay, Args: mcprelay.Args(sock)})
+		}
+	}
+	return set, offered
+}
