@@ -135,7 +135,7 @@ func TestACPAgentTools(t *testing.T) {
 	for i := range 3 {
 		line, err := r.ReadBytes('\n')
 		var m struct {
-			ID    json.RawMessage `json:"id"`
+			ID    json.RawMessage    `json:"id"`
 			Error struct{ Code int } `json:"error"`
 		}
 		if err != nil || json.Unmarshal(line, &m) != nil || string(m.ID) != "null" || m.Error.Code > -32600 || m.Error.Code < -32700 {
