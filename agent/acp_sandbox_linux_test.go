@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/agenttest"
+	"github.com/agentbridge/agentbridge/agent/mcprelay"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/agent/sandbox/egress"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
@@ -107,4 +109,49 @@ func TestACPSandboxEgressCgroup(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(b), "fake-") {
 		t.Errorf("the session id record: %q, %v", b, err)
 	}
+}
+
+// TestACPAgentToolsInSandbox: inside bubblewrap, with no network at all,
+// an ACP agent reaches the host's MCP server through the relay (the
+// bridge's binary, shown read-only) and the session's socket in its
+// state directory, which lies inside the bridge's hidden data_dir; the
+// agent cannot remove or replace the socket (its directory is
+// read-only), nor see another session's.
+func TestACPAgentToolsInSandbox(t *testing.T) {
+	testkit.NeedBwrap(t)
+	bin := testkit.BuildFakeACP(t)
+	srv := &toolServer{conv: "sandboxed-conversation"}
+	opts := toolOpts(t, bin, srv)
+	hidden := filepath.Join(t.TempDir(), "data") // the bridge's data_dir
+	other := filepath.Join(hidden, "sessions", "other", "acp")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	otherSock, err := mcprelay.Listen(filepath.Join(other, "mcp-0.sock"), srv.HandleMCP, mcprelay.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherSock.Close()
+	opts.StateDir = filepath.Join(hidden, "sessions", opts.SessionID)
+	opts.Hide = []string{hidden}
+	opts.Sandbox = &sandbox.Bwrap{}
+	opts.Network = Network{Mode: NetworkNone}
+	delete(opts.Env, "FAKEACP_LOG") // outside the sandbox's view
+	s, rec := startACP(t, opts)
+	wantToolCall(t, s, rec, srv)
+
+	sock := filepath.Join(opts.StateDir, "acp", "mcp-0.sock")
+	agenttest.Send(t, s, fmt.Sprintf("run: rm -f %s 2>&1; touch %s/acp/mcp-1.sock 2>&1; ls %s 2>&1; echo done",
+		sock, opts.StateDir, otherSock.Path()))
+	p := agenttest.NextPermission(t, rec)
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	r := agenttest.NextResult(t, rec)
+	t.Logf("command output: %s", r.Text)
+	if strings.Count(r.Text, "Read-only file system") != 2 || !strings.Contains(r.Text, "No such file") {
+		t.Errorf("the agent could change its socket's directory or see another session's socket: %q", r.Text)
+	}
+	if _, err := os.Stat(sock); err != nil {
+		t.Errorf("the session's socket: %v", err)
+	}
+	wantToolCall(t, s, rec, srv)
 }
