@@ -186,11 +186,12 @@ func checkNetworkSandbox(ctx context.Context, sb sandbox.Sandbox, checked map[st
 	return nil
 }
 
-// bridgeExecutable is the bridge binary's path (the sandboxes' launcher).
+// bridgeExecutable is the bridge binary's path: the sandboxes' launcher,
+// and the relay of the tools of agents of kind acp.
 func bridgeExecutable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("egress launcher: find the bridge binary: %w", err)
+		return "", fmt.Errorf("find the bridge binary: %w", err)
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real

@@ -195,13 +195,18 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	relay, err := bridgeExecutable() // the relay of the bridge's tools for ACP agents (agent/mcprelay)
+	if err != nil {
+		logger.Warn("agents of kind acp get no bridge tools: the bridge's own binary is not found", "err", err)
+		relay = ""
+	}
 	hub := handoff.NewHub() // terminals attached with bridge attach see conversations through it
 	// The core with its features: spend, schedules and agent tools
 	// (bridges/app/assemble), worktrees, transcription and hand-off (its
 	// terminals' hub and its !handoff command) here.
 	bridgeCore := assemble.Core(core.CoreOptions{
 		Config: live, Store: st, Pool: agentPool, Logger: logger, Metrics: counters,
-		Spawner: agents.Spawner{Containment: r.confined, Cgroups: r.cgroups, Worktrees: worktree.New(cfg, sandboxes, logger)},
+		Spawner: agents.Spawner{Containment: r.confined, Cgroups: r.cgroups, Worktrees: worktree.New(cfg, sandboxes, logger), MCPRelay: relay},
 		Files:   uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
 	}, reps.claimFiring(), handoff.Command())
 	r.core = bridgeCore

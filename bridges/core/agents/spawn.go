@@ -36,6 +36,10 @@ type Spawner struct {
 	// true a git worktree each (bridges/features/worktree.New), as a
 	// spawn hook; nil: every agent works in its profile's workdir.
 	Worktrees Worktrees
+	// MCPRelay is the bridge's own binary (os.Executable), which agents of
+	// kind acp start to reach the bridge's tools (agent.Options.MCPRelay);
+	// "" gives them none.
+	MCPRelay string
 }
 
 // ProfileOptions are the spawn options every conversation of profile p
@@ -62,6 +66,9 @@ func (s Spawner) ProfileOptions(cfg *config.Config, p *profile.Agent) agent.Opti
 		Hide:               SecretPaths(cfg),
 		Cgroups:            s.Cgroups,
 		Limits:             sandboxLimits(p.Resources),
+	}
+	if p.Kind == profile.KindACP {
+		opts.MCPRelay = s.MCPRelay
 	}
 	if p.Kind == profile.KindACP {
 		// An ACP agent offers its own modes: none is asked for unless the

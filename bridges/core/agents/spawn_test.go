@@ -30,7 +30,8 @@ func (h *spareHook) Retire(context.Context, *profile.Agent, string, *slog.Logger
 // TestProfileOptions: a profile's spawn options carry its settings, the
 // spawner's containment and cgroups, and hide the bridge's own files; a
 // bypassPermissions the profile does not allow runs in default mode; an
-// ACP agent is asked for no mode; a worktree profile gets the hook.
+// ACP agent is asked for no mode and gets the spawner's relay of the
+// bridge's tools; a worktree profile gets the hook.
 func TestProfileOptions(t *testing.T) {
 	p := &profile.Agent{Name: "coder", Command: "claude", Args: []string{"--x"}, Workdir: "/srv/project",
 		PermissionMode: profile.ModeBypass, Model: "opus", Resources: profile.Resources{Memory: 1 << 30, Processes: 64},
@@ -65,6 +66,13 @@ func TestProfileOptions(t *testing.T) {
 	acp := &profile.Agent{Name: "gemini", Kind: profile.KindACP, PermissionMode: profile.ModeDefault}
 	if m := s.ProfileOptions(cfg, acp).PermissionMode; m != "" {
 		t.Errorf("an ACP agent asked for mode %q, want none", m)
+	}
+	s.MCPRelay = "/usr/local/bin/bridge"
+	if r := s.ProfileOptions(cfg, acp).MCPRelay; r != s.MCPRelay {
+		t.Errorf("an ACP agent's relay of the bridge's tools %q, want the spawner's %q", r, s.MCPRelay)
+	}
+	if r := s.ProfileOptions(cfg, p).MCPRelay; r != "" {
+		t.Errorf("Claude Code got a relay %q (its tools come over stdin)", r)
 	}
 
 	hook := &spareHook{}
