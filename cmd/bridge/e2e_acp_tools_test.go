@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
+	"github.com/agentbridge/agentbridge/internal/testkit"
+)
+
+// TestSlackE2EACPSendFile: an agent of kind acp (the fake ACP agent,
+// sandboxed as configured by default) gets the bridge's tools as a stdio
+// MCP server in session/new — the bridge binary as the relay to the
+// session's socket — and its send_file posts an attachment into its
+// Slack thread, without a card, counted like Claude Code's.
+func TestSlackE2EACPSendFile(t *testing.T) {
+	t.Parallel()
+	bin := testkit.BuildFakeACP(t)
+	e := startACPSlackBridge(t, bin, nil, "")
+	content := writeReport(t, e.workdir)
+	ts := e.slack.Mention(slackChan, alice, `mcp send_file {"path":"out/report.txt","comment":"the **report**"}`, "")
+	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
+	if err != nil {
+		t.Fatalf("no upload in thread %s: %v\nposts: %s", ts, err, e.dump())
+	}
+	if up.Name != "report.txt" || up.Channel != slackChan || string(up.Content) != string(content) || up.Comment != "the *report*" {
+		t.Errorf("upload = %+v", up)
+	}
+	// Every tool of the bridge, the schedules' too.
+	e.waitThreadText(t, ts, "mcp bridge tools: cancel_schedule, list_schedules, schedule, send_file, send_message; "+
+		"call send_file (error false): Posted report.txt")
+	e.waitSettled(t, ts)
+	for _, p := range e.slack.Posts() {
+		if len(p.Buttons) > 0 {
+			t.Errorf("send_file asked for permission: %q", e.text(p))
+		}
+	}
+	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
+		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
+	}
+}
