@@ -174,6 +174,7 @@ func (s *Server) accept() {
 			c.Close()
 			continue
 		}
+		s.cfg.Log.Debug("mcp socket: the agent's relay connected", "socket", s.path)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
