@@ -118,6 +118,7 @@ func TestServerGarbage(t *testing.T) {
 		{`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, codeInvalidRequest},
 		{`42`, codeInvalidRequest},
 		{"\x00\xff\xfe", codeParseError},
+		{`{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, codeParseError}, // deeper than encoding/json goes
 	} {
 		c.send(tc.line)
 		if m := c.next(); errCode(m) != tc.code || m["id"] != nil {
@@ -273,5 +274,31 @@ func TestServerMaxConnsAndClose(t *testing.T) {
 	_ = c.c.SetReadDeadline(time.Now().Add(wait))
 	if _, err := io.ReadAll(c.r); errors.Is(err, os.ErrDeadlineExceeded) { // the call may be answered first
 		t.Error("the connection is still open after Close")
+	}
+}
+
+// TestServerSlowReader: a relay that never reads its answers is
+// disconnected once a write waits WriteTimeout; the Server still closes.
+func TestServerSlowReader(t *testing.T) {
+	big := json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("x", 256<<10) + `"}`)
+	s := listen(t, func(context.Context, json.RawMessage) json.RawMessage { return big }, Config{WriteTimeout: 200 * time.Millisecond})
+	c := dial(t, s)
+	for range 64 { // 16 MiB of answers, far more than the socket buffers hold
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	}
+	testkit.WaitUntil(t, "the connection dropped", wait, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.conns) == 0
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Close hung on a relay that does not read")
 	}
 }
