@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
 	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
@@ -35,6 +36,33 @@ func TestSlackE2EACPSendFile(t *testing.T) {
 			t.Errorf("send_file asked for permission: %q", e.text(p))
 		}
 	}
+	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
+		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
+	}
+}
+
+// TestSlackE2EOpenCodeSendFile: the real OpenCode (npm opencode-ai, as an
+// agent of kind acp, sandboxed behind the egress gate) starts the bridge's
+// tool server it is offered in session/new — the bridge binary as the
+// relay, inside bubblewrap — and the model's call of send_file (the fake
+// OpenAI API calls the tool OpenCode lists under that name) posts the file
+// into the Slack thread.
+func TestSlackE2EOpenCodeSendFile(t *testing.T) {
+	t.Parallel()
+	opencode := testkit.NeedTool(t, "opencode", "make opencode")
+	fo := fakeopenai.New(t)
+	e := startACPSlackBridge(t, opencode, opencodeArgs, opencodeProfile(t, opencode, fo))
+	content := writeReport(t, e.workdir)
+	ts := e.slack.Mention(slackChan, alice, `tool: send_file {"path":"out/report.txt","comment":"from OpenCode"}`, "")
+	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
+	if err != nil {
+		t.Fatalf("no upload in thread %s: %v\nposts: %s", ts, err, e.dump())
+	}
+	if up.Name != "report.txt" || string(up.Content) != string(content) || up.Comment != "from OpenCode" {
+		t.Errorf("upload = %+v", up)
+	}
+	e.waitThreadText(t, ts, "tool said: Posted report.txt")
+	e.waitSettled(t, ts)
 	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
 		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
 	}

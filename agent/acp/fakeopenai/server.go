@@ -6,6 +6,10 @@
 //	run: CMD   a function call exec_command {cmd: CMD} (Codex's), or bash
 //	           {command: CMD} when the request offers a tool bash (OpenCode's),
 //	           its arguments streamed as the API does
+//	tool: SUFFIX ARGS
+//	           a function call of the first tool offered whose name ends
+//	           with SUFFIX (an MCP tool, as the agent names it), with the
+//	           JSON object ARGS; "no tool SUFFIX among: …" when none is
 //	slow       text deltas every 200ms for 60s, or until the client goes
 //	           away
 //	(other)    "codex heard: TEXT (N user messages)"
@@ -155,7 +159,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(rec.LastUser, "function output: "):
 		text = "tool said: " + strings.TrimPrefix(rec.LastUser, "function output: ")
-	case strings.HasPrefix(rec.LastUser, "run: "):
+	case strings.HasPrefix(rec.LastUser, "run: ") || strings.HasPrefix(rec.LastUser, "tool: "):
 		name, argm := "exec_command", map[string]string{"cmd": strings.TrimPrefix(rec.LastUser, "run: ")}
 		for _, t := range req.Tools {
 			if t.Name == "bash" {
@@ -163,6 +167,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		args, _ := json.Marshal(argm)
+		if suffix, raw, ok := strings.Cut(strings.TrimPrefix(rec.LastUser, "tool: "), " "); ok && strings.HasPrefix(rec.LastUser, "tool: ") {
+			name, args = "", []byte(raw)
+			var names []string
+			for _, t := range req.Tools {
+				names = append(names, t.Name)
+				if name == "" && strings.HasSuffix(t.Name, suffix) {
+					name = t.Name
+				}
+			}
+			if name == "" {
+				text = fmt.Sprintf("no tool %s among: %s", suffix, strings.Join(names, ", "))
+				break
+			}
+		}
 		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": string(args), "status": "completed"}
 		added := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
 		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
