@@ -99,7 +99,8 @@ type Options struct {
 	// MCPServers are the host's in-process MCP servers by name, offered to
 	// the CLI as SDK servers (--mcp-config type "sdk" and initialize's
 	// sdkMcpServers): their tools appear as mcp__NAME__TOOL. The session
-	// sends initialize at spawn when there is any.
+	// sends initialize at spawn when there is any. An agent of kind acp
+	// gets them through MCPRelay.
 	MCPServers map[string]MCPServer
 	// StdioMCPServers are MCP servers the CLI starts itself, by name
 	// (--mcp-config type "stdio"), inside the agent's sandbox: the
