@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/acp"
 	"github.com/agentbridge/agentbridge/agent/mcprelay"
+	"github.com/agentbridge/agentbridge/agent/mcprelay/relay"
 )
 
 // listenACPTools serves opts' MCP servers (the bridge's tools) to an agent
@@ -25,7 +26,7 @@ func listenACPTools(opts Options, logger *slog.Logger) (*mcprelay.Set, []acp.Std
 	var offered []acp.StdioServer
 	for i, sock := range socks {
 		if sock != "" {
-			offered = append(offered, acp.StdioServer{Name: names[i], Command: opts.MCPRelay, Args: mcprelay.Args(sock)})
+			offered = append(offered, acp.StdioServer{Name: names[i], Command: opts.MCPRelay, Args: relay.Args(sock)})
 		}
 	}
 	return set, offered

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/agenttest"
-	"github.com/agentbridge/agentbridge/agent/mcprelay"
+	"github.com/agentbridge/agentbridge/agent/mcprelay/relay"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -115,7 +115,7 @@ func TestACPAgentTools(t *testing.T) {
 	s, rec := startACP(t, opts)
 	wantToolCall(t, s, rec, srv)
 	log, _ := os.ReadFile(opts.Env["FAKEACP_LOG"])
-	if !strings.Contains(string(log), `"mcpServers":[{"name":"bridge","command":"`+opts.MCPRelay+`","args":["`+mcprelay.Command+`","`+filepath.Join(opts.StateDir, "acp", "mcp-0.sock")+`"],"env":[]}]`) {
+	if !strings.Contains(string(log), `"mcpServers":[{"name":"bridge","command":"`+opts.MCPRelay+`","args":["`+relay.Command+`","`+filepath.Join(opts.StateDir, "acp", "mcp-0.sock")+`"],"env":[]}]`) {
 		t.Errorf("session/new did not offer the relay to the session's socket:\n%s", log)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/mcprelay/relay"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
@@ -31,7 +32,7 @@ func TestRelay(t *testing.T) {
 		outR, outW := io.Pipe()
 		var stderr bytes.Buffer
 		code := make(chan int, 1)
-		go func() { code <- Run([]string{s.Path()}, inR, outW, &stderr) }()
+		go func() { code <- relay.Run([]string{s.Path()}, inR, outW, &stderr) }()
 		if _, err := inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")); err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestRelayEndsWithTheSocket(t *testing.T) {
 	inR, inW := io.Pipe()
 	defer inW.Close() // ends the copy of stdin, left blocked
 	code := make(chan int, 1)
-	go func() { code <- Run([]string{s.Path()}, inR, io.Discard, io.Discard) }()
+	go func() { code <- relay.Run([]string{s.Path()}, inR, io.Discard, io.Discard) }()
 	testkit.WaitUntil(t, "the relay connected", wait, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -104,8 +105,8 @@ func TestRelayRefuses(t *testing.T) {
 		{[]string{filepath.Join(t.TempDir(), "none.sock")}, 1},
 	} {
 		var stderr bytes.Buffer
-		if c := Run(tc.args, strings.NewReader(""), io.Discard, &stderr); c != tc.code || stderr.Len() == 0 {
-			t.Errorf("Run(%q) = %d (%q), want %d and a reason", tc.args, c, stderr.String(), tc.code)
+		if c := relay.Run(tc.args, strings.NewReader(""), io.Discard, &stderr); c != tc.code || stderr.Len() == 0 {
+			t.Errorf("relay.Run(%q) = %d (%q), want %d and a reason", tc.args, c, stderr.String(), tc.code)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agent/mcprelay/relay"
 )
 
 // Handler answers one JSON-RPC message: the response of a request, nil
@@ -101,7 +103,7 @@ func Listen(path string, h Handler, cfg Config) (*Server, error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("mcp socket %s: remove the old one: %w", path, err)
 	}
-	addr, release, err := shortPath(path)
+	addr, release, err := relay.ShortPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("mcp socket %s: %w", path, err)
 	}

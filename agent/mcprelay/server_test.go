@@ -62,7 +62,7 @@ type client struct {
 
 func dial(t *testing.T, s *Server) *client {
 	t.Helper()
-	c, err := Dial(s.Path())
+	c, err := net.Dial("unix", s.Path())
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
