@@ -17,7 +17,10 @@ import (
 // one replica, which is then SIGKILLed; the other takes the conversation
 // once the lease expires and answers the next message in the SAME agent
 // session — session/load with the home restored from the store replays
-// both earlier prompts — and the thread is not told it starts fresh.
+// both earlier prompts. The killed replica then rejoins with its older
+// copy of the home and the other stops gracefully: the rejoined one
+// answers from the stored home, with every turn. The thread is never told
+// it starts fresh.
 func TestSlackReplicasACPSessionMoves(t *testing.T) {
 	t.Parallel()
 	bin := testkit.BuildFakeACP(t)
@@ -50,6 +53,21 @@ func TestSlackReplicasACPSessionMoves(t *testing.T) {
 	if _, held := e.held(t, other); !slices.Contains(held, conv) {
 		t.Errorf("the surviving replica does not hold the conversation (holds %v)", held)
 	}
+	e.waitSettled(t, ts)
+
+	// The killed replica rejoins with its data_dir (its copy of the home
+	// stops at the second turn) and resumes the conversation ahead from
+	// the store; the other stops gracefully and hands the conversation
+	// back: the fourth turn has all three before it.
+	e.procs[holder] = startBridge(t, e.procs[holder].dir, e.ab.cfg, e.ab.env...)
+	if !e.procs[holder].waitLog(ctxTimeout(t, e2eWait), "conversation resumed ahead of its return") {
+		t.Fatalf("the rejoining replica did not resume the conversation ahead; logs:\n%s", e.procs[holder].logs)
+	}
+	if err := other.stop(time.Minute); err != nil {
+		t.Fatalf("stop the other replica: %v", err)
+	}
+	e.slack.SendMessage(slackChan, alice, "fourth", ts)
+	e.waitThreadText(t, ts, "turn 4; history: hello | second | after the move | fourth")
 	e.waitSettled(t, ts)
 	for _, s := range []string{"starts anew", "fresh session", "could not resume"} {
 		if strings.Contains(e.threadText(ts), s) {
