@@ -37,17 +37,19 @@ const sessionSubdir = "claude/projects"
 //     bridge's record of the agent's session id and cost) or home/ (the
 //     agent's private HOME, where its own session store is, without the
 //     caches sessiondir.CarriedACP leaves out). A profile with a shared
-//     home keeps its sessions in that home on each machine: only acp/ is
-//     carried, so session/load elsewhere finds nothing and the
-//     conversation starts fresh, as the agent's client tells the thread.
+//     home keeps its sessions in that home: only acp/ is carried, so
+//     unless that home is shared between the machines too, session/load
+//     elsewhere finds nothing and the conversation starts fresh, as the
+//     agent's client tells the thread.
 const (
 	layoutClaude = ""
 	layoutACP    = "agentbridge session state: acp"
 )
 
 // maxSessionBytes bounds the files of one session kept in the store
-// (uncompressed): a larger session is not saved (logged), and its resume
-// on another replica starts afresh.
+// (uncompressed): a larger session is not saved (logged); another
+// replica resumes it from the last state stored, or starts it afresh
+// (telling the thread) when none was.
 const maxSessionBytes = 64 << 20
 
 // SaveSession implements ownership.Ownership: it packs the session's
