@@ -39,7 +39,9 @@ func acpDir(opts Options) string { return filepath.Join(opts.StateDir, "acp") }
 
 // acpHome is an ACP agent's HOME when the profile sets none: private to
 // the session and kept with it, so the agent's own session store (under
-// HOME) is there for session/load after a restart.
+// HOME) is there for session/load after a restart. With replicas the
+// store carries it and the acpDir record to the next replica (package
+// sessiondir names both: ACPHome, ACPDir, ACPRecord — keep them equal).
 func acpHome(opts Options) string { return filepath.Join(opts.StateDir, "home") }
 
 // acpSessionFile holds the agent's session id of the bridge session.

@@ -121,7 +121,8 @@ func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) 
 
 // resumeOptions is restoreSession for an Acquire, and reports fresh when
 // a resume is bound to fail: in a tenure taken over from another replica,
-// a session with nothing stored and no transcript in this replica's state
+// a session with nothing stored and no transcript (nor ACP record:
+// sessiondir.HasSession) in this replica's state
 // directory — the replica that ran its first turn died in it — starts
 // anew with its id instead (Resume false), rather than a first CLI
 // failing to resume and a second starting fresh. Elsewhere (a !resume of
@@ -130,7 +131,7 @@ func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) 
 func (cv *conversation) resumeOptions(ctx context.Context, opts agent.Options) (_ agent.Options, fresh bool) {
 	ropts, err := cv.restoreSession(ctx, opts)
 	if err != nil || !cv.taken || !ropts.Resume || ropts.StateDir == "" || ropts.ResumeStamp != "" ||
-		sessiondir.HasTranscript(ropts.StateDir, ropts.SessionID) {
+		sessiondir.HasSession(ropts.StateDir, ropts.SessionID) {
 		return ropts, false
 	}
 	ropts.Resume = false

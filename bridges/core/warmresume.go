@@ -58,7 +58,7 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		opts, err := cv.restoreSession(rctx, cv.agentOptions())
 		switch {
 		case err != nil:
-		case c.opts.Ownership != nil && opts.ResumeStamp == "" && !sessiondir.HasTranscript(opts.StateDir, opts.SessionID):
+		case c.opts.Ownership != nil && opts.ResumeStamp == "" && !sessiondir.HasSession(opts.StateDir, opts.SessionID):
 			err = errors.New("the session was never stored: nothing to resume")
 		default:
 			err = r.WarmResume(rctx, row.ID, limit, opts, true)

@@ -24,6 +24,13 @@ func startACPSlackBridge(t *testing.T, command string, args []string, extra stri
 // startACPSlackBridgeIn is startACPSlackBridge with the profile's workdir.
 func startACPSlackBridgeIn(t *testing.T, workdir, command string, args []string, extra string) *slackEnv {
 	t.Helper()
+	return startACPSlackBridgeTop(t, workdir, command, args, extra, "")
+}
+
+// startACPSlackBridgeTop is startACPSlackBridgeIn with more top-level
+// keys after bots (YAML lines, unindented), e.g. a store section.
+func startACPSlackBridgeTop(t *testing.T, workdir, command string, args []string, extra, top string) *slackEnv {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		t.Fatal(err)
@@ -53,7 +60,7 @@ agents:
     access:
       users: [%s]
       admins: [%s]
-`, command, strings.Join(quoted, ", "), workdir, extra, sl.URL(), alice, alice)
+%s`, command, strings.Join(quoted, ", "), workdir, extra, sl.URL(), alice, alice, top)
 	env := []string{"SLACK_BOT_TOKEN=" + slackfake.BotToken, "SLACK_APP_TOKEN=" + slackfake.AppToken}
 	ab := agentBridge{dir: dir, cfg: cfg, env: env, bridge: startBridge(t, dir, cfg, env...), workdir: workdir}
 	if err := sl.WaitForConnections(1, e2eWait); err != nil {

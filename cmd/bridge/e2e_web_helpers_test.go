@@ -91,13 +91,23 @@ func newPerson(t *testing.T, browser context.Context, base, token string) *perso
 	return p
 }
 
-// run runs browser actions, failing the test on error.
+// run runs browser actions one by one, failing the test on an error.
 func (p *person) run(actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, e2eWait)
 	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		p.t.Fatalf("browser: %v\npage: %s", err, p.dump())
+	for _, a := range actions {
+		// An action on an element the page replaced between chromedp's
+		// query and its use of the node fails before any input is sent
+		// (a busy machine lets the page re-render in between): find the
+		// element again, a few times.
+		err := chromedp.Do(ctx, a)
+		for try := 1; err != nil && strings.Contains(err.Error(), "Could not find node with given id") && try < 5; try++ {
+			err = chromedp.Do(ctx, a)
+		}
+		if err != nil {
+			p.t.Fatalf("browser: %v\npage: %s", err, p.dump())
+		}
 	}
 }
 

@@ -33,7 +33,10 @@ type Ownership interface {
 	// Forward tells the replica holding conversation id about work that
 	// arrived here: new ledger messages (a nil), or a click on a card.
 	Forward(ctx context.Context, id string, a *bridges.Action)
-	// SaveSession stores the CLI files of a session after a turn ended;
+	// SaveSession stores the files of a session after a turn ended (a
+	// Claude Code session's transcripts, an ACP agent's record of its
+	// session and its private home: the implementation tells the kind
+	// from stateDir, so the core need not);
 	// RestoreSession puts them back in stateDir before a resume and
 	// returns a stamp of the files it restored: equal stamps mean the same
 	// stored files, "" that none are stored. The core starts an agent

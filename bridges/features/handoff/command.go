@@ -6,6 +6,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // This file holds !handoff, the chat command the hand-off registers with
@@ -21,17 +22,25 @@ import (
 func Command() commands.Command {
 	return commands.Command{Name: "handoff", Help: "tell me, privately, how to continue this conversation in a terminal",
 		Who: commands.Participants, Run: func(ctx context.Context, c commands.Conversation, who core.Person, _ commands.Line) {
-			c.Privately(ctx, who, Text(c.ID(), c.SessionID()))
+			p := c.Profile()
+			c.Privately(ctx, who, Text(c.ID(), c.SessionID(), p != nil && p.Kind == profile.KindACP))
 		}}
 }
 
 // Text is the !handoff answer for conversation convID whose agent session
-// is sessionID ("" = none yet).
-func Text(convID, sessionID string) string {
+// is sessionID ("" = none yet); acp says its agent is of kind acp, whose
+// session `bridge export` does not take (transfer.go: acpProfile).
+func Text(convID, sessionID string, acp bool) string {
 	text := "🖥️ **Continue this conversation at a desk**\n" +
-		"• Same agent, live (your messages and its answers show here too): `bridge attach " + convID + "`\n" +
-		"• Or take a copy of the session to a project directory: `bridge export " + convID + " -dir DIR`, then `claude --resume` as it prints\n" +
-		"Both need the bridge's address (`-config FILE` or `-url URL`) and your handoff token in " + render.CodeSpan("BRIDGE_HANDOFF_TOKEN") +
+		"• Same agent, live (your messages and its answers show here too): `bridge attach " + convID + "`\n"
+	need := "Both need"
+	if acp {
+		text += "• `bridge export` is not available here: this conversation's agent is of kind acp, whose session `claude --resume` cannot read\n"
+		need = "Attaching needs"
+	} else {
+		text += "• Or take a copy of the session to a project directory: `bridge export " + convID + " -dir DIR`, then `claude --resume` as it prints\n"
+	}
+	text += need + " the bridge's address (`-config FILE` or `-url URL`) and your handoff token in " + render.CodeSpan("BRIDGE_HANDOFF_TOKEN") +
 		" (config `handoff.users`; ask an admin)."
 	if sessionID == "" {
 		text += "\n_The agent has no session yet: write a first message here, or attach and write it there._"

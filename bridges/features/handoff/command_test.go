@@ -8,18 +8,26 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
 	"github.com/agentbridge/agentbridge/bridges/features/handoff"
+	"github.com/agentbridge/agentbridge/config/profile"
 )
 
 // privateConv is the conversation !handoff runs in: only what it uses.
 type privateConv struct {
 	commands.Conversation
 	session string
+	prof    *profile.Agent
 	private []string
 	to      []core.Person
 }
 
 func (p *privateConv) ID() string        { return "conv-1" }
 func (p *privateConv) SessionID() string { return p.session }
+func (p *privateConv) Profile() *profile.Agent {
+	if p.prof == nil {
+		return &profile.Agent{Name: "coder"}
+	}
+	return p.prof
+}
 func (p *privateConv) Privately(_ context.Context, who core.Person, text string) {
 	p.private, p.to = append(p.private, text), append(p.to, who)
 }
@@ -48,5 +56,12 @@ func TestHandoffCommandRunsPrivately(t *testing.T) {
 		if got := strings.Contains(p.private[0], "no session yet"); got != (session == "") {
 			t.Errorf("session %q: says no session yet = %v", session, got)
 		}
+	}
+	// An ACP agent's session: attach, and no export to run.
+	p := &privateConv{session: "sess-9", prof: &profile.Agent{Name: "gem", Kind: profile.KindACP}}
+	cmd.Run(context.Background(), p, core.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
+	if len(p.private) != 1 || !strings.Contains(p.private[0], "`bridge attach conv-1`") ||
+		strings.Contains(p.private[0], "`bridge export conv-1") || !strings.Contains(p.private[0], "of kind acp") {
+		t.Errorf("the answer for an ACP conversation: %q", p.private)
 	}
 }

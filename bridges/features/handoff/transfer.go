@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
+	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -22,6 +25,24 @@ import (
 // data_dir/sessions/<id>/claude (see agent.Options.StateDir).
 func cliDir(dataDir, id string) string {
 	return filepath.Join(dataDir, sessiondir.Dir, id, "claude")
+}
+
+// acpProfile returns the name of the agent profile conversation conv
+// runs on (the one !agent moved it to, else the one it was created with,
+// else its bot's) and whether it is of kind acp, or conv's session
+// directory holds an ACP agent's record (sessiondir.IsACP: the profile
+// was changed since). Hand-off moves Claude Code sessions only: an ACP
+// agent's session is in its own format, in its home.
+func acpProfile(cfg *config.Config, conv store.Conversation) (string, bool) {
+	name := cmp.Or(conv.AgentOverride, conv.Agent)
+	prof := cfg.Agents[name]
+	if prof == nil {
+		if bot := cfg.Bot(conv.Key.Bot); bot != nil {
+			name, prof = bot.Agent, cfg.Agents[bot.Agent]
+		}
+	}
+	acp := prof != nil && prof.Kind == profile.KindACP
+	return name, acp || sessiondir.IsACP(filepath.Join(cfg.DataDir, sessiondir.Dir, conv.SessionID))
 }
 
 // export serves GET export?conversation=ID: the conversation's session
@@ -42,6 +63,11 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	}
 	if !validSessionID(conv.SessionID) {
 		s.fail(w, r, refuse(http.StatusConflict, "conversation %s has no agent session yet: write a first message", conv.ID))
+		return
+	}
+	if name, ok := acpProfile(p.cfg, conv); ok {
+		s.fail(w, r, refuse(http.StatusConflict, "conversation %s runs agent profile %s of kind acp: `bridge export` hands over Claude Code sessions only "+
+			"(an ACP agent keeps its session in its own store, which `claude --resume` cannot read); `bridge attach` follows it from a terminal", conv.ID, name))
 		return
 	}
 	b, err := readTranscript(cliDir(p.cfg.DataDir, conv.SessionID), conv.SessionID)
@@ -107,9 +133,13 @@ func (s *Server) importSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	profile := p.cfg.Agents[bot.Agent]
-	if profile == nil || profile.Worktree {
+	prof := p.cfg.Agents[bot.Agent]
+	if prof == nil || prof.Worktree {
 		s.fail(w, r, refuse(http.StatusBadRequest, "bot %s's agent profile gives each session its own git worktree: importing a session there is not supported", bot.Name))
+		return
+	}
+	if prof.Kind == profile.KindACP {
+		s.fail(w, r, refuse(http.StatusBadRequest, "bot %s's agent profile %s is of kind acp: an imported Claude Code session cannot continue there (import into a bot whose agent is Claude Code)", bot.Name, prof.Name))
 		return
 	}
 	if !validSessionID(id) {
@@ -133,7 +163,7 @@ func (s *Server) importSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, refuse(http.StatusConflict, "session %s is already a conversation of this bridge (bridge attach or !resume it there)", id))
 		return
 	}
-	if err := writeTranscript(cliDir(p.cfg.DataDir, id), profile.Workdir, id, b); err != nil {
+	if err := writeTranscript(cliDir(p.cfg.DataDir, id), prof.Workdir, id, b); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			s.fail(w, r, refuse(http.StatusConflict, "%v", err))
 		} else {

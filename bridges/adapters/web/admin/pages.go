@@ -81,8 +81,9 @@ const startingWords = "Starting the agent…"
 
 // agentState says what a live agent does in the words its conversation's
 // page uses: waiting for a decision on a card (whose: the person whose
-// message started the turn), working, starting (a message accepted, its
-// turn not running yet), or idle.
+// message started the turn), starting (a message accepted, its turn not
+// running yet — also when the message was already written to an agent
+// process that has not begun it, as the page says), working, or idle.
 func agentState(a bridges.LiveAgent, waiting map[string]store.Approval, starting bool, viewer string) string {
 	if ap, ok := waiting[a.ConversationID]; ok {
 		who, what := ap.RequestedBy+"’s", "approval"
@@ -94,11 +95,11 @@ func agentState(a bridges.LiveAgent, waiting map[string]store.Approval, starting
 		}
 		return "Waiting for " + who + " " + what
 	}
-	if a.Busy {
-		return "Working…"
-	}
 	if starting {
 		return startingWords
+	}
+	if a.Busy {
+		return "Working…"
 	}
 	return "Idle"
 }
