@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agent/eventqueue"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
@@ -42,7 +43,7 @@ done
 			exit = !e.Expected
 		}
 	}
-	if !overflow || !exit || n > defaultQueueMaxEvents+eventsChanBuffer+4 {
-		t.Errorf("overflow marker %v, unexpected exit %v, %d events (limit %d)", overflow, exit, n, defaultQueueMaxEvents)
+	if !overflow || !exit || n > eventqueue.DefaultMaxEvents+eventqueue.ChanBuffer+4 {
+		t.Errorf("overflow marker %v, unexpected exit %v, %d events (limit %d)", overflow, exit, n, eventqueue.DefaultMaxEvents)
 	}
 }

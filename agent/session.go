@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentbridge/agentbridge/agent/acp"
+	"github.com/agentbridge/agentbridge/agent/eventqueue"
 	"github.com/agentbridge/agentbridge/agent/mcprelay"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
@@ -59,7 +60,7 @@ type Session struct {
 	booted     chan struct{} // closed at the CLI's first init or control response (bootedOnce)
 	bootedOnce sync.Once
 	kill       context.CancelFunc
-	events     *eventQueue
+	events     *eventqueue.Queue
 	nextReq    atomic.Int64
 	wg         sync.WaitGroup
 
@@ -159,7 +160,7 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 		done:       make(chan struct{}),
 		booted:     make(chan struct{}),
 		kill:       p.kill,
-		events:     newEventQueue(),
+		events:     eventqueue.New(),
 		controls:   map[string]chan streamjson.ControlResponse{},
 		st:         newTurnState(),
 		limits:     limitWatch{cg: cg},
@@ -168,7 +169,7 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 	s.log = logger.With("session", opts.SessionID, "pid", s.pid)
 	s.log.Info("agent started", "resume", opts.Resume, "workdir", opts.Workdir, "model", opts.Model,
 		"permission_mode", opts.PermissionMode, "sandbox", opts.Sandbox.Name())
-	s.events.setOnOverflow(func(err error) {
+	s.events.SetOnOverflow(func(err error) {
 		s.log.Error("agent stopped: its events were not read in time", "err", err)
 		s.kill() // like a crash: the Exit is unexpected, so the host delivers the interrupted message again
 	})
@@ -202,7 +203,7 @@ func (s *Session) startLoops() {
 		close(s.limitsDone)
 	}
 	s.wg.Add(4)
-	go func() { defer s.wg.Done(); s.events.run() }()
+	go func() { defer s.wg.Done(); s.events.Run() }()
 	go func() { defer s.wg.Done(); s.writeLoop() }()
 	go func() { defer s.wg.Done(); defer close(readerDone); s.readLoop() }()
 	go func() { defer s.wg.Done(); s.waitLoop(readerDone) }()
@@ -235,7 +236,7 @@ func (s *Session) PID() int { return s.pid }
 // is closed right after the Exit event. The consumer must drain it until
 // it is closed; events are queued until then, within the bounds described
 // on Session.
-func (s *Session) Events() <-chan streamjson.Event { return s.events.out }
+func (s *Session) Events() <-chan streamjson.Event { return s.events.Out() }
 
 // Done is closed once the process has exited and its Exit event is queued.
 func (s *Session) Done() <-chan struct{} { return s.done }

@@ -43,11 +43,11 @@ func (s *Session) pollLimits(afterExit bool) {
 	if d := now.OOMKills - w.last.OOMKills; d > 0 {
 		w.lastOOM = time.Now()
 		s.log.Warn("agent hit its memory limit: processes killed", "count", d, "after_exit", afterExit)
-		s.events.push(streamjson.LimitHit{Limit: sandbox.LimitMemory, Count: d, AfterExit: afterExit})
+		s.events.Push(streamjson.LimitHit{Limit: sandbox.LimitMemory, Count: d, AfterExit: afterExit})
 	}
 	if d := now.ForkRefusals - w.last.ForkRefusals; d > 0 {
 		s.log.Warn("agent hit its process limit: forks refused", "count", d, "after_exit", afterExit)
-		s.events.push(streamjson.LimitHit{Limit: sandbox.LimitProcesses, Count: d, AfterExit: afterExit})
+		s.events.Push(streamjson.LimitHit{Limit: sandbox.LimitProcesses, Count: d, AfterExit: afterExit})
 	}
 	w.last = now
 }

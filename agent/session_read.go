@@ -111,10 +111,10 @@ func (s *Session) handle(ev streamjson.Event) {
 	s.mu.Unlock()
 
 	if lost.Count > 0 {
-		s.events.push(lost) // before the result that showed the gap
+		s.events.Push(lost) // before the result that showed the gap
 	}
 	if forward {
-		s.events.push(ev)
+		s.events.Push(ev)
 	}
 	if reply != nil {
 		s.wg.Add(1)
@@ -175,8 +175,8 @@ func (s *Session) waitLoop(readerDone <-chan struct{}) {
 			s.log.Warn("agent TMPDIR not removed", "dir", s.tmpDir, "err", err)
 		}
 	}
-	s.events.push(exit)
-	s.events.close()
+	s.events.Push(exit)
+	s.events.Close()
 	close(s.done)
 	s.changed()
 }

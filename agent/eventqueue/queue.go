@@ -1,4 +1,9 @@
-package agent
+// Package eventqueue is the bounded FIFO between an agent session's stdout
+// reader and the consumer of its events (agent.Session.Events): pushing
+// never blocks, and what a stuck consumer would let grow is coalesced,
+// shed or, at last, stopped with an overflow — never a Result, a
+// permission request or the Exit.
+package eventqueue
 
 import (
 	"fmt"
@@ -7,27 +12,27 @@ import (
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 )
 
-// eventsChanBuffer is the buffer of the channel returned by Session.Events.
-// Behind it sits the session's eventQueue, so the stdout reader never waits
-// for a slow consumer.
-const eventsChanBuffer = 64
+// ChanBuffer is the buffer of the channel Out returns (agent.Session.Events).
+// Behind it sits the queue, so the stdout reader never waits for a slow
+// consumer.
+const ChanBuffer = 64
 
 // Default limits of a session's event queue. Far above what a consumer
 // that keeps up ever leaves queued (it reads within milliseconds; a turn
 // streams a few hundred events a second at most), they only bind when the
 // consumer is stuck.
 const (
-	defaultQueueMaxEvents = 10_000
-	defaultQueueMaxBytes  = 64 << 20
+	DefaultMaxEvents = 10_000
+	DefaultMaxBytes  = 64 << 20
 )
 
 // eventOverhead is the size charged per queued event on top of its payload
 // (interface, struct and slice slot), so that many tiny events also count.
 const eventOverhead = 64
 
-// eventQueue is the FIFO between the stdout reader (push) and the pump
-// goroutine that feeds Session.Events (run). push never blocks. After close,
-// run delivers what is queued and then closes the output channel.
+// Queue is the FIFO between the stdout reader (Push) and the pump
+// goroutine that feeds Out (Run). Push never blocks. After Close, Run
+// delivers what is queued and then closes the output channel.
 //
 // The queue is bounded by maxEvents events and maxBytes bytes (payload
 // estimate, see eventSize; a single event larger than maxBytes is still
@@ -49,7 +54,7 @@ const eventOverhead = 64
 // every drop is announced in the stream. The session's own state (Busy,
 // PendingPermissions) is updated before events are queued and does not
 // depend on what the queue drops.
-type eventQueue struct {
+type Queue struct {
 	mu         sync.Mutex
 	items      []streamjson.Event
 	bytes      int // eventSize sum of items
@@ -64,27 +69,28 @@ type eventQueue struct {
 	onOverflow func(error) // called once, without mu, when the queue overflows; may be nil
 }
 
-func newEventQueue() *eventQueue {
-	return &eventQueue{
+// New returns an empty queue with the default limits; start its Run.
+func New() *Queue {
+	return &Queue{
 		wake:      make(chan struct{}, 1),
-		out:       make(chan streamjson.Event, eventsChanBuffer),
-		maxEvents: defaultQueueMaxEvents,
-		maxBytes:  defaultQueueMaxBytes,
+		out:       make(chan streamjson.Event, ChanBuffer),
+		maxEvents: DefaultMaxEvents,
+		maxBytes:  DefaultMaxBytes,
 	}
 }
 
-// setOnOverflow sets the function called (once, from push) when the queue
+// SetOnOverflow sets the function called (once, from Push) when the queue
 // overflows; the session stops its process there. Call it before the first
-// push.
-func (q *eventQueue) setOnOverflow(f func(error)) {
+// Push.
+func (q *Queue) SetOnOverflow(f func(error)) {
 	q.mu.Lock()
 	q.onOverflow = f
 	q.mu.Unlock()
 }
 
-// push appends ev, applying the limits described on eventQueue; it never
-// blocks. Pushing after close is a no-op.
-func (q *eventQueue) push(ev streamjson.Event) {
+// Push appends ev, applying the limits described on Queue; it never
+// blocks. Pushing after Close is a no-op.
+func (q *Queue) Push(ev streamjson.Event) {
 	q.mu.Lock()
 	if q.closed || q.overflowed && !essential(ev) {
 		if !q.closed {
@@ -120,12 +126,12 @@ func (q *eventQueue) push(ev streamjson.Event) {
 }
 
 // over reports whether the queue is over a limit; mu is held.
-func (q *eventQueue) over() bool {
+func (q *Queue) over() bool {
 	return len(q.items) > q.maxEvents || q.bytes > q.maxBytes && len(q.items) > 1
 }
 
 // coalesce merges runs of adjacent deltas of the same block; mu is held.
-func (q *eventQueue) coalesce() {
+func (q *Queue) coalesce() {
 	out := q.items[:0]
 	for _, ev := range q.items {
 		if n := len(out); n > 0 {
@@ -165,7 +171,7 @@ func mergeDeltas(a, b streamjson.Event) (streamjson.Event, bool) {
 
 // shed drops every queued droppable event, leaving one EventsDropped where
 // the first one was (or adding to a marker already queued); mu is held.
-func (q *eventQueue) shed() {
+func (q *Queue) shed() {
 	out := q.items[:0]
 	marker := -1 // index in out of the marker for this shed
 	n := 0
@@ -273,15 +279,19 @@ func eventSize(ev streamjson.Event) int {
 	return n
 }
 
-// close marks the end of the stream: run closes out once drained.
-func (q *eventQueue) close() {
+// Out is the channel Run delivers to, closed once the queue is closed and
+// drained.
+func (q *Queue) Out() <-chan streamjson.Event { return q.out }
+
+// Close marks the end of the stream: Run closes Out once drained.
+func (q *Queue) Close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *eventQueue) signal() {
+func (q *Queue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -290,7 +300,7 @@ func (q *eventQueue) signal() {
 
 // pop removes and returns the oldest event. done is true once the queue is
 // closed and empty.
-func (q *eventQueue) pop() (ev streamjson.Event, ok, done bool) {
+func (q *Queue) pop() (ev streamjson.Event, ok, done bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) == 0 {
@@ -306,10 +316,10 @@ func (q *eventQueue) pop() (ev streamjson.Event, ok, done bool) {
 	return ev, true, false
 }
 
-// run delivers queued events to out in order until the queue is closed and
+// Run delivers queued events to out in order until the queue is closed and
 // empty, then closes out. It blocks while the consumer does not read; an
 // event counts against the queue's limits until it is in out.
-func (q *eventQueue) run() {
+func (q *Queue) Run() {
 	for {
 		ev, ok, done := q.pop()
 		switch {

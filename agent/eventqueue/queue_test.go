@@ -1,4 +1,4 @@
-package agent
+package eventqueue
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ import (
 
 // drainQueue starts q's pump after everything was pushed, closes q and
 // returns every event delivered, in order.
-func drainQueue(t *testing.T, q *eventQueue) []streamjson.Event {
+func drainQueue(t *testing.T, q *Queue) []streamjson.Event {
 	t.Helper()
-	q.close()
+	q.Close()
 	done := make(chan struct{})
-	go func() { defer close(done); q.run() }()
+	go func() { defer close(done); q.Run() }()
 	var got []streamjson.Event
 	timeout := time.After(10 * time.Second)
 	for {
@@ -36,12 +36,12 @@ func drainQueue(t *testing.T, q *eventQueue) []streamjson.Event {
 }
 
 // smallQueue is a queue with the given limits and a counted overflow hook.
-func smallQueue(maxEvents, maxBytes int) (*eventQueue, *atomic.Int32, *atomic.Value) {
-	q := newEventQueue()
+func smallQueue(maxEvents, maxBytes int) (*Queue, *atomic.Int32, *atomic.Value) {
+	q := New()
 	q.maxEvents, q.maxBytes = maxEvents, maxBytes
 	var calls atomic.Int32
 	var lastErr atomic.Value
-	q.setOnOverflow(func(err error) {
+	q.SetOnOverflow(func(err error) {
 		calls.Add(1)
 		lastErr.Store(err)
 	})
@@ -52,17 +52,17 @@ func smallQueue(maxEvents, maxBytes int) (*eventQueue, *atomic.Int32, *atomic.Va
 // consumer; below the limits everything arrives unchanged and in order, then
 // the channel closes.
 func TestEventQueueOrderedAndNonBlocking(t *testing.T) {
-	q := newEventQueue()
+	q := New()
 	done := make(chan struct{})
-	go func() { defer close(done); q.run() }()
-	const n = 10 * eventsChanBuffer
+	go func() { defer close(done); q.Run() }()
+	const n = 10 * ChanBuffer
 	pushed := make(chan struct{})
 	go func() {
 		for i := range n {
-			q.push(streamjson.TextDelta{Text: fmt.Sprint(i)}) // deltas stay separate while under the limits
+			q.Push(streamjson.TextDelta{Text: fmt.Sprint(i)}) // deltas stay separate while under the limits
 		}
-		q.close()
-		q.push(streamjson.Lifecycle{UUID: "after close"}) // ignored
+		q.Close()
+		q.Push(streamjson.Lifecycle{UUID: "after close"}) // ignored
 		close(pushed)
 	}()
 	select {
@@ -180,7 +180,7 @@ func TestEventQueueLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q, calls, lastErr := smallQueue(tc.maxEvents, tc.maxBytes)
 			for _, ev := range tc.push {
-				q.push(ev)
+				q.Push(ev)
 			}
 			got := drainQueue(t, q)
 			for i := range got { // the overflow error is checked below
@@ -260,12 +260,12 @@ func TestEventQueueNeverLosesEssentials(t *testing.T) {
 				if d, ok := ev.(streamjson.TextDelta); ok {
 					text += d.Text
 				}
-				q.push(ev)
+				q.Push(ev)
 				if !q.overflowed {
 					peak = max(peak, q.len())
 				}
 			}
-			q.push(streamjson.Exit{Code: 1})
+			q.Push(streamjson.Exit{Code: 1})
 			essentials = append(essentials, streamjson.Exit{Code: 1})
 			if peak > maxEvents {
 				t.Errorf("queue held %d events before overflowing, limit %d", peak, maxEvents)
@@ -302,7 +302,7 @@ func TestEventQueueNeverLosesEssentials(t *testing.T) {
 }
 
 // len reports how many events wait to be delivered.
-func (q *eventQueue) len() int {
+func (q *Queue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.items)
