@@ -109,3 +109,7 @@ type BackSignaler interface {
 	WaitingFor(ctx context.Context, bot string)
 	PlatformBack(ctx context.Context, bot string)
 }
+
+// BackSignalTimeout bounds a signal about a platform's return to the
+// other replicas (ownership.BackSignaler).
+const BackSignalTimeout = 2 * time.Second

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
 	"github.com/agentbridge/agentbridge/bridges/features/handoff"
 )
@@ -15,12 +15,12 @@ type privateConv struct {
 	commands.Conversation
 	session string
 	private []string
-	to      []core.Person
+	to      []worker.Person
 }
 
 func (p *privateConv) ID() string        { return "conv-1" }
 func (p *privateConv) SessionID() string { return p.session }
-func (p *privateConv) Privately(_ context.Context, who core.Person, text string) {
+func (p *privateConv) Privately(_ context.Context, who worker.Person, text string) {
 	p.private, p.to = append(p.private, text), append(p.to, who)
 }
 
@@ -36,7 +36,7 @@ func TestHandoffCommandRunsPrivately(t *testing.T) {
 	}
 	for _, session := range []string{"", "sess-9"} {
 		p := &privateConv{session: session}
-		cmd.Run(context.Background(), p, core.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
+		cmd.Run(context.Background(), p, worker.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
 		if len(p.private) != 1 || p.to[0].ID != "dave" {
 			t.Fatalf("private %q to %v", p.private, p.to)
 		}
