@@ -84,7 +84,7 @@ type SessionReleased struct {
 
 // Failures of a SessionReleased.
 const (
-	ReleaseBusy  = "busy"  // core.ErrSessionBusy
+	ReleaseBusy  = "busy"  // worker.ErrSessionBusy
 	ReleaseMoved = "moved" // store.ErrSessionMoved
 )
 
