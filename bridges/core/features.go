@@ -16,8 +16,8 @@ import (
 // it runs while it runs (bridges/features/reload applies a config reload through
 // it): the config in force, each bot's adapter run so that it can be
 // stopped alone, the swap of the set of bots, warm spares, containment,
-// and the live conversations' workers. And a part in every conversation's
-// worker (the second half of the file).
+// and the live conversations' workers (worker.Worker: a feature's part in
+// every conversation's worker is the worker's, worker.ConvFeature).
 
 // Config is the config in force now (the new one once a reload swapped
 // it); callers use it for one decision.
@@ -171,11 +171,6 @@ func (c *Core) Swap(removed []string, started map[string]bridges.Platform) (Swap
 	sw.Workers = slices.Collect(maps.Values(c.convs))
 	return sw, nil
 }
-
-// This file is how a feature above the core keeps a part of its own in
-// every conversation's worker (bridges/features/reload: the agent replaced after a
-// reload): ConvFeature, registered in CoreOptions.ConvFeatures, attaches a
-// ConvHook to each new worker, and acts on the conversation through Conv.
 
 // The core as the scheduler sees it (ScheduleRuns; the scheduler itself
 // fills the seam Scheduler). Everything else about schedules — the !schedule command,

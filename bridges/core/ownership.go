@@ -118,7 +118,7 @@ func (c *Core) Drain(ctx context.Context) {
 }
 
 // busyConversations returns the ids of the conversations with a worker
-// here that are busy with a turn (busyWithTurn) or have replies not
+// here that are busy with a turn (worker.AskBusy) or have replies not
 // posted yet. A worker that does not answer within drainPoll*10 counts as
 // busy, one that retired meanwhile does not.
 func (c *Core) busyConversations(ctx context.Context) []string {
@@ -180,10 +180,10 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 // as when the replica finds the lease lost at a renewal (Drop). The new
 // holder recovers what it left.
 
-// dropWorker stops worker cv and its agent at once (Drop, loseTenure):
+// dropWorker stops worker w and its agent at once (Drop, Worker.LoseTenure):
 // it is forgotten, its queue closed and waited for, its timers stopped
 // and the conversation's agent process removed. What it had not finished stays in the
-// store for the conversation's holder. It must not run on cv's worker.
+// store for the conversation's holder. It must not run on w.
 func (c *Core) dropWorker(ctx context.Context, w worker.Worker) {
 	w.MarkLost()
 	c.mu.Lock()

@@ -13,8 +13,11 @@ import (
 )
 
 // This file is the Worker's face to the features that change what runs
-// (bridges/features/reload: Worker.Do) and Conv's methods for a feature's
-// part in the worker (ConvHook), the agent's process and the config.
+// (bridges/features/reload: Worker.Do), and how a feature keeps a part of
+// its own in every conversation's worker (the agent replaced after a
+// reload): its ConvFeature, registered in CoreOptions.ConvFeatures,
+// attaches a ConvHook to each new worker (New), which acts on the
+// conversation through Conv's methods below.
 
 // Bot is the name of the conversation's bot.
 func (w Worker) Bot() string { return w.cv.key.Bot }
