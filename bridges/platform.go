@@ -12,6 +12,8 @@ package bridges
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -316,4 +318,29 @@ type FileUploader interface {
 // returns in and a nil error.
 type ThreadStarter interface {
 	StartThread(ctx context.Context, in ConversationKey, m Message) (ConversationKey, MessageRef, error)
+}
+
+// EncodeFiles is how the ledger stores a message's files: JSON (nil when
+// none).
+func EncodeFiles(files []File) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(files)
+	if err != nil {
+		return nil, fmt.Errorf("encode attachments: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeFiles reads a message's files back from the ledger.
+func DecodeFiles(b []byte) []File {
+	if len(b) == 0 {
+		return nil
+	}
+	var files []File
+	if err := json.Unmarshal(b, &files); err != nil {
+		return nil
+	}
+	return files
 }

@@ -21,9 +21,9 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -69,7 +69,7 @@ type liveSetup struct {
 	workdir      string
 	platform     *bridgetest.Platform
 	noAPIKey     bool // the agent gets no ANTHROPIC_API_KEY
-	clock        core.Clock
+	clock        worker.Clock
 	configure    func(*config.Config)
 	metrics      *metrics.Metrics
 	// wait bounds each wait for an answer (default liveTimeout); raise it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
@@ -72,7 +73,7 @@ func startMultiBot(t *testing.T, only ...string) *multiBot {
 
 // startMultiBotClock is startMultiBot with the core on clock (nil: real
 // time).
-func startMultiBotClock(t *testing.T, clock core.Clock, only ...string) *multiBot {
+func startMultiBotClock(t *testing.T, clock worker.Clock, only ...string) *multiBot {
 	t.Helper()
 	access := config.Access{Users: []string{"alice", "dave"}, Admins: []string{"dave"}}
 	cfg := &config.Config{

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/kits/platformtest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -80,6 +81,6 @@ func TestRetiredWorkersReleaseBudgets(t *testing.T) {
 // without an agent.
 type helpOnly struct{}
 
-func (helpOnly) Handle(_ context.Context, _ Conv, _ string, _ Person, text string) bool {
+func (helpOnly) Handle(_ context.Context, _ worker.Conv, _ string, _ worker.Person, text string) bool {
 	return text == "!help"
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -114,11 +114,11 @@ func TestRestartClosesCardWithoutReference(t *testing.T) {
 // conversation's card on a platform whose dedup spans conversations
 // (Discord's nonce is per bot); and it is the same on every holder.
 func TestCardIdemIsPerConversation(t *testing.T) {
-	a, b := core.CardIdem("conv-a", "req-1"), core.CardIdem("conv-b", "req-1")
+	a, b := delivery.CardIdem("conv-a", "req-1"), delivery.CardIdem("conv-b", "req-1")
 	if a == b {
 		t.Fatalf("two conversations' cards of request req-1 share the key %q", a)
 	}
-	if again := core.CardIdem("conv-a", "req-1"); again != a {
+	if again := delivery.CardIdem("conv-a", "req-1"); again != a {
 		t.Fatalf("the key changed between holders: %q, %q", a, again)
 	}
 }

@@ -1,27 +1,26 @@
-// Package core is the platform-neutral conversation core: Core implements
-// bridges.Handler for every adapter, records each message in the ledger
-// (Submit, the one entry point for people, schedules and the agent's
-// tools), and runs one worker per active conversation that drives its
-// agent process: turns, delivery through the outbox, recovery after
-// crashes, approvals and questions, and chat commands.
+// Package core is the platform-neutral conversation core: it routes
+// conversations. Core implements bridges.Handler for every adapter,
+// records each message in the ledger (Submit, the one entry point for
+// people, schedules and the agent's tools), and runs one worker per
+// active conversation (bridges/core/worker: one conversation's life, its
+// agent process, turns, replies, cards and commands), started when work
+// comes for it and retired when idle; it recovers what a previous run
+// left, shares the conversations among replicas, and lets a reload swap
+// the bots it runs.
 //
 // Its files stand in layers, each using the ones below it: seams.go (what
-// features fill, shared types) and state.go (the core's and the workers'
-// state, the Conv handle) at the bottom; conversation.go (the worker's
-// primitives); the worker's parts (turn.go: the running turn and its
-// screen; agents.go, deliver.go, agentevents.go, recovery.go,
-// ownership.go, resume.go, limits.go, …) and the Conv methods features
-// call (features.go, commands.go, cards.go, attachments.go); worker.go
-// (a worker's dispatch) and run.go (Run, the Handler entry points) on
-// top. The worker's own parts with a face of their own live in the
-// subfolders (agents, screen, delivery, live, render, …).
+// features fill, shared types) and state.go (the core's state) at the
+// bottom; host.go (the core as its workers reach it); the core's parts
+// (agents.go, outbox.go, ownership.go, recovery.go, resume.go,
+// warmresume.go, operator.go, features.go: what the features above it
+// change while it runs) and submit.go; run.go (Run, the Handler entry
+// points, handing an input to a worker) on top.
 package core
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/store"
@@ -61,17 +60,6 @@ func (c *Core) ActiveConversations() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.convs)
-}
-
-// replyPrivately answers a clicker through Action.Reply, if the platform
-// offers it.
-func replyPrivately(ctx context.Context, log *slog.Logger, a bridges.Action, text string) {
-	if a.Reply == nil {
-		return
-	}
-	if err := a.Reply(ctx, text); err != nil {
-		log.Warn("private reply to a click failed", "key", a.Key, "user", a.UserID, "err", err)
-	}
 }
 
 func storeKey(k bridges.ConversationKey) store.ConversationKey { return store.ConversationKey(k) }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
@@ -274,7 +273,7 @@ func TestAttachmentsAndTyping(t *testing.T) {
 	// A document is saved in the session's private uploads directory and
 	// named to the agent by path; a file over the cap is not fetched (the
 	// platform would have failed) and the conversation is told.
-	uploads := filepath.Join(h.cfg.DataDir, sessiondir.Dir, h.conversation(k).SessionID, core.UploadsDir)
+	uploads := filepath.Join(h.cfg.DataDir, sessiondir.Dir, h.conversation(k).SessionID, sessiondir.Uploads)
 	saved, _ := filepath.Glob(filepath.Join(uploads, "*-notes.pdf"))
 	if len(saved) != 1 || !strings.Contains(sent[0].Text, "[attached file saved for you at "+saved[0]+" (application/pdf, 13 B)]") {
 		t.Fatalf("document not saved for the agent (%q); text = %q", saved, sent[0].Text)

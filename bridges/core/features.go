@@ -16,8 +16,8 @@ import (
 // it runs while it runs (bridges/features/reload applies a config reload through
 // it): the config in force, each bot's adapter run so that it can be
 // stopped alone, the swap of the set of bots, warm spares, containment,
-// and the live conversations' workers. And a part in every conversation's
-// worker (the second half of the file).
+// and the live conversations' workers (worker.Worker: a feature's part in
+// every conversation's worker is the worker's, worker.ConvFeature).
 
 // Config is the config in force now (the new one once a reload swapped
 // it); callers use it for one decision.
@@ -168,129 +168,8 @@ func (c *Core) Swap(removed []string, started map[string]bridges.Platform) (Swap
 	}
 	maps.Copy(sw.Next, started)
 	c.platforms = sw.Next
-	for _, cv := range slices.Collect(maps.Values(c.convs)) {
-		sw.Workers = append(sw.Workers, Worker{cv})
-	}
+	sw.Workers = slices.Collect(maps.Values(c.convs))
 	return sw, nil
-}
-
-// Bot is the name of the conversation's bot.
-func (w Worker) Bot() string { return w.cv.key.Bot }
-
-// Do runs f on the worker, after the input queued before it; it waits for
-// room in the queue and reports false when the worker has stopped (or ctx
-// ended) and f will not run.
-func (w Worker) Do(ctx context.Context, f func(ctx context.Context, c Conv)) bool {
-	return w.cv.q.PushWait(ctx, inCall{func(ctx context.Context, cv *conversation) { f(ctx, Conv{cv}) }}) == nil
-}
-
-// busyWithTurn reports whether the conversation's agent is in a turn: a
-// turn running, a message in flight, an open card, or starting.
-func (cv *conversation) busyWithTurn() bool {
-	return cv.acquiring || cv.turn != nil || len(cv.inflight) > 0 || cv.cards.Len() > 0 || cv.resuming
-}
-
-// This file is how a feature above the core keeps a part of its own in
-// every conversation's worker (bridges/features/reload: the agent replaced after a
-// reload): ConvFeature, registered in CoreOptions.ConvFeatures, attaches a
-// ConvHook to each new worker, and acts on the conversation through Conv.
-
-// attachHooks attaches every registered feature's hook to the new worker cv.
-func (c *Core) attachHooks(cv *conversation) {
-	for _, f := range c.opts.ConvFeatures {
-		cv.hooks = append(cv.hooks, f.Attach(Conv{cv}))
-	}
-}
-
-// Hooks are the hooks the features attached to this conversation, in
-// CoreOptions.ConvFeatures' order (a feature finds its own by type).
-func (c Conv) Hooks() []ConvHook { return c.cv.hooks }
-
-// Log is the conversation's logger.
-func (c Conv) Log() *slog.Logger { return c.cv.log }
-
-// Now reads the core's clock.
-func (c Conv) Now() time.Time { return c.cv.core.clock.Now() }
-
-// Key is the conversation's key.
-func (c Conv) Key() bridges.ConversationKey { return c.cv.key }
-
-// ConfigGeneration is the generation of the config in force
-// (Core.ConfigGeneration).
-func (c Conv) ConfigGeneration() config.Generation { return c.cv.core.ConfigGeneration() }
-
-// Spawned reports whether the conversation has an agent process or is
-// starting one; Live whether it has one.
-func (c Conv) Spawned() bool { return c.cv.sess != nil || c.cv.acquiring }
-
-// Live reports whether the conversation has an agent process.
-func (c Conv) Live() bool { return c.cv.sess != nil }
-
-// InTurn reports whether the agent is in a turn: a turn running, a
-// message in flight, an open card, or starting.
-func (c Conv) InTurn() bool { return c.cv.busyWithTurn() }
-
-// AgentBusy reports whether the live agent runs a turn it started itself
-// (on a background task's result).
-func (c Conv) AgentBusy() bool { return sessionBusy(c.cv.sess) }
-
-// Notice posts text into the conversation.
-func (c Conv) Notice(ctx context.Context, text string) { c.cv.notice(ctx, text) }
-
-// Restart stops the idle agent process: the next message spawns one with
-// the profile's settings, resuming the same session.
-func (c Conv) Restart(ctx context.Context) { c.cv.restartProcess(ctx) }
-
-// Stop stops the agent process for good, closing its open cards with
-// expired as their status (a removed bot).
-func (c Conv) Stop(ctx context.Context, expired string) { c.cv.closeSession(ctx, expired) }
-
-// After runs f on the worker after d, unless the core stopped.
-func (c Conv) After(d time.Duration, f func(ctx context.Context, c Conv)) {
-	q, ctx := c.cv.q, c.cv.core.runCtx
-	c.cv.core.clock.AfterFunc(d, func() {
-		_ = q.PushWait(ctx, inCall{func(ctx context.Context, cv *conversation) { f(ctx, Conv{cv}) }})
-	})
-}
-
-// Refresh takes cfg's entry of the conversation's bot and profile (rules,
-// access lists, timeouts apply from the next decision) and the bot's
-// current adapter. A bot or profile cfg lacks keeps its last (a removed
-// bot keeps its entry while it drains).
-func (c Conv) Refresh(cfg *config.Config) {
-	cv := c.cv
-	if b := cfg.Bot(cv.key.Bot); b != nil {
-		cv.bot = b
-	}
-	if p := cv.core.platform(cv.key.Bot); p != nil && p != cv.platform {
-		cv.platform = p
-		cv.screen.SetPlatform(p)
-	}
-	if p := cfg.Agents[cv.profile.Name]; p != nil {
-		cv.profile = p
-	}
-	if o := cv.row.AgentOverride; o != "" && !slices.Contains(agentChoices(cfg, cv.bot, cv.row), o) {
-		cv.agentGone = o // back to the default at the next message (revertAgent)
-	}
-}
-
-// holdsInput reports whether a hook holds the people's pending messages.
-func (cv *conversation) holdsInput() bool {
-	for _, h := range cv.hooks {
-		if h.HoldsInput() {
-			return true
-		}
-	}
-	return false
-}
-
-// hookStatusLines are the hooks' lines of !status.
-func (cv *conversation) hookStatusLines() string {
-	var s string
-	for _, h := range cv.hooks {
-		s += h.StatusLine()
-	}
-	return s
 }
 
 // The core as the scheduler sees it (ScheduleRuns; the scheduler itself

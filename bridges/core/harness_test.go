@@ -21,6 +21,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
@@ -49,7 +50,7 @@ type setup struct {
 	verbosity     string
 	access        config.Access
 	profile       func(*profile.Agent)
-	clock         core.Clock
+	clock         worker.Clock
 	dbPath        string
 	platform      *bridgetest.Platform
 	pool          *bridgetest.FakePool // shared fake pool (the caller closes it)
@@ -76,7 +77,7 @@ type setup struct {
 	// reloads, instead of the plain config.
 	live bool
 	// observer is CoreOptions.Observer (nil: none).
-	observer core.Observer
+	observer worker.Observer
 	// ownership is CoreOptions.Ownership (nil: one bridge).
 	ownership ownership.Ownership
 	// wrap, when set, makes the platform the core sees from the fake
@@ -159,7 +160,7 @@ func start(t *testing.T, s setup) *harness {
 		live = config.NewLive(cfg, time.Now())
 		src = live
 	}
-	var cs core.Cards = cards.Feature{}
+	var cs worker.Cards = cards.Feature{}
 	if s.noCards {
 		cs = nil
 	}
@@ -169,7 +170,7 @@ func start(t *testing.T, s setup) *harness {
 		Spawner:   agents.Spawner{Containment: agents.Containment{Sandboxes: s.sandboxes}, Worktrees: worktree.New(cfg, s.sandboxes, logger)},
 		Spend:     spend.New(src, st, s.metrics),
 		Scheduler: sched.Scheduler(), Cards: cs, Commands: commands.NewTable(append([]commands.Command{handoff.Command()}, sched.Commands()...)...),
-		Tools: agenttools.New(sched.Tools()...), Observer: s.observer, Ownership: s.ownership, ConvFeatures: []core.ConvFeature{reload.New()},
+		Tools: agenttools.New(sched.Tools()...), Observer: s.observer, Ownership: s.ownership, ConvFeatures: []worker.ConvFeature{reload.New()},
 		Strangers: strangers.New(logger, clockNow(s.clock), s.metrics), Files: uploads.New(nil)})
 	var asPlatform bridges.Platform = plat
 	switch {
@@ -344,7 +345,7 @@ func (h *harness) streamWords(step chan<- string, clock *bridgetest.FakeClock, k
 }
 
 // clockNow is c's Now, or time.Now for the core's default clock.
-func clockNow(c core.Clock) func() time.Time {
+func clockNow(c worker.Clock) func() time.Time {
 	if c == nil {
 		return time.Now
 	}

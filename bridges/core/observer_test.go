@@ -10,7 +10,7 @@ import (
 	"github.com/agentbridge/agentbridge/internal/testkit"
 )
 
-// observed records what a core.Observer is shown.
+// observed records what a worker.Observer is shown.
 type observed struct {
 	mu     sync.Mutex
 	events []streamjson.Event

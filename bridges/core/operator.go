@@ -8,7 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/connstate"
-	"github.com/agentbridge/agentbridge/queue"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -61,13 +61,13 @@ func (c *Core) DecideApproval(ctx context.Context, id, choice, by string) error 
 	done := make(chan string, 1)
 	a := bridges.Action{Key: key, CardID: id, Choice: choice, UserID: bridges.OperatorPrefix + by, UserName: by + " (web console)"}
 	c.mu.Lock()
-	cv := c.convs[key]
-	if cv != nil {
-		err = cv.q.Push(inOperatorAction{a: a, done: done})
+	w, live := c.convs[key]
+	if live {
+		err = w.Push(worker.OperatorDecision(a, done))
 	}
 	c.mu.Unlock()
 	switch {
-	case cv == nil || errors.Is(err, queue.ErrClosed):
+	case !live || worker.Stopped(err):
 		return fmt.Errorf("decide %s: %w", id, bridges.ErrNotOpen)
 	case err != nil:
 		return fmt.Errorf("decide %s: %w: %w", id, bridges.ErrBusy, err)
@@ -82,11 +82,6 @@ func (c *Core) DecideApproval(ctx context.Context, id, choice, by string) error 
 	case <-ctx.Done():
 		return fmt.Errorf("decide %s: %w", id, ctx.Err())
 	}
-}
-
-// onOperatorAction applies an operator's decision; it runs on the worker.
-func (cv *conversation) onOperatorAction(ctx context.Context, v inOperatorAction) {
-	v.done <- cv.cards.Operator(ctx, v.a)
 }
 
 // botHandler is the Handler a platform's Run gets: the core, plus the

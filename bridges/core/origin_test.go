@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -31,7 +31,7 @@ var originAccess = config.Access{Users: []string{"alice", "bob"}, Approvers: []s
 // result's text, "ERROR: "-prefixed for a tool error.
 func callTool(t *testing.T, s *bridgetest.FakeSession, tool string, args map[string]any) string {
 	t.Helper()
-	srv := s.Opts.MCPServers[core.ToolServer]
+	srv := s.Opts.MCPServers[toolconv.ServerName]
 	if srv == nil {
 		t.Fatal("the session has no bridge tools")
 	}

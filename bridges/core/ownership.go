@@ -3,12 +3,12 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
-	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -56,22 +56,23 @@ func (c *Core) claim(conv store.Conversation) (ownership.Tenure, *store.Store, e
 // Poke hands conversation id's pending ledger messages and replies to its
 // worker, claiming the conversation (ownership.Ownership) and starting a worker if
 // needed. The replica calls it when told of work or finding work unheld.
-func (c *Core) Poke(ctx context.Context, id string) { c.restore(ctx, id, inPoke{}) }
+func (c *Core) Poke(ctx context.Context, id string) { c.restore(ctx, id, worker.Poke()) }
 
 // Drop stops conversation id's worker and agent here at once: this
 // replica lost its lease (ownership.Ownership), and another may run it already.
 // What the worker had not finished stays in the store for the new holder.
 func (c *Core) Drop(ctx context.Context, id string) {
 	c.mu.Lock()
-	var cv *conversation
+	var w worker.Worker
+	found := false
 	for _, x := range c.convs {
-		if x.id == id {
-			cv = x
+		if x.ID() == id {
+			w, found = x, true
 		}
 	}
 	c.mu.Unlock()
-	if cv != nil {
-		c.dropWorker(ctx, cv)
+	if found {
+		c.dropWorker(ctx, w)
 	}
 }
 
@@ -80,76 +81,11 @@ func (c *Core) LiveConversations() map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ids := make(map[string]bool, len(c.convs))
-	for _, cv := range c.convs {
-		ids[cv.id] = true
+	for _, w := range c.convs {
+		ids[w.ID()] = true
 	}
 	return ids
 }
-
-// saveSession stores the session's CLI files after a turn (ownership.Ownership).
-func (cv *conversation) saveSession(ctx context.Context) {
-	if own := cv.core.opts.Ownership; own != nil && cv.row.SessionID != "" {
-		own.SaveSession(ctx, cv.id, cv.row.SessionID, cv.agentOptions().StateDir)
-	}
-}
-
-// restoreSession puts a session's stored CLI files back before a resume
-// (ownership.Ownership) and returns opts stamped with them
-// (agent.Options.ResumeStamp): the pool then reuses no agent started
-// from other files, such as one this replica resumed ahead at start-up
-// before another replica ran more turns. It runs on the spawning
-// goroutine. Without the files the resume fails and the conversation
-// starts afresh, as it tells its thread.
-//
-// When the files could not be restored it returns an error with opts
-// stamped unrestoredStamp, which no early agent carries (warmResumeRecent
-// starts none then).
-func (cv *conversation) restoreSession(ctx context.Context, opts agent.Options) (agent.Options, error) {
-	own := cv.core.opts.Ownership
-	if own == nil || !opts.Resume || opts.StateDir == "" {
-		return opts, nil
-	}
-	stamp, err := own.RestoreSession(ctx, cv.id, opts.SessionID, opts.StateDir)
-	if err != nil {
-		cv.log.Warn("restore the session's files from the store", "session", opts.SessionID, "err", err)
-		opts.ResumeStamp = unrestoredStamp
-		return opts, fmt.Errorf("restore session %s: %w", opts.SessionID, err)
-	}
-	opts.ResumeStamp = stamp
-	return opts, nil
-}
-
-// resumeOptions is restoreSession for an Acquire, and reports fresh when
-// a resume is bound to fail: in a tenure taken over from another replica,
-// a session with nothing stored and no transcript (nor ACP record:
-// sessiondir.HasSession) in this replica's state
-// directory — the replica that ran its first turn died in it — starts
-// anew with its id instead (Resume false), rather than a first CLI
-// failing to resume and a second starting fresh. Elsewhere (a !resume of
-// a session whose files were not stored) the resume is tried, and its
-// failure told as such.
-func (cv *conversation) resumeOptions(ctx context.Context, opts agent.Options) (_ agent.Options, fresh bool) {
-	ropts, err := cv.restoreSession(ctx, opts)
-	if err != nil || !cv.taken || !ropts.Resume || ropts.StateDir == "" || ropts.ResumeStamp != "" ||
-		sessiondir.HasSession(ropts.StateDir, ropts.SessionID) {
-		return ropts, false
-	}
-	ropts.Resume = false
-	return ropts, true
-}
-
-// onFreshStart is told (onAcquired) that the session was started anew
-// because the replica that ran it stopped before any of its turns was
-// stored (resumeOptions): the next spawns resume it once a message is sent
-// here. The thread is told what happened.
-func (cv *conversation) onFreshStart(ctx context.Context) {
-	cv.log.Info("the session was never stored by the replica that ran it: started anew with its id", "session", cv.row.SessionID)
-	cv.notice(ctx, "⚠️ The agent was restarted on another replica: the one running this thread stopped before the session's first turn was saved, so the session starts anew.")
-}
-
-// unrestoredStamp stamps a resume whose stored files could not be
-// restored: whatever an earlier agent started from is not known current.
-const unrestoredStamp = "unrestored"
 
 // drainPoll is how often Drain looks whether turns still run.
 const drainPoll = 100 * time.Millisecond
@@ -182,15 +118,12 @@ func (c *Core) Drain(ctx context.Context) {
 }
 
 // busyConversations returns the ids of the conversations with a worker
-// here that are busy with a turn (busyWithTurn) or have replies not
+// here that are busy with a turn (worker.AskBusy) or have replies not
 // posted yet. A worker that does not answer within drainPoll*10 counts as
 // busy, one that retired meanwhile does not.
 func (c *Core) busyConversations(ctx context.Context) []string {
 	c.mu.Lock()
-	convs := make([]*conversation, 0, len(c.convs))
-	for _, cv := range c.convs {
-		convs = append(convs, cv)
-	}
+	convs := slices.Collect(maps.Values(c.convs))
 	c.mu.Unlock()
 	type answer struct {
 		id   string
@@ -198,9 +131,9 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 	}
 	answers := make(chan answer, len(convs))
 	asked := map[string]bool{}
-	for _, cv := range convs {
-		if cv.q.Push(inCall{func(_ context.Context, cv *conversation) { answers <- answer{cv.id, cv.busyWithTurn()} }}) == nil {
-			asked[cv.id] = true
+	for _, w := range convs {
+		if w.Push(worker.AskBusy(func(id string, busy bool) { answers <- answer{id, busy} })) == nil {
+			asked[w.ID()] = true
 		}
 	}
 	var busy []string
@@ -214,9 +147,9 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 				busy = append(busy, a.id)
 			}
 		case <-wait.C:
-			for _, cv := range convs {
-				if asked[cv.id] && !cv.q.Closed() {
-					busy = append(busy, cv.id)
+			for _, w := range convs {
+				if asked[w.ID()] && !w.Closed() {
+					busy = append(busy, w.ID())
 				}
 			}
 			asked = nil
@@ -226,7 +159,7 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 	}
 	if replies, err := c.st.PendingOutbox(ctx); err == nil {
 		for _, m := range replies {
-			if slices.ContainsFunc(convs, func(cv *conversation) bool { return cv.id == m.ConversationID }) {
+			if slices.ContainsFunc(convs, func(w worker.Worker) bool { return w.ID() == m.ConversationID }) {
 				busy = append(busy, m.ConversationID)
 			}
 		}
@@ -247,26 +180,25 @@ func (c *Core) busyConversations(ctx context.Context) []string {
 // as when the replica finds the lease lost at a renewal (Drop). The new
 // holder recovers what it left.
 
-// dropWorker stops worker cv and its agent at once (Drop, loseTenure):
+// dropWorker stops worker w and its agent at once (Drop, Worker.LoseTenure):
 // it is forgotten, its queue closed and waited for, its timers stopped
 // and the conversation's agent process removed. What it had not finished stays in the
-// store for the conversation's holder. It must not run on cv's worker.
-func (c *Core) dropWorker(ctx context.Context, cv *conversation) {
-	cv.lost.Store(true)
+// store for the conversation's holder. It must not run on w.
+func (c *Core) dropWorker(ctx context.Context, w worker.Worker) {
+	w.MarkLost()
 	c.mu.Lock()
-	if c.convs[cv.key] == cv {
-		delete(c.convs, cv.key)
-		c.budgets.Release(cv.key)
+	if c.convs[w.Key()] == w {
+		delete(c.convs, w.Key())
+		c.budgets.Release(w.Key())
 	}
-	cv.q.Close()
+	w.Close()
 	c.mu.Unlock()
-	cv.q.Wait()
-	cv.stopTimers()
+	w.Wait()
 	// Its agent goes, also when a worker of a newer tenure already
 	// started (conversationLocked): that one must not inherit a process
 	// with the old tenure's turn in it, and if it had acquired it, it
 	// sees the exit and resumes the session afresh.
-	if err := c.pool.Remove(ctx, cv.id); err != nil {
-		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", cv.id, "err", err)
+	if err := c.pool.Remove(ctx, w.ID()); err != nil {
+		c.log.Warn("stop the agent of a conversation whose lease was lost", "conversation", w.ID(), "err", err)
 	}
 }

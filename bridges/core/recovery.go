@@ -5,112 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
-	"github.com/agentbridge/agentbridge/bridges/core/render"
-	"github.com/agentbridge/agentbridge/internal/textcut"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/store"
 )
-
-// onExit handles the end of the session's process. An unexpected end is a
-// crash: the thread is told, open cards expire, and the messages the agent
-// had not finished go back to pending, to be re-delivered once to the
-// resumed session with a note that the previous turn was interrupted.
-func (cv *conversation) onExit(ctx context.Context, e streamjson.Exit) {
-	cv.sess = nil
-	cv.core.opts.Metrics.Exit(cv.bot.Name, e.Reason)
-	if e.Expected {
-		cv.log.Debug("agent stopped", "reason", e.Reason)
-		cv.cards.ExpireAll(ctx, "⌛ Expired: the agent stopped.")
-		cv.interruptTurn(ctx)
-		// A process evicted between its spawn and the first write leaves
-		// pending messages behind: they need a new one.
-		cv.deliverPending(ctx)
-		return
-	}
-	cv.log.Warn("agent process stopped unexpectedly", "code", e.Code, "err", e.Err, "stderr_tail", textcut.Truncate(e.StderrTail, 500))
-	cv.cards.ExpireAll(ctx, "⌛ Expired: agent restarted.")
-	cv.interruptTurn(ctx)
-	var n int
-	st, id := cv.st, cv.id
-	kept, err := cv.writes.Record(ctx, delivery.Write{What: "reset for redelivery", Do: func(ctx context.Context) error {
-		reset, err := st.ResetForRedelivery(ctx, id)
-		n = reset
-		return err
-	}})
-	switch {
-	case err != nil:
-		cv.log.Error("reset messages for redelivery", "err", err)
-	case kept:
-		n = len(cv.inflight) // delivered again once the disk has room
-	}
-	if cv.freshRetry {
-		// The agent never saw these messages: the reset is not a crash.
-		for _, sm := range cv.inflight {
-			cv.spared[sm.ledgerID]++
-		}
-	}
-	clear(cv.inflight)
-	clear(cv.stopUnstarted)
-	how := fmt.Sprintf("exit code %d", e.Code)
-	if e.Code < 0 && e.Err != nil {
-		how = textcut.OneLine(e.Err.Error(), 80)
-	}
-	switch oom := cv.limitExitNotice(e); {
-	case oom != "" && n > 0 && !cv.freshRetry:
-		cv.notice(ctx, oom+" Delivering the interrupted message again…")
-	case oom != "" && !cv.freshRetry:
-		cv.notice(ctx, oom)
-	case cv.freshRetry:
-		cv.notice(ctx, "⚠️ The previous session could not be resumed, so the agent starts a new one; it does not remember the earlier messages of this thread.")
-	case n > 0:
-		cv.notice(ctx, "⚠️ The agent process stopped unexpectedly ("+how+"). Resuming the session and delivering the interrupted message again…")
-	default:
-		cv.notice(ctx, "⚠️ The agent process stopped unexpectedly ("+how+"). It will resume with the next message.")
-	}
-	cv.deliverPending(ctx)
-}
-
-// interruptTurn ends a turn cut short by the process ending: the live
-// message keeps what it showed, marked as interrupted.
-func (cv *conversation) interruptTurn(ctx context.Context) {
-	if t := cv.turn; t != nil {
-		if t.Live.Posted {
-			cv.finishLive(ctx, render.Tail(render.Join(t.Segs)+"\n\n_(interrupted)_", cv.screen.MaxRunes()))
-		}
-		cv.screen.StopStream(ctx, t.Turn, "\n\n_(interrupted)_")
-	}
-	cv.endTurn(ctx)
-}
-
-// closeSession stops the live process (if any) and forgets it: its later
-// events are ignored. Open cards close with status.
-func (cv *conversation) closeSession(ctx context.Context, status string) {
-	cv.cards.ExpireAll(ctx, status)
-	cv.endTurn(ctx)
-	if cv.sess == nil {
-		return
-	}
-	if err := cv.sess.Interrupt(ctx); err != nil {
-		cv.log.Debug("interrupt before close", "err", err)
-	}
-	cv.sess = nil
-	cv.gen++ // events still queued from the old process are ignored
-	rctx, cancel := context.WithTimeout(ctx, removeTimeout)
-	defer cancel()
-	if err := cv.core.pool.Remove(rctx, cv.id); err != nil {
-		cv.log.Warn("stop agent process", "err", err)
-	}
-}
-
-// restartProcess stops the idle process so the next message spawns one with
-// the current settings (resuming the session).
-func (cv *conversation) restartProcess(ctx context.Context) {
-	cv.closeSession(ctx, "⌛ Expired: the agent restarted.")
-	cv.deliverPending(ctx)
-}
 
 // prepareRecovery runs before any platform starts. Messages that were sent
 // to an agent process of the previous run but not finished go back to
@@ -162,10 +61,10 @@ func (c *Core) prepareRecovery(ctx context.Context) (startupWork, error) {
 func (c *Core) recoverStartup(ctx context.Context, w startupWork) {
 	c.closeStaleCards(ctx, c.st, w.staleCards)
 	for _, id := range w.outboxConvs {
-		c.restore(ctx, id, inOutbox{})
+		c.restore(ctx, id, worker.RecoverOutbox())
 	}
 	for _, id := range w.inboxConvs {
-		c.restore(ctx, id, inPoke{})
+		c.restore(ctx, id, worker.Poke())
 	}
 	if len(w.staleCards)+len(w.outboxConvs)+len(w.inboxConvs) > 0 {
 		c.log.Info("startup recovery", "stale_cards", len(w.staleCards), "conversations_with_replies", len(w.outboxConvs),
@@ -174,7 +73,7 @@ func (c *Core) recoverStartup(ctx context.Context, w startupWork) {
 }
 
 // restore hands in to the worker of conversation id, starting it.
-func (c *Core) restore(ctx context.Context, id string, in input) {
+func (c *Core) restore(ctx context.Context, id string, in worker.Input) {
 	conv, err := c.st.ConversationByID(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -187,63 +86,11 @@ func (c *Core) restore(ctx context.Context, id string, in input) {
 	}
 }
 
-// closeStaleCards closes the cards of permission requests that were open
-// when the previous run (or the conversation's previous holder) ended:
-// their processes are gone. The decisions are recorded through st (the
-// new tenure's fenced store with replicas) before the cards are edited,
-// so a claimer that lost the conversation meanwhile edits nothing.
-//
-// A request without a stored card reference (its holder died between
-// posting the card and storing where it shows, or before posting it) is
-// closed through its conversation's key: the closed card is posted under
-// the card's Idem with Retry, so an adapter that finds the card returns
-// it instead of posting again, and the card is then edited to the closed
-// text; a card that never reached the platform shows closed at once.
+// closeStaleCards closes the cards of the permission requests open that a
+// previous run or holder left (delivery.StaleCards), recording the
+// decisions through st.
 func (c *Core) closeStaleCards(ctx context.Context, st *store.Store, open []store.Approval) {
-	const status = "⌛ Expired: bridge restarted."
-	keys := make(map[string]bridges.ConversationKey) // conversation id → key, for requests without a card reference
-	for _, a := range open {
-		if _, err := st.RecordApprovalDecision(ctx, a.ID, store.DecisionExpired, "", "bridge restarted"); err != nil {
-			c.log.Warn("startup: expire approval", "request", a.ID, "err", err)
-			if errors.Is(err, store.ErrFenced) {
-				return
-			}
-		}
-		ref, ok := DecodeCardRef(a.CardRef)
-		if !ok {
-			key, found := keys[a.ConversationID]
-			if !found {
-				conv, err := c.st.ConversationByID(ctx, a.ConversationID)
-				if err != nil {
-					c.log.Warn("startup: close stale card without a reference: load conversation", "request", a.ID, "err", err)
-					continue
-				}
-				key = bridges.ConversationKey(conv.Key)
-				keys[a.ConversationID] = key
-			}
-			ref = bridges.MessageRef{Key: key}
-		}
-		p := c.platform(ref.Key.Bot)
-		if p == nil {
-			continue
-		}
-		text := textcut.Truncate(render.DecidedText(render.StaleCardBody(a, c.workdirOf(ref.Key.Bot)), status), maxRunesOf(p))
-		closed := bridges.Message{Text: text, CardID: a.ID}
-		if !ok {
-			found, err := p.Post(ctx, ref.Key, bridges.Message{Text: text, CardID: a.ID, Idem: CardIdem(a.ConversationID, a.ID), Retry: true})
-			if err != nil {
-				c.log.Warn("startup: close stale card without a reference", "request", a.ID, "err", err)
-				continue
-			}
-			// The card found (or the closed card just posted, edited to
-			// the same text) was posted when the request was made.
-			ref = bridges.MessageRef{Key: ref.Key, ID: found.ID, At: a.RequestedAt}
-		}
-		instead := bridges.Message{Text: status, ReplyTo: ref.ID}
-		if _, err := delivery.EditOrPost(ctx, p, p.Limits(), c.clock.Now(), ref, closed, instead); err != nil {
-			c.log.Warn("startup: close stale card", "request", a.ID, "err", err)
-		}
-	}
+	delivery.StaleCards{Store: c.st, Platform: c.platform, Workdir: c.workdirOf, Now: c.clock.Now, Log: c.log}.Close(ctx, st, open)
 }
 
 // workdirOf returns the agent workdir of bot, for relative paths in cards.
@@ -254,11 +101,4 @@ func (c *Core) workdirOf(bot string) string {
 		}
 	}
 	return ""
-}
-
-func maxRunesOf(p bridges.Platform) int {
-	if n := p.Limits().MaxMessageRunes; n > 0 {
-		return n
-	}
-	return render.DefaultMaxRunes
 }

@@ -5,17 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/connstate"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
-	"github.com/agentbridge/agentbridge/config/profile"
-	"github.com/agentbridge/agentbridge/queue"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -29,7 +31,7 @@ func NewCore(opts CoreOptions) *Core {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Clock == nil {
-		opts.Clock = realClock{}
+		opts.Clock = worker.RealClock()
 	}
 	if opts.QueueCapacity <= 0 {
 		opts.QueueCapacity = DefaultQueueCapacity
@@ -50,12 +52,10 @@ func NewCore(opts CoreOptions) *Core {
 		log:    opts.Logger,
 		clock:  opts.Clock,
 		opts:   opts,
-		convs:  make(map[bridges.ConversationKey]*conversation),
+		convs:  make(map[bridges.ConversationKey]worker.Worker),
 		states: connstate.New(opts.Logger, opts.Clock.Now),
 	}
-	if opts.Tools != nil {
-		c.tools = opts.Tools.List()
-	}
+	c.host = host{c, workerOptions(opts)}
 	return c
 }
 
@@ -156,14 +156,8 @@ func (c *Core) checkWiring(platforms map[string]bridges.Platform) error {
 			return fmt.Errorf("run core: platform for bot %q: %w", name, bridges.ErrUnknownBot)
 		}
 	}
-	for name, a := range c.cfg().Agents {
-		if a.Sandbox != "" && a.Sandbox != profile.SandboxNone && c.spawner().Sandboxes[name] == nil {
-			return fmt.Errorf("run core: agent profile %q: no %s sandbox was provided", name, a.Sandbox)
-		}
-		if m := a.Network.Mode; a.Sandbox == profile.SandboxBwrap && (m == profile.NetworkProxy || m == profile.NetworkNone) &&
-			c.spawner().Networks[name].Mode != m {
-			return fmt.Errorf("run core: agent profile %q: no network setup for network mode %s was provided", name, m)
-		}
+	if err := c.spawner().CheckContainment(c.cfg()); err != nil {
+		return fmt.Errorf("run core: %w", err)
 	}
 	return nil
 }
@@ -172,19 +166,15 @@ func (c *Core) checkWiring(platforms map[string]bridges.Platform) error {
 func (c *Core) stop() {
 	c.mu.Lock()
 	c.running = false
-	convs := make([]*conversation, 0, len(c.convs))
-	for _, cv := range c.convs {
-		convs = append(convs, cv)
-	}
-	c.convs = make(map[bridges.ConversationKey]*conversation)
+	convs := slices.Collect(maps.Values(c.convs))
+	c.convs = make(map[bridges.ConversationKey]worker.Worker)
 	c.budgets.Reset()
 	c.mu.Unlock()
-	for _, cv := range convs {
-		cv.q.Close()
+	for _, w := range convs {
+		w.Close()
 	}
-	for _, cv := range convs {
-		cv.q.Wait()
-		cv.stopTimers()
+	for _, w := range convs {
+		w.Wait()
 	}
 	c.workers.Wait()
 }
@@ -218,7 +208,7 @@ func (c *Core) HandleMessage(ctx context.Context, m bridges.Inbound) error {
 	if err != nil {
 		return notRecorded(m.MsgID, err)
 	}
-	files, err := encodeFiles(m.Files)
+	files, err := bridges.EncodeFiles(m.Files)
 	if err != nil {
 		return fmt.Errorf("handle message %s: %w", m.MsgID, err)
 	}
@@ -269,21 +259,21 @@ func (c *Core) routeAction(ctx context.Context, a bridges.Action, forward bool) 
 		return delivery.Feedback{Store: c.st, Allowed: c.Allowed, Metrics: c.opts.Metrics, Log: c.log}.Record(ctx, a)
 	}
 	c.mu.Lock()
-	cv := c.convs[a.Key]
+	w, live := c.convs[a.Key]
 	var err error
-	if cv != nil {
-		err = cv.q.Push(inAction{a})
+	if live {
+		err = w.Push(worker.Click(a))
 	}
 	c.mu.Unlock()
 	switch {
-	case cv == nil && forward:
+	case !live && forward:
 		if conv, err := c.st.GetConversation(ctx, storeKey(a.Key)); err == nil {
 			c.opts.Ownership.Forward(ctx, conv.ID, &a)
 		}
-	case cv == nil || errors.Is(err, queue.ErrClosed):
-		replyPrivately(ctx, c.log, a, "This request is no longer open.")
+	case !live || worker.Stopped(err):
+		delivery.ReplyPrivately(ctx, c.log, a, "This request is no longer open.")
 	case err != nil:
-		replyPrivately(ctx, c.log, a, "The bridge is busy with this conversation; please try again in a moment.")
+		delivery.ReplyPrivately(ctx, c.log, a, "The bridge is busy with this conversation; please try again in a moment.")
 		return fmt.Errorf("handle action on %s: %w: %w", a.CardID, bridges.ErrBusy, err)
 	}
 	return nil
@@ -291,79 +281,67 @@ func (c *Core) routeAction(ctx context.Context, a bridges.Action, forward bool) 
 
 // deliver hands in to conv's worker, starting one if needed. c.mu is held
 // throughout, so a worker that retires cannot close its queue in between.
-func (c *Core) deliver(conv store.Conversation, in input) (*conversation, error) {
+func (c *Core) deliver(conv store.Conversation, in worker.Input) (worker.Worker, error) {
 	t, st, err := c.claim(conv) // ownership.go
 	if err != nil {
-		return nil, err
+		return worker.Worker{}, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cv, err := c.conversationLocked(conv, st, t)
+	w, err := c.conversationLocked(conv, st, t)
 	if err != nil {
-		return nil, err
+		return worker.Worker{}, err
 	}
 	if t.Recover {
-		_ = cv.q.Push(inOutbox{}) // an earlier holder's replies
+		_ = w.Push(worker.RecoverOutbox()) // an earlier holder's replies
 	}
-	return cv, cv.q.Push(in)
+	return w, w.Push(in)
 }
 
 // conversationLocked returns the running worker of conv, starting one
 // writing through st if needed; c.mu is held. A worker of an earlier
 // tenure than t is lost (ownership.go) and replaced.
-func (c *Core) conversationLocked(conv store.Conversation, st *store.Store, t ownership.Tenure) (*conversation, error) {
+func (c *Core) conversationLocked(conv store.Conversation, st *store.Store, t ownership.Tenure) (worker.Worker, error) {
 	key := bridges.ConversationKey(conv.Key)
 	if !c.running {
-		return nil, bridges.ErrNotRunning
+		return worker.Worker{}, bridges.ErrNotRunning
 	}
 	var token int64
 	if t.Lease != nil {
 		token = t.Lease.Token
 	}
-	if cv := c.convs[key]; cv != nil {
-		if cv.token == token && !cv.lost.Load() {
-			return cv, nil
+	if w, ok := c.convs[key]; ok {
+		if w.Holds(token) {
+			return w, nil
 		}
-		cv.loseTenure("the conversation was taken again with a new fencing token")
+		w.LoseTenure("the conversation was taken again with a new fencing token")
 		delete(c.convs, key) // dropWorker stops it; the new worker takes over
 	}
 	bot := c.cfg().Bot(key.Bot)
 	p := c.platforms[key.Bot]
 	if bot == nil || p == nil {
-		return nil, fmt.Errorf("conversation %s: %w", key, bridges.ErrUnknownBot)
+		return worker.Worker{}, fmt.Errorf("conversation %s: %w", key, bridges.ErrUnknownBot)
 	}
-	profile, gone := convProfile(c.cfg(), bot, conv) // a scheduled run may name its own profile; !agent moves it
+	profile, gone := agents.ConvProfile(c.cfg(), bot, conv) // a scheduled run may name its own profile; !agent moves it
 	if profile == nil {
-		return nil, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
+		return worker.Worker{}, fmt.Errorf("conversation %s: agent profile %q is not configured", key, bot.Agent)
 	}
-	cv := newConversation(c, conv, bot, profile, gone, p, st, token, t.Recover)
-	c.convs[key] = cv
-	return cv, nil
+	w := worker.New(c.host, worker.Params{Row: conv, Bot: bot, Profile: profile, Gone: gone, Platform: p,
+		Budget: c.budgets.For(key), Store: st, Token: token, TakenOver: t.Recover})
+	c.convs[key] = w
+	return w, nil
 }
 
 // retire stops an idle worker unless input is waiting for it. It runs on
 // the worker itself, which exits after the current input.
-func (c *Core) retire(cv *conversation) bool {
+func (c *Core) retire(w worker.Worker) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cv.q.Len() > 0 || c.convs[cv.key] != cv {
+	if w.Pending() > 0 || c.convs[w.Key()] != w {
 		return false
 	}
-	delete(c.convs, cv.key)
-	c.budgets.Release(cv.key)
-	cv.q.Close()
+	delete(c.convs, w.Key())
+	c.budgets.Release(w.Key())
+	w.Close()
 	return true
-}
-
-// newQueue creates a conversation's input queue.
-func (c *Core) newQueue(cv *conversation) *queue.Queue[input] {
-	return queue.New(cv.handle, queue.Options[input]{
-		Name:      cv.key.String(),
-		Capacity:  c.opts.QueueCapacity,
-		SlowAfter: c.opts.SlowHandler,
-		Logger:    c.log,
-		OnPanic: func(in input, r any, _ []byte) {
-			cv.log.Error("conversation worker recovered from a panic", "input", fmt.Sprintf("%T", in), "panic", fmt.Sprint(r))
-		},
-	})
 }

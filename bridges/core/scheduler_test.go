@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/schedules"
@@ -77,7 +77,7 @@ func TestScheduleFiresInANewThread(t *testing.T) {
 	if sent := s.Sent(); len(sent) != 1 || sent[0].Text != "summarise CI" {
 		t.Errorf("agent got %+v, want the prompt once", sent)
 	}
-	if got := h.pool.Acquisitions()[0].Opts.MCPServers; got[core.ToolServer] == nil {
+	if got := h.pool.Acquisitions()[0].Opts.MCPServers; got[toolconv.ServerName] == nil {
 		t.Errorf("the run's agent has no bridge tools: %v", got)
 	}
 	h.waitLedgerFinal(thread)

@@ -13,9 +13,9 @@ import (
 	"github.com/agentbridge/agentbridge/agent"
 	agentpool "github.com/agentbridge/agentbridge/agent/pool"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -135,7 +135,7 @@ func TestNewConversationTakesWarmSpare(t *testing.T) {
 		t.Errorf("spare config %+v", sc)
 	}
 	// Spares carry the bridge's tools like conversations do, or no conversation could take one.
-	if sc.Options.MCPServers[core.ToolServer] == nil || !slices.Equal(sc.Options.AllowedTools, calls[0].AllowedTools) {
+	if sc.Options.MCPServers[toolconv.ServerName] == nil || !slices.Equal(sc.Options.AllowedTools, calls[0].AllowedTools) {
 		t.Errorf("spare tools %v / allowed %v, conversation allowed %v", sc.Options.MCPServers, sc.Options.AllowedTools, calls[0].AllowedTools)
 	}
 	if len(calls) != 1 || calls[0].Resume || calls[0].Workdir != sc.Options.Workdir {

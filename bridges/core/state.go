@@ -7,185 +7,22 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/connstate"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
-	"github.com/agentbridge/agentbridge/bridges/core/live"
 	"github.com/agentbridge/agentbridge/bridges/core/metrics"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
-	"github.com/agentbridge/agentbridge/bridges/core/render"
-	"github.com/agentbridge/agentbridge/bridges/core/screen"
-	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/tasks"
-	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
 
-// This file holds the state of the core and of each conversation's worker
-// (Core, CoreOptions, conversation, the running turn, the worker's inputs
-// and timers), the Conv handle and the seams that take it (ConvFeature,
-// ConvHook, Commands, Cards, Files): the types every other file works on.
-
-// input is one item of a conversation's queue. The worker goroutine handles
-// them one at a time and is the only goroutine touching conversation state.
-type input interface{ isInput() }
-
-type (
-	inPoke   struct{}                   // pending ledger messages may be deliverable
-	inAction struct{ a bridges.Action } // a click on one of our cards
-	inEvent  struct {
-		gen uint64
-		ev  streamjson.Event
-	} // from the session of generation gen
-	inAcquired struct {
-		gen       uint64
-		sess      agents.Session
-		sessionID string // set by an agents.WarmPool: the session's id (a spare's differs from the one asked for)
-		err       error
-		// fresh: the session was to be resumed but never finished a turn
-		// anywhere (nothing stored, no transcript here): it started anew
-		// with its id (resumeOptions).
-		fresh bool
-	} // Acquire finished
-	inWaiting struct{ gen uint64 } // Acquire waits for a free slot
-	inTimer   struct {
-		kind timerKind
-		id   string
-		seq  uint64
-	} // a timer fired
-	inOutbox struct{} // replies an earlier run or holder left pending (Outbox.Recover)
-)
-
-func (inPoke) isInput() {}
-
-func (inAction) isInput() {}
-
-func (inEvent) isInput() {}
-
-func (inAcquired) isInput() {}
-
-func (inWaiting) isInput() {}
-
-func (inTimer) isInput() {}
-
-func (inOutbox) isInput() {}
-
-// timerKind names what a timer is for.
-type timerKind int
-
-const (
-	timerLive     timerKind = iota // flush the live message
-	timerApproval                  // a card's approval timeout (id = card id)
-	timerOutbox                    // retry posting replies
-	timerRetry                     // retry delivering after a store error
-	timerRetire                    // stop the worker if it is still idle
-	timerStatus                    // show the working indicator (status_delay)
-	timerProgress                  // post a progress line of a long turn (turn.go)
-	timerDisk                      // retry the writes a full disk refused (delivery.Journal)
-	timerResume                    // stop waiting for another replica's answer to !resume (id = session id)
-)
-
-type timerKey struct {
-	kind timerKind
-	id   string
-}
-
-type pendingTimer struct {
-	t   Timer
-	seq uint64
-}
-
-// sentMsg is a ledger message written to the agent and not finished yet.
-type sentMsg struct {
-	ledgerID   string
-	platformID string // Inbound.MsgID
-	from       Person // the author; for a schedule's firing its creator ("" for nobody) and the schedule's header as name
-	origin     Origin
-	scheduleID int64 // OriginSchedule
-	started    bool  // the CLI reported it started: the next result finishes it (onResult)
-}
-
-// deciders are who may decide the cards of a turn that handles m, besides
-// the bot's approvers and admins: a person's message, its author; a
-// schedule's firing, the schedule's creator when a person made it, else
-// nobody. Never the conversation's owner or anyone else by default.
-func (m sentMsg) deciders() map[string]Person {
-	out := make(map[string]Person)
-	if m.from.ID != "" {
-		a := m.from
-		if m.origin != OriginPerson {
-			a.Name = "" // the header is not their name
-		}
-		out[a.ID] = a
-	}
-	return out
-}
-
-// scheduledRun names the schedule whose firing m is, for cards ("" when
-// m is not one; Scheduler.RunLabel).
-func (m sentMsg) scheduledRun(s Scheduler) string {
-	if m.origin != OriginSchedule || s == nil {
-		return ""
-	}
-	return s.RunLabel(m.from.Name, m.scheduleID)
-}
-
-// conversation is the state of one conversation, owned by its worker.
-type conversation struct {
-	core     *Core
-	key      bridges.ConversationKey
-	id       string // store conversation id
-	bot      *config.Bot
-	profile  *profile.Agent
-	platform bridges.Platform
-	limits   bridges.Limits
-	budget   *delivery.Budget
-	screen   *screen.Screen // shows the running turn on platform
-	log      *slog.Logger
-	q        *queue.Queue[input]
-	rescan   atomic.Bool // a message was accepted while the queue was full
-	// st is the store the worker writes (and reads) its conversation
-	// through: fenced by its tenure's lease with replicas (ownership.go),
-	// the core's store otherwise. token is that lease's fencing token
-	// (0 unfenced); lost is set once the tenure is over.
-	st    *store.Store
-	token int64
-	lost  atomic.Bool
-	taken bool // the tenure began after another replica's (ownership.Tenure.Recover)
-
-	// Owned by the worker goroutine.
-	row                store.Conversation // settings: session id, overrides
-	sess               agents.Session
-	gen                uint64 // generation of sess; events of older ones are ignored
-	acquiring          bool
-	resume             bool               // the next spawn resumes row.SessionID
-	freshRetry         bool               // the resume failed: spawn the same id fresh once
-	inflight           map[string]sentMsg // agent message uuid → what was sent, until finished
-	spared             map[string]int     // ledger id → resets that were no crash (a failed resume)
-	turn               *turn
-	cards              CardSet         // open cards (CoreOptions.Cards)
-	lastAuthor         Person          // of the last person's message sent to the agent
-	lastSent           *sentMsg        // the last message sent to the agent (nil: none since the worker started)
-	stopping           bool            // !stop asked for an interrupt
-	stopUnstarted      map[string]bool // uuids sent but not begun when !stop ran: each is interrupted as it begins
-	resuming           bool            // !resume waits for the session's conversation: send nothing meanwhile
-	awaitedSession     string          // !resume waits for another replica's answer about this session (resume.go)
-	restartAfterTurn   bool            // a setting needs a new process once the turn ends
-	hooks              []ConvHook      // the features' parts of this worker (features.go)
-	bypassRefusalShown bool            // told that a stored bypassPermissions is not applied
-	agentGone          string          // the !agent profile the bot no longer lists: back to the default at the next message
-	timers             map[timerKey]pendingTimer
-	timerSeq           uint64
-	outbox             *delivery.Outbox     // the final replies to post
-	writes             *delivery.Journal    // writes a full disk refused, oldest first
-	plan               render.Plan          // the agent's to-do list (turn.go: notePlanTool)
-	limitNoticed       map[string]time.Time // resource limit → when its last hit was told (limits.go)
-}
+// This file holds the state of the core (Core, CoreOptions, the bots'
+// runs, what start-up recovers, Swapped): the types every other file
+// works on. A conversation's worker keeps its own (bridges/core/worker).
 
 // CoreOptions configure the conversation core.
 type CoreOptions struct {
@@ -197,7 +34,7 @@ type CoreOptions struct {
 	Pool   agents.Pool  // required: agent processes (agents.NewPool over *pool.Pool)
 	Logger *slog.Logger // default discards
 	// Clock is the source of time and timers; default the real clock.
-	Clock Clock
+	Clock worker.Clock
 	// QueueCapacity bounds each conversation's input queue; default
 	// DefaultQueueCapacity. A message that finds the queue full stays
 	// pending in the ledger and is delivered with the next input.
@@ -231,32 +68,32 @@ type CoreOptions struct {
 	// Tools are the bridge's MCP tools for each agent process, the
 	// features' registered ones included (bridges/features/agenttools.New); nil
 	// gives the agents no bridge tools.
-	Tools AgentTools
+	Tools worker.AgentTools
 	// Commands runs a person's messages that are chat commands
 	// (bridges/features/commands' Table: the built-in commands and those features
 	// register, e.g. bridges/features/schedule's !schedule); nil: no message is a
 	// command, every one goes to the agent.
-	Commands Commands
+	Commands worker.Commands
 	// Cards makes each conversation's cards (bridges/features/cards' Feature): the
 	// permission, plan, question, elicitation and approval cards, the
 	// "Always allow" grants and !rules. nil fails closed: every permission
 	// request is denied with a notice, elicitations are declined.
-	Cards Cards
+	Cards worker.Cards
 	// Scheduler fires the stored schedules (bridges/features/schedule's Feature);
 	// without one nothing fires, and Run refuses a config that has
 	// schedules.
 	Scheduler Scheduler
 	// Spend enforces the spend limits (bridges/features/spend.New); Run refuses to
 	// start without it when the config has limits: limits never silently off.
-	Spend SpendGate
+	Spend worker.SpendGate
 	// Files turns the files of people's messages into what the agent gets
 	// (bridges/features/uploads.New, with the transcriber of voice notes); Run
 	// refuses to start when the config has transcription and Files do not
 	// transcribe. nil: the agent gets the text of a message only.
-	Files Files
+	Files worker.Files
 	// Observer, when set, sees each conversation's agent events, notices
 	// and cards (bridges/features/handoff's attached terminals); nil: nobody.
-	Observer Observer
+	Observer worker.Observer
 	// Ownership, when set, shares the conversations among replicas on one
 	// database (ownership.go); nil: this process runs them all.
 	Ownership ownership.Ownership
@@ -265,13 +102,32 @@ type CoreOptions struct {
 	// message is only logged and counted.
 	Strangers Strangers
 	// ConvFeatures are the features with a part in each conversation's
-	// worker (bridges/features/reload), attached in this order (features.go).
-	ConvFeatures []ConvFeature
+	// worker (bridges/features/reload), attached in this order (worker.New).
+	ConvFeatures []worker.ConvFeature
 	// Access is the bridge's one access decision (bridges/core/access), which
 	// the commands that reach other conversations (!sessions, !resume)
 	// ask; default: one over Config and Store.
 	Access *access.Authority
 }
+
+// In-memory state that grows with traffic is bounded. Each bound is applied
+// where the state grows; what a bound makes the core forget is logged and
+// counted in agentbridge_memory_evictions_total (by what). The rest of the
+// core's maps are bounded by their life cycle:
+//
+//   - Core.convs: one worker per active conversation; a worker retires
+//     after RetireIdleAfter without a process, card, unfinished message or
+//     unposted reply.
+//   - Core.budgets: one per channel with a running worker; released with
+//     the channel's last worker.
+//   - A turn's activity and tool calls: live.MaxActivity, live.MaxTools.
+//   - Who was told they may not talk to a bot: strangers.MaxRemembered.
+//   - A worker's messages in flight (until the result that finishes the message,
+//     the CLI's completed/cancelled receipt or the process exit), cards
+//     (until decided or expired), timers (one per kind and card), spared
+//     (until the message is final).
+//   - A session's agent events: bounded by the agent package's event queue
+//     (streamjson.EventsDropped, counted in agentbridge_agent_events_dropped_total).
 
 // Core is the platform-neutral conversation core: it implements Handler for
 // every platform adapter, owns one worker per active conversation and drives
@@ -281,17 +137,17 @@ type Core struct {
 	st    *store.Store
 	pool  agents.Pool
 	log   *slog.Logger
-	clock Clock
+	clock worker.Clock
 	opts  CoreOptions
-	// tools is the agent tools' names and tool lines (Tools.List, nil
-	// without).
-	tools toolconv.Tools
+	// host is the core as its workers reach it (host.go), with the
+	// options they share.
+	host host
 
 	mu        sync.Mutex
 	runCtx    context.Context // set by Run; cancelled when Run stops
 	running   bool
 	platforms map[string]bridges.Platform // by bot name
-	convs     map[bridges.ConversationKey]*conversation
+	convs     map[bridges.ConversationKey]worker.Worker
 	budgets   delivery.Budgets                   // per channel (pacing)
 	waiting   delivery.Waiting                   // outboxes waiting for their platform (outbox.go)
 	states    *connstate.Board                   // connection state per bot
@@ -319,42 +175,6 @@ type botRun struct {
 	done   <-chan struct{}
 }
 
-// turn is what the worker knows about the running turn: who started it
-// and, in live.Turn, what it has shown so far (shown by the conversation's
-// screen.Screen).
-type turn struct {
-	*live.Turn
-	requesters map[string]Person // who may decide its cards besides approvers (sentMsg.deciders of its messages)
-	fromLedger bool              // a ledger message started it (else the agent did, e.g. after a background task)
-	scheduled  string            // the schedule whose firing it handles, for its cards ("" if none)
-	payer      string            // user id of the first of them: the turn's cost counts for them (limits)
-}
-
-func newTurn(now time.Time) *turn {
-	return &turn{Turn: live.NewTurn(now), requesters: make(map[string]Person)}
-}
-
-// screenWorker is the conversation as its screen sees it.
-type screenWorker struct{ cv *conversation }
-
-// inCall runs f on a conversation's worker: how one conversation asks
-// another to do something with its own state.
-type inCall struct {
-	f func(ctx context.Context, cv *conversation)
-}
-
-func (inCall) isInput() {}
-
-// inOperatorAction is a decision taken in the operator view: the bot's
-// approver list does not apply (the operator is a bridge admin). done
-// receives "" on success or the problem.
-type inOperatorAction struct {
-	a    bridges.Action
-	done chan<- string
-}
-
-func (inOperatorAction) isInput() {}
-
 // startupWork is what the previous run left open, read before any platform
 // starts so that nothing of this run is mistaken for it.
 type startupWork struct {
@@ -363,18 +183,6 @@ type startupWork struct {
 	inboxConvs  []string         // conversations with messages to deliver
 }
 
-// outboxHost is the conversation as its outbox (bridges/core/delivery) sees
-// it; its methods run on the worker.
-type outboxHost struct{ cv *conversation }
-
-// Worker is one live conversation's worker.
-type Worker struct{ cv *conversation }
-
-// Conv is one conversation as a feature above the core sees it: a handle
-// on its worker. Its methods run on the worker only (in a ConvHook's
-// methods, or in a function given to Worker.Do or Conv.After).
-type Conv struct{ cv *conversation }
-
 // Swapped is what the core ran before a Swap.
 type Swapped struct {
 	Old  map[string]bridges.Platform // the bots' adapters before, by name
@@ -382,65 +190,7 @@ type Swapped struct {
 	// RunCtx is the core's run context: what a reload starts ends with it.
 	RunCtx context.Context
 	// Workers are the live conversations' workers.
-	Workers []Worker
-}
-
-// ConvFeature is a feature with a part in each conversation's worker.
-type ConvFeature interface {
-	// Attach returns the feature's hook for the new worker of c, when the
-	// worker is made (before its first input; Conv's methods may not be
-	// called yet).
-	Attach(c Conv) ConvHook
-}
-
-// ConvHook is a feature's part of one conversation's worker. Every method
-// runs on the worker, so it needs no lock and must not block.
-type ConvHook interface {
-	// AgentEvent sees each event of the conversation's live agent, before
-	// the core handles it.
-	AgentEvent(ev streamjson.Event, now time.Time)
-	// AfterInput runs after each input the worker handled.
-	AfterInput(ctx context.Context)
-	// HoldsInput reports whether the people's pending messages must wait
-	// instead of going to the agent now.
-	HoldsInput() bool
-	// StatusLine is the feature's part of !status ("" for none; each line
-	// starts with "\n").
-	StatusLine() string
-}
-
-// Commands are the chat commands (bridges/features/commands' Table, with the
-// commands features register), run on the conversation's worker.
-type Commands interface {
-	// Handle runs text, which person who wrote in ledger message msgID of
-	// conversation c, as a chat command if it is one: it runs it, or
-	// refuses it with a notice (who may not run it, or it is written with
-	// characters a command may not contain). handled reports whether text
-	// was a command; if not, it goes to the agent.
-	Handle(ctx context.Context, c Conv, msgID string, who Person, text string) (handled bool)
-}
-
-// Cards makes the card set of each conversation's worker (bridges/features/cards).
-type Cards interface {
-	// New is the empty card set of c's new worker (made before its first
-	// input; Conv's methods may not be called yet).
-	New(c Conv) CardSet
-}
-
-// Files turns the files of a person's message into what the agent gets
-// (bridges/features/uploads: images as image blocks, voice notes transcribed, the
-// rest saved in the session's uploads directory); set as
-// CoreOptions.Files. Its methods run on the conversation's worker.
-type Files interface {
-	// Refuse reports whether the ledger message (msgID, text, quoted text,
-	// files) must not reach the agent — audio alone while no
-	// transcription is set up — once it told the conversation why.
-	Refuse(ctx context.Context, c Conv, msgID, text, quoted string, files []bridges.File) bool
-	// Fetch returns the images the agent gets and a note for every other
-	// file (saved under c.UploadsDir(), or not forwarded and why).
-	Fetch(ctx context.Context, c Conv, msgID string, files []bridges.File) ([]streamjson.Image, []string)
-	// Transcribes reports whether voice notes are transcribed.
-	Transcribes() bool
+	Workers []worker.Worker
 }
 
 // cfg is the config in force now; callers use it for one decision.

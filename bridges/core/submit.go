@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
-	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
 	"github.com/agentbridge/agentbridge/bridges/core/ownership"
-	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config"
-	"github.com/agentbridge/agentbridge/queue"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -54,9 +51,9 @@ func (c *Core) Submit(ctx context.Context, s Submission) (Receipt, error) {
 	if s.Accepted != nil {
 		s.Accepted(ctx)
 	}
-	switch cv, err := c.deliver(s.Conv, inPoke{}); {
-	case errors.Is(err, queue.ErrFull):
-		cv.rescan.Store(true) // delivered after the input the worker is handling
+	switch w, err := c.deliver(s.Conv, worker.Poke()); {
+	case worker.Full(err):
+		w.Rescan() // delivered after the input the worker is handling
 		log.Warn("conversation queue full; the message stays pending in the ledger", "ledger", msg.ID)
 	case errors.Is(err, ownership.ErrHeldElsewhere):
 		log.Debug("message handed to the replica running the conversation", "ledger", msg.ID)
@@ -87,20 +84,3 @@ func channelAllowed(b *config.Bot, channel string) bool { return access.ChannelA
 // userAllowed reports whether user may talk to the bot: anyone when Users is
 // empty, else the listed users, approvers and admins.
 func userAllowed(b *config.Bot, user string) bool { return access.UserAllowed(b, user) }
-
-// isApprover reports whether user may decide any permission request of the
-// bot (approvers and admins).
-func isApprover(b *config.Bot, user string) bool {
-	return slices.Contains(b.Access.Approvers, user) || b.Access.IsAdmin(user)
-}
-
-// failureText is the answer shown for a failed result; auth reports that
-// the agent could not authenticate (the answer then replaces the turn's text).
-func (cv *conversation) failureText(r streamjson.Result) (text string, auth bool) {
-	if render.AuthFailed(r) {
-		cv.log.Warn("agent could not authenticate with the model API: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the profile's env",
-			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)
-		return render.AuthHelp(cv.profile.Name, r), true
-	}
-	return render.ResultError(r), false
-}

@@ -2,12 +2,11 @@ package core
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
-	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -28,7 +27,7 @@ const warmResumeTimeout = time.Minute
 // their stamp: a replica that rejoins while another runs the conversation
 // never answers from a stale history — when it takes the conversation
 // later and the stored files changed meanwhile, the pool discards the
-// early agent and resumes afresh (restoreSession, agents.Resumer).
+// early agent and resumes afresh (ownership.Restore, agents.Resumer).
 // Deleted web conversations are skipped.
 func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridges.Platform) {
 	r, ok := c.pool.(agents.Resumer)
@@ -46,30 +45,29 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 		if ctx.Err() != nil {
 			return
 		}
-		cv := c.resumeCandidate(row, platforms, now)
-		if cv == nil || full[cv.profile.Name] || c.webThreadGone(ctx, cv) {
+		cfg := c.cfg()
+		bot := resumeCandidate(cfg, row, platforms, now)
+		if bot == nil || full[bot.Agent] || c.webThreadGone(ctx, row, bot) {
 			continue
 		}
-		limit := agents.Limit(cv.profile, nil)
+		p := cfg.Agents[bot.Agent]
+		log := c.log.With("key", row.Key, "conversation", row.ID)
+		limit := agents.Limit(p, nil)
 		rctx, cancel := context.WithTimeout(ctx, warmResumeTimeout)
 		// With replicas another replica may run the conversation now:
 		// the agent starts from the stored files, stamped, and is taken
 		// only by a tenure whose stored files are still those.
-		opts, err := cv.restoreSession(rctx, cv.agentOptions())
-		switch {
-		case err != nil:
-		case c.opts.Ownership != nil && opts.ResumeStamp == "" && !sessiondir.HasSession(opts.StateDir, opts.SessionID):
-			err = errors.New("the session was never stored: nothing to resume")
-		default:
+		opts, err := worker.WarmResumeOptions(rctx, c.host, row, bot, p, platforms[row.Key.Bot])
+		if err == nil {
 			err = r.WarmResume(rctx, row.ID, limit, opts, true)
 		}
 		cancel()
 		switch {
 		case agents.NoRoom(err):
-			full[cv.profile.Name] = true
-			c.log.Debug("warm resume: no room left", "profile", cv.profile.Name, "err", err)
+			full[p.Name] = true
+			c.log.Debug("warm resume: no room left", "profile", p.Name, "err", err)
 		case err != nil:
-			cv.log.Debug("warm resume not done", "err", err)
+			log.Debug("warm resume not done", "err", err)
 		}
 	}
 }
@@ -78,17 +76,18 @@ func (c *Core) warmResumeRecent(ctx context.Context, platforms map[string]bridge
 // warm resume in a profile without idle_timeout.
 const warmResumeWindow = 30 * time.Minute
 
-// resumeCandidate returns a stand-in conversation of row to build its
-// spawn options from, or nil when row is not to be resumed ahead: no
-// session, a bot that does not run here, another profile than its bot's
-// now (or one !agent chose), or no activity within the profile's idle timeout.
-func (c *Core) resumeCandidate(row store.Conversation, platforms map[string]bridges.Platform, now time.Time) *conversation {
-	bot := c.cfg().Bot(row.Key.Bot)
+// resumeCandidate returns the bot of row, whose profile (cfg.Agents of
+// bot.Agent) its spawn options are built from, or nil when row is not to
+// be resumed ahead: no session, a bot that does not run here, another
+// profile than its bot's now (or one !agent chose), or no activity within
+// the profile's idle timeout.
+func resumeCandidate(cfg *config.Config, row store.Conversation, platforms map[string]bridges.Platform, now time.Time) *config.Bot {
+	bot := cfg.Bot(row.Key.Bot)
 	pl := platforms[row.Key.Bot]
 	if row.SessionID == "" || bot == nil || pl == nil || bot.Agent != row.Agent || row.AgentOverride != "" {
 		return nil
 	}
-	p := c.cfg().Agents[bot.Agent]
+	p := cfg.Agents[bot.Agent]
 	if p == nil {
 		return nil
 	}
@@ -99,23 +98,19 @@ func (c *Core) resumeCandidate(row store.Conversation, platforms map[string]brid
 	if now.Sub(row.LastActiveAt) > window {
 		return nil
 	}
-	key := bridges.ConversationKey(row.Key)
-	return &conversation{
-		core: c, key: key, id: row.ID, bot: bot, profile: p, platform: pl, limits: pl.Limits(),
-		log: c.log.With("key", key, "conversation", row.ID), row: row, resume: true,
-	}
+	return bot
 }
 
-// webThreadGone reports whether cv is a web conversation that was
-// deleted: its session may be kept (for !resume elsewhere), but nobody can
-// write in it any more, so its return never comes.
-func (c *Core) webThreadGone(ctx context.Context, cv *conversation) bool {
-	if cv.bot.Platform != config.PlatformWeb {
+// webThreadGone reports whether row is a web conversation (of bot) that
+// was deleted: its session may be kept (for !resume elsewhere), but nobody
+// can write in it any more, so its return never comes.
+func (c *Core) webThreadGone(ctx context.Context, row store.Conversation, bot *config.Bot) bool {
+	if bot.Platform != config.PlatformWeb {
 		return false
 	}
-	deleted, err := c.st.WebThreadDeleted(ctx, cv.key.Bot, cv.key.Thread)
+	deleted, err := c.st.WebThreadDeleted(ctx, row.Key.Bot, row.Key.Thread)
 	if err != nil {
-		cv.log.Warn("warm resume: read the web conversation", "err", err)
+		c.log.Warn("warm resume: read the web conversation", "key", row.Key, "conversation", row.ID, "err", err)
 		return true
 	}
 	return deleted

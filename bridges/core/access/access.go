@@ -359,3 +359,9 @@ func orNone(r Role) string {
 	}
 	return string(r)
 }
+
+// IsApprover reports whether user may decide any permission request of the
+// bot (approvers and admins).
+func IsApprover(b *config.Bot, user string) bool {
+	return slices.Contains(b.Access.Approvers, user) || b.Access.IsAdmin(user)
+}

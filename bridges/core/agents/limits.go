@@ -2,6 +2,7 @@ package agents
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -50,4 +51,23 @@ func (s Spawner) LimitsStatusLine(r profile.Resources) string {
 		return "\n• limits: none configured"
 	}
 	return "\n• limits: " + s.Cgroups.Enforcement(l).Summary(l)
+}
+
+// LimitNoticeEvery spaces the notices of one kind of limit hit
+// (LimitNotices).
+const LimitNoticeEvery = 5 * time.Minute
+
+// LimitNotices are when each kind of limit hit was last told in one
+// conversation: at most once per LimitNoticeEvery and kind, since a fork
+// bomb hits its cap thousands of times a second.
+type LimitNotices map[string]time.Time
+
+// Due is the notice to tell of a hit of limit of resources r at now
+// (LimitNotice), "" when none is due; it notes the hit as told.
+func (n LimitNotices) Due(limit string, r profile.Resources, now time.Time) string {
+	if last, ok := n[limit]; ok && now.Sub(last) < LimitNoticeEvery {
+		return ""
+	}
+	n[limit] = now
+	return LimitNotice(limit, r)
 }

@@ -2,14 +2,18 @@ package agents
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
+	"github.com/agentbridge/agentbridge/store"
 )
 
 // Containment is how the agents of each profile are confined, by profile
@@ -40,6 +44,24 @@ type Spawner struct {
 	// kind acp start to reach the bridge's tools (agent.Options.MCPRelay);
 	// "" gives them none.
 	MCPRelay string
+}
+
+// CheckContainment reports the first profile of cfg whose agents s
+// cannot confine as it says: a sandbox other than "none" that s lacks,
+// or a bwrap profile's network mode (proxy or none) without its network
+// setup. Agents are never silently unconfined, never silently share the
+// host's network.
+func (s Spawner) CheckContainment(cfg *config.Config) error {
+	for name, a := range cfg.Agents {
+		if a.Sandbox != "" && a.Sandbox != profile.SandboxNone && s.Sandboxes[name] == nil {
+			return fmt.Errorf("agent profile %q: no %s sandbox was provided", name, a.Sandbox)
+		}
+		if m := a.Network.Mode; a.Sandbox == profile.SandboxBwrap && (m == profile.NetworkProxy || m == profile.NetworkNone) &&
+			s.Networks[name].Mode != m {
+			return fmt.Errorf("agent profile %q: no network setup for network mode %s was provided", name, m)
+		}
+	}
+	return nil
 }
 
 // ProfileOptions are the spawn options every conversation of profile p
@@ -102,4 +124,50 @@ func PermissionMode(p *profile.Agent) string {
 		return profile.ModeDefault
 	}
 	return m
+}
+
+// ConvOptions are the spawn options of the agent of conversation row on
+// profile p: base (ProfileOptions) with its session, resumed when resume
+// is set, its private CLI state under dataDir ("" keeps none), and row's
+// model and mode overrides (EffectiveMode; an ACP agent gets its own
+// stored mode, StoredMode). Built at every spawn and resume, so a stored
+// bypassPermissions override applies only while p has allow_bypass.
+func ConvOptions(base agent.Options, p *profile.Agent, row store.Conversation, resume bool, dataDir string) agent.Options {
+	opts := base
+	opts.SessionID = row.SessionID
+	opts.Resume = resume
+	if dataDir != "" {
+		// The session's private CLI state lives with the bridge's data, which
+		// the sandbox hides — except this directory.
+		opts.StateDir = filepath.Join(dataDir, sessiondir.Dir, row.SessionID)
+	}
+	if row.Model != "" {
+		opts.Model = row.Model
+	}
+	opts.PermissionMode = EffectiveMode(p, row)
+	if p.Kind == profile.KindACP { // the agent's own modes (commands.go)
+		opts.PermissionMode = StoredMode(row.PermissionMode)
+	}
+	return opts
+}
+
+// EffectiveModel is the model the agent of conversation row on profile p
+// runs: row's override, else the profile's ("" = the CLI's default).
+func EffectiveModel(p *profile.Agent, row store.Conversation) string {
+	if row.Model != "" {
+		return row.Model
+	}
+	return p.Model
+}
+
+// EffectiveMode is the permission mode the agent of conversation row on
+// profile p runs in: row's override, else the profile's (PermissionMode).
+// bypassPermissions, from either, counts only while p has allow_bypass
+// (checked at every spawn, so a stored "!mode bypassPermissions" stops
+// applying once it is turned off).
+func EffectiveMode(p *profile.Agent, row store.Conversation) string {
+	if m := row.PermissionMode; m != "" && (m != profile.ModeBypass || p.AllowBypass) {
+		return m
+	}
+	return PermissionMode(p)
 }

@@ -81,3 +81,14 @@ func replyPrivately(ctx context.Context, log *slog.Logger, a bridges.Action, tex
 		log.Warn("private reply to a click failed", "key", a.Key, "user", a.UserID, "err", err)
 	}
 }
+
+// ReplyPrivately answers a clicker through Action.Reply, if the platform
+// offers it.
+func ReplyPrivately(ctx context.Context, log *slog.Logger, a bridges.Action, text string) {
+	if a.Reply == nil {
+		return
+	}
+	if err := a.Reply(ctx, text); err != nil {
+		log.Warn("private reply to a click failed", "key", a.Key, "user", a.UserID, "err", err)
+	}
+}

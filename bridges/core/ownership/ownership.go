@@ -87,7 +87,7 @@ type SessionReleased struct {
 
 // Failures of a SessionReleased.
 const (
-	ReleaseBusy  = "busy"  // core.ErrSessionBusy
+	ReleaseBusy  = "busy"  // worker.ErrSessionBusy
 	ReleaseMoved = "moved" // store.ErrSessionMoved
 )
 
@@ -112,3 +112,7 @@ type BackSignaler interface {
 	WaitingFor(ctx context.Context, bot string)
 	PlatformBack(ctx context.Context, bot string)
 }
+
+// BackSignalTimeout bounds a signal about a platform's return to the
+// other replicas (ownership.BackSignaler).
+const BackSignalTimeout = 2 * time.Second

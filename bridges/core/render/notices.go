@@ -136,3 +136,19 @@ func ResultsLostNotice(e streamjson.ResultsLost) string {
 	}
 	return fmt.Sprintf("⚠️ The agent finished %d replies that never reached the bridge, so they are missing here. Ask again if you are waiting for an answer.", e.Count)
 }
+
+// ConnectionLines are !status's lines about connections: bot's state and,
+// for an admin, every other bot of states that is not connected or
+// running (others do not learn the names of the bridge's other bots).
+func ConnectionLines(states []bridges.BotStatus, bot string, admin bool, now time.Time) string {
+	var b strings.Builder
+	for _, s := range states {
+		switch {
+		case s.Bot == bot:
+			b.WriteString("\n• connection: " + StateSummary(s, now))
+		case admin && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
+			b.WriteString("\n• bot " + CodeSpan(s.Bot) + ": " + StateSummary(s, now))
+		}
+	}
+	return b.String()
+}

@@ -3,9 +3,11 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 )
 
@@ -126,4 +128,21 @@ func PermissionSubject(tool string, input json.RawMessage) string {
 	default:
 		return ""
 	}
+}
+
+// toolIDRE matches a tool_use id that may appear in a tool line's link.
+var toolIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+
+// ToolLinkable reports whether the tool call id may be linked to
+// (ToolLink).
+func ToolLinkable(id string) bool { return toolIDRE.MatchString(id) }
+
+// ToolLink makes line (a tool line, or "") a link to the call id that a
+// platform showing calls in full (bridges.ToolViewer) opens.
+func ToolLink(line, id string) string {
+	prefix, span, found := strings.Cut(line, "› ")
+	if !found || span == "" {
+		return line
+	}
+	return prefix + "› [" + span + "](" + bridges.ToolLinkScheme + id + ")"
 }

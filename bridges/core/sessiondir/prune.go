@@ -19,6 +19,26 @@ import (
 // private state (data_dir/sessions/<session id>).
 const Dir = "sessions"
 
+// Uploads is the directory, inside a session's private state
+// (data_dir/sessions/<id>), where the files people send are saved for the
+// agent (bridges/features/uploads); the sandbox lets the agent see it at
+// the same path.
+const Uploads = "uploads"
+
+// UploadsDir is the absolute path of the uploads of session sessionID
+// under dataDir, "" when the bridge keeps no session state (no data_dir)
+// or there is no session yet.
+func UploadsDir(dataDir, sessionID string) string {
+	if dataDir == "" || sessionID == "" {
+		return ""
+	}
+	dir, err := filepath.Abs(filepath.Join(dataDir, Dir, sessionID, Uploads))
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
 // Store lists the session ids conversations use (*store.Store does).
 type Store interface {
 	SessionIDs(ctx context.Context) (map[string]bool, error)

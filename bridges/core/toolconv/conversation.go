@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -156,4 +157,13 @@ func (ts Tools) Detail(name string, in map[string]any, workdir string) (short, d
 		}
 	}
 	return short, "", true
+}
+
+// Line is the compact one-line summary of a tool call u
+// (render.ToolLine), the bridge's own tools shown by their short names.
+func (ts Tools) Line(u streamjson.ToolUse, workdir string) string {
+	if name, d, ok := ts.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
+		return render.ToolLineOf(u, name, d)
+	}
+	return render.ToolLine(u, workdir)
 }

@@ -52,7 +52,7 @@ type Tools struct{ extra []Tool }
 func New(extra ...Tool) *Tools { return &Tools{extra: extra} }
 
 // List is the tools' names and tool lines, in the order the agent sees
-// them (core.AgentTools).
+// them (worker.AgentTools).
 func (ts *Tools) List() toolconv.Tools {
 	out := toolconv.Tools{
 		{Name: toolconv.ToolSendMessage, Detail: func(in map[string]any, _ string) string {
@@ -81,12 +81,12 @@ type Server struct {
 	srv     *server.MCPServer
 }
 
-// Server is also a agents.WorkdirMover and *Tools a core.AgentTools
+// Server is also a agents.WorkdirMover and *Tools a worker.AgentTools
 // (guarded in tools_test.go: this package does not import the core).
 var _ agent.MCPServer = (*Server)(nil)
 
 // Server builds the tool server for conv's next agent process
-// (core.AgentTools).
+// (worker.AgentTools).
 func (ts *Tools) Server(conv toolconv.Conversation) agent.MCPServer {
 	t := &Server{conv: conv, workdir: conv.Workdir(), hidden: conv.Hidden(), log: conv.Log()}
 	t.srv = server.NewMCPServer("agentbridge", "1", server.WithToolCapabilities(false), server.WithRecovery(),

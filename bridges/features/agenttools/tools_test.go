@@ -10,16 +10,16 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/agenttools"
 )
 
 // The server is the core's WorkdirMover and New's tools its AgentTools.
 var (
 	_ agents.WorkdirMover = (*agenttools.Server)(nil)
-	_ core.AgentTools     = agenttools.New()
+	_ worker.AgentTools   = agenttools.New()
 )
 
 // recordingConv is a Conversation that records what the tools did

@@ -6,8 +6,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -42,7 +42,7 @@ func (s *Set) OpenApproval(ctx context.Context, a toolconv.Approval) error {
 
 // decideApproval applies a choice to an approval card: the feature's Allow
 // or Deny says what it did. It returns a problem to tell the clicker, or "".
-func (s *Set) decideApproval(ctx context.Context, cd *card, choice string, who core.Person) string {
+func (s *Set) decideApproval(ctx context.Context, cd *card, choice string, who worker.Person) string {
 	d := toolconv.Decider{ID: who.ID, Mention: mention(who), Card: cd.id, Log: s.h.Log()}
 	var out toolconv.Decision
 	switch choice {

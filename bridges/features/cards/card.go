@@ -7,9 +7,10 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config/policy"
 )
 
@@ -31,7 +32,7 @@ type card struct {
 	req         streamjson.PermissionRequest
 	ref         bridges.MessageRef
 	posted      bool
-	requesters  map[string]core.Person
+	requesters  map[string]worker.Person
 	body        string            // the readable request, without choices or status
 	always      []json.RawMessage // updatedPermissions for "Always allow"; nil = no such button
 	alwaysLabel string
@@ -49,7 +50,7 @@ func (cd *card) answersCLI() bool { return cd.kind != cardApproval }
 
 // message renders the open card (render.CardMessage); a permission card
 // notes what Always allow does. It carries the card's Idem
-// (core.CardIdem of conversation conv), so that a holder taking over can
+// (delivery.CardIdem of conversation conv), so that a holder taking over can
 // find a card whose reference was never stored and close it.
 func (cd *card) message(conv string, lim bridges.Limits, maxRunes int) bridges.Message {
 	c := render.Card{ID: cd.id, Body: cd.body, Buttons: cd.buttons()}
@@ -60,7 +61,7 @@ func (cd *card) message(conv string, lim bridges.Limits, maxRunes int) bridges.M
 		c.Questions = cd.questions
 	}
 	m := render.CardMessage(c, lim, maxRunes)
-	m.Idem = core.CardIdem(conv, cd.id)
+	m.Idem = delivery.CardIdem(conv, cd.id)
 	return m
 }
 
@@ -86,7 +87,7 @@ func (cd *card) buttons() []bridges.Button {
 // Submit answers (render.NeedsSubmit).
 func (cd *card) needsSubmit() bool { return render.NeedsSubmit(cd.questions) }
 
-func authorIDs(m map[string]core.Person) []string {
+func authorIDs(m map[string]worker.Person) []string {
 	ids := make([]string, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
@@ -97,14 +98,14 @@ func authorIDs(m map[string]core.Person) []string {
 
 // deciderText says who may decide a card besides nobody: its requesters,
 // approvers and admins.
-func deciderText(requesters map[string]core.Person) string {
+func deciderText(requesters map[string]worker.Person) string {
 	if len(requesters) == 0 {
 		return "only the bot's approvers and admins"
 	}
 	return names(requesters) + ", approvers and admins"
 }
 
-func names(m map[string]core.Person) string {
+func names(m map[string]worker.Person) string {
 	var ns []string
 	for _, id := range authorIDs(m) {
 		ns = append(ns, mention(m[id]))

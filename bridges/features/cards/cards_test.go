@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/cards"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -75,8 +75,8 @@ func (h *host) Record(ctx context.Context, _ string, do func(context.Context) er
 }
 func (h *host) CountApproval(string)        {}
 func (h *host) IsApprover(user string) bool { return slices.Contains(h.bot.Access.Approvers, user) }
-func (h *host) Requesters() map[string]core.Person {
-	return map[string]core.Person{"alice": {ID: "alice", Name: "alice"}}
+func (h *host) Requesters() map[string]worker.Person {
+	return map[string]worker.Person{"alice": {ID: "alice", Name: "alice"}}
 }
 func (h *host) ScheduledRun() string                      { return "" }
 func (h *host) Live() bool                                { return true }

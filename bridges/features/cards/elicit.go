@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -84,7 +84,7 @@ func (s *Set) respondElicitation(ctx context.Context, cd *card, d streamjson.Dec
 }
 
 // declineElicitation closes an elicitation card as declined by who.
-func (s *Set) declineElicitation(ctx context.Context, cd *card, who core.Person) {
+func (s *Set) declineElicitation(ctx context.Context, cd *card, who worker.Person) {
 	msg := "Declined by " + mention(who)
 	s.resolve(ctx, cd, streamjson.Decision{Message: msg}, store.DecisionDeny, who, msg, "❌ "+msg)
 }

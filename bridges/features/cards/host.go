@@ -5,7 +5,7 @@
 // opening them, clicks and typed answers, who may decide (fail-closed:
 // the turn's requesters, approvers and admins), the decisions sent back
 // to the CLI, the audit trail, "Always allow" grants and expiry. It acts through Host, which the conversation's worker
-// implements (core.Conv); the core makes a Set per conversation through
+// implements (worker.Conv); the core makes a Set per conversation through
 // Feature (core.CoreOptions.Cards).
 package cards
 
@@ -17,18 +17,18 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // mention names a person in a message.
-func mention(p core.Person) string { return render.Mention(p.Name, p.ID) }
+func mention(p worker.Person) string { return render.Mention(p.Name, p.ID) }
 
 // Host is the conversation the cards belong to, as its worker offers it
-// (core.Conv implements it). Every method is called on that worker, one at
+// (worker.Conv implements it). Every method is called on that worker, one at
 // a time.
 type Host interface {
 	Log() *slog.Logger
@@ -61,7 +61,7 @@ type Host interface {
 	IsApprover(user string) bool
 	// Requesters are who may decide the current turn's cards besides the
 	// approvers; ScheduledRun names the schedule whose run it is ("").
-	Requesters() map[string]core.Person
+	Requesters() map[string]worker.Person
 	ScheduledRun() string
 	// Live reports whether an agent process is live; Respond answers its
 	// permission request id.
@@ -94,16 +94,16 @@ type Host interface {
 	RestartSoon(ctx context.Context) (later bool)
 }
 
-var _ Host = core.Conv{}
+var _ Host = worker.Conv{}
 
 // Feature is the cards as a feature of the core (CoreOptions.Cards): it
 // makes each conversation's Set.
 type Feature struct{}
 
 // New is the empty card set of c's conversation.
-func (Feature) New(c core.Conv) core.CardSet { return New(c) }
+func (Feature) New(c worker.Conv) worker.CardSet { return New(c) }
 
-var _ core.CardSet = (*Set)(nil)
+var _ worker.CardSet = (*Set)(nil)
 
 // Set is a conversation's open cards. It is owned by the conversation's
 // worker: not safe for concurrent use.
@@ -126,7 +126,7 @@ func (s *Set) Len() int { return len(s.open) }
 // operator, or "". Questions are answered in the conversation only.
 func (s *Set) Operator(ctx context.Context, a bridges.Action) string {
 	cd := s.open[a.CardID]
-	who := core.Person{ID: a.UserID, Name: a.UserName}
+	who := worker.Person{ID: a.UserID, Name: a.UserName}
 	switch {
 	case cd == nil:
 		return "This request is no longer open."

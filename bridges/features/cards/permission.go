@@ -8,9 +8,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/cards/grants"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/policy"
@@ -112,7 +112,7 @@ func (s *Set) autoDecision(ctx context.Context, req streamjson.PermissionRequest
 
 // decide applies a choice to a permission or plan card. It returns a
 // problem to tell the clicker, or "".
-func (s *Set) decide(ctx context.Context, cd *card, choice string, who core.Person) string {
+func (s *Set) decide(ctx context.Context, cd *card, choice string, who worker.Person) string {
 	by := mention(who)
 	in := cd.req.Input
 	switch {
@@ -140,7 +140,7 @@ func (s *Set) decide(ctx context.Context, cd *card, choice string, who core.Pers
 }
 
 // resolve answers the CLI, audits the decision and closes the card.
-func (s *Set) resolve(ctx context.Context, cd *card, d streamjson.Decision, audit store.Decision, who core.Person, msg, status string) {
+func (s *Set) resolve(ctx context.Context, cd *card, d streamjson.Decision, audit store.Decision, who worker.Person, msg, status string) {
 	s.respond(ctx, cd.id, d)
 	s.h.ToolDecided(ctx, cd.req.ToolUseID, d.Allow)
 	s.audit(ctx, cd.id, audit, who.ID, msg)
@@ -204,7 +204,7 @@ func (s *Set) grantDecision(ctx context.Context, req streamjson.PermissionReques
 // storeGrants records the grants of an "Always allow" click on cd by who.
 // It returns what to say about them in the audit and on the card; a store
 // error is logged and reported there (the CLI still gets the session rule).
-func (s *Set) storeGrants(ctx context.Context, cd *card, who core.Person) (audit, status string) {
+func (s *Set) storeGrants(ctx context.Context, cd *card, who worker.Person) (audit, status string) {
 	if len(cd.grants) == 0 {
 		return "", ""
 	}

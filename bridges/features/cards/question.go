@@ -10,8 +10,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -56,7 +57,7 @@ func (s *Set) openPlan(ctx context.Context, req streamjson.PermissionRequest) {
 
 // clickQuestion handles a click on a question card. It returns a problem to
 // tell the clicker, or "".
-func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who core.Person) string {
+func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who worker.Person) string {
 	if cd.elicit != nil && choice == bridges.ChoiceDeny { // elicit.go
 		s.declineElicitation(ctx, cd, who)
 		return ""
@@ -101,7 +102,7 @@ func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who co
 		return ""
 	}
 	if ref.ID != cd.ref.ID {
-		if err := s.h.Store().SetApprovalCardRef(ctx, cd.id, core.EncodeCardRef(ref), ref.ID); err != nil {
+		if err := s.h.Store().SetApprovalCardRef(ctx, cd.id, delivery.EncodeCardRef(ref), ref.ID); err != nil {
 			s.h.Log().Error("store card reference", "request", cd.id, "err", err)
 		}
 	}
@@ -111,7 +112,7 @@ func (s *Set) clickQuestion(ctx context.Context, cd *card, choice string, who co
 
 // answerQuestion allows AskUserQuestion with the original input plus the
 // answers.
-func (s *Set) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who core.Person) {
+func (s *Set) answerQuestion(ctx context.Context, cd *card, answers map[string]string, who worker.Person) {
 	updated, a, shown, err := render.Answered(cd.req.Input, cd.questions, answers)
 	if err != nil {
 		s.h.Log().Error("answer question", "err", err)
@@ -135,7 +136,7 @@ func (s *Set) AnswerFromText(ctx context.Context, m store.InboxMessage) bool {
 	if len(m.Files) > 0 {
 		return false // an attachment is for the agent, never a card's answer
 	}
-	who := core.Person{ID: m.UserID, Name: m.UserName}
+	who := worker.Person{ID: m.UserID, Name: m.UserName}
 	text := strings.TrimSpace(m.Text)
 	quoted, quotesCard := (*card)(nil), false
 	if !s.h.Limits().CanButtons && m.ReplyTo != "" && text != "" {

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/cards/grants"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -17,7 +17,7 @@ import (
 // Rules runs "!rules" (list the profile's policy rules and this
 // conversation's grants) and "!rules rm N" (remove grant N; the caller
 // checked that the author is an admin).
-func (s *Set) Rules(ctx context.Context, args []string, who core.Person) {
+func (s *Set) Rules(ctx context.Context, args []string, who worker.Person) {
 	h := s.h
 	if len(args) == 0 {
 		h.Notice(ctx, s.rulesText(ctx))
@@ -43,7 +43,7 @@ func (s *Set) Rules(ctx context.Context, args []string, who core.Person) {
 	}
 	h.Log().Info("grant removed", "grant", g.Num, "tool", g.Tool, "match", g.Match, "by", who.ID, "granted_by", g.GrantedBy)
 	msg := fmt.Sprintf("🗑 Removed grant #%d (%s, granted by %s); such requests ask again.",
-		g.Num, render.CodeSpan(grants.RuleText(grants.Rule(g))), mention(core.Person{ID: g.GrantedBy}))
+		g.Num, render.CodeSpan(grants.RuleText(grants.Rule(g))), mention(worker.Person{ID: g.GrantedBy}))
 	// The running CLI still holds the rule for its session: restart it
 	// (resuming the session) so that it forgets it.
 	if h.RestartSoon(ctx) {

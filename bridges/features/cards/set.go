@@ -7,8 +7,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -44,7 +45,7 @@ func (s *Set) openCard(ctx context.Context, cd *card) {
 	cd.ref, cd.posted = ref, true
 	st, id, msgID := s.h.Store(), cd.id, ref.ID
 	s.h.Record(ctx, "store card reference", func(ctx context.Context) error {
-		return st.SetApprovalCardRef(ctx, id, core.EncodeCardRef(ref), msgID)
+		return st.SetApprovalCardRef(ctx, id, delivery.EncodeCardRef(ref), msgID)
 	}, "request", id)
 	s.open[cd.id] = cd
 }
@@ -56,7 +57,7 @@ func (s *Set) OnAction(ctx context.Context, a bridges.Action) {
 		s.h.ReplyPrivately(ctx, a, "This request is no longer open.")
 		return
 	}
-	who := core.Person{ID: a.UserID, Name: a.UserName}
+	who := worker.Person{ID: a.UserID, Name: a.UserName}
 	if !s.mayDecide(cd, who.ID) {
 		s.h.Log().Info("click refused: not allowed to decide", "user", a.UserID, "card", cd.id)
 		s.h.ReplyPrivately(ctx, a, "Sorry, only "+names(cd.requesters)+", approvers or admins can answer this request.")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 // caseVariants are ways of writing word in other cases.
@@ -41,7 +41,7 @@ func TestCommandCaseSameForAuthorityAndDispatch(t *testing.T) {
 				t.Fatalf("testTable.Parse(%q) = %+v, %v", "!"+line, ref, p)
 			}
 			for _, user := range []string{"bob", "dave"} { // a stranger, an admin
-				want := testTable.refusal(ctx, f, "m1", core.Person{ID: user}, ref)
+				want := testTable.refusal(ctx, f, "m1", worker.Person{ID: user}, ref)
 				for _, v := range caseVariants(line) {
 					l, p := testTable.Parse("!" + v)
 					if p != OK || l.Name != cmd.Name {
@@ -51,7 +51,7 @@ func TestCommandCaseSameForAuthorityAndDispatch(t *testing.T) {
 					if _, ok := testTable.lookup(l.Name); !ok {
 						t.Errorf("%q: no handler for %q", v, l.Name)
 					}
-					if got := testTable.refusal(ctx, f, "m1", core.Person{ID: user}, l); got != want {
+					if got := testTable.refusal(ctx, f, "m1", worker.Person{ID: user}, l); got != want {
 						t.Errorf("%q by %s: refusal %q, want %q as for %q", v, user, got, want, line)
 					}
 				}
@@ -61,7 +61,7 @@ func TestCommandCaseSameForAuthorityAndDispatch(t *testing.T) {
 	// The admin argument in any case needs an admin.
 	for _, v := range caseVariants("rm") {
 		l, _ := testTable.Parse("!rules " + v + " 1")
-		if got := testTable.refusal(ctx, f, "m1", core.Person{ID: "bob"}, l); got != "⛔ !rules rm is for admins only." {
+		if got := testTable.refusal(ctx, f, "m1", worker.Person{ID: "bob"}, l); got != "⛔ !rules rm is for admins only." {
 			t.Errorf("!rules %s 1 by a non-admin: refusal %q", v, got)
 		}
 	}

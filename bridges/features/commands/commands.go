@@ -6,7 +6,7 @@
 // above the core: the Table is the core's Commands (CoreOptions.Commands,
 // set by the composition root), and a command acts on the conversation it
 // was written in through Conversation, which the core's conversation
-// handle core.Conv implements on the conversation's worker.
+// handle worker.Conv implements on the conversation's worker.
 //
 // Commands run only for messages a person wrote (the core never parses a
 // scheduled run or an agent's message as one), and who may run a command
@@ -19,8 +19,8 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 // Command is one chat command: a built-in one of this package, or one a
@@ -40,7 +40,7 @@ type Command struct {
 	// lists).
 	ArgWho Authority
 	// Run carries the command out; the author's authority was checked.
-	Run func(ctx context.Context, c Conversation, who core.Person, l Line)
+	Run func(ctx context.Context, c Conversation, who worker.Person, l Line)
 }
 
 // Authority says who may run a command.
@@ -63,10 +63,12 @@ func builtins() []Command {
 		{Name: "model", Usage: "NAME|default", Help: "switch the model for this conversation", Who: Admins, Run: runModel},
 		{Name: "mode", Usage: "default|acceptEdits|plan", Help: "set the permission mode for this conversation", Who: Admins, Run: runMode},
 		{Name: "rules", Usage: "[rm N]", Help: "list the policy rules and this conversation's grants; `rm N` removes grant N (admin)", AdminArg: "rm",
-			Run: func(ctx context.Context, c Conversation, who core.Person, l Line) { c.Rules(ctx, l.Args, who) }},
+			Run: func(ctx context.Context, c Conversation, who worker.Person, l Line) { c.Rules(ctx, l.Args, who) }},
 		{Name: "cost", Help: "show the cost of this conversation and of the bot, and the budget you have left", Run: runCost},
 		{Name: "status", Help: "show the session, whether the agent is live, queue and pending approvals",
-			Run: func(ctx context.Context, c Conversation, who core.Person, _ Line) { c.Notice(ctx, c.Status(ctx, who)) }},
+			Run: func(ctx context.Context, c Conversation, who worker.Person, _ Line) {
+				c.Notice(ctx, c.Status(ctx, who))
+			}},
 		{Name: "sessions", Help: "list this channel's sessions (ID, last activity, cost, first prompt)", Run: runSessions},
 		{Name: "resume", Usage: "ID", Help: "continue an older session of this channel in this (new) thread", Run: runResume},
 	}
@@ -107,13 +109,13 @@ func (t *Table) lookup(name string) (Command, bool) {
 	return Command{}, false
 }
 
-var _ core.Commands = (*Table)(nil)
+var _ worker.Commands = (*Table)(nil)
 
-// Handle implements core.Commands: text, which who wrote in ledger message
+// Handle implements worker.Commands: text, which who wrote in ledger message
 // msgID of conversation c, is run as a command if it is one (Parse, Run);
 // one written with characters a command may not contain is refused
 // (CharsRefusal), neither run nor passed to the agent.
-func (t *Table) Handle(ctx context.Context, c core.Conv, msgID string, who core.Person, text string) bool {
+func (t *Table) Handle(ctx context.Context, c worker.Conv, msgID string, who worker.Person, text string) bool {
 	l, p := t.Parse(text)
 	switch p {
 	case OK:
@@ -130,7 +132,7 @@ func (t *Table) Handle(ctx context.Context, c core.Conv, msgID string, who core.
 // Run executes command l, which who wrote (in ledger message msgID) in
 // conversation c, if who may run it; otherwise it tells why not. It runs
 // on the conversation's worker.
-func (t *Table) Run(ctx context.Context, c Conversation, msgID string, who core.Person, l Line) {
+func (t *Table) Run(ctx context.Context, c Conversation, msgID string, who worker.Person, l Line) {
 	if refusal := t.refusal(ctx, c, msgID, who, l); refusal != "" {
 		c.Log().Info("command refused", "command", l.Name, "user", who.ID)
 		c.Notice(ctx, refusal)
@@ -146,7 +148,7 @@ func (t *Table) Run(ctx context.Context, c Conversation, msgID string, who core.
 // disabled when the bot has none); participant commands need an admin or
 // someone who wrote in this conversation before (see
 // convstore.Store.IsParticipant). An unknown name is refused (fail closed).
-func (t *Table) refusal(ctx context.Context, c Conversation, msgID string, who core.Person, l Line) string {
+func (t *Table) refusal(ctx context.Context, c Conversation, msgID string, who worker.Person, l Line) string {
 	cmd, ok := t.lookup(l.Name)
 	if !ok {
 		return "⛔ Unknown command."
@@ -182,7 +184,7 @@ func (t *Table) refusal(ctx context.Context, c Conversation, msgID string, who c
 	return ""
 }
 
-func (t *Table) runHelp(ctx context.Context, c Conversation, _ core.Person, _ Line) {
+func (t *Table) runHelp(ctx context.Context, c Conversation, _ worker.Person, _ Line) {
 	var b strings.Builder
 	b.WriteString("**Commands**\n")
 	for _, cmd := range t.cmds {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 func (f *fakeConv) StopTurn(context.Context) (bool, error) { return false, nil }
@@ -41,7 +41,7 @@ func TestAuthority(t *testing.T) {
 			if p != OK {
 				t.Fatalf("testTable.Parse(%q) = %v", tt.text, p)
 			}
-			testTable.Run(context.Background(), f, "m1", core.Person{ID: tt.user}, l)
+			testTable.Run(context.Background(), f, "m1", worker.Person{ID: tt.user}, l)
 			if len(f.notices) != 1 || f.notices[0] != tt.want {
 				t.Errorf("%s by %s: notices %q, want %q", tt.text, tt.user, f.notices, tt.want)
 			}
@@ -54,7 +54,7 @@ func TestAuthority(t *testing.T) {
 func TestAgentListAnyone(t *testing.T) {
 	f := newFakeConv(t)
 	l, _ := testTable.Parse("!agent")
-	testTable.Run(context.Background(), f, "m1", core.Person{ID: "bob"}, l)
+	testTable.Run(context.Background(), f, "m1", worker.Person{ID: "bob"}, l)
 	if len(f.notices) != 1 || !strings.Contains(f.notices[0], "• `default` (default) ← this conversation\n• `other`") {
 		t.Errorf("!agent by bob: notices %q", f.notices)
 	}

@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
 )
 
 // Conversation is the conversation a command was written in: what a
-// command needs of the core's conversation handle (core.Conv implements
+// command needs of the core's conversation handle (worker.Conv implements
 // it; the tests fake it): its fixed facts, the store, and the actions only
 // its worker may take. Commands run on that worker, so its methods are
 // called there, one at a time; none of them checks authority (Run does).
@@ -35,7 +35,7 @@ type Conversation interface {
 	// Privately shows text to who only where the platform can (Slack's
 	// ephemeral messages, the web console); elsewhere it posts it into
 	// the conversation, addressed to who.
-	Privately(ctx context.Context, who core.Person, text string)
+	Privately(ctx context.Context, who worker.Person, text string)
 	// SessionID is the conversation's agent session id ("" = none yet).
 	SessionID() string
 	// Access is the bridge's one access decision: a command that reaches
@@ -49,7 +49,7 @@ type Conversation interface {
 	// NewSession gives the conversation a fresh session, cancelling the
 	// messages the old one had not finished (by names who asked), and
 	// returns what became of the old session's worktree ("" for nothing
-	// to tell). core.ErrStarting: the agent is starting. Other errors are the
+	// to tell). worker.ErrStarting: the agent is starting. Other errors are the
 	// store's.
 	NewSession(ctx context.Context, by string) (worktree string, err error)
 	// Agents lists the profiles the conversation may run on — the bot's
@@ -61,7 +61,7 @@ type Conversation interface {
 	// are cleared, the conversation's grants removed by by) and the next
 	// turn starts there, fresh. It returns more to tell ("" for nothing):
 	// the grants removed, what became of the old session's worktree.
-	// core.ErrWorking, core.ErrStarting or core.ErrResuming while the
+	// worker.ErrWorking, worker.ErrStarting or worker.ErrResuming while the
 	// agent is working (a turn, a message in flight, an open card, a
 	// background task), starting, or a resume is under way; other errors
 	// are the store's.
@@ -84,21 +84,21 @@ type Conversation interface {
 	// Claude Code CLI. SetMode and SetModel store and apply one of them.
 	AgentChoices(kind string) agents.Choices
 	// Status is the !status text for who.
-	Status(ctx context.Context, who core.Person) string
+	Status(ctx context.Context, who worker.Person) string
 	// Rules runs "!rules" with its argument words (lists the rules and
 	// grants; "rm N" removes a grant: who is an admin, Run checked).
-	Rules(ctx context.Context, args []string, who core.Person)
+	Rules(ctx context.Context, args []string, who worker.Person)
 	// BudgetLeft is the !cost lines of what user has left of the bot's
 	// budgets, "" when it has no limit.
 	BudgetLeft(ctx context.Context, user string) (string, error)
 	// ResumeState says whether a session can be resumed here now: nil, or
-	// core.ErrResuming or core.ErrWorking.
+	// worker.ErrResuming or worker.ErrWorking.
 	ResumeState() error
 	// Resume asks the conversation that holds target to give its session
 	// up to this one; the answer arrives later on this worker, which
 	// tells the conversation how it went. An error means the request
 	// could not be made.
-	Resume(ctx context.Context, target store.SessionInfo, who core.Person) error
+	Resume(ctx context.Context, target store.SessionInfo, who worker.Person) error
 }
 
-var _ Conversation = core.Conv{}
+var _ Conversation = worker.Conv{}

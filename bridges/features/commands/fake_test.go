@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/store"
@@ -57,4 +57,4 @@ func newFakeConv(t *testing.T) *fakeConv {
 // testTable is the built-in commands and a registered one standing in
 // for a feature's (bridges/features/schedule registers !schedule).
 var testTable = NewTable(Command{Name: "schedule", Usage: "add|list|rm", Help: "a feature's command",
-	Run: func(ctx context.Context, c Conversation, _ core.Person, l Line) { c.Notice(ctx, "schedule "+l.Text) }})
+	Run: func(ctx context.Context, c Conversation, _ worker.Person, l Line) { c.Notice(ctx, "schedule "+l.Text) }})

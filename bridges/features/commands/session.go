@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/config/profile"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -20,7 +20,7 @@ import (
 // This file holds the commands on the conversation's agent: !stop, !new,
 // !model, !mode, !agent and !cost.
 
-func runStop(ctx context.Context, c Conversation, _ core.Person, _ Line) {
+func runStop(ctx context.Context, c Conversation, _ worker.Person, _ Line) {
 	running, err := c.StopTurn(ctx)
 	switch {
 	case !running:
@@ -30,10 +30,10 @@ func runStop(ctx context.Context, c Conversation, _ core.Person, _ Line) {
 	}
 }
 
-func runNew(ctx context.Context, c Conversation, who core.Person, _ Line) {
+func runNew(ctx context.Context, c Conversation, who worker.Person, _ Line) {
 	wt, err := c.NewSession(ctx, who.ID)
 	switch {
-	case errors.Is(err, core.ErrStarting):
+	case errors.Is(err, worker.ErrStarting):
 		c.Notice(ctx, "⏳ The agent is still starting; try "+bridges.CommandPrefix+"new again in a moment.")
 		return
 	case err != nil:
@@ -48,7 +48,7 @@ func runNew(ctx context.Context, c Conversation, who core.Person, _ Line) {
 	c.Notice(ctx, text)
 }
 
-func runModel(ctx context.Context, c Conversation, _ core.Person, l Line) {
+func runModel(ctx context.Context, c Conversation, _ worker.Person, l Line) {
 	if ch := c.AgentChoices("model"); ch.Own {
 		runChoice(ctx, c, "model", ch, l)
 		return
@@ -73,7 +73,7 @@ func runModel(ctx context.Context, c Conversation, _ core.Person, l Line) {
 	}
 }
 
-func runMode(ctx context.Context, c Conversation, _ core.Person, l Line) {
+func runMode(ctx context.Context, c Conversation, _ worker.Person, l Line) {
 	if ch := c.AgentChoices("mode"); ch.Own {
 		runChoice(ctx, c, "mode", ch, l)
 		return
@@ -106,7 +106,7 @@ func runMode(ctx context.Context, c Conversation, _ core.Person, l Line) {
 	}
 }
 
-func runCost(ctx context.Context, c Conversation, who core.Person, _ Line) {
+func runCost(ctx context.Context, c Conversation, who worker.Person, _ Line) {
 	conv, err := c.Store().UsageTotals(ctx, c.ID())
 	if err != nil {
 		c.Log().Error("usage totals", "err", err)
@@ -159,7 +159,7 @@ func compactCount(n int64) string {
 // conversation to one (Run checked that who may write here). Only a
 // profile Agents lists is accepted: the bot's config, never the person,
 // decides where a conversation may run.
-func runAgent(ctx context.Context, c Conversation, who core.Person, l Line) {
+func runAgent(ctx context.Context, c Conversation, who worker.Person, l Line) {
 	names, current := c.Agents()
 	if len(l.Args) == 0 {
 		var b strings.Builder
@@ -195,7 +195,7 @@ func runAgent(ctx context.Context, c Conversation, who core.Person, l Line) {
 	}
 	wt, err := c.SwitchAgent(ctx, name, who.ID)
 	switch {
-	case errors.Is(err, core.ErrWorking) || errors.Is(err, core.ErrStarting) || errors.Is(err, core.ErrResuming):
+	case errors.Is(err, worker.ErrWorking) || errors.Is(err, worker.ErrStarting) || errors.Is(err, worker.ErrResuming):
 		c.Notice(ctx, "⏳ The agent is working (a turn, a message or an approval is open). Use `"+bridges.CommandPrefix+"stop` first, then `"+bridges.CommandPrefix+"agent "+name+"` again.")
 		return
 	case err != nil:
@@ -212,7 +212,7 @@ func runAgent(ctx context.Context, c Conversation, who core.Person, l Line) {
 
 // SwitchedText is the notice that the conversation moved to profile name
 // on who's !agent.
-func SwitchedText(who core.Person, name string) string {
+func SwitchedText(who worker.Person, name string) string {
 	return "🔀 " + mention(who) + " moved this conversation to agent " + render.CodeSpan(name) +
 		". It starts fresh: the agent does not see the earlier messages of this thread."
 }

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
 )
@@ -31,7 +31,7 @@ const maxSessionsListed = 15
 // whose session the author may resume (the access decision, asked of each
 // conversation: in the web console's channel of one person, only its
 // owner's, never to the people a conversation of it is shared with).
-func runSessions(ctx context.Context, c Conversation, who core.Person, _ Line) {
+func runSessions(ctx context.Context, c Conversation, who worker.Person, _ Line) {
 	all, err := c.Store().ListSessions(ctx, c.Bot().Name, c.Key().Channel, maxSessionsListed)
 	if err != nil {
 		c.Log().Error("list sessions", "err", err)
@@ -52,7 +52,7 @@ func runSessions(ctx context.Context, c Conversation, who core.Person, _ Line) {
 	var b strings.Builder
 	b.WriteString("🗂 **Sessions here**, most recent first:")
 	for _, s := range list {
-		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", render.CodeSpan(core.ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), render.USD(s.CostUSD),
+		fmt.Fprintf(&b, "\n• %s — %s · %s · “%s”", render.CodeSpan(render.ShortID(s.SessionID)), Ago(now.Sub(s.LastActiveAt)), render.USD(s.CostUSD),
 			textcut.OneLine(s.Summary, 100))
 		if s.ID == c.ID() {
 			b.WriteString(" _(this thread)_")
@@ -84,14 +84,14 @@ func Ago(d time.Duration) string {
 // refusing while its agent works; the answer comes back later (see
 // Conversation.Resume). Until then this conversation sends nothing to the
 // agent.
-func runResume(ctx context.Context, c Conversation, who core.Person, l Line) {
+func runResume(ctx context.Context, c Conversation, who worker.Person, l Line) {
 	id := l.Arg(0)
 	if len(l.Args) != 1 {
 		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"resume ID` — `"+bridges.CommandPrefix+"sessions` lists the IDs.")
 		return
 	}
 	switch err := c.ResumeState(); {
-	case errors.Is(err, core.ErrResuming):
+	case errors.Is(err, worker.ErrResuming):
 		c.Notice(ctx, "⏳ A "+bridges.CommandPrefix+"resume is already under way here.")
 		return
 	case err != nil:
@@ -127,7 +127,7 @@ func runResume(ctx context.Context, c Conversation, who core.Person, l Line) {
 }
 
 // chatPerson is the author of a command in c, for the access decision.
-func chatPerson(c Conversation, who core.Person) access.Person {
+func chatPerson(c Conversation, who worker.Person) access.Person {
 	return access.Person{Via: access.ViaChat, UserID: who.ID, In: c.Key()}
 }
 
@@ -140,14 +140,14 @@ func sessionProfile(target store.SessionInfo) string {
 // resumeRefusal says why who may not resume target in c ("" if they may):
 // the access decision must let them resume target's session and write in
 // c.
-func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who core.Person) string {
+func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo, who worker.Person) string {
 	switch {
 	case target.ID == c.ID():
-		return "This thread already has session " + render.CodeSpan(core.ShortID(target.SessionID)) + "."
+		return "This thread already has session " + render.CodeSpan(render.ShortID(target.SessionID)) + "."
 	case sessionProfile(target) != c.Profile().Name:
-		return "⛔ Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " belongs to another agent profile (" + render.CodeSpan(sessionProfile(target)) + ")."
+		return "⛔ Session " + render.CodeSpan(render.ShortID(target.SessionID)) + " belongs to another agent profile (" + render.CodeSpan(sessionProfile(target)) + ")."
 	case target.Summary == "":
-		return "Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
+		return "Session " + render.CodeSpan(render.ShortID(target.SessionID)) + " has no messages yet: nothing to resume."
 	}
 	p := chatPerson(c, who)
 	d, err := c.Access().Decide(ctx, p, access.Conv{ID: target.ID, Key: bridges.ConversationKey(target.Key)}, access.Resume)
@@ -156,9 +156,9 @@ func resumeRefusal(ctx context.Context, c Conversation, target store.SessionInfo
 		c.Log().Error("check resume access", "err", err)
 		return "⚠️ Could not check who may resume that session (database error)."
 	case !d.Allowed && !d.Personal:
-		return "⛔ Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
+		return "⛔ Session " + render.CodeSpan(render.ShortID(target.SessionID)) + " is a conversation of another channel that you did not take part in."
 	case !d.Allowed:
-		return "⛔ Session " + render.CodeSpan(core.ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
+		return "⛔ Session " + render.CodeSpan(render.ShortID(target.SessionID)) + " is not yours to resume: only the person who started its conversation may."
 	}
 	if d, err = c.Access().Decide(ctx, p, access.Conv{ID: c.ID(), Key: c.Key()}, access.Write); err != nil || !d.Allowed {
 		return "⛔ You may not write in this conversation."

@@ -3,11 +3,11 @@ package commands
 import (
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 // Text helpers as the core has them (bridges/core).
 
-func mention(a core.Person) string          { return render.Mention(a.Name, a.ID) }
+func mention(a worker.Person) string        { return render.Mention(a.Name, a.ID) }
 func formatDuration(d time.Duration) string { return render.FormatDuration(d) }

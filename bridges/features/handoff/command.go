@@ -3,8 +3,8 @@ package handoff
 import (
 	"context"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
 	"github.com/agentbridge/agentbridge/config/profile"
 )
@@ -21,7 +21,7 @@ import (
 // and admins may run it.
 func Command() commands.Command {
 	return commands.Command{Name: "handoff", Help: "tell me, privately, how to continue this conversation in a terminal",
-		Who: commands.Participants, Run: func(ctx context.Context, c commands.Conversation, who core.Person, _ commands.Line) {
+		Who: commands.Participants, Run: func(ctx context.Context, c commands.Conversation, who worker.Person, _ commands.Line) {
 			p := c.Profile()
 			c.Privately(ctx, who, Text(c.ID(), c.SessionID(), p != nil && p.Kind == profile.KindACP))
 		}}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
 	"github.com/agentbridge/agentbridge/bridges/features/handoff"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -17,7 +17,7 @@ type privateConv struct {
 	session string
 	prof    *profile.Agent
 	private []string
-	to      []core.Person
+	to      []worker.Person
 }
 
 func (p *privateConv) ID() string        { return "conv-1" }
@@ -28,7 +28,7 @@ func (p *privateConv) Profile() *profile.Agent {
 	}
 	return p.prof
 }
-func (p *privateConv) Privately(_ context.Context, who core.Person, text string) {
+func (p *privateConv) Privately(_ context.Context, who worker.Person, text string) {
 	p.private, p.to = append(p.private, text), append(p.to, who)
 }
 
@@ -44,7 +44,7 @@ func TestHandoffCommandRunsPrivately(t *testing.T) {
 	}
 	for _, session := range []string{"", "sess-9"} {
 		p := &privateConv{session: session}
-		cmd.Run(context.Background(), p, core.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
+		cmd.Run(context.Background(), p, worker.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
 		if len(p.private) != 1 || p.to[0].ID != "dave" {
 			t.Fatalf("private %q to %v", p.private, p.to)
 		}
@@ -59,7 +59,7 @@ func TestHandoffCommandRunsPrivately(t *testing.T) {
 	}
 	// An ACP agent's session: attach, and no export to run.
 	p := &privateConv{session: "sess-9", prof: &profile.Agent{Name: "gem", Kind: profile.KindACP}}
-	cmd.Run(context.Background(), p, core.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
+	cmd.Run(context.Background(), p, worker.Person{ID: "dave", Name: "Dave"}, commands.Line{Name: "handoff"})
 	if len(p.private) != 1 || !strings.Contains(p.private[0], "`bridge attach conv-1`") ||
 		strings.Contains(p.private[0], "`bridge export conv-1") || !strings.Contains(p.private[0], "of kind acp") {
 		t.Errorf("the answer for an ACP conversation: %q", p.private)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 // eventBuffer is how many events wait for a slow terminal before more are
@@ -23,7 +23,7 @@ type Hub struct {
 	byID  map[string]*attachment
 }
 
-var _ core.Observer = (*Hub)(nil)
+var _ worker.Observer = (*Hub)(nil)
 
 // NewHub returns a hub with nobody attached.
 func NewHub() *Hub {
@@ -87,14 +87,14 @@ func (a *attachment) takeLost() bool {
 	return l
 }
 
-// AgentEvent implements core.Observer.
+// AgentEvent implements worker.Observer.
 func (h *Hub) AgentEvent(key bridges.ConversationKey, ev streamjson.Event) {
 	if e, ok := fromAgent(ev); ok {
 		h.broadcast(key, e)
 	}
 }
 
-// Sent implements core.Observer: every attached terminal but the one that
+// Sent implements worker.Observer: every attached terminal but the one that
 // sent it sees the message.
 func (h *Hub) Sent(key bridges.ConversationKey, msgID, from, text string) {
 	ev := Event{Type: EventMessage, Text: text, From: from}
@@ -107,7 +107,7 @@ func (h *Hub) Sent(key bridges.ConversationKey, msgID, from, text string) {
 	}
 }
 
-// Shown implements core.Observer.
+// Shown implements worker.Observer.
 func (h *Hub) Shown(key bridges.ConversationKey, m bridges.Message) {
 	h.broadcast(key, fromShown(m))
 }

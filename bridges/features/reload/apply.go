@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 // DrainTimeout bounds how long a removed bot waits for its conversations'
@@ -47,7 +47,7 @@ func Apply(ctx context.Context, h Host, r Reload) error {
 	}
 	for _, w := range sw.Workers {
 		force := r.Force
-		if !w.Do(ctx, func(ctx context.Context, c core.Conv) { onReload(ctx, c, cfg, respawn[c.Profile().Name], force) }) {
+		if !w.Do(ctx, func(ctx context.Context, c worker.Conv) { onReload(ctx, c, cfg, respawn[c.Profile().Name], force) }) {
 			h.Log().Debug("config reload not handed to a stopping conversation", "bot", w.Bot())
 		}
 	}
@@ -76,8 +76,8 @@ func stop(h Host, name string, p bridges.Platform, stopped func(string, bridges.
 // drain stops a removed bot once no conversation of it among workers has
 // a turn running, a message in flight or an open card (or after
 // DrainTimeout): each live conversation is told, and its agent stops.
-func drain(ctx context.Context, h Host, name string, p bridges.Platform, workers []core.Worker, stopped func(string, bridges.Platform)) {
-	var mine []core.Worker
+func drain(ctx context.Context, h Host, name string, p bridges.Platform, workers []worker.Worker, stopped func(string, bridges.Platform)) {
+	var mine []worker.Worker
 	for _, w := range workers {
 		if w.Bot() == name {
 			mine = append(mine, w)
@@ -85,7 +85,7 @@ func drain(ctx context.Context, h Host, name string, p bridges.Platform, workers
 	}
 	// onAll runs f on every worker of mine still running and returns on
 	// how many (a retired worker has no agent left to wait for).
-	onAll := func(f func(context.Context, core.Conv)) int {
+	onAll := func(f func(context.Context, worker.Conv)) int {
 		n := 0
 		for _, w := range mine {
 			if w.Do(ctx, f) {
@@ -94,7 +94,7 @@ func drain(ctx context.Context, h Host, name string, p bridges.Platform, workers
 		}
 		return n
 	}
-	onAll(func(ctx context.Context, c core.Conv) {
+	onAll(func(ctx context.Context, c worker.Conv) {
 		if c.InTurn() {
 			c.Notice(ctx, "🔌 This bot was removed from the bridge's config: the current turn finishes, then the bot stops here.")
 		}
@@ -102,7 +102,7 @@ func drain(ctx context.Context, h Host, name string, p bridges.Platform, workers
 	deadline := h.Now().Add(DrainTimeout)
 	for h.Now().Before(deadline) {
 		busy := make(chan bool, len(mine))
-		n := onAll(func(_ context.Context, c core.Conv) { busy <- c.InTurn() })
+		n := onAll(func(_ context.Context, c worker.Conv) { busy <- c.InTurn() })
 		anyBusy := false
 		for range n {
 			select {
@@ -122,7 +122,7 @@ func drain(ctx context.Context, h Host, name string, p bridges.Platform, workers
 		}
 	}
 	closed := make(chan struct{}, len(mine))
-	n := onAll(func(ctx context.Context, c core.Conv) {
+	n := onAll(func(ctx context.Context, c worker.Conv) {
 		defer func() { closed <- struct{}{} }()
 		if c.Live() {
 			c.Stop(ctx, "⌛ Expired: the bot was removed.")

@@ -75,7 +75,7 @@ type Host interface {
 
 var _ Host = (*core.Core)(nil)
 
-// Conv is one conversation as a replacement sees it (core.Conv, with its
+// Conv is one conversation as a replacement sees it (worker.Conv, with its
 // Replacement); its methods run on the conversation's worker only.
 type Conv interface {
 	Log() *slog.Logger

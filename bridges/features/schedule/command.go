@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
 	"github.com/agentbridge/agentbridge/bridges/features/schedule/schedreq"
 	"github.com/agentbridge/agentbridge/store"
@@ -30,7 +30,7 @@ const scheduleUsage = "Usage: `" + bridges.CommandPrefix + `schedule add "0 9 * 
 	"add `tz=Europe/Berlin` before the prompt for a time zone), `" + bridges.CommandPrefix + "schedule list`, `" + bridges.CommandPrefix + "schedule rm ID`."
 
 // runSchedule runs "!schedule …" for who.
-func (s *Scheduler) runSchedule(ctx context.Context, c commands.Conversation, who core.Person, l commands.Line) {
+func (s *Scheduler) runSchedule(ctx context.Context, c commands.Conversation, who worker.Person, l commands.Line) {
 	switch strings.ToLower(l.Arg(0)) {
 	case "add":
 		s.scheduleAdd(ctx, c, who, l.After(1))
@@ -47,7 +47,7 @@ func (s *Scheduler) runSchedule(ctx context.Context, c commands.Conversation, wh
 	}
 }
 
-func (s *Scheduler) scheduleAdd(ctx context.Context, c commands.Conversation, who core.Person, rest string) {
+func (s *Scheduler) scheduleAdd(ctx context.Context, c commands.Conversation, who worker.Person, rest string) {
 	cron, tz, prompt, ok := schedreq.ParseAdd(rest)
 	if !ok {
 		c.Notice(ctx, scheduleUsage)
@@ -92,7 +92,7 @@ func (s *Scheduler) scheduleList(ctx context.Context, c commands.Conversation) {
 
 // scheduleRemove removes schedule arg of this bot if who made it or is an
 // admin; a config file's schedule is removed only there.
-func (s *Scheduler) scheduleRemove(ctx context.Context, c commands.Conversation, who core.Person, arg string) {
+func (s *Scheduler) scheduleRemove(ctx context.Context, c commands.Conversation, who worker.Person, arg string) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
 	if err != nil || id <= 0 {
 		c.Notice(ctx, "Usage: `"+bridges.CommandPrefix+"schedule rm ID` (the number `"+bridges.CommandPrefix+"schedule list` shows).")

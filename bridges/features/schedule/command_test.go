@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 	"github.com/agentbridge/agentbridge/bridges/features/commands"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/profile"
@@ -83,7 +83,7 @@ func TestScheduleRmOtherBotRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		l, _ := tbl.Parse("!schedule rm " + strconv.FormatInt(other.ID, 10))
-		tbl.Run(ctx, f, "m1", core.Person{ID: user}, l)
+		tbl.Run(ctx, f, "m1", worker.Person{ID: user}, l)
 		want := "There is no schedule #" + strconv.FormatInt(other.ID, 10) + "."
 		if len(f.notices) != 1 || f.notices[0] != want {
 			t.Errorf("%s: notices %q; want %q", user, f.notices, want)
@@ -105,11 +105,11 @@ func TestScheduleRmOwnBot(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, _ := tbl.Parse("!schedule rm #" + strconv.FormatInt(sc.ID, 10))
-	tbl.Run(ctx, f, "m1", core.Person{ID: "bob"}, l)
+	tbl.Run(ctx, f, "m1", worker.Person{ID: "bob"}, l)
 	if !active(t, f.st, sc.ID) {
 		t.Errorf("removed for someone else; notices %q", f.notices)
 	}
-	tbl.Run(ctx, f, "m2", core.Person{ID: "alice"}, l)
+	tbl.Run(ctx, f, "m2", worker.Person{ID: "alice"}, l)
 	if len(f.notices) != 2 || !strings.HasPrefix(f.notices[0], "⛔ Only whoever made schedule") ||
 		!strings.HasPrefix(f.notices[1], "🗑 Removed schedule #") || active(t, f.st, sc.ID) {
 		t.Errorf("notices %q, still active %v", f.notices, active(t, f.st, sc.ID))
@@ -127,7 +127,7 @@ func TestScheduleSubcommandCase(t *testing.T) {
 			t.Fatal(err)
 		}
 		l, _ := tbl.Parse("!schedule " + v + " " + strconv.FormatInt(sc.ID, 10))
-		tbl.Run(ctx, f, "m1", core.Person{ID: "alice"}, l)
+		tbl.Run(ctx, f, "m1", worker.Person{ID: "alice"}, l)
 		if active(t, f.st, sc.ID) || len(f.notices) != 1 || !strings.HasPrefix(f.notices[0], "🗑 Removed schedule #") {
 			t.Errorf("!schedule %s: notices %q, still active %v", v, f.notices, active(t, f.st, sc.ID))
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
+	"github.com/agentbridge/agentbridge/bridges/core/worker/timer"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/config/schedules"
 	"github.com/agentbridge/agentbridge/store"
@@ -44,7 +46,7 @@ const (
 type Scheduler struct {
 	cfg     config.Source
 	st      *store.Store
-	clock   core.Clock
+	clock   worker.Clock
 	log     *slog.Logger
 	metrics Counter
 	claim   func(ctx context.Context, firing string) (bool, error)
@@ -73,7 +75,7 @@ type Counter interface {
 type Options struct {
 	Config  config.Source // required: the config file's schedules (read by each Sync)
 	Store   *store.Store  // required: the stored schedules and their runs
-	Clock   core.Clock    // the core's clock (default the real one)
+	Clock   worker.Clock  // the core's clock (default the real one)
 	Logger  *slog.Logger  // default discards
 	Metrics Counter       // may be nil
 	// Claim, when set, claims each firing ("schedule:<id>:<unix due>")
@@ -86,7 +88,7 @@ type Options struct {
 // New returns a scheduler; nothing fires until Run.
 func New(o Options) *Scheduler {
 	if o.Clock == nil {
-		o.Clock = core.RealClock()
+		o.Clock = worker.RealClock()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -187,7 +189,7 @@ func (c *Scheduler) Run(ctx context.Context, runs core.ScheduleRuns) {
 	started := c.clock.Now()
 	for {
 		next := c.fireDue(ctx, runs, started)
-		var timer core.Timer
+		var timer timer.Timer
 		if !next.IsZero() {
 			wait := next.Sub(c.clock.Now())
 			if wait <= 0 { // the time came while firing

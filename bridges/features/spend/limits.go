@@ -151,7 +151,7 @@ type Counter interface {
 	LimitWarned(bot, scope, kind string)
 }
 
-// Gate enforces the spend limits of a config (core.SpendGate). Safe for
+// Gate enforces the spend limits of a config (worker.SpendGate). Safe for
 // concurrent use.
 type Gate struct {
 	cfg     config.Source // read at each check: a reload's limits apply to the next message

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
 )
 
 // This file is the package as the core's Files: what a person's files
@@ -21,24 +21,24 @@ type Files struct{ tr Transcriber }
 // set up, and voice notes are answered so).
 func New(tr Transcriber) *Files { return &Files{tr: tr} }
 
-var _ core.Files = (*Files)(nil)
+var _ worker.Files = (*Files)(nil)
 
-// Refuse implements core.Files (RefuseVoiceOff).
-func (f *Files) Refuse(ctx context.Context, c core.Conv, msgID, text, quoted string, files []bridges.File) bool {
+// Refuse implements worker.Files (RefuseVoiceOff).
+func (f *Files) Refuse(ctx context.Context, c worker.Conv, msgID, text, quoted string, files []bridges.File) bool {
 	return RefuseVoiceOff(ctx, convHost{c, f.tr}, msgID, text, quoted, files)
 }
 
-// Fetch implements core.Files (Fetch).
-func (f *Files) Fetch(ctx context.Context, c core.Conv, msgID string, files []bridges.File) ([]streamjson.Image, []string) {
+// Fetch implements worker.Files (Fetch).
+func (f *Files) Fetch(ctx context.Context, c worker.Conv, msgID string, files []bridges.File) ([]streamjson.Image, []string) {
 	return Fetch(ctx, convHost{c, f.tr}, msgID, files)
 }
 
-// Transcribes implements core.Files.
+// Transcribes implements worker.Files.
 func (f *Files) Transcribes() bool { return f.tr != nil }
 
 // convHost is a conversation of the core as Host.
 type convHost struct {
-	c  core.Conv
+	c  worker.Conv
 	tr Transcriber
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/bridges"
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 	"github.com/agentbridge/agentbridge/bridges/features/uploads"
 	"github.com/agentbridge/agentbridge/bridges/kits/bridgetest"
 )
@@ -56,7 +56,7 @@ func TestSaveOnlyUnderSessionRoot(t *testing.T) {
 		for _, msgID := range []string{"m1", "../m2", "../../m3", "/abs/m4", "a/b"} {
 			top := t.TempDir()
 			session := filepath.Join(top, "sessions", "s1")
-			dir := filepath.Join(session, core.UploadsDir)
+			dir := filepath.Join(session, sessiondir.Uploads)
 			path, err := uploads.Save(dir, msgID, name, []byte("x"))
 			if err != nil {
 				t.Fatalf("Save(%q, %q): %v", msgID, name, err)

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/sessiondir"
 )
 
 // TestSaveUploadNeverFollowsPlantedLinks: the uploads directory lies in the
@@ -30,7 +30,7 @@ func TestSaveUploadNeverFollowsPlantedLinks(t *testing.T) {
 	}
 
 	t.Run("file link", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "sess", core.UploadsDir)
+		dir := filepath.Join(t.TempDir(), "sess", sessiondir.Uploads)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -55,16 +55,16 @@ func TestSaveUploadNeverFollowsPlantedLinks(t *testing.T) {
 		if err := os.MkdirAll(sess, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink(outside, filepath.Join(sess, core.UploadsDir)); err != nil {
+		if err := os.Symlink(outside, filepath.Join(sess, sessiondir.Uploads)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Save(filepath.Join(sess, core.UploadsDir), "m2", "x.txt", []byte("uploaded")); err == nil {
+		if _, err := Save(filepath.Join(sess, sessiondir.Uploads), "m2", "x.txt", []byte("uploaded")); err == nil {
 			t.Fatal("saved through a link leading out of the session")
 		}
 		check(t)
 	})
 	t.Run("redelivery replaces", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "sess", core.UploadsDir)
+		dir := filepath.Join(t.TempDir(), "sess", sessiondir.Uploads)
 		for _, body := range []string{"first", "second"} {
 			path, err := Save(dir, "m3", "a.txt", []byte(body))
 			if err != nil {

@@ -5,10 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/bridges/core"
+	"github.com/agentbridge/agentbridge/bridges/core/worker"
+	"github.com/agentbridge/agentbridge/bridges/core/worker/timer"
 )
 
-// FakeClock is a manual core.Clock: time moves only with Advance, which
+// FakeClock is a manual worker.Clock: time moves only with Advance, which
 // runs due timer functions in the caller's goroutine, in time order.
 type FakeClock struct {
 	mu     sync.Mutex
@@ -17,7 +18,7 @@ type FakeClock struct {
 	seq    int
 }
 
-var _ core.Clock = (*FakeClock)(nil)
+var _ worker.Clock = (*FakeClock)(nil)
 
 type fakeTimer struct {
 	c    *FakeClock
@@ -30,15 +31,15 @@ type fakeTimer struct {
 // NewFakeClock returns a clock set to start.
 func NewFakeClock(start time.Time) *FakeClock { return &FakeClock{now: start} }
 
-// Now implements core.Clock.
+// Now implements worker.Clock.
 func (c *FakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// AfterFunc implements core.Clock.
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) core.Timer {
+// AfterFunc implements worker.Clock.
+func (c *FakeClock) AfterFunc(d time.Duration, f func()) timer.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
@@ -47,7 +48,7 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) core.Timer {
 	return t
 }
 
-// Stop implements core.Timer.
+// Stop implements timer.Timer.
 func (t *fakeTimer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()

@@ -1,18 +1,18 @@
-package core
+package worker
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
+	"github.com/agentbridge/agentbridge/bridges/core/access"
+	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/live"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
-	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -22,59 +22,9 @@ import (
 // makes each worker's CardSet; the set acts on its conversation through
 // Conv, whose methods for the cards are below.
 
-// newCards is the card set of the new worker cv: CoreOptions.Cards', or
-// without it noCards, which fails closed.
-func (c *Core) newCards(cv *conversation) CardSet {
-	if c.opts.Cards == nil {
-		return noCards{cv}
-	}
-	return c.opts.Cards.New(Conv{cv})
-}
-
-// noCardsText is what the agent and the conversation are told of a
-// request nobody can decide: the core runs without cards.
-const noCardsText = "This bridge runs without approval cards, so nobody can approve this request: it was denied."
-
-// noCards is the card set of a core without CoreOptions.Cards: it fails
-// closed, denying every request with a notice.
-type noCards struct{ cv *conversation }
-
-func (noCards) Len() int { return 0 }
-
-func (n noCards) OnPermission(ctx context.Context, req streamjson.PermissionRequest) {
-	n.cv.log.Warn("permission request denied: no cards", "request", req.RequestID, "tool", req.ToolName)
-	if err := (Conv{n.cv}).Respond(ctx, req.RequestID, streamjson.Decision{Message: noCardsText}); err != nil {
-		n.cv.log.Warn("deny permission request", "request", req.RequestID, "err", err)
-	}
-	n.cv.notice(ctx, "🔒 "+render.CodeSpan(req.ToolName)+": "+noCardsText)
-}
-
-func (n noCards) OnElicitation(ctx context.Context, e streamjson.Elicitation) {
-	if err := (Conv{n.cv}).RespondElicitation(ctx, e.RequestID, streamjson.ElicitDecline, nil); err != nil {
-		n.cv.log.Warn("decline elicitation", "request", e.RequestID, "err", err)
-	}
-}
-
-func (n noCards) OnAction(ctx context.Context, a bridges.Action) {
-	replyPrivately(ctx, n.cv.log, a, "This request is no longer open.")
-}
-
-func (noCards) AnswerFromText(context.Context, store.InboxMessage) bool { return false }
-func (noCards) Operator(context.Context, bridges.Action) string {
-	return "This request is no longer open."
-}
-
-func (noCards) OpenApproval(context.Context, toolconv.Approval) error {
-	return fmt.Errorf("%w: %s", toolconv.ErrRefused, noCardsText)
-}
-
-func (noCards) Expire(context.Context, string)                                {}
-func (noCards) Close(context.Context, string, store.Decision, string, string) {}
-func (noCards) ExpireAll(context.Context, string)                             {}
-
-func (n noCards) Rules(ctx context.Context, _ []string, _ Person) {
-	n.cv.notice(ctx, "This bridge runs without approval cards: no rules or grants apply, every request is denied.")
-}
+// newCards is the card set of the new worker cv (Options.Cards'; the
+// core's default fails closed: bridges/core/worker/nocards).
+func newCards(cv *conversation) CardSet { return cv.opts.Cards.New(Conv{cv}) }
 
 // The conversation as its cards see it (bridges/features/cards' Host).
 
@@ -86,30 +36,32 @@ func (c Conv) MaxRunes() int { return c.cv.screen.MaxRunes() }
 
 // IsApprover reports whether user may decide any card of the bot (its
 // approvers and admins).
-func (c Conv) IsApprover(user string) bool { return isApprover(c.cv.bot, user) }
+func (c Conv) IsApprover(user string) bool { return access.IsApprover(c.cv.bot, user) }
 
 // ScheduledRun names the schedule whose run the current turn is ("").
 func (c Conv) ScheduledRun() string { return c.cv.scheduledRun() }
 
 // StartTimer arms card id's approval timeout: when it fires, the worker
 // calls its CardSet's Expire(id). StopTimer disarms it.
-func (c Conv) StartTimer(d time.Duration, id string) { c.cv.after(d, timerApproval, id) }
+func (c Conv) StartTimer(d time.Duration, id string) {
+	c.cv.timers.After(d, timerKey{timerApproval, id})
+}
 
 // StopTimer disarms card id's approval timeout.
-func (c Conv) StopTimer(id string) { c.cv.cancelTimer(timerApproval, id) }
+func (c Conv) StopTimer(id string) { c.cv.timers.Cancel(timerKey{timerApproval, id}) }
 
 // BeginTurn starts a turn if none runs.
 func (c Conv) BeginTurn(ctx context.Context) { c.cv.beginTurn(ctx) }
 
 // CountApproval counts a card's decision in the metrics.
 func (c Conv) CountApproval(decision string) {
-	c.cv.core.opts.Metrics.Approval(c.cv.bot.Name, decision)
+	c.cv.opts.Metrics.Approval(c.cv.bot.Name, decision)
 }
 
 // Post posts m at once (urgent, within the channel's budget).
 func (c Conv) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, error) {
 	c.cv.screen.Take(true)
-	c.cv.observeShown(m)
+	c.cv.opts.Observer.Shown(c.cv.key, m)
 	return c.cv.screen.Post(ctx, m)
 }
 
@@ -117,13 +69,13 @@ func (c Conv) Post(ctx context.Context, m bridges.Message) (bridges.MessageRef, 
 // longer be edited.
 func (c Conv) EditOrPost(ctx context.Context, ref bridges.MessageRef, m, instead bridges.Message) (bridges.MessageRef, error) {
 	c.cv.screen.Take(true)
-	c.cv.observeShown(m)
+	c.cv.opts.Observer.Shown(c.cv.key, m)
 	return c.cv.screen.EditOrPost(ctx, ref, m, instead)
 }
 
 // ReplyPrivately answers the clicker of a only.
 func (c Conv) ReplyPrivately(ctx context.Context, a bridges.Action, text string) {
-	replyPrivately(ctx, c.cv.log, a, text)
+	delivery.ReplyPrivately(ctx, c.cv.log, a, text)
 }
 
 // Record runs a store write in the conversation's order of writes,
@@ -149,14 +101,14 @@ func (c Conv) Respond(ctx context.Context, id string, d streamjson.Decision) err
 
 // CanElicit reports whether the live agent can answer elicitations.
 func (c Conv) CanElicit() bool {
-	_, ok := c.cv.sess.(elicitationResponder)
+	_, ok := c.cv.sess.(agents.Elicitor)
 	return ok
 }
 
 // RespondElicitation answers the live agent's elicitation id (nothing
 // without that ability).
 func (c Conv) RespondElicitation(ctx context.Context, id, action string, content map[string]any) error {
-	r, ok := c.cv.sess.(elicitationResponder)
+	r, ok := c.cv.sess.(agents.Elicitor)
 	if !ok {
 		return nil
 	}
@@ -193,7 +145,7 @@ func (c Conv) BeforeCard(ctx context.Context) {
 	if t.Live.Posted {
 		cv.finishLive(ctx, text)
 	} else if text != "" {
-		cv.cancelTimer(timerLive, "")
+		cv.timers.Cancel(timerKey{timerLive, ""})
 		cv.screen.Take(true)
 		if _, err := cv.screen.Post(ctx, bridges.Message{Text: text, ReplyTo: t.ReplyTo}); err != nil {
 			cv.log.Warn("post the text before a card", "err", err)
@@ -251,7 +203,7 @@ func (cv *conversation) requesters() map[string]Person {
 		return out
 	case cv.lastSent != nil:
 		maps.Copy(out, cv.lastSent.deciders())
-		if cv.lastSent.origin != OriginPerson {
+		if cv.lastSent.origin != store.OriginPerson {
 			return out
 		}
 	}
@@ -270,7 +222,12 @@ func (cv *conversation) scheduledRun() string {
 	case cv.turn != nil && cv.turn.fromLedger:
 		return cv.turn.scheduled
 	case cv.lastSent != nil:
-		return cv.lastSent.scheduledRun(cv.core.opts.Scheduler)
+		return cv.lastSent.scheduledRun(cv.opts.RunLabel)
 	}
 	return ""
+}
+
+// onOperatorAction applies an operator's decision; it runs on the worker.
+func (cv *conversation) onOperatorAction(ctx context.Context, v inOperatorAction) {
+	v.done <- cv.cards.Operator(ctx, v.a)
 }

@@ -1,6 +1,7 @@
-package core
+package worker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/agentbridge/agentbridge/agent"
 	"github.com/agentbridge/agentbridge/agent/streamjson"
+	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
+	"github.com/agentbridge/agentbridge/bridges/core/ownership"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -36,7 +39,7 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 	if err != nil {
 		if ctx.Err() == nil {
 			cv.log.Error("read pending messages; retrying", "err", err)
-			cv.after(time.Second, timerRetry, "")
+			cv.timers.After(time.Second, timerKey{timerRetry, ""})
 		}
 		return
 	}
@@ -49,20 +52,20 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, store.NoteCommand)
 			continue
 		}
-		if m.Origin == OriginPerson && cv.cards.AnswerFromText(ctx, m) {
+		if m.Origin == store.OriginPerson && cv.cards.AnswerFromText(ctx, m) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "read as a reply to an open card")
 			continue
 		}
-		if m.Origin == OriginPerson && cv.core.opts.Files != nil && cv.core.opts.Files.Refuse(ctx, Conv{cv}, m.ID, m.Text, m.Quoted, decodeFiles(m.Files)) {
+		if m.Origin == store.OriginPerson && cv.opts.Files != nil && cv.opts.Files.Refuse(ctx, Conv{cv}, m.ID, m.Text, m.Quoted, bridges.DecodeFiles(m.Files)) {
 			cv.finishInbox(ctx, m.ID, store.InboxCompleted, "voice note: no transcription configured")
 			continue
 		}
-		if blocked || cv.resuming || cv.holdsInput() || cv.core.draining.Load() { // held by a feature (a reload's new process) or holder (ownership.go: Drain)
+		if blocked || cv.resuming || cv.holdsInput() || cv.host.Draining() { // held by a feature (a reload's new process) or holder (Host.Draining: Core.Drain)
 			continue
 		}
 		if m.Attempts-cv.spared[m.ID] > maxRedeliveries {
 			cv.finishInbox(ctx, m.ID, store.InboxFailed, "agent stopped again while handling it")
-			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", mention(Person{m.UserID, m.UserName})))
+			cv.notice(ctx, fmt.Sprintf("⚠️ I gave up on a message from %s: the agent stopped twice while handling it. Please send it again if it still matters.", render.Mention(m.UserName, m.UserID)))
 			continue
 		}
 		switch cv.admit(ctx, m) { // spend limits (limits.go)
@@ -92,25 +95,25 @@ func (cv *conversation) deliverPending(ctx context.Context) {
 // only a person's message can be; one written with characters a command
 // may not contain is refused, not run and not passed to the agent.
 func (cv *conversation) handledAsCommand(ctx context.Context, m store.InboxMessage) bool {
-	if m.Origin != OriginPerson {
+	if m.Origin != store.OriginPerson {
 		return false
 	}
-	cmds := cv.core.opts.Commands
+	cmds := cv.opts.Commands
 	return cmds != nil && cmds.Handle(ctx, Conv{cv}, m.ID, Person{m.UserID, m.UserName}, m.Text)
 }
 
 // send writes ledger message m to the live session and marks it sent.
 func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 	um := streamjson.UserMessage{UUID: m.ID, Text: render.QuotedPrefix(m.Quoted) + m.Text}
-	if files := decodeFiles(m.Files); len(files) > 0 && cv.core.opts.Files != nil {
+	if files := bridges.DecodeFiles(m.Files); len(files) > 0 && cv.opts.Files != nil {
 		var notes []string
-		um.Images, notes = cv.core.opts.Files.Fetch(ctx, Conv{cv}, m.ID, files)
+		um.Images, notes = cv.opts.Files.Fetch(ctx, Conv{cv}, m.ID, files)
 		if len(notes) > 0 {
 			um.Text = strings.TrimSpace(um.Text + "\n\n" + strings.Join(notes, "\n"))
 		}
 	}
 	if m.Attempts > 0 {
-		um.UUID = redeliveryUUID(m.ID, m.Attempts)
+		um.UUID = agents.RedeliveryUUID(m.ID, m.Attempts)
 	}
 	if m.Attempts-cv.spared[m.ID] > 0 {
 		// Only a message a crash interrupted gets the note, not one that
@@ -121,35 +124,23 @@ func (cv *conversation) send(ctx context.Context, m store.InboxMessage) error {
 		return fmt.Errorf("send ledger message %s: %w", m.ID, err)
 	}
 	cv.markSent(ctx, m)
-	cv.observeSent(m, um.Text)
+	cv.opts.Observer.Sent(cv.key, m.PlatformMsgID, cmp.Or(m.UserName, m.UserID), um.Text)
 	cv.resume = true // the CLI has the session on disk now: later spawns resume it
 	sm := sentMsg{ledgerID: m.ID, platformID: m.PlatformMsgID, from: Person{m.UserID, m.UserName},
 		origin: m.Origin, scheduleID: m.ScheduleID}
 	cv.inflight[um.UUID] = sm
 	cv.lastSent = &sm
-	if m.Origin == OriginPerson {
+	if m.Origin == store.OriginPerson {
 		cv.lastAuthor = sm.from
 	}
 	return nil
-}
-
-// redeliveryUUID is the agent message uuid of a re-delivery. A resumed CLI
-// ignores a user message whose uuid its transcript already holds, so a
-// re-delivery needs a new one; it is derived from the ledger id and the
-// attempt, so the same attempt always gets the same uuid.
-func redeliveryUUID(ledgerID string, attempt int) string {
-	ns, err := uuid.Parse(ledgerID)
-	if err != nil {
-		return uuid.NewString()
-	}
-	return uuid.NewSHA1(ns, fmt.Appendf(nil, "redelivery-%d", attempt)).String()
 }
 
 // markSent records that ledger message m went to the agent, with the
 // conversation's activity (one commit). A mark the database cannot take
 // now (a full disk) is kept and made later, in order (delivery.Journal).
 func (cv *conversation) markSent(ctx context.Context, m store.InboxMessage) {
-	st, id, prompt := cv.st, m.ID, activity(m)
+	st, id, prompt := cv.st, m.ID, render.Activity(m.Text)
 	if _, err := cv.writes.Record(ctx, delivery.Write{What: "ledger sent", MarkID: id,
 		Do: func(ctx context.Context) error { return st.MarkSent(ctx, id, prompt) }}); err != nil && !cv.fenced(err) {
 		cv.log.Warn("update ledger", "ledger", id, "state", store.InboxSent, "err", err)
@@ -169,7 +160,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 				return
 			}
 			cv.log.Error("store new session id; retrying", "err", err)
-			cv.after(time.Second, timerRetry, "")
+			cv.timers.After(time.Second, timerKey{timerRetry, ""})
 			return
 		}
 		cv.row.SessionID, cv.resume = id, false
@@ -182,7 +173,7 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 	limit := agents.Limit(cv.profile, func() {
 		_ = cv.q.Push(inWaiting{gen: gen}) // must not block; the notice is only informational
 	})
-	runCtx, q, pool, key, log := cv.core.runCtx, cv.q, cv.core.pool, cv.id, cv.log
+	runCtx, q, pool, key, log := cv.host.RunCtx(), cv.q, cv.host.Pool(), cv.id, cv.log
 	cv.log.Debug("acquiring agent", "session", opts.SessionID, "resume", opts.Resume)
 	wp, warm := pool.(agents.WarmPool)
 	warm = warm && !opts.Resume // a new session: a warm spare may serve it
@@ -200,13 +191,13 @@ func (cv *conversation) ensureSession(ctx context.Context) {
 			}
 		} else {
 			var ropts agent.Options
-			ropts, fresh = cv.resumeOptions(runCtx, opts) // ownership.go: another replica's turns
+			ropts, fresh = ownership.ResumeOptions(runCtx, cv.opts.Ownership, key, cv.taken, opts, log) // another replica's turns
 			sess, err = pool.Acquire(runCtx, key, limit, ropts)
 		}
 		if perr := q.PushWait(runCtx, inAcquired{gen: gen, sess: sess, sessionID: sid, err: err, fresh: fresh}); perr != nil && sess != nil {
 			// The conversation stopped: nobody will read the session. Its
 			// channel closes when the pool's owner closes the pool.
-			cv.core.readers.Go(func() { drain(sess) })
+			cv.host.Read(func() { agents.Drain(sess) })
 		}
 	})
 }
@@ -218,7 +209,7 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 		// !new refuses to run while one is under way.
 		if v.sess != nil {
 			cv.log.Warn("ignoring a session acquired for an outdated request")
-			cv.core.readers.Go(func() { drain(v.sess) })
+			cv.host.Read(func() { agents.Drain(v.sess) })
 		}
 		return
 	}
@@ -240,8 +231,8 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 		cv.resume = false // until a message is sent to it (send)
 		cv.onFreshStart(ctx)
 	}
-	q, runCtx, gen, sess := cv.q, cv.core.runCtx, cv.gen, v.sess
-	if !cv.core.readers.Go(func() { forward(runCtx, q, gen, sess) }) {
+	q, runCtx, gen, sess := cv.q, cv.host.RunCtx(), cv.gen, v.sess
+	if !cv.host.Read(func() { forward(runCtx, q, gen, sess) }) {
 		cv.sess = nil // the core's owner already waited for its readers: the core is stopped
 		return
 	}
@@ -252,11 +243,11 @@ func (cv *conversation) onAcquired(ctx context.Context, v inAcquired) {
 // session's channel closes. If the conversation stops first it keeps
 // draining, so the session never blocks on an unread channel.
 func forward(ctx context.Context, q interface {
-	PushWait(context.Context, input) error
+	PushWait(context.Context, Input) error
 }, gen uint64, s agents.Session) {
 	for ev := range s.Events() {
 		if err := q.PushWait(ctx, inEvent{gen: gen, ev: ev}); err != nil {
-			drain(s)
+			agents.Drain(s)
 			return
 		}
 	}

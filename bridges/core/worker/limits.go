@@ -1,11 +1,10 @@
-package core
+package worker
 
 import (
 	"context"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
-	"github.com/agentbridge/agentbridge/bridges/core/agents"
 	"github.com/agentbridge/agentbridge/store"
 )
 
@@ -16,19 +15,19 @@ import (
 // limitGate runs the spend gate for ledger message m (see SpendGate.Admit).
 // Without a gate the config has no limits (Run refuses to start otherwise).
 func (cv *conversation) limitGate(ctx context.Context, m store.InboxMessage) (ok bool, notices []string, err error) {
-	if cv.core.opts.Spend == nil {
+	if cv.opts.Spend == nil {
 		return true, nil, nil
 	}
-	return cv.core.opts.Spend.Admit(ctx, cv.bot, m.ID, m.UserID, m.UserName, m.Origin == OriginPerson, cv.core.clock.Now())
+	return cv.opts.Spend.Admit(ctx, cv.bot, m.ID, m.UserID, m.UserName, m.Origin == store.OriginPerson, cv.opts.Clock.Now())
 }
 
 // budgetLines describes, for !cost, what user has left of every budget of
 // the bot's limit ("" when the bot has none).
 func (cv *conversation) budgetLines(ctx context.Context, user string) (string, error) {
-	if cv.core.opts.Spend == nil {
+	if cv.opts.Spend == nil {
 		return "", nil
 	}
-	return cv.core.opts.Spend.Left(ctx, cv.bot, user, cv.core.clock.Now())
+	return cv.opts.Spend.Left(ctx, cv.bot, user, cv.opts.Clock.Now())
 }
 
 // limitVerdict is what deliverPending does with a message after the gate.
@@ -50,7 +49,7 @@ func (cv *conversation) admit(ctx context.Context, m store.InboxMessage) limitVe
 	ok, notices, err := cv.limitGate(ctx, m)
 	if err != nil {
 		cv.log.Error("check spend limits; the message stays pending", "ledger", m.ID, "err", err)
-		cv.after(time.Second, timerRetry, "")
+		cv.timers.After(time.Second, timerKey{timerRetry, ""})
 		return limitRetry
 	}
 	for _, n := range notices {
@@ -66,40 +65,17 @@ func (cv *conversation) admit(ctx context.Context, m store.InboxMessage) limitVe
 
 // The agent's resource limits (agents.*.resources) are enforced by the
 // agent package in a cgroup per process (see agents.Spawner). Here a hit
-// is counted in metrics and told in the conversation: at most once per
-// limitNoticeEvery and kind, since a fork bomb hits its cap thousands of
-// times a second.
-
-// limitNoticeEvery spaces the notices of one kind of limit hit.
-const limitNoticeEvery = 5 * time.Minute
+// is counted in metrics and told in the conversation, spaced
+// (agents.LimitNotices).
 
 // onLimitHit counts a hit of the agent's cgroup limits and tells the
 // conversation (a kill of the agent itself is told by onExit).
 func (cv *conversation) onLimitHit(ctx context.Context, e streamjson.LimitHit) {
-	cv.core.opts.Metrics.LimitHit(cv.profile.Name, e.Limit, e.Count)
+	cv.opts.Metrics.LimitHit(cv.profile.Name, e.Limit, e.Count)
 	if e.AfterExit {
 		return
 	}
-	now := cv.core.clock.Now()
-	if last, ok := cv.limitNoticed[e.Limit]; ok && now.Sub(last) < limitNoticeEvery {
-		return
-	}
-	if cv.limitNoticed == nil {
-		cv.limitNoticed = map[string]time.Time{}
-	}
-	cv.limitNoticed[e.Limit] = now
-	if n := agents.LimitNotice(e.Limit, cv.profile.Resources); n != "" {
+	if n := cv.limitNoticed.Due(e.Limit, cv.profile.Resources, cv.opts.Clock.Now()); n != "" {
 		cv.notice(ctx, n)
 	}
-}
-
-// limitExitNotice is what onExit tells when the agent itself was killed by
-// its memory cap, or "".
-func (cv *conversation) limitExitNotice(e streamjson.Exit) string {
-	return agents.LimitExitNotice(e.Limit, cv.profile.Resources)
-}
-
-// limitsStatusLine describes the profile's resource limits for !status.
-func (cv *conversation) limitsStatusLine() string {
-	return cv.core.opts.Spawner.LimitsStatusLine(cv.profile.Resources)
 }

@@ -1,11 +1,9 @@
-package core
+package worker
 
 import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -21,8 +19,9 @@ import (
 
 // This file is what a chat command (bridges/features/commands, above the core)
 // acts through: Conv's methods for the commands (!resume's exchange
-// between two workers is in resume.go), the profiles a conversation may
-// move to (!agent) and the agent's own modes and models (an ACP agent).
+// between two workers is in resume.go, the move to another profile in
+// agents.go), the profiles a conversation may move to (!agent) and the
+// agent's own modes and models (an ACP agent).
 
 // ID is the store's id of the conversation.
 func (c Conv) ID() string { return c.cv.id }
@@ -37,16 +36,16 @@ func (c Conv) Profile() *profile.Agent { return c.cv.profile }
 func (c Conv) Store() *store.Store { return c.cv.st }
 
 // Model is the model the agent runs ("" = the CLI's default).
-func (c Conv) Model() string { return c.cv.effectiveModel() }
+func (c Conv) Model() string { return agents.EffectiveModel(c.cv.profile, c.cv.row) }
 
 // Mode is the permission mode the agent runs in.
-func (c Conv) Mode() string { return c.cv.effectiveMode() }
+func (c Conv) Mode() string { return agents.EffectiveMode(c.cv.profile, c.cv.row) }
 
 // SessionID is the conversation's agent session id ("" = none yet).
 func (c Conv) SessionID() string { return c.cv.row.SessionID }
 
 // Access is the bridge's one access decision (CoreOptions.Access).
-func (c Conv) Access() *access.Authority { return c.cv.core.opts.Access }
+func (c Conv) Access() *access.Authority { return c.cv.opts.Access }
 
 // Privately shows text to who only where the platform can (an ephemeral
 // message), else posts it into the conversation, naming who.
@@ -70,7 +69,7 @@ func (c Conv) Rules(ctx context.Context, args []string, who Person) {
 // Status is the !status text for who.
 func (c Conv) Status(ctx context.Context, who Person) string {
 	cv := c.cv
-	return cv.statusText() + cv.hookStatusLines() + cv.outbox.StatusLine(ctx) + cv.worktreeStatus() + cv.connectionLines(who)
+	return cv.statusText() + cv.hookStatusLines() + cv.outbox.StatusLine(ctx) + cv.worktreeStatus() + render.ConnectionLines(cv.host.BotStates(), cv.bot.Name, cv.bot.Access.IsAdmin(who.ID), cv.opts.Clock.Now())
 }
 
 // BudgetLeft is the !cost lines of what user has left of the bot's
@@ -140,7 +139,7 @@ func (c Conv) SetModel(ctx context.Context, model string) (live, err error) {
 	if cv.sess == nil {
 		return nil, nil
 	}
-	target := cv.effectiveModel()
+	target := agents.EffectiveModel(cv.profile, cv.row)
 	if target == "" {
 		target = "default"
 	}
@@ -153,7 +152,7 @@ func (c Conv) SetModel(ctx context.Context, model string) (live, err error) {
 // (the mode is stored anyway), err the store's.
 func (c Conv) SetMode(ctx context.Context, mode string) (later bool, live, err error) {
 	cv := c.cv
-	old := cv.effectiveMode()
+	old := agents.EffectiveMode(cv.profile, cv.row)
 	if err := cv.st.SetPermissionMode(ctx, cv.id, mode); err != nil {
 		return false, nil, fmt.Errorf("store permission mode override: %w", err)
 	}
@@ -186,16 +185,6 @@ func (c Conv) ResumeState() error {
 	return nil
 }
 
-// activity is what recording ledger message m as sent notes for !sessions
-// (convstore.Store.MarkSent): the conversation's last activity, and its first prompt
-// as the session's summary.
-func activity(m store.InboxMessage) string {
-	if strings.TrimSpace(m.Text) == "" {
-		return "(attachment)"
-	}
-	return m.Text
-}
-
 // statusText is the first part of !status: the session, the agent's
 // state, the queue, the cards, model and mode, spares and limits.
 func (cv *conversation) statusText() string {
@@ -208,41 +197,20 @@ func (cv *conversation) statusText() string {
 	case cv.sess != nil:
 		state = "live, idle"
 	}
-	model, mode := render.CodeSpan(textcut.OrBlank(cv.effectiveModel(), "default")), render.CodeSpan(cv.effectiveMode())
+	model, mode := render.CodeSpan(textcut.OrBlank(agents.EffectiveModel(cv.profile, cv.row), "default")), render.CodeSpan(agents.EffectiveMode(cv.profile, cv.row))
 	if cv.profile.Kind == profile.KindACP {
 		model, mode = agents.StatusLines(cv.sess, cv.row.Model, cv.row.PermissionMode)
 	}
 	return fmt.Sprintf("📊 Session %s\n• agent: %s · profile %s\n• queue: %d waiting, %d sent and unfinished\n• pending approvals: %d\n• model: %s · mode: %s",
 		render.CodeSpan(textcut.OrBlank(cv.row.SessionID, "none yet")), state, render.CodeSpan(cv.profile.Name), cv.q.Len(), len(cv.inflight), cv.cards.Len(),
-		model, mode) + agents.SpareStatusLine(cv.core.pool, cv.profile) + cv.limitsStatusLine() + cv.backgroundStatusLine()
+		model, mode) + agents.SpareStatusLine(cv.host.Pool(), cv.profile) + cv.host.Spawner().LimitsStatusLine(cv.profile.Resources) + agents.BackgroundStatusLine(cv.sess)
 }
-
-func (cv *conversation) effectiveModel() string {
-	if cv.row.Model != "" {
-		return cv.row.Model
-	}
-	return cv.profile.Model
-}
-
-// effectiveMode is the permission mode the agent runs in: the
-// conversation's override, else the profile's. bypassPermissions, from
-// either, counts only while the profile allows it (bypassAllowed).
-func (cv *conversation) effectiveMode() string {
-	if m := cv.row.PermissionMode; m != "" && (m != profile.ModeBypass || cv.bypassAllowed()) {
-		return m
-	}
-	return cv.profileMode()
-}
-
-// profileMode is the profile's permission mode; a bypassPermissions the
-// profile does not allow (which check-config refuses) falls back to default.
-func (cv *conversation) profileMode() string { return agents.PermissionMode(cv.profile) }
 
 // Agents lists the profiles the conversation may run on — its own, the
-// bot's default, then its bots[].agents (agentChoices) — and the one it
+// bot's default, then its bots[].agents (agents.ProfileChoices) — and the one it
 // runs now.
 func (c Conv) Agents() (names []string, current string) {
-	return agentChoices(c.cv.core.cfg(), c.cv.bot, c.cv.row), c.cv.profile.Name
+	return agents.ProfileChoices(c.cv.host.Config(), c.cv.bot, c.cv.row), c.cv.profile.Name
 }
 
 // SwitchAgent moves the conversation to profile name (!agent NAME), one
@@ -261,11 +229,11 @@ func (c Conv) SwitchAgent(ctx context.Context, name, by string) (string, error) 
 		return "", ErrResuming
 	case cv.acquiring:
 		return "", ErrStarting
-	case cv.busyWithTurn() || sessionBusy(cv.sess):
+	case cv.busyWithTurn() || agents.Busy(cv.sess):
 		return "", ErrWorking
 	}
-	p := cv.core.cfg().Agents[name]
-	if p == nil || !slices.Contains(agentChoices(cv.core.cfg(), cv.bot, cv.row), name) {
+	p := cv.host.Config().Agents[name]
+	if p == nil || !slices.Contains(agents.ProfileChoices(cv.host.Config(), cv.bot, cv.row), name) {
 		return "", fmt.Errorf("switch agent: profile %q is not one of bot %s's", name, cv.bot.Name)
 	}
 	wt, err := cv.moveToProfile(ctx, p, by, "⌛ Expired: the conversation moved to agent "+name+".")
@@ -273,107 +241,6 @@ func (c Conv) SwitchAgent(ctx context.Context, name, by string) (string, error) 
 		cv.log.Info("conversation moved to another agent profile", "agent", name, "user", by)
 	}
 	return wt, err
-}
-
-// moveToProfile stops the conversation's agent and moves it to profile p
-// in a fresh session (the store first): everything p decides — sandbox,
-// egress, cgroups, rules, approvals, limits, spares — applies from its
-// next spawn, and the "Always allow" grants given for the old profile end
-// (removed by by). status is what open cards show. It returns what to
-// tell besides the move: the grants removed, what became of the old
-// session's worktree.
-func (cv *conversation) moveToProfile(ctx context.Context, p *profile.Agent, by, status string) (string, error) {
-	override := p.Name
-	if override == cv.row.Agent {
-		override = "" // its own profile
-	}
-	id, old := uuid.NewString(), cv.row.SessionID
-	revoked, err := cv.st.SwitchAgent(ctx, cv.id, override, id, by)
-	if err != nil {
-		return "", fmt.Errorf("move conversation to profile %s: %w", p.Name, err)
-	}
-	cv.closeSession(ctx, status)
-	var notes []string
-	if revoked > 0 {
-		notes = append(notes, fmt.Sprintf("🔐 The %d \"Always allow\" grant(s) given to the previous agent were removed: the new one asks again.", revoked))
-	}
-	if wt := cv.retireWorktree(ctx, old); wt != "" { // under the profile it leaves
-		notes = append(notes, wt)
-	}
-	cv.profile, cv.agentGone = p, ""
-	cv.row.AgentOverride, cv.row.SessionID, cv.row.Model, cv.row.PermissionMode = override, id, "", ""
-	cv.resume, cv.freshRetry, cv.restartAfterTurn, cv.bypassRefusalShown = false, false, false, false
-	return strings.Join(notes, "\n"), nil
-}
-
-// agentChoices are the profiles a conversation of bot may run on, each
-// once and configured: its own (baseProfile), the bot's default, then the
-// bot's agents list.
-func agentChoices(cfg *config.Config, bot *config.Bot, row store.Conversation) []string {
-	var out []string
-	if p := baseProfile(cfg, bot, row); p != nil {
-		out = append(out, p.Name)
-	}
-	for _, n := range bot.Profiles() {
-		if cfg.Agents[n] != nil && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// baseProfile is the profile of conversation row without !agent: the one
-// it was created with (a scheduled run may name its own), else the bot's.
-func baseProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) *profile.Agent {
-	if p := cfg.Agents[row.Agent]; p != nil {
-		return p
-	}
-	return cfg.Agents[bot.Agent]
-}
-
-// convProfile is the profile conversation row runs on: the one !agent
-// moved it to while the bot still lists it, else baseProfile; gone names
-// a stored profile the bot no longer lists (the conversation goes back at
-// its next message, revertAgent).
-func convProfile(cfg *config.Config, bot *config.Bot, row store.Conversation) (p *profile.Agent, gone string) {
-	if o := row.AgentOverride; o != "" {
-		if slices.Contains(agentChoices(cfg, bot, row), o) {
-			return cfg.Agents[o], ""
-		}
-		gone = o
-	}
-	return baseProfile(cfg, bot, row), gone
-}
-
-// revertAgent moves a conversation whose !agent profile a reload took
-// away back to its default, telling the thread, once its agent is idle.
-// It reports whether the message at hand must wait.
-func (cv *conversation) revertAgent(ctx context.Context) bool {
-	if cv.agentGone == "" {
-		return false
-	}
-	if cv.busyWithTurn() {
-		return true // the turn's end delivers again; a background task does not hold the move (the config no longer allows its profile)
-	}
-	gone, p := cv.agentGone, baseProfile(cv.core.cfg(), cv.bot, cv.row)
-	if p == nil {
-		return false // the conversation keeps the profile it has (conversationLocked refuses such a config)
-	}
-	wt, err := cv.moveToProfile(ctx, p, "config reload", "⌛ Expired: agent "+gone+" is no longer available.")
-	if err != nil {
-		if !cv.fenced(err) {
-			cv.log.Error("move conversation back to its default profile; retrying", "agent", gone, "err", err)
-			cv.after(time.Second, timerRetry, "")
-		}
-		return true
-	}
-	cv.log.Info("conversation moved back to its default profile", "agent", gone, "to", p.Name)
-	text := agentGoneText(gone, p.Name)
-	if wt != "" {
-		text += "\n" + wt
-	}
-	cv.notice(ctx, text)
-	return false
 }
 
 // AgentChoices is what the agent offers of kind ("mode" or "model") when
@@ -385,46 +252,4 @@ func (c Conv) AgentChoices(kind string) agents.Choices {
 		return agents.Choices{}
 	}
 	return agents.Offered(cv.sess, kind, cv.row.Model, cv.row.PermissionMode)
-}
-
-// agentGoneText is the notice that the conversation's profile gone is no
-// longer one of the bot's (a reload) and it is back on profile def.
-func agentGoneText(gone, def string) string {
-	return "🔀 Agent " + render.CodeSpan(gone) + " is no longer available to this bot, so this conversation is back on " +
-		render.CodeSpan(def) + ". It starts fresh: the agent does not see the earlier messages of this thread."
-}
-
-// connectionLines are !status's lines about connections: this bot's
-// state and, for an admin, every other bot that is not connected or
-// running (others do not learn the names of the bridge's other bots).
-func (cv *conversation) connectionLines(who Person) string {
-	var b strings.Builder
-	now := cv.core.clock.Now()
-	for _, s := range cv.core.BotStates() {
-		switch {
-		case s.Bot == cv.bot.Name:
-			b.WriteString("\n• connection: " + render.StateSummary(s, now))
-		case cv.bot.Access.IsAdmin(who.ID) && s.State != bridges.ConnConnected && s.State != bridges.ConnRunning:
-			b.WriteString("\n• bot " + render.CodeSpan(s.Bot) + ": " + render.StateSummary(s, now))
-		}
-	}
-	return b.String()
-}
-
-// backgroundStatusLine is !status's line about the agent's running
-// background tasks ("" when there are none or no agent is live).
-func (cv *conversation) backgroundStatusLine() string {
-	bl, ok := cv.sess.(backgroundLister)
-	if !ok {
-		return ""
-	}
-	tasks := bl.BackgroundTasks()
-	if len(tasks) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(tasks))
-	for _, t := range tasks {
-		names = append(names, render.CodeSpan(textcut.OneLine(textcut.OrBlank(t.Description, strings.TrimSpace(t.TaskType+" "+t.TaskID)), 80)))
-	}
-	return fmt.Sprintf("\n• background tasks: %d — %s", len(tasks), strings.Join(names, ", "))
 }

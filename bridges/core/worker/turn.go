@@ -1,4 +1,4 @@
-package core
+package worker
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // quiet reports whether the bot is quiet (config verbosity).
-func (cv *conversation) quiet() bool { return verbosity(cv.bot) == config.VerbosityQuiet }
+func (cv *conversation) quiet() bool { return cv.bot.Verbosity == config.VerbosityQuiet }
 
 // streams reports whether this conversation shows a turn while it runs
 // (screen.Screen.Streams).
@@ -27,11 +27,11 @@ func (cv *conversation) touchLive(ctx context.Context) {
 		return
 	}
 	t.Live.Dirty = true
-	if cv.hasTimer(timerLive, "") {
+	if cv.timers.Has(timerKey{timerLive, ""}) {
 		return
 	}
 	if wait := cv.screen.FirstWait(t.Turn); wait > 0 {
-		cv.after(wait, timerLive, "")
+		cv.timers.After(wait, timerKey{timerLive, ""})
 		return
 	}
 	cv.flushLive(ctx)
@@ -42,14 +42,14 @@ func (cv *conversation) touchLive(ctx context.Context) {
 func (cv *conversation) flushLive(ctx context.Context) {
 	if t := cv.turn; t != nil {
 		if wait := cv.screen.Flush(ctx, t.Turn); wait > 0 {
-			cv.after(wait, timerLive, "")
+			cv.timers.After(wait, timerKey{timerLive, ""})
 		}
 	}
 }
 
 // finishLive gives the live message its final text.
 func (cv *conversation) finishLive(ctx context.Context, text string) {
-	cv.cancelTimer(timerLive, "")
+	cv.timers.Cancel(timerKey{timerLive, ""})
 	if t := cv.turn; t != nil {
 		cv.screen.FinishLive(ctx, t.Turn, text)
 	}
@@ -62,7 +62,7 @@ func (cv *conversation) forgetStream(ctx context.Context) {
 }
 
 func (w screenWorker) MayPost() bool         { return w.cv.mayPost() }
-func (w screenWorker) PlatformBack()         { w.cv.core.platformBack(w.cv.bot.Name) }
+func (w screenWorker) PlatformBack()         { w.cv.host.PlatformBack(w.cv.bot.Name) }
 func (w screenWorker) Fenced(err error) bool { return w.cv.fenced(err) }
 
 // notice posts a short message from the bridge itself (not via the outbox:
@@ -78,30 +78,12 @@ func (cv *conversation) postNotice(ctx context.Context, text string) error {
 	if !cv.mayPost() {
 		return screen.ErrTenureOver
 	}
-	cv.observeShown(bridges.Message{Text: text})
+	cv.opts.Observer.Shown(cv.key, bridges.Message{Text: text})
 	return cv.screen.PostNotice(ctx, text)
 }
 
-// In-memory state that grows with traffic is bounded. Each bound is applied
-// where the state grows; what a bound makes the core forget is logged and
-// counted in agentbridge_memory_evictions_total (by what). The rest of the
-// core's maps are bounded by their life cycle:
-//
-//   - Core.convs: one worker per active conversation; a worker retires
-//     after RetireIdleAfter without a process, card, unfinished message or
-//     unposted reply.
-//   - Core.budgets: one per channel with a running worker; released with
-//     the channel's last worker.
-//   - A turn's activity and tool calls: live.MaxActivity, live.MaxTools.
-//   - Who was told they may not talk to a bot: strangers.MaxRemembered.
-//   - conversation.inflight (until the result that finishes the message,
-//     the CLI's completed/cancelled receipt or the process exit), cards
-//     (until decided or expired), timers (one per kind and card), spared
-//     (until the message is final).
-//   - A session's agent events: bounded by the agent package's event queue
-//     (streamjson.EventsDropped, counted in agentbridge_agent_events_dropped_total).
-//
-// Names of bounded state in agentbridge_memory_evictions_total.
+// Names of a turn's bounded state in agentbridge_memory_evictions_total
+// (the core's bounds: bridges/core's state.go).
 const (
 	evictTurnTools    = "turn_tools"
 	evictTurnActivity = "turn_activity"
@@ -113,8 +95,8 @@ func (cv *conversation) reportBounds(t *turn) {
 	if t.TrimmedSegs == 0 && t.ForgotTools == 0 {
 		return
 	}
-	cv.core.opts.Metrics.Evicted(evictTurnActivity, t.TrimmedSegs)
-	cv.core.opts.Metrics.Evicted(evictTurnTools, t.ForgotTools)
+	cv.opts.Metrics.Evicted(evictTurnActivity, t.TrimmedSegs)
+	cv.opts.Metrics.Evicted(evictTurnTools, t.ForgotTools)
 	cv.log.Info("long turn: its oldest activity was dropped from memory",
 		"segments", t.TrimmedSegs, "tool_calls", t.ForgotTools, "max_bytes", live.MaxActivity, "max_tools", live.MaxTools)
 }
@@ -123,7 +105,7 @@ func (cv *conversation) reportBounds(t *turn) {
 // because this worker fell behind (see streamjson.EventsDropped). On an overflow
 // the agent is being stopped; its Exit follows as for a crash.
 func (cv *conversation) onEventsDropped(ctx context.Context, e streamjson.EventsDropped) {
-	cv.core.opts.Metrics.AgentEventsDropped(cv.bot.Name, e.Count, e.Overflow)
+	cv.opts.Metrics.AgentEventsDropped(cv.bot.Name, e.Count, e.Overflow)
 	if !e.Overflow {
 		cv.log.Warn("agent progress events dropped: the conversation fell behind the agent", "dropped", e.Count)
 		return
@@ -137,11 +119,11 @@ func (cv *conversation) onEventsDropped(ctx context.Context, e streamjson.Events
 
 // scheduleStatus arms the working indicator for a turn that just began.
 func (cv *conversation) scheduleStatus(ctx context.Context) {
-	wait, ok := cv.screen.StatusWait(cv.core.cfg().StatusDelay)
+	wait, ok := cv.screen.StatusWait(cv.host.Config().StatusDelay)
 	switch {
 	case !ok:
 	case wait > 0:
-		cv.after(wait, timerStatus, "")
+		cv.timers.After(wait, timerKey{timerStatus, ""})
 	default:
 		cv.showStatus(ctx)
 	}
@@ -156,14 +138,14 @@ func (cv *conversation) showStatus(ctx context.Context) {
 
 // clearStatus cancels a pending indicator and turns a shown one off.
 func (cv *conversation) clearStatus(ctx context.Context) {
-	cv.cancelTimer(timerStatus, "")
+	cv.timers.Cancel(timerKey{timerStatus, ""})
 	cv.screen.ClearStatus(ctx)
 }
 
 // armProgress schedules the turn's next progress line.
 func (cv *conversation) armProgress() {
 	if d := cv.screen.ProgressEvery(cv.quiet()); d > 0 {
-		cv.after(d, timerProgress, "")
+		cv.timers.After(d, timerKey{timerProgress, ""})
 	}
 }
 
@@ -204,20 +186,22 @@ func (cv *conversation) endTurn(ctx context.Context) {
 	if cv.turn == nil {
 		return
 	}
-	cv.cancelTimer(timerLive, "")
+	cv.timers.Cancel(timerKey{timerLive, ""})
 	cv.screen.StopStream(ctx, cv.turn.Turn, "")
 	cv.forgetStream(ctx)
-	cv.cancelTimer(timerProgress, "")
+	cv.timers.Cancel(timerKey{timerProgress, ""})
 	cv.reportBounds(cv.turn)
 	cv.turn = nil
 	cv.stopping = false
 	cv.clearStatus(ctx)
 }
 
-// verbosity returns the bot's verbosity, defaulting to compact.
-func verbosity(b *config.Bot) string {
-	if b.Verbosity == "" {
-		return config.VerbosityCompact
+// beginTurn returns the running turn, starting one if needed.
+func (cv *conversation) beginTurn(ctx context.Context) *turn {
+	if cv.turn == nil {
+		cv.turn = newTurn(cv.opts.Clock.Now())
+		cv.armProgress() // armed before the indicator's platform call: whoever sees it may count on the timer
+		cv.scheduleStatus(ctx)
 	}
-	return b.Verbosity
+	return cv.turn
 }

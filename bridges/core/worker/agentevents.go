@@ -1,16 +1,14 @@
-package core
+package worker
 
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agent/streamjson"
 	"github.com/agentbridge/agentbridge/bridges"
 	"github.com/agentbridge/agentbridge/bridges/core/delivery"
 	"github.com/agentbridge/agentbridge/bridges/core/render"
-	"github.com/agentbridge/agentbridge/bridges/core/toolconv"
 	"github.com/agentbridge/agentbridge/config"
 	"github.com/agentbridge/agentbridge/internal/textcut"
 	"github.com/agentbridge/agentbridge/store"
@@ -18,7 +16,7 @@ import (
 
 // onEvent handles one event of the live session.
 func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
-	cv.observeEvent(ev)
+	cv.opts.Observer.AgentEvent(cv.key, ev)
 	switch e := ev.(type) {
 	case streamjson.Init:
 		cv.beginTurn(ctx)
@@ -34,8 +32,8 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 		}
 	case streamjson.ToolUse:
 		line := ""
-		if verbosity(cv.bot) != config.VerbosityQuiet {
-			line = toolLine(cv.core.tools, e, cv.profile.Workdir)
+		if !cv.quiet() {
+			line = cv.opts.ToolNames.Line(e, cv.profile.Workdir)
 			line = cv.showTool(ctx, line, bridges.ToolCall{ID: e.ID, Name: e.Name, Input: string(e.Input)})
 		}
 		cv.beginTurn(ctx).AddTool(e, line)
@@ -47,7 +45,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			break
 		}
 		cv.notePlanTool(ctx, cv.turn.Tools[e.ToolUseID], &e)
-		full := verbosity(cv.bot) == config.VerbosityFull
+		full := cv.bot.Verbosity == config.VerbosityFull
 		if full {
 			cv.turn.AddToolResult(e)
 		}
@@ -55,7 +53,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 			cv.touchLive(ctx)
 		}
 	case streamjson.PermissionDenied:
-		if verbosity(cv.bot) != config.VerbosityQuiet {
+		if !cv.quiet() {
 			cv.beginTurn(ctx).AddNote("› " + render.CodeSpan(e.ToolName+" refused: "+textcut.OneLine(e.Message, 120)))
 			cv.touchLive(ctx)
 		}
@@ -68,7 +66,7 @@ func (cv *conversation) onEvent(ctx context.Context, ev streamjson.Event) {
 	case streamjson.Lifecycle:
 		cv.onLifecycle(ctx, e)
 	case streamjson.TaskStarted:
-		if verbosity(cv.bot) != config.VerbosityQuiet {
+		if !cv.quiet() {
 			cv.notice(ctx, "⏳ Background task started: "+textcut.OneLine(textcut.OrBlank(e.Description, e.TaskType), 200))
 		}
 	case streamjson.TaskNotification:
@@ -107,16 +105,6 @@ func (cv *conversation) payer(t *turn) string {
 	return textcut.OrBlank(t.payer, cv.lastAuthor.ID)
 }
 
-// beginTurn returns the running turn, starting one if needed.
-func (cv *conversation) beginTurn(ctx context.Context) *turn {
-	if cv.turn == nil {
-		cv.turn = newTurn(cv.core.clock.Now())
-		cv.armProgress() // armed before the indicator's platform call: whoever sees it may count on the timer
-		cv.scheduleStatus(ctx)
-	}
-	return cv.turn
-}
-
 // onLifecycle moves a ledger message along its delivery states.
 func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle) {
 	sm, ours := cv.inflight[e.UUID]
@@ -136,7 +124,7 @@ func (cv *conversation) onLifecycle(ctx context.Context, e streamjson.Lifecycle)
 		for id, a := range sm.deciders() {
 			t.requesters[id] = a
 		}
-		if r := sm.scheduledRun(cv.core.opts.Scheduler); r != "" && t.scheduled == "" {
+		if r := sm.scheduledRun(cv.opts.RunLabel); r != "" && t.scheduled == "" {
 			t.scheduled = r
 		}
 		if t.payer == "" {
@@ -204,14 +192,14 @@ func (cv *conversation) finished(uuids []string) {
 // ledger messages it finished (one commit), the live message's final form.
 func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 	t := cv.beginTurn(ctx)
-	cv.core.opts.Metrics.Result(cv.bot.Name, r.IsError, r.CostUSD)
+	cv.opts.Metrics.Result(cv.bot.Name, r.IsError, r.CostUSD)
 	usage := store.Usage{
 		ConversationID: cv.id, SessionID: r.SessionID, UserID: cv.payer(t), CostUSD: r.CostUSD,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
 		DurationMS: r.Duration.Milliseconds(), NumTurns: r.NumTurns, IsError: r.IsError,
 	}
-	if r.IsError && resumeFailed(r) {
+	if r.IsError && render.NoSuchSession(r) {
 		cv.addUsage(ctx, usage)
 		cv.log.Warn("resume failed; the next spawn starts the session fresh", "session", cv.row.SessionID)
 		cv.freshRetry = true
@@ -291,7 +279,7 @@ func (cv *conversation) onResult(ctx context.Context, r streamjson.Result) {
 			cv.log.Warn("stop the turn's stream", "err", serr)
 		}
 	}
-	cv.saveSession(ctx)  // ownership.go: before the reply, so whoever answers next has this turn
+	cv.saveSession(ctx)  // conversation.go: before the reply, so whoever answers next has this turn
 	cv.outbox.Flush(ctx) // before endTurn: on Slack the reply clears the thread status
 	cv.endTurn(ctx)
 	if cv.restartAfterTurn {
@@ -317,12 +305,12 @@ func (cv *conversation) turnAnswer(t *turn, r streamjson.Result) (activity []ren
 			answer = "⏹ Stopped."
 		}
 	}
-	quiet := verbosity(cv.bot) == config.VerbosityQuiet
+	quiet := cv.quiet()
 	text, suffix = answer, ""
 	if !quiet {
 		d := r.Duration
 		if d <= 0 {
-			d = cv.core.clock.Now().Sub(t.Start)
+			d = cv.opts.Clock.Now().Sub(t.Start)
 		}
 		suffix = "\n\n" + render.Footer(d, r.CostUSD)
 		if r.NoCost && r.CostUSD == 0 {
@@ -342,39 +330,28 @@ func (cv *conversation) addUsage(ctx context.Context, u store.Usage) {
 	}
 }
 
-// resumeFailed reports the CLI's answer to --resume of a session it does not
-// have (e.g. its HOME or workdir changed).
-func resumeFailed(r streamjson.Result) bool {
-	return strings.Contains(r.Text+" "+strings.Join(r.Errors, " "), "No conversation found")
-}
-
-// toolLine is the compact one-line summary of a tool call (render.ToolLine),
-// the bridge's own tools shown by their short names.
-func toolLine(own toolconv.Tools, u streamjson.ToolUse, workdir string) string {
-	if name, d, ok := own.Detail(u.Name, render.InputMap(u.Input), workdir); ok {
-		return render.ToolLineOf(u, name, d)
-	}
-	return render.ToolLine(u, workdir)
-}
-
-// toolIDRE matches a tool_use id that may appear in a tool line's link.
-var toolIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
-
 // showTool hands a tool call to a platform that shows calls in full
 // (bridges.ToolViewer) and returns line (a tool line, or "") as a link to
 // the call for it; other platforms get line unchanged and no call.
 func (cv *conversation) showTool(ctx context.Context, line string, call bridges.ToolCall) string {
 	tv, ok := cv.platform.(bridges.ToolViewer)
-	if !ok || !toolIDRE.MatchString(call.ID) {
+	if !ok || !render.ToolLinkable(call.ID) {
 		return line
 	}
 	if err := tv.ShowTool(ctx, cv.key, call); err != nil {
 		cv.log.Warn("show a tool call", "tool", call.ID, "err", err)
 		return line
 	}
-	prefix, span, found := strings.Cut(line, "› ")
-	if !found || span == "" {
-		return line
+	return render.ToolLink(line, call.ID)
+}
+
+// failureText is the answer shown for a failed result; auth reports that
+// the agent could not authenticate (the answer then replaces the turn's text).
+func (cv *conversation) failureText(r streamjson.Result) (text string, auth bool) {
+	if render.AuthFailed(r) {
+		cv.log.Warn("agent could not authenticate with the model API: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the profile's env",
+			"profile", cv.profile.Name, "api_error_status", r.APIErrorStatus)
+		return render.AuthHelp(cv.profile.Name, r), true
 	}
-	return prefix + "› [" + span + "](" + bridges.ToolLinkScheme + call.ID + ")"
+	return render.ResultError(r), false
 }
