@@ -149,15 +149,17 @@ func (cv *conversation) armProgress() {
 	}
 }
 
-// progressLine shows how long the running turn has taken, then schedules
-// the next line. While a card waits for someone nothing is shown: the
-// card says what the turn waits for.
+// progressLine schedules the turn's next progress line, then shows how
+// long the running turn has taken — in that order, so that whoever sees a
+// line (a test advancing a clock) finds the next one armed. While a card
+// waits for someone nothing is shown: the card says what the turn waits
+// for.
 func (cv *conversation) progressLine(ctx context.Context) {
 	t := cv.turn
 	if t == nil {
 		return
 	}
-	defer cv.armProgress()
+	cv.armProgress()
 	if cv.cards.Len() == 0 {
 		cv.screen.ShowProgress(ctx, t.Turn, cv.quiet())
 	}
