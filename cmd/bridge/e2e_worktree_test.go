@@ -58,7 +58,9 @@ func TestE2EWorktreePerConversation(t *testing.T) {
 		"two": e.slack.Mention(slackChan, alice, edit("two"), ""),
 	}
 	for _, ts := range threads {
-		e.waitThreadText(t, ts, "tool said:") // fails fast on a tool error
+		// The finished answer: a live message may show the tool's output
+		// cut ("branch=a") on a busy machine. Fails fast on a tool error.
+		e.waitAnswer(t, ts, "tool said:")
 		if !strings.Contains(e.threadText(ts), "tool said: branch=agentbridge/") {
 			t.Fatalf("the agent's commit failed in thread %s\nposts: %s", ts, e.dump())
 		}
@@ -137,7 +139,7 @@ func TestE2EWarmSpareInWorktree(t *testing.T) {
 
 	ts := e.slack.Mention(slackChan, alice, "[bash echo spare > shared.txt && git add shared.txt && "+
 		"git -c user.name=agent -c user.email=agent@example.com commit -qm spare && echo branch=$(git rev-parse --abbrev-ref HEAD)]", "")
-	e.waitThreadText(t, ts, "tool said:")
+	e.waitAnswer(t, ts, "tool said:") // finished: not a live message's cut output
 	if !strings.Contains(e.threadText(ts), "tool said: branch=agentbridge/") {
 		t.Fatalf("the agent's commit did not land on an agentbridge/ branch\nposts: %s", e.dump())
 	}
