@@ -12,7 +12,8 @@
 // (agent/sandbox/egress/launch): binaries that import this package (the
 // bridge, through package agent, and tests whose binary serves as the
 // relay) become the relay when started with Command. It imports only
-// packages that every Go program initializes first (no net, no fmt), so
+// packages that every Go program initializes first (no net, no fmt; and
+// internal/sysfail, which imports nothing), so
 // that Go's initialization order runs it before the bridge's heavy
 // dependencies start: a relay lives as long as its agent, inside the
 // agent's cgroup.
@@ -24,6 +25,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/agentbridge/agentbridge/internal/sysfail"
 )
 
 // Command is the hidden first argument that makes a binary importing this
@@ -78,21 +81,21 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func Dial(path string) (*os.File, error) {
 	addr, release, err := ShortPath(path)
 	if err != nil {
-		return nil, failure{"connect to " + path, err}
+		return nil, sysfail.Error{What: "connect to " + path, Err: err}
 	}
 	defer release()
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
-		return nil, failure{"connect to " + path + ": socket", err}
+		return nil, sysfail.Error{What: "connect to " + path + ": socket", Err: err}
 	}
 	syscall.CloseOnExec(fd)
 	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: addr}); err != nil {
 		syscall.Close(fd)
-		return nil, failure{"connect to " + path, err}
+		return nil, sysfail.Error{What: "connect to " + path, Err: err}
 	}
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return nil, failure{"connect to " + path, err}
+		return nil, sysfail.Error{What: "connect to " + path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
@@ -117,27 +120,12 @@ func ShortPath(path string) (string, func(), error) {
 	}
 	dir, err := syscall.Open(path[:max(slash, 1)], syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return "", nil, failure{"socket path longer than " + strconv.Itoa(MaxSocketPath) + " bytes: open its directory", err}
+		return "", nil, sysfail.Error{What: "socket path longer than " + strconv.Itoa(MaxSocketPath) + " bytes: open its directory", Err: err}
 	}
 	addr := "/proc/self/fd/" + strconv.Itoa(dir) + path[slash:]
 	if len(addr) > MaxSocketPath {
 		syscall.Close(dir)
-		return "", nil, failure{"socket name " + strconv.Quote(path[slash+1:]) + " is too long", nil}
+		return "", nil, sysfail.Error{What: "socket name " + strconv.Quote(path[slash+1:]) + " is too long", Err: nil}
 	}
 	return addr, func() { syscall.Close(dir) }, nil
 }
-
-// failure is an error of the relay: what failed, and the system's reason.
-type failure struct {
-	what string
-	err  error
-}
-
-func (f failure) Error() string {
-	if f.err == nil {
-		return f.what
-	}
-	return f.what + ": " + f.err.Error()
-}
-
-func (f failure) Unwrap() error { return f.err }

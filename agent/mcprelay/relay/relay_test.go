@@ -18,7 +18,8 @@ func TestLightImports(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	allowed := []string{"errors", "io", "io/fs", "os", "strconv", "syscall", "sync", "sync/atomic", "time", "unicode/utf8",
-		"math/bits", "path", "cmp", "iter", "slices", "unsafe", "github.com/agentbridge/agentbridge/agent/mcprelay/relay"}
+		"math/bits", "path", "cmp", "iter", "slices", "unsafe", "github.com/agentbridge/agentbridge/agent/mcprelay/relay",
+		"github.com/agentbridge/agentbridge/internal/sysfail"}
 	for _, p := range strings.Fields(string(out)) {
 		if strings.HasPrefix(p, "internal/") || strings.HasPrefix(p, "runtime") || strings.HasPrefix(p, "vendor/") {
 			continue

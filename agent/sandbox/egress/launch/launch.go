@@ -20,13 +20,16 @@
 // start in a launcher: it costs about a millisecond and 2 MB instead of the
 // whole binary's start-up. Binaries that can be a launcher (the bridge,
 // tests whose binary serves as one) import this package; its only
-// dependencies are in the standard library.
+// dependencies are in the standard library, and internal/sysfail (which
+// imports nothing).
 package launch
 
 import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/agentbridge/agentbridge/internal/sysfail"
 )
 
 // Command is the hidden first argument that makes a binary importing
@@ -66,28 +69,15 @@ func Run(args []string, stderr interface{ WriteString(string) (int, error) }) in
 	return 125
 }
 
-// failure is a launcher error: what failed, and the system's reason.
-type failure struct {
-	what string
-	err  error
-}
-
-func (f failure) Error() string {
-	if f.err == nil {
-		return f.what
-	}
-	return f.what + ": " + f.err.Error()
-}
-
 // launch opens the listener, hands it over and execs argv; it returns
 // only on failure. It uses system calls alone (see the package comment).
 func launch(argv []string) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(handOffFD, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return failure{"no hand-off socket on descriptor 3 (the bridge starts launchers)", nil}
+		return sysfail.Error{What: "no hand-off socket on descriptor 3 (the bridge starts launchers)", Err: nil}
 	}
 	if len(argv[0]) == 0 || argv[0][0] != '/' {
-		return failure{"program " + strconv.Quote(argv[0]) + " is not an absolute path", nil}
+		return sysfail.Error{What: "program " + strconv.Quote(argv[0]) + " is not an absolute path", Err: nil}
 	}
 	ln, err := listen()
 	if err != nil {
@@ -98,9 +88,9 @@ func launch(argv []string) error {
 	syscall.Close(ln)
 	syscall.Close(handOffFD)
 	if err != nil {
-		return failure{"hand the listener over", err}
+		return sysfail.Error{What: "hand the listener over", Err: err}
 	}
 	// No descriptor of this process but stdio is left open for the
 	// program; the environment passes on unchanged.
-	return failure{"run " + argv[0], syscall.Exec(argv[0], argv, os.Environ())}
+	return sysfail.Error{What: "run " + argv[0], Err: syscall.Exec(argv[0], argv, os.Environ())}
 }
