@@ -45,7 +45,10 @@ func TestStatusShowsRepliesWaiting(t *testing.T) {
 	})
 	h.send(k, "m2", "alice", "second")
 	h.waitLedgerFinal(k)
-	clock.Advance(30 * time.Second) // less than the retry's minute
+	// To 30 s after the failure as the store recorded it (its clock ran on
+	// from the fake clock's start: on a busy machine by more than half a
+	// second, and the age showed 29s); still less than the retry's minute.
+	clock.Advance(failedAt.Add(30 * time.Second).Sub(clock.Now()))
 	h.send(k, "m3", "alice", "!status")
 	status := h.waitText(k, "📊 Session")
 	want := "• replies waiting to be posted: 2 since " + failedAt.UTC().Format("2006-01-02 15:04:05 UTC") + " (30s ago); last error: "
