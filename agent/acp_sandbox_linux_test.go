@@ -157,8 +157,8 @@ func TestACPAgentToolsInSandbox(t *testing.T) {
 }
 
 // TestACPSandboxProtectsConfigDirs: an ACP agent's allowed command cannot
-// write the settings an agent reads from its workdir (OpenCode's
-// .opencode, Gemini CLI's .gemini, Codex's .codex, and .claude): the
+// write the settings an agent reads from its workdir (Gemini CLI's
+// .gemini, Codex's .codex, and .claude): the
 // sandbox shows them read-only, so the agent cannot allow itself every
 // tool at its own next start; the rest of the workdir stays writable.
 func TestACPSandboxProtectsConfigDirs(t *testing.T) {
@@ -170,7 +170,7 @@ func TestACPSandboxProtectsConfigDirs(t *testing.T) {
 	delete(opts.Env, "FAKEACP_LOG") // outside the sandbox's view
 	s, rec := startACP(t, opts)
 
-	places := []string{".opencode/opencode.json", ".gemini/settings.json", ".codex/config.toml", ".claude/settings.json", "allowed.txt"}
+	places := []string{".gemini/settings.json", ".codex/config.toml", ".claude/settings.json", "allowed.txt"}
 	var cmd strings.Builder
 	for _, p := range places {
 		fmt.Fprintf(&cmd, "mkdir -p $(dirname %s); echo '{}' > %s 2>&1; ", p, p)

@@ -231,13 +231,16 @@ func prepareDirs(opts Options) error {
 
 // protectedDirs are the workdir's directories (relative names) that the
 // sandbox shows read-only because the agent reads its settings from them:
-// .claude for the Claude Code CLI; for an ACP agent also OpenCode's
-// .opencode, Gemini CLI's .gemini and Codex's .codex. An agent that could
-// write them could allow itself every tool, or add a plugin or server
-// that runs unasked, at its own next start.
+// .claude for the Claude Code CLI; for an ACP agent also Gemini CLI's
+// .gemini and Codex's .codex. An agent that could write them could allow
+// itself every tool, or add a hook or server that runs unasked, at its own
+// next start. OpenCode's .opencode is not among them: OpenCode writes into
+// every .opencode it reads (a .gitignore, its plugin packages) and stops
+// when it cannot; its workdir config is turned off by the profile instead
+// (OPENCODE_DISABLE_PROJECT_CONFIG, docs/agents.md).
 func protectedDirs(opts Options) []string {
 	if opts.isACP() {
-		return []string{".claude", ".opencode", ".gemini", ".codex"}
+		return []string{".claude", ".gemini", ".codex"}
 	}
 	return []string{".claude"}
 }
