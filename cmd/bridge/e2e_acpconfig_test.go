@@ -49,8 +49,10 @@ const (
 // it reads one from (its private HOME and the workdir). After a restart of
 // the bridge (the session resumed: same HOME, same workdir) its next
 // command must still come as a card, not run unasked. With only
-// permission bash: ask pinned (as TestSlackE2EOpenCodeACP's profile) the
-// rewrite wins and this test fails: the command runs without a card.
+// permission bash: ask pinned (as TestSlackE2EOpenCodeACP's profile; run
+// with ACPCONFIG_WEAK_PIN=1 to see it), or the top level pinned without
+// OpenCode's agents, the rewrite wins and this test fails: the command
+// runs without a card.
 func TestSlackE2EOpenCodeRewritesConfig(t *testing.T) {
 	t.Parallel()
 	opencode := testkit.NeedTool(t, "opencode", "make opencode")
