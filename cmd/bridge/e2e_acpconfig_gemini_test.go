@@ -73,7 +73,7 @@ func TestSlackE2EGeminiRewritesConfig(t *testing.T) {
 	ts := e.slack.Mention(slackChan, alice, "run: "+cmd, "")
 	card := e.waitCardWith(t, ts, "mkdir -p $HOME/.gemini/policies")
 	e.slack.Click(slackChan, card.TS, alice, "allow", "")
-	e.waitThreadText(t, ts, "REWRITE-DONE")
+	e.waitToolOutput(t, ts, "REWRITE-DONE")
 	e.waitSettled(t, ts)
 	homes, _ := filepath.Glob(filepath.Join(e.ab.dir, "data", "sessions", "*", "home", ".gemini", "policies", "allow.toml"))
 	t.Logf("the agent wrote its user policy: %d homes; the workdir's .gemini/settings.json: %v",

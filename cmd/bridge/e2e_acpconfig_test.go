@@ -73,7 +73,7 @@ func TestSlackE2EOpenCodeRewritesConfig(t *testing.T) {
 	ts := e.slack.Mention(slackChan, alice, "run: "+cmd.String(), "")
 	card := e.waitCardWith(t, ts, "dirname $HOME/.config/opencode/opencode.json")
 	e.slack.Click(slackChan, card.TS, alice, "allow", "")
-	e.waitThreadText(t, ts, "REWRITE-DONE")
+	e.waitToolOutput(t, ts, "REWRITE-DONE")
 	e.waitSettled(t, ts)
 	homes, _ := filepath.Glob(filepath.Join(e.ab.dir, "data", "sessions", "*", "home"))
 	for _, p := range openCodeConfigPlaces {
@@ -117,4 +117,16 @@ func TestSlackE2EOpenCodeRewritesConfig(t *testing.T) {
 		t.Errorf("the denied command ran")
 	}
 	t.Logf("thread:%s", e.dump())
+}
+
+// waitToolOutput waits for the post in the thread that shows a command's
+// output ("tool said: …", the fake model's answer to it) with want in it:
+// the command ran to its end (a card's own text may show the command).
+func (e *slackEnv) waitToolOutput(t *testing.T, thread, want string) {
+	t.Helper()
+	if _, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
+		return m.ThreadTS == thread && strings.Contains(e.text(m), "tool said:") && strings.Contains(e.text(m), want)
+	}, e2eWait); err != nil {
+		t.Fatalf("no output with %q in thread %s: %v\n%s", want, thread, err, e.dump())
+	}
 }
