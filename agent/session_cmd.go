@@ -235,7 +235,7 @@ func prepareDirs(opts Options) error {
 // .gemini and Codex's .codex. An agent that could write them could allow
 // itself every tool, or add a hook or server that runs unasked, at its own
 // next start. OpenCode's .opencode is not among them: OpenCode writes into
-// every .opencode it reads (a .gitignore, its plugin packages) and stops
+// every .opencode it reads (a .gitignore, at 1.18.33) and stops
 // when it cannot; its workdir config is turned off by the profile instead
 // (OPENCODE_DISABLE_PROJECT_CONFIG, docs/agents.md).
 func protectedDirs(opts Options) []string {
