@@ -155,3 +155,39 @@ func TestACPAgentToolsInSandbox(t *testing.T) {
 	}
 	wantToolCall(t, s, rec, srv)
 }
+
+// TestACPSandboxProtectsConfigDirs: an ACP agent's allowed command cannot
+// write the settings an agent reads from its workdir (Gemini CLI's
+// .gemini, Codex's .codex, and .claude): the
+// sandbox shows them read-only, so the agent cannot allow itself every
+// tool at its own next start; the rest of the workdir stays writable.
+func TestACPSandboxProtectsConfigDirs(t *testing.T) {
+	testkit.NeedBwrap(t)
+	bin := testkit.BuildFakeACP(t)
+	opts := acpOpts(t, bin)
+	opts.Sandbox = &sandbox.Bwrap{}
+	opts.Network = Network{Mode: NetworkNone}
+	delete(opts.Env, "FAKEACP_LOG") // outside the sandbox's view
+	s, rec := startACP(t, opts)
+
+	places := []string{".gemini/settings.json", ".codex/config.toml", ".claude/settings.json", "allowed.txt"}
+	var cmd strings.Builder
+	for _, p := range places {
+		fmt.Fprintf(&cmd, "mkdir -p $(dirname %s); echo '{}' > %s 2>&1; ", p, p)
+	}
+	cmd.WriteString("echo done")
+	agenttest.Send(t, s, "run: "+cmd.String())
+	p := agenttest.NextPermission(t, rec)
+	agenttest.Respond(t, s, p.RequestID, streamjson.Decision{Allow: true})
+	r := agenttest.NextResult(t, rec)
+	t.Logf("command output: %s", r.Text)
+	if n := strings.Count(r.Text, "Read-only file system"); n != len(places)-1 {
+		t.Errorf("%d of the %d settings places refused the write: %q", n, len(places)-1, r.Text)
+	}
+	for _, p := range places {
+		_, err := os.Stat(filepath.Join(opts.Workdir, p))
+		if wrote := err == nil; wrote != (p == "allowed.txt") {
+			t.Errorf("%s written: %v", p, wrote)
+		}
+	}
+}

@@ -195,7 +195,7 @@ func cliConfigDir(opts Options) string { return filepath.Join(opts.StateDir, "cl
 
 // prepareDirs creates the directories a spawn needs: the workdir, Home,
 // the state dir with the CLI's config dir (private: 0700) and the
-// workdir's .claude directory (shown read-only in the sandbox).
+// workdir's settings directories (protectedDirs: read-only in the sandbox).
 func prepareDirs(opts Options) error {
 	if err := os.MkdirAll(opts.Workdir, 0o755); err != nil {
 		return fmt.Errorf("create workdir: %w", err)
@@ -220,11 +220,29 @@ func prepareDirs(opts Options) error {
 		}
 	}
 	if _, ok := opts.Sandbox.(sandbox.None); !ok {
-		if err := os.MkdirAll(filepath.Join(opts.Workdir, ".claude"), 0o755); err != nil {
-			return fmt.Errorf("create workdir .claude: %w", err)
+		for _, d := range protectedDirs(opts) {
+			if err := os.MkdirAll(filepath.Join(opts.Workdir, d), 0o755); err != nil {
+				return fmt.Errorf("create workdir %s: %w", d, err)
+			}
 		}
 	}
 	return nil
+}
+
+// protectedDirs are the workdir's directories (relative names) that the
+// sandbox shows read-only because the agent reads its settings from them:
+// .claude for the Claude Code CLI; for an ACP agent also Gemini CLI's
+// .gemini and Codex's .codex. An agent that could write them could allow
+// itself every tool, or add a hook or server that runs unasked, at its own
+// next start. OpenCode's .opencode is not among them: OpenCode writes into
+// every .opencode it reads (a .gitignore, at 1.18.33) and stops
+// when it cannot; its workdir config is turned off by the profile instead
+// (OPENCODE_DISABLE_PROJECT_CONFIG, docs/agents.md).
+func protectedDirs(opts Options) []string {
+	if opts.isACP() {
+		return []string{".claude", ".gemini", ".codex"}
+	}
+	return []string{".claude"}
 }
 
 // commandLine returns the program and arguments that run the CLI for opts
@@ -251,9 +269,11 @@ func commandLine(opts Options, tmpDir string, link *egressLink, cgroup []sandbox
 		SharedHome: opts.Home != "",
 		ReadOnly:   []string{filepath.Dir(exe)},
 		Binds:      opts.Binds,
-		Protect:    []string{filepath.Join(opts.Workdir, ".claude")},
 		Hide:       opts.Hide,
 		Cgroup:     cgroup,
+	}
+	for _, d := range protectedDirs(opts) {
+		spec.Protect = append(spec.Protect, filepath.Join(opts.Workdir, d))
 	}
 	if spec.Home == "" {
 		spec.Home, _ = os.UserHomeDir()

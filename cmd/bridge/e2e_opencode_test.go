@@ -24,6 +24,12 @@ import (
 var opencodeArgs = []string{"acp", "--hostname", "localhost"}
 
 func opencodeProfile(t *testing.T, opencode string, fo *fakeopenai.Server) string {
+	return opencodePinnedProfile(t, opencode, fo, `"permission":{"bash":"ask"}`, "")
+}
+
+// opencodePinnedProfile is opencodeProfile with the approval settings
+// pinned (JSON members of OPENCODE_CONFIG_CONTENT) and more env lines.
+func opencodePinnedProfile(t *testing.T, opencode string, fo *fakeopenai.Server, pinned, env string) string {
 	real, err := filepath.EvalSymlinks(opencode)
 	if err != nil {
 		t.Fatal(err)
@@ -32,14 +38,14 @@ func opencodeProfile(t *testing.T, opencode string, fo *fakeopenai.Server) strin
 	for filepath.Base(modules) != "node_modules" && modules != "/" {
 		modules = filepath.Dir(modules)
 	}
-	config := fmt.Sprintf(`{"autoupdate":false,"share":"disabled","model":"fake/fake-model","permission":{"bash":"ask"},`+
+	config := fmt.Sprintf(`{"autoupdate":false,"share":"disabled","model":"fake/fake-model",%s,`+
 		`"provider":{"fake":{"npm":"@ai-sdk/openai","name":"Fake","options":{"baseURL":%q,"apiKey":"sk-fake"},`+
-		`"models":{"fake-model":{"name":"Fake model"}}}}}`, fo.URL)
+		`"models":{"fake-model":{"name":"Fake model"}}}}}`, pinned, fo.URL)
 	return fmt.Sprintf("    env:\n      OPENCODE_CONFIG_CONTENT: %q\n"+
 		"      NO_PROXY: localhost\n      OPENCODE_DISABLE_MODELS_FETCH: \"1\"\n      OPENCODE_DISABLE_AUTOUPDATE: \"1\"\n"+
-		"      OPENCODE_DISABLE_DEFAULT_PLUGINS: \"1\"\n      OPENCODE_DISABLE_LSP_DOWNLOAD: \"1\"\n"+
+		"      OPENCODE_DISABLE_DEFAULT_PLUGINS: \"1\"\n      OPENCODE_DISABLE_LSP_DOWNLOAD: \"1\"\n%s"+
 		"    network: { allow: [%q] }\n"+
-		"    sandbox_binds: [{ path: %q, mode: ro }]\n", config, fo.Addr(), modules)
+		"    sandbox_binds: [{ path: %q, mode: ro }]\n", config, env, fo.Addr(), modules)
 }
 
 // TestSlackE2EOpenCodeACP drives the real OpenCode (npm opencode-ai, pinned
