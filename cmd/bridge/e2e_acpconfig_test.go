@@ -124,8 +124,16 @@ func TestSlackE2EOpenCodeRewritesConfig(t *testing.T) {
 // the command ran to its end (a card's own text may show the command).
 func (e *slackEnv) waitToolOutput(t *testing.T, thread, want string) {
 	t.Helper()
-	if _, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
-		return m.ThreadTS == thread && strings.Contains(e.text(m), "tool said:") && strings.Contains(e.text(m), want)
+	// A message as it reads now: the output may come in an edit of a
+	// live message posted before it (a busy machine posts one early).
+	if err := e.slack.WaitFor(func() bool {
+		for _, p := range e.slack.Posts() {
+			if cur, ok := e.slack.Current(p.Channel, p.TS); ok && p.ThreadTS == thread &&
+				strings.Contains(e.text(cur), "tool said:") && strings.Contains(e.text(cur), want) {
+				return true
+			}
+		}
+		return false
 	}, e2eWait); err != nil {
 		t.Fatalf("no output with %q in thread %s: %v\n%s", want, thread, err, e.dump())
 	}
