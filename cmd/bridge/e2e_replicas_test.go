@@ -348,6 +348,12 @@ func TestSlackReplicasFailoverStop(t *testing.T) {
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
+		// The next messages only once it drains: before, it takes and
+		// answers them itself (a busy machine was slow to act on the
+		// signal), and nothing of those conversations is left to hand over.
+		if !p.waitLog(ctxTimeout(t, e2eWait), "graceful stop: finishing the running turns") {
+			t.Fatalf("the stopped replica never began its graceful stop\nlogs:\n%s", p.logs)
+		}
 	}, true)
 	select {
 	case <-victim.done:
