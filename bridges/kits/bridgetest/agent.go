@@ -44,6 +44,7 @@ type FakePool struct {
 	fail     error
 	evict    int // sessions to evict at their first Send
 	changed  chan struct{}
+	closed   bool // Close ran: no more sessions, as the real pool
 }
 
 var _ agents.Pool = (*FakePool)(nil)
@@ -97,6 +98,11 @@ func (p *FakePool) Acquire(ctx context.Context, key string, limit pool.Limit, op
 	if p.fail != nil {
 		return nil, p.fail
 	}
+	if p.closed {
+		// A session made now would never be closed: whoever drains it
+		// (a conversation that stopped meanwhile) would wait forever.
+		return nil, fmt.Errorf("acquire agent for %s: %w", key, pool.ErrClosed)
+	}
 	if s := p.live[key]; s != nil && !s.Exited() {
 		return s, nil
 	}
@@ -130,9 +136,11 @@ func (p *FakePool) Remove(ctx context.Context, key string) error {
 	return nil
 }
 
-// Close closes every live session.
+// Close closes every live session; Acquire fails from now on
+// (pool.ErrClosed), as the real pool's.
 func (p *FakePool) Close() {
 	p.mu.Lock()
+	p.closed = true
 	live := make([]*FakeSession, 0, len(p.live))
 	for _, s := range p.live {
 		live = append(live, s)
