@@ -115,7 +115,7 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 	}
 	tmpDir := ""
 	if _, set := opts.Env["TMPDIR"]; !set {
-		if tmpDir, err = os.MkdirTemp("", "agentbridge-agent-"); err != nil {
+		if tmpDir, err = os.MkdirTemp(opts.TempRoot, "agentbridge-agent-"); err != nil {
 			return nil, fmt.Errorf("start agent: create TMPDIR: %w", err)
 		}
 	}

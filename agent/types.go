@@ -69,6 +69,11 @@ type Options struct {
 	// Hide are paths the sandbox never shows: the bridge's data_dir and
 	// config file. StateDir is visible even when it lies inside one.
 	Hide []string
+	// TempRoot is the directory the process's private TMPDIR is made in
+	// (removed after the exit; not made when Env sets TMPDIR): a bridge
+	// gives its agents one root it removes even after it was killed
+	// (internal/tmproot). "" = os.TempDir().
+	TempRoot string
 	// Network is how the process reaches the network (see network.go);
 	// the zero value shares the host's.
 	Network Network

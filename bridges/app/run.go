@@ -57,6 +57,9 @@ type Options struct {
 	ForceSignal os.Signal
 	// Version is logged when the bridge starts.
 	Version string
+	// TempRoot is where agents make their private TMPDIRs (the caller's
+	// internal/tmproot.Root, removed after Run); "" = os.TempDir().
+	TempRoot string
 }
 
 // ConfigError marks the errors of Run that come from the config (a bot

@@ -206,7 +206,7 @@ func (r *bridgeRun) buildCore(ctx context.Context) error {
 	// terminals' hub and its !handoff command) here.
 	bridgeCore := assemble.Core(core.CoreOptions{
 		Config: live, Store: st, Pool: agentPool, Logger: logger, Metrics: counters,
-		Spawner: agents.Spawner{Containment: r.confined, Cgroups: r.cgroups, Worktrees: worktree.New(cfg, sandboxes, logger), MCPRelay: relay},
+		Spawner: agents.Spawner{Containment: r.confined, Cgroups: r.cgroups, Worktrees: worktree.New(cfg, sandboxes, logger), MCPRelay: relay, TempRoot: r.o.TempRoot},
 		Files:   uploads.New(stt), Observer: hub, Ownership: reps.ownership(), Access: decide,
 	}, reps.claimFiring(), handoff.Command())
 	r.core = bridgeCore

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/agent/fakemodel"
 	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 	"github.com/agentbridge/agentbridge/internal/testkit"
+	"github.com/agentbridge/agentbridge/internal/tmproot"
 )
 
 // toolResultWith returns the text of the first tool result the model
@@ -166,9 +169,26 @@ func agentProcesses(marks ...string) []string {
 	return out
 }
 
+// agentTempRoot is the directory the bridge in dir (data_dir ./data) keeps
+// its agents' temporary directories in, checked to hold at least one.
+func agentTempRoot(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "data", tmproot.RecordName))
+	if err != nil {
+		t.Fatalf("the bridge recorded no temporary root: %v", err)
+	}
+	root := strings.TrimSpace(string(b))
+	if m, _ := filepath.Glob(filepath.Join(root, "agentbridge-agent-*")); len(m) == 0 {
+		t.Fatalf("no agent's TMPDIR in the bridge's temporary root %s", root)
+	}
+	return root
+}
+
 // TestE2EBridgeKillTakesAgents: SIGKILL of the bridge while an agent has a
 // detached background command (new session, own process group) leaves no
-// process of that conversation within 2 s; SIGTERM likewise.
+// process of that conversation within 2 s; SIGTERM likewise. The agents'
+// temporary files go too: at once after SIGTERM, and after SIGKILL when
+// the bridge starts again on the same data_dir.
 func TestE2EBridgeKillTakesAgents(t *testing.T) {
 	t.Parallel()
 	testkit.NeedBwrap(t)
@@ -196,6 +216,7 @@ func TestE2EBridgeKillTakesAgents(t *testing.T) {
 			// process can miss its parent-death signal when its parent dies
 			// as it forks).
 			e.waitSpareReady(t)
+			tmp := agentTempRoot(t, e.ab.dir)
 			if stop == "SIGKILL" {
 				e.bridge.kill9()
 			} else if err := e.bridge.stop(60 * time.Second); err != nil {
@@ -205,6 +226,19 @@ func TestE2EBridgeKillTakesAgents(t *testing.T) {
 				ps := agentProcesses(marker, e.ab.dir)
 				return len(ps) == 0, "still running:\n" + strings.Join(ps, "\n")
 			})
+			if stop == "SIGKILL" {
+				if _, err := os.Stat(tmp); err != nil {
+					t.Fatalf("the killed bridge's agents' temporary files: %v (the test expects them left until the next start)", err)
+				}
+				e.ab.restart(t)
+				e.bridge = e.ab.bridge
+				testkit.WaitUntilSeen(t, "the killed bridge's agents' temporary files removed at the next start", e2eWait, func() (bool, string) {
+					_, err := os.Stat(tmp)
+					return errors.Is(err, fs.ErrNotExist), fmt.Sprintf("%s: %v", tmp, err)
+				})
+			} else if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("after SIGTERM the agents' temporary files %s are still there (%v)", tmp, err)
+			}
 		})
 	}
 }

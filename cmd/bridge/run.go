@@ -12,6 +12,7 @@ import (
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/reloadcmd"
 	"github.com/agentbridge/agentbridge/cmd/bridge/internal/storecmd"
 	"github.com/agentbridge/agentbridge/config"
+	"github.com/agentbridge/agentbridge/internal/tmproot"
 )
 
 // cmdRun runs the bridge until ctx ends or the core fails. It prepares
@@ -58,8 +59,17 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 			logger.Warn("release data_dir lock", "err", err)
 		}
 	}()
+	tmp, err := tmproot.Open(cfg.DataDir, "", logger) // removes the one a killed bridge left
+	if err != nil {
+		return err
+	}
+	defer func() { // after app.Run stopped the agents, before the lock is released
+		if err := tmp.Close(); err != nil {
+			logger.Warn("agents' temporary files", "err", err)
+		}
+	}()
 	o := app.Options{Config: cfg, Builtin: builtin, Demo: rf.demo, Logger: logger, Stderr: stderr, LookupEnv: lookupEnv,
-		Reloads: reloadSigs, ForceSignal: reloadcmd.ForceSignal, Version: version}
+		Reloads: reloadSigs, ForceSignal: reloadcmd.ForceSignal, Version: version, TempRoot: tmp.Dir()}
 	if rf.demo {
 		model, err := demo.Start(cfg, logger)
 		if err != nil {

@@ -44,6 +44,9 @@ type Spawner struct {
 	// kind acp start to reach the bridge's tools (agent.Options.MCPRelay);
 	// "" gives them none.
 	MCPRelay string
+	// TempRoot is where agents make their private TMPDIRs
+	// (agent.Options.TempRoot); "" = os.TempDir().
+	TempRoot string
 }
 
 // CheckContainment reports the first profile of cfg whose agents s
@@ -88,6 +91,7 @@ func (s Spawner) ProfileOptions(cfg *config.Config, p *profile.Agent) agent.Opti
 		Hide:               SecretPaths(cfg),
 		Cgroups:            s.Cgroups,
 		Limits:             sandboxLimits(p.Resources),
+		TempRoot:           s.TempRoot,
 	}
 	if p.Kind == profile.KindACP {
 		opts.MCPRelay = s.MCPRelay

@@ -40,7 +40,8 @@ func TestDiscordHolderKilled(t *testing.T) {
 	f := discordfake.New(t)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReplicaProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+dsn+"|"+f.Token()+"|"+f.URL())
+	// Killed, the process cannot remove its t.TempDir: it makes them here.
+	cmd.Env = append(os.Environ(), helperEnv+"="+dsn+"|"+f.Token()+"|"+f.URL(), "TMPDIR="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = t.Output(), t.Output()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test
 	if err := cmd.Start(); err != nil {
