@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,30 +94,45 @@ func TestSlackE2EOpenCodeRewritesConfig(t *testing.T) {
 		t.Logf("the agent wrote %s: %v", p, wrote)
 	}
 
+	e.stillAsksAfterRestart(t, ts, e.workdir, "OPENCODE-AFTER", "❌ Denied", func() string { return fmt.Sprintf("model requests: %+v", fo.Requests()) })
+	t.Logf("thread:%s", e.dump())
+}
+
+// stillAsksAfterRestart is what the configuration attacks share once the
+// agent rewrote its settings: the bridge restarts (same session, same
+// HOME), the agent is asked in thread ts to run "touch after.txt" in
+// workdir, and that must be a card, never the file made without one. The
+// card is denied; the thread must show denied (the agent's words for it)
+// and the file must not exist. more, when set, adds to failure messages.
+func (e *slackEnv) stillAsksAfterRestart(t *testing.T, ts, workdir, marker, denied string, more func() string) {
+	t.Helper()
 	e.restartBridge(t)
-	e.slack.SendMessage(slackChan, alice, "run: touch after.txt && echo OPENCODE-AFTER", ts)
-	after := filepath.Join(e.workdir, "after.txt")
+	e.slack.SendMessage(slackChan, alice, "run: touch after.txt && echo "+marker, ts)
+	after := filepath.Join(workdir, "after.txt")
+	details := e.dump
+	if more != nil {
+		details = func() string { return e.dump() + "\n" + more() }
+	}
 	deadline := time.Now().Add(e2eWait)
 	for {
 		m, err := e.slack.WaitForPost(func(m slackfake.Message) bool {
 			return m.ThreadTS == ts && len(m.Buttons) > 0 && strings.Contains(e.text(m), "touch after.txt")
 		}, time.Second)
-		if _, serr := os.Stat(after); serr == nil {
-			t.Fatalf("after rewriting its configuration the agent ran a command without a card:\n%s\nmodel requests: %+v", e.dump(), fo.Requests())
+		if fileExists(after) {
+			t.Fatalf("after rewriting its configuration the agent ran a command without a card:\n%s", details())
 		}
 		if err == nil {
 			e.slack.Click(slackChan, m.TS, alice, "deny", "")
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("neither a card nor the command run after the restart:\n%s\nmodel requests: %+v", e.dump(), fo.Requests())
+			t.Fatalf("neither a card nor the command run after the restart:\n%s", details())
 		}
 	}
-	e.waitThreadText(t, ts, "❌ Denied")
-	if _, err := os.Stat(after); err == nil {
+	e.waitThreadText(t, ts, denied)
+	if fileExists(after) {
 		t.Errorf("the denied command ran")
 	}
-	t.Logf("thread:%s", e.dump())
 }
 
 // waitToolOutput waits for the post in the thread that shows a command's
