@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agent/sandbox"
+	"github.com/agentbridge/agentbridge/internal/tmproot"
 )
 
 // agentCgroupDirs lists the bridge's group directories (cgroup v1 memory,
@@ -26,10 +27,12 @@ func agentCgroupDirs(dir string) []string {
 	return out
 }
 
-// removeAgentCgroups removes the (empty) agent cgroups and group
-// directories a bridge on dir left, as its next start would: tests that
-// SIGKILL a bridge never start it again on that directory.
-func removeAgentCgroups(dir string) {
+// removeAgentLeftovers removes the (empty) agent cgroups and group
+// directories and the agents' temporary root a bridge on dir left, as its
+// next start would: tests that SIGKILL a bridge never start it again on
+// that directory.
+func removeAgentLeftovers(dir string) {
+	removeAgentTemp(dir)
 	deadline := time.Now().Add(5 * time.Second) // the killed agents may still be exiting
 	for _, g := range agentCgroupDirs(dir) {
 		m, _ := filepath.Glob(filepath.Join(g, "agent-*"))
@@ -38,5 +41,16 @@ func removeAgentCgroups(dir string) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
+	}
+}
+
+// removeAgentTemp removes the agents' temporary root a killed bridge
+// recorded in its data_dir (dir or a directory in it): no bridge starts on
+// that data_dir again to do it.
+func removeAgentTemp(dir string) {
+	records, _ := filepath.Glob(filepath.Join(dir, tmproot.RecordName))
+	deeper, _ := filepath.Glob(filepath.Join(dir, "*", tmproot.RecordName))
+	for _, r := range append(records, deeper...) {
+		tmproot.Sweep(filepath.Dir(r), nil)
 	}
 }

@@ -178,7 +178,7 @@ func startBridgeArgs(t testing.TB, dir, cfg string, args []string, env ...string
 		if err := p.stop(60 * time.Second); err != nil {
 			t.Errorf("bridge stop: %v\nlogs:\n%s", err, p.logs)
 		}
-		removeAgentCgroups(dir) // what a SIGKILLed bridge left (e2e_limits_test.go)
+		removeAgentLeftovers(dir) // what a SIGKILLed bridge left (cgroups_test.go)
 		if t.Failed() {
 			t.Logf("bridge logs:\n%s", p.logs)
 		}

@@ -40,7 +40,7 @@ func Open(dataDir, parent string, log *slog.Logger) (*Root, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	record := filepath.Join(dataDir, RecordName)
-	removeLeftover(record, log)
+	Sweep(dataDir, log)
 	if parent == "" {
 		parent = os.TempDir()
 	}
@@ -77,8 +77,14 @@ func (r *Root) Close() error {
 	return nil
 }
 
-// removeLeftover removes the root recorded in record, if it is one.
-func removeLeftover(record string, log *slog.Logger) {
+// Sweep removes the root recorded in dataDir, if it is one (what Open
+// does first; a test that killed a bridge for good sweeps after it). The
+// record stays until Open replaces it. log may be nil.
+func Sweep(dataDir string, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	record := filepath.Join(dataDir, RecordName)
 	b, err := os.ReadFile(record)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
