@@ -115,7 +115,13 @@ func Start(ctx context.Context, opts Options, logger *slog.Logger) (*Session, er
 	}
 	tmpDir := ""
 	if _, set := opts.Env["TMPDIR"]; !set {
-		if tmpDir, err = os.MkdirTemp(opts.TempRoot, "agentbridge-agent-"); err != nil {
+		// Short names: sockets the agent makes in its TMPDIR need paths
+		// under 108 bytes.
+		prefix := "agentbridge-agent-"
+		if opts.TempRoot != "" {
+			prefix = "agent-"
+		}
+		if tmpDir, err = os.MkdirTemp(opts.TempRoot, prefix); err != nil {
 			return nil, fmt.Errorf("start agent: create TMPDIR: %w", err)
 		}
 	}

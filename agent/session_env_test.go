@@ -23,12 +23,14 @@ import (
 // TestSessionMinimalEnvironment: the bridge's secrets never reach the
 // agent; it gets PATH, HOME, LANG, its own TMPDIR and Options.Env only.
 // Checked twice: in /proc/PID/environ and from a Bash tool inside the agent.
+// The TMPDIR is made in Options.TempRoot and removed after the exit.
 func TestSessionMinimalEnvironment(t *testing.T) {
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-bridge-secret-token")
 	t.Setenv("AGENTBRIDGE_TEST_LEAK", "leaked")
 	h := &harness{agenttest.NewHarness(t)}
 	opts := h.opts()
 	opts.Env["PROFILE_VAR"] = "from-profile"
+	opts.TempRoot = t.TempDir()
 	s, rec := h.start(opts)
 
 	env := processEnviron(t, s.PID())
@@ -41,6 +43,9 @@ func TestSessionMinimalEnvironment(t *testing.T) {
 	if env["HOME"] != h.Home || env["PATH"] != os.Getenv("PATH") || env["LANG"] == "" || env["PROFILE_VAR"] != "from-profile" ||
 		tmp == "" || tmp == os.Getenv("TMPDIR") {
 		t.Errorf("unexpected agent environment %v", env)
+	}
+	if filepath.Dir(tmp) != opts.TempRoot {
+		t.Errorf("agent TMPDIR %s not made in TempRoot %s", tmp, opts.TempRoot)
 	}
 	if st, err := os.Stat(tmp); err != nil || !st.IsDir() {
 		t.Errorf("agent TMPDIR %s missing: %v", tmp, err)

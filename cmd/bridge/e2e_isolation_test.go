@@ -178,7 +178,7 @@ func agentTempRoot(t *testing.T, dir string) string {
 		t.Fatalf("the bridge recorded no temporary root: %v", err)
 	}
 	root := strings.TrimSpace(string(b))
-	if m, _ := filepath.Glob(filepath.Join(root, "agentbridge-agent-*")); len(m) == 0 {
+	if m, _ := filepath.Glob(filepath.Join(root, "agent-*")); len(m) == 0 {
 		t.Fatalf("no agent's TMPDIR in the bridge's temporary root %s", root)
 	}
 	return root

@@ -15,7 +15,7 @@ func logTo(buf *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler
 // fill puts what an agent leaves in a temporary directory into dir.
 func fill(t *testing.T, dir string) {
 	t.Helper()
-	deeper := filepath.Join(dir, "agentbridge-agent-1", "cc-socks", "deeper")
+	deeper := filepath.Join(dir, "agent-1", "cc-socks", "deeper")
 	if err := os.MkdirAll(deeper, 0o700); err != nil {
 		t.Fatal(err)
 	}
