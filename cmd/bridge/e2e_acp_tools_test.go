@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,6 +63,36 @@ func TestSlackE2EOpenCodeSendFile(t *testing.T) {
 		t.Errorf("upload = %+v", up)
 	}
 	e.waitThreadText(t, ts, "tool said: Posted report.txt")
+	e.waitSettled(t, ts)
+	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
+		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
+	}
+}
+
+// TestSlackE2ECodexSendFile: the real codex-acp (kind acp, sandboxed
+// behind the egress gate) starts the bridge's tool server it is offered in
+// session/new — the bridge binary as the relay, inside bubblewrap — and
+// the model's call of send_file posts the file into the Slack thread.
+func TestSlackE2ECodexSendFile(t *testing.T) {
+	t.Parallel()
+	codex := testkit.NeedTool(t, "codex-acp", "make codex-acp")
+	fo := fakeopenai.New(t)
+	workdir := filepath.Join(t.TempDir(), "work")
+	e := startACPSlackBridgeIn(t, workdir, codex, nil, codexProfile(t, codex, workdir, fo))
+	content := writeReport(t, e.workdir)
+	ts := e.slack.Mention(slackChan, alice, `tool: send_file {"path":"out/report.txt","comment":"from Codex"}`, "")
+	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
+	if err != nil {
+		t.Fatalf("no upload in thread %s: %v\nposts: %s\nmodel requests: %+v", ts, err, e.dump(), fo.Requests())
+	}
+	if up.Name != "report.txt" || string(up.Content) != string(content) || up.Comment != "from Codex" {
+		t.Errorf("upload = %+v", up)
+	}
+	// Codex hands the model the tool's whole result ("Wall time: …
+	// Output: [{…"text":"Posted report.txt (20 B) …"}]"); the call is
+	// shown by the title Codex gave it.
+	e.waitThreadText(t, ts, "Posted report.txt (20 B) in the conversation")
+	e.waitThreadText(t, ts, "› `Other: Tool: bridge/send_file`")
 	e.waitSettled(t, ts)
 	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
 		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))

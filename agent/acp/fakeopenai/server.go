@@ -111,9 +111,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model string `json:"model"`
 		Input []item `json:"input"`
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
+		Tools []tool `json:"tools"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -167,22 +165,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		args, _ := json.Marshal(argm)
+		namespace := ""
 		if suffix, raw, ok := strings.Cut(strings.TrimPrefix(rec.LastUser, "tool: "), " "); ok && strings.HasPrefix(rec.LastUser, "tool: ") {
-			name, args = "", []byte(raw)
+			var found bool
 			var names []string
-			for _, t := range req.Tools {
-				names = append(names, t.Name)
-				if name == "" && strings.HasSuffix(t.Name, suffix) {
-					name = t.Name
-				}
-			}
-			if name == "" {
+			name, namespace, names, found = findTool(req.Tools, suffix)
+			args = []byte(raw)
+			if !found {
 				text = fmt.Sprintf("no tool %s among: %s", suffix, strings.Join(names, ", "))
 				break
 			}
 		}
 		call := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": string(args), "status": "completed"}
 		added := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
+		if namespace != "" {
+			call["namespace"], added["namespace"] = namespace, namespace
+		}
 		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 		ev("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": "fc_" + id, "delta": string(args)})
 		ev("response.function_call_arguments.done", map[string]any{"output_index": 0, "item_id": "fc_" + id, "arguments": string(args)})
@@ -218,6 +216,36 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	ev("response.output_text.delta", map[string]any{"output_index": 0, "item_id": msgID, "content_index": 0, "delta": text})
 	ev("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
 	ev("response.completed", completed(id))
+}
+
+// tool is a tool of a request: a function, or (Codex's MCP servers) a
+// namespace of functions.
+type tool struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Tools []tool `json:"tools"`
+}
+
+// findTool finds the first function of tools whose name ends in suffix,
+// also inside namespaces (the call then names the namespace), and lists
+// every name ("namespace.function" inside one) for a reply that found none.
+func findTool(tools []tool, suffix string) (name, namespace string, names []string, found bool) {
+	for _, t := range tools {
+		if t.Type == "namespace" {
+			for _, f := range t.Tools {
+				names = append(names, t.Name+"."+f.Name)
+				if !found && strings.HasSuffix(f.Name, suffix) {
+					name, namespace, found = f.Name, t.Name, true
+				}
+			}
+			continue
+		}
+		names = append(names, t.Name)
+		if !found && t.Name != "" && strings.HasSuffix(t.Name, suffix) {
+			name, found = t.Name, true
+		}
+	}
+	return name, namespace, names, found
 }
 
 func completed(id string) map[string]any {

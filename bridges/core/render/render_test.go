@@ -25,6 +25,11 @@ func TestToolLine(t *testing.T) {
 		{"Grep", `{"pattern":"TODO","path":"/srv/project/agent"}`, "› `Grep: TODO in agent`", ""},
 		{"Agent", `{"description":"explore the repo"}`, "  › `Agent: explore the repo`", "toolu_1"},
 		{"mcp__gh__issue", `{"n":1}`, "› `mcp__gh__issue: {\"n\":1}`", ""},
+		// An MCP tool's own "description" argument is not a title: its input shows.
+		{"mcp__gh__issue", `{"description":"body"}`, "› `mcp__gh__issue: {\"description\":\"body\"}`", ""},
+		// An ACP agent's call of a kind the bridge does not map: its title.
+		{"Other", `{"arguments":{"path":"a"},"description":"Tool: bridge/send_file"}`, "› `Other: Tool: bridge/send_file`", ""},
+		{"Other", `{"arguments":{"path":"a"}}`, "› `Other: {\"arguments\":{\"path\":\"a\"}}`", ""},
 		{"Bash", "{\"command\":\"echo `date`\"}", "› `` Bash: echo `date` ``", ""},
 		{"AskUserQuestion", `{}`, "", ""},
 	}

@@ -13,7 +13,9 @@ import (
 
 // ToolLine is the compact one-line summary of a tool call ("Bash: git
 // status"), as markdown, or "" for tools that show their own card. A tool
-// it does not know shows its input as compact JSON.
+// it does not know shows its "description" (what an ACP agent titled the
+// call: agent/acp) or else its input as compact JSON; an MCP tool
+// (mcp__…) always its input.
 func ToolLine(u streamjson.ToolUse, workdir string) string {
 	in := InputMap(u.Input)
 	var detail string
@@ -46,7 +48,10 @@ func ToolLine(u streamjson.ToolUse, workdir string) string {
 		todos, _ := in["todos"].([]any)
 		detail = fmt.Sprintf("%d items", len(todos))
 	default:
-		detail = compactJSON(u.Input, 80)
+		detail = Str(in, "description")
+		if detail == "" || strings.HasPrefix(u.Name, "mcp__") {
+			detail = compactJSON(u.Input, 80)
+		}
 	}
 	return ToolLineOf(u, u.Name, detail)
 }
