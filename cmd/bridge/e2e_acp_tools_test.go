@@ -4,7 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentbridge/agentbridge/agent/acp/fakegemini"
 	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
 	"github.com/agentbridge/agentbridge/bridges/adapters/slack/slackfake"
 	"github.com/agentbridge/agentbridge/internal/testkit"
@@ -93,6 +95,49 @@ func TestSlackE2ECodexSendFile(t *testing.T) {
 	// shown by the title Codex gave it.
 	e.waitThreadText(t, ts, "Posted report.txt (20 B) in the conversation")
 	e.waitThreadText(t, ts, "› `Other: Tool: bridge/send_file`")
+	e.waitSettled(t, ts)
+	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
+		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
+	}
+}
+
+// TestSlackE2EGeminiSendFile: the real Gemini CLI (kind acp, sandboxed
+// behind the egress gate) in a folder it trusts (GEMINI_CLI_TRUST_WORKSPACE:
+// it starts MCP servers only there) starts the bridge's tool server it is
+// offered in session/new, and the model's call of send_file posts the file
+// into the Slack thread. Gemini CLI asks before it calls an MCP tool: that
+// is a card like any other, allowed here.
+func TestSlackE2EGeminiSendFile(t *testing.T) {
+	t.Parallel()
+	gemini := testkit.NeedTool(t, "gemini", "make gemini")
+	fg := fakegemini.New(t)
+	profile := strings.Replace(geminiProfile(t, gemini, fg), "env: { ", `env: { GEMINI_CLI_TRUST_WORKSPACE: "true", `, 1)
+	e := startACPSlackBridge(t, gemini, []string{"--acp"}, profile)
+	content := writeReport(t, e.workdir)
+	ts := e.slack.Mention(slackChan, alice, `tool: send_file {"path":"out/report.txt","comment":"from Gemini"}`, "")
+	deadline := time.Now().Add(e2eWait)
+	for asked := false; ; {
+		if _, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, time.Second); err == nil {
+			break
+		}
+		if !asked {
+			if m, err := e.slack.WaitForPost(func(m slackfake.Message) bool { return m.ThreadTS == ts && len(m.Buttons) > 0 }, time.Millisecond); err == nil {
+				if !strings.Contains(e.text(m), "wants to run `send_file (bridge MCP Server)`") {
+					t.Errorf("the card does not say which tool: %q", e.text(m))
+				}
+				e.slack.Click(slackChan, m.TS, alice, "allow", "")
+				asked = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no upload in thread %s\nposts: %s\nmodel requests: %+v", ts, e.dump(), fg.Requests())
+		}
+	}
+	up, _ := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, time.Second)
+	if up.Name != "report.txt" || string(up.Content) != string(content) || up.Comment != "from Gemini" {
+		t.Errorf("upload = %+v", up)
+	}
+	e.waitThreadText(t, ts, "Posted report.txt (20 B) in the conversation")
 	e.waitSettled(t, ts)
 	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
 		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))

@@ -5,6 +5,9 @@
 // user text of a request:
 //
 //	run: CMD   a function call run_shell_command {command: CMD}
+//	tool: SUFFIX ARGS
+//	           a call of the first declared function whose name ends in
+//	           SUFFIX (an MCP server's tool), with the JSON object ARGS
 //	slow       "working on step N" chunks every 200ms for 60s, or until the client
 //	           goes away
 //	(other)    "gemini heard: TEXT (N user messages)"
@@ -80,6 +83,11 @@ type content struct {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Contents []content `json:"contents"`
+		Tools    []struct {
+			FunctionDeclarations []struct {
+				Name string `json:"name"`
+			} `json:"functionDeclarations"`
+		} `json:"tools"`
 	}
 	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
 		http.Error(w, "not found", http.StatusNotFound)
@@ -124,6 +132,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		_ = json.Unmarshal(last.FunctionResponse, &fr)
 		parts = []map[string]any{{"text": "tool said: " + string(fr.Response)}}
+	case strings.HasPrefix(rec.LastUser, "tool: "):
+		// "tool: SUFFIX ARGS": a call of the first declared function whose
+		// name ends in SUFFIX, with the JSON object ARGS.
+		suffix, raw, _ := strings.Cut(strings.TrimPrefix(rec.LastUser, "tool: "), " ")
+		var args map[string]any
+		_ = json.Unmarshal([]byte(raw), &args)
+		var names []string
+		for _, t := range req.Tools {
+			for _, f := range t.FunctionDeclarations {
+				names = append(names, f.Name)
+				if parts == nil && strings.HasSuffix(f.Name, suffix) {
+					parts = []map[string]any{{"functionCall": map[string]any{"name": f.Name, "args": args}}}
+				}
+			}
+		}
+		if parts == nil {
+			parts = []map[string]any{{"text": fmt.Sprintf("no tool %s among: %s", suffix, strings.Join(names, ", "))}}
+		}
 	case strings.HasPrefix(rec.LastUser, "run: "):
 		cmd := strings.TrimPrefix(rec.LastUser, "run: ")
 		parts = []map[string]any{{"functionCall": map[string]any{"name": "run_shell_command",

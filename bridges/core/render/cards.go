@@ -21,8 +21,10 @@ const (
 
 // PermissionBody renders a readable preview of a tool permission request:
 // a Bash command, a Write's file and content, an Edit's file and diff, a
-// WebFetch URL, or else the input as JSON; then the request's description
-// and reason.
+// WebFetch URL, or else the input as JSON (an input that is only a
+// "description" — an ACP agent's call it gave a title and no arguments for,
+// agent/acp — as that title); then the request's description, unless
+// already shown, and reason.
 func PermissionBody(tool string, input json.RawMessage, description, reason, workdir string) string {
 	in := InputMap(input)
 	var b strings.Builder
@@ -59,6 +61,13 @@ func PermissionBody(tool string, input json.RawMessage, description, reason, wor
 	case "WebSearch":
 		fmt.Fprintf(&b, " wants to search the web for %s", CodeSpan(textcut.OneLine(Str(in, "query"), 200)))
 	default:
+		if title := Str(in, "description"); len(in) == 1 && title != "" {
+			fmt.Fprintf(&b, " wants to run %s", CodeSpan(textcut.OneLine(title, 200)))
+			if strings.TrimSpace(description) == strings.TrimSpace(title) {
+				description = ""
+			}
+			break
+		}
 		b.WriteString(" wants to run with:\n")
 		b.WriteString(CodeBlock("json", prettyJSON(input, PreviewRunes)))
 	}

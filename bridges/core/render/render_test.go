@@ -43,6 +43,20 @@ func TestToolLine(t *testing.T) {
 	}
 }
 
+// TestPermissionBodyTitleOnly: an ACP agent's request that names a call
+// by its title only (Gemini CLI's MCP tools) reads as that title, once.
+func TestPermissionBodyTitleOnly(t *testing.T) {
+	got := render.PermissionBody("Other", json.RawMessage(`{"description":"send_file (bridge MCP Server)"}`), "send_file (bridge MCP Server)", "", "/srv/project")
+	if want := "🔐 **Other** wants to run `send_file (bridge MCP Server)`"; got != want {
+		t.Errorf("body = %q, want %q", got, want)
+	}
+	// With arguments, they show, and a description that differs stays.
+	got = render.PermissionBody("Other", json.RawMessage(`{"description":"t","path":"a"}`), "why", "", "/srv/project")
+	if !strings.Contains(got, "\"path\": \"a\"") || !strings.HasSuffix(got, "> why") {
+		t.Errorf("body = %q", got)
+	}
+}
+
 func TestPermissionBody(t *testing.T) {
 	many := strings.Repeat("line\n", 30)
 	tests := []struct {
