@@ -6,22 +6,45 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
 // logTo gives a logger that writes into buf.
 func logTo(buf *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
 
-// fill puts what an agent leaves in a temporary directory into dir.
-func fill(t *testing.T, dir string) {
+// fill puts what an agent may leave in its temporary directory into dir:
+// nested files, a FIFO, a 1 GiB sparse file and a link to a directory
+// outside (with a file in it), which it returns: removal must not follow it.
+func fill(t *testing.T, dir string) (outside string) {
 	t.Helper()
-	deeper := filepath.Join(dir, "agent-1", "cc-socks", "deeper")
+	agent := filepath.Join(dir, "agent-1")
+	deeper := filepath.Join(agent, "cc-socks", "deeper")
 	if err := os.MkdirAll(deeper, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(deeper, "f"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(filepath.Join(agent, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sparse, err := os.Create(filepath.Join(agent, "sparse"))
+	if err == nil {
+		err = sparse.Truncate(1 << 30)
+		sparse.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside = t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(agent, "link")); err != nil {
+		t.Fatal(err)
+	}
+	return outside
 }
 
 func exists(t *testing.T, p string) bool {
@@ -45,12 +68,15 @@ func TestOpenAndClose(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(rec)) != r.Dir() {
 		t.Fatalf("record %q (%v), want %s", rec, err, r.Dir())
 	}
-	fill(t, r.Dir())
+	outside := fill(t, r.Dir())
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if exists(t, r.Dir()) || exists(t, filepath.Join(data, RecordName)) {
 		t.Fatalf("after Close: root there %v, record there %v", exists(t, r.Dir()), exists(t, filepath.Join(data, RecordName)))
+	}
+	if !exists(t, filepath.Join(outside, "keep")) {
+		t.Errorf("removing the root followed a link and removed %s", filepath.Join(outside, "keep"))
 	}
 }
 
@@ -62,7 +88,7 @@ func TestLeftoverRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, killed.Dir())
+	outside := fill(t, killed.Dir())
 	var logs bytes.Buffer
 	next, err := Open(data, parent, logTo(&logs))
 	if err != nil {
@@ -74,6 +100,9 @@ func TestLeftoverRemoved(t *testing.T) {
 	}
 	if !exists(t, next.Dir()) || next.Dir() == killed.Dir() {
 		t.Fatalf("new root %s (old %s) not made", next.Dir(), killed.Dir())
+	}
+	if !exists(t, filepath.Join(outside, "keep")) {
+		t.Errorf("removing the leftover followed a link and removed %s", filepath.Join(outside, "keep"))
 	}
 	if !strings.Contains(logs.String(), "removed the agents' temporary directory an earlier run left") {
 		t.Errorf("the removal is not logged:\n%s", logs.String())
