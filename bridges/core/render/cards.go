@@ -61,7 +61,7 @@ func PermissionBody(tool string, input json.RawMessage, description, reason, wor
 	case "WebSearch":
 		fmt.Fprintf(&b, " wants to search the web for %s", CodeSpan(textcut.OneLine(Str(in, "query"), 200)))
 	default:
-		if title := Str(in, "description"); len(in) == 1 && title != "" {
+		if title := Str(in, "description"); len(in) == 1 && title != "" && !strings.HasPrefix(tool, "mcp__") {
 			fmt.Fprintf(&b, " wants to run %s", CodeSpan(textcut.OneLine(title, 200)))
 			if strings.TrimSpace(description) == strings.TrimSpace(title) {
 				description = ""

@@ -50,6 +50,11 @@ func TestPermissionBodyTitleOnly(t *testing.T) {
 	if want := "🔐 **Other** wants to run `send_file (bridge MCP Server)`"; got != want {
 		t.Errorf("body = %q, want %q", got, want)
 	}
+	// An MCP tool's only argument named "description" is its input.
+	got = render.PermissionBody("mcp__x__y", json.RawMessage(`{"description":"t"}`), "", "", "/srv/project")
+	if !strings.Contains(got, "```json") {
+		t.Errorf("body = %q", got)
+	}
 	// With arguments, they show, and a description that differs stays.
 	got = render.PermissionBody("Other", json.RawMessage(`{"description":"t","path":"a"}`), "why", "", "/srv/project")
 	if !strings.Contains(got, "\"path\": \"a\"") || !strings.HasSuffix(got, "> why") {
