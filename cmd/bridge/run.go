@@ -18,7 +18,8 @@ import (
 // cmdRun runs the bridge until ctx ends or the core fails. It prepares
 // the process — the CPU profile (flag -cpuprofile), the logger, the
 // process hardening, the data_dir lock (before anything in data_dir is
-// opened) and, in demo mode, the scripted model — then builds and runs
+// opened), the agents' temporary root (internal/tmproot) and, in demo
+// mode, the scripted model — then builds and runs
 // the bridge (app.Run), and releases those in the reverse order once
 // app.Run has stopped everything it started.
 func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) error {
@@ -59,17 +60,21 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer, lookupEnv func
 			logger.Warn("release data_dir lock", "err", err)
 		}
 	}()
-	tmp, err := tmproot.Open(cfg.DataDir, "", logger) // removes the one a killed bridge left
-	if err != nil {
-		return err
+	tempRoot := ""
+	if tmp, err := tmproot.Open(cfg.DataDir, "", logger); err != nil { // removes the one a killed bridge left
+		// Profiles may set their agents' TMPDIR themselves: a warning, and
+		// the others make theirs in the system's temporary directory.
+		logger.Warn("agents' temporary directories are made without a root this bridge removes after a kill", "err", err)
+	} else {
+		tempRoot = tmp.Dir()
+		defer func() { // after app.Run stopped the agents, before the lock is released
+			if err := tmp.Close(); err != nil {
+				logger.Warn("agents' temporary files", "err", err)
+			}
+		}()
 	}
-	defer func() { // after app.Run stopped the agents, before the lock is released
-		if err := tmp.Close(); err != nil {
-			logger.Warn("agents' temporary files", "err", err)
-		}
-	}()
 	o := app.Options{Config: cfg, Builtin: builtin, Demo: rf.demo, Logger: logger, Stderr: stderr, LookupEnv: lookupEnv,
-		Reloads: reloadSigs, ForceSignal: reloadcmd.ForceSignal, Version: version, TempRoot: tmp.Dir()}
+		Reloads: reloadSigs, ForceSignal: reloadcmd.ForceSignal, Version: version, TempRoot: tempRoot}
 	if rf.demo {
 		model, err := demo.Start(cfg, logger)
 		if err != nil {
