@@ -242,3 +242,20 @@ func TestE2EBridgeKillTakesAgents(t *testing.T) {
 		})
 	}
 }
+
+// TestTempRootCannotBeMade: a bridge whose temporary directory cannot hold
+// its agents' root (TMPDIR names nothing) starts anyway, warning that a
+// kill would leave its agents' directories, and records no root.
+func TestTempRootCannotBeMade(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := "data_dir: ./data\nhttp: { listen: \"{{HTTP}}\" }\nagents:\n  coder:\n    sandbox: none\n" +
+		"bots:\n  - name: console\n    platform: web\n    agent: coder\n"
+	b := startBridge(t, dir, cfg, "TMPDIR="+filepath.Join(dir, "missing"))
+	testkit.WaitUntilSeen(t, "the warning", e2eWait, func() (bool, string) {
+		return strings.Contains(b.logs.String(), "agents' temporary directories are made without a root"), b.logs.String()
+	})
+	if _, err := os.Stat(filepath.Join(dir, "data", tmproot.RecordName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a root was recorded (%v)", err)
+	}
+}
