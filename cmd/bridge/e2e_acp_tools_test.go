@@ -1,10 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agent/acp/fakegemini"
 	"github.com/agentbridge/agentbridge/agent/acp/fakeopenai"
@@ -23,13 +23,7 @@ func TestSlackE2EACPSendFile(t *testing.T) {
 	e := startACPSlackBridge(t, bin, nil, "")
 	content := writeReport(t, e.workdir)
 	ts := e.slack.Mention(slackChan, alice, `mcp send_file {"path":"out/report.txt","comment":"the **report**"}`, "")
-	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
-	if err != nil {
-		t.Fatalf("no upload in thread %s: %v\nposts: %s", ts, err, e.dump())
-	}
-	if up.Name != "report.txt" || up.Channel != slackChan || string(up.Content) != string(content) || up.Comment != "the *report*" {
-		t.Errorf("upload = %+v", up)
-	}
+	e.reportPosted(t, ts, content, "the *report*", nil)
 	// Every tool of the bridge, the schedules' too.
 	e.waitThreadText(t, ts, "mcp bridge tools: cancel_schedule, list_schedules, schedule, send_file, send_message; "+
 		"call send_file (error false): Posted report.txt")
@@ -39,9 +33,7 @@ func TestSlackE2EACPSendFile(t *testing.T) {
 			t.Errorf("send_file asked for permission: %q", e.text(p))
 		}
 	}
-	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
-		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
-	}
+	e.sendFileCounted(t)
 }
 
 // TestSlackE2EOpenCodeSendFile: the real OpenCode (npm opencode-ai, as an
@@ -57,18 +49,10 @@ func TestSlackE2EOpenCodeSendFile(t *testing.T) {
 	e := startACPSlackBridge(t, opencode, opencodeArgs, opencodeProfile(t, opencode, fo))
 	content := writeReport(t, e.workdir)
 	ts := e.slack.Mention(slackChan, alice, `tool: send_file {"path":"out/report.txt","comment":"from OpenCode"}`, "")
-	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
-	if err != nil {
-		t.Fatalf("no upload in thread %s: %v\nposts: %s", ts, err, e.dump())
-	}
-	if up.Name != "report.txt" || string(up.Content) != string(content) || up.Comment != "from OpenCode" {
-		t.Errorf("upload = %+v", up)
-	}
+	e.reportPosted(t, ts, content, "from OpenCode", nil)
 	e.waitThreadText(t, ts, "tool said: Posted report.txt")
 	e.waitSettled(t, ts)
-	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
-		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
-	}
+	e.sendFileCounted(t)
 }
 
 // TestSlackE2ECodexSendFile: the real codex-acp (kind acp, sandboxed
@@ -83,30 +67,22 @@ func TestSlackE2ECodexSendFile(t *testing.T) {
 	e := startACPSlackBridgeIn(t, workdir, codex, nil, codexProfile(t, codex, workdir, fo))
 	content := writeReport(t, e.workdir)
 	ts := e.slack.Mention(slackChan, alice, `tool: send_file {"path":"out/report.txt","comment":"from Codex"}`, "")
-	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
-	if err != nil {
-		t.Fatalf("no upload in thread %s: %v\nposts: %s\nmodel requests: %+v", ts, err, e.dump(), fo.Requests())
-	}
-	if up.Name != "report.txt" || string(up.Content) != string(content) || up.Comment != "from Codex" {
-		t.Errorf("upload = %+v", up)
-	}
+	e.reportPosted(t, ts, content, "from Codex", func() string { return fmt.Sprintf("model requests: %+v", fo.Requests()) })
 	// Codex hands the model the tool's whole result ("Wall time: …
 	// Output: [{…"text":"Posted report.txt (20 B) …"}]"); the call is
 	// shown by the title Codex gave it.
 	e.waitThreadText(t, ts, "Posted report.txt (20 B) in the conversation")
 	e.waitThreadText(t, ts, "› `Other: Tool: bridge/send_file`")
 	e.waitSettled(t, ts)
-	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
-		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
-	}
+	e.sendFileCounted(t)
 }
 
 // TestSlackE2EGeminiSendFile: the real Gemini CLI (kind acp, sandboxed
 // behind the egress gate) in a folder it trusts (GEMINI_CLI_TRUST_WORKSPACE:
 // it starts MCP servers only there) starts the bridge's tool server it is
 // offered in session/new, and the model's call of send_file posts the file
-// into the Slack thread. Gemini CLI asks before it calls an MCP tool: that
-// is a card like any other, allowed here.
+// into the Slack thread. Gemini CLI asks before it calls an MCP tool: a
+// card that names the tool, allowed here.
 func TestSlackE2EGeminiSendFile(t *testing.T) {
 	t.Parallel()
 	gemini := testkit.NeedTool(t, "gemini", "make gemini")
@@ -115,30 +91,42 @@ func TestSlackE2EGeminiSendFile(t *testing.T) {
 	e := startACPSlackBridge(t, gemini, []string{"--acp"}, profile)
 	content := writeReport(t, e.workdir)
 	ts := e.slack.Mention(slackChan, alice, `tool: send_file {"path":"out/report.txt","comment":"from Gemini"}`, "")
-	deadline := time.Now().Add(e2eWait)
-	for asked := false; ; {
-		if _, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, time.Second); err == nil {
-			break
-		}
-		if !asked {
-			if m, err := e.slack.WaitForPost(func(m slackfake.Message) bool { return m.ThreadTS == ts && len(m.Buttons) > 0 }, time.Millisecond); err == nil {
-				if !strings.Contains(e.text(m), "wants to run `send_file (bridge MCP Server)`") {
-					t.Errorf("the card does not say which tool: %q", e.text(m))
-				}
-				e.slack.Click(slackChan, m.TS, alice, "allow", "")
-				asked = true
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no upload in thread %s\nposts: %s\nmodel requests: %+v", ts, e.dump(), fg.Requests())
-		}
+	m, err := e.slack.WaitForPost(func(m slackfake.Message) bool { return m.ThreadTS == ts && len(m.Buttons) > 0 }, e2eWait)
+	if err != nil {
+		t.Fatalf("Gemini CLI did not ask before calling the tool: %v\nposts: %s\nmodel requests: %+v", err, e.dump(), fg.Requests())
 	}
-	up, _ := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, time.Second)
-	if up.Name != "report.txt" || string(up.Content) != string(content) || up.Comment != "from Gemini" {
-		t.Errorf("upload = %+v", up)
+	if !strings.Contains(e.text(m), "wants to run `send_file (bridge MCP Server)`") {
+		t.Errorf("the card does not say which tool: %q", e.text(m))
 	}
+	e.slack.Click(slackChan, m.TS, alice, "allow", "")
+	e.reportPosted(t, ts, content, "from Gemini", func() string { return fmt.Sprintf("model requests: %+v", fg.Requests()) })
 	e.waitThreadText(t, ts, "Posted report.txt (20 B) in the conversation")
 	e.waitSettled(t, ts)
+	e.sendFileCounted(t)
+}
+
+// reportPosted waits for writeReport's file (content) to be
+// posted into thread ts with comment, and checks what was posted. more,
+// when set, adds to the failure message.
+func (e *slackEnv) reportPosted(t *testing.T, ts string, content []byte, comment string, more func() string) {
+	t.Helper()
+	up, err := e.slack.WaitForUpload(func(u slackfake.Upload) bool { return u.ThreadTS == ts }, e2eWait)
+	if err != nil {
+		extra := ""
+		if more != nil {
+			extra = "\n" + more()
+		}
+		t.Fatalf("no upload in thread %s: %v\nposts: %s%s", ts, err, e.dump(), extra)
+	}
+	if up.Name != "report.txt" || up.Channel != slackChan || string(up.Content) != string(content) || up.Comment != comment {
+		t.Errorf("upload = %+v", up)
+	}
+}
+
+// sendFileCounted checks that the bridge counted one call of send_file
+// that succeeded.
+func (e *slackEnv) sendFileCounted(t *testing.T) {
+	t.Helper()
 	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
 		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
 	}
