@@ -250,3 +250,37 @@ func TestAgentEndsTurnCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentsInContent: a call announced without rawInput whose content
+// is one JSON object (Gemini CLI's MCP tools, in the permission request
+// too) carries those arguments, so the card shows them; a finished call's
+// content is its output, never its arguments.
+func TestArgumentsInContent(t *testing.T) {
+	h := newHarness(t, Config{SessionID: "host"})
+	h.ready(t)
+	if err := h.c.Send(streamjson.UserMessage{UUID: "u1", Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	h.lines(t)
+	h.c.Handle([]byte(`{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1","options":[{"optionId":"proceed_once","name":"Allow","kind":"allow_once"},{"optionId":"cancel","name":"Reject","kind":"reject_once"}],` +
+		`"toolCall":{"toolCallId":"mcp_1","status":"pending","title":"send_file (bridge MCP Server)","content":[{"type":"content","content":{"type":"text","text":"{\"comment\":\"c\",\"path\":\"out/r.txt\"}"}}],"locations":[],"kind":"other"}}}`))
+	h.c.Handle([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"done_1","status":"completed","title":"t","kind":"other","content":[{"type":"content","content":{"type":"text","text":"{\"output\":\"o\"}"}}]}}}`))
+	var perm *streamjson.PermissionRequest
+	var done *streamjson.ToolUse
+	for _, ev := range h.events {
+		switch e := ev.(type) {
+		case streamjson.PermissionRequest:
+			perm = &e
+		case streamjson.ToolUse:
+			if e.ID == "done_1" {
+				done = &e
+			}
+		}
+	}
+	if perm == nil || perm.ToolName != "Other" || string(perm.Input) != `{"comment":"c","description":"send_file (bridge MCP Server)","path":"out/r.txt"}` {
+		t.Errorf("permission request = %+v", perm)
+	}
+	if done == nil || string(done.Input) != `{"description":"t"}` {
+		t.Errorf("finished call's input = %+v, want its title only", done)
+	}
+}

@@ -109,9 +109,32 @@ func (t *toolState) merge(tc toolCall) {
 	if len(tc.Locations) > 0 {
 		path = tc.Locations[0].Path
 	}
-	if len(tc.RawInput) > 0 && string(tc.RawInput) != "null" || t.name == "" {
-		t.name, t.input = toolOf(t.kind, t.title, tc.RawInput, path)
+	raw := tc.RawInput
+	if (len(raw) == 0 || string(raw) == "null") && t.name == "" {
+		raw = contentArgs(tc)
 	}
+	if len(raw) > 0 && string(raw) != "null" || t.name == "" {
+		t.name, t.input = toolOf(t.kind, t.title, raw, path)
+	}
+}
+
+// contentArgs is the arguments of a call announced without rawInput whose
+// content is one text that is a JSON object (Gemini CLI's calls of MCP
+// tools, also in their permission requests), or nil. A finished call's
+// content is its output, never its arguments.
+func contentArgs(tc toolCall) json.RawMessage {
+	if tc.Status != nil && (*tc.Status == "completed" || *tc.Status == "failed") || len(tc.Content) != 1 {
+		return nil
+	}
+	c := tc.Content[0]
+	if c.Type != "content" || c.Content.Type != "text" {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(c.Content.Text), &obj) != nil || obj == nil {
+		return nil
+	}
+	return json.RawMessage(c.Content.Text)
 }
 
 // toolOf names a tool call the way the bridge's rules and renderers know

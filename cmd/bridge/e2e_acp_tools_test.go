@@ -82,7 +82,7 @@ func TestSlackE2ECodexSendFile(t *testing.T) {
 // it starts MCP servers only there) starts the bridge's tool server it is
 // offered in session/new, and the model's call of send_file posts the file
 // into the Slack thread. Gemini CLI asks before it calls an MCP tool: a
-// card that names the tool, allowed here.
+// card that names the tool and its arguments, allowed here.
 func TestSlackE2EGeminiSendFile(t *testing.T) {
 	t.Parallel()
 	gemini := testkit.NeedTool(t, "gemini", "make gemini")
@@ -95,8 +95,9 @@ func TestSlackE2EGeminiSendFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Gemini CLI did not ask before calling the tool: %v\nposts: %s\nmodel requests: %+v", err, e.dump(), fg.Requests())
 	}
-	if !strings.Contains(e.text(m), "wants to run `send_file (bridge MCP Server)`") {
-		t.Errorf("the card does not say which tool: %q", e.text(m))
+	// The call's arguments come in the request's content, not rawInput.
+	if card := e.text(m); !strings.Contains(card, "send_file (bridge MCP Server)") || !strings.Contains(card, `"path": "out/report.txt"`) {
+		t.Errorf("the card does not say which tool with which arguments: %q", card)
 	}
 	e.slack.Click(slackChan, m.TS, alice, "allow", "")
 	e.reportPosted(t, ts, content, "from Gemini", func() string { return fmt.Sprintf("model requests: %+v", fg.Requests()) })
