@@ -2,6 +2,8 @@ package agent
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/agentbridge/agentbridge/agent/acp"
 	"github.com/agentbridge/agentbridge/agent/mcprelay"
@@ -30,4 +32,16 @@ func listenACPTools(opts Options, logger *slog.Logger) (*mcprelay.Set, []acp.Std
 		}
 	}
 	return set, offered
+}
+
+// stdioACPServers are the profile's own MCP servers (StdioMCPServers) as
+// an agent of kind acp is offered them in session/new and session/load:
+// the agent starts each itself, inside its sandbox, as Claude Code does.
+func stdioACPServers(opts Options) []acp.StdioServer {
+	var out []acp.StdioServer
+	for _, name := range slices.Sorted(maps.Keys(opts.StdioMCPServers)) {
+		s := opts.StdioMCPServers[name]
+		out = append(out, acp.StdioServer{Name: name, Command: s.Command, Args: slices.Clone(s.Args), Env: maps.Clone(s.Env)})
+	}
+	return out
 }

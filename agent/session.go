@@ -182,7 +182,7 @@ func spawn(opts Options, tmpDir string, link *egressLink, logger *slog.Logger) (
 	if opts.isACP() {
 		var tools []acp.StdioServer
 		s.toolSocks, tools = listenACPTools(opts, s.log)
-		s.acp = s.newACPClient(tools)
+		s.acp = s.newACPClient(append(tools, stdioACPServers(opts)...))
 	}
 	s.startLoops()
 	if s.acp != nil {

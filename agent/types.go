@@ -35,8 +35,9 @@ type Options struct {
 	// whole argument list; Model and PermissionMode, when set, are one of
 	// the models and modes the agent offers, asked for before the first
 	// prompt (agent/acp/choices.go); MCPServers reach it through
-	// MCPRelay; the Claude-only options (AllowedTools, DisallowedTools,
-	// AppendSystemPrompt, MaxTurns, StdioMCPServers) are not passed to
+	// MCPRelay and StdioMCPServers are offered to it in session/new (it
+	// starts them); the Claude-only options (AllowedTools,
+	// DisallowedTools, AppendSystemPrompt, MaxTurns) are not passed to
 	// the agent.
 	Kind               string
 	Command            string   // executable, default "claude"

@@ -44,7 +44,6 @@ func TestAgentKindProblems(t *testing.T) {
 		{"model on acp", []string{"    kind: acp", "    command: x", "    model: opus"}, "agents.coder.model", 5, "model is a Claude Code setting"},
 		{"permission_mode on acp", []string{"    kind: acp", "    command: x", "    permission_mode: plan"}, "agents.coder.permission_mode", 5, "does not take it"},
 		{"allowed_tools on acp", []string{"    kind: acp", "    command: x", "    allowed_tools: [Read]"}, "agents.coder.allowed_tools", 5, "allowed_tools is a Claude Code setting"},
-		{"mcp_servers on acp", []string{"    kind: acp", "    command: x", "    mcp_servers: {m: {command: y}}"}, "agents.coder.mcp_servers", 5, "mcp_servers is a Claude Code setting"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

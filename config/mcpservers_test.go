@@ -6,6 +6,27 @@ import (
 	"testing"
 )
 
+// TestMCPServersACP: a profile of kind acp takes mcp_servers (offered to
+// the agent in session/new) and check-config's summary lists them.
+func TestMCPServersACP(t *testing.T) {
+	c := mustParse(t, src(
+		"agents:",
+		"  coder:",
+		"    kind: acp",
+		"    command: codex-acp",
+		"    mcp_servers:",
+		"      deploy: { command: /usr/local/bin/deploy-mcp, env: { TOKEN: \"${T}\" } }",
+		"bots:",
+		"  - {name: phone, platform: whatsapp, agent: coder}",
+	), map[string]string{"T": "tok-secret"})
+	if s := c.Agents["coder"].MCPServers["deploy"]; s.Command != "/usr/local/bin/deploy-mcp" {
+		t.Fatalf("server = %+v", s)
+	}
+	if sum := c.Summary(); !strings.Contains(sum, "    mcp_servers: deploy(command=/usr/local/bin/deploy-mcp env=TOKEN)\n") || strings.Contains(sum, "tok-secret") {
+		t.Errorf("summary:\n%s", sum)
+	}
+}
+
 func TestMCPServers(t *testing.T) {
 	c := mustParse(t, src(
 		"agents:",

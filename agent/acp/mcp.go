@@ -5,7 +5,7 @@ package acp
 // it). Env is set for the process on top of what the agent passes on.
 type StdioServer struct {
 	Name    string
-	Command string // absolute path
+	Command string // as the agent's sandbox sees it (an absolute path, or a name on its PATH)
 	Args    []string
 	Env     map[string]string
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,4 +133,31 @@ func (e *slackEnv) sendFileCounted(t *testing.T) {
 	if m := e.bridge.metrics(t); !strings.Contains(m, `agentbridge_agent_tool_calls_total{bot="team",outcome="ok",tool="send_file"} 1`) {
 		t.Errorf("tool call not counted:\n%s", grepLines(m, "agentbridge_agent_tool_calls_total"))
 	}
+}
+
+// TestSlackE2EACPProfileMCPServer: a profile's own mcp_servers reach an
+// agent of kind acp as stdio servers of session/new beside the bridge's
+// tools: the agent (the fake ACP agent, sandboxed as by default) starts
+// the server with its args and env inside its sandbox and lists its tools.
+func TestSlackE2EACPProfileMCPServer(t *testing.T) {
+	t.Parallel()
+	bin := testkit.BuildFakeACP(t)
+	dir := t.TempDir()
+	server := filepath.Join(dir, "elicitmcp")
+	if out, err := exec.Command("go", "build", "-o", server, "../../agent/testdata/elicitmcp").CombinedOutput(); err != nil {
+		t.Fatalf("build elicitmcp: %v\n%s", err, out)
+	}
+	workdir := filepath.Join(t.TempDir(), "work")
+	logPath := filepath.Join(workdir, "elicit.log")
+	e := startACPSlackBridgeIn(t, workdir, bin, nil, fmt.Sprintf("    sandbox_binds: [{ path: %q, mode: ro }]\n"+
+		"    mcp_servers:\n      elicit: { command: %q, env: { ELICIT_LOG: %q } }\n", dir, server, logPath))
+	ts := e.slack.Mention(slackChan, alice, "mcp:elicit", "")
+	e.waitThreadText(t, ts, "mcp elicit tools: ask")
+	e.waitSettled(t, ts)
+	if b, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(b), `"tools/list"`) {
+		t.Errorf("the server's log (its env's ELICIT_LOG) = %q, %v", b, err)
+	}
+	// The bridge's own tools are still offered.
+	e.slack.SendMessage(slackChan, alice, "mcp:bridge", ts)
+	e.waitThreadText(t, ts, "mcp bridge tools: cancel_schedule, list_schedules, schedule, send_file, send_message")
 }

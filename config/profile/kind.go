@@ -11,7 +11,7 @@ import (
 // refuses them rather than ignore them: the agent would not do what they
 // say.
 var ClaudeOnlyKeys = []string{"model", "permission_mode", "allow_bypass", "allowed_tools", "disallowed_tools",
-	"append_system_prompt", "max_turns", "mcp_servers"}
+	"append_system_prompt", "max_turns"}
 
 // checkACP checks what a profile of kind acp needs: a command (there is
 // no default agent) and none of ClaudeOnlyKeys.

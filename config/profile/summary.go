@@ -17,6 +17,7 @@ func WriteSummary(b *strings.Builder, a *Agent) {
 			a.Name, a.Command, len(a.Args), a.Workdir, a.MaxLive, a.WarmSparesText(), decode.DurOr(a.IdleTimeout, "never"),
 			decode.DurOr(a.ApprovalTimeout, "forever"), len(a.Rules), a.Sandbox, len(a.SandboxBinds), a.Worktree, decode.ListOr(envKeys(a.Env), "none"))
 		writeNetworkSummary(b, a)
+		writeMCPSummary(b, a)
 		return
 	}
 	fmt.Fprintf(b, "  %s: command=%s workdir=%s model=%s permission_mode=%s max_live=%d warm_spares=%s max_turns=%s idle_timeout=%s approval_timeout=%s rules=%d sandbox=%s binds=%d worktree=%t env=%s\n",

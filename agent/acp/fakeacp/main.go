@@ -21,7 +21,7 @@
 //	mcp [TOOL ARGS]  starts the first of the session's mcpServers, runs
 //	                 initialize, tools/list and, with TOOL, tools/call with
 //	                 the JSON object ARGS; replies with what it got
-//	                 (mcp.go)
+//	                 (mcp.go); mcp:NAME starts the server named NAME
 //
 // Every session offers modes (ask, code, plan, yolo, locked: refused when
 // chosen) and models (fake-small, fake-large) as "modes" and "models",
@@ -396,7 +396,9 @@ func (a *agent) act(sid, prompt string, s *session, cancel chan struct{}) (strin
 	case word == "run:":
 		return a.run(sid, rest, cancel)
 	case word == "mcp":
-		return a.callMCP(rest), "end_turn"
+		return a.callMCP("", rest), "end_turn"
+	case strings.HasPrefix(word, "mcp:"):
+		return a.callMCP(strings.TrimPrefix(word, "mcp:"), rest), "end_turn"
 	case word == "plan":
 		a.update(sid, map[string]any{"sessionUpdate": "plan", "entries": []map[string]string{
 			{"content": "look around", "priority": "high", "status": "completed"},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,11 +39,11 @@ func (a *agent) keepMCPServers(params json.RawMessage) {
 // mcpTimeout bounds the whole exchange with the MCP server.
 const mcpTimeout = 60 * time.Second
 
-// callMCP is the "mcp [TOOL ARGS]" script: it starts the first MCP server
-// as an agent does (the command with its args, its env on top of the
+// callMCP is the "mcp[:NAME] [TOOL ARGS]" script: it starts the MCP server
+// named name (the first when "") as an agent does (the command with its args, its env on top of the
 // agent's own), runs initialize, notifications/initialized, tools/list
 // and, with a tool, tools/call; it returns what it got, or what failed.
-func (a *agent) callMCP(rest string) string {
+func (a *agent) callMCP(name, rest string) string {
 	a.mu.Lock()
 	servers := a.mcp
 	a.mu.Unlock()
@@ -50,6 +51,17 @@ func (a *agent) callMCP(rest string) string {
 		return "mcp: no MCP servers offered"
 	}
 	srv := servers[0]
+	if name != "" {
+		i := slices.IndexFunc(servers, func(s mcpServer) bool { return s.Name == name })
+		if i < 0 {
+			var names []string
+			for _, s := range servers {
+				names = append(names, s.Name)
+			}
+			return fmt.Sprintf("mcp: no server %s among %s", name, strings.Join(names, ", "))
+		}
+		srv = servers[i]
+	}
 	cmd := exec.Command(srv.Command, srv.Args...)
 	cmd.Env = os.Environ()
 	for _, e := range srv.Env {
