@@ -161,3 +161,30 @@ func TestSlackE2EACPProfileMCPServer(t *testing.T) {
 	e.slack.SendMessage(slackChan, alice, "mcp:bridge", ts)
 	e.waitThreadText(t, ts, "mcp bridge tools: cancel_schedule, list_schedules, schedule, send_file, send_message")
 }
+
+// TestSlackE2EOpenCodeProfileMCPServer: the real OpenCode starts a
+// profile's MCP server (mcp_servers) it is offered in session/new, inside
+// its sandbox, with its env, and the model's call of its tool reaches the
+// server.
+func TestSlackE2EOpenCodeProfileMCPServer(t *testing.T) {
+	t.Parallel()
+	opencode := testkit.NeedTool(t, "opencode", "make opencode")
+	fo := fakeopenai.New(t)
+	workdir := filepath.Join(t.TempDir(), "work")
+	server := filepath.Join(workdir, "bin", "elicitmcp") // in the workdir: the sandbox shows it
+	if out, err := exec.Command("go", "build", "-o", server, "../../agent/testdata/elicitmcp").CombinedOutput(); err != nil {
+		t.Fatalf("build elicitmcp: %v\n%s", err, out)
+	}
+	logPath := filepath.Join(workdir, "elicit.log")
+	e := startACPSlackBridgeIn(t, workdir, opencode, opencodeArgs, opencodeProfile(t, opencode, fo)+fmt.Sprintf("    mcp_servers:\n"+
+		"      elicit: { command: %q, env: { ELICIT_LOG: %q } }\n", server, logPath))
+	ts := e.slack.Mention(slackChan, alice, `tool: ask {"kind":"form"}`, "")
+	// The server's form (MCP elicitation) goes to OpenCode, which has none:
+	// it answers "method not found", and the tool says so.
+	e.waitThreadText(t, ts, "tool said: elicitation result: error")
+	e.waitSettled(t, ts)
+	b, err := os.ReadFile(logPath)
+	if err != nil || !strings.Contains(string(b), `"tools/call"`) || !strings.Contains(string(b), `"kind":"form"`) {
+		t.Errorf("the server got no call of its tool (its log: %q, %v)\nposts: %s\nmodel requests: %+v", b, err, e.dump(), fo.Requests())
+	}
+}
