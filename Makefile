@@ -123,7 +123,8 @@ GO_TEST_FLAGS := -count=1 -p 3 -parallel 4
 TEST_PKGS = ./cmd/bridge $(shell go list ./... | grep -v '/cmd/bridge$$')
 test: claude gemini codex-acp opencode axe sandbox postgres
 	go vet ./...
-	go test $(GO_TEST_FLAGS) -timeout 60m $(TEST_PKGS)
+	@echo "go test $(GO_TEST_FLAGS) -timeout 60m ./cmd/bridge (then every other package)"
+	@go test $(GO_TEST_FLAGS) -timeout 60m $(TEST_PKGS)
 
 # `make test` with one busy loop per core beside it the whole time (stopped however the run ends): a test
 # that waits on timing instead of an event fails here before it fails CI on a loaded machine.
