@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/migrations"
 	"github.com/agentbridge/agentbridge/store/internal/storetest"
+	"github.com/agentbridge/agentbridge/store/sqldb"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -150,5 +151,25 @@ func TestHoldOwner(t *testing.T) {
 		if err != nil || o.Release() != nil {
 			t.Fatalf("SQLite HoldOwner: %v", err)
 		}
+	}
+}
+
+// TestPostgresIdleInTransactionTimeout: the store's sessions are ended by
+// the server when they sit inside a transaction for longer than
+// IdleInTransactionTimeout (a frozen replica must not hold a lease row's
+// lock, and with it every take-over, for as long as it is frozen).
+func TestPostgresIdleInTransactionTimeout(t *testing.T) {
+	ctx := context.Background()
+	s, err := open(ctx, kit.Empty(t, DriverPostgres), nil)
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	defer s.Close()
+	var got string
+	if err := s.db.Read().QueryRowContext(ctx, `SHOW idle_in_transaction_session_timeout`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != sqldb.IdleInTransactionTimeout {
+		t.Errorf("idle_in_transaction_session_timeout = %q, want %q", got, sqldb.IdleInTransactionTimeout)
 	}
 }

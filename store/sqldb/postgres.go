@@ -22,6 +22,11 @@ const (
 // tests run against; the schema uses nothing newer).
 const minPostgresVersion = 150000
 
+// IdleInTransactionTimeout is how long a PostgreSQL session of the store
+// may sit inside a transaction without sending anything before the server
+// ends it (idle_in_transaction_session_timeout), unless the DSN sets it.
+const IdleInTransactionTimeout = "30s"
+
 // pgReadConns bounds the read pool of a PostgreSQL store; writes use one
 // more connection (see DB).
 const pgReadConns = 8
@@ -55,6 +60,14 @@ func OpenPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		// that HoldOwner refuses.
 		host, _ := os.Hostname()
 		cfg.RuntimeParams["application_name"] = fmt.Sprintf("agentbridge on %s pid %d", host, os.Getpid())
+	}
+	if cfg.RuntimeParams["idle_in_transaction_session_timeout"] == "" {
+		// A process stopped inside a transaction (paused, frozen, cut off)
+		// would hold its row locks for as long as it stays stopped: a
+		// fenced write's FOR SHARE on a lease row (package coord) would
+		// block every take-over of that lease. The server ends such a
+		// session instead; the store's transactions are short.
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = IdleInTransactionTimeout
 	}
 	where := fmt.Sprintf("postgres %s/%s", cfg.Host, cfg.Database)
 	conn := rebindConnector{stdlib.GetConnector(*cfg)}
