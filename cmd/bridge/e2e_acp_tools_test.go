@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -143,10 +142,7 @@ func TestSlackE2EACPProfileMCPServer(t *testing.T) {
 	t.Parallel()
 	bin := testkit.BuildFakeACP(t)
 	dir := t.TempDir()
-	server := filepath.Join(dir, "elicitmcp")
-	if out, err := exec.Command("go", "build", "-o", server, "../../agent/testdata/elicitmcp").CombinedOutput(); err != nil {
-		t.Fatalf("build elicitmcp: %v\n%s", err, out)
-	}
+	server := buildElicitMCP(t, dir)
 	workdir := filepath.Join(t.TempDir(), "work")
 	logPath := filepath.Join(workdir, "elicit.log")
 	e := startACPSlackBridgeIn(t, workdir, bin, nil, fmt.Sprintf("    sandbox_binds: [{ path: %q, mode: ro }]\n"+
@@ -171,10 +167,7 @@ func TestSlackE2EOpenCodeProfileMCPServer(t *testing.T) {
 	opencode := testkit.NeedTool(t, "opencode", "make opencode")
 	fo := fakeopenai.New(t)
 	workdir := filepath.Join(t.TempDir(), "work")
-	server := filepath.Join(workdir, "bin", "elicitmcp") // in the workdir: the sandbox shows it
-	if out, err := exec.Command("go", "build", "-o", server, "../../agent/testdata/elicitmcp").CombinedOutput(); err != nil {
-		t.Fatalf("build elicitmcp: %v\n%s", err, out)
-	}
+	server := buildElicitMCP(t, filepath.Join(workdir, "bin")) // in the workdir: the sandbox shows it
 	logPath := filepath.Join(workdir, "elicit.log")
 	e := startACPSlackBridgeIn(t, workdir, opencode, opencodeArgs, opencodeProfile(t, opencode, fo)+fmt.Sprintf("    mcp_servers:\n"+
 		"      elicit: { command: %q, env: { ELICIT_LOG: %q } }\n", server, logPath))
