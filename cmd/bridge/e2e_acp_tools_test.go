@@ -142,7 +142,7 @@ func TestSlackE2EACPProfileMCPServer(t *testing.T) {
 	t.Parallel()
 	bin := testkit.BuildFakeACP(t)
 	dir := t.TempDir()
-	server := buildElicitMCP(t, dir)
+	server := elicitMCPBinary(t, dir)
 	workdir := filepath.Join(t.TempDir(), "work")
 	logPath := filepath.Join(workdir, "elicit.log")
 	e := startACPSlackBridgeIn(t, workdir, bin, nil, fmt.Sprintf("    sandbox_binds: [{ path: %q, mode: ro }]\n"+
@@ -167,7 +167,7 @@ func TestSlackE2EOpenCodeProfileMCPServer(t *testing.T) {
 	opencode := testkit.NeedTool(t, "opencode", "make opencode")
 	fo := fakeopenai.New(t)
 	workdir := filepath.Join(t.TempDir(), "work")
-	server := buildElicitMCP(t, filepath.Join(workdir, "bin")) // in the workdir: the sandbox shows it
+	server := elicitMCPBinary(t, filepath.Join(workdir, "bin")) // in the workdir: the sandbox shows it
 	logPath := filepath.Join(workdir, "elicit.log")
 	e := startACPSlackBridgeIn(t, workdir, opencode, opencodeArgs, opencodeProfile(t, opencode, fo)+fmt.Sprintf("    mcp_servers:\n"+
 		"      elicit: { command: %q, env: { ELICIT_LOG: %q } }\n", server, logPath))

@@ -16,7 +16,7 @@ import (
 func TestSlackE2EElicitationCard(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := buildElicitMCP(t, dir)
+	bin := elicitMCPBinary(t, dir)
 	e := startSlackBridgeWith(t, profileOptions{extra: fmt.Sprintf("    allowed_tools: [mcp__elicit__ask]\n"+
 		"    sandbox_binds: [{ path: %q, mode: ro }]\n    mcp_servers:\n      elicit: { command: %q }\n", dir, bin)})
 	ts := e.slack.Mention(slackChan, alice, `[tool mcp__elicit__ask {"kind":"form"}]`, "")
@@ -58,9 +58,9 @@ func TestSlackE2EElicitationCard(t *testing.T) {
 	waitEdit("Answered by")
 }
 
-// buildElicitMCP builds the test MCP server agent/testdata/elicitmcp into
+// elicitMCPBinary builds the test MCP server agent/testdata/elicitmcp into
 // dir and returns its path.
-func buildElicitMCP(t *testing.T, dir string) string {
+func elicitMCPBinary(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "elicitmcp")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../agent/testdata/elicitmcp").CombinedOutput(); err != nil {
