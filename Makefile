@@ -117,14 +117,10 @@ postgres:
 
 # Most end-to-end tests wait on CLIs, fakes and outages rather than compute: three packages and four
 # parallel tests at a time on two cores (the default is one each per core) roughly halve the run.
-# The binary's end-to-end suite (./cmd/bridge) is by far the longest: named first, it starts as soon as it
-# is built instead of behind the other packages' tests.
 GO_TEST_FLAGS := -count=1 -p 3 -parallel 4
-TEST_PKGS = ./cmd/bridge $(shell go list ./... | grep -v '/cmd/bridge$$')
 test: claude gemini codex-acp opencode axe sandbox postgres
 	go vet ./...
-	@echo "go test $(GO_TEST_FLAGS) -timeout 60m ./cmd/bridge (then every other package)"
-	@go test $(GO_TEST_FLAGS) -timeout 60m $(TEST_PKGS)
+	go test $(GO_TEST_FLAGS) -timeout 60m ./...
 
 # `make test` with one busy loop per core beside it the whole time (stopped however the run ends): a test
 # that waits on timing instead of an event fails here before it fails CI on a loaded machine.
